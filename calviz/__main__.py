@@ -1,0 +1,5 @@
+import sys
+
+from calviz.cli import main
+
+sys.exit(main())
