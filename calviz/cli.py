@@ -1,43 +1,462 @@
-"""The ``calviz`` command line: ``calviz serve | report | check``."""
+"""The ``calviz`` command line: ``calviz serve | report | check | datasets``.
+
+Exit status: 0 success; 1 ``check --fail-on-reject`` and T-Cal rejects calibration; 2 bad usage or an
+input file calviz refuses (one line on stderr, no traceback); 3 ``check`` could not compute the
+T-Cal decision it was asked to gate on.
+
+Heavy modules (Panel, the engine, scikit-learn) are imported only by the subcommand that needs them, so
+``calviz --version`` and ``calviz check`` start quickly.
+"""
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import json
+import math
 import sys
+import threading
+from pathlib import Path
+
+EXIT_OK, EXIT_REJECT, EXIT_INPUT, EXIT_ENGINE = 0, 1, 2, 3
+
+
+class CLIError(Exception):
+    """A problem reported as one line on stderr with exit status 2."""
+
+
+# --------------------------------------------------------------------------------------------------
+# argument parsing
+# --------------------------------------------------------------------------------------------------
+def _add_file_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("file columns (CSV / Parquet / NPZ)")
+    group.add_argument("--y-true", metavar="COL", help="label column (default: y_true)")
+    group.add_argument("--y-prob", metavar="COL", help="binary P(y=1) column (default: y_prob)")
+    group.add_argument("--prob-prefix", metavar="PREFIX",
+                       help="prefix of the K probability columns PREFIX0..PREFIX{K-1} (default: p_)")
+
+
+def _add_analysis_options(parser: argparse.ArgumentParser, *, resampling_default: str | None = None) -> None:
+    from calviz.analysis import KERNELS, RESAMPLINGS, SCHEMES, TARGETS, AnalysisOptions
+
+    d = AnalysisOptions()
+    group = parser.add_argument_group("analysis options")
+    group.add_argument("--target", choices=TARGETS, default=d.target,
+                       help="calibration target (auto: binary for 1-D, top-1 for K classes)")
+    group.add_argument("--class-index", type=int, default=d.class_index, help="class for --target classwise")
+    group.add_argument("--top-k", type=int, default=d.top_k, help="k for --target topk")
+    group.add_argument("--subsample", type=int, default=None, metavar="N",
+                       help="analyse a uniform subsample of N rows (drawn with --seed)")
+    group.add_argument("--scheme", choices=SCHEMES, default=d.scheme, help="binning scheme")
+    group.add_argument("--n-bins", type=int, default=d.n_bins, help="bins of ECE and diagram")
+    group.add_argument("--kernel", choices=KERNELS, default=d.kernel, help="kernel of the smooth diagram")
+    group.add_argument("--bandwidth", type=float, default=d.bandwidth, help="bandwidth (default: auto)")
+    group.add_argument("--alpha", type=float, default=d.alpha, help="level α of tests and intervals")
+    group.add_argument("--resampling", choices=RESAMPLINGS, default=resampling_default or d.resampling,
+                       help="how T-Cal's critical values are obtained")
+    group.add_argument("--n-resamples", type=int, default=d.n_resamples, help="resampling count")
+    group.add_argument("--seed", type=int, default=d.seed, help="seed of every random step")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="calviz", description="Calibration analysis for classifiers.")
-    parser.add_argument("--version", action="store_true", help="print the calviz version and exit")
-    sub = parser.add_subparsers(dest="command")
-    serve = sub.add_parser("serve", help="open the interactive dashboard in a browser")
-    serve.add_argument("file", nargs="?", help="predictions file (CSV, Parquet, NPZ, NPY)")
-    serve.add_argument("--port", type=int, default=5006)
-    serve.add_argument("--address", default="127.0.0.1")
-    serve.add_argument("--show", dest="show", action="store_true", default=True)
-    serve.add_argument("--no-show", dest="show", action="store_false")
-    report = sub.add_parser("report", help="write a self-contained static HTML report")
-    report.add_argument("file")
-    report.add_argument("-o", "--output", default="report.html")
-    check = sub.add_parser("check", help="print the T-Cal decision, ECE interval and distance bounds")
-    check.add_argument("file")
-    check.add_argument("--json", action="store_true")
-    check.add_argument("--fail-on-reject", action="store_true")
+    from calviz import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="calviz",
+        description="Is your classifier calibrated? T-Cal test, ECE confidence interval and distance "
+                    "bounds — as a live dashboard, a static HTML report or numbers for CI.",
+        epilog="exit status: 0 ok, 1 check --fail-on-reject and T-Cal rejects, 2 bad usage or input file, "
+               "3 the T-Cal decision could not be computed",
+    )
+    parser.add_argument("--version", action="version", version=f"calviz {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="{serve,report,check,datasets}")
+
+    serve = sub.add_parser("serve", help="open the interactive dashboard in a browser",
+                           description="Serve the calviz dashboard (one fresh app per browser session).")
+    serve.add_argument("file", nargs="?", help="predictions file (CSV, Parquet, NPZ, NPY); "
+                                                "default: the embedded dataset")
+    serve.add_argument("--dataset", metavar="NAME", help="embedded dataset (`calviz datasets`)")
+    serve.add_argument("--port", type=int, default=5006, help="port (0: any free port; default 5006)")
+    serve.add_argument("--address", default="127.0.0.1",
+                       help="interface to bind (default 127.0.0.1: only this machine can connect)")
+    serve.add_argument("--show", dest="show", action="store_true", default=True,
+                       help="open a browser tab (default)")
+    serve.add_argument("--no-show", dest="show", action="store_false", help="do not open a browser")
+    _add_file_options(serve)
+
+    report = sub.add_parser("report", help="write a self-contained static HTML report",
+                            description="Write one self-contained HTML file (no network needed to view it).")
+    report.add_argument("file", help="predictions file (CSV, Parquet, NPZ, NPY) or `dataset:NAME`")
+    report.add_argument("-o", "--output", default="report.html", help="output path (default report.html)")
+    report.add_argument("--title", help="report title (default: the file name)")
+    _add_file_options(report)
+    _add_analysis_options(report)
+
+    check = sub.add_parser("check", help="print the T-Cal decision, ECE interval and distance bounds",
+                           description="Print the T-Cal decision, the ECE with its confidence interval and "
+                                       "the distance-to-calibration bounds.")
+    check.add_argument("file", help="predictions file (CSV, Parquet, NPZ, NPY) or `dataset:NAME`")
+    check.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    check.add_argument("--fail-on-reject", action="store_true",
+                       help="exit with status 1 when T-Cal rejects calibration (for CI pipelines)")
+    _add_file_options(check)
+    _add_analysis_options(check)
+
+    sub.add_parser("datasets", help="list the embedded datasets", description="List the embedded datasets.")
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    if args.version:
-        from calviz import __version__
+# --------------------------------------------------------------------------------------------------
+# shared helpers
+# --------------------------------------------------------------------------------------------------
+DATASET_PREFIX = "dataset:"
 
-        print(__version__)
-        return 0
+
+def _column_kwargs(args) -> dict:
+    kw = {}
+    if args.y_true:
+        kw["y_true"] = args.y_true
+    if args.y_prob:
+        kw["y_prob"] = args.y_prob
+    if args.prob_prefix:
+        kw["prob_prefix"] = args.prob_prefix
+    return kw
+
+
+def load_input(file: str, args=None):
+    """A predictions file, or ``dataset:NAME`` for an embedded dataset, as CalibrationData.
+
+    Any problem (missing file, unknown format, a rule of the input conventions broken) becomes a
+    :class:`CLIError` carrying the reader's one-line message."""
+    from calviz.data import InputError
+
+    try:
+        if file.startswith(DATASET_PREFIX):
+            from calviz.datasets import load_dataset
+
+            return load_dataset(file[len(DATASET_PREFIX):])
+        path = Path(file)
+        if not path.exists():
+            raise CLIError(f"{file}: no such file")
+        if path.is_dir():
+            raise CLIError(f"{file}: is a directory, expected a predictions file")
+        from calviz.io import read_predictions
+
+        return read_predictions(path, **(_column_kwargs(args) if args is not None else {}))
+    except CLIError:
+        raise
+    except (InputError, ValueError, KeyError, OSError, UnicodeDecodeError) as exc:
+        message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise CLIError(f"{file}: {message}") from None
+    except Exception as exc:  # a reader library's own exception type (pandas/pyarrow parser errors)
+        raise CLIError(f"{file}: could not read predictions ({type(exc).__name__}: {exc})") from None
+
+
+def options_from_args(args):
+    """The :class:`~calviz.analysis.AnalysisOptions` described by the command-line flags."""
+    from calviz.analysis import AnalysisOptions
+    from calviz.data import InputError
+
+    try:
+        return AnalysisOptions(
+            target=args.target, class_index=args.class_index, top_k=args.top_k, n=args.subsample,
+            scheme=args.scheme, n_bins=args.n_bins, kernel=args.kernel, bandwidth=args.bandwidth,
+            alpha=args.alpha, resampling=args.resampling, n_resamples=args.n_resamples, seed=args.seed,
+        )
+    except InputError as exc:
+        raise CLIError(str(exc)) from None
+
+
+def _clean_json(value):
+    """JSON has no NaN/Infinity: non-finite floats become null (strict parsers reject them)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {str(k): _clean_json(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_clean_json(v) for v in value]
+    return value
+
+
+def _as_dict(result) -> dict | None:
+    from calviz._results import _jsonable
+
+    if result is None:
+        return None
+    if hasattr(result, "to_dict"):
+        return _clean_json(_jsonable(result.to_dict()))
+    if dataclasses.is_dataclass(result):
+        return _clean_json(_jsonable(dataclasses.asdict(result)))
+    return _clean_json(_jsonable(result))
+
+
+def _num(value):
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        return None
+    return value if math.isfinite(value) else None
+
+
+# --------------------------------------------------------------------------------------------------
+# calviz check
+# --------------------------------------------------------------------------------------------------
+def check_summary(data, options, *, source: str = "") -> dict:
+    """The numbers ``calviz check`` prints, as a JSON-ready dict.
+
+    Keys: ``decision`` ("reject" / "not rejected" / null when T-Cal is unavailable), ``reject``,
+    ``pvalue`` (the adaptive test's adjusted p-value), ``tcal`` (the full T-Cal result), ``ece``
+    (``estimate``, ``low``, ``high``, ``level`` of the seed-003 interval for the ℓ2-ECE, plus the full
+    result), ``bounds`` (every distance-to-calibration measure and the implied interval for dCE),
+    ``summary`` (n, K, target, accuracy), ``options``, ``errors`` (views that could not be computed).
+    """
+    from calviz import __version__
+    from calviz.analysis import analyze
+    from calviz.plots import field
+
+    views = ("tcal", "interval", "distance")
+    if options.resampling != "analytic":
+        views += ("tcal_resampled",)
+    result = analyze(data, options, views=views)
+    tcal = result.tcal_resampled if result.tcal_resampled is not None else result.tcal
+    reject = field(tcal, "reject", "rejected")
+    interval = result.interval
+    ece = _as_dict(interval)
+    if ece is not None:
+        ece = {
+            "estimate": _num(field(interval, "estimate")),
+            "low": _num(field(interval, "low")),
+            "high": _num(field(interval, "high")),
+            "level": _num(field(interval, "level")),
+            **{k: v for k, v in ece.items() if k not in ("estimate", "low", "high", "level")},
+        }
+    return {
+        "calviz_version": __version__,
+        "source": source,
+        "decision": None if reject is None else ("reject" if bool(reject) else "not rejected"),
+        "reject": None if reject is None else bool(reject),
+        "pvalue": _num(field(tcal, "pvalue", "p_value", "adjusted_pvalue")),
+        "alpha": options.alpha,
+        "tcal": _as_dict(tcal),
+        "ece": ece,
+        "bounds": _as_dict(result.distance),
+        "summary": _as_dict(result.summary),
+        "options": _clean_json(options.to_dict()),
+        "errors": dict(result.errors),
+    }
+
+
+def _print_check_text(summary: dict) -> None:
+    s = summary["summary"] or {}
+    alpha = summary["alpha"]
+    print(f"calviz {summary['calviz_version']} check {summary['source']}")
+    print(f"  data     n = {s.get('n')}, K = {s.get('n_classes')}, target = {s.get('target')}, "
+          f"accuracy = {_fmt(s.get('accuracy'))}, mean confidence = {_fmt(s.get('mean_confidence'))}")
+    if summary["decision"] is None:
+        print("  T-Cal    not available")
+    else:
+        verdict = "REJECTS calibration" if summary["reject"] else "does not reject calibration"
+        print(f"  T-Cal    {verdict} at α = {alpha:g} (adjusted p-value {_fmt(summary['pvalue'])})")
+    ece = summary["ece"]
+    if ece is None:
+        print("  ECE      not available")
+    else:
+        level = ece.get("level")
+        level_txt = f"{100 * level:.0f}% " if level is not None else ""
+        print(f"  ECE      {_fmt(ece['estimate'])}  ({level_txt}interval [{_fmt(ece['low'])}, "
+              f"{_fmt(ece['high'])}], {ece.get('n_bins', '?')} bins, {ece.get('method', '')})")
+    bounds = summary["bounds"]
+    if bounds is None:
+        print("  distance not available")
+    else:
+        print("  distance to calibration:")
+        for key, value in bounds.items():
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                print(f"    {key:<22s} {_fmt(value)}")
+    for view, message in summary["errors"].items():
+        print(f"  note: {view}: {message}")
+
+
+def _fmt(x) -> str:
+    if x is None:
+        return "—"
+    x = float(x)
+    if x != 0 and (abs(x) < 1e-3 or abs(x) >= 1e4):
+        return f"{x:.3e}"
+    return f"{x:.4f}"
+
+
+def cmd_check(args) -> int:
+    options = options_from_args(args)
+    data = load_input(args.file, args)
+    summary = check_summary(data, options, source=args.file)
+    if args.json:
+        print(json.dumps(summary, indent=2, allow_nan=False))
+    else:
+        _print_check_text(summary)
+    if args.fail_on_reject:
+        if summary["reject"] is None:
+            print(f"calviz: error: T-Cal decision unavailable: {summary['errors'].get('tcal', 'unknown')}",
+                  file=sys.stderr)
+            return EXIT_ENGINE
+        return EXIT_REJECT if summary["reject"] else EXIT_OK
+    return EXIT_OK
+
+
+# --------------------------------------------------------------------------------------------------
+# calviz report
+# --------------------------------------------------------------------------------------------------
+def cmd_report(args) -> int:
+    from calviz.report import render_report
+
+    options = options_from_args(args)
+    data = load_input(args.file, args)
+    title = args.title or f"calviz report — {Path(args.file).name if ':' not in args.file else args.file}"
+    html = render_report(data, options, title=title, source=args.file)
+    out = Path(args.output)
+    try:
+        out.write_text(html, encoding="utf-8")
+    except OSError as exc:
+        raise CLIError(f"cannot write {out}: {exc.strerror or exc}") from None
+    print(f"wrote {out} ({len(html) / 1e6:.1f} MB, self-contained: open it in any browser, offline)")
+    return EXIT_OK
+
+
+# --------------------------------------------------------------------------------------------------
+# calviz datasets
+# --------------------------------------------------------------------------------------------------
+def cmd_datasets(args) -> int:
+    from calviz.datasets import DEFAULT_DATASET, list_datasets
+
+    infos = list_datasets()
+    width = max(len(i.name) for i in infos)
+    print(f"{'name':<{width}}  {'kind':<8}  {'K':>2}  {'n':>6}  description")
+    for info in infos:
+        mark = "  (default)" if info.name == DEFAULT_DATASET else ""
+        print(f"{info.name:<{width}}  {info.kind:<8}  {info.K:>2}  {info.n:>6}  {info.description}{mark}")
+    print("\nuse one with: calviz serve --dataset NAME, or calviz check dataset:NAME")
+    return EXIT_OK
+
+
+# --------------------------------------------------------------------------------------------------
+# calviz serve
+# --------------------------------------------------------------------------------------------------
+_LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
+
+
+def websocket_origins(address: str, port: int) -> list[str]:
+    """Browser origins allowed to open the app's websocket: the local names of this machine, plus the
+    bound address when it is not a local one.  A port of 0 (chosen by the OS) is matched by wildcard."""
+    p = "*" if port == 0 else str(port)
+    origins = [f"localhost:{p}", f"127.0.0.1:{p}"]
+    if address not in _LOCAL_HOSTS and address not in ("0.0.0.0", "::", ""):
+        origins.append(f"{address}:{p}")
+    elif address in ("0.0.0.0", "::", ""):
+        origins.append(f"*:{p}")  # listening on every interface: the user asked to be reachable
+    return origins
+
+
+def _call_accepting(func, *args, **kwargs):
+    """Call ``func`` with only the keyword arguments its signature accepts."""
+    import inspect
+
+    try:
+        params = inspect.signature(func).parameters
+    except (TypeError, ValueError):
+        return func(*args, **kwargs)
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        return func(*args, **kwargs)
+    return func(*args, **{k: v for k, v in kwargs.items() if k in params})
+
+
+def warm_kernels() -> None:
+    """Compile (or load from numba's cache) every jitted kernel the dashboard uses, by running the
+    analysis once on a small embedded dataset.  Runs in a background thread while the server starts."""
+    try:
+        from calviz.analysis import analyze
+        from calviz.datasets import DEFAULT_DATASET, load_dataset
+
+        analyze(load_dataset(DEFAULT_DATASET, n=400), resampled=False)
+    except Exception:  # warming is an optimisation; a failure shows up properly in the app itself
+        pass
+
+
+def cmd_serve(args) -> int:
+    dataset = args.dataset
+    if args.file is not None and dataset is not None:
+        raise CLIError("pass either FILE or --dataset, not both")
+    if args.file is not None:
+        load_input(args.file, args)  # fail fast, with a one-line message, before starting a server
+    if dataset is not None:
+        from calviz.data import InputError
+        from calviz.datasets import dataset_info
+
+        try:
+            dataset_info(dataset)
+        except InputError as exc:
+            raise CLIError(str(exc)) from None
+    if not 0 <= args.port <= 65535:
+        raise CLIError(f"--port must be in 0..65535; got {args.port}")
+
+    import panel as pn
+
+    from calviz.dashboard import create_app
+
+    file = args.file
+    columns = _column_kwargs(args)
+
+    def new_session():
+        # a fresh app per browser session: sessions never share state
+        return _call_accepting(create_app, file, dataset=dataset, **columns)
+
+    try:
+        server = pn.serve(
+            {"/": new_session}, port=args.port, address=args.address,
+            websocket_origin=websocket_origins(args.address, args.port), show=False, start=False,
+            title="calviz", verbose=False,
+        )
+    except OSError as exc:
+        raise CLIError(f"cannot listen on {args.address}:{args.port}: {exc.strerror or exc}") from None
+    host = f"[{args.address}]" if ":" in args.address else args.address
+    url = f"http://{host}:{server.port}/"
+    print(f"calviz dashboard at {url}  (Ctrl+C to stop)", flush=True)
+    threading.Thread(target=warm_kernels, name="calviz-warm-kernels", daemon=True).start()
+    server.start()
+    if args.show:
+        server.io_loop.add_callback(_open_browser, url)
+    try:
+        server.io_loop.start()
+    except KeyboardInterrupt:
+        print("calviz: stopped", file=sys.stderr)
+    finally:
+        server.stop()
+    return EXIT_OK
+
+
+def _open_browser(url: str) -> None:
+    import webbrowser
+
+    try:
+        webbrowser.open_new_tab(url)
+    except Exception:  # no browser on this machine: the printed URL is enough
+        pass
+
+
+# --------------------------------------------------------------------------------------------------
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
     if args.command is None:
-        build_parser().print_help()
-        return 0
-    print(f"calviz {args.command}: not yet available", file=sys.stderr)
-    return 2
+        parser.print_help()
+        return EXIT_OK
+    handler = {"serve": cmd_serve, "report": cmd_report, "check": cmd_check, "datasets": cmd_datasets}
+    try:
+        return handler[args.command](args)
+    except CLIError as exc:
+        print(f"calviz {args.command}: error: {exc}", file=sys.stderr)
+        return EXIT_INPUT
+    except BrokenPipeError:  # `calviz check ... | head`
+        return EXIT_OK
 
 
 if __name__ == "__main__":

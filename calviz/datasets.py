@@ -323,18 +323,17 @@ def _scenario_arrays(result) -> tuple[np.ndarray, np.ndarray]:
     return y_true, y_prob
 
 
-def _scenario_doc(func) -> str:
-    doc = getattr(func, "description", None) or (func.__doc__ or "").strip()
-    line = doc.splitlines()[0].strip() if doc else ""
-    return line or "paper scenario"
-
-
 @functools.cache
-def _scenario_classes(key: str) -> int:
+def _scenario_meta(key: str) -> tuple[int, str]:
+    """(K, one-line description) of a scenario, from a small sample (scenarios are cheap to draw)."""
     func = _scenarios()[key]
-    _, y_prob = _scenario_arrays(func(200, 0))
+    sample = func(200, 0)
+    _, y_prob = _scenario_arrays(sample)
     y_prob = np.asarray(y_prob)
-    return 2 if y_prob.ndim == 1 else int(y_prob.shape[1])
+    k = 2 if y_prob.ndim == 1 else int(y_prob.shape[1])
+    doc = getattr(sample, "description", None) or (func.__doc__ or "")
+    line = doc.strip().splitlines()[0].strip() if doc.strip() else ""
+    return k, line or "paper scenario"
 
 
 # --------------------------------------------------------------------------------------------------
@@ -349,10 +348,10 @@ def list_datasets() -> list[DatasetInfo]:
         if recal:
             desc += f", after {_RECALIBRATIONS[recal]}"
         out.append(DatasetInfo(name=name, kind="model", description=desc, K=k, n=_test_size(family)))
-    for key, func in _scenarios().items():
+    for key in _scenarios():
+        k, description = _scenario_meta(key)
         out.append(DatasetInfo(
-            name=_SCENARIO_PREFIX + key, kind="scenario", description=_scenario_doc(func),
-            K=_scenario_classes(key), n=SCENARIO_DEFAULT_N,
+            name=_SCENARIO_PREFIX + key, kind="scenario", description=description, K=k, n=SCENARIO_DEFAULT_N,
         ))
     return out
 
