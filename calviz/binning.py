@@ -1,0 +1,231 @@
+"""Binning schemes (estimators.md §2): every scheme gives one integer bin per sample.
+
+* equal-width 1-D: m bins [i/m, (i+1)/m), the last one closed, so 0 goes to the first bin, 1.0 to the
+  last and ``n_bins=m`` means exactly m bins; a point exactly on the float edge ``i / m`` goes to bin i.
+* equal-mass 1-D: as near as possible equal counts, ties never split.
+* equal-volume simplex partition (seed 000, Sec. 3.1 and App. B.3): cumulative-sum map + Freudenthal
+  cells, m^{K-1} cells of equal volume, one int64 key per cell.
+* cubic grid on [0, 1]^k for the top-1-to-k vector (seed 003): m bins per axis.
+
+Only observed keys are ever materialised (:func:`dense_ids`), so the total number of cells may be
+astronomically large; it is reported as a Python int (exact).
+
+:func:`assign_bins` is the one entry point used by the estimators; the lower-level functions take
+already validated arrays (they check shapes and ranges cheaply but do not re-validate labels).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+from calviz._kernels.binning import (
+    cubic_grid_keys_kernel,
+    dense_ids_small_kernel,
+    equal_width_ids_kernel,
+    simplex_cell_keys_kernel,
+)
+from calviz._results import ResultMixin
+from calviz.data import InputError
+
+__all__ = [
+    "Bins",
+    "Scheme",
+    "assign_bins",
+    "equal_width_edges",
+    "equal_width_ids",
+    "equal_mass_edges",
+    "equal_mass_ids",
+    "simplex_cell_keys",
+    "simplex_cell_count",
+    "cubic_grid_keys",
+    "dense_ids",
+]
+
+Scheme = Literal["equal_width", "equal_mass", "simplex", "grid", "distinct"]
+
+_INT64_MAX = np.iinfo(np.int64).max
+# keys below this bound are compressed with a presence table instead of a sort
+_DIRECT_TABLE_MAX = 1 << 24
+
+
+def check_n_bins(n_bins, name: str = "n_bins") -> int:
+    """n_bins must be an integer >= 1 (bools and non-integral floats are refused)."""
+    if isinstance(n_bins, (bool, np.bool_)):
+        raise InputError(f"{name} must be a positive integer; got {n_bins!r}")
+    try:
+        m = int(n_bins)
+    except (TypeError, ValueError, OverflowError):
+        raise InputError(f"{name} must be a positive integer; got {n_bins!r}") from None
+    if m != n_bins or m < 1:
+        raise InputError(f"{name} must be a positive integer; got {n_bins!r}")
+    if m > 1 << 40:
+        raise InputError(f"{name} = {m} is too large (at most 2^40)")
+    return m
+
+
+def _as_unit_array(z, ndim: int, name: str = "z") -> np.ndarray:
+    arr = np.ascontiguousarray(z, dtype=np.float64)
+    if arr.ndim != ndim:
+        raise InputError(f"{name} must be {ndim}-D; got shape {arr.shape}")
+    if arr.size and not (np.all(arr >= 0.0) and np.all(arr <= 1.0)):  # also catches NaN
+        raise InputError(f"{name} must lie in [0, 1] (no NaN)")
+    return arr
+
+
+def equal_width_edges(n_bins: int) -> np.ndarray:
+    """Edges ``i / m`` (float division), i = 0..m; the bin rule of :func:`equal_width_ids` uses them."""
+    m = check_n_bins(n_bins)
+    return np.arange(m + 1, dtype=np.float64) / m
+
+
+def equal_width_ids(z, n_bins: int) -> np.ndarray:
+    """Equal-width bin ids ``min(floor(m z), m - 1)`` made exact on the float edges ``i / m``.
+
+    Bin i is ``[edges[i], edges[i+1])`` (the last one closed); ``floor(m * (i/m))`` is sometimes i - 1
+    in floating point (e.g. m = 22, i = 15), so the kernel corrects the guess against the edges.
+    """
+    m = check_n_bins(n_bins)
+    return equal_width_ids_kernel(_as_unit_array(z, 1), m, equal_width_edges(m))
+
+
+def equal_mass_edges(z, n_bins: int) -> np.ndarray:
+    """Edges [0, e_1, ..., 1] of at most m bins with counts as equal as possible; ties never split.
+
+    The interior edge j is the sorted value at rank round(j n / m); a bin is [e_i, e_{i+1}) (the last
+    closed), so a group of tied values always falls into one bin.  Duplicate candidate edges are
+    dropped, hence fewer than m bins when ties are heavy.
+    """
+    m = check_n_bins(n_bins)
+    zs = np.sort(_as_unit_array(z, 1))
+    n = zs.shape[0]
+    if n == 0:
+        return np.array([0.0, 1.0])
+    ranks = np.round(np.arange(1, m) * (n / m)).astype(np.int64)
+    ranks = ranks[(ranks > 0) & (ranks < n)]
+    interior = np.unique(zs[ranks])
+    interior = interior[interior > 0.0]
+    return np.concatenate([[0.0], interior, [1.0]])
+
+
+def equal_mass_ids(z, edges) -> np.ndarray:
+    """Bin ids for the edges of :func:`equal_mass_edges` (bins [e_i, e_{i+1}), last closed)."""
+    z = _as_unit_array(z, 1)
+    edges = np.asarray(edges, dtype=np.float64)
+    ids = np.searchsorted(edges[1:-1], z, side="right")
+    return ids.astype(np.int64, copy=False)
+
+
+def simplex_cell_count(n_classes: int, n_bins: int) -> int:
+    """m^{K-1}: the number of cells of the equal-volume simplex partition (exact Python int)."""
+    return int(n_bins) ** (int(n_classes) - 1)
+
+
+def simplex_cell_keys(z, n_bins: int) -> np.ndarray:
+    """One int64 key per row of z (n, K) for the equal-volume simplex partition (estimators.md §2).
+
+    c_j = m (z_1 + ... + z_j), j = 1..K-1; the cell is (floor(c), the permutation sorting the
+    fractional parts decreasingly).  Deterministic boundary rule: floors use the equal-width edge
+    arithmetic (c_j = m lands in a_j = m - 1 with fractional part 1), ties among fractional parts are
+    broken towards the larger coordinate index — that is the order that keeps the cell inside the
+    order simplex 0 <= c_1 <= ... <= c_{K-1} <= m, so every point lands in exactly one of its m^{K-1}
+    cells.  Key = (sum_j a_j m^{j-1}) (K-1)! + Lehmer rank of the permutation; it must fit in int64
+    (m^{K-1} (K-1)! < 2^63, e.g. K = 10 allows m <= 30), otherwise :class:`InputError`.
+    """
+    m = check_n_bins(n_bins)
+    arr = _as_unit_array(z, 2)
+    K = arr.shape[1]
+    if K < 2:
+        raise InputError(f"the simplex partition needs K >= 2 columns; got {K}")
+    if m ** (K - 1) * math.factorial(K - 1) > _INT64_MAX:
+        raise InputError(
+            f"simplex partition with K = {K} classes and n_bins = {m} has too many cells to key in int64 "
+            f"(m^(K-1) (K-1)! >= 2^63); use fewer bins or target='topk'"
+        )
+    return simplex_cell_keys_kernel(arr, m, equal_width_edges(m))
+
+
+def cubic_grid_keys(z, n_bins: int) -> np.ndarray:
+    """Cell keys of the cubic grid on [0, 1]^k (m equal-width bins per axis): key = sum_a i_a m^a."""
+    m = check_n_bins(n_bins)
+    arr = _as_unit_array(z, 2)
+    k = arr.shape[1]
+    if m**k > _INT64_MAX:
+        raise InputError(f"cubic grid with {k} axes and n_bins = {m} has >= 2^63 cells; use fewer bins")
+    return cubic_grid_keys_kernel(arr, m, equal_width_edges(m))
+
+
+def dense_ids(keys) -> tuple[np.ndarray, np.ndarray]:
+    """(ids, unique_keys): ids in [0, B) with ``unique_keys[ids] == keys``, unique_keys sorted.
+
+    Small non-negative key ranges use an O(n + range) presence table, others ``np.unique``.
+    """
+    keys = np.ascontiguousarray(keys, dtype=np.int64)
+    if keys.ndim != 1:
+        raise InputError(f"keys must be 1-D; got shape {keys.shape}")
+    if keys.size == 0:
+        return np.empty(0, np.int64), np.empty(0, np.int64)
+    lo, hi = int(keys.min()), int(keys.max())
+    if lo >= 0 and hi < max(_DIRECT_TABLE_MAX, 2 * keys.size):
+        return dense_ids_small_kernel(keys, hi + 1)
+    unique, ids = np.unique(keys, return_inverse=True)
+    return ids.astype(np.int64, copy=False).reshape(-1), unique
+
+
+@dataclass(frozen=True, repr=False)
+class Bins(ResultMixin):
+    """A binning of n samples.
+
+    ids: int64 (n,) dense ids in [0, n_nonempty); keys: int64 (n_nonempty,) sorted cell keys of the
+    non-empty bins (for 1-D schemes the bin index itself); n_bins_total: number of bins of the
+    partition including empty ones (Python int; m^{K-1} for the simplex); edges: bin edges for 1-D
+    schemes (else None); scheme and n_bins (m as requested).
+    """
+
+    ids: np.ndarray
+    keys: np.ndarray
+    n_nonempty: int
+    n_bins_total: int
+    n_bins: int
+    scheme: str
+    edges: np.ndarray | None = None
+
+
+def assign_bins(z, *, n_bins: int = 15, scheme: Scheme = "equal_width") -> Bins:
+    """Bin predictions z: 1-D for ``equal_width``/``equal_mass``/``distinct``, (n, K) for
+    ``simplex`` (rows on the simplex) and (n, k) for ``grid``.
+
+    ``distinct`` puts every distinct value in its own bin (Kumar et al.'s discrete predictors);
+    n_bins is ignored there.
+    """
+    m = check_n_bins(n_bins)
+    if scheme == "equal_width":
+        z = _as_unit_array(z, 1)
+        edges = equal_width_edges(m)
+        ids, keys = dense_ids(equal_width_ids_kernel(z, m, edges))
+        return Bins(ids, keys, int(keys.size), m, m, scheme, edges)
+    if scheme == "equal_mass":
+        z = _as_unit_array(z, 1)
+        edges = equal_mass_edges(z, m)
+        ids, keys = dense_ids(equal_mass_ids(z, edges))
+        return Bins(ids, keys, int(keys.size), int(edges.size - 1), m, scheme, edges)
+    if scheme == "distinct":
+        z = _as_unit_array(z, 1)
+        values, ids = np.unique(z, return_inverse=True)
+        ids = ids.astype(np.int64, copy=False).reshape(-1)
+        keys = np.arange(values.size, dtype=np.int64)
+        return Bins(ids, keys, int(values.size), int(values.size), m, scheme, values)
+    if scheme == "simplex":
+        arr = _as_unit_array(z, 2)
+        ids, keys = dense_ids(simplex_cell_keys(arr, m))
+        return Bins(ids, keys, int(keys.size), simplex_cell_count(arr.shape[1], m), m, scheme, None)
+    if scheme == "grid":
+        arr = _as_unit_array(z, 2)
+        ids, keys = dense_ids(cubic_grid_keys(arr, m))
+        return Bins(ids, keys, int(keys.size), m ** arr.shape[1], m, scheme, None)
+    raise InputError(
+        f"unknown binning scheme {scheme!r}; use 'equal_width', 'equal_mass', 'simplex', 'grid' or 'distinct'"
+    )

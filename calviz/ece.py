@@ -1,0 +1,498 @@
+"""Binned ECE estimators (estimators.md §3) on mergeable per-bin sufficient statistics.
+
+Everything is computed in two steps:
+
+1. :func:`bin_sums` — one jitted pass over the data gives a :class:`BinSums` (per non-empty bin:
+   count, Σv, Σ‖v‖², Σvvᵀ, Σz, Σy, ΣΣ(z), Σtr(Σ(z)²) with v = y − z, Σ(z) = diag(z) − zzᵀ).
+   BinSums of disjoint chunks of data :meth:`BinSums.merge` into the BinSums of their union, so a
+   distributed computation gives exactly the in-memory numbers.
+2. finalisers — plain functions of a BinSums: :func:`plugin_ece_l1`, :func:`plugin_ece_sq`,
+   :func:`debiased_ece_sq` (T^d, seed 000 eq. 6), :func:`unbiased_ece_sq` (T, seed 003 eq. 4),
+   :func:`kumar_ece_sq`, :func:`miscalibrated_variance` (σ̂₁², estimators.md §4 step 2),
+   :func:`null_variance` (exact conditional Var₀(· | Z), §4 step 3) and :func:`reliability_rows`.
+
+The public estimators (:func:`binned_ece`, :func:`debiased_ece`, :func:`unbiased_ece`,
+:func:`kumar_debiased_ece`, :func:`reliability`) validate once, pick the calibration target and the
+binning, and return small frozen result objects.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+from scipy import stats
+
+from calviz._kernels.ece import (
+    bin_sums_1d_kernel,
+    bin_sums_equal_width_1d_kernel,
+    bin_sums_kernel,
+)
+from calviz._results import ResultMixin
+from calviz.binning import Bins, assign_bins, check_n_bins, dense_ids, equal_width_edges
+from calviz.data import CalibrationData, InputError, as_calibration_data, check_alpha
+
+__all__ = [
+    "BinSums",
+    "bin_sums",
+    "binned_sums",
+    "prepare_view",
+    "plugin_ece_l1",
+    "plugin_ece_sq",
+    "debiased_ece_sq",
+    "unbiased_ece_sq",
+    "kumar_ece_sq",
+    "miscalibrated_variance",
+    "null_variance",
+    "reliability_rows",
+    "ECEResult",
+    "ReliabilityData",
+    "binned_ece",
+    "debiased_ece",
+    "unbiased_ece",
+    "kumar_debiased_ece",
+    "reliability",
+]
+
+
+# ------------------------------------------------------------------------------------------------
+# sufficient statistics
+# ------------------------------------------------------------------------------------------------
+@dataclass(frozen=True, repr=False)
+class BinSums(ResultMixin):
+    """Per-bin sufficient statistics of B non-empty bins for k-dimensional predictions.
+
+    With v = y − z and Σ(z) = diag(z) − z zᵀ (the multinomial covariance of y given z):
+
+    keys (B,) int64 sorted bin keys; count (B,) int64 N_b; resid_sum (B, k) S_b = Σ v;
+    resid_sq_sum (B,) Q_b = Σ ‖v‖²; resid_outer_sum (B, k, k) O_b = Σ v vᵀ; z_sum, y_sum (B, k);
+    null_cov_sum (B, k, k) C_b = Σ_j Σ(z_j); null_cov_sq_trace (B,) D_b = Σ_j tr(Σ(z_j)²);
+    n_total = Σ_b N_b.  Binary/1-D data has k = 1 (the arrays keep their 2-D/3-D shapes).
+    """
+
+    keys: np.ndarray
+    count: np.ndarray
+    resid_sum: np.ndarray
+    resid_sq_sum: np.ndarray
+    resid_outer_sum: np.ndarray
+    z_sum: np.ndarray
+    y_sum: np.ndarray
+    null_cov_sum: np.ndarray
+    null_cov_sq_trace: np.ndarray
+    n_total: int
+
+    @property
+    def n_nonempty(self) -> int:
+        return int(self.keys.shape[0])
+
+    @property
+    def dim(self) -> int:
+        """k, the dimension of the predictions."""
+        return int(self.resid_sum.shape[1])
+
+    @classmethod
+    def empty(cls, dim: int = 1) -> BinSums:
+        """The BinSums of no data (neutral element of :meth:`merge`)."""
+        k = int(dim)
+        return cls(
+            np.empty(0, np.int64), np.empty(0, np.int64), np.empty((0, k)), np.empty(0),
+            np.empty((0, k, k)), np.empty((0, k)), np.empty((0, k)), np.empty((0, k, k)), np.empty(0), 0,
+        )
+
+    def merge(self, other: BinSums) -> BinSums:
+        """BinSums of the union of two disjoint samples binned with the same scheme (keys united,
+        sums added)."""
+        if self.dim != other.dim:
+            raise InputError(f"cannot merge BinSums of dimension {self.dim} and {other.dim}")
+        keys = np.union1d(self.keys, other.keys).astype(np.int64)
+        ia = np.searchsorted(keys, self.keys)
+        ib = np.searchsorted(keys, other.keys)
+        arrays = {}
+        for name in _ARRAY_FIELDS:
+            a, b = getattr(self, name), getattr(other, name)
+            out = np.zeros((keys.shape[0],) + a.shape[1:], dtype=a.dtype)
+            out[ia] += a  # keys are unique within each side, so fancy-index += is safe
+            out[ib] += b
+            arrays[name] = out
+        return BinSums(keys=keys, n_total=int(self.n_total + other.n_total), **arrays)
+
+
+_ARRAY_FIELDS = ("count", "resid_sum", "resid_sq_sum", "resid_outer_sum", "z_sum", "y_sum",
+                 "null_cov_sum", "null_cov_sq_trace")
+
+
+def _as_2d(a: np.ndarray) -> np.ndarray:
+    return a.reshape(a.shape[0], 1) if a.ndim == 1 else a
+
+
+def _from_1d(keys, count, resid_sum, resid_sq, z_sum, y_sum, null_cov, null_cov_sq) -> BinSums:
+    B = keys.shape[0]
+    return BinSums(
+        keys=keys, count=count, resid_sum=resid_sum.reshape(B, 1), resid_sq_sum=resid_sq,
+        resid_outer_sum=resid_sq.reshape(B, 1, 1).copy(), z_sum=z_sum.reshape(B, 1),
+        y_sum=y_sum.reshape(B, 1), null_cov_sum=null_cov.reshape(B, 1, 1), null_cov_sq_trace=null_cov_sq,
+        n_total=int(count.sum()),
+    )
+
+
+def bin_sums(bins, z, y) -> BinSums:
+    """Per-bin sums (one numba pass, O(n k²)) of (z, y) for a binning.
+
+    ``bins`` is a :class:`~calviz.binning.Bins` or an int64 array of per-sample bin keys (any
+    integers; they are compressed to dense ids here).  z, y: (n,) or (n, k) float arrays, y the label
+    indicators; they are assumed validated (see :func:`prepare_view`).
+    """
+    if isinstance(bins, Bins):
+        ids, keys = bins.ids, bins.keys
+    else:
+        ids, keys = dense_ids(bins)
+    z = np.ascontiguousarray(z, dtype=np.float64)
+    y = np.ascontiguousarray(y, dtype=np.float64)
+    if z.shape != y.shape or z.ndim not in (1, 2) or z.shape[0] != ids.shape[0]:
+        raise InputError(f"z {z.shape}, y {y.shape} and bins ({ids.shape[0]},) must have matching shapes")
+    B = keys.shape[0]
+    if z.ndim == 1:
+        return _from_1d(keys, *bin_sums_1d_kernel(ids, B, z, y))
+    count, rs, rq, ro, zs, ys, nc, nq = bin_sums_kernel(ids, B, z, y)
+    return BinSums(keys, count, rs, rq, ro, zs, ys, nc, nq, int(z.shape[0]))
+
+
+def _equal_width_1d_sums(z: np.ndarray, y: np.ndarray, m: int) -> BinSums:
+    """Fused fast path for 1-D equal-width bins: no id array, no sort; keys are the bin indices."""
+    count, rs, rq, zs, ys, nc, nq = bin_sums_equal_width_1d_kernel(z, y, m, equal_width_edges(m))
+    keep = np.flatnonzero(count)
+    return _from_1d(keep.astype(np.int64), count[keep], rs[keep], rq[keep], zs[keep], ys[keep],
+                    nc[keep], nq[keep])
+
+
+# ------------------------------------------------------------------------------------------------
+# targets and binning of a validated sample
+# ------------------------------------------------------------------------------------------------
+Target = Literal["auto", "binary", "top1", "topk", "classwise", "full"]
+_ONE_D_TARGETS = ("binary", "top1", "classwise")
+
+
+def prepare_view(
+    y_true, y_prob, *, target: Target = "auto", top_k: int = 1, class_index: int = 0
+) -> tuple[CalibrationData, str, np.ndarray, np.ndarray]:
+    """Validate once and return (data, resolved target, z, y).
+
+    ``auto``: 1-D y_prob → ``binary`` (P(y = 1)); (n, K) → ``top1``, or ``topk`` when top_k > 1.
+    1-D targets give (n,) arrays; ``topk`` gives the (n, k) sorted top-k probabilities and their
+    indicators; ``full`` gives (n, K) probabilities and one-hot labels.
+    """
+    data = as_calibration_data(y_true, y_prob)
+    if isinstance(top_k, (bool, np.bool_)) or not isinstance(top_k, (int, np.integer)):
+        raise InputError(f"top_k must be an integer; got {top_k!r}")
+    if target == "auto":
+        if top_k == 1:
+            target = "binary" if data.is_binary else "top1"
+        else:
+            target = "topk"
+    z, y = data.view(target, top_k=top_k, class_index=class_index)
+    return data, target, z, y
+
+
+def binned_sums(
+    z: np.ndarray, y: np.ndarray, *, n_bins: int, scheme: str = "equal_width", target: str = "binary"
+) -> tuple[BinSums, Bins | None, int, str]:
+    """BinSums of a prepared view, choosing the partition from the target.
+
+    Returns (sums, bins or None for the fused 1-D path, total number of bins, resolved scheme).
+    1-D views accept ``equal_width``/``equal_mass``/``distinct``; ``topk`` uses the cubic grid and
+    ``full`` the equal-volume simplex partition (``equal_width`` selects them by default).
+    """
+    m = check_n_bins(n_bins)
+    if z.ndim == 1:
+        if scheme in ("grid", "simplex"):
+            raise InputError(f"scheme {scheme!r} needs a multi-dimensional target ('topk' or 'full')")
+        if scheme == "equal_width":
+            return _equal_width_1d_sums(z, y, m), None, m, scheme
+        bins = assign_bins(z, n_bins=m, scheme=scheme)
+        return bin_sums(bins, z, y), bins, bins.n_bins_total, scheme
+    default = "simplex" if target == "full" else "grid"
+    if scheme == "equal_width":
+        scheme = default
+    if scheme not in ("grid", "simplex"):
+        raise InputError(
+            f"scheme {scheme!r} is for 1-D targets; target {target!r} uses 'grid' (top-k) or 'simplex' (full)"
+        )
+    bins = assign_bins(z, n_bins=m, scheme=scheme)
+    return bin_sums(bins, z, y), bins, bins.n_bins_total, scheme
+
+
+# ------------------------------------------------------------------------------------------------
+# finalisers: plain functions of BinSums
+# ------------------------------------------------------------------------------------------------
+def _s_sq(s: BinSums) -> np.ndarray:
+    return np.einsum("ba,ba->b", s.resid_sum, s.resid_sum)
+
+
+def _n(s: BinSums) -> int:
+    if s.n_total <= 0:
+        raise InputError("no samples: the BinSums are empty")
+    return s.n_total
+
+
+def plugin_ece_l1(s: BinSums) -> float:
+    """Plug-in ℓ1 ECE Σ_b (N_b/n) ‖S_b/N_b‖₁ = (1/n) Σ_b ‖S_b‖₁ (estimators.md §3)."""
+    return float(np.abs(s.resid_sum).sum() / _n(s))
+
+
+def plugin_ece_sq(s: BinSums) -> float:
+    """Plug-in ℓ2² ECE T^b = Σ_b (N_b/n) ‖S_b/N_b‖² (seed 000, Sec. 3)."""
+    return float((_s_sq(s) / s.count).sum() / _n(s))
+
+
+def debiased_ece_sq(s: BinSums) -> float:
+    """Debiased plug-in estimator T^d = (1/n) Σ_b (‖S_b‖² − Σ_j‖v_j‖²)/N_b (seed 000, eq. 6)
+    = (1/n) Σ_b (1/N_b) Σ_{j≠l∈I_b} ⟨v_j, v_l⟩; mean zero under calibration, can be negative."""
+    return float(((_s_sq(s) - s.resid_sq_sum) / s.count).sum() / _n(s))
+
+
+def unbiased_ece_sq(s: BinSums) -> float:
+    """Within-bin unbiased estimator T = (1/n) Σ_{b: N_b≥2} (‖S_b‖² − Σ_j‖v_j‖²)/(N_b − 1)
+    (seed 003, eq. 4): unbiased for the binned ECE²_m = Σ_b P(B_b)‖E[V | Z∈B_b]‖²."""
+    big = s.count >= 2
+    num = _s_sq(s)[big] - s.resid_sq_sum[big]
+    return float((num / (s.count[big] - 1)).sum() / _n(s))
+
+
+def kumar_ece_sq(s: BinSums) -> float:
+    """Kumar et al.'s debiased ℓ2² ECE (seed 000, App. C.1): Σ_b (N_b/n) [(ȳ_b − z̄_b)² − ā_b(1−ā_b)/(N_b−1)]
+    with ā_b = ȳ_b the bin accuracy; bins with one point contribute 0 (as in Kumar et al.'s code).
+    Scalar predictions only."""
+    if s.dim != 1:
+        raise InputError("Kumar's debiased ECE is defined for scalar (binary / top-1) predictions")
+    big = s.count >= 2
+    nb = s.count[big].astype(np.float64)
+    mean_resid = s.resid_sum[big, 0] / nb
+    acc = s.y_sum[big, 0] / nb
+    per_bin = mean_resid**2 - acc * (1.0 - acc) / (nb - 1.0)
+    return float((nb * per_bin).sum() / _n(s))
+
+
+def miscalibrated_variance(s: BinSums) -> float:
+    """σ̂₁² = Σ_b p̂_b (4 ū_bᵀ M_b ū_b − 3‖ū_b‖⁴) − (Σ_b p̂_b ‖ū_b‖²)² (estimators.md §4 step 2), with
+    p̂_b = N_b/n, ū_b = S_b/N_b, M_b = O_b/N_b.  May be negative in finite samples (the standard error
+    uses max(σ̂₁², 0))."""
+    n = _n(s)
+    nb = s.count.astype(np.float64)
+    u = s.resid_sum / nb[:, None]
+    quad = np.einsum("ba,bac,bc->b", u, s.resid_outer_sum, u) / nb
+    u2 = np.einsum("ba,ba->b", u, u)
+    p = nb / n
+    return float((p * (4.0 * quad - 3.0 * u2 * u2)).sum() - (p * u2).sum() ** 2)
+
+
+def null_variance(s: BinSums, statistic: Literal["unbiased", "debiased"] = "unbiased") -> float:
+    """Exact conditional null variance given the predictions (estimators.md §4 step 3).
+
+    Under calibration E[v | z] = 0 and Cov(v | z) = Σ(z), so for
+    T_w = (1/n) Σ_b w_b Σ_{j≠l∈I_b} ⟨v_j, v_l⟩:
+    Var₀(T_w | Z) = (2/n²) Σ_b w_b² (tr(C_b²) − D_b),
+    using Σ_{j≠l} tr(Σ_jΣ_l) = tr((Σ_jΣ_j)²) − Σ_j tr(Σ_j²).
+    ``statistic="unbiased"``: w_b = 1/(N_b − 1) (seed 003's T, bins with N_b = 1 contribute 0);
+    ``"debiased"``: w_b = 1/N_b (T^d of seed 000, used by T-Cal's analytic test).
+    """
+    n = _n(s)
+    cross = np.einsum("bac,bca->b", s.null_cov_sum, s.null_cov_sum) - s.null_cov_sq_trace
+    nb = s.count.astype(np.float64)
+    if statistic == "unbiased":
+        big = s.count >= 2
+        w2 = np.zeros_like(nb)
+        w2[big] = 1.0 / (nb[big] - 1.0) ** 2
+    elif statistic == "debiased":
+        w2 = 1.0 / nb**2
+    else:
+        raise InputError(f"statistic must be 'unbiased' or 'debiased'; got {statistic!r}")
+    # cross is a sum of nonnegative terms tr(Σ_jΣ_l) (products of PSD matrices); clip round-off
+    return float(2.0 * (w2 * np.maximum(cross, 0.0)).sum() / (n * n))
+
+
+def reliability_rows(s: BinSums) -> dict[str, np.ndarray]:
+    """Per non-empty bin: key, count, mean prediction z̄_b (B, k) and observed frequency ȳ_b (B, k)."""
+    nb = s.count.astype(np.float64)[:, None]
+    return {"key": s.keys, "count": s.count, "mean_confidence": s.z_sum / nb,
+            "observed_frequency": s.y_sum / nb}
+
+
+# ------------------------------------------------------------------------------------------------
+# public estimators
+# ------------------------------------------------------------------------------------------------
+@dataclass(frozen=True, repr=False)
+class ECEResult(ResultMixin):
+    """A binned ECE estimate.
+
+    value: the estimate — on the ECE scale for the plug-in ℓ1/ℓ2 ECE (``squared=False``), on the ECE²
+    scale for the debiased / unbiased / Kumar estimators (``squared=True``; may be negative).
+    ``ece`` is the estimate on the ECE scale (√max(value, 0) when squared).
+    """
+
+    value: float
+    statistic: str
+    squared: bool
+    n: int
+    n_bins: int
+    n_bins_total: int
+    n_nonempty: int
+    scheme: str
+    target: str
+
+    @property
+    def ece(self) -> float:
+        return float(np.sqrt(max(self.value, 0.0))) if self.squared else self.value
+
+    def __float__(self) -> float:
+        return float(self.value)
+
+
+def _estimate(y_true, y_prob, finaliser, statistic: str, squared: bool, *, n_bins, scheme, target, top_k,
+              class_index, post=None) -> ECEResult:
+    _, target, z, y = prepare_view(y_true, y_prob, target=target, top_k=top_k, class_index=class_index)
+    sums, _, total, scheme = binned_sums(z, y, n_bins=n_bins, scheme=scheme, target=target)
+    value = finaliser(sums)
+    if post is not None:
+        value = post(value)
+    return ECEResult(float(value), statistic, squared, int(sums.n_total), check_n_bins(n_bins), total,
+                     sums.n_nonempty, scheme, target)
+
+
+def binned_ece(
+    y_true, y_prob, *, n_bins: int = 15, p: int = 1, scheme: str = "equal_width", target: Target = "auto",
+    top_k: int = 1, class_index: int = 0,
+) -> ECEResult:
+    """Plug-in binned ECE (estimators.md §3): p = 1 gives Σ_b (N_b/n)‖ȳ_b − z̄_b‖₁ (Guo et al.'s ECE with
+    15 equal-width bins); p = 2 gives the ℓ2 ECE √T^b, T^b = Σ_b (N_b/n)‖ȳ_b − z̄_b‖² (seed 000, Sec. 3).
+    Biased upwards for small bins; see :func:`debiased_ece` / :func:`unbiased_ece`."""
+    if p == 1 and not isinstance(p, bool):
+        return _estimate(y_true, y_prob, plugin_ece_l1, "plugin_l1", False, n_bins=n_bins, scheme=scheme,
+                         target=target, top_k=top_k, class_index=class_index)
+    if p == 2:
+        return _estimate(y_true, y_prob, plugin_ece_sq, "plugin_l2", False, n_bins=n_bins, scheme=scheme,
+                         target=target, top_k=top_k, class_index=class_index, post=np.sqrt)
+    raise InputError(f"p must be 1 or 2; got {p!r}")
+
+
+def debiased_ece(
+    y_true, y_prob, *, n_bins: int = 15, scheme: str = "equal_width", target: Target = "auto",
+    top_k: int = 1, class_index: int = 0,
+) -> ECEResult:
+    """Debiased plug-in estimator T^d of ℓ2-ECE² (seed 000, eq. 6; T-Cal's statistic):
+    T^d = (1/n) Σ_b (1/N_b) Σ_{j≠l∈I_b} ⟨v_j, v_l⟩, v = y − z.  Mean zero under calibration."""
+    return _estimate(y_true, y_prob, debiased_ece_sq, "debiased_l2_sq", True, n_bins=n_bins, scheme=scheme,
+                     target=target, top_k=top_k, class_index=class_index)
+
+
+def unbiased_ece(
+    y_true, y_prob, *, n_bins: int = 15, scheme: str = "equal_width", target: Target = "auto",
+    top_k: int = 1, class_index: int = 0,
+) -> ECEResult:
+    """Within-bin unbiased estimator of the binned ℓ2-ECE² (seed 003, eq. 4):
+    T = (1/n) Σ_{b: N_b≥2} (1/(N_b − 1)) Σ_{j≠l∈I_b} ⟨v_j, v_l⟩."""
+    return _estimate(y_true, y_prob, unbiased_ece_sq, "unbiased_l2_sq", True, n_bins=n_bins, scheme=scheme,
+                     target=target, top_k=top_k, class_index=class_index)
+
+
+def kumar_debiased_ece(
+    y_true, y_prob, *, n_bins: int = 15, scheme: str = "distinct", target: Target = "auto",
+    class_index: int = 0,
+) -> ECEResult:
+    """Kumar et al. (2019) debiased ℓ2-ECE² for discrete predictors (seed 000, App. C.1): by default one
+    bin per distinct predicted value; Σ_b (N_b/n)[(ȳ_b − z̄_b)² − ā_b(1 − ā_b)/(N_b − 1)]."""
+    return _estimate(y_true, y_prob, kumar_ece_sq, "kumar_l2_sq", True, n_bins=n_bins, scheme=scheme,
+                     target=target, top_k=1, class_index=class_index)
+
+
+# ------------------------------------------------------------------------------------------------
+# reliability diagram data
+# ------------------------------------------------------------------------------------------------
+@dataclass(frozen=True, repr=False)
+class ReliabilityData(ResultMixin):
+    """Per-bin reliability-diagram data over all bins of a 1-D binning (empty bins have count 0 and NaN
+    elsewhere).
+
+    edges (B+1,) bin edges; counts (B,); mean_confidence (B,) mean prediction; observed_frequency (B,)
+    mean label; low, high (B,) the per-bin ``interval`` ("wilson" or "jeffreys") for the frequency at
+    ``level`` = 1 − α; ece_l1 the plug-in ℓ1 ECE of the same bins.
+    """
+
+    edges: np.ndarray
+    counts: np.ndarray
+    mean_confidence: np.ndarray
+    observed_frequency: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    level: float
+    interval: str
+    n: int
+    n_bins: int
+    scheme: str
+    target: str
+    ece_l1: float
+
+
+def binomial_interval(
+    successes, trials, alpha: float, method: str = "wilson"
+) -> tuple[np.ndarray, np.ndarray]:
+    """Two-sided 1 − α interval for a binomial proportion, elementwise (NaN where trials = 0).
+
+    ``wilson``: (p̂ + z²/2N ± z√(p̂(1−p̂)/N + z²/4N²)) / (1 + z²/N), z = Φ⁻¹(1 − α/2).
+    ``jeffreys``: Beta(x + ½, N − x + ½) quantiles α/2 and 1 − α/2, with low = 0 at x = 0 and high = 1
+    at x = N (Brown, Cai & DasGupta 2001).
+    """
+    x = np.asarray(successes, dtype=np.float64)
+    N = np.asarray(trials, dtype=np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        if method == "wilson":
+            zq = stats.norm.ppf(1.0 - alpha / 2.0)
+            phat = x / N
+            denom = 1.0 + zq * zq / N
+            center = (phat + zq * zq / (2.0 * N)) / denom
+            half = zq * np.sqrt(phat * (1.0 - phat) / N + zq * zq / (4.0 * N * N)) / denom
+            low, high = center - half, center + half
+        elif method == "jeffreys":
+            low = stats.beta.ppf(alpha / 2.0, x + 0.5, N - x + 0.5)
+            high = stats.beta.ppf(1.0 - alpha / 2.0, x + 0.5, N - x + 0.5)
+            low = np.where(x <= 0, 0.0, low)
+            high = np.where(x >= N, 1.0, high)
+        else:
+            raise InputError(f"interval must be 'wilson' or 'jeffreys'; got {method!r}")
+    empty = N <= 0
+    low = np.where(empty, np.nan, np.clip(low, 0.0, 1.0))
+    high = np.where(empty, np.nan, np.clip(high, 0.0, 1.0))
+    return low, high
+
+
+def reliability(
+    y_true, y_prob, *, n_bins: int = 15, scheme: str = "equal_width", alpha: float = 0.1,
+    interval: str = "wilson", target: Target = "auto", class_index: int = 0,
+) -> ReliabilityData:
+    """Reliability-diagram data for a scalar target (binary, top-1 or one class): per bin the count, mean
+    confidence, observed frequency and a Wilson or Jeffreys interval for the frequency at level 1 − α
+    (α = 0.1 gives 90 % intervals)."""
+    alpha = check_alpha(alpha)
+    if interval not in ("wilson", "jeffreys"):
+        raise InputError(f"interval must be 'wilson' or 'jeffreys'; got {interval!r}")
+    if scheme not in ("equal_width", "equal_mass"):
+        raise InputError(f"reliability needs scheme 'equal_width' or 'equal_mass'; got {scheme!r}")
+    _, target, z, y = prepare_view(y_true, y_prob, target=target, class_index=class_index)
+    if z.ndim != 1:
+        raise InputError(f"reliability diagrams need a scalar target; got {target!r}")
+    m = check_n_bins(n_bins)
+    sums, bins, total, _ = binned_sums(z, y, n_bins=m, scheme=scheme, target=target)
+    edges = equal_width_edges(m) if bins is None else bins.edges
+    B = edges.shape[0] - 1
+    counts = np.zeros(B, dtype=np.int64)
+    counts[sums.keys] = sums.count
+    zs = np.zeros(B)
+    ys = np.zeros(B)
+    zs[sums.keys] = sums.z_sum[:, 0]
+    ys[sums.keys] = sums.y_sum[:, 0]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean_conf = np.where(counts > 0, zs / counts, np.nan)
+        freq = np.where(counts > 0, ys / counts, np.nan)
+    low, high = binomial_interval(np.round(ys), counts, alpha, interval)
+    return ReliabilityData(edges, counts, mean_conf, freq, low, high, 1.0 - alpha, interval,
+                           int(sums.n_total), m, scheme, target, plugin_ece_l1(sums))
