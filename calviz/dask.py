@@ -1,0 +1,643 @@
+"""calviz on Dask: the bin-sum estimators, T-Cal and the Laplace kCE on data larger than memory.
+
+Install with ``pip install "calviz[dask]"``.  Every function here keeps the name, the signature and the
+frozen result object of its in-memory counterpart; the data may be
+
+* dask arrays ``(y_true, y_prob)`` (``y_prob`` 1-D binary or (n, K); row chunks are paired by position
+  and each pair's lengths are checked),
+* a dask DataFrame, or a Parquet path / glob / directory (read with ``dask.dataframe.read_parquet``), with
+  column names given by ``y_true=``/``y_prob=`` keywords of :func:`from_dataframe` /
+  :func:`from_parquet` (or detected: ``y_true`` + ``y_prob``, ``y_true`` + ``p_0..p_{K-1}``, or
+  ``correct`` + ``confidence``),
+* a :class:`DaskCalibrationData` made by one of those two functions.
+
+How it works (product.md, *Scale*; estimators.md §3-§5).  The binned estimators only need the per-bin
+sufficient statistics :class:`calviz.ece.BinSums`.  Each partition is validated (the same
+:class:`calviz.data.InputError` messages as in memory, naming the partition and the row) and turned into
+its BinSums by the in-memory kernel :func:`calviz.ece.binned_sums`; the partial BinSums are merged by a
+``dask.delayed`` tree reduction (fan-in ``split_every``), and the merged BinSums go through the *same*
+finalisers as in memory (:mod:`calviz.ece`, :func:`calviz.intervals.interval_from_sums`).  So the
+distributed numbers equal the in-memory ones up to floating-point summation order (≈ 1e-15 relative).
+
+T^d at all dyadic scales at once (T-Cal): each partition bins at the finest scale 2^B only, the coarser
+scales come from adding pairs of nested bins (key >> 1) — one pass over the data for all B scales.
+
+If any partition is bad (NaN, a probability outside [0, 1], a label out of range, rows not summing to
+one, mismatched lengths), the whole computation raises :class:`calviz.data.InputError`: the message is the
+in-memory one with the global row and the partition named; no partial result is ever returned.
+
+Limits (documented, not silent): equal-mass binning needs global quantiles and is refused; bootstrap
+intervals are refused (use the asymptotic interval); each merged BinSums holds one row per non-empty bin,
+i.e. at most min(n, number of bins) rows, so for fine scales the memory is O(min(n, 2^b)) on the worker
+that does the last merge — see :func:`adaptive_tcal` for the ``max_bins`` guard.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import dask
+import numpy as np
+from dask.delayed import Delayed, delayed
+
+from calviz._results import ResultMixin
+from calviz.binning import check_n_bins, equal_width_edges
+from calviz.data import CalibrationData, InputError, as_calibration_data, check_alpha
+from calviz.ece import (
+    BinSums,
+    ECEResult,
+    ReliabilityData,
+    binned_sums,
+    binomial_interval,
+    debiased_ece_sq,
+    plugin_ece_l1,
+    plugin_ece_sq,
+    unbiased_ece_sq,
+)
+from calviz.intervals import ECEInterval, interval_from_sums
+
+__all__ = [
+    "DaskCalibrationData",
+    "PartitionInputError",
+    "from_dask",
+    "from_dataframe",
+    "from_parquet",
+    "as_dask_data",
+    "partition_sums",
+    "binned_ece",
+    "debiased_ece",
+    "unbiased_ece",
+    "multiscale_debiased_ece",
+    "ece_interval",
+    "reliability",
+]
+
+#: fan-in of the tree reductions (how many partial results one task merges)
+SPLIT_EVERY = 8
+
+
+# ------------------------------------------------------------------------------------------------
+# distributed input
+# ------------------------------------------------------------------------------------------------
+class PartitionInputError(InputError):
+    """Bad input found in one partition: the in-memory message plus the partition index and the row
+    inside that partition.  Raised on a worker; the client turns it into an :class:`InputError` whose
+    message also gives the global row (see :func:`_compute`)."""
+
+    def __init__(self, message: str, partition: int, local_row: int | None, row_offset: int | None):
+        super().__init__(message)
+        self.message = message
+        self.partition = int(partition)
+        self.local_row = None if local_row is None else int(local_row)
+        self.row_offset = None if row_offset is None else int(row_offset)
+
+    def __reduce__(self):  # exceptions pickle their args only; keep all four fields across processes
+        return (type(self), (self.message, self.partition, self.local_row, self.row_offset))
+
+    def __str__(self) -> str:
+        return _locate(self.message, self.partition, self.row_offset)
+
+
+_ROW = re.compile(r"\brow (\d+)")
+
+
+def _locate(message: str, partition: int, row_offset: int | None) -> str:
+    """Rewrite the in-memory message ("... at row 17") to name the global row and the partition."""
+
+    def repl(match: re.Match) -> str:
+        local = int(match.group(1))
+        if row_offset is None:
+            return f"row {local} of partition {partition}"
+        return f"row {row_offset + local} (partition {partition}, row {local} within it)"
+
+    located, count = _ROW.subn(repl, message, count=1)
+    return located if count else f"{message} (in partition {partition})"
+
+
+@dataclass(frozen=True, repr=False)
+class DaskCalibrationData:
+    """Lazily evaluated, partitioned (y_true, y_prob) data.
+
+    ``parts``: one ``dask.delayed`` object per partition evaluating to a tuple ``(y_true, y_prob)`` of
+    numpy arrays (not yet validated); ``lengths``: rows per partition when known without reading the data
+    (dask arrays), else ``None``; ``n_classes``: K (2 for 1-D binary ``y_prob``); ``is_binary``: 1-D
+    ``y_prob``; ``source``: a description for messages.
+    """
+
+    parts: tuple
+    lengths: tuple | None
+    n_classes: int
+    is_binary: bool
+    source: str
+
+    @property
+    def npartitions(self) -> int:
+        return len(self.parts)
+
+    def __repr__(self) -> str:
+        kind = "binary" if self.is_binary else f"{self.n_classes}-class"
+        n = "unknown" if self.lengths is None else str(sum(self.lengths))
+        return f"DaskCalibrationData({self.source}, {kind}, npartitions={self.npartitions}, n={n})"
+
+    def row_offsets(self) -> list[int]:
+        """First global row of every partition (reads the partition lengths if they are not known)."""
+        lengths = self.lengths
+        if lengths is None:
+            lengths = dask.compute(*[delayed(_part_length)(p) for p in self.parts])
+        return [0] + list(np.cumsum(lengths, dtype=np.int64)[:-1].tolist()) if lengths else []
+
+
+def _part_length(part) -> int:
+    y_true, _ = part
+    return int(np.shape(y_true)[0])
+
+
+def _frame_part(frame, label: str, probs: str | list[str]):
+    """(y_true, y_prob) numpy arrays of one pandas partition; missing values become NaN so that the
+    validation reports them (instead of a pandas conversion error)."""
+    y_true = frame[label].to_numpy(dtype=np.float64, na_value=np.nan)
+    y_prob = frame[probs].to_numpy(dtype=np.float64, na_value=np.nan)
+    return y_true, y_prob
+
+
+def _detect_columns(columns: Sequence[str], y_true: str | None, y_prob) -> tuple[str, str | list[str]]:
+    cols = list(columns)
+    if y_true is None:
+        y_true = next((c for c in ("y_true", "label", "correct") if c in cols), None)
+        if y_true is None:
+            raise InputError(f"no label column found (looked for y_true, label, correct) in columns {cols}")
+    elif y_true not in cols:
+        raise InputError(f"label column {y_true!r} not found in columns {cols}")
+    if y_prob is None:
+        if "y_prob" in cols:
+            y_prob = "y_prob"
+        elif "confidence" in cols:
+            y_prob = "confidence"
+        else:
+            probs = [c for c in cols if re.fullmatch(r"p_\d+", c)]
+            if not probs:
+                raise InputError(
+                    f"no probability columns found (looked for y_prob, confidence, p_0..p_K-1) in {cols}")
+            probs.sort(key=lambda c: int(c[2:]))
+            if [int(c[2:]) for c in probs] != list(range(len(probs))):
+                raise InputError(f"probability columns must be p_0..p_{len(probs) - 1}; got {probs}")
+            y_prob = probs
+    missing = [c for c in ([y_prob] if isinstance(y_prob, str) else list(y_prob)) if c not in cols]
+    if missing:
+        raise InputError(f"probability column(s) {missing} not found in columns {cols}")
+    return y_true, (y_prob if isinstance(y_prob, str) else list(y_prob))
+
+
+def from_dataframe(frame, *, y_true: str | None = None, y_prob: str | Sequence[str] | None = None,
+                   source: str = "dask dataframe") -> DaskCalibrationData:
+    """Wrap a dask DataFrame: ``y_true`` names the label column, ``y_prob`` one column (binary P(y=1)
+    or confidence) or the K probability columns (detected when ``None``, see the module docstring)."""
+    label, probs = _detect_columns(frame.columns, y_true, y_prob)
+    frame = frame[[label] + ([probs] if isinstance(probs, str) else probs)]
+    parts = tuple(delayed(_frame_part, pure=True)(p, label, probs) for p in frame.to_delayed())
+    is_binary = isinstance(probs, str)
+    if not is_binary and len(probs) == 1:
+        raise InputError("y_prob has a single column (a single class); pass the binary column by name")
+    return DaskCalibrationData(parts, None, 2 if is_binary else len(probs), is_binary, source)
+
+
+def from_parquet(path, *, y_true: str | None = None, y_prob: str | Sequence[str] | None = None,
+                 **read_parquet_kwargs) -> DaskCalibrationData:
+    """Lazily read a Parquet file, directory or glob with ``dask.dataframe.read_parquet`` (only the needed
+    columns are read).  Column names as in :func:`from_dataframe`."""
+    import dask.dataframe as dd
+
+    path = os.fspath(path)
+    try:
+        frame = dd.read_parquet(path, **read_parquet_kwargs)
+    except (FileNotFoundError, OSError, ValueError) as exc:
+        raise InputError(f"could not read Parquet data at {path!r}: {exc}") from None
+    return from_dataframe(frame, y_true=y_true, y_prob=y_prob, source=f"parquet {path!r}")
+
+
+def from_dask(y_true, y_prob) -> DaskCalibrationData:
+    """Pair dask arrays (or dask Series) ``y_true`` (n,) or one-hot (n, K) and ``y_prob`` (n,) or (n, K)
+    partition by partition.  With known chunk sizes ``y_true`` is rechunked to ``y_prob``'s rows;
+    otherwise the partitions are paired by position and each pair's lengths are checked."""
+    import dask.array as da
+
+    y_true = _as_dask_array(y_true, "y_true")
+    y_prob = _as_dask_array(y_prob, "y_prob")
+    if y_prob.ndim not in (1, 2):
+        raise InputError(f"y_prob must be 1-D (binary) or 2-D (n, K); got {y_prob.ndim} dimensions")
+    if y_prob.ndim == 2:
+        if y_prob.shape[1] == 1:
+            raise InputError("y_prob has a single column (a single class); pass binary P(y=1) as 1-D")
+        y_prob = y_prob.rechunk({1: -1})
+    if y_true.ndim == 2:
+        y_true = y_true.rechunk({1: -1})
+    known = not any(math.isnan(c) for c in y_prob.chunks[0] + y_true.chunks[0])
+    if known:
+        if y_true.shape[0] != y_prob.shape[0]:
+            raise InputError(
+                f"y_true has {y_true.shape[0]} rows but y_prob has {y_prob.shape[0]}; lengths must match")
+        if y_true.chunks[0] != y_prob.chunks[0]:
+            y_true = y_true.rechunk({0: y_prob.chunks[0]})
+        lengths = tuple(int(c) for c in y_prob.chunks[0])
+    else:
+        if y_true.numblocks[0] != y_prob.numblocks[0]:
+            raise InputError(
+                "y_true and y_prob have unknown chunk sizes and different numbers of partitions "
+                f"({y_true.numblocks[0]} vs {y_prob.numblocks[0]}); use to_dask_array(lengths=True)")
+        lengths = None
+    t_blocks = y_true.to_delayed().reshape(-1)
+    p_blocks = y_prob.to_delayed().reshape(-1)
+    parts = tuple(delayed(tuple, pure=True)([t, p]) for t, p in zip(t_blocks, p_blocks, strict=True))
+    del da
+    is_binary = y_prob.ndim == 1
+    return DaskCalibrationData(parts, lengths, 2 if is_binary else int(y_prob.shape[1]), is_binary,
+                               "dask arrays")
+
+
+def _as_dask_array(x, name: str):
+    import dask.array as da
+    import dask.dataframe as dd
+
+    if isinstance(x, da.Array):
+        return x
+    if isinstance(x, dd.Series):
+        return x.to_dask_array()
+    if isinstance(x, dd.DataFrame):
+        return x.to_dask_array()
+    try:
+        arr = np.asarray(x)
+    except Exception as exc:
+        raise InputError(f"{name} could not be read as an array: {exc}") from None
+    return da.from_array(arr, chunks=(max(1, arr.shape[0] // 4),) + arr.shape[1:] if arr.ndim else -1)
+
+
+def as_dask_data(y_true, y_prob=None, **columns) -> DaskCalibrationData:
+    """Any supported distributed input → :class:`DaskCalibrationData` (see the module docstring).
+
+    ``columns`` (``y_true_column=``, ``y_prob_columns=``) name the columns of a dask DataFrame or
+    Parquet source."""
+    import dask.dataframe as dd
+
+    label = columns.pop("y_true_column", None)
+    probs = columns.pop("y_prob_columns", None)
+    if columns:
+        raise InputError(f"unknown keyword(s) {sorted(columns)}")
+    if isinstance(y_true, DaskCalibrationData):
+        _only_one(y_prob)
+        return y_true
+    if isinstance(y_true, (str, os.PathLike)):
+        _only_one(y_prob)
+        return from_parquet(y_true, y_true=label, y_prob=probs)
+    if isinstance(y_true, dd.DataFrame):
+        _only_one(y_prob)
+        return from_dataframe(y_true, y_true=label, y_prob=probs)
+    if y_prob is None:
+        raise InputError("y_prob is required (or pass a dask DataFrame / Parquet path as the only argument)")
+    return from_dask(y_true, y_prob)
+
+
+def _only_one(y_prob) -> None:
+    if y_prob is not None:
+        raise InputError("pass either a dataset (DataFrame, Parquet path) or (y_true, y_prob), not both; "
+                         "name the columns with y_true_column= / y_prob_columns=")
+
+
+# ------------------------------------------------------------------------------------------------
+# per-partition work (runs on the workers)
+# ------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class _View:
+    """What a partition turns into: the calibration target (resolved on the client) and its options."""
+
+    target: str
+    top_k: int = 1
+    class_index: int = 0
+
+
+def _validate_partition(part, index: int, row_offset: int | None) -> CalibrationData:
+    """The in-memory validation of one partition (no minimum size: partitions may be empty); an
+    :class:`InputError` is re-raised naming the partition."""
+    y_true, y_prob = part
+    try:
+        return as_calibration_data(y_true, y_prob, min_samples=0)
+    except InputError as exc:
+        match = _ROW.search(str(exc))
+        local = int(match.group(1)) if match else None
+        raise PartitionInputError(str(exc), index, local, row_offset) from None
+
+
+def _partition_view(part, index: int, row_offset: int | None, view: _View) -> tuple[np.ndarray, np.ndarray]:
+    data = _validate_partition(part, index, row_offset)
+    try:
+        return data.view(view.target, top_k=view.top_k, class_index=view.class_index)
+    except InputError as exc:
+        raise PartitionInputError(str(exc), index, None, row_offset) from None
+
+
+def _partition_sums(part, index, row_offset, view: _View, n_bins: int, scheme: str):
+    """(BinSums, total number of bins, scheme) of one partition, by the in-memory kernel."""
+    z, y = _partition_view(part, index, row_offset, view)
+    sums, _, total, scheme = binned_sums(z, y, n_bins=n_bins, scheme=scheme, target=view.target)
+    return sums, total, scheme
+
+
+def _merge_sums(*partials):
+    """Tree-reduction step: merge (BinSums, total, scheme) triples (same binning)."""
+    sums, total, scheme = partials[0]
+    for other, _, _ in partials[1:]:
+        sums = sums.merge(other)
+    return sums, total, scheme
+
+
+def _tree_reduce(items: Sequence[Delayed], combine, split_every: int = SPLIT_EVERY) -> Delayed:
+    """A ``dask.delayed`` reduction tree of fan-in ``split_every`` (depth ⌈log_split_every(P)⌉)."""
+    items = list(items)
+    if not items:
+        raise InputError("the data has no partitions")
+    if split_every < 2:
+        raise InputError(f"split_every must be at least 2; got {split_every!r}")
+    while len(items) > 1:
+        items = [delayed(combine, pure=True)(*items[i:i + split_every])
+                 for i in range(0, len(items), split_every)]
+    return items[0]
+
+
+def _compute(data: DaskCalibrationData, *graphs, client=None):
+    """``dask.compute`` on the current scheduler (the default distributed Client when one exists, or
+    ``client``); a bad partition becomes an :class:`InputError` naming the global row and the partition.
+    Either everything is computed or an exception is raised — never a partial result."""
+    try:
+        if client is not None:
+            return tuple(client.compute(list(graphs), sync=True))
+        return dask.compute(*graphs)
+    except PartitionInputError as exc:
+        offset = exc.row_offset
+        if offset is None:
+            try:
+                offset = data.row_offsets()[exc.partition]
+            except Exception:  # the lengths could not be read: name the partition and its local row
+                offset = None
+        raise InputError(_locate(exc.message, exc.partition, offset)) from None
+
+
+def _parts_with_offsets(data: DaskCalibrationData):
+    offsets = data.row_offsets() if data.lengths is not None else [None] * data.npartitions
+    return list(enumerate(zip(data.parts, offsets, strict=True)))
+
+
+# ------------------------------------------------------------------------------------------------
+# target resolution (the same rules as calviz.ece.prepare_view, decided on the client)
+# ------------------------------------------------------------------------------------------------
+def _resolve_view(data: DaskCalibrationData, target: str, top_k: int, class_index: int) -> _View:
+    if isinstance(top_k, (bool, np.bool_)) or not isinstance(top_k, (int, np.integer)):
+        raise InputError(f"top_k must be an integer; got {top_k!r}")
+    if target == "auto":
+        if top_k == 1:
+            target = "binary" if data.is_binary else "top1"
+        else:
+            target = "topk"
+    if target not in ("binary", "top1", "topk", "classwise", "full"):
+        raise InputError(
+            f"unknown calibration target {target!r}; use 'auto', 'binary', 'top1', 'topk', 'classwise' or 'full'")
+    if target == "binary" and not data.is_binary:
+        raise InputError("the binary view needs 1-D y_prob; use top1() or classwise() for multiclass")
+    if target == "topk" and not 1 <= int(top_k) <= data.n_classes:
+        raise InputError(f"top_k must be in 1..{data.n_classes}; got {top_k}")
+    if target == "classwise" and not 0 <= int(class_index) < data.n_classes:
+        raise InputError(f"class_index must be in 0..{data.n_classes - 1}; got {class_index}")
+    return _View(target, int(top_k), int(class_index))
+
+
+def _check_scheme(scheme: str) -> None:
+    if scheme in ("equal_mass", "distinct"):
+        raise InputError(
+            f"scheme {scheme!r} depends on the whole sample (global quantiles / distinct values) and is not "
+            "available on Dask; use 'equal_width' (or 'grid' / 'simplex' for multi-dimensional targets)")
+
+
+def _check_n(n: int, min_samples: int = 2) -> None:
+    if n < min_samples:
+        raise InputError(f"need at least {min_samples} samples; got {n}")
+
+
+# ------------------------------------------------------------------------------------------------
+# sufficient statistics
+# ------------------------------------------------------------------------------------------------
+def partition_sums(
+    y_true, y_prob=None, *, n_bins: int = 15, scheme: str = "equal_width", target: str = "auto",
+    top_k: int = 1, class_index: int = 0, split_every: int = SPLIT_EVERY, client=None, **columns,
+) -> tuple[BinSums, int, str, str]:
+    """The merged :class:`calviz.ece.BinSums` of distributed data: one task per partition (validate,
+    view, bin, sum — :func:`calviz.ece.binned_sums`), then a tree of :meth:`BinSums.merge`.
+
+    Returns (sums, total number of bins, scheme, resolved target)."""
+    data = as_dask_data(y_true, y_prob, **columns)
+    m = check_n_bins(n_bins)
+    _check_scheme(scheme)
+    view = _resolve_view(data, target, top_k, class_index)
+    parts = [delayed(_partition_sums, pure=True)(part, i, off, view, m, scheme)
+             for i, (part, off) in _parts_with_offsets(data)]
+    (sums, total, scheme_used), = _compute(data, _tree_reduce(parts, _merge_sums, split_every), client=client)
+    _check_n(sums.n_total)
+    return sums, total, scheme_used, view.target
+
+
+# ------------------------------------------------------------------------------------------------
+# binned ECE estimators (calviz.ece)
+# ------------------------------------------------------------------------------------------------
+def _estimate(y_true, y_prob, finaliser, statistic, squared, *, n_bins, scheme, target, top_k, class_index,
+              split_every, client, columns, post=None) -> ECEResult:
+    sums, total, scheme, target = partition_sums(
+        y_true, y_prob, n_bins=n_bins, scheme=scheme, target=target, top_k=top_k, class_index=class_index,
+        split_every=split_every, client=client, **columns)
+    value = finaliser(sums)
+    if post is not None:
+        value = post(value)
+    return ECEResult(float(value), statistic, squared, int(sums.n_total), check_n_bins(n_bins), total,
+                     sums.n_nonempty, scheme, target)
+
+
+def binned_ece(
+    y_true, y_prob=None, *, n_bins: int = 15, p: int = 1, scheme: str = "equal_width", target: str = "auto",
+    top_k: int = 1, class_index: int = 0, split_every: int = SPLIT_EVERY, client=None, **columns,
+) -> ECEResult:
+    """Distributed :func:`calviz.binned_ece` (plug-in ℓ1 / ℓ2 binned ECE, estimators.md §3); same
+    arguments and result, plus ``split_every`` (tree fan-in), ``client`` (a ``distributed.Client``; the
+    default scheduler otherwise) and column names for DataFrame / Parquet input."""
+    common = dict(n_bins=n_bins, scheme=scheme, target=target, top_k=top_k, class_index=class_index,
+                  split_every=split_every, client=client, columns=columns)
+    if p == 1 and not isinstance(p, bool):
+        return _estimate(y_true, y_prob, plugin_ece_l1, "plugin_l1", False, **common)
+    if p == 2:
+        return _estimate(y_true, y_prob, plugin_ece_sq, "plugin_l2", False, post=np.sqrt, **common)
+    raise InputError(f"p must be 1 or 2; got {p!r}")
+
+
+def debiased_ece(
+    y_true, y_prob=None, *, n_bins: int = 15, scheme: str = "equal_width", target: str = "auto",
+    top_k: int = 1, class_index: int = 0, split_every: int = SPLIT_EVERY, client=None, **columns,
+) -> ECEResult:
+    """Distributed :func:`calviz.debiased_ece`: T^d = (1/n) Σ_b (1/N_b) Σ_{j≠l∈I_b} ⟨v_j, v_l⟩
+    (seed 000, eq. 6), from the merged BinSums."""
+    return _estimate(y_true, y_prob, debiased_ece_sq, "debiased_l2_sq", True, n_bins=n_bins, scheme=scheme,
+                     target=target, top_k=top_k, class_index=class_index, split_every=split_every,
+                     client=client, columns=columns)
+
+
+def unbiased_ece(
+    y_true, y_prob=None, *, n_bins: int = 15, scheme: str = "equal_width", target: str = "auto",
+    top_k: int = 1, class_index: int = 0, split_every: int = SPLIT_EVERY, client=None, **columns,
+) -> ECEResult:
+    """Distributed :func:`calviz.unbiased_ece` (seed 003, eq. 4)."""
+    return _estimate(y_true, y_prob, unbiased_ece_sq, "unbiased_l2_sq", True, n_bins=n_bins, scheme=scheme,
+                     target=target, top_k=top_k, class_index=class_index, split_every=split_every,
+                     client=client, columns=columns)
+
+
+def ece_interval(
+    y_true, y_prob=None, *, n_bins: int = 15, alpha: float = 0.1, top_k: int = 1, method: str = "asymptotic",
+    n_resamples: int = 1000, seed=None, target: str = "auto", class_index: int = 0,
+    split_every: int = SPLIT_EVERY, client=None, **columns,
+) -> ECEInterval:
+    """Distributed :func:`calviz.ece_interval` — the asymptotic seed-003 interval (estimators.md §4) from
+    the merged BinSums via :func:`calviz.intervals.interval_from_sums`.  ``method="bootstrap"`` (pairs
+    resampled over the whole sample) is not offered on Dask; ``n_resamples``/``seed`` are accepted for
+    signature compatibility only."""
+    alpha = check_alpha(alpha)
+    m = check_n_bins(n_bins)
+    if method != "asymptotic":
+        raise InputError(f"calviz.dask.ece_interval offers method='asymptotic' only; got {method!r}")
+    data = as_dask_data(y_true, y_prob, **columns)
+    view = _resolve_view(data, target, top_k, class_index)
+    if view.target == "full":
+        raise InputError("ece_interval bins the sorted top-k vector; use top_k=K for full calibration")
+    sums, _, _, target = partition_sums(data, n_bins=m, scheme="equal_width", target=view.target,
+                                        top_k=view.top_k, class_index=view.class_index,
+                                        split_every=split_every, client=client)
+    return interval_from_sums(sums, alpha, n_bins=m, target=target)
+
+
+def reliability(
+    y_true, y_prob=None, *, n_bins: int = 15, scheme: str = "equal_width", alpha: float = 0.1,
+    interval: str = "wilson", target: str = "auto", class_index: int = 0,
+    split_every: int = SPLIT_EVERY, client=None, **columns,
+) -> ReliabilityData:
+    """Distributed :func:`calviz.reliability` (equal-width bins only: equal-mass edges need global
+    quantiles)."""
+    alpha = check_alpha(alpha)
+    if interval not in ("wilson", "jeffreys"):
+        raise InputError(f"interval must be 'wilson' or 'jeffreys'; got {interval!r}")
+    if scheme != "equal_width":
+        _check_scheme(scheme)
+        raise InputError(f"reliability needs scheme 'equal_width' on Dask; got {scheme!r}")
+    data = as_dask_data(y_true, y_prob, **columns)
+    view = _resolve_view(data, target, 1, class_index)
+    if view.target not in ("binary", "top1", "classwise"):
+        raise InputError(f"reliability diagrams need a scalar target; got {view.target!r}")
+    m = check_n_bins(n_bins)
+    sums, _, _, target = partition_sums(data, n_bins=m, scheme="equal_width", target=view.target,
+                                        class_index=view.class_index, split_every=split_every, client=client)
+    return _reliability_from_sums(sums, m, alpha, interval, target)
+
+
+def _reliability_from_sums(sums: BinSums, m: int, alpha: float, interval: str, target: str) -> ReliabilityData:
+    # Mirrors the assembly at the end of calviz.ece.reliability (equal-width edges); kept identical so the
+    # distributed result equals the in-memory one.  TODO(ece owner): expose it as a function of BinSums.
+    edges = equal_width_edges(m)
+    counts = np.zeros(m, dtype=np.int64)
+    counts[sums.keys] = sums.count
+    zs = np.zeros(m)
+    ys = np.zeros(m)
+    zs[sums.keys] = sums.z_sum[:, 0]
+    ys[sums.keys] = sums.y_sum[:, 0]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean_conf = np.where(counts > 0, zs / counts, np.nan)
+        freq = np.where(counts > 0, ys / counts, np.nan)
+    low, high = binomial_interval(np.round(ys), counts, alpha, interval)
+    return ReliabilityData(edges, counts, mean_conf, freq, low, high, 1.0 - alpha, interval,
+                           int(sums.n_total), m, "equal_width", target, plugin_ece_l1(sums))
+
+
+# ------------------------------------------------------------------------------------------------
+# all dyadic scales at once
+# ------------------------------------------------------------------------------------------------
+def coarsen(sums: BinSums, shift: int = 1) -> BinSums:
+    """BinSums of the nested coarser equal-width binning: bin i at scale 2^b is the union of bins
+    2i, 2i+1 at scale 2^{b+1} (the edges i/2^b are exact in floating point, so the float bin rule of
+    :func:`calviz.binning.equal_width_ids` nests exactly: key_b = key_{b+shift} >> shift)."""
+    if sums.n_nonempty == 0 or shift == 0:
+        return sums
+    parent = sums.keys >> shift
+    starts = np.flatnonzero(np.r_[True, parent[1:] != parent[:-1]])
+    arrays = {name: np.add.reduceat(getattr(sums, name), starts, axis=0)
+              for name in ("count", "resid_sum", "resid_sq_sum", "resid_outer_sum", "z_sum", "y_sum",
+                           "null_cov_sum", "null_cov_sq_trace")}
+    return BinSums(keys=parent[starts], n_total=sums.n_total, **arrays)
+
+
+def _partition_scale_sums(part, index, row_offset, view: _View, exponents: tuple[int, ...]):
+    """Per-partition BinSums at every dyadic scale 2^b, b in ``exponents`` (ascending).
+
+    1-D targets: one binning pass at the finest scale, the others by :func:`coarsen`.  Multi-dimensional
+    targets (simplex cells) are binned once per scale."""
+    z, y = _partition_view(part, index, row_offset, view)
+    if z.ndim == 1:
+        finest, _, _, _ = binned_sums(z, y, n_bins=2 ** exponents[-1], scheme="equal_width", target=view.target)
+        out = [finest]
+        for b_fine, b in zip(exponents[::-1], exponents[-2::-1]):
+            out.append(coarsen(out[-1], b_fine - b))
+        return tuple(out[::-1])
+    return tuple(binned_sums(z, y, n_bins=2 ** b, scheme="equal_width", target=view.target)[0]
+                 for b in exponents)
+
+
+def _merge_scale_sums(*partials):
+    merged = list(partials[0])
+    for other in partials[1:]:
+        merged = [a.merge(b) for a, b in zip(merged, other, strict=True)]
+    return tuple(merged)
+
+
+def scale_sums(
+    y_true, y_prob=None, *, exponents: Sequence[int], target: str = "auto", class_index: int = 0,
+    split_every: int = SPLIT_EVERY, client=None, **columns,
+) -> tuple[tuple[BinSums, ...], str]:
+    """Merged BinSums at the dyadic scales 2^b for b in ``exponents`` — one pass over the data."""
+    data = as_dask_data(y_true, y_prob, **columns)
+    view = _resolve_view(data, target, 1, class_index)
+    exps = tuple(sorted(int(b) for b in exponents))
+    if not exps or exps[0] < 0:
+        raise InputError(f"exponents must be non-negative integers; got {exponents!r}")
+    check_n_bins(2 ** exps[-1])
+    parts = [delayed(_partition_scale_sums, pure=True)(part, i, off, view, exps)
+             for i, (part, off) in _parts_with_offsets(data)]
+    (sums,), = (_compute(data, _tree_reduce(parts, _merge_scale_sums, split_every), client=client),)
+    _check_n(sums[0].n_total)
+    return sums, view.target
+
+
+def multiscale_debiased_ece(
+    y_true, y_prob=None, *, exponents: Sequence[int], target: str = "auto", class_index: int = 0,
+    split_every: int = SPLIT_EVERY, client=None, **columns,
+) -> tuple[ECEResult, ...]:
+    """T^d (seed 000, eq. 6) at every dyadic scale m = 2^b, b in ``exponents``, in one pass: each result
+    equals ``calviz.debiased_ece(y_true, y_prob, n_bins=2**b)`` (binary/top-1/classwise: equal-width bins;
+    full: the simplex partition)."""
+    sums, target = scale_sums(y_true, y_prob, exponents=exponents, target=target, class_index=class_index,
+                              split_every=split_every, client=client, **columns)
+    exps = sorted(int(b) for b in exponents)
+    out = []
+    for b, s in zip(exps, sums, strict=True):
+        total = 2 ** b if s.dim == 1 else None
+        if total is None:
+            K = s.dim
+            total = (2 ** b) ** (K - 1)
+        out.append(ECEResult(debiased_ece_sq(s), "debiased_l2_sq", True, int(s.n_total), 2 ** b, total,
+                             s.n_nonempty, "equal_width" if s.dim == 1 else "simplex", target))
+    return tuple(out)
+
