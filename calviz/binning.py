@@ -37,6 +37,7 @@ __all__ = [
     "assign_bins",
     "equal_width_edges",
     "equal_width_ids",
+    "equal_width_bounds",
     "equal_mass_edges",
     "equal_mass_ids",
     "simplex_cell_keys",
@@ -82,6 +83,15 @@ def equal_width_edges(n_bins: int) -> np.ndarray:
     return np.arange(m + 1, dtype=np.float64) / m
 
 
+def equal_width_bounds(n_bins: int) -> tuple[np.ndarray, np.ndarray]:
+    """(lower, upper) bounds of the m equal-width bins as the kernels use them: lower[i] = i/m,
+    upper[i] = (i+1)/m, upper[m-1] = +inf (the last bin is closed at 1)."""
+    edges = equal_width_edges(n_bins)
+    upper = edges[1:].copy()
+    upper[-1] = np.inf
+    return edges[:-1].copy(), upper
+
+
 def equal_width_ids(z, n_bins: int) -> np.ndarray:
     """Equal-width bin ids ``min(floor(m z), m - 1)`` made exact on the float edges ``i / m``.
 
@@ -89,7 +99,7 @@ def equal_width_ids(z, n_bins: int) -> np.ndarray:
     in floating point (e.g. m = 22, i = 15), so the kernel corrects the guess against the edges.
     """
     m = check_n_bins(n_bins)
-    return equal_width_ids_kernel(_as_unit_array(z, 1), m, equal_width_edges(m))
+    return equal_width_ids_kernel(_as_unit_array(z, 1), m, *equal_width_bounds(m))
 
 
 def equal_mass_edges(z, n_bins: int) -> np.ndarray:
@@ -145,7 +155,7 @@ def simplex_cell_keys(z, n_bins: int) -> np.ndarray:
             f"simplex partition with K = {K} classes and n_bins = {m} has too many cells to key in int64 "
             f"(m^(K-1) (K-1)! >= 2^63); use fewer bins or target='topk'"
         )
-    return simplex_cell_keys_kernel(arr, m, equal_width_edges(m))
+    return simplex_cell_keys_kernel(arr, m, *equal_width_bounds(m))
 
 
 def cubic_grid_keys(z, n_bins: int) -> np.ndarray:
@@ -155,7 +165,7 @@ def cubic_grid_keys(z, n_bins: int) -> np.ndarray:
     k = arr.shape[1]
     if m**k > _INT64_MAX:
         raise InputError(f"cubic grid with {k} axes and n_bins = {m} has >= 2^63 cells; use fewer bins")
-    return cubic_grid_keys_kernel(arr, m, equal_width_edges(m))
+    return cubic_grid_keys_kernel(arr, m, *equal_width_bounds(m))
 
 
 def dense_ids(keys) -> tuple[np.ndarray, np.ndarray]:
@@ -205,7 +215,7 @@ def assign_bins(z, *, n_bins: int = 15, scheme: Scheme = "equal_width") -> Bins:
     if scheme == "equal_width":
         z = _as_unit_array(z, 1)
         edges = equal_width_edges(m)
-        ids, keys = dense_ids(equal_width_ids_kernel(z, m, edges))
+        ids, keys = dense_ids(equal_width_ids_kernel(z, m, *equal_width_bounds(m)))
         return Bins(ids, keys, int(keys.size), m, m, scheme, edges)
     if scheme == "equal_mass":
         z = _as_unit_array(z, 1)

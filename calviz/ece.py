@@ -30,7 +30,7 @@ from calviz._kernels.ece import (
     bin_sums_kernel,
 )
 from calviz._results import ResultMixin
-from calviz.binning import Bins, assign_bins, check_n_bins, dense_ids, equal_width_edges
+from calviz.binning import Bins, assign_bins, check_n_bins, dense_ids, equal_width_bounds, equal_width_edges
 from calviz.data import CalibrationData, InputError, as_calibration_data, check_alpha
 
 __all__ = [
@@ -53,6 +53,8 @@ __all__ = [
     "unbiased_ece",
     "kumar_debiased_ece",
     "reliability",
+    "reliability_from_sums",
+    "binomial_interval",
 ]
 
 
@@ -160,7 +162,7 @@ def bin_sums(bins, z, y) -> BinSums:
 
 def _equal_width_1d_sums(z: np.ndarray, y: np.ndarray, m: int) -> BinSums:
     """Fused fast path for 1-D equal-width bins: no id array, no sort; keys are the bin indices."""
-    count, rs, rq, zs, ys, nc, nq = bin_sums_equal_width_1d_kernel(z, y, m, equal_width_edges(m))
+    count, rs, rq, zs, ys, nc, nq = bin_sums_equal_width_1d_kernel(z, y, m, *equal_width_bounds(m))
     keep = np.flatnonzero(count)
     return _from_1d(keep.astype(np.int64), count[keep], rs[keep], rq[keep], zs[keep], ys[keep],
                     nc[keep], nq[keep])
@@ -481,8 +483,23 @@ def reliability(
     if z.ndim != 1:
         raise InputError(f"reliability diagrams need a scalar target; got {target!r}")
     m = check_n_bins(n_bins)
-    sums, bins, total, _ = binned_sums(z, y, n_bins=m, scheme=scheme, target=target)
+    sums, bins, _, _ = binned_sums(z, y, n_bins=m, scheme=scheme, target=target)
     edges = equal_width_edges(m) if bins is None else bins.edges
+    return reliability_from_sums(sums, edges, alpha=alpha, interval=interval, n_bins=m, scheme=scheme,
+                                 target=target)
+
+
+def reliability_from_sums(
+    sums: BinSums, edges: np.ndarray, *, alpha: float = 0.1, interval: str = "wilson",
+    n_bins: int | None = None, scheme: str = "equal_width", target: str = "binary",
+) -> ReliabilityData:
+    """:class:`ReliabilityData` from scalar BinSums whose keys are 1-D bin indices into ``edges``
+    (equal-width: ``equal_width_edges(m)``; equal-mass: the edges of the binning).  In-memory and
+    distributed reliability data are assembled by this one function."""
+    alpha = check_alpha(alpha)
+    if sums.dim != 1:
+        raise InputError("reliability data need scalar (1-D) BinSums")
+    edges = np.asarray(edges, dtype=np.float64)
     B = edges.shape[0] - 1
     counts = np.zeros(B, dtype=np.int64)
     counts[sums.keys] = sums.count
@@ -493,6 +510,8 @@ def reliability(
     with np.errstate(invalid="ignore", divide="ignore"):
         mean_conf = np.where(counts > 0, zs / counts, np.nan)
         freq = np.where(counts > 0, ys / counts, np.nan)
+    # y is 0/1, so ys is an integer count up to float round-off
     low, high = binomial_interval(np.round(ys), counts, alpha, interval)
     return ReliabilityData(edges, counts, mean_conf, freq, low, high, 1.0 - alpha, interval,
-                           int(sums.n_total), m, scheme, target, plugin_ece_l1(sums))
+                           int(sums.n_total), int(n_bins if n_bins is not None else B), scheme, target,
+                           plugin_ece_l1(sums))
