@@ -1,0 +1,260 @@
+"""Static HTML report: one self-contained file with all four views, the parameters and a data summary.
+
+The four views are the HoloViews elements of :mod:`calviz.plots`, rendered to Bokeh models and embedded
+with :func:`bokeh.embed.components` as four separate Bokeh roots.  BokehJS and its CSS are inlined
+(:data:`bokeh.resources.INLINE`), so the file needs no server and no network: open it in any browser,
+offline, and the plots keep their Bokeh tools (hover, zoom, pan, save).
+
+``calviz.report(y_true, y_prob, path, **options)`` writes the file; :func:`render_report` returns the
+HTML as a string (the dashboard's *Export report* button and ``calviz report FILE -o report.html`` use
+it).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import html
+import sys
+import types
+from pathlib import Path
+
+from calviz.analysis import Analysis, AnalysisOptions, analyze
+from calviz.data import CalibrationData, as_calibration_data
+
+__all__ = ["render_report", "report", "render_analysis", "VIEW_TITLES"]
+
+#: the four views, in the order the report shows them (also the Bokeh root names)
+VIEW_TITLES = {
+    "reliability": "1. Reliability diagram",
+    "tcal": "2. Multi-scale T-Cal",
+    "interval": "3. ECE with confidence interval",
+    "distance": "4. Distance-to-calibration bounds",
+}
+
+_CSS = """
+body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 0; color: #1f2933;
+       background: #f7f8fa; }
+header { background: #1f3a5f; color: white; padding: 18px 32px; }
+header h1 { margin: 0; font-size: 22px; font-weight: 600; }
+header .sub { opacity: 0.8; font-size: 13px; margin-top: 4px; }
+main { max-width: 1180px; margin: 0 auto; padding: 16px 32px 40px; }
+section { background: white; border: 1px solid #e1e5ea; border-radius: 6px; padding: 14px 18px;
+          margin: 14px 0; }
+h2 { font-size: 17px; margin: 0 0 8px; }
+.caption { font-size: 13px; color: #3e4c59; margin: 6px 0 0; }
+.verdicts { display: grid; grid-template-columns: repeat(3, 1fr); gap: 12px; }
+.verdict { border-left: 5px solid #5b6470; padding: 8px 12px; background: #f7f8fa; font-size: 13px; }
+.verdict b { display: block; font-size: 14px; margin-bottom: 2px; }
+.reject { border-color: #c8102e; } .accept { border-color: #0e9384; }
+table { border-collapse: collapse; font-size: 13px; }
+td, th { padding: 3px 12px 3px 0; text-align: left; vertical-align: top; }
+th { color: #52606d; font-weight: 500; }
+.tables { display: flex; gap: 48px; flex-wrap: wrap; }
+.errors { color: #8a1c1c; font-size: 13px; }
+footer { font-size: 12px; color: #7b8794; text-align: center; padding: 12px; }
+.plot { width: 100%; }
+"""
+
+
+def _fmt(x, digits: int = 4) -> str:
+    if x is None:
+        return "—"
+    if isinstance(x, bool):
+        return str(x)
+    if isinstance(x, (int,)) and not isinstance(x, bool):
+        return str(x)
+    try:
+        value = float(x)
+    except (TypeError, ValueError):
+        return html.escape(str(x))
+    if value != 0 and (abs(value) < 1e-3 or abs(value) >= 1e5):
+        return f"{value:.3e}"
+    return f"{value:.{digits}f}"
+
+
+def _rows(pairs) -> str:
+    return "".join(f"<tr><th>{html.escape(str(k))}</th><td>{v}</td></tr>" for k, v in pairs)
+
+
+def _verdicts(result: Analysis) -> str:
+    from calviz.plots import distance_caption, field, interval_caption, tcal_caption
+
+    tcal = result.tcal_resampled if result.tcal_resampled is not None else result.tcal
+    boxes = []
+    if tcal is not None:
+        reject = bool(field(tcal, "reject"))
+        head = "T-Cal rejects calibration" if reject else "T-Cal does not reject calibration"
+        boxes.append((("reject" if reject else "accept"), head, tcal_caption(tcal)))
+    else:
+        boxes.append(("", "T-Cal not available", result.errors.get("tcal", "")))
+    interval = result.interval
+    if interval is not None:
+        low, high = field(interval, "low"), field(interval, "high")
+        head = f"ℓ2-ECE {_fmt(field(interval, 'estimate'))} in [{_fmt(low)}, {_fmt(high)}]"
+        boxes.append((("reject" if (low or 0) > 0 else "accept"), head, interval_caption(interval)))
+    else:
+        boxes.append(("", "ECE interval not available", result.errors.get("interval", "")))
+    bounds = result.distance
+    if bounds is not None:
+        lower, upper = field(bounds, "lower"), field(bounds, "upper")
+        head = (f"distance to calibration in [{_fmt(lower)}, {_fmt(upper)}]" if lower is not None
+                else "distance-to-calibration measures")
+        boxes.append((("reject" if (lower or 0) > 0 else "accept"), head, distance_caption(bounds)))
+    else:
+        boxes.append(("", "distance bounds not available", result.errors.get("distance", "")))
+    return "".join(
+        f'<div class="verdict {cls}"><b>{html.escape(head)}</b>{html.escape(text)}</div>'
+        for cls, head, text in boxes
+    )
+
+
+def _figures(result: Analysis) -> dict:
+    """view name -> HoloViews element, from the analysis results (plots only read them)."""
+    from calviz import plots
+
+    tcal = result.tcal_resampled if result.tcal_resampled is not None else result.tcal
+    return {
+        "reliability": plots.reliability_plot(
+            result.reliability, smooth=result.smooth, witness=result.witness
+        ),
+        "tcal": plots.tcal_plot(tcal),
+        "interval": plots.interval_plot(result.interval, result.bootstrap),
+        "distance": plots.distance_plot(result.distance),
+    }
+
+
+def _bokeh_models(figures: dict) -> dict:
+    import holoviews as hv
+
+    models = {}
+    for name, element in figures.items():
+        model = hv.render(element, backend="bokeh")
+        model.name = f"calviz-{name}"
+        model.sizing_mode = "stretch_width"
+        models[name] = model
+    return models
+
+
+def _inline_resources(models) -> str:
+    """BokehJS (and the extensions these models use) as inline ``<script>``/``<style>`` blocks.
+
+    Only the bundle's *raw* parts are emitted: its ``js_files`` are URLs relative to a Bokeh/Panel
+    server's static route (Panel registers an ES-module shim there) that a stand-alone file cannot
+    load, and HoloViews' Bokeh figures do not need them."""
+    from bokeh.embed.bundle import bundle_for_objs_and_resources
+    from bokeh.resources import INLINE
+
+    bundle = bundle_for_objs_and_resources(list(models), INLINE)
+    css = "".join(f"<style>\n{code}\n</style>\n" for code in bundle.css_raw)
+    js = "".join(f'<script type="text/javascript">\n{code}\n</script>\n' for code in bundle.js_raw)
+    return css + js
+
+
+def render_analysis(result: Analysis, *, title: str = "calviz report", source: str | None = None) -> str:
+    """The report HTML for an already computed :class:`~calviz.analysis.Analysis`."""
+    import bokeh
+    from bokeh.embed import components
+
+    from calviz import __version__
+
+    models = _bokeh_models(_figures(result))
+    script, divs = components(models)
+    s = result.summary
+    n_txt = f"{s.n:,}" + (f" (uniform subsample of {s.n_total:,} rows)" if s.n_total != s.n else "")
+    summary_rows = [
+        ("source", html.escape(source) if source else "arrays"),
+        ("n", n_txt),
+        ("classes K", f"{s.n_classes}" + (" (binary)" if s.is_binary else "")),
+        ("calibration target", html.escape(s.target)),
+        ("accuracy (top-1)", _fmt(s.accuracy)),
+        ("mean confidence (top-1)", _fmt(s.mean_confidence)),
+    ]
+    option_rows = [(k, html.escape(str(v))) for k, v in result.options.to_dict().items()]
+    timing_rows = [(k, f"{1000 * v:.0f} ms") for k, v in result.timings.items()]
+    sections = "".join(
+        f'<section><h2>{html.escape(VIEW_TITLES[name])}</h2><div class="plot">{divs[name]}</div></section>'
+        for name in VIEW_TITLES
+    )
+    errors = ""
+    if result.errors:
+        items = "".join(f"<li>{html.escape(k)}: {html.escape(v)}</li>" for k, v in result.errors.items())
+        errors = f'<section class="errors"><h2>Not computed</h2><ul>{items}</ul></section>'
+    generated = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    return f"""<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="generator" content="calviz {__version__}">
+<title>{html.escape(title)}</title>
+<style>{_CSS}</style>
+{_inline_resources(models.values())}
+</head>
+<body>
+<header><h1>{html.escape(title)}</h1>
+<div class="sub">calviz {__version__} · Bokeh {bokeh.__version__} · generated {generated} ·
+self-contained: works offline, plots are interactive (hover, zoom, pan)</div></header>
+<main>
+<section><h2>Summary</h2><div class="verdicts">{_verdicts(result)}</div></section>
+<section class="tables">
+<div><h2>Data</h2><table>{_rows(summary_rows)}</table></div>
+<div><h2>Parameters</h2><table>{_rows(option_rows)}</table></div>
+<div><h2>Compute time</h2><table>{_rows(timing_rows)}</table></div>
+</section>
+{errors}
+{sections}
+</main>
+<footer>calviz {__version__} — T-Cal (seed 000), ECE confidence interval (seed 003),
+distance to calibration (seed 004)</footer>
+{script}
+</body>
+</html>
+"""
+
+
+def render_report(
+    data,
+    options: AnalysisOptions | None = None,
+    *,
+    title: str = "calviz report",
+    source: str | None = None,
+    resampled: bool = True,
+) -> str:
+    """Analyse ``data`` (``CalibrationData`` or ``(y_true, y_prob)``) with ``options`` and return one
+    self-contained HTML document: the four views (reliability diagram, multi-scale T-Cal, ECE interval
+    beside the bootstrap one, distance bounds), the verdicts, the parameters, a data summary and the
+    calviz version.  ``resampled=False`` skips the bootstrap interval and resampled T-Cal."""
+    if isinstance(data, tuple):
+        data = as_calibration_data(*data)
+    result = analyze(as_calibration_data(data), options or AnalysisOptions(), resampled=resampled)
+    return render_analysis(result, title=title, source=source)
+
+
+def report(
+    y_true, y_prob=None, path="calviz-report.html", *, title: str = "calviz report", **options
+) -> Path:
+    """Write the static report for ``(y_true, y_prob)`` to ``path`` and return the path.
+
+    ``options`` are :class:`~calviz.analysis.AnalysisOptions` fields (``n_bins=``, ``alpha=``,
+    ``target=``, ``resampling=``, ...).  ``y_true`` may also be a ``CalibrationData`` (then pass
+    ``y_prob=None``)."""
+    if isinstance(y_true, CalibrationData) and y_prob is None:
+        data = y_true
+    else:
+        data = as_calibration_data(y_true, y_prob)
+    html_text = render_report(data, AnalysisOptions(**options), title=title)
+    path = Path(path)
+    path.write_text(html_text, encoding="utf-8")
+    return path
+
+
+class _CallableModule(types.ModuleType):
+    """``calviz.report`` is both this module and the public function: once ``calviz.report`` has been
+    imported as a submodule (e.g. by the CLI), Python binds the *module* to the package attribute,
+    so the module itself forwards calls to :func:`report`."""
+
+    def __call__(self, *args, **kwargs):
+        return report(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule

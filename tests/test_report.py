@@ -1,0 +1,117 @@
+"""Static HTML report: self-contained, all four views, and it renders in Chromium with the network off."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+import calviz
+from calviz.analysis import AnalysisOptions
+from calviz.datasets import load_dataset
+from calviz.report import VIEW_TITLES, render_report
+
+ROOT_NAMES = [f"calviz-{name}" for name in VIEW_TITLES]
+
+
+@pytest.fixture(scope="module")
+def report_html() -> str:
+    data = load_dataset("digits-gnb")
+    return render_report(data, AnalysisOptions(n_bins=12, alpha=0.1, n_resamples=100), title="digits <NB>",
+                         source="dataset:digits-gnb")
+
+
+def test_report_is_self_contained(report_html):
+    # nothing is fetched: no external scripts, stylesheets or images
+    assert not re.search(r"<script[^>]*\ssrc=", report_html)
+    assert not re.search(r"<link[^>]*\shref=", report_html)
+    assert not re.search(r"<img[^>]*\ssrc=[\"']?https?:", report_html)
+    # BokehJS itself is inline
+    assert "Bokeh" in report_html and len(report_html) > 500_000
+
+
+def test_report_holds_views_parameters_summary_and_version(report_html):
+    for name, title in VIEW_TITLES.items():
+        assert title in report_html
+        assert f'"calviz-{name}"' in report_html  # the Bokeh root of each view
+    assert f"calviz {calviz.__version__}" in report_html
+    # parameters and data summary
+    assert "n_bins</th><td>12" in report_html
+    assert "alpha</th><td>0.1" in report_html
+    assert "719" in report_html  # n of the digits held-out split
+    assert "dataset:digits-gnb" in report_html
+    # user text is escaped
+    assert "digits &lt;NB&gt;" in report_html and "digits <NB>" not in report_html
+
+
+def test_public_report_writes_file(tmp_path):
+    import calviz.report  # noqa: F401  binds the submodule to calviz.report: it must stay callable
+
+    rng = np.random.default_rng(0)
+    p = rng.uniform(size=300)
+    y = (rng.uniform(size=300) < p).astype(int)
+    out = calviz.report(y, p, tmp_path / "r.html", n_bins=8, title="binary check")
+    assert out == tmp_path / "r.html"
+    text = out.read_text(encoding="utf-8")
+    assert "binary check" in text and "n_bins</th><td>8" in text
+
+
+@pytest.mark.browser
+def test_report_renders_offline_in_chromium(report_html, tmp_path, chromium_browser):
+    path = tmp_path / "report.html"
+    path.write_text(report_html, encoding="utf-8")
+    context = chromium_browser.new_context(offline=True, viewport={"width": 1280, "height": 800})
+    blocked, failed, errors = [], [], []
+
+    def only_local(route):
+        if route.request.url.startswith("file:"):
+            route.continue_()
+        else:
+            blocked.append(route.request.url)
+            route.abort()
+
+    context.route("**/*", only_local)
+    page = context.new_page()
+    page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.on("requestfailed", lambda req: failed.append(req.url))
+    try:
+        page.goto(path.as_uri())
+        page.wait_for_function(
+            "() => window.Bokeh && Bokeh.documents.length > 0 && Bokeh.documents[0].roots().length >= 4",
+            timeout=60_000,
+        )
+        names = page.evaluate("() => Bokeh.documents.flatMap(d => d.roots().map(r => r.name))")
+        assert sorted(names) == sorted(ROOT_NAMES)
+        # every view is drawn: each root's view exists and has a canvas
+        page.wait_for_function(f"() => Object.keys(Bokeh.index).length >= {len(ROOT_NAMES)}", timeout=60_000)
+        assert page.locator("canvas").count() >= len(ROOT_NAMES)
+        for name in ROOT_NAMES:
+            root_id = page.evaluate(
+                f"() => Bokeh.documents[0].roots().find(r => r.name === '{name}').id")
+            assert page.locator(f'[data-root-id="{root_id}"] canvas').count() >= 1, f"{name} has no canvas"
+        page.screenshot(path=str(tmp_path / "report.png"), full_page=True)
+    finally:
+        context.close()
+    assert blocked == [], f"the report tried to reach the network: {blocked}"
+    assert failed == [], f"failed requests: {failed}"
+    assert errors == [], f"console errors: {errors}"
+
+
+# -- local browser fixture (same contract as the conftest one: skips without Chromium unless CI=true) --
+@pytest.fixture(scope="module")
+def chromium_browser():
+    import os
+    import shutil
+
+    executable = "/usr/bin/chromium" if os.path.exists("/usr/bin/chromium") else shutil.which("chromium")
+    if executable is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("Chromium is required in CI (/usr/bin/chromium)")
+        pytest.skip("Chromium not installed")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=executable, args=["--no-sandbox"])
+        yield browser
+        browser.close()
