@@ -132,7 +132,8 @@ def test_labels_follow_calibration_curve_and_true_ece_matches_monte_carlo(name, 
         vals = np.abs(r) ** p
         se = vals.std() / math.sqrt(n)
         assert abs(vals.mean() - true) <= 4 * se + 1e-12, (
-            f"{name}: E|r|^{p} Monte Carlo {vals.mean():.6g} vs truth {true:.6g} (MC s.e. {se:.2g}, bound 4 s.e.)"
+            f"{name}: E|r|^{p} Monte Carlo {vals.mean():.6g} vs truth {true:.6g} "
+            f"(MC s.e. {se:.2g}, bound 4 s.e.)"
         )
 
 
