@@ -1,0 +1,653 @@
+"""Distance to calibration and the consistent calibration measures around it (estimators.md §6).
+
+For binary predictions v ∈ [0, 1] with labels y ∈ {0, 1} (multi-class models through the top-1 or a
+one-vs-rest view) and the *empirical* distribution of the sample:
+
+* :func:`smce` / :func:`smce_witness` — smooth calibration error, exactly, with the optimal
+  1-Lipschitz witness (seed 004 Def. 7.2; seed 001 Sec. 3).
+* :func:`lower_dce` — the lower distance to calibration by the LP of seed 004 Lemma 7.10 on a grid.
+* :func:`rintce`, :func:`sintce` — random / surrogate interval calibration error, exactly (Sec. 6).
+* :func:`laplace_kce` — Laplace-kernel calibration error, exactly in O(n log n) (Sec. 8).
+* :func:`binned_ece_with_width` — ℓ1 binned ECE plus average bin width (eq. (5)).
+* :func:`distance_bounds` — every measure and the interval they imply for the true distance dCE.
+* :func:`smce_test` — the tolerant tester of seed 001 Thm 3.
+
+Every value here is a property of the empirical distribution of the sample given (finite-sample
+statements about the population need the sample-complexity results of the papers, or the bootstrap
+bands of :func:`distance_bounds` as a rough guide).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import sparse
+from scipy.optimize import linprog
+
+from calviz._kernels.distance import (
+    laplace_kce_sq_kernel,
+    resolved_ece_kernel,
+    rintce_kernel,
+    sintce_kernel,
+    smce_solve,
+)
+from calviz._results import ResultMixin
+from calviz.binning import check_n_bins
+from calviz.data import InputError, check_alpha
+from calviz.ece import binned_sums, plugin_ece_l1, prepare_view
+
+__all__ = [
+    "SmCEResult",
+    "SmCEWitness",
+    "LowerDCEResult",
+    "RintCEResult",
+    "SintCEResult",
+    "KCEResult",
+    "BinnedECEWidthResult",
+    "Bound",
+    "DistanceBounds",
+    "SmCETestResult",
+    "smce",
+    "smce_witness",
+    "lower_dce",
+    "rintce",
+    "sintce",
+    "laplace_kce",
+    "binned_ece_with_width",
+    "distance_bounds",
+    "smce_test",
+]
+
+#: deepest dyadic scale 2^-k tried by :func:`sintce` (floor(v / 2^-k) must fit in an int64)
+_SINTCE_MAX_LEVEL = 60
+#: largest grid (1/grid_step) accepted by :func:`lower_dce`; the LP has about 6/grid_step variables
+_LP_MAX_GRID = 200_000
+
+
+# ------------------------------------------------------------------------------------------------
+# the sorted sample
+# ------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class _Sample:
+    """Predictions sorted ascending with their labels; every measure is a function of (v, y)."""
+
+    v: np.ndarray
+    y: np.ndarray
+    target: str
+
+    @property
+    def n(self) -> int:
+        return int(self.v.shape[0])
+
+    @property
+    def b(self) -> np.ndarray:
+        """Per-sample mass times residual: (y_i − v_i)/n."""
+        return (self.y - self.v) / self.n
+
+    def resample(self, rng: np.random.Generator) -> _Sample:
+        """Bootstrap resample (with replacement), still sorted: repeat each row by its count."""
+        counts = np.bincount(rng.integers(0, self.n, self.n), minlength=self.n)
+        return _Sample(np.repeat(self.v, counts), np.repeat(self.y, counts), self.target)
+
+
+def _sample(y_true, y_prob, target, class_index) -> _Sample:
+    _, target, z, y = prepare_view(y_true, y_prob, target=target, class_index=class_index)
+    if z.ndim != 1:
+        raise InputError(
+            f"target {target!r} is multi-dimensional; the distance measures are defined for scalar "
+            "predictions: use target='top1' (confidence) or target='classwise' with class_index"
+        )
+    order = np.argsort(z, kind="stable")
+    return _Sample(np.ascontiguousarray(z[order]), np.ascontiguousarray(y[order]), target)
+
+
+def _positive(value, name: str) -> float:
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        raise InputError(f"{name} must be a positive number; got {value!r}") from None
+    if not (math.isfinite(x) and x > 0.0):
+        raise InputError(f"{name} must be a positive finite number; got {value!r}")
+    return x
+
+
+# ------------------------------------------------------------------------------------------------
+# smooth calibration error
+# ------------------------------------------------------------------------------------------------
+@dataclass(frozen=True, repr=False)
+class SmCEResult(ResultMixin):
+    """Empirical smooth calibration error ``value`` of n samples for a calibration ``target``."""
+
+    value: float
+    n: int
+    target: str
+
+    def __float__(self) -> float:
+        return float(self.value)
+
+
+@dataclass(frozen=True, repr=False)
+class SmCEWitness(ResultMixin):
+    """The optimal weight function of the smCE program.
+
+    ``predictions``: the sorted predictions v_(1) ≤ … ≤ v_(n); ``witness``: w(v_(i)) with |w| ≤ 1 and
+    |w(v_(i+1)) − w(v_(i))| ≤ v_(i+1) − v_(i) (extend linearly between points for a 1-Lipschitz
+    function on [0, 1]); ``labels``: the matching labels; ``value`` = (1/n) Σ (y_i − v_i) w(v_i) = smCE.
+    Where w > 0 the model under-predicts (y tends to exceed v); where w < 0 it over-predicts.
+    """
+
+    value: float
+    n: int
+    target: str
+    predictions: np.ndarray
+    witness: np.ndarray
+    labels: np.ndarray
+
+    def __float__(self) -> float:
+        return float(self.value)
+
+
+def _smce_solution(s: _Sample) -> tuple[np.ndarray, float]:
+    # the maximiser does not depend on the scale of b; unscaled residuals keep the kink positions O(1)
+    x, total = smce_solve(s.v, s.y - s.v)
+    return x, max(float(total) / s.n, 0.0)
+
+
+def smce(y_true, y_prob, *, target: str = "auto", class_index: int = 0) -> SmCEResult:
+    """Smooth calibration error of the empirical distribution, computed exactly.
+
+    smCE = max (1/n) Σ_i (y_i − v_i) x_i  s.t.  |x_i| ≤ 1,  |x_i − x_{i+1}| ≤ v_{i+1} − v_i  (sorted v),
+
+    the supremum of E[(y − v) w(v)] over 1-Lipschitz w: [0, 1] → [−1, 1] (seed 004 Def. 7.2; adjacent
+    constraints suffice, seed 001 Lemma 2).  Solved by an exact O(n log n) dynamic program over the
+    conjugates of the concave piecewise-linear value functions (see
+    :func:`calviz._kernels.distance.smce_kernel`); agrees with an LP solver to round-off.
+    Ties and repeated predictions are handled (a zero gap forces equal weights).
+
+    Relation to the distance to calibration (seed 004 Thm 7.3): dCE_lower/5 ≤ smCE ≤ 2·dCE_lower.
+    ``target``: ``auto`` (binary, or top-1 confidence for multi-class), ``binary``, ``top1``,
+    ``classwise`` (with ``class_index``).
+    """
+    s = _sample(y_true, y_prob, target, class_index)
+    _, value = _smce_solution(s)
+    return SmCEResult(value, s.n, s.target)
+
+
+def smce_witness(y_true, y_prob, *, target: str = "auto", class_index: int = 0) -> SmCEWitness:
+    """smCE together with an optimal 1-Lipschitz witness w at the sorted predictions (see :func:`smce`).
+
+    Among the optimal witnesses this one is chosen by backtracking the dynamic program, always taking
+    the optimal value nearest to the next one (and w(v_(n)) nearest to 0)."""
+    s = _sample(y_true, y_prob, target, class_index)
+    x, value = _smce_solution(s)
+    return SmCEWitness(value, s.n, s.target, s.v, x, s.y)
+
+
+# ------------------------------------------------------------------------------------------------
+# lower distance to calibration: LP of seed 004 Lemma 7.10
+# ------------------------------------------------------------------------------------------------
+@dataclass(frozen=True, repr=False)
+class LowerDCEResult(ResultMixin):
+    """dCE_lower of the empirical distribution via the grid LP of seed 004 Lemma 7.10.
+
+    ``value``: W₁ distance from the sample rounded to the grid {0, ε, …, 1} to the calibrated
+    distributions on that grid (the LP optimum).  The true dCE_lower of the sample lies in
+    [``lower``, ``upper``] = [value − 2ε, value + ε] (Lemmas 7.8, 7.9: rounding moves the sample by ≤ ε
+    and the nearest calibrated distribution by ≤ ε); ``error_bound`` = 2ε.
+    """
+
+    value: float
+    grid_step: float
+    error_bound: float
+    lower: float
+    upper: float
+    n: int
+    target: str
+
+    def __float__(self) -> float:
+        return float(self.value)
+
+
+def _grid_size(grid_step) -> int:
+    eps = _positive(grid_step, "grid_step")
+    m = int(round(1.0 / eps))
+    if m < 1 or abs(m * eps - 1.0) > 1e-9:
+        raise InputError(f"grid_step must be 1/m for an integer m (e.g. 1e-3); got {grid_step!r}")
+    if m > _LP_MAX_GRID:
+        raise InputError(
+            f"grid_step {grid_step!r} gives an LP with ~{6 * m} variables; use ≥ {1 / _LP_MAX_GRID:g}"
+        )
+    return m
+
+
+def _lower_dce_lp(v: np.ndarray, y: np.ndarray, m: int) -> float:
+    """LP (18) of seed 004 on the grid k/m, k = 0..m, with unit edge costs (value = optimum / m).
+
+    Variables: per label c ∈ {0,1} the flow on every grid edge k→k+1 split as p − q (p, q ≥ 0), then the
+    calibrated masses Λ_c(k) ≥ 0.  Rows: conservation Λ_c(k) + h_c(k) − h_c(k−1) = Γ_c(k), and
+    calibration (1 − k/m) Λ_1(k) − (k/m) Λ_0(k) = 0.
+    """
+    n = v.shape[0]
+    idx = np.rint(v * m).astype(np.int64)
+    np.clip(idx, 0, m, out=idx)
+    ones = y > 0.5
+    gamma = [np.bincount(idx[~ones], minlength=m + 1) / n, np.bincount(idx[ones], minlength=m + 1) / n]
+    n_edges = m
+    n_nodes = m + 1
+    # column blocks: p0, q0, p1, q1 (edges) then L0, L1 (nodes)
+    col_p = [0, 2 * n_edges]
+    col_q = [n_edges, 3 * n_edges]
+    col_l = [4 * n_edges, 4 * n_edges + n_nodes]
+    n_var = 4 * n_edges + 2 * n_nodes
+    rows, cols, vals = [], [], []
+    nodes = np.arange(n_nodes)
+    edges = np.arange(n_edges)
+    for c in (0, 1):
+        row0 = c * n_nodes
+        rows.append(row0 + nodes)
+        cols.append(col_l[c] + nodes)
+        vals.append(np.ones(n_nodes))
+        # out-flow of node k along edge k (k < m): +h(k) = +p − q
+        rows += [row0 + edges, row0 + edges]
+        cols += [col_p[c] + edges, col_q[c] + edges]
+        vals += [np.ones(n_edges), -np.ones(n_edges)]
+        # in-flow of node k+1 along edge k: −h(k)
+        rows += [row0 + edges + 1, row0 + edges + 1]
+        cols += [col_p[c] + edges, col_q[c] + edges]
+        vals += [-np.ones(n_edges), np.ones(n_edges)]
+    grid = nodes / m
+    row0 = 2 * n_nodes
+    rows += [row0 + nodes, row0 + nodes]
+    cols += [col_l[1] + nodes, col_l[0] + nodes]
+    vals += [1.0 - grid, -grid]
+    a_eq = sparse.csr_matrix(
+        (np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(3 * n_nodes, n_var)
+    )
+    b_eq = np.concatenate([gamma[0], gamma[1], np.zeros(n_nodes)])
+    cost = np.zeros(n_var)
+    cost[: 4 * n_edges] = 1.0
+    res = linprog(cost, A_eq=a_eq, b_eq=b_eq, bounds=(0, None), method="highs")
+    if res.status != 0:  # pragma: no cover - the LP is always feasible and bounded
+        raise RuntimeError(f"HiGHS failed on the dCE LP: {res.message}")
+    return max(float(res.fun) / m, 0.0)
+
+
+def lower_dce(
+    y_true, y_prob, *, grid_step: float = 1e-3, target: str = "auto", class_index: int = 0
+) -> LowerDCEResult:
+    """Lower distance to calibration dCE_lower = W₁(sample, calibrated distributions) (seed 004
+    Def. 5.3, Lemma 7.6), by the linear program of seed 004 Lemma 7.10 solved with HiGHS.
+
+    Predictions are rounded to the grid {0, ε, …, 1} (ε = ``grid_step``, 1/ε an integer); the LP moves
+    the label-0 and label-1 masses along the grid at cost |shift| until every grid point u carries
+    label-1 fraction u.  About 6/ε variables, independent of n.  The result's [lower, upper] brackets
+    the exact dCE_lower of the sample (error ≤ 2ε, Lemmas 7.8–7.9).
+    """
+    m = _grid_size(grid_step)
+    s = _sample(y_true, y_prob, target, class_index)
+    value = _lower_dce_lp(s.v, s.y, m)
+    eps = 1.0 / m
+    return LowerDCEResult(value, eps, 2 * eps, max(value - 2 * eps, 0.0), value + eps, s.n, s.target)
+
+
+# ------------------------------------------------------------------------------------------------
+# interval calibration errors
+# ------------------------------------------------------------------------------------------------
+@dataclass(frozen=True, repr=False)
+class RintCEResult(ResultMixin):
+    """RintCE(width) of the sample, exact (average over all shifts r ∈ [0, width))."""
+
+    value: float
+    width: float
+    n: int
+    target: str
+
+    def __float__(self) -> float:
+        return float(self.value)
+
+
+@dataclass(frozen=True, repr=False)
+class SintCEResult(ResultMixin):
+    """SintCE = inf_k RintCE(2^−k) + 2^−k of the sample, exact.
+
+    ``width``: the minimising 2^−k, or 0.0 when the infimum is the limit k → ∞ (then ``value`` is
+    the fully resolved ECE, every distinct prediction in its own bin, and ``attained`` is False);
+    ``widths`` / ``rintce_values``: the scales evaluated before the stopping rule fired.
+    """
+
+    value: float
+    width: float
+    attained: bool
+    widths: np.ndarray
+    rintce_values: np.ndarray
+    n: int
+    target: str
+
+    def __float__(self) -> float:
+        return float(self.value)
+
+
+def rintce(y_true, y_prob, width: float, *, target: str = "auto", class_index: int = 0) -> RintCEResult:
+    """Random interval calibration error (seed 004 Def. 6.5), computed exactly:
+
+    RintCE(ε) = E_{r~U[0,ε)} Σ_{j∈ℤ} |(1/n) Σ_i (y_i − v_i) 1{v_i ∈ [r + jε, r + (j+1)ε)}|.
+
+    As r sweeps [0, ε) each point changes bin once (at r = v_i mod ε), so the inner sum is piecewise
+    constant with ≤ n + 1 pieces: sort by v mod ε and sweep, O(n log n) (the paper samples r).
+    """
+    w = _positive(width, "width")
+    s = _sample(y_true, y_prob, target, class_index)
+    if w < 1e-15:
+        raise InputError(f"width must be at least 1e-15; got {width!r}")
+    return RintCEResult(max(float(rintce_kernel(s.v, s.b, w)), 0.0), w, s.n, s.target)
+
+
+def _sintce(s: _Sample) -> SintCEResult:
+    best, level, values, n_levels, attained, converged = sintce_kernel(s.v, s.b, _SINTCE_MAX_LEVEL)
+    values = np.asarray(values[:n_levels])
+    widths = 2.0 ** -np.arange(n_levels, dtype=np.float64)
+    width = float(widths[level]) if attained else 0.0
+    if not converged:  # pragma: no cover - needs distinct predictions closer than 2^-60
+        best = float(resolved_ece_kernel(s.v, s.b))
+    return SintCEResult(float(best), width, bool(attained), widths, values, s.n, s.target)
+
+
+def sintce(y_true, y_prob, *, target: str = "auto", class_index: int = 0) -> SintCEResult:
+    """Surrogate interval calibration error SintCE = inf_{k ≥ 0} RintCE(2^−k) + 2^−k (seed 004
+    Def. 6.10), exactly (each RintCE by the exact sweep of :func:`rintce`).
+
+    Stopping rule (why a finite search is exact): the 2^−(k+1)-grid refines the 2^−k-grid at every
+    shift, so RintCE(2^−k) is nondecreasing in k.  Once RintCE(2^−k) ≥ the best value so far, every
+    finer scale gives RintCE + width > best and the search stops.  Once 2^−k is no larger than the
+    smallest gap between distinct predictions, RintCE stays at the fully resolved ECE E₀ for all finer
+    scales, whose infimum E₀ is then compared too.  Successive scales cost O(n) each (the order of
+    v mod 2^−(k+1) is a merge of two runs of the order of v mod 2^−k).
+
+    Bounds (Thm 6.11): dCE ≤ dCE_upper ≤ intCE ≤ SintCE ≤ 6 √dCE_lower.
+    """
+    return _sintce(_sample(y_true, y_prob, target, class_index))
+
+
+# ------------------------------------------------------------------------------------------------
+# Laplace kernel calibration error
+# ------------------------------------------------------------------------------------------------
+@dataclass(frozen=True, repr=False)
+class KCEResult(ResultMixin):
+    """Laplace-kernel calibration error (kCE, or kCE² when ``squared``) with kernel e^{−|u−v|/bandwidth}."""
+
+    value: float
+    bandwidth: float
+    squared: bool
+    n: int
+    target: str
+
+    def __float__(self) -> float:
+        return float(self.value)
+
+
+def _kce_sq(s: _Sample, bandwidth: float) -> float:
+    return max(float(laplace_kce_sq_kernel(s.v, s.b, bandwidth)), 0.0)
+
+
+def laplace_kce(
+    y_true, y_prob, *, bandwidth: float = 1.0, squared: bool = False, target: str = "auto",
+    class_index: int = 0,
+) -> KCEResult:
+    """Laplace kernel calibration error (seed 004 Sec. 8), exactly in O(n log n):
+
+    kCE² = (1/n²) Σ_{i,j} (y_i − v_i)(y_j − v_j) exp(−|v_i − v_j| / bandwidth)
+
+    by the two-sided exponential recursion on sorted predictions (the paper samples 10n pairs).
+    ``squared=True`` returns kCE².  With bandwidth 1 (the paper's kernel) smCE/3 ≤ kCE (Thm 8.5) and
+    kCE ≤ 2√2·√dCE_lower (Lemma 8.7).  The Gaussian kernel is *not* a consistent measure (Thm 8.6).
+    """
+    h = _positive(bandwidth, "bandwidth")
+    s = _sample(y_true, y_prob, target, class_index)
+    sq = _kce_sq(s, h)
+    return KCEResult(sq if squared else math.sqrt(sq), h, bool(squared), s.n, s.target)
+
+
+# ------------------------------------------------------------------------------------------------
+# binned ECE plus width
+# ------------------------------------------------------------------------------------------------
+@dataclass(frozen=True, repr=False)
+class BinnedECEWidthResult(ResultMixin):
+    """ℓ1 binned ECE of an interval partition plus its average width: ``value`` = ``ece`` +
+    ``average_width`` ≥ dCE_upper ≥ dCE (seed 004 eq. (5) and Thm 6.2, part 1)."""
+
+    value: float
+    ece: float
+    average_width: float
+    n_bins: int
+    scheme: str
+    n: int
+    target: str
+
+    def __float__(self) -> float:
+        return float(self.value)
+
+
+def _binned_with_width(s: _Sample, m: int, scheme: str) -> BinnedECEWidthResult:
+    if scheme not in ("equal_width", "equal_mass"):
+        raise InputError(
+            f"scheme must be 'equal_width' or 'equal_mass' (an interval partition); got {scheme!r}"
+        )
+    sums, bins, _, _ = binned_sums(s.v, s.y, n_bins=m, scheme=scheme, target="binary")
+    ece = plugin_ece_l1(sums)
+    if bins is None:  # equal-width fused path: every interval has width 1/m
+        avg_width = 1.0 / m
+    else:
+        widths = np.diff(bins.edges)[sums.keys]
+        avg_width = float(np.dot(sums.count, widths) / s.n)
+    return BinnedECEWidthResult(ece + avg_width, ece, avg_width, m, scheme, s.n, s.target)
+
+
+def binned_ece_with_width(
+    y_true, y_prob, *, n_bins: int = 20, scheme: str = "equal_width", target: str = "auto",
+    class_index: int = 0,
+) -> BinnedECEWidthResult:
+    """ℓ1 binned ECE plus the average bin width w(I) = Σ_j P(v ∈ I_j)·|I_j| — a certified upper bound on
+    the upper distance to calibration (seed 004 eq. (5), Thm 6.2 part 1), unlike the ECE alone.
+
+    ``scheme``: ``equal_width`` (width 1/n_bins; seed 004 §10 uses 20 bins) or ``equal_mass`` (widths of
+    the adaptive intervals [e_j, e_{j+1}) partitioning [0, 1]).  Binning and ECE come from
+    :mod:`calviz.binning` / :mod:`calviz.ece`.
+    """
+    m = check_n_bins(n_bins)
+    return _binned_with_width(_sample(y_true, y_prob, target, class_index), m, scheme)
+
+
+# ------------------------------------------------------------------------------------------------
+# bounds on the distance to calibration
+# ------------------------------------------------------------------------------------------------
+@dataclass(frozen=True, repr=False)
+class Bound(ResultMixin):
+    """One bound on the true distance to calibration dCE: ``kind`` is "lower" or "upper", ``value`` the
+    bound, ``measure`` the measure it is computed from, ``inequality`` the chain used and ``source``
+    the paper and theorem proving it."""
+
+    name: str
+    kind: str
+    value: float
+    measure: str
+    inequality: str
+    source: str
+
+
+@dataclass(frozen=True, repr=False)
+class DistanceBounds(ResultMixin):
+    """All distance measures of one sample and the interval [lower, upper] they imply for dCE.
+
+    These are statements about the *empirical* distribution of the sample (predictions and labels as
+    given): dCE here is the distance to calibration of that distribution (seed 004 Def. 5.3), which
+    the prediction-access model brackets between dCE_lower and dCE_upper (Lemma 5.4, Thm 5.5).
+
+    ``lower`` = max(dCE_lower(LP) − 2ε, smCE/2, (SintCE/6)², (kCE/(2√2))²);
+    ``upper`` = min(SintCE, binnedECE(I) + w(I) over the equal-width partitions, 4√(5·smCE)).
+    ``bounds`` lists every candidate with its inequality; ``lower_bound`` / ``upper_bound`` are the
+    winners.  ``bands`` (when ``n_resamples`` > 0) maps each measure and "lower"/"upper" to a
+    percentile bootstrap interval (level 1 − alpha) — a rough guide to sampling variability, not a
+    guarantee.
+    """
+
+    lower: float
+    upper: float
+    lower_bound: Bound
+    upper_bound: Bound
+    smce: float
+    lower_dce: float
+    grid_step: float
+    sintce: float
+    laplace_kce: float
+    binned_ece_width: dict
+    bounds: tuple
+    bands: dict | None
+    n_resamples: int
+    alpha: float
+    n: int
+    target: str
+
+
+def _measures(s: _Sample, m_grid: int, n_bins: tuple[int, ...]) -> dict:
+    _, sm = _smce_solution(s)
+    return {
+        "smce": sm,
+        "lower_dce": _lower_dce_lp(s.v, s.y, m_grid),
+        "sintce": _sintce(s).value,
+        "laplace_kce": math.sqrt(_kce_sq(s, 1.0)),
+        "binned_ece_width": {m: _binned_with_width(s, m, "equal_width").value for m in n_bins},
+    }
+
+
+def _bounds_from(meas: dict, eps: float) -> list[Bound]:
+    sm, lp, si, kc = meas["smce"], meas["lower_dce"], meas["sintce"], meas["laplace_kce"]
+    out = [
+        Bound("lower_dce_lp", "lower", max(lp - 2 * eps, 0.0), "lower_dce",
+              f"dCE ≥ dCE_lower ≥ LP_ε − 2ε (ε = {eps:g})",
+              "seed 004 Lemma 5.4; Lemma 7.10 LP with Lemmas 7.8–7.9 grid error"),
+        Bound("smce", "lower", sm / 2, "smce", "dCE ≥ dCE_lower ≥ smCE/2",
+              "seed 004 Thm 7.3 (smCE ≤ 2·dCE_lower)"),
+        Bound("sintce", "lower", (si / 6) ** 2, "sintce", "dCE ≥ dCE_lower ≥ (SintCE/6)²",
+              "seed 004 Thm 6.11 (SintCE ≤ 6√dCE_lower)"),
+        Bound("laplace_kce", "lower", kc ** 2 / 8, "laplace_kce", "dCE ≥ dCE_lower ≥ (kCE/(2√2))²",
+              "seed 004 Lemma 8.7 (|kCE(Γ₁) − kCE(Γ₂)| ≤ 2√(2ε)), kCE = 0 when calibrated"),
+        Bound("sintce", "upper", si, "sintce", "dCE ≤ dCE_upper ≤ intCE ≤ SintCE",
+              "seed 004 Lemma 5.4, Thm 6.2, Thm 6.11"),
+    ]
+    for m, value in meas["binned_ece_width"].items():
+        out.append(Bound(f"binned_ece_width_{m}", "upper", value, "binned_ece_width",
+                         f"dCE ≤ dCE_upper ≤ binnedECE(I) + w(I), I = {m} equal-width bins",
+                         "seed 004 eq. (5), Thm 6.2 part 1"))
+    out.append(Bound("smce", "upper", 4 * math.sqrt(5 * sm), "smce",
+                     "dCE ≤ intCE ≤ 4√dCE_lower ≤ 4√(5·smCE)",
+                     "seed 004 Thm 6.2 (intCE ≤ 4√dCE_lower), Thm 7.3 (dCE_lower ≤ 5·smCE)"))
+    return out
+
+
+def _check_bins_tuple(n_bins) -> tuple[int, ...]:
+    if isinstance(n_bins, (int, np.integer)) and not isinstance(n_bins, bool):
+        n_bins = (n_bins,)
+    if not isinstance(n_bins, Sequence) or len(n_bins) == 0:
+        raise InputError(f"n_bins must be a non-empty sequence of positive integers; got {n_bins!r}")
+    return tuple(sorted({check_n_bins(m) for m in n_bins}))
+
+
+def distance_bounds(
+    y_true, y_prob, *, grid_step: float = 1e-3, n_bins: Sequence[int] = (5, 10, 15, 20, 30, 50),
+    n_resamples: int = 0, alpha: float = 0.1, seed=None, target: str = "auto", class_index: int = 0,
+) -> DistanceBounds:
+    """Every distance measure of the sample and the bounds they imply on the distance to calibration.
+
+    Computes smCE, dCE_lower (grid LP, step ``grid_step``), SintCE, Laplace kCE (bandwidth 1, the
+    kernel of seed 004 Thm 8.5) and binnedECE + width for each equal-width bin count in ``n_bins``,
+    then (estimators.md §6, proven constants only)
+
+        lower = max(dCE_lower − 2ε, smCE/2, (SintCE/6)², (kCE/(2√2))²)
+        upper = min(SintCE, binnedECE(I) + w(I), 4√(5·smCE)),
+
+    recording for each candidate the inequality and theorem it comes from.  All statements concern
+    the empirical distribution of the given sample.  ``n_resamples`` > 0 adds percentile bootstrap
+    bands (level 1 − ``alpha``, reproducible with ``seed``) for every measure and for lower/upper.
+    """
+    m_grid = _grid_size(grid_step)
+    eps = 1.0 / m_grid
+    bins = _check_bins_tuple(n_bins)
+    if isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer)) or n_resamples < 0:
+        raise InputError(f"n_resamples must be a non-negative integer; got {n_resamples!r}")
+    a = check_alpha(alpha)
+    s = _sample(y_true, y_prob, target, class_index)
+
+    meas = _measures(s, m_grid, bins)
+    cands = _bounds_from(meas, eps)
+    lower_bound = max((c for c in cands if c.kind == "lower"), key=lambda c: c.value)
+    upper_bound = min((c for c in cands if c.kind == "upper"), key=lambda c: c.value)
+
+    bands = None
+    if n_resamples > 0:
+        rng = np.random.default_rng(seed)
+        keys = ["smce", "lower_dce", "sintce", "laplace_kce"] + [f"binned_ece_width_{m}" for m in bins]
+        draws = {k: np.empty(n_resamples) for k in keys + ["lower", "upper"]}
+        for t in range(n_resamples):
+            mt = _measures(s.resample(rng), m_grid, bins)
+            for k in ("smce", "lower_dce", "sintce", "laplace_kce"):
+                draws[k][t] = mt[k]
+            for m in bins:
+                draws[f"binned_ece_width_{m}"][t] = mt["binned_ece_width"][m]
+            ct = _bounds_from(mt, eps)
+            draws["lower"][t] = max(c.value for c in ct if c.kind == "lower")
+            draws["upper"][t] = min(c.value for c in ct if c.kind == "upper")
+        bands = {k: (float(np.quantile(d, a / 2)), float(np.quantile(d, 1 - a / 2)))
+                 for k, d in draws.items()}
+
+    return DistanceBounds(
+        lower_bound.value, upper_bound.value, lower_bound, upper_bound, meas["smce"], meas["lower_dce"], eps,
+        meas["sintce"], meas["laplace_kce"], dict(meas["binned_ece_width"]), tuple(cands), bands,
+        int(n_resamples), a, s.n, s.target,
+    )
+
+
+# ------------------------------------------------------------------------------------------------
+# tolerant tester (seed 001 Thm 3)
+# ------------------------------------------------------------------------------------------------
+@dataclass(frozen=True, repr=False)
+class SmCETestResult(ResultMixin):
+    """Decision of the tolerant smCE tester: ``calibrated`` (answer "yes") iff smCE ≤ ``threshold``."""
+
+    calibrated: bool
+    answer: str
+    smce: float
+    threshold: float
+    eps0: float
+    eps1: float
+    a: float
+    n: int
+    target: str
+
+
+def smce_test(
+    y_true, y_prob, eps0: float, eps1: float, *, target: str = "auto", class_index: int = 0
+) -> SmCETestResult:
+    """Tolerant calibration tester of seed 001 Thm 3: "dCE ≤ ε₀" (answer "yes") versus "dCE ≥ ε₁" ("no").
+
+    With a = ε₁/2 − 2ε₀ (must be > 0, i.e. ε₁ > 4ε₀), answer "yes" iff smCE(sample) ≤ 2ε₀ + a/2.
+    Correct with probability ≥ 2/3 once n ≥ C/a² (C a universal constant not given explicitly).
+    Caveat: the "no" side uses smCE ≥ dCE/2 as quoted in seed 001 (Lemma 12); seed 004 Thm 7.3 proves
+    only smCE ≥ dCE_lower/5, so the proven guarantee for the "no" side needs ε₁/5 − 2ε₀ > 0 instead.
+    """
+    try:
+        e0, e1 = float(eps0), float(eps1)
+    except (TypeError, ValueError):
+        raise InputError(f"eps0 and eps1 must be numbers; got {eps0!r}, {eps1!r}") from None
+    if not (math.isfinite(e0) and math.isfinite(e1) and 0.0 <= e0 < e1 <= 1.0):
+        raise InputError(f"need 0 ≤ eps0 < eps1 ≤ 1; got eps0={eps0!r}, eps1={eps1!r}")
+    a = e1 / 2 - 2 * e0
+    if not a > 0:
+        raise InputError(f"seed 001 Thm 3 needs a = eps1/2 − 2·eps0 > 0 (eps1 > 4·eps0); got a = {a:g}")
+    s = _sample(y_true, y_prob, target, class_index)
+    _, value = _smce_solution(s)
+    threshold = 2 * e0 + a / 2
+    ok = value <= threshold
+    return SmCETestResult(bool(ok), "yes" if ok else "no", value, threshold, e0, e1, a, s.n, s.target)
