@@ -24,6 +24,7 @@ from typing import Literal
 import numpy as np
 from scipy import stats
 
+from calviz._kernels.binning import topk_view_kernel
 from calviz._kernels.ece import (
     bin_sums_1d_kernel,
     bin_sums_equal_width_1d_kernel,
@@ -192,8 +193,20 @@ def prepare_view(
             target = "binary" if data.is_binary else "top1"
         else:
             target = "topk"
-    z, y = data.view(target, top_k=top_k, class_index=class_index)
+    if target == "topk":
+        z, y = topk_view(data, top_k)
+    else:
+        z, y = data.view(target, top_k=top_k, class_index=class_index)
     return data, target, z, y
+
+
+def topk_view(data: CalibrationData, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Same arrays as ``data.topk(k)`` (sorted top-k probabilities, ties to the lower class index, and
+    their label indicators) from a jitted O(n K k) partial sort instead of a full row argsort."""
+    k = int(k)
+    if not 1 <= k <= data.n_classes:
+        raise InputError(f"top_k must be in 1..{data.n_classes}; got {k}")
+    return topk_view_kernel(np.ascontiguousarray(data.full_probs()), data.labels, k)
 
 
 def binned_sums(

@@ -369,3 +369,20 @@ def test_property_multiclass_validate_or_value_error(P, labels, target, top_k):
     except ValueError:
         return
     assert np.isfinite(out.value)
+
+
+@pytest.mark.parametrize("K", [2, 3, 5, 10])
+def test_topk_view_kernel_equals_data_topk(K):
+    from calviz.ece import topk_view
+
+    rng = np.random.default_rng(K)
+    P = rng.dirichlet(np.ones(K), size=400)
+    P[:100] = np.round(P[:100] * 4) + 1e-3  # heavy ties
+    P[:100] /= P[:100].sum(axis=1, keepdims=True)
+    P[100:120] = 1.0 / K
+    data = calviz.as_calibration_data(rng.integers(0, K, size=400), P)
+    for k in range(1, K + 1):
+        z, y = topk_view(data, k)
+        zr, yr = data.topk(k)
+        np.testing.assert_array_equal(z, zr)
+        np.testing.assert_array_equal(y, yr)

@@ -118,3 +118,34 @@ def dense_ids_small_kernel(keys: np.ndarray, n_keys: int):
     for i in range(keys.shape[0]):
         ids[i] = slot[keys[i]]
     return ids, unique
+
+
+@njit(cache=True)
+def topk_view_kernel(probs: np.ndarray, labels: np.ndarray, k: int):
+    """Top-1-to-k view (seed 003): the k largest probabilities of each row in decreasing order (ties:
+    lower class index first, like a stable argsort of -p) and the matching label indicators.
+
+    O(n K k) partial insertion sort instead of a full argsort of every row."""
+    n, K = probs.shape
+    z = np.empty((n, k))
+    y = np.zeros((n, k))
+    idx = np.empty(k, dtype=np.int64)
+    for i in range(n):
+        filled = 0
+        for c in range(K):
+            p = probs[i, c]
+            if filled == k and p <= z[i, k - 1]:
+                continue  # not strictly larger than the current k-th: an earlier class keeps its place
+            t = filled - 1 if filled < k else k - 2
+            if filled < k:
+                filled += 1
+            while t >= 0 and z[i, t] < p:
+                z[i, t + 1] = z[i, t]
+                idx[t + 1] = idx[t]
+                t -= 1
+            z[i, t + 1] = p
+            idx[t + 1] = c
+        for a in range(k):
+            if idx[a] == labels[i]:
+                y[i, a] = 1.0
+    return z, y
