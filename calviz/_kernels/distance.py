@@ -24,11 +24,13 @@ def _fen_add_f(tree, i, delta):
 
 
 @njit(cache=True)
-def _fen_add_i(tree, i, delta):
+def _fen_add_both(mass_tree, live_tree, i, dmass, dlive):
+    """One traversal updating the slope-mass and live-count trees (same shape) at rank i."""
     i += 1
-    n = tree.shape[0] - 1
+    n = mass_tree.shape[0] - 1
     while i <= n:
-        tree[i] += delta
+        mass_tree[i] += dmass
+        live_tree[i] += dlive
         i += i & (-i)
 
 
@@ -129,14 +131,13 @@ def smce_kernel(v, b, prefix, order, last_lt, last_le):
     while log2n * 2 <= n:
         log2n *= 2
     fen_mass = np.zeros(n + 1)
-    fen_live = np.zeros(n + 1, np.int64)
+    fen_live = np.zeros(n + 1, np.int32)
     mass = np.zeros(n)  # slope jump of the kink with this rank
     live_total = 0
 
     # g_0(s) = |s|: one kink of mass 2 at s = 0 (kink j = 0)
     mass[rank[0]] = 2.0
-    _fen_add_f(fen_mass, rank[0], 2.0)
-    _fen_add_i(fen_live, rank[0], 1)
+    _fen_add_both(fen_mass, fen_live, rank[0], 2.0, 1)
     live_total = 1
 
     lo = np.empty(n)
@@ -147,8 +148,7 @@ def smce_kernel(v, b, prefix, order, last_lt, last_le):
             if d > 0.0:
                 k = rank[i]
                 mass[k] = 2.0 * d
-                _fen_add_f(fen_mass, k, 2.0 * d)
-                _fen_add_i(fen_live, k, 1)
+                _fen_add_both(fen_mass, fen_live, k, 2.0 * d, 1)
                 live_total += 1
                 # clip slopes below −1: remove mass d from the leftmost kinks
                 rem = d
@@ -157,9 +157,8 @@ def smce_kernel(v, b, prefix, order, last_lt, last_le):
                     mk = mass[k]
                     if mk <= rem:
                         rem -= mk
-                        _fen_add_f(fen_mass, k, -mk)
+                        _fen_add_both(fen_mass, fen_live, k, -mk, -1)
                         mass[k] = 0.0
-                        _fen_add_i(fen_live, k, -1)
                         live_total -= 1
                     else:
                         mass[k] = mk - rem
@@ -172,9 +171,8 @@ def smce_kernel(v, b, prefix, order, last_lt, last_le):
                     mk = mass[k]
                     if mk <= rem:
                         rem -= mk
-                        _fen_add_f(fen_mass, k, -mk)
+                        _fen_add_both(fen_mass, fen_live, k, -mk, -1)
                         mass[k] = 0.0
-                        _fen_add_i(fen_live, k, -1)
                         live_total -= 1
                     else:
                         mass[k] = mk - rem
