@@ -39,19 +39,18 @@ import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import dask
 import numpy as np
 from dask.delayed import Delayed, delayed
 
-from calviz._results import ResultMixin
-from calviz.binning import check_n_bins, equal_width_edges
+from calviz.binning import check_n_bins, equal_width_edges, equal_width_ids
 from calviz.data import CalibrationData, InputError, as_calibration_data, check_alpha
 from calviz.ece import (
     BinSums,
     ECEResult,
     ReliabilityData,
+    bin_sums,
     binned_sums,
     binomial_interval,
     debiased_ece_sq,
@@ -402,8 +401,8 @@ def _resolve_view(data: DaskCalibrationData, target: str, top_k: int, class_inde
         else:
             target = "topk"
     if target not in ("binary", "top1", "topk", "classwise", "full"):
-        raise InputError(
-            f"unknown calibration target {target!r}; use 'auto', 'binary', 'top1', 'topk', 'classwise' or 'full'")
+        raise InputError(f"unknown calibration target {target!r}; use 'auto', 'binary', 'top1', 'topk', "
+                         "'classwise' or 'full'")
     if target == "binary" and not data.is_binary:
         raise InputError("the binary view needs 1-D y_prob; use top1() or classwise() for multiclass")
     if target == "topk" and not 1 <= int(top_k) <= data.n_classes:
@@ -545,7 +544,8 @@ def reliability(
     return _reliability_from_sums(sums, m, alpha, interval, target)
 
 
-def _reliability_from_sums(sums: BinSums, m: int, alpha: float, interval: str, target: str) -> ReliabilityData:
+def _reliability_from_sums(sums: BinSums, m: int, alpha: float, interval: str,
+                           target: str) -> ReliabilityData:
     # Mirrors the assembly at the end of calviz.ece.reliability (equal-width edges); kept identical so the
     # distributed result equals the in-memory one.  TODO(ece owner): expose it as a function of BinSums.
     edges = equal_width_edges(m)
@@ -587,9 +587,10 @@ def _partition_scale_sums(part, index, row_offset, view: _View, exponents: tuple
     targets (simplex cells) are binned once per scale."""
     z, y = _partition_view(part, index, row_offset, view)
     if z.ndim == 1:
-        finest, _, _, _ = binned_sums(z, y, n_bins=2 ** exponents[-1], scheme="equal_width", target=view.target)
+        # sparse keys at the finest scale (the fused kernel of binned_sums allocates all 2^B bins)
+        finest = bin_sums(equal_width_ids(z, 2 ** exponents[-1]), z, y)
         out = [finest]
-        for b_fine, b in zip(exponents[::-1], exponents[-2::-1]):
+        for b_fine, b in zip(exponents[::-1], exponents[-2::-1], strict=False):
             out.append(coarsen(out[-1], b_fine - b))
         return tuple(out[::-1])
     return tuple(binned_sums(z, y, n_bins=2 ** b, scheme="equal_width", target=view.target)[0]

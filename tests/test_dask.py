@@ -1,0 +1,205 @@
+"""calviz.dask on a real distributed LocalCluster (2 worker processes): every distributed result equals the
+in-memory result on the same data (1e-12 relative), for uneven partitions including empty ones, and bad
+partitions raise the in-memory InputError naming the partition and the row."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pandas as pd
+import pytest
+
+dask = pytest.importorskip("dask")
+distributed = pytest.importorskip("distributed")
+da = pytest.importorskip("dask.array")
+dd = pytest.importorskip("dask.dataframe")
+
+import calviz.dask as cdask  # noqa: E402
+from calviz import ece, intervals  # noqa: E402
+from calviz.data import InputError  # noqa: E402
+
+RTOL = 1e-12
+#: uneven row partitions with empty ones (sum = 2000)
+CHUNKS = (0, 1, 613, 0, 1100, 17, 269, 0)
+N = sum(CHUNKS)
+
+
+@pytest.fixture(scope="module")
+def client():
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                       memory_limit="1GB", dashboard_address=None, scheduler_port=0)
+    with distributed.Client(cluster) as c:
+        yield c
+    cluster.close()
+
+
+def close(a, b, rtol=RTOL, scale=None):
+    """|a - b| <= rtol * max(|b|, scale): relative agreement; ``scale`` guards values that cancel to ~0
+    (a difference of sums of size `scale` cannot be known better than rtol * scale)."""
+    a = np.asarray(a, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    assert a.shape == b.shape
+    ref = np.maximum(np.abs(b), 0.0 if scale is None else scale)
+    both_nan = np.isnan(a) & np.isnan(b)
+    ok = both_nan | (np.abs(a - b) <= rtol * ref)
+    assert ok.all(), f"max abs diff {np.nanmax(np.abs(a - b))} vs reference {b[~ok][:5]}"
+
+
+def binary_data(n=N, seed=0):
+    rng = np.random.default_rng(seed)
+    p = rng.random(n)
+    p[:40] = np.arange(40) % 16 / 15.0  # exactly on the 15-bin edges, and 0 / 1
+    p[40:80] = 0.5  # ties
+    p[80:90] = 1.0
+    y = (rng.random(n) < p**1.3).astype(np.int64)
+    return y, p
+
+
+def multiclass_data(n=N, K=3, seed=1):
+    rng = np.random.default_rng(seed)
+    logits = rng.normal(size=(n, K)) * 2.0
+    probs = np.exp(logits)
+    probs /= probs.sum(axis=1, keepdims=True)
+    probs[:20] = np.eye(K)[np.arange(20) % K]  # vertices of the simplex
+    labels = np.array([rng.choice(K, p=row) for row in probs])
+    return labels, probs
+
+
+def as_dask(y, p, chunks=CHUNKS):
+    P = da.from_array(p, chunks=(chunks,) + p.shape[1:])
+    Y = da.from_array(y, chunks=(chunks,))
+    return Y, P
+
+
+def same_result(a, b, scale=None):
+    assert type(a) is type(b)
+    for f in dataclasses.fields(a):
+        x, y = getattr(a, f.name), getattr(b, f.name)
+        if isinstance(y, (float, np.floating)) or (isinstance(y, np.ndarray) and y.dtype.kind == "f"):
+            close(x, y, scale=scale)
+        elif isinstance(y, np.ndarray):
+            np.testing.assert_array_equal(x, y)
+        else:
+            assert x == y, f.name
+
+
+def test_import_is_top_level_dask():
+    # ``import dask`` inside calviz/dask.py is an absolute import of the real package
+    assert cdask.dask.__name__ == "dask" and hasattr(cdask.dask, "compute")
+
+
+@pytest.mark.parametrize("p", [1, 2])
+def test_binned_ece_binary(client, p):
+    y, prob = binary_data()
+    Y, P = as_dask(y, prob)
+    same_result(cdask.binned_ece(Y, P, n_bins=15, p=p), ece.binned_ece(y, prob, n_bins=15, p=p))
+
+
+@pytest.mark.parametrize("kwargs", [dict(), dict(target="classwise", class_index=2), dict(target="full"),
+                                    dict(top_k=2), dict(target="top1", n_bins=7)])
+def test_debiased_and_unbiased_multiclass(client, kwargs):
+    y, prob = multiclass_data()
+    Y, P = as_dask(y, prob)
+    for name in ("debiased_ece", "unbiased_ece", "binned_ece"):
+        got = getattr(cdask, name)(Y, P, **kwargs)
+        want = getattr(ece, name)(y, prob, **kwargs)
+        scale = 1e-3  # T^d is a difference of O(1e-3)-sized sums here
+        same_result(got, want, scale=scale)
+
+
+def test_all_dyadic_scales_at_once(client):
+    y, prob = binary_data()
+    Y, P = as_dask(y, prob)
+    exps = range(1, 21)  # the in-memory reference allocates 2^b dense bins
+    got = cdask.multiscale_debiased_ece(Y, P, exponents=exps)
+    for b, res in zip(exps, got, strict=True):
+        want = ece.debiased_ece(y, prob, n_bins=2**b)
+        mean_sq = float(np.mean((y - prob) ** 2))  # size of the cancelling terms of T^d
+        same_result(res, want, scale=mean_sq / len(y))
+
+
+def test_all_scales_simplex(client):
+    y, prob = multiclass_data()
+    Y, P = as_dask(y, prob)
+    got = cdask.multiscale_debiased_ece(Y, P, exponents=range(1, 5), target="full")
+    for b, res in zip(range(1, 5), got, strict=True):
+        same_result(res, ece.debiased_ece(y, prob, n_bins=2**b, target="full"), scale=1e-4)
+
+
+@pytest.mark.parametrize("top_k", [1, 2])
+def test_ece_interval(client, top_k):
+    if top_k == 1:
+        y, prob = binary_data()
+    else:
+        y, prob = multiclass_data()
+    Y, P = as_dask(y, prob)
+    for alpha in (0.1, 0.05):
+        same_result(cdask.ece_interval(Y, P, n_bins=10, alpha=alpha, top_k=top_k),
+                    intervals.ece_interval(y, prob, n_bins=10, alpha=alpha, top_k=top_k), scale=1e-4)
+
+
+def test_reliability(client):
+    y, prob = binary_data()
+    Y, P = as_dask(y, prob)
+    for interval in ("wilson", "jeffreys"):
+        same_result(cdask.reliability(Y, P, n_bins=15, alpha=0.1, interval=interval),
+                    ece.reliability(y, prob, n_bins=15, alpha=0.1, interval=interval))
+
+
+def _write_parquet(directory, frame, sizes):
+    directory.mkdir()
+    start = 0
+    for i, size in enumerate(sizes):
+        frame.iloc[start:start + size].to_parquet(directory / f"part.{i:03d}.parquet", index=False)
+        start += size
+    return directory
+
+
+def test_parquet_and_dataframe_inputs(client, tmp_path):
+    y, prob = multiclass_data()
+    frame = pd.DataFrame({"y_true": y, **{f"p_{k}": prob[:, k] for k in range(prob.shape[1])}})
+    path = _write_parquet(tmp_path / "preds", frame, CHUNKS)
+    want = intervals.ece_interval(y, prob, n_bins=8, top_k=2)
+    same_result(cdask.ece_interval(str(path), n_bins=8, top_k=2), want, scale=1e-4)
+    ddf = dd.from_pandas(frame, npartitions=5)
+    same_result(cdask.ece_interval(ddf, n_bins=8, top_k=2), want, scale=1e-4)
+    # explicit column names, confidence form
+    y1, p1 = binary_data()
+    frame1 = pd.DataFrame({"correct": y1, "confidence": p1})
+    data = cdask.from_dataframe(dd.from_pandas(frame1, npartitions=3), y_true="correct", y_prob="confidence")
+    same_result(cdask.binned_ece(data), ece.binned_ece(y1, p1))
+
+
+def test_nan_in_a_partition_names_partition_and_row(client):
+    y, prob = binary_data()
+    prob = prob.copy()
+    prob[614 + 100] = np.nan  # partition 4 (after 0, 1, 613, 0 rows), local row 100
+    Y, P = as_dask(y, prob)
+    with pytest.raises(InputError, match=r"non-finite.*row 714 \(partition 4, row 100 within it\)"):
+        cdask.debiased_ece(Y, P)
+
+
+def test_out_of_range_in_parquet_partition(client, tmp_path):
+    y, prob = binary_data()
+    prob = prob.copy()
+    prob[1714 + 5] = 1.5  # partition 5 (sizes 0, 1, 613, 0, 1100), local row 5
+    frame = pd.DataFrame({"y_true": y, "y_prob": prob})
+    path = _write_parquet(tmp_path / "bad", frame, CHUNKS)
+    with pytest.raises(InputError, match=r"\[0, 1\].*row 1719 \(partition 5, row 5 within it\) has 1.5"):
+        cdask.ece_interval(path)
+    y2 = y.copy()
+    y2[3] = 2  # label out of range in partition 2
+    with pytest.raises(InputError, match=r"y_true must be \{0, 1\}; row 3 \(partition 2, row 2 within it\)"):
+        cdask.reliability(*as_dask(y2, binary_data()[1]))
+
+
+def test_refusals():
+    y, prob = binary_data()
+    Y, P = as_dask(y, prob)
+    with pytest.raises(InputError, match="not available on Dask"):
+        cdask.debiased_ece(Y, P, scheme="equal_mass")
+    with pytest.raises(InputError, match="asymptotic"):
+        cdask.ece_interval(Y, P, method="bootstrap")
+    with pytest.raises(InputError, match="at least 2 samples"):
+        cdask.binned_ece(*as_dask(y[:1], prob[:1], chunks=(0, 1, 0)))
