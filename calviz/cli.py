@@ -345,28 +345,52 @@ _LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 
 
 def websocket_origins(address: str, port: int) -> list[str]:
-    """Browser origins allowed to open the app's websocket: the local names of this machine, plus the
-    bound address when it is not a local one.  A port of 0 (chosen by the OS) is matched by wildcard."""
-    p = "*" if port == 0 else str(port)
-    origins = [f"localhost:{p}", f"127.0.0.1:{p}"]
-    if address not in _LOCAL_HOSTS and address not in ("0.0.0.0", "::", ""):
-        origins.append(f"{address}:{p}")
-    elif address in ("0.0.0.0", "::", ""):
-        origins.append(f"*:{p}")  # listening on every interface: the user asked to be reachable
+    """Browser origins allowed to open the app's websocket: the local names of this machine on this
+    port, plus the bound address when it is not a local one (any host name when listening on every
+    interface: the user asked to be reachable).  Pages from other origins cannot drive the app."""
+    origins = [f"localhost:{port}", f"127.0.0.1:{port}"]
+    if address in ("0.0.0.0", "::", ""):
+        origins.append(f"*:{port}")
+    elif address not in _LOCAL_HOSTS:
+        origins.append(f"{address}:{port}")
     return origins
 
 
-def _call_accepting(func, *args, **kwargs):
-    """Call ``func`` with only the keyword arguments its signature accepts."""
+def free_port(address: str) -> int:
+    """A port the OS reports free on ``address`` (for ``--port 0``): the websocket origin allowlist needs
+    the concrete port before the server starts."""
+    import socket
+
+    family = socket.AF_INET6 if ":" in address else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as sock:
+        sock.bind((address, 0))
+        return int(sock.getsockname()[1])
+
+
+def session_factory(data=None, dataset: str | None = None):
+    """A function building a fresh dashboard per browser session (sessions never share state).
+
+    ``data``: predictions already read and validated by the CLI (with its column options) — immutable,
+    so every session may start from the same object; ``dataset``: an embedded dataset to open on."""
+    import importlib
     import inspect
 
-    try:
-        params = inspect.signature(func).parameters
-    except (TypeError, ValueError):
-        return func(*args, **kwargs)
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
-        return func(*args, **kwargs)
-    return func(*args, **{k: v for k, v in kwargs.items() if k in params})
+    # the module, not calviz.dashboard (the public function of the same name)
+    dashboard = importlib.import_module("calviz.dashboard")
+    params = {} if dataset is None else {"dataset": dataset}
+    accepts_data = "data" in inspect.signature(dashboard.create_app).parameters
+
+    def new_session():
+        if data is None:
+            return dashboard.create_app(None, **params)
+        if accepts_data:
+            return dashboard.create_app(data=data, **params)
+        app = dashboard.CalvizApp(data, **params)  # create_app() without a data= keyword: same steps
+        page = app.template()
+        page.app = app
+        return page
+
+    return new_session
 
 
 def warm_kernels() -> None:
@@ -385,8 +409,6 @@ def cmd_serve(args) -> int:
     dataset = args.dataset
     if args.file is not None and dataset is not None:
         raise CLIError("pass either FILE or --dataset, not both")
-    if args.file is not None:
-        load_input(args.file, args)  # fail fast, with a one-line message, before starting a server
     if dataset is not None:
         from calviz.data import InputError
         from calviz.datasets import dataset_info
@@ -398,21 +420,16 @@ def cmd_serve(args) -> int:
     if not 0 <= args.port <= 65535:
         raise CLIError(f"--port must be in 0..65535; got {args.port}")
 
+    data = load_input(args.file, args) if args.file is not None else None  # fail fast, before Panel loads
+    new_session = session_factory(data, dataset)
+
     import panel as pn
 
-    from calviz.dashboard import create_app
-
-    file = args.file
-    columns = _column_kwargs(args)
-
-    def new_session():
-        # a fresh app per browser session: sessions never share state
-        return _call_accepting(create_app, file, dataset=dataset, **columns)
-
     try:
+        port = args.port or free_port(args.address)
         server = pn.serve(
-            {"/": new_session}, port=args.port, address=args.address,
-            websocket_origin=websocket_origins(args.address, args.port), show=False, start=False,
+            {"/": new_session}, port=port, address=args.address,
+            websocket_origin=websocket_origins(args.address, port), show=False, start=False,
             title="calviz", verbose=False,
         )
     except OSError as exc:

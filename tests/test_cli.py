@@ -1,0 +1,185 @@
+"""The ``calviz`` command line: check (text / JSON / exit codes), report, datasets, serve."""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import subprocess
+import sys
+import threading
+import urllib.request
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import calviz
+from calviz.cli import main, websocket_origins
+from calviz.datasets import DEFAULT_DATASET, load_dataset
+from calviz.synthetic import SCENARIOS
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _env() -> dict:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+    return env
+
+
+def run_cli(*args, timeout: float = 600) -> subprocess.CompletedProcess:
+    """``python -m calviz ARGS`` in a fresh process (real exit status, real stderr)."""
+    return subprocess.run([sys.executable, "-m", "calviz", *map(str, args)], capture_output=True, text=True,
+                          cwd=REPO, env=_env(), timeout=timeout)
+
+
+def write_multiclass_csv(path: Path, data) -> Path:
+    frame = pd.DataFrame(data.probs, columns=[f"p_{k}" for k in range(data.n_classes)])
+    frame.insert(0, "y_true", data.labels)
+    frame.to_csv(path, index=False)
+    return path
+
+
+@pytest.fixture(scope="module")
+def miscalibrated_csv(tmp_path_factory) -> Path:
+    """Naive Bayes on the 4-class tabular problem: 12 000 rows, top-1 ECE ≈ 0.17 — T-Cal rejects."""
+    return write_multiclass_csv(tmp_path_factory.mktemp("cli") / "nb.csv", load_dataset("tabular-gnb"))
+
+
+@pytest.fixture(scope="module")
+def calibrated_csv(tmp_path_factory) -> Path:
+    """T-Cal's P0 (Z ~ U[0,1], Y ~ Ber(Z)): calibrated by construction, binary columns y_true, y_prob."""
+    scenario = SCENARIOS["tcal_p0"](2000, 0)
+    path = tmp_path_factory.mktemp("cli") / "p0.csv"
+    pd.DataFrame({"y_true": scenario.y_true, "y_prob": scenario.y_prob}).to_csv(path, index=False)
+    return path
+
+
+def test_version(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["--version"])
+    assert exc.value.code == 0
+    assert capsys.readouterr().out.strip() == f"calviz {calviz.__version__}"
+
+
+def test_datasets_lists_the_embedded_data(capsys):
+    assert main(["datasets"]) == 0
+    out = capsys.readouterr().out
+    assert DEFAULT_DATASET in out and "(default)" in out and "digits-gnb-temperature" in out
+
+
+def test_check_json_on_miscalibrated_csv(miscalibrated_csv, capsys):
+    code = main(["check", str(miscalibrated_csv), "--json", "--fail-on-reject", "--alpha", "0.05"])
+    out = json.loads(capsys.readouterr().out)  # valid JSON (no NaN / Infinity tokens)
+    assert out["errors"] == {}, out["errors"]
+    assert out["decision"] == "reject" and out["reject"] is True
+    assert 0.0 <= out["pvalue"] <= 0.05
+    ece = out["ece"]
+    assert ece["low"] <= ece["estimate"] <= ece["high"] and ece["low"] > 0
+    assert ece["level"] == pytest.approx(0.95)
+    assert isinstance(out["bounds"], dict) and out["bounds"]
+    assert out["summary"]["n"] == 12_000 and out["summary"]["n_classes"] == 4
+    assert out["options"]["alpha"] == 0.05
+    assert code == 1  # --fail-on-reject and T-Cal rejects
+
+
+def test_check_calibrated_csv_does_not_fail(calibrated_csv, capsys):
+    code = main(["check", str(calibrated_csv), "--json", "--fail-on-reject", "--alpha", "0.01"])
+    out = json.loads(capsys.readouterr().out)
+    assert out["decision"] == "not rejected", out["tcal"]
+    assert out["pvalue"] > 0.01
+    assert code == 0
+
+
+def test_check_text_output(miscalibrated_csv, capsys):
+    assert main(["check", str(miscalibrated_csv), "--n-bins", "10"]) == 0  # no --fail-on-reject: 0
+    out = capsys.readouterr().out
+    assert "REJECTS calibration" in out and "ECE" in out and "10 bins" in out
+    assert "distance to calibration" in out
+
+
+def test_check_column_options(tmp_path, capsys):
+    rng = np.random.default_rng(1)
+    p = rng.uniform(size=500)
+    frame = pd.DataFrame({"label": (rng.uniform(size=500) < p).astype(int), "score": p})
+    path = tmp_path / "renamed.csv"
+    frame.to_csv(path, index=False)
+    assert main(["check", str(path), "--json", "--y-true", "label", "--y-prob", "score"]) == 0
+    assert json.loads(capsys.readouterr().out)["summary"]["n"] == 500
+
+
+def test_check_embedded_dataset(capsys):
+    assert main(["check", "dataset:breast-cancer-logreg", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["summary"]["n"] == 228
+
+
+@pytest.mark.parametrize(
+    "content, needle",
+    [
+        ("y_true,y_prob\n0,0.2\n1,1.5\n0,0.3\n", "row 1"),      # probability outside [0, 1], row named
+        ("y_true,y_prob\n0,0.2\n1,nan\n0,0.3\n", "row 1"),      # NaN
+        ("a,b\n1,2\n", "y_true"),                               # columns missing
+    ],
+)
+def test_check_bad_file_exits_2_with_one_line(tmp_path, content, needle):
+    path = tmp_path / "bad.csv"
+    path.write_text(content)
+    proc = run_cli("check", path, "--json")
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("calviz check: error:"), proc.stderr
+    assert needle in lines[0]
+    assert proc.stdout == ""
+
+
+def test_check_missing_file_exits_2(tmp_path, capsys):
+    assert main(["check", str(tmp_path / "nope.csv")]) == 2
+    err = capsys.readouterr().err
+    assert "no such file" in err and err.count("\n") == 1
+
+
+def test_report_writes_self_contained_file(miscalibrated_csv, tmp_path, capsys):
+    out = tmp_path / "report.html"
+    assert main(["report", str(miscalibrated_csv), "-o", str(out), "--n-bins", "10",
+                 "--n-resamples", "50"]) == 0
+    text = out.read_text(encoding="utf-8")
+    assert "<script src=" not in text
+    for name in ("reliability", "tcal", "interval", "distance"):
+        assert f'"calviz-{name}"' in text
+    assert "nb.csv" in text and "n_bins</th><td>10" in text
+    assert str(out) in capsys.readouterr().out
+
+
+def test_websocket_origins_stay_local():
+    assert websocket_origins("127.0.0.1", 5006) == ["localhost:5006", "127.0.0.1:5006"]
+    assert "10.0.0.5:80" in websocket_origins("10.0.0.5", 80)
+
+
+def test_serve_answers_http_200(tmp_path):
+    env = _env()
+    env["CALVIZ_CACHE_DIR"] = str(tmp_path / "cache")
+    proc = subprocess.Popen([sys.executable, "-m", "calviz", "serve", "--no-show", "--port", "0"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO, env=env)
+    lines: queue.Queue = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(line) for line in proc.stdout], daemon=True).start()
+    try:
+        try:
+            first = lines.get(timeout=300)
+        except queue.Empty:
+            pytest.fail("calviz serve printed no URL")
+        assert first.startswith("calviz dashboard at http://127.0.0.1:"), first
+        url = first.split()[3]
+        with urllib.request.urlopen(url, timeout=300) as response:
+            assert response.status == 200
+            body = response.read().decode("utf-8", "replace")
+        assert "bokeh" in body.lower()
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
