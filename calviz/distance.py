@@ -488,7 +488,9 @@ class DistanceBounds(ResultMixin):
     ``lower`` = max(dCE_lower(LP) − 2ε, smCE/2, (SintCE/6)², (kCE/(2√2))²);
     ``upper`` = min(SintCE, binnedECE(I) + w(I) over the equal-width partitions, 4√(5·smCE)).
     ``bounds`` lists every candidate with its inequality; ``lower_bound`` / ``upper_bound`` are the
-    winners.  ``bands`` (when ``n_resamples`` > 0) maps each measure and "lower"/"upper" to a
+    winners (``lower_source`` / ``upper_source`` say it in words).  ``measures`` maps each measure
+    (binnedECE + width at its best bin count) to its value and ``inequalities`` to the bounds it
+    gives, for display.  ``bands`` (when ``n_resamples`` > 0) maps each measure and "lower"/"upper" to a
     percentile bootstrap interval (level 1 − alpha) — a rough guide to sampling variability, not a
     guarantee.
     """
@@ -497,6 +499,8 @@ class DistanceBounds(ResultMixin):
     upper: float
     lower_bound: Bound
     upper_bound: Bound
+    measures: dict
+    inequalities: dict
     smce: float
     lower_dce: float
     grid_step: float
@@ -509,6 +513,29 @@ class DistanceBounds(ResultMixin):
     alpha: float
     n: int
     target: str
+
+    @property
+    def lower_source(self) -> str:
+        b = self.lower_bound
+        return f"{b.inequality} ({b.source})"
+
+    @property
+    def upper_source(self) -> str:
+        b = self.upper_bound
+        return f"{b.inequality} ({b.source})"
+
+
+def _display(meas: dict, cands: list[Bound]) -> tuple[dict, dict]:
+    """Measure name -> value, and measure name -> the bounds on dCE it implies (for tables/plots)."""
+    best_m = min(meas["binned_ece_width"], key=meas["binned_ece_width"].get)
+    values = {k: meas[k] for k in ("smce", "lower_dce", "sintce", "laplace_kce")}
+    values["binned_ece_width"] = meas["binned_ece_width"][best_m]
+    texts = {}
+    for key in values:
+        parts = [f"{c.kind} bound {c.value:.4g}: {c.inequality} [{c.source}]" for c in cands
+                 if c.measure == key and (key != "binned_ece_width" or c.name.endswith(f"_{best_m}"))]
+        texts[key] = "; ".join(parts)
+    return values, texts
 
 
 def _measures(s: _Sample, m_grid: int, n_bins: tuple[int, ...]) -> dict:
@@ -602,8 +629,10 @@ def distance_bounds(
         bands = {k: (float(np.quantile(d, a / 2)), float(np.quantile(d, 1 - a / 2)))
                  for k, d in draws.items()}
 
+    values, texts = _display(meas, cands)
     return DistanceBounds(
-        lower_bound.value, upper_bound.value, lower_bound, upper_bound, meas["smce"], meas["lower_dce"], eps,
+        lower_bound.value, upper_bound.value, lower_bound, upper_bound, values, texts, meas["smce"],
+        meas["lower_dce"], eps,
         meas["sintce"], meas["laplace_kce"], dict(meas["binned_ece_width"]), tuple(cands), bands,
         int(n_resamples), a, s.n, s.target,
     )
