@@ -642,3 +642,153 @@ def multiscale_debiased_ece(
                              s.n_nonempty, "equal_width" if s.dim == 1 else "simplex", target))
     return tuple(out)
 
+
+
+# ------------------------------------------------------------------------------------------------
+# adaptive T-Cal (calviz.tcal)
+# ------------------------------------------------------------------------------------------------
+#: default cap on Σ_b (rows of the merged BinSums of scale b) for distributed T-Cal: bounds the memory of
+#: a partial result (≈ 72 bytes per row for 1-D targets, so 2^21 rows ≈ 150 MB)
+TCAL_MAX_BINS = 2**21
+
+
+def _partition_profile(part, index, row_offset, view: _View, max_values: int):
+    """(rows, distinct values, their counts and label sums) of a 1-D view; values None when there are
+    more than ``max_values`` distinct predictions (then the data is not a discrete predictor)."""
+    z, y = _partition_view(part, index, row_offset, view)
+    n = int(z.shape[0])
+    if z.ndim != 1:
+        return n, None, None, None
+    values, inverse = np.unique(z, return_inverse=True)
+    if values.shape[0] > max_values:
+        return n, None, None, None
+    counts = np.bincount(inverse, minlength=values.shape[0]).astype(np.int64)
+    successes = np.bincount(inverse, weights=y, minlength=values.shape[0])
+    return n, values, counts, successes
+
+
+def _merge_profiles(*profiles):
+    n = sum(p[0] for p in profiles)
+    if any(p[1] is None for p in profiles):
+        return n, None, None, None
+    values = np.unique(np.concatenate([p[1] for p in profiles]))
+    counts = np.zeros(values.shape[0], np.int64)
+    successes = np.zeros(values.shape[0])
+    for _, v, c, s in profiles:
+        idx = np.searchsorted(values, v)
+        counts[idx] += c
+        successes[idx] += s
+    return n, values, counts, successes
+
+
+def adaptive_tcal(
+    y_true, y_prob=None, *, alpha: float = 0.05, resampling: str = "analytic", n_resamples: int | None = None,
+    combine: str = "bonferroni", target: str = "auto", class_index: int | None = None,
+    discrete: bool | None = None, seed=None, max_bins: int = TCAL_MAX_BINS, split_every: int = 4,
+    client=None, **columns,
+):
+    """Distributed :func:`calviz.adaptive_tcal` (seed 000, Algorithm 2) with ``resampling="analytic"``
+    (scaled chi-square critical values, estimators.md §5) — the default here, since resampling costs
+    O(N n) — or ``"threshold"``; ``"y_only"`` runs :func:`resampled_tcal`.
+
+    Two passes: (1) n and, for 1-D targets, the distinct predictions (discrete-predictor detection, App.
+    B.4, the same rule as in memory); (2) the BinSums of every dyadic scale 2^1..2^B in one pass
+    (per-partition finest-scale sums, coarser scales by adding nested bins), finalised by
+    :func:`calviz.tcal.analytic_tcal_from_sums` — equal to the in-memory test.
+
+    Limit: a merged BinSums of scale b holds min(n, 2^{b(K−1)}) rows.  Scales are kept from the coarsest
+    up while the running total of rows stays ≤ ``max_bins``; finer scales are omitted (a warning says so
+    and ``reason`` records it), and Bonferroni runs over the scales actually tested, so the test keeps its
+    level.  With n ≤ about max_bins / log2(n) nothing is omitted.  ``target="classwise"`` needs an
+    explicit ``class_index``.
+    """
+    import importlib
+    import warnings
+
+    _tcal = importlib.import_module("calviz.tcal")  # `calviz.tcal` the attribute is the function
+
+    alpha = check_alpha(alpha)
+    if resampling == "y_only":
+        return resampled_tcal(y_true, y_prob, alpha=alpha, n_resamples=n_resamples, target=target,
+                              class_index=class_index, seed=seed, split_every=split_every, client=client,
+                              **columns)
+    if resampling not in ("analytic", "threshold"):
+        raise InputError(f"calviz.dask.adaptive_tcal offers resampling 'analytic', 'threshold' or 'y_only'; "
+                         f"got {resampling!r}")
+    if combine != "bonferroni":
+        raise InputError("combine='max' needs resampling; calviz.dask.adaptive_tcal combines by Bonferroni")
+    if discrete not in (None, True, False):
+        raise InputError(f"discrete must be None, True or False; got {discrete!r}")
+    _tcal._check_choice(target, _tcal._TARGETS, "target")
+    if target == "classwise" and class_index is None:
+        raise InputError("calviz.dask.adaptive_tcal needs class_index for target='classwise'")
+    data = as_dask_data(y_true, y_prob, **columns)
+    view = _resolve_view(data, target, 1, 0 if class_index is None else class_index)
+    full = view.target == "full"
+    K = data.n_classes if full else 2
+
+    # pass 1: n and the discrete-predictor summary
+    parts = [delayed(_partition_profile, pure=True)(part, i, off, view, _tcal.DISCRETE_MAX_VALUES)
+             for i, (part, off) in _parts_with_offsets(data)]
+    (n, values, counts, successes), = _compute(data, _tree_reduce(parts, _merge_profiles, split_every),
+                                               client=client)
+    _check_n(n)
+    if not full and discrete is not False:
+        looks_discrete = values is not None and counts.min() >= _tcal.DISCRETE_MIN_COUNT
+        if looks_discrete or discrete:
+            if values is None:
+                raise InputError(f"discrete=True: the predictions take more than {_tcal.DISCRETE_MAX_VALUES}"
+                                 " distinct values; the distributed binomial test is limited to that many")
+            # the exact binomial test only needs (value, count, successes): rebuild a sample with them
+            z = np.repeat(values, counts)
+            y = np.concatenate([np.r_[np.ones(int(round(s))), np.zeros(int(c - round(s)))]
+                                for c, s in zip(counts, successes, strict=True)])
+            return _tcal._binomial_test(z, y, alpha, view.target, K, values, counts) if looks_discrete else \
+                _tcal._binomial_test(z, y, alpha, view.target, K, why="discrete=True: exact binomial test per "
+                                     "distinct value (App. B.4), Bonferroni over the values")
+
+    B_paper, levels = _tcal.dyadic_scales(n, K)
+    if full:
+        while levels >= 1 and (K - 1) * levels + math.log2(math.factorial(K - 1)) >= 63:
+            levels -= 1
+    if levels < 1:
+        raise InputError(
+            f"n = {n} is too small for even one dyadic scale with K = {K} classes (scale 2 has 2^{K - 1} "
+            f"bins > n²); use target='top1' or 'classwise', or more samples")
+    kept, rows = 0, 0
+    for b in range(1, levels + 1):
+        rows += min(n, 2 ** (b * (K - 1)))
+        if rows > max_bins:
+            break
+        kept = b
+    if kept < 1:
+        raise InputError(f"max_bins = {max_bins} is too small for even the coarsest scale")
+    exponents = tuple(range(1, kept + 1))
+    sums, _ = scale_sums(data, exponents=exponents, target=view.target, class_index=view.class_index,
+                         split_every=split_every, client=client)
+    scales = tuple(2**b for b in exponents)
+    scale_text = f"{kept} dyadic scales 2..2^{kept}"
+    if kept < levels:
+        note = (f"scales 2^{kept + 1}..2^{levels} omitted on Dask (merged bin sums would exceed max_bins = "
+                f"{max_bins} rows); Bonferroni over the {kept} scales tested")
+        warnings.warn(f"calviz.dask.adaptive_tcal: {note}", stacklevel=2)
+        scale_text += f" ({note})"
+    elif levels < B_paper:
+        scale_text += f" (Algorithm 2's B = {B_paper}; finer scales capped)"
+    kind_text = "full K-class calibration on the simplex partition" if full else f"{view.target} calibration"
+    if resampling == "analytic":
+        t = np.array([debiased_ece_sq(s) for s in sums])
+        moments = np.array([_tcal.null_moments_from_sums(s) for s in sums]).reshape(-1, 3)
+        return _tcal._analytic_result(t, moments.T, scales, alpha, n, K, view.target, "adaptive T-Cal",
+                                      f"{kind_text}; {scale_text}; scaled chi-square critical values, "
+                                      "Bonferroni")
+    t = np.array([debiased_ece_sq(s) for s in sums])
+    p = np.array([_tcal._chebyshev_pvalue(ti, m, n, K, not full) for ti, m in zip(t, scales, strict=True)])
+    crit = np.array([_tcal.chebyshev_threshold(m, n, K, alpha / kept, scalar=not full) for m in scales])
+    return _tcal.TCalResult(bool(np.any(t >= crit)), float(min(1.0, kept * p.min())), alpha, scales, t, crit, p,
+                            "threshold", "bonferroni", n, K, 0, 0.0, "adaptive T-Cal",
+                            f"{kind_text}; {scale_text}; Theorem 3 Chebyshev thresholds at α/B", view.target)
+
+
+def resampled_tcal(*args, **kwargs):  # placeholder, replaced below when implemented
+    raise InputError("resampling='y_only' on Dask is not available yet")
