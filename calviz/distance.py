@@ -100,7 +100,7 @@ def _sample(y_true, y_prob, target, class_index) -> _Sample:
             f"target {target!r} is multi-dimensional; the distance measures are defined for scalar "
             "predictions: use target='top1' (confidence) or target='classwise' with class_index"
         )
-    order = np.argsort(z, kind="stable")
+    order = np.argsort(z)  # order within ties is irrelevant to every measure here; quicksort is ~5x faster
     return _Sample(np.ascontiguousarray(z[order]), np.ascontiguousarray(y[order]), target)
 
 
