@@ -256,7 +256,7 @@ def _print_check_text(summary: dict) -> None:
         print("  T-Cal    not available")
     else:
         verdict = "REJECTS calibration" if summary["reject"] else "does not reject calibration"
-        print(f"  T-Cal    {verdict} at α = {alpha:g} (adjusted p-value {_fmt(summary['pvalue'])})")
+        print(f"  T-Cal    {verdict} at α = {alpha:g} (adjusted p-value {_fmt_p(summary['pvalue'])})")
     ece = summary["ece"]
     if ece is None:
         print("  ECE      not available")
@@ -269,12 +269,28 @@ def _print_check_text(summary: dict) -> None:
     if bounds is None:
         print("  distance not available")
     else:
-        print("  distance to calibration:")
-        for key, value in bounds.items():
-            if isinstance(value, (int, float)) and not isinstance(value, bool):
-                print(f"    {key:<22s} {_fmt(value)}")
+        lower, upper = bounds.get("lower"), bounds.get("upper")
+        if lower is not None or upper is not None:
+            print(f"  distance to calibration dCE in [{_fmt(lower)}, {_fmt(upper)}] (empirical distribution)")
+        for kind in ("lower_bound", "upper_bound"):
+            bound = bounds.get(kind)
+            if isinstance(bound, dict) and bound.get("inequality"):
+                print(f"    {kind.replace('_', ' ')} from {bound['inequality']}  [{bound.get('source', '')}]")
+        measures = bounds.get("measures")
+        if not isinstance(measures, dict):  # another layout: every top-level number
+            measures = {k: v for k, v in bounds.items() if isinstance(v, (int, float)) and k not in (
+                "lower", "upper") and not isinstance(v, bool)}
+        if measures:
+            print("    measures: " + ", ".join(f"{k} {_fmt(v)}" for k, v in measures.items()
+                                                 if isinstance(v, (int, float))))
     for view, message in summary["errors"].items():
         print(f"  note: {view}: {message}")
+
+
+def _fmt_p(p) -> str:
+    if p is None:
+        return "—"
+    return "< 0.0001" if p < 1e-4 else f"{p:.4f}"
 
 
 def _fmt(x) -> str:

@@ -158,9 +158,11 @@ def test_websocket_origins_stay_local():
     assert "10.0.0.5:80" in websocket_origins("10.0.0.5", 80)
 
 
-def test_serve_answers_http_200(tmp_path):
+@pytest.fixture(scope="module")
+def served_url(tmp_path_factory):
+    """``calviz serve --no-show --port 0`` in a subprocess; yields the URL it prints, kills it after."""
     env = _env()
-    env["CALVIZ_CACHE_DIR"] = str(tmp_path / "cache")
+    env["CALVIZ_CACHE_DIR"] = str(tmp_path_factory.mktemp("serve-cache"))
     proc = subprocess.Popen([sys.executable, "-m", "calviz", "serve", "--no-show", "--port", "0"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO, env=env)
     lines: queue.Queue = queue.Queue()
@@ -171,11 +173,7 @@ def test_serve_answers_http_200(tmp_path):
         except queue.Empty:
             pytest.fail("calviz serve printed no URL")
         assert first.startswith("calviz dashboard at http://127.0.0.1:"), first
-        url = first.split()[3]
-        with urllib.request.urlopen(url, timeout=300) as response:
-            assert response.status == 200
-            body = response.read().decode("utf-8", "replace")
-        assert "bokeh" in body.lower()
+        yield first.split()[3]
     finally:
         proc.terminate()
         try:
@@ -183,3 +181,57 @@ def test_serve_answers_http_200(tmp_path):
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+def test_serve_answers_http_200(served_url):
+    with urllib.request.urlopen(served_url, timeout=300) as response:
+        assert response.status == 200
+        body = response.read().decode("utf-8", "replace")
+    assert "bokeh" in body.lower() and "calviz" in body
+
+
+@pytest.mark.browser
+def test_serve_screenshot(served_url, chromium_browser):
+    """The served app at 1280×800 in headless Chromium, with no console errors.  The screenshot goes to
+    artifacts/screenshot.png; with CALVIZ_UPDATE_SCREENSHOT=1 (or when it is missing) also to the
+    README's assets/screenshot.png."""
+    page = chromium_browser.new_page(viewport={"width": 1280, "height": 800})
+    errors = []
+    page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    try:
+        page.goto(served_url, timeout=300_000)
+        page.wait_for_function("() => window.Bokeh && Bokeh.documents.length > 0", timeout=300_000)
+        # the four views are drawn (reliability diagram + histogram + ... : at least one canvas each)
+        page.locator("canvas").nth(3).wait_for(state="attached", timeout=300_000)
+        page.wait_for_load_state("networkidle", timeout=300_000)
+        page.wait_for_timeout(3000)  # let the resampled results replace the analytic ones
+        artifacts = REPO / "artifacts"
+        artifacts.mkdir(exist_ok=True)
+        shot = artifacts / "screenshot.png"
+        page.screenshot(path=str(shot))
+    finally:
+        page.close()
+    assert errors == [], f"console errors: {errors}"
+    assert shot.stat().st_size > 20_000
+    target = REPO / "assets" / "screenshot.png"
+    if os.environ.get("CALVIZ_UPDATE_SCREENSHOT") == "1" or not target.exists():
+        target.parent.mkdir(exist_ok=True)
+        target.write_bytes(shot.read_bytes())
+
+
+# -- local browser fixture (same contract as the conftest one: skips without Chromium unless CI=true) --
+@pytest.fixture(scope="module")
+def chromium_browser():
+    import shutil
+
+    executable = "/usr/bin/chromium" if os.path.exists("/usr/bin/chromium") else shutil.which("chromium")
+    if executable is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("Chromium is required in CI (/usr/bin/chromium)")
+        pytest.skip("Chromium not installed")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=executable, args=["--no-sandbox"])
+        yield browser
+        browser.close()
