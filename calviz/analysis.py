@@ -1,0 +1,478 @@
+"""The analysis layer between the engine and every view (dashboard, static report, CLI).
+
+One frozen :class:`AnalysisOptions` describes what the user asked for; one compute function per view
+turns ``(data, options)`` into the engine's own result objects; :func:`analyze` runs them all and
+records timings.  Views (``calviz.plots``, ``calviz.dashboard``, ``calviz.report``) only *read* these
+results: every number shown to a user is computed here, by the engine.
+
+Each compute function declares, in :data:`VIEW_INPUTS`, which option fields it reads.  The dashboard uses
+that table both for its ``param.depends`` watch lists and for its result cache keys, so a widget change
+recomputes exactly the views whose inputs changed.
+
+The engine modules (``calviz.ece``, ``calviz.intervals``, ``calviz.tcal``, ``calviz.distance``,
+``calviz.smooth``) are imported lazily.  While one of them is not installed (or raises), the
+corresponding view gets ``None`` and an explanatory message in :attr:`Analysis.errors`; the other
+views keep working.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import inspect
+import time
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+
+from calviz._results import ResultMixin, _jsonable
+from calviz.data import CalibrationData, InputError, as_calibration_data, check_alpha
+
+__all__ = [
+    "AnalysisOptions",
+    "Analysis",
+    "VIEW_INPUTS",
+    "resolve_target",
+    "prepare",
+    "analysis_view",
+    "compute_reliability",
+    "compute_tcal",
+    "compute_interval",
+    "compute_bootstrap_interval",
+    "compute_distance",
+    "compute_smooth",
+    "analyze",
+    "EngineUnavailable",
+]
+
+TARGETS = ("auto", "binary", "top1", "classwise", "topk", "full")
+SCHEMES = ("equal_width", "equal_mass")
+KERNELS = ("reflected_gaussian", "logit_gaussian")
+RESAMPLINGS = ("analytic", "y_only", "consistency", "threshold")
+
+
+class EngineUnavailable(RuntimeError):
+    """An engine module or function this view needs is not installed (yet)."""
+
+
+@dataclass(frozen=True)
+class AnalysisOptions:
+    """Everything a user can choose, as one immutable (hashable) value.
+
+    ``target``: ``auto`` (binary data → ``binary``, multi-class → ``top1``), ``binary``, ``top1``,
+    ``classwise`` (one-vs-rest for ``class_index``), ``topk`` (top-1-to-``top_k``, seed 003) or ``full``.
+    ``n``: analyse a uniform subsample of this many rows (``None`` = all rows; drawn with ``seed``).
+    ``bandwidth``: ``None`` = automatic (smECE(σ) = σ for the smooth diagram; 1 for the Laplace kCE).
+    """
+
+    target: Literal["auto", "binary", "top1", "classwise", "topk", "full"] = "auto"
+    class_index: int = 0
+    top_k: int = 2
+    n: int | None = None
+    scheme: Literal["equal_width", "equal_mass"] = "equal_width"
+    n_bins: int = 15
+    kernel: Literal["reflected_gaussian", "logit_gaussian"] = "reflected_gaussian"
+    bandwidth: float | None = None
+    alpha: float = 0.05
+    resampling: Literal["analytic", "y_only", "consistency", "threshold"] = "analytic"
+    n_resamples: int = 500
+    seed: int = 0
+
+    def __post_init__(self):
+        if self.target not in TARGETS:
+            raise InputError(f"target must be one of {TARGETS}; got {self.target!r}")
+        if self.scheme not in SCHEMES:
+            raise InputError(f"scheme must be one of {SCHEMES}; got {self.scheme!r}")
+        if self.kernel not in KERNELS:
+            raise InputError(f"kernel must be one of {KERNELS}; got {self.kernel!r}")
+        if self.resampling not in RESAMPLINGS:
+            raise InputError(f"resampling must be one of {RESAMPLINGS}; got {self.resampling!r}")
+        if int(self.n_bins) < 1:
+            raise InputError(f"n_bins must be at least 1; got {self.n_bins!r}")
+        if int(self.n_resamples) < 1:
+            raise InputError(f"n_resamples must be at least 1; got {self.n_resamples!r}")
+        if self.n is not None and int(self.n) < 2:
+            raise InputError(f"n (subsample size) must be at least 2; got {self.n!r}")
+        if self.bandwidth is not None and not float(self.bandwidth) > 0:
+            raise InputError(f"bandwidth must be positive or None (automatic); got {self.bandwidth!r}")
+        check_alpha(self.alpha)
+
+    def replace(self, **changes) -> AnalysisOptions:
+        return dataclasses.replace(self, **changes)
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+#: option fields each view reads (besides the data).  ``n`` and ``seed`` select the subsample; every
+#: view depends on them through :func:`prepare`, but ``seed`` only matters when a subsample is drawn —
+#: :func:`view_key` accounts for that.
+VIEW_INPUTS: dict[str, tuple[str, ...]] = {
+    "reliability": ("target", "class_index", "top_k", "n", "scheme", "n_bins", "alpha"),
+    "smooth": ("target", "class_index", "top_k", "n", "kernel", "bandwidth", "alpha"),
+    "tcal": ("target", "class_index", "top_k", "n", "alpha"),
+    "tcal_resampled": ("target", "class_index", "top_k", "n", "alpha", "resampling", "n_resamples", "seed"),
+    "interval": ("target", "class_index", "top_k", "n", "n_bins", "alpha"),
+    "bootstrap": ("target", "class_index", "top_k", "n", "n_bins", "alpha", "n_resamples", "seed"),
+    "distance": ("target", "class_index", "top_k", "n", "bandwidth"),
+}
+
+
+def view_key(view: str, data: CalibrationData, options: AnalysisOptions) -> tuple:
+    """Cache key of one view: the identity of the data and the option values the view reads."""
+    values = []
+    for name in VIEW_INPUTS[view]:
+        values.append((name, getattr(options, name)))
+    if options.n is not None and options.n < data.n and "seed" not in VIEW_INPUTS[view]:
+        values.append(("seed", options.seed))  # the subsample depends on the seed
+    return (view, id(data), tuple(values))
+
+
+# -- data preparation -------------------------------------------------------------------------------
+
+
+def resolve_target(data: CalibrationData, options: AnalysisOptions) -> str:
+    """The concrete target: ``auto`` → binary/top1; targets that need K > 2 fall back sensibly."""
+    target = options.target
+    if target == "auto":
+        return "binary" if data.is_binary else "top1"
+    if data.is_binary and target == "topk":
+        return "full"  # top-2 of a binary model is the full 2-vector
+    return target
+
+
+def prepare(data: CalibrationData, options: AnalysisOptions) -> CalibrationData:
+    """The data the views analyse: the subsample of ``options.n`` rows (seeded), or all rows."""
+    data = as_calibration_data(data)
+    if options.n is not None and options.n < data.n:
+        key = ("subsample", int(options.n), int(options.seed))
+        cached = data._cache.get(key)
+        if cached is None:
+            cached = data.subsample(int(options.n), seed=int(options.seed))
+            data._cache[key] = cached
+        return cached
+    return data
+
+
+def analysis_view(data: CalibrationData, options: AnalysisOptions, *, scalar: bool = True):
+    """(z, y) arrays for the chosen target.
+
+    ``scalar=True`` (reliability diagram, distance family, smooth curve — all defined for scalar
+    predictions): ``topk`` and ``full`` fall back to the top-1 confidence view, which is what the
+    seeds' real-data experiments use.  Returns ``(z, y, target_used)``.
+    """
+    target = resolve_target(data, options)
+    if scalar and target in ("topk", "full"):
+        target = "binary" if data.is_binary else "top1"
+    if target == "classwise":
+        z, y = data.classwise(min(int(options.class_index), data.n_classes - 1))
+    elif target == "topk":
+        z, y = data.topk(min(int(options.top_k), data.n_classes))
+    else:
+        z, y = data.view(target)
+    return z, y, target
+
+
+# -- engine calls -----------------------------------------------------------------------------------
+
+
+def _engine(module: str, name: str):
+    try:
+        mod = importlib.import_module(f"calviz.{module}")
+    except ImportError as exc:
+        raise EngineUnavailable(f"calviz.{module} is not available yet ({exc})") from None
+    func = getattr(mod, name, None)
+    if func is None:
+        raise EngineUnavailable(f"calviz.{module}.{name} is not available yet")
+    return func
+
+
+def _call(func, *args, **kwargs):
+    """Call an engine function with only the keyword options it accepts (engine signatures differ
+    in which tuning knobs they expose; unknown knobs are simply not passed)."""
+    try:
+        params = inspect.signature(func).parameters
+    except (TypeError, ValueError):
+        return func(*args, **kwargs)
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        return func(*args, **kwargs)
+    return func(*args, **{k: v for k, v in kwargs.items() if k in params})
+
+
+def _zy_for_engine(data: CalibrationData, options: AnalysisOptions, *, scalar: bool):
+    """Arguments in the engine's (y_true, y_prob) convention for the chosen target."""
+    z, y, target = analysis_view(data, options, scalar=scalar)
+    if z.ndim == 1:
+        # scalar view: labels y in {0,1} and the probability of the positive event
+        return (y.astype(np.int64), z), target
+    if target == "full":
+        return (data.labels, data.full_probs()), target
+    return (data.labels, data.full_probs()), target  # topk: the engine takes top_k=
+
+
+def compute_reliability(data: CalibrationData, options: AnalysisOptions):
+    """Per-bin reliability data (``calviz.ece.reliability``) for the scalar view of the target."""
+    data = prepare(data, options)
+    (y, p), _ = _zy_for_engine(data, options, scalar=True)
+    func = _engine("ece", "reliability")
+    return _call(func, y, p, n_bins=int(options.n_bins), scheme=options.scheme, alpha=options.alpha)
+
+
+def compute_tcal(data: CalibrationData, options: AnalysisOptions, resampling: str | None = None):
+    """Adaptive multi-scale T-Cal (``calviz.tcal.adaptive_tcal``).
+
+    ``resampling=None`` uses ``options.resampling``; the dashboard first calls it with ``"analytic"``
+    (instant) and then, off the UI thread, with the user's resampling type.
+    """
+    data = prepare(data, options)
+    resampling = options.resampling if resampling is None else resampling
+    target = resolve_target(data, options)
+    func = _engine("tcal", "adaptive_tcal")
+    if target in ("binary", "top1", "classwise"):
+        (y, p), _ = _zy_for_engine(data, options, scalar=True)
+        return _call(
+            func,
+            y,
+            p,
+            alpha=options.alpha,
+            resampling=resampling,
+            n_resamples=int(options.n_resamples),
+            seed=int(options.seed),
+        )
+    # full calibration on the simplex partition (top-k has no T-Cal: use full)
+    return _call(
+        func,
+        data.labels,
+        data.full_probs(),
+        alpha=options.alpha,
+        resampling=resampling,
+        n_resamples=int(options.n_resamples),
+        seed=int(options.seed),
+        target="full",
+    )
+
+
+def _interval(data: CalibrationData, options: AnalysisOptions, method: str):
+    data = prepare(data, options)
+    target = resolve_target(data, options)
+    func = _engine("intervals", "ece_interval")
+    common = dict(
+        n_bins=int(options.n_bins),
+        alpha=options.alpha,
+        method=method,
+        n_resamples=int(options.n_resamples),
+        seed=int(options.seed),
+    )
+    if target in ("topk", "full"):
+        k = data.n_classes if target == "full" else min(int(options.top_k), data.n_classes)
+        return _call(func, data.labels, data.full_probs(), top_k=k, **common)
+    (y, p), _ = _zy_for_engine(data, options, scalar=True)
+    return _call(func, y, p, **common)
+
+
+def compute_interval(data: CalibrationData, options: AnalysisOptions):
+    """The seed-003 asymptotic confidence interval for the ℓ2-ECE (``calviz.intervals.ece_interval``)."""
+    return _interval(data, options, "asymptotic")
+
+
+def compute_bootstrap_interval(data: CalibrationData, options: AnalysisOptions):
+    """The percentile-bootstrap interval for the same quantity (the baseline seed 003 compares to)."""
+    return _interval(data, options, "bootstrap")
+
+
+def compute_distance(data: CalibrationData, options: AnalysisOptions):
+    """Every distance-to-calibration measure and the bounds they imply (``calviz.distance``).
+
+    Returns ``(bounds, witness)``: the ``DistanceBounds`` and the smCE witness (or ``None``)."""
+    data = prepare(data, options)
+    (y, p), _ = _zy_for_engine(data, options, scalar=True)
+    bounds = _call(
+        _engine("distance", "distance_bounds"),
+        y,
+        p,
+        bandwidth=1.0 if options.bandwidth is None else float(options.bandwidth),
+    )
+    try:
+        witness = _call(_engine("distance", "smce_witness"), y, p)
+    except EngineUnavailable:
+        witness = None
+    return bounds, witness
+
+
+def compute_smooth(data: CalibrationData, options: AnalysisOptions):
+    """Smooth reliability curve with a pointwise band (``calviz.smooth.smooth_reliability``)."""
+    data = prepare(data, options)
+    (y, p), _ = _zy_for_engine(data, options, scalar=True)
+    func = _engine("smooth", "smooth_reliability")
+    return _call(
+        func,
+        y,
+        p,
+        bandwidth=options.bandwidth,
+        kernel=options.kernel,
+        alpha=options.alpha,
+        n_resamples=min(int(options.n_resamples), 200),
+        seed=int(options.seed),
+    )
+
+
+#: view name -> compute function (the dashboard and report iterate over this)
+COMPUTE = {
+    "reliability": compute_reliability,
+    "smooth": compute_smooth,
+    "tcal": lambda data, options: compute_tcal(data, options, resampling="analytic"),
+    "tcal_resampled": compute_tcal,
+    "interval": compute_interval,
+    "bootstrap": compute_bootstrap_interval,
+    "distance": compute_distance,
+}
+
+
+def run_view(view: str, data: CalibrationData, options: AnalysisOptions):
+    """Run one view's computation; returns ``(result or None, seconds, error message or None)``."""
+    start = time.perf_counter()
+    try:
+        result = COMPUTE[view](data, options)
+        error = None
+    except EngineUnavailable as exc:
+        result, error = None, str(exc)
+    except InputError as exc:
+        result, error = None, f"{view}: {exc}"
+    except Exception as exc:  # an engine bug must not take the dashboard down; it is reported instead
+        result, error = None, f"{view} failed: {type(exc).__name__}: {exc}"
+    return result, time.perf_counter() - start, error
+
+
+# -- the whole analysis -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, repr=False)
+class DataSummary(ResultMixin):
+    """What was analysed: sizes, the target used and simple descriptive numbers."""
+
+    n: int
+    n_total: int
+    n_classes: int
+    is_binary: bool
+    target: str
+    accuracy: float
+    mean_confidence: float
+
+    @classmethod
+    def of(cls, data: CalibrationData, options: AnalysisOptions, n_total: int | None = None):
+        z, y, target = analysis_view(data, options, scalar=True)
+        if data.is_binary:
+            pred = (data.probs >= 0.5).astype(np.int64)
+            conf = np.maximum(data.probs, 1.0 - data.probs)
+        else:
+            conf, correct = data.top1()
+            pred = None
+        accuracy = float(np.mean(pred == data.labels)) if pred is not None else float(np.mean(correct))
+        return cls(
+            n=data.n,
+            n_total=data.n if n_total is None else int(n_total),
+            n_classes=data.n_classes,
+            is_binary=data.is_binary,
+            target=resolve_target(data, options),
+            accuracy=accuracy,
+            mean_confidence=float(np.mean(conf)),
+        )
+
+
+@dataclass(frozen=True, repr=False)
+class Analysis(ResultMixin):
+    """All results for one (data, options) pair, with compute timings (seconds) per view.
+
+    A result is ``None`` when its engine is not available or refused the input; ``errors`` says why.
+    """
+
+    options: AnalysisOptions
+    summary: DataSummary
+    reliability: Any = None
+    smooth: Any = None
+    tcal: Any = None
+    tcal_resampled: Any = None
+    interval: Any = None
+    bootstrap: Any = None
+    distance: Any = None
+    witness: Any = None
+    timings: dict = field(default_factory=dict)
+    errors: dict = field(default_factory=dict)
+
+    @property
+    def total_time(self) -> float:
+        return float(sum(self.timings.values()))
+
+    def to_dict(self) -> dict:
+        out = {"options": self.options.to_dict(), "summary": self.summary.to_dict()}
+        for name in (
+            "reliability",
+            "smooth",
+            "tcal",
+            "tcal_resampled",
+            "interval",
+            "bootstrap",
+            "distance",
+            "witness",
+        ):
+            out[name] = _result_dict(getattr(self, name))
+        out["timings"] = {k: float(v) for k, v in self.timings.items()}
+        out["errors"] = dict(self.errors)
+        return out
+
+
+def _result_dict(value):
+    if value is None:
+        return None
+    if hasattr(value, "to_dict"):
+        return value.to_dict()
+    if isinstance(value, tuple) and hasattr(value, "_asdict"):
+        return _jsonable(dict(value._asdict()))
+    return _jsonable(value)
+
+
+def analyze(
+    data,
+    options: AnalysisOptions | None = None,
+    *,
+    resampled: bool = True,
+    views: tuple[str, ...] | None = None,
+    **option_values,
+) -> Analysis:
+    """Run every view's computation on ``data`` (a ``CalibrationData`` or ``(y_true, y_prob)`` tuple).
+
+    ``resampled=False`` skips the resampling-based results (resampled T-Cal, bootstrap interval) — the
+    dashboard computes those off the UI thread.  Extra keywords override fields of ``options``.
+    """
+    if isinstance(data, tuple):
+        data = as_calibration_data(*data)
+    data = as_calibration_data(data)
+    options = (
+        (options or AnalysisOptions()).replace(**option_values)
+        if option_values
+        else (options or AnalysisOptions())
+    )
+    prepared = prepare(data, options)
+    selected = views or tuple(v for v in COMPUTE if resampled or v not in ("tcal_resampled", "bootstrap"))
+    if options.resampling == "analytic" and "tcal_resampled" in selected:
+        selected = tuple(v for v in selected if v != "tcal_resampled")
+    results: dict[str, Any] = {}
+    timings: dict[str, float] = {}
+    errors: dict[str, str] = {}
+    for view in selected:
+        result, seconds, error = run_view(view, prepared, options)
+        timings[view] = seconds
+        if error:
+            errors[view] = error
+        if view == "distance" and result is not None:
+            results["distance"], results["witness"] = result
+        else:
+            results[view] = result
+    return Analysis(
+        options=options,
+        summary=DataSummary.of(prepared, options, n_total=data.n),
+        timings=timings,
+        errors=errors,
+        **results,
+    )

@@ -1,0 +1,710 @@
+"""The calviz dashboard: one ``param.Parameterized`` state object, widgets bound to it, four live views.
+
+Flow: widget → parameter of :class:`CalvizApp` → (only the views whose inputs changed) →
+``calviz.analysis`` compute function (cached by its inputs) → ``calviz.plots`` element → pane.
+
+* Each view's updater is a ``param.depends(..., watch=True)`` method watching exactly that view's inputs
+  (:data:`calviz.analysis.VIEW_INPUTS` is the single table of which options each computation reads), and
+  results are cached by the same inputs, so e.g. moving the bin-count slider recomputes the reliability
+  diagram and the ECE interval but neither T-Cal nor the distance bounds.
+* Resampling work (resampled T-Cal, bootstrap interval) runs in a background thread.  The analytic
+  T-Cal result is shown at once and replaced when the resampled one arrives; a newer change bumps a
+  generation counter so stale results are dropped (the running computation cannot be interrupted, but
+  its result is ignored and queued stale jobs never start).
+* Every browser session builds its own :class:`CalvizApp` (see :func:`create_app`), so sessions never
+  share state.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import html
+import io
+import threading
+import time
+from collections import OrderedDict
+from functools import partial
+
+import numpy as np
+import panel as pn
+import param
+
+from calviz import plots
+from calviz.analysis import (
+    RESAMPLINGS,
+    TARGETS,
+    VIEW_INPUTS,
+    AnalysisOptions,
+    analysis_view,
+    analyze,
+    resolve_target,
+    run_view,
+    view_key,
+)
+from calviz.data import CalibrationData, InputError, as_calibration_data
+
+__all__ = ["CalvizApp", "dashboard", "create_app", "UPLOAD_LIMIT_BYTES", "FALLBACK_DATASET"]
+
+#: Uploads larger than this are refused with a message (Bokeh's default websocket message limit is
+#: 20 MB; ``calviz serve`` may raise both).
+UPLOAD_LIMIT_BYTES = 20 * 1024 * 1024
+
+#: Name of the inline dataset used when ``calviz.datasets`` is not available.
+FALLBACK_DATASET = "inline-overconfident"
+
+_UPLOADED_PREFIX = "uploaded: "
+_CACHE_SIZE = 64
+_REL_HEIGHT = 430  # first row: reliability diagram (3 stacked panels) beside T-Cal
+_LOW_HEIGHT = 280  # second row: ECE interval beside the distance bounds
+_FONT = "system-ui, -apple-system, 'Segoe UI', Roboto, Helvetica, Arial, sans-serif"
+
+
+def _dataset_names() -> tuple[list[str], str]:
+    try:
+        from calviz import datasets
+
+        names = [info.name for info in datasets.list_datasets()]
+        if names:
+            return names, datasets.DEFAULT_DATASET
+    except Exception:  # datasets not installed / failed: the app still works on inline data
+        pass
+    return [FALLBACK_DATASET], FALLBACK_DATASET
+
+
+def _load_named(name: str) -> CalibrationData:
+    if name == FALLBACK_DATASET:
+        # an overconfident binary model: P(y=1 | z) = logistic(0.6 * logit z); seeded, 10 000 rows
+        rng = np.random.default_rng(0)
+        z = rng.beta(0.7, 0.7, size=10_000)
+        logit = np.log(np.clip(z, 1e-9, 1)) - np.log(np.clip(1 - z, 1e-9, 1))
+        y = rng.random(z.shape) < 1.0 / (1.0 + np.exp(-0.6 * logit))
+        return as_calibration_data(y.astype(np.int64), z)
+    from calviz import datasets
+
+    return datasets.load_dataset(name)
+
+
+def _read_upload(content: bytes, filename: str, columns: dict) -> CalibrationData:
+    """Parse an uploaded file with calviz.io (NPZ/NPY are read with allow_pickle=False there)."""
+    try:
+        from calviz import io as calviz_io
+    except ImportError as exc:
+        raise InputError(f"file upload needs calviz.io, which is not available yet ({exc})") from None
+    reader = getattr(calviz_io, "read_predictions_bytes", None)
+    if reader is None:
+        raise InputError("file upload needs calviz.io.read_predictions_bytes, which is not available yet")
+    from calviz.analysis import _call
+
+    result = _call(reader, content, filename, **{k: v for k, v in columns.items() if v})
+    return as_calibration_data(result)
+
+
+class CalvizApp(param.Parameterized):
+    """The state of one dashboard session; widgets are generated from these parameters."""
+
+    dataset = param.Selector(default=None, objects=[], doc="Embedded dataset or uploaded file")
+    target = param.Selector(
+        default="auto",
+        objects=list(TARGETS),
+        doc="Calibration target: auto = binary for binary data, top-1 otherwise",
+    )
+    class_index = param.Integer(default=0, bounds=(0, 1), doc="Class for the classwise (one-vs-rest) view")
+    top_k = param.Integer(default=2, bounds=(1, 2), doc="k for top-1-to-k calibration")
+    n = param.Integer(default=2, bounds=(2, 2), doc="Subsample size (all rows by default)")
+    scheme = param.Selector(
+        default="equal_width", objects=["equal_width", "equal_mass"], doc="Binning scheme"
+    )
+    n_bins = param.Integer(default=15, bounds=(2, 100), doc="Number of bins (per axis)")
+    show_smooth = param.Boolean(default=True, doc="Overlay the smooth reliability curve")
+    kernel = param.Selector(
+        default="reflected_gaussian",
+        objects=["reflected_gaussian", "logit_gaussian"],
+        doc="Kernel of the smooth reliability curve",
+    )
+    bandwidth = param.Number(
+        default=0.0, bounds=(0.0, 0.5), step=0.005, doc="Kernel bandwidth (0 = automatic)"
+    )
+    alpha = param.Number(default=0.05, bounds=(0.001, 0.5), step=0.001, doc="Level α (1 − confidence)")
+    resampling = param.Selector(default="analytic", objects=list(RESAMPLINGS), doc="Critical values of T-Cal")
+    n_resamples = param.Integer(default=500, bounds=(20, 5000), doc="Number of resamples")
+    seed = param.Integer(default=0, bounds=(0, None), doc="Random seed (subsample and resampling)")
+
+    data = param.ClassSelector(class_=CalibrationData, precedence=-1, doc="The loaded data")
+
+    def __init__(
+        self,
+        data=None,
+        *,
+        y_true=None,
+        y_prob=None,
+        upload_limit: int = UPLOAD_LIMIT_BYTES,
+        datasets: list[str] | None = None,
+        **params,
+    ):
+        names, default = _dataset_names() if datasets is None else (list(datasets), datasets[0])
+        self._datasets_loaded: dict[str, CalibrationData] = {}
+        if data is None and y_prob is not None:
+            data = as_calibration_data(y_true, y_prob)
+        elif data is not None and not isinstance(data, CalibrationData):
+            data = as_calibration_data(*data) if isinstance(data, tuple) else as_calibration_data(data)
+        if data is not None:
+            names = ["your data"] + names
+            self._datasets_loaded["your data"] = data
+            default = "your data"
+        self.param.dataset.objects = names
+        params.setdefault("dataset", default)
+        super().__init__(**params)
+        self.upload_limit = int(upload_limit)
+        self._cache: OrderedDict = OrderedDict()
+        self._lock = threading.RLock()
+        self.calls: dict[str, int] = {}
+        self._pending_timings: dict[str, float] = {}
+        self._last_timings: dict[str, float] = {}
+        self._errors: dict[str, str] = {}
+        self._generation = {"tcal": 0, "bootstrap": 0}
+        self._executor = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="calviz")
+        self._jobs: dict[str, concurrent.futures.Future] = {}
+        self._doc = pn.state.curdoc
+        self._build_panes()
+        self._set_data(self._load(self.dataset), initial=True)
+        self.param.watch(self._finish_update, [p for p in self.param if p != "name"], precedence=100)
+
+    # -- data ---------------------------------------------------------------------------------------
+    def _load(self, name: str) -> CalibrationData:
+        if name not in self._datasets_loaded:
+            self._datasets_loaded[name] = _load_named(name)
+        return self._datasets_loaded[name]
+
+    def _set_data(self, data: CalibrationData, *, initial: bool = False) -> None:
+        k = data.n_classes
+        with param.parameterized.discard_events(self) if initial else _nullcontext():
+            self.param.class_index.bounds = (0, k - 1)
+            self.param.top_k.bounds = (1, max(2, k))
+            self.param.n.bounds = (min(data.n, 20), data.n)
+        updates = {
+            "n": data.n,
+            "class_index": min(self.class_index, k - 1),
+            "top_k": min(max(self.top_k, 1), k),
+        }
+        if initial:
+            with param.parameterized.discard_events(self):
+                self.param.update(**updates)
+                self.data = data
+            self._refresh_all()
+        else:
+            self.param.update(data=data, **updates)
+
+    @param.depends("dataset", watch=True)
+    def _on_dataset(self):
+        try:
+            data = self._load(self.dataset)
+        except Exception as exc:
+            self._show_error(f"Could not load dataset {self.dataset!r}: {exc}")
+            return
+        self._clear_error()
+        self._set_data(data)
+
+    def load_file(self, content: bytes, filename: str, **columns) -> bool:
+        """Load an uploaded file; on failure show the error and keep the current data.  Returns success."""
+        if content is None:
+            return False
+        if len(content) > self.upload_limit:
+            self._show_error(
+                f"{filename}: {len(content) / 1e6:.1f} MB is above the upload limit of "
+                f"{self.upload_limit / 1e6:.1f} MB; use `calviz serve FILE` or `calviz report FILE`."
+            )
+            return False
+        try:
+            data = _read_upload(content, filename, columns)
+        except Exception as exc:  # every reader failure becomes a message; the app keeps its data
+            self._show_error(f"Could not read {html.escape(filename)}: {html.escape(str(exc))}")
+            return False
+        self._clear_error()
+        name = _UPLOADED_PREFIX + filename
+        self._datasets_loaded[name] = data
+        objects = [o for o in self.param.dataset.objects if o != name]
+        self.param.dataset.objects = [name] + objects
+        if self.dataset == name:
+            self._set_data(data)
+        else:
+            self.dataset = name
+        return True
+
+    def _on_upload(self, event) -> None:
+        content = self._file_input.value
+        if content is None:
+            return
+        columns = {"y_true": self._col_true.value.strip(), "y_prob": self._col_prob.value.strip()}
+        self.load_file(content, self._file_input.filename or "upload", **columns)
+
+    # -- options, cache -----------------------------------------------------------------------------
+    @property
+    def options(self) -> AnalysisOptions:
+        data = self.data
+        n = None if data is None or self.n >= data.n else int(self.n)
+        return AnalysisOptions(
+            target=self.target,
+            class_index=int(self.class_index),
+            top_k=int(self.top_k),
+            n=n,
+            scheme=self.scheme,
+            n_bins=int(self.n_bins),
+            kernel=self.kernel,
+            bandwidth=None if not self.bandwidth else float(self.bandwidth),
+            alpha=float(self.alpha),
+            resampling=self.resampling,
+            n_resamples=int(self.n_resamples),
+            seed=int(self.seed),
+        )
+
+    def result(self, view: str, options: AnalysisOptions | None = None, data: CalibrationData | None = None):
+        """The (cached) result of one view's computation for the current (or given) options."""
+        options = options or self.options
+        data = data if data is not None else self.data
+        key = view_key(view, data, options)
+        with self._lock:
+            if key in self._cache:
+                self._cache.move_to_end(key)
+                return self._cache[key]
+        result, seconds, error = run_view(view, data, options)
+        with self._lock:
+            self.calls[view] = self.calls.get(view, 0) + 1
+            self._pending_timings[view] = seconds
+            if error:
+                self._errors[view] = error
+            else:
+                self._errors.pop(view, None)
+            self._cache[key] = result
+            while len(self._cache) > _CACHE_SIZE:
+                self._cache.popitem(last=False)
+        return result
+
+    def analysis(self):
+        """The full :class:`calviz.analysis.Analysis` for the current state (used by the report)."""
+        return analyze(self.data, self.options)
+
+    # -- panes --------------------------------------------------------------------------------------
+    def _build_panes(self) -> None:
+        opts = dict(sizing_mode="stretch_width", min_width=320, linked_axes=False)
+        self.reliability_pane = pn.pane.HoloViews(None, height=_REL_HEIGHT, **opts)
+        self.tcal_pane = pn.pane.HoloViews(None, height=_REL_HEIGHT, **opts)
+        self.interval_pane = pn.pane.HoloViews(None, height=_LOW_HEIGHT, **opts)
+        self.distance_pane = pn.pane.HoloViews(None, height=_LOW_HEIGHT, **opts)
+        md = dict(sizing_mode="stretch_width", margin=(0, 10), styles={"font-size": "12px"})
+        self.reliability_note = pn.pane.Markdown("", **md)
+        self.tcal_note = pn.pane.Markdown("", **md)
+        self.interval_note = pn.pane.Markdown("", **md)
+        self.distance_note = pn.pane.Markdown("", **md)
+        self.status = pn.pane.Markdown(
+            "", sizing_mode="stretch_width", margin=(0, 10), css_classes=["calviz-status"]
+        )
+        self.progress = pn.indicators.Progress(
+            active=False, visible=False, width=160, height=14, margin=(8, 10), bar_color="info"
+        )
+        self.progress_text = pn.pane.Str("", visible=False, margin=(4, 0), styles={"font-size": "12px"})
+        self.alert = pn.pane.Alert("", alert_type="danger", visible=False, sizing_mode="stretch_width")
+        self._file_input = pn.widgets.FileInput(
+            accept=".csv,.parquet,.pq,.npz,.npy", sizing_mode="stretch_width"
+        )
+        self._col_true = pn.widgets.TextInput(
+            name="label column (y_true / correct)", placeholder="auto", sizing_mode="stretch_width"
+        )
+        self._col_prob = pn.widgets.TextInput(
+            name="probability column(s) / prefix",
+            placeholder="auto",
+            sizing_mode="stretch_width",
+        )
+        self._file_input.param.watch(self._on_upload, "value")
+        self.export_button = self._build_export()
+
+    def _build_export(self):
+        available = True
+        try:
+            from calviz import report as _report
+
+            available = hasattr(_report, "render_report")
+        except Exception:
+            available = False
+        button = pn.widgets.FileDownload(
+            callback=self._export_report,
+            filename="calviz_report.html",
+            button_type="primary",
+            label="Export report" if available else "Export report (not available yet)",
+            disabled=not available,
+            sizing_mode="stretch_width",
+        )
+        return button
+
+    def _export_report(self):
+        from calviz import report as _report
+        from calviz.analysis import _call
+
+        out = _call(
+            _report.render_report,
+            self.data,
+            options=self.options,
+            analysis=self.analysis(),
+            title=f"calviz report — {self.dataset}",
+        )
+        if isinstance(out, str):
+            out = out.encode("utf-8")
+        return io.BytesIO(out)
+
+    def widgets(self) -> pn.Column:
+        """The sidebar: widgets generated from the parameters, upload, export."""
+        w = pn.widgets
+        p = self.param
+        stretch = dict(sizing_mode="stretch_width")
+        target = w.Select.from_param(p.target, name="calibration target", **stretch)
+        class_index = w.IntSlider.from_param(p.class_index, name="class (classwise)", **stretch)
+        top_k = w.IntSlider.from_param(p.top_k, name="k (top-1-to-k)", **stretch)
+
+        def _visibility(*_):
+            class_index.visible = self.target == "classwise"
+            top_k.visible = self.target == "topk"
+
+        self.param.watch(_visibility, ["target"])
+        _visibility()
+        self.bins_slider = w.IntSlider.from_param(p.n_bins, name="bins (m)", **stretch)
+        self.alpha_slider = w.FloatSlider.from_param(p.alpha, name="level α", format="0.000", **stretch)
+        return pn.Column(
+            w.Select.from_param(p.dataset, name="dataset", **stretch),
+            target,
+            class_index,
+            top_k,
+            w.IntSlider.from_param(p.n, name="sample size n (subsample)", **stretch),
+            pn.pane.Markdown("**Binning**", margin=(10, 10, 0, 10)),
+            w.RadioButtonGroup.from_param(p.scheme, **stretch),
+            self.bins_slider,
+            pn.pane.Markdown("**Smooth curve and kernels**", margin=(10, 10, 0, 10)),
+            w.Checkbox.from_param(p.show_smooth, name="smooth reliability curve"),
+            w.Select.from_param(p.kernel, name="kernel", **stretch),
+            w.FloatSlider.from_param(
+                p.bandwidth, name="bandwidth (0 = automatic)", format="0.000", **stretch
+            ),
+            pn.pane.Markdown("**Testing**", margin=(10, 10, 0, 10)),
+            self.alpha_slider,
+            w.Select.from_param(p.resampling, name="T-Cal critical values", **stretch),
+            w.IntInput.from_param(p.n_resamples, name="resamples", **stretch),
+            w.IntInput.from_param(p.seed, name="seed", **stretch),
+            pn.pane.Markdown(
+                f"**Your predictions** (CSV, Parquet, NPZ, NPY; ≤ {self.upload_limit // (1024 * 1024)} MB)",
+                margin=(10, 10, 0, 10),
+            ),
+            self._col_true,
+            self._col_prob,
+            self._file_input,
+            self.export_button,
+            sizing_mode="stretch_width",
+        )
+
+    def main_area(self) -> pn.Column:
+        def card(title, pane, note):
+            return pn.Column(
+                pn.pane.Markdown(f"#### {title}", margin=(0, 10)),
+                pane,
+                note,
+                sizing_mode="stretch_width",
+                margin=(5, 5),
+            )
+
+        return pn.Column(
+            pn.Row(self.status, self.progress_text, self.progress, sizing_mode="stretch_width"),
+            self.alert,
+            pn.Row(
+                card("1 · Reliability diagram", self.reliability_pane, self.reliability_note),
+                card("2 · Multi-scale T-Cal", self.tcal_pane, self.tcal_note),
+                sizing_mode="stretch_width",
+            ),
+            pn.Row(
+                card("3 · ECE with confidence interval", self.interval_pane, self.interval_note),
+                card("4 · Distance to calibration", self.distance_pane, self.distance_note),
+                sizing_mode="stretch_width",
+            ),
+            sizing_mode="stretch_width",
+        )
+
+    def layout(self) -> pn.Row:
+        """A plain Panel layout (sidebar + main) — renders inline in Jupyter."""
+        return pn.Row(pn.Column(self.widgets(), width=300), self.main_area(), sizing_mode="stretch_width")
+
+    def template(self) -> pn.template.FastListTemplate:
+        """The served page: FastListTemplate with the widgets in the sidebar and the views in main."""
+        return pn.template.FastListTemplate(
+            title="calviz — is this classifier calibrated?",
+            sidebar=[self.widgets()],
+            main=[self.main_area()],
+            sidebar_width=300,
+            accent_base_color=plots.CALIBRATED,
+            header_background="#134e4a",
+            main_layout=None,
+            font=_FONT,
+            font_url="",
+            design=_offline_fast_design(),
+        )
+
+    def view(self):
+        return self.layout()
+
+    def servable(self, title: str = "calviz"):
+        return self.template().servable(title=title)
+
+    def __panel__(self):
+        return self.layout()
+
+    # -- view updaters (param.depends with each view's minimal watch list) --------------------------
+    _REL = ("data", *VIEW_INPUTS["reliability"], "seed", "show_smooth", "kernel", "bandwidth")
+
+    @param.depends(*_REL, watch=True)
+    def _update_reliability(self):
+        data, options = self.data, self.options
+        rel = self.result("reliability", options, data)
+        smooth = self.result("smooth", options, data) if self.show_smooth else None
+        witness = None
+        dist = self._cached("distance", options, data)
+        if dist is not None:
+            witness = dist[1]
+        z, _, used = analysis_view(data, options, scalar=True)
+        label = {
+            "binary": "predicted P(y = 1)",
+            "top1": "top-1 confidence",
+            "classwise": f"predicted P(class {self.class_index})",
+        }.get(used, "confidence")
+        m = int(np.asarray(plots.field(rel, "counts", default=[])).size) if rel is not None else 0
+        title = f"{used} · {m} {self.scheme.replace('_', '-')} bins · n = {z.size:,}"
+        self.reliability_pane.object = plots.reliability_plot(
+            rel, smooth=smooth, witness=witness, title=title, xlabel=label, height=_REL_HEIGHT - 190
+        )
+        note = "Bars: observed frequency per bin; whiskers: per-bin interval at level 1 − α. "
+        note += (
+            f"<span style='color:{plots.MISCALIBRATED}'>Crimson</span> bins' intervals miss the diagonal, "
+            f"<span style='color:{plots.CALIBRATED}'>teal</span> ones cover it."
+        )
+        if used != resolve_target(data, options):
+            note += f" (The {resolve_target(data, options)} target is shown through its top-1 reduction.)"
+        self.reliability_note.object = note + self._error_text("reliability", "smooth")
+
+    def _cached(self, view, options, data):
+        with self._lock:
+            return self._cache.get(view_key(view, data, options))
+
+    @param.depends("data", *VIEW_INPUTS["tcal_resampled"], watch=True)
+    def _update_tcal(self):
+        data, options = self.data, self.options
+        analytic = self.result("tcal", options, data)
+        pending = None
+        if options.resampling != "analytic":
+            key = view_key("tcal_resampled", data, options)
+            cached = self._cached("tcal_resampled", options, data)
+            if cached is not None or key in self._cache:
+                self._show_tcal(cached or analytic)
+                self._generation["tcal"] += 1
+                self._stop_progress("tcal")
+                return
+            pending = f"{options.resampling} resampling running…"
+            self._submit("tcal", "tcal_resampled", data, options)
+        else:
+            self._generation["tcal"] += 1
+            self._stop_progress("tcal")
+        self._show_tcal(analytic, pending=pending)
+
+    def _show_tcal(self, result, pending=None):
+        title = None
+        if result is not None:
+            reject = bool(plots.field(result, "reject"))
+            title = (
+                f"{'REJECT' if reject else 'not rejected'} · p{_eq(plots.field(result, 'pvalue'))}"
+                f" ({plots.field(result, 'method', default='')})"
+            )
+        self.tcal_pane.object = plots.tcal_plot(result, title=title, pending=pending, height=_REL_HEIGHT - 20)
+        note = plots.tcal_caption(result) + ". Solid line: statistic Tᵈ per scale; dashed: critical value"
+        if pending:
+            note += f" — *{pending} (the analytic result is shown meanwhile)*"
+        colour = (
+            plots.MISCALIBRATED if result is not None and plots.field(result, "reject") else plots.CALIBRATED
+        )
+        self.tcal_note.object = f"<b style='color:{colour}'>{html.escape(note)}</b>" + self._error_text(
+            "tcal", "tcal_resampled"
+        )
+
+    @param.depends("data", *VIEW_INPUTS["bootstrap"], "seed", watch=True)
+    def _update_interval(self):
+        data, options = self.data, self.options
+        interval = self.result("interval", options, data)
+        boot = self._cached("bootstrap", options, data)
+        pending = None
+        if boot is None:
+            pending = "bootstrap running…"
+            self._submit("bootstrap", "bootstrap", data, options)
+        else:
+            self._generation["bootstrap"] += 1
+            self._stop_progress("bootstrap")
+        self._show_interval(interval, boot, pending)
+
+    def _show_interval(self, interval, boot, pending=None):
+        title = None
+        if interval is not None:
+            level = 100 * float(plots.field(interval, "level", default=0.0))
+            title = f"{level:.0f}% intervals · {self.n_bins} bins" + (f" · {pending}" if pending else "")
+        self.interval_pane.object = plots.interval_plot(
+            interval, boot, pending=pending, height=_LOW_HEIGHT - 20, title=title
+        )
+        self.interval_note.object = html.escape(plots.interval_caption(interval)) + self._error_text(
+            "interval", "bootstrap"
+        )
+
+    @param.depends("data", *VIEW_INPUTS["distance"], "seed", watch=True)
+    def _update_distance(self):
+        data, options = self.data, self.options
+        had_witness = self._cached("distance", options, data) is not None
+        dist = self.result("distance", options, data)
+        bounds = dist[0] if dist is not None else None
+        title = None
+        if bounds is not None and plots.field(bounds, "lower") is not None:
+            lo, hi = plots.field(bounds, "lower"), plots.field(bounds, "upper")
+            title = f"implied dCE ∈ [{plots._fmt(lo)}, {plots._fmt(hi)}]"
+        self.distance_pane.object = plots.distance_plot(bounds, height=_LOW_HEIGHT - 20, title=title)
+        self.distance_note.object = html.escape(plots.distance_caption(bounds)) + self._error_text("distance")
+        if not had_witness and dist is not None and dist[1] is not None:
+            self._update_reliability()  # the witness panel belongs to the reliability diagram
+
+    def _refresh_all(self):
+        self._update_distance()
+        self._update_reliability()
+        self._update_tcal()
+        self._update_interval()
+        self._finish_update()
+
+    def _error_text(self, *views) -> str:
+        msgs = [self._errors[v] for v in views if v in self._errors]
+        if not msgs:
+            return ""
+        return "<br><span style='color:#8a6d3b'>" + "<br>".join(html.escape(m) for m in msgs) + "</span>"
+
+    def _finish_update(self, *events) -> None:
+        with self._lock:
+            if self._pending_timings:
+                self._last_timings = dict(self._pending_timings)
+                self._pending_timings.clear()
+        data = self.data
+        total = sum(self._last_timings.values())
+        parts = ", ".join(f"{k} {1000 * v:.0f}" for k, v in self._last_timings.items())
+        target = resolve_target(data, self.options)
+        self.status.object = (
+            f"**n** = {min(self.n, data.n):,} of {data.n:,} · **K** = {data.n_classes} · "
+            f"target **{target}** · last update **{1000 * total:.0f} ms**"
+            + (f" <small>({parts} ms)</small>" if parts else "")
+        )
+
+    # -- background resampling ----------------------------------------------------------------------
+    def _submit(self, kind: str, view: str, data, options) -> None:
+        with self._lock:
+            self._generation[kind] += 1
+            generation = self._generation[kind]
+        self.progress.visible = self.progress_text.visible = True
+        self.progress.active = True
+        self.progress_text.object = "resampling…"
+        self._jobs[kind] = self._executor.submit(self._run_job, kind, generation, view, data, options)
+
+    def _run_job(self, kind, generation, view, data, options):
+        if self._generation[kind] != generation:
+            return  # superseded before it started
+        self.result(view, options, data)
+        if self._generation[kind] != generation:
+            return  # superseded while running: drop the stale result (it stays cached)
+        self._schedule(partial(self._apply_job, kind, generation, options, data))
+
+    def _apply_job(self, kind, generation, options, data):
+        if self._generation[kind] != generation:
+            return
+        if kind == "tcal":
+            self._show_tcal(self._cached("tcal_resampled", options, data))
+        else:
+            self._show_interval(
+                self._cached("interval", options, data), self._cached("bootstrap", options, data)
+            )
+        self._stop_progress(kind)
+        self._finish_update()
+
+    def _stop_progress(self, kind) -> None:
+        running = [k for k, fut in self._jobs.items() if k != kind and not fut.done()]
+        if not running:
+            self.progress.active = False
+            self.progress.visible = self.progress_text.visible = False
+
+    def _schedule(self, callback) -> None:
+        doc = self._doc
+        if doc is not None and getattr(doc, "session_context", None) is not None:
+            doc.add_next_tick_callback(callback)
+        else:
+            callback()
+
+    def wait(self, timeout: float = 60.0) -> None:
+        """Block until background resampling has finished (tests, scripts)."""
+        deadline = time.monotonic() + timeout
+        for fut in list(self._jobs.values()):
+            fut.result(timeout=max(0.0, deadline - time.monotonic()))
+
+    # -- messages -----------------------------------------------------------------------------------
+    def _show_error(self, message: str) -> None:
+        self.alert.object = f"**Input refused.** {message} The previous dataset stays loaded."
+        self.alert.visible = True
+
+    def _clear_error(self) -> None:
+        self.alert.visible = False
+        self.alert.object = ""
+
+
+def _eq(p) -> str:
+    text = plots.format_pvalue(p)
+    return f" {text}" if text.startswith("<") else f" = {text}"
+
+
+def _offline_fast_design():
+    """The Fast design without its Google web font, so the page makes no external request offline."""
+    from panel.theme.fast import Fast
+
+    class OfflineFast(Fast):
+        _resources = {k: v for k, v in Fast._resources.items() if k != "font"}
+
+    # resources such as 'js/fast_design.js' are resolved relative to the defining module's file
+    # and the class name ('fast/js/fast_design.js'), so the subclass keeps both
+    OfflineFast.__module__ = Fast.__module__
+    OfflineFast.__name__ = OfflineFast.__qualname__ = Fast.__name__
+
+    return OfflineFast
+
+
+class _nullcontext:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def dashboard(y_true=None, y_prob=None, **params) -> pn.Row:
+    """The dashboard as a Panel layout that renders inline in Jupyter.
+
+    ``calviz.dashboard(y_true, y_prob)`` opens on your predictions (validated with the usual rules);
+    without data it opens on the embedded default.  Keywords set initial parameters of
+    :class:`CalvizApp` (``n_bins=20``, ``alpha=0.1``, ``target="classwise"`` …).
+    """
+    pn.extension(notifications=False)
+    app = CalvizApp(y_true=y_true, y_prob=y_prob, **params)
+    layout = app.layout()
+    layout.app = app  # keep a handle for users who want the state object
+    return layout
+
+
+def create_app(file: str | None = None, **params) -> pn.template.FastListTemplate:
+    """Build one session's app (call inside the served function: each browser session gets its own)."""
+    data = None
+    if file:
+        from calviz import io as calviz_io
+
+        data = as_calibration_data(calviz_io.read_predictions(file))
+    app = CalvizApp(data, **params)
+    page = app.template()
+    page.app = app
+    return page

@@ -1,0 +1,655 @@
+"""Pure functions: engine result objects → HoloViews elements (Bokeh backend).
+
+No widgets, no state, no statistics: every number drawn here was computed by the engine (through
+``calviz.analysis``).  Each function accepts ``None`` for an optional input and returns a readable
+placeholder when its main result is missing, so a dashboard or report never breaks because one engine
+is absent.
+
+Colours are shared by all views: :data:`CALIBRATED` (teal) for "consistent with calibration / not
+rejected", :data:`MISCALIBRATED` (crimson) for "miscalibrated / rejected".
+"""
+
+from __future__ import annotations
+
+import math
+
+import holoviews as hv
+import numpy as np
+
+__all__ = [
+    "CALIBRATED",
+    "MISCALIBRATED",
+    "NEUTRAL",
+    "placeholder",
+    "reliability_plot",
+    "tcal_plot",
+    "tcal_caption",
+    "interval_plot",
+    "interval_caption",
+    "distance_plot",
+    "distance_caption",
+    "field",
+]
+
+CALIBRATED = "#0e9384"  # teal
+MISCALIBRATED = "#c8102e"  # crimson
+NEUTRAL = "#5b6470"  # slate: diagonal, reference lines
+ACCENT = "#3a6fb0"  # blue: smooth curve, bootstrap
+HIST = "#9aa5b1"
+
+_FONT = {"title": "11pt", "labels": "10pt", "xticks": "9pt", "yticks": "9pt"}
+_TOOLS = ["hover"]
+
+
+def _ensure_backend() -> None:
+    if hv.Store.current_backend != "bokeh" or "bokeh" not in hv.Store.renderers:
+        hv.extension("bokeh", logo=False)
+
+
+def field(obj, *names, default=None):
+    """The first attribute (or mapping key) of ``obj`` among ``names`` that exists and is not None.
+
+    Result objects from different engine modules name the same idea slightly differently (e.g.
+    ``frequency`` vs ``accuracy``); views read them through this one accessor."""
+    if obj is None:
+        return default
+    for name in names:
+        if isinstance(obj, dict):
+            value = obj.get(name)
+        else:
+            value = getattr(obj, name, None)
+        if value is not None:
+            return value
+    return default
+
+
+def _arr(value) -> np.ndarray:
+    return np.asarray(value, dtype=np.float64).ravel()
+
+
+def _fmt(x) -> str:
+    if x is None:
+        return "—"
+    x = float(x)
+    if not math.isfinite(x):
+        return str(x)
+    if x != 0 and (abs(x) < 1e-3 or abs(x) >= 1e4):
+        return f"{x:.2e}"
+    return f"{x:.4f}"
+
+
+def format_pvalue(p) -> str:
+    """p-values below 10⁻⁴ as '< 0.0001' (a resampling p-value is never exactly 0)."""
+    if p is None:
+        return "—"
+    p = float(p)
+    return "< 0.0001" if p < 1e-4 else f"{p:.4f}"
+
+
+def placeholder(message: str, title: str = "", *, height: int = 300) -> hv.Element:
+    """An empty plot carrying a message (engine not available, input refused, still computing)."""
+    _ensure_backend()
+    text = hv.Text(0.5, 0.5, message).opts(text_font_size="10pt", text_color=NEUTRAL)
+    return text.opts(
+        title=title,
+        xaxis=None,
+        yaxis=None,
+        height=height,
+        responsive=True,
+        xlim=(0, 1),
+        ylim=(0, 1),
+        toolbar=None,
+        fontsize=_FONT,
+    )
+
+
+# -- 1. reliability diagram -------------------------------------------------------------------------
+
+
+def reliability_plot(
+    reliability,
+    *,
+    smooth=None,
+    witness=None,
+    style: str = "bars",
+    title: str | None = None,
+    xlabel: str = "confidence (predicted probability)",
+    height: int = 330,
+) -> hv.Layout | hv.Element:
+    """Reliability diagram: observed frequency vs mean predicted probability per bin.
+
+    ``reliability``: the engine's ``ReliabilityData`` (bin ``edges``, ``counts``, mean ``confidence``,
+    observed ``frequency`` and its per-bin interval ``low``/``high``).  Bars span each bin (``style=
+    "bars"``) or points sit at the bin's mean confidence (``"points"``); whiskers show the per-bin
+    interval; bins whose interval misses the mean confidence are crimson, the others teal.  Below: the
+    histogram of confidences on the same bins.  ``smooth`` (smooth reliability result) adds the
+    kernel-smoothed curve and its band; ``witness`` (smCE witness) adds a panel with w(v).
+    """
+    _ensure_backend()
+    if reliability is None:
+        return placeholder("reliability data not available", title or "Reliability diagram", height=height)
+    edges = _arr(field(reliability, "edges", "bin_edges"))
+    counts = _arr(field(reliability, "counts", "count"))
+    conf = _arr(field(reliability, "confidence", "mean_confidence", "mean_prob", "mean_pred"))
+    freq = _arr(field(reliability, "observed_frequency", "frequency", "accuracy", "observed"))
+    low = field(reliability, "low", "freq_low", "lower", "ci_low")
+    high = field(reliability, "high", "freq_high", "upper", "ci_high")
+    nonempty = counts > 0
+    m = counts.shape[0]
+    left, right = edges[:m], edges[1 : m + 1]
+    low = _arr(low) if low is not None else freq.copy()
+    high = _arr(high) if high is not None else freq.copy()
+    covered = (low <= conf + 1e-12) & (conf <= high + 1e-12)
+    color = np.where(covered, CALIBRATED, MISCALIBRATED)
+    status = np.where(covered, "interval covers confidence", "interval misses confidence")
+    sel = nonempty
+    table = {
+        "x0": left[sel],
+        "y0": np.zeros(sel.sum()),
+        "x1": right[sel],
+        "y1": freq[sel],
+        "confidence": conf[sel],
+        "frequency": freq[sel],
+        "low": low[sel],
+        "high": high[sel],
+        "count": counts[sel].astype(np.int64),
+        "color": color[sel],
+        "status": status[sel],
+    }
+    hover_cols = [
+        ("bin", "[@x0{0.000}, @x1{0.000})"),
+        ("count", "@count"),
+        ("mean confidence", "@confidence{0.0000}"),
+        ("observed frequency", "@frequency{0.0000}"),
+        ("interval", "[@low{0.000}, @high{0.000}]"),
+        ("", "@status"),
+    ]
+    from bokeh.models import HoverTool
+
+    vdims = ["confidence", "frequency", "low", "high", "count", "color", "status"]
+    diagonal = hv.Curve(([0, 1], [0, 1]), "x", "y", label="perfect calibration").opts(
+        color=NEUTRAL, line_dash="dashed", line_width=1.5
+    )
+    if style == "bars":
+        bars = hv.Rectangles(table, kdims=["x0", "y0", "x1", "y1"], vdims=vdims).opts(
+            color="color",
+            line_color="white",
+            alpha=0.55,
+            tools=[HoverTool(tooltips=hover_cols)],
+            line_width=1,
+        )
+    else:
+        bars = hv.Points(
+            table,
+            kdims=["confidence", "frequency"],
+            vdims=[v for v in vdims if v not in ("confidence", "frequency")] + ["x0", "x1"],
+        ).opts(color="color", size=7, tools=[HoverTool(tooltips=hover_cols)])
+    errs = hv.ErrorBars(
+        (conf[sel], freq[sel], freq[sel] - low[sel], high[sel] - freq[sel]),
+        kdims=["confidence"],
+        vdims=["frequency", "neg", "pos"],
+    ).opts(color=NEUTRAL, line_width=1.2, lower_head=None, upper_head=None)
+    marks = hv.Scatter((conf[sel], freq[sel], color[sel]), "confidence", ["frequency", "color"]).opts(
+        color="color", size=5, line_color="white"
+    )
+    overlay = bars * diagonal * errs * marks
+    if smooth is not None:
+        grid = _arr(field(smooth, "grid", "x"))
+        curve = _arr(field(smooth, "curve", "y", "regression"))
+        s_low, s_high = field(smooth, "band_low", "low"), field(smooth, "band_high", "high")
+        bw = field(smooth, "bandwidth", "sigma")
+        label = "smooth" + (f" (σ = {float(bw):.3f})" if bw is not None else "")
+        if s_low is not None and s_high is not None:
+            overlay = overlay * hv.Area((grid, _arr(s_low), _arr(s_high)), "x", ["y", "y2"]).opts(
+                color=ACCENT, alpha=0.18, line_alpha=0
+            )
+        overlay = overlay * hv.Curve((grid, curve), "x", "y", label=label).opts(color=ACCENT, line_width=2)
+    n_total = int(counts.sum())
+    n_missed = int((~covered & nonempty).sum())
+    default_title = (
+        f"Reliability diagram — {int(nonempty.sum())} non-empty of {m} bins, n = {n_total}"
+        f" ({n_missed} bins miss the diagonal)"
+    )
+    main = overlay.opts(
+        hv.opts.Overlay(
+            title=title or default_title,
+            xlim=(0, 1),
+            ylim=(-0.02, 1.02),
+            xlabel="",
+            ylabel="observed frequency",
+            height=height,
+            responsive=True,
+            show_legend=smooth is not None,
+            legend_position="top_left",
+            fontsize=_FONT,
+            min_width=300,
+        )
+    )
+    # distinct y dimension names: the histogram's count axis must not be linked to the frequency axis
+    hist = hv.Rectangles(
+        {"x0": left, "c0": np.zeros(m), "x1": right, "c1": counts, "count": counts.astype(np.int64)},
+        kdims=["x0", "c0", "x1", "c1"],
+        vdims=["count"],
+    ).opts(
+        color=HIST,
+        line_color="white",
+        tools=[HoverTool(tooltips=[("bin", "[@x0{0.000}, @x1{0.000})"), ("count", "@count")])],
+        xlim=(0, 1),
+        height=max(90, height // 3),
+        responsive=True,
+        xlabel=xlabel if witness is None else "",
+        ylabel="count",
+        yticks=3,
+        title="",
+        fontsize=_FONT,
+        min_width=300,
+    )
+    panels = [main, hist]
+    if witness is not None:
+        wx = _arr(field(witness, "x", "grid", "predictions", "points", "v"))
+        wy = _arr(field(witness, "w", "values", "witness", "y"))
+        wit = hv.Curve((wx, wy), "x0", "witness").opts(
+            color=MISCALIBRATED,
+            line_width=1.5,
+            xlim=(0, 1),
+            ylim=(-1.05, 1.05),
+            height=max(90, height // 3),
+            responsive=True,
+            xlabel=xlabel,
+            ylabel="witness",
+            yticks=[-1, 0, 1],
+            tools=["hover"],
+            fontsize=_FONT,
+            min_width=300,
+        )
+        panels.append(hv.HLine(0, kdims=["x0", "witness"]).opts(color=NEUTRAL, line_width=1) * wit)
+    return hv.Layout(panels).cols(1).opts(hv.opts.Layout(shared_axes=True, merge_tools=True, toolbar="right"))
+
+
+# -- 2. multi-scale T-Cal ---------------------------------------------------------------------------
+
+
+def tcal_caption(tcal) -> str:
+    """One line: the adaptive decision, the adjusted p-value and how critical values were obtained."""
+    if tcal is None:
+        return "T-Cal not available"
+    reject = bool(field(tcal, "reject"))
+    alpha = field(tcal, "alpha")
+    p = field(tcal, "pvalue")
+    method = field(tcal, "method", default="")
+    decision = "REJECT calibration" if reject else "calibration not rejected"
+    alpha_txt = f" at α = {float(alpha):g}" if alpha is not None else ""
+    p_txt = format_pvalue(p)
+    p_txt = p_txt if p_txt.startswith("<") else f"= {p_txt}"
+    return f"T-Cal ({method}): {decision}{alpha_txt}; adjusted p {p_txt}"
+
+
+def tcal_plot(tcal, *, title: str | None = None, height: int = 330, pending: str | None = None) -> hv.Element:
+    """Debiased statistic T^d vs its critical value at each dyadic scale (x = number of bins, log axis).
+
+    Rejected scales are crimson, the others teal; the title carries the adaptive decision and the
+    adjusted p-value.  ``pending`` adds a note (e.g. "resampling running…")."""
+    _ensure_backend()
+    if tcal is None:
+        return placeholder(pending or "T-Cal not available", title or "Multi-scale T-Cal", height=height)
+    from bokeh.models import HoverTool
+
+    scales = _arr(field(tcal, "n_bins", "scales", "bins"))
+    stats = _arr(field(tcal, "statistics", "statistic"))
+    crit = field(tcal, "critical_values")
+    crit = _arr(crit) if crit is not None else np.full_like(stats, np.nan)
+    pvals = field(tcal, "pvalues")
+    pvals = _arr(pvals) if pvals is not None else np.full_like(stats, np.nan)
+    rejected = field(tcal, "rejected", "scale_rejects")
+    if rejected is None:
+        with np.errstate(invalid="ignore"):
+            rejected = stats >= crit
+    rejected = np.asarray(rejected, dtype=bool).ravel()
+    color = np.where(rejected, MISCALIBRATED, CALIBRATED)
+    state = np.where(rejected, "rejects", "does not reject")
+    data = {
+        "bins": scales,
+        "statistic": stats,
+        "critical": crit,
+        "pvalue": pvals,
+        "color": color,
+        "state": state,
+    }
+    hover = HoverTool(
+        tooltips=[
+            ("bins", "@bins{0}"),
+            ("statistic Tᵈ", "@statistic{0.000e}"),
+            ("critical value", "@critical{0.000e}"),
+            ("p-value (scale)", "@pvalue{0.0000}"),
+            ("", "@state"),
+        ]
+    )
+    stat_line = hv.Curve((scales, stats), "bins", "statistic", label="statistic Tᵈ").opts(
+        color=NEUTRAL, line_width=1.5
+    )
+    crit_line = hv.Curve((scales, crit), "bins", "statistic", label="critical value").opts(
+        color=NEUTRAL, line_dash="dashed", line_width=1.5
+    )
+    points = hv.Points(
+        data, kdims=["bins", "statistic"], vdims=["critical", "pvalue", "color", "state"]
+    ).opts(color="color", size=10, line_color="white", tools=[hover])
+    zero = hv.HLine(0).opts(color=HIST, line_width=1)
+    caption = tcal_caption(tcal)
+    if pending:
+        caption = f"{caption} — {pending}"
+    overlay = zero * stat_line * crit_line * points
+    return overlay.opts(
+        hv.opts.Overlay(
+            title=title or caption,
+            logx=True,
+            xlabel="number of bins at each dyadic scale (log scale)",
+            ylabel="debiased ECE² statistic",
+            height=height,
+            responsive=True,
+            show_legend=False,  # solid = statistic, dashed = critical value: said in the caption
+            fontsize=_FONT,
+            min_width=300,
+        )
+    )
+
+
+# -- 3. ECE interval --------------------------------------------------------------------------------
+
+
+def interval_caption(interval) -> str:
+    """The regime of the seed-003 interval (which rule set the lower end) explained in one line."""
+    if interval is None:
+        return "ECE interval not available"
+    regime = str(field(interval, "regime", default="") or "")
+    level = field(interval, "level")
+    level_txt = f"{100 * float(level):.0f}% " if level is not None else ""
+    low, high = field(interval, "low"), field(interval, "high")
+    head = f"{level_txt}interval for the ℓ2-ECE: [{_fmt(low)}, {_fmt(high)}]. "
+    kind = regime.split(":", 1)[0].strip().lower()
+    explain = {
+        "calibrated": "Regime: calibrated-looking — the statistic is below z₁ × its exact null sd, so the "
+        "lower end is 0: the data are consistent with a calibrated model.",
+        "far": "Regime: clearly miscalibrated — T₊ ≥ 2 z₂ s, so the interval is the symmetric T₊ ± z₂ s.",
+        "middle": "Regime: miscalibrated, moderate — 2 z₁ s ≤ T₊ < 2 z₂ s, so the lower end is T₊/2.",
+        "near": "Regime: close to calibrated — T₊ < 2 z₁ s, so the lower end is max(T₊ − z₁ s, 0).",
+    }.get(kind)
+    if explain is None:
+        explain = (
+            f"Regime: {regime}."
+            if regime
+            else (
+                "Excludes 0: miscalibrated."
+                if low is not None and float(low) > 0
+                else "Includes 0: consistent with calibration."
+            )
+        )
+    return head + explain
+
+
+def interval_plot(
+    interval, bootstrap=None, *, title: str | None = None, height: int = 330, pending: str | None = None
+) -> hv.Element:
+    """Point estimate and confidence interval for the ℓ2-ECE: seed 003's interval beside the bootstrap.
+
+    Rows: seed 003 (asymptotic, exact conditional null) and the percentile bootstrap; x = ECE.
+    Crimson when the interval excludes 0 (miscalibrated regime), teal otherwise."""
+    _ensure_backend()
+    if interval is None:
+        return placeholder(
+            "ECE interval not available", title or "ECE with confidence interval", height=height
+        )
+    from bokeh.models import HoverTool
+
+    rows = [("seed 003 (asymptotic)", interval)]
+    if bootstrap is not None:
+        rows.append(("percentile bootstrap", bootstrap))
+    names, est, lo, hi, lo2, hi2, est2, colors = [], [], [], [], [], [], [], []
+    for name, res in rows:
+        names.append(name)
+        e = float(field(res, "estimate", default=np.nan))
+        lo_v = float(field(res, "low", default=np.nan))
+        hi_v = float(field(res, "high", default=np.nan))
+        est.append(e)
+        lo.append(lo_v)
+        hi.append(hi_v)
+        est2.append(float(field(res, "estimate_sq", default=np.nan)))
+        lo2.append(float(field(res, "low_sq", default=np.nan)))
+        hi2.append(float(field(res, "high_sq", default=np.nan)))
+        colors.append(MISCALIBRATED if lo_v > 0 else CALIBRATED)
+    ys = np.arange(len(rows), dtype=float)[::-1]
+    table = {
+        "row": ys,
+        "estimate": est,
+        "low": lo,
+        "high": hi,
+        "estimate_sq": est2,
+        "low_sq": lo2,
+        "high_sq": hi2,
+        "method": names,
+        "color": colors,
+    }
+    hover = HoverTool(
+        tooltips=[
+            ("method", "@method"),
+            ("ECE", "@estimate{0.0000}"),
+            ("interval", "[@low{0.0000}, @high{0.0000}]"),
+            ("ECE²", "@estimate_sq{0.000e}"),
+            ("ECE² interval", "[@low_sq{0.000e}, @high_sq{0.000e}]"),
+        ]
+    )
+    segs = hv.Segments(
+        table,
+        kdims=["low", "row", "high", "row"],
+        vdims=["estimate", "estimate_sq", "low_sq", "high_sq", "method", "color"],
+    ).opts(color="color", line_width=6, alpha=0.7, tools=[hover])
+    pts = hv.Points(table, kdims=["estimate", "row"], vdims=["low", "high", "method", "color"]).opts(
+        color="white", line_color="color", size=11, line_width=2
+    )
+    upper = np.nanmax([*hi, *est, 1e-3])
+    level = field(interval, "level")
+    n_bins = field(interval, "n_bins")
+    head = "ECE with confidence interval"
+    if level is not None:
+        head = f"ℓ2-ECE with {100 * float(level):.0f}% confidence interval"
+    if n_bins is not None:
+        head += f" ({int(np.asarray(n_bins).ravel()[0])} bins)"
+    if pending:
+        head += f" — {pending}"
+    zero = hv.VLine(0).opts(color=NEUTRAL, line_width=1)
+    return (zero * segs * pts).opts(
+        hv.opts.Overlay(
+            title=title or head,
+            xlabel="ℓ2 expected calibration error",
+            ylabel="",
+            yticks=[(float(y), n) for y, n in zip(ys, names, strict=True)],
+            ylim=(-0.7, len(rows) - 0.3),
+            xlim=(-0.02 * upper, 1.15 * upper),
+            height=height,
+            responsive=True,
+            fontsize=_FONT,
+            min_width=300,
+        )
+    )
+
+
+# -- 4. distance to calibration ---------------------------------------------------------------------
+
+_MEASURE_LABELS = {
+    "smce": "smCE",
+    "dce_lower": "dCE_lower (LP)",
+    "lower_dce": "dCE_lower (LP)",
+    "kce": "kCE (Laplace)",
+    "laplace_kce": "kCE (Laplace)",
+    "sintce": "SintCE",
+    "binned_ece_width": "binnedECE + width",
+    "binned_ece_with_width": "binnedECE + width",
+    "binned_ece": "binnedECE (ℓ1)",
+    "intce": "intCE",
+}
+
+
+def distance_measures(bounds) -> list[dict]:
+    """Rows ``{name, value, inequality, implies}`` for every measure in a ``DistanceBounds``.
+
+    Accepts the engine's layouts: a ``measures`` mapping name → value (plus optional ``inequalities`` /
+    ``notes`` mappings), a sequence of measure records, or plain attributes."""
+    rows = []
+    measures = field(bounds, "measures", "bounds", "items")
+    inequalities = field(bounds, "inequalities", "inequality", "notes", default={}) or {}
+    if isinstance(measures, dict):
+        for key, value in measures.items():
+            rec = _measure_record(key, value, inequalities)
+            if rec is not None:
+                rows.append(rec)
+    elif isinstance(measures, (list, tuple)):
+        for item in measures:
+            key = field(item, "name", "measure", default="?")
+            rec = _measure_record(key, item, inequalities)
+            if rec is not None:
+                rows.append(rec)
+    else:
+        for key in (
+            "smce",
+            "lower_dce",
+            "dce_lower",
+            "laplace_kce",
+            "kce",
+            "sintce",
+            "binned_ece_with_width",
+            "binned_ece_width",
+        ):
+            value = field(bounds, key)
+            if value is not None:
+                rec = _measure_record(key, value, inequalities)
+                if rec is not None:
+                    rows.append(rec)
+    return rows
+
+
+def _measure_record(key, value, inequalities):
+    if isinstance(value, (int, float, np.floating, np.integer)):
+        number, text, implies = float(value), inequalities.get(key, ""), ""
+    else:
+        number = field(value, "value", "estimate")
+        if number is None:
+            return None
+        number = float(number)
+        text = field(value, "inequality", "source", "reason", default=inequalities.get(key, "")) or ""
+        implies = field(value, "implies", "bound_text", default="") or ""
+        lo, hi = field(value, "band_low", "low"), field(value, "band_high", "high")
+        if lo is not None and hi is not None:
+            implies = (implies + f"  bootstrap band [{_fmt(lo)}, {_fmt(hi)}]").strip()
+    label = _MEASURE_LABELS.get(str(key).lower(), str(key))
+    return {"name": label, "value": number, "inequality": str(text), "implies": str(implies)}
+
+
+def _bound_text(bound) -> str:
+    """'measure: inequality [paper, theorem]' for a Bound record (or the text itself)."""
+    if isinstance(bound, str):
+        return bound
+    measure = field(bound, "measure", "name", default="")
+    inequality = field(bound, "inequality", default="")
+    source = field(bound, "source", default="")
+    return f"{_MEASURE_LABELS.get(str(measure), measure)}: {inequality}" + (f" [{source}]" if source else "")
+
+
+def distance_caption(bounds) -> str:
+    """The empirical-distribution caveat and the Gaussian-kernel note, in one short paragraph."""
+    lower = field(bounds, "lower")
+    upper = field(bounds, "upper")
+    txt = ""
+    if lower is not None and upper is not None:
+        txt = f"Implied interval for the distance to calibration dCE: [{_fmt(lower)}, {_fmt(upper)}]. "
+    return txt + (
+        "All measures describe the empirical distribution of this sample (not the population). "
+        "kCE uses the Laplace kernel; a Gaussian kernel would not be consistent (seed 004 Thm 8.6)."
+    )
+
+
+def distance_plot(bounds, *, title: str | None = None, height: int = 330) -> hv.Element:
+    """Every distance-to-calibration measure on one axis, and the implied interval for dCE.
+
+    Hover shows the inequality (paper, theorem) behind each measure's contribution to the bound."""
+    _ensure_backend()
+    if bounds is None:
+        return placeholder("distance bounds not available", title or "Distance to calibration", height=height)
+    from bokeh.models import HoverTool
+
+    rows = distance_measures(bounds)
+    lower = field(bounds, "lower")
+    upper = field(bounds, "upper")
+    names = [r["name"] for r in rows]
+    ys = np.arange(len(rows), dtype=float)[::-1] + 1.0
+    table = {
+        "value": [r["value"] for r in rows],
+        "measure_row": ys,
+        "name": names,
+        "inequality": [r["inequality"] for r in rows],
+        "implies": [r["implies"] for r in rows],
+    }
+    hover = HoverTool(
+        tooltips=[
+            ("measure", "@name"),
+            ("value", "@value{0.00000}"),
+            ("inequality", "@inequality"),
+            ("", "@implies"),
+        ]
+    )
+    pts = hv.Points(table, kdims=["value", "measure_row"], vdims=["name", "inequality", "implies"]).opts(
+        color=ACCENT, size=10, line_color="white", tools=[hover]
+    )
+    stems = hv.Segments(
+        {"v0": np.zeros(len(rows)), "r0": ys, "v1": table["value"], "r1": ys}, kdims=["v0", "r0", "v1", "r1"]
+    ).opts(color=HIST, line_width=2)
+    elements = stems * pts
+    yticks = [(float(y), n) for y, n in zip(ys, names, strict=True)]
+    values = [*table["value"]]
+    if lower is not None and upper is not None:
+        lo, hi = float(lower), float(upper)
+        values += [lo, hi]
+        colour = MISCALIBRATED if lo > 0 else CALIBRATED
+        lower_src = _bound_text(field(bounds, "lower_bound", "lower_source", default=""))
+        upper_src = _bound_text(field(bounds, "upper_bound", "upper_source", default=""))
+        band = {
+            "v0": [lo],
+            "r0": [0.0],
+            "v1": [hi],
+            "r1": [0.0],
+            "low": [lo],
+            "high": [hi],
+            "lower_from": [str(lower_src)],
+            "upper_from": [str(upper_src)],
+        }
+        seg = hv.Segments(
+            band, kdims=["v0", "r0", "v1", "r1"], vdims=["low", "high", "lower_from", "upper_from"]
+        ).opts(
+            color=colour,
+            line_width=8,
+            alpha=0.75,
+            tools=[
+                HoverTool(
+                    tooltips=[
+                        ("implied dCE interval", "[@low{0.00000}, @high{0.00000}]"),
+                        ("lower bound from", "@lower_from"),
+                        ("upper bound from", "@upper_from"),
+                    ]
+                )
+            ],
+        )
+        elements = elements * seg
+        yticks.append((0.0, "dCE (implied)"))
+    vmax = max([v for v in values if np.isfinite(v)] + [1e-3])
+    return elements.opts(
+        hv.opts.Overlay(
+            title=title or "Distance to calibration (empirical distribution)",
+            xlabel="calibration error",
+            ylabel="",
+            yticks=yticks,
+            ylim=(-0.7, len(rows) + 0.7),
+            xlim=(-0.02 * vmax, 1.12 * vmax),
+            height=height,
+            responsive=True,
+            fontsize=_FONT,
+            min_width=300,
+        )
+    )
