@@ -50,7 +50,9 @@ Scheme = Literal["equal_width", "equal_mass", "simplex", "grid", "distinct"]
 
 _INT64_MAX = np.iinfo(np.int64).max
 # keys below this bound are compressed with a presence table instead of a sort
-_DIRECT_TABLE_MAX = 1 << 24
+_DIRECT_TABLE_MAX = 1 << 20
+#: equal-width edge arrays are materialised up to this many bins
+MAX_EDGE_TABLE = 1 << 24
 
 
 def check_n_bins(n_bins, name: str = "n_bins") -> int:
@@ -78,8 +80,11 @@ def _as_unit_array(z, ndim: int, name: str = "z") -> np.ndarray:
 
 
 def equal_width_edges(n_bins: int) -> np.ndarray:
-    """Edges ``i / m`` (float division), i = 0..m; the bin rule of :func:`equal_width_ids` uses them."""
+    """Edges ``i / m`` (float division), i = 0..m; the bin rule of :func:`equal_width_ids` uses them.
+    At most ``MAX_EDGE_TABLE`` bins (the binning itself works for any m without an edge table)."""
     m = check_n_bins(n_bins)
+    if m > MAX_EDGE_TABLE:
+        raise InputError(f"an edge table for {m:,} bins is too large (at most {MAX_EDGE_TABLE:,})")
     return np.arange(m + 1, dtype=np.float64) / m
 
 
@@ -99,7 +104,7 @@ def equal_width_ids(z, n_bins: int) -> np.ndarray:
     in floating point (e.g. m = 22, i = 15), so the kernel corrects the guess against the edges.
     """
     m = check_n_bins(n_bins)
-    return equal_width_ids_kernel(_as_unit_array(z, 1), m, *equal_width_bounds(m))
+    return equal_width_ids_kernel(_as_unit_array(z, 1), m)
 
 
 def equal_mass_edges(z, n_bins: int) -> np.ndarray:
@@ -114,7 +119,10 @@ def equal_mass_edges(z, n_bins: int) -> np.ndarray:
     n = zs.shape[0]
     if n == 0:
         return np.array([0.0, 1.0])
-    ranks = np.round(np.arange(1, m) * (n / m)).astype(np.int64)
+    if m >= n:  # steps n/m <= 1 hit every rank: each distinct value gets its own bin
+        ranks = np.arange(1, n, dtype=np.int64)
+    else:
+        ranks = np.round(np.arange(1, m) * (n / m)).astype(np.int64)
     ranks = ranks[(ranks > 0) & (ranks < n)]
     interior = np.unique(zs[ranks])
     interior = interior[interior > 0.0]
@@ -155,7 +163,7 @@ def simplex_cell_keys(z, n_bins: int) -> np.ndarray:
             f"simplex partition with K = {K} classes and n_bins = {m} has too many cells to key in int64 "
             f"(m^(K-1) (K-1)! >= 2^63); use fewer bins or target='topk'"
         )
-    return simplex_cell_keys_kernel(arr, m, *equal_width_bounds(m))
+    return simplex_cell_keys_kernel(arr, m)
 
 
 def cubic_grid_keys(z, n_bins: int) -> np.ndarray:
@@ -165,7 +173,7 @@ def cubic_grid_keys(z, n_bins: int) -> np.ndarray:
     k = arr.shape[1]
     if m**k > _INT64_MAX:
         raise InputError(f"cubic grid with {k} axes and n_bins = {m} has >= 2^63 cells; use fewer bins")
-    return cubic_grid_keys_kernel(arr, m, *equal_width_bounds(m))
+    return cubic_grid_keys_kernel(arr, m)
 
 
 def dense_ids(keys) -> tuple[np.ndarray, np.ndarray]:
@@ -192,7 +200,8 @@ class Bins(ResultMixin):
     ids: int64 (n,) dense ids in [0, n_nonempty); keys: int64 (n_nonempty,) sorted cell keys of the
     non-empty bins (for 1-D schemes the bin index itself); n_bins_total: number of bins of the
     partition including empty ones (Python int; m^{K-1} for the simplex); edges: bin edges for 1-D
-    schemes (else None); scheme and n_bins (m as requested).
+    schemes (None for multi-dimensional schemes and for more than ``MAX_EDGE_TABLE`` equal-width bins;
+    for ``distinct`` the distinct values); scheme and n_bins (m as requested).
     """
 
     ids: np.ndarray
@@ -214,8 +223,8 @@ def assign_bins(z, *, n_bins: int = 15, scheme: Scheme = "equal_width") -> Bins:
     m = check_n_bins(n_bins)
     if scheme == "equal_width":
         z = _as_unit_array(z, 1)
-        edges = equal_width_edges(m)
-        ids, keys = dense_ids(equal_width_ids_kernel(z, m, *equal_width_bounds(m)))
+        edges = equal_width_edges(m) if m <= MAX_EDGE_TABLE else None
+        ids, keys = dense_ids(equal_width_ids_kernel(z, m))
         return Bins(ids, keys, int(keys.size), m, m, scheme, edges)
     if scheme == "equal_mass":
         z = _as_unit_array(z, 1)

@@ -31,7 +31,15 @@ from calviz._kernels.ece import (
     bin_sums_kernel,
 )
 from calviz._results import ResultMixin
-from calviz.binning import Bins, assign_bins, check_n_bins, dense_ids, equal_width_bounds, equal_width_edges
+from calviz.binning import (
+    MAX_EDGE_TABLE,
+    Bins,
+    assign_bins,
+    check_n_bins,
+    dense_ids,
+    equal_width_bounds,
+    equal_width_edges,
+)
 from calviz.data import CalibrationData, InputError, as_calibration_data, check_alpha
 
 __all__ = [
@@ -173,6 +181,10 @@ def _equal_width_1d_sums(z: np.ndarray, y: np.ndarray, m: int) -> BinSums:
 # targets and binning of a validated sample
 # ------------------------------------------------------------------------------------------------
 Target = Literal["auto", "binary", "top1", "topk", "classwise", "full"]
+#: the fused 1-D equal-width kernel is used up to this many bins (or n/4 bins), the sorting path beyond
+_FUSED_MAX_BINS = 1 << 16
+#: reliability data list every bin, so their number is bounded
+MAX_RELIABILITY_BINS = 1_000_000
 _ONE_D_TARGETS = ("binary", "top1", "classwise")
 
 
@@ -222,7 +234,8 @@ def binned_sums(
     if z.ndim == 1:
         if scheme in ("grid", "simplex"):
             raise InputError(f"scheme {scheme!r} needs a multi-dimensional target ('topk' or 'full')")
-        if scheme == "equal_width":
+        if scheme == "equal_width" and m <= min(max(_FUSED_MAX_BINS, z.shape[0] // 4), MAX_EDGE_TABLE):
+            # the fused kernel keeps 8 doubles for each of the m bins: only when that is O(n)
             return _equal_width_1d_sums(z, y, m), None, m, scheme
         bins = assign_bins(z, n_bins=m, scheme=scheme)
         return bin_sums(bins, z, y), bins, bins.n_bins_total, scheme
@@ -370,8 +383,9 @@ def _estimate(y_true, y_prob, finaliser, statistic: str, squared: bool, *, n_bin
     value = finaliser(sums)
     if post is not None:
         value = post(value)
-    return ECEResult(float(value), statistic, squared, int(sums.n_total), check_n_bins(n_bins), total,
-                     sums.n_nonempty, scheme, target)
+    m = total if scheme == "distinct" else check_n_bins(n_bins)
+    return ECEResult(float(value), statistic, squared, int(sums.n_total), m, total, sums.n_nonempty, scheme,
+                     target)
 
 
 def binned_ece(
@@ -496,6 +510,8 @@ def reliability(
     if z.ndim != 1:
         raise InputError(f"reliability diagrams need a scalar target; got {target!r}")
     m = check_n_bins(n_bins)
+    if m > MAX_RELIABILITY_BINS:
+        raise InputError(f"reliability data list every bin; n_bins must be at most {MAX_RELIABILITY_BINS:,}")
     sums, bins, _, _ = binned_sums(z, y, n_bins=m, scheme=scheme, target=target)
     edges = equal_width_edges(m) if bins is None else bins.edges
     return reliability_from_sums(sums, edges, alpha=alpha, interval=interval, n_bins=m, scheme=scheme,

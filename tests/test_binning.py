@@ -196,3 +196,23 @@ def test_bad_scheme_and_values():
         assign_bins(np.array([0.1, 1.5]))
     with pytest.raises(ValueError):
         assign_bins(np.array([0.1, 0.5]), scheme="simplex")
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    z=arrays(np.float64, st.tuples(st.integers(0, 8), st.integers(1, 4)),
+             elements=st.floats(allow_nan=True, allow_infinity=True) | st.floats(0, 1)),
+    m=st.integers(-2, 2**41) | st.just(2**40),
+    scheme=st.sampled_from(["equal_width", "equal_mass", "simplex", "grid", "distinct", "other"]),
+    flat=st.booleans(),
+)
+def test_property_assign_bins_validates_or_value_error(z, m, scheme, flat):
+    arr = z[:, 0] if flat else z
+    try:
+        b = assign_bins(arr, n_bins=m, scheme=scheme)
+    except ValueError:
+        return
+    assert b.ids.shape == (arr.shape[0],)
+    assert b.n_nonempty == b.keys.size <= max(arr.shape[0], 0)
+    if b.ids.size:
+        assert b.ids.min() >= 0 and b.ids.max() < b.n_nonempty

@@ -386,3 +386,23 @@ def test_topk_view_kernel_equals_data_topk(K):
         zr, yr = data.topk(k)
         np.testing.assert_array_equal(z, zr)
         np.testing.assert_array_equal(y, yr)
+
+
+def test_huge_bin_counts_use_memory_proportional_to_n():
+    rng = np.random.default_rng(12)
+    z, y = random_binary(rng, 50, edges_m=1000)
+    for m in (1 << 20, 10**9, 1 << 40):
+        sums, bins, total, _ = binned_sums(z, y, n_bins=m)
+        assert bins is not None and total == m and sums.n_nonempty <= 50
+        keys = [slow_equal_width_bin(x, m) if m < 10**6 else None for x in z]
+        if keys[0] is not None:
+            check_against_slow(sums, z[:, None], y[:, None], keys)
+    # beyond the fused-kernel size the same numbers come from the sorting path
+    m = (1 << 16) + 3
+    a, _, _, _ = binned_sums(z, y, n_bins=m)
+    b = bin_sums(assign_bins(z, n_bins=m), z, y)
+    np.testing.assert_array_equal(a.keys, b.keys)
+    assert unbiased_ece_sq(a) == unbiased_ece_sq(b)
+    with pytest.raises(ValueError):
+        calviz.reliability(y, z, n_bins=10**7)
+    assert calviz.kumar_debiased_ece(y, np.round(z, 1)).n_bins == np.unique(np.round(z, 1)).size

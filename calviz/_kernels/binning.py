@@ -21,17 +21,28 @@ def equal_width_bin(x: float, m: int, lower: np.ndarray, upper: np.ndarray) -> i
     return b
 
 
+@njit(cache=True, inline="always")
+def equal_width_bin_exact(x: float, m: int) -> int:
+    """:func:`equal_width_bin` with the edges computed on the fly (``b / m`` is the same correctly
+    rounded float division as ``np.arange(m + 1) / m``), for any m without an O(m) edge table."""
+    b = min(int(x * m), m - 1)
+    b -= x < b / m
+    if b < m - 1 and x >= (b + 1) / m:
+        b += 1
+    return b
+
+
 @njit(cache=True)
-def equal_width_ids_kernel(z: np.ndarray, m: int, lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
+def equal_width_ids_kernel(z: np.ndarray, m: int) -> np.ndarray:
     n = z.shape[0]
     out = np.empty(n, dtype=np.int64)
     for i in range(n):
-        out[i] = equal_width_bin(z[i], m, lower, upper)
+        out[i] = equal_width_bin_exact(z[i], m)
     return out
 
 
 @njit(cache=True)
-def cubic_grid_keys_kernel(z: np.ndarray, m: int, lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
+def cubic_grid_keys_kernel(z: np.ndarray, m: int) -> np.ndarray:
     """key = sum_a id_a m^a with id_a the equal-width bin of coordinate a (caller checks m^k < 2^63)."""
     n, k = z.shape
     out = np.empty(n, dtype=np.int64)
@@ -39,14 +50,14 @@ def cubic_grid_keys_kernel(z: np.ndarray, m: int, lower: np.ndarray, upper: np.n
         key = 0
         scale = 1
         for a in range(k):
-            key += equal_width_bin(z[i, a], m, lower, upper) * scale
+            key += equal_width_bin_exact(z[i, a], m) * scale
             scale *= m
         out[i] = key
     return out
 
 
 @njit(cache=True)
-def simplex_cell_keys_kernel(z: np.ndarray, m: int, lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
+def simplex_cell_keys_kernel(z: np.ndarray, m: int) -> np.ndarray:
     """Freudenthal cell keys of the cumulative-sum map (estimators.md §2).
 
     s_j = z_1 + ... + z_j (clipped to [0, 1]; nondecreasing in float arithmetic because partial sums of
@@ -72,7 +83,7 @@ def simplex_cell_keys_kernel(z: np.ndarray, m: int, lower: np.ndarray, upper: np
         for j in range(d):
             acc += z[i, j]
             sj = min(max(acc, 0.0), 1.0)
-            aj = equal_width_bin(sj, m, lower, upper)
+            aj = equal_width_bin_exact(sj, m)
             fj = m * sj - aj
             frac[j] = min(max(fj, 0.0), 1.0)
             a_code += aj * scale
