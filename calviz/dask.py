@@ -34,16 +34,20 @@ that does the last merge — see :func:`adaptive_tcal` for the ``max_bins`` guar
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import math
 import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import dask
 import numpy as np
 from dask.delayed import Delayed, delayed
 
+from calviz._results import ResultMixin
 from calviz.binning import check_n_bins, equal_width_edges, equal_width_ids
 from calviz.data import CalibrationData, InputError, as_calibration_data, check_alpha
 from calviz.ece import (
@@ -370,10 +374,17 @@ def _compute(data: DaskCalibrationData, *graphs, client=None):
     """``dask.compute`` on the current scheduler (the default distributed Client when one exists, or
     ``client``); a bad partition becomes an :class:`InputError` naming the global row and the partition.
     Either everything is computed or an exception is raised — never a partial result."""
-    try:
+    with _partition_errors(data):
         if client is not None:
             return tuple(client.compute(list(graphs), sync=True))
         return dask.compute(*graphs)
+
+
+@contextlib.contextmanager
+def _partition_errors(data: DaskCalibrationData):
+    """Turn a :class:`PartitionInputError` from a worker into the client-side :class:`InputError`."""
+    try:
+        yield
     except PartitionInputError as exc:
         offset = exc.row_offset
         if offset is None:
@@ -743,9 +754,10 @@ def adaptive_tcal(
             z = np.repeat(values, counts)
             y = np.concatenate([np.r_[np.ones(int(round(s))), np.zeros(int(c - round(s)))]
                                 for c, s in zip(counts, successes, strict=True)])
-            return _tcal._binomial_test(z, y, alpha, view.target, K, values, counts) if looks_discrete else \
-                _tcal._binomial_test(z, y, alpha, view.target, K, why="discrete=True: exact binomial test per "
-                                     "distinct value (App. B.4), Bonferroni over the values")
+            if looks_discrete:
+                return _tcal._binomial_test(z, y, alpha, view.target, K, values, counts)
+            return _tcal._binomial_test(z, y, alpha, view.target, K, why="discrete=True: exact binomial test "
+                                        "per distinct value (App. B.4), Bonferroni over the values")
 
     B_paper, levels = _tcal.dyadic_scales(n, K)
     if full:
@@ -785,10 +797,301 @@ def adaptive_tcal(
     t = np.array([debiased_ece_sq(s) for s in sums])
     p = np.array([_tcal._chebyshev_pvalue(ti, m, n, K, not full) for ti, m in zip(t, scales, strict=True)])
     crit = np.array([_tcal.chebyshev_threshold(m, n, K, alpha / kept, scalar=not full) for m in scales])
-    return _tcal.TCalResult(bool(np.any(t >= crit)), float(min(1.0, kept * p.min())), alpha, scales, t, crit, p,
-                            "threshold", "bonferroni", n, K, 0, 0.0, "adaptive T-Cal",
+    padj = float(min(1.0, kept * p.min()))
+    return _tcal.TCalResult(bool(np.any(t >= crit)), padj, alpha, scales, t, crit, p, "threshold",
+                            "bonferroni", n, K, 0, 0.0, "adaptive T-Cal",
                             f"{kind_text}; {scale_text}; Theorem 3 Chebyshev thresholds at α/B", view.target)
 
 
 def resampled_tcal(*args, **kwargs):  # placeholder, replaced below when implemented
     raise InputError("resampling='y_only' on Dask is not available yet")
+
+
+# ------------------------------------------------------------------------------------------------
+# Laplace kernel calibration error: global sort + scan across partitions
+# ------------------------------------------------------------------------------------------------
+def _scalar_view(data: DaskCalibrationData, target: str, class_index: int) -> _View:
+    view = _resolve_view(data, target, 1, class_index)
+    if view.target not in ("binary", "top1", "classwise"):
+        raise InputError(
+            f"target {view.target!r} is multi-dimensional; the distance measures are defined for scalar "
+            "predictions: use target='top1' (confidence) or target='classwise' with class_index")
+    return view
+
+
+def _partition_residual_frame(part, index, row_offset, view: _View):
+    import pandas as pd
+
+    z, y = _partition_view(part, index, row_offset, view)
+    return pd.DataFrame({"v": z, "r": y - z})
+
+
+def sorted_residuals(data: DaskCalibrationData, view: _View):
+    """The scalar view as a dask DataFrame with columns v (prediction) and r = y − v, globally sorted by v
+    (``sort_values``: sampled quantiles, a shuffle, then sorted partitions)."""
+    import dask.dataframe as dd
+    import pandas as pd
+
+    frames = [delayed(_partition_residual_frame, pure=True)(part, i, off, view)
+              for i, (part, off) in _parts_with_offsets(data)]
+    meta = pd.DataFrame({"v": np.empty(0), "r": np.empty(0)})
+    return dd.from_delayed(frames, meta=meta, verify_meta=False).sort_values("v")
+
+
+def _run_summary(frame, inv_h: float):
+    from calviz._kernels.dask_scan import laplace_run_summary
+
+    v = np.ascontiguousarray(frame["v"].to_numpy(dtype=np.float64))
+    r = np.ascontiguousarray(frame["r"].to_numpy(dtype=np.float64))
+    if v.shape[0] > 1 and np.any(v[1:] < v[:-1]):  # pragma: no cover - sort_values guarantees order
+        raise RuntimeError("partition of the sorted data is not sorted")
+    total, tail, head = laplace_run_summary(v, r, inv_h)
+    first = float(v[0]) if v.shape[0] else np.nan
+    last = float(v[-1]) if v.shape[0] else np.nan
+    return int(v.shape[0]), first, last, float(total), float(tail), float(head)
+
+
+def _combine_runs(summaries, inv_h: float) -> tuple[int, float]:
+    """Prefix combination of the per-run summaries: the left sum carried into run p is
+    C_p = e^{−(v_first,p − v_last,p−1)/h} (C_{p−1} e^{−(v_last,p−1 − v_first,p−1)/h} + tail_{p−1}), and
+    the cross terms between run p and all earlier runs are 2 C_p head_p (every factor ≤ 1)."""
+    n = 0
+    total = 0.0
+    comp = 0.0
+    carry = 0.0  # left sum at the last point of the previous non-empty run
+    prev_last = None
+    for count, first, last, run_total, tail, head in summaries:
+        if count == 0:
+            continue
+        n += count
+        into = 0.0 if prev_last is None else carry * math.exp(-(first - prev_last) * inv_h)
+        for term in (run_total, 2.0 * into * head):
+            t = total + term
+            comp += (total - t) + term if abs(total) >= abs(term) else (term - t) + total
+            total = t
+        carry = into * math.exp(-(last - first) * inv_h) + tail
+        prev_last = last
+    return n, total + comp
+
+
+def laplace_kce(
+    y_true, y_prob=None, *, bandwidth: float = 1.0, squared: bool = False, target: str = "auto",
+    class_index: int = 0, client=None, **columns,
+):
+    """Distributed :func:`calviz.laplace_kce`, exact (seed 004 Sec. 8):
+    kCE² = (1/n²) Σ_{i,j} r_i r_j e^{−|v_i − v_j|/h}, r = y − v.
+
+    Pass 1: a global sort of (v, r) by v (``dask.dataframe`` ``sort_values``).  Pass 2: every sorted
+    partition (a contiguous run) returns its own double sum, its left sum at its last point ("tail") and
+    its residuals discounted to its first point ("head") (:mod:`calviz._kernels.dask_scan`); the client
+    carries the exponential sums across partition boundaries (:func:`_combine_runs`).  O(n log n) work,
+    O(P) data on the client."""
+    import importlib
+
+    distance = importlib.import_module("calviz.distance")
+    h = distance._positive(bandwidth, "bandwidth")
+    data = as_dask_data(y_true, y_prob, **columns)
+    view = _scalar_view(data, target, class_index)
+    inv_h = 1.0 / h
+    with _partition_errors(data):
+        ordered = sorted_residuals(data, view)
+        runs = [delayed(_run_summary, pure=True)(frame, inv_h) for frame in ordered.to_delayed()]
+        summaries = _compute(data, *runs, client=client)
+    n, total = _combine_runs(summaries, inv_h)
+    _check_n(n)
+    sq = max(total / (float(n) * float(n)), 0.0)
+    return distance.KCEResult(sq if squared else math.sqrt(sq), h, bool(squared), n, view.target)
+
+
+# ------------------------------------------------------------------------------------------------
+# smCE, SintCE, dCE_lower on a uniform subsample, with the sampling error (seed 004 §9)
+# ------------------------------------------------------------------------------------------------
+@dataclass(frozen=True, repr=False)
+class SubsampleEstimate(ResultMixin):
+    """A distance-to-calibration measure computed on a uniform subsample of the distributed data.
+
+    ``value``: the measure of the subsample (``result`` holds the in-memory result object computed on it);
+    [``low``, ``high``]: where the measure of the *full data* lies with probability ≥ ``confidence`` over
+    the draw of the subsample, by the bound named in ``bound`` (seed 004 §9 with explicit constants, see
+    :func:`subsample_measure`); ``error_bound`` = max(value − low, high − value); ``sample_size`` rows
+    drawn uniformly *with replacement* (i.i.d. from the empirical distribution of the ``n`` rows) with
+    ``seed``.  A statement about the sampling error only: the full-data value is itself an empirical
+    quantity.
+    """
+
+    measure: str
+    value: float
+    low: float
+    high: float
+    error_bound: float
+    confidence: float
+    sample_size: int
+    n: int
+    seed: int
+    bound: str
+    target: str
+    result: Any = dataclasses.field(default=None, repr=False)
+
+    def __float__(self) -> float:
+        return float(self.value)
+
+
+def _partition_count(part, index, row_offset, view: _View):
+    z, y = _partition_view(part, index, row_offset, view)
+    return int(z.shape[0]), float(np.sum(y))
+
+
+def _partition_draw(part, index, row_offset, view: _View, size: int, seed_seq):
+    z, y = _partition_view(part, index, row_offset, view)
+    if size == 0:
+        return np.empty(0), np.empty(0)
+    idx = np.random.default_rng(seed_seq).integers(0, z.shape[0], size=size)
+    return z[idx], y[idx]
+
+
+def _seed_entropy(seed) -> int:
+    if isinstance(seed, np.random.Generator):
+        return int(seed.integers(0, 2**63 - 1))
+    if seed is None:
+        return int(np.random.SeedSequence().entropy % (2**63))
+    try:
+        return int(np.random.SeedSequence(seed).entropy)
+    except (TypeError, ValueError):
+        raise InputError(f"seed must be None, an integer or a numpy Generator; got {seed!r}") from None
+
+
+def uniform_subsample(
+    y_true, y_prob=None, *, size: int, seed=None, target: str = "auto", class_index: int = 0, client=None,
+    **columns,
+) -> tuple[np.ndarray, np.ndarray, int, float, int]:
+    """``size`` rows drawn uniformly with replacement from the scalar view of distributed data.
+
+    Pass 1 counts the rows of every partition (and the labels); the draws are allocated to partitions by
+    one multinomial draw; each partition draws its rows with its own child of
+    ``numpy.random.SeedSequence(seed)`` (reproducible, independent of the scheduler).  Returns
+    (z, y, n, fraction of label 1 in the full data, seed)."""
+    k = int(size)
+    if isinstance(size, bool) or k != size or k < 2:
+        raise InputError(f"size must be an integer >= 2; got {size!r}")
+    entropy = _seed_entropy(seed)
+    data = as_dask_data(y_true, y_prob, **columns)
+    view = _scalar_view(data, target, class_index)
+    items = _parts_with_offsets(data)
+    counts = _compute(data, *[delayed(_partition_count, pure=True)(part, i, off, view)
+                              for i, (part, off) in items], client=client)
+    lengths = np.array([c[0] for c in counts], dtype=np.int64)
+    n = int(lengths.sum())
+    _check_n(n)
+    positive = float(sum(c[1] for c in counts)) / n
+    alloc_seq, *part_seqs = np.random.SeedSequence(entropy).spawn(len(items) + 1)
+    draws = np.random.default_rng(alloc_seq).multinomial(k, lengths / n)
+    tasks = [delayed(_partition_draw, pure=True)(part, i, off, view, int(draws[i]), part_seqs[i])
+             for i, (part, off) in items]
+    picked = _compute(data, *tasks, client=client)
+    z = np.concatenate([p[0] for p in picked])
+    y = np.concatenate([p[1] for p in picked])
+    return z, y, n, positive, entropy
+
+
+def subsample_measure(
+    measure: str, y_true, y_prob=None, *, size: int = 200_000, delta: float = 0.05, seed=None,
+    target: str = "auto", class_index: int = 0, client=None, measure_options: dict | None = None, **columns,
+) -> SubsampleEstimate:
+    """smCE / SintCE / dCE_lower (``measure`` = "smce", "sintce", "lower_dce") of distributed data on a
+    uniform subsample S of k = ``size`` rows (with replacement), with a 1 − δ bound on the sampling error
+    |measure(S) − measure(full data)|.  These measures need the whole sorted sample in one place; the
+    subsample is computed in memory by :mod:`calviz.distance`.
+
+    Bounds (seed 004 §9: Thm 9.5 / Cor. 9.9 for smCE, Thm 9.10 with Lemmas 9.11-9.14 for dCE_lower —
+    the paper states rates; the constants below follow the same proofs with explicit inequalities).
+    P is the full data, π its fraction of label 1, k_y the subsample's rows with label y:
+
+    * smCE.  ŵ(v, y) = w(v)(y − v) is 2-Lipschitz on the line embedding (v, y) ↦ v + 2y (slope ≤ |w'| + |w|
+      within a label, |ŵ| ≤ 1 across labels, which are ≥ 1 apart), so |smCE(S) − smCE(P)| ≤ Δ :=
+      sup_w |E_S ŵ − E_P ŵ| ≤ 2 W₁(S, P); E W₁ ≤ ∫ √(F(1−F)/k) ≤ (1 + √(π(1−π)))/√k; Δ has bounded
+      differences 2/k (McDiarmid).  Error ≤ 2(1 + √(π(1−π)))/√k + √(2 ln(1/δ)/k).
+    * dCE_lower.  dCE_lower is 1-Lipschitz in W₁ for couplings that keep the label, and changes by ≤ 2ε
+      when the label proportion moves by ε with the conditionals kept (Lemma 9.11); as in Lemma 9.12,
+      |dCE(S) − dCE(P)| ≤ Σ_y π_y W₁(μ_y, μ̂_y) + 2|π̂ − π|.  Given k_y, E W₁(μ_y, μ̂_y) ≤ 1/(2√k_y) and
+      McDiarmid adds √(ln(3/δ)/(2k_y)); Hoeffding gives |π̂ − π| ≤ √(ln(6/δ)/(2k)) (union bound, δ/3
+      each).  The LP's own grid error (``result.error_bound``) is added.
+    * SintCE.  For a width ε, |RintCE_S(ε) − RintCE_P(ε)| ≤ E_r Σ_j |S_j − P_j| whose mean is ≤ Σ_j √(p_j/k)
+      ≤ √((⌈1/ε⌉ + 1)/k) (Cauchy-Schwarz) with bounded differences 2/k: d(ε) = √((⌈1/ε⌉+1)/k) +
+      √(2 ln(L/δ)/k), union over the L widths evaluated.  Then SintCE(P) ≤ min_ε [RintCE_S(ε) + ε + d(ε)]
+      and, RintCE(2^−j) being nondecreasing in j, SintCE(P) ≥ min(min_ε [RintCE_S(ε) + ε − d(ε)],
+      RintCE_S(ε_L) − d(ε_L)) (ε_L the finest width evaluated).
+    """
+    import importlib
+
+    distance = importlib.import_module("calviz.distance")
+    d = check_alpha(delta, "delta")
+    z, y, n, pi, entropy = uniform_subsample(y_true, y_prob, size=size, seed=seed, target=target,
+                                             class_index=class_index, client=client, **columns)
+    k = int(z.shape[0])
+    labels = y.astype(np.int64)
+    options = dict(measure_options or {})
+    view_target = _scalar_view(as_dask_data(y_true, y_prob, **columns), target, class_index).target
+    if measure == "smce":
+        res = distance.smce(labels, z, **options)
+        value = float(res.value)
+        err = 2.0 * (1.0 + math.sqrt(pi * (1.0 - pi))) / math.sqrt(k) + math.sqrt(2.0 * math.log(1.0 / d) / k)
+        low, high = max(value - err, 0.0), value + err
+        bound = ("|smCE(S) − smCE(P)| ≤ 2(1+√(π(1−π)))/√k + √(2 ln(1/δ)/k) (seed 004 Thm 9.5 / Cor 9.9 "
+                 "route: 2-Lipschitz class ⇒ W₁, McDiarmid)")
+    elif measure == "lower_dce":
+        res = distance.lower_dce(labels, z, **options)
+        value = float(res.value)
+        k1 = int(labels.sum())
+        k0 = k - k1
+        err = 2.0 * math.sqrt(math.log(6.0 / d) / (2.0 * k))
+        for p_y, k_y in ((1.0 - pi, k0), (pi, k1)):
+            if p_y > 0:
+                err += math.inf if k_y == 0 else p_y * (0.5 / math.sqrt(k_y) + math.sqrt(math.log(3.0 / d)
+                                                                                       / (2.0 * k_y)))
+        err += float(res.error_bound)
+        low, high = max(value - err, 0.0), value + err
+        bound = ("|dCE(S) − dCE(P)| ≤ Σ_y π_y W₁(μ_y, μ̂_y) + 2|π̂ − π| (seed 004 Lemmas 9.11-9.14) "
+                 "+ the LP grid error 2ε")
+    elif measure == "sintce":
+        res = distance.sintce(labels, z, **options)
+        value = float(res.value)
+        widths = np.asarray(res.widths, dtype=np.float64)
+        rint = np.asarray(res.rintce_values, dtype=np.float64)
+        L = max(int(widths.shape[0]), 1)
+        dev = (np.sqrt((np.ceil(1.0 / widths) + 1.0) / k) + math.sqrt(2.0 * math.log(L / d) / k))
+        high = float(np.min(rint + widths + dev))
+        low = max(float(min(np.min(rint + widths - dev), rint[-1] - dev[-1])), 0.0)
+        err = max(value - low, high - value)
+        bound = ("RintCE_S(ε) ± [√((⌈1/ε⌉+1)/k) + √(2 ln(L/δ)/k)] per width (union over L widths), "
+                 "monotone in the width (seed 004 Def. 6.10; §9-style bound)")
+    else:
+        raise InputError(f"measure must be 'smce', 'sintce' or 'lower_dce'; got {measure!r}")
+    result = dataclasses.replace(res, target=view_target) if hasattr(res, "target") else res
+    return SubsampleEstimate(measure, value, float(low), float(high), float(err), 1.0 - d, k, n, entropy,
+                             bound, view_target, result)
+
+
+def smce(y_true, y_prob=None, *, size: int = 200_000, delta: float = 0.05, seed=None, target: str = "auto",
+         class_index: int = 0, client=None, **columns) -> SubsampleEstimate:
+    """smCE of distributed data on a uniform subsample with its sampling error (see
+    :func:`subsample_measure`)."""
+    return subsample_measure("smce", y_true, y_prob, size=size, delta=delta, seed=seed, target=target,
+                             class_index=class_index, client=client, **columns)
+
+
+def sintce(y_true, y_prob=None, *, size: int = 200_000, delta: float = 0.05, seed=None, target: str = "auto",
+           class_index: int = 0, client=None, **columns) -> SubsampleEstimate:
+    """SintCE of distributed data on a uniform subsample with its sampling error (see
+    :func:`subsample_measure`)."""
+    return subsample_measure("sintce", y_true, y_prob, size=size, delta=delta, seed=seed, target=target,
+                             class_index=class_index, client=client, **columns)
+
+
+def lower_dce(y_true, y_prob=None, *, size: int = 200_000, delta: float = 0.05, grid_step: float = 1e-3,
+              seed=None, target: str = "auto", class_index: int = 0, client=None,
+              **columns) -> SubsampleEstimate:
+    """dCE_lower of distributed data on a uniform subsample with its sampling error (see
+    :func:`subsample_measure`)."""
+    return subsample_measure("lower_dce", y_true, y_prob, size=size, delta=delta, seed=seed, target=target,
+                             class_index=class_index, client=client, measure_options={"grid_step": grid_step},
+                             **columns)
