@@ -219,15 +219,19 @@ def render_report(
     title: str = "calviz report",
     source: str | None = None,
     resampled: bool = True,
+    analysis: Analysis | None = None,
 ) -> str:
     """Analyse ``data`` (``CalibrationData`` or ``(y_true, y_prob)``) with ``options`` and return one
     self-contained HTML document: the four views (reliability diagram, multi-scale T-Cal, ECE interval
     beside the bootstrap one, distance bounds), the verdicts, the parameters, a data summary and the
-    calviz version.  ``resampled=False`` skips the bootstrap interval and resampled T-Cal."""
-    if isinstance(data, tuple):
-        data = as_calibration_data(*data)
-    result = analyze(as_calibration_data(data), options or AnalysisOptions(), resampled=resampled)
-    return render_analysis(result, title=title, source=source)
+    calviz version.  ``resampled=False`` skips the bootstrap interval and resampled T-Cal.
+    ``analysis``: results already computed for ``(data, options)`` (the dashboard passes its own, so
+    the report shows exactly what the app shows); nothing is recomputed then."""
+    if analysis is None:
+        if isinstance(data, tuple):
+            data = as_calibration_data(*data)
+        analysis = analyze(as_calibration_data(data), options or AnalysisOptions(), resampled=resampled)
+    return render_analysis(analysis, title=title, source=source)
 
 
 def report(
@@ -246,6 +250,12 @@ def report(
     path = Path(path)
     path.write_text(html_text, encoding="utf-8")
     return path
+
+
+# ``from calviz import report`` yields this function or the module depending on import order (see
+# below); either way ``report.render_report`` / ``report.render_analysis`` must work
+report.render_report = render_report
+report.render_analysis = render_analysis
 
 
 class _CallableModule(types.ModuleType):

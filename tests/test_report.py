@@ -115,3 +115,15 @@ def chromium_browser():
         browser = pw.chromium.launch(executable_path=executable, args=["--no-sandbox"])
         yield browser
         browser.close()
+
+
+def test_render_report_uses_a_given_analysis_and_is_reachable_either_way():
+    from calviz import report as public
+    from calviz.analysis import analyze
+
+    # ``calviz.report`` is the function or the (callable) module depending on import order
+    assert callable(public) and public.render_report is render_report
+    data = load_dataset("breast-cancer-logreg")
+    result = analyze(data, AnalysisOptions(n=100, seed=3), resampled=False)
+    html_text = render_report(None, analysis=result, title="precomputed")
+    assert "n</th><td>100 (uniform subsample of 228 rows)" in html_text
