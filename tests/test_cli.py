@@ -219,19 +219,3 @@ def test_serve_screenshot(served_url, chromium_browser):
         target.parent.mkdir(exist_ok=True)
         target.write_bytes(shot.read_bytes())
 
-
-# -- local browser fixture (same contract as the conftest one: skips without Chromium unless CI=true) --
-@pytest.fixture(scope="module")
-def chromium_browser():
-    import shutil
-
-    executable = "/usr/bin/chromium" if os.path.exists("/usr/bin/chromium") else shutil.which("chromium")
-    if executable is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail("Chromium is required in CI (/usr/bin/chromium)")
-        pytest.skip("Chromium not installed")
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=executable, args=["--no-sandbox"])
-        yield browser
-        browser.close()

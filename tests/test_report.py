@@ -99,22 +99,6 @@ def test_report_renders_offline_in_chromium(report_html, tmp_path, chromium_brow
     assert errors == [], f"console errors: {errors}"
 
 
-# -- local browser fixture (same contract as the conftest one: skips without Chromium unless CI=true) --
-@pytest.fixture(scope="module")
-def chromium_browser():
-    import os
-    import shutil
-
-    executable = "/usr/bin/chromium" if os.path.exists("/usr/bin/chromium") else shutil.which("chromium")
-    if executable is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail("Chromium is required in CI (/usr/bin/chromium)")
-        pytest.skip("Chromium not installed")
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=executable, args=["--no-sandbox"])
-        yield browser
-        browser.close()
 
 
 def test_render_report_uses_a_given_analysis_and_is_reachable_either_way():
