@@ -281,23 +281,28 @@ def test_mean_zero_under_calibration_and_null_variance():
             f"Var0({name}) exact {var:.4g} vs simulated {vals.var(ddof=1):.4g}, MC se {se_var:.3g}")
 
 
-def test_null_variance_multiclass_topk():
+@pytest.mark.parametrize("target,statistic", [("topk", "unbiased"), ("full", "debiased")])
+def test_null_variance_multiclass(target, statistic):
+    """Labels drawn from the predictions (calibrated): the statistic has mean 0 and the exact
+    conditional variance, for the top-2 grid (T) and the full simplex partition (T^d)."""
     rng = np.random.default_rng(8)
     n, K, reps = 300, 4, 800
     P = rng.dirichlet(np.ones(K) * 2, size=n)
+    fin = unbiased_ece_sq if statistic == "unbiased" else debiased_ece_sq
     Ts = np.empty(reps)
     var = None
     for r in range(reps):
         labels = (rng.uniform(size=n)[:, None] > np.cumsum(P, axis=1)).sum(axis=1)
         labels = np.minimum(labels, K - 1)
-        _, target, z, y = prepare_view(labels, P, top_k=2)
-        s, _, _, _ = binned_sums(z, y, n_bins=3, target=target)
-        Ts[r] = unbiased_ece_sq(s)
-        var = null_variance(s) if var is None else var
+        _, tgt, z, y = prepare_view(labels, P, top_k=2, target=target)
+        s, _, _, _ = binned_sums(z, y, n_bins=3, target=tgt)
+        Ts[r] = fin(s)
+        var = null_variance(s, statistic) if var is None else var
     mcse = Ts.std(ddof=1) / math.sqrt(reps)
     assert abs(Ts.mean()) < 4 * mcse, f"mean {Ts.mean():.3g}, MC se {mcse:.3g}"
     se_var = var * math.sqrt(2.0 / (reps - 1)) * 2
-    assert abs(Ts.var(ddof=1) - var) < 4 * se_var, f"exact {var:.4g} vs sim {Ts.var(ddof=1):.4g}"
+    assert abs(Ts.var(ddof=1) - var) < 4 * se_var, (
+        f"exact {var:.4g} vs simulated {Ts.var(ddof=1):.4g}, MC se {se_var:.3g}")
 
 
 # ------------------------------------------------------------------------------------------------
