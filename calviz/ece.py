@@ -185,7 +185,6 @@ Target = Literal["auto", "binary", "top1", "topk", "classwise", "full"]
 _FUSED_MAX_BINS = 1 << 16
 #: reliability data list every bin, so their number is bounded
 MAX_RELIABILITY_BINS = 1_000_000
-_ONE_D_TARGETS = ("binary", "top1", "classwise")
 
 
 def prepare_view(
