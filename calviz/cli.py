@@ -411,12 +411,16 @@ def session_factory(data=None, dataset: str | None = None):
 
 def warm_kernels() -> None:
     """Compile (or load from numba's cache) every jitted kernel the dashboard uses, by running the
-    analysis once on a small embedded dataset.  Runs in a background thread while the server starts."""
+    analysis once on a small embedded dataset, and import the dashboard module.  Runs in a background
+    thread while Panel imports and the server starts, so the first session finds everything loaded."""
     try:
+        import importlib
+
         from calviz.analysis import analyze
         from calviz.datasets import DEFAULT_DATASET, load_dataset
 
         analyze(load_dataset(DEFAULT_DATASET, n=400), resampled=False)
+        importlib.import_module("calviz.dashboard")
     except Exception:  # warming is an optimisation; a failure shows up properly in the app itself
         pass
 
@@ -437,6 +441,8 @@ def cmd_serve(args) -> int:
         raise CLIError(f"--port must be in 0..65535; got {args.port}")
 
     data = load_input(args.file, args) if args.file is not None else None  # fail fast, before Panel loads
+    # warm the engine (imports, numba cache loads) while Panel imports and the server starts
+    threading.Thread(target=warm_kernels, name="calviz-warm-kernels", daemon=True).start()
     new_session = session_factory(data, dataset)
 
     import panel as pn
@@ -453,7 +459,6 @@ def cmd_serve(args) -> int:
     host = f"[{args.address}]" if ":" in args.address else args.address
     url = f"http://{host}:{server.port}/"
     print(f"calviz dashboard at {url}  (Ctrl+C to stop)", flush=True)
-    threading.Thread(target=warm_kernels, name="calviz-warm-kernels", daemon=True).start()
     server.start()
     if args.show:
         server.io_loop.add_callback(_open_browser, url)
