@@ -211,11 +211,11 @@ def from_dataframe(frame, *, y_true: str | None = None, y_prob: str | Sequence[s
 
 def from_parquet(path, *, y_true: str | None = None, y_prob: str | Sequence[str] | None = None,
                  **read_parquet_kwargs) -> DaskCalibrationData:
-    """Lazily read a Parquet file, directory or glob with ``dask.dataframe.read_parquet`` (only the needed
-    columns are read).  Column names as in :func:`from_dataframe`."""
+    """Lazily read a Parquet file, directory, glob or list of files with ``dask.dataframe.read_parquet``
+    (only the needed columns are read).  Column names as in :func:`from_dataframe`."""
     import dask.dataframe as dd
 
-    path = os.fspath(path)
+    path = [os.fspath(p) for p in path] if isinstance(path, (list, tuple)) else os.fspath(path)
     try:
         frame = dd.read_parquet(path, **read_parquet_kwargs)
     except (FileNotFoundError, OSError, ValueError) as exc:
@@ -984,13 +984,18 @@ def uniform_subsample(
     _check_n(n)
     positive = float(sum(c[1] for c in counts)) / n
     alloc_seq, *part_seqs = np.random.SeedSequence(entropy).spawn(len(items) + 1)
+    if k >= n:  # the "subsample" would be as large as the data: take every row once (exact, no error)
+        rows = _compute(data, *[delayed(_partition_view, pure=True)(part, i, off, view)
+                                for i, (part, off) in items], client=client)
+        return (np.concatenate([r[0] for r in rows]), np.concatenate([r[1] for r in rows]), n, positive,
+                entropy, True)
     draws = np.random.default_rng(alloc_seq).multinomial(k, lengths / n)
     tasks = [delayed(_partition_draw, pure=True)(part, i, off, view, int(draws[i]), part_seqs[i])
              for i, (part, off) in items]
     picked = _compute(data, *tasks, client=client)
     z = np.concatenate([p[0] for p in picked])
     y = np.concatenate([p[1] for p in picked])
-    return z, y, n, positive, entropy
+    return z, y, n, positive, entropy, False
 
 
 def subsample_measure(
@@ -1025,8 +1030,8 @@ def subsample_measure(
 
     distance = importlib.import_module("calviz.distance")
     d = check_alpha(delta, "delta")
-    z, y, n, pi, entropy = uniform_subsample(y_true, y_prob, size=size, seed=seed, target=target,
-                                             class_index=class_index, client=client, **columns)
+    z, y, n, pi, entropy, complete = uniform_subsample(y_true, y_prob, size=size, seed=seed, target=target,
+                                                       class_index=class_index, client=client, **columns)
     k = int(z.shape[0])
     labels = y.astype(np.int64)
     options = dict(measure_options or {})
@@ -1066,6 +1071,10 @@ def subsample_measure(
                  "monotone in the width (seed 004 Def. 6.10; §9-style bound)")
     else:
         raise InputError(f"measure must be 'smce', 'sintce' or 'lower_dce'; got {measure!r}")
+    if complete:  # every row was used: the value is the full-data value
+        low, high = (float(res.lower), float(res.upper)) if measure == "lower_dce" else (value, value)
+        err = float(res.error_bound) if measure == "lower_dce" else 0.0
+        bound = "all rows used (no subsampling)" + ("; LP grid error only" if measure == "lower_dce" else "")
     result = dataclasses.replace(res, target=view_target) if hasattr(res, "target") else res
     return SubsampleEstimate(measure, value, float(low), float(high), float(err), 1.0 - d, k, n, entropy,
                              bound, view_target, result)
@@ -1095,3 +1104,164 @@ def lower_dce(y_true, y_prob=None, *, size: int = 200_000, delta: float = 0.05, 
     return subsample_measure("lower_dce", y_true, y_prob, size=size, delta=delta, seed=seed, target=target,
                              class_index=class_index, client=client, measure_options={"grid_step": grid_step},
                              **columns)
+
+
+# ------------------------------------------------------------------------------------------------
+# one entry point for the CLI (`calviz check`) and the dashboard
+# ------------------------------------------------------------------------------------------------
+def _partition_summary(part, index, row_offset):
+    """(rows, correct predictions, sum of confidences) with the definitions of
+    :class:`calviz.analysis.DataSummary` (binary: predicted class 1 iff p ≥ 0.5, confidence max(p, 1−p))."""
+    data = _validate_partition(part, index, row_offset)
+    if data.n == 0:
+        return 0, 0.0, 0.0
+    if data.is_binary:
+        pred = (data.probs >= 0.5).astype(np.int64)
+        conf = np.maximum(data.probs, 1.0 - data.probs)
+        return data.n, float(np.sum(pred == data.labels)), float(np.sum(conf))
+    conf, correct = data.top1()
+    return data.n, float(correct.sum()), float(conf.sum())
+
+
+@contextlib.contextmanager
+def _scheduler(scheduler):
+    """None: the current dask scheduler (a default distributed Client if one exists); "local": a temporary
+    2-process LocalCluster; an address "tcp://host:port": a Client to that scheduler; a Client: itself."""
+    if scheduler is None:
+        yield None
+        return
+    import distributed
+
+    if isinstance(scheduler, distributed.Client):
+        yield scheduler
+        return
+    if scheduler == "local":
+        with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                      dashboard_address=None) as cluster, distributed.Client(cluster) as c:
+            yield c
+        return
+    if not isinstance(scheduler, str):
+        raise InputError(f"scheduler must be None, 'local', an address like 'tcp://host:8786' or a Client; "
+                         f"got {scheduler!r}")
+    try:
+        client = distributed.Client(scheduler, timeout="10s")
+    except OSError as exc:
+        raise InputError(f"could not connect to the Dask scheduler at {scheduler!r}: {exc}") from None
+    with client:
+        yield client
+
+
+def analyze_parquet(
+    path, *, scheduler=None, y_true: str | None = None, y_prob: str | Sequence[str] | None = None,
+    options=None, distance_sample: int = 200_000, **option_values,
+):
+    """Analyse a Parquet file / directory / glob (or any input of :func:`as_dask_data`) on Dask and return
+    a :class:`calviz.analysis.Analysis` — the object the dashboard, the report and ``calviz check`` read.
+
+    ``scheduler``: None (current dask scheduler), ``"local"`` (temporary 2-process LocalCluster), a
+    scheduler address ``"tcp://host:8786"`` or a ``distributed.Client``.  ``y_true`` / ``y_prob``: column
+    names (detected when None).  ``options``: a :class:`calviz.analysis.AnalysisOptions` (keywords override
+    its fields).  Computed on all rows: reliability, analytic adaptive T-Cal, the seed-003 interval (one
+    or two passes each).  The distance bounds (smCE, dCE_lower, SintCE, kCE, ...) need the whole sorted
+    sample: they are computed on a uniform subsample of ``distance_sample`` rows (or ``options.n``) — said
+    in ``errors["distance_note"]`` with the sampling errors of :func:`subsample_measure`.  Not available
+    on Dask (``None`` with the reason in ``errors``): the smooth diagram, resampled T-Cal, the bootstrap
+    interval.
+    """
+    import importlib
+    import time
+
+    analysis = importlib.import_module("calviz.analysis")
+    opts = options or analysis.AnalysisOptions()
+    if option_values:
+        opts = opts.replace(**option_values)
+    if isinstance(path, DaskCalibrationData):
+        data = path
+    elif isinstance(path, (str, os.PathLike, list, tuple)):
+        data = from_parquet(path, y_true=y_true, y_prob=y_prob)
+    else:
+        data = as_dask_data(path, y_true_column=y_true, y_prob_columns=y_prob)
+    results: dict[str, Any] = {}
+    timings: dict[str, float] = {}
+    errors: dict[str, str] = {}
+    target = opts.target
+    if target == "auto":
+        target = "binary" if data.is_binary else "top1"
+    if data.is_binary and target == "topk":
+        target = "full"
+    scalar_target = target if target in ("binary", "top1", "classwise") else (
+        "binary" if data.is_binary else "top1")
+    class_index = min(int(opts.class_index), data.n_classes - 1)
+
+    with _scheduler(scheduler) as client:
+        t0 = time.perf_counter()
+        summaries = _compute(data, *[delayed(_partition_summary, pure=True)(part, i, off)
+                                     for i, (part, off) in _parts_with_offsets(data)], client=client)
+        n = sum(s[0] for s in summaries)
+        _check_n(n)
+        summary = analysis.DataSummary(
+            n=n, n_total=n, n_classes=data.n_classes, is_binary=data.is_binary, target=target,
+            accuracy=sum(s[1] for s in summaries) / n, mean_confidence=sum(s[2] for s in summaries) / n)
+        timings["summary"] = time.perf_counter() - t0
+
+        def run(view, fn):
+            start = time.perf_counter()
+            try:
+                results[view] = fn()
+            except InputError as exc:
+                results[view] = None
+                errors[view] = f"{view}: {exc}"
+            except Exception as exc:  # an engine bug must not take the caller down; it is reported instead
+                results[view] = None
+                errors[view] = f"{view} failed: {type(exc).__name__}: {exc}"
+            timings[view] = time.perf_counter() - start
+
+        if opts.scheme != "equal_width":
+            errors["reliability_note"] = ("equal-mass bins need global quantiles; equal-width bins used on "
+                                          "Dask")
+        run("reliability", lambda: reliability(data, n_bins=int(opts.n_bins), alpha=opts.alpha,
+                                               target=scalar_target, class_index=class_index, client=client))
+        tcal_target = target if target in ("binary", "top1", "classwise", "full") else "full"
+        run("tcal", lambda: adaptive_tcal(data, alpha=opts.alpha, resampling="analytic", target=tcal_target,
+                                          class_index=class_index if tcal_target == "classwise" else None,
+                                          client=client))
+        if target in ("topk", "full"):
+            k = data.n_classes if target == "full" else min(int(opts.top_k), data.n_classes)
+            run("interval", lambda: ece_interval(data, n_bins=int(opts.n_bins), alpha=opts.alpha, top_k=k,
+                                                 client=client))
+        else:
+            run("interval", lambda: ece_interval(data, n_bins=int(opts.n_bins), alpha=opts.alpha,
+                                                 target=scalar_target, class_index=class_index,
+                                                 client=client))
+
+        def distance_view():
+            distance = importlib.import_module("calviz.distance")
+            size = int(opts.n) if opts.n is not None else int(distance_sample)
+            z, y, n_all, _, entropy, complete = uniform_subsample(
+                data, size=size, seed=int(opts.seed), target=scalar_target, class_index=class_index,
+                client=client)
+            bandwidth = 1.0 if opts.bandwidth is None else float(opts.bandwidth)
+            bounds = analysis._call(distance.distance_bounds, y.astype(np.int64), z, bandwidth=bandwidth)
+            k = int(z.shape[0])
+            pi = float(np.mean(y))
+            smce_err = (2.0 * (1.0 + math.sqrt(pi * (1.0 - pi))) / math.sqrt(k)
+                        + math.sqrt(2.0 * math.log(20.0) / k))
+            if complete:
+                return bounds, None
+            errors["distance_note"] = (
+                f"distance measures computed on a uniform subsample of {k:,} of {n_all:,} rows (with "
+                f"replacement, seed {entropy}); e.g. smCE sampling error ≤ {smce_err:.3g} with probability "
+                "0.95 (seed 004 §9; see calviz.dask.subsample_measure for smCE, SintCE, dCE_lower bounds)")
+            return bounds, None
+
+        start = time.perf_counter()
+        try:
+            results["distance"], results["witness"] = distance_view()
+        except InputError as exc:
+            errors["distance"] = f"distance: {exc}"
+        except Exception as exc:  # reported, as in calviz.analysis.run_view
+            errors["distance"] = f"distance failed: {type(exc).__name__}: {exc}"
+        timings["distance"] = time.perf_counter() - start
+    for view in ("smooth", "tcal_resampled", "bootstrap"):
+        errors[view] = f"{view}: not available on Dask (needs the whole sample in one process)"
+    return analysis.Analysis(options=opts, summary=summary, timings=timings, errors=errors, **results)
