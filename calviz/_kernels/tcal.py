@@ -364,24 +364,30 @@ def resampled_statistics(split, max_level, z, kind, source, base_seed, n_resampl
 
 @njit(cache=True)
 def null_moments(split, max_level, z, kind):
-    """(3, max_level): per scale, over the bins with N_b >= 2,
+    """(4, max_level): per scale, over the bins with N_b >= 2,
 
     row 0: Var0(T^d | Z) = (2/n^2) sum_b (||C_b||_F^2 - D_b) / N_b^2   (exact, estimators.md §4 with 1/N_b)
     row 1: sum_b tr A_b,   row 2: sum_b tr A_b^2,   A_b = C_b / (n N_b)   (Satterthwaite, §5)
+    row 3 (SCALAR only, else 0): the exact third cumulant of T^d given Z,
+           sum_b E[W_b^3] / (n N_b)^3,  W_b = sum_{j != l in b} v_j v_l,
+           E[W_b^3] = 8 [sum_{j<l} mu3_j mu3_l + 6 sum_{j<l<k} s_j s_l s_k]
+                    = 8 [(m1^2 - m2)/2 + p1^3 - 3 p1 p2 + 2 p3]
+           with s = z(1 - z), mu3 = E[(y - z)^3 | z] = s (1 - 2z), p_r = sum s^r, m_r = sum mu3^r (only the
+           pair repeated three times and triangles of distinct points have nonzero mean).
 
     with C_b = sum_{j in b} Sigma(z_j), D_b = sum_{j in b} tr Sigma(z_j)^2, Sigma(z) = diag(z) - z z^T
-    (SCALAR: z(1 - z)).  Point features: (tr Sigma, tr Sigma^2, entries of Sigma).
+    (SCALAR: z(1 - z)).  Point features: (tr Sigma, tr Sigma^2, entries of Sigma[, s^3, mu3, mu3^2]).
     """
     n = z.shape[0]
     k = 1 if kind == SCALAR else z.shape[1]
-    d = 2 + k * k
+    d = 2 + k * k + (3 if kind == SCALAR else 0)
     depth = max_level + 2
     st_h = np.zeros(depth, dtype=np.int64)
     st_f = np.zeros((depth, d))
     st_n = np.zeros(depth, dtype=np.int64)
     pt = np.zeros(d)
     acc = np.zeros(d)
-    out = np.zeros((3, max_level))
+    out = np.zeros((4, max_level))
     top = -1
     gap = max_level + 1
     for i in range(n + 1):
@@ -397,10 +403,15 @@ def null_moments(split, max_level, z, kind):
                 gap = split[i - 1]
             w = 1
             if kind == SCALAR:
-                sv = z[i, 0] - z[i, 0] * z[i, 0]
+                zi = z[i, 0]
+                sv = zi - zi * zi
+                mu3 = sv * (1.0 - 2.0 * zi)
                 pt[0] = sv
                 pt[1] = sv * sv
                 pt[2] = sv
+                pt[3] = sv * sv * sv
+                pt[4] = mu3
+                pt[5] = mu3 * mu3
             else:
                 t1 = 0.0
                 t2 = 0.0
@@ -439,16 +450,22 @@ def null_moments(split, max_level, z, kind):
             h = st_h[kk]
             if a_n >= 2:
                 cc = 0.0
-                for a in range(2, d):
+                for a in range(2, 2 + k * k):
                     cc += acc[a] * acc[a]
                 wn = float(n) * a_n
                 c0 = 2.0 * (cc - acc[1]) / (wn * wn)
                 c1 = acc[0] / wn
                 c2 = cc / (wn * wn)
+                c3 = 0.0
+                if kind == SCALAR:
+                    p1 = acc[0]
+                    c3 = 8.0 * (0.5 * (acc[4] * acc[4] - acc[5]) + p1 * p1 * p1 - 3.0 * p1 * acc[1]
+                                + 2.0 * acc[3]) / (wn * wn * wn)
                 for lev in range((h if h > g else g) - 1, hi):
                     out[0, lev] += c0
                     out[1, lev] += c1
                     out[2, lev] += c2
+                    out[3, lev] += c3
             if h < g:
                 break
             hi = h - 1
