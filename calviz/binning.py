@@ -142,6 +142,12 @@ def simplex_cell_count(n_classes: int, n_bins: int) -> int:
     return int(n_bins) ** (int(n_classes) - 1)
 
 
+def simplex_key_space(n_classes: int, n_bins: int) -> int:
+    """Size of the key range of :func:`simplex_cell_keys`: C(m+K-2, K-1) (K-1)! = m (m+1) ... (m+K-2)."""
+    d = int(n_classes) - 1
+    return math.comb(int(n_bins) + d - 1, d) * math.factorial(d)
+
+
 def simplex_cell_keys(z, n_bins: int) -> np.ndarray:
     """One int64 key per row of z (n, K) for the equal-volume simplex partition (estimators.md §2).
 
@@ -150,18 +156,20 @@ def simplex_cell_keys(z, n_bins: int) -> np.ndarray:
     arithmetic (c_j = m lands in a_j = m - 1 with fractional part 1), ties among fractional parts are
     broken towards the larger coordinate index — that is the order that keeps the cell inside the
     order simplex 0 <= c_1 <= ... <= c_{K-1} <= m, so every point lands in exactly one of its m^{K-1}
-    cells.  Key = (sum_j a_j m^{j-1}) (K-1)! + Lehmer rank of the permutation; it must fit in int64
-    (m^{K-1} (K-1)! < 2^63, e.g. K = 10 allows m <= 30), otherwise :class:`InputError`.
+    cells.  Key = rank(a) (K-1)! + Lehmer rank of the permutation, rank(a) = sum_j C(a_j + j - 1, j)
+    (combinatorial number system of the nondecreasing floor vector); keys lie in
+    [0, m (m+1) ... (m+K-2)), which must fit in int64 (e.g. K = 10 allows m <= 120, K = 20 m <= 2),
+    otherwise :class:`InputError`.
     """
     m = check_n_bins(n_bins)
     arr = _as_unit_array(z, 2)
     K = arr.shape[1]
     if K < 2:
         raise InputError(f"the simplex partition needs K >= 2 columns; got {K}")
-    if m ** (K - 1) * math.factorial(K - 1) > _INT64_MAX:
+    if simplex_key_space(K, m) > _INT64_MAX:
         raise InputError(
             f"simplex partition with K = {K} classes and n_bins = {m} has too many cells to key in int64 "
-            f"(m^(K-1) (K-1)! >= 2^63); use fewer bins or target='topk'"
+            f"(m (m+1) ... (m+K-2) >= 2^63); use fewer bins or target='topk'"
         )
     return simplex_cell_keys_kernel(arr, m)
 

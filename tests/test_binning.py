@@ -156,6 +156,32 @@ def test_simplex_cells_are_small_and_convex():
     assert len({next(iter(v)) for v in direct.values()}) == len(direct)
 
 
+def python_simplex_key(row: np.ndarray, m: int) -> int:
+    """Reference key in exact Python integers: (a, pi) from the cumulative sums, then
+    rank(a) (K-1)! + Lehmer(pi) with rank(a) = sum_j C(a_j + j - 1, j)."""
+    d = row.size - 1
+    s = np.minimum(np.maximum(np.cumsum(row)[:-1], 0.0), 1.0)
+    a = [int(equal_width_ids(np.array([sj]), m)[0]) for sj in s]
+    frac = [min(max(m * sj - aj, 0.0), 1.0) for sj, aj in zip(s, a, strict=True)]
+    perm = sorted(range(d), key=lambda j: (-frac[j], -j))
+    lehmer = 0
+    for j in range(d):
+        lehmer = lehmer * (d - j) + sum(perm[t] < perm[j] for t in range(j + 1, d))
+    rank = sum(math.comb(a[j] + j, j + 1) for j in range(d))
+    return rank * math.factorial(d) + lehmer
+
+
+@pytest.mark.parametrize("K,m", [(3, 2**30), (3, 7), (4, 10**5), (10, 120), (10, 3), (20, 2)])
+def test_simplex_keys_match_exact_integer_reference(K, m):
+    from calviz.binning import simplex_key_space
+
+    rng = np.random.default_rng(K + m % 1000)
+    pts = np.vstack([rng.dirichlet(np.ones(K) * 0.5, size=200), np.eye(K), np.full((1, K), 1.0 / K)])
+    keys = simplex_cell_keys(pts, m)
+    assert keys.tolist() == [python_simplex_key(r, m) for r in pts]
+    assert keys.min() >= 0 and keys.max() < simplex_key_space(K, m)
+
+
 def test_simplex_key_overflow_is_input_error():
     P = np.full((2, 30), 1 / 30)
     with pytest.raises(ValueError, match="int64"):

@@ -56,6 +56,18 @@ def cubic_grid_keys_kernel(z: np.ndarray, m: int) -> np.ndarray:
     return out
 
 
+@njit(cache=True, inline="always")
+def _binomial(x: int, j: int) -> int:
+    """C(x, j) in exact int64 arithmetic: C(x, i+1) = C(x, i) (x - i) / (i + 1); every intermediate is at
+    most j C(x, j) (or tiny when x < 2j), which the caller's int64 bound covers."""
+    if j > x:
+        return 0
+    c = 1
+    for i in range(j):
+        c = c * (x - i) // (i + 1)
+    return c
+
+
 @njit(cache=True)
 def simplex_cell_keys_kernel(z: np.ndarray, m: int) -> np.ndarray:
     """Freudenthal cell keys of the cumulative-sum map (estimators.md §2).
@@ -66,7 +78,12 @@ def simplex_cell_keys_kernel(z: np.ndarray, m: int) -> np.ndarray:
     [0, 1].
     The cell is (a, pi) with pi ordering the coordinates by decreasing f; ties are broken towards the
     larger index, which is exactly the order that keeps the cell inside the order simplex
-    (a_j = a_{j+1} forces f_j <= f_{j+1}).  Key = (sum_j a_j m^(j-1)) * (K-1)! + Lehmer rank of pi.
+    (a_j = a_{j+1} forces f_j <= f_{j+1}).
+
+    Key = rank(a) * (K-1)! + Lehmer rank of pi, where a is nondecreasing and ranked by the
+    combinatorial number system rank(a) = sum_j C(a_j + j - 1, j) (j = 1..K-1) in
+    [0, C(m+K-2, K-1)): the key space m (m+1) ... (m+K-2) is barely larger than the m^(K-1) cells
+    (the caller checks it fits in int64).
     """
     n, K = z.shape
     d = K - 1
@@ -79,15 +96,13 @@ def simplex_cell_keys_kernel(z: np.ndarray, m: int) -> np.ndarray:
     for i in range(n):
         acc = 0.0
         a_code = 0
-        scale = 1
         for j in range(d):
             acc += z[i, j]
             sj = min(max(acc, 0.0), 1.0)
             aj = equal_width_bin_exact(sj, m)
             fj = m * sj - aj
             frac[j] = min(max(fj, 0.0), 1.0)
-            a_code += aj * scale
-            scale *= m
+            a_code += _binomial(aj + j, j + 1)  # C(a_j + j - 1, j) with 1-based j
         # insertion sort of coordinates by (frac descending, index descending): d is small
         for j in range(d):
             perm[j] = d - 1 - j
