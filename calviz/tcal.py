@@ -587,6 +587,17 @@ def _adaptive(z, y, K, target, alpha, resampling, n_resamples, combine, discrete
             f" test cannot reject; use n_resamples ≥ {need}", stacklevel=3)
     source = _k.Y_ONLY if resampling == "y_only" else _k.CONSISTENCY
     boot = _k.resampled_statistics(scan.split, levels, scan.z, scan.kind, source, _base_seed(seed), N)
+    reject, padj, crit, p = _resampling_decision(t_obs, boot, alpha, combine)
+    reason = (f"{kind_text}; {scale_text}; {resampling.replace('_', '-')} resampling ({N} resamples), "
+              f"{combine}")
+    return TCalResult(reject, padj, alpha, scales, t_obs, crit, p, resampling, combine, n, K, N,
+                      float(min(1.0, floor)), "adaptive T-Cal", reason, target)
+
+
+def _resampling_decision(t_obs: np.ndarray, boot: np.ndarray, alpha: float, combine: str):
+    """(reject, adjusted p-value, per-scale critical values, per-scale p-values) from the observed
+    statistics (B,) and the resampled ones (N, B)."""
+    N, levels = boot.shape
     sd = np.sqrt(np.concatenate([boot, t_obs[None, :]]).var(axis=0))
     tol = _TIE_RTOL * (np.abs(t_obs) + sd)
     exceed = (boot >= (t_obs - tol)[None, :]).sum(axis=0)
@@ -596,23 +607,17 @@ def _adaptive(z, y, K, target, alpha, resampling, n_resamples, combine, discrete
         # largest resampled value
         j = math.floor(alpha * (N + 1) / levels + 1e-12) - 1
         crit = np.full(levels, np.inf) if j < 0 else -np.sort(-boot, axis=0)[min(j, N - 1)]
-        padj = float(min(1.0, levels * p.min()))
-        reject = bool(p.min() <= alpha / levels)
-    else:
-        live = sd > 0
-        scale_sd = np.where(live, sd, 1.0)
-        m_obs = np.max(np.where(live, t_obs / scale_sd, -np.inf))
-        m_boot = np.max(np.where(live[None, :], boot / scale_sd[None, :], -np.inf), axis=1)
-        tol_m = _TIE_RTOL * (abs(m_obs) + 1.0) if np.isfinite(m_obs) else 0.0
-        padj = float((1.0 + np.sum(m_boot >= m_obs - tol_m)) / (N + 1.0)) if np.isfinite(m_obs) else 1.0
-        reject = bool(padj <= alpha)
-        j = math.floor(alpha * (N + 1) + 1e-12) - 1
-        c_max = np.inf if j < 0 else float(-np.sort(-m_boot)[min(j, N - 1)])
-        crit = np.where(live, c_max * sd, np.inf)
-    reason = (f"{kind_text}; {scale_text}; {resampling.replace('_', '-')} resampling ({N} resamples), "
-              f"{combine}")
-    return TCalResult(reject, padj, alpha, scales, t_obs, crit, p, resampling, combine, n, K, N,
-                      float(min(1.0, floor)), "adaptive T-Cal", reason, target)
+        return bool(p.min() <= alpha / levels), float(min(1.0, levels * p.min())), crit, p
+    live = sd > 0
+    scale_sd = np.where(live, sd, 1.0)
+    m_obs = np.max(np.where(live, t_obs / scale_sd, -np.inf))
+    if not np.isfinite(m_obs):
+        return False, 1.0, np.full(levels, np.inf), p
+    m_boot = np.max(np.where(live[None, :], boot / scale_sd[None, :], -np.inf), axis=1)
+    padj = float((1.0 + np.sum(m_boot >= m_obs - _TIE_RTOL * (abs(m_obs) + 1.0))) / (N + 1.0))
+    j = math.floor(alpha * (N + 1) + 1e-12) - 1
+    c_max = np.inf if j < 0 else float(-np.sort(-m_boot)[min(j, N - 1)])
+    return bool(padj <= alpha), padj, np.where(live, c_max * sd, np.inf), p
 
 
 # ------------------------------------------------------------------------------------------------
