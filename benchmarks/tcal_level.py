@@ -134,7 +134,7 @@ def write(cmd, reps, rows, scale_rows, elapsed, partial):
         "",
         "Analytic critical values at the Bonferroni level α/B (the level each scale is tested at):",
         "",
-        "| scenario | n | B | α/B | pooled per-scale rate | s.e. | worst scale rate | at m | s.e. (1 scale) |",
+        "| scenario | n | B | α/B | pooled per-scale rate | s.e. | worst scale | at m | s.e. (1 scale) |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for sc, n, B, level, pooled, se_p, worst, m, se_s in scale_rows:
