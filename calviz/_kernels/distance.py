@@ -316,11 +316,14 @@ def rintce_kernel(v, b, width):
             ph = 0.0
         keys[i] = np.int64(k)
         phase[i] = ph
-    # keys must be nondecreasing for _bin_ids; the corrections above keep them so up to ties
-    for i in range(1, n):
-        if keys[i] < keys[i - 1]:
-            keys[i] = keys[i - 1]
-    ids, n_bins = _bin_ids(keys)
+    # dense ids of the bins {k_i − 1, k_i}: consecutive integers get consecutive ids, so the id of
+    # k_i − 1 is id(k_i) − 1 (no monotonicity of the keys needed, unlike _bin_ids)
+    both = np.empty(2 * n, np.int64)
+    both[:n] = keys
+    both[n:] = keys - 1
+    uniq = np.unique(both)
+    ids = np.searchsorted(uniq, keys)
+    n_bins = uniq.shape[0]
     order = np.argsort(phase, kind="mergesort")
     return _sweep_shifts(b, phase, order, ids, n_bins, width)
 
