@@ -20,6 +20,13 @@ from typing import Literal
 
 import numpy as np
 
+from calviz._kernels.validation import (
+    all_in_unit,
+    int_labels_in_range,
+    labels_to_int64,
+    max_row_sum_deviation,
+)
+
 __all__ = [
     "InputError",
     "CalibrationData",
@@ -44,45 +51,85 @@ def _first_bad(mask: np.ndarray) -> int:
     return int(np.flatnonzero(mask.reshape(mask.shape[0], -1).any(axis=1))[0])
 
 
-def _as_float_array(values, name: str) -> np.ndarray:
+def _as_array(values, name: str) -> np.ndarray:
+    """np.asarray that turns every failure (ragged nesting, exotic objects) into an InputError."""
+    if isinstance(values, np.ndarray):
+        return values
     try:
-        arr = np.asarray(values)
-    except Exception as exc:  # ragged lists, exotic objects
-        raise InputError(f"{name} could not be read as a numeric array: {exc}") from None
-    if arr.dtype == bool:
-        arr = arr.astype(np.float64)
-    if arr.dtype.kind not in "biuf":
+        return np.asarray(values)
+    except Exception as exc:  # ragged lists, objects whose __array__ fails, ...
+        raise InputError(
+            f"{name} could not be read as a numeric array ({type(exc).__name__}: {exc})"
+        ) from None
+
+
+def _as_float_array(values, name: str) -> np.ndarray:
+    """A contiguous float64 array (no copy when the input already is one).
+
+    Accepts bool, integer and floating dtypes, and object arrays of numbers; rejects strings, complex
+    numbers (casting would silently drop the imaginary part), dates and anything else non-numeric."""
+    arr = _as_array(values, name)
+    kind = arr.dtype.kind
+    if kind == "O":
         try:
             arr = arr.astype(np.float64)
-        except (TypeError, ValueError):
-            raise InputError(
-                f"{name} must be numeric; got dtype {arr.dtype} (e.g. value {arr.ravel()[:1].tolist()!r})"
-            ) from None
+        except Exception:
+            bad = next((v for v in arr.ravel() if not _is_real_number(v)), None)
+            raise InputError(f"{name} must be numeric; it contains {bad!r} ({type(bad).__name__})") from None
+    elif kind not in "biuf":
+        what = {"U": "strings", "S": "bytes", "c": "complex numbers", "M": "dates", "m": "time deltas"}
+        raise InputError(
+            f"{name} must be real numbers; got {what.get(kind, 'values')} of dtype {arr.dtype} "
+            f"(e.g. {arr.ravel()[:1].tolist()!r})"
+        )
     return np.ascontiguousarray(arr, dtype=np.float64)
 
 
+def _is_real_number(v) -> bool:
+    try:
+        float(v)
+    except Exception:
+        return False
+    return not isinstance(v, (str, bytes, complex))
+
+
+def _readonly_view(arr: np.ndarray) -> np.ndarray:
+    """A read-only view: CalibrationData cannot be changed through it, and the caller's own array keeps
+    its flags (validation never copies large inputs and never makes the user's array read-only)."""
+    view = arr.view()
+    view.flags.writeable = False
+    return view
+
+
+def _within_unit(arr: np.ndarray) -> bool:
+    """Fast path: one branch-free jitted pass checks finiteness and the [0, 1] range together."""
+    return bool(all_in_unit(arr.reshape(-1)))
+
+
 def _check_finite_unit(arr: np.ndarray, name: str) -> None:
+    if _within_unit(arr):
+        return
     bad = ~np.isfinite(arr)
     if bad.any():
         i = _first_bad(bad)
-        raise InputError(f"{name} has a non-finite value (NaN or inf) at row {i}")
-    bad = (arr < 0.0) | (arr > 1.0)
-    if bad.any():
-        i = _first_bad(bad)
-        value = arr[i] if arr.ndim == 1 else arr[i][bad[i]][0]
         col = "" if arr.ndim == 1 else f", column {int(np.flatnonzero(bad[i])[0])}"
-        raise InputError(f"{name} must lie in [0, 1]; row {i}{col} has {value!r}")
+        raise InputError(f"{name} has a non-finite value (NaN or inf) at row {i}{col}")
+    bad = (arr < 0.0) | (arr > 1.0)
+    i = _first_bad(bad)
+    if arr.ndim == 1:
+        raise InputError(f"{name} must lie in [0, 1]; row {i} has {float(arr[i])!r}")
+    j = int(np.flatnonzero(bad[i])[0])
+    raise InputError(f"{name} must lie in [0, 1]; row {i}, column {j} has {float(arr[i, j])!r}")
 
 
-def _labels_from(y_true, n: int, n_classes: int) -> np.ndarray:
-    arr = np.asarray(y_true)
+def _labels_from(arr: np.ndarray, n: int, n_classes: int) -> np.ndarray:
     if arr.ndim == 2:
         if arr.shape != (n, n_classes):
             raise InputError(
                 f"one-hot y_true has shape {arr.shape}, expected ({n}, {n_classes}) to match y_prob"
             )
         onehot = _as_float_array(arr, "y_true")
-        bad = ~np.isfinite(onehot) | ((onehot != 0.0) & (onehot != 1.0))
+        bad = ~((onehot == 0.0) | (onehot == 1.0))
         bad_rows = bad.any(axis=1) | (onehot.sum(axis=1) != 1.0)
         if bad_rows.any():
             i = int(np.flatnonzero(bad_rows)[0])
@@ -92,16 +139,27 @@ def _labels_from(y_true, n: int, n_classes: int) -> np.ndarray:
         raise InputError(f"y_true must be 1-D labels or a 2-D one-hot array; got shape {arr.shape}")
     if arr.shape[0] != n:
         raise InputError(f"y_true has {arr.shape[0]} rows but y_prob has {n}; lengths must match")
+    allowed = "{0, 1}" if n_classes == 2 else f"integers 0..{n_classes - 1}"
+    kind = arr.dtype.kind
+    if kind == "b":  # always a valid class id (K >= 2)
+        return arr.astype(np.int64)
+    if kind in "iu":
+        # one jitted pass, no temporaries; int64 input is not even copied
+        if int_labels_in_range(np.ascontiguousarray(arr), n_classes):
+            return np.ascontiguousarray(arr, dtype=np.int64)
+        bad = (arr < 0) | (arr > n_classes - 1)
+        i = _first_bad(bad)
+        raise InputError(f"y_true must be {allowed}; row {i} has {int(arr[i])}")
     labels = _as_float_array(arr, "y_true")
+    as_int, ok = labels_to_int64(labels, n_classes)  # one pass: convert and check together
+    if ok:
+        return as_int
     bad = ~np.isfinite(labels)
     if bad.any():
         raise InputError(f"y_true has a non-finite value (NaN or inf) at row {_first_bad(bad)}")
-    bad = (labels != np.round(labels)) | (labels < 0) | (labels > n_classes - 1)
-    if bad.any():
-        i = _first_bad(bad)
-        allowed = "{0, 1}" if n_classes == 2 else f"integers 0..{n_classes - 1}"
-        raise InputError(f"y_true must be {allowed}; row {i} has {arr[i]!r}")
-    return labels.astype(np.int64)
+    bad = (labels != np.floor(labels)) | (labels < 0) | (labels > n_classes - 1)
+    i = _first_bad(bad)
+    raise InputError(f"y_true must be {allowed}; row {i} has {float(labels[i]):g}")
 
 
 @dataclass(frozen=True, repr=False)
@@ -133,64 +191,93 @@ class CalibrationData:
         return f"CalibrationData(n={self.n}, {kind})"
 
     # -- views -------------------------------------------------------------------------------------
+    def _cached(self, key, make):
+        if key not in self._cache:
+            self._cache[key] = tuple(_readonly_view(np.ascontiguousarray(a)) for a in make())
+        return self._cache[key]
+
     def full_probs(self) -> np.ndarray:
         """(n, K) probability matrix (binary data as two columns [1-p, p])."""
         if self.is_binary:
-            return np.ascontiguousarray(np.column_stack([1.0 - self.probs, self.probs]))
+            return self._cached("full", lambda: (np.column_stack([1.0 - self.probs, self.probs]),))[0]
         return self.probs
 
     def onehot(self) -> np.ndarray:
         """(n, K) float64 one-hot labels."""
-        out = np.zeros((self.n, self.n_classes))
-        out[np.arange(self.n), self.labels] = 1.0
-        return out
+
+        def make():
+            out = np.zeros((self.n, self.n_classes))
+            out[np.arange(self.n), self.labels] = 1.0
+            return (out,)
+
+        return self._cached("onehot", make)[0]
 
     def binary(self) -> tuple[np.ndarray, np.ndarray]:
         """(p, y) for binary data: P(y = 1) and y as float64."""
         if not self.is_binary:
             raise InputError("the binary view needs 1-D y_prob; use top1() or classwise() for multiclass")
-        return self.probs, self.labels.astype(np.float64)
+        return self.probs, self._cached("y_float", lambda: (self.labels.astype(np.float64),))[0]
 
     def top1(self) -> tuple[np.ndarray, np.ndarray]:
-        """(confidence, correct): the top-1 reduction z~ = max_k z_k, y~ = 1{argmax = label}."""
-        if "top1" not in self._cache:
-            full = self.full_probs()
-            pred = full.argmax(axis=1)
-            conf = np.ascontiguousarray(full[np.arange(self.n), pred])
-            correct = (pred == self.labels).astype(np.float64)
-            self._cache["top1"] = _readonly(conf, correct)
-        return self._cache["top1"]
+        """(confidence, correct): the top-1 reduction z~ = max_k z_k, y~ = 1{argmax = label}.
+
+        Ties go to the lowest class index (``argmax``), the same order as :meth:`topk`."""
+
+        def make():
+            if self.is_binary:  # argmax of [1 - p, p] without building the (n, 2) matrix
+                pred = self.probs > 0.5
+                conf = np.where(pred, self.probs, 1.0 - self.probs)
+                return conf, (pred == (self.labels == 1)).astype(np.float64)
+            pred = self.probs.argmax(axis=1)
+            conf = np.take_along_axis(self.probs, pred[:, None], axis=1)[:, 0]
+            return conf, (pred == self.labels).astype(np.float64)
+
+        return self._cached("top1", make)
 
     def topk(self, k: int) -> tuple[np.ndarray, np.ndarray]:
         """Top-1-to-k view (seed 003): the k largest probabilities sorted decreasingly (n, k) and the
-        matching label indicators (n, k)."""
+        matching label indicators (n, k).  Ties keep class order (stable sort), so topk(1) == top1()."""
+        if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)):
+            raise InputError(f"top_k must be an integer; got {k!r}")
         k = int(k)
         if not 1 <= k <= self.n_classes:
             raise InputError(f"top_k must be in 1..{self.n_classes}; got {k}")
-        key = ("topk", k)
-        if key not in self._cache:
+
+        def make():
             full = self.full_probs()
-            # stable sort on -p keeps ties in class order: deterministic for equal probabilities
             order = np.argsort(-full, axis=1, kind="stable")[:, :k]
-            z = np.take_along_axis(full, order, axis=1)
-            y = (order == self.labels[:, None]).astype(np.float64)
-            self._cache[key] = _readonly(np.ascontiguousarray(z), np.ascontiguousarray(y))
-        return self._cache[key]
+            return np.take_along_axis(full, order, axis=1), (order == self.labels[:, None]).astype(np.float64)
+
+        return self._cached(("topk", k), make)
 
     def classwise(self, class_index: int) -> tuple[np.ndarray, np.ndarray]:
         """One-vs-rest view for one class: (P(y = c), 1{y = c})."""
+        if isinstance(class_index, (bool, np.bool_)) or not isinstance(class_index, (int, np.integer)):
+            raise InputError(f"class_index must be an integer; got {class_index!r}")
         c = int(class_index)
         if not 0 <= c < self.n_classes:
             raise InputError(f"class_index must be in 0..{self.n_classes - 1}; got {c}")
-        full = self.full_probs()
-        return np.ascontiguousarray(full[:, c]), (self.labels == c).astype(np.float64)
 
-    def subsample(self, n: int, seed: int | None = None) -> CalibrationData:
-        """A uniform subsample of n rows without replacement (reproducible with ``seed``)."""
+        def make():
+            if self.is_binary:
+                p = self.probs if c == 1 else 1.0 - self.probs
+            else:
+                p = self.probs[:, c]
+            return p, (self.labels == c).astype(np.float64)
+
+        return self._cached(("classwise", c), make)
+
+    def subsample(self, n: int, seed=None) -> CalibrationData:
+        """A uniform subsample of n rows without replacement (reproducible with ``seed``: an int, None
+        or a numpy Generator).  ``n >= self.n`` returns the data unchanged."""
+        if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)):
+            raise InputError(f"subsample size must be an integer; got {n!r}")
+        if n < 2:
+            raise InputError(f"subsample size must be at least 2; got {n}")
         if n >= self.n:
             return self
         idx = np.sort(np.random.default_rng(seed).choice(self.n, size=int(n), replace=False))
-        return CalibrationData(_readonly(self.probs[idx])[0], _readonly(self.labels[idx])[0])
+        return CalibrationData(_readonly_view(self.probs[idx]), _readonly_view(self.labels[idx]))
 
     def view(
         self, target: Target = "auto", *, top_k: int = 1, class_index: int = 0
@@ -213,14 +300,9 @@ class CalibrationData:
         if target == "full":
             return self.full_probs(), self.onehot()
         raise InputError(
-            f"unknown calibration target {target!r}; use 'auto', 'binary', 'top1', 'topk', 'classwise' or 'full'"
+            f"unknown calibration target {target!r}; "
+            "use 'auto', 'binary', 'top1', 'topk', 'classwise' or 'full'"
         )
-
-
-def _readonly(*arrays: np.ndarray) -> tuple[np.ndarray, ...]:
-    for a in arrays:
-        a.flags.writeable = False
-    return arrays
 
 
 def as_calibration_data(
@@ -233,8 +315,12 @@ def as_calibration_data(
     """Validate ``(y_true, y_prob)`` into a :class:`CalibrationData` (or return it unchanged).
 
     Raises :class:`InputError` for: non-numeric or NaN/inf values, probabilities outside [0, 1], rows not
-    summing to 1 (unless ``renormalize``), labels out of range, mismatched lengths, fewer than
-    ``min_samples`` rows, and a single-class (n, 1) probability matrix.
+    summing to 1 within ``SIMPLEX_TOLERANCE`` (unless ``renormalize``, which divides each row by its
+    sum), labels out of range or not integers, one-hot rows that are not one-hot, mismatched lengths,
+    fewer than ``min_samples`` rows, and a single-class (n, 1) probability matrix.
+
+    Validation costs a few vectorised passes and copies nothing that is already float64 / int64 (the
+    stored arrays are read-only *views*: do not modify your arrays afterwards).
     """
     if isinstance(y_true, CalibrationData):
         if y_prob is not None:
@@ -251,41 +337,51 @@ def as_calibration_data(
         )
     if probs.ndim not in (1, 2):
         raise InputError(f"y_prob must be 1-D (binary) or 2-D (n, K); got shape {probs.shape}")
+    if probs.ndim == 2 and probs.shape[1] == 0:
+        raise InputError("y_prob has no columns; multiclass y_prob needs K >= 2 columns")
     n = probs.shape[0]
-    y_shape = np.shape(y_true)
-    if len(y_shape) >= 1 and y_shape[0] != n:
-        raise InputError(f"y_true has {y_shape[0]} rows but y_prob has {n}; lengths must match")
+    labels_in = _as_array(y_true, "y_true")
+    if labels_in.ndim >= 1 and labels_in.shape[0] != n:
+        raise InputError(f"y_true has {labels_in.shape[0]} rows but y_prob has {n}; lengths must match")
     if n < min_samples:
         raise InputError(f"need at least {min_samples} samples; got {n}")
     if probs.ndim == 2:
-        bad = ~np.isfinite(probs)
-        if bad.any():
-            i = _first_bad(bad)
-            raise InputError(
-                f"y_prob has a non-finite value (NaN or inf) at row {i}, column {int(np.flatnonzero(bad[i])[0])}"
-            )
+        n_classes = probs.shape[1]
         if renormalize:
-            if (probs < 0).any():
-                _check_finite_unit(probs, "y_prob")
+            _check_nonnegative_finite(probs)
             sums = probs.sum(axis=1)
-            if (sums <= 0).any():
-                raise InputError(f"y_prob row {_first_bad(sums <= 0)} sums to 0 and cannot be renormalized")
+            if n and not sums.min() > 0:
+                raise InputError(f"y_prob row {_first_bad(~(sums > 0))} sums to 0 and cannot be renormalized")
             probs = probs / sums[:, None]
         _check_finite_unit(probs, "y_prob")
-        dev = np.abs(probs.sum(axis=1) - 1.0)
-        bad = dev > SIMPLEX_TOLERANCE
-        if bad.any():
-            i = _first_bad(bad)
+        if not max_row_sum_deviation(probs) <= SIMPLEX_TOLERANCE:
+            dev = np.abs(probs.sum(axis=1) - 1.0)
+            i = _first_bad(~(dev <= SIMPLEX_TOLERANCE))
             raise InputError(
                 f"y_prob rows must sum to 1 (tolerance {SIMPLEX_TOLERANCE:g}); row {i} sums to "
-                f"{probs[i].sum()!r}. Pass renormalize=True to rescale rows."
+                f"{float(probs[i].sum())!r}. Pass renormalize=True to rescale rows."
             )
-        n_classes = probs.shape[1]
     else:
         _check_finite_unit(probs, "y_prob")
         n_classes = 2
-    labels = _labels_from(y_true, n, n_classes)
-    return CalibrationData(*_readonly(probs, labels))
+    labels = _labels_from(labels_in, n, n_classes)
+    return CalibrationData(_readonly_view(probs), _readonly_view(labels))
+
+
+def _check_nonnegative_finite(probs: np.ndarray) -> None:
+    if probs.size and bool(probs.min() >= 0.0) and bool(np.isfinite(probs.max())):
+        return
+    bad = ~np.isfinite(probs)
+    if bad.any():
+        i = _first_bad(bad)
+        raise InputError(
+            f"y_prob has a non-finite value (NaN or inf) at row {i}, column {int(np.flatnonzero(bad[i])[0])}"
+        )
+    bad = probs < 0
+    if bad.any():
+        i = _first_bad(bad)
+        j = int(np.flatnonzero(bad[i])[0])
+        raise InputError(f"y_prob must lie in [0, 1]; row {i}, column {j} has {float(probs[i, j])!r}")
 
 
 def binary_view(
@@ -304,24 +400,27 @@ def binary_view(
 def from_logits(logits, y_true=None):
     """Numerically stable softmax of (n, K) logits (or sigmoid of (n,) binary logits).
 
-    Returns the probabilities, or a validated :class:`CalibrationData` when ``y_true`` is given.
+    softmax(x)_k = exp(x_k − max_j x_j) / Σ_j exp(x_j − max_j x_j) never overflows, whatever the size of
+    the logits; the sigmoid uses exp(−|x|) on both branches for the same reason.  Returns the
+    probabilities, or a validated :class:`CalibrationData` when ``y_true`` is given.
     """
     z = _as_float_array(logits, "logits")
-    bad = ~np.isfinite(z)
-    if bad.any():
-        raise InputError(f"logits has a non-finite value (NaN or inf) at row {_first_bad(bad)}")
+    if z.ndim not in (1, 2):
+        raise InputError(f"logits must be 1-D (binary) or 2-D (n, K); got shape {z.shape}")
+    if z.ndim == 2 and z.shape[1] < 2:
+        raise InputError(f"2-D logits need K >= 2 columns; got shape {z.shape} (pass binary logits as 1-D)")
+    if z.size and not np.isfinite(z.max() - z.min()):  # NaN or ±inf anywhere (overflowing range too)
+        bad = ~np.isfinite(z)
+        if bad.any():
+            i = _first_bad(bad)
+            col = "" if z.ndim == 1 else f", column {int(np.flatnonzero(bad[i])[0])}"
+            raise InputError(f"logits has a non-finite value (NaN or inf) at row {i}{col}")
     if z.ndim == 1:
-        probs = np.empty_like(z)
-        pos = z >= 0
-        probs[pos] = 1.0 / (1.0 + np.exp(-z[pos]))
-        ez = np.exp(z[~pos])
-        probs[~pos] = ez / (1.0 + ez)
-    elif z.ndim == 2:
-        shifted = z - z.max(axis=1, keepdims=True)
-        e = np.exp(shifted)
-        probs = e / e.sum(axis=1, keepdims=True)
+        e = np.exp(-np.abs(z))  # in (0, 1]: no overflow
+        probs = np.where(z >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
     else:
-        raise InputError(f"logits must be 1-D or 2-D; got shape {z.shape}")
+        e = np.exp(z - z.max(axis=1, keepdims=True))
+        probs = e / e.sum(axis=1, keepdims=True)
     if y_true is None:
         return probs
     return as_calibration_data(y_true, probs)
