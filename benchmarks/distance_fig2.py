@@ -157,6 +157,7 @@ def main() -> int:
             ax.plot(temps, mean, style, color=c, marker="o", ms=3, label=label)
             ax.fill_between(temps, mean - sd, mean + sd, color=c, alpha=0.15)
         truth = np.array([table[(n, t)]["true_ece_l1"][0] for t in temps])
+        truth = np.where(truth > 0, truth, np.nan)  # 0 at T = 1 (calibrated) is off a log axis
         ax.plot(temps, truth, ":", color="black", label="population ℓ1-ECE")
         ax.set_xscale("log")
         ax.set_yscale("log")
