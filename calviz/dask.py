@@ -48,7 +48,7 @@ import numpy as np
 from dask.delayed import Delayed, delayed
 
 from calviz._results import ResultMixin
-from calviz.binning import check_n_bins, equal_width_edges, equal_width_ids
+from calviz.binning import check_n_bins, dense_ids, equal_width_edges, equal_width_ids
 from calviz.data import CalibrationData, InputError, as_calibration_data, check_alpha
 from calviz.ece import (
     BinSums,
@@ -591,46 +591,103 @@ def coarsen(sums: BinSums, shift: int = 1) -> BinSums:
     return BinSums(keys=parent[starts], n_total=sums.n_total, **arrays)
 
 
-def _partition_scale_sums(part, index, row_offset, view: _View, exponents: tuple[int, ...]):
-    """Per-partition BinSums at every dyadic scale 2^b, b in ``exponents`` (ascending).
+@dataclass(frozen=True)
+class ThirdSums:
+    """Per-bin sums for the exact third cumulant of T^d given Z (1-D targets; see
+    :func:`calviz._kernels.tcal.null_moments`, row 3): with s = z(1 − z) and μ₃ = s(1 − 2z) = E[(y − z)³ | z],
+    ``values[:, 0]`` = Σ s³, ``[:, 1]`` = Σ μ₃, ``[:, 2]`` = Σ μ₃²; ``keys`` as in the BinSums of the same
+    scale.  Mergeable and coarsenable like :class:`calviz.ece.BinSums`."""
+
+    keys: np.ndarray
+    values: np.ndarray
+
+    @classmethod
+    def of(cls, z: np.ndarray, keys: np.ndarray) -> ThirdSums:
+        ids, unique = dense_ids(keys)
+        s = z - z * z
+        mu3 = s * (1.0 - 2.0 * z)
+        B = unique.shape[0]
+        features = (s * s * s, mu3, mu3 * mu3)
+        values = np.column_stack([np.bincount(ids, weights=f, minlength=B) for f in features])
+        return cls(unique, values.reshape(B, 3))
+
+    def merge(self, other: ThirdSums) -> ThirdSums:
+        keys = np.union1d(self.keys, other.keys).astype(np.int64)
+        out = np.zeros((keys.shape[0], 3))
+        out[np.searchsorted(keys, self.keys)] += self.values
+        out[np.searchsorted(keys, other.keys)] += other.values
+        return ThirdSums(keys, out)
+
+    def coarsen(self, shift: int) -> ThirdSums:
+        if self.keys.shape[0] == 0 or shift == 0:
+            return self
+        parent = self.keys >> shift
+        starts = np.flatnonzero(np.r_[True, parent[1:] != parent[:-1]])
+        return ThirdSums(parent[starts], np.add.reduceat(self.values, starts, axis=0))
+
+
+def third_cumulant(sums: BinSums, third: ThirdSums) -> float:
+    """Exact third cumulant of T^d given the predictions for a scalar target, over bins with N_b ≥ 2:
+    Σ_b 8[(m₁² − m₂)/2 + p₁³ − 3p₁p₂ + 2p₃]/(n N_b)³ with p_r = Σ s^r, m_r = Σ μ₃^r — the formula of the
+    in-memory kernel :func:`calviz._kernels.tcal.null_moments` (row 3), here on merged bin sums."""
+    if not np.array_equal(sums.keys, third.keys):  # pragma: no cover - both come from the same binning
+        raise RuntimeError("BinSums and ThirdSums of different bins")
+    big = sums.count >= 2
+    wn = float(sums.n_total) * sums.count[big].astype(np.float64)
+    p1 = sums.null_cov_sum[big, 0, 0]
+    p2 = sums.null_cov_sq_trace[big]
+    p3, m1, m2 = third.values[big].T
+    per_bin = 8.0 * (0.5 * (m1 * m1 - m2) + p1 * p1 * p1 - 3.0 * p1 * p2 + 2.0 * p3)
+    return float((per_bin / (wn * wn * wn)).sum())
+
+
+def _partition_scale_sums(part, index, row_offset, view: _View, exponents: tuple[int, ...], third: bool):
+    """Per-partition (BinSums, ThirdSums or None) at every dyadic scale 2^b, b in ``exponents`` (ascending).
 
     1-D targets: one binning pass at the finest scale, the others by :func:`coarsen`.  Multi-dimensional
     targets (simplex cells) are binned once per scale."""
     z, y = _partition_view(part, index, row_offset, view)
     if z.ndim == 1:
         # sparse keys at the finest scale (the fused kernel of binned_sums allocates all 2^B bins)
-        finest = bin_sums(equal_width_ids(z, 2 ** exponents[-1]), z, y)
-        out = [finest]
+        keys = equal_width_ids(z, 2 ** exponents[-1])
+        out = [(bin_sums(keys, z, y), ThirdSums.of(z, keys) if third else None)]
         for b_fine, b in zip(exponents[::-1], exponents[-2::-1], strict=False):
-            out.append(coarsen(out[-1], b_fine - b))
+            s, t = out[-1]
+            out.append((coarsen(s, b_fine - b), None if t is None else t.coarsen(b_fine - b)))
         return tuple(out[::-1])
-    return tuple(binned_sums(z, y, n_bins=2 ** b, scheme="equal_width", target=view.target)[0]
+    return tuple((binned_sums(z, y, n_bins=2 ** b, scheme="equal_width", target=view.target)[0], None)
                  for b in exponents)
 
 
 def _merge_scale_sums(*partials):
     merged = list(partials[0])
     for other in partials[1:]:
-        merged = [a.merge(b) for a, b in zip(merged, other, strict=True)]
+        merged = [(a.merge(b), None if ta is None else ta.merge(tb))
+                  for (a, ta), (b, tb) in zip(merged, other, strict=True)]
     return tuple(merged)
 
 
 def scale_sums(
     y_true, y_prob=None, *, exponents: Sequence[int], target: str = "auto", class_index: int = 0,
-    split_every: int = SPLIT_EVERY, client=None, **columns,
-) -> tuple[tuple[BinSums, ...], str]:
-    """Merged BinSums at the dyadic scales 2^b for b in ``exponents`` — one pass over the data."""
+    third_moments: bool = False, split_every: int = SPLIT_EVERY, client=None, **columns,
+) -> tuple[tuple, str]:
+    """Merged BinSums at the dyadic scales 2^b for b in ``exponents`` — one pass over the data.
+
+    Returns (per-scale BinSums, resolved target); with ``third_moments`` (1-D targets) the first item
+    holds (BinSums, :class:`ThirdSums`) pairs."""
     data = as_dask_data(y_true, y_prob, **columns)
     view = _resolve_view(data, target, 1, class_index)
     exps = tuple(sorted(int(b) for b in exponents))
     if not exps or exps[0] < 0:
         raise InputError(f"exponents must be non-negative integers; got {exponents!r}")
     check_n_bins(2 ** exps[-1])
-    parts = [delayed(_partition_scale_sums, pure=True)(part, i, off, view, exps)
+    parts = [delayed(_partition_scale_sums, pure=True)(part, i, off, view, exps, bool(third_moments))
              for i, (part, off) in _parts_with_offsets(data)]
-    (sums,), = (_compute(data, _tree_reduce(parts, _merge_scale_sums, split_every), client=client),)
-    _check_n(sums[0].n_total)
-    return sums, view.target
+    (merged,), = (_compute(data, _tree_reduce(parts, _merge_scale_sums, split_every), client=client),)
+    _check_n(merged[0][0].n_total)
+    if third_moments:
+        return merged, view.target
+    return tuple(s for s, _ in merged), view.target
 
 
 def multiscale_debiased_ece(
@@ -776,8 +833,9 @@ def adaptive_tcal(
     if kept < 1:
         raise InputError(f"max_bins = {max_bins} is too small for even the coarsest scale")
     exponents = tuple(range(1, kept + 1))
-    sums, _ = scale_sums(data, exponents=exponents, target=view.target, class_index=view.class_index,
-                         split_every=split_every, client=client)
+    pairs, _ = scale_sums(data, exponents=exponents, target=view.target, class_index=view.class_index,
+                          third_moments=True, split_every=split_every, client=client)
+    sums = [s for s, _ in pairs]
     scales = tuple(2**b for b in exponents)
     scale_text = f"{kept} dyadic scales 2..2^{kept}"
     if kept < levels:
@@ -790,8 +848,10 @@ def adaptive_tcal(
     kind_text = "full K-class calibration on the simplex partition" if full else f"{view.target} calibration"
     if resampling == "analytic":
         t = np.array([debiased_ece_sq(s) for s in sums])
-        moments = np.array([_tcal.null_moments_from_sums(s) for s in sums]).reshape(-1, 3)
-        return _tcal._analytic_result(t, moments.T, scales, alpha, n, K, view.target, "adaptive T-Cal",
+        moments = np.array([_tcal.null_moments_from_sums(s) for s in sums]).reshape(-1, 3).T
+        if not full:  # the in-memory test matches the exact third cumulant for 1-D targets
+            moments = np.vstack([moments, [third_cumulant(s, th) for s, th in pairs]])
+        return _tcal._analytic_result(t, moments, scales, alpha, n, K, view.target, "adaptive T-Cal",
                                       f"{kind_text}; {scale_text}; scaled chi-square critical values, "
                                       "Bonferroni")
     t = np.array([debiased_ece_sq(s) for s in sums])

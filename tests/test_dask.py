@@ -203,3 +203,107 @@ def test_refusals():
         cdask.ece_interval(Y, P, method="bootstrap")
     with pytest.raises(InputError, match="at least 2 samples"):
         cdask.binned_ece(*as_dask(y[:1], prob[:1], chunks=(0, 1, 0)))
+
+
+def _tcal_module():
+    import importlib
+
+    return importlib.import_module("calviz.tcal")  # the attribute calviz.tcal is the function
+
+
+@pytest.mark.parametrize("resampling", ["analytic", "threshold"])
+def test_adaptive_tcal_analytic_equals_in_memory(client, resampling):
+    tcal = _tcal_module()
+    y, prob = binary_data()
+    Y, P = as_dask(y, prob)
+    got = cdask.adaptive_tcal(Y, P, resampling=resampling)
+    want = tcal.adaptive_tcal(y, prob, resampling=resampling)
+    assert got.n_bins == want.n_bins and got.reject == want.reject and got.reason == want.reason
+    scale = float(np.mean((y - prob) ** 2)) / len(y)
+    close(got.statistics, want.statistics, scale=scale)
+    close(got.pvalues, want.pvalues, scale=1e-12)
+    close(got.critical_values, want.critical_values)
+    close(got.pvalue, want.pvalue, scale=1e-12)
+
+
+def test_adaptive_tcal_full_and_discrete(client):
+    tcal = _tcal_module()
+    y, prob = multiclass_data()
+    got = cdask.adaptive_tcal(*as_dask(y, prob), target="full")
+    want = tcal.adaptive_tcal(y, prob, resampling="analytic", target="full")
+    assert got.n_bins == want.n_bins
+    close(got.statistics, want.statistics, scale=1e-6)
+    close(got.pvalues, want.pvalues, scale=1e-12)
+    rng = np.random.default_rng(3)
+    z = rng.choice([0.1, 0.4, 0.75], size=N)
+    yd = (rng.random(N) < z).astype(np.int64)
+    got = cdask.adaptive_tcal(*as_dask(yd, z))
+    want = tcal.adaptive_tcal(yd, z, resampling="analytic")
+    assert got.test == want.test == "binomial (discrete predictor)"
+    close(got.pvalues, want.pvalues)
+    np.testing.assert_array_equal(got.counts, want.counts)
+
+
+@pytest.mark.parametrize("bandwidth", [1.0, 0.05])
+def test_laplace_kce_exact(client, bandwidth):
+    import importlib
+
+    distance = importlib.import_module("calviz.distance")
+    y, prob = binary_data()
+    Y, P = as_dask(y, prob)
+    for squared in (False, True):
+        same_result(cdask.laplace_kce(Y, P, bandwidth=bandwidth, squared=squared),
+                    distance.laplace_kce(y, prob, bandwidth=bandwidth, squared=squared))
+    ym, pm = multiclass_data()
+    same_result(cdask.laplace_kce(*as_dask(ym, pm), target="classwise", class_index=1),
+                distance.laplace_kce(ym, pm, target="classwise", class_index=1))
+
+
+def test_kce_scan_against_double_sum():
+    # the cross-partition carry on hand-made sorted runs, including empty runs and ties across runs
+    rng = np.random.default_rng(5)
+    v = np.sort(np.r_[rng.random(40), [0.5] * 5])
+    r = rng.normal(size=v.shape[0])
+    from calviz._kernels.dask_scan import laplace_run_summary
+
+    cuts = [0, 0, 7, 20, 20, 22, 45]
+    inv_h = 1 / 0.3
+    summaries = []
+    for a, b in zip(cuts[:-1], cuts[1:], strict=True):
+        total, tail, head = laplace_run_summary(v[a:b], r[a:b], inv_h)
+        summaries.append((b - a, v[a] if b > a else np.nan, v[b - 1] if b > a else np.nan, total, tail, head))
+    n, total = cdask._combine_runs(summaries, inv_h)
+    direct = float(r @ np.exp(-np.abs(v[:, None] - v[None, :]) * inv_h) @ r)
+    assert n == v.shape[0]
+    close(total, direct, rtol=1e-12)
+
+
+def test_subsample_measures_report_their_sampling_error(client):
+    import importlib
+
+    distance = importlib.import_module("calviz.distance")
+    y, prob = binary_data()
+    Y, P = as_dask(y, prob)
+    for measure in ("smce", "sintce", "lower_dce"):
+        est = getattr(cdask, measure)(Y, P, size=1500, seed=7)
+        full = float(getattr(distance, measure)(y, prob).value)
+        assert est.sample_size == 1500 and est.n == N and 0 < est.error_bound < 1
+        assert est.low <= full <= est.high, (measure, est, full)
+        again = getattr(cdask, measure)(Y, P, size=1500, seed=7)
+        assert again.value == est.value  # reproducible from the seed
+        # a "subsample" at least as large as the data uses every row: the exact full-data value
+        exact = getattr(cdask, measure)(Y, P, size=10 * N, seed=7)
+        close(exact.value, full, rtol=1e-9)
+
+
+def test_analyze_parquet_entry_point(client, tmp_path):
+    y, prob = binary_data()
+    frame = pd.DataFrame({"y_true": y, "y_prob": prob})
+    path = _write_parquet(tmp_path / "preds", frame, CHUNKS)
+    result = cdask.analyze_parquet(path, scheduler=client, n_bins=10, alpha=0.1)
+    assert result.summary.n == N
+    same_result(result.interval, intervals.ece_interval(y, prob, n_bins=10, alpha=0.1), scale=1e-4)
+    same_result(result.reliability, ece.reliability(y, prob, n_bins=10, alpha=0.1))
+    assert result.tcal is not None and result.distance is not None
+    assert "not available on Dask" in result.errors["smooth"]
+    result.to_dict()  # JSON-able for `calviz check --json`
