@@ -226,6 +226,47 @@ def test_lower_dce_closed_forms():
     assert calviz.lower_dce(y, y, grid_step=0.01).value == pytest.approx(0.0, abs=1e-12)
 
 
+def lower_dce_dual(v, y, m):
+    """The dual LP of seed 004 Lemma 7.11 on the grid k/m: max Σ Γ₀ r₀ + Γ₁ r₁ with r_b 1-Lipschitz per
+    grid step (unit edge cost) and (1 − u) r₀(u) + u r₁(u) ≤ 0; value divided by m."""
+    n = v.size
+    idx = np.clip(np.rint(v * m).astype(int), 0, m)
+    g0 = np.bincount(idx[y < 0.5], minlength=m + 1) / n
+    g1 = np.bincount(idx[y > 0.5], minlength=m + 1) / n
+    k = m + 1
+    u = np.arange(k) / m
+    rows, cols, vals, ub = [], [], [], []
+    r = 0
+    for b in (0, 1):
+        for j in range(m):  # ±(r_b(j+1) − r_b(j)) ≤ 1
+            for sgn in (1.0, -1.0):
+                rows += [r, r]
+                cols += [b * k + j + 1, b * k + j]
+                vals += [sgn, -sgn]
+                ub.append(1.0)
+                r += 1
+    for j in range(k):
+        rows += [r, r]
+        cols += [j, k + j]
+        vals += [1 - u[j], u[j]]
+        ub.append(0.0)
+        r += 1
+    a = sparse.csr_matrix((vals, (rows, cols)), shape=(r, 2 * k))
+    res = linprog(-np.concatenate([g0, g1]), A_ub=a, b_ub=ub, bounds=(None, None), method="highs")
+    assert res.status == 0
+    return -res.fun / m
+
+
+def test_lower_dce_equals_dual_lp():
+    rng = np.random.default_rng(12)
+    for t in range(8):
+        n = int(rng.integers(2, 300))
+        v, y = random_instance(rng, n, KINDS[t % len(KINDS)])
+        for m in (10, 50):
+            got = calviz.lower_dce(y, v, grid_step=1 / m).value
+            assert got == pytest.approx(lower_dce_dual(v, y, m), abs=1e-9), (t, m)
+
+
 def test_lower_dce_within_grid_error_of_finer_grid():
     rng = np.random.default_rng(8)
     v = rng.random(400)
