@@ -25,10 +25,17 @@ _EXPORTS = {
     "unbiased_ece": "calviz.ece",
     "kumar_debiased_ece": "calviz.ece",
     "reliability": "calviz.ece",
+    "ECEResult": "calviz.ece",
+    "ReliabilityData": "calviz.ece",
+    "BinSums": "calviz.ece",
+    "bin_sums": "calviz.ece",
+    "assign_bins": "calviz.binning",
+    "Bins": "calviz.binning",
     # intervals
     "ece_interval": "calviz.intervals",
     "ece_ci": "calviz.intervals",
     "ECEInterval": "calviz.intervals",
+    "interval_from_sums": "calviz.intervals",
     # tcal
     "tcal": "calviz.tcal",
     "adaptive_tcal": "calviz.tcal",
