@@ -647,6 +647,10 @@ def _partition_scale_sums(part, index, row_offset, view: _View, exponents: tuple
     1-D targets: one binning pass at the finest scale, the others by :func:`coarsen`.  Multi-dimensional
     targets (simplex cells) are binned once per scale."""
     z, y = _partition_view(part, index, row_offset, view)
+    return _partition_scale_sums_of(z, y, view, exponents, third)
+
+
+def _partition_scale_sums_of(z, y, view: _View, exponents: tuple[int, ...], third: bool):
     if z.ndim == 1:
         # sparse keys at the finest scale (the fused kernel of binned_sums allocates all 2^B bins)
         keys = equal_width_ids(z, 2 ** exponents[-1])
@@ -863,8 +867,125 @@ def adaptive_tcal(
                             f"{kind_text}; {scale_text}; Theorem 3 Chebyshev thresholds at α/B", view.target)
 
 
-def resampled_tcal(*args, **kwargs):  # placeholder, replaced below when implemented
-    raise InputError("resampling='y_only' on Dask is not available yet")
+#: default cap on n_resamples × 2^b_max (cells of the dense resampled per-bin arrays of one partition)
+RESAMPLE_MAX_CELLS = 2**22
+
+
+def _partition_resampled(part, index, row_offset, view: _View, exponents: tuple[int, ...], n_resamples: int,
+                         seed_seq):
+    """Observed BinSums at every scale and the Y-only resampled per-bin sums (S*, Q*) of one partition at
+    the finest scale 2^b_max (dense: n_resamples × 2^b_max)."""
+    from calviz._kernels.dask_scan import y_only_bin_sums
+
+    z, y = _partition_view(part, index, row_offset, view)
+    observed = _partition_scale_sums_of(z, y, view, exponents, third=False)
+    m = 2 ** exponents[-1]
+    ids = equal_width_ids(z, m) if z.shape[0] else np.empty(0, np.int64)
+    seed = int(np.random.SeedSequence(seed_seq.entropy, spawn_key=seed_seq.spawn_key).generate_state(1)[0])
+    S, Q = y_only_bin_sums(ids, np.ascontiguousarray(z, dtype=np.float64), m, n_resamples, seed)
+    return observed, S, Q
+
+
+def _merge_resampled(*partials):
+    observed = _merge_scale_sums(*[p[0] for p in partials])
+    S = partials[0][1].copy()
+    Q = partials[0][2].copy()
+    for _, s, q in partials[1:]:
+        S += s
+        Q += q
+    return observed, S, Q
+
+
+def resampled_tcal(
+    y_true, y_prob=None, *, alpha: float = 0.05, n_resamples: int | None = None, target: str = "auto",
+    class_index: int | None = None, seed=None, max_cells: int = RESAMPLE_MAX_CELLS,
+    split_every: int = SPLIT_EVERY, client=None, **columns,
+):
+    """Adaptive T-Cal with Y-only resampled critical values (seed 000 App. C.3) on Dask, for 1-D targets.
+
+    Every partition draws y* ~ Ber(z) for its own rows, ``n_resamples`` times, with its own child of
+    ``numpy.random.SeedSequence(seed)`` (independent streams, reproducible for a given partitioning), and
+    sums the resampled residuals per bin at the finest scale 2^b_max; partitions add up in a tree and the
+    coarser scales come from adding nested bins.  T*_b = (1/n) Σ_bins (S*² − Q*)/N_b, the per-scale
+    p-value is (1 + #{T*_b ≥ T_b})/(N + 1) and scales combine by Bonferroni, as in
+    :func:`calviz.adaptive_tcal` (``resampling="y_only"``) — the same test, with a different random stream,
+    so the numbers agree with the in-memory ones in distribution, not digit for digit.
+
+    Limits (documented): work O(N n) (each resample touches every row); the resampled per-bin sums are
+    dense arrays of N × 2^b_max cells per partial result, so only the scales with N · 2^b ≤ ``max_cells``
+    are tested (Bonferroni over those; ``reason`` says which); no discrete-predictor binomial test here
+    (use :func:`adaptive_tcal`, which detects it).
+    """
+    import importlib
+    import warnings
+
+    _tcal = importlib.import_module("calviz.tcal")
+    alpha = check_alpha(alpha)
+    data = as_dask_data(y_true, y_prob, **columns)
+    if target == "classwise" and class_index is None:
+        raise InputError("calviz.dask.resampled_tcal needs class_index for target='classwise'")
+    view = _resolve_view(data, target, 1, 0 if class_index is None else class_index)
+    if view.target not in ("binary", "top1", "classwise"):
+        raise InputError("resampled T-Cal on Dask is available for 1-D targets (binary, top1, classwise); "
+                         "use resampling='analytic' for target='full'")
+    entropy = _seed_entropy(seed)
+    items = _parts_with_offsets(data)
+    counts = _compute(data, *[delayed(_partition_count, pure=True)(part, i, off, view)
+                              for i, (part, off) in items], client=client)
+    n = int(sum(c[0] for c in counts))
+    _check_n(n)
+    _, levels = _tcal.dyadic_scales(n, 2)
+    if levels < 1:
+        raise InputError(f"n = {n} is too small for even one dyadic scale")
+    N = _tcal._default_resamples(levels, alpha, "bonferroni") if n_resamples is None else \
+        _tcal._check_n_resamples(n_resamples)
+    kept = 0
+    for b in range(1, levels + 1):
+        if N * 2**b > max_cells:
+            break
+        kept = b
+    if kept < 1:
+        raise InputError(f"max_cells = {max_cells} is too small for {N} resamples at the coarsest scale")
+    exps = tuple(range(1, kept + 1))
+    floor = kept / (N + 1)
+    if floor > alpha:
+        warnings.warn(f"n_resamples = {N} is too few: the smallest attainable p-value is {floor:.3g} > "
+                      f"alpha = {alpha:g} (Bonferroni over {kept} scales); use n_resamples ≥ "
+                      f"{math.ceil(kept / alpha)}", stacklevel=2)
+    part_seqs = np.random.SeedSequence(entropy).spawn(len(items))
+    tasks = [delayed(_partition_resampled, pure=True)(part, i, off, view, exps, N, part_seqs[i])
+             for i, (part, off) in items]
+    (observed, S, Q), = _compute(data, _tree_reduce(tasks, _merge_resampled, split_every), client=client)
+    t_obs = np.array([debiased_ece_sq(s) for s, _ in observed])
+    boot = np.empty((N, kept))
+    for j in range(kept - 1, -1, -1):  # finest first; coarser scales add pairs of nested bins
+        m = 2 ** exps[j]
+        if S.shape[1] != m:
+            S = S.reshape(N, m, -1).sum(axis=2)
+            Q = Q.reshape(N, m, -1).sum(axis=2)
+        counts_b = np.zeros(m)
+        sums_b = observed[j][0]
+        counts_b[sums_b.keys] = sums_b.count
+        live = counts_b > 0
+        boot[:, j] = ((S[:, live] ** 2 - Q[:, live]) / counts_b[live]).sum(axis=1) / n
+    # p-values, critical values and the Bonferroni decision as in calviz.tcal.adaptive_tcal
+    sd = np.sqrt(np.concatenate([boot, t_obs[None, :]]).var(axis=0))
+    tol = _tcal._TIE_RTOL * (np.abs(t_obs) + sd)
+    exceed = (boot >= (t_obs - tol)[None, :]).sum(axis=0)
+    p = (1.0 + exceed) / (N + 1.0)
+    jth = math.floor(alpha * (N + 1) / kept + 1e-12) - 1
+    crit = np.full(kept, np.inf) if jth < 0 else -np.sort(-boot, axis=0)[min(jth, N - 1)]
+    padj = float(min(1.0, kept * p.min()))
+    scale_text = f"{kept} dyadic scales 2..2^{kept}"
+    if kept < levels:
+        scale_text += (f" (scales 2^{kept + 1}..2^{levels} omitted on Dask: {N} resamples × 2^b cells would "
+                       f"exceed max_cells = {max_cells}; Bonferroni over the {kept} scales tested)")
+    reason = (f"{view.target} calibration; {scale_text}; y-only resampling ({N} resamples, drawn per "
+              f"partition with independent SeedSequence streams), bonferroni")
+    scales = tuple(2**b for b in exps)
+    return _tcal.TCalResult(bool(p.min() <= alpha / kept), padj, alpha, scales, t_obs, crit, p, "y_only",
+                            "bonferroni", n, 2, N, float(min(1.0, floor)), "adaptive T-Cal", reason,
+                            view.target)
 
 
 # ------------------------------------------------------------------------------------------------

@@ -43,3 +43,22 @@ def laplace_run_summary(v: np.ndarray, r: np.ndarray, inv_h: float):
         head = s
     tail = left + r[n - 1] if n > 0 else 0.0
     return total + comp, tail, head + head_comp
+
+
+@njit(cache=True)
+def y_only_bin_sums(ids: np.ndarray, z: np.ndarray, n_cells: int, n_resamples: int, seed: int):
+    """Y-only resampling of one partition (seed 000 App. C.3): for every resample r and every point,
+    y* ~ Ber(z); returns the per-bin sums S*[r, b] = Σ (y* − z) and Q*[r, b] = Σ (y* − z)² over the dense
+    bin ids ``ids`` in [0, n_cells).  The stream is numba's np.random seeded with ``seed`` (the caller
+    gives every partition its own seed), so a resample never materialises n labels."""
+    np.random.seed(seed)
+    S = np.zeros((n_resamples, n_cells))
+    Q = np.zeros((n_resamples, n_cells))
+    n = z.shape[0]
+    for r in range(n_resamples):
+        for i in range(n):
+            zi = z[i]
+            v = (1.0 - zi) if np.random.random() < zi else -zi
+            S[r, ids[i]] += v
+            Q[r, ids[i]] += v * v
+    return S, Q
