@@ -106,46 +106,46 @@ def placeholder(message: str, title: str = "", *, height: int = 300) -> hv.Eleme
 # -- 1. reliability diagram -------------------------------------------------------------------------
 
 
-def reliability_plot(
+def reliability_elements(
     reliability,
     *,
     smooth=None,
     witness=None,
-    style: str = "bars",
     title: str | None = None,
     xlabel: str = "confidence (predicted probability)",
     height: int = 330,
-) -> hv.Layout | hv.Element:
-    """Reliability diagram: observed frequency vs mean predicted probability per bin.
+) -> dict[str, hv.Element]:
+    """The three panels of the reliability diagram as elements of a *fixed* structure.
 
-    ``reliability``: the engine's ``ReliabilityData`` (bin ``edges``, ``counts``, mean ``confidence``,
-    observed ``frequency`` and its per-bin interval ``low``/``high``).  Bars span each bin (``style=
-    "bars"``) or points sit at the bin's mean confidence (``"points"``); whiskers show the per-bin
-    interval; bins whose interval misses the mean confidence are crimson, the others teal.  Below: the
-    histogram of confidences on the same bins.  ``smooth`` (smooth reliability result) adds the
-    kernel-smoothed curve and its band; ``witness`` (smCE witness) adds a panel with w(v).
+    Returns ``{"main": Overlay, "hist": Rectangles, "witness": Overlay}``.  Missing inputs give empty
+    layers (never a different element type), so a live view can stream new results into the same
+    Bokeh figures (``hv.DynamicMap``) instead of rebuilding them.  See :func:`reliability_plot`.
     """
     _ensure_backend()
-    if reliability is None:
-        return placeholder("reliability data not available", title or "Reliability diagram", height=height)
-    edges = _arr(field(reliability, "edges", "bin_edges"))
-    counts = _arr(field(reliability, "counts", "count"))
-    conf = _arr(field(reliability, "confidence", "mean_confidence", "mean_prob", "mean_pred"))
-    freq = _arr(field(reliability, "observed_frequency", "frequency", "accuracy", "observed"))
-    low = field(reliability, "low", "freq_low", "lower", "ci_low")
-    high = field(reliability, "high", "freq_high", "upper", "ci_high")
-    nonempty = counts > 0
+    from bokeh.models import HoverTool
+
+    empty = np.zeros(0)
+    if reliability is not None:
+        edges = _arr(field(reliability, "edges", "bin_edges"))
+        counts = _arr(field(reliability, "counts", "count"))
+        conf = _arr(field(reliability, "confidence", "mean_confidence", "mean_prob", "mean_pred"))
+        freq = _arr(field(reliability, "observed_frequency", "frequency", "accuracy", "observed"))
+        low = field(reliability, "low", "freq_low", "lower", "ci_low")
+        high = field(reliability, "high", "freq_high", "upper", "ci_high")
+        low = _arr(low) if low is not None else freq.copy()
+        high = _arr(high) if high is not None else freq.copy()
+    else:
+        edges, counts, conf, freq, low, high = np.zeros(1), empty, empty, empty, empty, empty
     m = counts.shape[0]
     left, right = edges[:m], edges[1 : m + 1]
-    low = _arr(low) if low is not None else freq.copy()
-    high = _arr(high) if high is not None else freq.copy()
-    covered = (low <= conf + 1e-12) & (conf <= high + 1e-12)
+    sel = counts > 0
+    with np.errstate(invalid="ignore"):
+        covered = (low <= conf + 1e-12) & (conf <= high + 1e-12)
     color = np.where(covered, CALIBRATED, MISCALIBRATED)
     status = np.where(covered, "interval covers confidence", "interval misses confidence")
-    sel = nonempty
     table = {
         "x0": left[sel],
-        "y0": np.zeros(sel.sum()),
+        "y0": np.zeros(int(sel.sum())),
         "x1": right[sel],
         "y1": freq[sel],
         "confidence": conf[sel],
@@ -156,34 +156,24 @@ def reliability_plot(
         "color": color[sel],
         "status": status[sel],
     }
-    hover_cols = [
-        ("bin", "[@x0{0.000}, @x1{0.000})"),
-        ("count", "@count"),
-        ("mean confidence", "@confidence{0.0000}"),
-        ("observed frequency", "@frequency{0.0000}"),
-        ("interval", "[@low{0.000}, @high{0.000}]"),
-        ("", "@status"),
-    ]
-    from bokeh.models import HoverTool
-
-    vdims = ["confidence", "frequency", "low", "high", "count", "color", "status"]
-    diagonal = hv.Curve(([0, 1], [0, 1]), "x", "y", label="perfect calibration").opts(
+    hover = HoverTool(
+        tooltips=[
+            ("bin", "[@x0{0.000}, @x1{0.000})"),
+            ("count", "@count"),
+            ("mean confidence", "@confidence{0.0000}"),
+            ("observed frequency", "@frequency{0.0000}"),
+            ("interval", "[@low{0.000}, @high{0.000}]"),
+            ("", "@status"),
+        ]
+    )
+    bars = hv.Rectangles(
+        table,
+        kdims=["x0", "y0", "x1", "y1"],
+        vdims=["confidence", "frequency", "low", "high", "count", "color", "status"],
+    ).opts(color="color", line_color="white", alpha=0.55, tools=[hover], line_width=1)
+    diagonal = hv.Curve(([0.0, 1.0], [0.0, 1.0]), "x", "y", label="perfect calibration").opts(
         color=NEUTRAL, line_dash="dashed", line_width=1.5
     )
-    if style == "bars":
-        bars = hv.Rectangles(table, kdims=["x0", "y0", "x1", "y1"], vdims=vdims).opts(
-            color="color",
-            line_color="white",
-            alpha=0.55,
-            tools=[HoverTool(tooltips=hover_cols)],
-            line_width=1,
-        )
-    else:
-        bars = hv.Points(
-            table,
-            kdims=["confidence", "frequency"],
-            vdims=[v for v in vdims if v not in ("confidence", "frequency")] + ["x0", "x1"],
-        ).opts(color="color", size=7, tools=[HoverTool(tooltips=hover_cols)])
     errs = hv.ErrorBars(
         (conf[sel], freq[sel], freq[sel] - low[sel], high[sel] - freq[sel]),
         kdims=["confidence"],
@@ -192,25 +182,23 @@ def reliability_plot(
     marks = hv.Scatter((conf[sel], freq[sel], color[sel]), "confidence", ["frequency", "color"]).opts(
         color="color", size=5, line_color="white"
     )
-    overlay = bars * diagonal * errs * marks
+    grid = curve = s_low = s_high = empty
     if smooth is not None:
         grid = _arr(field(smooth, "grid", "x"))
         curve = _arr(field(smooth, "curve", "y", "regression"))
-        s_low, s_high = field(smooth, "band_low", "low"), field(smooth, "band_high", "high")
-        bw = field(smooth, "bandwidth", "sigma")
-        label = "smooth" + (f" (σ = {float(bw):.3f})" if bw is not None else "")
-        if s_low is not None and s_high is not None:
-            overlay = overlay * hv.Area((grid, _arr(s_low), _arr(s_high)), "x", ["y", "y2"]).opts(
-                color=ACCENT, alpha=0.18, line_alpha=0
-            )
-        overlay = overlay * hv.Curve((grid, curve), "x", "y", label=label).opts(color=ACCENT, line_width=2)
+        band_low, band_high = field(smooth, "band_low", "low"), field(smooth, "band_high", "high")
+        s_low = _arr(band_low) if band_low is not None else curve
+        s_high = _arr(band_high) if band_high is not None else curve
+    band = hv.Area((grid, s_low, s_high), "x", ["y", "y2"]).opts(color=ACCENT, alpha=0.18, line_alpha=0)
+    smooth_curve = hv.Curve((grid, curve), "x", "y", label="smooth curve").opts(color=ACCENT, line_width=2)
     n_total = int(counts.sum())
-    n_missed = int((~covered & nonempty).sum())
+    n_missed = int((~covered & sel).sum())
     default_title = (
-        f"Reliability diagram — {int(nonempty.sum())} non-empty of {m} bins, n = {n_total}"
-        f" ({n_missed} bins miss the diagonal)"
+        f"{int(sel.sum())} non-empty of {m} bins, n = {n_total:,}, {n_missed} miss the diagonal"
+        if reliability is not None
+        else "reliability data not available"
     )
-    main = overlay.opts(
+    main = (bars * diagonal * errs * marks * band * smooth_curve).opts(
         hv.opts.Overlay(
             title=title or default_title,
             xlim=(0, 1),
@@ -219,7 +207,7 @@ def reliability_plot(
             ylabel="observed frequency",
             height=height,
             responsive=True,
-            show_legend=smooth is not None,
+            show_legend=True,
             legend_position="top_left",
             fontsize=_FONT,
             min_width=300,
@@ -237,20 +225,21 @@ def reliability_plot(
         xlim=(0, 1),
         height=max(90, height // 3),
         responsive=True,
-        xlabel=xlabel if witness is None else "",
+        xlabel="",
         ylabel="count",
         yticks=3,
         title="",
         fontsize=_FONT,
         min_width=300,
+        framewise=True,
     )
-    panels = [main, hist]
+    wx = wy = empty
     if witness is not None:
         wx = _arr(field(witness, "x", "grid", "predictions", "points", "v"))
         wy = _arr(field(witness, "w", "values", "witness", "y"))
-        wit = hv.Curve((wx, wy), "x0", "witness").opts(
-            color=MISCALIBRATED,
-            line_width=1.5,
+    wit = hv.Curve((wx, wy), "x0", "witness").opts(color=MISCALIBRATED, line_width=1.5, tools=["hover"])
+    wit_panel = (hv.HLine(0, kdims=["x0", "witness"]).opts(color=NEUTRAL, line_width=1) * wit).opts(
+        hv.opts.Overlay(
             xlim=(0, 1),
             ylim=(-1.05, 1.05),
             height=max(90, height // 3),
@@ -258,11 +247,37 @@ def reliability_plot(
             xlabel=xlabel,
             ylabel="witness",
             yticks=[-1, 0, 1],
-            tools=["hover"],
             fontsize=_FONT,
             min_width=300,
         )
-        panels.append(hv.HLine(0, kdims=["x0", "witness"]).opts(color=NEUTRAL, line_width=1) * wit)
+    )
+    return {"main": main, "hist": hist, "witness": wit_panel}
+
+
+def reliability_plot(
+    reliability,
+    *,
+    smooth=None,
+    witness=None,
+    title: str | None = None,
+    xlabel: str = "confidence (predicted probability)",
+    height: int = 330,
+) -> hv.Layout:
+    """Reliability diagram: observed frequency vs mean predicted probability per bin.
+
+    ``reliability``: the engine's ``ReliabilityData`` (bin ``edges``, ``counts``, ``mean_confidence``,
+    ``observed_frequency`` and its per-bin interval ``low``/``high``).  Bars span each bin; whiskers at
+    the bin's mean confidence show the per-bin interval; bins whose interval misses the mean confidence
+    (i.e. the diagonal) are crimson, the others teal.  Below: the histogram of confidences on the same
+    bins.  ``smooth`` (smooth reliability result) adds the kernel-smoothed curve and its band;
+    ``witness`` (smCE witness) adds a panel with the optimal witness w(v) — where it is far from 0 the
+    model is miscalibrated.  Panels share the x axis.
+    """
+    parts = reliability_elements(
+        reliability, smooth=smooth, witness=witness, title=title, xlabel=xlabel, height=height
+    )
+    hist = parts["hist"].opts(xlabel=xlabel if witness is None else "")
+    panels = [parts["main"], hist] + ([parts["witness"]] if witness is not None else [])
     return hv.Layout(panels).cols(1).opts(hv.opts.Layout(shared_axes=True, merge_tools=True, toolbar="right"))
 
 
@@ -284,29 +299,35 @@ def tcal_caption(tcal) -> str:
     return f"T-Cal ({method}): {decision}{alpha_txt}; adjusted p {p_txt}"
 
 
-def tcal_plot(tcal, *, title: str | None = None, height: int = 330, pending: str | None = None) -> hv.Element:
+def tcal_plot(tcal, *, title: str | None = None, height: int = 330, pending: str | None = None) -> hv.Overlay:
     """Debiased statistic T^d vs its critical value at each dyadic scale (x = number of bins, log axis).
 
-    Rejected scales are crimson, the others teal; the title carries the adaptive decision and the
-    adjusted p-value.  ``pending`` adds a note (e.g. "resampling running…")."""
+    Scales whose statistic reaches the critical value are crimson (rejected), the others teal; the
+    title carries the adaptive decision and the adjusted p-value.  When the engine ran the exact
+    binomial test for discrete predictors, x is the distinct predicted value instead (linear axis).
+    ``pending`` adds a note (e.g. "resampling running…").  ``tcal=None`` gives the same (empty) layers.
+    """
     _ensure_backend()
-    if tcal is None:
-        return placeholder(pending or "T-Cal not available", title or "Multi-scale T-Cal", height=height)
     from bokeh.models import HoverTool
 
-    scales = _arr(field(tcal, "n_bins", "scales", "bins"))
-    stats = _arr(field(tcal, "statistics", "statistic"))
-    crit = field(tcal, "critical_values")
-    crit = _arr(crit) if crit is not None else np.full_like(stats, np.nan)
-    pvals = field(tcal, "pvalues")
-    pvals = _arr(pvals) if pvals is not None else np.full_like(stats, np.nan)
-    rejected = field(tcal, "rejected", "scale_rejects")
-    if rejected is None:
-        with np.errstate(invalid="ignore"):
-            rejected = stats >= crit
-    rejected = np.asarray(rejected, dtype=bool).ravel()
+    empty = np.zeros(0)
+    discrete = False
+    if tcal is not None:
+        discrete = (
+            "binom" in str(field(tcal, "test", default="")).lower() and field(tcal, "values") is not None
+        )
+        scales = _arr(field(tcal, "values") if discrete else field(tcal, "n_bins", "scales", "bins"))
+        stats = _arr(field(tcal, "statistics", "statistic"))
+        crit = field(tcal, "critical_values")
+        crit = _arr(crit) if crit is not None else np.full_like(stats, np.nan)
+        pvals = field(tcal, "pvalues")
+        pvals = _arr(pvals) if pvals is not None else np.full_like(stats, np.nan)
+    else:
+        scales = stats = crit = pvals = empty
+    with np.errstate(invalid="ignore"):
+        rejected = stats >= crit
     color = np.where(rejected, MISCALIBRATED, CALIBRATED)
-    state = np.where(rejected, "rejects", "does not reject")
+    state = np.where(rejected, "this scale rejects", "this scale does not reject")
     data = {
         "bins": scales,
         "statistic": stats,
@@ -315,16 +336,17 @@ def tcal_plot(tcal, *, title: str | None = None, height: int = 330, pending: str
         "color": color,
         "state": state,
     }
+    xname = "value" if discrete else "bins"
     hover = HoverTool(
         tooltips=[
-            ("bins", "@bins{0}"),
-            ("statistic Tᵈ", "@statistic{0.000e}"),
+            (xname, "@bins"),
+            ("statistic", "@statistic{0.000e}"),
             ("critical value", "@critical{0.000e}"),
-            ("p-value (scale)", "@pvalue{0.0000}"),
+            ("p-value (this scale)", "@pvalue{0.0000}"),
             ("", "@state"),
         ]
     )
-    stat_line = hv.Curve((scales, stats), "bins", "statistic", label="statistic Tᵈ").opts(
+    stat_line = hv.Curve((scales, stats), "bins", "statistic", label="statistic").opts(
         color=NEUTRAL, line_width=1.5
     )
     crit_line = hv.Curve((scales, crit), "bins", "statistic", label="critical value").opts(
@@ -333,22 +355,26 @@ def tcal_plot(tcal, *, title: str | None = None, height: int = 330, pending: str
     points = hv.Points(
         data, kdims=["bins", "statistic"], vdims=["critical", "pvalue", "color", "state"]
     ).opts(color="color", size=10, line_color="white", tools=[hover])
-    zero = hv.HLine(0).opts(color=HIST, line_width=1)
+    zero = hv.HLine(0, kdims=["bins", "statistic"]).opts(color=HIST, line_width=1)
     caption = tcal_caption(tcal)
     if pending:
         caption = f"{caption} — {pending}"
-    overlay = zero * stat_line * crit_line * points
-    return overlay.opts(
+    extra = {} if scales.size else {"xlim": (1, 1024), "ylim": (-1, 1)}
+    return (zero * stat_line * crit_line * points).opts(
         hv.opts.Overlay(
             title=title or caption,
-            logx=True,
-            xlabel="number of bins at each dyadic scale (log scale)",
+            logx=not discrete,
+            xlabel="distinct predicted value"
+            if discrete
+            else "number of bins at each dyadic scale (log scale)",
             ylabel="debiased ECE² statistic",
             height=height,
             responsive=True,
             show_legend=False,  # solid = statistic, dashed = critical value: said in the caption
             fontsize=_FONT,
             min_width=300,
+            framewise=True,
+            **extra,
         )
     )
 
@@ -388,35 +414,28 @@ def interval_caption(interval) -> str:
 
 def interval_plot(
     interval, bootstrap=None, *, title: str | None = None, height: int = 330, pending: str | None = None
-) -> hv.Element:
+) -> hv.Overlay:
     """Point estimate and confidence interval for the ℓ2-ECE: seed 003's interval beside the bootstrap.
 
-    Rows: seed 003 (asymptotic, exact conditional null) and the percentile bootstrap; x = ECE.
-    Crimson when the interval excludes 0 (miscalibrated regime), teal otherwise."""
+    Two rows, always: seed 003 (asymptotic, exact conditional null variance) and the percentile
+    bootstrap (empty while it is computed); x = ECE.  Crimson when the interval excludes 0
+    (miscalibrated regime), teal otherwise; hover shows the ECE² numbers too."""
     _ensure_backend()
-    if interval is None:
-        return placeholder(
-            "ECE interval not available", title or "ECE with confidence interval", height=height
-        )
     from bokeh.models import HoverTool
 
-    rows = [("seed 003 (asymptotic)", interval)]
-    if bootstrap is not None:
-        rows.append(("percentile bootstrap", bootstrap))
+    rows = [("seed 003 (asymptotic)", interval), ("percentile bootstrap", bootstrap)]
     names, est, lo, hi, lo2, hi2, est2, colors = [], [], [], [], [], [], [], []
     for name, res in rows:
         names.append(name)
-        e = float(field(res, "estimate", default=np.nan))
         lo_v = float(field(res, "low", default=np.nan))
-        hi_v = float(field(res, "high", default=np.nan))
-        est.append(e)
+        est.append(float(field(res, "estimate", default=np.nan)))
         lo.append(lo_v)
-        hi.append(hi_v)
+        hi.append(float(field(res, "high", default=np.nan)))
         est2.append(float(field(res, "estimate_sq", default=np.nan)))
         lo2.append(float(field(res, "low_sq", default=np.nan)))
         hi2.append(float(field(res, "high_sq", default=np.nan)))
         colors.append(MISCALIBRATED if lo_v > 0 else CALIBRATED)
-    ys = np.arange(len(rows), dtype=float)[::-1]
+    ys = np.array([1.0, 0.0])
     table = {
         "row": ys,
         "estimate": est,
@@ -445,29 +464,33 @@ def interval_plot(
     pts = hv.Points(table, kdims=["estimate", "row"], vdims=["low", "high", "method", "color"]).opts(
         color="white", line_color="color", size=11, line_width=2
     )
-    upper = np.nanmax([*hi, *est, 1e-3])
+    finite = [v for v in (*hi, *est) if np.isfinite(v)]
+    upper = max(finite + [1e-3])
     level = field(interval, "level")
     n_bins = field(interval, "n_bins")
-    head = "ECE with confidence interval"
+    head = "ℓ2-ECE with confidence interval"
     if level is not None:
-        head = f"ℓ2-ECE with {100 * float(level):.0f}% confidence interval"
+        head = f"ℓ2-ECE, {100 * float(level):.0f}% intervals"
     if n_bins is not None:
         head += f" ({int(np.asarray(n_bins).ravel()[0])} bins)"
+    if interval is None:
+        head = "ECE interval not available"
     if pending:
         head += f" — {pending}"
-    zero = hv.VLine(0).opts(color=NEUTRAL, line_width=1)
+    zero = hv.VLine(0, kdims=["low", "row"]).opts(color=NEUTRAL, line_width=1)
     return (zero * segs * pts).opts(
         hv.opts.Overlay(
             title=title or head,
             xlabel="ℓ2 expected calibration error",
             ylabel="",
             yticks=[(float(y), n) for y, n in zip(ys, names, strict=True)],
-            ylim=(-0.7, len(rows) - 0.3),
+            ylim=(-0.6, 1.6),
             xlim=(-0.02 * upper, 1.15 * upper),
             height=height,
             responsive=True,
             fontsize=_FONT,
             min_width=300,
+            framewise=True,
         )
     )
 
@@ -566,22 +589,27 @@ def distance_caption(bounds) -> str:
     )
 
 
-def distance_plot(bounds, *, title: str | None = None, height: int = 330) -> hv.Element:
+def distance_plot(bounds, *, title: str | None = None, height: int = 330) -> hv.Overlay:
     """Every distance-to-calibration measure on one axis, and the implied interval for dCE.
 
-    Hover shows the inequality (paper, theorem) behind each measure's contribution to the bound."""
+    Hover shows the inequality (paper, theorem) behind each measure's contribution to the bounds, and
+    for the implied interval the bound that produced each end.  Crimson when the interval excludes 0."""
     _ensure_backend()
-    if bounds is None:
-        return placeholder("distance bounds not available", title or "Distance to calibration", height=height)
     from bokeh.models import HoverTool
 
-    rows = distance_measures(bounds)
-    lower = field(bounds, "lower")
-    upper = field(bounds, "upper")
+    rows = distance_measures(bounds) if bounds is not None else []
+    if not rows:  # same layers and rows as a real result, empty
+        rows = [
+            {"name": _MEASURE_LABELS[k], "value": np.nan, "inequality": "", "implies": ""}
+            for k in ("smce", "lower_dce", "sintce", "laplace_kce", "binned_ece_width")
+        ]
+    lower = field(bounds, "lower", default=np.nan)
+    upper = field(bounds, "upper", default=np.nan)
     names = [r["name"] for r in rows]
     ys = np.arange(len(rows), dtype=float)[::-1] + 1.0
+    values = np.array([r["value"] for r in rows], dtype=float)
     table = {
-        "value": [r["value"] for r in rows],
+        "value": values,
         "measure_row": ys,
         "name": names,
         "inequality": [r["inequality"] for r in rows],
@@ -591,7 +619,7 @@ def distance_plot(bounds, *, title: str | None = None, height: int = 330) -> hv.
         tooltips=[
             ("measure", "@name"),
             ("value", "@value{0.00000}"),
-            ("inequality", "@inequality"),
+            ("bounds", "@inequality"),
             ("", "@implies"),
         ]
     )
@@ -599,49 +627,47 @@ def distance_plot(bounds, *, title: str | None = None, height: int = 330) -> hv.
         color=ACCENT, size=10, line_color="white", tools=[hover]
     )
     stems = hv.Segments(
-        {"v0": np.zeros(len(rows)), "r0": ys, "v1": table["value"], "r1": ys}, kdims=["v0", "r0", "v1", "r1"]
+        {"v0": np.zeros(len(rows)), "r0": ys, "v1": values, "r1": ys}, kdims=["v0", "r0", "v1", "r1"]
     ).opts(color=HIST, line_width=2)
-    elements = stems * pts
-    yticks = [(float(y), n) for y, n in zip(ys, names, strict=True)]
-    values = [*table["value"]]
-    if lower is not None and upper is not None:
-        lo, hi = float(lower), float(upper)
-        values += [lo, hi]
-        colour = MISCALIBRATED if lo > 0 else CALIBRATED
-        lower_src = _bound_text(field(bounds, "lower_bound", "lower_source", default=""))
-        upper_src = _bound_text(field(bounds, "upper_bound", "upper_source", default=""))
-        band = {
-            "v0": [lo],
-            "r0": [0.0],
-            "v1": [hi],
-            "r1": [0.0],
-            "low": [lo],
-            "high": [hi],
-            "lower_from": [str(lower_src)],
-            "upper_from": [str(upper_src)],
-        }
-        seg = hv.Segments(
-            band, kdims=["v0", "r0", "v1", "r1"], vdims=["low", "high", "lower_from", "upper_from"]
-        ).opts(
-            color=colour,
-            line_width=8,
-            alpha=0.75,
-            tools=[
-                HoverTool(
-                    tooltips=[
-                        ("implied dCE interval", "[@low{0.00000}, @high{0.00000}]"),
-                        ("lower bound from", "@lower_from"),
-                        ("upper bound from", "@upper_from"),
-                    ]
-                )
-            ],
-        )
-        elements = elements * seg
-        yticks.append((0.0, "dCE (implied)"))
-    vmax = max([v for v in values if np.isfinite(v)] + [1e-3])
-    return elements.opts(
+    lo, hi = float(lower), float(upper)
+    band = {
+        "v0": [lo],
+        "r0": [0.0],
+        "v1": [hi],
+        "r1": [0.0],
+        "low": [lo],
+        "high": [hi],
+        "lower_from": [_bound_text(field(bounds, "lower_bound", "lower_source", default=""))],
+        "upper_from": [_bound_text(field(bounds, "upper_bound", "upper_source", default=""))],
+        "color": [MISCALIBRATED if lo > 0 else CALIBRATED],
+    }
+    seg = hv.Segments(
+        band, kdims=["v0", "r0", "v1", "r1"], vdims=["low", "high", "lower_from", "upper_from", "color"]
+    ).opts(
+        color="color",
+        line_width=8,
+        alpha=0.75,
+        tools=[
+            HoverTool(
+                tooltips=[
+                    ("implied dCE interval", "[@low{0.00000}, @high{0.00000}]"),
+                    ("lower end from", "@lower_from"),
+                    ("upper end from", "@upper_from"),
+                ]
+            )
+        ],
+    )
+    yticks = [(float(y), n) for y, n in zip(ys, names, strict=True)] + [(0.0, "dCE (implied)")]
+    finite = [v for v in [*values, lo, hi] if np.isfinite(v)]
+    vmax = max(finite + [1e-3])
+    default = (
+        "Distance to calibration (empirical distribution)"
+        if bounds is not None
+        else ("distance bounds not available")
+    )
+    return (stems * pts * seg).opts(
         hv.opts.Overlay(
-            title=title or "Distance to calibration (empirical distribution)",
+            title=title or default,
             xlabel="calibration error",
             ylabel="",
             yticks=yticks,
@@ -651,5 +677,6 @@ def distance_plot(bounds, *, title: str | None = None, height: int = 330) -> hv.
             responsive=True,
             fontsize=_FONT,
             min_width=300,
+            framewise=True,
         )
     )

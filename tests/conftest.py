@@ -1,0 +1,152 @@
+"""Shared fixtures: headless Chromium (Playwright) and a served calviz dashboard in a subprocess."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+ARTIFACTS = REPO / "artifacts"
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+def _in_ci() -> bool:
+    return os.environ.get("CI", "").lower() == "true"
+
+
+def _missing(reason: str):
+    """Skip locally; in CI (CI=true) a missing browser is a failure, never a silent skip."""
+    if _in_ci():
+        pytest.fail(f"{reason} (CI=true: browser tests must run)")
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def chromium_browser():
+    """A headless Chromium driven by Playwright's sync API (Debian's /usr/bin/chromium)."""
+    executable = CHROMIUM if os.path.exists(CHROMIUM) else shutil.which("chromium")
+    if not executable:
+        _missing("chromium is not installed")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        _missing("playwright is not installed")
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+@pytest.fixture(scope="session")
+def artifacts_dir() -> Path:
+    """Git-ignored folder for screenshots."""
+    ARTIFACTS.mkdir(exist_ok=True)
+    return ARTIFACTS
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _serve_env(cache_dir: Path) -> dict:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    env["CALVIZ_CACHE_DIR"] = str(cache_dir)
+    return env
+
+
+def _cli_can_serve() -> bool:
+    try:
+        from calviz import cli
+    except ImportError:
+        return False
+    return hasattr(cli, "cmd_serve")
+
+
+def start_server(cache_dir: Path, *, timeout: float = 300.0, extra_args: tuple[str, ...] = ()):
+    """Start ``calviz serve --no-show --port N`` (or ``panel serve apps/calviz_app.py`` while the CLI
+    cannot serve) in a subprocess; return ``(process, url)`` once the page answers HTTP 200."""
+    port = free_port()
+    if _cli_can_serve():
+        cmd = [sys.executable, "-m", "calviz", "serve", "--no-show", "--port", str(port), *extra_args]
+        url = f"http://127.0.0.1:{port}/"
+    else:
+        cmd = [
+            sys.executable,
+            "-m",
+            "panel",
+            "serve",
+            str(REPO / "apps" / "calviz_app.py"),
+            "--port",
+            str(port),
+            "--address",
+            "127.0.0.1",
+            "--allow-websocket-origin",
+            f"127.0.0.1:{port}",
+        ]
+        url = f"http://127.0.0.1:{port}/calviz_app"
+    log = open(cache_dir / "server.log", "wb")  # noqa: SIM115 - closed by stop_server
+    proc = subprocess.Popen(cmd, cwd=REPO, env=_serve_env(cache_dir), stdout=log, stderr=subprocess.STDOUT)
+    proc._calviz_log = log  # type: ignore[attr-defined]
+    started = time.monotonic()
+    while True:
+        if proc.poll() is not None:
+            log.close()
+            raise RuntimeError(f"server exited early:\n{(cache_dir / 'server.log').read_text()[-3000:]}")
+        try:
+            with urllib.request.urlopen(url, timeout=timeout) as response:
+                if response.status == 200:
+                    break
+        except (urllib.error.URLError, ConnectionError, TimeoutError):
+            pass
+        if time.monotonic() - started > timeout:
+            stop_server(proc)
+            raise RuntimeError(f"server did not answer within {timeout:.0f} s")
+        time.sleep(0.3)
+    return proc, url
+
+
+def stop_server(proc) -> None:
+    proc.terminate()
+    try:
+        proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(timeout=20)
+    log = getattr(proc, "_calviz_log", None)
+    if log is not None:
+        log.close()
+
+
+@pytest.fixture(scope="module")
+def served_app(tmp_path_factory):
+    """URL of a calviz dashboard served in a subprocess for this test module (killed afterwards)."""
+    cache_dir = tmp_path_factory.mktemp("calviz-serve")
+    proc, url = start_server(cache_dir)
+    try:
+        yield url
+    finally:
+        stop_server(proc)

@@ -1,0 +1,259 @@
+"""The served dashboard in real headless Chromium (Playwright).
+
+Widgets are changed the way the browser changes them: by setting the value of the widget's Bokeh model
+in the page (exactly what a slider drag or a select does on the client), which Bokeh syncs to the
+server; the checks then read what the page shows (Bokeh data sources, rendered text).  Screenshots of
+each state go to ``artifacts/`` (git-ignored).
+"""
+
+from __future__ import annotations
+
+import html
+import re
+
+import numpy as np
+import pytest
+
+pytestmark = pytest.mark.browser
+
+LOAD_TIMEOUT = 180_000  # ms: first page of a fresh server trains the demo models and compiles kernels
+UPDATE_TIMEOUT = 60_000
+
+# -- page helpers (JavaScript run in the page) --------------------------------------------------------
+
+_ALL_MODELS = (
+    "(() => { const out = []; for (const d of Bokeh.documents) for (const m of d.all_models) out.push(m);"
+    " return out; })()"
+)
+
+JS_SET_WIDGET = f"""([title, value]) => {{
+    for (const m of {_ALL_MODELS}) {{
+        if (m.title === title && m.properties && 'value' in m.properties) {{ m.value = value; return true; }}
+    }}
+    return false;
+}}"""
+
+JS_WIDGET_VALUE = f"""(title) => {{
+    for (const m of {_ALL_MODELS})
+        if (m.title === title && m.properties && 'value' in m.properties) return m.value;
+    return null;
+}}"""
+
+# lengths of the reliability bars' data sources (the bar source is the one with a 'status' column) and
+# of the confidence histograms (columns 'c1' and 'count'); ColumnDataSource.data may be an object or a Map
+JS_BAR_COUNTS = f"""() => {{
+    const bars = [], hist = [];
+    for (const m of {_ALL_MODELS}) {{
+        const data = m.data;
+        if (!data || m.selected === undefined) continue;
+        const get = (k) => data instanceof Map ? data.get(k) : data[k];
+        if (get('status') !== undefined && get('frequency') !== undefined) bars.push(get('frequency').length);
+        if (get('c1') !== undefined && get('count') !== undefined) hist.push(get('count').length);
+    }}
+    return {{bars, hist}};
+}}"""
+
+JS_TEXT_CONTAINING = f"""(needle) => {{
+    for (const m of {_ALL_MODELS}) if (typeof m.text === 'string' && m.text.includes(needle)) return m.text;
+    return null;
+}}"""
+
+
+def open_app(browser, url, *, width=1280, height=800):
+    context = browser.new_context(viewport={"width": width, "height": height})
+    page = context.new_page()
+    errors: list[str] = []
+    page.on(
+        "console",
+        lambda msg: errors.append(f"console.{msg.type}: {msg.text}") if msg.type == "error" else None,
+    )
+    page.on("pageerror", lambda exc: errors.append(f"pageerror: {exc}"))
+    page.on("requestfailed", lambda req: errors.append(f"requestfailed: {req.url}"))
+    page.goto(url, timeout=LOAD_TIMEOUT)
+    page.wait_for_function(
+        f"() => window.Bokeh && Bokeh.documents.length > 0 && ({JS_BAR_COUNTS})().hist.length > 0",
+        timeout=LOAD_TIMEOUT,
+    )
+    wait_tcal(page)
+    page.errors = errors
+    return context, page
+
+
+def wait_tcal(page):
+    page.wait_for_function(f"() => ({JS_TEXT_CONTAINING})('T-Cal (') !== null", timeout=UPDATE_TIMEOUT)
+
+
+def set_widget(page, title, value):
+    assert page.evaluate(JS_SET_WIDGET, [title, value]), f"no widget titled {title!r} in the page"
+
+
+def bar_counts(page) -> dict:
+    return page.evaluate(JS_BAR_COUNTS)
+
+
+def wait_hist(page, n_bins):
+    page.wait_for_function(f"() => ({JS_BAR_COUNTS})().hist.includes({int(n_bins)})", timeout=UPDATE_TIMEOUT)
+
+
+def tcal_text(page) -> str:
+    return page.evaluate(JS_TEXT_CONTAINING, "T-Cal (") or ""
+
+
+def status_text(page) -> str:
+    return page.evaluate(JS_TEXT_CONTAINING, "last update") or ""
+
+
+def status_n(page) -> int:
+    text = re.sub(r"<[^>]+>", "", html.unescape(status_text(page)))
+    match = re.search(r"n\s*=\s*([\d,]+)\s+of", text)
+    assert match, text
+    return int(match.group(1).replace(",", ""))
+
+
+def shot(page, artifacts_dir, name):
+    page.wait_for_timeout(500)
+    page.screenshot(path=str(artifacts_dir / f"{name}.png"))
+
+
+# -- tests ---------------------------------------------------------------------------------------------
+
+
+def test_loads_without_console_errors_and_screenshot(served_app, chromium_browser, artifacts_dir):
+    context, page = open_app(chromium_browser, served_app)
+    try:
+        page.wait_for_timeout(1500)
+        shot(page, artifacts_dir, "dashboard")  # 1280×800: checked by eye for layout/overlap
+        assert not page.errors, page.errors
+        counts = bar_counts(page)
+        assert 15 in counts["hist"], counts
+        assert "REJECT" in tcal_text(page) or "not rejected" in tcal_text(page)
+    finally:
+        context.close()
+
+
+def test_bin_slider_changes_number_of_bars(served_app, chromium_browser, artifacts_dir):
+    context, page = open_app(chromium_browser, served_app)
+    try:
+        before = bar_counts(page)
+        assert 15 in before["hist"]
+        n_bars_before = max(before["bars"])
+        set_widget(page, "bins (m)", 40)
+        wait_hist(page, 40)
+        after = bar_counts(page)
+        assert 40 in after["hist"] and 15 not in after["hist"], after
+        assert max(after["bars"]) > n_bars_before, (before, after)
+        shot(page, artifacts_dir, "bins_40")
+        assert not page.errors, page.errors
+    finally:
+        context.close()
+
+
+def test_alpha_flips_tcal_decision(served_app, chromium_browser, artifacts_dir):
+    """digits-rf-isotonic: analytic adjusted p ≈ 0.04 — rejected at α = 0.05, not at α = 0.01."""
+    context, page = open_app(chromium_browser, served_app)
+    try:
+        set_widget(page, "dataset", "digits-rf-isotonic")
+        page.wait_for_function(f"() => ({JS_TEXT_CONTAINING})('of 719') !== null", timeout=UPDATE_TIMEOUT)
+        set_widget(page, "level α", 0.05)
+        page.wait_for_function(
+            f"() => ({JS_TEXT_CONTAINING})('REJECT calibration at α = 0.05') !== null", timeout=UPDATE_TIMEOUT
+        )
+        shot(page, artifacts_dir, "alpha_005_reject")
+        set_widget(page, "level α", 0.01)
+        page.wait_for_function(
+            f"() => ({JS_TEXT_CONTAINING})('calibration not rejected at α = 0.01') !== null",
+            timeout=UPDATE_TIMEOUT,
+        )
+        shot(page, artifacts_dir, "alpha_001_not_rejected")
+        assert not page.errors, page.errors
+    finally:
+        context.close()
+
+
+def _upload(page, name, content: bytes, mime="text/csv"):
+    page.locator("input[type=file]").set_input_files(
+        files=[{"name": name, "mimeType": mime, "buffer": content}]
+    )
+
+
+def _need_io():
+    try:
+        from calviz import io as calviz_io
+    except ImportError:
+        pytest.skip("calviz.io (file upload reader) has not landed yet")
+    if not hasattr(calviz_io, "read_predictions_bytes"):
+        pytest.skip("calviz.io.read_predictions_bytes has not landed yet")
+
+
+def _csv(n, seed=0) -> bytes:
+    rng = np.random.default_rng(seed)
+    p = rng.uniform(0.05, 0.95, n)
+    y = (rng.random(n) < p**1.6).astype(int)  # miscalibrated: P(y=1 | p) = p^1.6
+    rows = ["y_true,y_prob"] + [f"{a},{b:.6f}" for a, b in zip(y, p, strict=True)]
+    return ("\n".join(rows) + "\n").encode()
+
+
+def test_upload_valid_csv_updates_n_and_views(served_app, chromium_browser, artifacts_dir):
+    _need_io()
+    context, page = open_app(chromium_browser, served_app)
+    try:
+        n_before = status_n(page)
+        dist_before = page.evaluate(JS_TEXT_CONTAINING, "implied dCE")
+        interval_before = page.evaluate(JS_TEXT_CONTAINING, "interval for the ℓ2-ECE")
+        _upload(page, "mine.csv", _csv(3_000))
+        page.wait_for_function(f"() => ({JS_TEXT_CONTAINING})('of 3,000') !== null", timeout=UPDATE_TIMEOUT)
+        assert status_n(page) == 3_000 != n_before
+        wait_hist(page, 15)
+        assert page.evaluate(JS_WIDGET_VALUE, "dataset") == "uploaded: mine.csv"
+        assert "binary" in status_text(page)
+        # every view now shows the uploaded data
+        assert page.evaluate(JS_TEXT_CONTAINING, "n = 3,000") is not None  # reliability diagram title
+        page.wait_for_function(f"() => ({JS_TEXT_CONTAINING})('T-Cal (') !== null", timeout=UPDATE_TIMEOUT)
+        assert page.evaluate(JS_TEXT_CONTAINING, "implied dCE") != dist_before
+        assert page.evaluate(JS_TEXT_CONTAINING, "interval for the ℓ2-ECE") != interval_before
+        counts = bar_counts(page)
+        assert max(counts["bars"]) <= 15
+        shot(page, artifacts_dir, "upload_valid")
+        assert not page.errors, page.errors
+    finally:
+        context.close()
+
+
+def test_upload_malformed_shows_error_and_app_keeps_working(served_app, chromium_browser, artifacts_dir):
+    _need_io()
+    context, page = open_app(chromium_browser, served_app)
+    try:
+        n_before = status_n(page)
+        _upload(page, "broken.csv", b"y_true,y_prob\n1,0.3\n0,banana\n1,1.7\n")
+        page.wait_for_function(
+            f"() => ({JS_TEXT_CONTAINING})('Input refused') !== null", timeout=UPDATE_TIMEOUT
+        )
+        alert = page.evaluate(JS_TEXT_CONTAINING, "Input refused")
+        assert "broken.csv" in alert
+        assert status_n(page) == n_before  # the previous dataset stays loaded
+        shot(page, artifacts_dir, "upload_malformed")
+        set_widget(page, "bins (m)", 25)  # and the app still answers the next widget change
+        wait_hist(page, 25)
+        assert status_n(page) == n_before
+    finally:
+        context.close()
+
+
+def test_two_sessions_do_not_share_state(served_app, chromium_browser, artifacts_dir):
+    ctx_a, page_a = open_app(chromium_browser, served_app)
+    ctx_b, page_b = open_app(chromium_browser, served_app)
+    try:
+        set_widget(page_a, "bins (m)", 33)
+        wait_hist(page_a, 33)
+        set_widget(page_b, "level α", 0.2)
+        page_b.wait_for_function(f"() => ({JS_TEXT_CONTAINING})('α = 0.2') !== null", timeout=UPDATE_TIMEOUT)
+        page_b.wait_for_timeout(1000)
+        assert 33 not in bar_counts(page_b)["hist"] and 15 in bar_counts(page_b)["hist"]
+        assert page_b.evaluate(JS_WIDGET_VALUE, "bins (m)") == 15
+        assert abs(page_a.evaluate(JS_WIDGET_VALUE, "level α") - 0.05) < 1e-12
+        assert "α = 0.2" not in tcal_text(page_a)
+        shot(page_a, artifacts_dir, "session_a")
+        shot(page_b, artifacts_dir, "session_b")
+    finally:
+        ctx_a.close()
+        ctx_b.close()
