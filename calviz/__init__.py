@@ -55,6 +55,8 @@ _EXPORTS = {
     # smooth reliability
     "smooth_reliability": "calviz.smooth",
     "smooth_ece": "calviz.smooth",
+    "SmoothReliability": "calviz.smooth",
+    "SmoothECEResult": "calviz.smooth",
     # app
     "dashboard": "calviz.dashboard",
     "report": "calviz.report",

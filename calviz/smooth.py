@@ -21,15 +21,15 @@ Kernels:
   predictions clipped to [10⁻³, 1 − 10⁻³] before the logit as relplot does.  Integrals run over the
   whole logit line, so smECE(σ) = (1/n) ∫_ℝ |Σ_i φ_{4σ}(u − logit v_i) r_i| du, again non-increasing.
 
-Automatic bandwidth: the unique σ* with smECE(σ*) = σ* (relplot ``smECE``), found by halving from σ = 1
-until smECE(σ) > σ and then Brent's method on the bracket (relplot bisects 10 times, so its σ* is only
-resolved to 2⁻¹⁰; calviz solves to 10⁻⁸).
+Automatic bandwidth: the unique σ* with smECE(σ*) = σ* (relplot ``smECE``), found by halving from
+min(1, mean|r|) ≥ σ* until smECE(σ) > σ and then Brent's method on the bracket (relplot bisects 10
+times, so its σ* is only resolved to 2⁻¹⁰; calviz solves to 10⁻⁸).
 
-Computation: the data are linearly binned onto a grid of spacing h ≤ width/32 (width = σ, or 4σ in logit
+Computation: the data are linearly binned onto a grid of spacing h ≤ width/64 (width = σ, or 4σ in logit
 space) and the binned masses are convolved with the Gaussian by FFT (reflection = even extension onto a
 circle of circumference 2; the Gaussian's Fourier multiplier exp(−2π²σ²ξ²) is used exactly).  Cost
 O(n + G log G) per bandwidth; the O(n) binning happens once per grid.  The linear-binning error of
-A_σ is at most (h²/8)·|φ''| ≈ 1.2·10⁻⁴·mean|r| relative at h = σ/32 and far smaller in practice (tests
+smECE is at most (h²/8)·mean|r|·∫|φ''_w| ≈ 3·10⁻⁵·mean|r| at h = w/64 and far smaller in practice (tests
 compare with a direct O(n·T) evaluation of the definitions).
 
 Differences from relplot (version 1.0.3), all in relplot's discretisation, none in the definitions:
@@ -54,6 +54,7 @@ from typing import Literal
 
 import numpy as np
 import scipy.fft
+import scipy.sparse
 from scipy.optimize import brentq
 
 from calviz._kernels.smooth import bin_by_cell_and_label
@@ -73,10 +74,10 @@ MAX_BANDWIDTH = 10.0
 #: Logit-space standard deviation per unit σ for the logit_gaussian kernel (relplot's factor).
 LOGIT_WIDTH_FACTOR = 4.0
 
-# Grid spacing h <= width / _POINTS_PER_WIDTH keeps the linear-binning error below ~1e-4 relative.
-_POINTS_PER_WIDTH = 32
-# Finest-grid floor for the reflected kernel on [0, 1] (2**13 cells): one grid serves every σ >= 0.004.
-_MIN_LEVEL_REFLECTED = 13
+# Grid spacing h <= width / _POINTS_PER_WIDTH keeps the linear-binning error below ~3e-5 relative.
+_POINTS_PER_WIDTH = 64
+# Coarsest grid for the reflected kernel on [0, 1] (2**11 cells, serves every σ >= 0.03).
+_MIN_LEVEL_REFLECTED = 11
 # The logit grid extends 8 kernel widths beyond the data on both sides (Gaussian tail < 1e-15).
 _LOGIT_MARGIN_WIDTHS = 8.0
 # Where the smoothed density is below this fraction of its maximum, FFT round-off (~1e-16 of the
@@ -91,9 +92,8 @@ _CHUNK_VALUES = 1 << 22
 class SmoothECEResult(ResultMixin):
     """SmoothECE at one bandwidth.
 
-    ``bandwidth_rule`` says where the bandwidth came from: ``"given"``, ``"fixed point"`` (smECE(σ) = σ),
-    ``"lower limit"`` (smECE(σ) < σ already at σ = MIN_BANDWIDTH, e.g. perfectly calibrated data) or
-    ``"upper limit"`` (smECE(1) ≥ 1, impossible for valid data but kept for completeness).
+    ``bandwidth_rule`` says where the bandwidth came from: ``"given"``, ``"fixed point"`` (smECE(σ) = σ)
+    or ``"lower limit"`` (smECE(σ) < σ already at σ = MIN_BANDWIDTH, e.g. perfect predictions).
     """
 
     value: float
@@ -133,37 +133,52 @@ class SmoothReliability(ResultMixin):
 
 @dataclass(frozen=True)
 class _Binned:
-    """Per-(cell, label) linear-binning aggregates on the grid start + j·step, j = 0..n_cells."""
+    """Per-(cell, label) linear-binning aggregates on the grid start + j·step, j = 0..n_cells.
+
+    Only occupied categories are kept: ``cell`` is each category's cell k (its point masses go to grid
+    points k and k + 1), ``count`` its number of points, the weight/residual sums as in the jitted kernel.
+    """
 
     start: float
     step: float
     n_cells: int
-    count: np.ndarray  # (n_cells, 2) each below
+    cell: np.ndarray
+    count: np.ndarray
     low_weight: np.ndarray
     high_weight: np.ndarray
     low_residual: np.ndarray
     high_residual: np.ndarray
 
-    def grid_masses(self, multiplicity: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """Binned point masses and residual masses at the n_cells + 1 grid points.
+    def grid_masses(self) -> tuple[np.ndarray, np.ndarray]:
+        """Binned point masses and residual masses of the full sample at the n_cells + 1 grid points."""
 
-        ``multiplicity`` (B, n_cells, 2): bootstrap count of each category divided by its original count;
-        the category's aggregates are scaled by it (exact for the full sample, within-cell positions
-        averaged for resamples).
-        """
-        parts = (self.low_weight, self.high_weight, self.low_residual, self.high_residual)
-        if multiplicity is None:
-            low_w, high_w, low_r, high_r = (p.sum(axis=-1) for p in parts)
-        else:
-            low_w, high_w, low_r, high_r = ((multiplicity * p).sum(axis=-1) for p in parts)
-        shape = low_w.shape[:-1] + (self.n_cells + 1,)
-        mass = np.zeros(shape)
-        residual = np.zeros(shape)
-        mass[..., :-1] += low_w
-        mass[..., 1:] += high_w
-        residual[..., :-1] += low_r
-        residual[..., 1:] += high_r
-        return mass, residual
+        def spread(low: np.ndarray, high: np.ndarray) -> np.ndarray:
+            size = self.n_cells + 1
+            return np.bincount(self.cell, low, size) + np.bincount(self.cell + 1, high, size)
+
+        return spread(self.low_weight, self.high_weight), spread(self.low_residual, self.high_residual)
+
+    @cached_property
+    def _scatter(self):
+        """Sparse (grid point × category) matrices: per drawn point of a category, its average
+        contribution to each grid point's mass and residual mass."""
+        n_categories = self.cell.shape[0]
+        rows = np.concatenate([self.cell, self.cell + 1])
+        cols = np.tile(np.arange(n_categories), 2)
+        per_point = np.tile(self.count, 2)
+
+        def matrix(low: np.ndarray, high: np.ndarray):
+            values = np.concatenate([low, high]) / per_point
+            return scipy.sparse.csr_matrix((values, (rows, cols)), shape=(self.n_cells + 1, n_categories))
+
+        return matrix(self.low_weight, self.high_weight), matrix(self.low_residual, self.high_residual)
+
+    def resampled_masses(self, draws: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Grid masses of bootstrap resamples: ``draws`` (B, categories) counts points per category; each
+        drawn point carries its category's average weights (exact for the full sample's counts)."""
+        mass, residual = self._scatter
+        draws_t = np.ascontiguousarray(draws.T, dtype=np.float64)
+        return (mass @ draws_t).T, (residual @ draws_t).T
 
 
 class _SmoothingProblem:
@@ -205,10 +220,13 @@ class _SmoothingProblem:
                 low, high = self._position_range
                 start = math.floor(low / step) * step
                 n_cells = max(1, math.ceil((high - start) / step))
-            aggregates = bin_by_cell_and_label(
+            count, *sums = bin_by_cell_and_label(
                 self._position, self._label, self._residual, start, step, n_cells
             )
-            self._binned[level] = _Binned(start, step, n_cells, *(a.reshape(n_cells, 2) for a in aggregates))
+            occupied = np.flatnonzero(count)
+            self._binned[level] = _Binned(
+                start, step, n_cells, occupied // 2, count[occupied], *(a[occupied] for a in sums)
+            )
         return self._binned[level]
 
     def smooth(
@@ -251,15 +269,20 @@ class _SmoothingProblem:
         return float(_trapezoid(np.abs(residual)) / _trapezoid(density))
 
     def fixed_point_bandwidth(self) -> tuple[float, str]:
-        """σ* with smECE(σ*) = σ*: halve from 1 to bracket the root, then Brent's method."""
+        """σ* with smECE(σ*) = σ*: halve from an upper bound to bracket the root, then Brent's method.
+
+        smECE(σ) ≤ mean|r| for every σ (the kernel is a probability kernel), so σ* ≤ min(1, mean|r|).
+        """
 
         def excess(sigma: float) -> float:
             return self.ece(sigma) - sigma
 
-        high = 1.0
-        if excess(high) >= 0.0:
-            return high, "upper limit"
-        low = 0.5
+        high = min(1.0, float(np.abs(self._residual).mean()))
+        if high <= MIN_BANDWIDTH:
+            return MIN_BANDWIDTH, "lower limit"
+        if excess(high) >= 0.0:  # only when smECE(σ) = mean|r| = σ: every residual of one sign
+            return high, "fixed point"
+        low = max(high / 2.0, MIN_BANDWIDTH)
         while excess(low) <= 0.0:
             if low <= MIN_BANDWIDTH:
                 return MIN_BANDWIDTH, "lower limit"
@@ -301,9 +324,7 @@ class _SmoothingProblem:
     ) -> np.ndarray:
         """(n_resamples, grid) curves of multinomial bootstrap resamples at fixed σ."""
         binned = self.binned(sigma)
-        flat_count = binned.count.ravel()
-        occupied = np.flatnonzero(flat_count)
-        probabilities = flat_count[occupied] / self.n
+        probabilities = binned.count / self.n
         if self.kernel == "reflected_gaussian":
             grid_values = 2 * binned.n_cells
         else:
@@ -313,9 +334,7 @@ class _SmoothingProblem:
         for first in range(0, n_resamples, chunk):
             size = min(chunk, n_resamples - first)
             draws = rng.multinomial(self.n, probabilities, size=size)
-            multiplicity = np.zeros((size, flat_count.shape[0]))
-            multiplicity[:, occupied] = draws / flat_count[occupied]
-            mass, residual = binned.grid_masses(multiplicity.reshape(size, binned.n_cells, 2))
+            mass, residual = binned.resampled_masses(draws)
             positions, density, smoothed = self.smooth(sigma, binned, mass, residual)
             curves[first : first + size] = self.curve_on(grid, positions, density, smoothed)
         return curves
