@@ -34,6 +34,12 @@ def _add_file_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--y-prob", metavar="COL", help="binary P(y=1) column (default: y_prob)")
     group.add_argument("--prob-prefix", metavar="PREFIX",
                        help="prefix of the K probability columns PREFIX0..PREFIX{K-1} (default: p_)")
+    group.add_argument("--confidence", metavar="COL", help="top-1 confidence column (with --correct)")
+    group.add_argument("--correct", metavar="COL", help="0/1 top-1 correctness column (with --confidence)")
+    group.add_argument("--format", choices=("csv", "parquet", "npz", "npy"),
+                       help="file format (default: from the extension, else the first bytes)")
+    group.add_argument("--renormalize", action="store_true",
+                       help="rescale multiclass probability rows to sum to 1")
 
 
 def _add_analysis_options(parser: argparse.ArgumentParser, *, resampling_default: str | None = None) -> None:
@@ -112,14 +118,16 @@ def build_parser() -> argparse.ArgumentParser:
 DATASET_PREFIX = "dataset:"
 
 
-def _column_kwargs(args) -> dict:
-    kw = {}
-    if args.y_true:
-        kw["y_true"] = args.y_true
-    if args.y_prob:
-        kw["y_prob"] = args.y_prob
-    if args.prob_prefix:
-        kw["prob_prefix"] = args.prob_prefix
+def _reader_kwargs(args) -> dict:
+    """Keyword arguments for :func:`calviz.io.read_predictions` from the file options (only those
+    given, so the reader's defaults apply otherwise).  A local file the user names has no size limit."""
+    kw = {"max_bytes": None}
+    for name in ("y_true", "y_prob", "prob_prefix", "confidence", "correct", "format"):
+        value = getattr(args, name, None)
+        if value:
+            kw[name] = value
+    if getattr(args, "renormalize", False):
+        kw["renormalize"] = True
     return kw
 
 
@@ -142,12 +150,13 @@ def load_input(file: str, args=None):
             raise CLIError(f"{file}: is a directory, expected a predictions file")
         from calviz.io import read_predictions
 
-        return read_predictions(path, **(_column_kwargs(args) if args is not None else {}))
+        return read_predictions(path, **(_reader_kwargs(args) if args is not None else {"max_bytes": None}))
     except CLIError:
         raise
     except (InputError, ValueError, KeyError, OSError, UnicodeDecodeError) as exc:
         message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise CLIError(f"{file}: {message}") from None
+        # the reader's messages already start with the file name
+        raise CLIError(message if Path(file).name in message else f"{file}: {message}") from None
     except Exception as exc:  # a reader library's own exception type (pandas/pyarrow parser errors)
         raise CLIError(f"{file}: could not read predictions ({type(exc).__name__}: {exc})") from None
 

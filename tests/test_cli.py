@@ -120,19 +120,27 @@ def test_check_embedded_dataset(capsys):
     [
         ("y_true,y_prob\n0,0.2\n1,1.5\n0,0.3\n", "row 1"),      # probability outside [0, 1], row named
         ("y_true,y_prob\n0,0.2\n1,nan\n0,0.3\n", "row 1"),      # NaN
-        ("a,b\n1,2\n", "y_true"),                               # columns missing
+        ("a,b\n1,2\n", "columns"),                              # columns missing
     ],
 )
-def test_check_bad_file_exits_2_with_one_line(tmp_path, content, needle):
+def test_check_bad_file_exits_2_with_one_line(tmp_path, content, needle, capsys):
     path = tmp_path / "bad.csv"
     path.write_text(content)
-    proc = run_cli("check", path, "--json")
+    assert main(["check", str(path), "--json"]) == 2
+    out, err = capsys.readouterr()
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("calviz check: error:"), err
+    assert needle in lines[0] and "bad.csv" in lines[0]
+    assert out == ""
+
+
+def test_bad_file_in_a_real_process_has_no_traceback(tmp_path):
+    path = tmp_path / "bad.csv"
+    path.write_text("y_true,y_prob\n0,0.2\n1,1.5\n0,0.3\n")
+    proc = run_cli("check", path, "--json", "--fail-on-reject")
     assert proc.returncode == 2, proc.stderr
-    assert "Traceback" not in proc.stderr
-    lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("calviz check: error:"), proc.stderr
-    assert needle in lines[0]
-    assert proc.stdout == ""
+    assert "Traceback" not in proc.stderr and proc.stdout == ""
+    assert proc.stderr.count("\n") == 1 and "row 1" in proc.stderr
 
 
 def test_check_missing_file_exits_2(tmp_path, capsys):
@@ -151,6 +159,16 @@ def test_report_writes_self_contained_file(miscalibrated_csv, tmp_path, capsys):
         assert f'"calviz-{name}"' in text
     assert "nb.csv" in text and "n_bins</th><td>10" in text
     assert str(out) in capsys.readouterr().out
+
+
+def test_serve_refuses_bad_arguments_before_starting(tmp_path, capsys):
+    assert main(["serve", "--no-show", "--dataset", "nope"]) == 2
+    assert "unknown dataset 'nope'" in capsys.readouterr().err
+    bad = tmp_path / "bad.csv"
+    bad.write_text("y_true,y_prob\n0,0.5\n2,0.5\n")
+    assert main(["serve", "--no-show", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("calviz serve: error:") and "row 1" in err
 
 
 def test_websocket_origins_stay_local():
