@@ -1,0 +1,442 @@
+"""Read predictions from CSV, Parquet, NPZ and NPY files (or uploaded bytes) into CalibrationData.
+
+Layouts (column / array names configurable):
+
+* **Tabular (CSV, Parquet)** — one row per sample, one of
+  ``y_true`` + ``y_prob`` (binary: P(y = 1)),
+  ``y_true`` + ``p_0`` … ``p_{K−1}`` (multiclass; the prefix is ``prob_prefix``), or
+  ``confidence`` + ``correct`` (the top-1 / confidence form: read as binary data with y = correct).
+  If both ``y_prob`` and ``p_*`` columns exist, ``y_prob`` wins.
+* **NPZ** — arrays ``y_true`` and ``y_prob`` ((n,) or (n, K)), or ``confidence`` and ``correct``.
+* **NPY** — one 2-D array whose **first column is y_true** and whose remaining columns are the
+  probabilities: (n, 2) = labels + P(y = 1) (binary), (n, 1 + K) with K ≥ 2 = labels + K class
+  probabilities.
+
+NPY/NPZ are always read with ``allow_pickle=False`` (a pickled array is refused: loading it could run
+code).  Every problem is an :class:`~calviz.data.InputError` that starts with the file name and names
+the column and row: missing columns (listing those found), non-numeric or empty cells, empty files,
+unknown formats, files over ``max_bytes``, and every rule of :func:`calviz.data.as_calibration_data`.
+"""
+
+from __future__ import annotations
+
+import io as _io
+import os
+import re
+import zipfile
+from pathlib import Path
+from typing import BinaryIO
+
+import numpy as np
+
+from calviz.data import CalibrationData, InputError, as_calibration_data
+
+__all__ = ["read_predictions", "read_predictions_bytes", "write_predictions", "FORMATS", "DEFAULT_MAX_BYTES"]
+
+#: Supported formats and the file extensions that select them.
+FORMATS = {
+    "csv": (".csv", ".txt", ".tsv"),
+    "parquet": (".parquet", ".pq"),
+    "npz": (".npz",),
+    "npy": (".npy",),
+}
+
+#: Default size limit (bytes) of a file, or of the uncompressed arrays in an NPZ / columns in a Parquet file.
+DEFAULT_MAX_BYTES = 2**31
+
+_MAGIC = ((b"\x93NUMPY", "npy"), (b"PK\x03\x04", "npz"), (b"PAR1", "parquet"))
+
+
+def read_predictions(
+    path_or_buffer,
+    *,
+    format: str | None = None,
+    y_true: str = "y_true",
+    y_prob: str = "y_prob",
+    prob_prefix: str = "p_",
+    confidence: str = "confidence",
+    correct: str = "correct",
+    renormalize: bool = False,
+    max_bytes: int | None = DEFAULT_MAX_BYTES,
+) -> CalibrationData:
+    """Read and validate predictions from a path, ``bytes`` or a binary file-like object.
+
+    ``format`` is ``"csv"``, ``"parquet"``, ``"npz"`` or ``"npy"``; by default it comes from the file
+    extension (``.csv/.txt/.tsv``, ``.parquet/.pq``, ``.npz``, ``.npy``), else from the first bytes.
+    Column / array names are configurable (see the module docstring for the layouts).
+    ``renormalize=True`` rescales multiclass rows to sum to 1.  ``max_bytes`` (``None``: no limit)
+    bounds the file size and the uncompressed size of NPZ arrays / Parquet columns.
+    """
+    names = {
+        "y_true": y_true,
+        "y_prob": y_prob,
+        "prob_prefix": prob_prefix,
+        "confidence": confidence,
+        "correct": correct,
+    }
+    raw, label = _open(path_or_buffer, max_bytes)
+    fmt = _resolve_format(format, label, raw)
+    names["_label"] = label
+    try:
+        y, p, columns = _READERS[fmt](raw, names, max_bytes)
+        return _validate(y, p, columns, renormalize)
+    except InputError as exc:
+        raise InputError(f"{label}: {exc}") from None
+
+
+def read_predictions_bytes(
+    data: bytes,
+    filename: str,
+    *,
+    format: str | None = None,
+    y_true: str = "y_true",
+    y_prob: str = "y_prob",
+    prob_prefix: str = "p_",
+    confidence: str = "confidence",
+    correct: str = "correct",
+    renormalize: bool = False,
+    max_bytes: int | None = DEFAULT_MAX_BYTES,
+) -> CalibrationData:
+    """:func:`read_predictions` for an upload: the file's bytes and its name (the name selects the
+    format by extension and prefixes every error message)."""
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise InputError(f"{filename}: expected the file's bytes, got {type(data).__name__}")
+    buffer = _io.BytesIO(bytes(data))
+    buffer.name = str(filename)
+    return read_predictions(
+        buffer,
+        format=format,
+        y_true=y_true,
+        y_prob=y_prob,
+        prob_prefix=prob_prefix,
+        confidence=confidence,
+        correct=correct,
+        renormalize=renormalize,
+        max_bytes=max_bytes,
+    )
+
+
+def write_predictions(path, data, y_prob=None, *, format: str | None = None, prob_prefix: str = "p_") -> Path:
+    """Write predictions in the layout :func:`read_predictions` reads back (handy for tests and demos).
+
+    ``data`` is a :class:`CalibrationData` or ``y_true`` (then pass ``y_prob``; both are validated).
+    Binary data is written as ``y_true`` + ``y_prob``, multiclass as ``y_true`` + ``p_0..p_{K−1}``
+    (NPZ: arrays ``y_true``, ``y_prob``; NPY: labels in the first column).  Returns the path.
+    """
+    cd = as_calibration_data(data, y_prob)
+    path = Path(path)
+    fmt = _resolve_format(format, path.name, b"")
+    labels, probs = cd.labels, cd.probs
+    if fmt == "npz":
+        np.savez_compressed(path, y_true=labels, y_prob=probs)
+        if path.suffix != ".npz":  # numpy appends .npz to names without it
+            os.replace(str(path) + ".npz", path)
+    elif fmt == "npy":
+        np.save(path, np.column_stack([labels.astype(np.float64), probs]), allow_pickle=False)
+        if path.suffix != ".npy":
+            os.replace(str(path) + ".npy", path)
+    else:
+        import pandas as pd
+
+        columns = {"y_true": labels}
+        if cd.is_binary:
+            columns["y_prob"] = probs
+        else:
+            columns.update({f"{prob_prefix}{k}": probs[:, k] for k in range(cd.n_classes)})
+        frame = pd.DataFrame(columns)
+        if fmt == "csv":
+            frame.to_csv(path, index=False, float_format="%.17g")
+        else:
+            frame.to_parquet(path, index=False)
+    return path
+
+
+# -- opening and format detection -------------------------------------------------------------------
+def _open(source, max_bytes) -> tuple[bytes | Path, str]:
+    """(raw bytes or a Path, display name).  Size limits are checked before anything is parsed."""
+    if isinstance(source, (str, os.PathLike)):
+        path = Path(source)
+        label = path.name or str(path)
+        if not path.exists():
+            raise InputError(f"{label}: no such file ({path})")
+        if path.is_dir():
+            raise InputError(f"{label}: is a directory, expected a predictions file")
+        size = path.stat().st_size
+        _check_size(size, max_bytes, label)
+        if size == 0:
+            raise InputError(f"{label}: the file is empty")
+        return path, label
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        raw, label = bytes(source), "<bytes>"
+    elif hasattr(source, "read"):
+        label = Path(str(getattr(source, "name", "") or "<buffer>")).name
+        raw = _read_limited(source, max_bytes, label)
+        if isinstance(raw, str):
+            raw = raw.encode()
+    else:
+        raise InputError(f"expected a path, bytes or a binary file object; got {type(source).__name__}")
+    _check_size(len(raw), max_bytes, label)
+    if len(raw) == 0:
+        raise InputError(f"{label}: the file is empty")
+    return raw, label
+
+
+def _read_limited(stream: BinaryIO, max_bytes, label) -> bytes:
+    if max_bytes is None:
+        return stream.read()
+    raw = stream.read(int(max_bytes) + 1)
+    _check_size(len(raw), max_bytes, label)
+    return raw
+
+
+def _check_size(size: int, max_bytes, label: str) -> None:
+    if max_bytes is not None and size > max_bytes:
+        raise InputError(f"{label}: {size:,} bytes exceeds the size limit max_bytes={int(max_bytes):,}")
+
+
+def _resolve_format(format, label: str, raw) -> str:
+    if format is not None:
+        fmt = str(format).lower().lstrip(".")
+        fmt = {"pq": "parquet", "txt": "csv", "tsv": "csv"}.get(fmt, fmt)
+        if fmt not in FORMATS:
+            raise InputError(f"{label}: unknown format {format!r}; supported: {', '.join(FORMATS)}")
+        return fmt
+    name = label.lower()
+    for fmt, extensions in FORMATS.items():
+        if name.endswith(extensions):
+            return fmt
+    head = raw[:8] if isinstance(raw, bytes) else _head(raw)
+    for magic, fmt in _MAGIC:
+        if head.startswith(magic):
+            return fmt
+    if not Path(label).suffix and _looks_like_text(raw):  # unnamed bytes / buffers: CSV is the text format
+        return "csv"
+    suffix = Path(label).suffix or "(none)"
+    raise InputError(
+        f"{label}: unknown format (extension {suffix}); use one of "
+        f"{', '.join(e for exts in FORMATS.values() for e in exts)} or pass format="
+    )
+
+
+def _looks_like_text(raw) -> bool:
+    sample = raw[:4096] if isinstance(raw, bytes) else b""
+    try:
+        sample.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return bool(sample) and b"\x00" not in sample
+
+
+def _head(path: Path) -> bytes:
+    with open(path, "rb") as f:
+        return f.read(8)
+
+
+def _as_stream(raw):
+    return _io.BytesIO(raw) if isinstance(raw, bytes) else open(raw, "rb")  # noqa: SIM115 (closed by caller)
+
+
+# -- readers: each returns (y_true array, y_prob array, names of the probability columns) -------------
+def _read_csv(raw, names, max_bytes):
+    import pandas as pd
+
+    sep = "\t" if names.get("_label", "").lower().endswith(".tsv") else ","
+    try:
+        with _as_stream(raw) as stream:
+            frame = pd.read_csv(stream, sep=sep, engine="c")
+    except pd.errors.EmptyDataError:
+        raise InputError("the file is empty (no header and no rows)") from None
+    except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise InputError(f"could not parse as CSV: {first}") from None
+    return _from_frame(frame, names, header_lines=1)
+
+
+def _read_parquet(raw, names, max_bytes):
+    import pandas as pd
+    import pyarrow.parquet as pq
+
+    try:
+        with _as_stream(raw) as stream:
+            meta = pq.ParquetFile(stream).metadata
+    except Exception as exc:  # pyarrow's ArrowInvalid and friends
+        raise InputError(f"not a readable Parquet file ({type(exc).__name__}: {exc})") from None
+    uncompressed = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
+    if max_bytes is not None and uncompressed > max_bytes:
+        raise InputError(f"uncompressed size {uncompressed:,} bytes exceeds max_bytes={int(max_bytes):,}")
+    try:
+        with _as_stream(raw) as stream:
+            frame = pd.read_parquet(stream, engine="pyarrow")
+    except Exception as exc:
+        raise InputError(f"not a readable Parquet file ({type(exc).__name__}: {exc})") from None
+    return _from_frame(frame, names, header_lines=None)
+
+
+def _read_npz(raw, names, max_bytes):
+    with _as_stream(raw) as stream:
+        return _read_npz_stream(stream, names, max_bytes)
+
+
+def _read_npz_stream(stream, names, max_bytes):
+    try:
+        with zipfile.ZipFile(stream) as zf:
+            total = sum(info.file_size for info in zf.infolist())
+    except zipfile.BadZipFile:
+        raise InputError("not a valid NPZ (zip) archive") from None
+    if max_bytes is not None and total > max_bytes:
+        raise InputError(f"uncompressed size {total:,} bytes exceeds max_bytes={int(max_bytes):,}")
+    stream.seek(0)
+    try:
+        archive = np.load(stream, allow_pickle=False)
+    except Exception as exc:
+        raise InputError(f"not a readable NPZ archive ({type(exc).__name__}: {exc})") from None
+    with archive:
+        found = list(archive.files)
+        if names["y_prob"] in found:
+            keys = (names["y_true"], names["y_prob"])
+        elif names["confidence"] in found and names["correct"] in found:
+            keys = (names["correct"], names["confidence"])
+        else:
+            keys = (names["y_true"], names["y_prob"])
+        missing = [k for k in keys if k not in found]
+        if missing:
+            raise InputError(
+                f"missing array {missing[0]!r}: expected {names['y_true']!r} + {names['y_prob']!r} or "
+                f"{names['confidence']!r} + {names['correct']!r}; found arrays {found}"
+            )
+        arrays = []
+        for key in keys:
+            try:
+                arrays.append(archive[key])
+            except ValueError as exc:  # "Object arrays cannot be loaded when allow_pickle=False"
+                raise InputError(
+                    f"array {key!r} holds pickled Python objects, refused for safety ({exc})"
+                ) from None
+    y, p = arrays
+    return y, p, {"y_true": keys[0], "y_prob": [keys[1]]}
+
+
+def _read_npy(raw, names, max_bytes):
+    try:
+        with _as_stream(raw) as stream:
+            arr = np.load(stream, allow_pickle=False)
+    except ValueError as exc:
+        if "pickle" in str(exc).lower():
+            raise InputError("the array holds pickled Python objects, refused for safety") from None
+        raise InputError(f"not a readable NPY file ({exc})") from None
+    except Exception as exc:
+        raise InputError(f"not a readable NPY file ({type(exc).__name__}: {exc})") from None
+    if arr.ndim != 2 or arr.shape[1] < 2:
+        raise InputError(
+            f"NPY input must be a 2-D array with y_true in column 0 and probabilities in the remaining "
+            f"columns; got shape {arr.shape}"
+        )
+    if arr.dtype.kind not in "biuf":
+        raise InputError(f"NPY array must be numeric; got dtype {arr.dtype}")
+    y = arr[:, 0]
+    p = arr[:, 1] if arr.shape[1] == 2 else arr[:, 1:]
+    return (
+        y,
+        p,
+        {"y_true": "array column 0", "y_prob": [f"array column {j + 1}" for j in range(arr.shape[1] - 1)]},
+    )
+
+
+_READERS = {"csv": _read_csv, "parquet": _read_parquet, "npz": _read_npz, "npy": _read_npy}
+
+
+def _prob_columns(columns, prefix: str) -> list[str]:
+    pattern = re.compile(re.escape(prefix) + r"(\d+)$")
+    numbered = {}
+    for c in columns:
+        m = pattern.match(str(c))
+        if m:
+            numbered[int(m.group(1))] = c
+    if not numbered:
+        return []
+    k = max(numbered) + 1
+    gaps = [i for i in range(k) if i not in numbered]
+    if gaps:
+        raise InputError(
+            f"probability columns {prefix}0..{prefix}{k - 1} must all be present; missing {prefix}{gaps[0]}"
+        )
+    return [numbered[i] for i in range(k)]
+
+
+def _from_frame(frame, names, header_lines):
+    found = [str(c) for c in frame.columns]
+    frame.columns = found
+    if len(frame) == 0:
+        raise InputError(f"no data rows (columns {found})")
+    prob_cols = _prob_columns(found, names["prob_prefix"])
+    if names["y_prob"] in found:
+        label_col, prob_cols = names["y_true"], [names["y_prob"]]
+    elif prob_cols:
+        label_col = names["y_true"]
+    elif names["confidence"] in found and names["correct"] in found:
+        label_col, prob_cols = names["correct"], [names["confidence"]]
+    else:
+        raise InputError(
+            f"no probability columns: expected {names['y_prob']!r}, {names['prob_prefix']}0.."
+            f"{names['prob_prefix']}{{K-1}}, or {names['confidence']!r} + {names['correct']!r}; "
+            f"found columns {found}"
+        )
+    if label_col not in found:
+        raise InputError(f"missing label column {label_col!r}; found columns {found}")
+    if len(prob_cols) == 1 and prob_cols[0] not in (names["y_prob"], names["confidence"]):
+        raise InputError(
+            f"only one probability column {prob_cols[0]!r} (a single class): binary files use "
+            f"{names['y_prob']!r} = P(y=1), or {names['prob_prefix']}0 and {names['prob_prefix']}1"
+        )
+    y = _numeric_column(frame, label_col, header_lines)
+    ps = [_numeric_column(frame, c, header_lines) for c in prob_cols]
+    p = ps[0] if len(ps) == 1 else np.column_stack(ps)
+    return y, p, {"y_true": label_col, "y_prob": prob_cols}
+
+
+def _row_ref(i: int, header_lines) -> str:
+    return f"row {i}" + (f" (line {i + 1 + header_lines} of the file)" if header_lines else "")
+
+
+def _numeric_column(frame, name: str, header_lines) -> np.ndarray:
+    import pandas as pd
+
+    col = frame[name]
+    if col.dtype == bool or pd.api.types.is_bool_dtype(col.dtype):
+        if col.isna().any():
+            i = int(np.flatnonzero(col.isna().to_numpy())[0])
+            raise InputError(f"column {name!r} has an empty cell at {_row_ref(i, header_lines)}")
+        return col.to_numpy(dtype=np.int64)
+    if not pd.api.types.is_numeric_dtype(col.dtype):
+        values = col.astype("string") if not pd.api.types.is_object_dtype(col.dtype) else col
+        coerced = pd.to_numeric(values, errors="coerce")
+        bad = coerced.isna().to_numpy() & values.notna().to_numpy()
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            raise InputError(
+                f"column {name!r} has a non-numeric cell {values.iloc[i]!r} at {_row_ref(i, header_lines)}"
+            )
+        col = coerced
+    arr = col.to_numpy(dtype=np.float64, na_value=np.nan)
+    missing = np.isnan(arr)
+    if missing.any():
+        i = int(np.flatnonzero(missing)[0])
+        raise InputError(f"column {name!r} has an empty or NaN cell at {_row_ref(i, header_lines)}")
+    return arr
+
+
+def _validate(y, p, columns, renormalize) -> CalibrationData:
+    """as_calibration_data, with messages naming the file's columns instead of y_true / y_prob and
+    positions in the probability matrix."""
+    try:
+        return as_calibration_data(y, p, renormalize=renormalize)
+    except InputError as exc:
+        message = str(exc)
+        prob_cols = columns["y_prob"]
+        if len(prob_cols) > 1:
+            message = re.sub(r"column (\d+)", lambda m: f"column {prob_cols[int(m.group(1))]!r}", message)
+            message = re.sub(r"\by_prob\b", "probabilities", message)
+        else:
+            message = re.sub(r"\by_prob\b", repr(prob_cols[0]), message)
+        message = re.sub(r"\by_true\b", repr(columns["y_true"]), message)
+        raise InputError(message) from None
