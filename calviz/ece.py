@@ -93,6 +93,13 @@ class BinSums(ResultMixin):
     null_cov_sq_trace: np.ndarray
     n_total: int
 
+    def __post_init__(self):
+        B = self.keys.shape[0]
+        if self.keys.ndim != 1 or any(getattr(self, f).shape[0] != B for f in _ARRAY_FIELDS):
+            raise InputError("BinSums arrays must all have one row per key")
+        if B > 1 and not np.all(self.keys[1:] > self.keys[:-1]):
+            raise InputError("BinSums keys must be strictly increasing (sorted, unique)")
+
     @property
     def n_nonempty(self) -> int:
         return int(self.keys.shape[0])

@@ -412,3 +412,14 @@ def test_huge_bin_counts_use_memory_proportional_to_n():
     with pytest.raises(ValueError):
         calviz.reliability(y, z, n_bins=10**7)
     assert calviz.kumar_debiased_ece(y, np.round(z, 1)).n_bins == np.unique(np.round(z, 1)).size
+
+
+def test_binsums_rejects_inconsistent_arrays():
+    s = bin_sums(np.array([3, 1, 3]), np.array([0.2, 0.5, 0.7]), np.array([0.0, 1.0, 1.0]))
+    assert s.keys.tolist() == [1, 3] and s.count.tolist() == [1, 2]
+    import dataclasses
+
+    with pytest.raises(ValueError):
+        dataclasses.replace(s, keys=s.keys[::-1].copy())
+    with pytest.raises(ValueError):
+        dataclasses.replace(s, count=s.count[:1])
