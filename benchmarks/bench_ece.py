@@ -190,6 +190,7 @@ def main(argv=None) -> int:
     cmd = "python " + " ".join([os.path.relpath(__file__)] + (argv if argv is not None else sys.argv[1:]))
     print(f"command: {cmd}\ncpu_count: {os.cpu_count()}  python {platform.python_version()}  "
           f"numpy {np.__version__}")
+    load_before = os.getloadavg()[0]
     rng = np.random.default_rng(0)
     rows = []
     mem_rows = []
@@ -274,8 +275,9 @@ def main(argv=None) -> int:
         f"Command: `{cmd}` · `os.cpu_count()` = {os.cpu_count()} · Python {platform.python_version()} · "
         f"numpy {np.__version__} · medians of {repeats} runs after JIT warm-up, single process.",
         "",
-        "**Caveat:** measured on a shared 2-core machine while other developers were running tests, "
-        "so absolute timings are pessimistic (repeat on a quiet machine).",
+        f"**Caveat:** 1-minute load average {load_before:.1f} before / {os.getloadavg()[0]:.1f} after the "
+        "run: on a shared 2-core machine (other developers running tests) absolute timings are pessimistic "
+        "and noisy; repeat on a quiet machine.",
         "",
         "*engine* = public calls on raw arrays (each call validates its input); *pre-validated* = the "
         "same calls on a `CalibrationData` (validation done once, outside the timing); *validation* = "
