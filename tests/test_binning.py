@@ -242,3 +242,30 @@ def test_property_assign_bins_validates_or_value_error(z, m, scheme, flat):
     assert b.n_nonempty == b.keys.size <= max(arr.shape[0], 0)
     if b.ids.size:
         assert b.ids.min() >= 0 and b.ids.max() < b.n_nonempty
+
+
+@settings(max_examples=80, deadline=None)
+@given(keys=arrays(np.int64, st.integers(0, 30), elements=st.integers(-(2**62), 2**62) | st.integers(0, 40)))
+def test_property_dense_ids(keys):
+    ids, uniq = dense_ids(keys)
+    np.testing.assert_array_equal(uniq[ids], keys)
+    assert np.all(np.diff(uniq) > 0)
+
+
+@settings(max_examples=80, deadline=None)
+@given(z=arrays(np.float64, st.tuples(st.integers(0, 6), st.integers(0, 6)),
+                elements=st.floats(0, 1) | st.floats(allow_nan=True, allow_infinity=True)),
+       m=st.integers(-1, 10**6), which=st.sampled_from(["simplex", "grid", "width", "mass"]))
+def test_property_key_functions_validate_or_value_error(z, m, which):
+    try:
+        if which == "simplex":
+            out = simplex_cell_keys(z, m)
+        elif which == "grid":
+            out = cubic_grid_keys(z, m)
+        elif which == "width":
+            out = equal_width_ids(z.ravel(), m)
+        else:
+            out = equal_mass_edges(z.ravel(), m)
+    except ValueError:
+        return
+    assert np.all(out >= 0)
