@@ -37,7 +37,6 @@ from calviz.analysis import (
     VIEW_INPUTS,
     AnalysisOptions,
     analysis_view,
-    analyze,
     resolve_target,
     run_view,
     view_key,
@@ -287,8 +286,25 @@ class CalvizApp(param.Parameterized):
         return result
 
     def analysis(self):
-        """The full :class:`calviz.analysis.Analysis` for the current state (used by the report)."""
-        return analyze(self.data, self.options)
+        """The :class:`calviz.analysis.Analysis` the app currently shows (from its cache: the exported
+        report shows exactly these results; only missing ones are computed)."""
+        from calviz.analysis import Analysis, DataSummary, prepare
+
+        options, data = self.options, self.data
+        views = ["reliability", "smooth", "tcal", "interval", "bootstrap", "distance"]
+        if options.resampling != "analytic":
+            views.append("tcal_resampled")
+        results = {view: self.result(view, options, data) for view in views}
+        distance = results.pop("distance")
+        return Analysis(
+            options=options,
+            summary=DataSummary.of(prepare(data, options), options, n_total=data.n),
+            distance=distance[0] if distance is not None else None,
+            witness=distance[1] if distance is not None else None,
+            timings=dict(self._last_timings),
+            errors=dict(self._errors),
+            **results,
+        )
 
     # -- panes --------------------------------------------------------------------------------------
     def _build_panes(self) -> None:
@@ -314,10 +330,10 @@ class CalvizApp(param.Parameterized):
             accept=".csv,.parquet,.pq,.npz,.npy", sizing_mode="stretch_width"
         )
         self._col_true = pn.widgets.TextInput(
-            name="label column (y_true / correct)", placeholder="auto", sizing_mode="stretch_width"
+            label="label column (y_true / correct)", placeholder="auto", sizing_mode="stretch_width"
         )
         self._col_prob = pn.widgets.TextInput(
-            name="probability column (or p_ prefix)",
+            label="probability column (or p_ prefix)",
             placeholder="auto",
             sizing_mode="stretch_width",
         )
@@ -335,7 +351,7 @@ class CalvizApp(param.Parameterized):
         button = pn.widgets.FileDownload(
             callback=self._export_report,
             filename="calviz_report.html",
-            button_type="primary",
+            color="primary",
             label="Export report" if available else "Export report (not available yet)",
             disabled=not available,
             sizing_mode="stretch_width",
@@ -550,6 +566,13 @@ class CalvizApp(param.Parameterized):
             )
         self._show("tcal", plots.tcal_plot(result, title=title, pending=pending, height=_REL_HEIGHT - 20))
         note = plots.tcal_caption(result) + ". Solid line: statistic Tᵈ per scale; dashed: critical value"
+        floor = plots.field(result, "min_attainable_pvalue")
+        if floor is not None and float(floor) > float(plots.field(result, "alpha", default=1.0)):
+            resamples = plots.field(result, "n_resamples")
+            note += (
+                f". With {resamples} resamples the smallest attainable p-value is {float(floor):.3g} > α,"
+                " so this test cannot reject: raise the number of resamples"
+            )
         if pending:
             note += f" — *{pending} (the analytic result is shown meanwhile)*"
         colour = (

@@ -1,0 +1,237 @@
+"""calviz.analysis and calviz.dashboard at the Python level: options, recompute-only-what-changed,
+background resampling, upload errors, independent sessions, Jupyter layout."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import numpy as np
+import panel as pn
+import pytest
+
+from calviz.analysis import VIEW_INPUTS, AnalysisOptions, analyze, view_key
+from calviz.dashboard import CalvizApp, dashboard
+from calviz.data import InputError, as_calibration_data
+
+
+def _data(n=2000, power=1.5, seed=0, classes=None):
+    rng = np.random.default_rng(seed)
+    if classes:
+        logits = rng.normal(size=(n, classes)) * 2
+        probs = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
+        labels = np.array([rng.choice(classes, p=row) for row in probs])
+        return as_calibration_data(labels, probs)
+    p = rng.uniform(0.02, 0.98, n)
+    return as_calibration_data((rng.random(n) < p**power).astype(int), p)
+
+
+@pytest.fixture
+def app():
+    application = CalvizApp(_data(), n_resamples=100)
+    application.wait()
+    yield application
+    application.wait()
+
+
+# -- analysis ---------------------------------------------------------------------------------------
+
+
+def test_options_validate():
+    with pytest.raises(InputError):
+        AnalysisOptions(alpha=1.5)
+    with pytest.raises(InputError):
+        AnalysisOptions(target="nonsense")
+    with pytest.raises(InputError):
+        AnalysisOptions(n_bins=0)
+    with pytest.raises(InputError):
+        AnalysisOptions(n=1)
+    assert AnalysisOptions().replace(n_bins=7).n_bins == 7
+
+
+def test_analyze_returns_every_result_and_json():
+    data = _data(1500)
+    result = analyze(data, AnalysisOptions(n_bins=10, n_resamples=60, resampling="y_only"))
+    for name in (
+        "reliability",
+        "smooth",
+        "tcal",
+        "tcal_resampled",
+        "interval",
+        "bootstrap",
+        "distance",
+        "witness",
+    ):
+        assert getattr(result, name) is not None, (name, result.errors)
+    assert not result.errors
+    assert result.summary.n == 1500 and result.summary.n_classes == 2
+    assert set(result.timings) >= {"reliability", "tcal", "interval", "distance"}
+    text = json.dumps(result.to_dict())
+    assert '"options"' in text and '"timings"' in text
+
+
+def test_analyze_subsample_and_targets():
+    data = _data(3000, classes=4)
+    result = analyze(data, AnalysisOptions(n=800, target="classwise", class_index=2), resampled=False)
+    assert result.summary.n == 800 and result.summary.n_total == 3000
+    assert result.summary.target == "classwise"
+    assert result.reliability.n == 800
+    topk = analyze(
+        data, AnalysisOptions(target="topk", top_k=2), resampled=False, views=("interval", "reliability")
+    )
+    assert topk.interval is not None and topk.reliability is not None  # reliability via top-1
+
+
+def test_view_key_uses_seed_only_for_subsamples():
+    data = _data(500)
+    a, b = AnalysisOptions(seed=1), AnalysisOptions(seed=2)
+    assert view_key("reliability", data, a) == view_key("reliability", data, b)
+    assert view_key("reliability", data, a.replace(n=100)) != view_key("reliability", data, b.replace(n=100))
+    assert view_key("tcal_resampled", data, a) != view_key("tcal_resampled", data, b)
+    assert "n_bins" not in VIEW_INPUTS["tcal"] and "n_bins" not in VIEW_INPUTS["distance"]
+
+
+# -- recompute only the views whose inputs changed --------------------------------------------------
+
+
+def _delta(app, change):
+    before = dict(app.calls)
+    app.param.update(**change)
+    app.wait()
+    return {
+        k: app.calls.get(k, 0) - before.get(k, 0)
+        for k in set(app.calls) | set(before)
+        if app.calls.get(k, 0) != before.get(k, 0)
+    }
+
+
+def test_bin_count_recomputes_only_binned_views(app):
+    delta = _delta(app, {"n_bins": 23})
+    assert delta == {"reliability": 1, "interval": 1, "bootstrap": 1}, delta
+
+
+def test_alpha_recomputes_dependent_views_not_distance(app):
+    delta = _delta(app, {"alpha": 0.1})
+    assert set(delta) == {"reliability", "smooth", "tcal", "interval", "bootstrap"}, delta
+    assert all(v == 1 for v in delta.values())
+
+
+def test_kernel_recomputes_only_smooth(app):
+    assert _delta(app, {"kernel": "logit_gaussian"}) == {"smooth": 1}
+
+
+def test_bandwidth_recomputes_smooth_and_distance(app):
+    assert _delta(app, {"bandwidth": 0.05}) == {"smooth": 1, "distance": 1}
+
+
+def test_returning_to_previous_value_uses_cache(app):
+    _delta(app, {"n_bins": 30})
+    assert _delta(app, {"n_bins": 15}) == {}
+
+
+def test_status_line_shows_n_k_and_time(app):
+    app.n = 1000
+    app.wait()
+    text = app.status.object
+    assert "1,000 of 2,000" in text and "**K** = 2" in text and " ms" in text
+
+
+# -- background resampling ---------------------------------------------------------------------------
+
+
+def test_resampled_tcal_replaces_analytic(app):
+    app.resampling = "y_only"
+    assert "analytic" in app.tcal_note.object  # shown at once, while resampling runs
+    app.wait()
+    assert "y_only" in app.tcal_note.object
+    assert app.calls["tcal_resampled"] == 1
+
+
+def test_newer_change_supersedes_stale_resampling(app):
+    app.resampling = "y_only"
+    app.n_resamples = 150  # before the first job is done (or queued): its result must not be shown
+    app.wait()
+    shown = app.tcal_note.object
+    latest = app.result("tcal_resampled")
+    assert latest.n_resamples == 150
+    assert "y_only" in shown
+
+
+# -- data: upload path -------------------------------------------------------------------------------
+
+
+def _csv(n=400, seed=1) -> bytes:
+    rng = np.random.default_rng(seed)
+    p = rng.uniform(0, 1, n)
+    y = (rng.random(n) < p).astype(int)
+    lines = ["y_true,y_prob"] + [f"{a},{b:.6f}" for a, b in zip(y, p, strict=True)]
+    return ("\n".join(lines) + "\n").encode()
+
+
+def test_bad_upload_keeps_previous_data(app):
+    data_before = app.data
+    assert not app.load_file(b"y_true,y_prob\n1,0.5\n0,banana\n", "bad.csv")
+    assert app.alert.visible and "bad.csv" in app.alert.object
+    assert app.data is data_before
+    app.n_bins = 9  # the app keeps working
+    app.wait()
+    assert app.calls["reliability"] >= 2
+
+
+def test_upload_over_size_limit_is_refused(app):
+    app.upload_limit = 100
+    assert not app.load_file(b"x" * 101, "big.csv")
+    assert "upload limit" in app.alert.object
+
+
+def test_valid_upload_replaces_data_and_clears_error(app):
+    app.load_file(b"garbage", "bad.npy")
+    assert app.alert.visible
+    assert app.load_file(_csv(400), "mine.csv")
+    assert not app.alert.visible
+    assert app.data.n == 400 and app.n == 400
+    assert app.dataset == "uploaded: mine.csv"
+    assert "400 of 400" in app.status.object
+
+
+# -- sessions, Jupyter ---------------------------------------------------------------------------------
+
+
+def test_two_apps_do_not_share_state():
+    a, b = CalvizApp(_data(600)), CalvizApp(_data(600, seed=5))
+    a.n_bins = 40
+    assert b.n_bins == 15
+    assert a.reliability_pane.object is not b.reliability_pane.object
+    assert a._cache is not b._cache
+    a.wait()
+    b.wait()
+
+
+def test_dashboard_returns_inline_layout():
+    data = _data(500)
+    layout = dashboard(data.labels, data.probs, n_bins=8, alpha=0.1)
+    assert isinstance(layout, pn.Row)
+    assert layout.app.n_bins == 8 and layout.app.alpha == 0.1
+    model = layout.get_root()  # renders as a Bokeh model (what a notebook displays)
+    assert model is not None
+    layout.app.wait()
+
+
+def test_multiclass_targets_and_class_selector():
+    app = CalvizApp(_data(1500, classes=3))
+    app.target = "classwise"
+    app.class_index = 2
+    app.wait()
+    assert app.param.class_index.bounds == (0, 2)
+    assert "classwise" in app.status.object
+    app.target = "topk"
+    app.top_k = 3
+    app.wait()
+    assert app.result("interval") is not None
+
+
+def test_export_report_html(app):
+    pytest.importorskip("calviz.report")
+    out = app._export_report()
+    assert isinstance(out, io.BytesIO)
+    assert b"<html" in out.getvalue()[:2000].lower()
