@@ -48,7 +48,7 @@ import numpy as np
 from dask.delayed import Delayed, delayed
 
 from calviz._results import ResultMixin
-from calviz.binning import check_n_bins, dense_ids, equal_width_edges, equal_width_ids
+from calviz.binning import check_n_bins, dense_ids, equal_width_edges
 from calviz.data import CalibrationData, InputError, as_calibration_data, check_alpha
 from calviz.ece import (
     BinSums,
@@ -577,6 +577,14 @@ def _reliability_from_sums(sums: BinSums, m: int, alpha: float, interval: str,
 # ------------------------------------------------------------------------------------------------
 # all dyadic scales at once
 # ------------------------------------------------------------------------------------------------
+def dyadic_keys(z: np.ndarray, level: int) -> np.ndarray:
+    """Equal-width bin keys at scale 2^level (level ≤ 62): min(⌊2^level z⌋, 2^level − 1).  Multiplying by a
+    power of two is exact and the edges i/2^level are exact, so this is
+    :func:`calviz.binning.equal_width_ids` without its 2^40 bound (as in the T-Cal kernels)."""
+    top = (1 << int(level)) - 1
+    return np.minimum((z * float(2 ** int(level))).astype(np.int64), top)
+
+
 def coarsen(sums: BinSums, shift: int = 1) -> BinSums:
     """BinSums of the nested coarser equal-width binning: bin i at scale 2^b is the union of bins
     2i, 2i+1 at scale 2^{b+1} (the edges i/2^b are exact in floating point, so the float bin rule of
@@ -653,7 +661,7 @@ def _partition_scale_sums(part, index, row_offset, view: _View, exponents: tuple
 def _partition_scale_sums_of(z, y, view: _View, exponents: tuple[int, ...], third: bool):
     if z.ndim == 1:
         # sparse keys at the finest scale (the fused kernel of binned_sums allocates all 2^B bins)
-        keys = equal_width_ids(z, 2 ** exponents[-1])
+        keys = dyadic_keys(z, exponents[-1])
         out = [(bin_sums(keys, z, y), ThirdSums.of(z, keys) if third else None)]
         for b_fine, b in zip(exponents[::-1], exponents[-2::-1], strict=False):
             s, t = out[-1]
@@ -682,9 +690,8 @@ def scale_sums(
     data = as_dask_data(y_true, y_prob, **columns)
     view = _resolve_view(data, target, 1, class_index)
     exps = tuple(sorted(int(b) for b in exponents))
-    if not exps or exps[0] < 0:
-        raise InputError(f"exponents must be non-negative integers; got {exponents!r}")
-    check_n_bins(2 ** exps[-1])
+    if not exps or exps[0] < 0 or exps[-1] > 62:
+        raise InputError(f"exponents must be integers in 0..62; got {exponents!r}")
     parts = [delayed(_partition_scale_sums, pure=True)(part, i, off, view, exps, bool(third_moments))
              for i, (part, off) in _parts_with_offsets(data)]
     (merged,), = (_compute(data, _tree_reduce(parts, _merge_scale_sums, split_every), client=client),)
@@ -756,23 +763,31 @@ def _merge_profiles(*profiles):
 def adaptive_tcal(
     y_true, y_prob=None, *, alpha: float = 0.05, resampling: str = "analytic", n_resamples: int | None = None,
     combine: str = "bonferroni", target: str = "auto", class_index: int | None = None,
-    discrete: bool | None = None, seed=None, max_bins: int = TCAL_MAX_BINS, split_every: int = 4,
-    client=None, **columns,
+    discrete: bool | None = None, seed=None, max_bins: int = TCAL_MAX_BINS, sort_fine_scales: bool = True,
+    split_every: int = 4, client=None, **columns,
 ):
     """Distributed :func:`calviz.adaptive_tcal` (seed 000, Algorithm 2) with ``resampling="analytic"``
     (scaled chi-square critical values, estimators.md §5) — the default here, since resampling costs
     O(N n) — or ``"threshold"``; ``"y_only"`` runs :func:`resampled_tcal`.
 
-    Two passes: (1) n and, for 1-D targets, the distinct predictions (discrete-predictor detection, App.
-    B.4, the same rule as in memory); (2) the BinSums of every dyadic scale 2^1..2^B in one pass
-    (per-partition finest-scale sums, coarser scales by adding nested bins), finalised by
-    :func:`calviz.tcal.analytic_tcal_from_sums` — equal to the in-memory test.
+    Pass 1: n and, for 1-D targets, the distinct predictions (discrete-predictor detection, App. B.4, the
+    same rule as in memory).  Pass 2, either
 
-    Limit: a merged BinSums of scale b holds min(n, 2^{b(K−1)}) rows.  Scales are kept from the coarsest
-    up while the running total of rows stays ≤ ``max_bins``; finer scales are omitted (a warning says so
-    and ``reason`` records it), and Bonferroni runs over the scales actually tested, so the test keeps its
-    level.  With n ≤ about max_bins / log2(n) nothing is omitted.  ``target="classwise"`` needs an
-    explicit ``class_index``.
+    * bin sums: the BinSums of every dyadic scale 2^1..2^B in one pass (per-partition finest-scale sums,
+      coarser scales by adding nested bins), merged in a tree — used while the merged sums fit: a merged
+      BinSums of scale b has min(n, 2^{b(K−1)}) rows and the running total over the scales must stay
+      ≤ ``max_bins``; or
+    * sorted scan (1-D targets, when the sums would not fit and ``sort_fine_scales``): a global sort of
+      the predictions (``dask.dataframe.sort_values``); in each sorted partition the bins of every scale
+      are contiguous, the bins strictly inside a partition are finalised there, and the first/last bin of
+      each partition (which may continue in the neighbours) are merged by key on the client.  Memory
+      O(rows of a partition); every scale is tested.
+
+    Both finalise with the in-memory functions (T^d, :func:`calviz.tcal.null_moments_from_sums`, the exact
+    third cumulant of the in-memory kernel, ``calviz.tcal._analytic_result``), so the result equals the
+    in-memory test.  For ``target="full"`` (simplex cells, no 1-D order) scales beyond ``max_bins`` are
+    omitted instead (a warning says so and ``reason`` records it; Bonferroni over the scales tested keeps
+    the level).  ``target="classwise"`` needs an explicit ``class_index``.
     """
     import importlib
     import warnings
@@ -834,6 +849,20 @@ def adaptive_tcal(
         if rows > max_bins:
             break
         kept = b
+    kind_text = "full K-class calibration on the simplex partition" if full else f"{view.target} calibration"
+    if kept < levels and not full and sort_fine_scales:
+        # the merged bin sums of every scale would not fit: exact terms of all scales by a global sort
+        terms = _scan_tcal_terms(data, view, levels, n, client)
+        scales = tuple(2**b for b in range(1, levels + 1))
+        scale_text = f"{levels} dyadic scales 2..2^{levels}" + (
+            f" (Algorithm 2's B = {B_paper}; finer scales capped)" if levels < B_paper else "")
+        t = terms[:, 0]
+        if resampling == "analytic":
+            reason = f"{kind_text}; {scale_text}; scaled chi-square critical values, Bonferroni"
+            return _tcal._analytic_result(t, terms[:, 1:].T, scales, alpha, n, K, view.target,
+                                          "adaptive T-Cal", reason)
+        return _threshold_result(_tcal, t, scales, alpha, n, K, full, view.target,
+                                 f"{kind_text}; {scale_text}; Theorem 3 Chebyshev thresholds at α/B")
     if kept < 1:
         raise InputError(f"max_bins = {max_bins} is too small for even the coarsest scale")
     exponents = tuple(range(1, kept + 1))
@@ -849,7 +878,6 @@ def adaptive_tcal(
         scale_text += f" ({note})"
     elif levels < B_paper:
         scale_text += f" (Algorithm 2's B = {B_paper}; finer scales capped)"
-    kind_text = "full K-class calibration on the simplex partition" if full else f"{view.target} calibration"
     if resampling == "analytic":
         t = np.array([debiased_ece_sq(s) for s in sums])
         moments = np.array([_tcal.null_moments_from_sums(s) for s in sums]).reshape(-1, 3).T
@@ -859,12 +887,82 @@ def adaptive_tcal(
                                       f"{kind_text}; {scale_text}; scaled chi-square critical values, "
                                       "Bonferroni")
     t = np.array([debiased_ece_sq(s) for s in sums])
+    return _threshold_result(_tcal, t, scales, alpha, n, K, full, view.target,
+                             f"{kind_text}; {scale_text}; Theorem 3 Chebyshev thresholds at α/B")
+
+
+def _threshold_result(_tcal, t, scales, alpha, n, K, full, target, reason):
+    """Adaptive T-Cal with the Theorem 3 Chebyshev thresholds at α/B (as calviz.tcal.adaptive_tcal)."""
+    B = len(scales)
     p = np.array([_tcal._chebyshev_pvalue(ti, m, n, K, not full) for ti, m in zip(t, scales, strict=True)])
-    crit = np.array([_tcal.chebyshev_threshold(m, n, K, alpha / kept, scalar=not full) for m in scales])
-    padj = float(min(1.0, kept * p.min()))
+    crit = np.array([_tcal.chebyshev_threshold(m, n, K, alpha / B, scalar=not full) for m in scales])
+    padj = float(min(1.0, B * p.min()))
     return _tcal.TCalResult(bool(np.any(t >= crit)), padj, alpha, scales, t, crit, p, "threshold",
-                            "bonferroni", n, K, 0, 0.0, "adaptive T-Cal",
-                            f"{kind_text}; {scale_text}; Theorem 3 Chebyshev thresholds at α/B", view.target)
+                            "bonferroni", n, K, 0, 0.0, "adaptive T-Cal", reason, target)
+
+
+def _take(sums: BinSums, rows, n_total: int) -> BinSums:
+    """The BinSums of some of the bins (``rows``: slice or index array), with ``n_total`` set (the global n,
+    so that the finalisers, which are sums over bins divided by powers of n, add up across pieces)."""
+    return BinSums(keys=sums.keys[rows], n_total=int(n_total),
+                   **{name: getattr(sums, name)[rows] for name in (
+                       "count", "resid_sum", "resid_sq_sum", "resid_outer_sum", "z_sum", "y_sum",
+                       "null_cov_sum", "null_cov_sq_trace")})
+
+
+def _tcal_terms(sums: BinSums, third: ThirdSums, null_moments) -> np.ndarray:
+    """[T^d, Var₀, Σ tr A_b, Σ tr A_b², κ₃] of a set of bins — each a sum over the bins (additive)."""
+    if sums.n_nonempty == 0:
+        return np.zeros(5)
+    return np.array([debiased_ece_sq(sums), *null_moments(sums), third_cumulant(sums, third)])
+
+
+def _partition_scan_tcal(frame, levels: int, n: int):
+    """One sorted partition (a contiguous run of the globally sorted 1-D predictions): per scale 2^b,
+    b = 1..levels, the T-Cal terms of its interior bins and the BinSums / ThirdSums of its first and last
+    bins (which may continue in the neighbouring partitions).  Memory O(rows of the partition)."""
+    import importlib
+
+    null_moments = importlib.import_module("calviz.tcal").null_moments_from_sums
+    z, y = _sorted_arrays(frame)
+    keys = dyadic_keys(z, levels)
+    sums = bin_sums(keys, z, y)
+    third = ThirdSums.of(z, keys)
+    interior = np.zeros((levels, 5))
+    edges = [None] * levels
+    for b in range(levels, 0, -1):
+        if b < levels:
+            sums, third = coarsen(sums, 1), third.coarsen(1)
+        B = sums.n_nonempty
+        if B > 2:
+            interior[b - 1] = _tcal_terms(_take(sums, slice(1, B - 1), n),
+                                          ThirdSums(third.keys[1:B - 1], third.values[1:B - 1]), null_moments)
+        idx = np.array([0, B - 1]) if B >= 2 else np.arange(B)
+        edges[b - 1] = (_take(sums, idx, n), ThirdSums(third.keys[idx], third.values[idx]))
+    return interior, edges
+
+
+def _scan_tcal_terms(data: DaskCalibrationData, view: _View, levels: int, n: int, client) -> np.ndarray:
+    """(levels, 5) T-Cal terms of every scale, exactly, via a global sort: interior bins of each sorted
+    partition are final; the edge bins of all partitions are merged by key and then finalised."""
+    import importlib
+
+    null_moments = importlib.import_module("calviz.tcal").null_moments_from_sums
+    with _partition_errors(data):
+        ordered = sorted_view(data, view)
+        parts = [delayed(_partition_scan_tcal, pure=True)(frame, levels, n) for frame in ordered.to_delayed()]
+        results = _compute(data, *parts, client=client)
+    terms = np.zeros((levels, 5))
+    for b in range(levels):
+        edge_sums, edge_third = None, None
+        for interior, edges in results:
+            terms[b] += interior[b]
+            s_, t_ = edges[b]
+            edge_sums = s_ if edge_sums is None else edge_sums.merge(s_)
+            edge_third = t_ if edge_third is None else edge_third.merge(t_)
+        terms[b] += _tcal_terms(BinSums(**{**dataclasses.asdict(edge_sums), "n_total": n})
+                                if edge_sums is not None else BinSums.empty(1), edge_third, null_moments)
+    return terms
 
 
 #: default cap on n_resamples × 2^b_max (cells of the dense resampled per-bin arrays of one partition)
@@ -880,7 +978,7 @@ def _partition_resampled(part, index, row_offset, view: _View, exponents: tuple[
     z, y = _partition_view(part, index, row_offset, view)
     observed = _partition_scale_sums_of(z, y, view, exponents, third=False)
     m = 2 ** exponents[-1]
-    ids = equal_width_ids(z, m) if z.shape[0] else np.empty(0, np.int64)
+    ids = dyadic_keys(z, exponents[-1])
     seed = int(np.random.SeedSequence(seed_seq.entropy, spawn_key=seed_seq.spawn_key).generate_state(1)[0])
     S, Q = y_only_bin_sums(ids, np.ascontiguousarray(z, dtype=np.float64), m, n_resamples, seed)
     return observed, S, Q
@@ -1000,33 +1098,38 @@ def _scalar_view(data: DaskCalibrationData, target: str, class_index: int) -> _V
     return view
 
 
-def _partition_residual_frame(part, index, row_offset, view: _View):
+def _partition_view_frame(part, index, row_offset, view: _View):
     import pandas as pd
 
     z, y = _partition_view(part, index, row_offset, view)
-    return pd.DataFrame({"v": z, "r": y - z})
+    return pd.DataFrame({"v": z, "y": y})
 
 
-def sorted_residuals(data: DaskCalibrationData, view: _View):
-    """The scalar view as a dask DataFrame with columns v (prediction) and r = y − v, globally sorted by v
+def sorted_view(data: DaskCalibrationData, view: _View):
+    """The scalar view as a dask DataFrame with columns v (prediction) and y (label), globally sorted by v
     (``sort_values``: sampled quantiles, a shuffle, then sorted partitions)."""
     import dask.dataframe as dd
     import pandas as pd
 
-    frames = [delayed(_partition_residual_frame, pure=True)(part, i, off, view)
+    frames = [delayed(_partition_view_frame, pure=True)(part, i, off, view)
               for i, (part, off) in _parts_with_offsets(data)]
-    meta = pd.DataFrame({"v": np.empty(0), "r": np.empty(0)})
+    meta = pd.DataFrame({"v": np.empty(0), "y": np.empty(0)})
     return dd.from_delayed(frames, meta=meta, verify_meta=False).sort_values("v")
+
+
+def _sorted_arrays(frame) -> tuple[np.ndarray, np.ndarray]:
+    v = np.ascontiguousarray(frame["v"].to_numpy(dtype=np.float64))
+    y = np.ascontiguousarray(frame["y"].to_numpy(dtype=np.float64))
+    if v.shape[0] > 1 and np.any(v[1:] < v[:-1]):  # pragma: no cover - sort_values guarantees order
+        raise RuntimeError("partition of the sorted data is not sorted")
+    return v, y
 
 
 def _run_summary(frame, inv_h: float):
     from calviz._kernels.dask_scan import laplace_run_summary
 
-    v = np.ascontiguousarray(frame["v"].to_numpy(dtype=np.float64))
-    r = np.ascontiguousarray(frame["r"].to_numpy(dtype=np.float64))
-    if v.shape[0] > 1 and np.any(v[1:] < v[:-1]):  # pragma: no cover - sort_values guarantees order
-        raise RuntimeError("partition of the sorted data is not sorted")
-    total, tail, head = laplace_run_summary(v, r, inv_h)
+    v, y = _sorted_arrays(frame)
+    total, tail, head = laplace_run_summary(v, np.ascontiguousarray(y - v), inv_h)
     first = float(v[0]) if v.shape[0] else np.nan
     last = float(v[-1]) if v.shape[0] else np.nan
     return int(v.shape[0]), first, last, float(total), float(tail), float(head)
@@ -1062,7 +1165,7 @@ def laplace_kce(
     """Distributed :func:`calviz.laplace_kce`, exact (seed 004 Sec. 8):
     kCE² = (1/n²) Σ_{i,j} r_i r_j e^{−|v_i − v_j|/h}, r = y − v.
 
-    Pass 1: a global sort of (v, r) by v (``dask.dataframe`` ``sort_values``).  Pass 2: every sorted
+    Pass 1: a global sort of (v, y) by v (``dask.dataframe`` ``sort_values``).  Pass 2: every sorted
     partition (a contiguous run) returns its own double sum, its left sum at its last point ("tail") and
     its residuals discounted to its first point ("head") (:mod:`calviz._kernels.dask_scan`); the client
     carries the exponential sums across partition boundaries (:func:`_combine_runs`).  O(n log n) work,
@@ -1075,7 +1178,7 @@ def laplace_kce(
     view = _scalar_view(data, target, class_index)
     inv_h = 1.0 / h
     with _partition_errors(data):
-        ordered = sorted_residuals(data, view)
+        ordered = sorted_view(data, view)
         runs = [delayed(_run_summary, pure=True)(frame, inv_h) for frame in ordered.to_delayed()]
         summaries = _compute(data, *runs, client=client)
     n, total = _combine_runs(summaries, inv_h)

@@ -332,3 +332,16 @@ def test_resampled_tcal_per_partition(client):
     se = np.sqrt(2 * np.maximum(want.pvalues[:k] * (1 - want.pvalues[:k]), 1 / 500) / 500)
     ok = np.abs(got.pvalues - want.pvalues[:k]) <= 4 * se + 2 / 501
     assert ok.all(), (got.pvalues, want.pvalues[:k], se)
+
+
+def test_adaptive_tcal_sorted_scan_all_scales(client):
+    # max_bins too small for the merged bin sums: every scale by the global sort + scan, still exact
+    tcal = _tcal_module()
+    y, prob = binary_data()
+    Y, P = as_dask(y, prob)
+    want = tcal.adaptive_tcal(y, prob, resampling="analytic")
+    got = cdask.adaptive_tcal(Y, P, resampling="analytic", max_bins=64)
+    assert got.n_bins == want.n_bins and got.reason == want.reason
+    close(got.statistics, want.statistics, scale=float(np.mean((y - prob) ** 2)) / len(y))
+    close(got.pvalues, want.pvalues, scale=1e-12)
+    close(got.critical_values, want.critical_values)
