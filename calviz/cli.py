@@ -398,22 +398,13 @@ def session_factory(data=None, dataset: str | None = None):
     ``data``: predictions already read and validated by the CLI (with its column options) — immutable,
     so every session may start from the same object; ``dataset``: an embedded dataset to open on."""
     import importlib
-    import inspect
 
     # the module, not calviz.dashboard (the public function of the same name)
     dashboard = importlib.import_module("calviz.dashboard")
     params = {} if dataset is None else {"dataset": dataset}
-    accepts_data = "data" in inspect.signature(dashboard.create_app).parameters
 
     def new_session():
-        if data is None:
-            return dashboard.create_app(None, **params)
-        if accepts_data:
-            return dashboard.create_app(data=data, **params)
-        app = dashboard.CalvizApp(data, **params)  # create_app() without a data= keyword: same steps
-        page = app.template()
-        page.app = app
-        return page
+        return dashboard.create_app(data=data, **params)
 
     return new_session
 

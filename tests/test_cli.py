@@ -171,6 +171,18 @@ def test_serve_refuses_bad_arguments_before_starting(tmp_path, capsys):
     assert err.startswith("calviz serve: error:") and "row 1" in err
 
 
+def test_session_factory_builds_independent_apps():
+    from calviz.cli import session_factory
+
+    new_session = session_factory(None, "breast-cancer-logreg")
+    first, second = new_session(), new_session()
+    assert first is not second and first.app is not second.app
+    assert first.app.dataset == second.app.dataset == "breast-cancer-logreg"
+    data = load_dataset("digits-logreg")
+    page = session_factory(data)()
+    assert page.app.data.n == data.n and page.app.data.n_classes == 10
+
+
 def test_websocket_origins_stay_local():
     assert websocket_origins("127.0.0.1", 5006) == ["localhost:5006", "127.0.0.1:5006"]
     assert "10.0.0.5:80" in websocket_origins("10.0.0.5", 80)
