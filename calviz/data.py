@@ -82,6 +82,8 @@ def _as_float_array(values, name: str) -> np.ndarray:
             f"{name} must be real numbers; got {what.get(kind, 'values')} of dtype {arr.dtype} "
             f"(e.g. {arr.ravel()[:1].tolist()!r})"
         )
+    if arr.ndim == 0:  # ascontiguousarray would silently promote a scalar to shape (1,)
+        return arr.astype(np.float64)
     return np.ascontiguousarray(arr, dtype=np.float64)
 
 
@@ -409,17 +411,17 @@ def from_logits(logits, y_true=None):
         raise InputError(f"logits must be 1-D (binary) or 2-D (n, K); got shape {z.shape}")
     if z.ndim == 2 and z.shape[1] < 2:
         raise InputError(f"2-D logits need K >= 2 columns; got shape {z.shape} (pass binary logits as 1-D)")
-    if z.size and not np.isfinite(z.max() - z.min()):  # NaN or ±inf anywhere (overflowing range too)
-        bad = ~np.isfinite(z)
-        if bad.any():
-            i = _first_bad(bad)
-            col = "" if z.ndim == 1 else f", column {int(np.flatnonzero(bad[i])[0])}"
-            raise InputError(f"logits has a non-finite value (NaN or inf) at row {i}{col}")
+    bad = ~np.isfinite(z)
+    if bad.any():
+        i = _first_bad(bad)
+        col = "" if z.ndim == 1 else f", column {int(np.flatnonzero(bad[i])[0])}"
+        raise InputError(f"logits has a non-finite value (NaN or inf) at row {i}{col}")
     if z.ndim == 1:
         e = np.exp(-np.abs(z))  # in (0, 1]: no overflow
         probs = np.where(z >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
     else:
-        e = np.exp(z - z.max(axis=1, keepdims=True))
+        with np.errstate(over="ignore"):  # a spread beyond 1.8e308 gives −inf, and exp(−inf) = 0 is right
+            e = np.exp(z - z.max(axis=1, keepdims=True))
         probs = e / e.sum(axis=1, keepdims=True)
     if y_true is None:
         return probs
