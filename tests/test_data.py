@@ -37,11 +37,22 @@ def test_binary_multiclass_and_dtypes():
     d = as_calibration_data([0, 1, 1], [0.1, 0.9, 1.0])
     assert d.is_binary and d.n == 3 and d.n_classes == 2 and repr(d) == "CalibrationData(n=3, binary)"
     assert d.labels.dtype == np.int64 and d.probs.dtype == np.float64
-    for labels in ([0, 1, 1], [0.0, 1.0, 1.0], [False, True, True], np.array([0, 1, 1], dtype=np.uint8),
-                   np.array([0, 1, 1], dtype=np.int32), np.array([0, 1, 1], dtype=object)):
+    for labels in (
+        [0, 1, 1],
+        [0.0, 1.0, 1.0],
+        [False, True, True],
+        np.array([0, 1, 1], dtype=np.uint8),
+        np.array([0, 1, 1], dtype=np.int32),
+        np.array([0, 1, 1], dtype=object),
+    ):
         np.testing.assert_array_equal(as_calibration_data(labels, [0.1, 0.9, 1.0]).labels, [0, 1, 1])
-    for probs in (np.array([0.25, 0.5, 1.0], np.float32), np.array([0.25, 0.5, 1.0], np.float16),
-                  np.array([0, 1, 1]), np.array([False, True, True]), [0.25, 0.5, 1]):
+    for probs in (
+        np.array([0.25, 0.5, 1.0], np.float32),
+        np.array([0.25, 0.5, 1.0], np.float16),
+        np.array([0, 1, 1]),
+        np.array([False, True, True]),
+        [0.25, 0.5, 1],
+    ):
         d = as_calibration_data([0, 1, 1], probs)
         assert d.probs.dtype == np.float64 and d.probs.flags.c_contiguous
     d = as_calibration_data(Y3, P3)
@@ -60,7 +71,9 @@ def test_one_hot_labels():
     onehot = np.eye(3)[Y3]
     np.testing.assert_array_equal(as_calibration_data(onehot, P3).labels, Y3)
     np.testing.assert_array_equal(as_calibration_data(onehot.astype(bool), P3).labels, Y3)
-    np.testing.assert_array_equal(as_calibration_data(np.eye(2)[[0, 1, 1]], [0.2, 0.7, 0.9]).labels, [0, 1, 1])
+    np.testing.assert_array_equal(
+        as_calibration_data(np.eye(2)[[0, 1, 1]], [0.2, 0.7, 0.9]).labels, [0, 1, 1]
+    )
     bad = onehot.copy()
     bad[2] = [0, 1, 1]
     m = err(bad, P3)
@@ -371,8 +384,21 @@ def test_subsample_is_reproducible():
 
 
 # -- property-based: anything either validates or raises ValueError ------------------------------------
-_dtypes = st.sampled_from([np.float64, np.float32, np.float16, np.int64, np.int8, np.uint8, np.bool_,
-                           np.complex128, "U3", "datetime64[s]", object])
+_dtypes = st.sampled_from(
+    [
+        np.float64,
+        np.float32,
+        np.float16,
+        np.int64,
+        np.int8,
+        np.uint8,
+        np.bool_,
+        np.complex128,
+        "U3",
+        "datetime64[s]",
+        object,
+    ]
+)
 
 
 @st.composite
@@ -383,19 +409,33 @@ def arrays(draw):
     if kind == "ragged":
         return [draw(st.lists(st.floats(allow_nan=True), max_size=3)) for _ in range(draw(st.integers(0, 4)))]
     if kind == "objects":
-        return draw(st.lists(st.one_of(st.floats(), st.integers(-3, 3), st.none(), st.text(max_size=2),
-                                       st.booleans(), st.just(object())), max_size=6))
+        return draw(
+            st.lists(
+                st.one_of(
+                    st.floats(),
+                    st.integers(-3, 3),
+                    st.none(),
+                    st.text(max_size=2),
+                    st.booleans(),
+                    st.just(object()),
+                ),
+                max_size=6,
+            )
+        )
     shape = draw(hnp.array_shapes(min_dims=1, max_dims=3, min_side=0, max_side=5))
     dtype = draw(_dtypes)
     if dtype in (object, "U3", "datetime64[s]", np.complex128):
-        values = np.asarray(draw(st.lists(st.floats(-2, 2), min_size=int(np.prod(shape)),
-                                          max_size=int(np.prod(shape))))).reshape(shape)
-        arr = values.astype(dtype) if dtype != object else values.astype(object)
+        values = np.asarray(
+            draw(st.lists(st.floats(-2, 2), min_size=int(np.prod(shape)), max_size=int(np.prod(shape))))
+        ).reshape(shape)
+        arr = values.astype(dtype) if dtype is not object else values.astype(object)
     else:
         elements = None
         if np.dtype(dtype).kind == "f":
-            elements = st.one_of(st.floats(-0.5, 1.5, width=np.dtype(dtype).itemsize * 8),
-                                 st.sampled_from([0.0, 1.0, 0.5, np.nan, np.inf]).map(np.dtype(dtype).type))
+            elements = st.one_of(
+                st.floats(-0.5, 1.5, width=np.dtype(dtype).itemsize * 8),
+                st.sampled_from([0.0, 1.0, 0.5, np.nan, np.inf]).map(np.dtype(dtype).type),
+            )
         arr = draw(hnp.arrays(dtype, shape, elements=elements))
     return arr.tolist() if kind == "list" else arr
 
@@ -424,8 +464,11 @@ def test_random_arrays_validate_or_raise_value_error(y_true, y_prob, renormalize
 
 @settings(max_examples=200, deadline=None)
 @given(
-    probs=hnp.arrays(np.float64, st.tuples(st.integers(2, 20), st.integers(2, 6)),
-                     elements=st.floats(0, 1, allow_subnormal=False)),
+    probs=hnp.arrays(
+        np.float64,
+        st.tuples(st.integers(2, 20), st.integers(2, 6)),
+        elements=st.floats(0, 1, allow_subnormal=False),
+    ),
     seed=st.integers(0, 2**32 - 1),
 )
 def test_valid_random_multiclass_views_are_consistent(probs, seed):
