@@ -110,7 +110,8 @@ class AnalysisOptions:
 #: :func:`view_key` accounts for that.
 VIEW_INPUTS: dict[str, tuple[str, ...]] = {
     "reliability": ("target", "class_index", "top_k", "n", "scheme", "n_bins", "alpha"),
-    "smooth": ("target", "class_index", "top_k", "n", "kernel", "bandwidth", "alpha"),
+    "smooth": ("target", "class_index", "top_k", "n", "kernel", "bandwidth", "alpha", "n_resamples", "seed"),
+    "smooth_curve": ("target", "class_index", "top_k", "n", "kernel", "bandwidth"),
     "tcal": ("target", "class_index", "top_k", "n", "alpha"),
     "tcal_resampled": ("target", "class_index", "top_k", "n", "alpha", "resampling", "n_resamples", "seed"),
     "interval": ("target", "class_index", "top_k", "n", "n_bins", "alpha"),
@@ -300,8 +301,11 @@ def compute_distance(data: CalibrationData, options: AnalysisOptions):
     return bounds, witness
 
 
-def compute_smooth(data: CalibrationData, options: AnalysisOptions):
-    """Smooth reliability curve with a pointwise band (``calviz.smooth.smooth_reliability``)."""
+def compute_smooth(data: CalibrationData, options: AnalysisOptions, *, band: bool = True):
+    """Smooth reliability curve with a pointwise resampled band (``calviz.smooth.smooth_reliability``).
+
+    ``band=False`` computes the curve alone (no resampling; the dashboard shows it at once and the
+    banded version when its background computation finishes)."""
     data = prepare(data, options)
     (y, p), _ = _zy_for_engine(data, options, scalar=True)
     func = _engine("smooth", "smooth_reliability")
@@ -312,7 +316,7 @@ def compute_smooth(data: CalibrationData, options: AnalysisOptions):
         bandwidth=options.bandwidth,
         kernel=options.kernel,
         alpha=options.alpha,
-        n_resamples=min(int(options.n_resamples), 200),
+        n_resamples=min(int(options.n_resamples), 200) if band else 0,
         seed=int(options.seed),
     )
 
@@ -321,6 +325,7 @@ def compute_smooth(data: CalibrationData, options: AnalysisOptions):
 COMPUTE = {
     "reliability": compute_reliability,
     "smooth": compute_smooth,
+    "smooth_curve": lambda data, options: compute_smooth(data, options, band=False),
     "tcal": lambda data, options: compute_tcal(data, options, resampling="analytic"),
     "tcal_resampled": compute_tcal,
     "interval": compute_interval,
@@ -454,7 +459,9 @@ def analyze(
         else (options or AnalysisOptions())
     )
     prepared = prepare(data, options)
-    selected = views or tuple(v for v in COMPUTE if resampled or v not in ("tcal_resampled", "bootstrap"))
+    selected = views or tuple(
+        v for v in COMPUTE if v != "smooth_curve" and (resampled or v not in ("tcal_resampled", "bootstrap"))
+    )
     if options.resampling == "analytic" and "tcal_resampled" in selected:
         selected = tuple(v for v in selected if v != "tcal_resampled")
     results: dict[str, Any] = {}

@@ -163,8 +163,8 @@ class CalvizApp(param.Parameterized):
         self._pending_timings: dict[str, float] = {}
         self._last_timings: dict[str, float] = {}
         self._errors: dict[str, str] = {}
-        self._generation = {"tcal": 0, "bootstrap": 0}
-        self._executor = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="calviz")
+        self._generation = {"tcal": 0, "bootstrap": 0, "smooth": 0}
+        self._executor = concurrent.futures.ThreadPoolExecutor(max_workers=2, thread_name_prefix="calviz")
         self._jobs: dict[str, concurrent.futures.Future] = {}
         self._doc = pn.state.curdoc
         self._pipes: dict[str, hv.streams.Pipe] = {}
@@ -482,7 +482,17 @@ class CalvizApp(param.Parameterized):
     def _update_reliability(self):
         data, options = self.data, self.options
         rel = self.result("reliability", options, data)
-        smooth = self.result("smooth", options, data) if self.show_smooth else None
+        smooth = None
+        if self.show_smooth:
+            smooth = self._cached("smooth", options, data)
+            if smooth is None:  # curve now (no resampling), the band from a background job
+                smooth = self.result("smooth_curve", options, data)
+                self._submit("smooth", "smooth", data, options)
+            else:
+                self._cancel("smooth")
+        self._render_reliability(rel, smooth, options, data)
+
+    def _render_reliability(self, rel, smooth, options, data):
         witness = None
         dist = self._cached("distance", options, data)
         if dist is not None:
@@ -508,7 +518,15 @@ class CalvizApp(param.Parameterized):
         )
         if used != resolve_target(data, options):
             note += f" (The {resolve_target(data, options)} target is shown through its top-1 reduction.)"
-        self.reliability_note.object = note + self._error_text("reliability", "smooth")
+        bandwidth = plots.field(smooth, "bandwidth")
+        if bandwidth is not None:
+            band = (
+                "with its pointwise band"
+                if plots.field(smooth, "band_low") is not None
+                else "(band computing…)"
+            )
+            note += f" Blue: smooth curve {band}, bandwidth σ = {float(bandwidth):.3f}."
+        self.reliability_note.object = note + self._error_text("reliability", "smooth", "smooth_curve")
 
     def _show(self, view: str, elements) -> None:
         """Stream new plot elements into the view.  The first call builds a DynamicMap fed by a Pipe;
@@ -546,14 +564,12 @@ class CalvizApp(param.Parameterized):
             cached = self._cached("tcal_resampled", options, data)
             if cached is not None or key in self._cache:
                 self._show_tcal(cached or analytic)
-                self._generation["tcal"] += 1
-                self._stop_progress("tcal")
+                self._cancel("tcal")
                 return
             pending = f"{options.resampling} resampling running…"
             self._submit("tcal", "tcal_resampled", data, options)
         else:
-            self._generation["tcal"] += 1
-            self._stop_progress("tcal")
+            self._cancel("tcal")
         self._show_tcal(analytic, pending=pending)
 
     def _show_tcal(self, result, pending=None):
@@ -592,8 +608,7 @@ class CalvizApp(param.Parameterized):
             pending = "bootstrap running…"
             self._submit("bootstrap", "bootstrap", data, options)
         else:
-            self._generation["bootstrap"] += 1
-            self._stop_progress("bootstrap")
+            self._cancel("bootstrap")
         self._show_interval(interval, boot, pending)
 
     def _show_interval(self, interval, boot, pending=None):
@@ -659,8 +674,15 @@ class CalvizApp(param.Parameterized):
             generation = self._generation[kind]
         self.progress.visible = self.progress_text.visible = True
         self.progress.active = True
-        self.progress_text.object = "resampling…"
         self._jobs[kind] = self._executor.submit(self._run_job, kind, generation, view, data, options)
+        running = [_JOB_LABELS[k] for k, fut in self._jobs.items() if not fut.done()]
+        self.progress_text.object = "resampling: " + ", ".join(running) + "…"
+
+    def _cancel(self, kind: str) -> None:
+        """Results of earlier jobs of this kind are no longer wanted (the current one is cached)."""
+        with self._lock:
+            self._generation[kind] += 1
+        self._stop_progress(kind)
 
     def _run_job(self, kind, generation, view, data, options):
         if self._generation[kind] != generation:
@@ -675,6 +697,9 @@ class CalvizApp(param.Parameterized):
             return
         if kind == "tcal":
             self._show_tcal(self._cached("tcal_resampled", options, data))
+        elif kind == "smooth":
+            rel = self._cached("reliability", options, data)
+            self._render_reliability(rel, self._cached("smooth", options, data), options, data)
         else:
             self._show_interval(
                 self._cached("interval", options, data), self._cached("bootstrap", options, data)
@@ -709,6 +734,9 @@ class CalvizApp(param.Parameterized):
     def _clear_error(self) -> None:
         self.alert.visible = False
         self.alert.object = ""
+
+
+_JOB_LABELS = {"tcal": "T-Cal", "bootstrap": "bootstrap interval", "smooth": "smooth band"}
 
 
 def _pick(key, data):

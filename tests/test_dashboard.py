@@ -117,11 +117,12 @@ def test_alpha_recomputes_dependent_views_not_distance(app):
 
 
 def test_kernel_recomputes_only_smooth(app):
-    assert _delta(app, {"kernel": "logit_gaussian"}) == {"smooth": 1}
+    # the curve at once, its resampled band in the background
+    assert _delta(app, {"kernel": "logit_gaussian"}) == {"smooth_curve": 1, "smooth": 1}
 
 
 def test_bandwidth_recomputes_smooth_and_distance(app):
-    assert _delta(app, {"bandwidth": 0.05}) == {"smooth": 1, "distance": 1}
+    assert _delta(app, {"bandwidth": 0.05}) == {"smooth_curve": 1, "smooth": 1, "distance": 1}
 
 
 def test_returning_to_previous_value_uses_cache(app):
