@@ -26,10 +26,18 @@ If any partition is bad (NaN, a probability outside [0, 1], a label out of range
 one, mismatched lengths), the whole computation raises :class:`calviz.data.InputError`: the message is the
 in-memory one with the global row and the partition named; no partial result is ever returned.
 
-Limits (documented, not silent): equal-mass binning needs global quantiles and is refused; bootstrap
-intervals are refused (use the asymptotic interval); each merged BinSums holds one row per non-empty bin,
-i.e. at most min(n, number of bins) rows, so for fine scales the memory is O(min(n, 2^b)) on the worker
-that does the last merge — see :func:`adaptive_tcal` for the ``max_bins`` guard.
+Also here: :func:`adaptive_tcal` (analytic / threshold critical values from per-scale BinSums, or — when
+the merged sums of the fine scales would not fit — exactly via a global sort and a per-partition scan),
+:func:`resampled_tcal` (Y-only resampling per partition with independent ``SeedSequence`` streams),
+:func:`laplace_kce` (exact: global sort + exponential sums carried across partition boundaries),
+:func:`smce` / :func:`sintce` / :func:`lower_dce` on a seeded uniform subsample with the sampling error
+reported (seed 004 §9), and :func:`analyze_parquet`, the one entry point for ``calviz check`` and the
+dashboard.
+
+Limits (documented, not silent): equal-mass and distinct-value binning need the whole sample and are
+refused; the bootstrap interval is refused (use the asymptotic interval); merged BinSums hold one row per
+non-empty bin; resampled T-Cal tests only the scales whose dense resample × bin arrays fit ``max_cells``;
+smCE / SintCE / dCE_lower are subsample estimates with a stated error, never the full-data value.
 """
 
 from __future__ import annotations
@@ -78,6 +86,17 @@ __all__ = [
     "multiscale_debiased_ece",
     "ece_interval",
     "reliability",
+    "scale_sums",
+    "adaptive_tcal",
+    "resampled_tcal",
+    "laplace_kce",
+    "uniform_subsample",
+    "subsample_measure",
+    "SubsampleEstimate",
+    "smce",
+    "sintce",
+    "lower_dce",
+    "analyze_parquet",
 ]
 
 #: fan-in of the tree reductions (how many partial results one task merges)
