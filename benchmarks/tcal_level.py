@@ -15,6 +15,7 @@ max decisions from one set of resamples (the first repetition is checked against
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import os
 import sys
@@ -56,15 +57,23 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="smoke run: 60 repetitions, n = 500 only")
     ap.add_argument("--reps", type=int, default=None)
+    ap.add_argument("--sizes", type=int, nargs="+", default=None, help="sample sizes (default 500 5000)")
+    ap.add_argument("--resume", action="store_true",
+                    help="keep the rows of other sample sizes from results/tcal_level.json")
     args = ap.parse_args()
     reps = args.reps or (60 if args.quick else 1000)
-    sizes = [500] if args.quick else [500, 5000]
+    sizes = args.sizes or ([500] if args.quick else [500, 5000])
     cmd = "python benchmarks/" + Path(__file__).name + " " + " ".join(sys.argv[1:])
     print(f"{cmd}\ncpu_count={os.cpu_count()} reps={reps} alpha={ALPHA}", flush=True)
     se = math.sqrt(ALPHA * (1 - ALPHA) / reps)
     bound = ALPHA + 2 * se
     rows = []
     scale_rows = []
+    store = OUT / "tcal_level.json"
+    if args.resume and store.exists():
+        old = json.loads(store.read_text())
+        rows = [tuple(r) for r in old["rows"] if r[1] not in sizes]
+        scale_rows = [tuple(r) for r in old["scale_rows"] if r[1] not in sizes]
     t_start = time.perf_counter()
     for n in sizes:
         _, levels = T.dyadic_scales(n, 2)
@@ -109,6 +118,10 @@ def main() -> None:
                   f"(s.e. {se_pooled:.5f}),"
                   f" worst scale {per_scale.max() / reps:.5f} at m = {2**(int(per_scale.argmax()) + 1)} "
                   f"(s.e. {se_scale:.5f}); block took {elapsed:.0f} s", flush=True)
+            rows.sort(key=lambda r: (r[1], r[0] != "P0"))
+            scale_rows.sort(key=lambda r: (r[1], r[0] != "P0"))
+            OUT.mkdir(exist_ok=True)
+            store.write_text(json.dumps({"rows": rows, "scale_rows": scale_rows}, default=float))
             write(cmd, reps, rows, scale_rows, time.perf_counter() - t_start, partial=True)
     write(cmd, reps, rows, scale_rows, time.perf_counter() - t_start, partial=False)
 

@@ -313,6 +313,110 @@ def _scan_vector(split, max_level, z, labels, source, weights, seed, out):
         out[lev] /= n
 
 
+#: resamples processed together by :func:`_y_only_block` (one stack walk serves all lanes)
+LANES = 32
+
+
+@njit(cache=True)
+def _y_only_block(split, max_level, z, seeds, out):
+    """Scalar y-only resampling for len(seeds) resamples at once (out: (lanes, max_level)).
+
+    With the predictions fixed, every resample has the same bins, so the stack walk — the control flow
+    of :func:`_scan_scalar` — is shared and only the sums differ per lane (SIMD-friendly inner loops).
+    Each lane consumes its own stream exactly as :func:`_scan_scalar` would and does the same floating
+    point operations in the same order, so the results are bit-identical to one-resample-at-a-time.
+    """
+    n = z.shape[0]
+    R = seeds.shape[0]
+    depth = max_level + 2
+    st_h = np.zeros(depth, dtype=np.int64)
+    st_n = np.zeros(depth, dtype=np.int64)
+    st_s = np.zeros((depth, R))
+    st_q = np.zeros((depth, R))
+    a_s = np.zeros(R)
+    a_q = np.zeros(R)
+    c = np.zeros(R)
+    s_pt = np.zeros(R)
+    q_pt = np.zeros(R)
+    acc = np.zeros((max_level, R))
+    states = seeds.copy()
+    top = -1
+    gap = max_level + 1
+    for i in range(n + 1):
+        if i == n:
+            if top < 0:
+                break
+            g = 1
+            w = 0
+            for r in range(R):
+                s_pt[r] = 0.0
+                q_pt[r] = 0.0
+        else:
+            if i > 0 and split[i - 1] < gap:
+                gap = split[i - 1]
+            zi = z[i]
+            w = 1
+            for r in range(R):
+                states[r], u = _next_uniform(states[r])
+                v = (1.0 if u < zi else 0.0) - zi
+                s_pt[r] = v
+                q_pt[r] = v * v
+            if top < 0:
+                top = 0
+                st_h[0] = 0
+                st_n[0] = 1
+                for r in range(R):
+                    st_s[0, r] = s_pt[r]
+                    st_q[0, r] = q_pt[r]
+                gap = max_level + 1
+                continue
+            g = gap
+            gap = max_level + 1
+            if g > max_level:
+                st_n[top] += 1
+                for r in range(R):
+                    st_s[top, r] += s_pt[r]
+                    st_q[top, r] += q_pt[r]
+                continue
+        for r in range(R):
+            a_s[r] = 0.0
+            a_q[r] = 0.0
+        a_n = 0
+        hi = max_level
+        k = top
+        while True:
+            for r in range(R):
+                a_s[r] += st_s[k, r]
+                a_q[r] += st_q[k, r]
+            a_n += st_n[k]
+            h = st_h[k]
+            if a_n >= 2:
+                lo = (h if h > g else g) - 1
+                if lo < hi:
+                    for r in range(R):
+                        c[r] = (a_s[r] * a_s[r] - a_q[r]) / a_n
+                    for lev in range(lo, hi):
+                        for r in range(R):
+                            acc[lev, r] += c[r]
+            if h < g:
+                break
+            hi = h - 1
+            k -= 1
+        st_n[k] = a_n
+        for r in range(R):
+            st_s[k, r] = a_s[r]
+            st_q[k, r] = a_q[r]
+        top = k + 1
+        st_h[top] = g
+        st_n[top] = w
+        for r in range(R):
+            st_s[top, r] = s_pt[r]
+            st_q[top, r] = q_pt[r]
+    for r in range(R):
+        for lev in range(max_level):
+            out[r, lev] = acc[lev, r] / n
+
+
 @njit(cache=True)
 def observed_statistics(split, max_level, z, y, kind):
     """T^d at the scales 2^1..2^max_level for the observed labels, z in scan order.
@@ -340,6 +444,20 @@ def resampled_statistics(split, max_level, z, kind, source, base_seed, n_resampl
     z1 = z[:, 0].copy() if kind == SCALAR else np.zeros(0)
     no_labels = np.zeros(0, np.int64)
     no_y = np.zeros(0)
+    if kind == SCALAR and source == Y_ONLY:
+        n_blocks = (n_resamples + LANES - 1) // LANES
+        for blk in prange(n_blocks):
+            start = blk * LANES
+            stop = min(start + LANES, n_resamples)
+            seeds = np.empty(stop - start, dtype=np.uint64)
+            for r in range(start, stop):
+                seeds[r - start] = stream_seed(base_seed, r)
+            rows = np.zeros((stop - start, max_level))
+            _y_only_block(split, max_level, z1, seeds, rows)
+            for r in range(start, stop):
+                for lev in range(max_level):
+                    out[r, lev] = rows[r - start, lev]
+        return out
     for r in prange(n_resamples):
         seed = stream_seed(base_seed, r)
         row = np.zeros(max_level)
