@@ -37,7 +37,9 @@ residual on the equal-volume simplex partition (App. B.3).
 
 Speed.  All scales of a resample come from one O(n) pass over the predictions in an order in which every
 bin of every scale is a contiguous run (:mod:`calviz._kernels.tcal`); resamples run in parallel with one
-random stream each, so results do not depend on the number of threads.  Memory O(n + B) per thread.
+random stream each, so results do not depend on the number of threads; y-only resampling of 1-D targets
+walks the stack once for 32 resamples at a time.  Memory O(n + B) per thread plus the N × B resampled
+statistics — never N × n.
 """
 
 from __future__ import annotations
@@ -80,6 +82,8 @@ DISCRETE_MAX_VALUES = 20
 #: ... each predicted for at least this many samples is treated as discrete (App. B.4).  Continuous
 #: predictors essentially never repeat a value, so repeated values are the signature of a discrete one.
 DISCRETE_MIN_COUNT = 2
+#: most distinct values ``discrete=True`` accepts (one exact binomial test per value)
+DISCRETE_FORCED_MAX = 10_000
 #: largest dyadic level (bin ids are int64)
 MAX_LEVEL = 62
 #: relative tolerance when comparing resampled statistics with the observed one: mathematically equal
@@ -543,6 +547,10 @@ def _adaptive(z, y, K, target, alpha, resampling, n_resamples, combine, discrete
         summary = _discrete_summary(z)
         if summary is not None or discrete:
             if summary is None:
+                t = int(np.count_nonzero(z[1:] != z[:-1])) + 1
+                if t > DISCRETE_FORCED_MAX:
+                    raise InputError(f"discrete=True, but the predictions take {t} distinct values; the "
+                                     f"per-value binomial test allows at most {DISCRETE_FORCED_MAX}")
                 return _binomial_test(z, y, alpha, target, K, why="discrete=True: exact binomial test per "
                                       "distinct value (App. B.4), Bonferroni over the values")
             return _binomial_test(z, y, alpha, target, K, *summary)
