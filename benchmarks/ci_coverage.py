@@ -15,7 +15,8 @@ quadrature for Settings 1–2, exactly 2ε² for Setting 3).  Coverage must be �
 √(0.9·0.1/reps)) at every point and the asymptotic interval must be shorter on average than the
 bootstrap's.  The coverage of the un-binned ECE² (the paper's plotted target) is reported for reference.
 
-Run: ``python benchmarks/ci_coverage.py`` (full: 1000 reps, 500 bootstrap resamples, 2 processes) or
+Run: ``python benchmarks/ci_coverage.py`` (full: 1000 reps, 200 bootstrap resamples as in the authors'
+code, 2 processes) or
 ``--quick`` (a smoke run).  Writes benchmarks/results/ci_coverage.md and ci_coverage.png.
 """
 
@@ -37,6 +38,7 @@ LEVEL = 0.9
 ALPHA = 1.0 - LEVEL
 N = 1000
 RESULTS = Path(__file__).resolve().parent / "results"
+VERSION = "unknown"
 
 # name, generator, grid parameter, grid, bins per axis, top_k
 SETTINGS = {
@@ -57,25 +59,48 @@ def run_point(task):
     first = generator(N, 0, **{param: value})
     target_sq = first.binned_ece_sq(n_bins)
     true_sq = first.true_ece**2
-    out = {"asym_cover": [], "boot_cover": [], "asym_len": [], "boot_len": [], "asym_cover_true": [],
-           "boot_cover_true": [], "asym_low0": []}
+    out = {
+        "asym_cover": [],
+        "boot_cover": [],
+        "asym_len": [],
+        "boot_len": [],
+        "asym_cover_true": [],
+        "boot_cover_true": [],
+        "asym_low0": [],
+    }
     for rep in range(reps):
         ss = np.random.SeedSequence([setting, index, rep])
         data_seed, boot_seed = ss.spawn(2)
         sc = generator(N, np.random.default_rng(data_seed), **{param: value})
-        asym = calviz.ece_interval(sc.y_true, sc.y_prob, n_bins=n_bins, alpha=ALPHA, top_k=top_k,
-                                   method="asymptotic")
-        boot = calviz.ece_interval(sc.y_true, sc.y_prob, n_bins=n_bins, alpha=ALPHA, top_k=top_k,
-                                   method="bootstrap", n_resamples=n_resamples,
-                                   seed=np.random.default_rng(boot_seed))
+        asym = calviz.ece_interval(
+            sc.y_true, sc.y_prob, n_bins=n_bins, alpha=ALPHA, top_k=top_k, method="asymptotic"
+        )
+        boot = calviz.ece_interval(
+            sc.y_true,
+            sc.y_prob,
+            n_bins=n_bins,
+            alpha=ALPHA,
+            top_k=top_k,
+            method="bootstrap",
+            n_resamples=n_resamples,
+            seed=np.random.default_rng(boot_seed),
+        )
         for key, iv in (("asym", asym), ("boot", boot)):
             out[f"{key}_cover"].append(iv.low_sq <= target_sq <= iv.high_sq)
             out[f"{key}_cover_true"].append(iv.low_sq <= true_sq <= iv.high_sq)
             out[f"{key}_len"].append(iv.high_sq - iv.low_sq)
         out["asym_low0"].append(asym.low_sq == 0.0)
     summary = {k: float(np.mean(v)) for k, v in out.items()}
-    summary.update(setting=setting, index=index, value=float(value), target_sq=target_sq, true_sq=true_sq,
-                   reps=reps, n_bins=n_bins, top_k=top_k)
+    summary.update(
+        setting=setting,
+        index=index,
+        value=float(value),
+        target_sq=target_sq,
+        true_sq=true_sq,
+        reps=reps,
+        n_bins=n_bins,
+        top_k=top_k,
+    )
     return summary
 
 
@@ -83,12 +108,12 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="smoke run: 100 reps, every 5th grid point")
     parser.add_argument("--reps", type=int, default=None, help="repetitions per grid point (default 1000)")
-    parser.add_argument("--resamples", type=int, default=None, help="bootstrap resamples (default 500)")
+    parser.add_argument("--resamples", type=int, default=None, help="bootstrap resamples (default 200)")
     parser.add_argument("--processes", type=int, default=2)
     parser.add_argument("--settings", type=int, nargs="*", default=[1, 2, 3])
     args = parser.parse_args(argv)
     reps = args.reps or (100 if args.quick else 1000)
-    resamples = args.resamples or (200 if args.quick else 500)
+    resamples = args.resamples or 200  # the authors' default number of bootstrap samples
     step = 5 if args.quick else 1
     processes = max(1, min(args.processes, 2))  # shared 2-core machine: never more than 2
 
@@ -97,22 +122,62 @@ def main(argv=None) -> int:
         grid = SETTINGS[setting][2]
         tasks += [(setting, i, float(grid[i]), reps, resamples) for i in range(0, len(grid), step)]
     command = "python benchmarks/ci_coverage.py " + " ".join(sys.argv[1:] if argv is None else argv)
-    print(f"command: {command.strip()}\nn = {N}, reps = {reps}, bootstrap resamples = {resamples}, "
-          f"processes = {processes}, os.cpu_count() = {os.cpu_count()}, grid points = {len(tasks)}",
-          flush=True)
+    print(
+        f"command: {command.strip()}\nn = {N}, reps = {reps}, bootstrap resamples = {resamples}, "
+        f"processes = {processes}, os.cpu_count() = {os.cpu_count()}, grid points = {len(tasks)}",
+        flush=True,
+    )
+    global VERSION
+    VERSION = _code_version()
+    print(f"calviz commit {VERSION}", flush=True)
     start = time.perf_counter()
     results = []
     with mp.get_context("spawn").Pool(processes) as pool:
         for res in pool.imap_unordered(run_point, tasks):
             results.append(res)
-            print(f"  setting {res['setting']} {SETTINGS[res['setting']][1]}={res['value']:.3f}: coverage "
-                  f"asym {res['asym_cover']:.3f} boot {res['boot_cover']:.3f}; mean length asym "
-                  f"{res['asym_len']:.5f} boot {res['boot_len']:.5f}", flush=True)
+            print(
+                f"  setting {res['setting']} {SETTINGS[res['setting']][1]}={res['value']:.3f}: coverage "
+                f"asym {res['asym_cover']:.3f} boot {res['boot_cover']:.3f}; mean length asym "
+                f"{res['asym_len']:.5f} boot {res['boot_len']:.5f}",
+                flush=True,
+            )
     elapsed = time.perf_counter() - start
     results.sort(key=lambda r: (r["setting"], r["index"]))
     ok = write_report(results, reps, resamples, processes, elapsed, command.strip())
     print(f"elapsed {elapsed:.1f} s; {'PASS' if ok else 'FAIL'}")
     return 0 if ok else 1
+
+
+def _code_version() -> str:
+    """The commit the engine came from, flagging uncommitted changes to the interval code."""
+    import subprocess
+
+    root = Path(__file__).resolve().parent.parent
+    try:
+        head = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            [
+                "git",
+                "status",
+                "--porcelain",
+                "--",
+                "calviz/intervals.py",
+                "calviz/ece.py",
+                "calviz/binning.py",
+                "calviz/_kernels",
+                "calviz/data.py",
+                "calviz/synthetic.py",
+            ],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown (not a git checkout)"
+    return head + (" + uncommitted engine changes" if dirty else "")
 
 
 def write_report(results, reps, resamples, processes, elapsed, command) -> bool:
@@ -124,7 +189,7 @@ def write_report(results, reps, resamples, processes, elapsed, command) -> bool:
         "",
         f"Command: `{command}`. n = {N}, {reps} data sets per grid point, {resamples} bootstrap resamples, "
         f"level {LEVEL:.0%}, {processes} worker processes, os.cpu_count() = {os.cpu_count()}, "
-        f"wall time {elapsed:.0f} s (shared machine).",
+        f"wall time {elapsed:.0f} s (shared machine). calviz commit {VERSION}.",
         "",
         f"Target: the binned ECE²_m of the bins used (quadrature; 2ε² in Setting 3). Pass rule: coverage ≥ "
         f"0.9 − 2·MC s.e. = {threshold:.4f} (s.e. = √(0.9·0.1/{reps}) = {se:.4f}) at every point and mean "
@@ -137,11 +202,13 @@ def write_report(results, reps, resamples, processes, elapsed, command) -> bool:
     for setting in sorted({r["setting"] for r in results}):
         name, param, _, n_bins, top_k = SETTINGS[setting]
         rows = [r for r in results if r["setting"] == setting]
-        lines += [f"## Setting {setting}: `calviz.synthetic.{name}`, top_k = {top_k}, {n_bins} bins per axis",
-                  "",
-                  f"| {param} | ECE²_m target | ECE² (unbinned) | cover asym | cover boot | len asym | "
-                  "len boot | boot/asym | cover(ECE²) asym | L=0 | pass |",
-                  "|---|---|---|---|---|---|---|---|---|---|---|"]
+        lines += [
+            f"## Setting {setting}: `calviz.synthetic.{name}`, top_k = {top_k}, {n_bins} bins per axis",
+            "",
+            f"| {param} | ECE²_m target | ECE² (unbinned) | cover asym | cover boot | len asym | "
+            "len boot | boot/asym | cover(ECE²) asym | L=0 | pass |",
+            "|---|---|---|---|---|---|---|---|---|---|---|",
+        ]
         for r in rows:
             ok = r["asym_cover"] >= threshold and r["asym_len"] < r["boot_len"]
             all_ok &= ok
@@ -149,13 +216,22 @@ def write_report(results, reps, resamples, processes, elapsed, command) -> bool:
                 f"| {r['value']:.3f} | {r['target_sq']:.3e} | {r['true_sq']:.3e} | {r['asym_cover']:.3f} | "
                 f"{r['boot_cover']:.3f} | {r['asym_len']:.3e} | {r['boot_len']:.3e} | "
                 f"{r['boot_len'] / r['asym_len']:.2f} | {r['asym_cover_true']:.3f} | {r['asym_low0']:.2f} | "
-                f"{'yes' if ok else '**NO**'} |")
+                f"{'yes' if ok else '**NO**'} |"
+            )
         worst = min(rows, key=lambda r: r["asym_cover"])
         min_boot = min(r["boot_cover"] for r in rows)
-        lines += ["", f"Minimum asymptotic coverage {worst['asym_cover']:.3f} at {param} = "
-                  f"{worst['value']:.3f}; minimum bootstrap coverage {min_boot:.3f}.", ""]
-    lines += [f"**Overall: {'PASS' if all_ok else 'FAIL'}** — every point meets the coverage and length rule."
-              if all_ok else "**Overall: FAIL** — see rows marked NO.", ""]
+        lines += [
+            "",
+            f"Minimum asymptotic coverage {worst['asym_cover']:.3f} at {param} = "
+            f"{worst['value']:.3f}; minimum bootstrap coverage {min_boot:.3f}.",
+            "",
+        ]
+    lines += [
+        f"**Overall: {'PASS' if all_ok else 'FAIL'}** — every point meets the coverage and length rule."
+        if all_ok
+        else "**Overall: FAIL** — see rows marked NO.",
+        "",
+    ]
     (RESULTS / "ci_coverage.md").write_text("\n".join(lines))
     plot(results, threshold)
     return all_ok
