@@ -545,8 +545,10 @@ def _top1_distorted_truth(beta: float, a: float | None, b: float | None) -> _Tru
 def logit_distorted(n: int, seed=None, *, beta: float = 0.5) -> Scenario:
     """Seed 003 Sec. 4.1, Setting 1: Z uniform on the simplex Δ₁ (K = 2), P(Y = 0 | Z) = σ(β·logit Z₀)
     (β = 1: calibrated; β < 1: under-confident).  Target: top-1 (confidence) calibration; the true ECE
-    is ∫_{1/2}^1 (σ(β·logit c) − c)² 2 dc (as in the authors' code, intercept 0).  The paper's grid is
-    β ∈ {0, 0.05, …, 1}, n = 1000, 50 bins."""
+    is ECE² = ∫_{1/2}^1 (σ(β·logit c) − c)² 2 dc.  The paper's grid is β ∈ {0, 0.05, …, 1}, n = 1000,
+    50 bins.  (The seed text lost eq. 12; the authors' public simulation code adds an intercept β₀ = 1
+    inside σ, which would make no β calibrated, while their true-ECE computation and the paper's "β = 1
+    is calibrated" use β₀ = 0 — calviz follows the latter.)"""
     n = _check_n(n)
     rng = _rng(seed)
     z = rng.dirichlet(np.ones(2), size=n)
