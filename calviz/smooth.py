@@ -7,8 +7,9 @@ Definitions (n pairs (v_i, y_i), residual r_i = y_i − v_i, kernel K_σ(t, v) o
 
 * smoothed residual   A_σ(t) = (1/n) Σ_i K_σ(t, v_i) r_i,
 * smoothed density    δ_σ(t) = (1/n) Σ_i K_σ(t, v_i),
-* reliability curve   μ_σ(t) = t + A_σ(t) / δ_σ(t)       (Nadaraya–Watson estimate of E[y | v = t]),
-* SmoothECE           smECE(σ) = ∫ |A_σ(t)| dt / ∫ δ_σ(t) dt = ∫ |μ_σ(t) − t| δ_σ(t) dt / ∫ δ_σ.
+* reliability curve   μ_σ(t) = Σ_i K_σ(t, v_i) y_i / Σ_i K_σ(t, v_i)   (Nadaraya–Watson estimate of
+  E[y | v = t], relplot's diagram), or centred: t + A_σ(t) / δ_σ(t),
+* SmoothECE           smECE(σ) = ∫ |A_σ(t)| dt / ∫ δ_σ(t) dt  (= ∫ |centred curve − t| δ_σ / ∫ δ_σ).
 
 Kernels:
 
@@ -48,7 +49,7 @@ the resampled curves, widened where needed to contain the point estimate.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Literal
 
@@ -81,9 +82,10 @@ _MIN_LEVEL_REFLECTED = 11
 # The logit grid extends 8 kernel widths beyond the data on both sides (Gaussian tail < 1e-15).
 _LOGIT_MARGIN_WIDTHS = 8.0
 # Where the smoothed density is below this fraction of its maximum, FFT round-off (~1e-16 of the
-# total) dominates A/δ; the curve there is carried over from the nearest reliable grid point, which is
-# also the limit of the Nadaraya–Watson estimate far from the data.
-_RELIABLE_DENSITY = 1e-9
+# total) would make A/δ inaccurate (relative error ~1e-16 · G / threshold); the curve there is carried
+# over from the nearest reliable grid point, which is also the limit of the Nadaraya–Watson estimate far
+# from the data.
+_RELIABLE_DENSITY = 1e-7
 # Bootstrap resamples are processed in chunks of about this many grid values (bounds peak memory).
 _CHUNK_VALUES = 1 << 22
 
@@ -107,7 +109,8 @@ class SmoothECEResult(ResultMixin):
 class SmoothReliability(ResultMixin):
     """Smooth reliability diagram on ``grid`` (``grid_size`` points evenly spaced in [0, 1]).
 
-    ``curve`` is μ_σ(t) ≈ E[y | v = t]; ``band_low``/``band_high`` its pointwise bootstrap band at level
+    ``curve`` is μ_σ(t) ≈ E[y | v = t] (``centered``: t + smoothed residual, see smooth_reliability);
+    ``band_low``/``band_high`` its pointwise bootstrap band at level
     1 − ``alpha`` (NaN when ``n_resamples`` = 0); ``density`` the smoothed density of v (integrates to 1
     over [0, 1]); ``smooth_ece`` the SmoothECE at ``bandwidth``.  All arrays are plain float64 numpy
     arrays of the grid's length.
@@ -121,6 +124,7 @@ class SmoothReliability(ResultMixin):
     bandwidth: float
     smooth_ece: float
     kernel: str
+    centered: bool
     bandwidth_rule: str
     alpha: float
     n_resamples: int
@@ -136,49 +140,62 @@ class _Binned:
     """Per-(cell, label) linear-binning aggregates on the grid start + j·step, j = 0..n_cells.
 
     Only occupied categories are kept: ``cell`` is each category's cell k (its point masses go to grid
-    points k and k + 1), ``count`` its number of points, the weight/residual sums as in the jitted kernel.
+    points k and k + 1), ``label`` its label (0. or 1.), ``count`` its number of points, the weight and
+    residual sums as in the jitted kernel.
     """
 
     start: float
     step: float
     n_cells: int
     cell: np.ndarray
+    label: np.ndarray
     count: np.ndarray
     low_weight: np.ndarray
     high_weight: np.ndarray
     low_residual: np.ndarray
     high_residual: np.ndarray
+    _scatter_cache: dict = field(default_factory=dict, repr=False, compare=False)
 
-    def grid_masses(self) -> tuple[np.ndarray, np.ndarray]:
-        """Binned point masses and residual masses of the full sample at the n_cells + 1 grid points."""
+    def _parts(self, numerator: str) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
+        """(low, high) sums of the point weights and of the numerator: the residual y − v or the label y."""
+        weights = (self.low_weight, self.high_weight)
+        if numerator == "residual":
+            return weights, (self.low_residual, self.high_residual)
+        return weights, (self.low_weight * self.label, self.high_weight * self.label)
+
+    def grid_masses(self, numerator: str = "residual") -> tuple[np.ndarray, np.ndarray]:
+        """Binned point masses and numerator masses of the full sample at the n_cells + 1 grid points."""
 
         def spread(low: np.ndarray, high: np.ndarray) -> np.ndarray:
             size = self.n_cells + 1
             return np.bincount(self.cell, low, size) + np.bincount(self.cell + 1, high, size)
 
-        return spread(self.low_weight, self.high_weight), spread(self.low_residual, self.high_residual)
+        weights, numerators = self._parts(numerator)
+        return spread(*weights), spread(*numerators)
 
-    @cached_property
-    def _scatter(self):
+    def _scatter(self, numerator: str):
         """Sparse (grid point × category) matrices: per drawn point of a category, its average
-        contribution to each grid point's mass and residual mass."""
-        n_categories = self.cell.shape[0]
-        rows = np.concatenate([self.cell, self.cell + 1])
-        cols = np.tile(np.arange(n_categories), 2)
-        per_point = np.tile(self.count, 2)
+        contribution to each grid point's mass and numerator mass."""
+        if numerator not in self._scatter_cache:
+            n_categories = self.cell.shape[0]
+            rows = np.concatenate([self.cell, self.cell + 1])
+            cols = np.tile(np.arange(n_categories), 2)
+            per_point = np.tile(self.count, 2)
 
-        def matrix(low: np.ndarray, high: np.ndarray):
-            values = np.concatenate([low, high]) / per_point
-            return scipy.sparse.csr_matrix((values, (rows, cols)), shape=(self.n_cells + 1, n_categories))
+            def matrix(low: np.ndarray, high: np.ndarray):
+                values = np.concatenate([low, high]) / per_point
+                return scipy.sparse.csr_matrix((values, (rows, cols)), shape=(self.n_cells + 1, n_categories))
 
-        return matrix(self.low_weight, self.high_weight), matrix(self.low_residual, self.high_residual)
+            weights, numerators = self._parts(numerator)
+            self._scatter_cache[numerator] = (matrix(*weights), matrix(*numerators))
+        return self._scatter_cache[numerator]
 
-    def resampled_masses(self, draws: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def resampled_masses(self, draws: np.ndarray, numerator: str) -> tuple[np.ndarray, np.ndarray]:
         """Grid masses of bootstrap resamples: ``draws`` (B, categories) counts points per category; each
         drawn point carries its category's average weights (exact for the full sample's counts)."""
-        mass, residual = self._scatter
+        mass, numerators = self._scatter(numerator)
         draws_t = np.ascontiguousarray(draws.T, dtype=np.float64)
-        return (mass @ draws_t).T, (residual @ draws_t).T
+        return (mass @ draws_t).T, (numerators @ draws_t).T
 
 
 class _SmoothingProblem:
@@ -225,7 +242,8 @@ class _SmoothingProblem:
             )
             occupied = np.flatnonzero(count)
             self._binned[level] = _Binned(
-                start, step, n_cells, occupied // 2, count[occupied], *(a[occupied] for a in sums)
+                start, step, n_cells, occupied // 2, (occupied % 2).astype(np.float64), count[occupied],
+                *(a[occupied] for a in sums),
             )
         return self._binned[level]
 
@@ -297,16 +315,21 @@ class _SmoothingProblem:
             logit = np.log(grid) - np.log1p(-grid)
         return np.clip(logit, positions[0], positions[-1])
 
-    def curve_on(self, grid: np.ndarray, positions, density, residual) -> np.ndarray:
-        """μ_σ at the grid (rows of a batch handled one by one)."""
+    def curve_on(self, grid: np.ndarray, positions, density, numerator, centered: bool) -> np.ndarray:
+        """The curve at the grid (rows of a batch handled one by one): numerator/δ_σ, plus t when the
+        numerator is the smoothed residual (``centered``)."""
         query = self._query(grid, positions)
         density2 = np.atleast_2d(density)
-        residual2 = np.atleast_2d(residual)
+        numerator2 = np.atleast_2d(numerator)
         out = np.empty((density2.shape[0], grid.shape[0]))
         for row in range(density2.shape[0]):
-            d, a = density2[row], residual2[row]
+            d, a = density2[row], numerator2[row]
             reliable = d > _RELIABLE_DENSITY * d.max()
-            out[row] = grid + np.interp(query, positions[reliable], a[reliable] / d[reliable])
+            out[row] = np.interp(query, positions[reliable], a[reliable] / d[reliable])
+        if centered:
+            out += grid
+        else:
+            np.clip(out, 0.0, 1.0, out=out)  # a weighted mean of labels; clipping removes round-off only
         return out[0] if np.ndim(density) == 1 else out
 
     def density_on(self, grid: np.ndarray, positions, density) -> np.ndarray:
@@ -320,7 +343,7 @@ class _SmoothingProblem:
         return np.maximum(out, 0.0)
 
     def bootstrap_curves(
-        self, sigma: float, grid: np.ndarray, n_resamples: int, rng: np.random.Generator
+        self, sigma: float, grid: np.ndarray, n_resamples: int, rng: np.random.Generator, centered: bool
     ) -> np.ndarray:
         """(n_resamples, grid) curves of multinomial bootstrap resamples at fixed σ."""
         binned = self.binned(sigma)
@@ -334,9 +357,9 @@ class _SmoothingProblem:
         for first in range(0, n_resamples, chunk):
             size = min(chunk, n_resamples - first)
             draws = rng.multinomial(self.n, probabilities, size=size)
-            mass, residual = binned.resampled_masses(draws)
-            positions, density, smoothed = self.smooth(sigma, binned, mass, residual)
-            curves[first : first + size] = self.curve_on(grid, positions, density, smoothed)
+            masses = binned.resampled_masses(draws, "residual" if centered else "label")
+            positions, density, smoothed = self.smooth(sigma, binned, *masses)
+            curves[first : first + size] = self.curve_on(grid, positions, density, smoothed, centered)
         return curves
 
 
@@ -416,6 +439,7 @@ def smooth_reliability(
     *,
     bandwidth: float | None = None,
     kernel: Kernel = "reflected_gaussian",
+    centered: bool = False,
     alpha: float = 0.05,
     n_resamples: int = 100,
     grid_size: int = 1001,
@@ -423,9 +447,17 @@ def smooth_reliability(
     class_index: int = 0,
     seed: int | np.random.Generator | None = None,
 ) -> SmoothReliability:
-    """Smooth reliability diagram: μ_σ(t) = t + A_σ(t)/δ_σ(t) on ``grid_size`` points of [0, 1], its
-    pointwise bootstrap band at level 1 − ``alpha`` (``n_resamples`` multinomial resamples of the pairs at
-    fixed σ; 0 disables the band), the smoothed density δ_σ of the predictions and SmoothECE(σ).
+    """Smooth reliability diagram on ``grid_size`` points of [0, 1]: the curve, its pointwise bootstrap
+    band at level 1 − ``alpha`` (``n_resamples`` multinomial resamples of the pairs at fixed σ; 0 disables
+    the band), the smoothed density δ_σ of the predictions and SmoothECE(σ).
+
+    The curve is the Nadaraya–Watson estimate of E[y | v = t] with the chosen kernel:
+    ``centered=False`` (default, as relplot's ``prepare_rel_diagram``):
+    μ_σ(t) = Σ K_σ(t, v_i) y_i / Σ K_σ(t, v_i), always in [0, 1].
+    ``centered=True``: t + A_σ(t)/δ_σ(t), the smoothed residual added to the diagonal, whose
+    density-weighted distance from the diagonal integrates exactly to smECE(σ); it can leave [0, 1] where
+    the local mean of v differs from t, e.g. at the edges.  The two differ by t − Σ K v_i / Σ K, which is
+    O(σ²) inside the data.
 
     ``bandwidth=None`` uses the SmoothECE fixed point smECE(σ) = σ, as relplot's diagram does.  The
     band is reproducible with ``seed`` (int or numpy Generator).
@@ -433,16 +465,21 @@ def smooth_reliability(
     alpha = check_alpha(alpha)
     n_resamples = _check_int(n_resamples, "n_resamples", 0)
     grid_size = _check_int(grid_size, "grid_size", 2)
+    centered = bool(centered)
     rng = np.random.default_rng(seed)
     problem, sigma, rule = _problem_and_bandwidth(y_true, y_prob, bandwidth, kernel, target, class_index)
 
     grid = np.linspace(0.0, 1.0, grid_size)
     binned = problem.binned(sigma)
-    positions, density, residual = problem.smooth(sigma, binned, *binned.grid_masses())
+    positions, density, residual = problem.smooth(sigma, binned, *binned.grid_masses("residual"))
     value = float(_trapezoid(np.abs(residual)) / _trapezoid(density))
-    curve = problem.curve_on(grid, positions, density, residual)
+    if centered:
+        numerator = residual
+    else:
+        numerator = problem.smooth(sigma, binned, *binned.grid_masses("label"))[2]
+    curve = problem.curve_on(grid, positions, density, numerator, centered)
     if n_resamples:
-        curves = problem.bootstrap_curves(sigma, grid, n_resamples, rng)
+        curves = problem.bootstrap_curves(sigma, grid, n_resamples, rng, centered)
         low, high = np.quantile(curves, [alpha / 2.0, 1.0 - alpha / 2.0], axis=0)
         band_low, band_high = np.minimum(low, curve), np.maximum(high, curve)
     else:
@@ -457,6 +494,7 @@ def smooth_reliability(
         bandwidth=sigma,
         smooth_ece=value,
         kernel=problem.kernel,
+        centered=centered,
         bandwidth_rule=rule,
         alpha=alpha,
         n_resamples=n_resamples,

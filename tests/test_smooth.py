@@ -21,9 +21,8 @@ def _gauss(x, s):
     return np.exp(-0.5 * (x / s) ** 2) / (s * np.sqrt(2.0 * np.pi))
 
 
-def _direct_sums(f, y, sigma, kernel, mesh):
-    """A(t) and δ(t) at mesh points by summing the kernel over all n points (chunked)."""
-    r = y - f
+def _direct_sums(f, numerator, sigma, kernel, mesh):
+    """Σ_i K(t, f_i) numerator_i / n and Σ_i K(t, f_i) / n at mesh points, summing over all n points."""
     a = np.zeros(mesh.size)
     d = np.zeros(mesh.size)
     if kernel == "reflected_gaussian":
@@ -38,7 +37,7 @@ def _direct_sums(f, y, sigma, kernel, mesh):
         part = slice(start, start + 256)
         for sign, shift in images:
             k = _gauss(mesh[:, None] - (sign * points[None, part] + shift), sigma)
-            a += k @ r[part]
+            a += k @ numerator[part]
             d += k.sum(axis=1)
     return a / f.size, d / f.size
 
@@ -65,18 +64,16 @@ def binning_error_bound(f, y, sigma, kernel="reflected_gaussian"):
 
 def direct_smooth_ece(f, y, sigma, kernel="reflected_gaussian"):
     mesh = _direct_mesh(f, sigma, kernel)
-    a, d = _direct_sums(f, y, sigma, kernel, mesh)
+    a, d = _direct_sums(f, y - f, sigma, kernel, mesh)
     return np.trapezoid(np.abs(a), mesh) / np.trapezoid(d, mesh)
 
 
-def direct_curve(f, y, sigma, grid, kernel="reflected_gaussian"):
+def direct_curve(f, y, sigma, grid, kernel="reflected_gaussian", centered=False):
     """(curve, density) at grid points in (0, 1) by direct Nadaraya–Watson sums."""
-    if kernel == "reflected_gaussian":
-        a, d = _direct_sums(f, y, sigma, kernel, grid)
-        return grid + a / d, d
-    u = np.log(grid / (1 - grid))
-    a, d = _direct_sums(f, y, sigma, kernel, u)
-    return grid + a / d, d / (grid * (1 - grid))
+    at = grid if kernel == "reflected_gaussian" else np.log(grid / (1 - grid))
+    jacobian = 1.0 if kernel == "reflected_gaussian" else grid * (1 - grid)
+    a, d = _direct_sums(f, y - f if centered else y, sigma, kernel, at)
+    return (grid if centered else 0.0) + a / d, d / jacobian
 
 
 # ------------------------------------------------------------------------------------------------------
@@ -132,18 +129,31 @@ def test_smooth_ece_matches_direct_logit(name, sigma):
     assert abs(got - want) <= binning_error_bound(f, y, sigma, "logit_gaussian") + 1e-7, (name, sigma)
 
 
+@pytest.mark.parametrize("centered", [False, True])
 @pytest.mark.parametrize("kernel", ["reflected_gaussian", "logit_gaussian"])
 @pytest.mark.parametrize("name", ["beta-miscalibrated", "atoms-and-grid-nodes"])
-def test_curve_and_density_match_direct(kernel, name):
+def test_curve_and_density_match_direct(kernel, name, centered):
     f, y = DATASETS[name]
     sigma = 0.03
-    res = smooth_reliability(y, f, bandwidth=sigma, kernel=kernel, n_resamples=0, grid_size=401)
+    res = smooth_reliability(y, f, bandwidth=sigma, kernel=kernel, centered=centered, n_resamples=0,
+                             grid_size=401)
+    assert res.centered is centered
     inner = slice(1, -1)
-    curve, density = direct_curve(f, y, sigma, res.grid[inner], kernel)
+    curve, density = direct_curve(f, y, sigma, res.grid[inner], kernel, centered)
     # where the density is not negligible the Nadaraya–Watson ratio is well conditioned
     ok = density > 1e-3 * density.max()
     np.testing.assert_allclose(res.curve[inner][ok], curve[ok], atol=2e-5)
     np.testing.assert_allclose(res.density[inner], density, rtol=2e-4, atol=1e-6 * density.max())
+    if not centered:
+        assert np.all((res.curve >= 0) & (res.curve <= 1))
+
+
+def test_centered_curve_encodes_smooth_ece():
+    """∫ |centred curve − t| δ_σ(t) dt = smECE(σ) (the diagram visually encodes the measure)."""
+    f, y = DATASETS["beta-miscalibrated"]
+    res = smooth_reliability(y, f, bandwidth=0.05, centered=True, n_resamples=0, grid_size=20001)
+    encoded = np.trapezoid(np.abs(res.curve - res.grid) * res.density, res.grid)
+    assert encoded == pytest.approx(res.smooth_ece, abs=1e-6)
 
 
 def test_density_integrates_to_one():
@@ -229,16 +239,20 @@ def test_automatic_bandwidth_agrees_with_relplot(name, monkeypatch):
     assert abs(ours.value - value) < 1e-3
 
 
-def test_curve_agrees_with_relplot_kernel_smoother():
+@pytest.mark.parametrize("centered", [False, True])
+def test_curve_agrees_with_relplot_kernel_smoother(centered):
     pytest.importorskip("relplot")
     from relplot.estimators import CenteredRegressor, KernelSmoother
     from relplot.kernels import ReflectedGaussianKernel
 
     f, y = RELPLOT_SETS["wiggly"]
     sigma = 0.05
-    res = smooth_reliability(y, f, bandwidth=sigma, n_resamples=0, grid_size=201)
-    regressor = CenteredRegressor(KernelSmoother(ReflectedGaussianKernel(sigma))).fit(f.reshape(-1, 1), y)
-    theirs = regressor.predict(res.grid.reshape(-1, 1))
+    res = smooth_reliability(y, f, bandwidth=sigma, centered=centered, n_resamples=0, grid_size=201)
+    # relplot's prepare_rel_diagram bags plain KernelSmoothers; CenteredRegressor smooths y − v
+    regressor = KernelSmoother(ReflectedGaussianKernel(sigma))
+    if centered:
+        regressor = CenteredRegressor(regressor)
+    theirs = regressor.fit(f.reshape(-1, 1), y).predict(res.grid.reshape(-1, 1))
     np.testing.assert_allclose(res.curve, theirs, atol=1e-3)
 
 
@@ -325,7 +339,7 @@ def test_binned_bootstrap_matches_point_bootstrap():
     f = rng.beta(2, 2, n)
     y = _bern(rng, f**1.3)
     grid = np.linspace(0.1, 0.9, 9)
-    binned = _SmoothingProblem(f, y, "reflected_gaussian").bootstrap_curves(sigma, grid, reps, rng)
+    binned = _SmoothingProblem(f, y, "reflected_gaussian").bootstrap_curves(sigma, grid, reps, rng, False)
     points = []
     for _ in range(reps):
         idx = rng.integers(0, n, n)
