@@ -29,6 +29,7 @@ from scipy.optimize import linprog
 
 from calviz._kernels.distance import (
     laplace_kce_sq_kernel,
+    merge_labelled_kernel,
     resolved_ece_kernel,
     rintce_kernel,
     sintce_kernel,
@@ -100,8 +101,11 @@ def _sample(y_true, y_prob, target, class_index) -> _Sample:
             f"target {target!r} is multi-dimensional; the distance measures are defined for scalar "
             "predictions: use target='top1' (confidence) or target='classwise' with class_index"
         )
-    order = np.argsort(z)  # order within ties is irrelevant to every measure here; quicksort is ~5x faster
-    return _Sample(np.ascontiguousarray(z[order]), np.ascontiguousarray(y[order]), target)
+    # sort each label group with np.sort and merge: several times faster than an argsort of z (the
+    # order within ties is irrelevant to every measure here)
+    ones = y > 0.5
+    v, labels = merge_labelled_kernel(np.sort(z[~ones]), np.sort(z[ones]))
+    return _Sample(v, labels, target)
 
 
 def _positive(value, name: str) -> float:

@@ -445,3 +445,28 @@ def sintce_kernel(v, b, max_level):
         width = half
     converged = level <= max_level
     return best, best_level, values, n_levels, attained, converged
+
+
+# ------------------------------------------------------------------------------------------------
+# sorting helper
+# ------------------------------------------------------------------------------------------------
+@njit(cache=True)
+def merge_labelled_kernel(v0, v1):
+    """Merge the sorted predictions of the label-0 and label-1 samples into one sorted (v, y) pair
+    (two np.sort calls and this O(n) merge are several times faster than one argsort)."""
+    n0 = v0.shape[0]
+    n1 = v1.shape[0]
+    v = np.empty(n0 + n1)
+    y = np.empty(n0 + n1)
+    i = 0
+    j = 0
+    for t in range(n0 + n1):
+        if j >= n1 or (i < n0 and v0[i] <= v1[j]):
+            v[t] = v0[i]
+            y[t] = 0.0
+            i += 1
+        else:
+            v[t] = v1[j]
+            y[t] = 1.0
+            j += 1
+    return v, y
