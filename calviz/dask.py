@@ -936,28 +936,54 @@ def _tcal_terms(sums: BinSums, third: ThirdSums, null_moments) -> np.ndarray:
     return np.array([debiased_ece_sq(sums), *null_moments(sums), third_cumulant(sums, third)])
 
 
+def _scan_sums(F: np.ndarray, keys: np.ndarray, rows, n: int) -> tuple[BinSums, ThirdSums]:
+    """BinSums / ThirdSums of some rows of the compact per-bin table F = [N, S, Q, C, D, Σs³, Σμ₃, Σμ₃²]
+    of a scalar target (the fields the T-Cal finalisers read; z_sum, y_sum are not needed and left 0)."""
+    G = F[rows]
+    B = G.shape[0]
+    sums = BinSums(keys=keys[rows], count=np.rint(G[:, 0]).astype(np.int64), resid_sum=G[:, 1:2].copy(),
+                   resid_sq_sum=G[:, 2].copy(), resid_outer_sum=G[:, 2].reshape(B, 1, 1).copy(),
+                   z_sum=np.zeros((B, 1)), y_sum=np.zeros((B, 1)),
+                   null_cov_sum=G[:, 3].reshape(B, 1, 1).copy(),
+                   null_cov_sq_trace=G[:, 4].copy(), n_total=int(n))
+    return sums, ThirdSums(keys[rows], G[:, 5:8].copy())
+
+
 def _partition_scan_tcal(frame, levels: int, n: int):
     """One sorted partition (a contiguous run of the globally sorted 1-D predictions): per scale 2^b,
     b = 1..levels, the T-Cal terms of its interior bins and the BinSums / ThirdSums of its first and last
-    bins (which may continue in the neighbouring partitions).  Memory O(rows of the partition)."""
+    bins (which may continue in the neighbouring partitions).  Memory O(rows of the partition).
+
+    Speed: the per-bin fields the T-Cal finalisers read are kept in one (B, 8) table coarsened by one
+    jitted pass per scale (:func:`calviz._kernels.dask_scan.group_rows`), and the finalisers only see bins
+    with N_b ≥ 2 — a bin of one point contributes exactly 0 to T^d, to Var₀ and (by definition) to the
+    moments of the analytic test."""
     import importlib
+
+    from calviz._kernels.dask_scan import group_rows
 
     null_moments = importlib.import_module("calviz.tcal").null_moments_from_sums
     z, y = _sorted_arrays(frame)
-    keys = dyadic_keys(z, levels)
-    sums = bin_sums(keys, z, y)
-    third = ThirdSums.of(z, keys)
     interior = np.zeros((levels, 5))
     edges = [None] * levels
+    if z.shape[0] == 0:
+        empty = (BinSums.empty(1), ThirdSums(np.empty(0, np.int64), np.empty((0, 3))))
+        return interior, [empty] * levels
+    keys = dyadic_keys(z, levels)
+    v = y - z
+    s = z - z * z
+    mu3 = s * (1.0 - 2.0 * z)
+    point = np.column_stack([np.ones_like(z), v, v * v, s, s * s, s * s * s, mu3, mu3 * mu3])
+    keys, F = group_rows(keys, point, 0)  # z sorted: keys nondecreasing
     for b in range(levels, 0, -1):
         if b < levels:
-            sums, third = coarsen(sums, 1), third.coarsen(1)
-        B = sums.n_nonempty
+            keys, F = group_rows(keys, F, 1)
+        B = keys.shape[0]
         if B > 2:
-            interior[b - 1] = _tcal_terms(_take(sums, slice(1, B - 1), n),
-                                          ThirdSums(third.keys[1:B - 1], third.values[1:B - 1]), null_moments)
-        idx = np.array([0, B - 1]) if B >= 2 else np.arange(B)
-        edges[b - 1] = (_take(sums, idx, n), ThirdSums(third.keys[idx], third.values[idx]))
+            inner = np.flatnonzero(F[1:B - 1, 0] >= 2) + 1
+            if inner.shape[0]:
+                interior[b - 1] = _tcal_terms(*_scan_sums(F, keys, inner, n), null_moments)
+        edges[b - 1] = _scan_sums(F, keys, np.array([0, B - 1]) if B >= 2 else np.arange(B), n)
     return interior, edges
 
 
