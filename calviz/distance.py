@@ -49,6 +49,7 @@ __all__ = [
     "KCEResult",
     "BinnedECEWidthResult",
     "Bound",
+    "Measure",
     "DistanceBounds",
     "SmCETestResult",
     "smce",
@@ -482,6 +483,21 @@ class Bound(ResultMixin):
 
 
 @dataclass(frozen=True, repr=False)
+class Measure(ResultMixin):
+    """One measure of a :class:`DistanceBounds` for display: its ``value``, the bounds on dCE it gives
+    (``inequality``) and its bootstrap band (``band_low``, ``band_high``; None without resampling)."""
+
+    name: str
+    value: float
+    inequality: str
+    band_low: float | None = None
+    band_high: float | None = None
+
+    def __float__(self) -> float:
+        return float(self.value)
+
+
+@dataclass(frozen=True, repr=False)
 class DistanceBounds(ResultMixin):
     """All distance measures of one sample and the interval [lower, upper] they imply for dCE.
 
@@ -493,10 +509,10 @@ class DistanceBounds(ResultMixin):
     ``upper`` = min(SintCE, binnedECE(I) + w(I) over the equal-width partitions, 4√(5·smCE)).
     ``bounds`` lists every candidate with its inequality; ``lower_bound`` / ``upper_bound`` are the
     winners (``lower_source`` / ``upper_source`` say it in words).  ``measures`` maps each measure
-    (binnedECE + width at its best bin count) to its value and ``inequalities`` to the bounds it
-    gives, for display.  ``bands`` (when ``n_resamples`` > 0) maps each measure and "lower"/"upper" to a
-    percentile bootstrap interval (level 1 − alpha) — a rough guide to sampling variability, not a
-    guarantee.
+    (binnedECE + width at its best bin count) to a :class:`Measure` (value, implied bounds, band) and
+    ``inequalities`` maps it to the bounds text, for display.  ``bands`` (when ``n_resamples`` > 0)
+    maps each measure and "lower"/"upper" to a percentile bootstrap interval (level 1 − alpha) — a
+    rough guide to sampling variability, not a guarantee.
     """
 
     lower: float
@@ -529,17 +545,21 @@ class DistanceBounds(ResultMixin):
         return f"{b.inequality} ({b.source})"
 
 
-def _display(meas: dict, cands: list[Bound]) -> tuple[dict, dict]:
-    """Measure name -> value, and measure name -> the bounds on dCE it implies (for tables/plots)."""
+def _display(meas: dict, cands: list[Bound], bands: dict | None) -> tuple[dict, dict]:
+    """Measure name -> :class:`Measure`, and measure name -> the bounds on dCE it implies."""
     best_m = min(meas["binned_ece_width"], key=meas["binned_ece_width"].get)
     values = {k: meas[k] for k in ("smce", "lower_dce", "sintce", "laplace_kce")}
     values["binned_ece_width"] = meas["binned_ece_width"][best_m]
-    texts = {}
-    for key in values:
+    texts, records = {}, {}
+    for key, value in values.items():
         parts = [f"{c.kind} bound {c.value:.4g}: {c.inequality} [{c.source}]" for c in cands
                  if c.measure == key and (key != "binned_ece_width" or c.name.endswith(f"_{best_m}"))]
         texts[key] = "; ".join(parts)
-    return values, texts
+        band = None
+        if bands is not None:
+            band = bands[f"binned_ece_width_{best_m}" if key == "binned_ece_width" else key]
+        records[key] = Measure(key, float(value), texts[key], *(band or (None, None)))
+    return records, texts
 
 
 def _measures(s: _Sample, m_grid: int, n_bins: tuple[int, ...]) -> dict:
@@ -633,9 +653,9 @@ def distance_bounds(
         bands = {k: (float(np.quantile(d, a / 2)), float(np.quantile(d, 1 - a / 2)))
                  for k, d in draws.items()}
 
-    values, texts = _display(meas, cands)
+    records, texts = _display(meas, cands, bands)
     return DistanceBounds(
-        lower_bound.value, upper_bound.value, lower_bound, upper_bound, values, texts, meas["smce"],
+        lower_bound.value, upper_bound.value, lower_bound, upper_bound, records, texts, meas["smce"],
         meas["lower_dce"], eps,
         meas["sintce"], meas["laplace_kce"], dict(meas["binned_ece_width"]), tuple(cands), bands,
         int(n_resamples), a, s.n, s.target,

@@ -416,3 +416,16 @@ def test_smce_test_threshold_rule():
 def test_bad_input_raises_input_error(call):
     with pytest.raises(InputError):
         call()
+
+
+def test_distance_bounds_measure_records_carry_bands():
+    rng = np.random.default_rng(13)
+    v = rng.random(200)
+    y = (rng.random(200) < v).astype(float)
+    b = calviz.distance_bounds(y, v, grid_step=2e-2, n_bins=(5, 10), n_resamples=5, seed=0)
+    assert set(b.measures) == {"smce", "lower_dce", "sintce", "laplace_kce", "binned_ece_width"}
+    assert float(b.measures["smce"]) == b.smce
+    assert (b.measures["smce"].band_low, b.measures["smce"].band_high) == b.bands["smce"]
+    assert b.measures["binned_ece_width"].value == min(b.binned_ece_width.values())
+    assert "seed 004 Thm 7.3" in b.measures["smce"].inequality
+    assert calviz.distance_bounds(y, v, grid_step=2e-2).measures["sintce"].band_low is None
