@@ -429,3 +429,11 @@ def test_distance_bounds_measure_records_carry_bands():
     assert b.measures["binned_ece_width"].value == min(b.binned_ece_width.values())
     assert "seed 004 Thm 7.3" in b.measures["smce"].inequality
     assert calviz.distance_bounds(y, v, grid_step=2e-2).measures["sintce"].band_low is None
+
+
+def test_rintce_below_smallest_gap_is_resolved_ece():
+    rng = np.random.default_rng(14)
+    v = np.round(rng.random(200), 3)
+    y = (rng.random(200) < 0.4).astype(float)
+    assert calviz.rintce(y, v, 1e-4).value == pytest.approx(resolved_ece(v, y), abs=1e-12)
+    assert calviz.sintce(y, v).value <= resolved_ece(v, y) + 1e-12
