@@ -235,7 +235,9 @@ def test_serve_screenshot(served_url, chromium_browser):
         # the four views are drawn (reliability diagram + histogram + ... : at least one canvas each)
         page.locator("canvas").nth(3).wait_for(state="attached", timeout=300_000)
         page.wait_for_load_state("networkidle", timeout=300_000)
-        page.wait_for_timeout(3000)  # let the resampled results replace the analytic ones
+        # let the resampled results (bootstrap interval, smooth band) replace the analytic ones
+        page.get_by_text("resampling:", exact=False).first.wait_for(state="hidden", timeout=300_000)
+        page.wait_for_timeout(2000)
         artifacts = REPO / "artifacts"
         artifacts.mkdir(exist_ok=True)
         shot = artifacts / "screenshot.png"
