@@ -321,6 +321,9 @@ class SintCEResult(ResultMixin):
     ``width``: the minimising 2^−k, or 0.0 when the infimum is the limit k → ∞ (then ``value`` is
     the fully resolved ECE, every distinct prediction in its own bin, and ``attained`` is False);
     ``widths`` / ``rintce_values``: the scales evaluated before the stopping rule fired.
+    ``floor`` = ``value`` except in the pathological case ``converged = False`` (distinct predictions
+    closer than 2^−60 and the stopping rule not met by scale 2^−60): then the exact SintCE lies in
+    [``floor``, ``value``] (RintCE is nondecreasing in the scale and bounded by the resolved ECE).
     """
 
     value: float
@@ -330,6 +333,8 @@ class SintCEResult(ResultMixin):
     rintce_values: np.ndarray
     n: int
     target: str
+    converged: bool = True
+    floor: float | None = None
 
     def __float__(self) -> float:
         return float(self.value)
@@ -355,9 +360,14 @@ def _sintce(s: _Sample) -> SintCEResult:
     values = np.asarray(values[:n_levels])
     widths = 2.0 ** -np.arange(n_levels, dtype=np.float64)
     width = float(widths[level]) if attained else 0.0
-    if not converged:  # pragma: no cover - needs distinct predictions closer than 2^-60
-        best = float(resolved_ece_kernel(s.v, s.b))
-    return SintCEResult(float(best), width, bool(attained), widths, values, s.n, s.target)
+    floor = float(best)
+    if not converged:  # needs distinct predictions closer than 2^-60
+        floor = min(float(best), float(values[-1]))
+        resolved = float(resolved_ece_kernel(s.v, s.b))
+        if resolved < best:
+            best, width, attained = resolved, 0.0, False
+    return SintCEResult(float(best), width, bool(attained), widths, values, s.n, s.target, bool(converged),
+                        floor)
 
 
 def sintce(y_true, y_prob, *, target: str = "auto", class_index: int = 0) -> SintCEResult:
@@ -562,12 +572,17 @@ def _display(meas: dict, cands: list[Bound], bands: dict | None) -> tuple[dict, 
     return records, texts
 
 
+def _sintce_pair(s: _Sample) -> dict:
+    res = _sintce(s)
+    return {"sintce": res.value, "sintce_floor": res.floor}
+
+
 def _measures(s: _Sample, m_grid: int, n_bins: tuple[int, ...]) -> dict:
     _, sm = _smce_solution(s)
     return {
         "smce": sm,
         "lower_dce": _lower_dce_lp(s.v, s.y, m_grid),
-        "sintce": _sintce(s).value,
+        **_sintce_pair(s),
         "laplace_kce": math.sqrt(_kce_sq(s, 1.0)),
         "binned_ece_width": {m: _binned_with_width(s, m, "equal_width").value for m in n_bins},
     }
@@ -581,7 +596,7 @@ def _bounds_from(meas: dict, eps: float) -> list[Bound]:
               "seed 004 Lemma 5.4; Lemma 7.10 LP with Lemmas 7.8–7.9 grid error"),
         Bound("smce", "lower", sm / 2, "smce", "dCE ≥ dCE_lower ≥ smCE/2",
               "seed 004 Thm 7.3 (smCE ≤ 2·dCE_lower)"),
-        Bound("sintce", "lower", (si / 6) ** 2, "sintce", "dCE ≥ dCE_lower ≥ (SintCE/6)²",
+        Bound("sintce", "lower", (meas["sintce_floor"] / 6) ** 2, "sintce", "dCE ≥ dCE_lower ≥ (SintCE/6)²",
               "seed 004 Thm 6.11 (SintCE ≤ 6√dCE_lower)"),
         Bound("laplace_kce", "lower", kc ** 2 / 8, "laplace_kce", "dCE ≥ dCE_lower ≥ (kCE/(2√2))²",
               "seed 004 Lemma 8.7 (|kCE(Γ₁) − kCE(Γ₂)| ≤ 2√(2ε)), kCE = 0 when calibrated"),

@@ -437,3 +437,14 @@ def test_rintce_below_smallest_gap_is_resolved_ece():
     y = (rng.random(200) < 0.4).astype(float)
     assert calviz.rintce(y, v, 1e-4).value == pytest.approx(resolved_ece(v, y), abs=1e-12)
     assert calviz.sintce(y, v).value <= resolved_ece(v, y) + 1e-12
+
+
+def test_sintce_predictions_closer_than_deepest_scale():
+    # a gap of 1e-19 < 2^-60 with RintCE ≈ 0: the stopping rule cannot fire by scale 2^-60
+    v = np.array([0.0, 1e-19])
+    y = np.zeros(2)
+    res = calviz.sintce(y, v)
+    assert not res.converged
+    assert res.floor <= res.value == pytest.approx(resolved_ece(v, y), abs=1e-30)
+    b = calviz.distance_bounds(y, v, grid_step=1e-2)
+    assert b.lower <= b.upper
