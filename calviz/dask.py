@@ -187,8 +187,16 @@ def _frame_part(frame, label: str, probs: str | list[str]):
     return y_true, y_prob
 
 
-def _detect_columns(columns: Sequence[str], y_true: str | None, y_prob) -> tuple[str, str | list[str]]:
+def _detect_columns(columns: Sequence[str], y_true: str | None, y_prob,
+                    prob_prefix: str | None = None) -> tuple[str, str | list[str]]:
     cols = list(columns)
+    if prob_prefix is not None and y_prob is None:
+        pattern = re.compile(re.escape(prob_prefix) + r"(\d+)")
+        found = sorted((int(m.group(1)), c) for c in cols if (m := pattern.fullmatch(c)))
+        if [k for k, _ in found] != list(range(len(found))) or len(found) < 2:
+            raise InputError(f"probability columns {prob_prefix}0..{prob_prefix}K-1 not found in columns "
+                             f"{cols}")
+        y_prob = [c for _, c in found]
     if y_true is None:
         y_true = next((c for c in ("y_true", "label", "correct") if c in cols), None)
         if y_true is None:
@@ -216,10 +224,11 @@ def _detect_columns(columns: Sequence[str], y_true: str | None, y_prob) -> tuple
 
 
 def from_dataframe(frame, *, y_true: str | None = None, y_prob: str | Sequence[str] | None = None,
-                   source: str = "dask dataframe") -> DaskCalibrationData:
+                   prob_prefix: str | None = None, source: str = "dask dataframe") -> DaskCalibrationData:
     """Wrap a dask DataFrame: ``y_true`` names the label column, ``y_prob`` one column (binary P(y=1)
-    or confidence) or the K probability columns (detected when ``None``, see the module docstring)."""
-    label, probs = _detect_columns(frame.columns, y_true, y_prob)
+    or confidence) or the K probability columns, or ``prob_prefix`` the prefix of columns
+    ``<prefix>0..<prefix>K-1`` (detected when all are ``None``, see the module docstring)."""
+    label, probs = _detect_columns(frame.columns, y_true, y_prob, prob_prefix)
     frame = frame[[label] + ([probs] if isinstance(probs, str) else probs)]
     parts = tuple(delayed(_frame_part, pure=True)(p, label, probs) for p in frame.to_delayed())
     is_binary = isinstance(probs, str)
@@ -229,7 +238,7 @@ def from_dataframe(frame, *, y_true: str | None = None, y_prob: str | Sequence[s
 
 
 def from_parquet(path, *, y_true: str | None = None, y_prob: str | Sequence[str] | None = None,
-                 **read_parquet_kwargs) -> DaskCalibrationData:
+                 prob_prefix: str | None = None, **read_parquet_kwargs) -> DaskCalibrationData:
     """Lazily read a Parquet file, directory, glob or list of files with ``dask.dataframe.read_parquet``
     (only the needed columns are read).  Column names as in :func:`from_dataframe`."""
     import dask.dataframe as dd
@@ -239,7 +248,8 @@ def from_parquet(path, *, y_true: str | None = None, y_prob: str | Sequence[str]
         frame = dd.read_parquet(path, **read_parquet_kwargs)
     except (FileNotFoundError, OSError, ValueError) as exc:
         raise InputError(f"could not read Parquet data at {path!r}: {exc}") from None
-    return from_dataframe(frame, y_true=y_true, y_prob=y_prob, source=f"parquet {path!r}")
+    return from_dataframe(frame, y_true=y_true, y_prob=y_prob, prob_prefix=prob_prefix,
+                          source=f"parquet {path!r}")
 
 
 def from_dask(y_true, y_prob) -> DaskCalibrationData:
@@ -1482,7 +1492,7 @@ def _scheduler(scheduler):
 
 def analyze_parquet(
     path, *, scheduler=None, y_true: str | None = None, y_prob: str | Sequence[str] | None = None,
-    options=None, distance_sample: int = 200_000, **option_values,
+    prob_prefix: str | None = None, options=None, distance_sample: int = 200_000, **option_values,
 ):
     """Analyse a Parquet file / directory / glob (or any input of :func:`as_dask_data`) on Dask and return
     a :class:`calviz.analysis.Analysis` — the object the dashboard, the report and ``calviz check`` read.
@@ -1493,9 +1503,10 @@ def analyze_parquet(
     its fields).  Computed on all rows: reliability, analytic adaptive T-Cal, the seed-003 interval (one
     or two passes each).  The distance bounds (smCE, dCE_lower, SintCE, kCE, ...) need the whole sorted
     sample: they are computed on a uniform subsample of ``distance_sample`` rows (or ``options.n``) — said
-    in ``errors["distance_note"]`` with the sampling errors of :func:`subsample_measure`.  Not available
-    on Dask (``None`` with the reason in ``errors``): the smooth diagram, resampled T-Cal, the bootstrap
-    interval.
+    in ``errors["distance_note"]`` with the sampling errors of :func:`subsample_measure`.
+    ``options.resampling == "y_only"`` adds :func:`resampled_tcal` (1-D targets) as ``tcal_resampled``.
+    Not available on Dask (``None`` with the reason in ``errors``): the smooth diagram, the bootstrap
+    interval, consistency resampling.  ``prob_prefix``: probability columns ``<prefix>0..<prefix>K-1``.
     """
     import importlib
     import time
@@ -1507,7 +1518,7 @@ def analyze_parquet(
     if isinstance(path, DaskCalibrationData):
         data = path
     elif isinstance(path, (str, os.PathLike, list, tuple)):
-        data = from_parquet(path, y_true=y_true, y_prob=y_prob)
+        data = from_parquet(path, y_true=y_true, y_prob=y_prob, prob_prefix=prob_prefix)
     else:
         data = as_dask_data(path, y_true_column=y_true, y_prob_columns=y_prob)
     results: dict[str, Any] = {}
@@ -1554,6 +1565,11 @@ def analyze_parquet(
         run("tcal", lambda: adaptive_tcal(data, alpha=opts.alpha, resampling="analytic", target=tcal_target,
                                           class_index=class_index if tcal_target == "classwise" else None,
                                           client=client))
+        if opts.resampling == "y_only" and tcal_target != "full":
+            run("tcal_resampled", lambda: resampled_tcal(
+                data, alpha=opts.alpha, n_resamples=int(opts.n_resamples), target=tcal_target,
+                class_index=class_index if tcal_target == "classwise" else None, seed=int(opts.seed),
+                client=client))
         if target in ("topk", "full"):
             k = data.n_classes if target == "full" else min(int(opts.top_k), data.n_classes)
             run("interval", lambda: ece_interval(data, n_bins=int(opts.n_bins), alpha=opts.alpha, top_k=k,
@@ -1591,6 +1607,9 @@ def analyze_parquet(
         except Exception as exc:  # reported, as in calviz.analysis.run_view
             errors["distance"] = f"distance failed: {type(exc).__name__}: {exc}"
         timings["distance"] = time.perf_counter() - start
-    for view in ("smooth", "tcal_resampled", "bootstrap"):
+    for view in ("smooth", "bootstrap"):
         errors[view] = f"{view}: not available on Dask (needs the whole sample in one process)"
+    if "tcal_resampled" not in results and opts.resampling != "analytic":
+        errors["tcal_resampled"] = (f"tcal_resampled: resampling {opts.resampling!r} is not available on "
+                                    "Dask (y_only is, for 1-D targets); the analytic test is in `tcal`")
     return analysis.Analysis(options=opts, summary=summary, timings=timings, errors=errors, **results)

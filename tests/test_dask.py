@@ -346,3 +346,14 @@ def test_adaptive_tcal_sorted_scan_all_scales(client):
     close(got.statistics, want.statistics, scale=float(np.mean((y - prob) ** 2)) / len(y))
     close(got.pvalues, want.pvalues, scale=1e-12)
     close(got.critical_values, want.critical_values)
+
+
+def test_analyze_parquet_multiclass_prefix_and_resampled(client, tmp_path):
+    y, prob = multiclass_data()
+    frame = pd.DataFrame({"label": y, **{f"prob{k}": prob[:, k] for k in range(prob.shape[1])}})
+    path = _write_parquet(tmp_path / "mc", frame, CHUNKS)
+    result = cdask.analyze_parquet(path, scheduler=client, y_true="label", prob_prefix="prob", target="top1",
+                                   n_bins=10, resampling="y_only", n_resamples=300, seed=1)
+    assert result.summary.n_classes == 3 and result.summary.target == "top1"
+    same_result(result.interval, intervals.ece_interval(y, prob, n_bins=10, alpha=0.05), scale=1e-4)
+    assert result.tcal_resampled is not None and result.tcal_resampled.method == "y_only"
