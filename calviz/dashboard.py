@@ -20,6 +20,8 @@ from __future__ import annotations
 import concurrent.futures
 import html
 import io
+import multiprocessing
+import os
 import threading
 import time
 from collections import OrderedDict
@@ -263,8 +265,18 @@ class CalvizApp(param.Parameterized):
             seed=int(self.seed),
         )
 
-    def result(self, view: str, options: AnalysisOptions | None = None, data: CalibrationData | None = None):
-        """The (cached) result of one view's computation for the current (or given) options."""
+    def result(
+        self,
+        view: str,
+        options: AnalysisOptions | None = None,
+        data: CalibrationData | None = None,
+        *,
+        remote: bool = False,
+    ):
+        """The (cached) result of one view's computation for the current (or given) options.
+
+        ``remote=True`` computes in the shared worker process (resampling jobs): numba kernels hold the
+        GIL while they run, so a kernel in a mere thread would still freeze the session's event loop."""
         options = options or self.options
         data = data if data is not None else self.data
         key = view_key(view, data, options)
@@ -272,7 +284,7 @@ class CalvizApp(param.Parameterized):
             if key in self._cache:
                 self._cache.move_to_end(key)
                 return self._cache[key]
-        result, seconds, error = run_view(view, data, options)
+        result, seconds, error = _run_remote(view, data, options) if remote else run_view(view, data, options)
         with self._lock:
             self.calls[view] = self.calls.get(view, 0) + 1
             self._pending_timings[view] = seconds
@@ -687,7 +699,7 @@ class CalvizApp(param.Parameterized):
     def _run_job(self, kind, generation, view, data, options):
         if self._generation[kind] != generation:
             return  # superseded before it started
-        self.result(view, options, data)
+        self.result(view, options, data, remote=True)
         if self._generation[kind] != generation:
             return  # superseded while running: drop the stale result (it stays cached)
         self._schedule(partial(self._apply_job, kind, generation, options, data))
@@ -734,6 +746,56 @@ class CalvizApp(param.Parameterized):
     def _clear_error(self) -> None:
         self.alert.visible = False
         self.alert.object = ""
+
+
+# -- the worker process for resampling jobs ----------------------------------------------------------
+_POOL: concurrent.futures.ProcessPoolExecutor | None = None
+_POOL_LOCK = threading.Lock()
+
+
+def _worker_pool() -> concurrent.futures.ProcessPoolExecutor | None:
+    """One process pool shared by all sessions (sessions share no state, only these workers)."""
+    global _POOL
+    with _POOL_LOCK:
+        if _POOL is None:
+            try:
+                workers = max(1, min(2, os.cpu_count() or 1))
+                _POOL = concurrent.futures.ProcessPoolExecutor(
+                    max_workers=workers,
+                    mp_context=multiprocessing.get_context("spawn"),
+                    initializer=_warm_worker,
+                )
+            except Exception:  # no process support: compute in threads instead
+                return None
+        return _POOL
+
+
+def _warm_worker() -> None:
+    """Import the engine in a new worker (and load numba's cached kernels) before the first job."""
+    for module in ("calviz.tcal", "calviz.intervals", "calviz.smooth"):
+        try:
+            __import__(module)
+        except Exception:
+            pass
+
+
+def _compute_in_worker(view, probs, labels, options):
+    return run_view(view, CalibrationData(probs, labels), options)
+
+
+def _run_remote(view, data, options):
+    """run_view in the worker process; falls back to this process if the pool is unusable."""
+    global _POOL
+    pool = _worker_pool()
+    if pool is not None:
+        try:
+            return pool.submit(_compute_in_worker, view, data.probs, data.labels, options).result()
+        except concurrent.futures.process.BrokenProcessPool:
+            with _POOL_LOCK:
+                _POOL = None
+        except Exception:
+            pass
+    return run_view(view, data, options)
 
 
 _JOB_LABELS = {"tcal": "T-Cal", "bootstrap": "bootstrap interval", "smooth": "smooth band"}

@@ -86,6 +86,18 @@ def format_pvalue(p) -> str:
     return "< 0.0001" if p < 1e-4 else f"{p:.4f}"
 
 
+def _display_curve(x: np.ndarray, y: np.ndarray, max_points: int = 2000):
+    """A piecewise-linear function given at n sorted points, evaluated on at most ``max_points`` evenly
+    spaced points for drawing (the witness is 1-Lipschitz, so the drawing error is at most the spacing;
+    sending 10⁵ points to the browser on every update would dominate the dashboard's latency)."""
+    if x.size <= max_points:
+        return x, y
+    order = np.argsort(x, kind="stable")
+    x, y = x[order], y[order]
+    grid = np.linspace(x[0], x[-1], max_points)
+    return grid, np.interp(grid, x, y)
+
+
 def placeholder(message: str, title: str = "", *, height: int = 300) -> hv.Element:
     """An empty plot carrying a message (engine not available, input refused, still computing)."""
     _ensure_backend()
@@ -237,19 +249,21 @@ def reliability_elements(
     if witness is not None:
         wx = _arr(field(witness, "x", "grid", "predictions", "points", "v"))
         wy = _arr(field(witness, "w", "values", "witness", "y"))
-    wit = hv.Curve((wx, wy), "x0", "witness").opts(color=MISCALIBRATED, line_width=1.5, tools=["hover"])
-    wit_panel = (hv.HLine(0, kdims=["x0", "witness"]).opts(color=NEUTRAL, line_width=1) * wit).opts(
-        hv.opts.Overlay(
-            xlim=(0, 1),
-            ylim=(-1.05, 1.05),
-            height=max(90, height // 3),
-            responsive=True,
-            xlabel=xlabel,
-            ylabel="witness",
-            yticks=[-1, 0, 1],
-            fontsize=_FONT,
-            min_width=300,
-        )
+        wx, wy = _display_curve(wx, wy)
+    wit_panel = hv.Curve((wx, wy), "x0", "witness").opts(
+        color=MISCALIBRATED,
+        line_width=1.5,
+        tools=["hover"],
+        xlim=(0, 1),
+        ylim=(-1.05, 1.05),
+        height=max(90, height // 3),
+        responsive=True,
+        xlabel=xlabel,
+        ylabel="witness",
+        yticks=[-1, 0, 1],
+        show_grid=True,
+        fontsize=_FONT,
+        min_width=300,
     )
     return {"main": main, "hist": hist, "witness": wit_panel}
 

@@ -84,9 +84,10 @@ def test_reliability_with_smooth_curve_and_witness(miscalibrated):
     band = main.get(4)
     assert isinstance(band, hv.Area)
     assert np.all(band.dimension_values("y") <= band.dimension_values("y2") + 1e-12)
-    wit = list(layout.values())[2].get(1)
+    wit = list(layout.values())[2]
+    assert isinstance(wit, hv.Curve)
     w = wit.dimension_values(1)
-    assert len(w) == miscalibrated.n and np.all(np.abs(w) <= 1 + 1e-9)
+    assert len(w) == min(miscalibrated.n, 2000) and np.all(np.abs(w) <= 1 + 1e-9)
     _rendered(layout)
 
 
