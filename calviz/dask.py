@@ -1476,7 +1476,7 @@ def _scheduler(scheduler):
         return
     if scheduler == "local":
         with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                      dashboard_address=None) as cluster, distributed.Client(cluster) as c:
+                                      dashboard_address=":0") as cluster, distributed.Client(cluster) as c:
             yield c
         return
     if not isinstance(scheduler, str):
