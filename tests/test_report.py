@@ -91,6 +91,12 @@ def test_report_renders_offline_in_chromium(report_html, tmp_path, chromium_brow
             root_id = page.evaluate(
                 f"() => Bokeh.documents[0].roots().find(r => r.name === '{name}').id")
             assert page.locator(f'[data-root-id="{root_id}"] canvas').count() >= 1, f"{name} has no canvas"
+        # the plots stay interactive: every view carries Bokeh's hover and zoom tools
+        tools = page.evaluate(
+            "() => { const t = {}; for (const m of Bokeh.documents[0].all_models) {"
+            " const n = m.type || m.constructor.name; t[n] = (t[n] || 0) + 1; } return t; }")
+        assert tools.get("HoverTool", 0) >= len(ROOT_NAMES), tools
+        assert tools.get("WheelZoomTool", 0) + tools.get("BoxZoomTool", 0) >= len(ROOT_NAMES), tools
         page.screenshot(path=str(tmp_path / "report.png"), full_page=True)
     finally:
         context.close()
