@@ -248,15 +248,16 @@ class _SmoothingProblem:
         return self._binned[level]
 
     def smooth(
-        self, sigma: float, binned: _Binned, mass: np.ndarray, residual: np.ndarray
+        self, sigma: float, binned: _Binned, mass: np.ndarray, numerator: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(positions, δ_σ, A_σ) on the computation grid; mass/residual may carry leading batch axes.
+        """(positions, δ_σ, smoothed numerator) on the computation grid, from grid masses (the numerator
+        is the residual mass, giving A_σ, or the label mass); inputs may carry leading batch axes.
 
         Densities are per unit of the kernel's coordinate (t, or u = logit t) and per point, so δ_σ
         integrates to 1 when the batch rows hold n points.
         """
         n_points = binned.n_cells + 1
-        values = np.stack([mass, residual])
+        values = np.stack([mass, numerator])
         if self.kernel == "reflected_gaussian":
             # even extension onto a circle of circumference 2: the reflected kernel is the periodic
             # Gaussian there.  The end grid points are their own mirror images, so their masses count

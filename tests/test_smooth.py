@@ -26,7 +26,9 @@ def _direct_sums(f, numerator, sigma, kernel, mesh):
     a = np.zeros(mesh.size)
     d = np.zeros(mesh.size)
     if kernel == "reflected_gaussian":
-        images = [(sign, shift) for sign in (1.0, -1.0) for shift in (-2.0, 0.0, 2.0)]
+        # images ±v + 2k; |k| up to 1 + 4σ keeps every image within 8σ of [0, 1]
+        reach = 1 + int(np.ceil(4 * sigma))
+        images = [(sign, 2.0 * k) for sign in (1.0, -1.0) for k in range(-reach, reach + 1)]
         points = f
     else:
         clipped = np.clip(f, LOGIT_CLIP, 1 - LOGIT_CLIP)
@@ -118,6 +120,26 @@ def test_smooth_ece_matches_direct_reflected(name, sigma):
     got = smooth_ece(y, f, bandwidth=sigma).value
     want = direct_smooth_ece(f, y, sigma)
     assert abs(got - want) <= binning_error_bound(f, y, sigma) + 1e-7, (name, sigma, got, want)
+
+
+@pytest.mark.parametrize("kernel", ["reflected_gaussian", "logit_gaussian"])
+def test_random_small_inputs_at_the_fixed_point_match_direct(kernel):
+    """Random small samples with repeated values, atoms at 0 and 1 and random label rates."""
+    rng = np.random.default_rng(2024 if kernel == "reflected_gaussian" else 2025)
+    for _ in range(30):
+        n = int(rng.integers(2, 60))
+        pool = np.concatenate([[0.0, 1.0, 0.5, 1 / 3], rng.random(5)])
+        f = np.where(rng.random(n) < 0.4, rng.choice(pool, n), rng.random(n))
+        y = (rng.random(n) < rng.random()).astype(float)
+        res = smooth_ece(y, f, kernel=kernel)
+        assert res.bandwidth_rule in ("fixed point", "lower limit")
+        if res.bandwidth_rule == "fixed point":
+            assert abs(res.value - res.bandwidth) < 1e-7
+            want = direct_smooth_ece(f, y, res.bandwidth, kernel)
+            assert abs(res.value - want) <= binning_error_bound(f, y, res.bandwidth, kernel) + 1e-7
+        diagram = smooth_reliability(y, f, kernel=kernel, n_resamples=20, grid_size=101, seed=0)
+        for arr in (diagram.curve, diagram.band_low, diagram.band_high, diagram.density):
+            assert np.all(np.isfinite(arr))
 
 
 @pytest.mark.parametrize("name", ["beta-miscalibrated", "edge-heavy", "atoms-and-grid-nodes", "n=2"])
