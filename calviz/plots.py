@@ -98,6 +98,12 @@ def _display_curve(x: np.ndarray, y: np.ndarray, max_points: int = 2000):
     return grid, np.interp(grid, x, y)
 
 
+def _framewise(overlay):
+    """Mark every layer ``framewise`` so axis ranges follow each new result when the overlay is
+    streamed into an existing figure (a DynamicMap); harmless for a one-off render."""
+    return overlay.map(lambda el: el.opts(framewise=True), [hv.Element])
+
+
 def placeholder(message: str, title: str = "", *, height: int = 300) -> hv.Element:
     """An empty plot carrying a message (engine not available, input refused, still computing)."""
     _ensure_backend()
@@ -259,7 +265,7 @@ def reliability_elements(
         height=max(90, height // 3),
         responsive=True,
         xlabel=xlabel,
-        ylabel="witness",
+        ylabel="w(v)",
         yticks=[-1, 0, 1],
         show_grid=True,
         fontsize=_FONT,
@@ -374,21 +380,23 @@ def tcal_plot(tcal, *, title: str | None = None, height: int = 330, pending: str
     if pending:
         caption = f"{caption} — {pending}"
     extra = {} if scales.size else {"xlim": (1, 1024), "ylim": (-1, 1)}
-    return (zero * stat_line * crit_line * points).opts(
-        hv.opts.Overlay(
-            title=title or caption,
-            logx=not discrete,
-            xlabel="distinct predicted value"
-            if discrete
-            else "number of bins at each dyadic scale (log scale)",
-            ylabel="debiased ECE² statistic",
-            height=height,
-            responsive=True,
-            show_legend=False,  # solid = statistic, dashed = critical value: said in the caption
-            fontsize=_FONT,
-            min_width=300,
-            framewise=True,
-            **extra,
+    return _framewise(
+        (zero * stat_line * crit_line * points).opts(
+            hv.opts.Overlay(
+                title=title or caption,
+                logx=not discrete,
+                xlabel="distinct predicted value"
+                if discrete
+                else "number of bins at each dyadic scale (log scale)",
+                ylabel="debiased ECE² statistic",
+                height=height,
+                responsive=True,
+                show_legend=False,  # solid = statistic, dashed = critical value: said in the caption
+                fontsize=_FONT,
+                min_width=300,
+                framewise=True,
+                **extra,
+            )
         )
     )
 
@@ -492,19 +500,21 @@ def interval_plot(
     if pending:
         head += f" — {pending}"
     zero = hv.VLine(0, kdims=["low", "row"]).opts(color=NEUTRAL, line_width=1)
-    return (zero * segs * pts).opts(
-        hv.opts.Overlay(
-            title=title or head,
-            xlabel="ℓ2 expected calibration error",
-            ylabel="",
-            yticks=[(float(y), n) for y, n in zip(ys, names, strict=True)],
-            ylim=(-0.6, 1.6),
-            xlim=(-0.02 * upper, 1.15 * upper),
-            height=height,
-            responsive=True,
-            fontsize=_FONT,
-            min_width=300,
-            framewise=True,
+    return _framewise(
+        (zero * segs * pts).opts(
+            hv.opts.Overlay(
+                title=title or head,
+                xlabel="ℓ2 expected calibration error",
+                ylabel="",
+                yticks=[(float(y), n) for y, n in zip(ys, names, strict=True)],
+                ylim=(-0.6, 1.6),
+                xlim=(-0.02 * upper, 1.15 * upper),
+                height=height,
+                responsive=True,
+                fontsize=_FONT,
+                min_width=300,
+                framewise=True,
+            )
         )
     )
 
@@ -679,18 +689,20 @@ def distance_plot(bounds, *, title: str | None = None, height: int = 330) -> hv.
         if bounds is not None
         else ("distance bounds not available")
     )
-    return (stems * pts * seg).opts(
-        hv.opts.Overlay(
-            title=title or default,
-            xlabel="calibration error",
-            ylabel="",
-            yticks=yticks,
-            ylim=(-0.7, len(rows) + 0.7),
-            xlim=(-0.02 * vmax, 1.12 * vmax),
-            height=height,
-            responsive=True,
-            fontsize=_FONT,
-            min_width=300,
-            framewise=True,
+    return _framewise(
+        (stems * pts * seg).opts(
+            hv.opts.Overlay(
+                title=title or default,
+                xlabel="calibration error",
+                ylabel="",
+                yticks=yticks,
+                ylim=(-0.7, len(rows) + 0.7),
+                xlim=(-0.02 * vmax, 1.12 * vmax),
+                height=height,
+                responsive=True,
+                fontsize=_FONT,
+                min_width=300,
+                framewise=True,
+            )
         )
     )
