@@ -22,8 +22,10 @@ import html
 import io
 import multiprocessing
 import os
+import sys
 import threading
 import time
+import types
 from collections import OrderedDict
 from functools import partial
 
@@ -864,3 +866,15 @@ def create_app(file: str | None = None, *, data=None, **params) -> pn.template.F
     page = app.template()
     page.app = app
     return page
+
+
+class _CallableModule(types.ModuleType):
+    """``calviz.dashboard`` is both this module and the public function :func:`dashboard`: importing the
+    submodule (``from calviz.dashboard import CalvizApp``) rebinds the package attribute to the module,
+    so the module itself forwards calls to the function."""
+
+    def __call__(self, *args, **kwargs):
+        return dashboard(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule

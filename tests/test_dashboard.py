@@ -236,3 +236,14 @@ def test_export_report_html(app):
     out = app._export_report()
     assert isinstance(out, io.BytesIO)
     assert b"<html" in out.getvalue()[:2000].lower()
+
+
+def test_calviz_dashboard_is_callable_even_after_submodule_import():
+    import calviz
+    import calviz.dashboard as module  # rebinds the package attribute to the module
+
+    data = _data(300)
+    assert callable(calviz.dashboard) and callable(module)
+    layout = calviz.dashboard(data.labels, data.probs)
+    assert isinstance(layout, pn.Row)
+    layout.app.wait()
