@@ -86,6 +86,8 @@ DISCRETE_MIN_COUNT = 2
 DISCRETE_FORCED_MAX = 10_000
 #: largest dyadic level (bin ids are int64)
 MAX_LEVEL = 62
+#: resampling jobs with fewer point-resamples (n × N) than this run single-threaded
+_PARALLEL_MIN_WORK = 4_000_000
 #: relative tolerance when comparing resampled statistics with the observed one: mathematically equal
 #: values computed in different orders must count as ties (ties count against rejection)
 _TIE_RTOL = 1e-9
@@ -594,7 +596,9 @@ def _adaptive(z, y, K, target, alpha, resampling, n_resamples, combine, discrete
             f" ({'Bonferroni over ' + str(levels) + ' scales' if combine == 'bonferroni' else 'max'}), so the"
             f" test cannot reject; use n_resamples ≥ {need}", stacklevel=3)
     source = _k.Y_ONLY if resampling == "y_only" else _k.CONSISTENCY
-    boot = _k.resampled_statistics(scan.split, levels, scan.z, scan.kind, source, _base_seed(seed), N)
+    # small jobs run on the calling thread (same output): waking the thread pool would cost more
+    resample = _k.resampled_statistics if n * N >= _PARALLEL_MIN_WORK else _k.resampled_statistics_serial
+    boot = resample(scan.split, levels, scan.z, scan.kind, source, _base_seed(seed), N)
     reject, padj, crit, p = _resampling_decision(t_obs, boot, alpha, combine)
     reason = (f"{kind_text}; {scale_text}; {resampling.replace('_', '-')} resampling ({N} resamples), "
               f"{combine}")

@@ -243,28 +243,44 @@ def test_reproducible_and_seed_dependent():
 
 
 @pytest.mark.skipif(numba.config.NUMBA_NUM_THREADS < 2, reason="needs 2 numba threads")
+@pytest.mark.filterwarnings("ignore:n_resamples")
 @pytest.mark.parametrize("resampling", ["y_only", "consistency"])
 @pytest.mark.parametrize("target", ["binary", "full"])
 def test_one_and_two_threads_give_identical_results(resampling, target):
     rng = np.random.default_rng(13)
     if target == "binary":
         z, y = random_binary(rng, 700, "beta")
+        z, y = T._sort_binary(z, y.astype(float))
+        scan = T._scan_order(z, y, 10, False, presorted=True)
     else:
         z = rng.dirichlet(np.ones(3), 700)
         y = rng.integers(0, 3, 700)
+        scan = T._scan_order(z, y, 5, True)
+    source = K.Y_ONLY if resampling == "y_only" else K.CONSISTENCY
+    args = (scan.split, scan.max_level, scan.z, scan.kind, source, np.uint64(3), 301)
     before = numba.get_num_threads()
     try:
         numba.set_num_threads(1)
-        one = calviz.adaptive_tcal(y, z, resampling=resampling, seed=3, n_resamples=301, target=target,
-                                   combine="max")
+        one = K.resampled_statistics(*args)
         numba.set_num_threads(2)
-        two = calviz.adaptive_tcal(y, z, resampling=resampling, seed=3, n_resamples=301, target=target,
-                                   combine="max")
+        two = K.resampled_statistics(*args)
     finally:
         numba.set_num_threads(before)
-    np.testing.assert_array_equal(one.pvalues, two.pvalues)
-    np.testing.assert_array_equal(one.critical_values, two.critical_values)
-    assert one.pvalue == two.pvalue
+    np.testing.assert_array_equal(one, two)
+    np.testing.assert_array_equal(one, K.resampled_statistics_serial(*args))
+    # and through the public function (which picks the serial kernel for a job this small)
+    big = calviz.adaptive_tcal(np.tile(y, 30), np.tile(z, (30, 1)) if z.ndim == 2 else np.tile(z, 30),
+                               resampling=resampling, n_resamples=301, seed=4,
+                               target="full" if target == "full" else "auto")
+    try:
+        numba.set_num_threads(1)
+        big1 = calviz.adaptive_tcal(np.tile(y, 30), np.tile(z, (30, 1)) if z.ndim == 2 else np.tile(z, 30),
+                                    resampling=resampling, n_resamples=301, seed=4,
+                                    target="full" if target == "full" else "auto")
+    finally:
+        numba.set_num_threads(before)
+    np.testing.assert_array_equal(big.pvalues, big1.pvalues)
+    np.testing.assert_array_equal(big.critical_values, big1.critical_values)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -363,11 +379,11 @@ def _calibrated(rng, n, scenario):
                                                 ("y_only", "max"), ("threshold", "bonferroni")])
 def test_level_under_calibration(scenario, resampling, combine):
     rng = np.random.default_rng(100 + len(scenario) + len(resampling) + len(combine))
-    reps, n, alpha = 300, 500, 0.05
+    reps, n, alpha = 300, 300, 0.05  # B = 14 scales: 299 resamples can reach α/B
     rejections = 0
     for rep in range(reps):
         y, z = _calibrated(rng, n, scenario)
-        r = calviz.adaptive_tcal(y, z, alpha=alpha, resampling=resampling, combine=combine, n_resamples=399,
+        r = calviz.adaptive_tcal(y, z, alpha=alpha, resampling=resampling, combine=combine, n_resamples=299,
                                  seed=rep)
         rejections += r.reject
     rate = rejections / reps

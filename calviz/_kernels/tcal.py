@@ -432,51 +432,69 @@ def observed_statistics(split, max_level, z, y, kind):
     return out
 
 
-@njit(cache=True, parallel=True)
-def resampled_statistics(split, max_level, z, kind, source, base_seed, n_resamples):
-    """(n_resamples, max_level) resampled T^d (source Y_ONLY or CONSISTENCY).
-
-    Resample r uses its own stream stream_seed(base_seed, r), so the output does not depend on the
-    number of threads.  Memory: O(n) per running thread (consistency weights), never resamples x n.
-    """
+@njit(cache=True)
+def _resample_block(split, max_level, z, z1, kind, source, base_seed, start, stop, out):
+    """Resamples start..stop-1 into out[start:stop]; resample r uses the stream stream_seed(base_seed, r).
+    Scalar y-only: one :func:`_y_only_block` pass for the whole block; otherwise one scan per resample."""
     n = z.shape[0]
-    out = np.zeros((n_resamples, max_level))
-    z1 = z[:, 0].copy() if kind == SCALAR else np.zeros(0)
+    if kind == SCALAR and source == Y_ONLY:
+        seeds = np.empty(stop - start, dtype=np.uint64)
+        for r in range(start, stop):
+            seeds[r - start] = stream_seed(base_seed, r)
+        rows = np.zeros((stop - start, max_level))
+        _y_only_block(split, max_level, z1, seeds, rows)
+        for r in range(start, stop):
+            for lev in range(max_level):
+                out[r, lev] = rows[r - start, lev]
+        return
     no_labels = np.zeros(0, np.int64)
     no_y = np.zeros(0)
-    if kind == SCALAR and source == Y_ONLY:
-        n_blocks = (n_resamples + LANES - 1) // LANES
-        for blk in prange(n_blocks):
-            start = blk * LANES
-            stop = min(start + LANES, n_resamples)
-            seeds = np.empty(stop - start, dtype=np.uint64)
-            for r in range(start, stop):
-                seeds[r - start] = stream_seed(base_seed, r)
-            rows = np.zeros((stop - start, max_level))
-            _y_only_block(split, max_level, z1, seeds, rows)
-            for r in range(start, stop):
-                for lev in range(max_level):
-                    out[r, lev] = rows[r - start, lev]
-        return out
-    for r in prange(n_resamples):
+    row = np.zeros(max_level)
+    weights = np.zeros(n if source == CONSISTENCY else 0, dtype=np.int64)
+    for r in range(start, stop):
         seed = stream_seed(base_seed, r)
-        row = np.zeros(max_level)
+        row[:] = 0.0
         if source == CONSISTENCY:
             # z* drawn with replacement = multinomial(n; 1/n, ..., 1/n) weights on the scan order, so
             # the sample never needs re-sorting.  The weights use their own stream.
-            weights = np.zeros(n, dtype=np.int64)
+            weights[:] = 0
             state = stream_seed(seed, 0)
             for _ in range(n):
                 state, u = _next_uniform(state)
                 weights[min(int(u * n), n - 1)] += 1
-        else:
-            weights = np.zeros(0, dtype=np.int64)
         if kind == SCALAR:
             _scan_scalar(split, max_level, z1, no_y, source, weights, seed, row)
         else:
             _scan_vector(split, max_level, z, no_labels, source, weights, seed, row)
         for lev in range(max_level):
             out[r, lev] = row[lev]
+
+
+@njit(cache=True, parallel=True)
+def resampled_statistics(split, max_level, z, kind, source, base_seed, n_resamples):
+    """(n_resamples, max_level) resampled T^d (source Y_ONLY or CONSISTENCY), blocks of LANES resamples
+    spread over the threads.  Resample r uses its own stream stream_seed(base_seed, r), so the output does
+    not depend on the number of threads (nor on using :func:`resampled_statistics_serial`).
+    Memory: O(n) per running thread (consistency weights), never resamples x n."""
+    out = np.zeros((n_resamples, max_level))
+    z1 = z[:, 0].copy() if kind == SCALAR else np.zeros(0)
+    n_blocks = (n_resamples + LANES - 1) // LANES
+    for blk in prange(n_blocks):
+        _resample_block(split, max_level, z, z1, kind, source, base_seed, blk * LANES,
+                        min((blk + 1) * LANES, n_resamples), out)
+    return out
+
+
+@njit(cache=True)
+def resampled_statistics_serial(split, max_level, z, kind, source, base_seed, n_resamples):
+    """:func:`resampled_statistics` on the calling thread (identical output): for small jobs, where
+    waking the thread pool costs more than the work."""
+    out = np.zeros((n_resamples, max_level))
+    z1 = z[:, 0].copy() if kind == SCALAR else np.zeros(0)
+    n_blocks = (n_resamples + LANES - 1) // LANES
+    for blk in range(n_blocks):
+        _resample_block(split, max_level, z, z1, kind, source, base_seed, blk * LANES,
+                        min((blk + 1) * LANES, n_resamples), out)
     return out
 
 
