@@ -195,13 +195,16 @@ MAX_RELIABILITY_BINS = 1_000_000
 
 
 def prepare_view(
-    y_true, y_prob, *, target: Target = "auto", top_k: int = 1, class_index: int = 0
+    y_true, y_prob, *, target: Target = "auto", top_k: int = 1, class_index: int = 0,
+    integer_labels: bool = False,
 ) -> tuple[CalibrationData, str, np.ndarray, np.ndarray]:
     """Validate once and return (data, resolved target, z, y).
 
     ``auto``: 1-D y_prob → ``binary`` (P(y = 1)); (n, K) → ``top1``, or ``topk`` when top_k > 1.
     1-D targets give (n,) arrays; ``topk`` gives the (n, k) sorted top-k probabilities and their
-    indicators; ``full`` gives (n, K) probabilities and one-hot labels.
+    indicators; ``full`` gives (n, K) probabilities and one-hot labels.  y is float64, except that
+    ``integer_labels=True`` returns the validated int64 labels themselves for the binary target (no
+    float copy: the kernels accept either).
     """
     data = as_calibration_data(y_true, y_prob)
     if isinstance(top_k, (bool, np.bool_)) or not isinstance(top_k, (int, np.integer)):
@@ -213,6 +216,8 @@ def prepare_view(
             target = "topk"
     if target == "topk":
         z, y = topk_view(data, top_k)
+    elif target == "binary" and integer_labels and data.is_binary:
+        z, y = data.probs, data.labels
     else:
         z, y = data.view(target, top_k=top_k, class_index=class_index)
     return data, target, z, y
@@ -384,7 +389,8 @@ class ECEResult(ResultMixin):
 
 def _estimate(y_true, y_prob, finaliser, statistic: str, squared: bool, *, n_bins, scheme, target, top_k,
               class_index, post=None) -> ECEResult:
-    _, target, z, y = prepare_view(y_true, y_prob, target=target, top_k=top_k, class_index=class_index)
+    _, target, z, y = prepare_view(y_true, y_prob, target=target, top_k=top_k, class_index=class_index,
+                                   integer_labels=True)
     sums, _, total, scheme = binned_sums(z, y, n_bins=n_bins, scheme=scheme, target=target)
     value = finaliser(sums)
     if post is not None:

@@ -127,7 +127,8 @@ def ece_interval(
     m = check_n_bins(n_bins)
     if method not in ("asymptotic", "bootstrap"):
         raise InputError(f"method must be 'asymptotic' or 'bootstrap'; got {method!r}")
-    _, target, z, y = prepare_view(y_true, y_prob, target=target, top_k=top_k, class_index=class_index)
+    _, target, z, y = prepare_view(y_true, y_prob, target=target, top_k=top_k, class_index=class_index,
+                                   integer_labels=True)
     if target == "full":
         raise InputError("ece_interval bins the sorted top-k vector; use top_k=K for full calibration")
     sums, bins, _, _ = binned_sums(z, y, n_bins=m, scheme="equal_width", target=target)
