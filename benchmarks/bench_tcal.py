@@ -78,8 +78,9 @@ def main() -> None:
     args = ap.parse_args()
     quick = args.quick
     cmd = "python benchmarks/" + Path(__file__).name + " " + " ".join(sys.argv[1:])
+    load_start = os.getloadavg()[0]
     header = (f"{cmd}\nos.cpu_count()={os.cpu_count()} numba threads={numba.get_num_threads()} "
-              f"load average={os.getloadavg()[0]:.1f}")
+              f"load average={load_start:.1f}")
     print(header, flush=True)
     rng = np.random.default_rng(0)
     rows = []
@@ -150,7 +151,8 @@ def main() -> None:
         "# T-Cal speed",
         "",
         f"Command: `{cmd}`; os.cpu_count() = {os.cpu_count()}; numba threads = {numba.get_num_threads()}; "
-        f"load average at start {os.getloadavg()[0]:.1f}. Medians after a warm-up run. NOTE: measured on a "
+        f"1-min load average {load_start:.1f} at start, {os.getloadavg()[0]:.1f} at the end. Medians after a "
+        "warm-up run. NOTE: measured on a "
         "2-core machine shared by several developers at the same time — timings are pessimistic.",
         "",
         "| what | n | median (s) | runs | target (s) | ratio to the alternative below it |",
