@@ -145,6 +145,7 @@ class CalvizApp(param.Parameterized):
         y_prob=None,
         upload_limit: int = UPLOAD_LIMIT_BYTES,
         datasets: list[str] | None = None,
+        defer_initial: bool = False,
         **params,
     ):
         names, default = _dataset_names() if datasets is None else (list(datasets), datasets[0])
@@ -167,13 +168,16 @@ class CalvizApp(param.Parameterized):
         self._pending_timings: dict[str, float] = {}
         self._last_timings: dict[str, float] = {}
         self._errors: dict[str, str] = {}
-        self._generation = {"tcal": 0, "bootstrap": 0, "smooth": 0}
+        self._generation = {"tcal": 0, "bootstrap": 0, "smooth": 0, "distance": 0}
         self._executor = concurrent.futures.ThreadPoolExecutor(max_workers=2, thread_name_prefix="calviz")
         self._jobs: dict[str, concurrent.futures.Future] = {}
         self._doc = pn.state.curdoc
         self._pipes: dict[str, hv.streams.Pipe] = {}
         self._build_panes()
-        self._set_data(self._load(self.dataset), initial=True)
+        self._set_data(self._load(self.dataset), initial=True, compute=not defer_initial)
+        if defer_initial:  # the first results arrive with start(): the page can be served before them
+            for pane in (self.reliability_pane, self.tcal_pane, self.interval_pane, self.distance_pane):
+                pane.loading = True
         self.param.watch(self._finish_update, [p for p in self.param if p != "name"], precedence=100)
 
     # -- data ---------------------------------------------------------------------------------------
@@ -182,7 +186,14 @@ class CalvizApp(param.Parameterized):
             self._datasets_loaded[name] = _load_named(name)
         return self._datasets_loaded[name]
 
-    def _set_data(self, data: CalibrationData, *, initial: bool = False) -> None:
+    def start(self) -> None:
+        """Compute and show the first results (``defer_initial=True`` apps; a served page calls this from
+        ``pn.state.onload`` so the page itself is served at once)."""
+        self._refresh_all()
+        for pane in (self.reliability_pane, self.tcal_pane, self.interval_pane, self.distance_pane):
+            pane.loading = False
+
+    def _set_data(self, data: CalibrationData, *, initial: bool = False, compute: bool = True) -> None:
         k = data.n_classes
         with param.parameterized.discard_events(self) if initial else _nullcontext():
             self.param.class_index.bounds = (0, k - 1)
@@ -197,7 +208,8 @@ class CalvizApp(param.Parameterized):
             with param.parameterized.discard_events(self):
                 self.param.update(**updates)
                 self.data = data
-            self._refresh_all()
+            if compute:
+                self._refresh_all()
         else:
             self.param.update(data=data, **updates)
 
@@ -574,9 +586,8 @@ class CalvizApp(param.Parameterized):
         analytic = self.result("tcal", options, data)
         pending = None
         if options.resampling != "analytic":
-            key = view_key("tcal_resampled", data, options)
             cached = self._cached("tcal_resampled", options, data)
-            if cached is not None or key in self._cache:
+            if self._has("tcal_resampled", options, data):
                 self._show_tcal(cached or analytic)
                 self._cancel("tcal")
                 return
@@ -640,18 +651,29 @@ class CalvizApp(param.Parameterized):
 
     @param.depends("data", *VIEW_INPUTS["distance"], "seed", watch=True)
     def _update_distance(self):
+        # the distance family (exact smCE, LP for dCE_lower, …) takes ~0.5 s at n = 10⁵: computed in the
+        # worker process like the resampling jobs, so it never blocks the session
         data, options = self.data, self.options
-        had_witness = self._cached("distance", options, data) is not None
-        dist = self.result("distance", options, data)
+        if self._has("distance", options, data):
+            self._cancel("distance")
+            self._show_distance(self._cached("distance", options, data))
+        else:
+            self._show_distance(None, pending=True)
+            self._submit("distance", "distance", data, options)
+
+    def _show_distance(self, dist, pending: bool = False):
         bounds = dist[0] if dist is not None else None
-        title = None
+        title = "computing the distance bounds…" if pending else None
         if bounds is not None and plots.field(bounds, "lower") is not None:
             lo, hi = plots.field(bounds, "lower"), plots.field(bounds, "upper")
             title = f"implied dCE ∈ [{plots._fmt(lo)}, {plots._fmt(hi)}]"
         self._show("distance", plots.distance_plot(bounds, height=_LOW_HEIGHT - 20, title=title))
-        self.distance_note.object = html.escape(plots.distance_caption(bounds)) + self._error_text("distance")
-        if not had_witness and dist is not None and dist[1] is not None:
-            self._update_reliability()  # the witness panel belongs to the reliability diagram
+        note = "Computing…" if pending else html.escape(plots.distance_caption(bounds))
+        self.distance_note.object = note + self._error_text("distance")
+
+    def _has(self, view, options, data) -> bool:
+        with self._lock:
+            return view_key(view, data, options) in self._cache
 
     def _refresh_all(self):
         self._update_distance()
@@ -690,7 +712,7 @@ class CalvizApp(param.Parameterized):
         self.progress.active = True
         self._jobs[kind] = self._executor.submit(self._run_job, kind, generation, view, data, options)
         running = [_JOB_LABELS[k] for k, fut in self._jobs.items() if not fut.done()]
-        self.progress_text.object = "resampling: " + ", ".join(running) + "…"
+        self.progress_text.object = "computing: " + ", ".join(running) + "…"
 
     def _cancel(self, kind: str) -> None:
         """Results of earlier jobs of this kind are no longer wanted (the current one is cached)."""
@@ -711,9 +733,18 @@ class CalvizApp(param.Parameterized):
             return
         if kind == "tcal":
             self._show_tcal(self._cached("tcal_resampled", options, data))
-        elif kind == "smooth":
-            rel = self._cached("reliability", options, data)
-            self._render_reliability(rel, self._cached("smooth", options, data), options, data)
+        elif kind in ("smooth", "distance"):  # the band, or the smCE witness, joins the reliability diagram
+            if kind == "distance":
+                self._show_distance(self._cached("distance", options, data))
+            current, current_data = self.options, self.data  # other widgets may have moved meanwhile
+            rel = self._cached("reliability", current, current_data)
+            smooth = None
+            if self.show_smooth:
+                smooth = self._cached("smooth", current, current_data) or self._cached(
+                    "smooth_curve", current, current_data
+                )
+            if rel is not None:
+                self._render_reliability(rel, smooth, current, current_data)
         else:
             self._show_interval(
                 self._cached("interval", options, data), self._cached("bootstrap", options, data)
@@ -800,7 +831,12 @@ def _run_remote(view, data, options):
     return run_view(view, data, options)
 
 
-_JOB_LABELS = {"tcal": "T-Cal", "bootstrap": "bootstrap interval", "smooth": "smooth band"}
+_JOB_LABELS = {
+    "tcal": "T-Cal",
+    "bootstrap": "bootstrap interval",
+    "smooth": "smooth band",
+    "distance": "distance bounds",
+}
 
 
 def _pick(key, data):
@@ -862,9 +898,12 @@ def create_app(file: str | None = None, *, data=None, **params) -> pn.template.F
         from calviz import io as calviz_io
 
         data = as_calibration_data(calviz_io.read_predictions(file))
-    app = CalvizApp(data, **params)
+    app = CalvizApp(data, defer_initial=True, **params)
     page = app.template()
     page.app = app
+    # served: the page goes out at once and the views fill in when the browser has loaded it
+    # (outside a server, onload runs the callback immediately)
+    pn.state.onload(app.start)
     return page
 
 

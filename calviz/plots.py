@@ -41,9 +41,17 @@ _FONT = {"title": "11pt", "labels": "10pt", "xticks": "9pt", "yticks": "9pt"}
 _TOOLS = ["hover"]
 
 
+_BACKEND_LOADED = False
+
+
 def _ensure_backend() -> None:
-    if hv.Store.current_backend != "bokeh" or "bokeh" not in hv.Store.renderers:
+    """Load HoloViews' Bokeh backend once per process.  Checking ``hv.Store.renderers`` is not enough:
+    importing ``holoviews.plotting.bokeh`` (Panel does) registers the renderer but not the ``hv.opts``
+    builders, which only ``hv.extension`` sets up."""
+    global _BACKEND_LOADED
+    if not _BACKEND_LOADED:
         hv.extension("bokeh", logo=False)
+        _BACKEND_LOADED = True
 
 
 def field(obj, *names, default=None):
