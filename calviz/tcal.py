@@ -238,8 +238,10 @@ class _ScanOrder:
 def _sort_binary(z: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(z, y) sorted by z.  Nonnegative doubles order like their bit patterns, so one sort of the 64-bit
     keys (bits << 1 | y) sorts both arrays — ~10x faster than a stable argsort plus two gathers."""
-    keys = np.sort((z.view(np.uint64) << np.uint64(1)) | y.astype(np.uint64))
-    return (keys >> np.uint64(1)).view(np.float64), (keys & np.uint64(1)).astype(np.float64)
+    keys = _k.binary_sort_keys(np.ascontiguousarray(z, dtype=np.float64),
+                               np.ascontiguousarray(y, dtype=np.float64))
+    keys.sort()
+    return _k.unpack_sort_keys(keys)
 
 
 def _scan_order(z: np.ndarray, y: np.ndarray, max_level: int, full: bool,

@@ -91,6 +91,30 @@ def _bit_length(x):
 
 
 @njit(cache=True)
+def binary_sort_keys(z, y):
+    """uint64 keys (bits of z) << 1 | y: nonnegative doubles order like their bit patterns, so sorting
+    the keys sorts (z, y) by z in one go (-0.0 becomes +0.0)."""
+    n = z.shape[0]
+    out = np.empty(n, dtype=np.uint64)
+    bits = z.view(np.uint64)
+    for i in range(n):
+        out[i] = (bits[i] << np.uint64(1)) | (np.uint64(1) if y[i] != 0.0 else np.uint64(0))
+    return out
+
+
+@njit(cache=True)
+def unpack_sort_keys(keys):
+    """Inverse of :func:`binary_sort_keys`: (z, y) float64 arrays."""
+    n = keys.shape[0]
+    bits = np.empty(n, dtype=np.uint64)
+    y = np.empty(n)
+    for i in range(n):
+        bits[i] = keys[i] >> np.uint64(1)
+        y[i] = float(keys[i] & np.uint64(1))
+    return bits.view(np.float64), y
+
+
+@njit(cache=True)
 def dyadic_split_levels(z_sorted: np.ndarray, max_level: int) -> np.ndarray:
     """Split levels of neighbours in sorted 1-D predictions for the scales m = 2^b, b = 1..max_level.
 
