@@ -630,7 +630,7 @@ class CalvizApp(param.Parameterized):
         boot = self._cached("bootstrap", options, data)
         pending = None
         if boot is None:
-            pending = "bootstrap running…"
+            pending = "bootstrap…"
             self._submit("bootstrap", "bootstrap", data, options)
         else:
             self._cancel("bootstrap")

@@ -215,6 +215,13 @@ def reliability_elements(
         band_low, band_high = field(smooth, "band_low", "low"), field(smooth, "band_high", "high")
         s_low = _arr(band_low) if band_low is not None else curve
         s_high = _arr(band_high) if band_high is not None else curve
+        density = field(smooth, "density")
+        if density is not None and _arr(density).size == grid.size:
+            # draw the curve only where there are predictions: far from the data a kernel regression
+            # is an extrapolation (relplot draws it thinner there; we leave it out)
+            density = _arr(density)
+            sparse = density < 0.01 * np.nanmax(density)
+            curve, s_low, s_high = (np.where(sparse, np.nan, a) for a in (curve, s_low, s_high))
     band = hv.Area((grid, s_low, s_high), "x", ["y", "y2"]).opts(color=ACCENT, alpha=0.18, line_alpha=0)
     smooth_curve = hv.Curve((grid, curve), "x", "y", label="smooth curve").opts(color=ACCENT, line_width=2)
     n_total = int(counts.sum())
@@ -495,7 +502,7 @@ def interval_plot(
         color="white", line_color="color", size=11, line_width=2
     )
     finite = [v for v in (*hi, *est) if np.isfinite(v)]
-    upper = max(finite + [1e-3])
+    upper = max(finite) if finite else 0.1
     level = field(interval, "level")
     n_bins = field(interval, "n_bins")
     head = "ℓ2-ECE with confidence interval"
@@ -691,7 +698,7 @@ def distance_plot(bounds, *, title: str | None = None, height: int = 330) -> hv.
     )
     yticks = [(float(y), n) for y, n in zip(ys, names, strict=True)] + [(0.0, "dCE (implied)")]
     finite = [v for v in [*values, lo, hi] if np.isfinite(v)]
-    vmax = max(finite + [1e-3])
+    vmax = max(finite) if finite else 0.1  # empty (still computing): a readable default axis
     default = (
         "Distance to calibration (empirical distribution)"
         if bounds is not None

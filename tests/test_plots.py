@@ -83,7 +83,10 @@ def test_reliability_with_smooth_curve_and_witness(miscalibrated):
     assert isinstance(curve, hv.Curve) and len(curve) == len(smooth.grid)
     band = main.get(4)
     assert isinstance(band, hv.Area)
-    assert np.all(band.dimension_values("y") <= band.dimension_values("y2") + 1e-12)
+    lo, hi = band.dimension_values("y"), band.dimension_values("y2")
+    shown = np.isfinite(lo)  # the curve is left out where the predictions' density is ~0
+    assert shown.sum() > len(lo) // 3
+    assert np.all(lo[shown] <= hi[shown] + 1e-12)
     wit = list(layout.values())[2]
     assert isinstance(wit, hv.Curve)
     w = wit.dimension_values(1)
