@@ -59,6 +59,9 @@ _EXPORTS = {
     "SmoothECEResult": "calviz.smooth",
     # app
     "dashboard": "calviz.dashboard",
+    "CalvizApp": "calviz.dashboard",
+    "analyze": "calviz.analysis",
+    "AnalysisOptions": "calviz.analysis",
     "report": "calviz.report",
 }
 
