@@ -58,6 +58,7 @@ FALLBACK_DATASET = "inline-overconfident"
 
 _UPLOADED_PREFIX = "uploaded: "
 _CACHE_SIZE = 64
+_JOB_DELAY = 0.3  # s: background jobs of a served session start this long after the change
 _REL_HEIGHT = 430  # first row: reliability diagram (3 stacked panels) beside T-Cal
 _LOW_HEIGHT = 280  # second row: ECE interval beside the distance bounds
 _FONT = "system-ui, -apple-system, 'Segoe UI', Roboto, Helvetica, Arial, sans-serif"
@@ -502,7 +503,8 @@ class CalvizApp(param.Parameterized):
         return self.layout()
 
     # -- view updaters (param.depends with each view's minimal watch list) --------------------------
-    _REL = ("data", *VIEW_INPUTS["reliability"], "seed", "show_smooth", "kernel", "bandwidth")
+    # the diagram also draws the smooth curve (its band is resampled: n_resamples, seed)
+    _REL = ("data", *VIEW_INPUTS["reliability"], "seed", "show_smooth", "kernel", "bandwidth", "n_resamples")
 
     @param.depends(*_REL, watch=True)
     def _update_reliability(self):
@@ -721,6 +723,10 @@ class CalvizApp(param.Parameterized):
         self._stop_progress(kind)
 
     def _run_job(self, kind, generation, view, data, options):
+        if self._served():
+            # debounce: while a slider is dragged only the last value's job starts, and the browser gets
+            # the new plots before the worker competes for the CPU
+            time.sleep(_JOB_DELAY)
         if self._generation[kind] != generation:
             return  # superseded before it started
         self.result(view, options, data, remote=True)
@@ -758,10 +764,13 @@ class CalvizApp(param.Parameterized):
             self.progress.active = False
             self.progress.visible = self.progress_text.visible = False
 
-    def _schedule(self, callback) -> None:
+    def _served(self) -> bool:
         doc = self._doc
-        if doc is not None and getattr(doc, "session_context", None) is not None:
-            doc.add_next_tick_callback(callback)
+        return doc is not None and getattr(doc, "session_context", None) is not None
+
+    def _schedule(self, callback) -> None:
+        if self._served():
+            self._doc.add_next_tick_callback(callback)
         else:
             callback()
 
