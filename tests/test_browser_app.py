@@ -216,6 +216,10 @@ def test_upload_valid_csv_updates_n_and_views(served_app, chromium_browser, arti
     context, page = open_app(chromium_browser, served_app)
     try:
         n_before = status_n(page)
+        # the distance bounds arrive from the background worker
+        page.wait_for_function(
+            f"() => ({JS_TEXT_CONTAINING})('implied dCE') !== null", timeout=UPDATE_TIMEOUT
+        )
         dist_before = page.evaluate(JS_TEXT_CONTAINING, "implied dCE")
         interval_before = page.evaluate(JS_TEXT_CONTAINING, "interval for the ℓ2-ECE")
         _upload(page, "mine.csv", _csv(3_000))
@@ -227,7 +231,12 @@ def test_upload_valid_csv_updates_n_and_views(served_app, chromium_browser, arti
         # every view now shows the uploaded data
         assert page.evaluate(JS_TEXT_CONTAINING, "n = 3,000") is not None  # reliability diagram title
         page.wait_for_function(f"() => ({JS_TEXT_CONTAINING})('T-Cal (') !== null", timeout=UPDATE_TIMEOUT)
-        assert page.evaluate(JS_TEXT_CONTAINING, "implied dCE") != dist_before
+        page.wait_for_function(
+            f"(before) => {{ const t = ({JS_TEXT_CONTAINING})('implied dCE');"
+            " return t !== null && t !== before; }",
+            arg=dist_before,
+            timeout=UPDATE_TIMEOUT,
+        )
         assert page.evaluate(JS_TEXT_CONTAINING, "interval for the ℓ2-ECE") != interval_before
         counts = bar_counts(page)
         assert max(counts["bars"]) <= 15
