@@ -38,7 +38,7 @@ residual on the equal-volume simplex partition (App. B.3).
 Speed.  All scales of a resample come from one O(n) pass over the predictions in an order in which every
 bin of every scale is a contiguous run (:mod:`calviz._kernels.tcal`); resamples run in parallel with one
 random stream each, so results do not depend on the number of threads; y-only resampling of 1-D targets
-walks the stack once for 32 resamples at a time.  Memory O(n + B) per thread plus the N × B resampled
+walks the stack once for 64 resamples at a time.  Memory O(n + B) per thread plus the N × B resampled
 statistics — never N × n.
 """
 

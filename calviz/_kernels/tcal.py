@@ -338,7 +338,7 @@ def _scan_vector(split, max_level, z, labels, source, weights, seed, out):
 
 
 #: resamples processed together by :func:`_y_only_block` (one stack walk serves all lanes)
-LANES = 32
+LANES = 64
 
 
 @njit(cache=True)
