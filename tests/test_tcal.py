@@ -576,3 +576,25 @@ def test_third_cumulant_matches_simulation():
     centred = boot - boot.mean(axis=0)
     # relative Monte Carlo error of a third moment with 1e5 draws of a skewed variable: a few percent
     np.testing.assert_allclose((centred**3).mean(axis=0), kappa3, rtol=0.12)
+
+
+@pytest.mark.slow
+def test_full_calibration_analytic_level_at_the_bonferroni_level():
+    """Full K = 3 calibration (simplex partition, Satterthwaite) with peaked Dirichlet(0.3) predictions."""
+    rng = np.random.default_rng(70)
+    reps, n, alpha = 1500, 1000, 0.05
+    per_scale = None
+    for _ in range(reps):
+        z = rng.dirichlet(np.full(3, 0.3), n)
+        labels = (z.cumsum(1) < rng.random(n)[:, None]).sum(1).clip(0, 2)
+        r = calviz.adaptive_tcal(labels, z, target="full", resampling="analytic", alpha=alpha)
+        hit = (r.pvalues <= alpha / len(r.n_bins)).astype(int)
+        per_scale = hit if per_scale is None else per_scale + hit
+    B = len(r.n_bins)
+    level = alpha / B
+    pooled = per_scale.sum() / (reps * B)
+    se = mc_se(level, reps * B)
+    assert pooled <= level + 3 * se, \
+        f"pooled per-scale rate {pooled:.5f} > α/B = {level:.5f} + 3 MC s.e. ({se:.5f}), {reps} reps"
+    se1 = mc_se(level, reps)
+    assert np.all(per_scale / reps <= level + 3 * se1), (per_scale / reps, level, se1)
