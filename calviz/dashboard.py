@@ -174,6 +174,7 @@ class CalvizApp(param.Parameterized):
         self._jobs: dict[str, concurrent.futures.Future] = {}
         self._doc = pn.state.curdoc
         self._pipes: dict[str, hv.streams.Pipe] = {}
+        self._inline_jobs = False
         self._build_panes()
         self._set_data(self._load(self.dataset), initial=True, compute=not defer_initial)
         if defer_initial:  # the first results arrive with start(): the page can be served before them
@@ -678,10 +679,14 @@ class CalvizApp(param.Parameterized):
             return view_key(view, data, options) in self._cache
 
     def _refresh_all(self):
-        self._update_distance()
-        self._update_reliability()
-        self._update_tcal()
-        self._update_interval()
+        self._inline_jobs = not self._served()
+        try:
+            self._update_distance()
+            self._update_reliability()
+            self._update_tcal()
+            self._update_interval()
+        finally:
+            self._inline_jobs = False
         self._finish_update()
 
     def _error_text(self, *views) -> str:
@@ -710,6 +715,13 @@ class CalvizApp(param.Parameterized):
         with self._lock:
             self._generation[kind] += 1
             generation = self._generation[kind]
+        if self._inline_jobs:
+            # outside a server the first render of the figures happens on the caller's thread (a notebook
+            # displaying the layout): a job finishing meanwhile would update them from another thread,
+            # which HoloViews does not support — so the first results are computed before returning
+            self.result(view, options, data)
+            self._apply_job(kind, generation, options, data)
+            return
         self.progress.visible = self.progress_text.visible = True
         self.progress.active = True
         self._jobs[kind] = self._executor.submit(self._run_job, kind, generation, view, data, options)
