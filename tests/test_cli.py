@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import queue
+import re
 import subprocess
 import sys
 import threading
@@ -236,7 +237,8 @@ def test_serve_screenshot(served_url, chromium_browser):
         page.locator("canvas").nth(3).wait_for(state="attached", timeout=300_000)
         page.wait_for_load_state("networkidle", timeout=300_000)
         # let the resampled results (bootstrap interval, smooth band) replace the analytic ones
-        page.get_by_text("resampling:", exact=False).first.wait_for(state="hidden", timeout=300_000)
+        busy = page.get_by_text(re.compile(r"(computing|resampling):"))
+        busy.first.wait_for(state="hidden", timeout=300_000)
         page.wait_for_timeout(2000)
         artifacts = REPO / "artifacts"
         artifacts.mkdir(exist_ok=True)
