@@ -214,10 +214,10 @@ def write_report(results, reps, resamples, processes, elapsed, command, name="ci
     ]
     all_ok = True
     for setting in sorted({r["setting"] for r in results}):
-        name, param, _, n_bins, top_k = SETTINGS[setting]
+        scenario, param, _, n_bins, top_k = SETTINGS[setting]
         rows = [r for r in results if r["setting"] == setting]
         lines += [
-            f"## Setting {setting}: `calviz.synthetic.{name}`, top_k = {top_k}, {n_bins} bins per axis",
+            f"## Setting {setting}: `calviz.synthetic.{scenario}`, top_k = {top_k}, {n_bins} bins per axis",
             "",
             f"| {param} | ECE²_m target | ECE² (unbinned) | cover asym | cover boot | len asym | "
             "len boot | boot/asym | cover(ECE²) asym | L=0 | pass |",
@@ -260,7 +260,7 @@ def plot(results, threshold, name="ci_coverage") -> None:
     settings = sorted({r["setting"] for r in results})
     fig, axes = plt.subplots(2, len(settings), figsize=(4.2 * len(settings), 6.5), squeeze=False)
     for col, setting in enumerate(settings):
-        name, param, _, n_bins, top_k = SETTINGS[setting]
+        scenario, param, _, n_bins, top_k = SETTINGS[setting]
         rows = [r for r in results if r["setting"] == setting]
         x = [r["value"] for r in rows]
         ax = axes[0, col]
@@ -269,7 +269,7 @@ def plot(results, threshold, name="ci_coverage") -> None:
         ax.axhline(LEVEL, color="k", lw=0.8)
         ax.axhline(threshold, color="k", lw=0.8, ls=":", label="0.9 − 2 MC s.e.")
         ax.set_ylim(0.0, 1.02)
-        ax.set_title(f"Setting {setting} ({name}, top-{top_k}, m={n_bins})", fontsize=9)
+        ax.set_title(f"Setting {setting} ({scenario}, top-{top_k}, m={n_bins})", fontsize=9)
         ax.set_ylabel("coverage of binned ECE²")
         ax.set_xlabel(param)
         ax = axes[1, col]
