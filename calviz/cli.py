@@ -105,6 +105,9 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     check.add_argument("--fail-on-reject", action="store_true",
                        help="exit with status 1 when T-Cal rejects calibration (for CI pipelines)")
+    check.add_argument("--scheduler",
+                       help="analyse a Parquet file/directory out of core on Dask: a scheduler address "
+                            "(tcp://host:8786) or 'local' for a temporary LocalCluster")
     _add_file_options(check)
     _add_analysis_options(check)
 
@@ -210,7 +213,7 @@ def _num(value):
 # --------------------------------------------------------------------------------------------------
 # calviz check
 # --------------------------------------------------------------------------------------------------
-def check_summary(data, options, *, source: str = "") -> dict:
+def check_summary(data, options, *, source: str = "", analysis=None) -> dict:
     """The numbers ``calviz check`` prints, as a JSON-ready dict.
 
     Keys: ``decision`` ("reject" / "not rejected" / null when T-Cal is unavailable), ``reject``,
@@ -226,7 +229,7 @@ def check_summary(data, options, *, source: str = "") -> dict:
     views = ("tcal", "interval", "distance")
     if options.resampling != "analytic":
         views += ("tcal_resampled",)
-    result = analyze(data, options, views=views)
+    result = analysis if analysis is not None else analyze(data, options, views=views)
     tcal = result.tcal_resampled if result.tcal_resampled is not None else result.tcal
     reject = field(tcal, "reject", "rejected")
     interval = result.interval
@@ -313,8 +316,10 @@ def _fmt(x) -> str:
 
 def cmd_check(args) -> int:
     options = options_from_args(args)
-    data = load_input(args.file, args)
-    summary = check_summary(data, options, source=args.file)
+    if args.scheduler or Path(args.file).is_dir():
+        summary = check_summary(None, options, source=args.file, analysis=_analyze_on_dask(args, options))
+    else:
+        summary = check_summary(load_input(args.file, args), options, source=args.file)
     if args.json:
         print(json.dumps(summary, indent=2, allow_nan=False))
     else:
@@ -326,6 +331,23 @@ def cmd_check(args) -> int:
             return EXIT_ENGINE
         return EXIT_REJECT if summary["reject"] else EXIT_OK
     return EXIT_OK
+
+
+def _analyze_on_dask(args, options):
+    """A Parquet file or directory analysed out of core by :func:`calviz.dask.analyze_parquet`."""
+    from calviz.data import InputError
+
+    try:
+        from calviz.dask import analyze_parquet
+
+        return analyze_parquet(args.file, scheduler=args.scheduler or "local",
+                               y_true=args.correct or args.y_true, y_prob=args.confidence or args.y_prob,
+                               prob_prefix=args.prob_prefix, options=options)
+    except ImportError as exc:
+        raise CLIError(f"{args.file}: Dask is needed for out-of-core analysis (pip install calviz[dask]): "
+                       f"{exc}") from None
+    except (InputError, ValueError, OSError) as exc:
+        raise CLIError(f"{args.file}: {str(exc).strip().splitlines()[0]}") from None
 
 
 # --------------------------------------------------------------------------------------------------

@@ -253,3 +253,33 @@ def test_serve_screenshot(served_url, chromium_browser):
         target.parent.mkdir(exist_ok=True)
         target.write_bytes(shot.read_bytes())
 
+
+
+def test_check_parquet_directory_on_dask_matches_in_memory(tmp_path, capsys):
+    """`calviz check DIR --scheduler local` analyses a Parquet directory out of core and gives the
+    in-memory T-Cal decision and ECE interval."""
+    import json
+
+    import numpy as np
+    import pandas as pd
+
+    from calviz.cli import main
+
+    rng = np.random.default_rng(5)
+    parts = []
+    for i in range(3):
+        p = rng.uniform(size=3000)
+        y = (rng.uniform(size=3000) < p**1.5).astype("int64")
+        parts.append(pd.DataFrame({"y_true": y, "y_prob": p}))
+        parts[-1].to_parquet(tmp_path / f"part{i}.parquet")
+    assert main(["check", str(tmp_path), "--scheduler", "local", "--json"]) == 0
+    distributed = json.loads(capsys.readouterr().out)
+    whole = pd.concat(parts, ignore_index=True)
+    csv = tmp_path / "all.csv"
+    whole.to_csv(csv, index=False)
+    assert main(["check", str(csv), "--json"]) == 0
+    in_memory = json.loads(capsys.readouterr().out)
+    assert distributed["summary"]["n"] == 9000
+    assert distributed["decision"] == in_memory["decision"] == "reject"
+    for key in ("estimate", "low", "high"):
+        assert np.isclose(distributed["ece"][key], in_memory["ece"][key], rtol=1e-12, atol=0)
