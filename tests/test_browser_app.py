@@ -161,7 +161,7 @@ def _flip_case():
         p = float(compute_tcal(data, AnalysisOptions(), resampling="analytic").pvalue)
         if 0.006 < p < 0.2:
             return name, data.n, round(min(2 * p, 0.45), 3), round(p / 2, 3)
-    pytest.skip("no embedded dataset has an analytic T-Cal p-value in (0.006, 0.2)")
+    pytest.fail("no embedded dataset has an analytic T-Cal p-value in (0.006, 0.2)")
 
 
 def test_alpha_flips_tcal_decision(served_app, chromium_browser, artifacts_dir):
@@ -194,15 +194,6 @@ def _upload(page, name, content: bytes, mime="text/csv"):
     )
 
 
-def _need_io():
-    try:
-        from calviz import io as calviz_io
-    except ImportError:
-        pytest.skip("calviz.io (file upload reader) has not landed yet")
-    if not hasattr(calviz_io, "read_predictions_bytes"):
-        pytest.skip("calviz.io.read_predictions_bytes has not landed yet")
-
-
 def _csv(n, seed=0) -> bytes:
     rng = np.random.default_rng(seed)
     p = rng.uniform(0.05, 0.95, n)
@@ -212,7 +203,6 @@ def _csv(n, seed=0) -> bytes:
 
 
 def test_upload_valid_csv_updates_n_and_views(served_app, chromium_browser, artifacts_dir):
-    _need_io()
     context, page = open_app(chromium_browser, served_app)
     try:
         n_before = status_n(page)
@@ -247,7 +237,6 @@ def test_upload_valid_csv_updates_n_and_views(served_app, chromium_browser, arti
 
 
 def test_upload_malformed_shows_error_and_app_keeps_working(served_app, chromium_browser, artifacts_dir):
-    _need_io()
     context, page = open_app(chromium_browser, served_app)
     try:
         n_before = status_n(page)

@@ -232,7 +232,6 @@ def test_multiclass_targets_and_class_selector():
 
 
 def test_export_report_html(app):
-    pytest.importorskip("calviz.report")
     out = app._export_report()
     assert isinstance(out, io.BytesIO)
     assert b"<html" in out.getvalue()[:2000].lower()
