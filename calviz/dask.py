@@ -64,10 +64,10 @@ from calviz.ece import (
     ReliabilityData,
     bin_sums,
     binned_sums,
-    binomial_interval,
     debiased_ece_sq,
     plugin_ece_l1,
     plugin_ece_sq,
+    reliability_from_sums,
     unbiased_ece_sq,
 )
 from calviz.intervals import ECEInterval, interval_from_sums
@@ -581,26 +581,8 @@ def reliability(
     m = check_n_bins(n_bins)
     sums, _, _, target = partition_sums(data, n_bins=m, scheme="equal_width", target=view.target,
                                         class_index=view.class_index, split_every=split_every, client=client)
-    return _reliability_from_sums(sums, m, alpha, interval, target)
-
-
-def _reliability_from_sums(sums: BinSums, m: int, alpha: float, interval: str,
-                           target: str) -> ReliabilityData:
-    # Mirrors the assembly at the end of calviz.ece.reliability (equal-width edges); kept identical so the
-    # distributed result equals the in-memory one.  TODO(ece owner): expose it as a function of BinSums.
-    edges = equal_width_edges(m)
-    counts = np.zeros(m, dtype=np.int64)
-    counts[sums.keys] = sums.count
-    zs = np.zeros(m)
-    ys = np.zeros(m)
-    zs[sums.keys] = sums.z_sum[:, 0]
-    ys[sums.keys] = sums.y_sum[:, 0]
-    with np.errstate(invalid="ignore", divide="ignore"):
-        mean_conf = np.where(counts > 0, zs / counts, np.nan)
-        freq = np.where(counts > 0, ys / counts, np.nan)
-    low, high = binomial_interval(np.round(ys), counts, alpha, interval)
-    return ReliabilityData(edges, counts, mean_conf, freq, low, high, 1.0 - alpha, interval,
-                           int(sums.n_total), m, "equal_width", target, plugin_ece_l1(sums))
+    return reliability_from_sums(sums, equal_width_edges(m), alpha=alpha, interval=interval, n_bins=m,
+                                 scheme="equal_width", target=target)
 
 
 # ------------------------------------------------------------------------------------------------
