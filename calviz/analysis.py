@@ -34,6 +34,7 @@ __all__ = [
     "Analysis",
     "VIEW_INPUTS",
     "resolve_target",
+    "scalar_target",
     "prepare",
     "analysis_view",
     "compute_reliability",
@@ -144,7 +145,10 @@ def resolve_target(data: CalibrationData, options: AnalysisOptions) -> str:
 
 
 def prepare(data: CalibrationData, options: AnalysisOptions) -> CalibrationData:
-    """The data the views analyse: the subsample of ``options.n`` rows (seeded), or all rows."""
+    """The data the views analyse: the subsample of ``options.n`` rows (seeded), or all rows.  Distributed
+    data (``calviz.dask.DistributedSource``) is analysed in place, on all rows."""
+    if getattr(data, "distributed", False):
+        return data
     data = as_calibration_data(data)
     if options.n is not None and options.n < data.n:
         key = ("subsample", int(options.n), int(options.seed))
@@ -156,6 +160,15 @@ def prepare(data: CalibrationData, options: AnalysisOptions) -> CalibrationData:
     return data
 
 
+def scalar_target(data, options: AnalysisOptions) -> str:
+    """The target of the views defined for scalar predictions (reliability diagram, distance family,
+    smooth curve): ``topk`` and ``full`` fall back to the top-1 confidence view."""
+    target = resolve_target(data, options)
+    if target in ("topk", "full"):
+        return "binary" if data.is_binary else "top1"
+    return target
+
+
 def analysis_view(data: CalibrationData, options: AnalysisOptions, *, scalar: bool = True):
     """(z, y) arrays for the chosen target.
 
@@ -163,9 +176,7 @@ def analysis_view(data: CalibrationData, options: AnalysisOptions, *, scalar: bo
     predictions): ``topk`` and ``full`` fall back to the top-1 confidence view, which is what the
     seeds' real-data experiments use.  Returns ``(z, y, target_used)``.
     """
-    target = resolve_target(data, options)
-    if scalar and target in ("topk", "full"):
-        target = "binary" if data.is_binary else "top1"
+    target = scalar_target(data, options) if scalar else resolve_target(data, options)
     if target == "classwise":
         z, y = data.classwise(min(int(options.class_index), data.n_classes - 1))
     elif target == "topk":
@@ -335,11 +346,19 @@ COMPUTE = {
 
 
 def run_view(view: str, data: CalibrationData, options: AnalysisOptions):
-    """Run one view's computation; returns ``(result or None, seconds, error message or None)``."""
+    """Run one view's computation; returns ``(result or None, seconds, message or None)``.
+
+    ``message`` says why the result is ``None``, or — for distributed data (``calviz.dask``
+    ``DistributedSource``, which computes each view itself) — how a result differs from the in-memory one
+    (e.g. distance measures from a uniform subsample, with their sampling error)."""
     start = time.perf_counter()
     try:
-        result = COMPUTE[view](data, options)
-        error = None
+        compute_view = getattr(data, "compute_view", None)
+        if compute_view is not None:
+            result, error = compute_view(view, options)
+        else:
+            result = COMPUTE[view](data, options)
+            error = None
     except EngineUnavailable as exc:
         result, error = None, str(exc)
     except InputError as exc:
@@ -366,6 +385,8 @@ class DataSummary(ResultMixin):
 
     @classmethod
     def of(cls, data: CalibrationData, options: AnalysisOptions, n_total: int | None = None):
+        if getattr(data, "distributed", False):
+            return data.data_summary(options)
         z, y, target = analysis_view(data, options, scalar=True)
         if data.is_binary:
             pred = (data.probs >= 0.5).astype(np.int64)

@@ -79,8 +79,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     serve = sub.add_parser("serve", help="open the interactive dashboard in a browser",
                            description="Serve the calviz dashboard (one fresh app per browser session).")
-    serve.add_argument("file", nargs="?", help="predictions file (CSV, Parquet, NPZ, NPY); "
-                                                "default: the embedded dataset")
+    serve.add_argument("file", nargs="?", help="predictions file (CSV, Parquet, NPZ, NPY) or a Parquet "
+                                                "directory (analysed on Dask); default: the embedded dataset")
     serve.add_argument("--dataset", metavar="NAME", help="embedded dataset (`calviz datasets`)")
     serve.add_argument("--port", type=int, default=5006, help="port (0: any free port; default 5006)")
     serve.add_argument("--address", default="127.0.0.1",
@@ -88,6 +88,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--show", dest="show", action="store_true", default=True,
                        help="open a browser tab (default)")
     serve.add_argument("--no-show", dest="show", action="store_false", help="do not open a browser")
+    serve.add_argument("--scheduler",
+                       help="analyse FILE (Parquet file or directory) on Dask without loading it: a "
+                            "scheduler address (tcp://host:8786) or 'local' (default for a directory)")
     _add_file_options(serve)
 
     report = sub.add_parser("report", help="write a self-contained static HTML report",
@@ -317,7 +320,8 @@ def _fmt(x) -> str:
 def cmd_check(args) -> int:
     options = options_from_args(args)
     if args.scheduler or Path(args.file).is_dir():
-        summary = check_summary(None, options, source=args.file, analysis=_analyze_on_dask(args, options))
+        analysis = _on_dask(args, "analyze_parquet", options=options)
+        summary = check_summary(None, options, source=args.file, analysis=analysis)
     else:
         summary = check_summary(load_input(args.file, args), options, source=args.file)
     if args.json:
@@ -333,16 +337,18 @@ def cmd_check(args) -> int:
     return EXIT_OK
 
 
-def _analyze_on_dask(args, options):
-    """A Parquet file or directory analysed out of core by :func:`calviz.dask.analyze_parquet`."""
+def _on_dask(args, function: str, **kwargs):
+    """``calviz.dask.<function>(FILE, scheduler=…, columns…)`` for a Parquet file or directory analysed
+    out of core (``analyze_parquet`` for ``check``, ``open_source`` for ``serve``); problems become one
+    :class:`CLIError` line."""
     from calviz.data import InputError
 
     try:
-        from calviz.dask import analyze_parquet
+        import importlib
 
-        return analyze_parquet(args.file, scheduler=args.scheduler or "local",
-                               y_true=args.correct or args.y_true, y_prob=args.confidence or args.y_prob,
-                               prob_prefix=args.prob_prefix, options=options)
+        func = getattr(importlib.import_module("calviz.dask"), function)
+        return func(args.file, scheduler=args.scheduler or "local", y_true=args.correct or args.y_true,
+                    y_prob=args.confidence or args.y_prob, prob_prefix=args.prob_prefix, **kwargs)
     except ImportError as exc:
         raise CLIError(f"{args.file}: Dask is needed for out-of-core analysis (pip install calviz[dask]): "
                        f"{exc}") from None
@@ -414,7 +420,7 @@ def free_port(address: str) -> int:
         return int(sock.getsockname()[1])
 
 
-def session_factory(data=None, dataset: str | None = None):
+def session_factory(data=None, dataset: str | None = None, **app_params):
     """A function building a fresh dashboard per browser session (sessions never share state).
 
     ``data``: predictions already read and validated by the CLI (with its column options) — immutable,
@@ -423,7 +429,7 @@ def session_factory(data=None, dataset: str | None = None):
 
     # the module, not calviz.dashboard (the public function of the same name)
     dashboard = importlib.import_module("calviz.dashboard")
-    params = {} if dataset is None else {"dataset": dataset}
+    params = dict(app_params) if dataset is None else {"dataset": dataset, **app_params}
 
     def new_session():
         return dashboard.create_app(data=data, **params)
@@ -462,10 +468,17 @@ def cmd_serve(args) -> int:
     if not 0 <= args.port <= 65535:
         raise CLIError(f"--port must be in 0..65535; got {args.port}")
 
-    data = load_input(args.file, args) if args.file is not None else None  # fail fast, before Panel loads
+    if args.scheduler and args.file is None:
+        raise CLIError("--scheduler needs FILE (a Parquet file or directory)")
+    # fail fast, before Panel loads
+    if args.file is not None and (args.scheduler or Path(args.file).is_dir()):
+        data = _on_dask(args, "open_source")  # validated in one pass, not loaded
+    else:
+        data = load_input(args.file, args) if args.file is not None else None
     # warm the engine (imports, numba cache loads) while Panel imports and the server starts
     threading.Thread(target=warm_kernels, name="calviz-warm-kernels", daemon=True).start()
-    new_session = session_factory(data, dataset)
+    # paths typed into the app are read on this machine: only offered when nobody else can connect
+    new_session = session_factory(data, dataset, allow_paths=_is_loopback(args.address))
 
     import panel as pn
 
@@ -491,6 +504,17 @@ def cmd_serve(args) -> int:
     finally:
         server.stop()
     return EXIT_OK
+
+
+def _is_loopback(address: str) -> bool:
+    import ipaddress
+
+    if address == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(address).is_loopback
+    except ValueError:
+        return False
 
 
 def _open_browser(url: str) -> None:

@@ -26,7 +26,7 @@ import sys
 import threading
 import time
 import types
-from collections import OrderedDict
+from collections import OrderedDict, defaultdict
 from functools import partial
 
 import holoviews as hv
@@ -40,9 +40,10 @@ from calviz.analysis import (
     TARGETS,
     VIEW_INPUTS,
     AnalysisOptions,
-    analysis_view,
+    prepare,
     resolve_target,
     run_view,
+    scalar_target,
     view_key,
 )
 from calviz.data import CalibrationData, InputError, as_calibration_data
@@ -136,7 +137,9 @@ class CalvizApp(param.Parameterized):
     n_resamples = param.Integer(default=500, bounds=(20, 5000), doc="Number of resamples")
     seed = param.Integer(default=0, bounds=(0, None), doc="Random seed (subsample and resampling)")
 
-    data = param.ClassSelector(class_=CalibrationData, precedence=-1, doc="The loaded data")
+    data = param.Parameter(
+        precedence=-1, doc="The loaded data: CalibrationData, or a calviz.dask.DistributedSource"
+    )
 
     def __init__(
         self,
@@ -147,33 +150,37 @@ class CalvizApp(param.Parameterized):
         upload_limit: int = UPLOAD_LIMIT_BYTES,
         datasets: list[str] | None = None,
         defer_initial: bool = False,
+        allow_paths: bool = True,
         **params,
     ):
         names, default = _dataset_names() if datasets is None else (list(datasets), datasets[0])
         self._datasets_loaded: dict[str, CalibrationData] = {}
         if data is None and y_prob is not None:
             data = as_calibration_data(y_true, y_prob)
-        elif data is not None and not isinstance(data, CalibrationData):
+        elif data is not None and not isinstance(data, CalibrationData) and not _distributed(data):
             data = as_calibration_data(*data) if isinstance(data, tuple) else as_calibration_data(data)
         if data is not None:
-            names = ["your data"] + names
-            self._datasets_loaded["your data"] = data
-            default = "your data"
+            mine = "your data (Dask)" if _distributed(data) else "your data"
+            names = [mine] + names
+            self._datasets_loaded[mine] = data
+            default = mine
         self.param.dataset.objects = names
         params.setdefault("dataset", default)
         super().__init__(**params)
         self.upload_limit = int(upload_limit)
+        self.allow_paths = bool(allow_paths)
         self._cache: OrderedDict = OrderedDict()
         self._lock = threading.RLock()
         self.calls: dict[str, int] = {}
         self._pending_timings: dict[str, float] = {}
         self._last_timings: dict[str, float] = {}
         self._errors: dict[str, str] = {}
-        self._generation = {"tcal": 0, "bootstrap": 0, "smooth": 0, "distance": 0}
+        self._generation: dict[str, int] = defaultdict(int)
         self._executor = concurrent.futures.ThreadPoolExecutor(max_workers=2, thread_name_prefix="calviz")
         self._jobs: dict[str, concurrent.futures.Future] = {}
         self._doc = pn.state.curdoc
         self._pipes: dict[str, hv.streams.Pipe] = {}
+        self._n_widget = None
         self._inline_jobs = False
         self._build_panes()
         self._set_data(self._load(self.dataset), initial=True, compute=not defer_initial)
@@ -201,6 +208,8 @@ class CalvizApp(param.Parameterized):
             self.param.class_index.bounds = (0, k - 1)
             self.param.top_k.bounds = (1, max(2, k))
             self.param.n.bounds = (min(data.n, 20), data.n)
+        if self._n_widget is not None:
+            self._n_widget.disabled = _distributed(data)
         updates = {
             "n": data.n,
             "class_index": min(self.class_index, k - 1),
@@ -366,6 +375,7 @@ class CalvizApp(param.Parameterized):
             sizing_mode="stretch_width",
         )
         self._file_input.param.watch(self._on_upload, "value")
+        self._build_dask_inputs()
         self.export_button = self._build_export()
 
     def _build_export(self):
@@ -416,6 +426,8 @@ class CalvizApp(param.Parameterized):
 
         self.param.watch(_visibility, ["target"])
         _visibility()
+        self._n_widget = w.IntSlider.from_param(p.n, name="sample size n (subsample)", **stretch)
+        self._n_widget.disabled = _distributed(self.data)
         self.bins_slider = w.IntSlider.from_param(p.n_bins, name="bins (m)", **stretch)
         self.alpha_slider = w.FloatSlider.from_param(p.alpha, name="level α", format="0.000", **stretch)
         return pn.Column(
@@ -423,7 +435,7 @@ class CalvizApp(param.Parameterized):
             target,
             class_index,
             top_k,
-            w.IntSlider.from_param(p.n, name="sample size n (subsample)", **stretch),
+            self._n_widget,
             pn.pane.Markdown("**Binning**", margin=(10, 10, 0, 10)),
             w.RadioButtonGroup.from_param(p.scheme, **stretch),
             self.bins_slider,
@@ -445,9 +457,94 @@ class CalvizApp(param.Parameterized):
             self._col_true,
             self._col_prob,
             self._file_input,
+            *self._dask_widgets(),
             self.export_button,
             sizing_mode="stretch_width",
         )
+
+    def _dask_widgets(self) -> list:
+        """Sidebar inputs that open a Parquet file/directory on a Dask scheduler (only when the app may read
+        paths on its machine: ``calviz serve`` allows it when bound to a loopback address)."""
+        if not self.allow_paths:
+            return []
+        return [
+            pn.pane.Markdown(
+                "**Larger than memory** (all rows analysed on Dask; the distance measures on a uniform "
+                "subsample)",
+                margin=(10, 10, 0, 10),
+            ),
+            self.parquet_path,
+            self.scheduler_address,
+            self.open_dask_button,
+        ]
+
+    def _build_dask_inputs(self) -> None:
+        self.parquet_path = pn.widgets.TextInput(
+            name="Parquet file or directory (on this machine)",
+            placeholder="/data/predictions/",
+            sizing_mode="stretch_width",
+        )
+        self.scheduler_address = pn.widgets.TextInput(
+            name="Dask scheduler", value="local", placeholder="local or tcp://host:8786",
+            sizing_mode="stretch_width",
+        )
+        self.open_dask_button = pn.widgets.Button(
+            name="Open on Dask", button_type="default", sizing_mode="stretch_width"
+        )
+        self.open_dask_button.on_click(self._on_open_dask)
+
+    def _on_open_dask(self, event=None) -> None:
+        path, scheduler = self.parquet_path.value.strip(), self.scheduler_address.value.strip() or "local"
+        if not path:
+            self._show_error("Enter the path of a Parquet file or directory first.")
+            return
+        self.open_dask_button.disabled = True
+        self.progress.visible = self.progress_text.visible = True
+        self.progress.active = True
+        self.progress_text.object = f"opening {path} on Dask ({scheduler})…"
+        columns = {"y_true": self._col_true.value.strip() or None}
+        prob = self._col_prob.value.strip()
+        columns["prob_prefix" if prob.endswith("_") else "y_prob"] = prob or None
+        if self._inline_jobs or not self._served():
+            self._open_dask(path, scheduler, columns)
+        else:
+            threading.Thread(
+                target=self._open_dask, args=(path, scheduler, columns), name="calviz-open-dask", daemon=True
+            ).start()
+
+    def open_dask(self, path, scheduler: str = "local", **columns) -> bool:
+        """Open a Parquet file/directory on a Dask scheduler ("local" or "tcp://host:port") as the current
+        dataset (see :func:`calviz.dask.open_source`); on failure show the error and keep the current data.
+        Returns success."""
+        return self._open_dask(str(path), scheduler, columns)
+
+    def _open_dask(self, path: str, scheduler: str, columns: dict) -> bool:
+        try:
+            from calviz import dask as calviz_dask
+
+            source = calviz_dask.open_source(path, scheduler=scheduler, **columns)
+        except ImportError as exc:
+            message, source = f"Dask is needed for this (pip install 'calviz[dask]'): {exc}", None
+        except Exception as exc:  # every failure becomes a message; the app keeps its data
+            message, source = f"{path}: {str(exc).strip().splitlines()[0]}", None
+        ok = source is not None
+        self._schedule(partial(self._dask_opened, path, scheduler, source, None if ok else message))
+        return ok
+
+    def _dask_opened(self, path, scheduler, source, message) -> None:
+        self.open_dask_button.disabled = False
+        self._stop_progress("open")
+        if source is None:
+            self._show_error(html.escape(message))
+            return
+        self._clear_error()
+        name = f"dask: {path} ({scheduler})"
+        self._datasets_loaded[name] = source
+        self.param.dataset.objects = [name] + [o for o in self.param.dataset.objects if o != name]
+        if self.dataset == name:
+            self._set_data(source)
+        else:
+            self.dataset = name
 
     def main_area(self) -> pn.Column:
         def card(title, pane, note):
@@ -510,9 +607,9 @@ class CalvizApp(param.Parameterized):
     @param.depends(*_REL, watch=True)
     def _update_reliability(self):
         data, options = self.data, self.options
-        rel = self.result("reliability", options, data)
+        rel = self._ready("reliability", options, data)
         smooth = None
-        if self.show_smooth:
+        if self.show_smooth and not _distributed(data):  # (the smooth diagram needs the sample in memory)
             smooth = self._cached("smooth", options, data)
             if smooth is None:  # curve now (no resampling), the band from a background job
                 smooth = self.result("smooth_curve", options, data)
@@ -526,14 +623,15 @@ class CalvizApp(param.Parameterized):
         dist = self._cached("distance", options, data)
         if dist is not None:
             witness = dist[1]
-        z, _, used = analysis_view(data, options, scalar=True)
+        used = scalar_target(data, options)
+        n_used = prepare(data, options).n
         label = {
             "binary": "predicted P(y = 1)",
             "top1": "top-1 confidence",
             "classwise": f"predicted P(class {self.class_index})",
         }.get(used, "confidence")
         m = int(np.asarray(plots.field(rel, "counts", default=[])).size) if rel is not None else 0
-        title = f"{used} · {m} {self.scheme.replace('_', '-')} bins · n = {z.size:,}"
+        title = f"{used} · {m} {self.scheme.replace('_', '-')} bins · n = {n_used:,}"
         self._show(
             "reliability",
             plots.reliability_elements(
@@ -547,6 +645,9 @@ class CalvizApp(param.Parameterized):
         )
         if used != resolve_target(data, options):
             note += f" (The {resolve_target(data, options)} target is shown through its top-1 reduction.)"
+        if _distributed(data):
+            note += (" All rows computed on Dask; the smooth curve is not available there (it needs the "
+                     "whole sample in one process).")
         bandwidth = plots.field(smooth, "bandwidth")
         if bandwidth is not None:
             band = (
@@ -579,6 +680,15 @@ class CalvizApp(param.Parameterized):
         else:
             pane.object = hv.DynamicMap(_identity, streams=[pipe])
 
+    def _ready(self, view, options, data):
+        """The view's result.  In-memory data: computed on this thread (milliseconds).  Distributed data: a
+        pass over all rows may take seconds, so an uncached result is computed by a background job that
+        runs the view's updater again when it is done; meanwhile ``None`` (the view says it is computing)."""
+        if not _distributed(data) or self._inline_jobs or self._has(view, options, data):
+            return self.result(view, options, data)
+        self._submit(f"dask:{view}", view, data, options)
+        return None
+
     def _cached(self, view, options, data):
         with self._lock:
             return self._cache.get(view_key(view, data, options))
@@ -586,7 +696,11 @@ class CalvizApp(param.Parameterized):
     @param.depends("data", *VIEW_INPUTS["tcal_resampled"], watch=True)
     def _update_tcal(self):
         data, options = self.data, self.options
-        analytic = self.result("tcal", options, data)
+        analytic = self._ready("tcal", options, data)
+        if analytic is None and _distributed(data) and not self._has("tcal", options, data):
+            # the resampled test starts once the analytic one is in (this updater runs again then)
+            self._show_tcal(None, pending="computing on Dask…")
+            return
         pending = None
         if options.resampling != "analytic":
             cached = self._cached("tcal_resampled", options, data)
@@ -629,7 +743,7 @@ class CalvizApp(param.Parameterized):
     @param.depends("data", *VIEW_INPUTS["bootstrap"], "seed", watch=True)
     def _update_interval(self):
         data, options = self.data, self.options
-        interval = self.result("interval", options, data)
+        interval = self._ready("interval", options, data)
         boot = self._cached("bootstrap", options, data)
         pending = None
         if boot is None:
@@ -704,8 +818,9 @@ class CalvizApp(param.Parameterized):
         total = sum(self._last_timings.values())
         parts = ", ".join(f"{k} {1000 * v:.0f}" for k, v in self._last_timings.items())
         target = resolve_target(data, self.options)
+        where = f" · on **Dask** ({html.escape(data.scheduler)})" if _distributed(data) else ""
         self.status.object = (
-            f"**n** = {min(self.n, data.n):,} of {data.n:,} · **K** = {data.n_classes} · "
+            f"**n** = {min(self.n, data.n):,} of {data.n:,} · **K** = {data.n_classes}{where} · "
             f"target **{target}** · last update **{1000 * total:.0f} ms**"
             + (f" <small>({parts} ms)</small>" if parts else "")
         )
@@ -725,7 +840,7 @@ class CalvizApp(param.Parameterized):
         self.progress.visible = self.progress_text.visible = True
         self.progress.active = True
         self._jobs[kind] = self._executor.submit(self._run_job, kind, generation, view, data, options)
-        running = [_JOB_LABELS[k] for k, fut in self._jobs.items() if not fut.done()]
+        running = [_job_label(k) for k, fut in self._jobs.items() if not fut.done()]
         self.progress_text.object = "computing: " + ", ".join(running) + "…"
 
     def _cancel(self, kind: str) -> None:
@@ -748,6 +863,13 @@ class CalvizApp(param.Parameterized):
 
     def _apply_job(self, kind, generation, options, data):
         if self._generation[kind] != generation:
+            return
+        if kind.startswith("dask:"):  # a view of distributed data is ready: its updater now finds it cached
+            self._stop_progress(kind)
+            view = kind.split(":", 1)[1]
+            {"reliability": self._update_reliability, "tcal": self._update_tcal,
+             "interval": self._update_interval}[view]()
+            self._finish_update()
             return
         if kind == "tcal":
             self._show_tcal(self._cached("tcal_resampled", options, data))
@@ -840,6 +962,8 @@ def _compute_in_worker(view, probs, labels, options):
 def _run_remote(view, data, options):
     """run_view in the worker process; falls back to this process if the pool is unusable."""
     global _POOL
+    if _distributed(data):  # the work runs on the Dask workers; this thread only waits for it
+        return run_view(view, data, options)
     pool = _worker_pool()
     if pool is not None:
         try:
@@ -858,6 +982,17 @@ _JOB_LABELS = {
     "smooth": "smooth band",
     "distance": "distance bounds",
 }
+
+
+def _job_label(kind: str) -> str:
+    if kind.startswith("dask:"):
+        return f"{kind.split(':', 1)[1]} on Dask"
+    return _JOB_LABELS.get(kind, kind)
+
+
+def _distributed(data) -> bool:
+    """Distributed data (``calviz.dask.DistributedSource``): views computed by Dask on all rows."""
+    return bool(getattr(data, "distributed", False))
 
 
 def _pick(key, data):
@@ -900,11 +1035,15 @@ def dashboard(y_true=None, y_prob=None, **params) -> pn.Row:
     """The dashboard as a Panel layout that renders inline in Jupyter.
 
     ``calviz.dashboard(y_true, y_prob)`` opens on your predictions (validated with the usual rules);
-    without data it opens on the embedded default.  Keywords set initial parameters of
-    :class:`CalvizApp` (``n_bins=20``, ``alpha=0.1``, ``target="classwise"`` …).
+    ``calviz.dashboard(calviz.dask.open_source("preds/", scheduler="local"))`` on distributed data (every
+    view computed by Dask on all rows); without data it opens on the embedded default.  Keywords set
+    initial parameters of :class:`CalvizApp` (``n_bins=20``, ``alpha=0.1``, ``target="classwise"`` …).
     """
     pn.extension(notifications=False)
-    app = CalvizApp(y_true=y_true, y_prob=y_prob, **params)
+    if y_prob is None and y_true is not None:  # CalibrationData, (y_true, y_prob) or a DistributedSource
+        app = CalvizApp(y_true, **params)
+    else:
+        app = CalvizApp(y_true=y_true, y_prob=y_prob, **params)
     layout = app.layout()
     layout.app = app  # keep a handle for users who want the state object
     return layout

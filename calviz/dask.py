@@ -42,11 +42,13 @@ smCE / SintCE / dCE_lower are subsample estimates with a stated error, never the
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import dataclasses
 import math
 import os
 import re
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -56,6 +58,7 @@ import numpy as np
 from dask.delayed import Delayed, delayed
 
 from calviz._results import ResultMixin
+from calviz.analysis import resolve_target, scalar_target
 from calviz.binning import check_n_bins, dense_ids, equal_width_edges
 from calviz.data import CalibrationData, InputError, as_calibration_data, check_alpha
 from calviz.ece import (
@@ -97,6 +100,10 @@ __all__ = [
     "sintce",
     "lower_dce",
     "analyze_parquet",
+    "compute_view",
+    "DistributedSource",
+    "open_source",
+    "get_client",
 ]
 
 #: fan-in of the tree reductions (how many partial results one task merges)
@@ -244,6 +251,10 @@ def from_parquet(path, *, y_true: str | None = None, y_prob: str | Sequence[str]
     import dask.dataframe as dd
 
     path = [os.fspath(p) for p in path] if isinstance(path, (list, tuple)) else os.fspath(path)
+    paths = [path] if isinstance(path, str) else path
+    missing = [p for p in paths if "://" not in p and not set("*?[") & set(p) and not os.path.exists(p)]
+    if missing:
+        raise InputError(f"{missing[0]}: no such file or directory")
     try:
         frame = dd.read_parquet(path, **read_parquet_kwargs)
     except (FileNotFoundError, OSError, ValueError) as exc:
@@ -1472,6 +1483,213 @@ def _scheduler(scheduler):
         yield client
 
 
+#: persistent clients of :func:`get_client` (one per scheduler address; "local" = one LocalCluster)
+_CLIENTS: dict = {}
+_CLIENTS_LOCK = threading.Lock()
+
+
+def get_client(scheduler: str):
+    """A long-lived ``distributed.Client`` for ``scheduler`` (``"local"``: one 2-process LocalCluster for
+    this Python process, created at first use; ``"tcp://host:port"``: a connection to that scheduler),
+    shared by every caller in the process — the dashboard's sessions share the connection, not any
+    state.  The client is not made dask's default scheduler; calviz passes it explicitly."""
+    import distributed
+
+    if not isinstance(scheduler, str) or not scheduler:
+        raise InputError(f"scheduler must be 'local' or an address like 'tcp://host:8786'; got {scheduler!r}")
+    with _CLIENTS_LOCK:
+        client = _CLIENTS.get(scheduler)
+        if client is not None and client.status in ("running", "connecting"):
+            return client
+        try:
+            if scheduler == "local":
+                cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                                   dashboard_address=None)
+                client = distributed.Client(cluster, set_as_default=False)
+            else:
+                client = distributed.Client(scheduler, timeout="10s", set_as_default=False)
+        except OSError as exc:
+            raise InputError(f"could not connect to the Dask scheduler at {scheduler!r}: {exc}") from None
+        if not _CLIENTS:
+            atexit.register(_close_clients)
+        _CLIENTS[scheduler] = client
+        return client
+
+
+def _close_clients() -> None:
+    """Close the clients (and the LocalCluster) of :func:`get_client` before the interpreter exits, so the
+    workers stop cleanly instead of being killed mid-task."""
+    with _CLIENTS_LOCK:
+        for client in _CLIENTS.values():
+            cluster = getattr(client, "cluster", None)
+            with contextlib.suppress(Exception):
+                client.close()
+            if cluster is not None:
+                with contextlib.suppress(Exception):
+                    cluster.close()
+        _CLIENTS.clear()
+
+
+#: views computed on all rows of distributed data, and the ones that need the whole sample in memory
+DASK_VIEWS = ("reliability", "tcal", "tcal_resampled", "interval", "distance")
+_NOT_ON_DASK = {
+    "smooth": "the smooth diagram needs the whole sample in one process",
+    "smooth_curve": "the smooth diagram needs the whole sample in one process",
+    "bootstrap": "the bootstrap resamples the whole sample; the asymptotic interval is computed instead",
+}
+
+
+def _targets(data: DaskCalibrationData, options) -> tuple[str, str, int]:
+    """(target, scalar target, class index) with the in-memory rules of
+    :func:`calviz.analysis.resolve_target` / :func:`calviz.analysis.analysis_view`."""
+    return (resolve_target(data, options), scalar_target(data, options),
+            min(int(options.class_index), data.n_classes - 1))
+
+
+def compute_view(view: str, data: DaskCalibrationData, options, *, client=None,
+                 distance_sample: int = 200_000):
+    """One view of :mod:`calviz.analysis` (same name, same result object) computed on distributed data.
+
+    Returns ``(result, note)``: ``note`` (or None) says how the result differs from the in-memory one —
+    equal-width bins instead of equal-mass, or distance measures from a uniform subsample of
+    ``distance_sample`` rows with their sampling error (seed 004 §9).  Raises :class:`InputError` for a
+    view that is not available on Dask (:data:`_NOT_ON_DASK`) or refuses the input."""
+    import importlib
+
+    if view in _NOT_ON_DASK:
+        raise InputError(f"not available on Dask: {_NOT_ON_DASK[view]}")
+    target, scalar_target, class_index = _targets(data, options)
+    if view == "reliability":
+        note = None
+        if options.scheme != "equal_width":
+            note = "equal-mass bins need global quantiles; equal-width bins are used on Dask"
+        return reliability(data, n_bins=int(options.n_bins), alpha=options.alpha, target=scalar_target,
+                           class_index=class_index, client=client), note
+    tcal_target = target if target in ("binary", "top1", "classwise", "full") else "full"
+    tcal_class = class_index if tcal_target == "classwise" else None
+    if view == "tcal":
+        return adaptive_tcal(data, alpha=options.alpha, resampling="analytic", target=tcal_target,
+                             class_index=tcal_class, client=client), None
+    if view == "tcal_resampled":
+        if options.resampling != "y_only" or tcal_target == "full":
+            raise InputError(f"resampling {options.resampling!r} for the {tcal_target} target is not "
+                             "available on Dask (y_only is, for 1-D targets); the analytic test is shown")
+        return resampled_tcal(data, alpha=options.alpha, n_resamples=int(options.n_resamples),
+                              target=tcal_target, class_index=tcal_class, seed=int(options.seed),
+                              client=client), None
+    if view == "interval":
+        if target in ("topk", "full"):
+            k = data.n_classes if target == "full" else min(int(options.top_k), data.n_classes)
+            return ece_interval(data, n_bins=int(options.n_bins), alpha=options.alpha, top_k=k,
+                                client=client), None
+        return ece_interval(data, n_bins=int(options.n_bins), alpha=options.alpha, target=scalar_target,
+                            class_index=class_index, client=client), None
+    if view == "distance":
+        distance = importlib.import_module("calviz.distance")
+        analysis = importlib.import_module("calviz.analysis")
+        size = int(options.n) if options.n is not None else int(distance_sample)
+        z, y, n_all, _, entropy, complete = uniform_subsample(
+            data, size=size, seed=int(options.seed), target=scalar_target, class_index=class_index,
+            client=client)
+        bandwidth = 1.0 if options.bandwidth is None else float(options.bandwidth)
+        bounds = analysis._call(distance.distance_bounds, y.astype(np.int64), z, bandwidth=bandwidth)
+        if complete:
+            return (bounds, None), None
+        k = int(z.shape[0])
+        pi = float(np.mean(y))
+        smce_err = (2.0 * (1.0 + math.sqrt(pi * (1.0 - pi))) / math.sqrt(k)
+                    + math.sqrt(2.0 * math.log(20.0) / k))
+        note = (f"distance measures computed on a uniform subsample of {k:,} of {n_all:,} rows (with "
+                f"replacement, seed {entropy}); e.g. smCE sampling error ≤ {smce_err:.3g} with probability "
+                "0.95 (seed 004 §9; see calviz.dask.subsample_measure for smCE, SintCE, dCE_lower bounds)")
+        return (bounds, None), note
+    raise InputError(f"unknown view {view!r}")
+
+
+def _summary_counts(data: DaskCalibrationData, client) -> tuple[int, float, float]:
+    """(rows, correct predictions, sum of confidences) over all partitions — one pass that also validates
+    every partition."""
+    summaries = _compute(data, *[delayed(_partition_summary, pure=True)(part, i, off)
+                                 for i, (part, off) in _parts_with_offsets(data)], client=client)
+    n = sum(s[0] for s in summaries)
+    _check_n(n)
+    return n, sum(s[1] for s in summaries), sum(s[2] for s in summaries)
+
+
+@dataclass(frozen=True, repr=False)
+class DistributedSource:
+    """Distributed predictions the dashboard and :func:`analyze_parquet` analyse in place: the data, the
+    client that computes on it and the counts of one validating pass (so ``n`` is known).
+
+    Every view of :mod:`calviz.analysis` goes through :meth:`compute_view` (:func:`compute_view`); the
+    views that need the whole sample in memory (smooth diagram, bootstrap interval) are refused with the
+    reason, and the distance measures use a uniform subsample whose sampling error is stated."""
+
+    data: DaskCalibrationData
+    client: Any
+    scheduler: str
+    n: int
+    correct: float
+    confidence_sum: float
+    distance_sample: int = 200_000
+    #: the dashboard's cache keys and the report use this like CalibrationData's
+    distributed = True
+
+    @property
+    def n_classes(self) -> int:
+        return self.data.n_classes
+
+    @property
+    def is_binary(self) -> bool:
+        return self.data.is_binary
+
+    @property
+    def source(self) -> str:
+        return self.data.source
+
+    def __repr__(self) -> str:
+        kind = "binary" if self.is_binary else f"{self.n_classes}-class"
+        return (f"DistributedSource({self.source}, {kind}, n={self.n:,}, npartitions={self.data.npartitions},"
+                f" scheduler={self.scheduler!r})")
+
+    def compute_view(self, view: str, options):
+        """``(result, note)`` of one analysis view on all rows (see :func:`compute_view`)."""
+        return compute_view(view, self.data, options, client=self.client,
+                            distance_sample=self.distance_sample)
+
+    def data_summary(self, options):
+        """The :class:`calviz.analysis.DataSummary` of all rows."""
+        import importlib
+
+        analysis = importlib.import_module("calviz.analysis")
+        return analysis.DataSummary(
+            n=self.n, n_total=self.n, n_classes=self.n_classes, is_binary=self.is_binary,
+            target=_targets(self.data, options)[0], accuracy=self.correct / self.n,
+            mean_confidence=self.confidence_sum / self.n)
+
+
+def open_source(path, *, scheduler: str | None = None, y_true: str | None = None,
+                y_prob: str | Sequence[str] | None = None, prob_prefix: str | None = None,
+                distance_sample: int = 200_000, client=None) -> DistributedSource:
+    """Open distributed predictions for the dashboard: a Parquet file / directory / glob (or any input of
+    :func:`as_dask_data`) on the scheduler ``scheduler`` ("local" — the default — or "tcp://host:port", see
+    :func:`get_client`; or pass a ``distributed.Client`` as ``client``).  Reads the schema, then
+    validates every partition in one pass
+    (an :class:`InputError` names the partition and row of the first bad value) and counts the rows."""
+    if isinstance(path, DaskCalibrationData):
+        data = path
+    elif isinstance(path, (str, os.PathLike, list, tuple)):
+        data = from_parquet(path, y_true=y_true, y_prob=y_prob, prob_prefix=prob_prefix)
+    else:
+        data = as_dask_data(path, y_true_column=y_true, y_prob_columns=y_prob)
+    if client is None:
+        scheduler = scheduler or "local"
+        client = get_client(scheduler)
+    n, correct, confidence = _summary_counts(data, client)
+    name = scheduler or str(getattr(client, "scheduler", None) and client.scheduler.address)
+    return DistributedSource(data, client, name, n, correct, confidence, int(distance_sample))
+
+
 def analyze_parquet(
     path, *, scheduler=None, y_true: str | None = None, y_prob: str | Sequence[str] | None = None,
     prob_prefix: str | None = None, options=None, distance_sample: int = 200_000, **option_values,
@@ -1482,13 +1700,14 @@ def analyze_parquet(
     ``scheduler``: None (current dask scheduler), ``"local"`` (temporary 2-process LocalCluster), a
     scheduler address ``"tcp://host:8786"`` or a ``distributed.Client``.  ``y_true`` / ``y_prob``: column
     names (detected when None).  ``options``: a :class:`calviz.analysis.AnalysisOptions` (keywords override
-    its fields).  Computed on all rows: reliability, analytic adaptive T-Cal, the seed-003 interval (one
-    or two passes each).  The distance bounds (smCE, dCE_lower, SintCE, kCE, ...) need the whole sorted
-    sample: they are computed on a uniform subsample of ``distance_sample`` rows (or ``options.n``) — said
-    in ``errors["distance_note"]`` with the sampling errors of :func:`subsample_measure`.
-    ``options.resampling == "y_only"`` adds :func:`resampled_tcal` (1-D targets) as ``tcal_resampled``.
-    Not available on Dask (``None`` with the reason in ``errors``): the smooth diagram, the bootstrap
-    interval, consistency resampling.  ``prob_prefix``: probability columns ``<prefix>0..<prefix>K-1``.
+    its fields).  Computed on all rows (:func:`compute_view`): reliability, analytic adaptive T-Cal, the
+    seed-003 interval (one or two passes each).  The distance bounds (smCE, dCE_lower, SintCE, kCE, ...)
+    need the whole sorted sample: they are computed on a uniform subsample of ``distance_sample`` rows (or
+    ``options.n``) — said in ``errors["distance_note"]`` with the sampling errors of
+    :func:`subsample_measure`.  ``options.resampling == "y_only"`` adds :func:`resampled_tcal` (1-D
+    targets) as ``tcal_resampled``.  Not available on Dask (``None`` with the reason in ``errors``): the
+    smooth diagram, the bootstrap interval, consistency resampling.  ``prob_prefix``: probability columns
+    ``<prefix>0..<prefix>K-1``.
     """
     import importlib
     import time
@@ -1506,92 +1725,23 @@ def analyze_parquet(
     results: dict[str, Any] = {}
     timings: dict[str, float] = {}
     errors: dict[str, str] = {}
-    target = opts.target
-    if target == "auto":
-        target = "binary" if data.is_binary else "top1"
-    if data.is_binary and target == "topk":
-        target = "full"
-    scalar_target = target if target in ("binary", "top1", "classwise") else (
-        "binary" if data.is_binary else "top1")
-    class_index = min(int(opts.class_index), data.n_classes - 1)
 
     with _scheduler(scheduler) as client:
         t0 = time.perf_counter()
-        summaries = _compute(data, *[delayed(_partition_summary, pure=True)(part, i, off)
-                                     for i, (part, off) in _parts_with_offsets(data)], client=client)
-        n = sum(s[0] for s in summaries)
-        _check_n(n)
-        summary = analysis.DataSummary(
-            n=n, n_total=n, n_classes=data.n_classes, is_binary=data.is_binary, target=target,
-            accuracy=sum(s[1] for s in summaries) / n, mean_confidence=sum(s[2] for s in summaries) / n)
+        n, correct, confidence = _summary_counts(data, client)
+        source = DistributedSource(data, client, "client", n, correct, confidence, int(distance_sample))
+        summary = source.data_summary(opts)
         timings["summary"] = time.perf_counter() - t0
-
-        def run(view, fn):
-            start = time.perf_counter()
-            try:
-                results[view] = fn()
-            except InputError as exc:
-                results[view] = None
-                errors[view] = f"{view}: {exc}"
-            except Exception as exc:  # an engine bug must not take the caller down; it is reported instead
-                results[view] = None
-                errors[view] = f"{view} failed: {type(exc).__name__}: {exc}"
-            timings[view] = time.perf_counter() - start
-
-        if opts.scheme != "equal_width":
-            errors["reliability_note"] = ("equal-mass bins need global quantiles; equal-width bins used on "
-                                          "Dask")
-        run("reliability", lambda: reliability(data, n_bins=int(opts.n_bins), alpha=opts.alpha,
-                                               target=scalar_target, class_index=class_index, client=client))
-        tcal_target = target if target in ("binary", "top1", "classwise", "full") else "full"
-        run("tcal", lambda: adaptive_tcal(data, alpha=opts.alpha, resampling="analytic", target=tcal_target,
-                                          class_index=class_index if tcal_target == "classwise" else None,
-                                          client=client))
-        if opts.resampling == "y_only" and tcal_target != "full":
-            run("tcal_resampled", lambda: resampled_tcal(
-                data, alpha=opts.alpha, n_resamples=int(opts.n_resamples), target=tcal_target,
-                class_index=class_index if tcal_target == "classwise" else None, seed=int(opts.seed),
-                client=client))
-        if target in ("topk", "full"):
-            k = data.n_classes if target == "full" else min(int(opts.top_k), data.n_classes)
-            run("interval", lambda: ece_interval(data, n_bins=int(opts.n_bins), alpha=opts.alpha, top_k=k,
-                                                 client=client))
-        else:
-            run("interval", lambda: ece_interval(data, n_bins=int(opts.n_bins), alpha=opts.alpha,
-                                                 target=scalar_target, class_index=class_index,
-                                                 client=client))
-
-        def distance_view():
-            distance = importlib.import_module("calviz.distance")
-            size = int(opts.n) if opts.n is not None else int(distance_sample)
-            z, y, n_all, _, entropy, complete = uniform_subsample(
-                data, size=size, seed=int(opts.seed), target=scalar_target, class_index=class_index,
-                client=client)
-            bandwidth = 1.0 if opts.bandwidth is None else float(opts.bandwidth)
-            bounds = analysis._call(distance.distance_bounds, y.astype(np.int64), z, bandwidth=bandwidth)
-            k = int(z.shape[0])
-            pi = float(np.mean(y))
-            smce_err = (2.0 * (1.0 + math.sqrt(pi * (1.0 - pi))) / math.sqrt(k)
-                        + math.sqrt(2.0 * math.log(20.0) / k))
-            if complete:
-                return bounds, None
-            errors["distance_note"] = (
-                f"distance measures computed on a uniform subsample of {k:,} of {n_all:,} rows (with "
-                f"replacement, seed {entropy}); e.g. smCE sampling error ≤ {smce_err:.3g} with probability "
-                "0.95 (seed 004 §9; see calviz.dask.subsample_measure for smCE, SintCE, dCE_lower bounds)")
-            return bounds, None
-
-        start = time.perf_counter()
-        try:
-            results["distance"], results["witness"] = distance_view()
-        except InputError as exc:
-            errors["distance"] = f"distance: {exc}"
-        except Exception as exc:  # reported, as in calviz.analysis.run_view
-            errors["distance"] = f"distance failed: {type(exc).__name__}: {exc}"
-        timings["distance"] = time.perf_counter() - start
+        views = [v for v in DASK_VIEWS if v != "tcal_resampled" or opts.resampling != "analytic"]
+        for view in views:
+            result, seconds, message = analysis.run_view(view, source, opts)
+            timings[view] = seconds
+            if message:
+                errors[view if result is None else f"{view}_note"] = message
+            if view == "distance":
+                results["distance"], results["witness"] = result if result is not None else (None, None)
+            else:
+                results[view] = result
     for view in ("smooth", "bootstrap"):
-        errors[view] = f"{view}: not available on Dask (needs the whole sample in one process)"
-    if "tcal_resampled" not in results and opts.resampling != "analytic":
-        errors["tcal_resampled"] = (f"tcal_resampled: resampling {opts.resampling!r} is not available on "
-                                    "Dask (y_only is, for 1-D targets); the analytic test is in `tcal`")
+        errors[view] = f"{view}: not available on Dask ({_NOT_ON_DASK[view]})"
     return analysis.Analysis(options=opts, summary=summary, timings=timings, errors=errors, **results)

@@ -394,7 +394,19 @@ def tcal_plot(tcal, *, title: str | None = None, height: int = 330, pending: str
     caption = tcal_caption(tcal)
     if pending:
         caption = f"{caption} — {pending}"
-    extra = {} if scales.size else {"xlim": (1, 1024), "ylim": (-1, 1)}
+    # explicit ranges on every frame: a streamed frame must not inherit the previous frame's limits (an
+    # empty "computing…" frame first, then the result, would otherwise keep the axes of the empty one)
+    extra = {"xlim": (1, 1024), "ylim": (-1, 1)}
+    finite = np.concatenate([stats, crit])[np.isfinite(np.concatenate([stats, crit]))]
+    if scales.size:
+        lo, hi = min(0.0, float(finite.min(initial=0.0))), max(0.0, float(finite.max(initial=0.0)))
+        pad = 0.08 * (hi - lo) or 1e-12
+        if discrete:
+            xpad = 0.05 * (float(scales.max()) - float(scales.min()) or 1.0)
+            xlim = (float(scales.min()) - xpad, float(scales.max()) + xpad)
+        else:
+            xlim = (float(scales.min()) / 1.5, float(scales.max()) * 1.5)
+        extra = {"xlim": xlim, "ylim": (lo - pad, hi + pad)}
     return _framewise(
         (zero * stat_line * crit_line * points).opts(
             hv.opts.Overlay(

@@ -172,6 +172,20 @@ def test_serve_refuses_bad_arguments_before_starting(tmp_path, capsys):
     assert err.startswith("calviz serve: error:") and "row 1" in err
 
 
+def test_serve_parquet_directory_refuses_bad_partition_before_starting(tmp_path, capsys):
+    """`calviz serve DIR` validates every partition on Dask before the server starts."""
+    import numpy as np
+    import pandas as pd
+
+    assert main(["serve", "--no-show", "--scheduler", "local"]) == 2
+    assert "--scheduler needs FILE" in capsys.readouterr().err
+    for i, p in enumerate(([0.2, 0.9, 0.4], [0.5, np.nan])):
+        pd.DataFrame({"y_true": [0, 1, 1][: len(p)], "y_prob": p}).to_parquet(tmp_path / f"part{i}.parquet")
+    assert main(["serve", "--no-show", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("calviz serve: error:") and "row 4" in err and "partition" in err, err
+
+
 def test_session_factory_builds_independent_apps():
     from calviz.cli import session_factory
 

@@ -1,0 +1,137 @@
+"""The dashboard on distributed data: a Parquet directory opened on a real LocalCluster (2 worker processes)
+is analysed in place — every view equals the in-memory one on the same rows, widget changes recompute on
+Dask, the views Dask cannot compute say so, and a bad path or a bad partition leaves the app working on
+its previous data."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+distributed = pytest.importorskip("distributed")
+
+import calviz  # noqa: E402
+import calviz.dask as cdask  # noqa: E402
+from calviz import ece, intervals  # noqa: E402
+from calviz.analysis import AnalysisOptions, analyze  # noqa: E402
+from calviz.dashboard import CalvizApp  # noqa: E402
+
+#: rows per Parquet file: uneven, with empty files
+SIZES = (0, 700, 1, 0, 1800, 499)
+
+
+@pytest.fixture(scope="module")
+def client():
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                       memory_limit="1GB", dashboard_address=None, scheduler_port=0)
+    with distributed.Client(cluster, set_as_default=False) as c:
+        yield c
+    cluster.close()
+
+
+def _predictions(n, seed=0):
+    rng = np.random.default_rng(seed)
+    p = rng.random(n)
+    p[:30] = np.arange(30) % 16 / 15.0  # on bin edges, 0 and 1
+    y = (rng.random(n) < p**1.4).astype(np.int64)  # overconfident at the top
+    return y, p
+
+
+def _write(directory, y, p, sizes=SIZES):
+    directory.mkdir()
+    start = 0
+    for i, size in enumerate(sizes):
+        frame = pd.DataFrame({"y_true": y[start:start + size], "y_prob": p[start:start + size]})
+        frame.to_parquet(directory / f"part.{i:03d}.parquet", index=False)
+        start += size
+    return directory
+
+
+def _close(a, b, rtol=1e-12, atol=0.0):
+    np.testing.assert_allclose(np.asarray(a, dtype=float), np.asarray(b, dtype=float), rtol=rtol, atol=atol)
+
+
+def test_dashboard_views_on_dask_equal_in_memory(client, tmp_path):
+    y, p = _predictions(sum(SIZES))
+    source = cdask.open_source(_write(tmp_path / "preds", y, p), client=client)
+    assert source.n == y.size and source.n_classes == 2 and source.distributed
+    app = CalvizApp(source, n_bins=12)
+    app.wait(120)
+    assert app.dataset == "your data (Dask)"
+    assert "on **Dask**" in app.status.object and f"of {y.size:,}" in app.status.object
+    options = app.options
+    assert options.n is None  # all rows: the subsample slider is off for distributed data
+    rel = app._cached("reliability", options, source)
+    want_rel = ece.reliability(y, p, n_bins=12, alpha=options.alpha)
+    np.testing.assert_array_equal(rel.counts, want_rel.counts)
+    _close(rel.observed_frequency, want_rel.observed_frequency)
+    _close(rel.mean_confidence, want_rel.mean_confidence)
+    tcal = app._cached("tcal", options, source)
+    want_tcal = calviz.adaptive_tcal(y, p, resampling="analytic")
+    assert tcal.reject == want_tcal.reject and tcal.n_bins == want_tcal.n_bins
+    _close(tcal.statistics, want_tcal.statistics, atol=1e-15)
+    _close(tcal.pvalues, want_tcal.pvalues, rtol=1e-10)
+    interval = app._cached("interval", options, source)
+    want_interval = intervals.ece_interval(y, p, n_bins=12, alpha=options.alpha)
+    _close([interval.estimate, interval.low, interval.high],
+           [want_interval.estimate, want_interval.low, want_interval.high], rtol=1e-9)
+    # the distance bounds: 3000 rows < the subsample size, so computed on every row, exactly
+    bounds = app._cached("distance", options, source)[0]
+    want_bounds = analyze((y, p), AnalysisOptions(), views=("distance",)).distance
+    _close([bounds.lower, bounds.upper], [want_bounds.lower, want_bounds.upper], rtol=1e-9)
+    assert "REJECT" in app.tcal_note.object
+    assert "not available there" in app.reliability_note.object  # the smooth curve needs memory
+    assert "not available on Dask" in app._errors.get("bootstrap", "")
+
+    # a widget change recomputes on Dask (background job, then the view's updater runs again)
+    app.n_bins = 7
+    app.wait(120)
+    rel7 = app._cached("reliability", app.options, source)
+    assert rel7 is not None and rel7.counts.size == 7
+    np.testing.assert_array_equal(rel7.counts, ece.reliability(y, p, n_bins=7).counts)
+
+
+def test_open_dask_from_the_app_and_bad_inputs(client, tmp_path):
+    y, p = _predictions(3000, seed=1)
+    good = _write(tmp_path / "good", y, p)
+    bad_p = p.copy()
+    bad_p[700 + 1 + 5] = np.nan  # file 4, local row 5 → global row 706
+    bad = _write(tmp_path / "bad", y, bad_p)
+    app = CalvizApp(datasets=["scenario-tcal_p0"])
+    n_before = app.data.n
+
+    assert not app.open_dask(tmp_path / "missing", scheduler=client.scheduler.address)
+    assert app.alert.visible and "missing" in app.alert.object
+    assert app.data.n == n_before  # nothing the user loaded is lost
+
+    assert not app.open_dask(bad, scheduler=client.scheduler.address)
+    assert "row 706" in app.alert.object and "partition" in app.alert.object
+    assert app.data.n == n_before
+    app.n_bins = 9  # the app keeps answering
+    assert app._cached("reliability", app.options, app.data).counts.size <= 9
+
+    assert app.open_dask(good, scheduler=client.scheduler.address)
+    app.wait(120)
+    assert not app.alert.visible
+    assert app.dataset.startswith("dask: ") and app.data.n == 3000
+    tcal = app._cached("tcal", app.options, app.data)
+    _close(tcal.statistics, calviz.adaptive_tcal(y, p, resampling="analytic").statistics, atol=1e-15)
+    # back to in-memory data: the subsample slider works again
+    app.dataset = "scenario-tcal_p0"
+    assert app.data.n == n_before and not getattr(app.data, "distributed", False)
+
+
+def test_analyze_parquet_notes_and_report(client, tmp_path):
+    """The Analysis of distributed data renders as the static report, with the notes on what Dask could not
+    compute."""
+    from calviz.report import render_analysis
+
+    y, p = _predictions(4000, seed=2)
+    path = _write(tmp_path / "preds", y, p, sizes=(1000, 0, 3000))
+    result = cdask.analyze_parquet(path, scheduler=client, distance_sample=500, scheme="equal_mass")
+    assert "equal-width" in result.errors["reliability_note"]
+    assert "subsample of 500 of 4,000 rows" in result.errors["distance_note"]
+    assert result.distance is not None and "reliability" not in result.errors
+    html = render_analysis(result, title="dask report")
+    assert "subsample of 500" in html and "Bokeh" in html
