@@ -57,6 +57,7 @@ import dask
 import numpy as np
 from dask.delayed import Delayed, delayed
 
+from calviz import analysis as _analysis
 from calviz._results import ResultMixin
 from calviz.analysis import resolve_target, scalar_target
 from calviz.binning import check_n_bins, dense_ids, equal_width_edges
@@ -1586,13 +1587,12 @@ def compute_view(view: str, data: DaskCalibrationData, options, *, client=None,
                             class_index=class_index, client=client), None
     if view == "distance":
         distance = importlib.import_module("calviz.distance")
-        analysis = importlib.import_module("calviz.analysis")
         size = int(options.n) if options.n is not None else int(distance_sample)
         z, y, n_all, _, entropy, complete = uniform_subsample(
             data, size=size, seed=int(options.seed), target=scalar_target, class_index=class_index,
             client=client)
         bandwidth = 1.0 if options.bandwidth is None else float(options.bandwidth)
-        bounds = analysis._call(distance.distance_bounds, y.astype(np.int64), z, bandwidth=bandwidth)
+        bounds = _analysis._call(distance.distance_bounds, y.astype(np.int64), z, bandwidth=bandwidth)
         if complete:
             return (bounds, None), None
         k = int(z.shape[0])
@@ -1659,13 +1659,19 @@ class DistributedSource:
 
     def data_summary(self, options):
         """The :class:`calviz.analysis.DataSummary` of all rows."""
-        import importlib
-
-        analysis = importlib.import_module("calviz.analysis")
-        return analysis.DataSummary(
+        return _analysis.DataSummary(
             n=self.n, n_total=self.n, n_classes=self.n_classes, is_binary=self.is_binary,
             target=_targets(self.data, options)[0], accuracy=self.correct / self.n,
             mean_confidence=self.confidence_sum / self.n)
+
+
+def _open_data(path, y_true, y_prob, prob_prefix) -> DaskCalibrationData:
+    """A Parquet path (file, directory, glob, list) or any input of :func:`as_dask_data`."""
+    if isinstance(path, DaskCalibrationData):
+        return path
+    if isinstance(path, (str, os.PathLike, list, tuple)):
+        return from_parquet(path, y_true=y_true, y_prob=y_prob, prob_prefix=prob_prefix)
+    return as_dask_data(path, y_true_column=y_true, y_prob_columns=y_prob)
 
 
 def open_source(path, *, scheduler: str | None = None, y_true: str | None = None,
@@ -1673,15 +1679,10 @@ def open_source(path, *, scheduler: str | None = None, y_true: str | None = None
                 distance_sample: int = 200_000, client=None) -> DistributedSource:
     """Open distributed predictions for the dashboard: a Parquet file / directory / glob (or any input of
     :func:`as_dask_data`) on the scheduler ``scheduler`` ("local" — the default — or "tcp://host:port", see
-    :func:`get_client`; or pass a ``distributed.Client`` as ``client``).  Reads the schema, then
-    validates every partition in one pass
-    (an :class:`InputError` names the partition and row of the first bad value) and counts the rows."""
-    if isinstance(path, DaskCalibrationData):
-        data = path
-    elif isinstance(path, (str, os.PathLike, list, tuple)):
-        data = from_parquet(path, y_true=y_true, y_prob=y_prob, prob_prefix=prob_prefix)
-    else:
-        data = as_dask_data(path, y_true_column=y_true, y_prob_columns=y_prob)
+    :func:`get_client`; or pass a ``distributed.Client`` as ``client``).  Reads the schema, then validates
+    every partition in one pass (an :class:`InputError` names the partition and row of the first bad value)
+    and counts the rows."""
+    data = _open_data(path, y_true, y_prob, prob_prefix)
     if client is None:
         scheduler = scheduler or "local"
         client = get_client(scheduler)
@@ -1709,19 +1710,12 @@ def analyze_parquet(
     smooth diagram, the bootstrap interval, consistency resampling.  ``prob_prefix``: probability columns
     ``<prefix>0..<prefix>K-1``.
     """
-    import importlib
     import time
 
-    analysis = importlib.import_module("calviz.analysis")
-    opts = options or analysis.AnalysisOptions()
+    opts = options or _analysis.AnalysisOptions()
     if option_values:
         opts = opts.replace(**option_values)
-    if isinstance(path, DaskCalibrationData):
-        data = path
-    elif isinstance(path, (str, os.PathLike, list, tuple)):
-        data = from_parquet(path, y_true=y_true, y_prob=y_prob, prob_prefix=prob_prefix)
-    else:
-        data = as_dask_data(path, y_true_column=y_true, y_prob_columns=y_prob)
+    data = _open_data(path, y_true, y_prob, prob_prefix)
     results: dict[str, Any] = {}
     timings: dict[str, float] = {}
     errors: dict[str, str] = {}
@@ -1734,7 +1728,7 @@ def analyze_parquet(
         timings["summary"] = time.perf_counter() - t0
         views = [v for v in DASK_VIEWS if v != "tcal_resampled" or opts.resampling != "analytic"]
         for view in views:
-            result, seconds, message = analysis.run_view(view, source, opts)
+            result, seconds, message = _analysis.run_view(view, source, opts)
             timings[view] = seconds
             if message:
                 errors[view if result is None else f"{view}_note"] = message
@@ -1744,4 +1738,4 @@ def analyze_parquet(
                 results[view] = result
     for view in ("smooth", "bootstrap"):
         errors[view] = f"{view}: not available on Dask ({_NOT_ON_DASK[view]})"
-    return analysis.Analysis(options=opts, summary=summary, timings=timings, errors=errors, **results)
+    return _analysis.Analysis(options=opts, summary=summary, timings=timings, errors=errors, **results)
