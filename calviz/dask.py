@@ -726,8 +726,9 @@ def multiscale_debiased_ece(
 # ------------------------------------------------------------------------------------------------
 # adaptive T-Cal (calviz.tcal)
 # ------------------------------------------------------------------------------------------------
-#: default cap on Σ_b (rows of the merged BinSums of scale b) for distributed T-Cal: bounds the memory of
-#: a partial result (≈ 72 bytes per row for 1-D targets, so 2^21 rows ≈ 150 MB)
+#: default cap on Σ_b (rows of the merged MomentSums of scale b) for distributed T-Cal: bounds the memory
+#: of a partial result (≈ 128 bytes per row for 1-D targets — key, count and 7 double-double sums — so
+#: 2^21 rows ≈ 270 MB)
 TCAL_MAX_BINS = 2**21
 
 
@@ -773,19 +774,22 @@ def adaptive_tcal(
     Pass 1: n and, for 1-D targets, the distinct predictions (discrete-predictor detection, App. B.4, the
     same rule as in memory).  Pass 2, either
 
-    * bin sums: the BinSums of every dyadic scale 2^1..2^B in one pass (per-partition finest-scale sums,
-      coarser scales by adding nested bins), merged in a tree — used while the merged sums fit: a merged
-      BinSums of scale b has min(n, 2^{b(K−1)}) rows and the running total over the scales must stay
-      ≤ ``max_bins``; or
+    * bin sums: the :class:`calviz.tcal.MomentSums` of every dyadic scale 2^1..2^B in one pass
+      (per-partition finest-scale sums, coarser scales by adding nested bins), merged in a tree — used
+      while the merged sums fit: the merged sums of scale b have min(n, 2^{b(K−1)}) rows and the running
+      total over the scales must stay ≤ ``max_bins``; or
     * sorted scan (1-D targets, when the sums would not fit and ``sort_fine_scales``): a global sort of
       the predictions (``dask.dataframe.sort_values``); in each sorted partition the bins of every scale
       are contiguous, the bins strictly inside a partition are finalised there, and the first/last bin of
       each partition (which may continue in the neighbours) are merged by key on the client.  Memory
       O(rows of a partition); every scale is tested.
 
-    Both finalise with the in-memory functions (T^d, :func:`calviz.tcal.null_moments_from_sums`, the exact
-    third cumulant of the in-memory kernel, ``calviz.tcal._analytic_result``), so the result equals the
-    in-memory test.  For ``target="full"`` (simplex cells, no 1-D order) scales beyond ``max_bins`` are
+    Both use the per-point features, the per-bin formula and the double-double (compensated) sums of the
+    in-memory kernel (:func:`calviz._kernels.tcal.analytic_terms`; T^d, Var₀, Σ tr A_b, Σ tr A_b² and, for
+    1-D targets, the exact third cumulant) and finish with ``calviz.tcal._analytic_result``, so the inputs
+    of the p-value formula do not depend on how the data were partitioned and the result equals the
+    in-memory test even for p-values far in the tail (bit-identical up to rare 1-ulp ties).
+    For ``target="full"`` (simplex cells, no 1-D order) scales beyond ``max_bins`` are
     omitted instead (a warning says so and ``reason`` records it; Bonferroni over the scales tested keeps
     the level).  ``target="classwise"`` needs an explicit ``class_index``.
     """

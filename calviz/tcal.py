@@ -464,8 +464,10 @@ def analytic_pvalues_from_sums(sums_per_scale: Sequence[BinSums]) -> tuple[np.nd
 
 def analytic_tcal_from_sums(sums_per_scale: Sequence[BinSums], n_bins: Sequence[int], *, alpha: float = 0.05,
                             K: int = 2, target: str = "binary") -> TCalResult:
-    """Adaptive T-Cal with analytic critical values from the BinSums of each scale (Bonferroni) — the
-    same result as ``adaptive_tcal(..., resampling="analytic")`` when given the BinSums of its scales."""
+    """Adaptive T-Cal with analytic critical values from the BinSums of each scale (Bonferroni).  BinSums
+    carry no third moments, so ν is Satterthwaite's: for full calibration this is the test of
+    ``adaptive_tcal(..., resampling="analytic")``; for 1-D targets that test also matches the third
+    cumulant (use :class:`MomentSums` to reproduce it from distributed sums)."""
     alpha = check_alpha(alpha)
     if len(sums_per_scale) != len(n_bins) or not n_bins:
         raise InputError("need one BinSums per scale and at least one scale")
