@@ -411,7 +411,12 @@ class MomentSums:
         full = kind == _k.VECTOR
         if z2.shape[0] == 0:
             return cls.empty(K, full)
-        ids, unique = dense_ids(keys)
+        keys = np.ascontiguousarray(keys, dtype=np.int64)
+        if keys.shape[0] > 1 and np.all(keys[1:] >= keys[:-1]):  # sorted (e.g. sorted predictions): runs
+            new = np.concatenate(([True], keys[1:] != keys[:-1]))
+            ids, unique = np.cumsum(new) - 1, keys[new]
+        else:
+            ids, unique = dense_ids(keys)
         count, hi, lo = _k.bin_features(ids, unique.shape[0], np.ascontiguousarray(z2),
                                         np.ascontiguousarray(labels), kind)
         return cls(unique, count, hi, lo, K, full)

@@ -778,30 +778,36 @@ def bin_features(ids, n_bins, z, y, kind):
 @njit(cache=True)
 def group_features(keys, count, hi, lo, shift):
     """Merge the rows whose ``keys >> shift`` are equal (``keys`` nondecreasing) — the nested coarser bins:
-    (parent keys, count, hi, lo), rows added left to right in double-double."""
+    (parent keys, count, hi, lo), rows added left to right in double-double.  When no two rows merge the
+    input arrays are returned with the shifted keys (no copy)."""
     B, d = hi.shape
-    out_keys = np.empty(B, dtype=np.int64)
-    out_n = np.zeros(B, dtype=np.int64)
-    out_hi = np.zeros((B, d))
-    out_lo = np.zeros((B, d))
-    m = -1
+    m = 0
+    for i in range(B):
+        if i == 0 or (keys[i] >> shift) != (keys[i - 1] >> shift):
+            m += 1
+    if m == B:
+        return keys >> shift, count, hi, lo
+    out_keys = np.empty(m, dtype=np.int64)
+    out_n = np.empty(m, dtype=np.int64)
+    out_hi = np.empty((m, d))
+    out_lo = np.empty((m, d))
+    r = -1
     for i in range(B):
         k = keys[i] >> shift
-        if m < 0 or k != out_keys[m]:
-            m += 1
-            out_keys[m] = k
-            out_n[m] = count[i]
+        if r < 0 or k != out_keys[r]:
+            r += 1
+            out_keys[r] = k
+            out_n[r] = count[i]
             for a in range(d):
-                out_hi[m, a] = hi[i, a]
-                out_lo[m, a] = lo[i, a]
+                out_hi[r, a] = hi[i, a]
+                out_lo[r, a] = lo[i, a]
         else:
-            out_n[m] += count[i]
+            out_n[r] += count[i]
             for a in range(d):
-                s, e = _two_sum(out_hi[m, a], hi[i, a])
-                out_hi[m, a] = s
-                out_lo[m, a] += lo[i, a] + e
-    m += 1
-    return out_keys[:m].copy(), out_n[:m].copy(), out_hi[:m].copy(), out_lo[:m].copy()
+                s, e = _two_sum(out_hi[r, a], hi[i, a])
+                out_hi[r, a] = s
+                out_lo[r, a] += lo[i, a] + e
+    return out_keys, out_n, out_hi, out_lo
 
 
 @njit(cache=True)
@@ -810,39 +816,49 @@ def merge_features(ka, na, ha, la, kb, nb, hb, lb):
     A = ka.shape[0]
     Bn = kb.shape[0]
     d = ha.shape[1] if A > 0 else hb.shape[1]
-    keys = np.empty(A + Bn, dtype=np.int64)
-    cnt = np.zeros(A + Bn, dtype=np.int64)
-    hi = np.zeros((A + Bn, d))
-    lo = np.zeros((A + Bn, d))
+    m = 0
     i = 0
     j = 0
-    m = 0
-    while i < A or j < Bn:
+    while i < A or j < Bn:  # count the union first: outputs are allocated once, at their size
         if j >= Bn or (i < A and ka[i] < kb[j]):
-            keys[m] = ka[i]
-            cnt[m] = na[i]
-            for a in range(d):
-                hi[m, a] = ha[i, a]
-                lo[m, a] = la[i, a]
             i += 1
         elif i >= A or kb[j] < ka[i]:
-            keys[m] = kb[j]
-            cnt[m] = nb[j]
-            for a in range(d):
-                hi[m, a] = hb[j, a]
-                lo[m, a] = lb[j, a]
             j += 1
         else:
-            keys[m] = ka[i]
-            cnt[m] = na[i] + nb[j]
-            for a in range(d):
-                s, e = _two_sum(ha[i, a], hb[j, a])
-                hi[m, a] = s
-                lo[m, a] = la[i, a] + lb[j, a] + e
             i += 1
             j += 1
         m += 1
-    return keys[:m].copy(), cnt[:m].copy(), hi[:m].copy(), lo[:m].copy()
+    keys = np.empty(m, dtype=np.int64)
+    cnt = np.empty(m, dtype=np.int64)
+    hi = np.empty((m, d))
+    lo = np.empty((m, d))
+    i = 0
+    j = 0
+    for r in range(m):
+        if j >= Bn or (i < A and ka[i] < kb[j]):
+            keys[r] = ka[i]
+            cnt[r] = na[i]
+            for a in range(d):
+                hi[r, a] = ha[i, a]
+                lo[r, a] = la[i, a]
+            i += 1
+        elif i >= A or kb[j] < ka[i]:
+            keys[r] = kb[j]
+            cnt[r] = nb[j]
+            for a in range(d):
+                hi[r, a] = hb[j, a]
+                lo[r, a] = lb[j, a]
+            j += 1
+        else:
+            keys[r] = ka[i]
+            cnt[r] = na[i] + nb[j]
+            for a in range(d):
+                s, e = _two_sum(ha[i, a], hb[j, a])
+                hi[r, a] = s
+                lo[r, a] = la[i, a] + lb[j, a] + e
+            i += 1
+            j += 1
+    return keys, cnt, hi, lo
 
 
 @njit(cache=True)
