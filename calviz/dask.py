@@ -908,21 +908,27 @@ def _partition_scan_tcal(frame, levels: int, n: int):
     """One sorted partition (a contiguous run of the globally sorted 1-D predictions): per scale 2^b,
     b = 1..levels, the double-double T-Cal terms (hi, lo) of its interior bins and the
     :class:`calviz.tcal.MomentSums` of its first and last bins (which may continue in the neighbouring
-    partitions).  Memory O(rows of the partition)."""
+    partitions) — one pass of the in-memory scan kernel (:func:`calviz._kernels.tcal.scan_terms`).
+    Memory O(rows of the partition)."""
+    from calviz._kernels import tcal as kernels
+
     MomentSums = _moment_sums_class()
     z, y = _sorted_arrays(frame)
-    interior = [(np.zeros(5), np.zeros(5))] * levels
     if z.shape[0] == 0:
-        return interior, [MomentSums.empty()] * levels
-    edges = [None] * levels
-    sums = MomentSums.of(z, y, dyadic_keys(z, levels))
-    for b in range(levels, 0, -1):
-        if b < levels:
-            sums = sums.coarsen(1)
-        B = sums.n_nonempty
-        if B > 2:
-            interior[b - 1] = sums.partial_terms(n, 1, B - 1)
-        edges[b - 1] = sums.take(np.array([0, B - 1]) if B >= 2 else np.arange(B))
+        return [(np.zeros(5), np.zeros(5))] * levels, [MomentSums.empty()] * levels
+    split = kernels.dyadic_split_levels(z, levels)
+    out_hi, out_lo, first_n, first_hi, first_lo, last_n, last_hi, last_lo = kernels.scan_terms(
+        split, levels, z.reshape(-1, 1), y, kernels.SCALAR, int(n), True)
+    k_first, k_last = dyadic_keys(z[[0, -1]], levels)
+    interior, edges = [], []
+    for b in range(1, levels + 1):
+        lev = b - 1
+        keys = np.array([k_first >> (levels - b), k_last >> (levels - b)], dtype=np.int64)
+        rows = 2 if last_n[lev] > 0 else 1
+        edges.append(MomentSums(keys[:rows], np.array([first_n[lev], last_n[lev]])[:rows],
+                                np.vstack([first_hi[lev], last_hi[lev]])[:rows],
+                                np.vstack([first_lo[lev], last_lo[lev]])[:rows]))
+        interior.append((out_hi[:, lev].copy(), out_lo[:, lev].copy()))
     return interior, edges
 
 

@@ -658,6 +658,18 @@ def analytic_terms(split, max_level, z, y, kind):
     moments of :func:`_bin_terms` — one stack scan (as :func:`_scan_scalar`) with double-double segment
     sums, z in scan order ((n, 1) for SCALAR), y float labels (SCALAR 0/1, VECTOR class ids) or empty
     (row 0 is then 0)."""
+    out_hi, out_lo, _, _, _, _, _, _ = scan_terms(split, max_level, z, y, kind, z.shape[0], False)
+    return finish_terms(out_hi, out_lo, z.shape[0])
+
+
+@njit(cache=True)
+def scan_terms(split, max_level, z, y, kind, n_total, edges):
+    """The scan of :func:`analytic_terms` for a run of a larger sample of size ``n_total``: double-double
+    per-scale totals (out_hi, out_lo) of the bins' terms, and — with ``edges`` (a sorted partition of the
+    distributed scan, whose first and last bins may continue in the neighbouring partitions) — the first
+    and last bin of every scale are left out of the totals and returned as feature sums instead:
+    (first_n, first_hi, first_lo, last_n, last_hi, last_lo), one row per scale (last_n = 0 when the scale
+    has a single bin in the run)."""
     n = z.shape[0]
     K = z.shape[1]
     d = n_features(kind, K)
@@ -673,6 +685,13 @@ def analytic_terms(split, max_level, z, y, kind):
     terms = np.zeros(N_TERMS)
     out_hi = np.zeros((N_TERMS, max_level))
     out_lo = np.zeros((N_TERMS, max_level))
+    n_edge = max_level if edges else 0
+    first_n = np.zeros(n_edge, dtype=np.int64)
+    first_hi = np.zeros((n_edge, d))
+    first_lo = np.zeros((n_edge, d))
+    last_n = np.zeros(n_edge, dtype=np.int64)
+    last_hi = np.zeros((n_edge, d))
+    last_lo = np.zeros((n_edge, d))
     top = -1
     gap = max_level + 1
     for i in range(n + 1):
@@ -719,13 +738,25 @@ def analytic_terms(split, max_level, z, y, kind):
                 acc_lo[a] += st_lo[kk, a] + e
             a_n += st_n[kk]
             h = st_h[kk]
-            if a_n >= 2:
-                lo_lev = (h if h > g else g) - 1
-                if lo_lev < hi:
+            lo_lev = (h if h > g else g) - 1
+            if lo_lev < hi and (a_n >= 2 or edges):
+                # the union is the bin ending here at the scales lo_lev + 1 .. hi
+                if a_n >= 2:
                     for a in range(d):
                         f[a] = acc_hi[a] + acc_lo[a]
-                    _bin_terms(f, a_n, n, kind, K, terms)
-                    for lev in range(lo_lev, hi):
+                    _bin_terms(f, a_n, n_total, kind, K, terms)
+                for lev in range(lo_lev, hi):
+                    if edges and first_n[lev] == 0:  # the first bin of this scale in the run
+                        first_n[lev] = a_n
+                        for a in range(d):
+                            first_hi[lev, a] = acc_hi[a]
+                            first_lo[lev, a] = acc_lo[a]
+                    elif edges and i == n:  # the last bin
+                        last_n[lev] = a_n
+                        for a in range(d):
+                            last_hi[lev, a] = acc_hi[a]
+                            last_lo[lev, a] = acc_lo[a]
+                    elif a_n >= 2:
                         for j in range(N_TERMS):
                             s, e = _two_sum(out_hi[j, lev], terms[j])
                             out_hi[j, lev] = s
@@ -744,7 +775,7 @@ def analytic_terms(split, max_level, z, y, kind):
             st_hi[top, a] = pt[a]
             st_lo[top, a] = 0.0
         st_n[top] = w
-    return finish_terms(out_hi, out_lo, n)
+    return out_hi, out_lo, first_n, first_hi, first_lo, last_n, last_hi, last_lo
 
 
 @njit(cache=True)
