@@ -60,7 +60,7 @@ from dask.delayed import Delayed, delayed
 from calviz import analysis as _analysis
 from calviz._results import ResultMixin
 from calviz.analysis import resolve_target, scalar_target
-from calviz.binning import check_n_bins, dense_ids, equal_width_edges
+from calviz.binning import check_n_bins, equal_width_edges
 from calviz.data import CalibrationData, InputError, as_calibration_data, check_alpha
 from calviz.ece import (
     BinSums,
@@ -622,58 +622,48 @@ def coarsen(sums: BinSums, shift: int = 1) -> BinSums:
     return BinSums(keys=parent[starts], n_total=sums.n_total, **arrays)
 
 
-@dataclass(frozen=True)
-class ThirdSums:
-    """Per-bin sums for the exact third cumulant of T^d given Z (1-D targets; see
-    :func:`calviz._kernels.tcal.null_moments`, row 3): with s = z(1 − z) and μ₃ = s(1 − 2z) = E[(y − z)³ | z],
-    ``values[:, 0]`` = Σ s³, ``[:, 1]`` = Σ μ₃, ``[:, 2]`` = Σ μ₃²; ``keys`` as in the BinSums of the same
-    scale.  Mergeable and coarsenable like :class:`calviz.ece.BinSums`."""
+def _moment_sums_class():
+    import importlib
 
-    keys: np.ndarray
-    values: np.ndarray
-
-    @classmethod
-    def of(cls, z: np.ndarray, keys: np.ndarray) -> ThirdSums:
-        ids, unique = dense_ids(keys)
-        s = z - z * z
-        mu3 = s * (1.0 - 2.0 * z)
-        B = unique.shape[0]
-        features = (s * s * s, mu3, mu3 * mu3)
-        values = np.column_stack([np.bincount(ids, weights=f, minlength=B) for f in features])
-        return cls(unique, values.reshape(B, 3))
-
-    def merge(self, other: ThirdSums) -> ThirdSums:
-        keys = np.union1d(self.keys, other.keys).astype(np.int64)
-        out = np.zeros((keys.shape[0], 3))
-        out[np.searchsorted(keys, self.keys)] += self.values
-        out[np.searchsorted(keys, other.keys)] += other.values
-        return ThirdSums(keys, out)
-
-    def coarsen(self, shift: int) -> ThirdSums:
-        if self.keys.shape[0] == 0 or shift == 0:
-            return self
-        parent = self.keys >> shift
-        starts = np.flatnonzero(np.r_[True, parent[1:] != parent[:-1]])
-        return ThirdSums(parent[starts], np.add.reduceat(self.values, starts, axis=0))
+    return importlib.import_module("calviz.tcal").MomentSums  # `calviz.tcal` the attribute is the function
 
 
-def third_cumulant(sums: BinSums, third: ThirdSums) -> float:
-    """Exact third cumulant of T^d given the predictions for a scalar target, over bins with N_b ≥ 2:
-    Σ_b 8[(m₁² − m₂)/2 + p₁³ − 3p₁p₂ + 2p₃]/(n N_b)³ with p_r = Σ s^r, m_r = Σ μ₃^r — the formula of the
-    in-memory kernel :func:`calviz._kernels.tcal.null_moments` (row 3), here on merged bin sums."""
-    if not np.array_equal(sums.keys, third.keys):  # pragma: no cover - both come from the same binning
-        raise RuntimeError("BinSums and ThirdSums of different bins")
-    big = sums.count >= 2
-    wn = float(sums.n_total) * sums.count[big].astype(np.float64)
-    p1 = sums.null_cov_sum[big, 0, 0]
-    p2 = sums.null_cov_sq_trace[big]
-    p3, m1, m2 = third.values[big].T
-    per_bin = 8.0 * (0.5 * (m1 * m1 - m2) + p1 * p1 * p1 - 3.0 * p1 * p2 + 2.0 * p3)
-    return float((per_bin / (wn * wn * wn)).sum())
+def third_cumulant(sums: BinSums, third) -> float:
+    """Exact third cumulant of T^d given the predictions (scalar target, bins with N_b ≥ 2) from the
+    :class:`calviz.tcal.MomentSums` of the scale (``third``; ``sums`` gives n) — kept for callers of
+    ``scale_sums(..., third_moments=True)``; the formula lives in :func:`calviz._kernels.tcal._bin_terms`."""
+    return float(third.terms(sums.n_total)[4])
+
+
+def _scale_moment_sums(z, y, view: _View, exponents: tuple[int, ...]):
+    """:class:`calviz.tcal.MomentSums` of one sample at the dyadic scales 2^b, b in ``exponents``
+    (ascending): 1-D targets bin once at the finest scale and coarsen; full calibration bins the simplex
+    cells of every scale."""
+    MomentSums = _moment_sums_class()
+    if z.ndim == 1:
+        out = [MomentSums.of(z, y, dyadic_keys(z, exponents[-1]))]
+        for b_fine, b in zip(exponents[::-1], exponents[-2::-1], strict=False):
+            out.append(out[-1].coarsen(b_fine - b))
+        return tuple(out[::-1])
+    from calviz.binning import simplex_cell_keys
+
+    return tuple(MomentSums.of(z, y, simplex_cell_keys(z, 2 ** b)) for b in exponents)
+
+
+def _partition_moment_sums(part, index, row_offset, view: _View, exponents: tuple[int, ...]):
+    z, y = _partition_view(part, index, row_offset, view)
+    return _scale_moment_sums(z, y, view, exponents)
+
+
+def _merge_moment_sums(*partials):
+    merged = list(partials[0])
+    for other in partials[1:]:
+        merged = [a.merge(b) for a, b in zip(merged, other, strict=True)]
+    return tuple(merged)
 
 
 def _partition_scale_sums(part, index, row_offset, view: _View, exponents: tuple[int, ...], third: bool):
-    """Per-partition (BinSums, ThirdSums or None) at every dyadic scale 2^b, b in ``exponents`` (ascending).
+    """Per-partition (BinSums, MomentSums or None) at every dyadic scale 2^b, b in ``exponents`` (ascending).
 
     1-D targets: one binning pass at the finest scale, the others by :func:`coarsen`.  Multi-dimensional
     targets (simplex cells) are binned once per scale."""
@@ -682,16 +672,15 @@ def _partition_scale_sums(part, index, row_offset, view: _View, exponents: tuple
 
 
 def _partition_scale_sums_of(z, y, view: _View, exponents: tuple[int, ...], third: bool):
+    moments = _scale_moment_sums(z, y, view, exponents) if third else (None,) * len(exponents)
     if z.ndim == 1:
         # sparse keys at the finest scale (the fused kernel of binned_sums allocates all 2^B bins)
-        keys = dyadic_keys(z, exponents[-1])
-        out = [(bin_sums(keys, z, y), ThirdSums.of(z, keys) if third else None)]
+        out = [bin_sums(dyadic_keys(z, exponents[-1]), z, y)]
         for b_fine, b in zip(exponents[::-1], exponents[-2::-1], strict=False):
-            s, t = out[-1]
-            out.append((coarsen(s, b_fine - b), None if t is None else t.coarsen(b_fine - b)))
-        return tuple(out[::-1])
-    return tuple((binned_sums(z, y, n_bins=2 ** b, scheme="equal_width", target=view.target)[0], None)
-                 for b in exponents)
+            out.append(coarsen(out[-1], b_fine - b))
+        return tuple(zip(out[::-1], moments, strict=True))
+    return tuple((binned_sums(z, y, n_bins=2 ** b, scheme="equal_width", target=view.target)[0], m)
+                 for b, m in zip(exponents, moments, strict=True))
 
 
 def _merge_scale_sums(*partials):
@@ -708,8 +697,8 @@ def scale_sums(
 ) -> tuple[tuple, str]:
     """Merged BinSums at the dyadic scales 2^b for b in ``exponents`` — one pass over the data.
 
-    Returns (per-scale BinSums, resolved target); with ``third_moments`` (1-D targets) the first item
-    holds (BinSums, :class:`ThirdSums`) pairs."""
+    Returns (per-scale BinSums, resolved target); with ``third_moments`` the first item holds
+    (BinSums, :class:`calviz.tcal.MomentSums`) pairs (the compensated sums of the analytic T-Cal)."""
     data = as_dask_data(y_true, y_prob, **columns)
     view = _resolve_view(data, target, 1, class_index)
     exps = tuple(sorted(int(b) for b in exponents))
@@ -749,8 +738,9 @@ def multiscale_debiased_ece(
 # ------------------------------------------------------------------------------------------------
 # adaptive T-Cal (calviz.tcal)
 # ------------------------------------------------------------------------------------------------
-#: default cap on Σ_b (rows of the merged BinSums of scale b) for distributed T-Cal: bounds the memory of
-#: a partial result (≈ 72 bytes per row for 1-D targets, so 2^21 rows ≈ 150 MB)
+#: default cap on Σ_b (rows of the merged MomentSums of scale b) for distributed T-Cal: bounds the memory
+#: of a partial result (≈ 128 bytes per row for 1-D targets — key, count and 7 double-double sums — so
+#: 2^21 rows ≈ 270 MB)
 TCAL_MAX_BINS = 2**21
 
 
@@ -796,19 +786,22 @@ def adaptive_tcal(
     Pass 1: n and, for 1-D targets, the distinct predictions (discrete-predictor detection, App. B.4, the
     same rule as in memory).  Pass 2, either
 
-    * bin sums: the BinSums of every dyadic scale 2^1..2^B in one pass (per-partition finest-scale sums,
-      coarser scales by adding nested bins), merged in a tree — used while the merged sums fit: a merged
-      BinSums of scale b has min(n, 2^{b(K−1)}) rows and the running total over the scales must stay
-      ≤ ``max_bins``; or
+    * bin sums: the :class:`calviz.tcal.MomentSums` of every dyadic scale 2^1..2^B in one pass
+      (per-partition finest-scale sums, coarser scales by adding nested bins), merged in a tree — used
+      while the merged sums fit: the merged sums of scale b have min(n, 2^{b(K−1)}) rows and the running
+      total over the scales must stay ≤ ``max_bins``; or
     * sorted scan (1-D targets, when the sums would not fit and ``sort_fine_scales``): a global sort of
       the predictions (``dask.dataframe.sort_values``); in each sorted partition the bins of every scale
       are contiguous, the bins strictly inside a partition are finalised there, and the first/last bin of
       each partition (which may continue in the neighbours) are merged by key on the client.  Memory
       O(rows of a partition); every scale is tested.
 
-    Both finalise with the in-memory functions (T^d, :func:`calviz.tcal.null_moments_from_sums`, the exact
-    third cumulant of the in-memory kernel, ``calviz.tcal._analytic_result``), so the result equals the
-    in-memory test.  For ``target="full"`` (simplex cells, no 1-D order) scales beyond ``max_bins`` are
+    Both use the per-point features, the per-bin formula and the double-double (compensated) sums of the
+    in-memory kernel (:func:`calviz._kernels.tcal.analytic_terms`; T^d, Var₀, Σ tr A_b, Σ tr A_b² and, for
+    1-D targets, the exact third cumulant) and finish with ``calviz.tcal._analytic_result``, so the inputs
+    of the p-value formula do not depend on how the data were partitioned and the result equals the
+    in-memory test even for p-values far in the tail (bit-identical up to rare 1-ulp ties).
+    For ``target="full"`` (simplex cells, no 1-D order) scales beyond ``max_bins`` are
     omitted instead (a warning says so and ``reason`` records it; Bonferroni over the scales tested keeps
     the level).  ``target="classwise"`` needs an explicit ``class_index``.
     """
@@ -889,9 +882,10 @@ def adaptive_tcal(
     if kept < 1:
         raise InputError(f"max_bins = {max_bins} is too small for even the coarsest scale")
     exponents = tuple(range(1, kept + 1))
-    pairs, _ = scale_sums(data, exponents=exponents, target=view.target, class_index=view.class_index,
-                          third_moments=True, split_every=split_every, client=client)
-    sums = [s for s, _ in pairs]
+    parts = [delayed(_partition_moment_sums, pure=True)(part, i, off, view, exponents)
+             for i, (part, off) in _parts_with_offsets(data)]
+    (merged,), = (_compute(data, _tree_reduce(parts, _merge_moment_sums, split_every), client=client),)
+    terms = np.array([m.terms(n) for m in merged])  # (scales, 5): T^d, Var₀, Σ tr A, Σ tr A², κ₃
     scales = tuple(2**b for b in exponents)
     scale_text = f"{kept} dyadic scales 2..2^{kept}"
     if kept < levels:
@@ -901,15 +895,13 @@ def adaptive_tcal(
         scale_text += f" ({note})"
     elif levels < B_paper:
         scale_text += f" (Algorithm 2's B = {B_paper}; finer scales capped)"
+    t = terms[:, 0]
     if resampling == "analytic":
-        t = np.array([debiased_ece_sq(s) for s in sums])
-        moments = np.array([_tcal.null_moments_from_sums(s) for s in sums]).reshape(-1, 3).T
-        if not full:  # the in-memory test matches the exact third cumulant for 1-D targets
-            moments = np.vstack([moments, [third_cumulant(s, th) for s, th in pairs]])
+        # as in memory: the exact third cumulant for 1-D targets, Satterthwaite for full calibration
+        moments = terms[:, 1:4].T if full else terms[:, 1:].T
         return _tcal._analytic_result(t, moments, scales, alpha, n, K, view.target, "adaptive T-Cal",
                                       f"{kind_text}; {scale_text}; scaled chi-square critical values, "
                                       "Bonferroni")
-    t = np.array([debiased_ece_sq(s) for s in sums])
     return _threshold_result(_tcal, t, scales, alpha, n, K, full, view.target,
                              f"{kind_text}; {scale_text}; Theorem 3 Chebyshev thresholds at α/B")
 
@@ -924,93 +916,57 @@ def _threshold_result(_tcal, t, scales, alpha, n, K, full, target, reason):
                             "bonferroni", n, K, 0, 0.0, "adaptive T-Cal", reason, target)
 
 
-def _take(sums: BinSums, rows, n_total: int) -> BinSums:
-    """The BinSums of some of the bins (``rows``: slice or index array), with ``n_total`` set (the global n,
-    so that the finalisers, which are sums over bins divided by powers of n, add up across pieces)."""
-    return BinSums(keys=sums.keys[rows], n_total=int(n_total),
-                   **{name: getattr(sums, name)[rows] for name in (
-                       "count", "resid_sum", "resid_sq_sum", "resid_outer_sum", "z_sum", "y_sum",
-                       "null_cov_sum", "null_cov_sq_trace")})
-
-
-def _tcal_terms(sums: BinSums, third: ThirdSums, null_moments) -> np.ndarray:
-    """[T^d, Var₀, Σ tr A_b, Σ tr A_b², κ₃] of a set of bins — each a sum over the bins (additive)."""
-    if sums.n_nonempty == 0:
-        return np.zeros(5)
-    return np.array([debiased_ece_sq(sums), *null_moments(sums), third_cumulant(sums, third)])
-
-
-def _scan_sums(F: np.ndarray, keys: np.ndarray, rows, n: int) -> tuple[BinSums, ThirdSums]:
-    """BinSums / ThirdSums of some rows of the compact per-bin table F = [N, S, Q, C, D, Σs³, Σμ₃, Σμ₃²]
-    of a scalar target (the fields the T-Cal finalisers read; z_sum, y_sum are not needed and left 0)."""
-    G = F[rows]
-    B = G.shape[0]
-    sums = BinSums(keys=keys[rows], count=np.rint(G[:, 0]).astype(np.int64), resid_sum=G[:, 1:2].copy(),
-                   resid_sq_sum=G[:, 2].copy(), resid_outer_sum=G[:, 2].reshape(B, 1, 1).copy(),
-                   z_sum=np.zeros((B, 1)), y_sum=np.zeros((B, 1)),
-                   null_cov_sum=G[:, 3].reshape(B, 1, 1).copy(),
-                   null_cov_sq_trace=G[:, 4].copy(), n_total=int(n))
-    return sums, ThirdSums(keys[rows], G[:, 5:8].copy())
-
-
 def _partition_scan_tcal(frame, levels: int, n: int):
     """One sorted partition (a contiguous run of the globally sorted 1-D predictions): per scale 2^b,
-    b = 1..levels, the T-Cal terms of its interior bins and the BinSums / ThirdSums of its first and last
-    bins (which may continue in the neighbouring partitions).  Memory O(rows of the partition).
+    b = 1..levels, the double-double T-Cal terms (hi, lo) of its interior bins and the
+    :class:`calviz.tcal.MomentSums` of its first and last bins (which may continue in the neighbouring
+    partitions) — one pass of the in-memory scan kernel (:func:`calviz._kernels.tcal.scan_terms`).
+    Memory O(rows of the partition)."""
+    from calviz._kernels import tcal as kernels
 
-    Speed: the per-bin fields the T-Cal finalisers read are kept in one (B, 8) table coarsened by one
-    jitted pass per scale (:func:`calviz._kernels.dask_scan.group_rows`), and the finalisers only see bins
-    with N_b ≥ 2 — a bin of one point contributes exactly 0 to T^d, to Var₀ and (by definition) to the
-    moments of the analytic test."""
-    import importlib
-
-    from calviz._kernels.dask_scan import group_rows
-
-    null_moments = importlib.import_module("calviz.tcal").null_moments_from_sums
+    MomentSums = _moment_sums_class()
     z, y = _sorted_arrays(frame)
-    interior = np.zeros((levels, 5))
-    edges = [None] * levels
     if z.shape[0] == 0:
-        empty = (BinSums.empty(1), ThirdSums(np.empty(0, np.int64), np.empty((0, 3))))
-        return interior, [empty] * levels
-    keys = dyadic_keys(z, levels)
-    v = y - z
-    s = z - z * z
-    mu3 = s * (1.0 - 2.0 * z)
-    point = np.column_stack([np.ones_like(z), v, v * v, s, s * s, s * s * s, mu3, mu3 * mu3])
-    keys, F = group_rows(keys, point, 0)  # z sorted: keys nondecreasing
-    for b in range(levels, 0, -1):
-        if b < levels:
-            keys, F = group_rows(keys, F, 1)
-        B = keys.shape[0]
-        if B > 2:
-            inner = np.flatnonzero(F[1:B - 1, 0] >= 2) + 1
-            if inner.shape[0]:
-                interior[b - 1] = _tcal_terms(*_scan_sums(F, keys, inner, n), null_moments)
-        edges[b - 1] = _scan_sums(F, keys, np.array([0, B - 1]) if B >= 2 else np.arange(B), n)
+        return [(np.zeros(5), np.zeros(5))] * levels, [MomentSums.empty()] * levels
+    split = kernels.dyadic_split_levels(z, levels)
+    out_hi, out_lo, first_n, first_hi, first_lo, last_n, last_hi, last_lo = kernels.scan_terms(
+        split, levels, z.reshape(-1, 1), y, kernels.SCALAR, int(n), True)
+    k_first, k_last = dyadic_keys(z[[0, -1]], levels)
+    interior, edges = [], []
+    for b in range(1, levels + 1):
+        lev = b - 1
+        keys = np.array([k_first >> (levels - b), k_last >> (levels - b)], dtype=np.int64)
+        rows = 2 if last_n[lev] > 0 else 1
+        edges.append(MomentSums(keys[:rows], np.array([first_n[lev], last_n[lev]])[:rows],
+                                np.vstack([first_hi[lev], last_hi[lev]])[:rows],
+                                np.vstack([first_lo[lev], last_lo[lev]])[:rows]))
+        interior.append((out_hi[:, lev].copy(), out_lo[:, lev].copy()))
     return interior, edges
 
 
 def _scan_tcal_terms(data: DaskCalibrationData, view: _View, levels: int, n: int, client) -> np.ndarray:
-    """(levels, 5) T-Cal terms of every scale, exactly, via a global sort: interior bins of each sorted
-    partition are final; the edge bins of all partitions are merged by key and then finalised."""
+    """(levels, 5) T-Cal terms of every scale via a global sort: interior bins of each sorted partition
+    are final; the edge bins of all partitions are merged by key and then finalised; all totals are
+    double-double, so the result does not depend on where the partitions were cut."""
     import importlib
 
-    null_moments = importlib.import_module("calviz.tcal").null_moments_from_sums
+    from calviz._kernels.tcal import add_terms
+
+    finish_terms = importlib.import_module("calviz.tcal").finish_terms
     with _partition_errors(data):
         ordered = sorted_view(data, view)
         parts = [delayed(_partition_scan_tcal, pure=True)(frame, levels, n) for frame in ordered.to_delayed()]
         results = _compute(data, *parts, client=client)
     terms = np.zeros((levels, 5))
     for b in range(levels):
-        edge_sums, edge_third = None, None
+        edge = None
+        hi, lo = np.zeros(5), np.zeros(5)
         for interior, edges in results:
-            terms[b] += interior[b]
-            s_, t_ = edges[b]
-            edge_sums = s_ if edge_sums is None else edge_sums.merge(s_)
-            edge_third = t_ if edge_third is None else edge_third.merge(t_)
-        terms[b] += _tcal_terms(BinSums(**{**dataclasses.asdict(edge_sums), "n_total": n})
-                                if edge_sums is not None else BinSums.empty(1), edge_third, null_moments)
+            hi, lo = add_terms(hi, lo, *interior[b])
+            edge = edges[b] if edge is None else edge.merge(edges[b])
+        if edge is not None:
+            hi, lo = add_terms(hi, lo, *edge.partial_terms(n))
+        terms[b] = finish_terms(hi, lo, n)
     return terms
 
 

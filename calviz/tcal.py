@@ -59,7 +59,7 @@ from calviz._kernels import tcal as _k
 from calviz._results import ResultMixin
 from calviz.binning import check_n_bins, simplex_cell_keys
 from calviz.data import InputError, check_alpha
-from calviz.ece import BinSums, binned_sums, debiased_ece_sq, null_variance, prepare_view
+from calviz.ece import BinSums, binned_sums, debiased_ece_sq, prepare_view
 
 __all__ = [
     "TCalResult",
@@ -73,6 +73,7 @@ __all__ = [
     "analytic_pvalues_from_sums",
     "analytic_tcal_from_sums",
     "null_moments_from_sums",
+    "MomentSums",
     "DISCRETE_MAX_VALUES",
     "DISCRETE_MIN_COUNT",
 ]
@@ -338,15 +339,124 @@ def _analytic_critical(level: float, nu: np.ndarray, c: np.ndarray, var: np.ndar
 
 def null_moments_from_sums(sums: BinSums) -> tuple[float, float, float]:
     """(Var₀(T^d | Z), Σ_b tr A_b, Σ_b tr A_b²) of one scale's :class:`~calviz.ece.BinSums`, bins with
-    N_b ≥ 2, A_b = C_b/(n N_b), C_b = Σ_{j∈b} Σ(z_j) (estimators.md §4–§5)."""
-    n = float(sums.n_total)
-    big = sums.count >= 2
-    nb = sums.count[big].astype(np.float64)
-    C = sums.null_cov_sum[big]
-    frob = np.einsum("bac,bca->b", C, C)
-    tr = np.einsum("baa->b", C)
-    return (null_variance(sums, "debiased"), float((tr / (n * nb)).sum()),
-            float((frob / (n * nb) ** 2).sum()))
+    N_b ≥ 2, A_b = C_b/(n N_b), C_b = Σ_{j∈b} Σ(z_j) (estimators.md §4–§5) — the per-bin formula of the
+    in-memory test (:func:`calviz._kernels.tcal._bin_terms`) on the BinSums fields, summed over the bins
+    in double-double.  (BinSums carry no third moments: the p-values from them are Satterthwaite's.)"""
+    k = sums.dim
+    B = sums.n_nonempty
+    if k == 1:
+        kind, K = _k.SCALAR, 2
+        feats = np.zeros((B, 7))
+        feats[:, 0] = sums.resid_sum[:, 0]
+        feats[:, 2] = sums.null_cov_sum[:, 0, 0]
+    else:
+        kind, K = _k.VECTOR, k
+        feats = np.zeros((B, k + 2 + k * k))
+        feats[:, :k] = sums.resid_sum
+        feats[:, k + 1:k + 1 + k * k] = sums.null_cov_sum.reshape(B, k * k)
+    feats[:, k] = sums.resid_sq_sum  # Q (column 1 for k = 1)
+    feats[:, -1 if k > 1 else 3] = sums.null_cov_sq_trace
+    hi, lo = _k.features_terms(sums.count, feats, np.zeros_like(feats), int(sums.n_total), kind, K, 0, B)
+    terms = _k.finish_terms(hi.reshape(-1, 1), lo.reshape(-1, 1), int(sums.n_total))[:, 0]
+    return float(terms[1]), float(terms[2]), float(terms[3])
+
+
+@dataclass(frozen=True, repr=False)
+class MomentSums:
+    """Mergeable per-bin sums from which T^d and the null moments of the analytic test follow exactly as
+    in memory (the distributed path of ``adaptive_tcal(..., resampling="analytic")``).
+
+    keys (B,) sorted bin keys; count (B,) N_b; hi, lo (B, d): double-double sums (value hi + lo) of the
+    per-point features of :func:`calviz._kernels.tcal._point_features` — scalar targets
+    [Σv, Σv², Σs, Σs², Σs³, Σμ₃, Σμ₃²] with s = z(1 − z), μ₃ = s(1 − 2z); full calibration
+    [Σv (K), Σ‖v‖², Σ Σ(z) (K×K), Σ tr Σ(z)²].  Compensated sums make the result independent of how the
+    sample was split and merged (up to rare 1-ulp ties), which the far tail of the p-value needs.
+    ``full``: vector residuals (full calibration) with ``K`` classes; else a scalar target (K = 2)."""
+
+    keys: np.ndarray
+    count: np.ndarray
+    hi: np.ndarray
+    lo: np.ndarray
+    K: int = 2
+    full: bool = False
+
+    @property
+    def kind(self) -> int:
+        return _k.VECTOR if self.full else _k.SCALAR
+
+    @property
+    def n_nonempty(self) -> int:
+        return int(self.keys.shape[0])
+
+    @classmethod
+    def empty(cls, K: int = 2, full: bool = False) -> MomentSums:
+        d = K + 2 + K * K if full else 7
+        return cls(np.empty(0, np.int64), np.empty(0, np.int64), np.empty((0, d)), np.empty((0, d)), int(K),
+                   bool(full))
+
+    @classmethod
+    def of(cls, z: np.ndarray, y: np.ndarray, keys: np.ndarray) -> MomentSums:
+        """Per-bin sums of one sample: z (n,) with labels y (n,) in {0, 1} for a scalar target, or z (n, K)
+        with y the class ids (n,) or one-hot labels (n, K) for full calibration; ``keys`` the bin keys."""
+        from calviz.binning import dense_ids
+
+        z = np.asarray(z, dtype=np.float64)
+        y = np.asarray(y)
+        if z.ndim == 1:
+            kind, K, z2 = _k.SCALAR, 2, z.reshape(-1, 1)
+            labels = y.astype(np.float64).reshape(-1)
+        else:
+            kind, K, z2 = _k.VECTOR, int(z.shape[1]), z
+            labels = (y.argmax(axis=1) if y.ndim == 2 else y).astype(np.float64)
+        full = kind == _k.VECTOR
+        if z2.shape[0] == 0:
+            return cls.empty(K, full)
+        keys = np.ascontiguousarray(keys, dtype=np.int64)
+        if keys.shape[0] > 1 and np.all(keys[1:] >= keys[:-1]):  # sorted (e.g. sorted predictions): runs
+            new = np.concatenate(([True], keys[1:] != keys[:-1]))
+            ids, unique = np.cumsum(new) - 1, keys[new]
+        else:
+            ids, unique = dense_ids(keys)
+        count, hi, lo = _k.bin_features(ids, unique.shape[0], np.ascontiguousarray(z2),
+                                        np.ascontiguousarray(labels), kind)
+        return cls(unique, count, hi, lo, K, full)
+
+    def merge(self, other: MomentSums) -> MomentSums:
+        """The sums of the union of two disjoint samples binned alike."""
+        if self.n_nonempty == 0:
+            return other
+        if other.n_nonempty == 0:
+            return self
+        return MomentSums(*_k.merge_features(self.keys, self.count, self.hi, self.lo,
+                                             other.keys, other.count, other.hi, other.lo), self.K, self.full)
+
+    def coarsen(self, shift: int) -> MomentSums:
+        """Nested coarser equal-width bins: key >> shift (as :func:`calviz.dask.coarsen`)."""
+        if self.n_nonempty == 0 or shift == 0:
+            return self
+        return MomentSums(*_k.group_features(self.keys, self.count, self.hi, self.lo, int(shift)), self.K,
+                          self.full)
+
+    def take(self, rows) -> MomentSums:
+        return MomentSums(self.keys[rows], self.count[rows], self.hi[rows], self.lo[rows], self.K, self.full)
+
+    def partial_terms(self, n: int, start: int = 0, stop: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Double-double totals (hi, lo) of [Σ_b (‖S_b‖² − Q_b)/N_b, Var₀, Σ tr A_b, Σ tr A_b², κ₃] over the
+        bins start..stop−1 with N_b ≥ 2, n the global sample size; add pieces with
+        :func:`calviz._kernels.tcal.add_terms`, finish with :func:`finish_terms`."""
+        stop = self.n_nonempty if stop is None else int(stop)
+        return _k.features_terms(self.count, self.hi, self.lo, int(n), self.kind, int(self.K), int(start),
+                                 stop)
+
+    def terms(self, n: int) -> np.ndarray:
+        """[T^d, Var₀(T^d | Z), Σ_b tr A_b, Σ_b tr A_b², κ₃ (0 for full calibration)] of this scale."""
+        return finish_terms(*self.partial_terms(n), n)
+
+
+def finish_terms(hi: np.ndarray, lo: np.ndarray, n: int) -> np.ndarray:
+    """[T^d, Var₀, Σ tr A_b, Σ tr A_b², κ₃] from double-double totals (as the in-memory kernel finishes)."""
+    return _k.finish_terms(np.asarray(hi, dtype=np.float64).reshape(-1, 1),
+                           np.asarray(lo, dtype=np.float64).reshape(-1, 1), int(n))[:, 0]
 
 
 def analytic_pvalues_from_sums(sums_per_scale: Sequence[BinSums]) -> tuple[np.ndarray, np.ndarray]:
@@ -359,8 +469,10 @@ def analytic_pvalues_from_sums(sums_per_scale: Sequence[BinSums]) -> tuple[np.nd
 
 def analytic_tcal_from_sums(sums_per_scale: Sequence[BinSums], n_bins: Sequence[int], *, alpha: float = 0.05,
                             K: int = 2, target: str = "binary") -> TCalResult:
-    """Adaptive T-Cal with analytic critical values from the BinSums of each scale (Bonferroni) — the
-    same result as ``adaptive_tcal(..., resampling="analytic")`` when given the BinSums of its scales."""
+    """Adaptive T-Cal with analytic critical values from the BinSums of each scale (Bonferroni).  BinSums
+    carry no third moments, so ν is Satterthwaite's: for full calibration this is the test of
+    ``adaptive_tcal(..., resampling="analytic")``; for 1-D targets that test also matches the third
+    cumulant (use :class:`MomentSums` to reproduce it from distributed sums)."""
     alpha = check_alpha(alpha)
     if len(sums_per_scale) != len(n_bins) or not n_bins:
         raise InputError("need one BinSums per scale and at least one scale")
@@ -569,17 +681,18 @@ def _adaptive(z, y, K, target, alpha, resampling, n_resamples, combine, discrete
             f"bins > n²); use target='top1' or 'classwise', or more samples"
         )
     scan = _scan_order(z, y, levels, full, presorted=True)
-    t_obs = _k.observed_statistics(scan.split, levels, scan.z, scan.y, scan.kind)
     scales = tuple(2**b for b in range(1, levels + 1))
     scale_text = f"{levels} dyadic scales 2..2^{levels}" + (
         f" (Algorithm 2's B = {B_paper}; finer scales capped)" if levels < B_paper else "")
     kind_text = "full K-class calibration on the simplex partition" if full else f"{target} calibration"
     if resampling == "analytic":
-        moments = _k.null_moments(scan.split, levels, scan.z, scan.kind)
-        if full:
-            moments = moments[:3]  # no third cumulant for vector residuals yet: Satterthwaite
-        return _analytic_result(t_obs, moments, scales, alpha, n, K, target, "adaptive T-Cal",
+        # T^d and the moments from one scan with compensated sums (the same numbers as MomentSums on Dask)
+        terms = _k.analytic_terms(scan.split, levels, scan.z, np.ascontiguousarray(scan.y, dtype=np.float64),
+                                  scan.kind)
+        moments = terms[1:4] if full else terms[1:]  # no third cumulant for vector residuals: Satterthwaite
+        return _analytic_result(terms[0], moments, scales, alpha, n, K, target, "adaptive T-Cal",
                                 f"{kind_text}; {scale_text}; scaled chi-square critical values, Bonferroni")
+    t_obs = _k.observed_statistics(scan.split, levels, scan.z, scan.y, scan.kind)
     if resampling == "threshold":
         p = np.array([_chebyshev_pvalue(t, m, n, K, not full) for t, m in zip(t_obs, scales, strict=True)])
         crit = np.array([chebyshev_threshold(m, n, K, alpha / levels, scalar=not full) for m in scales])

@@ -43,7 +43,9 @@ def close(a, b, rtol=RTOL, scale=None):
     ref = np.maximum(np.abs(b), 0.0 if scale is None else scale)
     both_nan = np.isnan(a) & np.isnan(b)
     ok = both_nan | (np.abs(a - b) <= rtol * ref)
-    assert ok.all(), f"max abs diff {np.nanmax(np.abs(a - b))} vs reference {b[~ok][:5]}"
+    rel = np.abs(a - b)[~ok] / np.where(ref[~ok] > 0, ref[~ok], np.inf)
+    assert ok.all(), (f"max abs diff {np.nanmax(np.abs(a - b))}, max rel diff of the failing entries "
+                      f"{rel.max() if rel.size else 0:.3g}, reference {b[~ok][:5]}")
 
 
 def binary_data(n=N, seed=0):
@@ -225,6 +227,72 @@ def test_adaptive_tcal_analytic_equals_in_memory(client, resampling):
     close(got.pvalues, want.pvalues, scale=1e-12)
     close(got.critical_values, want.critical_values)
     close(got.pvalue, want.pvalue, scale=1e-12)
+
+
+#: uneven partitions with empty ones for the strongly miscalibrated data below (sum = 12000)
+TAIL_CHUNKS = (0, 1, 4999, 0, 3000, 17, 0, 3983)
+TAIL_N = sum(TAIL_CHUNKS)
+
+
+def miscalibrated_data(kind, n=TAIL_N, seed=0, sharpen=2.5):
+    """Strongly miscalibrated predictions: the analytic p-values span ~1e-3 down to far below 1e-50.
+    Binary: y ~ Ber(z²); multiclass (K = 3): overconfident, the true logits times ``sharpen``."""
+    rng = np.random.default_rng(seed)
+    if kind == "binary":
+        z = rng.random(n)
+        return (rng.random(n) < z**2).astype(np.int64), z
+    logits = rng.normal(size=(n, 3)) * 1.5
+    true = np.exp(logits)
+    true /= true.sum(axis=1, keepdims=True)
+    labels = (rng.random(n)[:, None] > np.cumsum(true, axis=1)).sum(axis=1).clip(0, 2)
+    probs = np.exp(sharpen * logits)
+    return labels, probs / probs.sum(axis=1, keepdims=True)
+
+
+@pytest.mark.parametrize("target, max_bins", [("binary", None), ("binary", 64), ("top1", None), ("top1", 64),
+                                              ("classwise", None), ("full", None)])
+def test_adaptive_tcal_analytic_tiny_pvalues(client, target, max_bins):
+    # The tail amplifies relative errors of the inputs (T^d, Var₀, κ₃, ...) by |d ln p / d ln x| ≈ 2|ln p|:
+    # with plainly summed bin sums in different orders, p ≈ 1e-100 agreed only to ~1e-11 (each case here
+    # failed that way before the sums were compensated).  max_bins=64 forces the global-sort scan
+    # (1-D targets).
+    tcal = _tcal_module()
+    if target == "binary":
+        y, prob = miscalibrated_data("binary")
+    else:  # (full: milder, so that some scales still have moderate p-values)
+        y, prob = miscalibrated_data("multiclass", seed=2, sharpen=2.0 if target == "full" else 2.5)
+    kwargs = dict(target=target, class_index=1) if target == "classwise" else dict(target=target)
+    want = tcal.adaptive_tcal(y, prob, resampling="analytic", **kwargs)
+    extra = {} if max_bins is None else dict(max_bins=max_bins)
+    got = cdask.adaptive_tcal(*as_dask(y, prob, chunks=TAIL_CHUNKS), resampling="analytic", **kwargs, **extra)
+    assert got.n_bins == want.n_bins and got.reason == want.reason and got.reject == want.reject
+    p = want.pvalues
+    assert np.any((p > 1e-300) & (p <= 1e-50)), p  # far tail, not underflowed
+    assert np.any((p >= 1e-4) & (p <= 0.02)), p  # and moderate p-values at other scales
+    close(got.statistics, want.statistics)
+    close(got.critical_values, want.critical_values)
+    close(got.pvalues, want.pvalues, scale=1e-300)  # the guard only matters for underflow (p < 1e-300)
+    close(got.pvalue, want.pvalue, scale=1e-300)
+
+
+def test_moment_sums_equal_the_in_memory_scan(client):
+    # the inputs of the p-value formula (T^d, Var₀, Σ tr A, Σ tr A², κ₃ per scale): merged MomentSums of
+    # uneven partitions vs the in-memory one-pass kernel
+    tcal = _tcal_module()
+    from calviz._kernels import tcal as kernels
+
+    y, prob = miscalibrated_data("binary")
+    levels = tcal.dyadic_scales(len(y), 2)[1]
+    zs, ys = tcal._sort_binary(prob, y.astype(float))
+    scan = tcal._scan_order(zs, ys, levels, False, presorted=True)
+    want = kernels.analytic_terms(scan.split, levels, scan.z, scan.y, scan.kind)
+    pairs, _ = cdask.scale_sums(*as_dask(y, prob, chunks=TAIL_CHUNKS), exponents=range(1, levels + 1),
+                                third_moments=True)
+    got = np.array([m.terms(len(y)) for _, m in pairs]).T
+    close(got, want)
+    # (BinSums of the same scales still give T^d and the Satterthwaite moments)
+    close([cdask.third_cumulant(s, m) for s, m in pairs], want[4])
+    close(np.array([tcal.null_moments_from_sums(s) for s, _ in pairs]).T, want[1:4], rtol=1e-10)
 
 
 def test_adaptive_tcal_full_and_discrete(client):

@@ -62,24 +62,3 @@ def y_only_bin_sums(ids: np.ndarray, z: np.ndarray, n_cells: int, n_resamples: i
             S[r, ids[i]] += v
             Q[r, ids[i]] += v * v
     return S, Q
-
-
-@njit(cache=True)
-def group_rows(keys: np.ndarray, table: np.ndarray, shift: int):
-    """Sum the rows of ``table`` whose ``keys >> shift`` are equal (``keys`` nondecreasing): returns
-    (parent keys, summed table).  One pass; rows are added left to right (as ``np.add.reduceat``)."""
-    B, d = table.shape
-    out_keys = np.empty(B, dtype=np.int64)
-    out = np.empty((B, d))
-    m = -1
-    for i in range(B):
-        k = keys[i] >> shift
-        if m < 0 or k != out_keys[m]:
-            m += 1
-            out_keys[m] = k
-            for a in range(d):
-                out[m, a] = table[i, a]
-        else:
-            for a in range(d):
-                out[m, a] += table[i, a]
-    return out_keys[:m + 1].copy(), out[:m + 1].copy()

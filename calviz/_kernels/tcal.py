@@ -522,32 +522,176 @@ def resampled_statistics_serial(split, max_level, z, kind, source, base_seed, n_
     return out
 
 
-@njit(cache=True)
-def null_moments(split, max_level, z, kind):
-    """(4, max_level): per scale, over the bins with N_b >= 2,
+# ------------------------------------------------------------------------------------------------
+# analytic critical values: T^d and the null moments from compensated per-bin sums
+# ------------------------------------------------------------------------------------------------
+# Both the in-memory scan (:func:`analytic_terms`) and the mergeable per-bin tables of calviz.dask
+# (:class:`calviz.tcal.MomentSums`, via :func:`bin_features` / :func:`group_features` /
+# :func:`merge_features` / :func:`features_terms`) use the same three pieces, so that the two paths hand
+# the same numbers to the p-value formula:
+#
+# * per point, :func:`_point_features` — one row of "features" whose per-bin sums are all that T^d and
+#   the moments need;
+# * per bin, the features are summed in double-double (TwoSum, value = hi + lo): the rounded sum is the
+#   correctly rounded exact sum except in rare near-ties, whatever the order in which points, segments
+#   and partitions were added; then :func:`_bin_terms` turns the rounded sums into the bin's terms;
+# * per scale, the bins' terms are again summed in double-double.
+#
+# Plain float sums in different orders agree only to ~1e-15 relative, and the tail p-value amplifies
+# that by |d ln p / d ln x| (≈ 2|ln p| in the normal regime: ~1e3 at p = 1e-300).
 
-    row 0: Var0(T^d | Z) = (2/n^2) sum_b (||C_b||_F^2 - D_b) / N_b^2   (exact, estimators.md §4 with 1/N_b)
-    row 1: sum_b tr A_b,   row 2: sum_b tr A_b^2,   A_b = C_b / (n N_b)   (Satterthwaite, §5)
-    row 3 (SCALAR only, else 0): the exact third cumulant of T^d given Z,
-           sum_b E[W_b^3] / (n N_b)^3,  W_b = sum_{j != l in b} v_j v_l,
+#: rows of :func:`analytic_terms`: T^d, Var0(T^d | Z), sum tr A_b, sum tr A_b^2, third cumulant
+N_TERMS = 5
+
+
+@njit(cache=True, inline="always")
+def n_features(kind, K):
+    """Columns of a feature row: SCALAR [S, Q, C, D, P3, M1, M2]; VECTOR [S (K), Q, C (K x K), D]."""
+    return 7 if kind == SCALAR else K + 2 + K * K
+
+
+@njit(cache=True, inline="always")
+def _two_sum(a, b):
+    """(fl(a + b), exact error): a + b = s + e exactly (Knuth)."""
+    s = a + b
+    bp = s - a
+    return s, (a - (s - bp)) + (b - bp)
+
+
+@njit(cache=True, inline="always")
+def _point_features(z, y, i, kind, out):
+    """Feature row of point i (z (n, k) in any order; y float labels: SCALAR 0/1, VECTOR class ids;
+    y empty: no labels, residual features 0).  With v = y - z and Sigma(z) = diag(z) - z z^T:
+
+    SCALAR: v, v^2, s, s^2, s^3, mu3, mu3^2 with s = z(1 - z), mu3 = E[(y - z)^3 | z] = s(1 - 2z);
+    VECTOR: v (K), ||v||^2, Sigma (K x K, row-major), tr Sigma^2.
+
+    The variances are evaluated as z (1 - z) (1 - z is exact for z >= 1/2), not z - z^2, which loses
+    all digits for z near 1 (overconfident predictions)."""
+    has_y = y.shape[0] > 0
+    if kind == SCALAR:
+        zi = z[i, 0]
+        v = (y[i] - zi) if has_y else 0.0
+        s = zi * (1.0 - zi)
+        mu3 = s * (1.0 - 2.0 * zi)
+        out[0] = v
+        out[1] = v * v
+        out[2] = s
+        out[3] = s * s
+        out[4] = s * s * s
+        out[5] = mu3
+        out[6] = mu3 * mu3
+        return
+    K = z.shape[1]
+    c = int(y[i]) if has_y else -1
+    q = 0.0
+    for a in range(K):
+        v = ((1.0 if a == c else 0.0) - z[i, a]) if has_y else 0.0
+        out[a] = v
+        q += v * v
+    out[K] = q
+    d2 = 0.0
+    for a in range(K):
+        za = z[i, a]
+        for b in range(K):
+            sab = za * (1.0 - za) if a == b else -(za * z[i, b])
+            out[K + 1 + a * K + b] = sab
+            d2 += sab * sab
+    out[K + 1 + K * K] = d2
+
+
+@njit(cache=True, inline="always")
+def _bin_terms(f, count, n, kind, K, out):
+    """The terms of one bin with N_b = count >= 2 from its (rounded) feature sums f:
+
+    out[0] = (||S_b||^2 - Q_b) / N_b                 (T^d = sum_b out[0] / n)
+    out[1] = 2 (||C_b||_F^2 - D_b) / (n N_b)^2        Var0(T^d | Z) (exact, estimators.md §4, w_b = 1/N_b)
+    out[2] = tr C_b / (n N_b),  out[3] = ||C_b||_F^2 / (n N_b)^2   (tr A_b, tr A_b^2, A_b = C_b / (n N_b))
+    out[4] (SCALAR; else 0) = E[W_b^3] / (n N_b)^3, the bin's part of the exact third cumulant of T^d
+           given Z, W_b = sum_{j != l in b} v_j v_l:
            E[W_b^3] = 8 [sum_{j<l} mu3_j mu3_l + 6 sum_{j<l<k} s_j s_l s_k]
-                    = 8 [(m1^2 - m2)/2 + p1^3 - 3 p1 p2 + 2 p3]
-           with s = z(1 - z), mu3 = E[(y - z)^3 | z] = s (1 - 2z), p_r = sum s^r, m_r = sum mu3^r (only the
-           pair repeated three times and triangles of distinct points have nonzero mean).
+                    = 8 [(M1^2 - M2)/2 + C^3 - 3 C D + 2 P3]
+           (only a pair repeated three times and triangles of distinct points have nonzero mean).
+    ||C_b||_F^2 - D_b = sum_{j != l} tr(Sigma_j Sigma_l) >= 0; round-off below 0 is clipped."""
+    wn = float(n) * count
+    if kind == SCALAR:
+        S = f[0]
+        out[0] = (S * S - f[1]) / count
+        C = f[2]
+        D = f[3]
+        cc = C * C
+        trc = C
+        out[4] = 8.0 * (0.5 * (f[5] * f[5] - f[6]) + C * C * C - 3.0 * C * D + 2.0 * f[4]) / (wn * wn * wn)
+    else:
+        ss = 0.0
+        for a in range(K):
+            ss += f[a] * f[a]
+        out[0] = (ss - f[K]) / count
+        cc = 0.0
+        trc = 0.0
+        for a in range(K):
+            trc += f[K + 1 + a * K + a]
+            for b in range(K):
+                x = f[K + 1 + a * K + b]
+                cc += x * x
+        D = f[K + 1 + K * K]
+        out[4] = 0.0
+    cross = cc - D
+    if cross < 0.0:
+        cross = 0.0
+    out[1] = 2.0 * cross / (wn * wn)
+    out[2] = trc / wn
+    out[3] = cc / (wn * wn)
 
-    with C_b = sum_{j in b} Sigma(z_j), D_b = sum_{j in b} tr Sigma(z_j)^2, Sigma(z) = diag(z) - z z^T
-    (SCALAR: z(1 - z)).  Point features: (tr Sigma, tr Sigma^2, entries of Sigma[, s^3, mu3, mu3^2]).
-    """
+
+@njit(cache=True)
+def finish_terms(hi, lo, n):
+    """Per-scale totals (N_TERMS, ...) from double-double sums of :func:`_bin_terms`: hi + lo, row 0 / n."""
+    out = hi + lo
+    out[0] = out[0] / n
+    return out
+
+
+@njit(cache=True)
+def analytic_terms(split, max_level, z, y, kind):
+    """(N_TERMS, max_level): per scale 2^1..2^max_level, over the bins with N_b >= 2, T^d and the null
+    moments of :func:`_bin_terms` — one stack scan (as :func:`_scan_scalar`) with double-double segment
+    sums, z in scan order ((n, 1) for SCALAR), y float labels (SCALAR 0/1, VECTOR class ids) or empty
+    (row 0 is then 0)."""
+    out_hi, out_lo, _, _, _, _, _, _ = scan_terms(split, max_level, z, y, kind, z.shape[0], False)
+    return finish_terms(out_hi, out_lo, z.shape[0])
+
+
+@njit(cache=True)
+def scan_terms(split, max_level, z, y, kind, n_total, edges):
+    """The scan of :func:`analytic_terms` for a run of a larger sample of size ``n_total``: double-double
+    per-scale totals (out_hi, out_lo) of the bins' terms, and — with ``edges`` (a sorted partition of the
+    distributed scan, whose first and last bins may continue in the neighbouring partitions) — the first
+    and last bin of every scale are left out of the totals and returned as feature sums instead:
+    (first_n, first_hi, first_lo, last_n, last_hi, last_lo), one row per scale (last_n = 0 when the scale
+    has a single bin in the run)."""
     n = z.shape[0]
-    k = 1 if kind == SCALAR else z.shape[1]
-    d = 2 + k * k + (3 if kind == SCALAR else 0)
+    K = z.shape[1]
+    d = n_features(kind, K)
     depth = max_level + 2
     st_h = np.zeros(depth, dtype=np.int64)
-    st_f = np.zeros((depth, d))
+    st_hi = np.zeros((depth, d))
+    st_lo = np.zeros((depth, d))
     st_n = np.zeros(depth, dtype=np.int64)
     pt = np.zeros(d)
-    acc = np.zeros(d)
-    out = np.zeros((4, max_level))
+    acc_hi = np.zeros(d)
+    acc_lo = np.zeros(d)
+    f = np.zeros(d)
+    terms = np.zeros(N_TERMS)
+    out_hi = np.zeros((N_TERMS, max_level))
+    out_lo = np.zeros((N_TERMS, max_level))
+    n_edge = max_level if edges else 0
+    first_n = np.zeros(n_edge, dtype=np.int64)
+    first_hi = np.zeros((n_edge, d))
+    first_lo = np.zeros((n_edge, d))
+    last_n = np.zeros(n_edge, dtype=np.int64)
+    last_hi = np.zeros((n_edge, d))
+    last_lo = np.zeros((n_edge, d))
     top = -1
     gap = max_level + 1
     for i in range(n + 1):
@@ -562,32 +706,13 @@ def null_moments(split, max_level, z, kind):
             if i > 0 and split[i - 1] < gap:
                 gap = split[i - 1]
             w = 1
-            if kind == SCALAR:
-                zi = z[i, 0]
-                sv = zi - zi * zi
-                mu3 = sv * (1.0 - 2.0 * zi)
-                pt[0] = sv
-                pt[1] = sv * sv
-                pt[2] = sv
-                pt[3] = sv * sv * sv
-                pt[4] = mu3
-                pt[5] = mu3 * mu3
-            else:
-                t1 = 0.0
-                t2 = 0.0
-                for a in range(k):
-                    for c in range(k):
-                        sac = (z[i, a] if a == c else 0.0) - z[i, a] * z[i, c]
-                        pt[2 + a * k + c] = sac
-                        t2 += sac * sac
-                    t1 += z[i, a] - z[i, a] * z[i, a]
-                pt[0] = t1
-                pt[1] = t2
+            _point_features(z, y, i, kind, pt)
             if top < 0:
                 top = 0
                 st_h[0] = 0
                 for a in range(d):
-                    st_f[0, a] = pt[a]
+                    st_hi[0, a] = pt[a]
+                    st_lo[0, a] = 0.0
                 st_n[0] = w
                 gap = max_level + 1
                 continue
@@ -595,47 +720,207 @@ def null_moments(split, max_level, z, kind):
             gap = max_level + 1
             if g > max_level:
                 for a in range(d):
-                    st_f[top, a] += pt[a]
+                    s, e = _two_sum(st_hi[top, a], pt[a])
+                    st_hi[top, a] = s
+                    st_lo[top, a] += e
                 st_n[top] += w
                 continue
         for a in range(d):
-            acc[a] = 0.0
+            acc_hi[a] = 0.0
+            acc_lo[a] = 0.0
         a_n = 0
         hi = max_level
         kk = top
         while True:
             for a in range(d):
-                acc[a] += st_f[kk, a]
+                s, e = _two_sum(acc_hi[a], st_hi[kk, a])
+                acc_hi[a] = s
+                acc_lo[a] += st_lo[kk, a] + e
             a_n += st_n[kk]
             h = st_h[kk]
-            if a_n >= 2:
-                cc = 0.0
-                for a in range(2, 2 + k * k):
-                    cc += acc[a] * acc[a]
-                wn = float(n) * a_n
-                c0 = 2.0 * (cc - acc[1]) / (wn * wn)
-                c1 = acc[0] / wn
-                c2 = cc / (wn * wn)
-                c3 = 0.0
-                if kind == SCALAR:
-                    p1 = acc[0]
-                    c3 = 8.0 * (0.5 * (acc[4] * acc[4] - acc[5]) + p1 * p1 * p1 - 3.0 * p1 * acc[1]
-                                + 2.0 * acc[3]) / (wn * wn * wn)
-                for lev in range((h if h > g else g) - 1, hi):
-                    out[0, lev] += c0
-                    out[1, lev] += c1
-                    out[2, lev] += c2
-                    out[3, lev] += c3
+            lo_lev = (h if h > g else g) - 1
+            if lo_lev < hi and (a_n >= 2 or edges):
+                # the union is the bin ending here at the scales lo_lev + 1 .. hi
+                if a_n >= 2:
+                    for a in range(d):
+                        f[a] = acc_hi[a] + acc_lo[a]
+                    _bin_terms(f, a_n, n_total, kind, K, terms)
+                for lev in range(lo_lev, hi):
+                    if edges and first_n[lev] == 0:  # the first bin of this scale in the run
+                        first_n[lev] = a_n
+                        for a in range(d):
+                            first_hi[lev, a] = acc_hi[a]
+                            first_lo[lev, a] = acc_lo[a]
+                    elif edges and i == n:  # the last bin
+                        last_n[lev] = a_n
+                        for a in range(d):
+                            last_hi[lev, a] = acc_hi[a]
+                            last_lo[lev, a] = acc_lo[a]
+                    elif a_n >= 2:
+                        for j in range(N_TERMS):
+                            s, e = _two_sum(out_hi[j, lev], terms[j])
+                            out_hi[j, lev] = s
+                            out_lo[j, lev] += e
             if h < g:
                 break
             hi = h - 1
             kk -= 1
         for a in range(d):
-            st_f[kk, a] = acc[a]
+            st_hi[kk, a] = acc_hi[a]
+            st_lo[kk, a] = acc_lo[a]
         st_n[kk] = a_n
         top = kk + 1
         st_h[top] = g
         for a in range(d):
-            st_f[top, a] = pt[a]
+            st_hi[top, a] = pt[a]
+            st_lo[top, a] = 0.0
         st_n[top] = w
-    return out
+    return out_hi, out_lo, first_n, first_hi, first_lo, last_n, last_hi, last_lo
+
+
+@njit(cache=True)
+def null_moments(split, max_level, z, kind):
+    """(4, max_level): rows 1..4 of :func:`analytic_terms` (no labels) — per scale Var0(T^d | Z),
+    sum_b tr A_b, sum_b tr A_b^2 and (SCALAR only, else 0) the exact third cumulant of T^d given Z."""
+    return analytic_terms(split, max_level, z, np.zeros(0), kind)[1:].copy()
+
+
+@njit(cache=True)
+def bin_features(ids, n_bins, z, y, kind):
+    """(count, hi, lo) per dense bin id in [0, n_bins): double-double sums of :func:`_point_features`
+    (z (n, k), y float labels as in :func:`analytic_terms`), points added in the given order."""
+    n = z.shape[0]
+    d = n_features(kind, z.shape[1])
+    count = np.zeros(n_bins, dtype=np.int64)
+    hi = np.zeros((n_bins, d))
+    lo = np.zeros((n_bins, d))
+    pt = np.zeros(d)
+    for i in range(n):
+        b = ids[i]
+        _point_features(z, y, i, kind, pt)
+        count[b] += 1
+        for a in range(d):
+            s, e = _two_sum(hi[b, a], pt[a])
+            hi[b, a] = s
+            lo[b, a] += e
+    return count, hi, lo
+
+
+@njit(cache=True)
+def group_features(keys, count, hi, lo, shift):
+    """Merge the rows whose ``keys >> shift`` are equal (``keys`` nondecreasing) — the nested coarser bins:
+    (parent keys, count, hi, lo), rows added left to right in double-double.  When no two rows merge the
+    input arrays are returned with the shifted keys (no copy)."""
+    B, d = hi.shape
+    m = 0
+    for i in range(B):
+        if i == 0 or (keys[i] >> shift) != (keys[i - 1] >> shift):
+            m += 1
+    if m == B:
+        return keys >> shift, count, hi, lo
+    out_keys = np.empty(m, dtype=np.int64)
+    out_n = np.empty(m, dtype=np.int64)
+    out_hi = np.empty((m, d))
+    out_lo = np.empty((m, d))
+    r = -1
+    for i in range(B):
+        k = keys[i] >> shift
+        if r < 0 or k != out_keys[r]:
+            r += 1
+            out_keys[r] = k
+            out_n[r] = count[i]
+            for a in range(d):
+                out_hi[r, a] = hi[i, a]
+                out_lo[r, a] = lo[i, a]
+        else:
+            out_n[r] += count[i]
+            for a in range(d):
+                s, e = _two_sum(out_hi[r, a], hi[i, a])
+                out_hi[r, a] = s
+                out_lo[r, a] += lo[i, a] + e
+    return out_keys, out_n, out_hi, out_lo
+
+
+@njit(cache=True)
+def merge_features(ka, na, ha, la, kb, nb, hb, lb):
+    """Union of two feature tables with sorted unique keys (rows of equal keys added in double-double)."""
+    A = ka.shape[0]
+    Bn = kb.shape[0]
+    d = ha.shape[1] if A > 0 else hb.shape[1]
+    m = 0
+    i = 0
+    j = 0
+    while i < A or j < Bn:  # count the union first: outputs are allocated once, at their size
+        if j >= Bn or (i < A and ka[i] < kb[j]):
+            i += 1
+        elif i >= A or kb[j] < ka[i]:
+            j += 1
+        else:
+            i += 1
+            j += 1
+        m += 1
+    keys = np.empty(m, dtype=np.int64)
+    cnt = np.empty(m, dtype=np.int64)
+    hi = np.empty((m, d))
+    lo = np.empty((m, d))
+    i = 0
+    j = 0
+    for r in range(m):
+        if j >= Bn or (i < A and ka[i] < kb[j]):
+            keys[r] = ka[i]
+            cnt[r] = na[i]
+            for a in range(d):
+                hi[r, a] = ha[i, a]
+                lo[r, a] = la[i, a]
+            i += 1
+        elif i >= A or kb[j] < ka[i]:
+            keys[r] = kb[j]
+            cnt[r] = nb[j]
+            for a in range(d):
+                hi[r, a] = hb[j, a]
+                lo[r, a] = lb[j, a]
+            j += 1
+        else:
+            keys[r] = ka[i]
+            cnt[r] = na[i] + nb[j]
+            for a in range(d):
+                s, e = _two_sum(ha[i, a], hb[j, a])
+                hi[r, a] = s
+                lo[r, a] = la[i, a] + lb[j, a] + e
+            i += 1
+            j += 1
+    return keys, cnt, hi, lo
+
+
+@njit(cache=True)
+def features_terms(count, hi, lo, n, kind, K, start, stop):
+    """Double-double (hi, lo) totals (N_TERMS,) of :func:`_bin_terms` over the rows start..stop-1 of a
+    feature table with N_b >= 2, in row order (finish with :func:`finish_terms`)."""
+    d = hi.shape[1]
+    f = np.zeros(d)
+    terms = np.zeros(N_TERMS)
+    t_hi = np.zeros(N_TERMS)
+    t_lo = np.zeros(N_TERMS)
+    for r in range(start, stop):
+        if count[r] < 2:
+            continue
+        for a in range(d):
+            f[a] = hi[r, a] + lo[r, a]
+        _bin_terms(f, count[r], n, kind, K, terms)
+        for j in range(N_TERMS):
+            s, e = _two_sum(t_hi[j], terms[j])
+            t_hi[j] = s
+            t_lo[j] += e
+    return t_hi, t_lo
+
+
+@njit(cache=True)
+def add_terms(a_hi, a_lo, b_hi, b_lo):
+    """Sum of two double-double term vectors."""
+    hi = np.empty_like(a_hi)
+    lo = np.empty_like(a_lo)
+    for j in range(a_hi.shape[0]):
+        s, e = _two_sum(a_hi[j], b_hi[j])
+        hi[j] = s
+        lo[j] = a_lo[j] + b_lo[j] + e
+    return hi, lo
