@@ -527,11 +527,13 @@ def rank_reliability_elements(
     return {"main": main, "hist": hist}
 
 
-def class_grid_columns(n_panels: int) -> int:
-    """Columns of the per-class grid: one row up to 3 panels, 2 × 2 for 4, 3 columns beyond (readable in
-    half of a 1280-px page)."""
-    n_panels = int(n_panels)
-    return max(1, 2 if n_panels == 4 else min(n_panels, 3))
+def class_grid_columns(n_panels: int, max_cols: int = 3) -> int:
+    """Columns of the per-class grid: at most ``max_cols`` (3 fit half of a 1280-px page), one row when
+    the panels fit, and 2 × 2 rather than 3 + 1 for four panels."""
+    n_panels, max_cols = int(n_panels), max(1, int(max_cols))
+    if n_panels == 4 and max_cols < 4:
+        return 2
+    return max(1, min(n_panels, max_cols))
 
 
 def class_reliability_elements(multi, *, panel_height: int = 150) -> dict[str, hv.Element]:
@@ -616,10 +618,12 @@ def reliability_view(
     title: str | None = None,
     xlabel: str = "confidence (predicted probability)",
     height: int = 330,
+    max_cols: int = 3,
 ) -> hv.Layout:
     """The reliability view of any result: the scalar diagram (:func:`reliability_plot`, with the smooth
     curve and witness), one curve per rank (top-k) or a grid with one panel per class (full).  The smooth
     curve and the smCE witness are defined for scalar predictions only and are not drawn for top-k / full.
+    ``max_cols``: columns of the per-class grid (each panel is ``height / 2`` high, at least 130 px).
     """
     if not is_multi(reliability):
         return reliability_plot(
@@ -631,7 +635,7 @@ def reliability_view(
         opts = hv.opts.Layout(shared_axes=True, merge_tools=True, toolbar="right")
         return hv.Layout([parts["main"], parts["hist"]]).cols(1).opts(opts)
     opts = hv.opts.Layout(shared_axes=False, merge_tools=True, toolbar="right")
-    ncols = class_grid_columns(len(field(reliability, "panels")))
+    ncols = class_grid_columns(len(field(reliability, "panels")), max_cols)
     panels = class_reliability_elements(reliability, panel_height=max(130, height // 2))
     return hv.Layout(list(panels.values())).cols(ncols).opts(opts)
 
