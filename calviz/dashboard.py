@@ -611,12 +611,13 @@ class CalvizApp(param.Parameterized):
             keys = ("main", "hist", "witness") if kind == "scalar" else tuple(elements)
             ncols = structure[2] if kind == "class" else 1
             panels = [hv.DynamicMap(partial(_pick, key), streams=[pipe]) for key in keys]
-            pane.height = int(height or _REL_HEIGHT)
-            pane.object = (
+            layout = (
                 hv.Layout(panels)
                 .cols(ncols)
                 .opts(hv.opts.Layout(shared_axes=kind != "class", merge_tools=True, toolbar="right"))
             )
+            pane.height = int(height or _REL_HEIGHT)
+            pane.object = layout
         else:
             pane.object = hv.DynamicMap(_identity, streams=[pipe])
 

@@ -501,6 +501,7 @@ def rank_reliability_elements(
             # rank of an overconfident model can reach frequency 1 anywhere)
             legend_position="top",
             legend_cols=min(max(len(panels), 1), 5),
+            legend_limit=10_000,  # HoloViews hides legends of overlays with many layers (3 per rank)
             legend_opts={"label_text_font_size": "8pt", "spacing": 0, "padding": 2, "margin": 0,
                          "label_height": 12, "glyph_height": 12, "label_standoff": 3},
             fontsize=_FONT,
