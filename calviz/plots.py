@@ -420,66 +420,73 @@ def rank_reliability_elements(
     diagonal = hv.Curve(([0.0, 1.0], [0.0, 1.0]), "x", "y").opts(
         color=NEUTRAL, line_dash="dashed", line_width=1.5
     )
-    layers, hists = [diagonal], []
+    # one line per rank (they carry the legend); the whiskers, markers and histogram bars of all ranks
+    # are one element each, coloured per row — 3 + k layers instead of 4k keeps the figure quick to build
+    lines, points, bars = [], [], []
     n_missed = n_bins = 0
     for r, (rel, label) in enumerate(zip(panels, labels, strict=True), start=1):
         b = _bins(rel)
-        sel, conf, freq, low, high = b["sel"], b["conf"], b["freq"], b["low"], b["high"]
+        sel, conf, freq = b["sel"], b["conf"], b["freq"]
         colour = rank_colour(r)
-        missed = ~b["covered"] & sel
-        n_missed += int(missed.sum())
+        covered = b["covered"][sel]
+        n_missed += int((~covered).sum())
         n_bins += int(sel.sum())
-        table = {
-            "confidence": conf[sel],
-            "frequency": freq[sel],
-            "x0": b["left"][sel],
-            "x1": b["right"][sel],
-            "low": low[sel],
-            "high": high[sel],
-            "count": b["counts"][sel].astype(np.int64),
-            "rank": np.full(int(sel.sum()), label, dtype=object),
-            "status": np.where(
-                b["covered"][sel], "interval covers confidence", "interval misses confidence"
-            ),
-            # markers of bins whose interval misses the diagonal get a crimson outline
-            "outline": np.where(b["covered"][sel], "white", MISCALIBRATED),
-        }
-        line = hv.Curve((conf[sel], freq[sel]), "confidence", "frequency", label=str(label)).opts(
-            color=colour, line_width=2
+        size, m = int(sel.sum()), b["counts"].shape[0]
+        points.append(
+            {
+                "confidence": conf[sel],
+                "frequency": freq[sel],
+                "x0": b["left"][sel],
+                "x1": b["right"][sel],
+                "low": b["low"][sel],
+                "high": b["high"][sel],
+                "count": b["counts"][sel].astype(np.int64),
+                "rank": np.full(size, label, dtype=object),
+                "status": np.where(covered, "interval covers confidence", "interval misses confidence"),
+                "color": np.full(size, colour, dtype=object),
+                # markers of bins whose interval misses the diagonal get a crimson outline
+                "outline": np.where(covered, "white", MISCALIBRATED).astype(object),
+            }
         )
-        errs = hv.ErrorBars(
-            (conf[sel], freq[sel], freq[sel] - low[sel], high[sel] - freq[sel]),
-            kdims=["confidence"],
-            vdims=["frequency", "neg", "pos"],
-        ).opts(color=colour, line_width=1.2, lower_head=None, upper_head=None, alpha=0.8)
-        marks = hv.Scatter(
-            table,
-            kdims=["confidence"],
-            vdims=["frequency", "x0", "x1", "low", "high", "count", "rank", "status", "outline"],
-        ).opts(color=colour, size=7, line_color="outline", line_width=1.5, tools=[hover])
-        layers += [line, errs, marks]
-        m = b["counts"].shape[0]
-        hists.append(
-            hv.Rectangles(
-                {
-                    "x0": b["left"],
-                    "c0": np.zeros(m),
-                    "x1": b["right"],
-                    "c1": b["counts"],
-                    "count": b["counts"].astype(np.int64),
-                    "rank": np.full(m, label, dtype=object),
-                },
-                kdims=["x0", "c0", "x1", "c1"],
-                vdims=["count", "rank"],
-            ).opts(
-                color=colour,
-                alpha=0.25,
-                line_color=colour,
-                line_width=1.2,
-                tools=[hist_hover],
-                framewise=True,
+        bars.append(
+            {
+                "x0": b["left"],
+                "c0": np.zeros(m),
+                "x1": b["right"],
+                "c1": b["counts"],
+                "count": b["counts"].astype(np.int64),
+                "rank": np.full(m, label, dtype=object),
+                "color": np.full(m, colour, dtype=object),
+            }
+        )
+        lines.append(
+            hv.Curve((conf[sel], freq[sel]), "confidence", "frequency", label=str(label)).opts(
+                color=colour, line_width=2
             )
         )
+
+    def _stack(tables, columns):
+        return {c: np.concatenate([t[c] for t in tables]) if tables else np.zeros(0) for c in columns}
+
+    point_cols = ["confidence", "frequency", "x0", "x1", "low", "high", "count", "rank", "status", "color",
+                  "outline"]
+    table = _stack(points, point_cols)
+    whisk = hv.Segments(
+        {"confidence": table["confidence"], "low": table["low"], "c1": table["confidence"],
+         "high": table["high"], "color": table["color"]},
+        kdims=["confidence", "low", "c1", "high"],
+        vdims=["color"],
+    ).opts(color="color", line_width=1.2, alpha=0.8)
+    marks = hv.Scatter(table, kdims=["confidence"], vdims=point_cols[1:]).opts(
+        color="color", size=7, line_color="outline", line_width=1.5, tools=[hover]
+    )
+    layers = [diagonal, whisk, *lines, marks]
+    hist_cols = ["x0", "c0", "x1", "c1", "count", "rank", "color"]
+    hists = [
+        hv.Rectangles(_stack(bars, hist_cols), kdims=hist_cols[:4], vdims=hist_cols[4:]).opts(
+            color="color", alpha=0.25, line_color="color", line_width=1.2, tools=[hist_hover], framewise=True
+        )
+    ]
     n = field(multi, "n")
     default_title = (
         f"top-{len(panels)}: one curve per rank · n = {int(n):,} · "
@@ -508,8 +515,6 @@ def rank_reliability_elements(
             min_width=300,
         )
     )
-    if not hists:  # same element type either way
-        hists = [hv.Rectangles([], kdims=["x0", "c0", "x1", "c1"], vdims=["count", "rank"])]
     hist = hv.Overlay(hists).opts(
         hv.opts.Overlay(
             xlim=(0, 1),
@@ -553,9 +558,10 @@ def class_reliability_elements(multi, *, panel_height: int = 150) -> dict[str, h
     out = {}
     for i, (rel, label) in enumerate(zip(panels, labels, strict=True)):
         b = _bins(rel)
-        bars, diagonal, errs, marks = _bar_layers(b, size=4, name=str(label))
+        # no bin markers: the bar tops show the frequencies, and fewer glyphs keep the grid quick to build
+        bars, diagonal, errs, _ = _bar_layers(b, name=str(label))
         support = f" · {int(positives[i]):,}" if positives is not None else ""
-        out[str(label)] = (bars * diagonal.relabel("") * errs * marks).opts(
+        out[str(label)] = (bars * diagonal.relabel("") * errs).opts(
             hv.opts.Overlay(
                 title=f"{label}{support}",
                 xlim=(0, 1),

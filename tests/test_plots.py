@@ -280,17 +280,25 @@ def test_rank_elements_one_curve_per_rank(ties_and_edges):
     parts = plots.rank_reliability_elements(rel)
     curves = [el for el in parts["main"] if isinstance(el, hv.Curve) and el.label]
     assert [c.label for c in curves] == ["rank 1 (top-1)", "rank 2", "rank 3"]
-    scatters = [el for el in parts["main"] if isinstance(el, hv.Scatter)]
-    errs = [el for el in parts["main"] if isinstance(el, hv.ErrorBars)]
-    assert len(scatters) == len(errs) == 3
-    for r, (scatter, panel) in enumerate(zip(scatters, rel.panels, strict=True), start=1):
+    # markers and whiskers of all ranks: one element each, a row per non-empty bin, coloured by rank
+    (marks,) = [el for el in parts["main"] if isinstance(el, hv.Scatter)]
+    (whiskers,) = [el for el in parts["main"] if isinstance(el, hv.Segments)]
+    ranks = marks.dimension_values("rank")
+    for r, panel in enumerate(rel.panels, start=1):
         sel = panel.counts > 0
-        np.testing.assert_allclose(scatter.dimension_values("frequency"), panel.observed_frequency[sel])
-        assert set(scatter.dimension_values("rank")) == {rel.labels[r - 1]}
-        assert scatter.opts.get().kwargs["color"] == plots.rank_colour(r)
+        mine = ranks == rel.labels[r - 1]
+        assert mine.sum() == sel.sum()
+        np.testing.assert_allclose(marks.dimension_values("frequency")[mine], panel.observed_frequency[sel])
+        np.testing.assert_allclose(whiskers.dimension_values("low")[mine], panel.low[sel])
+        np.testing.assert_allclose(whiskers.dimension_values("high")[mine], panel.high[sel])
+        assert set(marks.dimension_values("color")[mine]) == {plots.rank_colour(r)}
+        assert curves[r - 1].opts.get().kwargs["color"] == plots.rank_colour(r)
     assert len({plots.rank_colour(r) for r in (1, 2, 3)}) == 3
-    hists = list(parts["hist"])
-    assert len(hists) == 3 and all(len(h) == 5 for h in hists)
+    (hist,) = list(parts["hist"])
+    assert len(hist) == 3 * 5  # every bin of every rank
+    np.testing.assert_array_equal(
+        hist.dimension_values("count"), np.concatenate([panel.counts for panel in rel.panels])
+    )
     layout = plots.reliability_view(rel)
     assert len(layout) == 2  # diagram + histograms; no smooth curve or witness panel
     _rendered(layout)
