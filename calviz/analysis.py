@@ -207,9 +207,10 @@ def prepare(data: CalibrationData, options: AnalysisOptions) -> CalibrationData:
 def analysis_view(data: CalibrationData, options: AnalysisOptions, *, scalar: bool = True):
     """(z, y) arrays for the chosen target.
 
-    ``scalar=True`` (reliability diagram, distance family, smooth curve — all defined for scalar
-    predictions): ``topk`` and ``full`` fall back to the top-1 confidence view, which is what the
-    seeds' real-data experiments use.  Returns ``(z, y, target_used)``.
+    ``scalar=True`` (distance family, smooth curve, the scalar reliability diagram — all defined for
+    scalar predictions): ``topk`` and ``full`` fall back to the top-1 confidence view, which is what the
+    seeds' real-data experiments use (the reliability view of ``topk``/``full`` on multi-class data is
+    :func:`compute_multi_reliability` instead).  Returns ``(z, y, target_used)``.
     """
     target = resolve_target(data, options)
     if scalar:
@@ -282,8 +283,8 @@ class MultiReliability(ResultMixin):
     class.  With more than :data:`MAX_CLASS_PANELS` classes only that many are computed — the classes with
     the most samples (ties: lower index), shown in class order; ``n_omitted`` counts the others.
 
-    Marginal calibration is necessary, not sufficient: every panel on the diagonal does not prove the
-    vector target calibrated (T-Cal and the interval test the vector itself).
+    Marginal calibration is necessary, not sufficient: panels that all follow the diagonal do not prove
+    the vector target calibrated (T-Cal and the interval test the vector itself).
 
     Fields: ``target`` ("topk"/"full"), ``kind`` ("rank"/"class"), ``index`` (ranks 1..k or class
     indices), ``labels`` (legend / panel titles), ``panels`` (one ``ReliabilityData`` each),
