@@ -16,6 +16,8 @@ def _short(value) -> str:
         return f"{float(value):.6g}"
     if isinstance(value, tuple) and len(value) > 8:
         return f"({len(value)} items)"
+    if isinstance(value, tuple) and value and all(dataclasses.is_dataclass(v) for v in value):
+        return f"({len(value)} × {type(value[0]).__name__})"  # nested results: one line, not a screenful
     return repr(value)
 
 

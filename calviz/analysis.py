@@ -38,6 +38,10 @@ __all__ = [
     "prepare",
     "analysis_view",
     "compute_reliability",
+    "MultiReliability",
+    "compute_multi_reliability",
+    "scalar_reliability",
+    "MAX_CLASS_PANELS",
     "compute_tcal",
     "compute_interval",
     "compute_bootstrap_interval",
@@ -109,23 +113,51 @@ class AnalysisOptions:
 #: option fields each view reads (besides the data).  ``n`` and ``seed`` select the subsample; every
 #: view depends on them through :func:`prepare`, but ``seed`` only matters when a subsample is drawn —
 #: :func:`view_key` accounts for that.
+#:
+#: ``top_k`` is read only by the views that treat the top-k vector as such (reliability: one curve per
+#: rank; the interval on the top-1-to-k grid).  The scalar views (smooth curve, distance family) see
+#: ``topk``/``full`` through the top-1 reduction and T-Cal tests ``full`` for both, so k is not theirs.
 VIEW_INPUTS: dict[str, tuple[str, ...]] = {
     "reliability": ("target", "class_index", "top_k", "n", "scheme", "n_bins", "alpha"),
-    "smooth": ("target", "class_index", "top_k", "n", "kernel", "bandwidth", "alpha", "n_resamples", "seed"),
-    "smooth_curve": ("target", "class_index", "top_k", "n", "kernel", "bandwidth"),
-    "tcal": ("target", "class_index", "top_k", "n", "alpha"),
-    "tcal_resampled": ("target", "class_index", "top_k", "n", "alpha", "resampling", "n_resamples", "seed"),
+    "smooth": ("target", "class_index", "n", "kernel", "bandwidth", "alpha", "n_resamples", "seed"),
+    "smooth_curve": ("target", "class_index", "n", "kernel", "bandwidth"),
+    "tcal": ("target", "class_index", "n", "alpha"),
+    "tcal_resampled": ("target", "class_index", "n", "alpha", "resampling", "n_resamples", "seed"),
     "interval": ("target", "class_index", "top_k", "n", "n_bins", "alpha"),
     "bootstrap": ("target", "class_index", "top_k", "n", "n_bins", "alpha", "n_resamples", "seed"),
-    "distance": ("target", "class_index", "top_k", "n", "bandwidth"),
+    "distance": ("target", "class_index", "n", "bandwidth"),
 }
+
+_TARGET_FIELDS = ("target", "class_index", "top_k")
+_SCALAR_VIEWS = ("smooth", "smooth_curve", "distance")
+
+
+def effective_target(view: str, data: CalibrationData, options: AnalysisOptions) -> tuple:
+    """What a view actually computes on, as a hashable tuple: ``("top1",)``, ``("classwise", c)``,
+    ``("topk", k)``, ``("full",)`` …  ``auto`` is resolved, ``class_index`` counts only for
+    ``classwise`` and ``top_k`` only for views that read the top-k vector, so e.g. switching
+    ``auto`` → ``top1`` or moving k while the target is ``full`` reuses every cached result."""
+    target = resolve_target(data, options)
+    if view.startswith("tcal") and target in ("topk", "full"):
+        return ("full",)  # top-k has no T-Cal: full calibration is tested for both
+    if view in _SCALAR_VIEWS or (view == "reliability" and scalar_reliability(data, options)):
+        target = scalar_target(data, target)
+    if target == "classwise":
+        return (target, min(int(options.class_index), data.n_classes - 1))
+    if target == "topk":
+        return (target, min(int(options.top_k), data.n_classes))
+    if target == "full" and view in ("interval", "bootstrap"):
+        return ("topk", data.n_classes)  # the interval of full calibration is its top-K interval
+    return (target,)
 
 
 def view_key(view: str, data: CalibrationData, options: AnalysisOptions) -> tuple:
-    """Cache key of one view: the identity of the data and the option values the view reads."""
-    values = []
+    """Cache key of one view: the identity of the data and the option values the view reads (the
+    target-selecting ones through :func:`effective_target`)."""
+    values = [("target", effective_target(view, data, options))]
     for name in VIEW_INPUTS[view]:
-        values.append((name, getattr(options, name)))
+        if name not in _TARGET_FIELDS:
+            values.append((name, getattr(options, name)))
     if options.n is not None and options.n < data.n and "seed" not in VIEW_INPUTS[view]:
         values.append(("seed", options.seed))  # the subsample depends on the seed
     return (view, id(data), tuple(values))
@@ -144,6 +176,22 @@ def resolve_target(data: CalibrationData, options: AnalysisOptions) -> str:
     return target
 
 
+def scalar_target(data: CalibrationData, target: str) -> str:
+    """The scalar target a resolved target is shown through: ``topk``/``full`` → top-1 (binary for
+    binary data); scalar targets are themselves."""
+    if target in ("topk", "full"):
+        return "binary" if data.is_binary else "top1"
+    return target
+
+
+def scalar_reliability(data: CalibrationData, options: AnalysisOptions) -> bool:
+    """Whether the reliability view of these options is one scalar diagram (binary, top-1, classwise:
+    the smooth curve and the smCE witness belong to it) rather than one curve per rank (``topk``) or
+    one panel per class (``full``).  Binary data: always (full calibration of a binary model *is* the
+    binary diagram; ``topk`` resolves to ``full`` there)."""
+    return data.is_binary or resolve_target(data, options) not in ("topk", "full")
+
+
 def prepare(data: CalibrationData, options: AnalysisOptions) -> CalibrationData:
     """The data the views analyse: the subsample of ``options.n`` rows (seeded), or all rows.  Distributed
     data (``calviz.dask.DistributedSource``) is analysed in place, on all rows."""
@@ -160,23 +208,17 @@ def prepare(data: CalibrationData, options: AnalysisOptions) -> CalibrationData:
     return data
 
 
-def scalar_target(data, options: AnalysisOptions) -> str:
-    """The target of the views defined for scalar predictions (reliability diagram, distance family,
-    smooth curve): ``topk`` and ``full`` fall back to the top-1 confidence view."""
-    target = resolve_target(data, options)
-    if target in ("topk", "full"):
-        return "binary" if data.is_binary else "top1"
-    return target
-
-
 def analysis_view(data: CalibrationData, options: AnalysisOptions, *, scalar: bool = True):
     """(z, y) arrays for the chosen target.
 
-    ``scalar=True`` (reliability diagram, distance family, smooth curve — all defined for scalar
-    predictions): ``topk`` and ``full`` fall back to the top-1 confidence view, which is what the
-    seeds' real-data experiments use.  Returns ``(z, y, target_used)``.
+    ``scalar=True`` (distance family, smooth curve, the scalar reliability diagram — all defined for
+    scalar predictions): ``topk`` and ``full`` fall back to the top-1 confidence view, which is what the
+    seeds' real-data experiments use (the reliability view of ``topk``/``full`` on multi-class data is
+    :func:`compute_multi_reliability` instead).  Returns ``(z, y, target_used)``.
     """
-    target = scalar_target(data, options) if scalar else resolve_target(data, options)
+    target = resolve_target(data, options)
+    if scalar:
+        target = scalar_target(data, target)
     if target == "classwise":
         z, y = data.classwise(min(int(options.class_index), data.n_classes - 1))
     elif target == "topk":
@@ -223,12 +265,114 @@ def _zy_for_engine(data: CalibrationData, options: AnalysisOptions, *, scalar: b
     return (data.labels, data.full_probs()), target  # topk: the engine takes top_k=
 
 
+#: ``full`` targets with more classes than this show the reliability panels of this many classes (those
+#: with the most samples); a grid of more small panels is not readable in the dashboard's card
+MAX_CLASS_PANELS = 10
+
+
+@dataclass(frozen=True, repr=False)
+class MultiReliability(ResultMixin):
+    """Reliability data of a vector target: one scalar ``ReliabilityData`` per rank or per class.
+
+    ``kind == "rank"`` (target ``topk``, estimators.md §1 and seed 003): sort each prediction
+    decreasingly, z_(1) ≥ … ≥ z_(k), and let y_(r) = 1{the true class is the r-th ranked class}.  The
+    top-1-to-k vector is calibrated iff E[y_top-k | z_top-k] = z_top-k; taking conditional expectations
+    given z_(r) alone (tower property), each rank's marginal must then be calibrated:
+    E[y_(r) | z_(r)] = z_(r), r = 1..k.  Panel r is the §3 reliability data of the scalar pair
+    (z_(r), y_(r)) — per bin b: count N_b, mean confidence mean_{j∈I_b} z_(r),j, observed frequency
+    mean_{j∈I_b} y_(r),j and its interval at level 1 − α.  Rank 1 is the top-1 (confidence) diagram.
+
+    ``kind == "class"`` (target ``full``): full calibration E[y | z] = z implies every class marginal is
+    calibrated, P(y = c | z_c) = z_c (the classwise one-vs-rest pair (z_c, 1{y = c}), §8); one panel per
+    class.  With more than :data:`MAX_CLASS_PANELS` classes only that many are computed — the classes with
+    the most samples (ties: lower index), shown in class order; ``n_omitted`` counts the others.
+
+    Marginal calibration is necessary, not sufficient: panels that all follow the diagonal do not prove
+    the vector target calibrated (T-Cal and the interval test the vector itself).
+
+    Fields: ``target`` ("topk"/"full"), ``kind`` ("rank"/"class"), ``index`` (ranks 1..k or class
+    indices), ``labels`` (legend / panel titles), ``panels`` (one ``ReliabilityData`` each),
+    ``positives`` (per panel: samples whose true class is that rank / class), ``n``, ``n_classes``,
+    ``n_omitted``.
+    """
+
+    target: str
+    kind: str
+    index: np.ndarray
+    labels: tuple
+    panels: tuple
+    positives: np.ndarray
+    n: int
+    n_classes: int
+    n_omitted: int = 0
+
+    def __len__(self) -> int:
+        return len(self.panels)
+
+
 def compute_reliability(data: CalibrationData, options: AnalysisOptions):
-    """Per-bin reliability data (``calviz.ece.reliability``) for the scalar view of the target."""
+    """Reliability data for the target (``calviz.ece.reliability`` on scalar pairs).
+
+    Scalar targets (binary, top-1, classwise): one ``ReliabilityData``.  ``topk`` and ``full``: a
+    :class:`MultiReliability` (one diagram per rank / per class), see :func:`compute_multi_reliability`."""
     data = prepare(data, options)
+    if not scalar_reliability(data, options):
+        return compute_multi_reliability(data, options)
     (y, p), _ = _zy_for_engine(data, options, scalar=True)
     func = _engine("ece", "reliability")
     return _call(func, y, p, n_bins=int(options.n_bins), scheme=options.scheme, alpha=options.alpha)
+
+
+def compute_multi_reliability(data: CalibrationData, options: AnalysisOptions) -> MultiReliability:
+    """Per-rank (``topk``, k = ``options.top_k``) or per-class (``full``) reliability data: one
+    ``calviz.ece.reliability`` call per rank / class on its scalar pair, with the options' binning and
+    α.  (Binary data get the binary diagram from :func:`compute_reliability`; here ``full`` on binary data
+    gives the single class-1 panel, which is that diagram.)"""
+    data = prepare(data, options)
+    target = resolve_target(data, options)
+    if target not in ("topk", "full"):
+        raise InputError(f"per-rank / per-class reliability needs target 'topk' or 'full'; got {target!r}")
+    func = _engine("ece", "reliability")
+    common = dict(n_bins=int(options.n_bins), scheme=options.scheme, alpha=options.alpha)
+    panels, positives, omitted = [], [], 0
+    if target == "topk":
+        k = min(int(options.top_k), data.n_classes)
+        z, y = data.topk(k)
+        index = np.arange(1, k + 1)
+        labels = tuple("rank 1 (top-1)" if r == 1 else f"rank {r}" for r in index)
+        for r in range(k):
+            yr = y[:, r].astype(np.int64)
+            panels.append(_call(func, yr, np.ascontiguousarray(z[:, r]), **common))
+            positives.append(int(yr.sum()))
+        kind = "rank"
+    else:
+        K = data.n_classes
+        support = np.bincount(data.labels, minlength=K)
+        if data.is_binary:
+            index = np.array([1])  # P(y = 0 | z) is the mirror image of the class-1 panel
+        elif K > MAX_CLASS_PANELS:
+            order = np.argsort(-support, kind="stable")[:MAX_CLASS_PANELS]
+            index = np.sort(order)
+        else:
+            index = np.arange(K)
+        omitted = 0 if data.is_binary else K - index.size
+        labels = tuple(f"class {c}" for c in index)
+        for c in index:
+            zc, yc = data.classwise(int(c))
+            panels.append(_call(func, yc.astype(np.int64), zc, **common))
+            positives.append(int(support[c]))
+        kind = "class"
+    return MultiReliability(
+        target=target,
+        kind=kind,
+        index=np.asarray(index, dtype=np.int64),
+        labels=labels,
+        panels=tuple(panels),
+        positives=np.asarray(positives, dtype=np.int64),
+        n=data.n,
+        n_classes=data.n_classes,
+        n_omitted=int(omitted),
+    )
 
 
 def compute_tcal(data: CalibrationData, options: AnalysisOptions, resampling: str | None = None):
@@ -483,6 +627,9 @@ def analyze(
     selected = views or tuple(
         v for v in COMPUTE if v != "smooth_curve" and (resampled or v not in ("tcal_resampled", "bootstrap"))
     )
+    if not views and not scalar_reliability(prepared, options):
+        # the smooth curve belongs to a scalar diagram; topk / full show one per rank / class instead
+        selected = tuple(v for v in selected if v != "smooth")
     if options.resampling == "analytic" and "tcal_resampled" in selected:
         selected = tuple(v for v in selected if v != "tcal_resampled")
     results: dict[str, Any] = {}

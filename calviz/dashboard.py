@@ -43,6 +43,7 @@ from calviz.analysis import (
     prepare,
     resolve_target,
     run_view,
+    scalar_reliability,
     scalar_target,
     view_key,
 )
@@ -62,6 +63,7 @@ _CACHE_SIZE = 64
 _JOB_DELAY = 0.3  # s: background jobs of a served session start this long after the change
 _REL_HEIGHT = 430  # first row: reliability diagram (3 stacked panels) beside T-Cal
 _LOW_HEIGHT = 280  # second row: ECE interval beside the distance bounds
+_CLASS_PANEL_HEIGHT = 150  # full target: height of each per-class reliability panel (the pane grows)
 _FONT = "system-ui, -apple-system, 'Segoe UI', Roboto, Helvetica, Arial, sans-serif"
 
 
@@ -181,6 +183,7 @@ class CalvizApp(param.Parameterized):
         self._doc = pn.state.curdoc
         self._pipes: dict[str, hv.streams.Pipe] = {}
         self._n_widget = None
+        self._structure: dict[str, tuple | None] = {}
         self._inline_jobs = False
         self._build_panes()
         self._set_data(self._load(self.dataset), initial=True, compute=not defer_initial)
@@ -329,6 +332,8 @@ class CalvizApp(param.Parameterized):
 
         options, data = self.options, self.data
         views = ["reliability", "smooth", "tcal", "interval", "bootstrap", "distance"]
+        if not scalar_reliability(data, options):  # no smooth curve beside per-rank / per-class diagrams
+            views.remove("smooth")
         if options.resampling != "analytic":
             views.append("tcal_resampled")
         results = {view: self.result(view, options, data) for view in views}
@@ -609,7 +614,8 @@ class CalvizApp(param.Parameterized):
         data, options = self.data, self.options
         rel = self._ready("reliability", options, data)
         smooth = None
-        if self.show_smooth and not _distributed(data):  # (the smooth diagram needs the sample in memory)
+        # the smooth diagram belongs to scalar diagrams and needs the sample in memory (not on Dask)
+        if self.show_smooth and scalar_reliability(data, options) and not _distributed(data):
             smooth = self._cached("smooth", options, data)
             if smooth is None:  # curve now (no resampling), the band from a background job
                 smooth = self.result("smooth_curve", options, data)
@@ -619,11 +625,15 @@ class CalvizApp(param.Parameterized):
         self._render_reliability(rel, smooth, options, data)
 
     def _render_reliability(self, rel, smooth, options, data):
+        # (distributed data shows topk / full through the top-1 diagram that Dask computes)
+        if plots.is_multi(rel) or (rel is None and not scalar_reliability(data, options)):
+            self._render_multi_reliability(rel)
+            return
         witness = None
         dist = self._cached("distance", options, data)
         if dist is not None:
             witness = dist[1]
-        used = scalar_target(data, options)
+        used = scalar_target(data, resolve_target(data, options))
         n_used = prepare(data, options).n
         label = {
             "binary": "predicted P(y = 1)",
@@ -637,14 +647,20 @@ class CalvizApp(param.Parameterized):
             plots.reliability_elements(
                 rel, smooth=smooth, witness=witness, title=title, xlabel=label, height=_REL_HEIGHT - 190
             ),
+            structure=("scalar",),
         )
         note = "Bars: observed frequency per bin; whiskers: per-bin interval at level 1 − α. "
         note += (
             f"<span style='color:{plots.MISCALIBRATED}'>Crimson</span> bins' intervals miss the diagonal, "
             f"<span style='color:{plots.CALIBRATED}'>teal</span> ones cover it."
         )
-        if used != resolve_target(data, options):
-            note += f" (The {resolve_target(data, options)} target is shown through its top-1 reduction.)"
+        target = resolve_target(data, options)
+        if used != target:
+            if data.is_binary:  # top-k and full calibration of a binary model are its binary calibration
+                note += f" (For binary data the {target} target is this binary diagram.)"
+            else:  # distributed data: the per-rank / per-class diagrams are not computed on Dask
+                note += (f" (The {target} target is shown through its top-1 reduction: its per-rank / "
+                         "per-class diagrams are computed in memory only.)")
         if _distributed(data):
             note += (" All rows computed on Dask; the smooth curve is not available there (it needs the "
                      "whole sample in one process).")
@@ -658,25 +674,57 @@ class CalvizApp(param.Parameterized):
             note += f" Blue: smooth curve {band}, bandwidth σ = {float(bandwidth):.3f}."
         self.reliability_note.object = note + self._error_text("reliability", "smooth", "smooth_curve")
 
-    def _show(self, view: str, elements) -> None:
+    def _render_multi_reliability(self, rel):
+        """Top-k: one curve per rank with the ranks' histograms; full: a grid of per-class diagrams."""
+        scheme = self.scheme.replace("_", "-")
+        if plots.field(rel, "kind") == "class":
+            panels = list(plots.field(rel, "panels", default=()))
+            ncols = plots.class_grid_columns(len(panels))
+            rows = max(1, -(-len(panels) // ncols))
+            panel_height = max(_CLASS_PANEL_HEIGHT, min(200, (_REL_HEIGHT - 10) // rows))
+            elements = plots.class_reliability_elements(rel, panel_height=panel_height)
+            height = max(_REL_HEIGHT, rows * panel_height + 10)
+            self._show("reliability", elements, structure=("class", tuple(elements), ncols), height=height)
+        else:
+            k = len(plots.field(rel, "panels", default=()))
+            n = plots.field(rel, "n", default=0)
+            title = f"top-{k} · {self.n_bins} {scheme} bins · n = {int(n):,}"
+            elements = plots.rank_reliability_elements(rel, title=title, height=_REL_HEIGHT - 120)
+            self._show("reliability", elements, structure=("rank", k))
+        note = html.escape(plots.reliability_caption(rel))
+        note += (
+            " <i>The smooth curve and the smCE witness are defined for scalar predictions and are omitted for"
+            " this target (select top1 or classwise to see them).</i>"
+        )
+        self.reliability_note.object = note + self._error_text("reliability")
+
+    def _show(self, view: str, elements, *, structure=None, height: int | None = None) -> None:
         """Stream new plot elements into the view.  The first call builds a DynamicMap fed by a Pipe;
         later calls only send data, so Bokeh updates the existing figures in place (their data sources,
-        ranges and titles) instead of replacing them — the difference between ~1 s and ~0.1 s per update."""
+        ranges and titles) instead of replacing them — the difference between ~1 s and ~0.1 s per update.
+
+        The reliability view's panels depend on the target (``structure``: scalar diagram; one curve per
+        rank, so k layers; one panel per class): when the structure changes the figures are rebuilt once,
+        and the pane takes ``height`` (the per-class grid is taller than the default)."""
         pipe = self._pipes.get(view)
-        if pipe is not None:
+        if pipe is not None and self._structure.get(view) == structure:
             pipe.send(elements)
             return
         pipe = self._pipes[view] = hv.streams.Pipe(data=elements)
+        self._structure[view] = structure
         pane = getattr(self, f"{view}_pane")
         if view == "reliability":
-            panels = [
-                hv.DynamicMap(partial(_pick, key), streams=[pipe]) for key in ("main", "hist", "witness")
-            ]
-            pane.object = (
+            kind = structure[0] if structure else "scalar"
+            keys = ("main", "hist", "witness") if kind == "scalar" else tuple(elements)
+            ncols = structure[2] if kind == "class" else 1
+            panels = [hv.DynamicMap(partial(_pick, key), streams=[pipe]) for key in keys]
+            layout = (
                 hv.Layout(panels)
-                .cols(1)
-                .opts(hv.opts.Layout(shared_axes=True, merge_tools=True, toolbar="right"))
+                .cols(ncols)
+                .opts(hv.opts.Layout(shared_axes=kind != "class", merge_tools=True, toolbar="right"))
             )
+            pane.height = int(height or _REL_HEIGHT)
+            pane.object = layout
         else:
             pane.object = hv.DynamicMap(_identity, streams=[pipe])
 
@@ -786,6 +834,11 @@ class CalvizApp(param.Parameterized):
             title = f"implied dCE ∈ [{plots._fmt(lo)}, {plots._fmt(hi)}]"
         self._show("distance", plots.distance_plot(bounds, height=_LOW_HEIGHT - 20, title=title))
         note = "Computing…" if pending else html.escape(plots.distance_caption(bounds))
+        data, options = self.data, self.options
+        target = resolve_target(data, options)
+        if not data.is_binary and target in ("topk", "full"):
+            note += " (The distance family is defined for scalar predictions: shown for the top-1 reduction"
+            note += f" of the {target} target.)"
         self.distance_note.object = note + self._error_text("distance")
 
     def _has(self, view, options, data) -> bool:

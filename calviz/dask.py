@@ -1499,8 +1499,8 @@ _NOT_ON_DASK = {
 def _targets(data: DaskCalibrationData, options) -> tuple[str, str, int]:
     """(target, scalar target, class index) with the in-memory rules of
     :func:`calviz.analysis.resolve_target` / :func:`calviz.analysis.analysis_view`."""
-    return (resolve_target(data, options), scalar_target(data, options),
-            min(int(options.class_index), data.n_classes - 1))
+    target = resolve_target(data, options)
+    return target, scalar_target(data, target), min(int(options.class_index), data.n_classes - 1)
 
 
 def compute_view(view: str, data: DaskCalibrationData, options, *, client=None,

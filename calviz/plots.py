@@ -22,6 +22,11 @@ __all__ = [
     "NEUTRAL",
     "placeholder",
     "reliability_plot",
+    "reliability_view",
+    "reliability_caption",
+    "rank_reliability_elements",
+    "class_reliability_elements",
+    "RANK_COLOURS",
     "tcal_plot",
     "tcal_caption",
     "interval_plot",
@@ -129,6 +134,93 @@ def placeholder(message: str, title: str = "", *, height: int = 300) -> hv.Eleme
     )
 
 
+def _bins(reliability) -> dict:
+    """Per-bin arrays of one ``ReliabilityData`` (or ``None``: no bins), with the non-empty selection and
+    whether each bin's interval covers its mean confidence (i.e. the diagonal)."""
+    empty = np.zeros(0)
+    if reliability is not None:
+        edges = _arr(field(reliability, "edges", "bin_edges"))
+        counts = _arr(field(reliability, "counts", "count"))
+        conf = _arr(field(reliability, "confidence", "mean_confidence", "mean_prob", "mean_pred"))
+        freq = _arr(field(reliability, "observed_frequency", "frequency", "accuracy", "observed"))
+        low = field(reliability, "low", "freq_low", "lower", "ci_low")
+        high = field(reliability, "high", "freq_high", "upper", "ci_high")
+        low = _arr(low) if low is not None else freq.copy()
+        high = _arr(high) if high is not None else freq.copy()
+    else:
+        edges, counts, conf, freq, low, high = np.zeros(1), empty, empty, empty, empty, empty
+    m = counts.shape[0]
+    sel = counts > 0
+    with np.errstate(invalid="ignore"):
+        covered = (low <= conf + 1e-12) & (conf <= high + 1e-12)
+    return {
+        "edges": edges,
+        "counts": counts,
+        "conf": conf,
+        "freq": freq,
+        "low": low,
+        "high": high,
+        "left": edges[:m],
+        "right": edges[1 : m + 1],
+        "sel": sel,
+        "covered": covered,
+    }
+
+
+def _bar_layers(b: dict, *, size: int = 5, name: str | None = None):
+    """Bars (coloured by whether the interval covers the diagonal), the diagonal, the per-bin whiskers
+    and the bin markers of one reliability diagram (``name``: a first hover line, e.g. "class 3")."""
+    from bokeh.models import HoverTool
+
+    sel, covered = b["sel"], b["covered"]
+    conf, freq, low, high = b["conf"], b["freq"], b["low"], b["high"]
+    color = np.where(covered, CALIBRATED, MISCALIBRATED)
+    status = np.where(covered, "interval covers confidence", "interval misses confidence")
+    table = {
+        "x0": b["left"][sel],
+        "y0": np.zeros(int(sel.sum())),
+        "x1": b["right"][sel],
+        "y1": freq[sel],
+        "confidence": conf[sel],
+        "frequency": freq[sel],
+        "low": low[sel],
+        "high": high[sel],
+        "count": b["counts"][sel].astype(np.int64),
+        "color": color[sel],
+        "status": status[sel],
+    }
+    hover = HoverTool(
+        tooltips=[
+            ("bin", "[@x0{0.000}, @x1{0.000})"),
+            ("count", "@count"),
+            ("mean confidence", "@confidence{0.0000}"),
+            ("observed frequency", "@frequency{0.0000}"),
+            ("interval", "[@low{0.000}, @high{0.000}]"),
+            ("", "@status"),
+        ]
+    )
+    vdims = ["confidence", "frequency", "low", "high", "count", "color", "status"]
+    if name is not None:
+        table["panel"] = np.full(int(sel.sum()), name, dtype=object)
+        vdims.append("panel")
+        hover.tooltips = [("", "@panel"), *hover.tooltips]
+    bars = hv.Rectangles(table, kdims=["x0", "y0", "x1", "y1"], vdims=vdims).opts(
+        color="color", line_color="white", alpha=0.55, tools=[hover], line_width=1
+    )
+    diagonal = hv.Curve(([0.0, 1.0], [0.0, 1.0]), "x", "y", label="perfect calibration").opts(
+        color=NEUTRAL, line_dash="dashed", line_width=1.5
+    )
+    errs = hv.ErrorBars(
+        (conf[sel], freq[sel], freq[sel] - low[sel], high[sel] - freq[sel]),
+        kdims=["confidence"],
+        vdims=["frequency", "neg", "pos"],
+    ).opts(color=NEUTRAL, line_width=1.2, lower_head=None, upper_head=None)
+    marks = hv.Scatter((conf[sel], freq[sel], color[sel]), "confidence", ["frequency", "color"]).opts(
+        color="color", size=size, line_color="white"
+    )
+    return bars, diagonal, errs, marks
+
+
 # -- 1. reliability diagram -------------------------------------------------------------------------
 
 
@@ -151,63 +243,10 @@ def reliability_elements(
     from bokeh.models import HoverTool
 
     empty = np.zeros(0)
-    if reliability is not None:
-        edges = _arr(field(reliability, "edges", "bin_edges"))
-        counts = _arr(field(reliability, "counts", "count"))
-        conf = _arr(field(reliability, "confidence", "mean_confidence", "mean_prob", "mean_pred"))
-        freq = _arr(field(reliability, "observed_frequency", "frequency", "accuracy", "observed"))
-        low = field(reliability, "low", "freq_low", "lower", "ci_low")
-        high = field(reliability, "high", "freq_high", "upper", "ci_high")
-        low = _arr(low) if low is not None else freq.copy()
-        high = _arr(high) if high is not None else freq.copy()
-    else:
-        edges, counts, conf, freq, low, high = np.zeros(1), empty, empty, empty, empty, empty
+    b = _bins(reliability)
+    counts, left, right, sel, covered = b["counts"], b["left"], b["right"], b["sel"], b["covered"]
     m = counts.shape[0]
-    left, right = edges[:m], edges[1 : m + 1]
-    sel = counts > 0
-    with np.errstate(invalid="ignore"):
-        covered = (low <= conf + 1e-12) & (conf <= high + 1e-12)
-    color = np.where(covered, CALIBRATED, MISCALIBRATED)
-    status = np.where(covered, "interval covers confidence", "interval misses confidence")
-    table = {
-        "x0": left[sel],
-        "y0": np.zeros(int(sel.sum())),
-        "x1": right[sel],
-        "y1": freq[sel],
-        "confidence": conf[sel],
-        "frequency": freq[sel],
-        "low": low[sel],
-        "high": high[sel],
-        "count": counts[sel].astype(np.int64),
-        "color": color[sel],
-        "status": status[sel],
-    }
-    hover = HoverTool(
-        tooltips=[
-            ("bin", "[@x0{0.000}, @x1{0.000})"),
-            ("count", "@count"),
-            ("mean confidence", "@confidence{0.0000}"),
-            ("observed frequency", "@frequency{0.0000}"),
-            ("interval", "[@low{0.000}, @high{0.000}]"),
-            ("", "@status"),
-        ]
-    )
-    bars = hv.Rectangles(
-        table,
-        kdims=["x0", "y0", "x1", "y1"],
-        vdims=["confidence", "frequency", "low", "high", "count", "color", "status"],
-    ).opts(color="color", line_color="white", alpha=0.55, tools=[hover], line_width=1)
-    diagonal = hv.Curve(([0.0, 1.0], [0.0, 1.0]), "x", "y", label="perfect calibration").opts(
-        color=NEUTRAL, line_dash="dashed", line_width=1.5
-    )
-    errs = hv.ErrorBars(
-        (conf[sel], freq[sel], freq[sel] - low[sel], high[sel] - freq[sel]),
-        kdims=["confidence"],
-        vdims=["frequency", "neg", "pos"],
-    ).opts(color=NEUTRAL, line_width=1.2, lower_head=None, upper_head=None)
-    marks = hv.Scatter((conf[sel], freq[sel], color[sel]), "confidence", ["frequency", "color"]).opts(
-        color="color", size=5, line_color="white"
-    )
+    bars, diagonal, errs, marks = _bar_layers(b)
     grid = curve = s_low = s_high = empty
     if smooth is not None:
         grid = _arr(field(smooth, "grid", "x"))
@@ -314,6 +353,298 @@ def reliability_plot(
     hist = parts["hist"].opts(xlabel=xlabel if witness is None else "")
     panels = [parts["main"], hist] + ([parts["witness"]] if witness is not None else [])
     return hv.Layout(panels).cols(1).opts(hv.opts.Layout(shared_axes=True, merge_tools=True, toolbar="right"))
+
+
+# -- 1b. reliability of vector targets: one curve per rank (top-k), one panel per class (full) ---------
+
+#: one colour per rank (colour-blind-friendly order; teal and crimson keep their calibrated / rejected
+#: meaning elsewhere, so they are not used here); ranks beyond the list reuse it
+RANK_COLOURS = (
+    "#1f6fb4",  # blue
+    "#e69f00",  # orange
+    "#8e4fb0",  # purple
+    "#6b8e23",  # olive green
+    "#d6609c",  # pink
+    "#8c564b",  # brown
+    "#17a2c8",  # cyan
+    "#5b6470",  # slate
+    "#b8a000",  # mustard
+    "#2c3e91",  # navy
+)
+
+
+def is_multi(reliability) -> bool:
+    """Whether a reliability result holds one diagram per rank / class (``MultiReliability``)."""
+    return reliability is not None and field(reliability, "panels") is not None
+
+
+def rank_colour(r: int) -> str:
+    """Colour of rank r (1-based)."""
+    return RANK_COLOURS[(int(r) - 1) % len(RANK_COLOURS)]
+
+
+def rank_reliability_elements(
+    multi,
+    *,
+    title: str | None = None,
+    xlabel: str = "r-th largest predicted probability",
+    height: int = 330,
+) -> dict[str, hv.Element]:
+    """Top-k reliability: one curve per rank r = 1..k on the same axes, and their histograms.
+
+    ``multi``: a ``MultiReliability`` of kind ``"rank"`` (``calviz.analysis``).  Per rank: markers at
+    (mean r-th largest probability, frequency that the true class is the r-th ranked one) of every
+    non-empty bin, joined by a line (legend "rank 1 (top-1)", "rank 2", …), with the per-bin interval as
+    whiskers, all in the rank's colour; hover gives rank, bin, count, mean confidence, frequency, interval
+    and whether it covers the diagonal.  Returns ``{"main": Overlay, "hist": Overlay}`` (the histogram
+    panel: one outlined histogram per rank on the bins of that rank).  The structure depends only on k.
+    """
+    _ensure_backend()
+    from bokeh.models import HoverTool
+
+    panels = list(field(multi, "panels", default=()) or ())
+    labels = list(field(multi, "labels", default=()) or [f"rank {r + 1}" for r in range(len(panels))])
+    hover = HoverTool(
+        tooltips=[
+            ("", "@rank"),
+            ("bin", "[@x0{0.000}, @x1{0.000})"),
+            ("count", "@count"),
+            ("mean confidence", "@confidence{0.0000}"),
+            ("observed frequency", "@frequency{0.0000}"),
+            ("interval", "[@low{0.000}, @high{0.000}]"),
+            ("", "@status"),
+        ]
+    )
+    hist_hover = HoverTool(tooltips=[("", "@rank"), ("bin", "[@x0{0.000}, @x1{0.000})"), ("count", "@count")])
+    # unlabelled: the legend above the plot lists the ranks only (the dashed diagonal is in the caption)
+    diagonal = hv.Curve(([0.0, 1.0], [0.0, 1.0]), "x", "y").opts(
+        color=NEUTRAL, line_dash="dashed", line_width=1.5
+    )
+    # one line per rank (they carry the legend); the whiskers, markers and histogram bars of all ranks
+    # are one element each, coloured per row — 3 + k layers instead of 4k keeps the figure quick to build
+    lines, points, bars = [], [], []
+    n_missed = n_bins = 0
+    for r, (rel, label) in enumerate(zip(panels, labels, strict=True), start=1):
+        b = _bins(rel)
+        sel, conf, freq = b["sel"], b["conf"], b["freq"]
+        colour = rank_colour(r)
+        covered = b["covered"][sel]
+        n_missed += int((~covered).sum())
+        n_bins += int(sel.sum())
+        size, m = int(sel.sum()), b["counts"].shape[0]
+        points.append(
+            {
+                "confidence": conf[sel],
+                "frequency": freq[sel],
+                "x0": b["left"][sel],
+                "x1": b["right"][sel],
+                "low": b["low"][sel],
+                "high": b["high"][sel],
+                "count": b["counts"][sel].astype(np.int64),
+                "rank": np.full(size, label, dtype=object),
+                "status": np.where(covered, "interval covers confidence", "interval misses confidence"),
+                "color": np.full(size, colour, dtype=object),
+                # markers of bins whose interval misses the diagonal get a crimson outline
+                "outline": np.where(covered, "white", MISCALIBRATED).astype(object),
+            }
+        )
+        bars.append(
+            {
+                "x0": b["left"],
+                "c0": np.zeros(m),
+                "x1": b["right"],
+                "c1": b["counts"],
+                "count": b["counts"].astype(np.int64),
+                "rank": np.full(m, label, dtype=object),
+                "color": np.full(m, colour, dtype=object),
+            }
+        )
+        lines.append(
+            hv.Curve((conf[sel], freq[sel]), "confidence", "frequency", label=str(label)).opts(
+                color=colour, line_width=2
+            )
+        )
+
+    def _stack(tables, columns):
+        return {c: np.concatenate([t[c] for t in tables]) if tables else np.zeros(0) for c in columns}
+
+    point_cols = ["confidence", "frequency", "x0", "x1", "low", "high", "count", "rank", "status", "color",
+                  "outline"]
+    table = _stack(points, point_cols)
+    whisk = hv.Segments(
+        {"confidence": table["confidence"], "low": table["low"], "c1": table["confidence"],
+         "high": table["high"], "color": table["color"]},
+        kdims=["confidence", "low", "c1", "high"],
+        vdims=["color"],
+    ).opts(color="color", line_width=1.2, alpha=0.8)
+    marks = hv.Scatter(table, kdims=["confidence"], vdims=point_cols[1:]).opts(
+        color="color", size=7, line_color="outline", line_width=1.5, tools=[hover]
+    )
+    layers = [diagonal, whisk, *lines, marks]
+    hist_cols = ["x0", "c0", "x1", "c1", "count", "rank", "color"]
+    hists = [
+        hv.Rectangles(_stack(bars, hist_cols), kdims=hist_cols[:4], vdims=hist_cols[4:]).opts(
+            color="color", alpha=0.25, line_color="color", line_width=1.2, tools=[hist_hover], framewise=True
+        )
+    ]
+    n = field(multi, "n")
+    default_title = (
+        f"top-{len(panels)}: one curve per rank · n = {int(n):,} · "
+        f"{n_missed} of {n_bins} bins miss the diagonal"
+        if multi is not None
+        else "reliability data not available"
+    )
+    main = hv.Overlay(layers).opts(
+        hv.opts.Overlay(
+            title=title or default_title,
+            xlim=(0, 1),
+            ylim=(-0.02, 1.02),
+            xlabel="",
+            ylabel="observed frequency",
+            height=height,
+            responsive=True,
+            show_legend=True,
+            # outside the axes, in rows above them: an inside legend would hide curves (a low-confidence
+            # rank of an overconfident model can reach frequency 1 anywhere)
+            legend_position="top",
+            legend_cols=min(max(len(panels), 1), 5),
+            legend_limit=10_000,  # HoloViews hides legends of overlays with many layers (3 per rank)
+            legend_opts={"label_text_font_size": "8pt", "spacing": 0, "padding": 2, "margin": 0,
+                         "label_height": 12, "glyph_height": 12, "label_standoff": 3},
+            fontsize=_FONT,
+            min_width=300,
+        )
+    )
+    hist = hv.Overlay(hists).opts(
+        hv.opts.Overlay(
+            xlim=(0, 1),
+            height=max(90, height // 3),
+            responsive=True,
+            xlabel=xlabel,
+            ylabel="count",
+            yticks=3,
+            title="",
+            fontsize=_FONT,
+            min_width=300,
+            show_legend=False,
+            framewise=True,
+        )
+    )
+    return {"main": main, "hist": hist}
+
+
+def class_grid_columns(n_panels: int, max_cols: int = 3) -> int:
+    """Columns of the per-class grid: at most ``max_cols`` (3 fit half of a 1280-px page), one row when
+    the panels fit, and 2 × 2 rather than 3 + 1 for four panels."""
+    n_panels, max_cols = int(n_panels), max(1, int(max_cols))
+    if n_panels == 4 and max_cols < 4:
+        return 2
+    return max(1, min(n_panels, max_cols))
+
+
+def class_reliability_elements(multi, *, panel_height: int = 150) -> dict[str, hv.Element]:
+    """Full calibration: one small reliability diagram per class (its one-vs-rest marginal).
+
+    ``multi``: a ``MultiReliability`` of kind ``"class"``.  Each panel has the bars of the scalar
+    diagram (crimson where the per-bin interval misses the diagonal, teal where it covers it), the
+    whiskers, the diagonal and a title "class c · N" (N = samples of that class); hover on a bar gives
+    the class, bin, count, mean predicted probability, frequency and interval.  x = predicted P(class c),
+    y = observed frequency of class c on [0, 1] in every panel (said in the caption: axis titles would
+    squeeze the small panels unequally).  Returns ``{label: Overlay}`` in class order."""
+    _ensure_backend()
+    panels = list(field(multi, "panels", default=()) or ())
+    labels = list(field(multi, "labels", default=()) or [])
+    positives = field(multi, "positives")
+    out = {}
+    for i, (rel, label) in enumerate(zip(panels, labels, strict=True)):
+        b = _bins(rel)
+        # no bin markers: the bar tops show the frequencies, and fewer glyphs keep the grid quick to build
+        bars, diagonal, errs, _ = _bar_layers(b, name=str(label))
+        support = f" · {int(positives[i]):,}" if positives is not None else ""
+        out[str(label)] = (bars * diagonal.relabel("") * errs).opts(
+            hv.opts.Overlay(
+                title=f"{label}{support}",
+                xlim=(0, 1),
+                ylim=(-0.02, 1.02),
+                xlabel="",
+                ylabel="",
+                xticks=[0, 0.5, 1],
+                yticks=[0, 0.5, 1],
+                height=panel_height,
+                responsive=True,
+                show_legend=False,
+                fontsize={"title": "9pt", "xticks": "8pt", "yticks": "8pt"},
+                min_width=110,
+                toolbar=None,
+            )
+        )
+    if not out:
+        out["no classes"] = placeholder("reliability data not available", height=panel_height)
+    return out
+
+
+def reliability_caption(reliability) -> str:
+    """What a per-rank / per-class reliability view shows, in one or two sentences ('' for a scalar one)."""
+    if not is_multi(reliability):
+        return ""
+    kind = field(reliability, "kind")
+    level = field(field(reliability, "panels")[0], "level") if len(field(reliability, "panels")) else None
+    level_txt = f"{100 * float(level):.0f}% " if level is not None else ""
+    if kind == "rank":
+        k = len(field(reliability, "panels"))
+        return (
+            f"Top-{k} calibration: one curve per rank r = 1..{k}: x = the r-th largest predicted "
+            "probability (bin mean), y = how often the true class is the r-th ranked class, whiskers = "
+            f"{level_txt}per-bin intervals, dashed = the diagonal (perfect calibration); markers outlined in "
+            "crimson miss the diagonal. Each rank's "
+            "marginal being calibrated is necessary (not sufficient) for top-1-to-k calibration. Below: "
+            "the histogram of each rank's probabilities."
+        )
+    shown = len(field(reliability, "panels"))
+    K = field(reliability, "n_classes")
+    omitted = int(field(reliability, "n_omitted", default=0) or 0)
+    text = (
+        "Full calibration: one panel per class c, x = predicted P(class c), y = observed frequency of "
+        f"class c, whiskers = {level_txt}per-bin intervals; crimson bins' intervals miss the diagonal, teal "
+        "ones cover it. Every class marginal being calibrated is necessary (not sufficient) for full "
+        "calibration. Every panel: x and y from 0 to 1, dashed = the diagonal; title: class · number of "
+        "samples of that class."
+    )
+    if omitted:
+        text += (
+            f" Showing the {shown} classes with the most samples of K = {K} ({omitted} omitted)."
+        )
+    return text
+
+
+def reliability_view(
+    reliability,
+    *,
+    smooth=None,
+    witness=None,
+    title: str | None = None,
+    xlabel: str = "confidence (predicted probability)",
+    height: int = 330,
+    max_cols: int = 3,
+) -> hv.Layout:
+    """The reliability view of any result: the scalar diagram (:func:`reliability_plot`, with the smooth
+    curve and witness), one curve per rank (top-k) or a grid with one panel per class (full).  The smooth
+    curve and the smCE witness are defined for scalar predictions only and are not drawn for top-k / full.
+    ``max_cols``: columns of the per-class grid (each panel is ``height / 2`` high, at least 130 px).
+    """
+    if not is_multi(reliability):
+        return reliability_plot(
+            reliability, smooth=smooth, witness=witness, title=title, xlabel=xlabel, height=height
+        )
+    _ensure_backend()
+    if field(reliability, "kind") == "rank":
+        parts = rank_reliability_elements(reliability, title=title, height=height)
+        opts = hv.opts.Layout(shared_axes=True, merge_tools=True, toolbar="right")
+        return hv.Layout([parts["main"], parts["hist"]]).cols(1).opts(opts)
+    opts = hv.opts.Layout(shared_axes=False, merge_tools=True, toolbar="right")
+    ncols = class_grid_columns(len(field(reliability, "panels")), max_cols)
+    panels = class_reliability_elements(reliability, panel_height=max(130, height // 2))
+    return hv.Layout(list(panels.values())).cols(ncols).opts(opts)
 
 
 # -- 2. multi-scale T-Cal ---------------------------------------------------------------------------

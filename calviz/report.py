@@ -114,13 +114,33 @@ def _figures(result: Analysis) -> dict:
 
     tcal = result.tcal_resampled if result.tcal_resampled is not None else result.tcal
     return {
-        "reliability": plots.reliability_plot(
-            result.reliability, smooth=result.smooth, witness=result.witness
+        # scalar targets: the diagram with its smooth curve and witness; topk: one curve per rank;
+        # full: one panel per class (5 columns fit the report's width)
+        "reliability": plots.reliability_view(
+            result.reliability, smooth=result.smooth, witness=result.witness, height=400, max_cols=5
         ),
         "tcal": plots.tcal_plot(tcal),
         "interval": plots.interval_plot(result.interval, result.bootstrap),
         "distance": plots.distance_plot(result.distance),
     }
+
+
+def _captions(result: Analysis) -> dict:
+    """view name -> a line under the plot (today: what a per-rank / per-class reliability view shows)."""
+    from calviz import plots
+
+    rel = result.reliability
+    if not plots.is_multi(rel):
+        s = result.summary
+        if rel is not None and not s.is_binary and s.target in ("topk", "full"):
+            # e.g. calviz.dask.analyze_parquet computes the reliability data of the top-1 reduction only
+            return {"reliability": f"The {s.target} target is shown through its top-1 reduction here."}
+        return {}
+    text = plots.reliability_caption(rel) + (
+        " The smooth curve and the smCE witness are defined for scalar predictions and are omitted for"
+        f" the {plots.field(rel, 'target')} target; the distance bounds (section 4) use the top-1 reduction."
+    )
+    return {"reliability": text}
 
 
 def _bokeh_models(figures: dict) -> dict:
@@ -171,8 +191,11 @@ def render_analysis(result: Analysis, *, title: str = "calviz report", source: s
     ]
     option_rows = [(k, html.escape(str(v))) for k, v in result.options.to_dict().items()]
     timing_rows = [(k, f"{1000 * v:.0f} ms") for k, v in result.timings.items()]
+    captions = _captions(result)
     sections = "".join(
-        f'<section><h2>{html.escape(VIEW_TITLES[name])}</h2><div class="plot">{divs[name]}</div></section>'
+        f'<section><h2>{html.escape(VIEW_TITLES[name])}</h2><div class="plot">{divs[name]}</div>'
+        + (f'<p class="caption">{html.escape(captions[name])}</p>' if captions.get(name) else "")
+        + "</section>"
         for name in VIEW_TITLES
     )
     errors = ""

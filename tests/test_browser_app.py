@@ -273,3 +273,86 @@ def test_two_sessions_do_not_share_state(served_app, chromium_browser, artifacts
     finally:
         ctx_a.close()
         ctx_b.close()
+
+
+# -- vector targets: one curve per rank (top-k), one panel per class (full) ----------------------------
+
+# models the page currently draws: the models of the live views under Bokeh.index's roots (a document's
+# all_models may still list figures a pane has just replaced)
+_LIVE_MODELS = (
+    "(() => { const out = [], seen = new Set();"
+    " const walk = (v) => { if (!v || seen.has(v)) return; seen.add(v); out.push(v.model);"
+    " if (typeof v.children === 'function') for (const c of v.children()) walk(c); };"
+    " for (const r of Object.values(Bokeh.index)) walk(r); return out; })()"
+)
+
+# distinct legend labels of the reliability diagram's rank curves ("rank 1 (top-1)", "rank 2", …) and the
+# number of glyph renderers behind them (LegendItem.label is a value spec {value: …} or a plain string)
+JS_RANK_LEGEND = f"""() => {{
+    const labels = new Set();
+    let renderers = 0;
+    for (const legend of {_LIVE_MODELS}) {{
+        if (!legend.properties || !('items' in legend.properties)) continue;
+        for (const item of legend.items) {{
+            const spec = item.label;
+            const text = spec !== null && typeof spec === 'object' ? spec.value : spec;
+            if (typeof text === 'string' && text.startsWith('rank ')) {{
+                labels.add(text);
+                renderers += item.renderers.length;
+            }}
+        }}
+    }}
+    return {{labels: [...labels].sort(), renderers}};
+}}"""
+
+# titles of the per-class reliability panels drawn now ("class 3 · 73 …")
+JS_CLASS_PANELS = f"""() => {{
+    const classes = new Set();
+    for (const m of {_LIVE_MODELS})
+        if (typeof m.text === 'string' && /^class \\d+ · /.test(m.text)) classes.add(m.text.split(' · ')[0]);
+    return [...classes].sort();
+}}"""
+
+
+# scroll the template's main area (the page itself does not scroll); returns the new scrollTop
+JS_SCROLL_MAIN = """(dy) => {
+    const main = document.querySelector('#main') || document.querySelector('.main');
+    if (!main) return -1;
+    main.scrollTop += dy;
+    return main.scrollTop;
+}"""
+
+
+def test_topk_and_full_reliability_views(served_app, chromium_browser, artifacts_dir):
+    """digits-gnb (K = 10): target topk with k = 3 draws 3 rank curves; full draws 10 class panels."""
+    context, page = open_app(chromium_browser, served_app)
+    try:
+        set_widget(page, "dataset", "digits-gnb")
+        page.wait_for_function(f"() => ({JS_TEXT_CONTAINING})('of 719') !== null", timeout=UPDATE_TIMEOUT)
+        set_widget(page, "calibration target", "topk")
+        set_widget(page, "k (top-1-to-k)", 3)
+        page.wait_for_function(
+            f"() => ({JS_RANK_LEGEND})().labels.length === 3 && ({JS_TEXT_CONTAINING})('top-3 ·') !== null",
+            timeout=UPDATE_TIMEOUT,
+        )
+        legend = page.evaluate(JS_RANK_LEGEND)
+        assert legend["labels"] == ["rank 1 (top-1)", "rank 2", "rank 3"], legend
+        assert legend["renderers"] >= 3, legend
+        note = page.evaluate(JS_TEXT_CONTAINING, "one curve per rank r = 1..3")
+        assert note is not None and "omitted" in note  # smooth curve / witness: scalar targets only
+        assert page.evaluate(JS_TEXT_CONTAINING, "top-1 reduction.)") is None  # the old fallback note
+        assert page.evaluate(JS_CLASS_PANELS) == []
+        shot(page, artifacts_dir, "reliability_topk3")
+        set_widget(page, "calibration target", "full")
+        page.wait_for_function(f"() => ({JS_CLASS_PANELS})().length === 10", timeout=UPDATE_TIMEOUT)
+        assert page.evaluate(JS_CLASS_PANELS) == sorted(f"class {c}" for c in range(10))
+        assert page.evaluate(JS_RANK_LEGEND)["labels"] == []
+        assert page.evaluate(JS_TEXT_CONTAINING, "one panel per class") is not None
+        page.wait_for_timeout(1000)
+        shot(page, artifacts_dir, "reliability_full")
+        # the per-class grid is taller than the default card: the rest of the page scrolls below it
+        assert page.evaluate(JS_SCROLL_MAIN, 450) > 0
+        shot(page, artifacts_dir, "reliability_full_scrolled")
+        assert not page.errors, page.errors
+    finally:
+        context.close()

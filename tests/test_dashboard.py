@@ -6,11 +6,12 @@ from __future__ import annotations
 import io
 import json
 
+import holoviews as hv
 import numpy as np
 import panel as pn
 import pytest
 
-from calviz.analysis import VIEW_INPUTS, AnalysisOptions, analyze, view_key
+from calviz.analysis import VIEW_INPUTS, AnalysisOptions, MultiReliability, analyze, view_key
 from calviz.dashboard import CalvizApp, dashboard
 from calviz.data import InputError, as_calibration_data
 
@@ -79,7 +80,31 @@ def test_analyze_subsample_and_targets():
     topk = analyze(
         data, AnalysisOptions(target="topk", top_k=2), resampled=False, views=("interval", "reliability")
     )
-    assert topk.interval is not None and topk.reliability is not None  # reliability via top-1
+    assert topk.interval is not None and len(topk.reliability) == 2  # one diagram per rank
+    full = analyze(data, AnalysisOptions(target="full", n_bins=8), resampled=False)
+    assert isinstance(full.reliability, MultiReliability) and list(full.reliability.index) == [0, 1, 2, 3]
+    assert full.smooth is None and "smooth" not in full.errors  # the smooth curve is for scalar targets
+    assert full.witness is not None  # the distance family (top-1 reduction) is still computed
+    json.dumps(full.to_dict())
+
+
+def test_view_key_uses_the_effective_target():
+    multi, binary = _data(500, classes=4), _data(500)
+    o = AnalysisOptions()
+    # auto = top1 on multi-class data; class_index / top_k only count where they are read
+    assert view_key("reliability", multi, o) == view_key("reliability", multi, o.replace(target="top1"))
+    assert view_key("reliability", multi, o.replace(class_index=3)) == view_key("reliability", multi, o)
+    topk = o.replace(target="topk", top_k=2)
+    assert view_key("reliability", multi, topk) != view_key("reliability", multi, topk.replace(top_k=3))
+    for view in ("tcal", "distance", "smooth"):  # T-Cal tests full; scalar views use the top-1 reduction
+        assert view_key(view, multi, topk) == view_key(view, multi, topk.replace(top_k=3, target="full"))
+    assert view_key("distance", multi, topk) == view_key("distance", multi, o)
+    # full calibration's interval is the top-K interval
+    assert view_key("interval", multi, o.replace(target="full")) == view_key("interval", multi, topk.replace(
+        top_k=4))
+    # binary data: topk / full reliability is the binary diagram
+    assert view_key("reliability", binary, o.replace(target="full")) == view_key("reliability", binary, o)
+    assert "top_k" not in VIEW_INPUTS["tcal"] and "top_k" not in VIEW_INPUTS["distance"]
 
 
 def test_view_key_uses_seed_only_for_subsamples():
@@ -229,6 +254,55 @@ def test_multiclass_targets_and_class_selector():
     app.top_k = 3
     app.wait()
     assert app.result("interval") is not None
+
+
+def test_topk_and_full_reliability_views_and_what_they_recompute():
+    app = CalvizApp(_data(1500, classes=3), n_resamples=60)
+    app.wait()
+    # top-1 → top-k: the per-rank diagram, T-Cal of the full vector, the top-k interval; the distance
+    # family keeps using the top-1 reduction and the smooth curve is not computed for top-k
+    delta = _delta(app, {"target": "topk"})
+    assert delta == {"reliability": 1, "tcal": 1, "interval": 1, "bootstrap": 1}, delta
+    assert app._structure["reliability"] == ("rank", 2)
+    main = app.reliability_pane.object
+    assert len(main) == 2  # per-rank curves + their histograms (no witness panel)
+    shown = app._pipes["reliability"].data
+    labels = [el.label for el in shown["main"] if isinstance(el, hv.Curve) and el.label]
+    assert labels == ["rank 1 (top-1)", "rank 2"]
+    note = app.reliability_note.object
+    assert "one curve per rank" in note and "omitted" in note and "top-1 reduction" not in note
+    assert "top-1 reduction" in app.distance_note.object
+    # k: the reliability diagram and the interval only
+    delta = _delta(app, {"top_k": 3})
+    assert delta == {"reliability": 1, "interval": 1, "bootstrap": 1}, delta
+    assert app._structure["reliability"] == ("rank", 3)
+    shown = app._pipes["reliability"].data["main"]
+    assert [el.label for el in shown if isinstance(el, hv.Curve) and el.label][-1] == "rank 3"
+    # top-3 of K = 3 → full: same T-Cal and interval (top-K), only the reliability view changes
+    assert _delta(app, {"target": "full"}) == {"reliability": 1}
+    kind, keys, ncols = app._structure["reliability"]
+    assert kind == "class" and keys == ("class 0", "class 1", "class 2") and ncols == 3
+    assert len(app.reliability_pane.object) == 3  # one panel per class
+    assert "one panel per class" in app.reliability_note.object
+    assert app.reliability_pane.get_root() is not None
+    # bins: recomputed, streamed into the same figures
+    pipe = app._pipes["reliability"]
+    assert _delta(app, {"n_bins": 7}) == {"reliability": 1, "interval": 1, "bootstrap": 1}
+    assert app._pipes["reliability"] is pipe
+    # back to top-1: everything cached, the scalar diagram with its smooth curve again
+    assert _delta(app, {"target": "top1", "n_bins": 15}) == {}
+    assert app._structure["reliability"] == ("scalar",) and len(app.reliability_pane.object) == 3
+    assert "Blue: smooth curve" in app.reliability_note.object
+    exported = app.analysis()
+    assert not isinstance(exported.reliability, MultiReliability) and exported.smooth is not None
+
+
+def test_binary_data_topk_is_the_binary_diagram(app):
+    app.target = "topk"
+    app.wait()
+    assert app._structure["reliability"] == ("scalar",)
+    assert "binary diagram" in app.reliability_note.object
+    assert "omitted" not in app.reliability_note.object
 
 
 def test_export_report_html(app):

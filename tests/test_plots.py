@@ -8,7 +8,9 @@ import pytest
 
 from calviz import plots
 from calviz.analysis import (
+    MAX_CLASS_PANELS,
     AnalysisOptions,
+    MultiReliability,
     compute_bootstrap_interval,
     compute_distance,
     compute_interval,
@@ -175,3 +177,153 @@ def test_format_pvalue():
     assert plots.format_pvalue(0.0) == "< 0.0001"
     assert plots.format_pvalue(0.04) == "0.0400"
     assert plots.format_pvalue(None) == "—"
+
+
+# -- vector targets: per-rank (topk) and per-class (full) reliability --------------------------------
+
+
+@pytest.fixture(scope="module")
+def ties_and_edges():
+    """K = 4 rows with tied probabilities (rank order: lower class first) and values exactly on the
+    equal-width edges i/5, plus random rows so that most bins hold several samples."""
+    fixed = np.array(
+        [
+            [0.4, 0.4, 0.2, 0.0],  # tie for rank 1/2: class 0 ranks first
+            [0.4, 0.4, 0.2, 0.0],
+            [0.25, 0.25, 0.25, 0.25],  # four-way tie
+            [0.25, 0.25, 0.25, 0.25],
+            [0.6, 0.2, 0.2, 0.0],  # 0.6 and 0.2 are bin edges for m = 5
+            [0.2, 0.6, 0.0, 0.2],
+            [0.0, 0.0, 0.2, 0.8],
+            [1.0, 0.0, 0.0, 0.0],  # 1.0: the last (closed) bin
+            [0.0, 0.4, 0.6, 0.0],
+        ]
+    )
+    fixed_labels = np.array([1, 0, 3, 2, 2, 0, 3, 0, 1])
+    rng = np.random.default_rng(11)
+    logits = rng.normal(size=(300, 4)) * 1.5
+    probs = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
+    labels = np.array([rng.choice(4, p=row) for row in probs])
+    return as_calibration_data(np.concatenate([fixed_labels, labels]), np.vstack([fixed, probs]))
+
+
+def _direct_bins(z, y, m):
+    """Equal-width bins [i/m, (i+1)/m) (last closed; a value on the float edge i/m goes to bin i),
+    computed with plain numpy: counts, mean confidence and frequency per bin (NaN when empty)."""
+    ids = np.searchsorted(np.arange(1, m) / m, z, side="right")
+    counts = np.bincount(ids, minlength=m)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        conf = np.bincount(ids, weights=z, minlength=m) / counts
+        freq = np.bincount(ids, weights=y, minlength=m) / counts
+    return counts, conf, freq
+
+
+def test_topk_reliability_per_rank_matches_numpy(ties_and_edges):
+    data, m, k = ties_and_edges, 5, 3
+    rel = compute_reliability(data, AnalysisOptions(target="topk", top_k=k, n_bins=m, alpha=0.1))
+    assert isinstance(rel, MultiReliability) and rel.kind == "rank" and len(rel) == k
+    assert rel.labels == ("rank 1 (top-1)", "rank 2", "rank 3")
+    # the r-th ranked class, ties to the lower class index (stable sort of -p)
+    order = np.argsort(-data.probs, axis=1, kind="stable")
+    assert list(order[0, :2]) == [0, 1] and list(order[2]) == [0, 1, 2, 3]
+    for r in range(k):
+        z = data.probs[np.arange(data.n), order[:, r]]
+        y = (order[:, r] == data.labels).astype(float)
+        counts, conf, freq = _direct_bins(z, y, m)
+        panel = rel.panels[r]
+        np.testing.assert_array_equal(panel.counts, counts)
+        np.testing.assert_allclose(panel.mean_confidence, conf, equal_nan=True)
+        np.testing.assert_allclose(panel.observed_frequency, freq, equal_nan=True)
+        assert rel.positives[r] == int(y.sum())
+        assert panel.level == pytest.approx(0.9)
+        sel = counts > 0
+        assert np.all((panel.low[sel] <= freq[sel] + 1e-12) & (freq[sel] <= panel.high[sel] + 1e-12))
+    # the tied rows: row 0 has label 1, which ranks second; row 1 has label 0, which ranks first
+    z2, y2 = data.topk(2)
+    assert list(y2[0]) == [0.0, 1.0] and list(y2[1]) == [1.0, 0.0]
+    # rank 1 is the top-1 diagram
+    top1 = compute_reliability(data, AnalysisOptions(target="top1", n_bins=m, alpha=0.1))
+    np.testing.assert_allclose(rel.panels[0].observed_frequency, top1.observed_frequency, equal_nan=True)
+
+
+def test_full_reliability_per_class_matches_numpy(ties_and_edges):
+    data, m = ties_and_edges, 5
+    rel = compute_reliability(data, AnalysisOptions(target="full", n_bins=m, scheme="equal_width"))
+    assert isinstance(rel, MultiReliability) and rel.kind == "class" and len(rel) == 4
+    assert list(rel.index) == [0, 1, 2, 3] and rel.n_omitted == 0
+    for i, c in enumerate(rel.index):
+        z, y = data.probs[:, c], (data.labels == c).astype(float)
+        counts, conf, freq = _direct_bins(z, y, m)
+        np.testing.assert_array_equal(rel.panels[i].counts, counts)
+        np.testing.assert_allclose(rel.panels[i].mean_confidence, conf, equal_nan=True)
+        np.testing.assert_allclose(rel.panels[i].observed_frequency, freq, equal_nan=True)
+        assert rel.positives[i] == int(y.sum())
+
+
+def test_full_reliability_with_many_classes_keeps_the_largest_classes():
+    rng = np.random.default_rng(2)
+    K = MAX_CLASS_PANELS + 3
+    weights = np.linspace(1.0, 3.0, K)
+    labels = rng.choice(K, size=4000, p=weights / weights.sum())
+    probs = rng.dirichlet(np.ones(K), size=labels.size)
+    data = as_calibration_data(labels, probs)
+    rel = compute_reliability(data, AnalysisOptions(target="full"))
+    support = np.bincount(labels, minlength=K)
+    expected = np.sort(np.argsort(-support, kind="stable")[:MAX_CLASS_PANELS])
+    assert list(rel.index) == list(expected) and rel.n_omitted == 3
+    assert "Showing the 10 classes with the most samples" in plots.reliability_caption(rel)
+    assert len(plots.class_reliability_elements(rel)) == MAX_CLASS_PANELS
+
+
+def test_rank_elements_one_curve_per_rank(ties_and_edges):
+    rel = compute_reliability(ties_and_edges, AnalysisOptions(target="topk", top_k=3, n_bins=5))
+    parts = plots.rank_reliability_elements(rel)
+    curves = [el for el in parts["main"] if isinstance(el, hv.Curve) and el.label]
+    assert [c.label for c in curves] == ["rank 1 (top-1)", "rank 2", "rank 3"]
+    # markers and whiskers of all ranks: one element each, a row per non-empty bin, coloured by rank
+    (marks,) = [el for el in parts["main"] if isinstance(el, hv.Scatter)]
+    (whiskers,) = [el for el in parts["main"] if isinstance(el, hv.Segments)]
+    ranks = marks.dimension_values("rank")
+    for r, panel in enumerate(rel.panels, start=1):
+        sel = panel.counts > 0
+        mine = ranks == rel.labels[r - 1]
+        assert mine.sum() == sel.sum()
+        np.testing.assert_allclose(marks.dimension_values("frequency")[mine], panel.observed_frequency[sel])
+        np.testing.assert_allclose(whiskers.dimension_values("low")[mine], panel.low[sel])
+        np.testing.assert_allclose(whiskers.dimension_values("high")[mine], panel.high[sel])
+        assert set(marks.dimension_values("color")[mine]) == {plots.rank_colour(r)}
+        assert curves[r - 1].opts.get().kwargs["color"] == plots.rank_colour(r)
+    assert len({plots.rank_colour(r) for r in (1, 2, 3)}) == 3
+    (hist,) = list(parts["hist"])
+    assert len(hist) == 3 * 5  # every bin of every rank
+    np.testing.assert_array_equal(
+        hist.dimension_values("count"), np.concatenate([panel.counts for panel in rel.panels])
+    )
+    layout = plots.reliability_view(rel)
+    assert len(layout) == 2  # diagram + histograms; no smooth curve or witness panel
+    _rendered(layout)
+
+
+def test_class_elements_one_panel_per_class(ties_and_edges):
+    rel = compute_reliability(ties_and_edges, AnalysisOptions(target="full", n_bins=6))
+    panels = plots.class_reliability_elements(rel)
+    assert list(panels) == ["class 0", "class 1", "class 2", "class 3"]
+    for i, overlay in enumerate(panels.values()):
+        bars = overlay.get(0)
+        assert len(bars) == int((rel.panels[i].counts > 0).sum())
+        assert set(bars.dimension_values("panel")) == {f"class {i}"}
+        assert isinstance(overlay.get(1), hv.Curve)  # the diagonal
+        assert overlay.opts.get().kwargs["title"].startswith(f"class {i} · ")
+    layout = plots.reliability_view(rel, smooth=object(), witness=object())  # scalar-only extras ignored
+    assert len(layout) == 4
+    _rendered(layout)
+    assert plots.class_grid_columns(4) == 2 and plots.class_grid_columns(10) == 3
+    assert plots.class_grid_columns(10, max_cols=5) == 5 and plots.class_grid_columns(2) == 2
+
+
+def test_binary_topk_and_full_keep_the_binary_diagram(miscalibrated):
+    for target in ("topk", "full"):
+        rel = compute_reliability(miscalibrated, AnalysisOptions(target=target, n_bins=10))
+        assert not plots.is_multi(rel)
+        binary = compute_reliability(miscalibrated, AnalysisOptions(target="binary", n_bins=10))
+        np.testing.assert_array_equal(rel.counts, binary.counts)

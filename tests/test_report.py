@@ -117,3 +117,33 @@ def test_render_report_uses_a_given_analysis_and_is_reachable_either_way():
     result = analyze(data, AnalysisOptions(n=100, seed=3), resampled=False)
     html_text = render_report(None, analysis=result, title="precomputed")
     assert "n</th><td>100 (uniform subsample of 228 rows)" in html_text
+
+
+@pytest.mark.parametrize("target", ["topk", "full"])
+def test_report_shows_the_per_rank_and_per_class_views(target):
+    data = load_dataset("digits-gnb")
+    html_text = render_report(data, AnalysisOptions(target=target, top_k=3, n_bins=10), resampled=False)
+    assert '"calviz-reliability"' in html_text
+    assert "shown through its top-1 reduction" not in html_text
+    assert "smCE witness are defined for scalar predictions and are omitted" in html_text
+    if target == "topk":
+        assert "Top-3 calibration: one curve per rank" in html_text
+        for label in ("rank 1 (top-1)", "rank 2", "rank 3"):
+            assert label in html_text  # legend entries of the Bokeh figure
+    else:
+        assert "Full calibration: one panel per class" in html_text
+        assert all(f"class {c}" in html_text for c in range(10))
+
+
+def test_report_says_when_a_vector_target_is_shown_through_top1():
+    """An Analysis whose reliability data are scalar for a topk target (e.g. from the Dask path)."""
+    import dataclasses
+
+    from calviz.analysis import analyze, compute_reliability
+
+    data = load_dataset("digits-gnb")
+    result = analyze(data, AnalysisOptions(target="topk", top_k=3), resampled=False, views=("reliability",))
+    top1 = compute_reliability(data, AnalysisOptions(target="top1"))
+    scalar = dataclasses.replace(result, reliability=top1)
+    html_text = render_report(None, analysis=scalar)
+    assert "The topk target is shown through its top-1 reduction here." in html_text
