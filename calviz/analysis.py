@@ -334,38 +334,26 @@ def compute_multi_reliability(data: CalibrationData, options: AnalysisOptions) -
         raise InputError(f"per-rank / per-class reliability needs target 'topk' or 'full'; got {target!r}")
     func = _engine("ece", "reliability")
     common = dict(n_bins=int(options.n_bins), scheme=options.scheme, alpha=options.alpha)
-    panels, positives, omitted = [], [], 0
-    if target == "topk":
-        k = min(int(options.top_k), data.n_classes)
-        z, y = data.topk(k)
-        index = np.arange(1, k + 1)
-        labels = tuple("rank 1 (top-1)" if r == 1 else f"rank {r}" for r in index)
-        for r in range(k):
+    support = np.bincount(data.labels, minlength=data.n_classes)
+    kind, index, labels, omitted = multi_reliability_panels(
+        target, n_classes=data.n_classes, is_binary=data.is_binary, top_k=int(options.top_k), support=support
+    )
+    panels, positives = [], []
+    if kind == "rank":
+        z, y = data.topk(int(index.size))
+        for r in range(index.size):
             yr = y[:, r].astype(np.int64)
             panels.append(_call(func, yr, np.ascontiguousarray(z[:, r]), **common))
             positives.append(int(yr.sum()))
-        kind = "rank"
     else:
-        K = data.n_classes
-        support = np.bincount(data.labels, minlength=K)
-        if data.is_binary:
-            index = np.array([1])  # P(y = 0 | z) is the mirror image of the class-1 panel
-        elif K > MAX_CLASS_PANELS:
-            order = np.argsort(-support, kind="stable")[:MAX_CLASS_PANELS]
-            index = np.sort(order)
-        else:
-            index = np.arange(K)
-        omitted = 0 if data.is_binary else K - index.size
-        labels = tuple(f"class {c}" for c in index)
         for c in index:
             zc, yc = data.classwise(int(c))
             panels.append(_call(func, yc.astype(np.int64), zc, **common))
             positives.append(int(support[c]))
-        kind = "class"
     return MultiReliability(
         target=target,
         kind=kind,
-        index=np.asarray(index, dtype=np.int64),
+        index=index,
         labels=labels,
         panels=tuple(panels),
         positives=np.asarray(positives, dtype=np.int64),
@@ -373,6 +361,27 @@ def compute_multi_reliability(data: CalibrationData, options: AnalysisOptions) -
         n_classes=data.n_classes,
         n_omitted=int(omitted),
     )
+
+
+def multi_reliability_panels(
+    target: str, *, n_classes: int, is_binary: bool, top_k: int, support: np.ndarray
+) -> tuple[str, np.ndarray, tuple, int]:
+    """The panels of a :class:`MultiReliability`: ``(kind, index, labels, n_omitted)``.
+
+    ``topk``: ranks 1..min(k, K).  ``full``: every class, or for K > :data:`MAX_CLASS_PANELS` the classes
+    with the largest ``support`` (samples per class; ties: lower index) in class order; binary data: the
+    class-1 panel only (P(y = 0 | z) is its mirror image).  Shared by the in-memory and Dask engines."""
+    if target == "topk":
+        index = np.arange(1, min(int(top_k), n_classes) + 1, dtype=np.int64)
+        return "rank", index, tuple("rank 1 (top-1)" if r == 1 else f"rank {r}" for r in index), 0
+    if is_binary:
+        index = np.array([1], dtype=np.int64)
+    elif n_classes > MAX_CLASS_PANELS:
+        index = np.sort(np.argsort(-np.asarray(support), kind="stable")[:MAX_CLASS_PANELS]).astype(np.int64)
+    else:
+        index = np.arange(n_classes, dtype=np.int64)
+    omitted = 0 if is_binary else n_classes - index.size
+    return "class", index, tuple(f"class {c}" for c in index), omitted
 
 
 def compute_tcal(data: CalibrationData, options: AnalysisOptions, resampling: str | None = None):

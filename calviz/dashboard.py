@@ -625,8 +625,7 @@ class CalvizApp(param.Parameterized):
         self._render_reliability(rel, smooth, options, data)
 
     def _render_reliability(self, rel, smooth, options, data):
-        # (distributed data shows topk / full through the top-1 diagram that Dask computes)
-        if plots.is_multi(rel) or (rel is None and not scalar_reliability(data, options)):
+        if plots.is_multi(rel) or not scalar_reliability(data, options):
             self._render_multi_reliability(rel)
             return
         witness = None
@@ -654,13 +653,9 @@ class CalvizApp(param.Parameterized):
             f"<span style='color:{plots.MISCALIBRATED}'>Crimson</span> bins' intervals miss the diagonal, "
             f"<span style='color:{plots.CALIBRATED}'>teal</span> ones cover it."
         )
-        target = resolve_target(data, options)
-        if used != target:
-            if data.is_binary:  # top-k and full calibration of a binary model are its binary calibration
-                note += f" (For binary data the {target} target is this binary diagram.)"
-            else:  # distributed data: the per-rank / per-class diagrams are not computed on Dask
-                note += (f" (The {target} target is shown through its top-1 reduction: its per-rank / "
-                         "per-class diagrams are computed in memory only.)")
+        if used != resolve_target(data, options):
+            # binary data: top-k and full calibration of a binary model are its binary calibration
+            note += f" (For binary data the {resolve_target(data, options)} target is this binary diagram.)"
         if _distributed(data):
             note += (" All rows computed on Dask; the smooth curve is not available there (it needs the "
                      "whole sample in one process).")

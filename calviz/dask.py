@@ -101,6 +101,7 @@ __all__ = [
     "sintce",
     "lower_dce",
     "analyze_parquet",
+    "multi_reliability",
     "compute_view",
     "DistributedSource",
     "open_source",
@@ -595,6 +596,62 @@ def reliability(
                                         class_index=view.class_index, split_every=split_every, client=client)
     return reliability_from_sums(sums, equal_width_edges(m), alpha=alpha, interval=interval, n_bins=m,
                                  scheme="equal_width", target=target)
+
+
+def _partition_marginals(part, index, row_offset, target: str, top_k: int, n_bins: int):
+    """Per-rank (``topk``) or per-class (``full``; binary data: class 1 only) scalar BinSums of one
+    partition on m equal-width bins, and the number of positives of each pair."""
+    data = _validate_partition(part, index, row_offset)
+    if target == "topk":
+        z, y = data.topk(top_k)
+        pairs = [(np.ascontiguousarray(z[:, r]), y[:, r]) for r in range(top_k)]
+    else:
+        pairs = [data.classwise(c) for c in ([1] if data.is_binary else range(data.n_classes))]
+    sums = tuple(binned_sums(zc, yc, n_bins=n_bins, scheme="equal_width", target="binary")[0]
+                 for zc, yc in pairs)
+    return sums, np.array([int(yc.sum()) for _, yc in pairs], dtype=np.int64)
+
+
+def _merge_marginals(*partials):
+    sums, positives = partials[0]
+    for other, more in partials[1:]:
+        sums = tuple(a.merge(b) for a, b in zip(sums, other, strict=True))
+        positives = positives + more
+    return sums, positives
+
+
+def multi_reliability(
+    y_true, y_prob=None, *, target: str = "topk", top_k: int = 2, n_bins: int = 15, alpha: float = 0.1,
+    interval: str = "wilson", split_every: int = SPLIT_EVERY, client=None, **columns,
+):
+    """Distributed :class:`calviz.analysis.MultiReliability`: one reliability diagram per rank of the top-k
+    vector (``target="topk"``) or per class (``"full"``), all from one pass over the data (equal-width
+    bins).  Panel choice as in memory (:func:`calviz.analysis.multi_reliability_panels`)."""
+    alpha = check_alpha(alpha)
+    if interval not in ("wilson", "jeffreys"):
+        raise InputError(f"interval must be 'wilson' or 'jeffreys'; got {interval!r}")
+    if target not in ("topk", "full"):
+        raise InputError(f"per-rank / per-class reliability needs target 'topk' or 'full'; got {target!r}")
+    data = as_dask_data(y_true, y_prob, **columns)
+    m = check_n_bins(n_bins)
+    k = 0
+    if target == "topk":  # k > K is read as K, as in memory
+        k = _resolve_view(data, "topk", min(int(top_k), data.n_classes), 0).top_k
+    parts = [delayed(_partition_marginals, pure=True)(part, i, off, target, k, m)
+             for i, (part, off) in _parts_with_offsets(data)]
+    (sums, positives), = _compute(data, _tree_reduce(parts, _merge_marginals, split_every), client=client)
+    n = int(sums[0].n_total)
+    _check_n(n)
+    kind, index, labels, omitted = _analysis.multi_reliability_panels(
+        target, n_classes=data.n_classes, is_binary=data.is_binary, top_k=k, support=positives)
+    # sums are per rank 1..k, or per class 0..K−1 (binary: class 1 only)
+    rows = index - 1 if kind == "rank" else (np.zeros(1, dtype=np.int64) if data.is_binary else index)
+    edges = equal_width_edges(m)
+    panels = tuple(reliability_from_sums(sums[r], edges, alpha=alpha, interval=interval, n_bins=m,
+                                         scheme="equal_width", target="binary") for r in rows)
+    return _analysis.MultiReliability(target=target, kind=kind, index=index, labels=labels, panels=panels,
+                                      positives=positives[rows], n=n, n_classes=data.n_classes,
+                                      n_omitted=int(omitted))
 
 
 # ------------------------------------------------------------------------------------------------
@@ -1520,6 +1577,9 @@ def compute_view(view: str, data: DaskCalibrationData, options, *, client=None,
         note = None
         if options.scheme != "equal_width":
             note = "equal-mass bins need global quantiles; equal-width bins are used on Dask"
+        if not _analysis.scalar_reliability(data, options):  # one diagram per rank / per class
+            return multi_reliability(data, target=target, top_k=int(options.top_k),
+                                     n_bins=int(options.n_bins), alpha=options.alpha, client=client), note
         return reliability(data, n_bins=int(options.n_bins), alpha=options.alpha, target=scalar_target,
                            class_index=class_index, client=client), note
     tcal_target = target if target in ("binary", "top1", "classwise", "full") else "full"

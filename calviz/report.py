@@ -131,10 +131,6 @@ def _captions(result: Analysis) -> dict:
 
     rel = result.reliability
     if not plots.is_multi(rel):
-        s = result.summary
-        if rel is not None and not s.is_binary and s.target in ("topk", "full"):
-            # e.g. calviz.dask.analyze_parquet computes the reliability data of the top-1 reduction only
-            return {"reliability": f"The {s.target} target is shown through its top-1 reduction here."}
         return {}
     text = plots.reliability_caption(rel) + (
         " The smooth curve and the smCE witness are defined for scalar predictions and are omitted for"

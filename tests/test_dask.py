@@ -425,3 +425,27 @@ def test_analyze_parquet_multiclass_prefix_and_resampled(client, tmp_path):
     assert result.summary.n_classes == 3 and result.summary.target == "top1"
     same_result(result.interval, intervals.ece_interval(y, prob, n_bins=10, alpha=0.05), scale=1e-4)
     assert result.tcal_resampled is not None and result.tcal_resampled.method == "y_only"
+
+
+@pytest.mark.parametrize("K, target, k", [(4, "topk", 3), (3, "topk", 9), (4, "full", 2), (12, "full", 2),
+                                          (2, "full", 2)])
+def test_multi_reliability_equals_in_memory(client, K, target, k):
+    """Per-rank / per-class reliability (one pass on Dask) equals calviz.analysis.compute_reliability,
+    including the panel choice for K > 10 classes, k > K and binary data."""
+    from calviz.analysis import AnalysisOptions, compute_reliability
+    from calviz.data import as_calibration_data
+
+    y, prob = binary_data() if K == 2 else multiclass_data(K=K)
+    got = cdask.multi_reliability(*as_dask(y, prob), target=target, top_k=k, n_bins=15, alpha=0.05)
+    want = compute_reliability(as_calibration_data(y, prob),
+                               AnalysisOptions(target=target, top_k=k, n_bins=15, alpha=0.05))
+    want_panels = (want,) if K == 2 else want.panels  # binary: the class-1 panel is the binary diagram
+    if K > 2:
+        assert got.labels == want.labels and got.n_omitted == want.n_omitted
+        np.testing.assert_array_equal(got.index, want.index)
+        np.testing.assert_array_equal(got.positives, want.positives)
+    assert got.n == N and len(got.panels) == len(want_panels)
+    for a, b in zip(got.panels, want_panels, strict=True):
+        np.testing.assert_array_equal(a.counts, b.counts)
+        for name in ("mean_confidence", "observed_frequency", "low", "high"):
+            close(getattr(a, name), getattr(b, name))

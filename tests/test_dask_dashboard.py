@@ -135,3 +135,30 @@ def test_analyze_parquet_notes_and_report(client, tmp_path):
     assert result.distance is not None and "reliability" not in result.errors
     html = render_analysis(result, title="dask report")
     assert "subsample of 500" in html and "Bokeh" in html
+
+
+def test_topk_and_full_views_on_dask(client, tmp_path):
+    """topk / full on distributed multi-class data: one diagram per rank / per class, as in memory."""
+    from calviz.report import render_analysis
+
+    rng = np.random.default_rng(3)
+    probs = rng.dirichlet(np.full(4, 0.6), size=2500)
+    labels = np.array([rng.choice(4, p=row**1.5 / (row**1.5).sum()) for row in probs])
+    directory = tmp_path / "multi"
+    directory.mkdir()
+    frame = pd.DataFrame({"y_true": labels, **{f"p_{c}": probs[:, c] for c in range(4)}})
+    for i, (a, b) in enumerate([(0, 900), (900, 900), (900, 2500)]):
+        frame.iloc[a:b].to_parquet(directory / f"part.{i}.parquet", index=False)
+    result = cdask.analyze_parquet(directory, scheduler=client, target="topk", top_k=3)
+    rel = result.reliability
+    assert rel.kind == "rank" and rel.labels == ("rank 1 (top-1)", "rank 2", "rank 3")
+    want = analyze((labels, probs), AnalysisOptions(target="topk", top_k=3), views=("reliability",))
+    for a, b in zip(rel.panels, want.reliability.panels, strict=True):
+        np.testing.assert_array_equal(a.counts, b.counts)
+        _close(a.observed_frequency, b.observed_frequency)
+    assert "Top-3 calibration: one curve per rank" in render_analysis(result)
+    app = CalvizApp(cdask.open_source(directory, client=client), target="full")
+    app.wait(120)
+    full = app._cached("reliability", app.options, app.data)
+    assert full.kind == "class" and len(full.panels) == 4
+    np.testing.assert_array_equal(full.positives, np.bincount(labels, minlength=4))

@@ -133,17 +133,3 @@ def test_report_shows_the_per_rank_and_per_class_views(target):
     else:
         assert "Full calibration: one panel per class" in html_text
         assert all(f"class {c}" in html_text for c in range(10))
-
-
-def test_report_says_when_a_vector_target_is_shown_through_top1():
-    """An Analysis whose reliability data are scalar for a topk target (e.g. from the Dask path)."""
-    import dataclasses
-
-    from calviz.analysis import analyze, compute_reliability
-
-    data = load_dataset("digits-gnb")
-    result = analyze(data, AnalysisOptions(target="topk", top_k=3), resampled=False, views=("reliability",))
-    top1 = compute_reliability(data, AnalysisOptions(target="top1"))
-    scalar = dataclasses.replace(result, reliability=top1)
-    html_text = render_report(None, analysis=scalar)
-    assert "The topk target is shown through its top-1 reduction here." in html_text
