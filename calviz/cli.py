@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import importlib
 import json
 import math
+import signal
 import sys
 import threading
 from pathlib import Path
@@ -344,8 +346,6 @@ def _on_dask(args, function: str, **kwargs):
     from calviz.data import InputError
 
     try:
-        import importlib
-
         func = getattr(importlib.import_module("calviz.dask"), function)
         return func(args.file, scheduler=args.scheduler or "local", y_true=args.correct or args.y_true,
                     y_prob=args.confidence or args.y_prob, prob_prefix=args.prob_prefix, **kwargs)
@@ -425,7 +425,6 @@ def session_factory(data=None, dataset: str | None = None, **app_params):
 
     ``data``: predictions already read and validated by the CLI (with its column options) — immutable,
     so every session may start from the same object; ``dataset``: an embedded dataset to open on."""
-    import importlib
 
     # the module, not calviz.dashboard (the public function of the same name)
     dashboard = importlib.import_module("calviz.dashboard")
@@ -442,8 +441,6 @@ def warm_kernels() -> None:
     analysis once on a small embedded dataset, and import the dashboard module.  Runs in a background
     thread while Panel imports and the server starts, so the first session finds everything loaded."""
     try:
-        import importlib
-
         from calviz.analysis import analyze
         from calviz.datasets import DEFAULT_DATASET, load_dataset
 
@@ -497,12 +494,16 @@ def cmd_serve(args) -> int:
     server.start()
     if args.show:
         server.io_loop.add_callback(_open_browser, url)
+    # SIGTERM (a service manager, `kill`) stops like Ctrl+C, so the worker processes and a local Dask
+    # cluster are shut down instead of being orphaned
+    signal.signal(signal.SIGTERM, lambda *_: server.io_loop.add_callback_from_signal(server.io_loop.stop))
     try:
         server.io_loop.start()
     except KeyboardInterrupt:
         print("calviz: stopped", file=sys.stderr)
     finally:
         server.stop()
+        importlib.import_module("calviz.dashboard").shutdown_workers()
     return EXIT_OK
 
 

@@ -994,8 +994,30 @@ def _worker_pool() -> concurrent.futures.ProcessPoolExecutor | None:
         return _POOL
 
 
+def shutdown_workers() -> None:
+    """Stop the shared worker processes (``calviz serve`` calls this when it stops)."""
+    global _POOL
+    with _POOL_LOCK:
+        pool, _POOL = _POOL, None
+    if pool is not None:
+        pool.shutdown(wait=False, cancel_futures=True)
+        for process in list(getattr(pool, "_processes", {}).values()):  # a job may still be running
+            process.terminate()
+
+
+def _exit_with_parent(parent: int) -> None:
+    """A worker whose server died (killed, so it could not shut its pool down) is re-parented: exit then,
+    instead of lingering — and finishing a stale job — forever."""
+    while True:
+        time.sleep(1.0)
+        if os.getppid() != parent:
+            os._exit(0)
+
+
 def _warm_worker() -> None:
     """Import the engine in a new worker (and load numba's cached kernels) before the first job."""
+    threading.Thread(target=_exit_with_parent, args=(os.getppid(),), name="calviz-parent-watch",
+                     daemon=True).start()
     for module in ("calviz.tcal", "calviz.intervals", "calviz.smooth"):
         try:
             __import__(module)

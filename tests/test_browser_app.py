@@ -356,3 +356,53 @@ def test_topk_and_full_reliability_views(served_app, chromium_browser, artifacts
         assert not page.errors, page.errors
     finally:
         context.close()
+
+
+def _children(pid: int) -> set[int]:
+    import subprocess
+
+    out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(pid)], capture_output=True, text=True).stdout
+    return {int(p) for p in out.split()}
+
+
+def _alive(pids) -> set[int]:
+    import os
+
+    alive = set()
+    for pid in pids:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            continue
+        with open(f"/proc/{pid}/stat") as f:  # a zombie waiting for its reaper is gone for our purpose
+            if f.read().split(") ")[-1].startswith("Z"):
+                continue
+        alive.add(pid)
+    return alive
+
+
+@pytest.mark.parametrize("signal_name", ["SIGTERM", "SIGKILL"])
+def test_stopped_server_leaves_no_worker_processes(tmp_path, chromium_browser, signal_name):
+    """`calviz serve` runs resampling and distance jobs in worker processes: SIGTERM shuts them down with
+    the server, and after SIGKILL (no chance to clean up) they notice their parent is gone and exit."""
+    import signal
+    import time
+
+    from conftest import start_server, stop_server
+
+    proc, url = start_server(tmp_path)
+    try:
+        context, page = open_app(chromium_browser, url)
+        page.wait_for_function(f"() => ({JS_TEXT_CONTAINING})('implied dCE') !== null",
+                               timeout=UPDATE_TIMEOUT)
+        context.close()
+        workers = _children(proc.pid)
+        assert workers, "the served app should have started its worker processes"
+        proc.send_signal(getattr(signal, signal_name))
+        proc.wait(timeout=30)
+        deadline = time.monotonic() + 20
+        while _alive(workers) and time.monotonic() < deadline:
+            time.sleep(0.3)
+        assert not _alive(workers), f"worker processes {sorted(_alive(workers))} outlived the server"
+    finally:
+        stop_server(proc)  # (also closes the server log)
