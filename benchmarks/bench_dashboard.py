@@ -81,6 +81,9 @@ def server_side(data, reps: int):
             start = time.perf_counter()
             setattr(app, param, value)
             callback.append(time.perf_counter() - start)
+            # outside a server the jobs this change started apply their results from their own thread:
+            # let them finish, so they neither race with nor slow down the rebuild timed next
+            app.wait(timeout=600)
             start = time.perf_counter()
             for pane in (app.reliability_pane, app.tcal_pane, app.interval_pane):
                 obj = pane.object
@@ -98,7 +101,18 @@ def server_side(data, reps: int):
 def browser_side(npz: Path, reps: int, cache_dir: Path):
     from conftest import CHROMIUM_ARGS, start_server, stop_server
     from playwright.sync_api import sync_playwright
-    from test_browser_app import JS_BAR_COUNTS, JS_TEXT_CONTAINING, set_widget
+    from test_browser_app import _ALL_MODELS, JS_BAR_COUNTS, JS_TEXT_CONTAINING, set_widget
+
+    # the app is idle when its progress line ("computing: …") is hidden: no background job is running
+    js_idle = (f"() => !({_ALL_MODELS}).some(m => typeof m.text === 'string'"
+               " && m.text.startsWith('computing:') && m.visible)")
+
+    def settle(page):
+        """Each change is timed from an idle app: the previous change's background jobs (bootstrap
+        interval, smooth band — seconds on a slow machine) must not share the CPU with this update."""
+        page.wait_for_timeout(500)
+        page.wait_for_function(js_idle, timeout=120_000)
+        page.wait_for_timeout(300)
 
     # warm-up server: trains nothing (file data) but fills numba's cache if it was cold
     proc, url = start_server(cache_dir, extra_args=(str(npz),))
@@ -123,7 +137,7 @@ def browser_side(npz: Path, reps: int, cache_dir: Path):
             bins_times, alpha_times = [], []
             for i in range(reps):
                 m = 17 + i
-                page.wait_for_timeout(1500)  # let background resampling finish
+                settle(page)
                 start = time.perf_counter()
                 set_widget(page, "bins (m)", m)
                 page.wait_for_function(
@@ -135,7 +149,7 @@ def browser_side(npz: Path, reps: int, cache_dir: Path):
                 bins_times.append(time.perf_counter() - start)
             for i in range(reps):
                 alpha = round(0.06 + 0.01 * i, 3)  # distinct whole-percent levels: 94 %, 93 %, …
-                page.wait_for_timeout(1500)
+                settle(page)
                 start = time.perf_counter()
                 set_widget(page, "level α", alpha)
                 level = f"{100 * (1 - alpha):.0f}% interval"

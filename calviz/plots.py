@@ -167,6 +167,14 @@ def _bins(reliability) -> dict:
     }
 
 
+def _frequency_axes(title: str, height: int, **legend):
+    """Options of a reliability diagram's main panel: observed frequency against confidence on [0, 1]²
+    (the x label sits under the histogram panel below it), with a legend placed by ``legend``."""
+    return hv.opts.Overlay(title=title, xlim=(0, 1), ylim=(-0.02, 1.02), xlabel="",
+                           ylabel="observed frequency", height=height, responsive=True, show_legend=True,
+                           fontsize=_FONT, min_width=300, **legend)
+
+
 def _bar_layers(b: dict, *, size: int = 5, name: str | None = None):
     """Bars (coloured by whether the interval covers the diagonal), the diagonal, the per-bin whiskers
     and the bin markers of one reliability diagram (``name``: a first hover line, e.g. "class 3")."""
@@ -271,19 +279,7 @@ def reliability_elements(
         else "reliability data not available"
     )
     main = (bars * diagonal * errs * marks * band * smooth_curve).opts(
-        hv.opts.Overlay(
-            title=title or default_title,
-            xlim=(0, 1),
-            ylim=(-0.02, 1.02),
-            xlabel="",
-            ylabel="observed frequency",
-            height=height,
-            responsive=True,
-            show_legend=True,
-            legend_position="top_left",
-            fontsize=_FONT,
-            min_width=300,
-        )
+        _frequency_axes(title or default_title, height, legend_position="top_left")
     )
     # distinct y dimension names: the histogram's count axis must not be linked to the frequency axis
     hist = hv.Rectangles(
@@ -495,15 +491,9 @@ def rank_reliability_elements(
         else "reliability data not available"
     )
     main = hv.Overlay(layers).opts(
-        hv.opts.Overlay(
-            title=title or default_title,
-            xlim=(0, 1),
-            ylim=(-0.02, 1.02),
-            xlabel="",
-            ylabel="observed frequency",
-            height=height,
-            responsive=True,
-            show_legend=True,
+        _frequency_axes(
+            title or default_title,
+            height,
             # outside the axes, in rows above them: an inside legend would hide curves (a low-confidence
             # rank of an overconfident model can reach frequency 1 anywhere)
             legend_position="top",
@@ -511,8 +501,6 @@ def rank_reliability_elements(
             legend_limit=10_000,  # HoloViews hides legends of overlays with many layers (3 per rank)
             legend_opts={"label_text_font_size": "8pt", "spacing": 0, "padding": 2, "margin": 0,
                          "label_height": 12, "glyph_height": 12, "label_standoff": 3},
-            fontsize=_FONT,
-            min_width=300,
         )
     )
     hist = hv.Overlay(hists).opts(
