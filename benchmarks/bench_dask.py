@@ -110,6 +110,7 @@ def main(argv=None) -> int:
                         help="skip a sort-based estimator on the big data when its time extrapolated "
                              "from the comparison run exceeds this many seconds")
     args = parser.parse_args(argv)
+    load_start = os.getloadavg()[0]
     n_rows = args.rows or (10**6 if args.quick else 10**8)
     n_cmp = min(args.compare_rows or (10**6 if args.quick else 10**7), n_rows)
     repeats = args.repeats or (3 if args.quick else 1)
@@ -230,8 +231,8 @@ def main(argv=None) -> int:
                  f"os.cpu_count() = {os.cpu_count()}; dask {dask.__version__}; LocalCluster with 2 worker "
                  f"processes × 1 thread, memory_limit = {args.memory_limit} per worker; medians of {repeats} "
                  "run(s) after warm-up (on the big data the kernels are warmed by the comparison runs "
-                 "first).  **The machine was shared with other developers during this run (2 cores, up to 8 "
-                 "concurrent sessions), so the timings are pessimistic.**\n")
+                 f"first).  1-min load average {load_start:.1f} at the start, {os.getloadavg()[0]:.1f} at "
+                 "the end (2 cores: above ~2 other work shared the machine).\n")
     lines.append(f"Data: {n_rows:,} binary predictions in {len(files)} Parquet files ({size_gb:.2f} GB on "
                  "disk), read out of core with `dask.dataframe.read_parquet`; each estimator is a full pass "
                  "over the files (Parquet decoding included).\n")
@@ -261,9 +262,9 @@ def main(argv=None) -> int:
     else:
         lines.append("No task failed, no worker was restarted (no spilling failures).\n")
     lines.append("Agreement is the largest relative difference over the float fields of the two result "
-                 "objects (the field is named).  Analytic T-Cal p-values far in the tail (p < 1e-10) inherit "
-                 "the ~1e-14 relative differences of the statistics amplified by the tail slope, hence "
-                 "~1e-11 there; statistics and critical values agree to ~1e-14.\n")
+                 "objects (the field is named).  Analytic T-Cal is computed from compensated per-bin sums "
+                 "shared by both engines (calviz.tcal.MomentSums), so its statistics, critical values and "
+                 "p-values agree to the last bit even far in the tail.\n")
     out = ROOT / "benchmarks" / "results" / "bench_dask.md"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text("\n".join(lines) + "\n")
