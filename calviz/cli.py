@@ -297,9 +297,11 @@ def _print_check_text(summary: dict) -> None:
         if not isinstance(measures, dict):  # another layout: every top-level number
             measures = {k: v for k, v in bounds.items() if isinstance(v, (int, float)) and k not in (
                 "lower", "upper") and not isinstance(v, bool)}
-        if measures:
-            print("    measures: " + ", ".join(f"{k} {_fmt(v)}" for k, v in measures.items()
-                                                 if isinstance(v, (int, float))))
+        # each measure is a record {"value": …, "inequality": …, band} (or, in another layout, a number)
+        values = {k: v.get("value") if isinstance(v, dict) else v for k, v in measures.items()}
+        shown = [f"{k} {_fmt(v)}" for k, v in values.items() if isinstance(v, (int, float))]
+        if shown:
+            print("    measures: " + ", ".join(shown))
     for view, message in summary["errors"].items():
         print(f"  note: {view}: {message}")
 

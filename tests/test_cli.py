@@ -99,6 +99,9 @@ def test_check_text_output(miscalibrated_csv, capsys):
     out = capsys.readouterr().out
     assert "REJECTS calibration" in out and "ECE" in out and "10 bins" in out
     assert "distance to calibration" in out
+    measures = next(line for line in out.splitlines() if line.strip().startswith("measures:"))
+    for name in ("smce", "lower_dce", "sintce", "laplace_kce"):  # each with its value
+        assert re.search(rf"{name} \d+\.\d{{4}}", measures), measures
 
 
 def test_check_column_options(tmp_path, capsys):
