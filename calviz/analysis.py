@@ -40,6 +40,7 @@ __all__ = [
     "compute_reliability",
     "MultiReliability",
     "compute_multi_reliability",
+    "multi_reliability_panels",
     "scalar_reliability",
     "MAX_CLASS_PANELS",
     "compute_tcal",

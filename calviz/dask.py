@@ -1742,7 +1742,9 @@ def analyze_parquet(
         source = DistributedSource(data, client, "client", n, correct, confidence, int(distance_sample))
         summary = source.data_summary(opts)
         timings["summary"] = time.perf_counter() - t0
-        views = [v for v in DASK_VIEWS if v != "tcal_resampled" or opts.resampling != "analytic"]
+        # (the views Dask cannot compute, smooth and bootstrap, are run too: they report why)
+        views = [v for v in (*DASK_VIEWS, "smooth", "bootstrap")
+                 if v != "tcal_resampled" or opts.resampling != "analytic"]
         for view in views:
             result, seconds, message = _analysis.run_view(view, source, opts)
             timings[view] = seconds
@@ -1752,6 +1754,4 @@ def analyze_parquet(
                 results["distance"], results["witness"] = result if result is not None else (None, None)
             else:
                 results[view] = result
-    for view in ("smooth", "bootstrap"):
-        errors[view] = f"{view}: not available on Dask ({_NOT_ON_DASK[view]})"
     return _analysis.Analysis(options=opts, summary=summary, timings=timings, errors=errors, **results)

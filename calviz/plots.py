@@ -175,6 +175,17 @@ def _frequency_axes(title: str, height: int, **legend):
                            fontsize=_FONT, min_width=300, **legend)
 
 
+#: hover lines of one reliability bin (bars and rank markers carry these columns)
+_BIN_TOOLTIPS = (
+    ("bin", "[@x0{0.000}, @x1{0.000})"),
+    ("count", "@count"),
+    ("mean confidence", "@confidence{0.0000}"),
+    ("observed frequency", "@frequency{0.0000}"),
+    ("interval", "[@low{0.000}, @high{0.000}]"),
+    ("", "@status"),
+)
+
+
 def _bar_layers(b: dict, *, size: int = 5, name: str | None = None):
     """Bars (coloured by whether the interval covers the diagonal), the diagonal, the per-bin whiskers
     and the bin markers of one reliability diagram (``name``: a first hover line, e.g. "class 3")."""
@@ -197,16 +208,7 @@ def _bar_layers(b: dict, *, size: int = 5, name: str | None = None):
         "color": color[sel],
         "status": status[sel],
     }
-    hover = HoverTool(
-        tooltips=[
-            ("bin", "[@x0{0.000}, @x1{0.000})"),
-            ("count", "@count"),
-            ("mean confidence", "@confidence{0.0000}"),
-            ("observed frequency", "@frequency{0.0000}"),
-            ("interval", "[@low{0.000}, @high{0.000}]"),
-            ("", "@status"),
-        ]
-    )
+    hover = HoverTool(tooltips=list(_BIN_TOOLTIPS))
     vdims = ["confidence", "frequency", "low", "high", "count", "color", "status"]
     if name is not None:
         table["panel"] = np.full(int(sel.sum()), name, dtype=object)
@@ -400,17 +402,7 @@ def rank_reliability_elements(
 
     panels = list(field(multi, "panels", default=()) or ())
     labels = list(field(multi, "labels", default=()) or [f"rank {r + 1}" for r in range(len(panels))])
-    hover = HoverTool(
-        tooltips=[
-            ("", "@rank"),
-            ("bin", "[@x0{0.000}, @x1{0.000})"),
-            ("count", "@count"),
-            ("mean confidence", "@confidence{0.0000}"),
-            ("observed frequency", "@frequency{0.0000}"),
-            ("interval", "[@low{0.000}, @high{0.000}]"),
-            ("", "@status"),
-        ]
-    )
+    hover = HoverTool(tooltips=[("", "@rank"), *_BIN_TOOLTIPS])
     hist_hover = HoverTool(tooltips=[("", "@rank"), ("bin", "[@x0{0.000}, @x1{0.000})"), ("count", "@count")])
     # unlabelled: the legend above the plot lists the ranks only (the dashed diagonal is in the caption)
     diagonal = hv.Curve(([0.0, 1.0], [0.0, 1.0]), "x", "y").opts(
