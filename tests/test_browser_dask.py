@@ -18,6 +18,7 @@ from test_browser_app import (
     status_text,
     tcal_text,
     wait_hist,
+    wait_text,
 )
 
 pytestmark = pytest.mark.browser
@@ -49,8 +50,9 @@ def test_serve_parquet_directory_on_dask(served_dask_app, chromium_browser, arti
         page.wait_for_function(f"() => ({JS_TEXT_CONTAINING})('Dask') !== null", timeout=UPDATE_TIMEOUT)
         status = status_text(page)
         assert "Dask" in status and f"of {sum(SIZES):,}" in status, status
-        assert "REJECT" in tcal_text(page)  # P(y=1 | p) = p^1.5 on 8000 rows
-        assert page.evaluate(JS_TEXT_CONTAINING, f"n = {sum(SIZES):,}") is not None  # diagram title
+        wait_text(page, "REJECT")  # P(y=1 | p) = p^1.5 on 8000 rows: the T-Cal job on the workers
+        assert "REJECT" in tcal_text(page)
+        wait_text(page, f"n = {sum(SIZES):,}")  # diagram title
         shot(page, artifacts_dir, "dask_dashboard")
 
         set_widget(page, "bins (m)", 40)  # recomputed by the Dask workers
@@ -59,9 +61,8 @@ def test_serve_parquet_directory_on_dask(served_dask_app, chromium_browser, arti
 
         set_widget(page, "Parquet file or directory (on this machine)", "/nonexistent/predictions")
         page.get_by_role("button", name="Open on Dask").click()
-        page.wait_for_function(f"() => ({JS_TEXT_CONTAINING})('Input refused') !== null",
-                               timeout=UPDATE_TIMEOUT)
-        assert "/nonexistent/predictions" in page.evaluate(JS_TEXT_CONTAINING, "Input refused")
+        wait_text(page, "Input refused")
+        wait_text(page, "/nonexistent/predictions")  # in the alert
         shot(page, artifacts_dir, "dask_bad_path")
         set_widget(page, "bins (m)", 25)  # the app still answers, on the same data
         wait_hist(page, 25)
