@@ -3,10 +3,12 @@
 Flow: widget → parameter of :class:`CalvizApp` → (only the views whose inputs changed) →
 ``calviz.analysis`` compute function (cached by its inputs) → ``calviz.plots`` element → pane.
 
-* Each view's updater is a ``param.depends(..., watch=True)`` method watching exactly that view's inputs
-  (:data:`calviz.analysis.VIEW_INPUTS` is the single table of which options each computation reads), and
-  results are cached by the same inputs, so e.g. moving the bin-count slider recomputes the reliability
-  diagram and the ECE interval but neither T-Cal nor the distance bounds.
+* Each view's updater has a watch list of exactly that view's inputs (:attr:`CalvizApp.VIEW_UPDATERS`,
+  built from :data:`calviz.analysis.VIEW_INPUTS`, the single table of which options each computation
+  reads), and results are cached by the same inputs, so e.g. moving the bin-count slider recomputes the
+  reliability diagram and the ECE interval but neither T-Cal nor the distance bounds.  One watcher
+  dispatches a change to the updaters whose inputs it touches, all inside one freeze of the Bokeh
+  document (see :meth:`CalvizApp._frozen`).
 * Resampling work (resampled T-Cal, bootstrap interval) runs in a background thread.  The analytic
   T-Cal result is shown at once and replaced when the resampled one arrives; a newer change bumps a
   generation counter so stale results are dropped (the running computation cannot be interrupted, but
@@ -18,6 +20,7 @@ Flow: widget → parameter of :class:`CalvizApp` → (only the views whose input
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import html
 import io
 import multiprocessing
@@ -181,7 +184,8 @@ class CalvizApp(param.Parameterized):
         self._executor = concurrent.futures.ThreadPoolExecutor(max_workers=2, thread_name_prefix="calviz")
         self._jobs: dict[str, concurrent.futures.Future] = {}
         self._doc = pn.state.curdoc
-        self._pipes: dict[str, hv.streams.Pipe] = {}
+        self._pipes: dict[str, dict] = {}  # view → {panel: the Pipe feeding its DynamicMap}
+        self._signatures: dict[str, dict] = {}  # view → {panel: signature of the elements it draws}
         self._n_widget = None
         self._structure: dict[str, tuple | None] = {}
         self._inline_jobs = False
@@ -190,6 +194,8 @@ class CalvizApp(param.Parameterized):
         if defer_initial:  # the first results arrive with start(): the page can be served before them
             for pane in (self.reliability_pane, self.tcal_pane, self.interval_pane, self.distance_pane):
                 pane.loading = True
+        inputs = sorted(set().union(*(watched for _, watched in self.VIEW_UPDATERS)))
+        self.param.watch(self._on_inputs, inputs)
         self.param.watch(self._finish_update, [p for p in self.param if p != "name"], precedence=100)
 
     # -- data ---------------------------------------------------------------------------------------
@@ -207,7 +213,7 @@ class CalvizApp(param.Parameterized):
 
     def _set_data(self, data: CalibrationData, *, initial: bool = False, compute: bool = True) -> None:
         k = data.n_classes
-        with param.parameterized.discard_events(self) if initial else _nullcontext():
+        with param.parameterized.discard_events(self) if initial else contextlib.nullcontext():
             self.param.class_index.bounds = (0, k - 1)
             self.param.top_k.bounds = (1, max(2, k))
             self.param.n.bounds = (min(data.n, 20), data.n)
@@ -605,11 +611,37 @@ class CalvizApp(param.Parameterized):
     def __panel__(self):
         return self.layout()
 
-    # -- view updaters (param.depends with each view's minimal watch list) --------------------------
-    # the diagram also draws the smooth curve (its band is resampled: n_resamples, seed)
-    _REL = ("data", *VIEW_INPUTS["reliability"], "seed", "show_smooth", "kernel", "bandwidth", "n_resamples")
+    # -- view updaters, each with its view's minimal watch list --------------------------------------
+    #: (updater, the parameters it reads), in the order a change updates the views: the reliability
+    #: diagram first (it also draws the smooth curve, whose band is resampled: n_resamples, seed)
+    VIEW_UPDATERS = (
+        (
+            "_update_reliability",
+            frozenset(
+                ("data", *VIEW_INPUTS["reliability"], "seed", "show_smooth", "kernel", "bandwidth",
+                 "n_resamples")
+            ),
+        ),
+        ("_update_tcal", frozenset(("data", *VIEW_INPUTS["tcal_resampled"]))),
+        ("_update_interval", frozenset(("data", *VIEW_INPUTS["bootstrap"], "seed"))),
+        ("_update_distance", frozenset(("data", *VIEW_INPUTS["distance"], "seed"))),
+    )
 
-    @param.depends(*_REL, watch=True)
+    def _on_inputs(self, *events) -> None:
+        changed = {event.name for event in events}
+        with self._frozen():
+            for updater, watched in self.VIEW_UPDATERS:
+                if changed & watched:
+                    getattr(self, updater)()
+
+    def _frozen(self):
+        """Hold the Bokeh document's model-graph bookkeeping until every view of one change is updated.
+        Each HoloViews plot update freezes the document by itself, and each thaw walks every model of the
+        page (``Document.models.recompute``): on the served page that walk was 40 % of the server's time
+        for an α change, once per view; nested freezes thaw once, at the outermost."""
+        doc = self._doc
+        return doc.models.freeze() if doc is not None else contextlib.nullcontext()
+
     def _update_reliability(self):
         data, options = self.data, self.options
         rel = self._ready("reliability", options, data)
@@ -694,34 +726,50 @@ class CalvizApp(param.Parameterized):
         self.reliability_note.object = note + self._error_text("reliability")
 
     def _show(self, view: str, elements, *, structure=None, height: int | None = None) -> None:
-        """Stream new plot elements into the view.  The first call builds a DynamicMap fed by a Pipe;
-        later calls only send data, so Bokeh updates the existing figures in place (their data sources,
-        ranges and titles) instead of replacing them — the difference between ~1 s and ~0.1 s per update.
+        """Stream new plot elements into the view.  The first call builds one DynamicMap per panel, each
+        fed by its own Pipe; later calls only send data, so Bokeh updates the existing figures in place
+        (their data sources, ranges and titles) instead of replacing them — the difference between ~1 s
+        and ~0.1 s per update — and only to the panels whose drawing changed
+        (:func:`calviz.plots.element_signature`): an α change redraws the bars' whiskers but neither the
+        confidence histogram nor the witness.
 
-        The reliability view's panels depend on the target (``structure``: scalar diagram; one curve per
-        rank, so k layers; one panel per class): when the structure changes the figures are rebuilt once,
-        and the pane takes ``height`` (the per-class grid is taller than the default)."""
-        pipe = self._pipes.get(view)
-        if pipe is not None and self._structure.get(view) == structure:
-            pipe.send(elements)
+        ``elements``: one element, or a dict of panels (the reliability view).  Its panels depend on the
+        target (``structure``: scalar diagram; one curve per rank, so k layers; one panel per class):
+        when the structure changes the figures are rebuilt once, and the pane takes ``height`` (the
+        per-class grid is taller than the default)."""
+        panels = elements if isinstance(elements, dict) else {None: elements}
+        signatures = {key: plots.element_signature(element) for key, element in panels.items()}
+        pipes = self._pipes.get(view)
+        if pipes is not None and self._structure.get(view) == structure and pipes.keys() == panels.keys():
+            for key, element in panels.items():
+                if self._signatures[view][key] != signatures[key]:
+                    pipes[key].send(element)
+            self._signatures[view] = signatures
             return
-        pipe = self._pipes[view] = hv.streams.Pipe(data=elements)
+        pipes = self._pipes[view] = {key: hv.streams.Pipe(data=element) for key, element in panels.items()}
+        self._signatures[view] = signatures
         self._structure[view] = structure
         pane = getattr(self, f"{view}_pane")
+        maps = [hv.DynamicMap(_identity, streams=[pipe]) for pipe in pipes.values()]
         if view == "reliability":
             kind = structure[0] if structure else "scalar"
-            keys = ("main", "hist", "witness") if kind == "scalar" else tuple(elements)
             ncols = structure[2] if kind == "class" else 1
-            panels = [hv.DynamicMap(partial(_pick, key), streams=[pipe]) for key in keys]
             layout = (
-                hv.Layout(panels)
+                hv.Layout(maps)
                 .cols(ncols)
                 .opts(hv.opts.Layout(shared_axes=kind != "class", merge_tools=True, toolbar="right"))
             )
             pane.height = int(height or _REL_HEIGHT)
             pane.object = layout
         else:
-            pane.object = hv.DynamicMap(_identity, streams=[pipe])
+            pane.object = maps[0]
+
+    def shown(self, view: str):
+        """The elements the view draws now: one element, or the dict of panels (reliability)."""
+        pipes = self._pipes.get(view)
+        if pipes is None:
+            return None
+        return pipes[None].data if None in pipes else {key: pipe.data for key, pipe in pipes.items()}
 
     def _ready(self, view, options, data):
         """The view's result.  In-memory data: computed on this thread (milliseconds).  Distributed data: a
@@ -736,7 +784,6 @@ class CalvizApp(param.Parameterized):
         with self._lock:
             return self._cache.get(view_key(view, data, options))
 
-    @param.depends("data", *VIEW_INPUTS["tcal_resampled"], watch=True)
     def _update_tcal(self):
         data, options = self.data, self.options
         analytic = self._ready("tcal", options, data)
@@ -783,7 +830,6 @@ class CalvizApp(param.Parameterized):
             "tcal", "tcal_resampled"
         )
 
-    @param.depends("data", *VIEW_INPUTS["bootstrap"], "seed", watch=True)
     def _update_interval(self):
         data, options = self.data, self.options
         interval = self._ready("interval", options, data)
@@ -809,7 +855,6 @@ class CalvizApp(param.Parameterized):
             "interval", "bootstrap"
         )
 
-    @param.depends("data", *VIEW_INPUTS["distance"], "seed", watch=True)
     def _update_distance(self):
         # the distance family (exact smCE, LP for dCE_lower, …) takes ~0.5 s at n = 10⁵: computed in the
         # worker process like the resampling jobs, so it never blocks the session
@@ -843,10 +888,11 @@ class CalvizApp(param.Parameterized):
     def _refresh_all(self):
         self._inline_jobs = not self._served()
         try:
-            self._update_distance()
-            self._update_reliability()
-            self._update_tcal()
-            self._update_interval()
+            with self._frozen():
+                self._update_distance()
+                self._update_reliability()
+                self._update_tcal()
+                self._update_interval()
         finally:
             self._inline_jobs = False
         self._finish_update()
@@ -912,6 +958,10 @@ class CalvizApp(param.Parameterized):
     def _apply_job(self, kind, generation, options, data):
         if self._generation[kind] != generation:
             return
+        with self._frozen():
+            self._apply_result(kind, options, data)
+
+    def _apply_result(self, kind, options, data):
         if kind.startswith("dask:"):  # a view of distributed data is ready: its updater now finds it cached
             self._stop_progress(kind)
             view = kind.split(":", 1)[1]
@@ -1065,10 +1115,6 @@ def _distributed(data) -> bool:
     return bool(getattr(data, "distributed", False))
 
 
-def _pick(key, data):
-    return data[key]
-
-
 def _identity(data):
     return data
 
@@ -1092,13 +1138,6 @@ def _offline_fast_design():
 
     return OfflineFast
 
-
-class _nullcontext:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
 
 
 def dashboard(y_true=None, y_prob=None, **params) -> pn.Row:
