@@ -36,6 +36,7 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tests"))
 
 RESULTS = REPO / "benchmarks" / "results"
+LOAD_AT_START = os.getloadavg()[0]
 
 
 def make_predictions(n: int, seed: int = 0):
@@ -221,7 +222,8 @@ def write_markdown(command, n, server, browser, reps):
         "",
         f"Command: `{command}`; n = {n:,} top-1 predictions of a 10-class model; `os.cpu_count()` = "
         f"{os.cpu_count()}; medians of {reps} changes, each to a new value (no cache hits).",
-        "Measured on a shared 2-core machine with other developers' jobs running: pessimistic.",
+        f"1-min load average {LOAD_AT_START:.1f} before the run, {os.getloadavg()[0]:.1f} after it. The "
+        "browser medians vary by ±0.2 s from run to run on this machine; the server's CPU time varies less.",
         "",
         "| widget change | compute (non-resampling views) | whole server callback (compute + plot update) "
         "| its CPU time | rebuilding the figures instead | target |",

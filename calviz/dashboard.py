@@ -63,7 +63,10 @@ FALLBACK_DATASET = "inline-overconfident"
 
 _UPLOADED_PREFIX = "uploaded: "
 _CACHE_SIZE = 64
-_JOB_DELAY = 0.3  # s: background jobs of a served session start this long after the change
+# s: background jobs of a served session start this long after the change — after the server has sent
+# the change's plots and (on a 2-core machine) while the browser draws them; starting at 0.3 s instead put
+# the worker on the CPU mid-render and added ~0.1–0.3 s to the browser's latency (paired benchmark runs)
+_JOB_DELAY = 0.8
 _REL_HEIGHT = 430  # first row: reliability diagram (3 stacked panels) beside T-Cal
 _LOW_HEIGHT = 280  # second row: ECE interval beside the distance bounds
 _CLASS_PANEL_HEIGHT = 150  # full target: height of each per-class reliability panel (the pane grows)
