@@ -1142,7 +1142,6 @@ def _offline_fast_design():
     return OfflineFast
 
 
-
 def dashboard(y_true=None, y_prob=None, **params) -> pn.Row:
     """The dashboard as a Panel layout that renders inline in Jupyter.
 

@@ -130,7 +130,11 @@ def element_signature(obj) -> tuple:
     else:
         columns = (("", _values_signature(data)),)
     dimensions = (tuple(map(str, obj.kdims)), tuple(map(str, obj.vdims)))
-    return (type(obj).__name__, obj.label, obj.group, dimensions, columns, _options_signature(obj))
+    parameters = ()
+    if not isinstance(obj, hv.Dataset):  # an annotation keeps what it draws in parameters (x, text, …)
+        parameters = tuple(sorted((k, repr(v)) for k, v in obj.param.values().items() if k != "name"))
+    return (type(obj).__name__, obj.label, obj.group, dimensions, columns, parameters,
+            _options_signature(obj))
 
 
 def _values_signature(values):

@@ -354,3 +354,7 @@ def test_element_signature_tells_equal_drawings_from_different_ones(miscalibrate
                        ["x", "y"], ["name"])
     renamed = labels.clone({"x": [0.0, 1.0], "y": [1.0, 2.0], "name": np.array(["a", "c"], dtype=object)})
     assert signature(labels) != signature(renamed)
+    # annotations and placeholders: what they draw lives in parameters
+    assert signature(hv.VLine(0.0)) != signature(hv.VLine(0.5))
+    assert signature(plots.placeholder("computing…")) != signature(plots.placeholder("not available"))
+    assert signature(plots.placeholder("computing…")) == signature(plots.placeholder("computing…"))
