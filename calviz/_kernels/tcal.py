@@ -866,19 +866,11 @@ def merge_features(ka, na, ha, la, kb, nb, hb, lb):
     i = 0
     j = 0
     for r in range(m):
-        if j >= Bn or (i < A and ka[i] < kb[j]):
-            keys[r] = ka[i]
-            cnt[r] = na[i]
-            for a in range(d):
-                hi[r, a] = ha[i, a]
-                lo[r, a] = la[i, a]
+        if j >= Bn or (i < A and ka[i] < kb[j]):  # a row of one table only: copied
+            keys[r], cnt[r], hi[r], lo[r] = ka[i], na[i], ha[i], la[i]
             i += 1
         elif i >= A or kb[j] < ka[i]:
-            keys[r] = kb[j]
-            cnt[r] = nb[j]
-            for a in range(d):
-                hi[r, a] = hb[j, a]
-                lo[r, a] = lb[j, a]
+            keys[r], cnt[r], hi[r], lo[r] = kb[j], nb[j], hb[j], lb[j]
             j += 1
         else:
             keys[r] = ka[i]
