@@ -45,6 +45,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import dataclasses
+import importlib
 import math
 import os
 import re
@@ -75,6 +76,9 @@ from calviz.ece import (
     unbiased_ece_sq,
 )
 from calviz.intervals import ECEInterval, interval_from_sums
+
+#: the module: the attribute ``calviz.tcal`` is the public function of the same name
+_tcal = importlib.import_module("calviz.tcal")
 
 __all__ = [
     "DaskCalibrationData",
@@ -679,12 +683,6 @@ def coarsen(sums: BinSums, shift: int = 1) -> BinSums:
     return BinSums(keys=parent[starts], n_total=sums.n_total, **arrays)
 
 
-def _moment_sums_class():
-    import importlib
-
-    return importlib.import_module("calviz.tcal").MomentSums  # `calviz.tcal` the attribute is the function
-
-
 def third_cumulant(sums: BinSums, third) -> float:
     """Exact third cumulant of T^d given the predictions (scalar target, bins with N_b ≥ 2) from the
     :class:`calviz.tcal.MomentSums` of the scale (``third``; ``sums`` gives n) — kept for callers of
@@ -696,7 +694,7 @@ def _scale_moment_sums(z, y, view: _View, exponents: tuple[int, ...]):
     """:class:`calviz.tcal.MomentSums` of one sample at the dyadic scales 2^b, b in ``exponents``
     (ascending): 1-D targets bin once at the finest scale and coarsen; full calibration bins the simplex
     cells of every scale."""
-    MomentSums = _moment_sums_class()
+    MomentSums = _tcal.MomentSums
     if z.ndim == 1:
         out = [MomentSums.of(z, y, dyadic_keys(z, exponents[-1]))]
         for b_fine, b in zip(exponents[::-1], exponents[-2::-1], strict=False):
@@ -862,10 +860,7 @@ def adaptive_tcal(
     omitted instead (a warning says so and ``reason`` records it; Bonferroni over the scales tested keeps
     the level).  ``target="classwise"`` needs an explicit ``class_index``.
     """
-    import importlib
     import warnings
-
-    _tcal = importlib.import_module("calviz.tcal")  # `calviz.tcal` the attribute is the function
 
     alpha = check_alpha(alpha)
     if resampling == "y_only":
@@ -934,7 +929,7 @@ def adaptive_tcal(
             reason = f"{kind_text}; {scale_text}; scaled chi-square critical values, Bonferroni"
             return _tcal._analytic_result(t, terms[:, 1:].T, scales, alpha, n, K, view.target,
                                           "adaptive T-Cal", reason)
-        return _threshold_result(_tcal, t, scales, alpha, n, K, full, view.target,
+        return _threshold_result(t, scales, alpha, n, K, full, view.target,
                                  f"{kind_text}; {scale_text}; Theorem 3 Chebyshev thresholds at α/B")
     if kept < 1:
         raise InputError(f"max_bins = {max_bins} is too small for even the coarsest scale")
@@ -959,11 +954,11 @@ def adaptive_tcal(
         return _tcal._analytic_result(t, moments, scales, alpha, n, K, view.target, "adaptive T-Cal",
                                       f"{kind_text}; {scale_text}; scaled chi-square critical values, "
                                       "Bonferroni")
-    return _threshold_result(_tcal, t, scales, alpha, n, K, full, view.target,
+    return _threshold_result(t, scales, alpha, n, K, full, view.target,
                              f"{kind_text}; {scale_text}; Theorem 3 Chebyshev thresholds at α/B")
 
 
-def _threshold_result(_tcal, t, scales, alpha, n, K, full, target, reason):
+def _threshold_result(t, scales, alpha, n, K, full, target, reason):
     """Adaptive T-Cal with the Theorem 3 Chebyshev thresholds at α/B (as calviz.tcal.adaptive_tcal)."""
     B = len(scales)
     p = np.array([_tcal._chebyshev_pvalue(ti, m, n, K, not full) for ti, m in zip(t, scales, strict=True)])
@@ -981,7 +976,7 @@ def _partition_scan_tcal(frame, levels: int, n: int):
     Memory O(rows of the partition)."""
     from calviz._kernels import tcal as kernels
 
-    MomentSums = _moment_sums_class()
+    MomentSums = _tcal.MomentSums
     z, y = _sorted_arrays(frame)
     if z.shape[0] == 0:
         return [(np.zeros(5), np.zeros(5))] * levels, [MomentSums.empty()] * levels
@@ -1005,11 +1000,8 @@ def _scan_tcal_terms(data: DaskCalibrationData, view: _View, levels: int, n: int
     """(levels, 5) T-Cal terms of every scale via a global sort: interior bins of each sorted partition
     are final; the edge bins of all partitions are merged by key and then finalised; all totals are
     double-double, so the result does not depend on where the partitions were cut."""
-    import importlib
-
     from calviz._kernels.tcal import add_terms
 
-    finish_terms = importlib.import_module("calviz.tcal").finish_terms
     with _partition_errors(data):
         ordered = sorted_view(data, view)
         parts = [delayed(_partition_scan_tcal, pure=True)(frame, levels, n) for frame in ordered.to_delayed()]
@@ -1023,7 +1015,7 @@ def _scan_tcal_terms(data: DaskCalibrationData, view: _View, levels: int, n: int
             edge = edges[b] if edge is None else edge.merge(edges[b])
         if edge is not None:
             hi, lo = add_terms(hi, lo, *edge.partial_terms(n))
-        terms[b] = finish_terms(hi, lo, n)
+        terms[b] = _tcal.finish_terms(hi, lo, n)
     return terms
 
 
@@ -1076,10 +1068,8 @@ def resampled_tcal(
     are tested (Bonferroni over those; ``reason`` says which); no discrete-predictor binomial test here
     (use :func:`adaptive_tcal`, which detects it).
     """
-    import importlib
     import warnings
 
-    _tcal = importlib.import_module("calviz.tcal")
     alpha = check_alpha(alpha)
     data = as_dask_data(y_true, y_prob, **columns)
     if target == "classwise" and class_index is None:
@@ -1232,8 +1222,6 @@ def laplace_kce(
     its residuals discounted to its first point ("head") (:mod:`calviz._kernels.dask_scan`); the client
     carries the exponential sums across partition boundaries (:func:`_combine_runs`).  O(n log n) work,
     O(P) data on the client."""
-    import importlib
-
     distance = importlib.import_module("calviz.distance")
     h = distance._positive(bandwidth, "bandwidth")
     data = as_dask_data(y_true, y_prob, **columns)
@@ -1372,8 +1360,6 @@ def subsample_measure(
       and, RintCE(2^−j) being nondecreasing in j, SintCE(P) ≥ min(min_ε [RintCE_S(ε) + ε − d(ε)],
       RintCE_S(ε_L) − d(ε_L)) (ε_L the finest width evaluated).
     """
-    import importlib
-
     distance = importlib.import_module("calviz.distance")
     d = check_alpha(delta, "delta")
     z, y, n, pi, entropy, complete = uniform_subsample(y_true, y_prob, size=size, seed=seed, target=target,
@@ -1568,8 +1554,6 @@ def compute_view(view: str, data: DaskCalibrationData, options, *, client=None,
     equal-width bins instead of equal-mass, or distance measures from a uniform subsample of
     ``distance_sample`` rows with their sampling error (seed 004 §9).  Raises :class:`InputError` for a
     view that is not available on Dask (:data:`_NOT_ON_DASK`) or refuses the input."""
-    import importlib
-
     if view in _NOT_ON_DASK:
         raise InputError(f"not available on Dask: {_NOT_ON_DASK[view]}")
     target, scalar_target, class_index = _targets(data, options)
