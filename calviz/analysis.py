@@ -35,6 +35,7 @@ __all__ = [
     "VIEW_INPUTS",
     "resolve_target",
     "scalar_target",
+    "is_distributed",
     "prepare",
     "analysis_view",
     "compute_reliability",
@@ -193,10 +194,15 @@ def scalar_reliability(data: CalibrationData, options: AnalysisOptions) -> bool:
     return data.is_binary or resolve_target(data, options) not in ("topk", "full")
 
 
+def is_distributed(data) -> bool:
+    """Distributed data (``calviz.dask.DistributedSource``): every view is computed by Dask on all rows."""
+    return bool(getattr(data, "distributed", False))
+
+
 def prepare(data: CalibrationData, options: AnalysisOptions) -> CalibrationData:
     """The data the views analyse: the subsample of ``options.n`` rows (seeded), or all rows.  Distributed
     data (``calviz.dask.DistributedSource``) is analysed in place, on all rows."""
-    if getattr(data, "distributed", False):
+    if is_distributed(data):
         return data
     data = as_calibration_data(data)
     if options.n is not None and options.n < data.n:
@@ -539,7 +545,7 @@ class DataSummary(ResultMixin):
 
     @classmethod
     def of(cls, data: CalibrationData, options: AnalysisOptions, n_total: int | None = None):
-        if getattr(data, "distributed", False):
+        if is_distributed(data):
             return data.data_summary(options)
         z, y, target = analysis_view(data, options, scalar=True)
         if data.is_binary:

@@ -43,6 +43,7 @@ from calviz.analysis import (
     TARGETS,
     VIEW_INPUTS,
     AnalysisOptions,
+    is_distributed,
     prepare,
     resolve_target,
     run_view,
@@ -165,10 +166,10 @@ class CalvizApp(param.Parameterized):
         self._datasets_loaded: dict[str, CalibrationData] = {}
         if data is None and y_prob is not None:
             data = as_calibration_data(y_true, y_prob)
-        elif data is not None and not isinstance(data, CalibrationData) and not _distributed(data):
+        elif data is not None and not isinstance(data, CalibrationData) and not is_distributed(data):
             data = as_calibration_data(*data) if isinstance(data, tuple) else as_calibration_data(data)
         if data is not None:
-            mine = "your data (Dask)" if _distributed(data) else "your data"
+            mine = "your data (Dask)" if is_distributed(data) else "your data"
             names = [mine] + names
             self._datasets_loaded[mine] = data
             default = mine
@@ -221,7 +222,7 @@ class CalvizApp(param.Parameterized):
             self.param.top_k.bounds = (1, max(2, k))
             self.param.n.bounds = (min(data.n, 20), data.n)
         if self._n_widget is not None:
-            self._n_widget.disabled = _distributed(data)
+            self._n_widget.disabled = is_distributed(data)
         updates = {
             "n": data.n,
             "class_index": min(self.class_index, k - 1),
@@ -263,24 +264,31 @@ class CalvizApp(param.Parameterized):
             self._show_error(f"Could not read the file. {html.escape(message)}")
             return False
         self._clear_error()
-        name = _UPLOADED_PREFIX + filename
+        self._add_dataset(_UPLOADED_PREFIX + filename, data)
+        return True
+
+    def _add_dataset(self, name: str, data) -> None:
+        """Offer loaded data first in the dataset selector and switch to it."""
         self._datasets_loaded[name] = data
-        objects = [o for o in self.param.dataset.objects if o != name]
-        self.param.dataset.objects = [name] + objects
+        self.param.dataset.objects = [name] + [o for o in self.param.dataset.objects if o != name]
         if self.dataset == name:
             self._set_data(data)
         else:
             self.dataset = name
-        return True
 
     def _on_upload(self, event) -> None:
         content = self._file_input.value
         if content is None:
             return
-        columns = {"y_true": self._col_true.value.strip()}
+        self.load_file(content, self._file_input.filename or "upload", **self._column_options())
+
+    def _column_options(self) -> dict:
+        """The column mapping typed in the sidebar (empty: the reader's default): ``y_true`` and either
+        ``y_prob`` or, for a name ending in "_", ``prob_prefix`` (columns <prefix>0..<prefix>K-1)."""
+        columns = {"y_true": self._col_true.value.strip() or None}
         prob = self._col_prob.value.strip()
-        columns["prob_prefix" if prob.endswith("_") else "y_prob"] = prob
-        self.load_file(content, self._file_input.filename or "upload", **columns)
+        columns["prob_prefix" if prob.endswith("_") else "y_prob"] = prob or None
+        return columns
 
     # -- options, cache -----------------------------------------------------------------------------
     @property
@@ -441,7 +449,7 @@ class CalvizApp(param.Parameterized):
         self.param.watch(_visibility, ["target"])
         _visibility()
         self._n_widget = w.IntSlider.from_param(p.n, name="sample size n (subsample)", **stretch)
-        self._n_widget.disabled = _distributed(self.data)
+        self._n_widget.disabled = is_distributed(self.data)
         self.bins_slider = w.IntSlider.from_param(p.n_bins, name="bins (m)", **stretch)
         self.alpha_slider = w.FloatSlider.from_param(p.alpha, name="level α", format="0.000", **stretch)
         return pn.Column(
@@ -513,12 +521,8 @@ class CalvizApp(param.Parameterized):
             self._show_error("Enter the path of a Parquet file or directory first.")
             return
         self.open_dask_button.disabled = True
-        self.progress.visible = self.progress_text.visible = True
-        self.progress.active = True
-        self.progress_text.object = f"opening {path} on Dask ({scheduler})…"
-        columns = {"y_true": self._col_true.value.strip() or None}
-        prob = self._col_prob.value.strip()
-        columns["prob_prefix" if prob.endswith("_") else "y_prob"] = prob or None
+        self._start_progress(f"opening {path} on Dask ({scheduler})…")
+        columns = self._column_options()
         if self._inline_jobs or not self._served():
             self._open_dask(path, scheduler, columns)
         else:
@@ -552,13 +556,7 @@ class CalvizApp(param.Parameterized):
             self._show_error(html.escape(message))
             return
         self._clear_error()
-        name = f"dask: {path} ({scheduler})"
-        self._datasets_loaded[name] = source
-        self.param.dataset.objects = [name] + [o for o in self.param.dataset.objects if o != name]
-        if self.dataset == name:
-            self._set_data(source)
-        else:
-            self.dataset = name
+        self._add_dataset(f"dask: {path} ({scheduler})", source)
 
     def main_area(self) -> pn.Column:
         def card(title, pane, note):
@@ -650,7 +648,7 @@ class CalvizApp(param.Parameterized):
         rel = self._ready("reliability", options, data)
         smooth = None
         # the smooth diagram belongs to scalar diagrams and needs the sample in memory (not on Dask)
-        if self.show_smooth and scalar_reliability(data, options) and not _distributed(data):
+        if self.show_smooth and scalar_reliability(data, options) and not is_distributed(data):
             smooth = self._cached("smooth", options, data)
             if smooth is None:  # curve now (no resampling), the band from a background job
                 smooth = self.result("smooth_curve", options, data)
@@ -691,7 +689,7 @@ class CalvizApp(param.Parameterized):
         if used != resolve_target(data, options):
             # binary data: top-k and full calibration of a binary model are its binary calibration
             note += f" (For binary data the {resolve_target(data, options)} target is this binary diagram.)"
-        if _distributed(data):
+        if is_distributed(data):
             note += (" All rows computed on Dask; the smooth curve is not available there (it needs the "
                      "whole sample in one process).")
         bandwidth = plots.field(smooth, "bandwidth")
@@ -778,7 +776,7 @@ class CalvizApp(param.Parameterized):
         """The view's result.  In-memory data: computed on this thread (milliseconds).  Distributed data: a
         pass over all rows may take seconds, so an uncached result is computed by a background job that
         runs the view's updater again when it is done; meanwhile ``None`` (the view says it is computing)."""
-        if not _distributed(data) or self._inline_jobs or self._has(view, options, data):
+        if not is_distributed(data) or self._inline_jobs or self._has(view, options, data):
             return self.result(view, options, data)
         self._submit(f"dask:{view}", view, data, options)
         return None
@@ -790,7 +788,7 @@ class CalvizApp(param.Parameterized):
     def _update_tcal(self):
         data, options = self.data, self.options
         analytic = self._ready("tcal", options, data)
-        if analytic is None and _distributed(data) and not self._has("tcal", options, data):
+        if analytic is None and is_distributed(data) and not self._has("tcal", options, data):
             # the resampled test starts once the analytic one is in (this updater runs again then)
             self._show_tcal(None, pending="computing on Dask…")
             return
@@ -915,7 +913,7 @@ class CalvizApp(param.Parameterized):
         total = sum(self._last_timings.values())
         parts = ", ".join(f"{k} {1000 * v:.0f}" for k, v in self._last_timings.items())
         target = resolve_target(data, self.options)
-        where = f" · on **Dask** ({html.escape(data.scheduler)})" if _distributed(data) else ""
+        where = f" · on **Dask** ({html.escape(data.scheduler)})" if is_distributed(data) else ""
         self.status.object = (
             f"**n** = {min(self.n, data.n):,} of {data.n:,} · **K** = {data.n_classes}{where} · "
             f"target **{target}** · last update **{1000 * total:.0f} ms**"
@@ -934,8 +932,7 @@ class CalvizApp(param.Parameterized):
             self.result(view, options, data)
             self._apply_job(kind, generation, options, data)
             return
-        self.progress.visible = self.progress_text.visible = True
-        self.progress.active = True
+        self._start_progress()  # before the job exists: a job that ends at once hides the bar again
         self._jobs[kind] = self._executor.submit(self._run_job, kind, generation, view, data, options)
         running = [_job_label(k) for k, fut in self._jobs.items() if not fut.done()]
         self.progress_text.object = "computing: " + ", ".join(running) + "…"
@@ -992,6 +989,12 @@ class CalvizApp(param.Parameterized):
             )
         self._stop_progress(kind)
         self._finish_update()
+
+    def _start_progress(self, text: str | None = None) -> None:
+        self.progress.visible = self.progress_text.visible = True
+        self.progress.active = True
+        if text is not None:
+            self.progress_text.object = text
 
     def _stop_progress(self, kind) -> None:
         running = [k for k, fut in self._jobs.items() if k != kind and not fut.done()]
@@ -1085,7 +1088,7 @@ def _compute_in_worker(view, probs, labels, options):
 def _run_remote(view, data, options):
     """run_view in the worker process; falls back to this process if the pool is unusable."""
     global _POOL
-    if _distributed(data):  # the work runs on the Dask workers; this thread only waits for it
+    if is_distributed(data):  # the work runs on the Dask workers; this thread only waits for it
         return run_view(view, data, options)
     pool = _worker_pool()
     if pool is not None:
@@ -1111,11 +1114,6 @@ def _job_label(kind: str) -> str:
     if kind.startswith("dask:"):
         return f"{kind.split(':', 1)[1]} on Dask"
     return _JOB_LABELS.get(kind, kind)
-
-
-def _distributed(data) -> bool:
-    """Distributed data (``calviz.dask.DistributedSource``): views computed by Dask on all rows."""
-    return bool(getattr(data, "distributed", False))
 
 
 def _identity(data):
