@@ -59,6 +59,14 @@ KERNELS = ("reflected_gaussian", "logit_gaussian")
 RESAMPLINGS = ("analytic", "y_only", "consistency", "threshold")
 
 
+def _check_whole(value, name: str, minimum: int) -> None:
+    """An integer (an integral float is accepted) of at least ``minimum``; bools, NaN and ±inf are
+    refused with an InputError (``int(inf)`` would raise OverflowError)."""
+    number = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
+    if not (number and np.isfinite(value) and value == int(value) and value >= minimum):
+        raise InputError(f"{name} must be an integer of at least {minimum}; got {value!r}")
+
+
 class EngineUnavailable(RuntimeError):
     """An engine module or function this view needs is not installed (yet)."""
 
@@ -95,13 +103,18 @@ class AnalysisOptions:
             raise InputError(f"kernel must be one of {KERNELS}; got {self.kernel!r}")
         if self.resampling not in RESAMPLINGS:
             raise InputError(f"resampling must be one of {RESAMPLINGS}; got {self.resampling!r}")
-        if int(self.n_bins) < 1:
-            raise InputError(f"n_bins must be at least 1; got {self.n_bins!r}")
-        if int(self.n_resamples) < 1:
-            raise InputError(f"n_resamples must be at least 1; got {self.n_resamples!r}")
-        if self.n is not None and int(self.n) < 2:
-            raise InputError(f"n (subsample size) must be at least 2; got {self.n!r}")
-        if self.bandwidth is not None and not float(self.bandwidth) > 0:
+        _check_whole(self.n_bins, "n_bins", 1)
+        _check_whole(self.n_resamples, "n_resamples", 1)
+        _check_whole(self.class_index, "class_index", 0)
+        _check_whole(self.top_k, "top_k", 1)
+        _check_whole(self.seed, "seed", 0)
+        if self.n is not None:
+            _check_whole(self.n, "n (subsample size)", 2)
+        if self.bandwidth is not None and not (
+            isinstance(self.bandwidth, (int, float, np.integer, np.floating))
+            and not isinstance(self.bandwidth, (bool, np.bool_))
+            and 0 < float(self.bandwidth) < float("inf")
+        ):
             raise InputError(f"bandwidth must be positive or None (automatic); got {self.bandwidth!r}")
         check_alpha(self.alpha)
 

@@ -62,7 +62,7 @@ from calviz import analysis as _analysis
 from calviz._results import ResultMixin
 from calviz.analysis import resolve_target, scalar_target
 from calviz.binning import check_n_bins, equal_width_edges
-from calviz.data import CalibrationData, InputError, as_calibration_data, check_alpha
+from calviz.data import CalibrationData, InputError, as_calibration_data, check_alpha, check_unique_columns
 from calviz.ece import (
     BinSums,
     ECEResult,
@@ -192,12 +192,23 @@ def _part_length(part) -> int:
     return int(np.shape(y_true)[0])
 
 
+def _column_values(frame, columns: str | list[str]) -> np.ndarray:
+    """Numeric columns as float64 with missing values as NaN (so the validation reports them instead of
+    a pandas conversion error); any other column (text, booleans) as it is, for the in-memory rules to
+    refuse or accept with their own messages."""
+    import pandas as pd
+
+    selected = frame[columns]
+    dtypes = [selected.dtype] if isinstance(columns, str) else list(selected.dtypes)
+    if all(pd.api.types.is_numeric_dtype(d) and not pd.api.types.is_bool_dtype(d) for d in dtypes):
+        return selected.to_numpy(dtype=np.float64, na_value=np.nan)
+    return selected.to_numpy(dtype=object, na_value=None) if any(
+        not pd.api.types.is_bool_dtype(d) for d in dtypes) else selected.to_numpy(dtype=bool)
+
+
 def _frame_part(frame, label: str, probs: str | list[str]):
-    """(y_true, y_prob) numpy arrays of one pandas partition; missing values become NaN so that the
-    validation reports them (instead of a pandas conversion error)."""
-    y_true = frame[label].to_numpy(dtype=np.float64, na_value=np.nan)
-    y_prob = frame[probs].to_numpy(dtype=np.float64, na_value=np.nan)
-    return y_true, y_prob
+    """(y_true, y_prob) numpy arrays of one pandas partition."""
+    return _column_values(frame, label), _column_values(frame, probs)
 
 
 def _detect_columns(columns: Sequence[str], y_true: str | None, y_prob,
@@ -241,6 +252,7 @@ def from_dataframe(frame, *, y_true: str | None = None, y_prob: str | Sequence[s
     """Wrap a dask DataFrame: ``y_true`` names the label column, ``y_prob`` one column (binary P(y=1)
     or confidence) or the K probability columns, or ``prob_prefix`` the prefix of columns
     ``<prefix>0..<prefix>K-1`` (detected when all are ``None``, see the module docstring)."""
+    check_unique_columns(list(frame.columns))
     label, probs = _detect_columns(frame.columns, y_true, y_prob, prob_prefix)
     frame = frame[[label] + ([probs] if isinstance(probs, str) else probs)]
     parts = tuple(delayed(_frame_part, pure=True)(p, label, probs) for p in frame.to_delayed())
@@ -277,6 +289,8 @@ def from_dask(y_true, y_prob) -> DaskCalibrationData:
 
     y_true = _as_dask_array(y_true, "y_true")
     y_prob = _as_dask_array(y_prob, "y_prob")
+    if y_true.ndim not in (1, 2):
+        raise InputError(f"y_true must be 1-D labels or a 2-D one-hot array; got shape {y_true.shape}")
     if y_prob.ndim not in (1, 2):
         raise InputError(f"y_prob must be 1-D (binary) or 2-D (n, K); got {y_prob.ndim} dimensions")
     if y_prob.ndim == 2:
@@ -408,8 +422,9 @@ def _tree_reduce(items: Sequence[Delayed], combine, split_every: int = SPLIT_EVE
     items = list(items)
     if not items:
         raise InputError("the data has no partitions")
-    if split_every < 2:
-        raise InputError(f"split_every must be at least 2; got {split_every!r}")
+    if isinstance(split_every, (bool, np.bool_)) or not isinstance(split_every, (int, np.integer)) or (
+            split_every < 2):
+        raise InputError(f"split_every must be an integer of at least 2; got {split_every!r}")
     while len(items) > 1:
         items = [delayed(combine, pure=True)(*items[i:i + split_every])
                  for i in range(0, len(items), split_every)]

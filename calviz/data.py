@@ -63,24 +63,57 @@ def _as_array(values, name: str) -> np.ndarray:
         ) from None
 
 
+#: Longest cell shown in an error message (a 5 MB cell must not be echoed whole).
+MAX_CELL_CHARS = 40
+
+
+def cell_repr(value) -> str:
+    """repr of a cell for an error message, cut to ``MAX_CELL_CHARS`` characters."""
+    text = repr(value)
+    return text if len(text) <= MAX_CELL_CHARS else f"{text[:MAX_CELL_CHARS]}… ({len(text):,} characters)"
+
+
+def strings_refused(name: str, example) -> InputError:
+    """The one message for text where numbers are expected — string arrays, object arrays and pandas or
+    Parquet string columns holding numeric text alike (``"0.5"`` is not the number 0.5)."""
+    return InputError(f"{name} must be real numbers; got strings (e.g. {cell_repr(example)})")
+
+
+def check_unique_columns(columns) -> None:
+    """A file or frame naming the same column twice is refused (which one was meant is unknown)."""
+    seen = set()
+    for c in columns:
+        if c in seen:
+            raise InputError(f"duplicate column name {cell_repr(c)}: each column must be named once")
+        seen.add(c)
+
+
 def _as_float_array(values, name: str) -> np.ndarray:
     """A contiguous float64 array (no copy when the input already is one).
 
-    Accepts bool, integer and floating dtypes, and object arrays of numbers; rejects strings, complex
-    numbers (casting would silently drop the imaginary part), dates and anything else non-numeric."""
+    Accepts bool, integer and floating dtypes, and object arrays of numbers; rejects strings (also
+    numeric text such as ``"0.5"``, in string and object arrays alike), complex numbers (casting would
+    silently drop the imaginary part), dates and anything else non-numeric."""
     arr = _as_array(values, name)
     kind = arr.dtype.kind
     if kind == "O":
+        text = next((v for v in arr.ravel() if isinstance(v, (str, bytes))), None)
+        if text is not None:
+            raise strings_refused(name, text)
         try:
             arr = arr.astype(np.float64)
         except Exception:
             bad = next((v for v in arr.ravel() if not _is_real_number(v)), None)
-            raise InputError(f"{name} must be numeric; it contains {bad!r} ({type(bad).__name__})") from None
+            raise InputError(
+                f"{name} must be numeric; it contains {cell_repr(bad)} ({type(bad).__name__})"
+            ) from None
+    elif kind in "US":
+        raise strings_refused(name, arr.ravel()[0] if arr.size else "")
     elif kind not in "biuf":
-        what = {"U": "strings", "S": "bytes", "c": "complex numbers", "M": "dates", "m": "time deltas"}
+        what = {"c": "complex numbers", "M": "dates", "m": "time deltas"}
         raise InputError(
             f"{name} must be real numbers; got {what.get(kind, 'values')} of dtype {arr.dtype} "
-            f"(e.g. {arr.ravel()[:1].tolist()!r})"
+            f"(e.g. {cell_repr(arr.ravel()[:1].tolist())})"
         )
     if arr.ndim == 0:  # ascontiguousarray would silently promote a scalar to shape (1,)
         return arr.astype(np.float64)
@@ -332,7 +365,12 @@ def as_calibration_data(
         return y_true
     if y_prob is None:
         raise InputError("y_prob is required")
-    probs = _as_float_array(y_prob, "y_prob")
+    prob_array = _as_array(y_prob, "y_prob")
+    if prob_array.dtype.kind == "b":
+        raise InputError(
+            "y_prob must be probabilities; got booleans (True/False are labels: pass them as y_true)"
+        )
+    probs = _as_float_array(prob_array, "y_prob")
     if probs.ndim == 2 and probs.shape[1] == 1:
         raise InputError(
             "y_prob has a single column (a single class); pass binary P(y=1) as a 1-D array or all K columns"

@@ -65,8 +65,14 @@ __all__ = [
 
 #: deepest dyadic scale 2^-k tried by :func:`sintce` (floor(v / 2^-k) must fit in an int64)
 _SINTCE_MAX_LEVEL = 60
+# Cost model: every measure is O(n log n) except the dCE_lower LP, whose HiGHS time grows like
+# (1/grid_step)^2.5 whatever n is (≈ 0.1 s at 1/grid_step = 1000, 0.4–1.5 s at 2000, 3.5–7 s at 4000,
+# about a minute at 10⁴); distance_bounds with resampling repeats everything n_resamples times.
 #: largest grid (1/grid_step) accepted by :func:`lower_dce`; the LP has about 6/grid_step variables
-_LP_MAX_GRID = 200_000
+MAX_LP_GRID = 2000
+#: largest accepted n_resamples × (1/grid_step) in :func:`distance_bounds` (one LP per resample: 100
+#: resamples at the default grid)
+MAX_RESAMPLED_LP_GRID = 100_000
 
 
 # ------------------------------------------------------------------------------------------------
@@ -221,9 +227,10 @@ def _grid_size(grid_step) -> int:
     m = int(round(1.0 / eps))
     if m < 1 or abs(m * eps - 1.0) > 1e-9:
         raise InputError(f"grid_step must be 1/m for an integer m (e.g. 1e-3); got {grid_step!r}")
-    if m > _LP_MAX_GRID:
+    if m > MAX_LP_GRID:
         raise InputError(
-            f"grid_step {grid_step!r} gives an LP with ~{6 * m} variables; use ≥ {1 / _LP_MAX_GRID:g}"
+            f"grid_step must be at least 1/{MAX_LP_GRID} = {1 / MAX_LP_GRID:g} (the dCE_lower LP's cost grows "
+            f"like (1/grid_step)^2.5); got {grid_step!r}"
         )
     return m
 
@@ -288,7 +295,8 @@ def lower_dce(
 
     Predictions are rounded to the grid {0, ε, …, 1} (ε = ``grid_step``, 1/ε an integer); the LP moves
     the label-0 and label-1 masses along the grid at cost |shift| until every grid point u carries
-    label-1 fraction u.  About 6/ε variables, independent of n.  The result's [lower, upper] brackets
+    label-1 fraction u.  About 6/ε variables, independent of n; ε ≥ 1/``MAX_LP_GRID`` (the solver's time
+    grows like ε^−2.5).  The result's [lower, upper] brackets
     the exact dCE_lower of the sample (error ≤ 2ε, Lemmas 7.8–7.9).
     """
     m = _grid_size(grid_step)
@@ -637,12 +645,20 @@ def distance_bounds(
     recording for each candidate the inequality and theorem it comes from.  All statements concern
     the empirical distribution of the given sample.  ``n_resamples`` > 0 adds percentile bootstrap
     bands (level 1 − ``alpha``, reproducible with ``seed``) for every measure and for lower/upper.
+
+    Cost: O(n log n) plus one grid LP per sample (module cost model); ``grid_step`` ≥ 1/``MAX_LP_GRID``
+    and ``n_resamples`` / ``grid_step`` ≤ ``MAX_RESAMPLED_LP_GRID``, else ValueError.
     """
     m_grid = _grid_size(grid_step)
     eps = 1.0 / m_grid
     bins = _check_bins_tuple(n_bins)
     if isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer)) or n_resamples < 0:
         raise InputError(f"n_resamples must be a non-negative integer; got {n_resamples!r}")
+    if n_resamples * m_grid > MAX_RESAMPLED_LP_GRID:
+        raise InputError(
+            f"n_resamples × (1/grid_step) must be at most {MAX_RESAMPLED_LP_GRID} (one dCE_lower LP per "
+            f"resample); got {n_resamples} × {m_grid}"
+        )
     a = check_alpha(alpha)
     s = _sample(y_true, y_prob, target, class_index)
 

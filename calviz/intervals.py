@@ -37,6 +37,12 @@ from calviz.ece import (
 
 __all__ = ["ECEInterval", "ece_interval", "ece_ci", "interval_from_sums"]
 
+#: Largest accepted ``n_resamples`` of the bootstrap interval.
+MAX_RESAMPLES = 100_000
+#: Work budget of the bootstrap interval: resamples × n × k (one pass over the n rows of k coordinates
+#: per resample, ≈ 1 ns each).  Above it the interval uses fewer resamples and ``regime`` says so.
+BOOTSTRAP_WORK_BUDGET = 2 * 10**9
+
 
 @dataclass(frozen=True, repr=False)
 class ECEInterval(ResultMixin):
@@ -66,7 +72,7 @@ class ECEInterval(ResultMixin):
 
 
 def _interval(T: float, s: float, sd0: float, alpha: float) -> tuple[float, float, str]:
-    """(L, U, regime) of estimators.md §4 step 4 on the ECE² scale."""
+    """(L, U, regime) of estimators.md §4 step 4 on the ECE² scale (before clipping to the range)."""
     z1 = float(stats.norm.ppf(1.0 - alpha))
     z2 = float(stats.norm.ppf(1.0 - alpha / 2.0))
     t = max(T, 0.0)
@@ -82,13 +88,23 @@ def _interval(T: float, s: float, sd0: float, alpha: float) -> tuple[float, floa
     return lower, upper, regime
 
 
+def _max_ece_sq(dim: int) -> float:
+    """Largest possible ECE²: 1 for a scalar target, 2 for a vector (two points of the simplex are at
+    squared distance ≤ 2)."""
+    return 1.0 if dim == 1 else 2.0
+
+
 def interval_from_sums(
     sums: BinSums, alpha: float = 0.1, *, n_bins: int = 0, target: str = "binary"
 ) -> ECEInterval:
     """The asymptotic seed-003 interval from per-bin sums (in-memory and distributed use the same code).
 
-    ``n_bins`` is only recorded in the result (bins per axis)."""
+    ``n_bins`` (a non-negative integer) is only recorded in the result (bins per axis).  Both ends are
+    clipped to the parameter's range, ECE² ∈ [0, 1] for a scalar target and [0, 2] for a vector."""
     alpha = check_alpha(alpha)
+    n_bins = 0 if isinstance(n_bins, (int, np.integer)) and n_bins == 0 else check_n_bins(n_bins)
+    if not isinstance(sums, BinSums):
+        raise InputError(f"sums must be a BinSums; got {type(sums).__name__}")
     n = sums.n_total
     if n <= 0:
         raise InputError("no samples: the BinSums are empty")
@@ -96,7 +112,9 @@ def interval_from_sums(
     s = float(np.sqrt(max(miscalibrated_variance(sums), 0.0) / n))
     sd0 = float(np.sqrt(null_variance(sums, "unbiased")))
     lower, upper, regime = _interval(T, s, sd0, alpha)
-    t = max(T, 0.0)
+    top = _max_ece_sq(sums.dim)
+    lower, upper = min(lower, top), min(upper, top)
+    t = min(max(T, 0.0), top)
     return ECEInterval(
         estimate=float(np.sqrt(t)), low=float(np.sqrt(lower)), high=float(np.sqrt(upper)),
         estimate_sq=t, low_sq=float(lower), high_sq=float(upper), statistic=float(T), se=s, null_sd=sd0,
@@ -121,7 +139,11 @@ def ece_interval(
     (k = 1: confidence, k = K: full), binned on the cubic grid of the sorted top-k vector.
     ``method="asymptotic"``: the three-regime interval above (no resampling).  ``method="bootstrap"``:
     the percentile bootstrap of T resampling (z, y) pairs ``n_resamples`` times (reproducible with
-    ``seed``), clipped at 0 on the ECE² scale — the baseline seed 003 shows to under-cover.
+    ``seed``), clipped at 0 on the ECE² scale — the baseline seed 003 shows to under-cover.  Interval
+    ends lie in the parameter's range (ECE² ≤ 1 for a scalar target, ≤ 2 for a vector).
+
+    Cost of the bootstrap: ``n_resamples`` × n × k ≤ ``BOOTSTRAP_WORK_BUDGET``; above it fewer
+    resamples are drawn and ``regime`` says how many.
     """
     alpha = check_alpha(alpha)
     m = check_n_bins(n_bins)
@@ -135,23 +157,30 @@ def ece_interval(
     asym = interval_from_sums(sums, alpha, n_bins=m, target=target)
     if method == "asymptotic":
         return asym
-    R = int(n_resamples)
-    if R != n_resamples or R < 2 or isinstance(n_resamples, bool):
-        raise InputError(f"n_resamples must be an integer >= 2; got {n_resamples!r}")
+    if isinstance(n_resamples, (bool, np.bool_)) or not isinstance(n_resamples, (int, np.integer)) or not (
+        2 <= n_resamples <= MAX_RESAMPLES
+    ):
+        raise InputError(f"n_resamples must be an integer in [2, {MAX_RESAMPLES}]; got {n_resamples!r}")
+    asked = int(n_resamples)
+    R = max(2, min(asked, BOOTSTRAP_WORK_BUDGET // max(1, z.size)))
     if bins is None:  # fused 1-D path did not materialise ids
         from calviz.binning import assign_bins
 
         bins = assign_bins(z, n_bins=m, scheme="equal_width")
     v = np.ascontiguousarray((y - z).reshape(z.shape[0], -1))
     reps = bootstrap_unbiased_kernel(bins.ids, bins.n_nonempty, v, R, _kernel_seed(seed))
-    lo_sq = max(float(np.quantile(reps, alpha / 2.0)), 0.0)
-    hi_sq = max(float(np.quantile(reps, 1.0 - alpha / 2.0)), 0.0)
+    top = _max_ece_sq(v.shape[1])
+    lo_sq = min(max(float(np.quantile(reps, alpha / 2.0)), 0.0), top)
+    hi_sq = min(max(float(np.quantile(reps, 1.0 - alpha / 2.0)), 0.0), top)
+    regime = f"percentile bootstrap, {R} resamples of pairs"
+    if R < asked:
+        regime += f" ({asked} asked; work budget n_resamples·n·k ≤ {BOOTSTRAP_WORK_BUDGET:.0e})"
     return ECEInterval(
         estimate=asym.estimate, low=float(np.sqrt(lo_sq)), high=float(np.sqrt(hi_sq)),
         estimate_sq=asym.estimate_sq, low_sq=lo_sq, high_sq=hi_sq, statistic=asym.statistic,
         se=float(np.std(reps, ddof=1)), null_sd=asym.null_sd, level=1.0 - alpha, alpha=alpha, n=asym.n,
         n_bins=m, n_nonempty=asym.n_nonempty, method="bootstrap",
-        regime=f"percentile bootstrap, {R} resamples of pairs", target=target,
+        regime=regime, target=target,
     )
 
 

@@ -21,6 +21,7 @@ unknown formats, files over ``max_bytes``, and every rule of :func:`calviz.data.
 from __future__ import annotations
 
 import io as _io
+import math
 import os
 import re
 import zipfile
@@ -29,7 +30,7 @@ from typing import BinaryIO
 
 import numpy as np
 
-from calviz.data import CalibrationData, InputError, as_calibration_data
+from calviz.data import CalibrationData, InputError, as_calibration_data, cell_repr, check_unique_columns
 
 __all__ = ["read_predictions", "read_predictions_bytes", "write_predictions", "FORMATS", "DEFAULT_MAX_BYTES"]
 
@@ -232,6 +233,14 @@ def _head(path: Path) -> bytes:
         return f.read(8)
 
 
+def _last_byte(raw) -> bytes:
+    if isinstance(raw, bytes):
+        return raw[-1:]
+    with open(raw, "rb") as f:
+        f.seek(-1, os.SEEK_END)
+        return f.read(1)
+
+
 def _as_stream(raw):
     return _io.BytesIO(raw) if isinstance(raw, bytes) else open(raw, "rb")  # noqa: SIM115 (closed by caller)
 
@@ -244,11 +253,21 @@ def _read_csv(raw, names, max_bytes):
     try:
         with _as_stream(raw) as stream:
             frame = pd.read_csv(stream, sep=sep, engine="c")
+        with _as_stream(raw) as stream:
+            header = pd.read_csv(stream, sep=sep, engine="c", header=None, nrows=1, dtype=str)
     except pd.errors.EmptyDataError:
         raise InputError("the file is empty (no header and no rows)") from None
     except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise InputError(f"could not parse as CSV: {first}") from None
+    check_unique_columns(header.iloc[0].tolist())  # pandas would rename a repeated name to "name.1"
+    if len(frame) and _last_byte(raw) not in (b"\n", b"\r"):
+        # a complete CSV ends its last row with a line break; without one the row may be cut short
+        # ("0,0.35" cut to "0,0.3" still parses)
+        raise InputError(
+            f"the last line (line {len(frame) + 1}) does not end with a line break: the file may be cut "
+            "mid-row (add a newline at the end if it is complete)"
+        )
     return _from_frame(frame, names, header_lines=1)
 
 
@@ -306,17 +325,45 @@ def _read_npz_stream(stream, names, max_bytes):
             )
         arrays = []
         for key in keys:
+            with zipfile.ZipFile(stream) as zf:
+                member = zf.getinfo(f"{key}.npy")
+                with zf.open(member) as entry:
+                    _check_declared_size(entry, member.file_size, f"array {key!r}")
             try:
                 arrays.append(archive[key])
             except ValueError as exc:  # "Object arrays cannot be loaded when allow_pickle=False"
                 raise InputError(
                     f"array {key!r} holds pickled Python objects, refused for safety ({exc})"
                 ) from None
+            except (zipfile.BadZipFile, OSError, EOFError) as exc:  # bad CRC, truncated member
+                raise InputError(f"array {key!r} is corrupt ({type(exc).__name__}: {exc})") from None
     y, p = arrays
     return y, p, {"y_true": keys[0], "y_prob": [keys[1]]}
 
 
+def _check_declared_size(stream, size: int, what: str) -> None:
+    """Refuse an NPY whose header declares more data than the ``size`` bytes that hold it (a few hundred
+    bytes declaring 10¹² elements would otherwise be allocated before the short read is noticed)."""
+    try:
+        version = np.lib.format.read_magic(stream)
+        read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else (
+            np.lib.format.read_array_header_2_0)  # 3.0 has 2.0's layout (UTF-8 names)
+        shape, _, dtype = read_header(stream)
+    except Exception as exc:
+        raise InputError(f"{what} has no valid NPY header ({type(exc).__name__}: {exc})") from None
+    declared = math.prod(shape) * dtype.itemsize
+    if declared > size:
+        raise InputError(
+            f"{what} declares shape {shape} ({declared:,} bytes) but holds only {size:,} bytes: the file is "
+            "truncated or corrupt"
+        )
+
+
 def _read_npy(raw, names, max_bytes):
+    with _as_stream(raw) as stream:
+        size = stream.seek(0, os.SEEK_END)
+        stream.seek(0)
+        _check_declared_size(stream, size, "the array")
     try:
         with _as_stream(raw) as stream:
             arr = np.load(stream, allow_pickle=False)
@@ -364,6 +411,7 @@ def _prob_columns(columns, prefix: str) -> list[str]:
 
 
 def _from_frame(frame, names, header_lines):
+    check_unique_columns(list(frame.columns))
     found = [str(c) for c in frame.columns]
     frame.columns = found
     if len(frame) == 0:
@@ -399,6 +447,9 @@ def _row_ref(i: int, header_lines) -> str:
 
 
 def _numeric_column(frame, name: str, header_lines) -> np.ndarray:
+    """One column as a numpy array for :func:`as_calibration_data`, which applies the in-memory rules
+    (booleans are labels, never probabilities; text is not a number).  Only CSV text is parsed here:
+    a typed column (Parquet: ``header_lines`` None) holding strings is refused like a string array."""
     import pandas as pd
 
     col = frame[name]
@@ -406,15 +457,18 @@ def _numeric_column(frame, name: str, header_lines) -> np.ndarray:
         if col.isna().any():
             i = int(np.flatnonzero(col.isna().to_numpy())[0])
             raise InputError(f"column {name!r} has an empty cell at {_row_ref(i, header_lines)}")
-        return col.to_numpy(dtype=np.int64)
+        return col.to_numpy(dtype=bool)
     if not pd.api.types.is_numeric_dtype(col.dtype):
+        if header_lines is None:
+            return col.to_numpy(dtype=object, na_value=None)
         values = col.astype("string") if not pd.api.types.is_object_dtype(col.dtype) else col
         coerced = pd.to_numeric(values, errors="coerce")
         bad = coerced.isna().to_numpy() & values.notna().to_numpy()
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
             raise InputError(
-                f"column {name!r} has a non-numeric cell {values.iloc[i]!r} at {_row_ref(i, header_lines)}"
+                f"column {name!r} has a non-numeric cell {cell_repr(values.iloc[i])} at "
+                f"{_row_ref(i, header_lines)}"
             )
         col = coerced
     arr = col.to_numpy(dtype=np.float64, na_value=np.nan)

@@ -361,7 +361,7 @@ def test_binned_bootstrap_matches_point_bootstrap():
     f = rng.beta(2, 2, n)
     y = _bern(rng, f**1.3)
     grid = np.linspace(0.1, 0.9, 9)
-    binned = _SmoothingProblem(f, y, "reflected_gaussian").bootstrap_curves(sigma, grid, reps, rng, False)
+    binned, _ = _SmoothingProblem(f, y, "reflected_gaussian").bootstrap_curves(sigma, grid, reps, rng, False)
     points = []
     for _ in range(reps):
         idx = rng.integers(0, n, n)
