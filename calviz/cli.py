@@ -235,7 +235,9 @@ def check_summary(data, options, *, source: str = "", analysis=None) -> dict:
     if options.resampling != "analytic":
         views += ("tcal_resampled",)
     result = analysis if analysis is not None else analyze(data, options, views=views)
-    tcal = result.tcal_resampled if result.tcal_resampled is not None else result.tcal
+    # the decision asked for: the resampled test when resampling is chosen (never silently the analytic
+    # one in its place — a failed resampled test leaves the decision unavailable)
+    tcal = result.tcal if options.resampling == "analytic" else result.tcal_resampled
     reject = field(tcal, "reject", "rejected")
     interval = result.interval
     ece = _as_dict(interval)
@@ -334,8 +336,9 @@ def cmd_check(args) -> int:
         _print_check_text(summary)
     if args.fail_on_reject:
         if summary["reject"] is None:
-            print(f"calviz: error: T-Cal decision unavailable: {summary['errors'].get('tcal', 'unknown')}",
-                  file=sys.stderr)
+            errors = summary["errors"]
+            reason = errors.get("tcal_resampled") or errors.get("tcal") or "unknown"
+            print(f"calviz: error: T-Cal decision unavailable: {reason}", file=sys.stderr)
             return EXIT_ENGINE
         return EXIT_REJECT if summary["reject"] else EXIT_OK
     return EXIT_OK
@@ -362,15 +365,16 @@ def _on_dask(args, function: str, **kwargs):
 # calviz report
 # --------------------------------------------------------------------------------------------------
 def cmd_report(args) -> int:
-    from calviz.report import render_report
+    from calviz.report import render_report, report_output
 
     options = options_from_args(args)
     data = load_input(args.file, args)
     title = args.title or f"calviz report — {Path(args.file).name if ':' not in args.file else args.file}"
-    html = render_report(data, options, title=title, source=args.file)
     out = Path(args.output)
     try:
-        out.write_text(html, encoding="utf-8")
+        with report_output(out) as handle:  # opened before the analysis: a bad path fails at once
+            html = render_report(data, options, title=title, source=args.file)
+            handle.write(html)
     except OSError as exc:
         raise CLIError(f"cannot write {out}: {exc.strerror or exc}") from None
     print(f"wrote {out} ({len(html) / 1e6:.1f} MB, self-contained: open it in any browser, offline)")
@@ -531,6 +535,8 @@ def _open_browser(url: str) -> None:
 
 # --------------------------------------------------------------------------------------------------
 def main(argv: list[str] | None = None) -> int:
+    from calviz.data import InputError
+
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:
@@ -539,8 +545,9 @@ def main(argv: list[str] | None = None) -> int:
     handler = {"serve": cmd_serve, "report": cmd_report, "check": cmd_check, "datasets": cmd_datasets}
     try:
         return handler[args.command](args)
-    except CLIError as exc:
-        print(f"calviz {args.command}: error: {exc}", file=sys.stderr)
+    except (CLIError, InputError) as exc:  # InputError: an option or input the engine refuses
+        message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        print(f"calviz {args.command}: error: {message}", file=sys.stderr)
         return EXIT_INPUT
     except BrokenPipeError:  # `calviz check ... | head`
         return EXIT_OK

@@ -12,16 +12,19 @@ it).
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import html
+import os
 import sys
+import tempfile
 import types
 from pathlib import Path
 
 from calviz.analysis import Analysis, AnalysisOptions, analyze
 from calviz.data import CalibrationData, as_calibration_data
 
-__all__ = ["render_report", "report", "render_analysis", "VIEW_TITLES"]
+__all__ = ["render_report", "report", "render_analysis", "report_output", "VIEW_TITLES"]
 
 #: the four views, in the order the report shows them (also the Bokeh root names)
 VIEW_TITLES = {
@@ -253,6 +256,29 @@ def render_report(
     return render_analysis(analysis, title=title, source=source)
 
 
+@contextlib.contextmanager
+def report_output(path):
+    """Write a report atomically: a temporary file is created beside ``path`` at once (so a missing
+    directory or a read-only place fails *before* anything is computed), the caller writes the text to
+    the yielded handle, and only a complete write is renamed over ``path`` — a failed write (disk full,
+    file-size limit) leaves any previous report intact and removes the temporary file."""
+    path = Path(path)
+    if path.is_dir():
+        raise IsADirectoryError(21, "is a directory", str(path))
+    fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent)
+    try:
+        os.chmod(temporary, 0o644)  # mkstemp's 0600 would make the report private to its writer
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            yield handle
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+
+
 def report(
     y_true, y_prob=None, path="calviz-report.html", *, title: str = "calviz report", **options
 ) -> Path:
@@ -265,10 +291,10 @@ def report(
         data = y_true
     else:
         data = as_calibration_data(y_true, y_prob)
-    html_text = render_report(data, AnalysisOptions(**options), title=title)
-    path = Path(path)
-    path.write_text(html_text, encoding="utf-8")
-    return path
+    options = AnalysisOptions(**options)
+    with report_output(path) as handle:
+        handle.write(render_report(data, options, title=title))
+    return Path(path)
 
 
 # ``from calviz import report`` yields this function or the module depending on import order (see

@@ -50,7 +50,6 @@ def test_binary_multiclass_and_dtypes():
         np.array([0.25, 0.5, 1.0], np.float32),
         np.array([0.25, 0.5, 1.0], np.float16),
         np.array([0, 1, 1]),
-        np.array([False, True, True]),
         [0.25, 0.5, 1],
     ):
         d = as_calibration_data([0, 1, 1], probs)
