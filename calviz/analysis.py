@@ -62,7 +62,8 @@ RESAMPLINGS = ("analytic", "y_only", "consistency", "threshold")
 def _check_whole(value, name: str, minimum: int) -> None:
     """An integer (an integral float is accepted) of at least ``minimum``; bools, NaN and ±inf are
     refused with an InputError (``int(inf)`` would raise OverflowError)."""
-    number = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
+    number = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
+        value, (bool, np.bool_))
     if not (number and np.isfinite(value) and value == int(value) and value >= minimum):
         raise InputError(f"{name} must be an integer of at least {minimum}; got {value!r}")
 

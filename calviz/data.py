@@ -76,6 +76,8 @@ def cell_repr(value) -> str:
 def strings_refused(name: str, example) -> InputError:
     """The one message for text where numbers are expected — string arrays, object arrays and pandas or
     Parquet string columns holding numeric text alike (``"0.5"`` is not the number 0.5)."""
+    if isinstance(example, np.generic):
+        example = example.item()
     return InputError(f"{name} must be real numbers; got strings (e.g. {cell_repr(example)})")
 
 

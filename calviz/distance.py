@@ -229,8 +229,8 @@ def _grid_size(grid_step) -> int:
         raise InputError(f"grid_step must be 1/m for an integer m (e.g. 1e-3); got {grid_step!r}")
     if m > MAX_LP_GRID:
         raise InputError(
-            f"grid_step must be at least 1/{MAX_LP_GRID} = {1 / MAX_LP_GRID:g} (the dCE_lower LP's cost grows "
-            f"like (1/grid_step)^2.5); got {grid_step!r}"
+            f"grid_step must be at least 1/{MAX_LP_GRID} = {1 / MAX_LP_GRID:g} (the dCE_lower LP's cost "
+            f"grows like (1/grid_step)^2.5); got {grid_step!r}"
         )
     return m
 

@@ -280,6 +280,7 @@ def _read_parquet(raw, names, max_bytes):
             meta = pq.ParquetFile(stream).metadata
     except Exception as exc:  # pyarrow's ArrowInvalid and friends
         raise InputError(f"not a readable Parquet file ({type(exc).__name__}: {exc})") from None
+    check_unique_columns(meta.schema.names)
     uncompressed = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
     if max_bytes is not None and uncompressed > max_bytes:
         raise InputError(f"uncompressed size {uncompressed:,} bytes exceeds max_bytes={int(max_bytes):,}")

@@ -448,7 +448,8 @@ class _SmoothingProblem:
                 draws_t = np.ascontiguousarray(draws.T, dtype=np.float64)
                 density, smoothed = ((m @ draws_t).T @ kernel.T / self.n for m in node_matrices)
             else:
-                positions, density, smoothed = self.smooth(sigma, binned, *binned.resampled_masses(draws, numerator))
+                masses = binned.resampled_masses(draws, numerator)
+                positions, density, smoothed = self.smooth(sigma, binned, *masses)
             curves[first : first + size] = self.curve_on(grid, positions, density, smoothed, centered)
         return curves, note
 

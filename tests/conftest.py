@@ -150,3 +150,15 @@ def served_app(tmp_path_factory):
         yield url
     finally:
         stop_server(proc)
+
+
+@pytest.fixture(scope="module")
+def local_cluster_client():
+    """A ``distributed.Client`` on a LocalCluster of 2 single-threaded worker processes (1 GB each); it is
+    the default client (``dask.compute`` uses it) while the module runs."""
+    distributed = pytest.importorskip("distributed")
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                       memory_limit="1GB", dashboard_address=":0", scheduler_port=0)
+    with distributed.Client(cluster) as c:
+        yield c
+    cluster.close()

@@ -26,12 +26,8 @@ N = sum(CHUNKS)
 
 
 @pytest.fixture(scope="module")
-def client():
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       memory_limit="1GB", dashboard_address=":0", scheduler_port=0)
-    with distributed.Client(cluster) as c:
-        yield c
-    cluster.close()
+def client(local_cluster_client):
+    return local_cluster_client
 
 
 def close(a, b, rtol=RTOL, scale=None):

@@ -1,0 +1,427 @@
+"""Property-based fuzzing of every public entry point: whatever the arguments, a call returns a result or
+refuses with a ValueError / TypeError (calviz's InputError is a ValueError) — never another exception,
+never a hang.
+
+Inputs mix valid data (binary and multi-class, with the degenerate cases: all predictions in {0, 1}, a
+single distinct value, perfect predictions, n from 2) with broken data (NaN, out-of-range, strings and
+numeric text, booleans as probabilities, None and scalars, ragged and mismatched arrays) and hostile
+option values (0, negative, huge, inf, NaN, wrong types).
+
+Each example runs under a time limit: SIGALRM interrupts it after ``EXAMPLE_LIMIT`` seconds (and the
+elapsed time is checked afterwards, for work that swallowed the interruption), and a faulthandler
+watchdog ends the whole run, printing every thread's stack, if a call is stuck where no signal reaches
+it.  The limit is far above the cost model's worst case (about a second on one core), so only a real
+hang — a cost the model does not bound — trips it.
+
+The profile is fixed (derandomised, a bounded number of examples per entry point, no example database),
+so the suite runs the same examples everywhere and stays within a few minutes on two cores.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import faulthandler
+import io
+import math
+import signal
+import time
+from datetime import timedelta
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import calviz
+from calviz.analysis import AnalysisOptions
+
+#: seconds one example may take before it counts as a hang
+EXAMPLE_LIMIT = 30.0
+#: the watchdog ends the run when a call is stuck this long (no signal handler could run)
+WATCHDOG_LIMIT = 3 * EXAMPLE_LIMIT
+
+PROFILE = dict(
+    derandomize=True,
+    database=None,
+    deadline=timedelta(seconds=EXAMPLE_LIMIT),
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much,
+                           HealthCheck.function_scoped_fixture],
+    print_blob=True,
+)
+
+
+class ExampleTookTooLong(AssertionError):
+    """An example exceeded EXAMPLE_LIMIT: a cost the cost model does not bound."""
+
+
+@contextlib.contextmanager
+def time_limit(seconds: float):
+    def interrupt(signum, frame):
+        raise ExampleTookTooLong(f"interrupted after {seconds:.0f} s")
+
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    faulthandler.dump_traceback_later(WATCHDOG_LIMIT, exit=True)
+    start = time.perf_counter()
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0.0)
+        signal.signal(signal.SIGALRM, previous)
+        faulthandler.cancel_dump_traceback_later()
+    elapsed = time.perf_counter() - start
+    if elapsed > seconds:
+        raise ExampleTookTooLong(f"took {elapsed:.1f} s (limit {seconds:.0f} s)")
+
+
+def only_refuses(func, *args, **kwargs):
+    """Call under the time limit; a ValueError/TypeError is a refusal (returns None), anything else
+    escapes and fails the test."""
+    with time_limit(EXAMPLE_LIMIT):
+        try:
+            return func(*args, **kwargs)
+        except (ValueError, TypeError):
+            return None
+
+
+# ------------------------------------------------------------------------------------------------------
+# data
+
+NICE = [0.0, 1.0, 0.5, 0.25, 1e-300, 5e-324, 1.0 - 2.0**-53, 1e-9, 0.999999, 1.0 / 3.0]
+PROB = st.one_of(st.sampled_from(NICE), st.floats(0.0, 1.0))
+
+
+@st.composite
+def binary_pairs(draw):
+    n = draw(st.integers(2, 24))
+    labels = np.array(draw(st.lists(st.integers(0, 1), min_size=n, max_size=n)), dtype=np.int64)
+    kind = draw(st.sampled_from(["any", "zero_one", "constant", "perfect", "two_values"]))
+    if kind == "any":
+        probs = draw(st.lists(PROB, min_size=n, max_size=n))
+    elif kind == "zero_one":
+        probs = draw(st.lists(st.sampled_from([0.0, 1.0]), min_size=n, max_size=n))
+    elif kind == "constant":
+        probs = [draw(PROB)] * n
+    elif kind == "perfect":
+        probs = labels.astype(float).tolist()
+    else:
+        a, b = draw(PROB), draw(PROB)
+        probs = [a if i % 2 else b for i in range(n)]
+    return labels, np.array(probs, dtype=np.float64)
+
+
+@st.composite
+def multiclass_pairs(draw):
+    n = draw(st.integers(2, 16))
+    k = draw(st.integers(2, 5))
+    rows = []
+    for _ in range(n):
+        if draw(st.booleans()):
+            row = np.zeros(k)
+            row[draw(st.integers(0, k - 1))] = 1.0
+        else:
+            row = np.array(draw(st.lists(st.floats(0.0, 1.0), min_size=k, max_size=k)))
+            row = row / row.sum() if row.sum() > 0 else np.full(k, 1.0 / k)
+        rows.append(row)
+    labels = np.array(draw(st.lists(st.integers(0, k - 1), min_size=n, max_size=n)), dtype=np.int64)
+    return labels, np.array(rows)
+
+
+FAULTS = ["nan", "inf", "negative", "above_one", "strings", "numeric_text", "pandas_text", "booleans",
+          "true_none", "true_scalar", "prob_scalar", "prob_none", "short", "three_d", "empty", "one_row",
+          "label_two", "fractional_label", "complex", "object_none", "ragged", "one_column"]
+
+
+@st.composite
+def broken_pairs(draw):
+    y, p = draw(binary_pairs())
+    fault = draw(st.sampled_from(FAULTS))
+    y, p = y.astype(object) if fault == "object_none" else y, p.copy()
+    if fault == "nan":
+        p[0] = np.nan
+    elif fault == "inf":
+        p[-1] = np.inf
+    elif fault == "negative":
+        p[0] = -0.1
+    elif fault == "above_one":
+        p[0] = 1.5
+    elif fault == "strings":
+        p = p.astype(str)
+    elif fault == "numeric_text":
+        p = p.astype(str).astype(object)
+    elif fault == "pandas_text":
+        p = pd.Series(p.astype(str), dtype="string")
+    elif fault == "booleans":
+        p = p > 0.5
+    elif fault == "true_none":
+        y = None
+    elif fault == "true_scalar":
+        y = 1
+    elif fault == "prob_scalar":
+        p = 0.5
+    elif fault == "prob_none":
+        p = None
+    elif fault == "short":
+        y = y[:-1]
+    elif fault == "three_d":
+        p = p.reshape(1, 1, -1)
+    elif fault == "empty":
+        y, p = y[:0], p[:0]
+    elif fault == "one_row":
+        y, p = y[:1], p[:1]
+    elif fault == "label_two":
+        y = y.copy()
+        y[0] = 2
+    elif fault == "fractional_label":
+        y = y + 0.5
+    elif fault == "complex":
+        p = p.astype(complex)
+    elif fault == "object_none":
+        p = p.astype(object)
+        p[0] = None
+    elif fault == "ragged":
+        p = [[0.1], [0.2, 0.3]] + [[0.5]] * (len(y) - 2)
+    elif fault == "one_column":
+        p = p.reshape(-1, 1)
+    return y, p
+
+
+PAIRS = st.one_of(binary_pairs(), binary_pairs(), multiclass_pairs(), broken_pairs())
+VALID_PAIRS = st.one_of(binary_pairs(), multiclass_pairs())
+
+# ------------------------------------------------------------------------------------------------------
+# options: mostly ordinary values, sometimes hostile ones
+
+INF, NAN = float("inf"), float("nan")
+TARGET = st.sampled_from(["auto", "auto", "binary", "top1", "topk", "classwise", "full", "bogus", None, 3])
+CLASS_INDEX = st.one_of(st.integers(0, 5), st.sampled_from([-1, 10**20, 1.5, None, True, "0"]))
+TOP_K = st.one_of(st.integers(1, 5), st.sampled_from([0, -1, 10**20, 2.0, None, True]))
+N_BINS = st.one_of(st.integers(1, 60), st.sampled_from([0, -1, 2**20, 2**40, 2**63, 10**30, INF, NAN, 2.5,
+                                                        True, None, "15"]))
+ALPHA = st.one_of(st.floats(0.001, 0.999), st.sampled_from([0.0, 1.0, -0.1, NAN, INF, 1e-300, None, "x"]))
+SEED = st.one_of(st.integers(0, 2**32), st.sampled_from([-1, None, 2**70, 1.5, "s"]))
+SCHEME = st.sampled_from(["equal_width", "equal_mass", "distinct", "grid", "simplex", "bogus", None])
+BANDWIDTH = st.one_of(st.none(), st.floats(1e-5, 20.0), st.sampled_from([0.0, -1.0, INF, NAN, 1e-4, "w"]))
+KERNEL = st.sampled_from(["reflected_gaussian", "logit_gaussian", "gaussian", None])
+N_RESAMPLES = st.one_of(st.integers(0, 120), st.sampled_from([-1, 10**6, 10**10, 2.5, None, True]))
+GRID_SIZE = st.one_of(st.integers(2, 3000), st.sampled_from([0, 1, 10**5, 10**7, 10**10, 2.5, None]))
+GRID_STEP = st.sampled_from([1e-2, 2e-2, 1e-3, 5e-4, 1e-4, 1e-6, 1e-9, 0.003, 0.0, -1.0, NAN, INF, 1.0, 2.0])
+POSITIVE = st.one_of(st.floats(1e-9, 10.0), st.sampled_from([0.0, -1.0, NAN, INF, 1e-300, 1e300, None]))
+VIEW = {"target": TARGET, "class_index": CLASS_INDEX}
+
+# T-Cal (calviz.tcal) bounds its own resampling; its strategies stay within the ranges that module
+# guarantees (level in [0.01, 0.5], at most a few hundred resamples)
+TCAL_ALPHA = st.floats(0.01, 0.5)
+TCAL_RESAMPLES = st.one_of(st.none(), st.integers(2, 200))
+
+
+def _bytes_of(y, p) -> bytes:
+    frame = pd.DataFrame({"y_true": np.asarray(y).tolist(), "y_prob": np.asarray(p).tolist()})
+    return frame.to_csv(index=False).encode()
+
+
+def _sums_of(y, p):
+    return calviz.bin_sums(calviz.assign_bins(np.asarray(p, dtype=float), n_bins=10), p, y)
+
+
+BINNED = {"n_bins": N_BINS, "scheme": SCHEME, **VIEW}
+INTERVAL_KINDS = st.sampled_from(["wilson", "jeffreys", "x"])
+RESAMPLINGS = st.sampled_from(["analytic", "y_only", "consistency", "threshold", "x"])
+SMOOTH = {"bandwidth": BANDWIDTH, "kernel": KERNEL, **VIEW}
+
+#: name -> (callable(y_true, y_prob, **kw), keyword strategies (each optional), required keywords)
+ENTRY_POINTS = {
+    "as_calibration_data": (calviz.as_calibration_data,
+                            {"renormalize": st.booleans(), "min_samples": st.integers(-1, 30)}, {}),
+    "from_logits": (lambda y, p, **kw: calviz.from_logits(np.asarray(p) * 40.0 - 20.0, y), {}, {}),
+    "read_predictions": (lambda y, p, **kw: calviz.read_predictions(io.BytesIO(_bytes_of(y, p)), **kw),
+                         {"renormalize": st.booleans(), "format": st.sampled_from(["csv", "npz", None])}, {}),
+    "binned_ece": (calviz.binned_ece, {**BINNED, "p": st.sampled_from([1, 2, 0, 1.5]), "top_k": TOP_K}, {}),
+    "debiased_ece": (calviz.debiased_ece, {**BINNED, "top_k": TOP_K}, {}),
+    "unbiased_ece": (calviz.unbiased_ece, {**BINNED, "top_k": TOP_K}, {}),
+    "kumar_debiased_ece": (calviz.kumar_debiased_ece, BINNED, {}),
+    "reliability": (calviz.reliability, {**BINNED, "alpha": ALPHA, "interval": INTERVAL_KINDS}, {}),
+    "assign_bins": (lambda y, p, **kw: calviz.assign_bins(p, **kw), {"n_bins": N_BINS, "scheme": SCHEME}, {}),
+    "ece_interval": (calviz.ece_interval, {"n_bins": N_BINS, "alpha": ALPHA, "top_k": TOP_K, "seed": SEED,
+                                           "method": st.sampled_from(["asymptotic", "bootstrap", "x"]),
+                                           "n_resamples": N_RESAMPLES, **VIEW}, {}),
+    "interval_from_sums": (lambda y, p, **kw: calviz.interval_from_sums(_sums_of(y, p), **kw),
+                           {"alpha": ALPHA, "n_bins": N_BINS}, {}),
+    "tcal": (calviz.tcal, {"alpha": TCAL_ALPHA, "n_bins": st.one_of(st.none(), st.integers(1, 60)),
+                           "smoothness": st.floats(0.1, 5.0), **VIEW}, {}),
+    "adaptive_tcal": (calviz.adaptive_tcal, {"alpha": TCAL_ALPHA, "n_resamples": TCAL_RESAMPLES, "seed": SEED,
+                                             "resampling": RESAMPLINGS,
+                                             "combine": st.sampled_from(["bonferroni", "x"]), **VIEW}, {}),
+    "split_tcal": (calviz.split_tcal, {"alpha": TCAL_ALPHA, "n_permutations": TCAL_RESAMPLES, "seed": SEED,
+                                       "smoothness": st.floats(0.1, 5.0), **VIEW}, {}),
+    "smce": (calviz.smce, VIEW, {}),
+    "smce_witness": (calviz.smce_witness, VIEW, {}),
+    "lower_dce": (calviz.lower_dce, {"grid_step": GRID_STEP, **VIEW}, {}),
+    "rintce": (calviz.rintce, VIEW, {"width": POSITIVE}),
+    "sintce": (calviz.sintce, VIEW, {}),
+    "laplace_kce": (calviz.laplace_kce, {"bandwidth": POSITIVE, "squared": st.booleans(), **VIEW}, {}),
+    "binned_ece_with_width": (calviz.binned_ece_with_width, BINNED, {}),
+    "distance_bounds": (calviz.distance_bounds,
+                        {"grid_step": GRID_STEP, "n_resamples": N_RESAMPLES, "alpha": ALPHA, "seed": SEED,
+                         "n_bins": st.one_of(N_BINS, st.lists(st.integers(1, 60), max_size=3)), **VIEW}, {}),
+    "smce_test": (calviz.smce_test, VIEW, {"eps0": POSITIVE, "eps1": POSITIVE}),
+    "smooth_ece": (calviz.smooth_ece, SMOOTH, {}),
+    "smooth_reliability": (calviz.smooth_reliability,
+                           {**SMOOTH, "alpha": ALPHA, "centered": st.booleans(), "n_resamples": N_RESAMPLES,
+                            "grid_size": GRID_SIZE, "seed": SEED}, {}),
+}
+
+OPTION_FIELDS = {
+    "target": TARGET, "class_index": CLASS_INDEX, "top_k": TOP_K,
+    "n": st.one_of(st.none(), st.integers(-1, 30)),
+    "scheme": SCHEME, "n_bins": N_BINS, "kernel": KERNEL, "bandwidth": BANDWIDTH, "alpha": ALPHA,
+    "resampling": st.sampled_from(["analytic", "y_only", "x"]),
+    "n_resamples": st.one_of(st.integers(1, 120), st.sampled_from([0, -1, 10**10, INF, None])), "seed": SEED,
+}
+
+
+def _keywords(optional: dict, required: dict):
+    return st.fixed_dictionaries(required, optional=optional)
+
+
+@pytest.mark.parametrize("name", sorted(ENTRY_POINTS))
+@settings(max_examples=40, **PROFILE)
+@given(data=st.data())
+def test_entry_point_only_refuses(name, data):
+    func, optional, required = ENTRY_POINTS[name]
+    y, p = data.draw(PAIRS, label="data")
+    kwargs = data.draw(_keywords(optional, required), label="keywords")
+    only_refuses(func, y, p, **kwargs)
+
+
+def _engine_failures(analysis) -> dict:
+    """Views whose engine raised something other than a refusal (the analysis records instead of
+    raising, so a crash would otherwise pass unnoticed)."""
+    refusals = ("failed: ValueError", "failed: TypeError", "failed: InputError")
+    return {view: message for view, message in analysis.errors.items()
+            if " failed: " in message and not any(r in message for r in refusals)}
+
+
+def _options(data) -> AnalysisOptions | None:
+    values = data.draw(_keywords({k: v for k, v in OPTION_FIELDS.items() if k != "resampling"}, {}),
+                       label="options")
+    values.setdefault("n_resamples", 50)
+    return only_refuses(AnalysisOptions, **values)
+
+
+@settings(max_examples=30, **PROFILE)
+@given(data=st.data())
+def test_analysis_options_only_refuse(data):
+    values = data.draw(_keywords(OPTION_FIELDS, {}), label="options")
+    options = only_refuses(AnalysisOptions, **values)
+    if options is not None:
+        assert options.replace() == options
+
+
+@settings(max_examples=20, **PROFILE)
+@given(data=st.data())
+def test_analyze_only_refuses(data):
+    y, p = data.draw(PAIRS, label="data")
+    options = _options(data)
+    if options is None:
+        return
+    analysis = only_refuses(calviz.analyze, (y, p), options)
+    if analysis is not None:
+        assert _engine_failures(analysis) == {}
+
+
+@settings(max_examples=6, **PROFILE)
+@given(data=st.data())
+def test_report_only_refuses(data, tmp_path):
+    y, p = data.draw(st.one_of(VALID_PAIRS, broken_pairs()), label="data")
+    options = _options(data)
+    if options is None:
+        return
+    path = tmp_path / "report.html"
+    written = only_refuses(calviz.report, y, p, path, **options.to_dict())
+    if written is not None:
+        assert path.stat().st_size > 0
+    assert not list(tmp_path.glob(".*.partial"))  # a refused report leaves no temporary file behind
+
+
+@settings(max_examples=5, **PROFILE)
+@given(data=st.data())
+def test_dashboard_only_refuses(data):
+    y, p = data.draw(st.one_of(VALID_PAIRS, broken_pairs()), label="data")
+    params = data.draw(_keywords({"n_bins": st.integers(1, 40), "alpha": st.floats(0.01, 0.3)}, {}),
+                       label="params")
+    only_refuses(calviz.dashboard, y, p, **params)
+
+
+# ------------------------------------------------------------------------------------------------------
+# calviz.dask on a LocalCluster
+
+def _dask_entry_points():
+    cdask = pytest.importorskip("calviz.dask")
+    view = {"target": TARGET, "class_index": CLASS_INDEX}
+    fan_in = st.sampled_from([2, 8, 1, 0, None, 2.5])
+    binned = {"n_bins": N_BINS, "top_k": TOP_K, "split_every": fan_in, **view}
+    return {
+        "binned_ece": (cdask.binned_ece, binned),
+        "debiased_ece": (cdask.debiased_ece, binned),
+        "unbiased_ece": (cdask.unbiased_ece, binned),
+        "partition_sums": (cdask.partition_sums, binned),
+        "ece_interval": (cdask.ece_interval, {**binned, "alpha": ALPHA,
+                                              "method": st.sampled_from(["asymptotic", "bootstrap", "x"])}),
+        "reliability": (cdask.reliability, {"n_bins": N_BINS, "alpha": ALPHA, **view}),
+        "multi_reliability": (cdask.multi_reliability, {"n_bins": N_BINS, "alpha": ALPHA, "top_k": TOP_K,
+                                                        "target": st.sampled_from(["topk", "full", "x"])}),
+        "scale_sums": (cdask.scale_sums, {"exponents": st.lists(st.integers(-2, 12), max_size=3), **view}),
+        "multiscale_debiased_ece": (cdask.multiscale_debiased_ece,
+                                    {"exponents": st.lists(st.integers(-2, 12), max_size=3), **view}),
+        "adaptive_tcal": (cdask.adaptive_tcal, {"alpha": TCAL_ALPHA, **view}),
+        "laplace_kce": (cdask.laplace_kce, {"bandwidth": POSITIVE, **view}),
+        "uniform_subsample": (cdask.uniform_subsample, {"size": st.one_of(st.integers(-1, 40),
+                                                                          st.sampled_from([10**12, None])),
+                                                        "seed": SEED, **view}),
+        "smce": (cdask.smce, {"size": st.integers(2, 40), "delta": POSITIVE, "seed": SEED, **view}),
+        "sintce": (cdask.sintce, {"size": st.integers(2, 40), "seed": SEED, **view}),
+        "lower_dce": (cdask.lower_dce, {"size": st.integers(2, 40), "grid_step": GRID_STEP, **view}),
+    }
+
+
+def _distributed(y, p, chunks: int):
+    """Dask arrays of (y, p) in ``chunks`` row blocks when they are arrays, else the values as given."""
+    da = pytest.importorskip("dask.array")
+    out = []
+    for a in (y, p):
+        if isinstance(a, np.ndarray) and a.ndim >= 1 and a.dtype.kind in "biuf" and len(a):
+            out.append(da.from_array(a, chunks=(max(1, math.ceil(len(a) / chunks)),) + a.shape[1:]))
+        else:
+            out.append(a)
+    return out
+
+
+DASK_NAMES = ["adaptive_tcal", "binned_ece", "debiased_ece", "ece_interval", "laplace_kce", "lower_dce",
+              "multi_reliability", "multiscale_debiased_ece", "partition_sums", "reliability", "scale_sums",
+              "sintce", "smce", "uniform_subsample", "unbiased_ece"]
+
+
+@pytest.mark.parametrize("name", DASK_NAMES)
+@settings(max_examples=6, **PROFILE)
+@given(data=st.data())
+def test_dask_entry_point_only_refuses(name, data, local_cluster_client):
+    func, optional = _dask_entry_points()[name]
+    y, p = data.draw(PAIRS, label="data")
+    chunks = data.draw(st.integers(1, 3), label="partitions")
+    kwargs = data.draw(_keywords({k: v for k, v in optional.items() if k != "exponents"},
+                                 {k: v for k, v in optional.items() if k == "exponents"}), label="keywords")
+    only_refuses(func, *_distributed(y, p, chunks), **kwargs)
+
+
+def test_dask_entry_points_listed():
+    """Every distributed estimator of calviz.dask is fuzzed (new ones must join DASK_NAMES)."""
+    assert sorted(_dask_entry_points()) == sorted(DASK_NAMES)
+
+
+def test_every_public_function_is_fuzzed():
+    """Every public function of ``calviz`` is covered by one of the tests above."""
+    covered = set(ENTRY_POINTS) | {"analyze", "report", "dashboard", "ece_ci", "bin_sums"}
+    public = {name for name in calviz.__all__ if callable(getattr(calviz, name)) and name[0].islower()}
+    assert public - covered == set()
