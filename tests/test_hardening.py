@@ -311,7 +311,8 @@ def test_dask_refuses_what_memory_refuses(synchronous_dask):
     text = STRINGS.replace("'y_prob'", "y_prob")  # the in-memory message, naming the argument
     cases = [
         (pd.DataFrame({"y_true": [0, 1, 1], "y_prob": ["0.5", "0.2", "0.3"]}), text),
-        (pd.DataFrame({"y_true": [0, 1, 1], "y_prob": pd.Series(["0.5", "0.2", "0.3"], dtype="string")}), text),
+        (pd.DataFrame({"y_true": [0, 1, 1], "y_prob": pd.array(["0.5", "0.2", "0.3"], dtype="string")}),
+         text),
         (pd.DataFrame({"y_true": [0, 1, 1], "y_prob": [True, False, True]}), f"y_prob {BOOLEANS}"),
         (pd.DataFrame([[0, 0.2, 0.9], [1, 0.6, 0.1]], columns=["y_true", "y_prob", "y_prob"]),
          "duplicate column name 'y_prob'"),
