@@ -107,6 +107,8 @@ BAND_WORK_BUDGET = 1 << 26
 _DIRECT_MAX_ENTRIES = 1 << 22
 # An FFT-path resample costs about this many direct multiply-adds per grid value (FFT, interpolation).
 _FFT_COST_PER_VALUE = 16
+# Direct smECE sums reach this many kernel widths from an occupied node (e^-50 beyond).
+_DIRECT_REACH = 10.0
 # Coarsest spacing the band may fall back to, in points per kernel width.
 _MIN_POINTS_PER_WIDTH_BAND = 8
 
@@ -179,6 +181,15 @@ class _Binned:
     low_residual: np.ndarray
     high_residual: np.ndarray
     _scatter_cache: dict = field(default_factory=dict, repr=False, compare=False)
+
+    @cached_property
+    def nodes(self) -> np.ndarray:
+        """Indices of the grid points that receive mass (each category's two end points)."""
+        return np.unique(np.concatenate([self.cell, self.cell + 1]))
+
+    @property
+    def node_positions(self) -> np.ndarray:
+        return self.start + self.step * self.nodes
 
     def _parts(self, numerator: str) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
         """(low, high) sums of the point weights and of the numerator: the residual y − v or the label y."""
@@ -321,7 +332,22 @@ class _SmoothingProblem:
         return positions, smoothed[0], smoothed[1]
 
     def ece(self, sigma: float) -> float:
+        """smECE(σ): trapezoid sums of |A_σ| and δ_σ over the computation grid — by FFT, or, when the data
+        occupy few grid nodes, by direct kernel sums at the grid points within ``_DIRECT_REACH`` widths
+        of an occupied node (elsewhere both are below e⁻⁵⁰ of their peak), whichever is cheaper."""
         binned = self.binned(sigma)
+        nodes = binned.nodes
+        reach = math.ceil(_DIRECT_REACH * self.width(sigma) / binned.step)
+        if self._direct_ok(sigma) and (2 * reach + 1) * nodes.size**2 <= _DIRECT_MAX_ENTRIES:
+            index = np.unique((nodes[:, None] + np.arange(-reach, reach + 1)).ravel())
+            weight = np.ones(index.shape[0])
+            if self.kernel == "reflected_gaussian":  # the grid is [0, 1]: trapezoid ends at 0 and 1
+                keep = (index >= 0) & (index <= binned.n_cells)
+                index, weight = index[keep], weight[keep]
+                weight[(index == 0) | (index == binned.n_cells)] = 0.5
+            kernel = self._kernel_matrix(sigma, binned.start + binned.step * index, binned.node_positions)
+            mass, residual = (m[nodes] for m in binned.grid_masses())
+            return float(weight @ np.abs(kernel @ residual) / (weight @ (kernel @ mass)))
         _, density, residual = self.smooth(sigma, binned, *binned.grid_masses())
         return float(_trapezoid(np.abs(residual)) / _trapezoid(density))
 
@@ -381,34 +407,53 @@ class _SmoothingProblem:
             out[inside] /= grid[inside] * (1.0 - grid[inside])
         return np.maximum(out, 0.0)
 
-    def _direct_kernel(self, sigma: float, binned: _Binned, grid: np.ndarray):
-        """Direct-path geometry: the occupied grid nodes, the evaluation positions (the query points of
-        ``grid`` and the nodes, sorted) and the kernel matrix K(position, node) in the kernel's
-        coordinate.  Reflected kernel: the images ±x and 2 − x only (the others lie ≥ 1 away, weight
-        ≤ exp(−1/(2σ²)) ≤ 2·10⁻²² for σ ≤ 0.1, where this path is used)."""
-        nodes = np.unique(np.concatenate([binned.cell, binned.cell + 1]))
-        x = binned.start + binned.step * nodes
+    def _direct_ok(self, sigma: float) -> bool:
+        """Direct kernel sums need only the images ±x and 2 − x of the reflected kernel (the others lie
+        ≥ 1 away, weight ≤ exp(−1/(2σ²)) ≤ 2·10⁻²² for σ ≤ 0.1)."""
+        return self.kernel == "logit_gaussian" or sigma <= 0.1
+
+    def _kernel_matrix(self, sigma: float, positions: np.ndarray, x: np.ndarray) -> np.ndarray:
+        """K(position, x) for sorted positions and nodes x in the kernel's coordinate (see _direct_ok)."""
         width = self.width(sigma)
         if self.kernel == "reflected_gaussian":
-            positions = np.union1d(grid, x)
             offsets = [positions[:, None] - x, positions[:, None] + x, positions[:, None] - (2.0 - x)]
         else:
-            margin = _LOGIT_MARGIN_WIDTHS * width
-            positions = np.union1d(self._query(grid, np.array([x[0] - margin, x[-1] + margin])), x)
             offsets = [positions[:, None] - x]
-        kernel = sum(np.exp(-0.5 * (d / width) ** 2) for d in offsets) / (width * math.sqrt(2.0 * math.pi))
-        return nodes, positions, kernel
+        return sum(np.exp(-0.5 * (d / width) ** 2) for d in offsets) / (width * math.sqrt(2.0 * math.pi))
+
+    def _direct_positions(self, sigma: float, binned: _Binned, grid: np.ndarray) -> np.ndarray:
+        """Where the direct path evaluates: the query points of ``grid`` and the occupied nodes, sorted (the
+        nodes keep a reliable density in every curve, however far the grid points are from the data)."""
+        x = binned.node_positions
+        if self.kernel == "reflected_gaussian":
+            return np.union1d(grid, x)
+        margin = _LOGIT_MARGIN_WIDTHS * self.width(sigma)
+        return np.union1d(self._query(grid, np.array([x[0] - margin, x[-1] + margin])), x)
+
+    def _uses_direct(self, sigma: float, binned: _Binned, grid_size: int) -> bool:
+        """Direct sums at the query points cost (grid_size + M)·M per curve for M occupied nodes; an FFT
+        curve about _FFT_COST_PER_VALUE per computation-grid value."""
+        nodes = binned.nodes.size
+        entries = (grid_size + nodes) * nodes
+        return self._direct_ok(sigma) and entries <= _DIRECT_MAX_ENTRIES and (
+            2 * entries < _FFT_COST_PER_VALUE * self.grid_values(sigma, self.level(sigma)))
+
+    def point_curve(self, sigma: float, grid: np.ndarray, centered: bool):
+        """(positions, δ_σ, smoothed numerator) of the full sample, for curve_on / density_on: by direct
+        sums at the grid's query points when that is cheaper (as the band), else on the FFT grid."""
+        binned = self.binned(sigma)
+        numerator = "residual" if centered else "label"
+        if self._uses_direct(sigma, binned, grid.shape[0]):
+            positions = self._direct_positions(sigma, binned, grid)
+            kernel = self._kernel_matrix(sigma, positions, binned.node_positions)
+            mass, numerators = (m[binned.nodes] for m in binned.grid_masses(numerator))
+            return positions, kernel @ mass / self.n, kernel @ numerators / self.n
+        return self.smooth(sigma, binned, *binned.grid_masses(numerator))
 
     def _band_plan(self, sigma: float, grid_size: int, n_resamples: int) -> tuple[str, int, int, str]:
         """How the band is computed within the cost model: ("direct" | "fft", grid level, resamples, note)."""
         level = self.level(sigma)
-        binned = self.binned(sigma, level)
-        nodes = np.unique(np.concatenate([binned.cell, binned.cell + 1])).size
-        direct_entries = (grid_size + nodes) * nodes
-        direct_ok = self.kernel == "logit_gaussian" or sigma <= 0.1
-        if direct_ok and direct_entries <= _DIRECT_MAX_ENTRIES and (
-            2 * direct_entries < _FFT_COST_PER_VALUE * self.grid_values(sigma, level)
-        ):
+        if self._uses_direct(sigma, self.binned(sigma, level), grid_size):
             return "direct", level, n_resamples, ""
         coarsest = self.level(sigma, _MIN_POINTS_PER_WIDTH_BAND)
         while level > coarsest and n_resamples * self.grid_values(sigma, level) > BAND_WORK_BUDGET:
@@ -434,8 +479,9 @@ class _SmoothingProblem:
         probabilities = binned.count / self.n
         numerator = "residual" if centered else "label"
         if method == "direct":
-            nodes, positions, kernel = self._direct_kernel(sigma, binned, grid)
-            node_matrices = [m[nodes] for m in binned._scatter(numerator)]
+            positions = self._direct_positions(sigma, binned, grid)
+            kernel = self._kernel_matrix(sigma, positions, binned.node_positions)
+            node_matrices = [m[binned.nodes] for m in binned._scatter(numerator)]
             values_per_resample = positions.shape[0]
         else:
             values_per_resample = self.grid_values(sigma, level)
@@ -566,13 +612,8 @@ def smooth_reliability(
     problem, sigma, rule = _problem_and_bandwidth(y_true, y_prob, bandwidth, kernel, target, class_index)
 
     grid = np.linspace(0.0, 1.0, grid_size)
-    binned = problem.binned(sigma)
-    positions, density, residual = problem.smooth(sigma, binned, *binned.grid_masses("residual"))
-    value = float(_trapezoid(np.abs(residual)) / _trapezoid(density))
-    if centered:
-        numerator = residual
-    else:
-        numerator = problem.smooth(sigma, binned, *binned.grid_masses("label"))[2]
+    value = problem.ece(sigma)
+    positions, density, numerator = problem.point_curve(sigma, grid, centered)
     curve = problem.curve_on(grid, positions, density, numerator, centered)
     if n_resamples:
         curves, band_note = problem.bootstrap_curves(sigma, grid, n_resamples, rng, centered)

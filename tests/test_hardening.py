@@ -85,6 +85,41 @@ def test_direct_band_equals_fft_band(kernel, centered):
     np.testing.assert_allclose(direct[:, dense], fft[:, dense], atol=2e-3)
 
 
+@pytest.mark.parametrize("kernel", smooth.KERNELS)
+def test_direct_point_estimate_equals_fft(kernel, monkeypatch):
+    """smECE, the curve and the density by direct sums near the occupied nodes equal the FFT's values
+    (smECE to round-off: both are the sampled Gaussian convolution of the same grid masses), on data with
+    atoms at 0 and 1 (the reflected images), ties and n = 3."""
+    cases = [([1, 1, 1], [1.0, 1.0, 1.0], 1e-4), ([0, 1, 1, 0, 1], [0.0, 1.0, 0.7, 0.7, 0.02], 3e-3),
+             ([1, 0, 1, 1, 0, 0, 1], [0.4, 0.41, 0.9, 0.93, 0.1, 0.0, 1.0], 0.02)]
+    grid = np.linspace(0.0, 1.0, 101)
+    for y, p, sigma in cases:
+        for centered in (False, True):
+            direct = calviz.smooth_reliability(y, p, bandwidth=sigma, kernel=kernel, centered=centered,
+                                               n_resamples=0, grid_size=101)
+            problem = smooth._SmoothingProblem(np.asarray(p, float), np.asarray(y, float), kernel)
+            assert problem._uses_direct(sigma, problem.binned(sigma), grid.size)
+            with monkeypatch.context() as m:
+                m.setattr(smooth, "_DIRECT_MAX_ENTRIES", 0)
+                fft = calviz.smooth_reliability(y, p, bandwidth=sigma, kernel=kernel, centered=centered,
+                                                n_resamples=0, grid_size=101)
+            assert direct.smooth_ece == pytest.approx(fft.smooth_ece, rel=1e-9, abs=1e-12)
+            # compared within two kernel widths of a point, in the kernel's coordinate (gaps between
+            # points carry the curve over from each path's own reliable points)
+            if kernel == "reflected_gaussian":
+                at, points, width = grid, np.asarray(p), sigma
+            else:
+                with np.errstate(divide="ignore"):
+                    at = np.log(grid) - np.log1p(-grid)
+                clipped = np.clip(p, smooth.LOGIT_CLIP, 1 - smooth.LOGIT_CLIP)
+                points, width = np.log(clipped) - np.log1p(-clipped), 4 * sigma
+            near = np.min(np.abs(at[:, None] - points[None, :]), axis=1) <= 2 * width
+            np.testing.assert_allclose(direct.curve[near], fft.curve[near], atol=1e-3)
+            # far from every point both densities are ~e⁻³² (each path clips there at its own margin)
+            np.testing.assert_allclose(direct.density, fft.density, rtol=1e-3,
+                                       atol=max(1e-6 * fft.density.max(), 1e-8))
+
+
 def test_band_degrades_openly_above_its_budget(monkeypatch):
     """Many distinct predictions at a small bandwidth: above the work budget the band is computed on a
     coarser grid, then from fewer resamples, and the result says so."""
