@@ -48,11 +48,11 @@ def _describe(y, p, kwargs) -> str:
 def fuzz_timings(examples: int) -> list[tuple[float, str, tuple]]:
     """(seconds, entry point, (y, p, kwargs)) of every fuzz example."""
     records = []
-    for name, (func, optional, required) in sorted(ENTRY_POINTS.items()):
 
+    def timed(name, func, optional, required):
         @settings(max_examples=examples, **PROFILE)
         @given(data=st.data())
-        def run(data, name=name, func=func, optional=optional, required=required):
+        def run(data):
             y, p = data.draw(PAIRS)
             kwargs = data.draw(_keywords(optional, required))
             start = time.perf_counter()
@@ -62,7 +62,10 @@ def fuzz_timings(examples: int) -> list[tuple[float, str, tuple]]:
                 pass
             records.append((time.perf_counter() - start, name, (y, p, kwargs)))
 
-        run()
+        return run
+
+    for name, (func, optional, required) in sorted(ENTRY_POINTS.items()):
+        timed(name, func, optional, required)()
     return records
 
 

@@ -89,10 +89,13 @@ _RELIABLE_DENSITY = 1e-7
 # Bootstrap resamples are processed in chunks of about this many grid values (bounds peak memory).
 _CHUNK_VALUES = 1 << 22
 
-# Cost model (one call; G = computation-grid length, ≈ 64/σ points on [0, 1], at least 2¹²; B resamples;
-# T = grid_size).  The point estimate costs O(n + G log G); each resample of the band O(G log G) by FFT, or
-# O((T + M)·M) by direct kernel sums at the M occupied grid nodes, whichever is cheaper (the direct sums
-# make few distinct predictions — all in {0, 1}, one value, n < 10 — cost microseconds whatever σ is).
+# Cost model (one call; G = computation-grid length, ≈ 64/σ points on [0, 1] (2¹² ≤ G ≤ 2²¹ since
+# σ ≥ MIN_BANDWIDTH; ≈ 14·16/σ on the logit line), B resamples, T = grid_size, M occupied grid nodes ≤ 2n).
+# smECE(σ) costs O(n + G log G) by FFT or O(M²·w/h) by direct sums near the nodes, whichever is cheaper;
+# the automatic bandwidth evaluates it at most ~14 halvings + Brent's iterations.  Curve and band cost
+# O(G log G) per curve by FFT or O((T + M)·M) by direct sums, whichever is cheaper — so few distinct
+# predictions (all in {0, 1}, one value, n < 10) cost microseconds per resample whatever σ is — and the
+# band's FFT work is capped by BAND_WORK_BUDGET.
 #: Largest accepted ``grid_size`` (output points of the diagram).
 MAX_GRID_SIZE = 100_001
 #: Largest accepted ``n_resamples``.
@@ -598,6 +601,10 @@ def smooth_reliability(
 
     ``bandwidth=None`` uses the SmoothECE fixed point smECE(σ) = σ, as relplot's diagram does.  The
     band is reproducible with ``seed`` (int or numpy Generator).
+
+    Cost (module cost model): ``grid_size`` ≤ ``MAX_GRID_SIZE``, ``n_resamples`` ≤ ``MAX_RESAMPLES`` and
+    their product ≤ ``MAX_BAND_VALUES``, else ValueError; a band whose FFT work would exceed
+    ``BAND_WORK_BUDGET`` is computed on a coarser grid or from fewer resamples, and ``band_note`` says so.
     """
     alpha = check_alpha(alpha)
     n_resamples = _check_int(n_resamples, "n_resamples", 0, MAX_RESAMPLES)
