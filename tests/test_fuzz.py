@@ -37,7 +37,7 @@ import calviz
 from calviz.analysis import AnalysisOptions
 
 #: seconds one example may take before it counts as a hang
-EXAMPLE_LIMIT = 30.0
+EXAMPLE_LIMIT = 60.0
 #: the watchdog ends the run when a call is stuck this long (no signal handler could run)
 WATCHDOG_LIMIT = 3 * EXAMPLE_LIMIT
 
@@ -133,11 +133,9 @@ FAULTS = ["nan", "inf", "negative", "above_one", "strings", "numeric_text", "pan
           "label_two", "fractional_label", "complex", "object_none", "ragged", "one_column"]
 
 
-@st.composite
-def broken_pairs(draw):
-    y, p = draw(binary_pairs())
-    fault = draw(st.sampled_from(FAULTS))
-    y, p = y.astype(object) if fault == "object_none" else y, p.copy()
+def with_fault(y: np.ndarray, p: np.ndarray, fault: str):
+    """Valid binary data (y, p) broken in one way."""
+    y, p = (y.astype(object) if fault == "object_none" else y), p.copy()
     if fault == "nan":
         p[0] = np.nan
     elif fault == "inf":
@@ -187,6 +185,12 @@ def broken_pairs(draw):
     return y, p
 
 
+@st.composite
+def broken_pairs(draw):
+    y, p = draw(binary_pairs())
+    return with_fault(y, p, draw(st.sampled_from(FAULTS)))
+
+
 PAIRS = st.one_of(binary_pairs(), binary_pairs(), multiclass_pairs(), broken_pairs())
 VALID_PAIRS = st.one_of(binary_pairs(), multiclass_pairs())
 
@@ -194,20 +198,41 @@ VALID_PAIRS = st.one_of(binary_pairs(), multiclass_pairs())
 # options: mostly ordinary values, sometimes hostile ones
 
 INF, NAN = float("inf"), float("nan")
-TARGET = st.sampled_from(["auto", "auto", "binary", "top1", "topk", "classwise", "full", "bogus", None, 3])
-CLASS_INDEX = st.one_of(st.integers(0, 5), st.sampled_from([-1, 10**20, 1.5, None, True, "0"]))
-TOP_K = st.one_of(st.integers(1, 5), st.sampled_from([0, -1, 10**20, 2.0, None, True]))
-N_BINS = st.one_of(st.integers(1, 60), st.sampled_from([0, -1, 2**20, 2**40, 2**63, 10**30, INF, NAN, 2.5,
-                                                        True, None, "15"]))
-ALPHA = st.one_of(st.floats(0.001, 0.999), st.sampled_from([0.0, 1.0, -0.1, NAN, INF, 1e-300, None, "x"]))
-SEED = st.one_of(st.integers(0, 2**32), st.sampled_from([-1, None, 2**70, 1.5, "s"]))
-SCHEME = st.sampled_from(["equal_width", "equal_mass", "distinct", "grid", "simplex", "bogus", None])
-BANDWIDTH = st.one_of(st.none(), st.floats(1e-5, 20.0), st.sampled_from([0.0, -1.0, INF, NAN, 1e-4, "w"]))
-KERNEL = st.sampled_from(["reflected_gaussian", "logit_gaussian", "gaussian", None])
-N_RESAMPLES = st.one_of(st.integers(0, 120), st.sampled_from([-1, 10**6, 10**10, 2.5, None, True]))
-GRID_SIZE = st.one_of(st.integers(2, 3000), st.sampled_from([0, 1, 10**5, 10**7, 10**10, 2.5, None]))
-GRID_STEP = st.sampled_from([1e-2, 2e-2, 1e-3, 5e-4, 1e-4, 1e-6, 1e-9, 0.003, 0.0, -1.0, NAN, INF, 1.0, 2.0])
-POSITIVE = st.one_of(st.floats(1e-9, 10.0), st.sampled_from([0.0, -1.0, NAN, INF, 1e-300, 1e300, None]))
+#: hostile values of each kind of option (each also tried alone, on valid data, by test_hostile_option)
+HOSTILE = {
+    "target": ["bogus", None, 3],
+    "class_index": [-1, 10**20, 1.5, None, True, "0"],
+    "top_k": [0, -1, 10**20, 2.0, None, True],
+    "n_bins": [0, -1, 2**20, 2**40, 2**63, 10**30, INF, NAN, 2.5, True, None, "15"],
+    "alpha": [0.0, 1.0, -0.1, NAN, INF, 1e-300, None, "x"],
+    "seed": [-1, None, 2**70, 1.5, "s"],
+    "scheme": ["grid", "simplex", "distinct", "bogus", None],
+    "bandwidth": [0.0, -1.0, INF, NAN, 1e-4, 1e-5, "w"],
+    "kernel": ["gaussian", None],
+    "n_resamples": [-1, 10**6, 10**10, 2.5, None, True],
+    "grid_size": [0, 1, 10**5, 10**7, 10**10, 2.5, None],
+    "grid_step": [1e-4, 1e-6, 1e-9, 0.003, 0.0, -1.0, NAN, INF, 1.0, 2.0],
+    "positive": [0.0, -1.0, NAN, INF, 1e-300, 1e300, None],
+    "choice": ["x", None],
+}
+TARGET = st.sampled_from(["auto", "auto", "binary", "top1", "topk", "classwise", "full", *HOSTILE["target"]])
+CLASS_INDEX = st.one_of(st.integers(0, 5), st.sampled_from(HOSTILE["class_index"]))
+TOP_K = st.one_of(st.integers(1, 5), st.sampled_from(HOSTILE["top_k"]))
+N_BINS = st.one_of(st.integers(1, 60), st.sampled_from(HOSTILE["n_bins"]))
+ALPHA = st.one_of(st.floats(0.001, 0.999), st.sampled_from(HOSTILE["alpha"]))
+SEED = st.one_of(st.integers(0, 2**32), st.sampled_from(HOSTILE["seed"]))
+SCHEME = st.sampled_from(["equal_width", "equal_mass", *HOSTILE["scheme"]])
+BANDWIDTH = st.one_of(st.none(), st.floats(1e-5, 20.0), st.sampled_from(HOSTILE["bandwidth"]))
+KERNEL = st.sampled_from(["reflected_gaussian", "logit_gaussian", *HOSTILE["kernel"]])
+N_RESAMPLES = st.one_of(st.integers(0, 120), st.sampled_from(HOSTILE["n_resamples"]))
+GRID_SIZE = st.one_of(st.integers(2, 3000), st.sampled_from(HOSTILE["grid_size"]))
+GRID_STEP = st.sampled_from([1e-2, 2e-2, 1e-3, 5e-4, *HOSTILE["grid_step"]])
+POSITIVE = st.one_of(st.floats(1e-9, 10.0), st.sampled_from(HOSTILE["positive"]))
+#: the hostile values of each shared strategy
+HOSTILE_OF = {id(TARGET): "target", id(CLASS_INDEX): "class_index", id(TOP_K): "top_k", id(N_BINS): "n_bins",
+              id(ALPHA): "alpha", id(SEED): "seed", id(SCHEME): "scheme", id(BANDWIDTH): "bandwidth",
+              id(KERNEL): "kernel", id(N_RESAMPLES): "n_resamples", id(GRID_SIZE): "grid_size",
+              id(GRID_STEP): "grid_step", id(POSITIVE): "positive"}
 VIEW = {"target": TARGET, "class_index": CLASS_INDEX}
 
 # T-Cal (calviz.tcal) bounds its own resampling; its strategies stay within the ranges that module
@@ -293,6 +318,37 @@ def test_entry_point_only_refuses(name, data):
     y, p = data.draw(PAIRS, label="data")
     kwargs = data.draw(_keywords(optional, required), label="keywords")
     only_refuses(func, y, p, **kwargs)
+
+
+# every single fault and every single hostile option value, on fixed valid data (deterministic: the
+# random examples above combine them, these make sure each one is tried)
+_RNG = np.random.default_rng(7)
+BINARY = (np.array([0, 1, 1, 0, 1, 0, 1, 1]), np.array([0.1, 0.9, 0.8, 0.3, 0.6, 0.0, 1.0, 0.55]))
+MULTICLASS = (np.array([0, 2, 1, 1, 0, 2, 2, 1]), _RNG.dirichlet(np.ones(3), 8))
+REQUIRED_VALUES = {"width": 0.1, "eps0": 0.01, "eps1": 0.1}
+
+
+def _hostile_cases():
+    for name, (_, optional, required) in sorted(ENTRY_POINTS.items()):
+        for key, strategy in {**optional, **required}.items():
+            for value in HOSTILE.get(HOSTILE_OF.get(id(strategy)), []):
+                yield pytest.param(name, key, value, id=f"{name}-{key}={value!r}"[:80])
+
+
+@pytest.mark.parametrize("name, key, value", list(_hostile_cases()))
+def test_hostile_option(name, key, value):
+    func, _, required = ENTRY_POINTS[name]
+    kwargs = {k: REQUIRED_VALUES[k] for k in required}
+    kwargs[key] = value
+    for y, p in (BINARY, MULTICLASS):
+        only_refuses(func, y, p, **kwargs)
+
+
+@pytest.mark.parametrize("fault", FAULTS)
+@pytest.mark.parametrize("name", sorted(ENTRY_POINTS))
+def test_broken_data(name, fault):
+    func, _, required = ENTRY_POINTS[name]
+    only_refuses(func, *with_fault(*BINARY, fault), **{k: REQUIRED_VALUES[k] for k in required})
 
 
 def _engine_failures(analysis) -> dict:
@@ -413,6 +469,15 @@ def test_dask_entry_point_only_refuses(name, data, local_cluster_client):
     kwargs = data.draw(_keywords({k: v for k, v in optional.items() if k != "exponents"},
                                  {k: v for k, v in optional.items() if k == "exponents"}), label="keywords")
     only_refuses(func, *_distributed(y, p, chunks), **kwargs)
+
+
+@pytest.mark.parametrize("fault", FAULTS)
+@pytest.mark.parametrize("name", ["adaptive_tcal", "binned_ece", "smce"])
+def test_dask_broken_data(name, fault, local_cluster_client):
+    """Each fault through the three kinds of distributed computation: per-partition sums, the scan of
+    adaptive T-Cal and the uniform subsample of the distance measures."""
+    func, _ = _dask_entry_points()[name]
+    only_refuses(func, *_distributed(*with_fault(*BINARY, fault), 2))
 
 
 def test_dask_entry_points_listed():
