@@ -66,8 +66,9 @@ __all__ = [
 #: deepest dyadic scale 2^-k tried by :func:`sintce` (floor(v / 2^-k) must fit in an int64)
 _SINTCE_MAX_LEVEL = 60
 # Cost model: every measure is O(n log n) except the dCE_lower LP, whose HiGHS time grows like
-# (1/grid_step)^2.5 whatever n is (≈ 0.1 s at 1/grid_step = 1000, 0.4–1.5 s at 2000, 3.5–7 s at 4000,
-# about a minute at 10⁴); distance_bounds with resampling repeats everything n_resamples times.
+# (1/grid_step)^2.5 whatever n is (≈ 0.1 s at 1/grid_step = 1000, 0.3–1.5 s at 2000 — up to ~2 s when the
+# sample's mass sits at 0 and 1, the worst case the fuzz suite found — 3.5–7 s at 4000, about a minute at
+# 10⁴); distance_bounds with resampling repeats everything n_resamples times.
 #: largest grid (1/grid_step) accepted by :func:`lower_dce`; the LP has about 6/grid_step variables
 MAX_LP_GRID = 2000
 #: largest accepted n_resamples × (1/grid_step) in :func:`distance_bounds` (one LP per resample: 100
