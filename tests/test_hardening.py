@@ -5,6 +5,7 @@ memory, in files and on Dask."""
 
 from __future__ import annotations
 
+import importlib
 import io
 import os
 import resource
@@ -385,16 +386,15 @@ def test_check_option_errors_exit_2_with_one_line(predictions_csv, option, capsy
 def test_failed_resampled_test_with_fail_on_reject_exits_3(predictions_csv, monkeypatch, capsys):
     """The resampled test asked for fails (here: MemoryError): the decision is unavailable — not the
     analytic one silently put in its place (which exited 0)."""
-    import calviz.tcal
-
-    analytic = calviz.tcal.adaptive_tcal
+    tcal_module = importlib.import_module("calviz.tcal")  # `calviz.tcal` may be bound to the function
+    analytic = tcal_module.adaptive_tcal
 
     def failing(*args, resampling="y_only", **kwargs):
         if resampling != "analytic":
             raise MemoryError("resampling ran out of memory")
         return analytic(*args, resampling=resampling, **kwargs)
 
-    monkeypatch.setattr(calviz.tcal, "adaptive_tcal", failing)
+    monkeypatch.setattr(tcal_module, "adaptive_tcal", failing)
     code = cli.main(["check", str(predictions_csv), "--resampling", "y_only", "--n-resamples", "50",
                      "--fail-on-reject"])
     assert code == cli.EXIT_ENGINE
@@ -402,12 +402,12 @@ def test_failed_resampled_test_with_fail_on_reject_exits_3(predictions_csv, monk
 
 
 def test_report_output_path_is_checked_before_computing(predictions_csv, tmp_path, monkeypatch, capsys):
-    import calviz.report
+    report_module = importlib.import_module("calviz.report")
 
     def no_analysis(*args, **kwargs):
         raise AssertionError("the analysis ran before the output path was checked")
 
-    monkeypatch.setattr(calviz.report, "analyze", no_analysis)
+    monkeypatch.setattr(report_module, "analyze", no_analysis)
     target = tmp_path / "missing" / "r.html"
     assert cli.main(["report", str(predictions_csv), "-o", str(target)]) == cli.EXIT_INPUT
     assert "cannot write" in capsys.readouterr().err
