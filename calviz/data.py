@@ -368,7 +368,8 @@ def as_calibration_data(
     if y_prob is None:
         raise InputError("y_prob is required")
     prob_array = _as_array(y_prob, "y_prob")
-    if prob_array.dtype.kind == "b":
+    if prob_array.dtype.kind == "b" or (prob_array.dtype.kind == "O" and any(
+            isinstance(v, (bool, np.bool_)) for v in prob_array.ravel())):  # numpy or pandas booleans
         raise InputError(
             "y_prob must be probabilities; got booleans (True/False are labels: pass them as y_true)"
         )

@@ -285,8 +285,10 @@ def test_numeric_text_is_refused_in_memory(probs):
 
 
 def test_boolean_probabilities_are_refused_and_boolean_labels_accepted():
-    with pytest.raises(InputError, match=BOOLEANS):
-        calviz.as_calibration_data([0, 1, 1], np.array([True, False, True]))
+    for flags in (np.array([True, False, True]), pd.Series([True, False, True], dtype="boolean"),
+                  np.array([True, 0.5, 0.2], dtype=object)):
+        with pytest.raises(InputError, match=BOOLEANS):
+            calviz.as_calibration_data([0, 1, 1], flags)
     data = calviz.as_calibration_data(np.array([False, True, True]), [0.2, 0.6, 0.7])
     assert data.labels.tolist() == [0, 1, 1]
 
