@@ -463,8 +463,8 @@ DASK_NAMES = ["adaptive_tcal", "binned_ece", "debiased_ece", "ece_interval", "la
 #: (from_parquet, from_dataframe, compute_view), the constructors every call goes through (as_dask_data,
 #: from_dask), subsample_measure (behind smce, sintce, lower_dce); open_source and get_client are the
 #: served app's plumbing and are not fuzzed here
-DASK_REACHED = {"analyze_parquet", "from_parquet", "from_dataframe", "compute_view", "as_dask_data", "from_dask",
-                "subsample_measure", "open_source", "get_client"}
+DASK_REACHED = {"analyze_parquet", "from_parquet", "from_dataframe", "compute_view", "as_dask_data",
+                "from_dask", "subsample_measure", "open_source", "get_client"}
 
 
 @pytest.mark.parametrize("name", DASK_NAMES)
