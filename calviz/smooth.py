@@ -58,7 +58,7 @@ import scipy.fft
 import scipy.sparse
 from scipy.optimize import brentq
 
-from calviz._kernels.smooth import bin_by_cell_and_label
+from calviz._kernels.smooth import bin_by_cell_and_label, categories_and_fractions
 from calviz._results import ResultMixin
 from calviz.data import InputError, Target, binary_view, check_alpha
 
@@ -110,6 +110,8 @@ BAND_WORK_BUDGET = 1 << 26
 _DIRECT_MAX_ENTRIES = 1 << 22
 # An FFT-path resample costs about this many direct multiply-adds per grid value (FFT, interpolation).
 _FFT_COST_PER_VALUE = 16
+# Binning aggregates over the occupied categories only when the grid has more cells than this per point.
+_SPARSE_CELLS_PER_POINT = 8
 # Direct smECE sums reach this many kernel widths from an occupied node (e^-50 beyond).
 _DIRECT_REACH = 10.0
 # Coarsest spacing the band may fall back to, in points per kernel width.
@@ -194,6 +196,22 @@ class _Binned:
     def node_positions(self) -> np.ndarray:
         return self.start + self.step * self.nodes
 
+    @cached_property
+    def _node_of(self) -> tuple[np.ndarray, np.ndarray]:
+        """Each category's two grid points as indices into ``nodes``."""
+        return np.searchsorted(self.nodes, self.cell), np.searchsorted(self.nodes, self.cell + 1)
+
+    def node_masses(self, numerator: str = "residual") -> tuple[np.ndarray, np.ndarray]:
+        """grid_masses at the occupied nodes only (no grid-sized arrays)."""
+        low_node, high_node = self._node_of
+        size = self.nodes.shape[0]
+
+        def spread(low: np.ndarray, high: np.ndarray) -> np.ndarray:
+            return np.bincount(low_node, low, size) + np.bincount(high_node, high, size)
+
+        weights, numerators = self._parts(numerator)
+        return spread(*weights), spread(*numerators)
+
     def _parts(self, numerator: str) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
         """(low, high) sums of the point weights and of the numerator: the residual y − v or the label y."""
         weights = (self.low_weight, self.high_weight)
@@ -211,22 +229,25 @@ class _Binned:
         weights, numerators = self._parts(numerator)
         return spread(*weights), spread(*numerators)
 
-    def _scatter(self, numerator: str):
+    def _scatter(self, numerator: str, on_nodes: bool = False):
         """Sparse (grid point × category) matrices: per drawn point of a category, its average
-        contribution to each grid point's mass and numerator mass."""
-        if numerator not in self._scatter_cache:
+        contribution to each grid point's mass and numerator mass; ``on_nodes``: the occupied nodes'
+        rows only (the direct path)."""
+        key = (numerator, on_nodes)
+        if key not in self._scatter_cache:
             n_categories = self.cell.shape[0]
-            rows = np.concatenate([self.cell, self.cell + 1])
+            rows = np.concatenate(self._node_of if on_nodes else (self.cell, self.cell + 1))
+            n_rows = self.nodes.shape[0] if on_nodes else self.n_cells + 1
             cols = np.tile(np.arange(n_categories), 2)
             per_point = np.tile(self.count, 2)
 
             def matrix(low: np.ndarray, high: np.ndarray):
                 values = np.concatenate([low, high]) / per_point
-                return scipy.sparse.csr_matrix((values, (rows, cols)), shape=(self.n_cells + 1, n_categories))
+                return scipy.sparse.csr_matrix((values, (rows, cols)), shape=(n_rows, n_categories))
 
             weights, numerators = self._parts(numerator)
-            self._scatter_cache[numerator] = (matrix(*weights), matrix(*numerators))
-        return self._scatter_cache[numerator]
+            self._scatter_cache[key] = (matrix(*weights), matrix(*numerators))
+        return self._scatter_cache[key]
 
     def resampled_masses(self, draws: np.ndarray, numerator: str) -> tuple[np.ndarray, np.ndarray]:
         """Grid masses of bootstrap resamples: ``draws`` (B, categories) counts points per category; each
@@ -289,13 +310,25 @@ class _SmoothingProblem:
                 low, high = self._position_range
                 start = math.floor(low / step) * step
                 n_cells = max(1, math.ceil((high - start) / step))
-            count, *sums = bin_by_cell_and_label(
-                self._position, self._label, self._residual, start, step, n_cells
-            )
-            occupied = np.flatnonzero(count)
+            if n_cells > _SPARSE_CELLS_PER_POINT * self.n:
+                # a grid much finer than the sample (small σ, few points): aggregate over the occupied
+                # categories only, never allocating per-cell arrays
+                category, fraction = categories_and_fractions(
+                    self._position, self._label, start, step, n_cells)
+                occupied, inverse = np.unique(category, return_inverse=True)
+                size = occupied.shape[0]
+                low, high = 1.0 - fraction, fraction
+                count, *sums = (np.bincount(inverse, w, size) for w in (
+                    None, low, high, low * self._residual, high * self._residual))
+                count = count.astype(np.float64)
+            else:
+                count, *sums = bin_by_cell_and_label(
+                    self._position, self._label, self._residual, start, step, n_cells
+                )
+                occupied = np.flatnonzero(count)
+                count, sums = count[occupied], [a[occupied] for a in sums]
             self._binned[level] = _Binned(
-                start, step, n_cells, occupied // 2, (occupied % 2).astype(np.float64), count[occupied],
-                *(a[occupied] for a in sums),
+                start, step, n_cells, occupied // 2, (occupied % 2).astype(np.float64), count, *sums,
             )
         return self._binned[level]
 
@@ -349,7 +382,7 @@ class _SmoothingProblem:
                 index, weight = index[keep], weight[keep]
                 weight[(index == 0) | (index == binned.n_cells)] = 0.5
             kernel = self._kernel_matrix(sigma, binned.start + binned.step * index, binned.node_positions)
-            mass, residual = (m[nodes] for m in binned.grid_masses())
+            mass, residual = binned.node_masses()
             return float(weight @ np.abs(kernel @ residual) / (weight @ (kernel @ mass)))
         _, density, residual = self.smooth(sigma, binned, *binned.grid_masses())
         return float(_trapezoid(np.abs(residual)) / _trapezoid(density))
@@ -449,7 +482,7 @@ class _SmoothingProblem:
         if self._uses_direct(sigma, binned, grid.shape[0]):
             positions = self._direct_positions(sigma, binned, grid)
             kernel = self._kernel_matrix(sigma, positions, binned.node_positions)
-            mass, numerators = (m[binned.nodes] for m in binned.grid_masses(numerator))
+            mass, numerators = binned.node_masses(numerator)
             return positions, kernel @ mass / self.n, kernel @ numerators / self.n
         return self.smooth(sigma, binned, *binned.grid_masses(numerator))
 
@@ -484,7 +517,7 @@ class _SmoothingProblem:
         if method == "direct":
             positions = self._direct_positions(sigma, binned, grid)
             kernel = self._kernel_matrix(sigma, positions, binned.node_positions)
-            node_matrices = [m[binned.nodes] for m in binned._scatter(numerator)]
+            node_matrices = binned._scatter(numerator, on_nodes=True)
             values_per_resample = positions.shape[0]
         else:
             values_per_resample = self.grid_values(sigma, level)

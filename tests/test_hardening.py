@@ -58,6 +58,22 @@ def test_degenerate_data_take_the_direct_band(name, kernel):
     assert np.all(np.isfinite(res.band_low)) and np.all(np.isfinite(res.band_high))
 
 
+@pytest.mark.parametrize("kernel", smooth.KERNELS)
+def test_sparse_binning_equals_dense(kernel, monkeypatch):
+    """A grid much finer than the sample is aggregated over the occupied categories only: the same
+    aggregates, bit for bit, as the per-cell kernel (ties, atoms at 0 and 1, both labels)."""
+    rng = np.random.default_rng(8)
+    p = np.concatenate([rng.random(40), [0.0, 0.0, 1.0, 0.5, 0.5]])
+    y = (rng.random(p.size) < p).astype(float)
+    fields = ("cell", "label", "count", "low_weight", "high_weight", "low_residual", "high_residual")
+    sparse = smooth._SmoothingProblem(p, y, kernel).binned(1e-3)
+    monkeypatch.setattr(smooth, "_SPARSE_CELLS_PER_POINT", 10**12)
+    dense = smooth._SmoothingProblem(p, y, kernel).binned(1e-3)
+    assert sparse.n_cells > 8 * p.size
+    for name in fields:
+        np.testing.assert_array_equal(getattr(sparse, name), getattr(dense, name))
+
+
 def _forced_band(problem, plan, sigma, grid, centered):
     original = problem._band_plan
     problem._band_plan = lambda *args: plan(original(*args))
