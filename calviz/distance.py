@@ -71,9 +71,9 @@ _SINTCE_MAX_LEVEL = 60
 # 10⁴); distance_bounds with resampling repeats everything n_resamples times.
 #: largest grid (1/grid_step) accepted by :func:`lower_dce`; the LP has about 6/grid_step variables
 MAX_LP_GRID = 2000
-#: largest accepted n_resamples × (1/grid_step) in :func:`distance_bounds` (one LP per resample: 100
-#: resamples at the default grid)
-MAX_RESAMPLED_LP_GRID = 100_000
+#: largest accepted n_resamples × (1000·grid_step)^−2.5 in :func:`distance_bounds`: one LP per resample,
+#: counted in LPs of the default grid (100 resamples at grid_step 1e-3, 17 at 5e-4)
+MAX_RESAMPLED_LPS = 100
 
 
 # ------------------------------------------------------------------------------------------------
@@ -648,17 +648,19 @@ def distance_bounds(
     bands (level 1 − ``alpha``, reproducible with ``seed``) for every measure and for lower/upper.
 
     Cost: O(n log n) plus one grid LP per sample (module cost model); ``grid_step`` ≥ 1/``MAX_LP_GRID``
-    and ``n_resamples`` / ``grid_step`` ≤ ``MAX_RESAMPLED_LP_GRID``, else ValueError.
+    and ``n_resamples`` · (1000·``grid_step``)^−2.5 ≤ ``MAX_RESAMPLED_LPS``, else ValueError.
     """
     m_grid = _grid_size(grid_step)
     eps = 1.0 / m_grid
     bins = _check_bins_tuple(n_bins)
     if isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer)) or n_resamples < 0:
         raise InputError(f"n_resamples must be a non-negative integer; got {n_resamples!r}")
-    if n_resamples * m_grid > MAX_RESAMPLED_LP_GRID:
+    lp_cost = (m_grid / 1000) ** 2.5  # the LP's time relative to the default grid's
+    if n_resamples * lp_cost > MAX_RESAMPLED_LPS:
+        most = math.floor(MAX_RESAMPLED_LPS / lp_cost)
         raise InputError(
-            f"n_resamples × (1/grid_step) must be at most {MAX_RESAMPLED_LP_GRID} (one dCE_lower LP per "
-            f"resample); got {n_resamples} × {m_grid}"
+            f"n_resamples must be at most {most} at grid_step {eps:g} (one dCE_lower LP per resample, "
+            f"{MAX_RESAMPLED_LPS} LPs of the default grid at most); got {n_resamples}"
         )
     a = check_alpha(alpha)
     s = _sample(y_true, y_prob, target, class_index)

@@ -175,8 +175,10 @@ def test_lp_grid_beyond_the_budget_is_refused():
     for func in (calviz.lower_dce, calviz.distance_bounds):
         with pytest.raises(InputError, match=f"grid_step must be at least 1/{distance.MAX_LP_GRID}"):
             func(y, p, grid_step=1e-4)
-    with pytest.raises(InputError, match="n_resamples × \\(1/grid_step\\) must be at most"):
+    with pytest.raises(InputError, match="n_resamples must be at most 100 at grid_step 0.001"):
         calviz.distance_bounds(y, p, n_resamples=1000)
+    with pytest.raises(InputError, match="n_resamples must be at most 17 at grid_step 0.0005"):
+        calviz.distance_bounds(y, p, n_resamples=18, grid_step=5e-4)
     assert calviz.lower_dce(y, p, grid_step=1 / distance.MAX_LP_GRID).n == 8
 
 
