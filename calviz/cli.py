@@ -368,12 +368,11 @@ def cmd_report(args) -> int:
     from calviz.report import render_report, report_output
 
     options = options_from_args(args)
-    data = load_input(args.file, args)
     title = args.title or f"calviz report — {Path(args.file).name if ':' not in args.file else args.file}"
     out = Path(args.output)
     try:
-        with report_output(out) as handle:  # opened before the analysis: a bad path fails at once
-            html = render_report(data, options, title=title, source=args.file)
+        with report_output(out) as handle:  # opened before reading and analysing: a bad path fails at once
+            html = render_report(load_input(args.file, args), options, title=title, source=args.file)
             handle.write(html)
     except OSError as exc:
         raise CLIError(f"cannot write {out}: {exc.strerror or exc}") from None

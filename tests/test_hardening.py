@@ -431,6 +431,9 @@ def test_report_output_path_is_checked_before_computing(predictions_csv, tmp_pat
     target = tmp_path / "missing" / "r.html"
     assert cli.main(["report", str(predictions_csv), "-o", str(target)]) == cli.EXIT_INPUT
     assert "cannot write" in capsys.readouterr().err
+    # the output is checked before the input is even read
+    assert cli.main(["report", str(tmp_path / "absent.csv"), "-o", str(target)]) == cli.EXIT_INPUT
+    assert "cannot write" in capsys.readouterr().err
     with pytest.raises(FileNotFoundError):
         calviz.report([0, 1, 1], [0.2, 0.6, 0.7], target)
 
