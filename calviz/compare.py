@@ -81,7 +81,8 @@ def paired_difference(z_a, y_a, z_b, y_b, *, n_bins: int = 15) -> PairedDifferen
     se1 = float(np.sqrt(max(var_phi, 0.0) / n))
     # Σ_{i≠j} h² is a sum of squares; clip round-off below 0
     se2 = float(np.sqrt(2.0 * max(pair_sq, 0.0)) / n)
-    return PairedDifference(float(ta - tb), float(ta), float(tb), float(np.hypot(se1, se2)), se1, se2, int(n), m)
+    return PairedDifference(float(ta - tb), float(ta), float(tb), float(np.hypot(se1, se2)), se1, se2,
+                            int(n), m)
 
 
 @dataclass(frozen=True, repr=False)
@@ -140,7 +141,8 @@ def _p_text(p: float) -> str:
 
 def _scalar_view(data: CalibrationData, target: str, class_index: int):
     if target not in _SCALAR_TARGETS:
-        raise InputError(f"target must be one of {', '.join(_SCALAR_TARGETS)} (scalar predictions); got {target!r}")
+        raise InputError(f"target must be one of {', '.join(_SCALAR_TARGETS)} (scalar predictions); "
+                         f"got {target!r}")
     resolved = ("binary" if data.is_binary else "top1") if target == "auto" else target
     z, y = data.view(resolved, class_index=class_index)
     return resolved, np.ascontiguousarray(z), np.ascontiguousarray(y)
@@ -154,7 +156,8 @@ def _model_results(z, y, target, *, n_bins, alpha, tcal, resampling, n_resamples
     from calviz.intervals import ece_interval
     from calviz.tcal import adaptive_tcal
 
-    interval = dataclasses.replace(ece_interval(y, z, n_bins=n_bins, alpha=alpha, target="binary"), target=target)
+    interval = ece_interval(y, z, n_bins=n_bins, alpha=alpha, target="binary")
+    interval = dataclasses.replace(interval, target=target)
     decision = None
     if tcal:
         decision = adaptive_tcal(y, z, alpha=alpha, resampling=resampling, n_resamples=n_resamples,
@@ -261,7 +264,8 @@ def compare(
     reject = bool(pvalue <= alpha)
     better = (names[0] if D < 0 else names[1]) if reject else None
     seeds = _child_seeds(seed, 2)
-    common = dict(n_bins=paired.n_bins, alpha=alpha, tcal=tcal, resampling=resampling, n_resamples=n_resamples)
+    common = dict(n_bins=paired.n_bins, alpha=alpha, tcal=tcal, resampling=resampling,
+                  n_resamples=n_resamples)
     ece_a, tcal_a = _model_results(za, ya, resolved, seed=seeds[0], **common)
     ece_b, tcal_b = _model_results(zb, yb, resolved, seed=seeds[1], **common)
     return ModelComparison(
@@ -423,7 +427,7 @@ def calibration_by_group(
         raise InputError(f"min_group_size must be an integer >= 2; got {min_group_size!r}")
     if groups is None:
         raise InputError("groups is required: one group value per row")
-    data = y_true if isinstance(y_true, CalibrationData) and y_prob is None else as_calibration_data(y_true, y_prob)
+    data = as_calibration_data(y_true, y_prob)
     resolved, _, _ = _scalar_view(data, target, class_index)
     uniques, codes = _group_codes(groups, data.n)
     order = np.argsort(codes, kind="stable")
@@ -454,7 +458,8 @@ def calibration_by_group(
     tested = [i for i, r in enumerate(results) if r.status == "tested"]
     adjusted = holm_adjust([results[i].pvalue for i in tested])
     for i, p_adj in zip(tested, adjusted, strict=True):
-        results[i] = dataclasses.replace(results[i], adjusted_pvalue=float(p_adj), reject=bool(p_adj <= alpha))
+        results[i] = dataclasses.replace(results[i], adjusted_pvalue=float(p_adj),
+                                         reject=bool(p_adj <= alpha))
     worst = max(tested, key=lambda i: results[i].ece, default=None)
     return GroupCalibration(
         groups=tuple(results),

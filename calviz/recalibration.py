@@ -33,7 +33,7 @@ from typing import Literal
 import numpy as np
 
 from calviz._results import ResultMixin
-from calviz.data import CalibrationData, InputError, as_calibration_data
+from calviz.data import InputError, as_calibration_data
 
 __all__ = [
     "METHODS",
@@ -193,15 +193,17 @@ def _fit_map(method: str, probs: np.ndarray, labels: np.ndarray, n_bins: int) ->
     K = probs.shape[1]
     n = int(labels.shape[0])
     if method == "temperature":
-        return RecalibrationMap("temperature", K, {"temperature": fit_temperature(_log_probs(probs), labels)}, n)
+        temperature = fit_temperature(_log_probs(probs), labels)
+        return RecalibrationMap("temperature", K, {"temperature": temperature}, n)
     if method in ("platt", "isotonic"):
         if np.unique(labels).shape[0] < 2:
             raise InputError(f"{method} recalibration needs both outcomes among the calibration rows")
-        est = calibrated_classifier(_fixed_probability_classifier(K), "sigmoid" if method == "platt" else method)
+        sk_method = "sigmoid" if method == "platt" else method
+        est = calibrated_classifier(_fixed_probability_classifier(K), sk_method)
         counts = np.bincount(labels, minlength=K)
         if counts.min() < 2:
-            raise InputError(f"{method} recalibration needs at least 2 calibration rows of every class; class "
-                             f"{int(np.argmin(counts))} has {int(counts.min())}")
+            raise InputError(f"{method} recalibration needs at least 2 calibration rows of every class; "
+                             f"class {int(np.argmin(counts))} has {int(counts.min())}")
         # around a frozen model scikit-learn fits one calibrator per class on every row passed to fit;
         # its cross-validation only re-predicts the fixed probabilities, so 2 folds suffice
         est.set_params(cv=2)
@@ -257,7 +259,8 @@ class RecalibrationResult(ResultMixin):
 
 def _calibration_count(calibration_size, n: int) -> int:
     if isinstance(calibration_size, (bool, np.bool_)):
-        raise InputError(f"calibration_size must be a fraction in (0, 1) or a row count; got {calibration_size!r}")
+        raise InputError(f"calibration_size must be a fraction in (0, 1) or a row count; "
+                         f"got {calibration_size!r}")
     if isinstance(calibration_size, (int, np.integer)):
         m = int(calibration_size)
     else:
@@ -310,7 +313,7 @@ def recalibrate(
     """
     from calviz.binning import check_n_bins
 
-    data = y_true if isinstance(y_true, CalibrationData) and y_prob is None else as_calibration_data(y_true, y_prob)
+    data = as_calibration_data(y_true, y_prob)
     if method not in METHODS:
         raise InputError(f"method must be one of {', '.join(METHODS)}; got {method!r}")
     n_bins = check_n_bins(n_bins)
@@ -331,7 +334,8 @@ def recalibrate(
         after = fitted.transform(data.probs[ev])
         return RecalibrationResult(method, labels[ev].copy(), after, data.probs[ev].copy(), ev, cal, None,
                                    (fitted,), K, seed)
-    if isinstance(folds, (bool, np.bool_)) or not isinstance(folds, (int, np.integer)) or not 2 <= folds <= n // 2:
+    if isinstance(folds, (bool, np.bool_)) or not isinstance(folds, (int, np.integer)) \
+            or not 2 <= folds <= n // 2:
         raise InputError(f"folds must be an integer in 2..n/2 = {n // 2}; got {folds!r}")
     fold_of = np.empty(n, dtype=np.int64)
     fold_of[order] = np.arange(n) % int(folds)
@@ -343,5 +347,5 @@ def recalibrate(
         after[inside] = fitted.transform(data.probs[inside])
         maps.append(fitted)
     ev = np.arange(n)
-    return RecalibrationResult(method, labels.copy(), after, np.array(data.probs), ev, None, fold_of, tuple(maps),
-                               K, seed)
+    return RecalibrationResult(method, labels.copy(), after, np.array(data.probs), ev, None, fold_of,
+                               tuple(maps), K, seed)
