@@ -50,8 +50,8 @@ _SCALAR_TARGETS = ("auto", "binary", "top1", "classwise")
 class PairedDifference(ResultMixin):
     """D = T^d_a − T^d_b with its standard error (see :func:`compare` for the method).
 
-    ``se_first_order`` = √(σ̂²_φ / n) (influence-function term), ``se_second_order`` = √V₂ (degenerate
-    pair term), ``se`` = √(both squared)."""
+    ``se_first_order`` = √V₁ (influence-function term, plug-in noise removed), ``se_second_order`` = √V₂
+    (degenerate pair term), ``se`` = √(V₁ + V₂)."""
 
     difference: float
     ece_sq_a: float
@@ -78,9 +78,12 @@ def paired_difference(z_a, y_a, z_b, y_b, *, n_bins: int = 15) -> PairedDifferen
         raise InputError(f"need at least 2 examples; got {n}")
     lower, upper = equal_width_bounds(min(m, MAX_EDGE_TABLE))
     ta, tb, _, var_phi, pair_sq = paired_debiased_kernel(*arrays, m, lower, upper)
-    se1 = float(np.sqrt(max(var_phi, 0.0) / n))
     # Σ_{i≠j} h² is a sum of squares; clip round-off below 0
-    se2 = float(np.sqrt(2.0 * max(pair_sq, 0.0)) / n)
+    v2 = 2.0 * max(pair_sq, 0.0) / (n * n)
+    # the plug-in variance of φ carries the estimation noise of the bin means μ̂: its expectation
+    # exceeds the first-order variance by ≈ 2 V₂ (see compare's docstring), removed here
+    v1 = max(var_phi / n - 2.0 * v2, 0.0)
+    se1, se2 = float(np.sqrt(v1)), float(np.sqrt(v2))
     return PairedDifference(float(ta - tb), float(ta), float(tb), float(np.hypot(se1, se2)), se1, se2,
                             int(n), m)
 
@@ -91,6 +94,7 @@ class ModelComparison(ResultMixin):
 
     ``difference`` = T^d_a − T^d_b, the difference of the debiased ℓ2-ECE² estimates (negative: model a
     is better calibrated); ``low``, ``high``: its 1 − α confidence interval; ``se`` and its two parts;
+``se_first_order`` = √V₁, ``se_second_order`` = √V₂;
     ``statistic`` = difference / se and ``pvalue``: the two-sided test of equal (binned) calibration;
     ``reject``: p ≤ α; ``better``: the name of the better calibrated model when the test rejects, else
     None.  ``ece_a``, ``ece_b``: each model's ECE interval (:func:`calviz.ece_interval`); ``tcal_a``,
@@ -205,14 +209,17 @@ def compare(
     * first order (delta method / influence function; van der Vaart 1998, Ch. 20): the influence
       function of θ at an example in bin b is 2 μ_b v − μ_b² − θ, so example i contributes
       φ_i = (2 μ̂ᵃ v_iᵃ − (μ̂ᵃ)²) − (2 μ̂ᵇ v_iᵇ − (μ̂ᵇ)²) (each μ̂ taken in the example's bin of that
-      model) and V₁ = Var̂(φ)/n.  For one model this is the variance σ̂₁² of Sun, Chaudhari, Barnett &
-      Dobriban (their mis-calibrated regime); the pairing enters through the covariance of the two
-      influence values of the same example.
+      model) and Var̂(φ)/n estimates the first-order variance.  For one model Var̂(φ) is the variance
+      σ̂₁² of Sun, Chaudhari, Barnett & Dobriban (their mis-calibrated regime); the pairing enters
+      through the covariance of the two influence values of the same example.
     * second order: with h(i, j) the pair kernel of D (1[same bin of a] vᵢᵃvⱼᵃ/Nᵃ − 1[same bin of b]
       vᵢᵇvⱼᵇ/Nᵇ), V₂ = (2/n²) Σ_{i≠j} h(i, j)², computed exactly from per-bin and per-joint-cell sums.
       It dominates when both models are (nearly) calibrated, where V₁ vanishes to first order and the
       normal approximation of V₁ alone would be anti-conservative (the degenerate case that motivates
       the calibrated-regime rule of Sun et al.).
+    * the plug-in Var̂(φ) uses the estimated bin means μ̂ = S/N, whose noise (variance ≈ E[v² | bin]/N)
+      inflates its expectation by 4/n² Σ (per-bin and per-joint-cell squared sums) ≈ 2 V₂; it is
+      removed: V₁ = max(Var̂(φ)/n − 2 V₂, 0).
 
     The interval is D ± Φ⁻¹(1 − α/2) √(V₁ + V₂) and the test of equal binned calibration θ_a = θ_b
     rejects when |D| / √(V₁ + V₂) > Φ⁻¹(1 − α/2) (two-sided p-value from the normal distribution).
@@ -220,9 +227,9 @@ def compare(
     **Assumptions.** Examples are independent draws (y_i, z_iᵃ, z_iᵇ) from one distribution (the two
     models may be arbitrarily dependent, e.g. one a recalibration of the other on other data); the
     bins are fixed and every bin's mass is large compared with 1/n (so N_b/n ≈ P(bin b)); the normal
-    approximation of D.  The plug-in V₁ includes the estimation noise of μ̂ and V₂ uses E h² ≥ Var h,
-    so the variance is over- rather than under-estimated (most near two calibrated models); the
-    coverage of the interval and the level of the test are checked by simulation in
+    approximation of D.  V₂ uses E h² ≥ Var h, so near two calibrated models the variance is over-
+    rather than under-estimated (the interval is conservative there); the coverage of the interval
+    and the level of the test are checked by simulation in
     ``benchmarks/compare_validity.py`` (BENCHMARKS.md).  The target is the *binned* ECE² of each
     model, so the comparison is of calibration at the resolution of ``n_bins`` bins.
 
@@ -327,7 +334,8 @@ class GroupCalibration(ResultMixin):
     """Calibration in every group (see :func:`calibration_by_group`).
 
     ``groups``: one :class:`GroupResult` per distinct group value (sorted), none dropped;
-    ``worst_group``: the tested group with the largest estimated ℓ2-ECE (None if no group was tested);
+    ``worst_group``: the tested group with the largest lower confidence bound of its ℓ2-ECE (then the
+    largest estimate; None if no group was tested);
     ``rejected``: groups whose Holm-adjusted T-Cal p-value is ≤ α (calibration rejected with family-wise
     error rate α); ``too_small``: groups with fewer than ``min_group_size`` rows (listed, not tested);
     ``not_testable``: groups where the test could not run (their ``reason`` says why).
@@ -413,8 +421,10 @@ def calibration_by_group(
 
     Multiplicity: with G tested groups, the G T-Cal p-values are adjusted by Holm's (1979) step-down
     procedure, so that the probability of rejecting calibration in *any* group when the model is
-    calibrated in every group is at most α (family-wise error rate; valid under any dependence).  The
-    worst group is the tested group with the largest estimated ℓ2-ECE.
+    calibrated in every group is at most α (family-wise error rate; valid under any dependence).  With
+    resampled T-Cal and ``n_resamples=None`` enough resamples are drawn for a group to be rejectable
+    at level α/G.  The worst group is the tested group with the largest lower confidence bound for its
+    ℓ2-ECE (ties: the larger estimate).
     """
     from calviz.ece import reliability
     from calviz.intervals import ece_interval
@@ -433,6 +443,13 @@ def calibration_by_group(
     order = np.argsort(codes, kind="stable")
     starts = np.searchsorted(codes[order], np.arange(uniques.shape[0] + 1))
     seeds = _child_seeds(seed, uniques.shape[0])
+    if n_resamples is None and resampling in ("y_only", "consistency"):
+        # Holm compares the smallest p-value with α/G and T-Cal's own Bonferroni over its B ≤ 2 log₂ n + 1
+        # scales floors a resampled p-value at B/(N + 1): N must exceed 2·G·B/α for a rejection to be
+        # possible at all
+        n_groups = int(np.count_nonzero(np.bincount(codes) >= min_group_size))
+        scales = int(np.ceil(2.0 * np.log2(max(data.n, 2)))) + 1
+        n_resamples = max(999, int(np.ceil(2.0 * max(n_groups, 1) * scales / alpha)))
     results = []
     for g, value in enumerate(uniques):
         rows = np.sort(order[starts[g]:starts[g + 1]])
@@ -460,7 +477,9 @@ def calibration_by_group(
     for i, p_adj in zip(tested, adjusted, strict=True):
         results[i] = dataclasses.replace(results[i], adjusted_pvalue=float(p_adj),
                                          reject=bool(p_adj <= alpha))
-    worst = max(tested, key=lambda i: results[i].ece, default=None)
+    # ranked by the lower end of the ECE interval, then the estimate: a small group's noisy, upward-
+    # biased estimate alone should not make it the worst
+    worst = max(tested, key=lambda i: (results[i].interval.low, results[i].ece), default=None)
     return GroupCalibration(
         groups=tuple(results),
         worst_group=None if worst is None else results[worst].group,
