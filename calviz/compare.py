@@ -132,7 +132,7 @@ class ModelComparison(ResultMixin):
         a, b = self.names
         pct = f"{100 * self.level:.0f}%"
         diff = (f"ECE²({a}) − ECE²({b}) = {self.difference:.3g}, {pct} interval "
-                f"[{self.low:.3g}, {self.high:.3g}], p = {_p_text(self.pvalue)}")
+                f"[{self.low:.3g}, {self.high:.3g}], p {_p_text(self.pvalue)}")
         if self.reject:
             worse = b if self.better == a else a
             return f"{self.better} is better calibrated than {worse} ({diff})."
@@ -140,7 +140,7 @@ class ModelComparison(ResultMixin):
 
 
 def _p_text(p: float) -> str:
-    return "< 0.0001" if p < 1e-4 else f"{p:.4f}"
+    return "< 0.0001" if p < 1e-4 else f"= {p:.4f}"
 
 
 def _scalar_view(data: CalibrationData, target: str, class_index: int):
