@@ -61,11 +61,11 @@ _EXPORTS = {
     "recalibrate": "calviz.recalibration",
     "RecalibrationResult": "calviz.recalibration",
     "RecalibrationMap": "calviz.recalibration",
-    "compare": "calviz.compare",
-    "ModelComparison": "calviz.compare",
-    "calibration_by_group": "calviz.compare",
-    "GroupCalibration": "calviz.compare",
-    "GroupResult": "calviz.compare",
+    "compare": "calviz.comparison",
+    "ModelComparison": "calviz.comparison",
+    "calibration_by_group": "calviz.comparison",
+    "GroupCalibration": "calviz.comparison",
+    "GroupResult": "calviz.comparison",
     # app
     "dashboard": "calviz.dashboard",
     "CalvizApp": "calviz.dashboard",
@@ -75,7 +75,7 @@ _EXPORTS = {
 }
 
 _SUBMODULES = {"synthetic", "binning", "plots", "datasets", "io", "data", "ece", "intervals", "tcal",
-               "distance", "smooth", "dask", "recalibration"}
+               "distance", "smooth", "dask", "recalibration", "comparison"}
 
 __all__ = sorted(_EXPORTS) + ["__version__"]
 

@@ -101,7 +101,7 @@ def compute_comparisons(args, data, options, *, load_input) -> dict:
     file exactly as the first (the CLI's reader, with the same column options)."""
     import numpy as np
 
-    from calviz.compare import MIN_GROUP_SIZE, calibration_by_group, compare
+    from calviz.comparison import MIN_GROUP_SIZE, calibration_by_group, compare
     from calviz.data import InputError
     from calviz.recalibration import recalibrate
 

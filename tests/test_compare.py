@@ -8,7 +8,7 @@ from scipy import stats
 from scipy.special import expit
 
 import calviz
-from calviz.compare import calibration_by_group, compare, holm_adjust, paired_difference
+from calviz.comparison import calibration_by_group, compare, holm_adjust, paired_difference
 from calviz.data import InputError
 from calviz.ece import bin_sums, miscalibrated_variance
 
