@@ -99,10 +99,8 @@ def compute_comparisons(args, data, options, *, load_input) -> dict:
     """{"comparison": ModelComparison, "groups": GroupCalibration, "recalibration": (RecalibrationResult,
     ModelComparison)} for the flags given (absent keys: flag not given).  ``load_input`` reads the second
     file exactly as the first (the CLI's reader, with the same column options)."""
-    import numpy as np
 
-    from calviz.comparison import MIN_GROUP_SIZE, calibration_by_group, compare
-    from calviz.data import InputError
+    from calviz.comparison import MIN_GROUP_SIZE, calibration_by_group, check_same_examples, compare
     from calviz.recalibration import recalibrate
 
     target = options.target if options.target in ("auto", "binary", "top1", "classwise") else "auto"
@@ -111,9 +109,7 @@ def compute_comparisons(args, data, options, *, load_input) -> dict:
     out = {}
     if args.compare:
         other = load_input(args.compare, args)
-        if other.n != data.n or not np.array_equal(other.labels, data.labels):
-            raise InputError(f"{args.compare}: the labels differ from {args.file}'s: --compare needs the "
-                             f"same examples in the same order ({other.n} and {data.n} rows)")
+        check_same_examples(data, other, (args.file, args.compare))
         names = (_short_name(args.file), _short_name(args.compare))
         if names[0] == names[1]:
             names = (f"A ({names[0]})", f"B ({names[1]})")

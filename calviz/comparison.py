@@ -33,6 +33,7 @@ __all__ = [
     "GroupCalibration",
     "calibration_by_group",
     "holm_adjust",
+    "check_same_examples",
     "MIN_GROUP_SIZE",
 ]
 
@@ -174,6 +175,16 @@ def _child_seeds(seed, k: int) -> list:
     if isinstance(seed, np.random.Generator):
         return list(seed.spawn(k))
     return [int(s.generate_state(1)[0]) for s in np.random.SeedSequence(seed).spawn(k)]
+
+
+def check_same_examples(
+    data_a: CalibrationData, data_b: CalibrationData, names: tuple[str, str] = ("A", "B")
+) -> None:
+    """Raise :class:`InputError` unless two loaded prediction sets hold the same examples in the same order
+    (same number of rows and identical labels) — what :func:`compare` assumes of a second file."""
+    if data_a.n != data_b.n or not np.array_equal(data_a.labels, data_b.labels):
+        raise InputError(f"{names[1]}: the labels differ from {names[0]}'s: a comparison needs the same "
+                         f"examples in the same order ({data_b.n} and {data_a.n} rows)")
 
 
 def compare(
