@@ -9,6 +9,8 @@ maps of q, optionally with noise ε (shared structure between the two models thr
   symmetry (θ_a = θ_b > 0).
 * ``over vs less over``: a = σ(2 logit q + ε_a), b = σ(1.2 logit q + ε_b), sd 0.3, corr 0.8.
 * ``calibrated vs under``: a = q, b = σ(0.8 logit q).
+* ``top-1 K=4``: four classes, q = softmax(1.5 G), G ~ N(0, I); a = softmax(3 G) (overconfident) and b = a
+  temperature-scaled by 1.6; top-1 target (the two models' correctness indicators differ).
 
 θ = Σ_b P(bin b)(E[q − z | bin b])² (15 equal-width bins of each model's prediction) is computed from
 4·10⁶ draws of q (no label noise).  Coverage of the 95 % interval for θ_a − θ_b and the level of the
@@ -61,6 +63,8 @@ def _decile_means() -> np.ndarray:
 
 
 DECILE_MEANS = _decile_means()
+TOP1 = "top-1 K=4: over vs temperature-scaled"
+TOP1_K = 4
 
 
 def models(setting: str, g: np.ndarray, rng: np.random.Generator, beta: float = 1.0):
@@ -90,14 +94,39 @@ def binned_theta(q: np.ndarray, z: np.ndarray) -> float:
     return float(((s[keep] / cnt[keep]) ** 2 * cnt[keep]).sum() / q.shape[0])
 
 
+def _softmax(x: np.ndarray) -> np.ndarray:
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def top1_models(n: int, rng: np.random.Generator):
+    """K = 4: q = softmax(1.5 G); a = softmax(3 G) (overconfident), b = a after temperature 1.6."""
+    logits = 1.5 * rng.normal(size=(n, TOP1_K))
+    return _softmax(logits), _softmax(2.0 * logits), _softmax(2.0 * logits / 1.6)
+
+
+def top1_theta(q: np.ndarray, z: np.ndarray) -> float:
+    """Binned top-1 ECE²: the confidence max z against the probability q[argmax z] that it is right."""
+    pred = z.argmax(axis=1)
+    rows = np.arange(z.shape[0])
+    return binned_theta(q[rows, pred], z[rows, pred])
+
+
 def true_difference(setting: str, beta: float = 1.0) -> tuple[float, float]:
     rng = np.random.default_rng(2024)
+    if setting == TOP1:
+        q, a, b = top1_models(2_000_000, rng)
+        return top1_theta(q, a), top1_theta(q, b)
     g = rng.normal(size=4_000_000)
     q, a, b = models(setting, g, rng, beta)
     return binned_theta(q, a), binned_theta(q, b)
 
 
 def draw(setting: str, n: int, rng: np.random.Generator, beta: float = 1.0):
+    if setting == TOP1:
+        q, a, b = top1_models(n, rng)
+        y = (q.cumsum(axis=1) < rng.random((n, 1))).sum(axis=1)  # y ~ Categorical(q)
+        return y, a, b
     g = rng.normal(size=n)
     q, a, b = models(setting, g, rng, beta)
     y = (rng.random(n) < q).astype(np.int64)
@@ -106,7 +135,7 @@ def draw(setting: str, n: int, rng: np.random.Generator, beta: float = 1.0):
 
 def run_pairs(reps: int, ns: list[int]) -> list[dict]:
     rows = []
-    for setting in ("calibrated pair", "exchangeable", "over vs less over", "calibrated vs under"):
+    for setting in ("calibrated pair", "exchangeable", "over vs less over", "calibrated vs under", TOP1):
         ta, tb = true_difference(setting)
         target = ta - tb
         for n in ns:
