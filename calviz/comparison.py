@@ -346,7 +346,7 @@ class GroupCalibration(ResultMixin):
 
     ``groups``: one :class:`GroupResult` per distinct group value (sorted), none dropped;
     ``worst_group``: the tested group with the largest lower confidence bound of its ℓ2-ECE (then the
-    largest estimate; None if no group was tested);
+    smallest Holm-adjusted p-value, then the largest estimate; None if no group was tested);
     ``rejected``: groups whose Holm-adjusted T-Cal p-value is ≤ α (calibration rejected with family-wise
     error rate α); ``too_small``: groups with fewer than ``min_group_size`` rows (listed, not tested);
     ``not_testable``: groups where the test could not run (their ``reason`` says why).
@@ -435,7 +435,7 @@ def calibration_by_group(
     calibrated in every group is at most α (family-wise error rate; valid under any dependence).  With
     resampled T-Cal and ``n_resamples=None`` enough resamples are drawn for a group to be rejectable
     at level α/G.  The worst group is the tested group with the largest lower confidence bound for its
-    ℓ2-ECE (ties: the larger estimate).
+    ℓ2-ECE (ties, e.g. several at 0: the smallest Holm-adjusted p-value, then the larger estimate).
     """
     from calviz.ece import reliability
     from calviz.intervals import ece_interval
@@ -488,9 +488,10 @@ def calibration_by_group(
     for i, p_adj in zip(tested, adjusted, strict=True):
         results[i] = dataclasses.replace(results[i], adjusted_pvalue=float(p_adj),
                                          reject=bool(p_adj <= alpha))
-    # ranked by the lower end of the ECE interval, then the estimate: a small group's noisy, upward-
-    # biased estimate alone should not make it the worst
-    worst = max(tested, key=lambda i: (results[i].interval.low, results[i].ece), default=None)
+    # ranked by the lower end of the ECE interval, then by the evidence against calibration (Holm p),
+    # then the estimate: a small group's noisy, upward-biased estimate alone should not make it the worst
+    worst = max(tested, key=lambda i: (results[i].interval.low, -results[i].adjusted_pvalue, results[i].ece),
+                default=None)
     return GroupCalibration(
         groups=tuple(results),
         worst_group=None if worst is None else results[worst].group,
