@@ -255,3 +255,22 @@ def test_groups_accept_mixed_values_and_missing():
     groups = np.array(["x", None, 3, "x"] * 50, dtype=object)
     res = calibration_by_group(y, good, groups)
     assert sum(g.n for g in res.groups) == 200 and len(res.groups) == 3
+
+
+def test_a_group_where_the_test_cannot_run_is_listed_with_the_reason(monkeypatch):
+    import calviz.tcal
+
+    real = calviz.tcal.adaptive_tcal
+
+    def picky(y_true, y_prob, **kwargs):
+        if len(y_true) == 80:
+            raise InputError("cannot test this group")
+        return real(y_true, y_prob, **kwargs)
+
+    monkeypatch.setattr(calviz.tcal, "adaptive_tcal", picky)
+    y, good, _ = _models(200, 12)
+    res = calibration_by_group(y, good, np.repeat(["a", "b"], [80, 120]))
+    assert res["a"].status == "not testable" and res["a"].reason == "cannot test this group"
+    assert res.not_testable == ("a",) and res["b"].status == "tested" and res.worst_group == "b"
+    assert res["b"].adjusted_pvalue == res["b"].pvalue  # a family of one tested group
+    assert "not testable: a" in res.verdict
