@@ -228,8 +228,9 @@ def write(pairs, power, groups, args, seconds) -> None:
         "# Comparing two models and subgroups: coverage, level, power (`calviz.compare`, "
         "`calviz.calibration_by_group`)\n",
         f"Command: `python benchmarks/compare_validity.py{' --quick' if args.quick else ''}`. {reps} data "
-        f"sets per row, binary predictions, {N_BINS} equal-width bins, α = {ALPHA} (95 % intervals), "
-        f"single process, os.cpu_count() = {os.cpu_count()}, wall time {seconds:.0f} s, load average "
+        f"sets per row, binary predictions (one top-1 setting, K = 4), {N_BINS} equal-width bins, "
+        f"α = {ALPHA} (95 % intervals), single process, os.cpu_count() = {os.cpu_count()}, "
+        f"wall time {seconds:.0f} s, load average "
         f"{os.getloadavg()[0]:.1f} at the end (shared machine). calviz {calviz.__version__}, "
         f"commit {commit}.\n",
         "Data: q = σ(1.5 g), g ~ N(0, 1), y ~ Bernoulli(q); models are maps of q (see the script's "
