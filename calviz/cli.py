@@ -339,6 +339,7 @@ def _comparisons(args, data, options) -> dict:
 
 def cmd_check(args) -> int:
     from calviz.cli_compare import has_comparison_options, print_comparison_text
+
     options = options_from_args(args)
     if args.scheduler or Path(args.file).is_dir():
         if has_comparison_options(args):
