@@ -138,7 +138,7 @@ class ModelComparison(ResultMixin):
         if self.reject:
             worse = b if self.better == a else a
             return f"{self.better} is better calibrated than {worse} ({diff})."
-        return f"no statistically supported difference in calibration between {a} and {b} ({diff})."
+        return f"No statistically supported difference in calibration between {a} and {b} ({diff})."
 
 
 def _p_text(p: float) -> str:

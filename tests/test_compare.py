@@ -124,7 +124,7 @@ def test_identical_models_are_not_different():
     y, good, _ = _models(500, 2)
     c = compare(y, good, good, tcal=False)
     assert abs(c.difference) < 1e-15 and c.pvalue == 1.0 and not c.reject and c.better is None
-    assert "no statistically supported difference" in c.verdict
+    assert "No statistically supported difference" in c.verdict
 
 
 def test_binary_and_classwise_targets():
