@@ -197,9 +197,11 @@ def _f(x) -> str:
 
 
 def _p(p) -> str:
+    """"p < 0.0001", "p = 0.1234" or "p —" (not computed)."""
     from calviz.cli import _fmt_p
 
-    return _fmt_p(p)
+    text = _fmt_p(p)
+    return f"p {text}" if text.startswith(("<", "—")) else f"p = {text}"
 
 
 def _print_pair(c: dict, indent: str = "           ") -> None:
@@ -209,9 +211,9 @@ def _print_pair(c: dict, indent: str = "           ") -> None:
         ece, tcal = m["ece"] or {}, m["tcal"]
         decision = "—" if tcal is None else ("rejects" if tcal["reject"] else "does not reject")
         print(f"{indent}{name}: ECE {_f(ece.get('estimate'))} [{_f(ece.get('low'))}, {_f(ece.get('high'))}], "
-              f"T-Cal {decision} (p {_p(None if tcal is None else tcal['pvalue'])})")
+              f"T-Cal {decision} ({_p(None if tcal is None else tcal['pvalue'])})")
     print(f"{indent}ECE²({a}) − ECE²({b}) = {_f(c['difference'])}, {100 * c['level']:.0f}% interval "
-          f"[{_f(c['low'])}, {_f(c['high'])}], test of equal calibration p {_p(c['pvalue'])}")
+          f"[{_f(c['low'])}, {_f(c['high'])}], test of equal calibration {_p(c['pvalue'])}")
     print(f"{indent}verdict: {c['verdict']}")
 
 
@@ -237,12 +239,14 @@ def print_comparison_text(summary: dict) -> None:
             ece = row["ece"] or {}
             verdict = "REJECTS" if row["reject"] else "not rejected"
             print(f"           {row['group']!s:>12}  n = {row['n']:>6}  ECE {_f(ece.get('estimate'))} "
-                  f"[{_f(ece.get('low'))}, {_f(ece.get('high'))}]  p {_p(row['pvalue'])}  "
-                  f"Holm p {_p(row['adjusted_pvalue'])}  {verdict}")
+                  f"[{_f(ece.get('low'))}, {_f(ece.get('high'))}]  {_p(row['pvalue'])}  "
+                  f"Holm {_p(row['adjusted_pvalue'])}  {verdict}")
         print(f"           verdict: {g['verdict']}")
 
 
 def _pair_table(c: dict) -> str:
+    from calviz.cli import _fmt_p
+
     a, b = c["names"]
     rows = []
     for name in (a, b):
@@ -251,11 +255,11 @@ def _pair_table(c: dict) -> str:
         decision = "—" if tcal is None else ("rejects" if tcal["reject"] else "does not reject")
         rows.append(f"<tr><td>{html.escape(name)}</td><td>{_f(ece.get('estimate'))}</td>"
                     f"<td>[{_f(ece.get('low'))}, {_f(ece.get('high'))}]</td><td>{decision}</td>"
-                    f"<td>{_p(None if tcal is None else tcal['pvalue'])}</td></tr>")
+                    f"<td>{_fmt_p(None if tcal is None else tcal['pvalue'])}</td></tr>")
     head = "<tr><th>model</th><th>ℓ2-ECE</th><th>interval</th><th>T-Cal</th><th>p-value</th></tr>"
     diff = (f"<p>ECE²({html.escape(a)}) − ECE²({html.escape(b)}) = {_f(c['difference'])}, "
             f"{100 * c['level']:.0f}% interval [{_f(c['low'])}, {_f(c['high'])}]; test of equal calibration "
-            f"p = {_p(c['pvalue'])} ({html.escape(c['method'])}).</p>")
+            f"{_p(c['pvalue'])} ({html.escape(c['method'])}).</p>")
     cls = "reject" if c["reject"] else "accept"
     return (f'<div class="verdict {cls}"><b>{html.escape(c["verdict"])}</b></div>'
             f"<table>{head}{''.join(rows)}</table>{diff}")
@@ -263,6 +267,8 @@ def _pair_table(c: dict) -> str:
 
 def comparison_html(summary: dict) -> str:
     """The report's comparison sections (HTML ``<section>`` elements) for a :func:`comparison_summary`."""
+    from calviz.cli import _fmt_p
+
     parts = []
     if summary.get("comparison"):
         c = summary["comparison"]
@@ -285,8 +291,9 @@ def comparison_html(summary: dict) -> str:
             status = row["status"] if row["status"] == "tested" else f"{row['status']}: {row['reason']}"
             rows.append(f"<tr><td>{html.escape(str(row['group']))}</td><td>{row['n']}</td>"
                         f"<td>{html.escape(status)}</td><td>{_f(ece.get('estimate'))}</td>"
-                        f"<td>[{_f(ece.get('low'))}, {_f(ece.get('high'))}]</td><td>{_p(row['pvalue'])}</td>"
-                        f"<td>{_p(row['adjusted_pvalue'])}</td><td>{decision}</td></tr>")
+                        f"<td>[{_f(ece.get('low'))}, {_f(ece.get('high'))}]</td>"
+                        f"<td>{_fmt_p(row['pvalue'])}</td><td>{_fmt_p(row['adjusted_pvalue'])}</td>"
+                        f"<td>{decision}</td></tr>")
         cls = "reject" if g["rejected"] else "accept"
         parts.append(f"<section><h2>Calibration by group</h2><div class=\"verdict {cls}\"><b>"
                      f"{html.escape(g['verdict'])}</b></div><table>{head}{''.join(rows)}</table></section>")
