@@ -122,3 +122,24 @@ def test_report_gets_the_comparison_sections(pair, tmp_path, capsys):
     assert "Model comparison: before.csv vs after.csv" in text
     assert "Before / after isotonic recalibration" in text
     assert "Calibration by group" in text and "island" in text and "too small" in text
+
+
+def test_group_column_from_parquet_and_npz(tmp_path):
+    from calviz.cli_compare import read_group_column
+    from calviz.data import InputError
+
+    rng = np.random.default_rng(0)
+    labels, probs = rng.integers(0, 2, 50), rng.random(50)
+    region = np.array(["a", "b"], dtype=object)[np.arange(50) % 2]
+    pq = tmp_path / "p.parquet"
+    pd.DataFrame({"y_true": labels, "y_prob": probs, "region": region}).to_parquet(pq)
+    npz = tmp_path / "p.npz"
+    np.savez(npz, y_true=labels, y_prob=probs, region=region.astype(str))
+    for path in (pq, npz):
+        values = read_group_column(str(path), "region", 50)
+        assert list(values[:3]) == ["a", "b", "a"]
+        with pytest.raises(InputError):
+            read_group_column(str(path), "nope", 50)
+        with pytest.raises(InputError):
+            read_group_column(str(path), "region", 49)
+    np.testing.assert_array_equal(read_group_column(str(npz), "y_true", 50, labels=labels + 0), labels)
