@@ -17,6 +17,8 @@ Methods (K classes; binary input is P(y = 1)):
   one-vs-rest and renormalised for K > 2.
 * ``isotonic`` — isotonic regression of the label on the predicted probability (Zadrozny & Elkan
   2002); scikit-learn's ``CalibratedClassifierCV(method="isotonic")``, one-vs-rest and renormalised.
+  The regression is fitted on the log-odds (the score scikit-learn is given): the same fitted steps as
+  on the probability, with scikit-learn's linear interpolation between them taken on the log-odds.
 * ``histogram`` — histogram binning (Zadrozny & Elkan 2001): equal-mass bins of the predicted
   probability on the calibration rows (ties never split), each bin mapped to its observed frequency;
   one-vs-rest and renormalised for K > 2.  scikit-learn has no histogram binning.
