@@ -255,11 +255,11 @@ def _pair_table(c: dict) -> str:
         decision = "—" if tcal is None else ("rejects" if tcal["reject"] else "does not reject")
         rows.append(f"<tr><td>{html.escape(name)}</td><td>{_f(ece.get('estimate'))}</td>"
                     f"<td>[{_f(ece.get('low'))}, {_f(ece.get('high'))}]</td><td>{decision}</td>"
-                    f"<td>{_fmt_p(None if tcal is None else tcal['pvalue'])}</td></tr>")
+                    f"<td>{html.escape(_fmt_p(None if tcal is None else tcal['pvalue']))}</td></tr>")
     head = "<tr><th>model</th><th>ℓ2-ECE</th><th>interval</th><th>T-Cal</th><th>p-value</th></tr>"
     diff = (f"<p>ECE²({html.escape(a)}) − ECE²({html.escape(b)}) = {_f(c['difference'])}, "
             f"{100 * c['level']:.0f}% interval [{_f(c['low'])}, {_f(c['high'])}]; test of equal calibration "
-            f"{_p(c['pvalue'])} ({html.escape(c['method'])}).</p>")
+            f"{html.escape(_p(c['pvalue']))} ({html.escape(c['method'])}).</p>")
     cls = "reject" if c["reject"] else "accept"
     return (f'<div class="verdict {cls}"><b>{html.escape(c["verdict"])}</b></div>'
             f"<table>{head}{''.join(rows)}</table>{diff}")
@@ -292,7 +292,8 @@ def comparison_html(summary: dict) -> str:
             rows.append(f"<tr><td>{html.escape(str(row['group']))}</td><td>{row['n']}</td>"
                         f"<td>{html.escape(status)}</td><td>{_f(ece.get('estimate'))}</td>"
                         f"<td>[{_f(ece.get('low'))}, {_f(ece.get('high'))}]</td>"
-                        f"<td>{_fmt_p(row['pvalue'])}</td><td>{_fmt_p(row['adjusted_pvalue'])}</td>"
+                        f"<td>{html.escape(_fmt_p(row['pvalue']))}</td>"
+                        f"<td>{html.escape(_fmt_p(row['adjusted_pvalue']))}</td>"
                         f"<td>{decision}</td></tr>")
         cls = "reject" if g["rejected"] else "accept"
         parts.append(f"<section><h2>Calibration by group</h2><div class=\"verdict {cls}\"><b>"
