@@ -257,7 +257,7 @@ def _pair_table(c: dict) -> str:
                     f"<td>[{_f(ece.get('low'))}, {_f(ece.get('high'))}]</td><td>{decision}</td>"
                     f"<td>{html.escape(_fmt_p(None if tcal is None else tcal['pvalue']))}</td></tr>")
     head = "<tr><th>model</th><th>ℓ2-ECE</th><th>interval</th><th>T-Cal</th><th>p-value</th></tr>"
-    diff = (f"<p>ECE²({html.escape(a)}) − ECE²({html.escape(b)}) = {_f(c['difference'])}, "
+    diff = (f"<p class=\"caption\">ECE²({html.escape(a)}) − ECE²({html.escape(b)}) = {_f(c['difference'])}, "
             f"{100 * c['level']:.0f}% interval [{_f(c['low'])}, {_f(c['high'])}]; test of equal calibration "
             f"{html.escape(_p(c['pvalue']))} ({html.escape(c['method'])}).</p>")
     cls = "reject" if c["reject"] else "accept"
