@@ -46,10 +46,12 @@ def _random_pair(rng, n, kind):
     y = (rng.random(n) < za).astype(float)
     if kind == "all_correct":
         y[:] = 1.0
+    elif kind == "all_wrong":
+        y[:] = 0.0
     return za, y, zb, y.copy() if kind != "different_labels" else (rng.random(n) < zb).astype(float)
 
 
-@pytest.mark.parametrize("kind", ["random", "edges", "ties", "all_correct", "different_labels"])
+@pytest.mark.parametrize("kind", ["random", "edges", "ties", "all_correct", "all_wrong", "different_labels"])
 @pytest.mark.parametrize("n", [2, 3, 17, 60])
 def test_paired_difference_matches_slow_implementation(kind, n):
     rng = np.random.default_rng(n * 31 + len(kind))
