@@ -57,6 +57,15 @@ _EXPORTS = {
     "smooth_ece": "calviz.smooth",
     "SmoothReliability": "calviz.smooth",
     "SmoothECEResult": "calviz.smooth",
+    # recalibration and comparisons
+    "recalibrate": "calviz.recalibration",
+    "RecalibrationResult": "calviz.recalibration",
+    "RecalibrationMap": "calviz.recalibration",
+    "compare": "calviz.comparison",
+    "ModelComparison": "calviz.comparison",
+    "calibration_by_group": "calviz.comparison",
+    "GroupCalibration": "calviz.comparison",
+    "GroupResult": "calviz.comparison",
     # app
     "dashboard": "calviz.dashboard",
     "CalvizApp": "calviz.dashboard",
@@ -66,7 +75,7 @@ _EXPORTS = {
 }
 
 _SUBMODULES = {"synthetic", "binning", "plots", "datasets", "io", "data", "ece", "intervals", "tcal",
-               "distance", "smooth", "dask"}
+               "distance", "smooth", "dask", "recalibration", "comparison"}
 
 __all__ = sorted(_EXPORTS) + ["__version__"]
 

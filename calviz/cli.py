@@ -68,6 +68,7 @@ def _add_analysis_options(parser: argparse.ArgumentParser, *, resampling_default
 
 def build_parser() -> argparse.ArgumentParser:
     from calviz import __version__
+    from calviz.cli_compare import add_comparison_options
 
     parser = argparse.ArgumentParser(
         prog="calviz",
@@ -102,6 +103,7 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--title", help="report title (default: the file name)")
     _add_file_options(report)
     _add_analysis_options(report)
+    add_comparison_options(report)
 
     check = sub.add_parser("check", help="print the T-Cal decision, ECE interval and distance bounds",
                            description="Print the T-Cal decision, the ECE with its confidence interval and "
@@ -115,6 +117,7 @@ def build_parser() -> argparse.ArgumentParser:
                             "(tcp://host:8786) or 'local' for a temporary LocalCluster")
     _add_file_options(check)
     _add_analysis_options(check)
+    add_comparison_options(check)
 
     sub.add_parser("datasets", help="list the embedded datasets", description="List the embedded datasets.")
     return parser
@@ -323,17 +326,37 @@ def _fmt(x) -> str:
     return f"{x:.4f}"
 
 
+def _comparisons(args, data, options) -> dict:
+    """The ``--compare`` / ``--group-by`` / ``--recalibrate`` sections (calviz.cli_compare), JSON-ready."""
+    from calviz.cli_compare import comparison_summary, compute_comparisons, has_comparison_options
+    from calviz.data import InputError
+
+    if not has_comparison_options(args):
+        return {}
+    try:
+        return comparison_summary(compute_comparisons(args, data, options, load_input=load_input))
+    except InputError as exc:
+        raise CLIError(str(exc)) from None
+
+
 def cmd_check(args) -> int:
+    from calviz.cli_compare import has_comparison_options, print_comparison_text
+
     options = options_from_args(args)
     if args.scheduler or Path(args.file).is_dir():
+        if has_comparison_options(args):
+            raise CLIError("--compare, --group-by and --recalibrate need a predictions file loaded in memory")
         analysis = _on_dask(args, "analyze_parquet", options=options)
         summary = check_summary(None, options, source=args.file, analysis=analysis)
     else:
-        summary = check_summary(load_input(args.file, args), options, source=args.file)
+        data = load_input(args.file, args)
+        summary = check_summary(data, options, source=args.file)
+        summary.update(_comparisons(args, data, options))
     if args.json:
         print(json.dumps(summary, indent=2, allow_nan=False))
     else:
         _print_check_text(summary)
+        print_comparison_text(summary)
     if args.fail_on_reject:
         if summary["reject"] is None:
             errors = summary["errors"]
@@ -365,6 +388,7 @@ def _on_dask(args, function: str, **kwargs):
 # calviz report
 # --------------------------------------------------------------------------------------------------
 def cmd_report(args) -> int:
+    from calviz.cli_compare import comparison_html
     from calviz.report import render_report, report_output
 
     options = options_from_args(args)
@@ -372,7 +396,9 @@ def cmd_report(args) -> int:
     out = Path(args.output)
     try:
         with report_output(out) as handle:  # opened before reading and analysing: a bad path fails at once
-            html = render_report(load_input(args.file, args), options, title=title, source=args.file)
+            data = load_input(args.file, args)
+            extra = comparison_html(_comparisons(args, data, options))
+            html = render_report(data, options, title=title, source=args.file, extra_sections=extra)
             handle.write(html)
     except OSError as exc:
         raise CLIError(f"cannot write {out}: {exc.strerror or exc}") from None

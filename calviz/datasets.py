@@ -45,6 +45,7 @@ import numpy as np
 
 from calviz._results import ResultMixin
 from calviz.data import CalibrationData, InputError, as_calibration_data
+from calviz.recalibration import calibrated_classifier, fit_temperature, softmax
 
 __all__ = [
     "DatasetInfo",
@@ -189,42 +190,6 @@ def _logits(est, X: np.ndarray) -> np.ndarray:
     return np.log(np.clip(est.predict_proba(X), 1e-6, 1.0))
 
 
-def _softmax(z: np.ndarray) -> np.ndarray:
-    e = np.exp(z - z.max(axis=1, keepdims=True))
-    return e / e.sum(axis=1, keepdims=True)
-
-
-def fit_temperature(logits: np.ndarray, labels: np.ndarray) -> float:
-    """Temperature scaling (Guo et al. 2017): the T > 0 minimising the negative log-likelihood
-    ``-Σ_i log softmax(logits_i / T)[y_i]`` on held-out data, found by bounded scalar minimisation over
-    log T ∈ [-8, 12].  ``logits`` is (n, K); returns T."""
-    from scipy.optimize import minimize_scalar
-    from scipy.special import logsumexp
-
-    z = np.asarray(logits, dtype=np.float64)
-    z = z - z.max(axis=1, keepdims=True)  # softmax is shift invariant; keeps exp() finite
-    y = np.asarray(labels, dtype=np.int64)
-    picked = z[np.arange(len(y)), y]
-
-    def nll(log_t: float) -> float:
-        scaled = z / np.exp(log_t)
-        return float(np.sum(logsumexp(scaled, axis=1) - picked / np.exp(log_t)))
-
-    res = minimize_scalar(nll, bounds=(-8.0, 12.0), method="bounded", options={"xatol": 1e-6})
-    return float(np.exp(res.x))
-
-
-def _calibrated_classifier(est, method: str):
-    from sklearn.calibration import CalibratedClassifierCV
-
-    try:  # scikit-learn >= 1.6: wrap the fitted model instead of cv="prefit"
-        from sklearn.frozen import FrozenEstimator
-
-        return CalibratedClassifierCV(FrozenEstimator(est), method=method)
-    except ImportError:  # pragma: no cover - older scikit-learn
-        return CalibratedClassifierCV(est, method=method, cv="prefit")
-
-
 def _compute_model_predictions(family: str, model: str, recal: str | None) -> tuple[np.ndarray, np.ndarray]:
     """(y_test, probs_test): probs (n, K), rows on the simplex."""
     _, _, X_cal, y_cal, X_test, y_test = _split(family)
@@ -233,10 +198,10 @@ def _compute_model_predictions(family: str, model: str, recal: str | None) -> tu
         probs = est.predict_proba(X_test)
     elif recal in ("platt", "isotonic"):
         method = "sigmoid" if recal == "platt" else "isotonic"
-        probs = _calibrated_classifier(est, method).fit(X_cal, y_cal).predict_proba(X_test)
+        probs = calibrated_classifier(est, method).fit(X_cal, y_cal).predict_proba(X_test)
     elif recal == "temperature":
         t = fit_temperature(_logits(est, X_cal), y_cal)
-        probs = _softmax(_logits(est, X_test) / t)
+        probs = softmax(_logits(est, X_test) / t)
     else:  # pragma: no cover
         raise InputError(f"unknown recalibration {recal!r}")
     probs = np.clip(np.asarray(probs, dtype=np.float64), 0.0, 1.0)

@@ -169,8 +169,11 @@ def _inline_resources(models) -> str:
     return css + js
 
 
-def render_analysis(result: Analysis, *, title: str = "calviz report", source: str | None = None) -> str:
-    """The report HTML for an already computed :class:`~calviz.analysis.Analysis`."""
+def render_analysis(result: Analysis, *, title: str = "calviz report", source: str | None = None,
+                    extra_sections: str = "") -> str:
+    """The report HTML for an already computed :class:`~calviz.analysis.Analysis`.  ``extra_sections``:
+    HTML ``<section>`` elements placed after the summary (the comparison sections of
+    :func:`calviz.cli_compare.comparison_html`)."""
     import bokeh
     from bokeh.embed import components
 
@@ -218,6 +221,7 @@ def render_analysis(result: Analysis, *, title: str = "calviz report", source: s
 self-contained: works offline, plots are interactive (hover, zoom, pan)</div></header>
 <main>
 <section><h2>Summary</h2><div class="verdicts">{_verdicts(result)}</div></section>
+{extra_sections}
 <section class="tables">
 <div><h2>Data</h2><table>{_rows(summary_rows)}</table></div>
 <div><h2>Parameters</h2><table>{_rows(option_rows)}</table></div>
@@ -242,6 +246,7 @@ def render_report(
     source: str | None = None,
     resampled: bool = True,
     analysis: Analysis | None = None,
+    extra_sections: str = "",
 ) -> str:
     """Analyse ``data`` (``CalibrationData`` or ``(y_true, y_prob)``) with ``options`` and return one
     self-contained HTML document: the four views (reliability diagram, multi-scale T-Cal, ECE interval
@@ -253,7 +258,7 @@ def render_report(
         if isinstance(data, tuple):
             data = as_calibration_data(*data)
         analysis = analyze(as_calibration_data(data), options or AnalysisOptions(), resampled=resampled)
-    return render_analysis(analysis, title=title, source=source)
+    return render_analysis(analysis, title=title, source=source, extra_sections=extra_sections)
 
 
 @contextlib.contextmanager

@@ -1,0 +1,301 @@
+"""Comparison sections of ``calviz check`` and ``calviz report``: ``--compare FILE``, ``--group-by COLUMN``
+and ``--recalibrate METHOD``.
+
+:func:`add_comparison_options` adds the flags to a subcommand; :func:`compute_comparisons` runs
+:func:`calviz.compare`, :func:`calviz.calibration_by_group` and :func:`calviz.recalibrate` as the flags ask;
+:func:`comparison_summary` turns the results into the JSON-ready dict ``calviz check --json`` prints,
+:func:`print_comparison_text` prints them as text and :func:`comparison_html` renders the report's sections.
+Nothing heavy is imported at module level (the command line must start quickly).
+"""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+
+__all__ = [
+    "add_comparison_options",
+    "has_comparison_options",
+    "compute_comparisons",
+    "comparison_summary",
+    "print_comparison_text",
+    "comparison_html",
+    "read_group_column",
+]
+
+RECALIBRATION_METHODS = ("temperature", "platt", "isotonic", "histogram")
+
+
+def add_comparison_options(parser) -> None:
+    group = parser.add_argument_group("comparisons")
+    group.add_argument("--compare", metavar="FILE",
+                       help="a second model's predictions for the same examples (same columns, same row "
+                            "order, or dataset:NAME): paired difference of the debiased ECE², interval, test")
+    group.add_argument("--group-by", metavar="COLUMN",
+                       help="calibration in every group of COLUMN (a column / NPZ array of FILE, or the "
+                            "label column): ECE interval, T-Cal per group, Holm across groups, worst group")
+    group.add_argument("--recalibrate", metavar="METHOD", choices=RECALIBRATION_METHODS,
+                       help="fit METHOD (temperature, platt, isotonic, histogram) on a calibration split and "
+                            "compare before/after on the held-out rows")
+    group.add_argument("--calibration-size", type=float, default=0.5, metavar="FRACTION",
+                       help="share of rows that fit the --recalibrate map (default 0.5; drawn with --seed)")
+    group.add_argument("--min-group-size", type=int, default=None, metavar="N",
+                       help="groups with fewer rows are listed but not tested (default 30)")
+
+
+def has_comparison_options(args) -> bool:
+    return bool(getattr(args, "compare", None) or getattr(args, "group_by", None)
+                or getattr(args, "recalibrate", None))
+
+
+# --------------------------------------------------------------------------------------------------
+# reading the extra inputs
+# --------------------------------------------------------------------------------------------------
+def read_group_column(file: str, column: str, n: int, *, label_column: str = "y_true", labels=None):
+    """The values of ``column`` in a predictions file (CSV/TSV, Parquet or NPZ array), one per row.
+
+    The label column (``label_column``) may always be named: its validated ``labels`` are used (this
+    also works for ``dataset:NAME``, which has no other columns)."""
+    import numpy as np
+
+    from calviz.data import InputError
+
+    if column == label_column and labels is not None:
+        return np.asarray(labels)
+    if file.startswith("dataset:"):
+        raise InputError(f"embedded datasets have no column {column!r}; group by the labels with "
+                         f"--group-by {label_column}")
+    path = Path(file)
+    suffix = path.suffix.lower()
+    try:
+        if suffix == ".npz":
+            with np.load(path, allow_pickle=False) as f:
+                if column not in f.files:
+                    raise InputError(f"{file}: no array {column!r}; arrays: {', '.join(f.files)}")
+                values = np.asarray(f[column])
+        elif suffix in (".parquet", ".pq"):
+            import pandas as pd
+
+            values = pd.read_parquet(path, columns=[column]).iloc[:, 0].to_numpy()
+        elif suffix in (".csv", ".txt", ".tsv"):
+            import pandas as pd
+
+            frame = pd.read_csv(path, sep="\t" if suffix == ".tsv" else ",", usecols=[column],
+                                keep_default_na=False)
+            values = frame.iloc[:, 0].to_numpy()
+        else:
+            raise InputError(f"{file}: --group-by needs a CSV, Parquet or NPZ file")
+    except InputError:
+        raise
+    except (KeyError, ValueError, OSError) as exc:
+        raise InputError(f"{file}: no column {column!r} ({str(exc).strip().splitlines()[0]})") from None
+    if values.ndim != 1 or values.shape[0] != n:
+        raise InputError(f"{file}: column {column!r} has shape {values.shape}, expected one value per row "
+                         f"({n})")
+    return values
+
+
+def compute_comparisons(args, data, options, *, load_input) -> dict:
+    """{"comparison": ModelComparison, "groups": GroupCalibration, "recalibration": (RecalibrationResult,
+    ModelComparison)} for the flags given (absent keys: flag not given).  ``load_input`` reads the second
+    file exactly as the first (the CLI's reader, with the same column options)."""
+
+    from calviz.comparison import MIN_GROUP_SIZE, calibration_by_group, check_same_examples, compare
+    from calviz.recalibration import recalibrate
+
+    target = options.target if options.target in ("auto", "binary", "top1", "classwise") else "auto"
+    common = dict(n_bins=options.n_bins, alpha=options.alpha, target=target, class_index=options.class_index,
+                  resampling=options.resampling, n_resamples=options.n_resamples, seed=options.seed)
+    out = {}
+    if args.compare:
+        other = load_input(args.compare, args)
+        check_same_examples(data, other, (args.file, args.compare))
+        names = (_short_name(args.file), _short_name(args.compare))
+        if names[0] == names[1]:
+            names = (f"A ({names[0]})", f"B ({names[1]})")
+        out["comparison"] = compare(data.labels, data.probs, other.probs, names=names, **common)
+    if args.group_by:
+        label_column = getattr(args, "correct", None) or getattr(args, "y_true", None) or "y_true"
+        groups = read_group_column(args.file, args.group_by, data.n, label_column=label_column,
+                                   labels=data.labels)
+        size = MIN_GROUP_SIZE if args.min_group_size is None else args.min_group_size
+        out["groups"] = calibration_by_group(data, groups=groups, min_group_size=size, **common)
+    if args.recalibrate:
+        res = recalibrate(data, method=args.recalibrate, calibration_size=args.calibration_size,
+                          n_bins=options.n_bins, seed=options.seed)
+        cmp = compare(res.y_true, res.y_prob_before, res.y_prob, names=("before", "after"), **common)
+        out["recalibration"] = (res, cmp)
+    return out
+
+
+def _short_name(file: str) -> str:
+    return file[len("dataset:"):] if file.startswith("dataset:") else Path(file).name
+
+
+# --------------------------------------------------------------------------------------------------
+# JSON, text and HTML
+# --------------------------------------------------------------------------------------------------
+def _model_part(interval, tcal) -> dict:
+    return {
+        "ece": None if interval is None else {"estimate": interval.estimate, "low": interval.low,
+                                              "high": interval.high, "level": interval.level},
+        "tcal": None if tcal is None else {"reject": bool(tcal.reject), "pvalue": float(tcal.pvalue)},
+    }
+
+
+def _comparison_dict(c) -> dict:
+    return {
+        "names": list(c.names), "difference": c.difference, "low": c.low, "high": c.high, "level": c.level,
+        "se": c.se, "pvalue": c.pvalue, "reject": c.reject, "better": c.better, "verdict": c.verdict,
+        "n": c.n, "n_bins": c.n_bins, "target": c.target, "method": c.method,
+        "ece_sq": {c.names[0]: c.ece_sq_a, c.names[1]: c.ece_sq_b},
+        "models": {c.names[0]: _model_part(c.ece_a, c.tcal_a), c.names[1]: _model_part(c.ece_b, c.tcal_b)},
+    }
+
+
+def _groups_dict(g) -> dict:
+    rows = []
+    for r in g.groups:
+        rel = r.reliability
+        rows.append({
+            "group": r.group, "n": r.n, "status": r.status, "reason": r.reason,
+            **_model_part(r.interval, r.tcal),
+            "pvalue": r.pvalue, "adjusted_pvalue": r.adjusted_pvalue, "reject": r.reject,
+            "reliability": None if rel is None else {
+                "edges": rel.edges, "counts": rel.counts, "mean_confidence": rel.mean_confidence,
+                "observed_frequency": rel.observed_frequency, "low": rel.low, "high": rel.high},
+        })
+    return {"groups": rows, "worst_group": g.worst_group, "rejected": list(g.rejected),
+            "too_small": list(g.too_small), "not_testable": list(g.not_testable), "alpha": g.alpha,
+            "correction": "Holm", "min_group_size": g.min_group_size, "verdict": g.verdict}
+
+
+def comparison_summary(results: dict) -> dict:
+    """JSON-ready dict of :func:`compute_comparisons`'s results (non-finite numbers become null)."""
+    from calviz._results import _jsonable
+    from calviz.cli import _clean_json
+
+    out = {}
+    if "comparison" in results:
+        out["comparison"] = _comparison_dict(results["comparison"])
+    if "groups" in results:
+        out["groups"] = _groups_dict(results["groups"])
+    if "recalibration" in results:
+        res, cmp = results["recalibration"]
+        out["recalibration"] = {
+            "method": res.method, "n_calibration": int(res.calibration_indices.shape[0]),
+            "n_eval": res.n_eval, "temperature": res.temperature, "seed": res.seed,
+            "maps": [m.parameters for m in res.maps], "comparison": _comparison_dict(cmp),
+        }
+    return _clean_json(_jsonable(out))
+
+
+def _f(x) -> str:
+    from calviz.cli import _fmt
+
+    return _fmt(x)
+
+
+def _p(p) -> str:
+    """"p < 0.0001", "p = 0.1234" or "p —" (not computed)."""
+    from calviz.cli import _fmt_p
+
+    text = _fmt_p(p)
+    return f"p {text}" if text.startswith(("<", "—")) else f"p = {text}"
+
+
+def _print_pair(c: dict, indent: str = "           ") -> None:
+    a, b = c["names"]
+    for name in (a, b):
+        m = c["models"][name]
+        ece, tcal = m["ece"] or {}, m["tcal"]
+        decision = "—" if tcal is None else ("rejects" if tcal["reject"] else "does not reject")
+        print(f"{indent}{name}: ECE {_f(ece.get('estimate'))} [{_f(ece.get('low'))}, {_f(ece.get('high'))}], "
+              f"T-Cal {decision} ({_p(None if tcal is None else tcal['pvalue'])})")
+    print(f"{indent}ECE²({a}) − ECE²({b}) = {_f(c['difference'])}, {100 * c['level']:.0f}% interval "
+          f"[{_f(c['low'])}, {_f(c['high'])}], test of equal calibration {_p(c['pvalue'])}")
+    print(f"{indent}verdict: {c['verdict']}")
+
+
+def print_comparison_text(summary: dict) -> None:
+    if summary.get("comparison"):
+        c = summary["comparison"]
+        print(f"  compare  {c['names'][0]} vs {c['names'][1]} on the same {c['n']} examples "
+              f"({c['target']}, {c['n_bins']} bins)")
+        _print_pair(c)
+    if summary.get("recalibration"):
+        r = summary["recalibration"]
+        extra = f", T = {_f(r['temperature'])}" if r.get("temperature") is not None else ""
+        print(f"  recalibrate {r['method']}{extra}: fitted on {r['n_calibration']} rows, evaluated on the "
+              f"other {r['n_eval']}")
+        _print_pair(r["comparison"])
+    if summary.get("groups"):
+        g = summary["groups"]
+        print(f"  groups   {len(g['groups'])} groups, T-Cal p-values Holm-adjusted at α = {g['alpha']:g}")
+        for row in g["groups"]:
+            if row["status"] != "tested":
+                print(f"           {row['group']!s:>12}  n = {row['n']:>6}  {row['status']}: {row['reason']}")
+                continue
+            ece = row["ece"] or {}
+            verdict = "REJECTS" if row["reject"] else "not rejected"
+            print(f"           {row['group']!s:>12}  n = {row['n']:>6}  ECE {_f(ece.get('estimate'))} "
+                  f"[{_f(ece.get('low'))}, {_f(ece.get('high'))}]  {_p(row['pvalue'])}  "
+                  f"Holm {_p(row['adjusted_pvalue'])}  {verdict}")
+        print(f"           verdict: {g['verdict']}")
+
+
+def _pair_table(c: dict) -> str:
+    from calviz.cli import _fmt_p
+
+    a, b = c["names"]
+    rows = []
+    for name in (a, b):
+        m = c["models"][name]
+        ece, tcal = m["ece"] or {}, m["tcal"]
+        decision = "—" if tcal is None else ("rejects" if tcal["reject"] else "does not reject")
+        rows.append(f"<tr><td>{html.escape(name)}</td><td>{_f(ece.get('estimate'))}</td>"
+                    f"<td>[{_f(ece.get('low'))}, {_f(ece.get('high'))}]</td><td>{decision}</td>"
+                    f"<td>{html.escape(_fmt_p(None if tcal is None else tcal['pvalue']))}</td></tr>")
+    head = "<tr><th>model</th><th>ℓ2-ECE</th><th>interval</th><th>T-Cal</th><th>p-value</th></tr>"
+    diff = (f"<p class=\"caption\">ECE²({html.escape(a)}) − ECE²({html.escape(b)}) = {_f(c['difference'])}, "
+            f"{100 * c['level']:.0f}% interval [{_f(c['low'])}, {_f(c['high'])}]; test of equal calibration "
+            f"{html.escape(_p(c['pvalue']))} ({html.escape(c['method'])}).</p>")
+    cls = "reject" if c["reject"] else "accept"
+    return (f'<div class="verdict {cls}"><b>{html.escape(c["verdict"])}</b></div>'
+            f"<table>{head}{''.join(rows)}</table>{diff}")
+
+
+def comparison_html(summary: dict) -> str:
+    """The report's comparison sections (HTML ``<section>`` elements) for a :func:`comparison_summary`."""
+    from calviz.cli import _fmt_p
+
+    parts = []
+    if summary.get("comparison"):
+        c = summary["comparison"]
+        parts.append(f"<section><h2>Model comparison: {html.escape(c['names'][0])} vs "
+                     f"{html.escape(c['names'][1])}</h2>{_pair_table(c)}</section>")
+    if summary.get("recalibration"):
+        r = summary["recalibration"]
+        extra = f" (T = {_f(r['temperature'])})" if r.get("temperature") is not None else ""
+        parts.append(f"<section><h2>Before / after {html.escape(r['method'])} recalibration{extra}</h2>"
+                     f"<p class=\"caption\">Map fitted on {r['n_calibration']} rows; every number below is "
+                     f"computed on the other {r['n_eval']} rows.</p>{_pair_table(r['comparison'])}</section>")
+    if summary.get("groups"):
+        g = summary["groups"]
+        head = ("<tr><th>group</th><th>n</th><th>status</th><th>ℓ2-ECE</th><th>interval</th><th>T-Cal p</th>"
+                "<th>Holm p</th><th>decision</th></tr>")
+        rows = []
+        for row in g["groups"]:
+            ece = row["ece"] or {}
+            decision = ("—" if row["reject"] is None else ("rejects" if row["reject"] else "not rejected"))
+            status = row["status"] if row["status"] == "tested" else f"{row['status']}: {row['reason']}"
+            rows.append(f"<tr><td>{html.escape(str(row['group']))}</td><td>{row['n']}</td>"
+                        f"<td>{html.escape(status)}</td><td>{_f(ece.get('estimate'))}</td>"
+                        f"<td>[{_f(ece.get('low'))}, {_f(ece.get('high'))}]</td>"
+                        f"<td>{html.escape(_fmt_p(row['pvalue']))}</td>"
+                        f"<td>{html.escape(_fmt_p(row['adjusted_pvalue']))}</td>"
+                        f"<td>{decision}</td></tr>")
+        cls = "reject" if g["rejected"] else "accept"
+        parts.append(f"<section><h2>Calibration by group</h2><div class=\"verdict {cls}\"><b>"
+                     f"{html.escape(g['verdict'])}</b></div><table>{head}{''.join(rows)}</table></section>")
+    return "".join(parts)

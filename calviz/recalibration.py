@@ -1,0 +1,353 @@
+"""Recalibration maps fitted on a calibration split, evaluated on rows the map never saw.
+
+:func:`recalibrate` fits one of four maps on a random calibration split (``calibration_size``) or
+cross-fits it (``folds``: each row is recalibrated by a map fitted on the other folds) and returns the
+recalibrated *held-out* predictions, the split and the fitted maps as a frozen
+:class:`RecalibrationResult`.  Every statistic "after recalibration" must be computed on
+``result.y_true`` / ``result.y_prob`` (the held-out rows ``result.eval_indices``), never on the
+calibration rows: a map evaluated on its own training rows looks better calibrated than it is.
+
+Methods (K classes; binary input is P(y = 1)):
+
+* ``temperature`` — softmax(log p / T) with the T > 0 minimising the negative log-likelihood on the
+  calibration rows (Guo, Pleiss, Sun & Weinberger 2017, Sec. 4.2); scipy's bounded scalar minimiser
+  over log T.  One parameter for all K classes; the top-1 class never changes.
+* ``platt`` — Platt (1999) scaling: a logistic regression of the label on the logit of the predicted
+  probability, with Platt's smoothed targets; scikit-learn's ``CalibratedClassifierCV(method="sigmoid")``,
+  one-vs-rest and renormalised for K > 2.
+* ``isotonic`` — isotonic regression of the label on the predicted probability (Zadrozny & Elkan
+  2002); scikit-learn's ``CalibratedClassifierCV(method="isotonic")``, one-vs-rest and renormalised.
+  The regression is fitted on the log-odds (the score scikit-learn is given): the same fitted steps as
+  on the probability, with scikit-learn's linear interpolation between them taken on the log-odds.
+* ``histogram`` — histogram binning (Zadrozny & Elkan 2001): equal-mass bins of the predicted
+  probability on the calibration rows (ties never split), each bin mapped to its observed frequency;
+  one-vs-rest and renormalised for K > 2.  scikit-learn has no histogram binning.
+
+The embedded datasets (:mod:`calviz.datasets`) use the same temperature fit and the same
+scikit-learn wrapper for their ``-temperature``, ``-platt`` and ``-isotonic`` models.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+
+from calviz._results import ResultMixin
+from calviz.data import InputError, as_calibration_data
+
+__all__ = [
+    "METHODS",
+    "RecalibrationMap",
+    "RecalibrationResult",
+    "recalibrate",
+    "fit_temperature",
+    "softmax",
+    "calibrated_classifier",
+]
+
+Method = Literal["temperature", "platt", "isotonic", "histogram"]
+METHODS = ("temperature", "platt", "isotonic", "histogram")
+
+#: probabilities are clipped to [LOG_FLOOR, 1] before taking logs (a probability of exactly 0 has no
+#: finite logit; 1e-12 keeps softmax(log p / T) = p at T = 1 up to round-off)
+LOG_FLOOR = 1e-12
+
+
+# --------------------------------------------------------------------------------------------------
+# the maps themselves (also used by calviz.datasets)
+# --------------------------------------------------------------------------------------------------
+def softmax(logits: np.ndarray) -> np.ndarray:
+    """Row-wise softmax of (n, K) logits, shifted by the row maximum so that exp() stays finite."""
+    e = np.exp(logits - logits.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def fit_temperature(logits: np.ndarray, labels: np.ndarray) -> float:
+    """Temperature scaling (Guo et al. 2017): the T > 0 minimising the negative log-likelihood
+    ``-Σ_i log softmax(logits_i / T)[y_i]`` on held-out data, found by bounded scalar minimisation over
+    log T ∈ [-8, 12].  ``logits`` is (n, K); returns T."""
+    from scipy.optimize import minimize_scalar
+    from scipy.special import logsumexp
+
+    z = np.asarray(logits, dtype=np.float64)
+    z = z - z.max(axis=1, keepdims=True)  # softmax is shift invariant; keeps exp() finite
+    y = np.asarray(labels, dtype=np.int64)
+    picked = z[np.arange(len(y)), y]
+
+    def nll(log_t: float) -> float:
+        scaled = z / np.exp(log_t)
+        return float(np.sum(logsumexp(scaled, axis=1) - picked / np.exp(log_t)))
+
+    res = minimize_scalar(nll, bounds=(-8.0, 12.0), method="bounded", options={"xatol": 1e-6})
+    return float(np.exp(res.x))
+
+
+def calibrated_classifier(est, method: str):
+    """scikit-learn's ``CalibratedClassifierCV`` around an already fitted classifier: one calibrator
+    (``method`` "sigmoid" or "isotonic") per class, fitted on the data passed to ``fit``."""
+    from sklearn.calibration import CalibratedClassifierCV
+
+    try:  # scikit-learn >= 1.6: wrap the fitted model instead of cv="prefit"
+        from sklearn.frozen import FrozenEstimator
+
+        return CalibratedClassifierCV(FrozenEstimator(est), method=method)
+    except ImportError:  # pragma: no cover - older scikit-learn
+        return CalibratedClassifierCV(est, method=method, cv="prefit")
+
+
+def _log_probs(probs: np.ndarray) -> np.ndarray:
+    return np.log(np.clip(probs, LOG_FLOOR, 1.0))
+
+
+def _fixed_probability_classifier(n_classes: int):
+    """A fitted scikit-learn classifier whose input X *is* the (n, K) probability matrix: predict_proba
+    returns X, decision_function its logits (binary: logit p₁, so that Platt's sigmoid is fitted on the
+    log-odds as Platt 1999 does; K > 2: log p_k, one-vs-rest)."""
+    from sklearn.base import BaseEstimator, ClassifierMixin
+
+    class FixedProbabilities(ClassifierMixin, BaseEstimator):
+        def fit(self, X, y=None):
+            self.classes_ = np.arange(n_classes)
+            return self
+
+        def predict_proba(self, X):
+            return np.asarray(X, dtype=np.float64)
+
+        def predict(self, X):
+            return np.asarray(X).argmax(axis=1)
+
+        def decision_function(self, X):
+            logp = _log_probs(np.asarray(X, dtype=np.float64))
+            return logp[:, 1] - logp[:, 0] if n_classes == 2 else logp
+
+    return FixedProbabilities().fit(None)
+
+
+def _histogram_fit(p: np.ndarray, y: np.ndarray, n_bins: int) -> tuple[np.ndarray, np.ndarray]:
+    """(edges, bin frequencies) of histogram binning of one column: equal-mass edges of the calibration
+    probabilities (calviz.binning: ties never split), each bin's mean label (empty bins: bin midpoint)."""
+    from calviz.binning import equal_mass_edges, equal_mass_ids
+
+    edges = equal_mass_edges(p, n_bins)
+    ids = equal_mass_ids(p, edges)
+    B = edges.shape[0] - 1
+    counts = np.bincount(ids, minlength=B)
+    hits = np.bincount(ids, weights=y, minlength=B)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        freq = np.where(counts > 0, hits / np.maximum(counts, 1), 0.5 * (edges[:-1] + edges[1:]))
+    return edges, freq
+
+
+@dataclass(frozen=True, repr=False)
+class RecalibrationMap(ResultMixin):
+    """A fitted recalibration map: ``method``, ``n_classes`` K, ``parameters`` (the temperature, or the
+    number of bins / calibrators) and ``n_fit`` (calibration rows it was fitted on).  ``transform``
+    applies it to new predictions of the same shape as the ones it was fitted on."""
+
+    method: str
+    n_classes: int
+    parameters: dict
+    n_fit: int
+    _fitted: object = field(default=None, repr=False, compare=False)
+
+    def transform(self, y_prob) -> np.ndarray:
+        """Recalibrated probabilities for ``y_prob`` ((n,) P(y = 1) for binary maps, (n, K) otherwise)."""
+        probs = _full_probs(y_prob, self.n_classes)
+        if self.method == "temperature":
+            out = softmax(_log_probs(probs) / self.parameters["temperature"])
+        elif self.method in ("platt", "isotonic"):
+            out = self._fitted.predict_proba(probs)
+        else:  # histogram
+            cols = []
+            for c, (edges, freq) in enumerate(self._fitted):
+                from calviz.binning import equal_mass_ids
+
+                cols.append(freq[equal_mass_ids(np.clip(probs[:, c], 0.0, 1.0), edges)])
+            out = np.column_stack(cols)
+            if self.n_classes == 2:
+                out = np.column_stack([1.0 - out[:, 1], out[:, 1]])
+            else:
+                out = _renormalise(out)
+        out = np.clip(np.asarray(out, dtype=np.float64), 0.0, 1.0)
+        out /= out.sum(axis=1, keepdims=True)  # exact simplex rows after clipping round-off
+        return out[:, 1].copy() if self.n_classes == 2 else out
+
+
+def _renormalise(out: np.ndarray) -> np.ndarray:
+    """One-vs-rest outputs → probability rows (rows summing to 0 become uniform, as in scikit-learn)."""
+    s = out.sum(axis=1, keepdims=True)
+    k = out.shape[1]
+    return np.where(s > 0, out / np.where(s > 0, s, 1.0), 1.0 / k)
+
+
+def _full_probs(y_prob, n_classes: int) -> np.ndarray:
+    p = np.asarray(y_prob, dtype=np.float64)
+    if n_classes == 2 and p.ndim == 1:
+        return np.column_stack([1.0 - p, p])
+    if p.ndim != 2 or p.shape[1] != n_classes:
+        raise InputError(f"this map was fitted on {n_classes}-class predictions; got shape {p.shape}")
+    return p
+
+
+def _fit_map(method: str, probs: np.ndarray, labels: np.ndarray, n_bins: int) -> RecalibrationMap:
+    K = probs.shape[1]
+    n = int(labels.shape[0])
+    if method == "temperature":
+        temperature = fit_temperature(_log_probs(probs), labels)
+        return RecalibrationMap("temperature", K, {"temperature": temperature}, n)
+    if method in ("platt", "isotonic"):
+        if np.unique(labels).shape[0] < 2:
+            raise InputError(f"{method} recalibration needs both outcomes among the calibration rows")
+        sk_method = "sigmoid" if method == "platt" else method
+        est = calibrated_classifier(_fixed_probability_classifier(K), sk_method)
+        counts = np.bincount(labels, minlength=K)
+        if counts.min() < 2:
+            raise InputError(f"{method} recalibration needs at least 2 calibration rows of every class; "
+                             f"class {int(np.argmin(counts))} has {int(counts.min())}")
+        # around a frozen model scikit-learn fits one calibrator per class on every row passed to fit;
+        # its cross-validation only re-predicts the fixed probabilities, so 2 folds suffice
+        est.set_params(cv=2)
+        est.fit(probs, labels)
+        return RecalibrationMap(method, K, {"calibrators": K if K > 2 else 1}, n, est)
+    if method == "histogram":
+        columns = range(K) if K > 2 else (1,)
+        fitted = [_histogram_fit(probs[:, c], (labels == c).astype(np.float64), n_bins) for c in columns]
+        if K == 2:
+            fitted = [(np.array([0.0, 1.0]), np.array([0.5]))] + fitted  # column 0 is 1 − column 1
+        return RecalibrationMap("histogram", K, {"n_bins": int(n_bins)}, n, tuple(fitted))
+    raise InputError(f"method must be one of {', '.join(METHODS)}; got {method!r}")
+
+
+# --------------------------------------------------------------------------------------------------
+# public entry point
+# --------------------------------------------------------------------------------------------------
+@dataclass(frozen=True, repr=False)
+class RecalibrationResult(ResultMixin):
+    """Recalibrated held-out predictions.
+
+    ``y_true``, ``y_prob``: labels and recalibrated predictions of the evaluation rows
+    ``eval_indices`` (indices into the input, increasing) — the only rows on which "after" statistics
+    may be computed; ``y_prob_before``: the original predictions of the same rows (compare them with
+    :func:`calviz.compare`).  Split mode: ``calibration_indices`` are the rows the single map in
+    ``maps`` was fitted on, disjoint from ``eval_indices``; ``folds`` is None.  Cross-fitting:
+    ``eval_indices`` are all rows, ``folds[i]`` is row i's fold and ``maps[f]`` (fitted on every fold
+    but f) recalibrated the rows of fold f; ``calibration_indices`` is None.
+    """
+
+    method: str
+    y_true: np.ndarray
+    y_prob: np.ndarray
+    y_prob_before: np.ndarray
+    eval_indices: np.ndarray
+    calibration_indices: np.ndarray | None
+    folds: np.ndarray | None
+    maps: tuple
+    n_classes: int
+    seed: int | None
+
+    @property
+    def n_eval(self) -> int:
+        return int(self.eval_indices.shape[0])
+
+    @property
+    def temperature(self) -> float | None:
+        """The fitted temperature (split mode, method "temperature"), else None."""
+        if self.method != "temperature" or len(self.maps) != 1:
+            return None
+        return float(self.maps[0].parameters["temperature"])
+
+
+def _calibration_count(calibration_size, n: int) -> int:
+    if isinstance(calibration_size, (bool, np.bool_)):
+        raise InputError(f"calibration_size must be a fraction in (0, 1) or a row count; "
+                         f"got {calibration_size!r}")
+    if isinstance(calibration_size, (int, np.integer)):
+        m = int(calibration_size)
+    else:
+        try:
+            frac = float(calibration_size)
+        except (TypeError, ValueError):
+            raise InputError(f"calibration_size must be a fraction in (0, 1) or a row count; "
+                             f"got {calibration_size!r}") from None
+        if not 0.0 < frac < 1.0:
+            raise InputError(f"calibration_size as a fraction must lie in (0, 1); got {calibration_size!r}")
+        m = int(round(frac * n))
+    if not 2 <= m <= n - 2:
+        raise InputError(f"calibration_size must leave at least 2 calibration and 2 evaluation rows of "
+                         f"{n}; got {calibration_size!r} ({m} rows)")
+    return m
+
+
+def recalibrate(
+    y_true,
+    y_prob=None,
+    *,
+    method: Method = "temperature",
+    calibration_size: float | int | None = 0.5,
+    folds: int | None = None,
+    n_bins: int = 15,
+    seed: int | None = 0,
+) -> RecalibrationResult:
+    """Fit a recalibration map on part of the data and recalibrate the rest.
+
+    Parameters
+    ----------
+    y_true, y_prob: labels and predictions (binary P(y = 1) of shape (n,), or (n, K) probabilities), or
+        a :class:`~calviz.data.CalibrationData` as ``y_true``.
+    method: "temperature" (Guo et al. 2017), "platt" (Platt 1999, scikit-learn's sigmoid calibrator),
+        "isotonic" (Zadrozny & Elkan 2002, scikit-learn) or "histogram" (Zadrozny & Elkan 2001,
+        equal-mass bins); see the module docstring.
+    calibration_size: rows used to fit the map — a fraction in (0, 1) or a count; drawn uniformly
+        without replacement with ``seed``.  The remaining rows are recalibrated and returned.
+    folds: cross-fitting instead of one split (pass ``calibration_size=None``): rows are dealt at random
+        into ``folds`` ≥ 2 folds and each fold is recalibrated by a map fitted on the other folds, so
+        every row is returned and no row's prediction comes from a map that saw it.  (Rows of different
+        folds share most of their maps' training data, so they are not independent given the maps;
+        statistics on the pooled rows are then approximations, as for any cross-fitted estimate.)
+    n_bins: bins of the histogram method (ignored by the others).
+    seed: the split (an int or None).
+
+    Returns
+    -------
+    RecalibrationResult: held-out labels, recalibrated and original predictions, the split, the maps.
+    """
+    from calviz.binning import check_n_bins
+
+    data = as_calibration_data(y_true, y_prob)
+    if method not in METHODS:
+        raise InputError(f"method must be one of {', '.join(METHODS)}; got {method!r}")
+    n_bins = check_n_bins(n_bins)
+    n, K = data.n, data.n_classes
+    probs = data.full_probs()
+    labels = data.labels
+    rng = np.random.default_rng(seed)
+    order = rng.permutation(n)
+    if folds is not None and calibration_size not in (None, 0.5):
+        raise InputError("pass either calibration_size (one split) or folds (cross-fitting), not both")
+    if folds is None:
+        if calibration_size is None:
+            raise InputError("pass calibration_size (one split) or folds (cross-fitting)")
+        m = _calibration_count(calibration_size, n)
+        cal = np.sort(order[:m])
+        ev = np.sort(order[m:])
+        fitted = _fit_map(method, probs[cal], labels[cal], n_bins)
+        after = fitted.transform(data.probs[ev])
+        return RecalibrationResult(method, labels[ev].copy(), after, data.probs[ev].copy(), ev, cal, None,
+                                   (fitted,), K, seed)
+    if isinstance(folds, (bool, np.bool_)) or not isinstance(folds, (int, np.integer)) \
+            or not 2 <= folds <= n // 2:
+        raise InputError(f"folds must be an integer in 2..n/2 = {n // 2}; got {folds!r}")
+    fold_of = np.empty(n, dtype=np.int64)
+    fold_of[order] = np.arange(n) % int(folds)
+    after = np.empty_like(data.probs, dtype=np.float64)
+    maps = []
+    for f in range(int(folds)):
+        inside = fold_of == f
+        fitted = _fit_map(method, probs[~inside], labels[~inside], n_bins)
+        after[inside] = fitted.transform(data.probs[inside])
+        maps.append(fitted)
+    ev = np.arange(n)
+    return RecalibrationResult(method, labels.copy(), after, np.array(data.probs), ev, None, fold_of,
+                               tuple(maps), K, seed)

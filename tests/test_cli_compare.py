@@ -1,0 +1,145 @@
+"""``calviz check`` / ``calviz report`` with --compare, --group-by and --recalibrate."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import calviz
+from calviz.cli import main
+from calviz.datasets import load_dataset
+
+
+def _csv(path: Path, labels, probs, **extra) -> Path:
+    frame = pd.DataFrame(probs, columns=[f"p_{k}" for k in range(probs.shape[1])])
+    frame.insert(0, "y_true", labels)
+    for name, values in extra.items():
+        frame[name] = values
+    frame.to_csv(path, index=False)
+    return path
+
+
+@pytest.fixture(scope="module")
+def pair(tmp_path_factory):
+    """Naive Bayes before and after temperature scaling on the same 12 000 held-out rows, plus a region
+    column with one tiny group."""
+    before, after = load_dataset("tabular-gnb"), load_dataset("tabular-gnb-temperature")
+    assert np.array_equal(before.labels, after.labels)
+    region = np.array(["north", "south", "west"], dtype=object)[np.arange(before.n) % 3]
+    region[:7] = "island"
+    d = tmp_path_factory.mktemp("cmp")
+    return {
+        "before": _csv(d / "before.csv", before.labels, before.probs, region=region),
+        "after": _csv(d / "after.csv", after.labels, after.probs),
+        "shuffled": _csv(d / "shuffled.csv", after.labels[::-1], after.probs[::-1]),
+        "data": (before, after, region),
+    }
+
+
+def _json(capsys, *argv) -> dict:
+    assert main(["check", *map(str, argv), "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_check_compare_json_equals_calviz_compare(pair, capsys):
+    out = _json(capsys, pair["before"], "--compare", pair["after"])
+    c = out["comparison"]
+    before, after, _ = pair["data"]
+    ref = calviz.compare(before.labels, before.probs, after.probs, names=("before.csv", "after.csv"))
+    assert c["names"] == ["before.csv", "after.csv"]
+    for key in ("difference", "low", "high", "se", "pvalue"):
+        assert c[key] == pytest.approx(getattr(ref, key), rel=1e-12, abs=1e-300)
+    assert c["reject"] and c["better"] == "after.csv"
+    assert c["models"]["before.csv"]["tcal"]["reject"] is True
+    assert c["models"]["after.csv"]["ece"]["estimate"] == pytest.approx(ref.ece_b.estimate)
+    assert out["decision"] == "reject"  # the first file's own check is unchanged
+
+
+def test_check_compare_text(pair, capsys):
+    assert main(["check", str(pair["before"]), "--compare", str(pair["after"])]) == 0
+    text = capsys.readouterr().out
+    assert "compare  before.csv vs after.csv on the same 12000 examples" in text
+    assert "after.csv is better calibrated than before.csv" in text
+
+
+def test_check_compare_refuses_other_examples(pair, tmp_path, capsys):
+    assert main(["check", str(pair["before"]), "--compare", str(pair["shuffled"])]) == 2
+    assert "labels differ" in capsys.readouterr().err
+    assert main(["check", str(pair["before"]), "--compare", str(tmp_path / "missing.csv")]) == 2
+    assert "no such file" in capsys.readouterr().err
+
+
+def test_check_group_by_lists_the_tiny_group_and_equals_calibration_by_group(pair, capsys):
+    out = _json(capsys, pair["before"], "--group-by", "region")
+    g = out["groups"]
+    before, _, region = pair["data"]
+    ref = calviz.calibration_by_group(before.labels, before.probs, region)
+    assert [row["group"] for row in g["groups"]] == ["island", "north", "south", "west"]
+    island = g["groups"][0]
+    assert island["status"] == "too small" and island["n"] == 7 and island["reject"] is None
+    assert g["too_small"] == ["island"] and g["correction"] == "Holm"
+    for row, r in zip(g["groups"][1:], ref.groups[1:], strict=True):
+        assert row["ece"]["estimate"] == pytest.approx(r.interval.estimate)
+        assert row["adjusted_pvalue"] == pytest.approx(r.adjusted_pvalue, abs=1e-300)
+    assert g["worst_group"] == ref.worst_group
+    assert main(["check", str(pair["before"]), "--group-by", "region"]) == 0
+    text = capsys.readouterr().out
+    assert "island" in text and "too small" in text and "worst group" in text
+
+
+def test_check_group_by_label_column_works_for_embedded_datasets(capsys):
+    out = _json(capsys, "dataset:breast-cancer-gnb", "--group-by", "y_true")
+    assert [row["group"] for row in out["groups"]["groups"]] == [0, 1]
+
+
+def test_check_group_by_unknown_column(pair, capsys):
+    assert main(["check", str(pair["before"]), "--group-by", "nope"]) == 2
+    assert "nope" in capsys.readouterr().err
+    assert main(["check", "dataset:tabular-gnb", "--group-by", "region"]) == 2
+    assert "no column 'region'" in capsys.readouterr().err
+
+
+def test_check_recalibrate_evaluates_on_held_out_rows(pair, capsys):
+    out = _json(capsys, pair["before"], "--recalibrate", "temperature", "--calibration-size", "0.25")
+    r = out["recalibration"]
+    assert r["n_calibration"] == 3000 and r["n_eval"] == 9000 and r["temperature"] > 1
+    assert r["comparison"]["n"] == 9000 and r["comparison"]["better"] == "after"
+    assert main(["check", str(pair["before"]), "--recalibrate", "platt"]) == 0
+    assert "recalibrate platt: fitted on 6000 rows, evaluated on the other 6000" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        main(["check", str(pair["before"]), "--recalibrate", "magic"])
+
+
+def test_report_gets_the_comparison_sections(pair, tmp_path, capsys):
+    out = tmp_path / "r.html"
+    assert main(["report", str(pair["before"]), "-o", str(out), "--compare", str(pair["after"]),
+                 "--group-by", "region", "--recalibrate", "isotonic", "--n-resamples", "50"]) == 0
+    text = out.read_text(encoding="utf-8")
+    assert "Model comparison: before.csv vs after.csv" in text
+    assert "Before / after isotonic recalibration" in text
+    assert "Calibration by group" in text and "island" in text and "too small" in text
+
+
+def test_group_column_from_parquet_and_npz(tmp_path):
+    from calviz.cli_compare import read_group_column
+    from calviz.data import InputError
+
+    rng = np.random.default_rng(0)
+    labels, probs = rng.integers(0, 2, 50), rng.random(50)
+    region = np.array(["a", "b"], dtype=object)[np.arange(50) % 2]
+    pq = tmp_path / "p.parquet"
+    pd.DataFrame({"y_true": labels, "y_prob": probs, "region": region}).to_parquet(pq)
+    npz = tmp_path / "p.npz"
+    np.savez(npz, y_true=labels, y_prob=probs, region=region.astype(str))
+    for path in (pq, npz):
+        values = read_group_column(str(path), "region", 50)
+        assert list(values[:3]) == ["a", "b", "a"]
+        with pytest.raises(InputError):
+            read_group_column(str(path), "nope", 50)
+        with pytest.raises(InputError):
+            read_group_column(str(path), "region", 49)
+    np.testing.assert_array_equal(read_group_column(str(npz), "y_true", 50, labels=labels + 0), labels)
