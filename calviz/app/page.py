@@ -14,7 +14,6 @@ import threading
 from functools import partial
 
 import panel as pn
-import param
 
 from calviz import plots
 from calviz.analysis import Analysis, DataSummary, is_distributed, prepare, scalar_reliability
@@ -66,6 +65,7 @@ class CalvizApp:
             DistanceView(self.store),
         ]
         self.data = self._sidebar = None
+        self._fitting = False
         self._set_data(self._load(self.controls.dataset), refresh=False)
         self.controls.param.watch(self.refresh, list(Controls.ANALYSIS))
         self.controls.param.watch(self._on_dataset, ["dataset"])
@@ -78,8 +78,11 @@ class CalvizApp:
 
     def _set_data(self, data, *, refresh: bool = True) -> None:
         self.data = self.status.data = data
-        with param.parameterized.discard_events(self.controls):
+        self._fitting = True  # the widgets follow the new bounds and values; one refresh follows below
+        try:
             self.controls.param.update(**self.controls.fit_to(data.n, data.n_classes))
+        finally:
+            self._fitting = False
         if self._sidebar is not None:
             self._n_widget.disabled = is_distributed(data)
         if refresh:
@@ -146,6 +149,8 @@ class CalvizApp:
             held()
 
     def refresh(self, *events, inline: bool = False, background: bool = False) -> None:
+        if self._fitting:
+            return
         with self._hold():
             options = self.controls.options(self.data.n)
             self.store.update(

@@ -27,6 +27,7 @@ import multiprocessing
 import os
 import threading
 import time
+import warnings
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -393,7 +394,9 @@ def warm_kernels() -> None:
     from calviz.datasets import DEFAULT_DATASET, load_dataset
 
     options = AnalysisOptions(resampling="y_only", n_resamples=20)
-    analyze(load_dataset(DEFAULT_DATASET, n=400), options)
+    with warnings.catch_warnings():  # 20 resamples cannot reject: said once per call, not wanted here
+        warnings.simplefilter("ignore")
+        analyze(load_dataset(DEFAULT_DATASET, n=400), options)
 
 
 def shutdown_workers() -> None:

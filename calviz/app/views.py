@@ -126,9 +126,9 @@ class ReliabilityView(_View):
     slots = ("reliability", "smooth", "distance", "inputs")
 
     def __init__(self, store):
-        self.pane = pn.pane.Bokeh(None, height=REL_HEIGHT, sizing_mode="stretch_width", min_width=320)
+        self.holder = pn.Column(sizing_mode="stretch_width", margin=0)
         self.note = pn.pane.Markdown("", **_NOTE)
-        self.panel = card("1 · Reliability diagram", self.pane, self.note)
+        self.panel = card("1 · Reliability diagram", self.holder, self.note)
         self.structure: tuple | None = None
         self.sources: dict[str, ColumnDataSource] = {}
         self.figures: list = []
@@ -158,6 +158,11 @@ class ReliabilityView(_View):
         _text(self.note, self._scalar_note(rel_entry, smooth_entry))
 
     # scalar diagram
+    def _show(self, model, height: int) -> None:
+        """A new kind of figure: a new pane (a pane's height cannot follow a new model's in place)."""
+        self.pane = pn.pane.Bokeh(model, height=height, sizing_mode="stretch_width", min_width=320)
+        self.holder[:] = [self.pane]
+
     def _build_scalar(self) -> None:
         height = REL_HEIGHT - 190
         src = self.sources = {
@@ -225,8 +230,7 @@ class ReliabilityView(_View):
         _hover(witness, line, [("v", "@x{0.000}"), ("w(v)", "@w{0.000}")])
         self.figures = [main, hist, witness]
         self.structure = ("scalar",)
-        self.pane.height = REL_HEIGHT
-        self.pane.object = column(main, hist, witness, sizing_mode="stretch_width")
+        self._show(column(main, hist, witness, sizing_mode="stretch_width"), REL_HEIGHT)
 
     def _scalar_title(self, entry) -> str:
         options, data = entry.options, entry.data
@@ -359,8 +363,7 @@ class ReliabilityView(_View):
         _hover(hist, quads, [("", "@rank"), *plots.HIST_TOOLTIPS])
         self.sources = {"points": points, "bars": bars, "lines": lines}
         self.figures = [main, hist]
-        self.pane.height = REL_HEIGHT
-        self.pane.object = column(main, hist, sizing_mode="stretch_width")
+        self._show(column(main, hist, sizing_mode="stretch_width"), REL_HEIGHT)
 
     def _build_classes(self, rel) -> None:
         panels = list(plots.field(rel, "panels", default=()))
@@ -396,10 +399,9 @@ class ReliabilityView(_View):
             _hover(fig, quads, plots.BIN_TOOLTIPS)
             self.sources["panels"].append(source)
             self.figures.append(fig)
-        self.pane.height = max(REL_HEIGHT, rows * panel_height + 10)
-        self.pane.object = gridplot(
+        self._show(gridplot(
             self.figures, ncols=ncols, sizing_mode="stretch_width", toolbar_location=None
-        )
+        ), max(REL_HEIGHT, rows * panel_height + 10))
 
 
 # -- 2. T-Cal ------------------------------------------------------------------------------------------
