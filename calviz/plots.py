@@ -777,21 +777,21 @@ def tcal_plot(tcal, *, title: str | None = None, height: int = 330, pending: str
     # empty "computing…" frame first, then the result, would otherwise keep the axes of the empty one)
     extra = {"xlim": frame["xlim"], "ylim": frame["ylim"]}
     return (
-    (zero * stat_line * crit_line * points).opts(
-        hv.opts.Overlay(
-            title=title or caption,
-            logx=not discrete,
-            xlabel=tcal_xlabel(discrete),
-            ylabel="debiased ECE² statistic",
-            height=height,
-            responsive=True,
-            show_legend=False,  # solid = statistic, dashed = critical value: said in the caption
-            fontsize=_FONT,
-            min_width=300,
-            framewise=True,
-            **extra,
+        (zero * stat_line * crit_line * points).opts(
+            hv.opts.Overlay(
+                title=title or caption,
+                logx=not discrete,
+                xlabel=tcal_xlabel(discrete),
+                ylabel="debiased ECE² statistic",
+                height=height,
+                responsive=True,
+                show_legend=False,  # solid = statistic, dashed = critical value: said in the caption
+                fontsize=_FONT,
+                min_width=300,
+                framewise=True,
+                **extra,
+            )
         )
-    )
     )
 
 
@@ -894,21 +894,21 @@ def interval_plot(
         head += f" — {pending}"
     zero = hv.VLine(0, kdims=["low", "row"]).opts(color=NEUTRAL, line_width=1)
     return (
-    (zero * segs * pts).opts(
-        hv.opts.Overlay(
-            title=title or head,
-            xlabel="ℓ2 expected calibration error",
-            ylabel="",
-            yticks=[(float(y), n) for y, n in zip(ys, names, strict=True)],
-            ylim=(-0.6, 1.6),
-            xlim=frame["xlim"],
-            height=height,
-            responsive=True,
-            fontsize=_FONT,
-            min_width=300,
-            framewise=True,
+        (zero * segs * pts).opts(
+            hv.opts.Overlay(
+                title=title or head,
+                xlabel="ℓ2 expected calibration error",
+                ylabel="",
+                yticks=[(float(y), n) for y, n in zip(ys, names, strict=True)],
+                ylim=(-0.6, 1.6),
+                xlim=frame["xlim"],
+                height=height,
+                responsive=True,
+                fontsize=_FONT,
+                min_width=300,
+                framewise=True,
+            )
         )
-    )
     )
 
 
@@ -1102,19 +1102,19 @@ def distance_plot(bounds, *, title: str | None = None, height: int = 330) -> hv.
         else ("distance bounds not available")
     )
     return (
-    (stems * pts * seg).opts(
-        hv.opts.Overlay(
-            title=title or default,
-            xlabel="calibration error",
-            ylabel="",
-            yticks=frame["yticks"],
-            ylim=frame["ylim"],
-            xlim=frame["xlim"],
-            height=height,
-            responsive=True,
-            fontsize=_FONT,
-            min_width=300,
-            framewise=True,
+        (stems * pts * seg).opts(
+            hv.opts.Overlay(
+                title=title or default,
+                xlabel="calibration error",
+                ylabel="",
+                yticks=frame["yticks"],
+                ylim=frame["ylim"],
+                xlim=frame["xlim"],
+                height=height,
+                responsive=True,
+                fontsize=_FONT,
+                min_width=300,
+                framewise=True,
+            )
         )
-    )
     )

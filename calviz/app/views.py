@@ -90,6 +90,46 @@ def _error_text(*entries) -> str:
     return "<br><span style='color:#8a6d3b'>" + "<br>".join(html.escape(m) for m in msgs) + "</span>"
 
 
+def _diagram_axes(height: int, **kwargs):
+    """A reliability diagram's frame: observed frequency against predicted probability on [0, 1]²."""
+    return _figure(height, y_range=Range1d(-0.02, 1.02), **kwargs)
+
+
+def _bars(fig, source: ColumnDataSource, **legend) -> None:
+    """A diagram's bars (teal / crimson per bin), the diagonal and the per-bin whiskers."""
+    quads = fig.quad(
+        left="x0",
+        right="x1",
+        bottom="y0",
+        top="y1",
+        source=source,
+        fill_color="color",
+        line_color="white",
+        fill_alpha=0.55,
+        line_width=1,
+    )
+    _hover(fig, quads, plots.BIN_TOOLTIPS)
+    _diagonal(fig, **legend)
+    _whiskers(fig, source, plots.NEUTRAL)
+
+
+def _diagonal(fig, **legend) -> None:
+    fig.line([0, 1], [0, 1], color=plots.NEUTRAL, line_dash="dashed", line_width=1.5, **legend)
+
+
+def _whiskers(fig, source: ColumnDataSource, color: str, **kwargs) -> None:
+    fig.segment(
+        x0="confidence",
+        y0="low",
+        x1="confidence",
+        y1="high",
+        source=source,
+        color=color,
+        line_width=1.2,
+        **kwargs,
+    )
+
+
 class _View:
     """A card of the page: ``panel`` (what the page shows); ``draw`` runs when a slot it reads changes."""
 
@@ -172,37 +212,9 @@ class ReliabilityView(_View):
             "witness": ColumnDataSource(plots.witness_table(None)),
         }
         x_range = Range1d(0, 1)
-        main = _figure(height, x_range=x_range, y_range=Range1d(-0.02, 1.02))
+        main = _diagram_axes(height, x_range=x_range)
         main.yaxis.axis_label = "observed frequency"
-        bars = main.quad(
-            left="x0",
-            right="x1",
-            bottom="y0",
-            top="y1",
-            source=src["bars"],
-            fill_color="color",
-            line_color="white",
-            fill_alpha=0.55,
-            line_width=1,
-        )
-        _hover(main, bars, plots.BIN_TOOLTIPS)
-        main.line(
-            [0, 1],
-            [0, 1],
-            color=plots.NEUTRAL,
-            line_dash="dashed",
-            line_width=1.5,
-            legend_label="perfect calibration",
-        )
-        main.segment(
-            x0="confidence",
-            y0="low",
-            x1="confidence",
-            y1="high",
-            source=src["bars"],
-            color=plots.NEUTRAL,
-            line_width=1.2,
-        )
+        _bars(main, src["bars"], legend_label="perfect calibration")
         main.scatter("confidence", "frequency", source=src["bars"], color="color", size=5, line_color="white")
         main.varea(x="x", y1="low", y2="high", source=src["smooth"], fill_color=plots.ACCENT, fill_alpha=0.18)
         main.line(
@@ -313,20 +325,11 @@ class ReliabilityView(_View):
         height = REL_HEIGHT - 120
         tables = plots.rank_tables(rel)
         x_range = Range1d(0, 1)
-        main = _figure(height, x_range=x_range, y_range=Range1d(-0.02, 1.02))
+        main = _diagram_axes(height, x_range=x_range)
         main.yaxis.axis_label = "observed frequency"
         points = ColumnDataSource(tables["points"])
-        main.line([0, 1], [0, 1], color=plots.NEUTRAL, line_dash="dashed", line_width=1.5)
-        main.segment(
-            x0="confidence",
-            y0="low",
-            x1="confidence",
-            y1="high",
-            source=points,
-            color="color",
-            line_width=1.2,
-            alpha=0.8,
-        )
+        _diagonal(main)
+        _whiskers(main, points, "color", alpha=0.8)
         lines = []
         for label, colour, x, y in tables["lines"]:
             lines.append(ColumnDataSource({"x": x, "y": y}))
@@ -373,35 +376,16 @@ class ReliabilityView(_View):
         self.sources = {"panels": []}
         self.figures = []
         for _ in panels:
-            fig = _figure(panel_height, small=True, x_range=Range1d(0, 1), y_range=Range1d(-0.02, 1.02))
+            fig = _diagram_axes(panel_height, small=True, x_range=Range1d(0, 1))
             fig.xaxis.ticker = fig.yaxis.ticker = FixedTicker(ticks=[0, 0.5, 1])
             source = ColumnDataSource(plots.bar_table(plots.bins(None)))
-            quads = fig.quad(
-                left="x0",
-                right="x1",
-                bottom="y0",
-                top="y1",
-                source=source,
-                fill_color="color",
-                line_color="white",
-                fill_alpha=0.55,
-            )
-            fig.line([0, 1], [0, 1], color=plots.NEUTRAL, line_dash="dashed", line_width=1.5)
-            fig.segment(
-                x0="confidence",
-                y0="low",
-                x1="confidence",
-                y1="high",
-                source=source,
-                color=plots.NEUTRAL,
-                line_width=1.2,
-            )
-            _hover(fig, quads, plots.BIN_TOOLTIPS)
+            _bars(fig, source)
             self.sources["panels"].append(source)
             self.figures.append(fig)
-        self._show(gridplot(
-            self.figures, ncols=ncols, sizing_mode="stretch_width", toolbar_location=None
-        ), max(REL_HEIGHT, rows * panel_height + 10))
+        self._show(
+            gridplot(self.figures, ncols=ncols, sizing_mode="stretch_width", toolbar_location=None),
+            max(REL_HEIGHT, rows * panel_height + 10),
+        )
 
 
 # -- 2. T-Cal ------------------------------------------------------------------------------------------
