@@ -33,17 +33,27 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "benchmarks" / "results"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
-_ALL_MODELS = ("(() => { const out = []; for (const d of Bokeh.documents) for (const m of d.all_models)"
-               " out.push(m); return out; })()")
+_ALL_MODELS = (
+    "(() => { const out = []; for (const d of Bokeh.documents) for (const m of d.all_models)"
+    " out.push(m); return out; })()"
+)
 JS_SET = f"""([title, value]) => {{
     for (const m of {_ALL_MODELS})
         if (m.title === title && m.properties && 'value' in m.properties) {{ m.value = value; return true; }}
@@ -68,11 +78,15 @@ JS_HIST = f"""() => {{
     }}
     return out;
 }}"""
-JS_IDLE = (f"() => !({_ALL_MODELS}).some(m => typeof m.text === 'string' && m.text.startsWith('computing:')"
-           " && m.visible)")
+JS_IDLE = (
+    f"() => !({_ALL_MODELS}).some(m => typeof m.text === 'string' && m.text.startsWith('computing:')"
+    " && m.visible)"
+)
 JS_FRAMES = "() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))"
-JS_FOUR_VIEWS = (f"() => window.Bokeh && Bokeh.documents.length > 0 && ({JS_HIST})().length > 0"
-                 f" && ({JS_TEXT})('T-Cal (') && ({JS_TEXT})('implied dCE') && ({JS_TEXT})('% interval')")
+JS_FOUR_VIEWS = (
+    f"() => window.Bokeh && Bokeh.documents.length > 0 && ({JS_HIST})().length > 0"
+    f" && ({JS_TEXT})('T-Cal (') && ({JS_TEXT})('implied dCE') && ({JS_TEXT})('% interval')"
+)
 # every animation frame: record when the reliability histogram's bin count changes (a redraw during a drag)
 JS_RECORD = f"""() => {{
     window.__redraws = []; let last = null;
@@ -120,7 +134,11 @@ class Server:
         self.started = time.perf_counter()
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "calviz", "serve", str(npz), "--no-show", "--port", str(self.port)],
-            cwd=repo, env=env, stdout=self.log, stderr=subprocess.STDOUT)
+            cwd=repo,
+            env=env,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+        )
         self.http_s = self._wait_http()
 
     def _wait_http(self, timeout: float = 600.0) -> float:
@@ -182,6 +200,7 @@ def _text(needle: str) -> str:
 
 def change_kinds(n_rows: int, reps: int):
     """(name, prepare(page, i) or None, act(page, i), condition(i)) of every measured kind of change."""
+
     def bins(i):
         return 17 + i
 
@@ -198,18 +217,36 @@ def change_kinds(n_rows: int, reps: int):
         return "classwise" if i % 2 == 0 else "top1"
 
     return [
-        ("bins", None, lambda page, i: _set(page, "bins (m)", bins(i)),
-         lambda i: f"({JS_HIST})().includes({bins(i)}) && {_text(f'· {bins(i)} bins')}"),
-        ("α", None, lambda page, i: _set(page, "level α", alpha(i)),
-         lambda i: f"{_text(f'α = {alpha(i):g};')} && {_text(f'{100 * (1 - alpha(i)):.0f}% interval')}"),
-        ("n", None, lambda page, i: _set(page, "sample size n (subsample)", subsample(i)),
-         lambda i: f"{_text(f'n = {subsample(i):,}')} && {_text(f'{subsample(i):,} of')}"),
-        ("binning scheme", lambda page, i: _set(page, "bins (m)", 60 + i),
-         lambda page, i: page.evaluate(JS_SET_RADIO, scheme(i)),
-         lambda i: f"{_text(f'· {60 + i} ' + scheme(i).replace('_', '-') + ' bins')}"),
-        ("target top-1 ↔ classwise", lambda page, i: _set(page, "level α", round(0.3 + 0.01 * i, 3)),
-         lambda page, i: _set(page, "calibration target", target(i)),
-         lambda i: f"{_text(target(i) + ' · ')} && {_text(f'target <strong>{target(i)}</strong>')}"),
+        (
+            "bins",
+            None,
+            lambda page, i: _set(page, "bins (m)", bins(i)),
+            lambda i: f"({JS_HIST})().includes({bins(i)}) && {_text(f'· {bins(i)} bins')}",
+        ),
+        (
+            "α",
+            None,
+            lambda page, i: _set(page, "level α", alpha(i)),
+            lambda i: f"{_text(f'α = {alpha(i):g};')} && {_text(f'{100 * (1 - alpha(i)):.0f}% interval')}",
+        ),
+        (
+            "n",
+            None,
+            lambda page, i: _set(page, "sample size n (subsample)", subsample(i)),
+            lambda i: f"{_text(f'n = {subsample(i):,}')} && {_text(f'{subsample(i):,} of')}",
+        ),
+        (
+            "binning scheme",
+            lambda page, i: _set(page, "bins (m)", 60 + i),
+            lambda page, i: page.evaluate(JS_SET_RADIO, scheme(i)),
+            lambda i: f"{_text(f'· {60 + i} ' + scheme(i).replace('_', '-') + ' bins')}",
+        ),
+        (
+            "target top-1 ↔ classwise",
+            lambda page, i: _set(page, "level α", round(0.3 + 0.01 * i, 3)),
+            lambda page, i: _set(page, "calibration target", target(i)),
+            lambda i: f"{_text(target(i) + ' · ')} && {_text(f'target <strong>{target(i)}</strong>')}",
+        ),
     ]
 
 
@@ -224,8 +261,9 @@ def drag(page, seconds: float = 5.0, step_ms: int = 50) -> dict:
         page.wait_for_timeout(step_ms)
     _set(page, "bins (m)", released)
     release = time.perf_counter()
-    page.wait_for_function(f"({JS_HIST})().includes({released}) && {_text(f'· {released} bins')}",
-                           timeout=120_000, polling="raf")
+    page.wait_for_function(
+        f"({JS_HIST})().includes({released}) && {_text(f'· {released} bins')}", timeout=120_000, polling="raf"
+    )
     page.evaluate(JS_FRAMES)
     end = time.perf_counter()
     page.evaluate("() => { window.__recording = false; }")
@@ -233,13 +271,31 @@ def drag(page, seconds: float = 5.0, step_ms: int = 50) -> dict:
     t0 = redraws[0][0]
     during = [r for r in redraws[1:] if r[0] - t0 <= 1000 * (release - start)]
     final = redraws[-1][1]
-    return {"redraws_per_s": len(during) / (release - start), "release_to_final_ms": 1000 * (end - release),
-            "ends_on_released": final == released, "redraws": len(redraws) - 1}
+    return {
+        "redraws_per_s": len(during) / (release - start),
+        "release_to_final_ms": 1000 * (end - release),
+        "ends_on_released": final == released,
+        "redraws": len(redraws) - 1,
+    }
 
 
 def summary(values) -> dict:
     ms = [1000 * v for v in values]
-    return {"median": statistics.median(ms), "p90": float(np.percentile(ms, 90)), "all": [round(v) for v in ms]}
+    return {
+        "median": statistics.median(ms),
+        "p90": float(np.percentile(ms, 90)),
+        "all": [round(v) for v in ms],
+    }
+
+
+def warm_up(repo: Path, npz: Path, workdir: Path, browser) -> None:
+    """A first server of this checkout until its page shows every view: fills its numba cache."""
+    server = Server(repo, npz, workdir)
+    try:
+        page, _ = open_page(browser, server)
+        page.close()
+    finally:
+        server.stop()
 
 
 def cold_start(repo: Path, npz: Path, workdir: Path, browser) -> dict:
@@ -250,8 +306,11 @@ def cold_start(repo: Path, npz: Path, workdir: Path, browser) -> dict:
     try:
         page = browser.new_page(viewport={"width": 1280, "height": 800})
         page.goto(server.url, timeout=600_000)
-        page.wait_for_function(f"() => window.Bokeh && Bokeh.documents.length > 0 && {_text('preparing')}",
-                               timeout=600_000, polling="raf")
+        page.wait_for_function(
+            f"() => window.Bokeh && Bokeh.documents.length > 0 && {_text('preparing')}",
+            timeout=600_000,
+            polling="raf",
+        )
         preparing = time.perf_counter() - server.started
         page.wait_for_function(JS_FOUR_VIEWS, timeout=900_000, polling="raf")
         views = time.perf_counter() - server.started
@@ -277,17 +336,23 @@ def main(argv=None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         before_repo = tmp / "before"
-        subprocess.run(["git", "worktree", "add", "--detach", str(before_repo), args.before], cwd=REPO,
-                       check=True, capture_output=True)
+        subprocess.run(
+            ["git", "worktree", "add", "--detach", str(before_repo), args.before],
+            cwd=REPO,
+            check=True,
+            capture_output=True,
+        )
         try:
             labels, probs = make_predictions(n)
             npz = tmp / "predictions.npz"
             np.savez(npz, y_true=labels, y_prob=probs)
-            results = run(tmp, npz, n, reps, {"before": before_repo, "now": REPO}, sync_playwright,
-                          cold=not args.quick)
+            results = run(
+                tmp, npz, n, reps, {"before": before_repo, "now": REPO}, sync_playwright, cold=not args.quick
+            )
         finally:
-            subprocess.run(["git", "worktree", "remove", "--force", str(before_repo)], cwd=REPO,
-                           capture_output=True)
+            subprocess.run(
+                ["git", "worktree", "remove", "--force", str(before_repo)], cwd=REPO, capture_output=True
+            )
     results["load"] = (load_before, os.getloadavg())
     write_markdown(command, n, reps, args.before, results)
     return 0
@@ -303,11 +368,13 @@ def run(tmp, npz, n, reps, repos, sync_playwright, *, cold: bool) -> dict:
         servers, pages = {}, {}
         try:
             for name, repo in repos.items():
-                Server(repo, npz, tmp).stop()  # warm-up: fills this checkout's numba cache
+                warm_up(repo, npz, tmp, browser)
                 servers[name] = Server(repo, npz, tmp)
                 pages[name], first = open_page(browser, servers[name])
-                results["startup"][name] = {"http_s": servers[name].http_s,
-                                            "views_s": servers[name].http_s + first}
+                results["startup"][name] = {
+                    "http_s": servers[name].http_s,
+                    "views_s": servers[name].http_s + first,
+                }
                 print(f"start-up ({name}):", results["startup"][name], flush=True)
             both = list(pages.values())
             for page in both:  # warm-up changes, not measured
@@ -321,10 +388,13 @@ def run(tmp, npz, n, reps, repos, sync_playwright, *, cold: bool) -> dict:
                         if prepare is not None:
                             prepare(page, i)
                         settle(both)
-                        times[name].append(timed(page, lambda page=page: act(page, i), condition(i)))
+                        times[name].append(timed(page, partial(act, page, i), condition(i)))
                 results["changes"][kind] = {name: summary(t) for name, t in times.items()}
-                print(kind, {k: (round(v["median"]), round(v["p90"])) for k, v in results["changes"][kind].items()},
-                      flush=True)
+                print(
+                    kind,
+                    {k: (round(v["median"]), round(v["p90"])) for k, v in results["changes"][kind].items()},
+                    flush=True,
+                )
             for name, page in pages.items():
                 _set(page, "calibration target", "top1")
                 settle(both)
@@ -337,9 +407,13 @@ def run(tmp, npz, n, reps, repos, sync_playwright, *, cold: bool) -> dict:
     return results
 
 
-TARGETS = {"bins": "≤ 250 ms median, ≤ 400 ms p90, ≥ 3×", "α": "≤ 250 ms median, ≤ 400 ms p90, ≥ 3×",
-           "n": "≤ 250 ms median, ≤ 400 ms p90, ≥ 3×",
-           "binning scheme": "≤ 250 ms median, ≤ 400 ms p90, ≥ 3×", "target top-1 ↔ classwise": "≤ 600 ms"}
+TARGETS = {
+    "bins": "≤ 250 ms median, ≤ 400 ms p90, ≥ 3×",
+    "α": "≤ 250 ms median, ≤ 400 ms p90, ≥ 3×",
+    "n": "≤ 250 ms median, ≤ 400 ms p90, ≥ 3×",
+    "binning scheme": "≤ 250 ms median, ≤ 400 ms p90, ≥ 3×",
+    "target top-1 ↔ classwise": "≤ 600 ms",
+}
 
 
 def write_markdown(command, n, reps, before, results):
@@ -362,27 +436,43 @@ def write_markdown(command, n, reps, before, results):
     ]
     for kind, row in results["changes"].items():
         b, a = row["before"], row["now"]
-        lines.append(f"| {kind} | {b['median']:.0f} / {b['p90']:.0f} ms | {a['median']:.0f} / {a['p90']:.0f} ms "
-                     f"| {b['median'] / a['median']:.1f}× | {TARGETS[kind]} |")
+        lines.append(
+            f"| {kind} | {b['median']:.0f} / {b['p90']:.0f} ms | {a['median']:.0f} / {a['p90']:.0f} ms "
+            f"| {b['median'] / a['median']:.1f}× | {TARGETS[kind]} |"
+        )
     lines += ["", "All times (ms, in order):", ""]
     for kind, row in results["changes"].items():
         lines.append(f"* {kind}: before {row['before']['all']}; now {row['now']['all']}")
-    lines += ["", "| 5-s drag of the bins slider (a value every 50 ms) | redraws per second | release → released "
-              "value shown | ends on the released value | target |", "|---|---|---|---|---|"]
+    lines += [
+        "",
+        "| 5-s drag of the bins slider (a value every 50 ms) | redraws per second | release → released "
+        "value shown | ends on the released value | target |",
+        "|---|---|---|---|---|",
+    ]
     for name, d in results["drag"].items():
-        lines.append(f"| {name} | {d['redraws_per_s']:.1f} | {d['release_to_final_ms']:.0f} ms | "
-                     f"{'yes' if d['ends_on_released'] else 'NO'} | ≥ 3 redraws/s, ends on the released value |")
-    lines += ["", "| start-up (`calviz serve FILE`) | page: first HTTP 200 | all four views drawn | target |",
-              "|---|---|---|---|"]
+        lines.append(
+            f"| {name} | {d['redraws_per_s']:.1f} | {d['release_to_final_ms']:.0f} ms | "
+            f"{'yes' if d['ends_on_released'] else 'NO'} | ≥ 3 redraws/s, ends on the released value |"
+        )
+    lines += [
+        "",
+        "| start-up (`calviz serve FILE`) | page: first HTTP 200 | all four views drawn | target |",
+        "|---|---|---|---|",
+    ]
     for name, s in results["startup"].items():
-        lines.append(f"| {name}, warm numba cache | {s['http_s']:.1f} s | {s['views_s']:.1f} s | "
-                     "page ≤ 3 s, views ≤ 8 s |")
+        lines.append(
+            f"| {name}, warm numba cache | {s['http_s']:.1f} s | {s['views_s']:.1f} s | "
+            "page ≤ 3 s, views ≤ 8 s |"
+        )
     cold = results.get("cold")
     if cold:
-        lines += ["", f"Cold numba cache (now; `NUMBA_CACHE_DIR` empty): page {cold['http_s']:.1f} s, the "
-                  f"\"preparing\" line visible {cold['preparing_s']:.1f} s, all four views {cold['views_s']:.1f} s "
-                  "after `calviz serve` started — the kernels' compile time (target: a visible progress state "
-                  "within 3 s)."]
+        lines += [
+            "",
+            f"Cold numba cache (now; `NUMBA_CACHE_DIR` empty): page {cold['http_s']:.1f} s, the "
+            f'"preparing" line visible {cold["preparing_s"]:.1f} s, all four views {cold["views_s"]:.1f} s '
+            "after `calviz serve` started — the kernels' compile time (target: a visible progress state "
+            "within 3 s).",
+        ]
     lines.append("")
     (RESULTS / "bench_dashboard.md").write_text("\n".join(lines))
     print(f"wrote {RESULTS / 'bench_dashboard.md'}")

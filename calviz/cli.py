@@ -17,7 +17,6 @@ import json
 import math
 import signal
 import sys
-import threading
 from pathlib import Path
 
 EXIT_OK, EXIT_REJECT, EXIT_INPUT, EXIT_ENGINE = 0, 1, 2, 3
@@ -438,19 +437,6 @@ def session_factory(data=None, dataset: str | None = None, **app_params):
     return new_session
 
 
-def warm_kernels() -> None:
-    """Start the worker processes and compile (or load from numba's cache) every jitted kernel the
-    dashboard uses, here and in the workers.  Runs in a background thread while Panel imports and the
-    server starts, so the first session finds everything loaded."""
-    try:
-        from calviz.app import store
-
-        store.start_workers()
-        store.warm_kernels()
-    except Exception:  # warming is an optimisation; a failure shows up properly in the app itself
-        pass
-
-
 def cmd_serve(args) -> int:
     dataset = args.dataset
     if args.file is not None and dataset is not None:
@@ -473,8 +459,6 @@ def cmd_serve(args) -> int:
         data = _on_dask(args, "open_source")  # validated in one pass, not loaded
     else:
         data = load_input(args.file, args) if args.file is not None else None
-    # warm the engine (imports, numba cache loads) while Panel imports and the server starts
-    threading.Thread(target=warm_kernels, name="calviz-warm-kernels", daemon=True).start()
     # paths typed into the app are read on this machine: only offered when nobody else can connect
     new_session = session_factory(data, dataset, allow_paths=_is_loopback(args.address))
 
@@ -493,6 +477,11 @@ def cmd_serve(args) -> int:
     url = f"http://{host}:{server.port}/"
     print(f"calviz dashboard at {url}  (Ctrl+C to stop)", flush=True)
     server.start()
+    # load the compiled kernels (compile them on a first run) and start the worker processes once the
+    # server answers: the first page comes at once and says "preparing" until they are ready
+    from calviz.app.store import warm_in_background
+
+    warm_in_background()
     if args.show:
         server.io_loop.add_callback(_open_browser, url)
     # SIGTERM (a service manager, `kill`) stops like Ctrl+C, so the worker processes and a local Dask

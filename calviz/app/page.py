@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import threading
 from functools import partial
 
 import panel as pn
@@ -19,7 +18,7 @@ from calviz import plots
 from calviz.analysis import Analysis, DataSummary, is_distributed, prepare, scalar_reliability
 from calviz.app import sources
 from calviz.app.controls import Controls
-from calviz.app.store import ResultStore
+from calviz.app.store import DEBOUNCE_S, ResultStore
 from calviz.app.views import DistanceView, IntervalView, ReliabilityView, StatusView, TCalView
 from calviz.data import CalibrationData, as_calibration_data
 
@@ -56,7 +55,9 @@ class CalvizApp:
         self._doc = pn.state.curdoc
         served = self._doc is not None and getattr(self._doc, "session_context", None) is not None
         self.served = served
-        self.store = ResultStore(schedule=self._schedule if served else None, debounce=0.25 if served else 0)
+        self.store = ResultStore(
+            schedule=self._schedule if served else None, debounce=DEBOUNCE_S if served else 0
+        )
         self.status = StatusView(self.store, self.controls)
         self.views = [
             ReliabilityView(self.store),
@@ -148,28 +149,23 @@ class CalvizApp:
         else:
             held()
 
-    def refresh(self, *events, inline: bool = False, background: bool = False) -> None:
+    def refresh(self, *events, inline: bool = False) -> None:
         if self._fitting:
             return
         with self._hold():
             options = self.controls.options(self.data.n)
-            self.store.update(
-                self.data,
-                options,
-                show_smooth=self.controls.show_smooth,
-                inline=inline,
-                background=background,
-            )
+            self.store.update(self.data, options, show_smooth=self.controls.show_smooth, inline=inline)
             self.status.draw()
 
     def start(self) -> None:
         """Compute and show the first results: at once outside a server (a notebook renders them); on a
-        served page in the background, so the page (with a "preparing" line) is never blank."""
-        if self.served:
-            self.status.show_preparing(
-                "preparing: loading the compiled kernels (compiling them on a first run)…"
-            )
-        self.refresh(inline=not self.served, background=self.served)
+        served page as soon as the server has loaded the compiled kernels — the page is shown at once,
+        with a "preparing" line until then."""
+        if not self.served:
+            self.refresh(inline=True)
+            return
+        self.status.show_preparing("preparing: loading the compiled kernels (compiling them on a first run)…")
+        self.store.when_warm(partial(self._schedule, self.refresh))
 
     def wait(self, timeout: float = 120.0) -> None:
         """Block until background work has finished (tests, scripts)."""
@@ -251,13 +247,7 @@ class CalvizApp:
     def open_dask_in_background(self, path: str, scheduler: str, columns: dict) -> None:
         self.status.show_preparing(f"opening {path} on Dask ({scheduler})…")
         if self.served:
-            threading.Thread(
-                target=self.open_dask,
-                args=(path, scheduler),
-                kwargs=columns,
-                name="calviz-open-dask",
-                daemon=True,
-            ).start()
+            self.store.in_background(self.open_dask, path, scheduler, **columns)
         else:
             self.open_dask(path, scheduler, **columns)
 

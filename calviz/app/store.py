@@ -28,9 +28,11 @@ import os
 import threading
 import time
 import warnings
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import param
@@ -47,10 +49,14 @@ from calviz.data import CalibrationData
 
 __all__ = ["Entry", "ResultStore", "VIEW_INPUTS", "view_key", "effective_target", "shutdown_workers"]
 
-#: s: background jobs start this long after the change that wants them (a slider drag sends a value per
-#: frame; only the value it rests on should occupy the worker processes)
-DEBOUNCE_S = 0.25
+#: s: background jobs start this long after the change that wants them: a slider drag sends a value per
+#: frame, and only the value it rests on should occupy the worker processes; and on a 2-core machine a
+#: job starting sooner competes with the browser drawing the change itself
+DEBOUNCE_S = 0.6
 _CACHE_SIZE = 64
+#: s: a background job running longer is stopped, and its view says so (one session's pathological
+#: input must not occupy a core for minutes)
+JOB_LIMIT_S = 120.0
 
 #: option fields each computation reads (besides the data).  ``n`` and ``seed`` select the subsample;
 #: every view depends on them through :func:`calviz.analysis.prepare`, but ``seed`` only matters when a
@@ -160,9 +166,12 @@ class ResultStore(param.Parameterized):
         *,
         schedule: Callable[[Callable[[], None]], None] | None = None,
         debounce: float = DEBOUNCE_S,
+        job_limit: float = JOB_LIMIT_S,
         **params,
     ):
         super().__init__(**params)
+        self._worker = SessionWorker()
+        self._job_limit = float(job_limit)
         self._schedule = schedule or (lambda callback: callback())
         self._debounce = float(debounce)
         self._cache: OrderedDict = OrderedDict()
@@ -177,32 +186,22 @@ class ResultStore(param.Parameterized):
         self._pending_timings: dict[str, float] = {}
 
     # -- the cache ----------------------------------------------------------------------------------
-    def result(self, view: str, data, options: AnalysisOptions, *, slot: str | None = None):
-        """The cached result of one computation, computed now if missing.  ``slot``: computed for that
-        slot's background job, in a worker process (a numba kernel holds the GIL: in a thread it would
-        still stall the session's event loop); the job can be cancelled while it waits for a worker."""
+    def result(self, view: str, data, options: AnalysisOptions):
+        """The cached result of one computation, computed now (on this thread) if missing."""
         key = view_key(view, data, options)
         with self._lock:
             if key in self._cache:
                 self._cache.move_to_end(key)
                 return self._cache[key]
-        if slot is None:
-            result, seconds, error = run_view(view, data, options)
-        else:
+        result, seconds, error = run_view(view, data, options)
+        self._pending_timings[view] = seconds  # the status line times the change's own computations
+        return self._remember(key, view, result, error)
 
-            def on_submit(future):
-                if self._still_wanted(slot, key):
-                    self._worker_futures[slot] = future
-                else:
-                    future.cancel()
-
-            result, seconds, error = _run_remote(view, data, options, on_submit=on_submit)
+    def _remember(self, key, view, result, error):
         with self._lock:
             self.calls[view] = self.calls.get(view, 0) + 1
             self._cache[key] = result
             self._errors[key] = error
-            if slot is None:  # the status line times the change's own computations, not the jobs
-                self._pending_timings[view] = seconds
             while len(self._cache) > _CACHE_SIZE:
                 old, _ = self._cache.popitem(last=False)
                 self._errors.pop(old, None)
@@ -244,19 +243,11 @@ class ResultStore(param.Parameterized):
         return view in ("smooth", "tcal_resampled", "bootstrap", "distance")
 
     def update(
-        self,
-        data,
-        options: AnalysisOptions,
-        *,
-        show_smooth: bool = True,
-        inline: bool = False,
-        background: bool = False,
+        self, data, options: AnalysisOptions, *, show_smooth: bool = True, inline: bool = False
     ) -> None:
         """Publish what every slot shows for these inputs; only slots whose wanted result changed get a
         new entry (their views redraw, the others do not).  ``inline``: compute background results now
-        too (a notebook's first render; tests).  ``background``: compute every result in the background
-        (a served page's first results: the page shows at once, and this process may still be loading
-        the compiled kernels)."""
+        too (a notebook's first render; tests)."""
         self._pending_timings: dict[str, float] = {}
         changes, jobs = {}, dict(self.jobs)
         for slot, plan in self.plan(data, options, show_smooth=show_smooth).items():
@@ -269,14 +260,13 @@ class ResultStore(param.Parameterized):
             if plan.final is None:
                 changes[slot] = Entry()
                 continue
-            slow = background or self._in_background(plan.final, data)
-            if inline or self._has(plan.final, data, options) or not slow:
+            if inline or self._has(plan.final, data, options) or not self._in_background(plan.final, data):
                 result = self.result(plan.final, data, options)
                 error = self._error(plan.final, data, options)
                 changes[slot] = Entry(key, result, options, data, error=error)
                 continue
             stand_in, error = None, None
-            if plan.stand_in is not None and not background and not self._in_background(plan.stand_in, data):
+            if plan.stand_in is not None and not self._in_background(plan.stand_in, data):
                 stand_in = self.result(plan.stand_in, data, options)
                 error = self._error(plan.stand_in, data, options)
             label = JOB_LABELS[slot]
@@ -301,11 +291,14 @@ class ResultStore(param.Parameterized):
         self._futures[slot] = future
 
     def _cancel(self, slot) -> None:
-        """The slot no longer wants its job's result: a job not yet started never starts."""
-        for futures in (self._futures, self._worker_futures):
-            future = futures.pop(slot, None)
-            if future is not None:
-                future.cancel()
+        """The slot no longer wants its job's result: a job not yet started never starts, and one running
+        in this session's worker process is stopped (the process is replaced)."""
+        future = self._futures.pop(slot, None)
+        if future is not None:
+            future.cancel()
+        future = self._worker_futures.pop(slot, None)
+        if future is not None and not future.cancel() and not future.done():
+            self._worker.kill()
 
     def _still_wanted(self, slot, key) -> bool:
         return self._wanted.get(slot) == key
@@ -313,22 +306,50 @@ class ResultStore(param.Parameterized):
     def _run_job(self, slot, key, view, data, options) -> None:
         if self._debounce:
             time.sleep(self._debounce)
-        if not self._still_wanted(slot, key):
+        for _ in range(3):  # again when the worker was replaced under another slot's stopped job
+            if not self._still_wanted(slot, key):
+                return
+            try:
+                result, _, error = self._compute(slot, key, view, data, options)
+                break
+            except (concurrent.futures.CancelledError, concurrent.futures.process.BrokenProcessPool):
+                continue
+            except TimeoutError:
+                self._worker.kill()
+                stopped = f"{JOB_LABELS[slot]}: stopped: took longer than {self._job_limit:g} s"
+                self._schedule(partial(self._publish, slot, key, view, data, options, stopped=stopped))
+                return
+        else:
             return
-        try:
-            self.result(view, data, options, slot=slot)
-        except concurrent.futures.CancelledError:
-            return  # superseded while it waited for a worker
+        self._remember(key, view, result, error)
         if self._still_wanted(slot, key):
             self._schedule(lambda: self._publish(slot, key, view, data, options))
 
-    def _publish(self, slot, key, view, data, options) -> None:
+    def _compute(self, slot, key, view, data, options):
+        """``run_view`` for a job: in this session's worker process (a numba kernel holds the GIL: in a
+        thread it would stall the session's event loop), within the job time limit."""
+        if is_distributed(data):  # the work runs on the Dask workers; this thread only waits for it
+            return run_view(view, data, options)
+
+        def on_submit(future):
+            if self._still_wanted(slot, key):
+                self._worker_futures[slot] = future
+            else:
+                future.cancel()
+
+        return _run_remote(
+            view, data, options, worker=self._worker, on_submit=on_submit, timeout=self._job_limit
+        )
+
+    def _publish(self, slot, key, view, data, options, *, stopped: str | None = None) -> None:
         """On the session's thread: show a finished job's result, unless the slot moved on meanwhile."""
         if not self._still_wanted(slot, key):
             return
-        entry = Entry(
-            key, self.cached(view, data, options), options, data, error=self._error(view, data, options)
-        )
+        if stopped is not None:
+            entry = Entry(key, None, options, data, error=stopped)
+        else:
+            error = self._error(view, data, options)
+            entry = Entry(key, self.cached(view, data, options), options, data, error=error)
         jobs = {k: v for k, v in self.jobs.items() if k != slot}
         self.param.update(**{slot: entry, "jobs": jobs})
 
@@ -343,12 +364,22 @@ class ResultStore(param.Parameterized):
             if time.monotonic() > deadline:
                 raise TimeoutError("background jobs did not finish in time")
 
+    def in_background(self, function, *args, **kwargs) -> None:
+        """Run ``function`` on one of this session's job threads (opening a Dask source, …)."""
+        self._threads.submit(function, *args, **kwargs).add_done_callback(_log_failure)
+
+    def when_warm(self, callback) -> None:
+        """Call ``callback`` (on a job thread) once this process has loaded the kernels."""
+        warm_in_background()
+        self.in_background(lambda: (_WARM.wait(), callback()))
+
     def close(self) -> None:
         """Drop every job of this session (the browser session ended)."""
         for slot in list(self._futures):
             self._wanted.pop(slot, None)
             self._cancel(slot)
         self._threads.shutdown(wait=False, cancel_futures=True)
+        self._worker.kill()
 
 
 def _log_failure(future: concurrent.futures.Future) -> None:
@@ -357,34 +388,73 @@ def _log_failure(future: concurrent.futures.Future) -> None:
 
 
 # -- the worker processes ------------------------------------------------------------------------------
-_POOL: concurrent.futures.ProcessPoolExecutor | None = None
-_POOL_LOCK = threading.Lock()
+_WORKERS: weakref.WeakSet = weakref.WeakSet()  # every session's worker, for shutdown_workers
+_STOPPING = threading.Event()
 
 
-def _worker_pool() -> concurrent.futures.ProcessPoolExecutor | None:
-    """The worker processes shared by the sessions of this server (they share no state, only these)."""
-    global _POOL
-    with _POOL_LOCK:
-        if _POOL is None:
-            try:
-                workers = max(1, min(2, os.cpu_count() or 1))
-                _POOL = concurrent.futures.ProcessPoolExecutor(
-                    max_workers=workers,
-                    mp_context=multiprocessing.get_context("spawn"),
-                    initializer=_warm_worker,
+class SessionWorker:
+    """One session's worker process (spawned at its first job): sessions never wait for each other's
+    jobs — each has its own process, and the OS shares the cores between them — and a job a session no
+    longer wants can be stopped by replacing the process, which touches no other session."""
+
+    def __init__(self):
+        self._pool: concurrent.futures.ProcessPoolExecutor | None = None
+        self._lock = threading.Lock()
+
+    def submit(self, function, *args) -> concurrent.futures.Future:
+        with self._lock:
+            if _STOPPING.is_set():
+                raise RuntimeError("the server is stopping")
+            if self._pool is None:
+                self._pool = concurrent.futures.ProcessPoolExecutor(
+                    max_workers=1, mp_context=multiprocessing.get_context("spawn"), initializer=_warm_worker
                 )
-            except Exception:  # no process support: compute in threads instead
-                return None
-        return _POOL
+                _WORKERS.add(self)
+            return self._pool.submit(function, *args)
+
+    def kill(self) -> None:
+        """Stop the process now, also mid-job (its pending jobs fail with ``BrokenProcessPool``)."""
+        with self._lock:
+            pool, self._pool = self._pool, None
+        if pool is None:
+            return
+        processes = list((getattr(pool, "_processes", None) or {}).values())  # before shutdown clears them
+        pool.shutdown(wait=False, cancel_futures=True)
+        for process in processes:
+            process.terminate()
 
 
-def start_workers() -> None:
-    """Start the worker processes now (``calviz serve`` does at start-up): each imports the engine and
-    loads the compiled kernels before the first session needs it."""
-    pool = _worker_pool()
-    if pool is not None:
-        for _ in range(pool._max_workers):
-            pool.submit(warm_kernels)
+def shutdown_workers() -> None:
+    """Stop every session's worker process (``calviz serve`` calls this when it stops), also mid-job;
+    no job starts a process afterwards."""
+    _STOPPING.set()
+    for worker in list(_WORKERS):
+        worker.kill()
+
+
+_WARM = threading.Event()  # set once this process has loaded (or compiled) the kernels
+_WARM_LOCK = threading.Lock()
+_WARMING: list[threading.Thread] = []
+
+
+def warm_in_background() -> None:
+    """Start the worker processes and load the kernels in this process, in a background thread (once
+    per process): a served page shows "preparing" meanwhile instead of a blank page."""
+    with _WARM_LOCK:
+        if _WARMING:
+            return
+
+        def warm():
+            # this process first (a first run compiles; the workers then load the cached kernels)
+            try:
+                warm_kernels()
+            except Exception:  # warming is an optimisation; a failure shows up in the views themselves
+                logging.getLogger("calviz").exception("warming the kernels failed")
+            finally:
+                _WARM.set()
+
+        _WARMING.append(threading.Thread(target=warm, name="calviz-warm", daemon=True))
+        _WARMING[0].start()
 
 
 def warm_kernels() -> None:
@@ -397,19 +467,6 @@ def warm_kernels() -> None:
     with warnings.catch_warnings():  # 20 resamples cannot reject: said once per call, not wanted here
         warnings.simplefilter("ignore")
         analyze(load_dataset(DEFAULT_DATASET, n=400), options)
-
-
-def shutdown_workers() -> None:
-    """Stop the worker processes (``calviz serve`` calls this when it stops), also mid-job."""
-    global _POOL
-    with _POOL_LOCK:
-        pool, _POOL = _POOL, None
-    if pool is None:
-        return
-    processes = list((getattr(pool, "_processes", None) or {}).values())  # before shutdown clears them
-    pool.shutdown(wait=False, cancel_futures=True)
-    for process in processes:
-        process.terminate()
 
 
 def _exit_with_parent(parent: int) -> None:
@@ -433,24 +490,10 @@ def _compute_in_worker(view, probs, labels, options):
     return run_view(view, CalibrationData(probs, labels), options)
 
 
-def _run_remote(view, data, options, *, on_submit=None):
-    """:func:`calviz.analysis.run_view` in a worker process; in this process when the pool is unusable
-    (and for Dask data, whose work runs on the Dask workers anyway)."""
-    global _POOL
-    if is_distributed(data):
-        return run_view(view, data, options)
-    pool = _worker_pool()
-    if pool is not None:
-        try:
-            future = pool.submit(_compute_in_worker, view, data.probs, data.labels, options)
-            if on_submit is not None:
-                on_submit(future)
-            return future.result()
-        except concurrent.futures.process.BrokenProcessPool:
-            with _POOL_LOCK:
-                _POOL = None
-        except concurrent.futures.CancelledError:
-            raise
-        except Exception:
-            pass
-    return run_view(view, data, options)
+def _run_remote(view, data, options, *, worker: SessionWorker, on_submit=None, timeout=None):
+    """:func:`calviz.analysis.run_view` in ``worker``'s process; raises ``TimeoutError`` after
+    ``timeout`` seconds (the caller stops the process)."""
+    future = worker.submit(_compute_in_worker, view, data.probs, data.labels, options)
+    if on_submit is not None:
+        on_submit(future)
+    return future.result(timeout=timeout)
