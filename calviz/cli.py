@@ -92,6 +92,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--scheduler",
                        help="analyse FILE (Parquet file or directory) on Dask without loading it: a "
                             "scheduler address (tcp://host:8786) or 'local' (default for a directory)")
+    serve.add_argument("--data-root", metavar="DIR",
+                       help="offer a box that opens Parquet files or directories under DIR on Dask "
+                            "(only with a loopback --address: it reads files on this machine)")
     _add_file_options(serve)
 
     report = sub.add_parser("report", help="write a self-contained static HTML report",
@@ -459,17 +462,27 @@ def cmd_serve(args) -> int:
         data = _on_dask(args, "open_source")  # validated in one pass, not loaded
     else:
         data = load_input(args.file, args) if args.file is not None else None
-    # paths typed into the app are read on this machine: only offered when nobody else can connect
-    new_session = session_factory(data, dataset, allow_paths=_is_loopback(args.address))
+    # paths typed into the app are read on this machine: only under a folder the user named, and only
+    # when nobody else can connect
+    data_root = None
+    if args.data_root is not None:
+        if not _is_loopback(args.address):
+            raise CLIError("--data-root needs a loopback --address (it reads files on this machine)")
+        data_root = Path(args.data_root).resolve()
+        if not data_root.is_dir():
+            raise CLIError(f"--data-root {args.data_root}: not a directory")
+    new_session = session_factory(data, dataset, data_root=data_root)
 
     import panel as pn
+
+    from calviz.app.sources import WEBSOCKET_LIMIT_BYTES
 
     try:
         port = args.port or free_port(args.address)
         server = pn.serve(
             {"/": new_session}, port=port, address=args.address,
             websocket_origin=websocket_origins(args.address, port), show=False, start=False,
-            title="calviz", verbose=False,
+            title="calviz", verbose=False, websocket_max_message_size=WEBSOCKET_LIMIT_BYTES,
         )
     except OSError as exc:
         raise CLIError(f"cannot listen on {args.address}:{args.port}: {exc.strerror or exc}") from None

@@ -175,6 +175,14 @@ def test_serve_refuses_bad_arguments_before_starting(tmp_path, capsys):
     assert err.startswith("calviz serve: error:") and "row 1" in err
 
 
+def test_serve_data_root_only_on_loopback(tmp_path, capsys):
+    """The Dask box reads files on the server: its data root is refused on a non-loopback address."""
+    assert main(["serve", "--no-show", "--address", "0.0.0.0", "--data-root", str(tmp_path)]) == 2
+    assert "loopback" in capsys.readouterr().err
+    assert main(["serve", "--no-show", "--data-root", str(tmp_path / "missing")]) == 2
+    assert "not a directory" in capsys.readouterr().err
+
+
 def test_serve_parquet_directory_refuses_bad_partition_before_starting(tmp_path, capsys):
     """`calviz serve DIR` validates every partition on Dask before the server starts."""
     import numpy as np

@@ -440,3 +440,40 @@ def test_calviz_dashboard_is_callable_even_after_submodule_import():
     layout = calviz.dashboard(data.labels, data.probs)
     assert isinstance(layout, pn.Row)
     layout.app.wait()
+
+
+# -- server files, uploads -----------------------------------------------------------------------------
+
+
+def test_paths_only_under_the_data_root_with_one_message(tmp_path):
+    from calviz.app.sources import path_under_root
+
+    root = tmp_path / "root"
+    (root / "preds").mkdir(parents=True)
+    (tmp_path / "secret.parquet").write_bytes(b"x")
+    (root / "link").symlink_to(tmp_path / "secret.parquet")
+    assert path_under_root("preds", root) == (root / "preds").resolve()
+    assert path_under_root(str(root / "preds"), root) == (root / "preds").resolve()
+    messages = set()
+    for path in ("../secret.parquet", str(tmp_path / "secret.parquet"), "link", "missing", "/etc/shadow",
+                 "http://example.com/x.parquet", "file:///etc/passwd", "s3://bucket/x"):
+        with pytest.raises(InputError) as info:
+            path_under_root(path, root)
+        messages.add(str(info.value).replace(path, "PATH"))
+    assert messages == {"PATH: no readable Parquet file or directory under the data root"}
+
+
+def test_the_dask_box_needs_a_data_root():
+    assert "Open on Dask" not in str(CalvizApp(_data(300)).widgets())
+    app = CalvizApp(_data(300), data_root="/nonexistent-root")
+    assert any(getattr(w, "name", "") == "Open on Dask" for w in app.widgets().objects)
+    app.open_dask_in_background("../../etc", "local", {})
+    assert "under the data root" in app.status.alert.object
+
+
+def test_empty_upload_and_long_messages_are_refused_readably(app):
+    assert not app.load_file(b"", "empty.csv")
+    assert "empty.csv: the file is empty" in app.status.alert.object
+    cell = "9" * 100_000
+    assert not app.load_file(f"y_true,y_prob\n1,{cell}x\n".encode(), "huge.csv")
+    assert len(app.status.alert.object) < 1000

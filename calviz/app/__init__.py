@@ -8,8 +8,18 @@
 * :mod:`calviz.app.sources` — embedded datasets, uploads, Parquet on Dask;
 * :mod:`calviz.app.sidebar` and :mod:`calviz.app.page` — the widgets, the page and the entry points
   (:func:`calviz.dashboard`, ``calviz serve``, ``panel serve apps/calviz_app.py``).
+
+The page is imported on first use: a worker process imports :mod:`calviz.app.store` without Panel.
 """
 
-from calviz.app.page import CalvizApp, create_app, dashboard
+from __future__ import annotations
 
 __all__ = ["CalvizApp", "create_app", "dashboard"]
+
+
+def __getattr__(name: str):
+    if name in __all__:
+        from calviz.app import page
+
+        return getattr(page, name)
+    raise AttributeError(f"module 'calviz.app' has no attribute {name!r}")

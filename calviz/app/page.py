@@ -38,7 +38,7 @@ class CalvizApp:
         *,
         upload_limit: int = sources.UPLOAD_LIMIT_BYTES,
         datasets: list[str] | None = None,
-        allow_paths: bool = True,
+        data_root=None,
         **params,
     ):
         names, default = sources.dataset_names() if datasets is None else (list(datasets), datasets[0])
@@ -51,7 +51,9 @@ class CalvizApp:
             self.loaded[default] = data
         self.controls = Controls(**{"dataset": default, **params}, name="calviz")
         self.controls.param.dataset.objects = names
-        self.upload_limit, self.allow_paths = int(upload_limit), bool(allow_paths)
+        self.upload_limit = int(upload_limit)
+        # Parquet paths typed into the page are read on the server: only under this folder (None: no box)
+        self.data_root = data_root
         self._doc = pn.state.curdoc
         served = self._doc is not None and getattr(self._doc, "session_context", None) is not None
         self.served = served
@@ -245,6 +247,12 @@ class CalvizApp:
         return self.layout()
 
     def open_dask_in_background(self, path: str, scheduler: str, columns: dict) -> None:
+        """The sidebar's "Open on Dask": a path under the data root, opened off the session's thread."""
+        try:
+            path = str(sources.path_under_root(path, self.data_root))
+        except Exception as exc:
+            self.status.show_error(str(exc))
+            return
         self.status.show_preparing(f"opening {path} on Dask ({scheduler})…")
         if self.served:
             self.store.in_background(self.open_dask, path, scheduler, **columns)

@@ -41,6 +41,7 @@ def sidebar(app) -> pn.Column:
     def on_upload(event) -> None:
         if file_input.value is not None:
             app.load_file(file_input.value, file_input.filename or "upload", **columns())
+            file_input.clear()  # selecting the same file again (e.g. after fixing the columns) loads it
 
     file_input.param.watch(on_upload, "value")
     export = w.FileDownload(
@@ -74,7 +75,7 @@ def sidebar(app) -> pn.Column:
         label_column,
         prob_column,
         file_input,
-        *(_dask_inputs(app, columns) if app.allow_paths else []),
+        *(_dask_inputs(app, columns) if app.data_root is not None else []),
         export,
         **stretch,
     )
@@ -83,11 +84,11 @@ def sidebar(app) -> pn.Column:
 
 
 def _dask_inputs(app, columns) -> list:
-    """Inputs that open a Parquet file/directory on a Dask scheduler (only when the app may read paths
-    on its machine: ``calviz serve`` allows it when bound to a loopback address)."""
+    """Inputs that open a Parquet file/directory under the data root on a Dask scheduler (``calviz serve
+    --data-root DIR``, on a loopback address only)."""
     path = pn.widgets.TextInput(
         name="Parquet file or directory (on this machine)",
-        placeholder="/data/predictions/",
+        placeholder=f"under {app.data_root}",
         sizing_mode="stretch_width",
     )
     scheduler = pn.widgets.TextInput(

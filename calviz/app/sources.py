@@ -6,6 +6,10 @@ the app keeps its current data when one does.
 
 from __future__ import annotations
 
+import os
+import re
+from pathlib import Path
+
 import numpy as np
 
 from calviz.data import CalibrationData, InputError, as_calibration_data
@@ -72,6 +76,8 @@ def column_options(label_column: str, prob_column: str) -> dict:
 
 def read_upload(content: bytes, filename: str, *, limit: int, columns: dict) -> CalibrationData:
     """An uploaded file's predictions (``calviz.io`` reads NPZ/NPY with ``allow_pickle=False``)."""
+    if not content:
+        raise InputError(f"{filename}: the file is empty")
     if len(content) > limit:
         raise InputError(
             f"{filename}: {len(content) / 1e6:.1f} MB is above the upload limit of {limit / 1e6:.1f} MB; "
@@ -82,8 +88,40 @@ def read_upload(content: bytes, filename: str, *, limit: int, columns: dict) -> 
     try:
         data = calviz_io.read_predictions_bytes(content, filename, max_bytes=limit, **columns)
     except Exception as exc:  # every reader failure becomes a message naming the file
-        raise InputError(str(exc) if filename in str(exc) else f"{filename}: {exc}") from None
+        message = str(exc) if filename in str(exc) else f"{filename}: {exc}"
+        raise InputError(shorten(message)) from None
     return as_calibration_data(data)
+
+
+def path_under_root(path: str, root) -> Path:
+    """The file or directory ``path`` names under the data root ``root`` (relative to it, or absolute
+    inside it).  Anything else — outside the root (``..``, symbolic links out of it), missing,
+    unreadable, a URL — is refused with one and the same message, so the box tells a client nothing
+    about the server's other files."""
+    refused = InputError(f"{path}: no readable Parquet file or directory under the data root")
+    if _URL.match(path) or "\x00" in path:
+        raise refused
+    base = Path(root).resolve()
+    try:
+        target = (base / path).resolve()
+    except (OSError, RuntimeError):
+        raise refused from None
+    if not target.is_relative_to(base) or not target.exists() or not os.access(target, os.R_OK):
+        raise refused
+    return target
+
+
+_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+
+
+def shorten(message: str, limit: int = 400) -> str:
+    """A message cut to ``limit`` characters (a reader may quote a whole, huge cell)."""
+    return message if len(message) <= limit else message[: limit - 1] + "…"
+
+
+#: the websocket message limit a server needs for uploads up to ``UPLOAD_LIMIT_BYTES``: the browser
+#: sends a file base64-encoded (4/3 of its size) inside a JSON message
+WEBSOCKET_LIMIT_BYTES = UPLOAD_LIMIT_BYTES * 4 // 3 + 1024 * 1024
 
 
 def open_dask(path: str, scheduler: str, columns: dict):
@@ -95,4 +133,4 @@ def open_dask(path: str, scheduler: str, columns: dict):
     try:
         return calviz_dask.open_source(path, scheduler=scheduler, **columns)
     except Exception as exc:
-        raise InputError(f"{path}: {str(exc).strip().splitlines()[0]}") from None
+        raise InputError(shorten(f"{path}: {str(exc).strip().splitlines()[0]}")) from None

@@ -442,7 +442,10 @@ class TCalView(_View):
         self.figure.y_range.update(start=frame["ylim"][0], end=frame["ylim"][1])
         title, caption = plots.tcal_verdict(result)
         self.figure.title.text = title if result is not None else (entry.pending or title)
-        note = caption + ". Solid line: statistic Tᵈ per scale; dashed: critical value"
+        note = caption
+        if result is not None and plots.field(result, "method") != "analytic":
+            note += f" ({plots.field(result, 'n_resamples')} resamples)"
+        note += ". Solid line: statistic Tᵈ per scale; dashed: critical value"
         floor = plots.field(result, "min_attainable_pvalue")
         if floor is not None and float(floor) > float(plots.field(result, "alpha", default=1.0)):
             note += (
