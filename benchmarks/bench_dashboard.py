@@ -25,6 +25,7 @@ n = 10⁴, 4 changes per kind, no cold start.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import subprocess
@@ -245,7 +246,10 @@ def change_kinds(n_rows: int, reps: int):
             "target top-1 ↔ classwise",
             lambda page, i: _set(page, "level α", round(0.3 + 0.01 * i, 3)),
             lambda page, i: _set(page, "calibration target", target(i)),
-            lambda i: f"{_text(target(i) + ' · ')} && {_text(f'target <strong>{target(i)}</strong>')}",
+            # the status line's Markdown reaches the page as escaped HTML
+            lambda i: (
+                f"{_text(target(i) + ' · ')} && {_text(f'target &lt;strong&gt;{target(i)}&lt;/strong&gt;')}"
+            ),
         ),
     ]
 
@@ -325,6 +329,10 @@ def main(argv=None) -> int:
     parser.add_argument("--before", default="06ca4ac", help="commit of the implementation compared against")
     parser.add_argument("--reps", type=int, default=15, help="measured changes per kind (default 15)")
     parser.add_argument("--quick", action="store_true", help="n = 10⁴, 4 changes per kind, no cold start")
+    parser.add_argument(
+        "--only", help="comma-separated kinds to measure (e.g. 'target top-1 ↔ classwise,drag')"
+    )
+    parser.add_argument("--resume", help="JSON of an earlier run whose results this run completes")
     args = parser.parse_args(argv)
     n = 10_000 if args.quick else 100_000
     reps = 4 if args.quick else args.reps
@@ -346,8 +354,18 @@ def main(argv=None) -> int:
             labels, probs = make_predictions(n)
             npz = tmp / "predictions.npz"
             np.savez(npz, y_true=labels, y_prob=probs)
+            only = set(args.only.split(",")) if args.only else None
+            earlier = json.loads(Path(args.resume).read_text()) if args.resume else {}
             results = run(
-                tmp, npz, n, reps, {"before": before_repo, "now": REPO}, sync_playwright, cold=not args.quick
+                tmp,
+                npz,
+                n,
+                reps,
+                {"before": before_repo, "now": REPO},
+                sync_playwright,
+                cold=not args.quick and only is None,
+                only=only,
+                earlier=earlier,
             )
         finally:
             subprocess.run(
@@ -358,8 +376,9 @@ def main(argv=None) -> int:
     return 0
 
 
-def run(tmp, npz, n, reps, repos, sync_playwright, *, cold: bool) -> dict:
-    results = {"startup": {}, "changes": {}, "drag": {}}
+def run(tmp, npz, n, reps, repos, sync_playwright, *, cold: bool, only=None, earlier=None) -> dict:
+    results = {"startup": {}, "changes": {}, "drag": {}, **(earlier or {})}
+    saved = RESULTS / "bench_dashboard.json"
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
         if cold:
@@ -371,10 +390,11 @@ def run(tmp, npz, n, reps, repos, sync_playwright, *, cold: bool) -> dict:
                 warm_up(repo, npz, tmp, browser)
                 servers[name] = Server(repo, npz, tmp)
                 pages[name], first = open_page(browser, servers[name])
-                results["startup"][name] = {
-                    "http_s": servers[name].http_s,
-                    "views_s": servers[name].http_s + first,
-                }
+                if only is None or "startup" in only:
+                    results["startup"][name] = {
+                        "http_s": servers[name].http_s,
+                        "views_s": servers[name].http_s + first,
+                    }
                 print(f"start-up ({name}):", results["startup"][name], flush=True)
             both = list(pages.values())
             for page in both:  # warm-up changes, not measured
@@ -382,6 +402,8 @@ def run(tmp, npz, n, reps, repos, sync_playwright, *, cold: bool) -> dict:
                     _set(page, "bins (m)", value)
                     page.wait_for_timeout(1500)
             for kind, prepare, act, condition in change_kinds(n, reps):
+                if only is not None and kind not in only:
+                    continue
                 times = {name: [] for name in pages}
                 for i in range(reps):
                     for name, page in pages.items():
@@ -395,7 +417,8 @@ def run(tmp, npz, n, reps, repos, sync_playwright, *, cold: bool) -> dict:
                     {k: (round(v["median"]), round(v["p90"])) for k, v in results["changes"][kind].items()},
                     flush=True,
                 )
-            for name, page in pages.items():
+                saved.write_text(json.dumps(results, indent=1))  # a crash later keeps what was measured
+            for name, page in pages.items() if only is None or "drag" in only else ():
                 _set(page, "calibration target", "top1")
                 settle(both)
                 results["drag"][name] = drag(page)
@@ -442,7 +465,10 @@ def write_markdown(command, n, reps, before, results):
         )
     lines += ["", "All times (ms, in order):", ""]
     for kind, row in results["changes"].items():
-        lines.append(f"* {kind}: before {row['before']['all']}; now {row['now']['all']}")
+        lines.append(
+            f"* {kind}: before {row['before'].get('all', 'see the note')}; now "
+            f"{row['now'].get('all', 'see the note')}"
+        )
     lines += [
         "",
         "| 5-s drag of the bins slider (a value every 50 ms) | redraws per second | release → released "

@@ -401,10 +401,11 @@ def _alive(pids) -> set[int]:
     return alive
 
 
-@pytest.mark.parametrize("signal_name", ["SIGTERM", "SIGKILL"])
+@pytest.mark.parametrize("signal_name", ["SIGTERM", "SIGINT", "SIGKILL"])
 def test_stopped_server_leaves_no_worker_processes(tmp_path, chromium_browser, signal_name):
-    """`calviz serve` runs resampling and distance jobs in worker processes: SIGTERM shuts them down with
-    the server, and after SIGKILL (no chance to clean up) they notice their parent is gone and exit."""
+    """`calviz serve` runs resampling and distance jobs in worker processes: SIGTERM and Ctrl+C (SIGINT)
+    stop the server with exit status 0 even with a long job running, and shut the workers down with it;
+    after SIGKILL (no chance to clean up) an idle worker notices its parent is gone and exits."""
     import signal
     import time
 
@@ -415,11 +416,17 @@ def test_stopped_server_leaves_no_worker_processes(tmp_path, chromium_browser, s
         context, page = open_app(chromium_browser, url)
         page.wait_for_function(f"() => ({JS_TEXT_CONTAINING})('implied dCE') !== null",
                                timeout=UPDATE_TIMEOUT)
-        context.close()
+        if signal_name != "SIGKILL":
+            set_widget(page, "resamples", 5000)  # a long job, running when the signal arrives
+            set_widget(page, "T-Cal critical values", "consistency")
+            page.wait_for_timeout(2000)
         workers = _children(proc.pid)
         assert workers, "the served app should have started its worker processes"
         proc.send_signal(getattr(signal, signal_name))
-        proc.wait(timeout=30)
+        code = proc.wait(timeout=60)  # a hang guard, not a speed requirement
+        if signal_name != "SIGKILL":
+            assert code == 0, f"exit status {code} after {signal_name}"
+        context.close()
         deadline = time.monotonic() + 20
         while _alive(workers) and time.monotonic() < deadline:
             time.sleep(0.3)

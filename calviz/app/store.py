@@ -25,6 +25,7 @@ import concurrent.futures
 import logging
 import multiprocessing
 import os
+import signal
 import threading
 import time
 import warnings
@@ -177,7 +178,6 @@ class ResultStore(param.Parameterized):
         self._cache: OrderedDict = OrderedDict()
         self._errors: dict[tuple, str | None] = {}
         self._lock = threading.RLock()
-        self._threads = concurrent.futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="calviz-job")
         self._wanted: dict[str, tuple | None] = {}
         self._futures: dict[str, concurrent.futures.Future] = {}
         self._running: dict[tuple, concurrent.futures.Future] = {}  # job of each key, until it ends
@@ -286,7 +286,7 @@ class ResultStore(param.Parameterized):
         if running is not None and not running.done():
             self._futures[slot] = running  # wanted again while still running: its result will do
             return
-        future = self._running[key] = self._threads.submit(self._run_job, slot, key, view, data, options)
+        future = self._running[key] = _in_thread(self._run_job, slot, key, view, data, options)
         future.add_done_callback(lambda done: (self._running.pop(key, None), _log_failure(done)))
         self._futures[slot] = future
 
@@ -366,7 +366,7 @@ class ResultStore(param.Parameterized):
 
     def in_background(self, function, *args, **kwargs) -> None:
         """Run ``function`` on one of this session's job threads (opening a Dask source, …)."""
-        self._threads.submit(function, *args, **kwargs).add_done_callback(_log_failure)
+        _in_thread(function, *args, **kwargs).add_done_callback(_log_failure)
 
     def when_warm(self, callback) -> None:
         """Call ``callback`` (on a job thread) once this process has loaded the kernels."""
@@ -378,8 +378,24 @@ class ResultStore(param.Parameterized):
         for slot in list(self._futures):
             self._wanted.pop(slot, None)
             self._cancel(slot)
-        self._threads.shutdown(wait=False, cancel_futures=True)
         self._worker.kill()
+
+
+def _in_thread(function, *args, **kwargs) -> concurrent.futures.Future:
+    """Run ``function`` on a new daemon thread; its future.  Daemon: a job waiting for a worker (or for
+    Dask) never delays the server's exit — the workers are stopped by :func:`shutdown_workers`."""
+    future: concurrent.futures.Future = concurrent.futures.Future()
+
+    def run():
+        if not future.set_running_or_notify_cancel():
+            return
+        try:
+            future.set_result(function(*args, **kwargs))
+        except BaseException as exc:  # handed to whoever reads the future (wait, _log_failure)
+            future.set_exception(exc)
+
+    threading.Thread(target=run, name="calviz-job", daemon=True).start()
+    return future
 
 
 def _log_failure(future: concurrent.futures.Future) -> None:
@@ -390,6 +406,7 @@ def _log_failure(future: concurrent.futures.Future) -> None:
 # -- the worker processes ------------------------------------------------------------------------------
 _WORKERS: weakref.WeakSet = weakref.WeakSet()  # every session's worker, for shutdown_workers
 _STOPPING = threading.Event()
+_SPAWNER = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="calviz-spawner")
 
 
 class SessionWorker:
@@ -410,6 +427,9 @@ class SessionWorker:
                     max_workers=1, mp_context=multiprocessing.get_context("spawn"), initializer=_warm_worker
                 )
                 _WORKERS.add(self)
+                # the process is started by the first submit, on the calling thread; Linux ties a
+                # child's death signal to that thread, so it must be one that lives as long as the server
+                return _SPAWNER.submit(self._pool.submit, function, *args).result()
             return self._pool.submit(function, *args)
 
     def kill(self) -> None:
@@ -479,7 +499,16 @@ def _exit_with_parent(parent: int) -> None:
 
 
 def _warm_worker() -> None:
-    """Import the engine in a new worker (loading numba's cached kernels) before its first job."""
+    """Import the engine in a new worker (loading numba's cached kernels) before its first job, and tie
+    the worker's life to the server's: on Linux the kernel kills it when the server dies (even mid-way
+    through a kernel, which holds the GIL: a watching thread could not run then); elsewhere a thread
+    watches the parent."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
     threading.Thread(
         target=_exit_with_parent, args=(os.getppid(),), name="calviz-parent-watch", daemon=True
     ).start()
