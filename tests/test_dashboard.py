@@ -477,3 +477,17 @@ def test_empty_upload_and_long_messages_are_refused_readably(app):
     cell = "9" * 100_000
     assert not app.load_file(f"y_true,y_prob\n1,{cell}x\n".encode(), "huge.csv")
     assert len(app.status.alert.object) < 1000
+
+
+def test_a_job_over_the_time_limit_is_stopped_and_says_so():
+    app = CalvizApp(_data(3000), n_resamples=5000)
+    app.start()
+    app.store._job_limit = 0.5
+    app.controls.resampling = "consistency"
+    app.wait()
+    assert "T-Cal: stopped: took longer than 0.5 s" in app.views[1].note.object
+    assert app.store.tcal.result.method == "analytic" and not app.store.jobs  # the analytic test stays
+    app.store._job_limit = 120.0
+    app.controls.n_resamples = 200  # the session's worker was replaced: the next job runs
+    app.wait()
+    assert app.store.tcal.result.method == "consistency"

@@ -345,8 +345,8 @@ class ResultStore(param.Parameterized):
         """On the session's thread: show a finished job's result, unless the slot moved on meanwhile."""
         if not self._still_wanted(slot, key):
             return
-        if stopped is not None:
-            entry = Entry(key, None, options, data, error=stopped)
+        if stopped is not None:  # the fast stand-in (e.g. the analytic T-Cal) stays, with the reason
+            entry = Entry(key, getattr(self, slot).result, options, data, error=stopped)
         else:
             error = self._error(view, data, options)
             entry = Entry(key, self.cached(view, data, options), options, data, error=error)
