@@ -17,7 +17,6 @@ import json
 import math
 import signal
 import sys
-import threading
 from pathlib import Path
 
 EXIT_OK, EXIT_REJECT, EXIT_INPUT, EXIT_ENGINE = 0, 1, 2, 3
@@ -94,6 +93,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--scheduler",
                        help="analyse FILE (Parquet file or directory) on Dask without loading it: a "
                             "scheduler address (tcp://host:8786) or 'local' (default for a directory)")
+    serve.add_argument("--data-root", metavar="DIR",
+                       help="offer a box that opens Parquet files or directories under DIR on Dask "
+                            "(only with a loopback --address: it reads files on this machine)")
     _add_file_options(serve)
 
     report = sub.add_parser("report", help="write a self-contained static HTML report",
@@ -457,28 +459,14 @@ def session_factory(data=None, dataset: str | None = None, **app_params):
     ``data``: predictions already read and validated by the CLI (with its column options) — immutable,
     so every session may start from the same object; ``dataset``: an embedded dataset to open on."""
 
-    # the module, not calviz.dashboard (the public function of the same name)
-    dashboard = importlib.import_module("calviz.dashboard")
+    from calviz.app.page import create_app
+
     params = dict(app_params) if dataset is None else {"dataset": dataset, **app_params}
 
     def new_session():
-        return dashboard.create_app(data=data, **params)
+        return create_app(data=data, **params)
 
     return new_session
-
-
-def warm_kernels() -> None:
-    """Compile (or load from numba's cache) every jitted kernel the dashboard uses, by running the
-    analysis once on a small embedded dataset, and import the dashboard module.  Runs in a background
-    thread while Panel imports and the server starts, so the first session finds everything loaded."""
-    try:
-        from calviz.analysis import analyze
-        from calviz.datasets import DEFAULT_DATASET, load_dataset
-
-        analyze(load_dataset(DEFAULT_DATASET, n=400), resampled=False)
-        importlib.import_module("calviz.dashboard")
-    except Exception:  # warming is an optimisation; a failure shows up properly in the app itself
-        pass
 
 
 def cmd_serve(args) -> int:
@@ -503,19 +491,27 @@ def cmd_serve(args) -> int:
         data = _on_dask(args, "open_source")  # validated in one pass, not loaded
     else:
         data = load_input(args.file, args) if args.file is not None else None
-    # warm the engine (imports, numba cache loads) while Panel imports and the server starts
-    threading.Thread(target=warm_kernels, name="calviz-warm-kernels", daemon=True).start()
-    # paths typed into the app are read on this machine: only offered when nobody else can connect
-    new_session = session_factory(data, dataset, allow_paths=_is_loopback(args.address))
+    # paths typed into the app are read on this machine: only under a folder the user named, and only
+    # when nobody else can connect
+    data_root = None
+    if args.data_root is not None:
+        if not _is_loopback(args.address):
+            raise CLIError("--data-root needs a loopback --address (it reads files on this machine)")
+        data_root = Path(args.data_root).resolve()
+        if not data_root.is_dir():
+            raise CLIError(f"--data-root {args.data_root}: not a directory")
+    new_session = session_factory(data, dataset, data_root=data_root)
 
     import panel as pn
+
+    from calviz.app.sources import WEBSOCKET_LIMIT_BYTES
 
     try:
         port = args.port or free_port(args.address)
         server = pn.serve(
             {"/": new_session}, port=port, address=args.address,
             websocket_origin=websocket_origins(args.address, port), show=False, start=False,
-            title="calviz", verbose=False,
+            title="calviz", verbose=False, websocket_max_message_size=WEBSOCKET_LIMIT_BYTES,
         )
     except OSError as exc:
         raise CLIError(f"cannot listen on {args.address}:{args.port}: {exc.strerror or exc}") from None
@@ -523,6 +519,11 @@ def cmd_serve(args) -> int:
     url = f"http://{host}:{server.port}/"
     print(f"calviz dashboard at {url}  (Ctrl+C to stop)", flush=True)
     server.start()
+    # load the compiled kernels (compile them on a first run) and start the worker processes once the
+    # server answers: the first page comes at once and says "preparing" until they are ready
+    from calviz.app.store import warm_in_background
+
+    warm_in_background()
     if args.show:
         server.io_loop.add_callback(_open_browser, url)
     # SIGTERM (a service manager, `kill`) stops like Ctrl+C, so the worker processes and a local Dask
@@ -534,7 +535,9 @@ def cmd_serve(args) -> int:
         print("calviz: stopped", file=sys.stderr)
     finally:
         server.stop()
-        importlib.import_module("calviz.dashboard").shutdown_workers()
+        from calviz.app.store import shutdown_workers
+
+        shutdown_workers()
     return EXIT_OK
 
 

@@ -401,10 +401,11 @@ def _alive(pids) -> set[int]:
     return alive
 
 
-@pytest.mark.parametrize("signal_name", ["SIGTERM", "SIGKILL"])
+@pytest.mark.parametrize("signal_name", ["SIGTERM", "SIGINT", "SIGKILL"])
 def test_stopped_server_leaves_no_worker_processes(tmp_path, chromium_browser, signal_name):
-    """`calviz serve` runs resampling and distance jobs in worker processes: SIGTERM shuts them down with
-    the server, and after SIGKILL (no chance to clean up) they notice their parent is gone and exit."""
+    """`calviz serve` runs resampling and distance jobs in worker processes: SIGTERM and Ctrl+C (SIGINT)
+    stop the server with exit status 0 even with a long job running, and shut the workers down with it;
+    after SIGKILL (no chance to clean up) an idle worker notices its parent is gone and exits."""
     import signal
     import time
 
@@ -415,14 +416,73 @@ def test_stopped_server_leaves_no_worker_processes(tmp_path, chromium_browser, s
         context, page = open_app(chromium_browser, url)
         page.wait_for_function(f"() => ({JS_TEXT_CONTAINING})('implied dCE') !== null",
                                timeout=UPDATE_TIMEOUT)
-        context.close()
+        if signal_name != "SIGKILL":
+            set_widget(page, "resamples", 5000)  # a long job, running when the signal arrives
+            set_widget(page, "T-Cal critical values", "consistency")
+            page.wait_for_timeout(2000)
         workers = _children(proc.pid)
         assert workers, "the served app should have started its worker processes"
         proc.send_signal(getattr(signal, signal_name))
-        proc.wait(timeout=30)
+        code = proc.wait(timeout=60)  # a hang guard, not a speed requirement
+        if signal_name != "SIGKILL":
+            assert code == 0, f"exit status {code} after {signal_name}"
+        context.close()
         deadline = time.monotonic() + 20
         while _alive(workers) and time.monotonic() < deadline:
             time.sleep(0.3)
         assert not _alive(workers), f"worker processes {sorted(_alive(workers))} outlived the server"
     finally:
         stop_server(proc)  # (also closes the server log)
+
+
+# -- live updates: a slider drag, a stale job ----------------------------------------------------------
+
+# every animation frame: the texts of the T-Cal caption seen in the page (to prove a stale one never was)
+JS_RECORD_TCAL = f"""() => {{
+    window.__tcal = new Set();
+    const tick = () => {{
+        const t = ({JS_TEXT_CONTAINING})('T-Cal (');
+        if (t !== null) window.__tcal.add(t);
+        if (window.__recording) requestAnimationFrame(tick);
+    }};
+    window.__recording = true; requestAnimationFrame(tick);
+}}"""
+
+
+def test_slider_drag_ends_on_the_released_value(served_app, chromium_browser, artifacts_dir):
+    """A drag sends a value per frame; the page keeps answering and ends showing the released value."""
+    context, page = open_app(chromium_browser, served_app)
+    try:
+        for value in [10 + (k % 30) for k in range(60)]:  # 3 s of dragging, a value every 50 ms
+            set_widget(page, "bins (m)", value)
+            page.wait_for_timeout(50)
+        set_widget(page, "bins (m)", 44)
+        wait_hist(page, 44)
+        wait_text(page, "· 44 bins")  # the interval view too
+        page.wait_for_timeout(1500)  # nothing from the drag arrives afterwards
+        assert 44 in bar_counts(page)["hist"] and page.evaluate(JS_WIDGET_VALUE, "bins (m)") == 44
+        set_widget(page, "level α", 0.1)  # and the next change is answered
+        wait_text(page, "α = 0.1;")
+        assert not page.errors, page.errors
+    finally:
+        context.close()
+
+
+def test_stale_resampling_job_is_never_painted(served_app, chromium_browser, artifacts_dir):
+    """A slow resampling job (5000 resamples) is overtaken by a fast one (300): the page shows the fast
+    one's result and never the slow one's — the slow job is stopped, or its result dropped."""
+    context, page = open_app(chromium_browser, served_app)
+    try:
+        page.evaluate(JS_RECORD_TCAL)
+        set_widget(page, "resamples", 5000)
+        set_widget(page, "T-Cal critical values", "y_only")
+        page.wait_for_timeout(2000)  # the slow job is running
+        set_widget(page, "resamples", 300)
+        wait_text(page, "(300 resamples)")
+        page.wait_for_timeout(3000)
+        assert "(300 resamples)" in tcal_text(page)
+        seen = page.evaluate("() => [...window.__tcal]")
+        assert not [t for t in seen if "5000 resamples" in t], seen
+        assert not page.errors, page.errors
+    finally:
+        context.close()

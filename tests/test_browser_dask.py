@@ -37,7 +37,7 @@ def served_dask_app(tmp_path_factory):
         p = rng.random(size)
         y = (rng.random(size) < p**1.5).astype(np.int64)
         pd.DataFrame({"y_true": y, "y_prob": p}).to_parquet(directory / f"part.{i}.parquet", index=False)
-    proc, url = start_server(root, extra_args=(str(directory),))
+    proc, url = start_server(root, extra_args=(str(directory), "--data-root", str(root)))
     try:
         yield url
     finally:

@@ -175,6 +175,14 @@ def test_serve_refuses_bad_arguments_before_starting(tmp_path, capsys):
     assert err.startswith("calviz serve: error:") and "row 1" in err
 
 
+def test_serve_data_root_only_on_loopback(tmp_path, capsys):
+    """The Dask box reads files on the server: its data root is refused on a non-loopback address."""
+    assert main(["serve", "--no-show", "--address", "0.0.0.0", "--data-root", str(tmp_path)]) == 2
+    assert "loopback" in capsys.readouterr().err
+    assert main(["serve", "--no-show", "--data-root", str(tmp_path / "missing")]) == 2
+    assert "not a directory" in capsys.readouterr().err
+
+
 def test_serve_parquet_directory_refuses_bad_partition_before_starting(tmp_path, capsys):
     """`calviz serve DIR` validates every partition on Dask before the server starts."""
     import numpy as np
@@ -195,7 +203,7 @@ def test_session_factory_builds_independent_apps():
     new_session = session_factory(None, "breast-cancer-logreg")
     first, second = new_session(), new_session()
     assert first is not second and first.app is not second.app
-    assert first.app.dataset == second.app.dataset == "breast-cancer-logreg"
+    assert first.app.controls.dataset == second.app.controls.dataset == "breast-cancer-logreg"
     data = load_dataset("digits-logreg")
     page = session_factory(data)()
     assert page.app.data.n == data.n and page.app.data.n_classes == 10
