@@ -1,0 +1,96 @@
+"""One-pass sums behind the classical calibration tests (calviz.classical).
+
+Plain arrays in, plain numbers out; the caller validates, sorts and turns the sums into statistics and
+p-values.  ``y`` may be the int64 binary labels or a float64 0/1 indicator (numba compiles both).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True)
+def spiegelhalter_sums(z, y):
+    """(Σ (y − z)(1 − 2z), Σ (1 − 2z)² z (1 − z)): numerator and null variance of Spiegelhalter's z."""
+    num = 0.0
+    var = 0.0
+    for i in range(z.shape[0]):
+        p = z[i]
+        w = 1.0 - 2.0 * p
+        num += (y[i] - p) * w
+        var += w * w * p * (1.0 - p)
+    return num, var
+
+
+@njit(cache=True)
+def cumulative_difference_extremes(z_sorted, y_sorted):
+    """Extremes of the cumulative sums S_k = Σ_{j ≤ k} (y_j − z_j) over the predictions in increasing
+    order, read only at the end of each group of tied predictions (so the order inside a tie does not
+    matter) and including S_0 = 0; also Σ z (1 − z), the null variance of S_n.
+
+    Returns (max_k S_k, min_k S_k, Σ z(1 − z))."""
+    n = z_sorted.shape[0]
+    s = 0.0
+    top = 0.0
+    bottom = 0.0
+    var = 0.0
+    for i in range(n):
+        p = z_sorted[i]
+        s += y_sorted[i] - p
+        var += p * (1.0 - p)
+        if i == n - 1 or z_sorted[i + 1] != p:
+            if s > top:
+                top = s
+            if s < bottom:
+                bottom = s
+    return top, bottom, var
+
+
+@njit(cache=True)
+def logistic_sums(x, y, intercept, slope):
+    """Gradient, information and log-likelihood of the logistic model P(y = 1) = σ(a + b x) at (a, b).
+
+    Returns (g_a, g_b, i_aa, i_ab, i_bb, loglik) with g = Σ (y − μ)(1, x), I = Σ μ(1 − μ)(1, x)(1, x)ᵀ,
+    loglik = Σ y η − log(1 + e^η), η = a + b x (computed without overflow for any η)."""
+    g_a = 0.0
+    g_b = 0.0
+    i_aa = 0.0
+    i_ab = 0.0
+    i_bb = 0.0
+    loglik = 0.0
+    for i in range(x.shape[0]):
+        xi = x[i]
+        eta = intercept + slope * xi
+        if eta >= 0.0:
+            e = math.exp(-eta)
+            mu = 1.0 / (1.0 + e)
+            softplus = eta + math.log1p(e)
+        else:
+            e = math.exp(eta)
+            mu = e / (1.0 + e)
+            softplus = math.log1p(e)
+        r = y[i] - mu
+        w = mu * (1.0 - mu)
+        g_a += r
+        g_b += r * xi
+        i_aa += w
+        i_ab += w * xi
+        i_bb += w * xi * xi
+        loglik += y[i] * eta - softplus
+    return g_a, g_b, i_aa, i_ab, i_bb, loglik
+
+
+@njit(cache=True)
+def clipped_logit(z, eps):
+    """log(p / (1 − p)) with p = z clipped to [eps, 1 − eps] (predictions of exactly 0 or 1 have no
+    finite logit)."""
+    out = np.empty(z.shape[0])
+    lo = eps
+    hi = 1.0 - eps
+    for i in range(z.shape[0]):
+        p = min(max(z[i], lo), hi)
+        out[i] = math.log(p) - math.log1p(-p)
+    return out
