@@ -265,19 +265,40 @@ def _check_groups(n_groups) -> int:
     return g
 
 
-def _hosmer_lemeshow(z, y, target, n_groups, fitted) -> CalibrationTestResult:
+def _merge_small_groups(observed, expected, count, min_expected: float):
+    """Merge adjacent groups (in order of predicted risk) until every group expects at least
+    ``min_expected`` events and ``min_expected`` non-events; a short last group joins the one before.
+    Cochran's rule for the χ² approximation: Beta(5, 0.5) predictions at n = 500 give deciles that expect
+    0.01 non-events, and χ² then rejects a calibrated model 18 % of the time at α = 0.05."""
+    groups = []
+    o = e = c = 0.0
+    for oi, ei, ci in zip(observed, expected, count, strict=True):
+        o, e, c = o + oi, e + ei, c + ci
+        if e >= min_expected and c - e >= min_expected:
+            groups.append([o, e, c])
+            o = e = c = 0.0
+    if c > 0:
+        if groups:
+            groups[-1] = [groups[-1][0] + o, groups[-1][1] + e, groups[-1][2] + c]
+        else:
+            groups.append([o, e, c])
+    merged = np.array(groups, dtype=np.float64).reshape(-1, 3)
+    return merged[:, 0], merged[:, 1], merged[:, 2]
+
+
+def _hosmer_lemeshow(z, y, target, n_groups, fitted, min_expected) -> CalibrationTestResult:
     g_requested = _check_groups(n_groups)
     bins = assign_bins(z, n_bins=g_requested, scheme="equal_mass")
     sums = bin_sums(bins, z, y)
-    g = sums.n_nonempty
+    observed, expected, count = _merge_small_groups(sums.y_sum[:, 0], sums.z_sum[:, 0],
+                                                    sums.count.astype(np.float64), min_expected)
+    g = observed.shape[0]
     if g < 3:
         raise InputError(
-            f"Hosmer–Lemeshow needs at least 3 groups of distinct predictions; n = {z.shape[0]} predictions "
-            f"with n_groups = {g_requested} formed only {g}")
+            f"Hosmer–Lemeshow needs at least 3 groups; the n = {z.shape[0]} predictions gave {sums.n_nonempty} "
+            f"group(s) of distinct predictions (n_groups = {g_requested}) and {g} after merging groups that "
+            f"expect fewer than min_expected = {min_expected:g} events or non-events")
     lost = 2 if fitted else 0
-    observed = sums.y_sum[:, 0]
-    expected = sums.z_sum[:, 0]
-    count = sums.count.astype(np.float64)
     # (O − E)²/E + (O − E)²/(N − E): events and non-events of each group; a group whose predictions are
     # all 0 (E = 0) or all 1 (E = N) contributes 0 if it agrees exactly and +inf otherwise
     diff2 = (observed - expected) ** 2
@@ -288,7 +309,7 @@ def _hosmer_lemeshow(z, y, target, n_groups, fitted) -> CalibrationTestResult:
     stat = float(terms.sum())
     df = g - lost
     p = 0.0 if math.isinf(stat) else stats.chi2.sf(stat, df)
-    hypothesis = (f"observed = expected events in each of {g} groups of equal size by predicted risk")
+    hypothesis = (f"observed = expected events in each of {g} groups by predicted risk")
     return _result("hosmer_lemeshow", stat, p, f"χ²({df})", hypothesis, z.shape[0], target, df=df)
 
 
@@ -393,7 +414,8 @@ def spiegelhalter_test(
 
 
 def hosmer_lemeshow_test(
-    y_true, y_prob, *, n_groups: int = 10, fitted: bool = False, target: str = "auto", class_index: int = 0,
+    y_true, y_prob, *, n_groups: int = 10, fitted: bool = False, min_expected: float = 5.0,
+    target: str = "auto", class_index: int = 0,
 ) -> CalibrationTestResult:
     """Hosmer–Lemeshow (1980) goodness-of-fit test on groups of equal size by predicted risk.
 
@@ -403,14 +425,27 @@ def hosmer_lemeshow_test(
     C = Σ_g (O_g − E_g)² / (E_g (1 − E_g/N_g)), compared with χ²(g − 2) when the predictions come from
     a logistic model fitted on the same data (``fitted=True``, the 1980 setting) and with χ²(g) for
     held-out predictions (``fitted=False``, the default: no parameter was estimated on this sample;
-    Hosmer, Lemeshow & Sturdivant 2013, §5.2.2).  g is the number of non-empty groups.
+    Hosmer, Lemeshow & Sturdivant 2013, §5.2.2).  Before that, adjacent groups are merged until each
+    expects at least ``min_expected`` events and non-events (Cochran's rule for the χ² approximation;
+    0 keeps every group); g is the number of groups left.
 
-    Raises InputError when fewer than 3 groups can be formed (fewer than 3 distinct predictions).
+    Raises InputError when fewer than 3 groups are left (e.g. fewer than 3 distinct predictions).
     """
+    fitted, min_expected = _check_hl_options(fitted, min_expected)
+    target, z, y = _scalar_view(y_true, y_prob, target, class_index)
+    return _hosmer_lemeshow(z, y, target, n_groups, fitted, min_expected)
+
+
+def _check_hl_options(fitted, min_expected) -> tuple[bool, float]:
     if fitted not in (True, False):
         raise InputError(f"fitted must be True or False; got {fitted!r}")
-    target, z, y = _scalar_view(y_true, y_prob, target, class_index)
-    return _hosmer_lemeshow(z, y, target, n_groups, bool(fitted))
+    try:
+        m = float(min_expected)
+    except (TypeError, ValueError):
+        raise InputError(f"min_expected must be a number >= 0; got {min_expected!r}") from None
+    if not (m >= 0.0 and math.isfinite(m)):
+        raise InputError(f"min_expected must be a number >= 0; got {min_expected!r}")
+    return bool(fitted), m
 
 
 def cox_test(y_true, y_prob, *, target: str = "auto", class_index: int = 0) -> CoxTestResult:
@@ -452,27 +487,26 @@ def kuiper_test(y_true, y_prob, *, target: str = "auto", class_index: int = 0) -
 
 def classical_tests(
     y_true, y_prob, *, alpha: float = 0.05, target: str = "auto", class_index: int = 0, n_groups: int = 10,
-    fitted: bool = False, tests: tuple[str, ...] = TEST_NAMES,
+    fitted: bool = False, min_expected: float = 5.0, tests: tuple[str, ...] = TEST_NAMES,
 ) -> ClassicalTests:
     """Run the classical tests on one validated view and collect them with their decisions at ``alpha``.
 
     ``tests``: a subset of :data:`TEST_NAMES`.  A test that cannot be computed on this sample (e.g.
     Hosmer–Lemeshow with fewer distinct predictions than groups) is listed in ``errors`` with the reason
     instead of failing the others; bad input raises :class:`InputError` as every calviz function does.
-    ``n_groups``, ``fitted``: Hosmer–Lemeshow's options (:func:`hosmer_lemeshow_test`).
+    ``n_groups``, ``fitted``, ``min_expected``: Hosmer–Lemeshow's options (:func:`hosmer_lemeshow_test`).
     """
     alpha = check_alpha(alpha)
     unknown = [t for t in tests if t not in TEST_NAMES]
     if unknown or isinstance(tests, str):
         raise InputError(f"unknown test(s) {unknown or tests!r}; choose from {', '.join(TEST_NAMES)}")
-    if fitted not in (True, False):
-        raise InputError(f"fitted must be True or False; got {fitted!r}")
+    fitted, min_expected = _check_hl_options(fitted, min_expected)
     _check_groups(n_groups)
     target, z, y = _scalar_view(y_true, y_prob, target, class_index)
     extremes = _cumulative_extremes(z, y) if {"kolmogorov_smirnov", "kuiper"} & set(tests) else None
     run = {
         "spiegelhalter": lambda: _spiegelhalter(z, y, target),
-        "hosmer_lemeshow": lambda: _hosmer_lemeshow(z, y, target, n_groups, bool(fitted)),
+        "hosmer_lemeshow": lambda: _hosmer_lemeshow(z, y, target, n_groups, fitted, min_expected),
         "cox": lambda: _cox(z, y, target),
         "kolmogorov_smirnov": lambda: _ks(z, y, target, extremes),
         "kuiper": lambda: _kuiper(z, y, target, extremes),

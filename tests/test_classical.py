@@ -298,7 +298,7 @@ def test_hosmer_lemeshow_matches_statsmodels(sm):
     g = len(groups)
     for fitted, df in ((True, g - 2), (False, g)):
         stat, pvalue = chisquare(observed, expected, ddof=2 * g - 1 - df)
-        r = calviz.hosmer_lemeshow_test(y, z, fitted=fitted)
+        r = calviz.hosmer_lemeshow_test(y, z, fitted=fitted, min_expected=0)
         assert r.statistic == pytest.approx(stat, rel=1e-10)
         assert r.pvalue == pytest.approx(pvalue, rel=1e-9)
         assert r.df == df
@@ -311,12 +311,40 @@ def test_hosmer_lemeshow_groups_keyword_and_ties():
     assert calviz.hosmer_lemeshow_test(y, z, n_groups=5, fitted=True).df == 3
     y, z = _sample(1000, rng, ties=True)  # 8 distinct values: at most 8 groups
     assert calviz.hosmer_lemeshow_test(y, z, n_groups=20).df <= 8
-    with pytest.raises(InputError, match="formed only 1"):
+    with pytest.raises(InputError, match="gave 1 group"):
         calviz.hosmer_lemeshow_test(np.array([0, 1, 1]), np.full(3, 0.5))
     with pytest.raises(InputError, match="at least 3 groups"):
-        calviz.hosmer_lemeshow_test(np.array([0, 1, 1, 0]), np.array([0.2, 0.2, 0.7, 0.7]), fitted=True)
+        calviz.hosmer_lemeshow_test(np.array([0, 1, 1, 0]), np.array([0.2, 0.2, 0.7, 0.7]), fitted=True,
+                                    min_expected=0)
+    with pytest.raises(InputError, match="min_expected"):
+        calviz.hosmer_lemeshow_test(y, z, min_expected=-1)
     with pytest.raises(InputError, match="n_groups >= 3"):
         calviz.hosmer_lemeshow_test(y, z, n_groups=2)
+
+
+def test_hosmer_lemeshow_merges_groups_with_small_expected_counts():
+    """Deciles of Beta(5, 0.5) predictions expect almost no non-events at the top: adjacent groups are
+    merged (in order of risk) until each expects ≥ 5 events and ≥ 5 non-events."""
+    rng = np.random.default_rng(16)
+    z = rng.beta(5.0, 0.5, 500)
+    y = (rng.uniform(size=500) < z).astype(int)
+    edges = slow_equal_mass_edges(z, 10)
+    ids = np.searchsorted(edges[1:-1], z, side="right")
+    merged, current = [], np.zeros(3)
+    for g in np.unique(ids):
+        current = current + [y[ids == g].sum(), z[ids == g].sum(), (ids == g).sum()]
+        if current[1] >= 5 and current[2] - current[1] >= 5:
+            merged.append(current)
+            current = np.zeros(3)
+    if current[2]:
+        merged[-1] = merged[-1] + current
+    merged = np.array(merged)
+    o, e, c = merged.T
+    expected_stat = np.sum((o - e) ** 2 / (e * (1 - e / c)))
+    r = calviz.hosmer_lemeshow_test(y, z)
+    assert r.df == len(merged) < 10
+    assert r.statistic == pytest.approx(expected_stat, rel=1e-10)
+    assert calviz.hosmer_lemeshow_test(y, z, min_expected=0).df == 10
 
 
 def test_cox_degenerate_inputs():
