@@ -48,7 +48,8 @@ def run(reps: int, sizes, seed: int = 2026):
                 res = calviz.classical_tests(y, z, alpha=ALPHA)
                 for t in res.tests:
                     rejections[t.name] += t.rejects(ALPHA)
-                rejections["hosmer_lemeshow_g-2"] += calviz.hosmer_lemeshow_test(y, z, fitted=True).rejects(ALPHA)
+                fitted = calviz.hosmer_lemeshow_test(y, z, fitted=True)
+                rejections["hosmer_lemeshow_g-2"] += fitted.rejects(ALPHA)
             seconds = time.perf_counter() - t0
             rows.append({"scenario": scenario, "n": n, "reps": reps, "seconds": seconds,
                          "rates": {k: v / reps for k, v in rejections.items()}})
