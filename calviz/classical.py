@@ -295,9 +295,9 @@ def _hosmer_lemeshow(z, y, target, n_groups, fitted, min_expected) -> Calibratio
     g = observed.shape[0]
     if g < 3:
         raise InputError(
-            f"Hosmer–Lemeshow needs at least 3 groups; the n = {z.shape[0]} predictions gave {sums.n_nonempty} "
-            f"group(s) of distinct predictions (n_groups = {g_requested}) and {g} after merging groups that "
-            f"expect fewer than min_expected = {min_expected:g} events or non-events")
+            f"Hosmer–Lemeshow needs at least 3 groups; the n = {z.shape[0]} predictions gave "
+            f"{sums.n_nonempty} group(s) of distinct predictions (n_groups = {g_requested}) and {g} after "
+            f"merging groups that expect fewer than min_expected = {min_expected:g} events or non-events")
     lost = 2 if fitted else 0
     # (O − E)²/E + (O − E)²/(N − E): events and non-events of each group; a group whose predictions are
     # all 0 (E = 0) or all 1 (E = N) contributes 0 if it agrees exactly and +inf otherwise
@@ -363,8 +363,8 @@ def _cox(z, y, target, fit: bool = True) -> CoxTestResult:
 
 
 def _cumulative_extremes(z, y):
-    order = np.argsort(z, kind="quicksort")  # ties: any order, the kernel reads only tie-group ends
-    return cumulative_difference_extremes(z[order], y[order])
+    events = y == 1
+    return cumulative_difference_extremes(np.sort(z[events]), np.sort(z[~events]))
 
 
 def _scaled(extremes, kind: str) -> float:

@@ -26,22 +26,34 @@ def spiegelhalter_sums(z, y):
 
 
 @njit(cache=True)
-def cumulative_difference_extremes(z_sorted, y_sorted):
-    """Extremes of the cumulative sums S_k = Σ_{j ≤ k} (y_j − z_j) over the predictions in increasing
-    order, read only at the end of each group of tied predictions (so the order inside a tie does not
-    matter) and including S_0 = 0; also Σ z (1 − z), the null variance of S_n.
+def cumulative_difference_extremes(z_events, z_non_events):
+    """Extremes of the cumulative sums S_k = Σ_{j ≤ k} (y_j − z_j) over all predictions in increasing
+    order, given the sorted predictions of the events (y = 1) and of the non-events (y = 0) — two
+    sorts without an argsort, merged here.  S is read only at the end of each group of tied predictions
+    (so the order inside a tie does not matter) and S_0 = 0 is included; also returns Σ z (1 − z), the
+    null variance of S_n.
 
     Returns (max_k S_k, min_k S_k, Σ z(1 − z))."""
-    n = z_sorted.shape[0]
+    n1 = z_events.shape[0]
+    n0 = z_non_events.shape[0]
+    i = 0
+    j = 0
     s = 0.0
     top = 0.0
     bottom = 0.0
     var = 0.0
-    for i in range(n):
-        p = z_sorted[i]
-        s += y_sorted[i] - p
+    while i < n1 or j < n0:
+        if j >= n0 or (i < n1 and z_events[i] <= z_non_events[j]):
+            p = z_events[i]
+            s += 1.0 - p
+            i += 1
+        else:
+            p = z_non_events[j]
+            s -= p
+            j += 1
         var += p * (1.0 - p)
-        if i == n - 1 or z_sorted[i + 1] != p:
+        following_same = (i < n1 and z_events[i] == p) or (j < n0 and z_non_events[j] == p)
+        if not following_same:
             if s > top:
                 top = s
             if s < bottom:
