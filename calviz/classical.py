@@ -23,6 +23,7 @@ O(n) or O(n log n) (one sort).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -50,6 +51,7 @@ __all__ = [
     "kolmogorov_smirnov_test",
     "kuiper_test",
     "classical_tests",
+    "analysis_tests",
     "brownian_max_abs_sf",
     "brownian_range_sf",
     "TEST_NAMES",
@@ -108,13 +110,15 @@ class CoxTestResult(CalibrationTestResult):
 class ClassicalTests(ResultMixin):
     """All classical tests on one sample: ``tests`` (the results that could be computed, in the order
     of :data:`TEST_NAMES`), ``errors`` (test name → why it could not be computed, e.g. too few groups),
-    the level ``alpha`` of the decisions, n and the target."""
+    the level ``alpha`` of the decisions, n and the target; ``measures``: the binned measures users
+    know beside them, ``{"mce": ECEResult, "ace": ECEResult}`` (empty when not requested)."""
 
     tests: tuple
     errors: dict
     alpha: float
     n: int
     target: str
+    measures: dict = dataclasses.field(default_factory=dict, repr=False)
 
     def __getitem__(self, name: str) -> CalibrationTestResult:
         for test in self.tests:
@@ -488,8 +492,13 @@ def kuiper_test(y_true, y_prob, *, target: str = "auto", class_index: int = 0) -
 def classical_tests(
     y_true, y_prob, *, alpha: float = 0.05, target: str = "auto", class_index: int = 0, n_groups: int = 10,
     fitted: bool = False, min_expected: float = 5.0, tests: tuple[str, ...] = TEST_NAMES,
+    measures: bool = False, n_bins: int = 15,
 ) -> ClassicalTests:
     """Run the classical tests on one validated view and collect them with their decisions at ``alpha``.
+
+    ``measures=True`` also computes the maximum calibration error of the same view
+    (:func:`calviz.mce`, ``n_bins`` equal-width bins) and the adaptive calibration error
+    (:func:`calviz.ace`, ``n_bins`` equal-mass bins, over all classes) into ``measures``.
 
     ``tests``: a subset of :data:`TEST_NAMES`.  A test that cannot be computed on this sample (e.g.
     Hosmer–Lemeshow with fewer distinct predictions than groups) is listed in ``errors`` with the reason
@@ -519,4 +528,23 @@ def classical_tests(
             results.append(run[name]())
         except InputError as exc:
             errors[name] = str(exc)
-    return ClassicalTests(tuple(results), errors, alpha, int(z.shape[0]), target)
+    found = {}
+    if measures:
+        from calviz.ece import ace, mce
+
+        found = {"mce": mce(y_true, y_prob, n_bins=n_bins, target=target, class_index=class_index),
+                 "ace": ace(y_true, y_prob, n_bins=n_bins, target="classwise")}
+    return ClassicalTests(tuple(results), errors, alpha, int(z.shape[0]), target, found)
+
+
+def analysis_tests(data, options) -> ClassicalTests:
+    """The classical tests and measures for what an :class:`calviz.analysis.AnalysisOptions` analyses:
+    the same (sub)sample, α, number of bins and class; ``topk`` / ``full`` targets are shown through
+    their top-1 (binary data: binary) reduction, as the scalar views of the analysis are.  The command
+    line, the report and the dashboard make this one call."""
+    from calviz.analysis import prepare, resolve_target, scalar_target
+
+    sample = prepare(data, options)
+    target = scalar_target(sample, resolve_target(sample, options))
+    return classical_tests(sample, None, alpha=options.alpha, target=target, class_index=options.class_index,
+                           measures=True, n_bins=options.n_bins)

@@ -247,6 +247,9 @@ def check_summary(data, options, *, source: str = "", analysis=None) -> dict:
             "level": _num(field(interval, "level")),
             **{k: v for k, v in ece.items() if k not in ("estimate", "low", "high", "level")},
         }
+    classical, errors = _classical_section(data, options), dict(result.errors)
+    if isinstance(classical, str):
+        classical, errors["classical"] = None, classical
     return {
         "calviz_version": __version__,
         "source": source,
@@ -259,8 +262,22 @@ def check_summary(data, options, *, source: str = "", analysis=None) -> dict:
         "bounds": _as_dict(result.distance),
         "summary": _as_dict(result.summary),
         "options": _clean_json(options.to_dict()),
-        "errors": dict(result.errors),
+        "classical": classical,
+        "errors": errors,
     }
+
+
+def _classical_section(data, options) -> dict | str:
+    """MCE, ACE and the classical tests (calviz.classical) as a JSON-ready dict, or why not computed."""
+    from calviz.classical import analysis_tests
+    from calviz.data import InputError
+
+    if data is None:
+        return "the classical tests and ACE sort the whole sample; not computed on distributed data"
+    try:
+        return _as_dict(analysis_tests(data, options))
+    except InputError as exc:
+        return str(exc)
 
 
 def _print_check_text(summary: dict) -> None:
@@ -302,8 +319,28 @@ def _print_check_text(summary: dict) -> None:
         shown = [f"{k} {_fmt(v)}" for k, v in values.items() if isinstance(v, (int, float))]
         if shown:
             print("    measures: " + ", ".join(shown))
+    _print_classical(summary.get("classical"), alpha)
     for view, message in summary["errors"].items():
         print(f"  note: {view}: {message}")
+
+
+def _print_classical(classical: dict | None, alpha: float) -> None:
+    if classical is None:
+        return
+    measures = classical.get("measures") or {}
+    if measures:
+        mce, ace = measures.get("mce") or {}, measures.get("ace") or {}
+        print(f"  MCE      {_fmt(mce.get('value'))} ({mce.get('n_bins')} equal-width bins)   "
+              f"ACE {_fmt(ace.get('value'))} ({ace.get('n_bins')} equal-mass bins, classwise)")
+    print(f"  other tests at α = {alpha:g} ({classical.get('target')}):")
+    for test in classical.get("tests", []):
+        verdict = "rejects" if test["pvalue"] is not None and test["pvalue"] <= alpha else "does not reject"
+        fit = (f" (fitted intercept {_fmt(test['intercept'])}, slope {_fmt(test['slope'])})"
+               if test.get("slope") is not None else "")
+        stat, p = _fmt(test["statistic"]), _fmt_p(test["pvalue"])
+        print(f"    {test['label']:<32} statistic {stat:>10}  p {p:>8}  {verdict}{fit}")
+    for name, message in (classical.get("errors") or {}).items():
+        print(f"    {name}: not computed: {message}")
 
 
 def _fmt_p(p) -> str:

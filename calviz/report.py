@@ -166,8 +166,36 @@ def _inline_resources(models) -> str:
     return css + js
 
 
-def render_analysis(result: Analysis, *, title: str = "calviz report", source: str | None = None) -> str:
-    """The report HTML for an already computed :class:`~calviz.analysis.Analysis`."""
+def _classical_section(classical) -> str:
+    """Section 5: MCE, ACE and the classical tests (calviz.classical) with their decisions at α, or why
+    they are missing (a string)."""
+    if classical is None:
+        return ""
+    head = "<section><h2>5. Other calibration tests</h2>"
+    if isinstance(classical, str):
+        return f'{head}<p class="errors">not computed: {html.escape(classical)}</p></section>'
+    mce, ace = classical.measures.get("mce"), classical.measures.get("ace")
+    measures = ""
+    if mce is not None and ace is not None:
+        measures = (f'<p class="caption">MCE {_fmt(mce.value)} (largest |observed − predicted| over '
+                    f"{mce.n_bins} equal-width bins) · ACE {_fmt(ace.value)} ({ace.n_bins} equal-mass bins, "
+                    "averaged over classes)</p>")
+    rows = "".join(
+        f"<tr><td>{html.escape(r['test'])}</td><td>{_fmt(r['statistic'])}</td><td>{_fmt(r['pvalue'])}</td>"
+        f"<td>{'—' if r['reject'] is None else ('rejects' if r['reject'] else 'does not reject')}</td>"
+        f"<td>{html.escape(r['detects'])}</td></tr>"
+        for r in classical.rows())
+    return (f"{head}<table><tr><th>test</th><th>statistic</th><th>p-value</th>"
+            f"<th>decision at α = {classical.alpha:g}</th><th>what it detects</th></tr>{rows}</table>"
+            f'<p class="caption">Asymptotic tests on the {html.escape(classical.target)} target '
+            f"(n = {classical.n:,}), conditional on the predictions.</p>{measures}</section>")
+
+
+def render_analysis(result: Analysis, *, title: str = "calviz report", source: str | None = None,
+                    classical=None) -> str:
+    """The report HTML for an already computed :class:`~calviz.analysis.Analysis`; ``classical``: the
+    :class:`calviz.classical.ClassicalTests` of the same data and options (or why they are missing) for
+    section 5."""
     import bokeh
     from bokeh.embed import components
 
@@ -222,6 +250,7 @@ self-contained: works offline, plots are interactive (hover, zoom, pan)</div></h
 </section>
 {errors}
 {sections}
+{_classical_section(classical)}
 </main>
 <footer>calviz {__version__} — T-Cal (seed 000), ECE confidence interval (seed 003),
 distance to calibration (seed 004)</footer>
@@ -246,11 +275,23 @@ def render_report(
     calviz version.  ``resampled=False`` skips the bootstrap interval and resampled T-Cal.
     ``analysis``: results already computed for ``(data, options)`` (the dashboard passes its own, so
     the report shows exactly what the app shows); nothing is recomputed then."""
+    if isinstance(data, tuple):
+        data = as_calibration_data(*data)
     if analysis is None:
-        if isinstance(data, tuple):
-            data = as_calibration_data(*data)
         analysis = analyze(as_calibration_data(data), options or AnalysisOptions(), resampled=resampled)
-    return render_analysis(analysis, title=title, source=source)
+    return render_analysis(analysis, title=title, source=source,
+                           classical=_classical_tests(data, options or analysis.options))
+
+
+def _classical_tests(data, options):
+    """calviz.classical.analysis_tests, or the reason it could not run (e.g. distributed data)."""
+    from calviz.classical import analysis_tests
+    from calviz.data import InputError
+
+    try:
+        return analysis_tests(as_calibration_data(data), options)
+    except (InputError, TypeError) as exc:
+        return str(exc)
 
 
 def report(

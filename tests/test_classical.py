@@ -498,3 +498,53 @@ def test_power_against_overconfidence_small():
     res = calviz.classical_tests(y, z)
     assert all(t.pvalue < 1e-4 for t in res.tests), res.rows()
     assert res["cox"].slope == pytest.approx(0.5, abs=0.1)
+
+
+# ------------------------------------------------------------------------------------------------
+# everywhere a user looks: calviz check, the report
+# ------------------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def overconfident_csv(tmp_path_factory):
+    import pandas as pd
+
+    rng = np.random.default_rng(17)
+    truth = rng.uniform(0.05, 0.95, 3000)
+    z = 1 / (1 + np.exp(-2 * np.log(truth / (1 - truth))))
+    path = tmp_path_factory.mktemp("classical") / "over.csv"
+    labels = (rng.uniform(size=3000) < truth).astype(int)
+    pd.DataFrame({"y_true": labels, "y_prob": z}).to_csv(path, index=False)
+    return path
+
+
+def test_check_json_and_text_show_the_classical_tests(overconfident_csv, capsys):
+    import json
+
+    from calviz.cli import main
+
+    assert main(["check", str(overconfident_csv), "--json", "--alpha", "0.01", "--n-bins", "12"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    classical_out = out["classical"]
+    assert [t["name"] for t in classical_out["tests"]] == list(classical.TEST_NAMES)
+    assert all(0 <= t["pvalue"] <= 0.01 for t in classical_out["tests"])
+    assert classical_out["alpha"] == 0.01 and classical_out["target"] == "binary"
+    assert classical_out["measures"]["mce"]["n_bins"] == 12 and classical_out["measures"]["ace"]["value"] > 0
+    assert classical_out["tests"][2]["slope"] == pytest.approx(0.5, abs=0.1)
+    assert main(["check", str(overconfident_csv)]) == 0
+    text = capsys.readouterr().out
+    assert "other tests at α = 0.05 (binary):" in text and "MCE" in text and "ACE" in text
+    lines = [line for line in text.splitlines() if line.strip().startswith(("Spiegelhalter", "Hosmer", "Cox",
+                                                                            "Kolmogorov", "Kuiper"))]
+    assert len(lines) == 5 and all(line.rstrip().split("  ")[-1].startswith("rejects") or "rejects (" in line
+                                   for line in lines)
+
+
+def test_report_has_the_classical_section():
+    from calviz.report import render_report
+
+    rng = np.random.default_rng(18)
+    y, z = _sample(600, rng, power=1.5)
+    html_text = render_report((y, z), resampled=False)
+    assert "Other calibration tests" in html_text
+    for label in ("Spiegelhalter z", "Hosmer–Lemeshow", "Cox intercept/slope", "Kuiper (cumulative)", "MCE",
+                  "ACE"):
+        assert label in html_text
