@@ -1104,3 +1104,35 @@ def distance_plot(bounds, *, title: str | None = None, height: int = 330) -> hv.
             )
         )
     )
+
+
+def classical_table(tests, *, alpha: float | None = None, height: int = 190) -> hv.Element:
+    """The classical tests beside T-Cal as a compact table: test, statistic, p-value, decision at α and
+    what the test detects, from a :class:`calviz.classical.ClassicalTests` (``None`` or a message string
+    give a placeholder).  ``alpha`` re-decides at another level from the stored p-values (no
+    recomputation), so the table follows the α slider; a change of n needs new tests."""
+    title = "Other tests"
+    if tests is None or isinstance(tests, str):
+        return placeholder(tests or "other tests not computed", title, height=height)
+    _ensure_backend()
+    level = tests.alpha if alpha is None else alpha
+    decision = f"decision at α = {level:g}"
+    rows = [(r["test"], _fmt(r["statistic"]), format_pvalue(r["pvalue"]),
+             "—" if r["reject"] is None else ("rejects" if r["reject"] else "does not reject"), r["detects"])
+            for r in tests.rows(level)]
+    table = hv.Table(rows, kdims=["test"], vdims=["statistic", "p-value", decision, "what it detects"])
+    return table.opts(title=f"{title} (n = {tests.n:,}, {tests.target})", height=height, width=900,
+                      hooks=[_compact_table])
+
+
+def _compact_table(plot, element) -> None:
+    """Bokeh DataTable look: no index column, stretch to the panel, narrow number columns."""
+    table = plot.handles["table"]
+    table.index_position = None
+    table.sizing_mode = "stretch_width"
+    table.autosize_mode = "none"
+    for column, width in zip(table.columns, (190, 80, 80, 130, 520), strict=False):
+        column.width = width
+
+
+__all__ += ["classical_table"]

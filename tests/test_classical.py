@@ -548,3 +548,24 @@ def test_report_has_the_classical_section():
     for label in ("Spiegelhalter z", "Hosmer–Lemeshow", "Cox intercept/slope", "Kuiper (cumulative)", "MCE",
                   "ACE"):
         assert label in html_text
+
+
+def test_dashboard_table_follows_alpha_without_recomputation():
+    import holoviews as hv
+
+    from calviz import plots
+
+    rng = np.random.default_rng(19)
+    y, z = _sample(2000, rng, power=1.15)
+    res = calviz.classical_tests(y, z)
+    pvalues = [t.pvalue for t in res.tests]
+    for alpha in (0.5, 0.05, min(pvalues) / 2, max(pvalues) * 1.01 if max(pvalues) < 1 else 0.99):
+        frame = plots.classical_table(res, alpha=alpha).dframe()
+        decision = f"decision at α = {alpha:g}"
+        assert frame["test"].tolist() == [t.label for t in res.tests]
+        assert frame[decision].tolist() == ["rejects" if p <= alpha else "does not reject" for p in pvalues]
+    table = plots.classical_table(res)
+    bokeh_table = hv.renderer("bokeh").get_plot(table).handles["table"]
+    assert bokeh_table.index_position is None and len(bokeh_table.columns) == 5
+    assert isinstance(plots.classical_table(None), hv.Text)
+    assert isinstance(plots.classical_table("not computed on Dask"), hv.Text)
