@@ -10,27 +10,16 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
-import time
 import warnings
 from pathlib import Path
 
 import numpy as np
+from bench_ece import median_time  # benchmarks/ is on sys.path when a script there runs
 
 import calviz
 
 OUT = Path(__file__).resolve().parent / "results"
 TARGET_SECONDS = 0.3
-
-
-def median_time(fn, repeats: int) -> float:
-    fn()
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
 
 
 def numpy_mce(y, z, m=15):

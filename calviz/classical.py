@@ -147,6 +147,18 @@ class ClassicalTests(ResultMixin):
 # ------------------------------------------------------------------------------------------------
 # null distributions of the cumulative-difference statistics
 # ------------------------------------------------------------------------------------------------
+def _brownian_sf(x, negligible: float, switch: float, cdf_small, sf_large) -> float:
+    """A survival function from a series for its cdf (x < ``switch``) and one for its tail, clipped to
+    [0, 1]; 1 below ``negligible``, where the cdf is below 1e-200 (and x² may underflow)."""
+    x = float(x)
+    if math.isnan(x):
+        raise InputError("the statistic is NaN")
+    if x < negligible:
+        return 1.0
+    p = 1.0 - cdf_small(x) if x < switch else sf_large(x)
+    return float(min(max(p, 0.0), 1.0))
+
+
 def brownian_max_abs_sf(x: float) -> float:
     """P(sup_{0≤t≤1} |W_t| ≥ x) for a standard Brownian motion W (the asymptotic null distribution of
     the scaled Kolmogorov–Smirnov statistic, Arrieta-Ibarra et al. 2022, §3.3).
@@ -154,19 +166,17 @@ def brownian_max_abs_sf(x: float) -> float:
     x < 1: 1 − (4/π) Σ_{k≥0} (−1)^k/(2k+1) exp(−π²(2k+1)²/(8x²)) (rapidly converging there);
     x ≥ 1: 4 Σ_{k≥0} (−1)^k Φ̄((2k+1)x) (reflection principle; accurate far into the tail).
     """
-    x = float(x)
-    if math.isnan(x):
-        raise InputError("the statistic is NaN")
-    if x < 0.05:  # the cdf is below 1e-200 there (and x² may underflow)
-        return 1.0
-    if x < 1.0:
-        k = np.arange(12)
-        odd = 2.0 * k + 1.0
-        cdf = 4.0 / math.pi * np.sum((-1.0) ** k / odd * np.exp(-(math.pi**2) * odd**2 / (8.0 * x * x)))
-        return float(min(max(1.0 - cdf, 0.0), 1.0))
-    odd = 2.0 * np.arange(int(40.0 / x) + 2) + 1.0
-    sf = 4.0 * np.sum((-1.0) ** np.arange(odd.size) * stats.norm.sf(odd * x))
-    return float(min(max(sf, 0.0), 1.0))
+
+    def cdf_small(x):
+        odd = 2.0 * np.arange(12) + 1.0
+        signs = (-1.0) ** np.arange(12)
+        return 4.0 / math.pi * np.sum(signs / odd * np.exp(-(math.pi**2) * odd**2 / (8.0 * x * x)))
+
+    def sf_large(x):
+        odd = 2.0 * np.arange(int(40.0 / x) + 2) + 1.0
+        return 4.0 * np.sum((-1.0) ** np.arange(odd.size) * stats.norm.sf(odd * x))
+
+    return _brownian_sf(x, 0.05, 1.0, cdf_small, sf_large)
 
 
 def brownian_range_sf(x: float) -> float:
@@ -176,19 +186,17 @@ def brownian_range_sf(x: float) -> float:
     x < 2: 1 − Σ_{k≥0} (8/x² + 2/(π²(k+½)²)) exp(−2π²(k+½)²/x²);
     x ≥ 2: 8 Σ_{k≥1} (−1)^{k−1} k Φ̄(kx) (the integral of Feller's density 8 Σ (−1)^{k−1} k² φ(kx)).
     """
-    x = float(x)
-    if math.isnan(x):
-        raise InputError("the statistic is NaN")
-    if x < 0.1:  # the cdf is below 1e-200 there (and x² may underflow)
-        return 1.0
-    if x < 2.0:
+
+    def cdf_small(x):
         half = np.arange(40) + 0.5
-        cdf = np.sum((8.0 / (x * x) + 2.0 / (math.pi**2 * half**2))
-                     * np.exp(-2.0 * math.pi**2 * half**2 / (x * x)))
-        return float(min(max(1.0 - cdf, 0.0), 1.0))
-    k = np.arange(1, int(40.0 / x) + 3)
-    sf = 8.0 * np.sum((-1.0) ** (k - 1) * k * stats.norm.sf(k * x))
-    return float(min(max(sf, 0.0), 1.0))
+        weights = 8.0 / (x * x) + 2.0 / (math.pi**2 * half**2)
+        return np.sum(weights * np.exp(-2.0 * math.pi**2 * half**2 / (x * x)))
+
+    def sf_large(x):
+        k = np.arange(1, int(40.0 / x) + 3)
+        return 8.0 * np.sum((-1.0) ** (k - 1) * k * stats.norm.sf(k * x))
+
+    return _brownian_sf(x, 0.1, 2.0, cdf_small, sf_large)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -371,26 +379,26 @@ def _cumulative_extremes(z, y):
     return cumulative_difference_extremes(np.sort(z[events]), np.sort(z[~events]))
 
 
-def _scaled(extremes, kind: str) -> float:
-    top, bottom, var = extremes
-    dev = max(top, -bottom) if kind == "ks" else top - bottom
+#: test name → (the deviation of the cumulative sums it measures, its null survival function, the null)
+_CUMULATIVE = {
+    "kolmogorov_smirnov": (lambda top, bottom: max(top, -bottom), brownian_max_abs_sf,
+                           "sup |W| of a standard Brownian motion on [0, 1]"),
+    "kuiper": (lambda top, bottom: top - bottom, brownian_range_sf,
+               "range max W − min W of a standard Brownian motion on [0, 1]"),
+}
+
+
+def _cumulative_test(name, z, y, target, extremes=None) -> CalibrationTestResult:
+    """Kolmogorov–Smirnov or Kuiper statistic of the cumulative differences, scaled by their null
+    standard deviation √Σ z(1 − z), with its Brownian-motion p-value."""
+    deviation, sf, null = _CUMULATIVE[name]
+    top, bottom, var = extremes if extremes is not None else _cumulative_extremes(z, y)
+    dev = deviation(top, bottom)
     if var > 0.0:
-        return dev / math.sqrt(var)
-    return 0.0 if dev <= 1e-12 else math.inf  # all predictions 0 or 1: no null variance
-
-
-def _ks(z, y, target, extremes=None) -> CalibrationTestResult:
-    stat = _scaled(extremes if extremes is not None else _cumulative_extremes(z, y), "ks")
-    return _result("kolmogorov_smirnov", stat, brownian_max_abs_sf(stat) if math.isfinite(stat) else 0.0,
-                   "sup |W| of a standard Brownian motion on [0, 1]",
-                   "the cumulative sum of y − z over predictions in increasing order stays near 0",
-                   z.shape[0], target)
-
-
-def _kuiper(z, y, target, extremes=None) -> CalibrationTestResult:
-    stat = _scaled(extremes if extremes is not None else _cumulative_extremes(z, y), "kuiper")
-    return _result("kuiper", stat, brownian_range_sf(stat) if math.isfinite(stat) else 0.0,
-                   "range max W − min W of a standard Brownian motion on [0, 1]",
+        stat = dev / math.sqrt(var)
+    else:  # all predictions 0 or 1: no null variance
+        stat = 0.0 if dev <= 1e-12 else math.inf
+    return _result(name, stat, sf(stat) if math.isfinite(stat) else 0.0, null,
                    "the cumulative sum of y − z over predictions in increasing order stays near 0",
                    z.shape[0], target)
 
@@ -478,7 +486,7 @@ def kolmogorov_smirnov_test(
     depend on how ties are ordered.
     """
     target, z, y = _scalar_view(y_true, y_prob, target, class_index)
-    return _ks(z, y, target)
+    return _cumulative_test("kolmogorov_smirnov", z, y, target)
 
 
 def kuiper_test(y_true, y_prob, *, target: str = "auto", class_index: int = 0) -> CalibrationTestResult:
@@ -486,7 +494,7 @@ def kuiper_test(y_true, y_prob, *, target: str = "auto", class_index: int = 0) -
     H = (max_k S_k − min_k S_k) / σ with S, σ as in :func:`kolmogorov_smirnov_test` (S_0 = 0 included);
     under calibration H → max W − min W on [0, 1] (:func:`brownian_range_sf`)."""
     target, z, y = _scalar_view(y_true, y_prob, target, class_index)
-    return _kuiper(z, y, target)
+    return _cumulative_test("kuiper", z, y, target)
 
 
 def classical_tests(
@@ -517,8 +525,8 @@ def classical_tests(
         "spiegelhalter": lambda: _spiegelhalter(z, y, target),
         "hosmer_lemeshow": lambda: _hosmer_lemeshow(z, y, target, n_groups, fitted, min_expected),
         "cox": lambda: _cox(z, y, target),
-        "kolmogorov_smirnov": lambda: _ks(z, y, target, extremes),
-        "kuiper": lambda: _kuiper(z, y, target, extremes),
+        "kolmogorov_smirnov": lambda: _cumulative_test("kolmogorov_smirnov", z, y, target, extremes),
+        "kuiper": lambda: _cumulative_test("kuiper", z, y, target, extremes),
     }
     results, errors = [], {}
     for name in TEST_NAMES:
