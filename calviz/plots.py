@@ -1106,21 +1106,36 @@ def distance_plot(bounds, *, title: str | None = None, height: int = 330) -> hv.
     )
 
 
+def classical_columns(tests, *, alpha: float | None = None) -> dict[str, list]:
+    """Display columns of the classical tests beside T-Cal, one row per test: ``test``, ``statistic``,
+    ``pvalue``, ``decision`` (at ``alpha``, by default the level the tests were run at: re-deciding
+    from the stored p-values needs no recomputation, so a table follows the α control) and
+    ``detects``; tests that could not be computed say why in ``detects``.  From a
+    :class:`calviz.classical.ClassicalTests`."""
+    rows = tests.rows(alpha)
+    return {
+        "test": [r["test"] for r in rows],
+        "statistic": [_fmt(r["statistic"]) for r in rows],
+        "pvalue": [format_pvalue(r["pvalue"]) for r in rows],
+        "decision": ["—" if r["reject"] is None else ("rejects" if r["reject"] else "does not reject")
+                     for r in rows],
+        "detects": [r["detects"] for r in rows],
+    }
+
+
 def classical_table(tests, *, alpha: float | None = None, height: int = 190) -> hv.Element:
-    """The classical tests beside T-Cal as a compact table: test, statistic, p-value, decision at α and
-    what the test detects, from a :class:`calviz.classical.ClassicalTests` (``None`` or a message string
-    give a placeholder).  ``alpha`` re-decides at another level from the stored p-values (no
-    recomputation), so the table follows the α slider; a change of n needs new tests."""
+    """:func:`classical_columns` as a compact HoloViews table titled with n and the target (``None`` or a
+    message string give a placeholder)."""
     title = "Other tests"
     if tests is None or isinstance(tests, str):
         return placeholder(tests or "other tests not computed", title, height=height)
     _ensure_backend()
+    columns = classical_columns(tests, alpha=alpha)
     level = tests.alpha if alpha is None else alpha
-    decision = f"decision at α = {level:g}"
-    rows = [(r["test"], _fmt(r["statistic"]), format_pvalue(r["pvalue"]),
-             "—" if r["reject"] is None else ("rejects" if r["reject"] else "does not reject"), r["detects"])
-            for r in tests.rows(level)]
-    table = hv.Table(rows, kdims=["test"], vdims=["statistic", "p-value", decision, "what it detects"])
+    names = {"statistic": "statistic", "pvalue": "p-value", "decision": f"decision at α = {level:g}",
+             "detects": "what it detects"}
+    table = hv.Table({"test": columns["test"], **{names[k]: columns[k] for k in names}},
+                     kdims=["test"], vdims=list(names.values()))
     return table.opts(title=f"{title} (n = {tests.n:,}, {tests.target})", height=height, width=900,
                       hooks=[_compact_table])
 
@@ -1135,4 +1150,4 @@ def _compact_table(plot, element) -> None:
         column.width = width
 
 
-__all__ += ["classical_table"]
+__all__ += ["classical_columns", "classical_table"]

@@ -169,6 +169,8 @@ def _inline_resources(models) -> str:
 def _classical_section(classical) -> str:
     """Section 5: MCE, ACE and the classical tests (calviz.classical) with their decisions at α, or why
     they are missing (a string)."""
+    from calviz.plots import classical_columns
+
     if classical is None:
         return ""
     head = "<section><h2>5. Other calibration tests</h2>"
@@ -180,11 +182,9 @@ def _classical_section(classical) -> str:
         measures = (f'<p class="caption">MCE {_fmt(mce.value)} (largest |observed − predicted| over '
                     f"{mce.n_bins} equal-width bins) · ACE {_fmt(ace.value)} ({ace.n_bins} equal-mass bins, "
                     "averaged over classes)</p>")
-    rows = "".join(
-        f"<tr><td>{html.escape(r['test'])}</td><td>{_fmt(r['statistic'])}</td><td>{_fmt(r['pvalue'])}</td>"
-        f"<td>{'—' if r['reject'] is None else ('rejects' if r['reject'] else 'does not reject')}</td>"
-        f"<td>{html.escape(r['detects'])}</td></tr>"
-        for r in classical.rows())
+    columns = classical_columns(classical)
+    rows = "".join("<tr>" + "".join(f"<td>{html.escape(columns[k][i])}</td>" for k in columns) + "</tr>"
+                   for i in range(len(columns["test"])))
     return (f"{head}<table><tr><th>test</th><th>statistic</th><th>p-value</th>"
             f"<th>decision at α = {classical.alpha:g}</th><th>what it detects</th></tr>{rows}</table>"
             f'<p class="caption">Asymptotic tests on the {html.escape(classical.target)} target '
