@@ -269,15 +269,10 @@ def check_summary(data, options, *, source: str = "", analysis=None) -> dict:
 
 def _classical_section(data, options) -> dict | str:
     """MCE, ACE and the classical tests (calviz.classical) as a JSON-ready dict, or why not computed."""
-    from calviz.classical import analysis_tests
-    from calviz.data import InputError
+    from calviz.classical import analysis_tests_or_reason
 
-    if data is None:
-        return "the classical tests and ACE sort the whole sample; not computed on distributed data"
-    try:
-        return _as_dict(analysis_tests(data, options))
-    except InputError as exc:
-        return str(exc)
+    tests = analysis_tests_or_reason(data, options)
+    return tests if isinstance(tests, str) else _as_dict(tests)
 
 
 def _print_check_text(summary: dict) -> None:

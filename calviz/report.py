@@ -274,24 +274,16 @@ def render_report(
     beside the bootstrap one, distance bounds), the verdicts, the parameters, a data summary and the
     calviz version.  ``resampled=False`` skips the bootstrap interval and resampled T-Cal.
     ``analysis``: results already computed for ``(data, options)`` (the dashboard passes its own, so
-    the report shows exactly what the app shows); nothing is recomputed then."""
+    the report shows exactly what the app shows); nothing is recomputed then but the classical tests
+    (section 5, :func:`calviz.classical.analysis_tests`), which are not part of an analysis."""
     if isinstance(data, tuple):
         data = as_calibration_data(*data)
     if analysis is None:
         analysis = analyze(as_calibration_data(data), options or AnalysisOptions(), resampled=resampled)
+    from calviz.classical import analysis_tests_or_reason
+
     return render_analysis(analysis, title=title, source=source,
-                           classical=_classical_tests(data, options or analysis.options))
-
-
-def _classical_tests(data, options):
-    """calviz.classical.analysis_tests, or the reason it could not run (e.g. distributed data)."""
-    from calviz.classical import analysis_tests
-    from calviz.data import InputError
-
-    try:
-        return analysis_tests(as_calibration_data(data), options)
-    except (InputError, TypeError) as exc:
-        return str(exc)
+                           classical=analysis_tests_or_reason(data, options or analysis.options))
 
 
 def report(
