@@ -569,3 +569,16 @@ def test_dashboard_table_follows_alpha_without_recomputation():
     assert bokeh_table.index_position is None and len(bokeh_table.columns) == 5
     assert isinstance(plots.classical_table(None), hv.Text)
     assert isinstance(plots.classical_table("not computed on Dask"), hv.Text)
+
+
+def test_analysis_tests_follow_the_options_and_refuse_distributed_data():
+    from calviz.analysis import AnalysisOptions
+
+    rng = np.random.default_rng(20)
+    y, z = _sample(800, rng)
+    data = calviz.as_calibration_data(y, z)
+    res = classical.analysis_tests(data, AnalysisOptions(n=300, alpha=0.1, n_bins=7))
+    assert (res.n, res.alpha, res.measures["mce"].n_bins, res.measures["ace"].n_bins) == (300, 0.1, 7, 7)
+    with pytest.raises(InputError, match="distributed"):
+        classical.analysis_tests(None, AnalysisOptions())
+    assert "distributed" in classical.analysis_tests_or_reason(None, AnalysisOptions())
