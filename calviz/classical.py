@@ -37,9 +37,9 @@ from calviz._kernels.classical import (
     spiegelhalter_sums,
 )
 from calviz._results import ResultMixin
-from calviz.binning import assign_bins, check_n_bins
+from calviz.binning import check_n_bins
 from calviz.data import InputError, check_alpha
-from calviz.ece import bin_sums, prepare_view
+from calviz.ece import equal_mass_sums, prepare_view
 
 __all__ = [
     "CalibrationTestResult",
@@ -301,15 +301,15 @@ def _merge_small_groups(observed, expected, count, min_expected: float):
 
 def _hosmer_lemeshow(z, y, target, n_groups, fitted, min_expected) -> CalibrationTestResult:
     g_requested = _check_groups(n_groups)
-    bins = assign_bins(z, n_bins=g_requested, scheme="equal_mass")
-    sums = bin_sums(bins, z, y)
-    observed, expected, count = _merge_small_groups(sums.y_sum[:, 0], sums.z_sum[:, 0],
-                                                    sums.count.astype(np.float64), min_expected)
+    count, expected, observed, _ = equal_mass_sums(z, y, g_requested)
+    formed = count.shape[0]
+    observed, expected, count = _merge_small_groups(observed, expected, count.astype(np.float64),
+                                                    min_expected)
     g = observed.shape[0]
     if g < 3:
         raise InputError(
             f"Hosmer–Lemeshow needs at least 3 groups; the n = {z.shape[0]} predictions gave "
-            f"{sums.n_nonempty} group(s) of distinct predictions (n_groups = {g_requested}) and {g} after "
+            f"{formed} group(s) of distinct predictions (n_groups = {g_requested}) and {g} after "
             f"merging groups that expect fewer than min_expected = {min_expected:g} events or non-events")
     lost = 2 if fitted else 0
     # (O − E)²/E + (O − E)²/(N − E): events and non-events of each group; a group whose predictions are

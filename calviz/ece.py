@@ -25,6 +25,7 @@ import numpy as np
 from scipy import stats
 
 from calviz._kernels.binning import topk_view_kernel
+from calviz._kernels.classical import edge_bin_sums
 from calviz._kernels.ece import (
     bin_sums_1d_kernel,
     bin_sums_equal_width_1d_kernel,
@@ -37,6 +38,7 @@ from calviz.binning import (
     assign_bins,
     check_n_bins,
     dense_ids,
+    equal_mass_edges,
     equal_width_bounds,
     equal_width_edges,
 )
@@ -67,6 +69,7 @@ __all__ = [
     "reliability",
     "reliability_from_sums",
     "binomial_interval",
+    "equal_mass_sums",
 ]
 
 
@@ -500,11 +503,21 @@ def ace(
         views = [prepare_view(data, None, target=target)[2:]]
     per_view, nonempty, total = [], 0, 0
     for z, y in views:
-        sums, _, n_total, _ = binned_sums(z, y, n_bins=m, scheme="equal_mass")
-        per_view.append(float(np.abs(sums.resid_sum[:, 0] / sums.count).mean()))
-        nonempty += sums.n_nonempty
+        count, z_sum, y_sum, n_total = equal_mass_sums(z, y, m)
+        per_view.append(float(np.abs((y_sum - z_sum) / count).mean()))
+        nonempty += count.shape[0]
         total += n_total
     return ECEResult(float(np.mean(per_view)), "ace", False, data.n, m, total, nonempty, "equal_mass", target)
+
+
+def equal_mass_sums(z: np.ndarray, y: np.ndarray, n_bins: int):
+    """(count, Σz, Σy) of the non-empty equal-mass bins of a validated scalar view, in increasing order of
+    z, and the number of bins formed: calviz's equal-mass edges (:func:`calviz.binning.equal_mass_edges`:
+    ties never split) and one fused binary-search-and-sum pass (no id array)."""
+    edges = equal_mass_edges(z, n_bins)
+    count, z_sum, y_sum = edge_bin_sums(z, y, np.ascontiguousarray(edges[1:-1]))
+    keep = count > 0
+    return count[keep], z_sum[keep], y_sum[keep], int(edges.shape[0] - 1)
 
 
 # ------------------------------------------------------------------------------------------------

@@ -106,3 +106,29 @@ def clipped_logit(z, eps):
         p = min(max(z[i], lo), hi)
         out[i] = math.log(p) - math.log1p(-p)
     return out
+
+
+@njit(cache=True)
+def edge_bin_sums(z, y, inner_edges):
+    """Per-bin count, Σz and Σy for the bins [e_i, e_{i+1}) cut at the sorted ``inner_edges`` (the
+    outer edges 0 and 1 implicit, the last bin closed): the bin of z is
+    ``searchsorted(inner_edges, z, side="right")``, found by binary search and summed in the same pass
+    (no id array).  Used for equal-mass bins (ACE, Hosmer–Lemeshow groups)."""
+    m = inner_edges.shape[0]
+    count = np.zeros(m + 1, dtype=np.int64)
+    z_sum = np.zeros(m + 1)
+    y_sum = np.zeros(m + 1)
+    for i in range(z.shape[0]):
+        v = z[i]
+        lo = 0
+        hi = m
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            if inner_edges[mid] <= v:
+                lo = mid + 1
+            else:
+                hi = mid
+        count[lo] += 1
+        z_sum[lo] += v
+        y_sum[lo] += y[i]
+    return count, z_sum, y_sum
