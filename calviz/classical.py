@@ -9,7 +9,8 @@ the report and the dashboard make that one call.
 * :func:`spiegelhalter_test` — Spiegelhalter (1986): z = Σ (y − z)(1 − 2z) / √Σ (1 − 2z)² z(1 − z),
   two-sided normal p-value.
 * :func:`hosmer_lemeshow_test` — Hosmer & Lemeshow (1980): χ² over g groups of equal size by predicted
-  risk (calviz's equal-mass bins: ties never split).
+  risk (calviz's equal-mass bins: ties never split; adjacent groups merged until each expects ≥ 5 events
+  and non-events), against χ²(g) for held-out predictions or χ²(g − 2) with ``fitted=True``.
 * :func:`cox_test` — Cox (1958): logistic recalibration logit P(y = 1 | z) = a + b logit(z); score test
   of a = 0, b = 1 (χ²₂), with the fitted a and b.
 * :func:`kolmogorov_smirnov_test`, :func:`kuiper_test` — Arrieta-Ibarra, Gujral, Tannen, Tygert & Xu

@@ -582,3 +582,14 @@ def test_analysis_tests_follow_the_options_and_refuse_distributed_data():
     with pytest.raises(InputError, match="distributed"):
         classical.analysis_tests(None, AnalysisOptions())
     assert "distributed" in classical.analysis_tests_or_reason(None, AnalysisOptions())
+
+
+@pytest.mark.parametrize("m", [1, 2, 3, 10, 64, 65, 200, 5000])
+def test_equal_mass_edges_partial_sort_matches_full_sort(m):
+    """equal_mass_edges reads the order statistics at the edge ranks from a partial sort (≤ 64 edges)."""
+    from calviz.binning import equal_mass_edges
+
+    rng = np.random.default_rng(21)
+    for z in (rng.uniform(size=3000), np.round(rng.uniform(size=3000) * 40) / 40, rng.uniform(size=7),
+              np.r_[np.zeros(50), rng.uniform(size=50)]):
+        assert np.array_equal(equal_mass_edges(z, m), np.asarray(slow_equal_mass_edges(z, m)))
