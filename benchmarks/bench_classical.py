@@ -10,16 +10,30 @@ from __future__ import annotations
 
 import argparse
 import os
+import statistics
+import time
 import warnings
 from pathlib import Path
 
 import numpy as np
-from bench_ece import median_time  # benchmarks/ is on sys.path when a script there runs
 
 import calviz
 
 OUT = Path(__file__).resolve().parent / "results"
 TARGET_SECONDS = 0.3
+
+
+def median_times(fn, repeats: int) -> tuple[float, float]:
+    """Median wall-clock and median CPU time (this process) of ``fn`` after one warm-up call.  On a shared,
+    loaded machine the CPU time is the robust one: it leaves out the time spent waiting for a core."""
+    fn()
+    wall, cpu = [], []
+    for _ in range(repeats):
+        w0, c0 = time.perf_counter(), time.process_time()
+        fn()
+        wall.append(time.perf_counter() - w0)
+        cpu.append(time.process_time() - c0)
+    return statistics.median(wall), statistics.median(cpu)
 
 
 def numpy_mce(y, z, m=15):
@@ -91,32 +105,32 @@ def main() -> None:
     ]
     results = []
     for name, ours, ref_name, ref in rows:
-        t_ours = median_time(ours, args.repeats)
-        t_ref = median_time(ref, args.repeats) if ref is not None else None
+        t_ours = median_times(ours, args.repeats)
+        t_ref = median_times(ref, args.repeats) if ref is not None else None
         results.append((name, t_ours, ref_name, t_ref))
-        print(name, f"{t_ours * 1000:.0f} ms", ref_name, "" if t_ref is None else f"{t_ref * 1000:.0f} ms",
-              flush=True)
+        print(name, "wall/cpu ms", [round(t * 1000) for t in t_ours], ref_name,
+              "" if t_ref is None else [round(t * 1000) for t in t_ref], flush=True)
     load_after = os.getloadavg()
     lines = [
         "## MCE, ACE and the classical tests: speed", "",
         f"n = {n:,} binary predictions (Z ~ U[0,1], Y ~ Ber(Z)), median of {args.repeats} runs after a "
-        f"warm-up call, one process on a {os.cpu_count()}-core machine; target: each under "
-        f"{TARGET_SECONDS} s.  The reference column runs in the same process right after calviz (MAPIE 1.x "
-        "functions compute the statistic and the p-value; statsmodels fits the recalibration model and "
-        "computes the score test).",
-        "",
+        f"warm-up call, one process on a {os.cpu_count()}-core machine shared with other jobs; target: each "
+        f"under {TARGET_SECONDS} s.  Wall-clock and CPU time (the process's own; on a loaded machine the "
+        "wall-clock time also counts waiting for a core).  The reference runs in the same process right "
+        "after calviz (MAPIE 1.x functions compute the statistic and the p-value; statsmodels fits the "
+        "recalibration model and computes the score test); the ratio is of CPU times.", "",
         f"Command: `python benchmarks/bench_classical.py` · load average before {load_before[0]:.2f}, after "
         f"{load_after[0]:.2f} (1-minute).", "",
-        "| measure / test | calviz | under target | reference | reference time | reference / calviz |",
-        "|---|---|---|---|---|---|",
+        "| measure / test | calviz wall | calviz CPU | CPU under target | reference | reference CPU "
+        "| reference / calviz |",
+        "|---|---|---|---|---|---|---|",
     ]
-    for name, t_ours, ref_name, t_ref in results:
-        ratio = "—" if t_ref is None else f"{t_ref / t_ours:.1f}×"
-        ref_txt = "—" if t_ref is None else f"{t_ref * 1000:.0f} ms"
-        ok = "yes" if t_ours < TARGET_SECONDS else "NO"
-        if t_ref is None:
-            ok = "(sum of five)"
-        lines.append(f"| {name} | {t_ours * 1000:.0f} ms | {ok} | {ref_name or '—'} | {ref_txt} | {ratio} |")
+    for name, (wall, cpu), ref_name, t_ref in results:
+        ratio = "—" if t_ref is None else f"{t_ref[1] / cpu:.1f}×"
+        ref_txt = "—" if t_ref is None else f"{t_ref[1] * 1000:.0f} ms"
+        ok = "(all five)" if t_ref is None else ("yes" if cpu < TARGET_SECONDS else "NO")
+        lines.append(f"| {name} | {wall * 1000:.0f} ms | {cpu * 1000:.0f} ms | {ok} | {ref_name or '—'} | "
+                     f"{ref_txt} | {ratio} |")
     lines.append("")
     (OUT / "bench_classical.md").write_text("\n".join(lines))
     print(f"wrote {OUT / 'bench_classical.md'}")
