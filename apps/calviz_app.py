@@ -7,7 +7,7 @@ import sys
 
 import panel as pn
 
-from calviz.dashboard import create_app
+from calviz.app import create_app
 
 pn.extension(notifications=False)
 

@@ -1,25 +1,16 @@
-"""The analysis layer between the engine and every view (dashboard, static report, CLI).
+"""The analysis layer shared by the dashboard, the static report and the command line.
 
 One frozen :class:`AnalysisOptions` describes what the user asked for; one compute function per view
-turns ``(data, options)`` into the engine's own result objects; :func:`analyze` runs them all and
-records timings.  Views (``calviz.plots``, ``calviz.dashboard``, ``calviz.report``) only *read* these
-results: every number shown to a user is computed here, by the engine.
-
-Each compute function declares, in :data:`VIEW_INPUTS`, which option fields it reads.  The dashboard uses
-that table both for its ``param.depends`` watch lists and for its result cache keys, so a widget change
-recomputes exactly the views whose inputs changed.
-
-The engine modules (``calviz.ece``, ``calviz.intervals``, ``calviz.tcal``, ``calviz.distance``,
-``calviz.smooth``) are imported lazily.  While one of them is not installed (or raises), the
-corresponding view gets ``None`` and an explanatory message in :attr:`Analysis.errors`; the other
-views keep working.
+turns ``(data, options)`` into the engine's own result objects with plain keyword calls into
+``calviz.ece``, ``calviz.intervals``, ``calviz.tcal``, ``calviz.distance`` and ``calviz.smooth``;
+:func:`analyze` runs them all and records timings.  Views (``calviz.plots``, ``calviz.app``,
+``calviz.report``) only *read* these results: every number shown to a user is computed here, by the
+engine.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import importlib
-import inspect
 import time
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -28,11 +19,15 @@ import numpy as np
 
 from calviz._results import ResultMixin, _jsonable
 from calviz.data import CalibrationData, InputError, as_calibration_data, check_alpha
+from calviz.distance import distance_bounds, smce_witness
+from calviz.ece import reliability
+from calviz.intervals import ece_interval
+from calviz.smooth import smooth_reliability
+from calviz.tcal import adaptive_tcal
 
 __all__ = [
     "AnalysisOptions",
     "Analysis",
-    "VIEW_INPUTS",
     "resolve_target",
     "scalar_target",
     "is_distributed",
@@ -50,17 +45,12 @@ __all__ = [
     "compute_distance",
     "compute_smooth",
     "analyze",
-    "EngineUnavailable",
 ]
 
 TARGETS = ("auto", "binary", "top1", "classwise", "topk", "full")
 SCHEMES = ("equal_width", "equal_mass")
 KERNELS = ("reflected_gaussian", "logit_gaussian")
 RESAMPLINGS = ("analytic", "y_only", "consistency", "threshold")
-
-
-class EngineUnavailable(RuntimeError):
-    """An engine module or function this view needs is not installed (yet)."""
 
 
 @dataclass(frozen=True)
@@ -110,59 +100,6 @@ class AnalysisOptions:
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
-
-
-#: option fields each view reads (besides the data).  ``n`` and ``seed`` select the subsample; every
-#: view depends on them through :func:`prepare`, but ``seed`` only matters when a subsample is drawn —
-#: :func:`view_key` accounts for that.
-#:
-#: ``top_k`` is read only by the views that treat the top-k vector as such (reliability: one curve per
-#: rank; the interval on the top-1-to-k grid).  The scalar views (smooth curve, distance family) see
-#: ``topk``/``full`` through the top-1 reduction and T-Cal tests ``full`` for both, so k is not theirs.
-VIEW_INPUTS: dict[str, tuple[str, ...]] = {
-    "reliability": ("target", "class_index", "top_k", "n", "scheme", "n_bins", "alpha"),
-    "smooth": ("target", "class_index", "n", "kernel", "bandwidth", "alpha", "n_resamples", "seed"),
-    "smooth_curve": ("target", "class_index", "n", "kernel", "bandwidth"),
-    "tcal": ("target", "class_index", "n", "alpha"),
-    "tcal_resampled": ("target", "class_index", "n", "alpha", "resampling", "n_resamples", "seed"),
-    "interval": ("target", "class_index", "top_k", "n", "n_bins", "alpha"),
-    "bootstrap": ("target", "class_index", "top_k", "n", "n_bins", "alpha", "n_resamples", "seed"),
-    "distance": ("target", "class_index", "n", "bandwidth"),
-}
-
-_TARGET_FIELDS = ("target", "class_index", "top_k")
-_SCALAR_VIEWS = ("smooth", "smooth_curve", "distance")
-
-
-def effective_target(view: str, data: CalibrationData, options: AnalysisOptions) -> tuple:
-    """What a view actually computes on, as a hashable tuple: ``("top1",)``, ``("classwise", c)``,
-    ``("topk", k)``, ``("full",)`` …  ``auto`` is resolved, ``class_index`` counts only for
-    ``classwise`` and ``top_k`` only for views that read the top-k vector, so e.g. switching
-    ``auto`` → ``top1`` or moving k while the target is ``full`` reuses every cached result."""
-    target = resolve_target(data, options)
-    if view.startswith("tcal") and target in ("topk", "full"):
-        return ("full",)  # top-k has no T-Cal: full calibration is tested for both
-    if view in _SCALAR_VIEWS or (view == "reliability" and scalar_reliability(data, options)):
-        target = scalar_target(data, target)
-    if target == "classwise":
-        return (target, min(int(options.class_index), data.n_classes - 1))
-    if target == "topk":
-        return (target, min(int(options.top_k), data.n_classes))
-    if target == "full" and view in ("interval", "bootstrap"):
-        return ("topk", data.n_classes)  # the interval of full calibration is its top-K interval
-    return (target,)
-
-
-def view_key(view: str, data: CalibrationData, options: AnalysisOptions) -> tuple:
-    """Cache key of one view: the identity of the data and the option values the view reads (the
-    target-selecting ones through :func:`effective_target`)."""
-    values = [("target", effective_target(view, data, options))]
-    for name in VIEW_INPUTS[view]:
-        if name not in _TARGET_FIELDS:
-            values.append((name, getattr(options, name)))
-    if options.n is not None and options.n < data.n and "seed" not in VIEW_INPUTS[view]:
-        values.append(("seed", options.seed))  # the subsample depends on the seed
-    return (view, id(data), tuple(values))
 
 
 # -- data preparation -------------------------------------------------------------------------------
@@ -238,29 +175,6 @@ def analysis_view(data: CalibrationData, options: AnalysisOptions, *, scalar: bo
 # -- engine calls -----------------------------------------------------------------------------------
 
 
-def _engine(module: str, name: str):
-    try:
-        mod = importlib.import_module(f"calviz.{module}")
-    except ImportError as exc:
-        raise EngineUnavailable(f"calviz.{module} is not available yet ({exc})") from None
-    func = getattr(mod, name, None)
-    if func is None:
-        raise EngineUnavailable(f"calviz.{module}.{name} is not available yet")
-    return func
-
-
-def _call(func, *args, **kwargs):
-    """Call an engine function with only the keyword options it accepts (engine signatures differ
-    in which tuning knobs they expose; unknown knobs are simply not passed)."""
-    try:
-        params = inspect.signature(func).parameters
-    except (TypeError, ValueError):
-        return func(*args, **kwargs)
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
-        return func(*args, **kwargs)
-    return func(*args, **{k: v for k, v in kwargs.items() if k in params})
-
-
 def _zy_for_engine(data: CalibrationData, options: AnalysisOptions, *, scalar: bool):
     """Arguments in the engine's (y_true, y_prob) convention for the chosen target."""
     z, y, target = analysis_view(data, options, scalar=scalar)
@@ -326,8 +240,7 @@ def compute_reliability(data: CalibrationData, options: AnalysisOptions):
     if not scalar_reliability(data, options):
         return compute_multi_reliability(data, options)
     (y, p), _ = _zy_for_engine(data, options, scalar=True)
-    func = _engine("ece", "reliability")
-    return _call(func, y, p, n_bins=int(options.n_bins), scheme=options.scheme, alpha=options.alpha)
+    return reliability(y, p, n_bins=int(options.n_bins), scheme=options.scheme, alpha=options.alpha)
 
 
 def compute_multi_reliability(data: CalibrationData, options: AnalysisOptions) -> MultiReliability:
@@ -339,7 +252,6 @@ def compute_multi_reliability(data: CalibrationData, options: AnalysisOptions) -
     target = resolve_target(data, options)
     if target not in ("topk", "full"):
         raise InputError(f"per-rank / per-class reliability needs target 'topk' or 'full'; got {target!r}")
-    func = _engine("ece", "reliability")
     common = dict(n_bins=int(options.n_bins), scheme=options.scheme, alpha=options.alpha)
     support = np.bincount(data.labels, minlength=data.n_classes)
     kind, index, labels, omitted = multi_reliability_panels(
@@ -350,12 +262,12 @@ def compute_multi_reliability(data: CalibrationData, options: AnalysisOptions) -
         z, y = data.topk(int(index.size))
         for r in range(index.size):
             yr = y[:, r].astype(np.int64)
-            panels.append(_call(func, yr, np.ascontiguousarray(z[:, r]), **common))
+            panels.append(reliability(yr, np.ascontiguousarray(z[:, r]), **common))
             positives.append(int(yr.sum()))
     else:
         for c in index:
             zc, yc = data.classwise(int(c))
-            panels.append(_call(func, yc.astype(np.int64), zc, **common))
+            panels.append(reliability(yc.astype(np.int64), zc, **common))
             positives.append(int(support[c]))
     return MultiReliability(
         target=target,
@@ -400,35 +312,18 @@ def compute_tcal(data: CalibrationData, options: AnalysisOptions, resampling: st
     data = prepare(data, options)
     resampling = options.resampling if resampling is None else resampling
     target = resolve_target(data, options)
-    func = _engine("tcal", "adaptive_tcal")
+    common = dict(alpha=options.alpha, resampling=resampling, n_resamples=int(options.n_resamples),
+                  seed=int(options.seed))
     if target in ("binary", "top1", "classwise"):
         (y, p), _ = _zy_for_engine(data, options, scalar=True)
-        return _call(
-            func,
-            y,
-            p,
-            alpha=options.alpha,
-            resampling=resampling,
-            n_resamples=int(options.n_resamples),
-            seed=int(options.seed),
-        )
+        return adaptive_tcal(y, p, **common)
     # full calibration on the simplex partition (top-k has no T-Cal: use full)
-    return _call(
-        func,
-        data.labels,
-        data.full_probs(),
-        alpha=options.alpha,
-        resampling=resampling,
-        n_resamples=int(options.n_resamples),
-        seed=int(options.seed),
-        target="full",
-    )
+    return adaptive_tcal(data.labels, data.full_probs(), target="full", **common)
 
 
 def _interval(data: CalibrationData, options: AnalysisOptions, method: str):
     data = prepare(data, options)
     target = resolve_target(data, options)
-    func = _engine("intervals", "ece_interval")
     common = dict(
         n_bins=int(options.n_bins),
         alpha=options.alpha,
@@ -438,9 +333,9 @@ def _interval(data: CalibrationData, options: AnalysisOptions, method: str):
     )
     if target in ("topk", "full"):
         k = data.n_classes if target == "full" else min(int(options.top_k), data.n_classes)
-        return _call(func, data.labels, data.full_probs(), top_k=k, **common)
+        return ece_interval(data.labels, data.full_probs(), top_k=k, **common)
     (y, p), _ = _zy_for_engine(data, options, scalar=True)
-    return _call(func, y, p, **common)
+    return ece_interval(y, p, **common)
 
 
 def compute_interval(data: CalibrationData, options: AnalysisOptions):
@@ -456,20 +351,13 @@ def compute_bootstrap_interval(data: CalibrationData, options: AnalysisOptions):
 def compute_distance(data: CalibrationData, options: AnalysisOptions):
     """Every distance-to-calibration measure and the bounds they imply (``calviz.distance``).
 
-    Returns ``(bounds, witness)``: the ``DistanceBounds`` and the smCE witness (or ``None``)."""
+    Returns ``(bounds, witness)``: the ``DistanceBounds`` and the smCE witness.  The kCE in the bounds
+    uses the Laplace kernel with bandwidth 1 whatever ``options.bandwidth`` says (that option is the
+    smooth curve's): with a data-dependent bandwidth it would no longer be the consistent estimator of
+    Błasiok et al. (2023), Thm 8.5."""
     data = prepare(data, options)
     (y, p), _ = _zy_for_engine(data, options, scalar=True)
-    bounds = _call(
-        _engine("distance", "distance_bounds"),
-        y,
-        p,
-        bandwidth=1.0 if options.bandwidth is None else float(options.bandwidth),
-    )
-    try:
-        witness = _call(_engine("distance", "smce_witness"), y, p)
-    except EngineUnavailable:
-        witness = None
-    return bounds, witness
+    return distance_bounds(y, p), smce_witness(y, p)
 
 
 def compute_smooth(data: CalibrationData, options: AnalysisOptions, *, band: bool = True):
@@ -479,9 +367,7 @@ def compute_smooth(data: CalibrationData, options: AnalysisOptions, *, band: boo
     banded version when its background computation finishes)."""
     data = prepare(data, options)
     (y, p), _ = _zy_for_engine(data, options, scalar=True)
-    func = _engine("smooth", "smooth_reliability")
-    return _call(
-        func,
+    return smooth_reliability(
         y,
         p,
         bandwidth=options.bandwidth,
@@ -519,8 +405,6 @@ def run_view(view: str, data: CalibrationData, options: AnalysisOptions):
         else:
             result = COMPUTE[view](data, options)
             error = None
-    except EngineUnavailable as exc:
-        result, error = None, str(exc)
     except InputError as exc:
         result, error = None, f"{view}: {exc}"
     except Exception as exc:  # an engine bug must not take the dashboard down; it is reported instead
@@ -570,7 +454,7 @@ class DataSummary(ResultMixin):
 class Analysis(ResultMixin):
     """All results for one (data, options) pair, with compute timings (seconds) per view.
 
-    A result is ``None`` when its engine is not available or refused the input; ``errors`` says why.
+    A result is ``None`` when its engine refused the input (or failed); ``errors`` says why.
     """
 
     options: AnalysisOptions

@@ -460,26 +460,25 @@ def session_factory(data=None, dataset: str | None = None, **app_params):
     ``data``: predictions already read and validated by the CLI (with its column options) — immutable,
     so every session may start from the same object; ``dataset``: an embedded dataset to open on."""
 
-    # the module, not calviz.dashboard (the public function of the same name)
-    dashboard = importlib.import_module("calviz.dashboard")
+    from calviz.app.page import create_app
+
     params = dict(app_params) if dataset is None else {"dataset": dataset, **app_params}
 
     def new_session():
-        return dashboard.create_app(data=data, **params)
+        return create_app(data=data, **params)
 
     return new_session
 
 
 def warm_kernels() -> None:
-    """Compile (or load from numba's cache) every jitted kernel the dashboard uses, by running the
-    analysis once on a small embedded dataset, and import the dashboard module.  Runs in a background
-    thread while Panel imports and the server starts, so the first session finds everything loaded."""
+    """Start the worker processes and compile (or load from numba's cache) every jitted kernel the
+    dashboard uses, here and in the workers.  Runs in a background thread while Panel imports and the
+    server starts, so the first session finds everything loaded."""
     try:
-        from calviz.analysis import analyze
-        from calviz.datasets import DEFAULT_DATASET, load_dataset
+        from calviz.app import store
 
-        analyze(load_dataset(DEFAULT_DATASET, n=400), resampled=False)
-        importlib.import_module("calviz.dashboard")
+        store.start_workers()
+        store.warm_kernels()
     except Exception:  # warming is an optimisation; a failure shows up properly in the app itself
         pass
 
@@ -537,7 +536,9 @@ def cmd_serve(args) -> int:
         print("calviz: stopped", file=sys.stderr)
     finally:
         server.stop()
-        importlib.import_module("calviz.dashboard").shutdown_workers()
+        from calviz.app.store import shutdown_workers
+
+        shutdown_workers()
     return EXIT_OK
 
 

@@ -1605,8 +1605,7 @@ def compute_view(view: str, data: DaskCalibrationData, options, *, client=None,
         z, y, n_all, _, entropy, complete = uniform_subsample(
             data, size=size, seed=int(options.seed), target=scalar_target, class_index=class_index,
             client=client)
-        bandwidth = 1.0 if options.bandwidth is None else float(options.bandwidth)
-        bounds = _analysis._call(distance.distance_bounds, y.astype(np.int64), z, bandwidth=bandwidth)
+        bounds = distance.distance_bounds(y.astype(np.int64), z)
         if complete:
             return (bounds, None), None
         k = int(z.shape[0])

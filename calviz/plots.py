@@ -34,7 +34,6 @@ __all__ = [
     "distance_plot",
     "distance_caption",
     "field",
-    "element_signature",
 ]
 
 CALIBRATED = "#0e9384"  # teal
@@ -112,71 +111,6 @@ def _display_curve(x: np.ndarray, y: np.ndarray, max_points: int = 2000):
     return grid, np.interp(grid, x, y)
 
 
-def element_signature(obj) -> tuple:
-    """Everything a drawing of ``obj`` depends on — element types, labels, dimensions, data and options
-    of every layer — as a comparable value: two elements with equal signatures draw the same figure.
-
-    A live view re-sends only the panels whose signature changed (an α change redraws the bars'
-    whiskers, not the confidence histogram): every panel sent costs a HoloViews update on the server
-    and a repaint in the browser."""
-    if isinstance(obj, (hv.Overlay, hv.Layout)):
-        layers = tuple(element_signature(layer) for layer in obj)
-        return (type(obj).__name__, layers, _options_signature(obj))
-    data = obj.data  # the stored table itself: ``columns()`` copies it through HoloViews' pipeline
-    if isinstance(data, dict):
-        columns = tuple((str(name), _values_signature(values)) for name, values in data.items())
-    elif hasattr(data, "columns") and hasattr(data, "to_numpy"):  # a DataFrame
-        columns = tuple((str(name), _values_signature(data[name].to_numpy())) for name in data.columns)
-    else:
-        columns = (("", _values_signature(data)),)
-    dimensions = (tuple(map(str, obj.kdims)), tuple(map(str, obj.vdims)))
-    parameters = ()
-    if not isinstance(obj, hv.Dataset):  # an annotation keeps what it draws in parameters (x, text, …)
-        parameters = tuple(sorted((k, repr(v)) for k, v in obj.param.values().items() if k != "name"))
-    return (type(obj).__name__, obj.label, obj.group, dimensions, columns, parameters,
-            _options_signature(obj))
-
-
-def _values_signature(values):
-    values = np.asarray(values)
-    if values.dtype == object:
-        return values.dtype.str, tuple(map(str, values.ravel())), values.shape
-    return values.dtype.str, values.tobytes(), values.shape
-
-
-def _options_signature(obj) -> tuple:
-    """The options set on ``obj``: its custom option tree (defaults are the same for every element).
-    Read from the tree directly — ``obj.opts.get`` resolves the defaults too, which took tens of ms per
-    element in a long-running session."""
-    from bokeh.model import Model
-
-    def freeze(value):
-        # a tool is created anew by each call of a plot function: compare what it is, not its identity
-        if isinstance(value, Model):
-            items = value.properties_with_values(include_defaults=False).items()
-            return type(value).__name__, tuple(sorted((k, repr(v)) for k, v in items if k != "id"))
-        if isinstance(value, (list, tuple)):
-            return tuple(freeze(v) for v in value)
-        if isinstance(value, dict):
-            return tuple(sorted((k, freeze(v)) for k, v in value.items()))
-        return repr(value)
-
-    def walk(node, path):
-        groups = getattr(node, "groups", None) or {}
-        yield path, tuple(sorted((group, freeze(options.kwargs)) for group, options in groups.items()))
-        for key, child in node.data.items():
-            yield from walk(child, (*path, key))
-
-    tree = hv.Store.custom_options(backend="bokeh").get(obj.id) if obj.id is not None else None
-    return () if tree is None else tuple(walk(tree, ()))
-
-
-def _framewise(overlay):
-    """Mark every layer ``framewise`` so axis ranges follow each new result when the overlay is
-    streamed into an existing figure (a DynamicMap); harmless for a one-off render."""
-    return overlay.map(lambda el: el.opts(framewise=True), [hv.Element])
-
-
 def placeholder(message: str, title: str = "", *, height: int = 300) -> hv.Element:
     """An empty plot carrying a message (engine not available, input refused, still computing)."""
     _ensure_backend()
@@ -194,7 +128,7 @@ def placeholder(message: str, title: str = "", *, height: int = 300) -> hv.Eleme
     )
 
 
-def _bins(reliability) -> dict:
+def bins(reliability) -> dict:
     """Per-bin arrays of one ``ReliabilityData`` (or ``None``: no bins), with the non-empty selection and
     whether each bin's interval covers its mean confidence (i.e. the diagonal)."""
     empty = np.zeros(0)
@@ -236,7 +170,7 @@ def _frequency_axes(title: str, height: int, **legend):
 
 
 #: hover lines of one reliability bin (bars and rank markers carry these columns)
-_BIN_TOOLTIPS = (
+BIN_TOOLTIPS = (
     ("bin", "[@x0{0.000}, @x1{0.000})"),
     ("count", "@count"),
     ("mean confidence", "@confidence{0.0000}"),
@@ -246,16 +180,15 @@ _BIN_TOOLTIPS = (
 )
 
 
-def _bar_layers(b: dict, *, size: int = 5, name: str | None = None):
-    """Bars (coloured by whether the interval covers the diagonal), the diagonal, the per-bin whiskers
-    and the bin markers of one reliability diagram (``name``: a first hover line, e.g. "class 3")."""
-    from bokeh.models import HoverTool
-
+def bar_table(b: dict) -> dict:
+    """Columns of one reliability diagram's non-empty bins (from :func:`bins`): bar corners, mean
+    confidence, frequency, per-bin interval, count, colour (teal: the interval covers the diagonal) and
+    a hover line saying so."""
     sel, covered = b["sel"], b["covered"]
     conf, freq, low, high = b["conf"], b["freq"], b["low"], b["high"]
     color = np.where(covered, CALIBRATED, MISCALIBRATED)
     status = np.where(covered, "interval covers confidence", "interval misses confidence")
-    table = {
+    return {
         "x0": b["left"][sel],
         "y0": np.zeros(int(sel.sum())),
         "x1": b["right"][sel],
@@ -268,7 +201,24 @@ def _bar_layers(b: dict, *, size: int = 5, name: str | None = None):
         "color": color[sel],
         "status": status[sel],
     }
-    hover = HoverTool(tooltips=list(_BIN_TOOLTIPS))
+
+
+def hist_table(b: dict) -> dict:
+    """Columns of the confidence histogram on a diagram's bins (every bin, empty ones too)."""
+    m = b["counts"].shape[0]
+    return {"x0": b["left"], "c0": np.zeros(m), "x1": b["right"], "c1": b["counts"],
+            "count": b["counts"].astype(np.int64)}
+
+
+def _bar_layers(b: dict, *, size: int = 5, name: str | None = None):
+    """Bars (coloured by whether the interval covers the diagonal), the diagonal, the per-bin whiskers
+    and the bin markers of one reliability diagram (``name``: a first hover line, e.g. "class 3")."""
+    from bokeh.models import HoverTool
+
+    sel = b["sel"]
+    table = bar_table(b)
+    conf, freq, low, high, color = (table[k] for k in ("confidence", "frequency", "low", "high", "color"))
+    hover = HoverTool(tooltips=list(BIN_TOOLTIPS))
     vdims = ["confidence", "frequency", "low", "high", "count", "color", "status"]
     if name is not None:
         table["panel"] = np.full(int(sel.sum()), name, dtype=object)
@@ -281,17 +231,63 @@ def _bar_layers(b: dict, *, size: int = 5, name: str | None = None):
         color=NEUTRAL, line_dash="dashed", line_width=1.5
     )
     errs = hv.ErrorBars(
-        (conf[sel], freq[sel], freq[sel] - low[sel], high[sel] - freq[sel]),
+        (conf, freq, freq - low, high - freq),
         kdims=["confidence"],
         vdims=["frequency", "neg", "pos"],
     ).opts(color=NEUTRAL, line_width=1.2, lower_head=None, upper_head=None)
-    marks = hv.Scatter((conf[sel], freq[sel], color[sel]), "confidence", ["frequency", "color"]).opts(
+    marks = hv.Scatter((conf, freq, color), "confidence", ["frequency", "color"]).opts(
         color="color", size=size, line_color="white"
     )
     return bars, diagonal, errs, marks
 
 
 # -- 1. reliability diagram -------------------------------------------------------------------------
+
+
+#: hover lines of a confidence-histogram bar
+HIST_TOOLTIPS = (("bin", "[@x0{0.000}, @x1{0.000})"), ("count", "@count"))
+
+
+def scalar_reliability_title(reliability) -> str:
+    """Default title of a scalar diagram: non-empty bins, n and how many bins miss the diagonal."""
+    if reliability is None:
+        return "reliability data not available"
+    b = bins(reliability)
+    sel = b["sel"]
+    n_missed = int((~b["covered"] & sel).sum())
+    return (f"{int(sel.sum())} non-empty of {b['counts'].shape[0]} bins, n = {int(b['counts'].sum()):,}, "
+            f"{n_missed} miss the diagonal")
+
+
+def smooth_table(smooth) -> dict:
+    """Columns ``x``, ``y`` (the smooth reliability curve) and ``low``/``high`` (its band; the curve itself
+    while the band is not computed); empty for ``None``.  The curve is left out (NaN) where the density
+    of predictions is below 1 % of its maximum: far from the data a kernel regression extrapolates."""
+    empty = np.zeros(0)
+    if smooth is None:
+        return {"x": empty, "y": empty, "low": empty, "high": empty}
+    grid = _arr(field(smooth, "grid", "x"))
+    curve = _arr(field(smooth, "curve", "y", "regression"))
+    band_low, band_high = field(smooth, "band_low", "low"), field(smooth, "band_high", "high")
+    s_low = _arr(band_low) if band_low is not None else curve
+    s_high = _arr(band_high) if band_high is not None else curve
+    density = field(smooth, "density")
+    if density is not None and _arr(density).size == grid.size:
+        density = _arr(density)
+        sparse = density < 0.01 * np.nanmax(density)
+        curve, s_low, s_high = (np.where(sparse, np.nan, a) for a in (curve, s_low, s_high))
+    return {"x": grid, "y": curve, "low": s_low, "high": s_high}
+
+
+def witness_table(witness) -> dict:
+    """Columns ``x``, ``w`` of the smCE witness for drawing (at most 2000 points); empty for ``None``."""
+    if witness is None:
+        return {"x": np.zeros(0), "w": np.zeros(0)}
+    wx = _arr(field(witness, "x", "grid", "predictions", "points", "v"))
+    wy = _arr(field(witness, "w", "values", "witness", "y"))
+    wx, wy = _display_curve(wx, wy)
+    return {"x": wx, "w": wy}
+
 
 
 def reliability_elements(
@@ -312,46 +308,23 @@ def reliability_elements(
     _ensure_backend()
     from bokeh.models import HoverTool
 
-    empty = np.zeros(0)
-    b = _bins(reliability)
-    counts, left, right, sel, covered = b["counts"], b["left"], b["right"], b["sel"], b["covered"]
-    m = counts.shape[0]
+    b = bins(reliability)
     bars, diagonal, errs, marks = _bar_layers(b)
-    grid = curve = s_low = s_high = empty
-    if smooth is not None:
-        grid = _arr(field(smooth, "grid", "x"))
-        curve = _arr(field(smooth, "curve", "y", "regression"))
-        band_low, band_high = field(smooth, "band_low", "low"), field(smooth, "band_high", "high")
-        s_low = _arr(band_low) if band_low is not None else curve
-        s_high = _arr(band_high) if band_high is not None else curve
-        density = field(smooth, "density")
-        if density is not None and _arr(density).size == grid.size:
-            # draw the curve only where there are predictions: far from the data a kernel regression
-            # is an extrapolation (relplot draws it thinner there; we leave it out)
-            density = _arr(density)
-            sparse = density < 0.01 * np.nanmax(density)
-            curve, s_low, s_high = (np.where(sparse, np.nan, a) for a in (curve, s_low, s_high))
-    band = hv.Area((grid, s_low, s_high), "x", ["y", "y2"]).opts(color=ACCENT, alpha=0.18, line_alpha=0)
-    smooth_curve = hv.Curve((grid, curve), "x", "y", label="smooth curve").opts(color=ACCENT, line_width=2)
-    n_total = int(counts.sum())
-    n_missed = int((~covered & sel).sum())
-    default_title = (
-        f"{int(sel.sum())} non-empty of {m} bins, n = {n_total:,}, {n_missed} miss the diagonal"
-        if reliability is not None
-        else "reliability data not available"
+    sm = smooth_table(smooth)
+    band = hv.Area((sm["x"], sm["low"], sm["high"]), "x", ["y", "y2"]).opts(
+        color=ACCENT, alpha=0.18, line_alpha=0
+    )
+    smooth_curve = hv.Curve((sm["x"], sm["y"]), "x", "y", label="smooth curve").opts(
+        color=ACCENT, line_width=2
     )
     main = (bars * diagonal * errs * marks * band * smooth_curve).opts(
-        _frequency_axes(title or default_title, height, legend_position="top_left")
+        _frequency_axes(title or scalar_reliability_title(reliability), height, legend_position="top_left")
     )
     # distinct y dimension names: the histogram's count axis must not be linked to the frequency axis
-    hist = hv.Rectangles(
-        {"x0": left, "c0": np.zeros(m), "x1": right, "c1": counts, "count": counts.astype(np.int64)},
-        kdims=["x0", "c0", "x1", "c1"],
-        vdims=["count"],
-    ).opts(
+    hist = hv.Rectangles(hist_table(b), kdims=["x0", "c0", "x1", "c1"], vdims=["count"]).opts(
         color=HIST,
         line_color="white",
-        tools=[HoverTool(tooltips=[("bin", "[@x0{0.000}, @x1{0.000})"), ("count", "@count")])],
+        tools=[HoverTool(tooltips=list(HIST_TOOLTIPS))],
         xlim=(0, 1),
         height=max(90, height // 3),
         responsive=True,
@@ -363,12 +336,8 @@ def reliability_elements(
         min_width=300,
         framewise=True,
     )
-    wx = wy = empty
-    if witness is not None:
-        wx = _arr(field(witness, "x", "grid", "predictions", "points", "v"))
-        wy = _arr(field(witness, "w", "values", "witness", "y"))
-        wx, wy = _display_curve(wx, wy)
-    wit_panel = hv.Curve((wx, wy), "x0", "witness").opts(
+    wt = witness_table(witness)
+    wit_panel = hv.Curve((wt["x"], wt["w"]), "x0", "witness").opts(
         color=MISCALIBRATED,
         line_width=1.5,
         tools=["hover"],
@@ -441,6 +410,56 @@ def rank_colour(r: int) -> str:
     return RANK_COLOURS[(int(r) - 1) % len(RANK_COLOURS)]
 
 
+RANK_POINT_COLUMNS = ("confidence", "frequency", "x0", "x1", "low", "high", "count", "rank", "status",
+                      "color", "outline")
+RANK_HIST_COLUMNS = ("x0", "c0", "x1", "c1", "count", "rank", "color")
+
+
+def rank_tables(multi) -> dict:
+    """The drawing data of a top-k reliability view (``MultiReliability`` of kind ``"rank"``):
+    ``points`` (every rank's non-empty bins, :data:`RANK_POINT_COLUMNS`, coloured per rank; ``outline``
+    crimson where the bin's interval misses the diagonal), ``bars`` (every rank's histogram,
+    :data:`RANK_HIST_COLUMNS`), ``lines`` (per rank: label, colour, x, y), ``n_missed``, ``n_bins``."""
+    panels = list(field(multi, "panels", default=()) or ())
+    labels = list(field(multi, "labels", default=()) or [f"rank {r + 1}" for r in range(len(panels))])
+    points, bars, lines = [], [], []
+    n_missed = n_bins = 0
+    for r, (rel, label) in enumerate(zip(panels, labels, strict=True), start=1):
+        b = bins(rel)
+        sel, conf, freq = b["sel"], b["conf"], b["freq"]
+        colour = rank_colour(r)
+        covered = b["covered"][sel]
+        n_missed += int((~covered).sum())
+        n_bins += int(sel.sum())
+        size, m = int(sel.sum()), b["counts"].shape[0]
+        points.append({
+            "confidence": conf[sel], "frequency": freq[sel], "x0": b["left"][sel], "x1": b["right"][sel],
+            "low": b["low"][sel], "high": b["high"][sel], "count": b["counts"][sel].astype(np.int64),
+            "rank": np.full(size, label, dtype=object),
+            "status": np.where(covered, "interval covers confidence", "interval misses confidence"),
+            "color": np.full(size, colour, dtype=object),
+            "outline": np.where(covered, "white", MISCALIBRATED).astype(object),
+        })
+        bars.append({**hist_table(b), "rank": np.full(m, label, dtype=object),
+                     "color": np.full(m, colour, dtype=object)})
+        lines.append((str(label), colour, conf[sel], freq[sel]))
+
+    def stack(parts, columns):
+        return {c: np.concatenate([t[c] for t in parts]) if parts else np.zeros(0) for c in columns}
+
+    return {"points": stack(points, RANK_POINT_COLUMNS), "bars": stack(bars, RANK_HIST_COLUMNS),
+            "lines": lines, "n_missed": n_missed, "n_bins": n_bins}
+
+
+def rank_reliability_title(multi, tables: dict | None = None) -> str:
+    """Default title of the top-k view: k, n and how many bins miss the diagonal."""
+    if multi is None:
+        return "reliability data not available"
+    tables = tables or rank_tables(multi)
+    return (f"top-{len(tables['lines'])}: one curve per rank · n = {int(field(multi, 'n')):,} · "
+            f"{tables['n_missed']} of {tables['n_bins']} bins miss the diagonal")
+
+
 def rank_reliability_elements(
     multi,
     *,
@@ -461,87 +480,37 @@ def rank_reliability_elements(
     from bokeh.models import HoverTool
 
     panels = list(field(multi, "panels", default=()) or ())
-    labels = list(field(multi, "labels", default=()) or [f"rank {r + 1}" for r in range(len(panels))])
-    hover = HoverTool(tooltips=[("", "@rank"), *_BIN_TOOLTIPS])
-    hist_hover = HoverTool(tooltips=[("", "@rank"), ("bin", "[@x0{0.000}, @x1{0.000})"), ("count", "@count")])
+    hover = HoverTool(tooltips=[("", "@rank"), *BIN_TOOLTIPS])
+    hist_hover = HoverTool(tooltips=[("", "@rank"), *HIST_TOOLTIPS])
     # unlabelled: the legend above the plot lists the ranks only (the dashed diagonal is in the caption)
     diagonal = hv.Curve(([0.0, 1.0], [0.0, 1.0]), "x", "y").opts(
         color=NEUTRAL, line_dash="dashed", line_width=1.5
     )
     # one line per rank (they carry the legend); the whiskers, markers and histogram bars of all ranks
     # are one element each, coloured per row — 3 + k layers instead of 4k keeps the figure quick to build
-    lines, points, bars = [], [], []
-    n_missed = n_bins = 0
-    for r, (rel, label) in enumerate(zip(panels, labels, strict=True), start=1):
-        b = _bins(rel)
-        sel, conf, freq = b["sel"], b["conf"], b["freq"]
-        colour = rank_colour(r)
-        covered = b["covered"][sel]
-        n_missed += int((~covered).sum())
-        n_bins += int(sel.sum())
-        size, m = int(sel.sum()), b["counts"].shape[0]
-        points.append(
-            {
-                "confidence": conf[sel],
-                "frequency": freq[sel],
-                "x0": b["left"][sel],
-                "x1": b["right"][sel],
-                "low": b["low"][sel],
-                "high": b["high"][sel],
-                "count": b["counts"][sel].astype(np.int64),
-                "rank": np.full(size, label, dtype=object),
-                "status": np.where(covered, "interval covers confidence", "interval misses confidence"),
-                "color": np.full(size, colour, dtype=object),
-                # markers of bins whose interval misses the diagonal get a crimson outline
-                "outline": np.where(covered, "white", MISCALIBRATED).astype(object),
-            }
-        )
-        bars.append(
-            {
-                "x0": b["left"],
-                "c0": np.zeros(m),
-                "x1": b["right"],
-                "c1": b["counts"],
-                "count": b["counts"].astype(np.int64),
-                "rank": np.full(m, label, dtype=object),
-                "color": np.full(m, colour, dtype=object),
-            }
-        )
-        lines.append(
-            hv.Curve((conf[sel], freq[sel]), "confidence", "frequency", label=str(label)).opts(
-                color=colour, line_width=2
-            )
-        )
-
-    def _stack(tables, columns):
-        return {c: np.concatenate([t[c] for t in tables]) if tables else np.zeros(0) for c in columns}
-
-    point_cols = ["confidence", "frequency", "x0", "x1", "low", "high", "count", "rank", "status", "color",
-                  "outline"]
-    table = _stack(points, point_cols)
+    tables = rank_tables(multi)
+    table = tables["points"]
+    lines = [
+        hv.Curve((x, y), "confidence", "frequency", label=str(label)).opts(color=colour, line_width=2)
+        for label, colour, x, y in tables["lines"]
+    ]
     whisk = hv.Segments(
         {"confidence": table["confidence"], "low": table["low"], "c1": table["confidence"],
          "high": table["high"], "color": table["color"]},
         kdims=["confidence", "low", "c1", "high"],
         vdims=["color"],
     ).opts(color="color", line_width=1.2, alpha=0.8)
-    marks = hv.Scatter(table, kdims=["confidence"], vdims=point_cols[1:]).opts(
+    marks = hv.Scatter(table, kdims=["confidence"], vdims=list(RANK_POINT_COLUMNS[1:])).opts(
         color="color", size=7, line_color="outline", line_width=1.5, tools=[hover]
     )
     layers = [diagonal, whisk, *lines, marks]
-    hist_cols = ["x0", "c0", "x1", "c1", "count", "rank", "color"]
+    hist_cols = list(RANK_HIST_COLUMNS)
     hists = [
-        hv.Rectangles(_stack(bars, hist_cols), kdims=hist_cols[:4], vdims=hist_cols[4:]).opts(
+        hv.Rectangles(tables["bars"], kdims=hist_cols[:4], vdims=hist_cols[4:]).opts(
             color="color", alpha=0.25, line_color="color", line_width=1.2, tools=[hist_hover], framewise=True
         )
     ]
-    n = field(multi, "n")
-    default_title = (
-        f"top-{len(panels)}: one curve per rank · n = {int(n):,} · "
-        f"{n_missed} of {n_bins} bins miss the diagonal"
-        if multi is not None
-        else "reliability data not available"
-    )
+    default_title = rank_reliability_title(multi, tables)
     main = hv.Overlay(layers).opts(
         _frequency_axes(
             title or default_title,
@@ -597,7 +566,7 @@ def class_reliability_elements(multi, *, panel_height: int = 150) -> dict[str, h
     positives = field(multi, "positives")
     out = {}
     for i, (rel, label) in enumerate(zip(panels, labels, strict=True)):
-        b = _bins(rel)
+        b = bins(rel)
         # no bin markers: the bar tops show the frequencies, and fewer glyphs keep the grid quick to build
         bars, diagonal, errs, _ = _bar_layers(b, name=str(label))
         support = f" · {int(positives[i]):,}" if positives is not None else ""
@@ -705,17 +674,38 @@ def tcal_caption(tcal) -> str:
     return f"T-Cal ({method}): {decision}{alpha_txt}; adjusted p {p_txt}"
 
 
-def tcal_plot(tcal, *, title: str | None = None, height: int = 330, pending: str | None = None) -> hv.Overlay:
-    """Debiased statistic T^d vs its critical value at each dyadic scale (x = number of bins, log axis).
+def tcal_verdict(tcal) -> tuple[str, str]:
+    """The T-Cal view's title and its one-line caption, both from the result alone: the title gives the
+    decision and the adjusted p-value (e.g. "REJECT · p = 0.0120 (analytic)"), the caption
+    :func:`tcal_caption`.  Everything the live view and the report say about the verdict is written
+    here."""
+    if tcal is None:
+        return "T-Cal not available", tcal_caption(None)
+    p = format_pvalue(field(tcal, "pvalue"))
+    p = f" {p}" if p.startswith("<") else f" = {p}"
+    decision = "REJECT" if bool(field(tcal, "reject")) else "not rejected"
+    return f"{decision} · p{p} ({field(tcal, 'method', default='')})", tcal_caption(tcal)
 
-    Scales whose statistic reaches the critical value are crimson (rejected), the others teal; the
-    title carries the adaptive decision and the adjusted p-value.  When the engine ran the exact
-    binomial test for discrete predictors, x is the distinct predicted value instead (linear axis).
-    ``pending`` adds a note (e.g. "resampling running…").  ``tcal=None`` gives the same (empty) layers.
-    """
-    _ensure_backend()
-    from bokeh.models import HoverTool
 
+def tcal_xlabel(discrete: bool) -> str:
+    return "distinct predicted value" if discrete else "number of bins at each dyadic scale (log scale)"
+
+
+def tcal_tooltips(discrete: bool) -> list:
+    return [
+        ("value" if discrete else "bins", "@bins"),
+        ("statistic", "@statistic{0.000e}"),
+        ("critical value", "@critical{0.000e}"),
+        ("p-value (this scale)", "@pvalue{0.0000}"),
+        ("", "@state"),
+    ]
+
+
+def tcal_frame(tcal) -> dict:
+    """The drawing data of the T-Cal view: ``table`` (per scale: ``bins`` — the number of bins, or the
+    distinct predicted value when the engine ran the exact binomial test —, ``statistic``, ``critical``,
+    ``pvalue``, ``color`` crimson where the scale rejects, ``state``), ``discrete`` (x is a predicted
+    value: linear axis) and the axis ranges ``xlim``/``ylim``."""
     empty = np.zeros(0)
     discrete = False
     if tcal is not None:
@@ -732,26 +722,44 @@ def tcal_plot(tcal, *, title: str | None = None, height: int = 330, pending: str
         scales = stats = crit = pvals = empty
     with np.errstate(invalid="ignore"):
         rejected = stats >= crit
-    color = np.where(rejected, MISCALIBRATED, CALIBRATED)
-    state = np.where(rejected, "this scale rejects", "this scale does not reject")
-    data = {
+    table = {
         "bins": scales,
         "statistic": stats,
         "critical": crit,
         "pvalue": pvals,
-        "color": color,
-        "state": state,
+        "color": np.where(rejected, MISCALIBRATED, CALIBRATED),
+        "state": np.where(rejected, "this scale rejects", "this scale does not reject"),
     }
-    xname = "value" if discrete else "bins"
-    hover = HoverTool(
-        tooltips=[
-            (xname, "@bins"),
-            ("statistic", "@statistic{0.000e}"),
-            ("critical value", "@critical{0.000e}"),
-            ("p-value (this scale)", "@pvalue{0.0000}"),
-            ("", "@state"),
-        ]
-    )
+    xlim, ylim = (1.0, 1024.0), (-1.0, 1.0)
+    both = np.concatenate([stats, crit])
+    finite = both[np.isfinite(both)]
+    if scales.size:
+        lo, hi = min(0.0, float(finite.min(initial=0.0))), max(0.0, float(finite.max(initial=0.0)))
+        pad = 0.08 * (hi - lo) or 1e-12
+        if discrete:
+            xpad = 0.05 * (float(scales.max()) - float(scales.min()) or 1.0)
+            xlim = (float(scales.min()) - xpad, float(scales.max()) + xpad)
+        else:
+            xlim = (float(scales.min()) / 1.5, float(scales.max()) * 1.5)
+        ylim = (lo - pad, hi + pad)
+    return {"table": table, "discrete": discrete, "xlim": xlim, "ylim": ylim}
+
+
+def tcal_plot(tcal, *, title: str | None = None, height: int = 330, pending: str | None = None) -> hv.Overlay:
+    """Debiased statistic T^d vs its critical value at each dyadic scale (x = number of bins, log axis).
+
+    Scales whose statistic reaches the critical value are crimson (rejected), the others teal; the
+    title carries the adaptive decision and the adjusted p-value.  When the engine ran the exact
+    binomial test for discrete predictors, x is the distinct predicted value instead (linear axis).
+    ``pending`` adds a note (e.g. "resampling running…").  ``tcal=None`` gives the same (empty) layers.
+    """
+    _ensure_backend()
+    from bokeh.models import HoverTool
+
+    frame = tcal_frame(tcal)
+    data, discrete = frame["table"], frame["discrete"]
+    scales, stats, crit = data["bins"], data["statistic"], data["critical"]
+    hover = HoverTool(tooltips=tcal_tooltips(discrete))
     stat_line = hv.Curve((scales, stats), "bins", "statistic", label="statistic").opts(
         color=NEUTRAL, line_width=1.5
     )
@@ -767,25 +775,13 @@ def tcal_plot(tcal, *, title: str | None = None, height: int = 330, pending: str
         caption = f"{caption} — {pending}"
     # explicit ranges on every frame: a streamed frame must not inherit the previous frame's limits (an
     # empty "computing…" frame first, then the result, would otherwise keep the axes of the empty one)
-    extra = {"xlim": (1, 1024), "ylim": (-1, 1)}
-    finite = np.concatenate([stats, crit])[np.isfinite(np.concatenate([stats, crit]))]
-    if scales.size:
-        lo, hi = min(0.0, float(finite.min(initial=0.0))), max(0.0, float(finite.max(initial=0.0)))
-        pad = 0.08 * (hi - lo) or 1e-12
-        if discrete:
-            xpad = 0.05 * (float(scales.max()) - float(scales.min()) or 1.0)
-            xlim = (float(scales.min()) - xpad, float(scales.max()) + xpad)
-        else:
-            xlim = (float(scales.min()) / 1.5, float(scales.max()) * 1.5)
-        extra = {"xlim": xlim, "ylim": (lo - pad, hi + pad)}
-    return _framewise(
+    extra = {"xlim": frame["xlim"], "ylim": frame["ylim"]}
+    return (
         (zero * stat_line * crit_line * points).opts(
             hv.opts.Overlay(
                 title=title or caption,
                 logx=not discrete,
-                xlabel="distinct predicted value"
-                if discrete
-                else "number of bins at each dyadic scale (log scale)",
+                xlabel=tcal_xlabel(discrete),
                 ylabel="debiased ECE² statistic",
                 height=height,
                 responsive=True,
@@ -832,6 +828,45 @@ def interval_caption(interval) -> str:
     return head + explain
 
 
+INTERVAL_TOOLTIPS = (
+    ("method", "@method"),
+    ("ECE", "@estimate{0.0000}"),
+    ("interval", "[@low{0.0000}, @high{0.0000}]"),
+    ("ECE²", "@estimate_sq{0.000e}"),
+    ("ECE² interval", "[@low_sq{0.000e}, @high_sq{0.000e}]"),
+)
+
+
+def interval_frame(interval, bootstrap=None) -> dict:
+    """The drawing data of the ECE-interval view: ``table`` with two rows (row 1: the asymptotic interval
+    of Sun, Song & Hero (2023); row 0: the percentile bootstrap, NaN while it is computed) — estimate,
+    interval, their squares, method, colour (crimson when the interval excludes 0) — and ``xlim``."""
+    rows = [("seed 003 (asymptotic)", interval), ("percentile bootstrap", bootstrap)]
+    cols = {k: [] for k in ("estimate", "low", "high", "estimate_sq", "low_sq", "high_sq", "method", "color")}
+    for name, res in rows:
+        cols["method"].append(name)
+        for key in ("estimate", "low", "high", "estimate_sq", "low_sq", "high_sq"):
+            cols[key].append(float(field(res, key, default=np.nan)))
+        cols["color"].append(MISCALIBRATED if cols["low"][-1] > 0 else CALIBRATED)
+    finite = [v for v in (*cols["high"], *cols["estimate"]) if np.isfinite(v)]
+    upper = max(finite) if finite else 0.1
+    return {"table": {"row": np.array([1.0, 0.0]), **cols}, "xlim": (-0.02 * upper, 1.15 * upper)}
+
+
+def interval_title(interval) -> str:
+    """'ℓ2-ECE, 95% intervals (15 bins)' — level and bin count of the interval result."""
+    if interval is None:
+        return "ECE interval not available"
+    level = field(interval, "level")
+    n_bins = field(interval, "n_bins")
+    head = "ℓ2-ECE with confidence interval"
+    if level is not None:
+        head = f"ℓ2-ECE, {100 * float(level):.0f}% intervals"
+    if n_bins is not None:
+        head += f" ({int(np.asarray(n_bins).ravel()[0])} bins)"
+    return head
+
+
 def interval_plot(
     interval, bootstrap=None, *, title: str | None = None, height: int = 330, pending: str | None = None
 ) -> hv.Overlay:
@@ -843,39 +878,9 @@ def interval_plot(
     _ensure_backend()
     from bokeh.models import HoverTool
 
-    rows = [("seed 003 (asymptotic)", interval), ("percentile bootstrap", bootstrap)]
-    names, est, lo, hi, lo2, hi2, est2, colors = [], [], [], [], [], [], [], []
-    for name, res in rows:
-        names.append(name)
-        lo_v = float(field(res, "low", default=np.nan))
-        est.append(float(field(res, "estimate", default=np.nan)))
-        lo.append(lo_v)
-        hi.append(float(field(res, "high", default=np.nan)))
-        est2.append(float(field(res, "estimate_sq", default=np.nan)))
-        lo2.append(float(field(res, "low_sq", default=np.nan)))
-        hi2.append(float(field(res, "high_sq", default=np.nan)))
-        colors.append(MISCALIBRATED if lo_v > 0 else CALIBRATED)
-    ys = np.array([1.0, 0.0])
-    table = {
-        "row": ys,
-        "estimate": est,
-        "low": lo,
-        "high": hi,
-        "estimate_sq": est2,
-        "low_sq": lo2,
-        "high_sq": hi2,
-        "method": names,
-        "color": colors,
-    }
-    hover = HoverTool(
-        tooltips=[
-            ("method", "@method"),
-            ("ECE", "@estimate{0.0000}"),
-            ("interval", "[@low{0.0000}, @high{0.0000}]"),
-            ("ECE²", "@estimate_sq{0.000e}"),
-            ("ECE² interval", "[@low_sq{0.000e}, @high_sq{0.000e}]"),
-        ]
-    )
+    frame = interval_frame(interval, bootstrap)
+    table, names, ys = frame["table"], frame["table"]["method"], frame["table"]["row"]
+    hover = HoverTool(tooltips=list(INTERVAL_TOOLTIPS))
     segs = hv.Segments(
         table,
         kdims=["low", "row", "high", "row"],
@@ -884,21 +889,11 @@ def interval_plot(
     pts = hv.Points(table, kdims=["estimate", "row"], vdims=["low", "high", "method", "color"]).opts(
         color="white", line_color="color", size=11, line_width=2
     )
-    finite = [v for v in (*hi, *est) if np.isfinite(v)]
-    upper = max(finite) if finite else 0.1
-    level = field(interval, "level")
-    n_bins = field(interval, "n_bins")
-    head = "ℓ2-ECE with confidence interval"
-    if level is not None:
-        head = f"ℓ2-ECE, {100 * float(level):.0f}% intervals"
-    if n_bins is not None:
-        head += f" ({int(np.asarray(n_bins).ravel()[0])} bins)"
-    if interval is None:
-        head = "ECE interval not available"
+    head = interval_title(interval)
     if pending:
         head += f" — {pending}"
     zero = hv.VLine(0, kdims=["low", "row"]).opts(color=NEUTRAL, line_width=1)
-    return _framewise(
+    return (
         (zero * segs * pts).opts(
             hv.opts.Overlay(
                 title=title or head,
@@ -906,7 +901,7 @@ def interval_plot(
                 ylabel="",
                 yticks=[(float(y), n) for y, n in zip(ys, names, strict=True)],
                 ylim=(-0.6, 1.6),
-                xlim=(-0.02 * upper, 1.15 * upper),
+                xlim=frame["xlim"],
                 height=height,
                 responsive=True,
                 fontsize=_FONT,
@@ -1007,26 +1002,41 @@ def distance_caption(bounds) -> str:
         txt = f"Implied interval for the distance to calibration dCE: [{_fmt(lower)}, {_fmt(upper)}]. "
     return txt + (
         "All measures describe the empirical distribution of this sample (not the population). "
-        "kCE uses the Laplace kernel; a Gaussian kernel would not be consistent (seed 004 Thm 8.6)."
+        "kCE uses the Laplace kernel with bandwidth 1 (the bandwidth control sets the smooth curve only): "
+        "a Gaussian kernel would not be consistent (Błasiok et al. 2023, Thm 8.6)."
     )
 
 
-def distance_plot(bounds, *, title: str | None = None, height: int = 330) -> hv.Overlay:
-    """Every distance-to-calibration measure on one axis, and the implied interval for dCE.
+def distance_title(bounds) -> str | None:
+    """'implied dCE ∈ [low, high]' of a ``DistanceBounds`` (``None`` when it has no bounds)."""
+    lo, hi = field(bounds, "lower"), field(bounds, "upper")
+    if lo is None or hi is None:
+        return None
+    return f"implied dCE ∈ [{_fmt(lo)}, {_fmt(hi)}]"
 
-    Hover shows the inequality (paper, theorem) behind each measure's contribution to the bounds, and
-    for the implied interval the bound that produced each end.  Crimson when the interval excludes 0."""
-    _ensure_backend()
-    from bokeh.models import HoverTool
 
+DISTANCE_TOOLTIPS = (("measure", "@name"), ("value", "@value{0.00000}"), ("bounds", "@inequality"),
+                     ("", "@implies"))
+DISTANCE_BAND_TOOLTIPS = (
+    ("implied dCE interval", "[@low{0.00000}, @high{0.00000}]"),
+    ("lower end from", "@lower_from"),
+    ("upper end from", "@upper_from"),
+)
+
+
+def distance_frame(bounds) -> dict:
+    """The drawing data of the distance view: ``table`` (one row per measure: value, row position, name,
+    the inequality behind it and what it implies; NaN rows of the usual measures while computing),
+    ``band`` (the implied dCE interval at row 0, crimson when it excludes 0, with the bound behind each
+    end), ``yticks`` (row → name), ``xlim``, ``ylim``."""
     rows = distance_measures(bounds) if bounds is not None else []
     if not rows:  # same layers and rows as a real result, empty
         rows = [
             {"name": _MEASURE_LABELS[k], "value": np.nan, "inequality": "", "implies": ""}
             for k in ("smce", "lower_dce", "sintce", "laplace_kce", "binned_ece_width")
         ]
-    lower = field(bounds, "lower", default=np.nan)
-    upper = field(bounds, "upper", default=np.nan)
+    lo = float(field(bounds, "lower", default=np.nan))
+    hi = float(field(bounds, "upper", default=np.nan))
     names = [r["name"] for r in rows]
     ys = np.arange(len(rows), dtype=float)[::-1] + 1.0
     values = np.array([r["value"] for r in rows], dtype=float)
@@ -1037,21 +1047,6 @@ def distance_plot(bounds, *, title: str | None = None, height: int = 330) -> hv.
         "inequality": [r["inequality"] for r in rows],
         "implies": [r["implies"] for r in rows],
     }
-    hover = HoverTool(
-        tooltips=[
-            ("measure", "@name"),
-            ("value", "@value{0.00000}"),
-            ("bounds", "@inequality"),
-            ("", "@implies"),
-        ]
-    )
-    pts = hv.Points(table, kdims=["value", "measure_row"], vdims=["name", "inequality", "implies"]).opts(
-        color=ACCENT, size=10, line_color="white", tools=[hover]
-    )
-    stems = hv.Segments(
-        {"v0": np.zeros(len(rows)), "r0": ys, "v1": values, "r1": ys}, kdims=["v0", "r0", "v1", "r1"]
-    ).opts(color=HIST, line_width=2)
-    lo, hi = float(lower), float(upper)
     band = {
         "v0": [lo],
         "r0": [0.0],
@@ -1063,39 +1058,58 @@ def distance_plot(bounds, *, title: str | None = None, height: int = 330) -> hv.
         "upper_from": [_bound_text(field(bounds, "upper_bound", "upper_source", default=""))],
         "color": [MISCALIBRATED if lo > 0 else CALIBRATED],
     }
+    finite = [v for v in [*values, lo, hi] if np.isfinite(v)]
+    vmax = max(finite) if finite else 0.1  # empty (still computing): a readable default axis
+    return {
+        "table": table,
+        "band": band,
+        "yticks": [(float(y), n) for y, n in zip(ys, names, strict=True)] + [(0.0, "dCE (implied)")],
+        "xlim": (-0.02 * vmax, 1.12 * vmax),
+        "ylim": (-0.7, len(rows) + 0.7),
+    }
+
+
+def distance_plot(bounds, *, title: str | None = None, height: int = 330) -> hv.Overlay:
+    """Every distance-to-calibration measure on one axis, and the implied interval for dCE.
+
+    Hover shows the inequality (paper, theorem) behind each measure's contribution to the bounds, and
+    for the implied interval the bound that produced each end.  Crimson when the interval excludes 0."""
+    _ensure_backend()
+    from bokeh.models import HoverTool
+
+    frame = distance_frame(bounds)
+    table, band = frame["table"], frame["band"]
+    hover = HoverTool(tooltips=list(DISTANCE_TOOLTIPS))
+    pts = hv.Points(table, kdims=["value", "measure_row"], vdims=["name", "inequality", "implies"]).opts(
+        color=ACCENT, size=10, line_color="white", tools=[hover]
+    )
+    stems = hv.Segments(
+        {"v0": np.zeros(len(table["value"])), "r0": table["measure_row"], "v1": table["value"],
+         "r1": table["measure_row"]},
+        kdims=["v0", "r0", "v1", "r1"],
+    ).opts(color=HIST, line_width=2)
     seg = hv.Segments(
         band, kdims=["v0", "r0", "v1", "r1"], vdims=["low", "high", "lower_from", "upper_from", "color"]
     ).opts(
         color="color",
         line_width=8,
         alpha=0.75,
-        tools=[
-            HoverTool(
-                tooltips=[
-                    ("implied dCE interval", "[@low{0.00000}, @high{0.00000}]"),
-                    ("lower end from", "@lower_from"),
-                    ("upper end from", "@upper_from"),
-                ]
-            )
-        ],
+        tools=[HoverTool(tooltips=list(DISTANCE_BAND_TOOLTIPS))],
     )
-    yticks = [(float(y), n) for y, n in zip(ys, names, strict=True)] + [(0.0, "dCE (implied)")]
-    finite = [v for v in [*values, lo, hi] if np.isfinite(v)]
-    vmax = max(finite) if finite else 0.1  # empty (still computing): a readable default axis
     default = (
         "Distance to calibration (empirical distribution)"
         if bounds is not None
         else ("distance bounds not available")
     )
-    return _framewise(
+    return (
         (stems * pts * seg).opts(
             hv.opts.Overlay(
                 title=title or default,
                 xlabel="calibration error",
                 ylabel="",
-                yticks=yticks,
-                ylim=(-0.7, len(rows) + 0.7),
-                xlim=(-0.02 * vmax, 1.12 * vmax),
+                yticks=frame["yticks"],
+                ylim=frame["ylim"],
+                xlim=frame["xlim"],
                 height=height,
                 responsive=True,
                 fontsize=_FONT,

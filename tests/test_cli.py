@@ -195,7 +195,7 @@ def test_session_factory_builds_independent_apps():
     new_session = session_factory(None, "breast-cancer-logreg")
     first, second = new_session(), new_session()
     assert first is not second and first.app is not second.app
-    assert first.app.dataset == second.app.dataset == "breast-cancer-logreg"
+    assert first.app.controls.dataset == second.app.controls.dataset == "breast-cancer-logreg"
     data = load_dataset("digits-logreg")
     page = session_factory(data)()
     assert page.app.data.n == data.n and page.app.data.n_classes == 10

@@ -1,17 +1,21 @@
-"""calviz.analysis and calviz.dashboard at the Python level: options, recompute-only-what-changed,
-background resampling, upload errors, independent sessions, Jupyter layout."""
+"""calviz.analysis and the dashboard (calviz.app) at the Python level: options, recompute-only-what-
+changed, in-place updates, background jobs and stale results, upload errors, independent sessions,
+Jupyter layout."""
 
 from __future__ import annotations
 
 import io
 import json
+import threading
+import time
 
-import holoviews as hv
 import numpy as np
 import panel as pn
 import pytest
 
-from calviz.analysis import VIEW_INPUTS, AnalysisOptions, MultiReliability, analyze, view_key
+from calviz.analysis import AnalysisOptions, MultiReliability, analyze, compute_distance
+from calviz.app import store as store_module
+from calviz.app.store import VIEW_INPUTS, view_key
 from calviz.dashboard import CalvizApp, dashboard
 from calviz.data import InputError, as_calibration_data
 
@@ -30,6 +34,7 @@ def _data(n=2000, power=1.5, seed=0, classes=None):
 @pytest.fixture
 def app():
     application = CalvizApp(_data(), n_resamples=100)
+    application.start()
     application.wait()
     yield application
     application.wait()
@@ -120,14 +125,12 @@ def test_view_key_uses_seed_only_for_subsamples():
 
 
 def _delta(app, change):
-    before = dict(app.calls)
-    app.param.update(**change)
+    calls = app.store.calls
+    before = dict(calls)
+    app.controls.param.update(**change)
     app.wait()
-    return {
-        k: app.calls.get(k, 0) - before.get(k, 0)
-        for k in set(app.calls) | set(before)
-        if app.calls.get(k, 0) != before.get(k, 0)
-    }
+    return {k: calls.get(k, 0) - before.get(k, 0) for k in set(calls) | set(before)
+            if calls.get(k, 0) != before.get(k, 0)}
 
 
 def test_bin_count_recomputes_only_binned_views(app):
@@ -137,43 +140,9 @@ def test_bin_count_recomputes_only_binned_views(app):
 
 def test_alpha_recomputes_dependent_views_not_distance(app):
     delta = _delta(app, {"alpha": 0.1})
+    delta.pop("smooth_curve", None)  # the band-less curve shown while the band (α) is resampled
     assert set(delta) == {"reliability", "smooth", "tcal", "interval", "bootstrap"}, delta
     assert all(v == 1 for v in delta.values())
-
-
-def test_alpha_redraws_only_the_panels_it_changes(app):
-    """An α change moves the bars' whiskers: the main panel gets new elements, the confidence histogram
-    and the witness panel keep theirs (nothing is sent to their figures)."""
-    app.layout().get_root()
-    before = app.shown("reliability")
-    app.alpha = 0.1
-    app.wait()
-    after = app.shown("reliability")
-    assert after["main"] is not before["main"]
-    assert after["hist"] is before["hist"] and after["witness"] is before["witness"]
-    app.n_bins = 9  # new bins: the histogram is redrawn too
-    app.wait()
-    assert app.shown("reliability")["hist"] is not before["hist"]
-
-
-def test_one_change_recomputes_the_bokeh_document_once(monkeypatch):
-    """Every view a change touches is updated inside one freeze of the served document: Bokeh walks
-    the page's model graph once per change, not once per updated plot (that walk was 40 % of the
-    server's time for an α change)."""
-    from bokeh.document import Document
-
-    doc = Document()
-    with pn.io.server.set_curdoc(doc):
-        app = CalvizApp(_data(), n_resamples=100)
-        app._inline_jobs = True  # background results applied synchronously, as in a notebook
-        doc.add_root(app.layout().get_root(doc))
-    walks = []
-    original = type(doc.models).recompute
-    monkeypatch.setattr(type(doc.models), "recompute", lambda self: (walks.append(1), original(self)))
-    app._submit = lambda kind, view, data, options: None  # no background jobs: count this change only
-    app.alpha = 0.1
-    assert len(walks) == 1, walks
-    assert app.shown("tcal") is not None
 
 
 def test_kernel_recomputes_only_smooth(app):
@@ -181,8 +150,15 @@ def test_kernel_recomputes_only_smooth(app):
     assert _delta(app, {"kernel": "logit_gaussian"}) == {"smooth_curve": 1, "smooth": 1}
 
 
-def test_bandwidth_recomputes_smooth_and_distance(app):
-    assert _delta(app, {"bandwidth": 0.05}) == {"smooth_curve": 1, "smooth": 1, "distance": 1}
+def test_bandwidth_drives_the_smooth_curve_only(app):
+    """The bandwidth control is the smooth curve's: the kCE of the distance family has the fixed Laplace
+    bandwidth 1 (its consistent form), so a bandwidth change recomputes the curve and nothing else, and
+    the distance view's caption says so."""
+    assert _delta(app, {"bandwidth": 0.05}) == {"smooth_curve": 1, "smooth": 1}
+    assert "bandwidth" not in VIEW_INPUTS["distance"]
+    assert "bandwidth 1 (the bandwidth control sets the smooth curve only)" in app.views[3].note.object
+    bounds = {bw: compute_distance(app.data, AnalysisOptions(bandwidth=bw))[0] for bw in (0.05, 0.4)}
+    assert bounds[0.05].measures["laplace_kce"].value == bounds[0.4].measures["laplace_kce"].value
 
 
 def test_returning_to_previous_value_uses_cache(app):
@@ -191,31 +167,118 @@ def test_returning_to_previous_value_uses_cache(app):
 
 
 def test_status_line_shows_n_k_and_time(app):
-    app.n = 1000
+    app.controls.n = 1000
     app.wait()
-    text = app.status.object
+    text = app.status.text.object
     assert "1,000 of 2,000" in text and "**K** = 2" in text and " ms" in text
 
 
-# -- background resampling ---------------------------------------------------------------------------
+# -- in-place updates ----------------------------------------------------------------------------------
+
+
+def _figures(doc) -> set:
+    from bokeh.models import Plot
+
+    return {m.id for m in doc.models if isinstance(m, Plot)}
+
+
+def test_changes_replace_data_not_figures(app):
+    """α, bins, n, scheme, resampling and seed update the existing figures' data sources: the page keeps
+    the same Bokeh figures; an α change leaves the histogram's and the witness's data untouched."""
+    from bokeh.document import Document
+
+    doc = Document()
+    doc.add_root(app.layout().get_root(doc))
+    figures = _figures(doc)
+    reliability = app.views[0]
+    hist, witness, bars = (reliability.sources[k].data for k in ("hist", "witness", "bars"))
+    app.controls.alpha = 0.1
+    app.wait()
+    assert reliability.sources["hist"].data is hist and reliability.sources["witness"].data is witness
+    assert reliability.sources["bars"].data is not bars
+    for change in ({"n_bins": 9}, {"n": 1500}, {"scheme": "equal_mass"}, {"resampling": "y_only"},
+                   {"seed": 3}):
+        app.controls.param.update(**change)
+        app.wait()
+        assert _figures(doc) == figures, change
+    assert len(reliability.sources["hist"].data["count"]) == 9
+
+
+def test_target_switch_rebuilds_only_the_reliability_figures():
+    from bokeh.document import Document
+
+    app = CalvizApp(_data(1500, classes=3), n_resamples=60)
+    app.start()
+    doc = Document()
+    doc.add_root(app.layout().get_root(doc))
+    others = {v.figure.id for v in app.views[1:]}
+    app.controls.target = "full"
+    app.wait()
+    assert others <= _figures(doc)
+    assert app.views[0].structure[0] == "class"
+
+
+# -- background jobs: never stale ----------------------------------------------------------------------
 
 
 def test_resampled_tcal_replaces_analytic(app):
-    app.resampling = "y_only"
-    assert "analytic" in app.tcal_note.object  # shown at once, while resampling runs
+    app.controls.resampling = "y_only"
+    assert "analytic" in app.views[1].note.object  # shown at once, while resampling runs
     app.wait()
-    assert "y_only" in app.tcal_note.object
-    assert app.calls["tcal_resampled"] == 1
+    assert "y_only" in app.views[1].note.object
+    assert app.store.calls["tcal_resampled"] == 1
 
 
-def test_newer_change_supersedes_stale_resampling(app):
-    app.resampling = "y_only"
-    app.n_resamples = 150  # before the first job is done (or queued): its result must not be shown
+def test_slow_stale_job_overtaken_by_a_fast_one_is_never_painted(app, monkeypatch):
+    """A slow resampling job (n_resamples = 150) is superseded by a fast one (100) that finishes first:
+    the view shows the fast one's result, and still shows it after the slow one has finished."""
+    release = threading.Event()
+    original = store_module._run_remote
+
+    def run(view, data, options, **kwargs):
+        if view == "tcal_resampled" and options.n_resamples == 150:
+            release.wait(30)  # the slow job
+        return original(view, data, options, **kwargs)
+
+    monkeypatch.setattr(store_module, "_run_remote", run)
+    app.controls.param.update(resampling="y_only", n_resamples=150)
+    time.sleep(0.2)  # the slow job is running
+    app.controls.n_resamples = 100
+    deadline = time.monotonic() + 60
+    while app.store.tcal.pending and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert app.store.tcal.result.n_resamples == 100
+    release.set()
     app.wait()
-    shown = app.tcal_note.object
-    latest = app.result("tcal_resampled")
-    assert latest.n_resamples == 150
-    assert "y_only" in shown
+    assert app.store.tcal.result.n_resamples == 100
+    assert "y_only" in app.views[1].note.object and not app.store.jobs
+    app.controls.n_resamples = 150  # wanted again: shown once computed
+    app.wait()
+    assert app.store.tcal.result.n_resamples == 150 and not app.store.tcal.pending
+
+
+def test_superseded_job_never_starts(monkeypatch):
+    app = CalvizApp(_data(), n_resamples=100)
+    app.store._debounce = 0.3
+    app.start()
+    app.wait()
+    started = []
+    original = store_module._run_remote
+    monkeypatch.setattr(store_module, "_run_remote",
+                        lambda view, *a, **k: (started.append(a[1].n_resamples), original(view, *a, **k))[1])
+    app.controls.resampling = "y_only"
+    for n in (110, 120, 130, 140):  # a drag: each value supersedes the last within the debounce time
+        app.controls.n_resamples = n
+    app.wait()
+    assert set(started) == {140}, started
+    assert app.store.tcal.result.n_resamples == 140
+
+
+def test_progress_is_visible_while_jobs_run(app):
+    app.controls.resampling = "y_only"
+    assert "T-Cal" in app.store.jobs.values()
+    app.wait()
+    assert not app.store.jobs and not app.status.progress.visible
 
 
 # -- data: upload path -------------------------------------------------------------------------------
@@ -232,27 +295,27 @@ def _csv(n=400, seed=1) -> bytes:
 def test_bad_upload_keeps_previous_data(app):
     data_before = app.data
     assert not app.load_file(b"y_true,y_prob\n1,0.5\n0,banana\n", "bad.csv")
-    assert app.alert.visible and "bad.csv" in app.alert.object
+    assert app.status.alert.visible and "bad.csv" in app.status.alert.object
     assert app.data is data_before
-    app.n_bins = 9  # the app keeps working
+    app.controls.n_bins = 9  # the app keeps working
     app.wait()
-    assert app.calls["reliability"] >= 2
+    assert app.store.calls["reliability"] >= 2
 
 
 def test_upload_over_size_limit_is_refused(app):
     app.upload_limit = 100
     assert not app.load_file(b"x" * 101, "big.csv")
-    assert "upload limit" in app.alert.object
+    assert "upload limit" in app.status.alert.object
 
 
 def test_valid_upload_replaces_data_and_clears_error(app):
     app.load_file(b"garbage", "bad.npy")
-    assert app.alert.visible
+    assert app.status.alert.visible
     assert app.load_file(_csv(400), "mine.csv")
-    assert not app.alert.visible
-    assert app.data.n == 400 and app.n == 400
-    assert app.dataset == "uploaded: mine.csv"
-    assert "400 of 400" in app.status.object
+    assert not app.status.alert.visible
+    assert app.data.n == 400 and app.controls.n == 400
+    assert app.controls.dataset == "uploaded: mine.csv"
+    assert "400 of 400" in app.status.text.object
 
 
 # -- sessions, Jupyter ---------------------------------------------------------------------------------
@@ -260,10 +323,12 @@ def test_valid_upload_replaces_data_and_clears_error(app):
 
 def test_two_apps_do_not_share_state():
     a, b = CalvizApp(_data(600)), CalvizApp(_data(600, seed=5))
-    a.n_bins = 40
-    assert b.n_bins == 15
-    assert a.reliability_pane.object is not b.reliability_pane.object
-    assert a._cache is not b._cache
+    a.start()
+    b.start()
+    a.controls.n_bins = 40
+    assert b.controls.n_bins == 15
+    assert a.views[0].pane.object is not b.views[0].pane.object
+    assert a.store._cache is not b.store._cache
     a.wait()
     b.wait()
 
@@ -272,78 +337,98 @@ def test_dashboard_returns_inline_layout():
     data = _data(500)
     layout = dashboard(data.labels, data.probs, n_bins=8, alpha=0.1)
     assert isinstance(layout, pn.Row)
-    assert layout.app.n_bins == 8 and layout.app.alpha == 0.1
+    assert layout.app.controls.n_bins == 8 and layout.app.controls.alpha == 0.1
     model = layout.get_root()  # renders as a Bokeh model (what a notebook displays)
     assert model is not None
+    assert layout.app.store.distance.result is not None  # the first results are there when it renders
     layout.app.wait()
 
 
 def test_multiclass_targets_and_class_selector():
     app = CalvizApp(_data(1500, classes=3))
-    app.target = "classwise"
-    app.class_index = 2
+    app.start()
+    app.controls.target = "classwise"
+    app.controls.class_index = 2
     app.wait()
-    assert app.param.class_index.bounds == (0, 2)
-    assert "classwise" in app.status.object
-    app.target = "topk"
-    app.top_k = 3
+    assert app.controls.param.class_index.bounds == (0, 2)
+    assert "classwise" in app.status.text.object
+    app.controls.target = "topk"
+    app.controls.top_k = 3
     app.wait()
-    assert app.result("interval") is not None
+    assert app.store.interval.result is not None
+
+
+def _legend_labels(reliability) -> list[str]:
+    main = reliability.figures[0]
+    return [item.label.value for legend in main.legend for item in legend.items]
 
 
 def test_topk_and_full_reliability_views_and_what_they_recompute():
     app = CalvizApp(_data(1500, classes=3), n_resamples=60)
+    app.start()
     app.wait()
+    reliability = app.views[0]
     # top-1 → top-k: the per-rank diagram, T-Cal of the full vector, the top-k interval; the distance
     # family keeps using the top-1 reduction and the smooth curve is not computed for top-k
     delta = _delta(app, {"target": "topk"})
     assert delta == {"reliability": 1, "tcal": 1, "interval": 1, "bootstrap": 1}, delta
-    assert app._structure["reliability"] == ("rank", 2)
-    main = app.reliability_pane.object
-    assert len(main) == 2  # per-rank curves + their histograms (no witness panel)
-    shown = app.shown("reliability")
-    labels = [el.label for el in shown["main"] if isinstance(el, hv.Curve) and el.label]
-    assert labels == ["rank 1 (top-1)", "rank 2"]
-    note = app.reliability_note.object
+    assert reliability.structure == ("rank", ("rank 1 (top-1)", "rank 2"))
+    assert len(reliability.figures) == 2  # per-rank curves + their histograms (no witness panel)
+    assert _legend_labels(reliability) == ["rank 1 (top-1)", "rank 2"]
+    note = reliability.note.object
     assert "one curve per rank" in note and "omitted" in note and "top-1 reduction" not in note
-    assert "top-1 reduction" in app.distance_note.object
+    assert "top-1 reduction" in app.views[3].note.object
     # k: the reliability diagram and the interval only
     delta = _delta(app, {"top_k": 3})
     assert delta == {"reliability": 1, "interval": 1, "bootstrap": 1}, delta
-    assert app._structure["reliability"] == ("rank", 3)
-    shown = app.shown("reliability")["main"]
-    assert [el.label for el in shown if isinstance(el, hv.Curve) and el.label][-1] == "rank 3"
+    assert _legend_labels(reliability)[-1] == "rank 3"
     # top-3 of K = 3 → full: same T-Cal and interval (top-K), only the reliability view changes
     assert _delta(app, {"target": "full"}) == {"reliability": 1}
-    kind, keys, ncols = app._structure["reliability"]
-    assert kind == "class" and keys == ("class 0", "class 1", "class 2") and ncols == 3
-    assert len(app.reliability_pane.object) == 3  # one panel per class
-    assert "one panel per class" in app.reliability_note.object
-    assert app.reliability_pane.get_root() is not None
-    # bins: recomputed, streamed into the same figures
-    pipe = app._pipes["reliability"]
+    assert reliability.structure == ("class", ("class 0", "class 1", "class 2"))
+    assert [f.title.text.split(" · ")[0] for f in reliability.figures] == ["class 0", "class 1", "class 2"]
+    assert "one panel per class" in reliability.note.object
+    # bins: recomputed, drawn into the same figures
+    figures = list(reliability.figures)
     assert _delta(app, {"n_bins": 7}) == {"reliability": 1, "interval": 1, "bootstrap": 1}
-    assert app._pipes["reliability"] is pipe
+    assert reliability.figures == figures
     # back to top-1: everything cached, the scalar diagram with its smooth curve again
     assert _delta(app, {"target": "top1", "n_bins": 15}) == {}
-    assert app._structure["reliability"] == ("scalar",) and len(app.reliability_pane.object) == 3
-    assert "Blue: smooth curve" in app.reliability_note.object
+    assert reliability.structure == ("scalar",) and len(reliability.figures) == 3
+    assert "Blue: smooth curve" in reliability.note.object
     exported = app.analysis()
     assert not isinstance(exported.reliability, MultiReliability) and exported.smooth is not None
 
 
 def test_binary_data_topk_is_the_binary_diagram(app):
-    app.target = "topk"
+    app.controls.target = "topk"
     app.wait()
-    assert app._structure["reliability"] == ("scalar",)
-    assert "binary diagram" in app.reliability_note.object
-    assert "omitted" not in app.reliability_note.object
+    assert app.views[0].structure == ("scalar",)
+    assert "binary diagram" in app.views[0].note.object
+    assert "omitted" not in app.views[0].note.object
 
 
 def test_export_report_html(app):
-    out = app._export_report()
+    out = app.export_report()
     assert isinstance(out, io.BytesIO)
     assert b"<html" in out.getvalue()[:2000].lower()
+
+
+def test_views_compute_no_statistics():
+    """The views read the store and draw: no engine module, no analysis compute function, no thread."""
+    import ast
+    import inspect
+
+    from calviz.app import page, sidebar, sources, views
+
+    for module in (views, page, sidebar, sources):
+        tree = ast.parse(inspect.getsource(module))
+        names = {alias.name for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))
+                 for alias in node.names}
+        modules = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+        assert not names & {"concurrent.futures", "multiprocessing"}, module
+        assert not {m for m in modules if m} & {"calviz.ece", "calviz.tcal", "calviz.intervals",
+                                                "calviz.distance", "calviz.smooth", "concurrent.futures"}
+        assert not any(n.startswith("compute_") or n in ("run_view", "analyze") for n in names), module
 
 
 def test_calviz_dashboard_is_callable_even_after_submodule_import():

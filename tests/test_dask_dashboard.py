@@ -57,37 +57,38 @@ def test_dashboard_views_on_dask_equal_in_memory(client, tmp_path):
     source = cdask.open_source(_write(tmp_path / "preds", y, p), client=client)
     assert source.n == y.size and source.n_classes == 2 and source.distributed
     app = CalvizApp(source, n_bins=12)
+    app.start()
     app.wait(120)
-    assert app.dataset == "your data (Dask)"
-    assert "on **Dask**" in app.status.object and f"of {y.size:,}" in app.status.object
-    options = app.options
+    assert app.controls.dataset == "your data (Dask)"
+    assert "on **Dask**" in app.status.text.object and f"of {y.size:,}" in app.status.text.object
+    options = app.controls.options(source.n)
     assert options.n is None  # all rows: the subsample slider is off for distributed data
-    rel = app._cached("reliability", options, source)
+    rel = app.store.cached("reliability", source, options)
     want_rel = ece.reliability(y, p, n_bins=12, alpha=options.alpha)
     np.testing.assert_array_equal(rel.counts, want_rel.counts)
     _close(rel.observed_frequency, want_rel.observed_frequency)
     _close(rel.mean_confidence, want_rel.mean_confidence)
-    tcal = app._cached("tcal", options, source)
+    tcal = app.store.cached("tcal", source, options)
     want_tcal = calviz.adaptive_tcal(y, p, resampling="analytic")
     assert tcal.reject == want_tcal.reject and tcal.n_bins == want_tcal.n_bins
     _close(tcal.statistics, want_tcal.statistics, atol=1e-15)
     _close(tcal.pvalues, want_tcal.pvalues, rtol=1e-10)
-    interval = app._cached("interval", options, source)
+    interval = app.store.cached("interval", source, options)
     want_interval = intervals.ece_interval(y, p, n_bins=12, alpha=options.alpha)
     _close([interval.estimate, interval.low, interval.high],
            [want_interval.estimate, want_interval.low, want_interval.high], rtol=1e-9)
     # the distance bounds: 3000 rows < the subsample size, so computed on every row, exactly
-    bounds = app._cached("distance", options, source)[0]
+    bounds = app.store.cached("distance", source, options)[0]
     want_bounds = analyze((y, p), AnalysisOptions(), views=("distance",)).distance
     _close([bounds.lower, bounds.upper], [want_bounds.lower, want_bounds.upper], rtol=1e-9)
-    assert "REJECT" in app.tcal_note.object
-    assert "not available there" in app.reliability_note.object  # the smooth curve needs memory
-    assert "not available on Dask" in app._errors.get("bootstrap", "")
+    assert "REJECT" in app.views[1].note.object
+    assert "not available there" in app.views[0].note.object  # the smooth curve needs memory
+    assert "not available on Dask" in app.store.bootstrap.error
 
     # a widget change recomputes on Dask (background job, then the view's updater runs again)
-    app.n_bins = 7
+    app.controls.n_bins = 7
     app.wait(120)
-    rel7 = app._cached("reliability", app.options, source)
+    rel7 = app.store.reliability.result
     assert rel7 is not None and rel7.counts.size == 7
     np.testing.assert_array_equal(rel7.counts, ece.reliability(y, p, n_bins=7).counts)
 
@@ -99,26 +100,27 @@ def test_open_dask_from_the_app_and_bad_inputs(client, tmp_path):
     bad_p[700 + 1 + 5] = np.nan  # file 4, local row 5 → global row 706
     bad = _write(tmp_path / "bad", y, bad_p)
     app = CalvizApp(datasets=["scenario-tcal_p0"])
+    app.start()
     n_before = app.data.n
 
     assert not app.open_dask(tmp_path / "missing", scheduler=client.scheduler.address)
-    assert app.alert.visible and "missing" in app.alert.object
+    assert app.status.alert.visible and "missing" in app.status.alert.object
     assert app.data.n == n_before  # nothing the user loaded is lost
 
     assert not app.open_dask(bad, scheduler=client.scheduler.address)
-    assert "row 706" in app.alert.object and "partition" in app.alert.object
+    assert "row 706" in app.status.alert.object and "partition" in app.status.alert.object
     assert app.data.n == n_before
-    app.n_bins = 9  # the app keeps answering
-    assert app._cached("reliability", app.options, app.data).counts.size <= 9
+    app.controls.n_bins = 9  # the app keeps answering
+    assert app.store.reliability.result.counts.size <= 9
 
     assert app.open_dask(good, scheduler=client.scheduler.address)
     app.wait(120)
-    assert not app.alert.visible
-    assert app.dataset.startswith("dask: ") and app.data.n == 3000
-    tcal = app._cached("tcal", app.options, app.data)
+    assert not app.status.alert.visible
+    assert app.controls.dataset.startswith("dask: ") and app.data.n == 3000
+    tcal = app.store.cached("tcal", app.data, app.controls.options(app.data.n))
     _close(tcal.statistics, calviz.adaptive_tcal(y, p, resampling="analytic").statistics, atol=1e-15)
     # back to in-memory data: the subsample slider works again
-    app.dataset = "scenario-tcal_p0"
+    app.controls.dataset = "scenario-tcal_p0"
     assert app.data.n == n_before and not getattr(app.data, "distributed", False)
 
 
@@ -158,7 +160,8 @@ def test_topk_and_full_views_on_dask(client, tmp_path):
         _close(a.observed_frequency, b.observed_frequency)
     assert "Top-3 calibration: one curve per rank" in render_analysis(result)
     app = CalvizApp(cdask.open_source(directory, client=client), target="full")
+    app.start()
     app.wait(120)
-    full = app._cached("reliability", app.options, app.data)
+    full = app.store.reliability.result
     assert full.kind == "class" and len(full.panels) == 4
     np.testing.assert_array_equal(full.positives, np.bincount(labels, minlength=4))

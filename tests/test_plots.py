@@ -327,34 +327,3 @@ def test_binary_topk_and_full_keep_the_binary_diagram(miscalibrated):
         assert not plots.is_multi(rel)
         binary = compute_reliability(miscalibrated, AnalysisOptions(target="binary", n_bins=10))
         np.testing.assert_array_equal(rel.counts, binary.counts)
-
-
-def test_element_signature_tells_equal_drawings_from_different_ones(miscalibrated):
-    """Equal inputs → equal signatures (although each call makes new HoverTools); a change of the level
-    changes the bars' whiskers (main panel) and nothing else; a new title, colour or label is seen."""
-    options = AnalysisOptions(n_bins=12)
-    rel = compute_reliability(miscalibrated, options)
-    rel_90 = compute_reliability(miscalibrated, options.replace(alpha=0.1))
-    first, again = plots.reliability_elements(rel), plots.reliability_elements(rel)
-    other_level = plots.reliability_elements(rel_90)
-    signature = plots.element_signature
-    for key in first:
-        assert signature(first[key]) == signature(again[key]), key
-    assert signature(first["main"]) != signature(other_level["main"])
-    assert signature(first["hist"]) == signature(other_level["hist"])
-    assert signature(first["witness"]) == signature(other_level["witness"])
-    assert signature(first["main"]) != signature(plots.reliability_elements(rel, title="other")["main"])
-    curve = hv.Curve(([0.0, 0.5, 1.0], [0.0, 0.2, 1.0]), "x", "y")
-    assert signature(curve) == signature(curve.clone())
-    assert signature(curve) != signature(curve.opts(color="red", clone=True))
-    assert signature(curve) != signature(curve.relabel("smooth"))
-    assert signature(curve) != signature(hv.Curve(([0.0, 0.5, 1.0], [0.0, 0.2, 0.9]), "x", "y"))
-    assert signature(curve) != signature(hv.Scatter(([0.0, 0.5, 1.0], [0.0, 0.2, 1.0]), "x", "y"))
-    labels = hv.Points({"x": [0.0, 1.0], "y": [1.0, 2.0], "name": np.array(["a", "b"], dtype=object)},
-                       ["x", "y"], ["name"])
-    renamed = labels.clone({"x": [0.0, 1.0], "y": [1.0, 2.0], "name": np.array(["a", "c"], dtype=object)})
-    assert signature(labels) != signature(renamed)
-    # annotations and placeholders: what they draw lives in parameters
-    assert signature(hv.VLine(0.0)) != signature(hv.VLine(0.5))
-    assert signature(plots.placeholder("computing…")) != signature(plots.placeholder("not available"))
-    assert signature(plots.placeholder("computing…")) == signature(plots.placeholder("computing…"))

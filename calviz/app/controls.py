@@ -1,0 +1,89 @@
+"""The dashboard's controls: parameters only (the sidebar's widgets are generated from them)."""
+
+from __future__ import annotations
+
+import param
+
+from calviz.analysis import RESAMPLINGS, TARGETS, AnalysisOptions
+
+__all__ = ["Controls"]
+
+
+class Controls(param.Parameterized):
+    """What the user chose.  :meth:`options` turns it into the analysis layer's ``AnalysisOptions``."""
+
+    dataset = param.Selector(default=None, objects=[], doc="Embedded dataset or uploaded file")
+    target = param.Selector(
+        default="auto",
+        objects=list(TARGETS),
+        doc="Calibration target: auto = binary for binary data, top-1 otherwise",
+    )
+    class_index = param.Integer(default=0, bounds=(0, 1), doc="Class for the classwise (one-vs-rest) view")
+    top_k = param.Integer(default=2, bounds=(1, 2), doc="k for top-1-to-k calibration")
+    n = param.Integer(default=2, bounds=(2, 2), doc="Subsample size (all rows by default)")
+    scheme = param.Selector(
+        default="equal_width", objects=["equal_width", "equal_mass"], doc="Binning scheme"
+    )
+    n_bins = param.Integer(default=15, bounds=(2, 100), doc="Number of bins (per axis)")
+    show_smooth = param.Boolean(default=True, doc="Overlay the smooth reliability curve")
+    kernel = param.Selector(
+        default="reflected_gaussian",
+        objects=["reflected_gaussian", "logit_gaussian"],
+        doc="Kernel of the smooth reliability curve",
+    )
+    bandwidth = param.Number(
+        default=0.0,
+        bounds=(0.0, 0.5),
+        step=0.005,
+        doc="Bandwidth of the smooth reliability curve (0 = automatic); the kCE keeps bandwidth 1",
+    )
+    alpha = param.Number(default=0.05, bounds=(0.001, 0.5), step=0.001, doc="Level α (1 − confidence)")
+    resampling = param.Selector(default="analytic", objects=list(RESAMPLINGS), doc="Critical values of T-Cal")
+    n_resamples = param.Integer(default=500, bounds=(20, 5000), doc="Number of resamples")
+    seed = param.Integer(default=0, bounds=(0, None), doc="Random seed (subsample and resampling)")
+
+    #: the parameters that change what is computed (``dataset`` changes the data instead)
+    ANALYSIS = (
+        "target",
+        "class_index",
+        "top_k",
+        "n",
+        "scheme",
+        "n_bins",
+        "show_smooth",
+        "kernel",
+        "bandwidth",
+        "alpha",
+        "resampling",
+        "n_resamples",
+        "seed",
+    )
+
+    def options(self, n_rows: int) -> AnalysisOptions:
+        """The options of these choices for data of ``n_rows`` rows (``n`` ≥ all rows: no subsample)."""
+        return AnalysisOptions(
+            target=self.target,
+            class_index=int(self.class_index),
+            top_k=int(self.top_k),
+            n=None if self.n >= n_rows else int(self.n),
+            scheme=self.scheme,
+            n_bins=int(self.n_bins),
+            kernel=self.kernel,
+            bandwidth=None if not self.bandwidth else float(self.bandwidth),
+            alpha=float(self.alpha),
+            resampling=self.resampling,
+            n_resamples=int(self.n_resamples),
+            seed=int(self.seed),
+        )
+
+    def fit_to(self, n_rows: int, n_classes: int) -> dict:
+        """Bounds of the data-dependent parameters for new data; returns the values to set with them
+        (all rows, and a class / k that exists)."""
+        self.param.class_index.bounds = (0, n_classes - 1)
+        self.param.top_k.bounds = (1, max(2, n_classes))
+        self.param.n.bounds = (min(n_rows, 20), n_rows)
+        return {
+            "n": n_rows,
+            "class_index": min(self.class_index, n_classes - 1),
+            "top_k": min(max(self.top_k, 1), n_classes),
+        }

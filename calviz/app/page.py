@@ -1,0 +1,315 @@
+"""The dashboard page: controls, the result store and the views, composed for one session.
+
+Flow: widget → :class:`~calviz.app.controls.Controls` parameter → :meth:`CalvizApp.refresh` →
+:meth:`~calviz.app.store.ResultStore.update` (under one ``pn.io.hold``, so one change's patches go to
+the browser together) → the store's entries → the views redraw the parts whose entries changed.
+Every browser session builds its own :class:`CalvizApp` (:func:`create_app`): sessions share no state.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import threading
+from functools import partial
+
+import panel as pn
+
+from calviz import plots
+from calviz.analysis import Analysis, DataSummary, is_distributed, prepare, scalar_reliability
+from calviz.app import sources
+from calviz.app.controls import Controls
+from calviz.app.store import ResultStore
+from calviz.app.views import DistanceView, IntervalView, ReliabilityView, StatusView, TCalView
+from calviz.data import CalibrationData, as_calibration_data
+
+__all__ = ["CalvizApp", "dashboard", "create_app"]
+
+_FONT = "system-ui, -apple-system, 'Segoe UI', Roboto, Helvetica, Arial, sans-serif"
+
+
+class CalvizApp:
+    """One session of the dashboard.  ``data``: predictions to open on (``CalibrationData``, a
+    ``(y_true, y_prob)`` tuple or a ``calviz.dask.DistributedSource``); ``params``: initial
+    :class:`~calviz.app.controls.Controls` values (``n_bins=20``, ``alpha=0.1`` …)."""
+
+    def __init__(
+        self,
+        data=None,
+        *,
+        upload_limit: int = sources.UPLOAD_LIMIT_BYTES,
+        datasets: list[str] | None = None,
+        allow_paths: bool = True,
+        **params,
+    ):
+        names, default = sources.dataset_names() if datasets is None else (list(datasets), datasets[0])
+        self.loaded: dict[str, object] = {}
+        if data is not None:
+            if not isinstance(data, CalibrationData) and not is_distributed(data):
+                data = as_calibration_data(*data) if isinstance(data, tuple) else as_calibration_data(data)
+            default = "your data (Dask)" if is_distributed(data) else "your data"
+            names = [default, *names]
+            self.loaded[default] = data
+        self.controls = Controls(**{"dataset": default, **params}, name="calviz")
+        self.controls.param.dataset.objects = names
+        self.upload_limit, self.allow_paths = int(upload_limit), bool(allow_paths)
+        self._doc = pn.state.curdoc
+        served = self._doc is not None and getattr(self._doc, "session_context", None) is not None
+        self.served = served
+        self.store = ResultStore(schedule=self._schedule if served else None, debounce=0.25 if served else 0)
+        self.status = StatusView(self.store, self.controls)
+        self.views = [
+            ReliabilityView(self.store),
+            TCalView(self.store),
+            IntervalView(self.store),
+            DistanceView(self.store),
+        ]
+        self.data = self._sidebar = None
+        self._fitting = False
+        self._set_data(self._load(self.controls.dataset), refresh=False)
+        self.controls.param.watch(self.refresh, list(Controls.ANALYSIS))
+        self.controls.param.watch(self._on_dataset, ["dataset"])
+
+    # -- data ---------------------------------------------------------------------------------------
+    def _load(self, name: str):
+        if name not in self.loaded:
+            self.loaded[name] = sources.load_named(name)
+        return self.loaded[name]
+
+    def _set_data(self, data, *, refresh: bool = True) -> None:
+        self.data = self.status.data = data
+        self._fitting = True  # the widgets follow the new bounds and values; one refresh follows below
+        try:
+            self.controls.param.update(**self.controls.fit_to(data.n, data.n_classes))
+        finally:
+            self._fitting = False
+        if self._sidebar is not None:
+            self._n_widget.disabled = is_distributed(data)
+        if refresh:
+            self.refresh()
+
+    def _on_dataset(self, event) -> None:
+        try:
+            data = self._load(event.new)
+        except Exception as exc:
+            self.status.show_error(f"Could not load dataset {event.new!r}: {exc}")
+            return
+        self.status.clear_error()
+        self._set_data(data)
+
+    def _add_dataset(self, name: str, data) -> None:
+        """Offer loaded data first in the dataset selector and switch to it."""
+        self.loaded[name] = data
+        objects = self.controls.param.dataset.objects
+        self.controls.param.dataset.objects = [name, *[o for o in objects if o != name]]
+        if self.controls.dataset == name:
+            self._set_data(data)
+        else:
+            self.controls.dataset = name
+
+    def load_file(self, content: bytes, filename: str, **columns) -> bool:
+        """Load an uploaded file; on failure show the error and keep the current data.  Returns success."""
+        if content is None:
+            return False
+        try:
+            data = sources.read_upload(content, filename, limit=self.upload_limit, columns=columns)
+        except Exception as exc:
+            self.status.show_error(f"Could not read the file. {exc}")
+            return False
+        self.status.clear_error()
+        self._add_dataset(sources.UPLOADED_PREFIX + filename, data)
+        return True
+
+    def open_dask(self, path, scheduler: str = "local", **columns) -> bool:
+        """Open a Parquet file/directory on a Dask scheduler ("local" or "tcp://host:port") as the current
+        dataset; on failure show the error and keep the current data.  Returns success."""
+        try:
+            source = sources.open_dask(str(path), scheduler, columns)
+        except Exception as exc:
+            self._schedule(partial(self.status.show_error, str(exc)))
+            return False
+        self._schedule(partial(self.status.clear_error))
+        self._schedule(partial(self._add_dataset, f"dask: {path} ({scheduler})", source))
+        return True
+
+    # -- updates ------------------------------------------------------------------------------------
+    def _hold(self):
+        return pn.io.hold(self._doc) if self.served else contextlib.nullcontext()
+
+    def _schedule(self, callback) -> None:
+        """Run ``callback`` on the session's thread, its patches sent together."""
+
+        def held():
+            with self._hold():
+                callback()
+
+        if self.served:
+            self._doc.add_next_tick_callback(held)
+        else:
+            held()
+
+    def refresh(self, *events, inline: bool = False, background: bool = False) -> None:
+        if self._fitting:
+            return
+        with self._hold():
+            options = self.controls.options(self.data.n)
+            self.store.update(
+                self.data,
+                options,
+                show_smooth=self.controls.show_smooth,
+                inline=inline,
+                background=background,
+            )
+            self.status.draw()
+
+    def start(self) -> None:
+        """Compute and show the first results: at once outside a server (a notebook renders them); on a
+        served page in the background, so the page (with a "preparing" line) is never blank."""
+        if self.served:
+            self.status.show_preparing(
+                "preparing: loading the compiled kernels (compiling them on a first run)…"
+            )
+        self.refresh(inline=not self.served, background=self.served)
+
+    def wait(self, timeout: float = 120.0) -> None:
+        """Block until background work has finished (tests, scripts)."""
+        self.store.wait(timeout)
+
+    def analysis(self) -> Analysis:
+        """The :class:`calviz.analysis.Analysis` the app shows now (from the store's cache: the exported
+        report shows exactly these results; only missing ones are computed)."""
+        data, options = self.data, self.controls.options(self.data.n)
+        views = ["reliability", "smooth", "tcal", "interval", "bootstrap", "distance"]
+        if not scalar_reliability(data, options):
+            views.remove("smooth")
+        if options.resampling != "analytic":
+            views.append("tcal_resampled")
+        results = {view: self.store.result(view, data, options) for view in views}
+        distance = results.pop("distance")
+        return Analysis(
+            options=options,
+            summary=DataSummary.of(prepare(data, options), options, n_total=data.n),
+            distance=distance[0] if distance is not None else None,
+            witness=distance[1] if distance is not None else None,
+            timings=dict(self.store.timings),
+            **results,
+        )
+
+    def export_report(self) -> io.BytesIO:
+        from calviz import report
+
+        html = report.render_report(
+            self.data,
+            self.controls.options(self.data.n),
+            analysis=self.analysis(),
+            title=f"calviz report — {self.controls.dataset}",
+        )
+        return io.BytesIO(html.encode("utf-8"))
+
+    # -- the page -----------------------------------------------------------------------------------
+    def widgets(self) -> pn.Column:
+        """The sidebar: widgets generated from the controls, upload, Dask source, export."""
+        from calviz.app.sidebar import sidebar
+
+        if self._sidebar is None:
+            self._sidebar = sidebar(self)
+            self._n_widget = self._sidebar.n_widget
+            self._n_widget.disabled = is_distributed(self.data)
+        return self._sidebar
+
+    def main_area(self) -> pn.Column:
+        rel, tcal, interval, distance = (view.panel for view in self.views)
+        return pn.Column(
+            self.status.panel,
+            pn.Row(rel, tcal, sizing_mode="stretch_width"),
+            pn.Row(interval, distance, sizing_mode="stretch_width"),
+            sizing_mode="stretch_width",
+        )
+
+    def layout(self) -> pn.Row:
+        """A plain Panel layout (sidebar + main) — renders inline in Jupyter."""
+        return pn.Row(pn.Column(self.widgets(), width=300), self.main_area(), sizing_mode="stretch_width")
+
+    def template(self) -> pn.template.FastListTemplate:
+        """The served page: the widgets in the sidebar, the views in main."""
+        return pn.template.FastListTemplate(
+            title="calviz — is this classifier calibrated?",
+            sidebar=[self.widgets()],
+            main=[self.main_area()],
+            sidebar_width=300,
+            accent_base_color=plots.CALIBRATED,
+            header_background="#134e4a",
+            main_layout=None,
+            font=_FONT,
+            font_url="",
+            design=_offline_fast_design(),
+        )
+
+    def __panel__(self):
+        return self.layout()
+
+    def open_dask_in_background(self, path: str, scheduler: str, columns: dict) -> None:
+        self.status.show_preparing(f"opening {path} on Dask ({scheduler})…")
+        if self.served:
+            threading.Thread(
+                target=self.open_dask,
+                args=(path, scheduler),
+                kwargs=columns,
+                name="calviz-open-dask",
+                daemon=True,
+            ).start()
+        else:
+            self.open_dask(path, scheduler, **columns)
+
+
+def _offline_fast_design():
+    """The Fast design without its Google web font, so the page makes no external request offline."""
+    from panel.theme.fast import Fast
+
+    class OfflineFast(Fast):
+        _resources = {k: v for k, v in Fast._resources.items() if k != "font"}
+
+    # resources such as 'js/fast_design.js' are resolved relative to the defining module's file and the
+    # class name ('fast/js/fast_design.js'), so the subclass keeps both
+    OfflineFast.__module__ = Fast.__module__
+    OfflineFast.__name__ = OfflineFast.__qualname__ = Fast.__name__
+    return OfflineFast
+
+
+def dashboard(y_true=None, y_prob=None, **params) -> pn.Row:
+    """The dashboard as a Panel layout that renders inline in Jupyter.
+
+    ``calviz.dashboard(y_true, y_prob)`` opens on your predictions (validated with the usual rules);
+    ``calviz.dashboard(calviz.dask.open_source("preds/", scheduler="local"))`` on distributed data (every
+    view computed by Dask on all rows); without data it opens on the embedded default.  Keywords set
+    initial controls (``n_bins=20``, ``alpha=0.1``, ``target="classwise"`` …).
+    """
+    pn.extension(notifications=False)
+    if y_prob is None:  # CalibrationData, (y_true, y_prob) or a DistributedSource — or nothing
+        app = CalvizApp(y_true, **params)
+    else:
+        app = CalvizApp(as_calibration_data(y_true, y_prob), **params)
+    app.start()
+    layout = app.layout()
+    layout.app = app  # keep a handle for users who want the state object
+    return layout
+
+
+def create_app(file: str | None = None, *, data=None, **params) -> pn.template.FastListTemplate:
+    """Build one session's app (call inside the served function: each browser session gets its own).
+
+    ``file``: a predictions file to open on (``calviz.io.read_predictions``); ``data``: already validated
+    ``CalibrationData`` (immutable, so sessions may share it)."""
+    if data is None and file:
+        from calviz import io as calviz_io
+
+        data = as_calibration_data(calviz_io.read_predictions(file))
+    app = CalvizApp(data, **params)
+    page = app.template()
+    page.app = app
+    # served: the page goes out at once and the views fill in when the browser has loaded it (outside a
+    # server, onload runs the callback immediately)
+    pn.state.onload(app.start)
+    if app.served:
+        pn.state.on_session_destroyed(lambda context: app.store.close())
+    return page

@@ -1,0 +1,118 @@
+"""The dashboard's sidebar: widgets generated from the controls, the upload, the Dask source and the
+report export."""
+
+from __future__ import annotations
+
+import panel as pn
+
+from calviz.app import sources
+
+__all__ = ["sidebar"]
+
+
+def _heading(text: str) -> pn.pane.Markdown:
+    return pn.pane.Markdown(f"**{text}**", margin=(10, 10, 0, 10))
+
+
+def sidebar(app) -> pn.Column:
+    """The sidebar of a :class:`~calviz.app.page.CalvizApp`; ``.n_widget`` is the subsample slider
+    (disabled for Dask data, which is analysed on all rows)."""
+    w, p = pn.widgets, app.controls.param
+    stretch = dict(sizing_mode="stretch_width")
+    controls = app.controls
+    target = w.Select.from_param(p.target, name="calibration target", **stretch)
+    class_index = w.IntSlider.from_param(p.class_index, name="class (classwise)", **stretch)
+    top_k = w.IntSlider.from_param(p.top_k, name="k (top-1-to-k)", **stretch)
+
+    def visibility(*_):
+        class_index.visible = controls.target == "classwise"
+        top_k.visible = controls.target == "topk"
+
+    controls.param.watch(visibility, ["target"])
+    visibility()
+    n_widget = w.IntSlider.from_param(p.n, name="sample size n (subsample)", **stretch)
+    label_column = w.TextInput(name="label column (y_true / correct)", placeholder="auto", **stretch)
+    prob_column = w.TextInput(name="probability column (or p_ prefix)", placeholder="auto", **stretch)
+    file_input = w.FileInput(accept=".csv,.parquet,.pq,.npz,.npy", **stretch)
+
+    def columns() -> dict:
+        return sources.column_options(label_column.value, prob_column.value)
+
+    def on_upload(event) -> None:
+        if file_input.value is not None:
+            app.load_file(file_input.value, file_input.filename or "upload", **columns())
+
+    file_input.param.watch(on_upload, "value")
+    export = w.FileDownload(
+        callback=app.export_report,
+        filename="calviz_report.html",
+        color="primary",
+        label="Export report",
+        **stretch,
+    )
+    column = pn.Column(
+        w.Select.from_param(p.dataset, name="dataset", **stretch),
+        target,
+        class_index,
+        top_k,
+        n_widget,
+        _heading("Binning"),
+        w.RadioButtonGroup.from_param(p.scheme, **stretch),
+        w.IntSlider.from_param(p.n_bins, name="bins (m)", **stretch),
+        _heading("Smooth curve"),
+        w.Checkbox.from_param(p.show_smooth, name="smooth reliability curve"),
+        w.Select.from_param(p.kernel, name="kernel", **stretch),
+        w.FloatSlider.from_param(
+            p.bandwidth, name="smooth-curve bandwidth (0 = automatic)", format="0.000", **stretch
+        ),
+        _heading("Testing"),
+        w.FloatSlider.from_param(p.alpha, name="level α", format="0.000", **stretch),
+        w.Select.from_param(p.resampling, name="T-Cal critical values", **stretch),
+        w.IntInput.from_param(p.n_resamples, name="resamples", **stretch),
+        w.IntInput.from_param(p.seed, name="seed", **stretch),
+        _heading(f"Your predictions (CSV, Parquet, NPZ, NPY; ≤ {app.upload_limit // (1024 * 1024)} MB)"),
+        label_column,
+        prob_column,
+        file_input,
+        *(_dask_inputs(app, columns) if app.allow_paths else []),
+        export,
+        **stretch,
+    )
+    column.n_widget = n_widget
+    return column
+
+
+def _dask_inputs(app, columns) -> list:
+    """Inputs that open a Parquet file/directory on a Dask scheduler (only when the app may read paths
+    on its machine: ``calviz serve`` allows it when bound to a loopback address)."""
+    path = pn.widgets.TextInput(
+        name="Parquet file or directory (on this machine)",
+        placeholder="/data/predictions/",
+        sizing_mode="stretch_width",
+    )
+    scheduler = pn.widgets.TextInput(
+        name="Dask scheduler",
+        value="local",
+        placeholder="local or tcp://host:8786",
+        sizing_mode="stretch_width",
+    )
+    button = pn.widgets.Button(name="Open on Dask", button_type="default", sizing_mode="stretch_width")
+
+    def on_click(event=None) -> None:
+        if not path.value.strip():
+            app.status.show_error("Enter the path of a Parquet file or directory first.")
+            return
+        app.open_dask_in_background(path.value.strip(), scheduler.value.strip() or "local", columns())
+
+    button.on_click(on_click)
+    return [
+        _heading("Larger than memory"),
+        pn.pane.Markdown(
+            "All rows analysed on Dask; the distance measures on a uniform subsample.",
+            margin=(0, 10),
+            styles={"font-size": "12px"},
+        ),
+        path,
+        scheduler,
+        button,
+    ]

@@ -1,0 +1,98 @@
+"""Where the dashboard's data comes from: embedded datasets, uploaded files, Parquet on Dask.
+
+Every function returns validated data or raises an exception whose message is shown to the user as is;
+the app keeps its current data when one does.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from calviz.data import CalibrationData, InputError, as_calibration_data
+
+__all__ = [
+    "UPLOAD_LIMIT_BYTES",
+    "FALLBACK_DATASET",
+    "UPLOADED_PREFIX",
+    "dataset_names",
+    "load_named",
+    "read_upload",
+    "open_dask",
+]
+
+#: Uploads larger than this are refused with a message (Bokeh's default websocket message limit is
+#: 20 MB; ``calviz serve`` may raise both).
+UPLOAD_LIMIT_BYTES = 20 * 1024 * 1024
+
+#: Name of the inline dataset used when ``calviz.datasets`` is not available.
+FALLBACK_DATASET = "inline-overconfident"
+
+UPLOADED_PREFIX = "uploaded: "
+
+
+def dataset_names() -> tuple[list[str], str]:
+    """The embedded datasets and the default one (the inline fallback when none can be listed)."""
+    try:
+        from calviz import datasets
+
+        names = [info.name for info in datasets.list_datasets()]
+        if names:
+            return names, datasets.DEFAULT_DATASET
+    except Exception:  # datasets not installed / failed: the app still works on inline data
+        pass
+    return [FALLBACK_DATASET], FALLBACK_DATASET
+
+
+def load_named(name: str) -> CalibrationData:
+    """An embedded dataset by name."""
+    if name == FALLBACK_DATASET:
+        # an overconfident binary model: P(y=1 | z) = logistic(0.6 * logit z); seeded, 10 000 rows
+        rng = np.random.default_rng(0)
+        z = rng.beta(0.7, 0.7, size=10_000)
+        logit = np.log(np.clip(z, 1e-9, 1)) - np.log(np.clip(1 - z, 1e-9, 1))
+        y = rng.random(z.shape) < 1.0 / (1.0 + np.exp(-0.6 * logit))
+        return as_calibration_data(y.astype(np.int64), z)
+    from calviz import datasets
+
+    return datasets.load_dataset(name)
+
+
+def column_options(label_column: str, prob_column: str) -> dict:
+    """The reader's column keywords for what was typed in the sidebar (empty: the reader's default):
+    ``y_true`` and either ``y_prob`` or, for a name ending in "_", ``prob_prefix`` (columns
+    <prefix>0..<prefix>K-1)."""
+    columns = {}
+    if label_column.strip():
+        columns["y_true"] = label_column.strip()
+    prob = prob_column.strip()
+    if prob:
+        columns["prob_prefix" if prob.endswith("_") else "y_prob"] = prob
+    return columns
+
+
+def read_upload(content: bytes, filename: str, *, limit: int, columns: dict) -> CalibrationData:
+    """An uploaded file's predictions (``calviz.io`` reads NPZ/NPY with ``allow_pickle=False``)."""
+    if len(content) > limit:
+        raise InputError(
+            f"{filename}: {len(content) / 1e6:.1f} MB is above the upload limit of {limit / 1e6:.1f} MB; "
+            "use `calviz serve FILE` or `calviz report FILE`."
+        )
+    from calviz import io as calviz_io
+
+    try:
+        data = calviz_io.read_predictions_bytes(content, filename, max_bytes=limit, **columns)
+    except Exception as exc:  # every reader failure becomes a message naming the file
+        raise InputError(str(exc) if filename in str(exc) else f"{filename}: {exc}") from None
+    return as_calibration_data(data)
+
+
+def open_dask(path: str, scheduler: str, columns: dict):
+    """A ``calviz.dask.DistributedSource`` on a Parquet file or directory of this machine."""
+    try:
+        from calviz import dask as calviz_dask
+    except ImportError as exc:
+        raise InputError(f"Dask is needed for this (pip install 'calviz[dask]'): {exc}") from None
+    try:
+        return calviz_dask.open_source(path, scheduler=scheduler, **columns)
+    except Exception as exc:
+        raise InputError(f"{path}: {str(exc).strip().splitlines()[0]}") from None

@@ -1,0 +1,456 @@
+"""The result store of one dashboard session: results cached by their inputs, background jobs, one
+reactive value per result.
+
+The app hands the store the data and the options (:meth:`ResultStore.update`); the store decides per
+result *slot* (reliability, smooth curve, T-Cal, ECE interval, bootstrap interval, distance bounds)
+which computation answers the options, and publishes what each slot shows as an :class:`Entry` in one
+``param`` parameter per slot.  Views watch those parameters and draw; they never compute.
+
+* Fast computations (milliseconds at n = 10⁵: the binned diagram, the analytic T-Cal, the asymptotic
+  interval, the smooth curve without its band) run on the caller's thread, so one change's new
+  entries are published together.
+* Slow ones (resampling, the distance family, anything on Dask) run as background jobs: the slot shows
+  a fast stand-in (the analytic T-Cal, the band-less curve) or nothing, with a ``pending`` label, until
+  the job's result arrives.  A job's result is published only while the slot still wants exactly that
+  result (the same cache key); a job superseded before it starts never starts; a superseded job that
+  is already running in a worker process is not interrupted, but its result is only cached, never
+  shown.  Jobs wait :data:`DEBOUNCE_S` before starting, so dragging a slider starts only the jobs of
+  the value it rests on.
+* Only this module starts background work (threads, worker processes).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import logging
+import multiprocessing
+import os
+import threading
+import time
+import warnings
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import param
+
+from calviz.analysis import (
+    AnalysisOptions,
+    is_distributed,
+    resolve_target,
+    run_view,
+    scalar_reliability,
+    scalar_target,
+)
+from calviz.data import CalibrationData
+
+__all__ = ["Entry", "ResultStore", "VIEW_INPUTS", "view_key", "effective_target", "shutdown_workers"]
+
+#: s: background jobs start this long after the change that wants them (a slider drag sends a value per
+#: frame; only the value it rests on should occupy the worker processes)
+DEBOUNCE_S = 0.25
+_CACHE_SIZE = 64
+
+#: option fields each computation reads (besides the data).  ``n`` and ``seed`` select the subsample;
+#: every view depends on them through :func:`calviz.analysis.prepare`, but ``seed`` only matters when a
+#: subsample is drawn — :func:`view_key` accounts for that.  ``top_k`` is read only by the views that
+#: treat the top-k vector as such (reliability: one curve per rank; the interval on the top-1-to-k grid).
+VIEW_INPUTS: dict[str, tuple[str, ...]] = {
+    "reliability": ("target", "class_index", "top_k", "n", "scheme", "n_bins", "alpha"),
+    "smooth": ("target", "class_index", "n", "kernel", "bandwidth", "alpha", "n_resamples", "seed"),
+    "smooth_curve": ("target", "class_index", "n", "kernel", "bandwidth"),
+    "tcal": ("target", "class_index", "n", "alpha"),
+    "tcal_resampled": ("target", "class_index", "n", "alpha", "resampling", "n_resamples", "seed"),
+    "interval": ("target", "class_index", "top_k", "n", "n_bins", "alpha"),
+    "bootstrap": ("target", "class_index", "top_k", "n", "n_bins", "alpha", "n_resamples", "seed"),
+    # the Laplace kCE has the fixed bandwidth 1: the bandwidth option is the smooth curve's alone
+    "distance": ("target", "class_index", "n"),
+}
+
+_TARGET_FIELDS = ("target", "class_index", "top_k")
+_SCALAR_VIEWS = ("smooth", "smooth_curve", "distance")
+
+#: what the progress line says while a slot's job runs
+JOB_LABELS = {
+    "reliability": "reliability on Dask",
+    "smooth": "smooth band",
+    "tcal": "T-Cal",
+    "interval": "interval on Dask",
+    "bootstrap": "bootstrap interval",
+    "distance": "distance bounds",
+}
+
+
+def effective_target(view: str, data, options: AnalysisOptions) -> tuple:
+    """What a computation actually runs on, as a hashable tuple: ``("top1",)``, ``("classwise", c)``,
+    ``("topk", k)``, ``("full",)`` …  ``auto`` is resolved, ``class_index`` counts only for
+    ``classwise`` and ``top_k`` only for views that read the top-k vector, so e.g. switching
+    ``auto`` → ``top1`` or moving k while the target is ``full`` reuses every cached result."""
+    target = resolve_target(data, options)
+    if view.startswith("tcal") and target in ("topk", "full"):
+        return ("full",)  # top-k has no T-Cal: full calibration is tested for both
+    if view in _SCALAR_VIEWS or (view == "reliability" and scalar_reliability(data, options)):
+        target = scalar_target(data, target)
+    if target == "classwise":
+        return (target, min(int(options.class_index), data.n_classes - 1))
+    if target == "topk":
+        return (target, min(int(options.top_k), data.n_classes))
+    if target == "full" and view in ("interval", "bootstrap"):
+        return ("topk", data.n_classes)  # the interval of full calibration is its top-K interval
+    return (target,)
+
+
+def view_key(view: str, data, options: AnalysisOptions) -> tuple:
+    """Cache key of one computation: the identity of the data and the option values it reads (the
+    target-selecting ones through :func:`effective_target`)."""
+    values = [("target", effective_target(view, data, options))]
+    for name in VIEW_INPUTS[view]:
+        if name not in _TARGET_FIELDS:
+            values.append((name, getattr(options, name)))
+    if options.n is not None and options.n < data.n and "seed" not in VIEW_INPUTS[view]:
+        values.append(("seed", options.seed))  # the subsample depends on the seed
+    return (view, id(data), tuple(values))
+
+
+@dataclass(frozen=True)
+class Entry:
+    """What one slot shows: ``result`` (an engine result, or ``None``: not computed / refused), computed
+    with ``options`` on ``data``; ``key``: the cache key of the result the slot wants (a view compares
+    keys to skip redrawing an unchanged slot); ``pending``: the label of the background job whose result
+    will replace this one; ``error``: why the result is missing or how it differs."""
+
+    key: tuple | None = None
+    result: Any = None
+    options: AnalysisOptions | None = None
+    data: Any = None
+    pending: str | None = None
+    error: str | None = None
+
+
+_EMPTY = Entry()
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """How a slot is answered: ``final`` — the computation it shows in the end; ``stand_in`` — a fast
+    one shown while ``final`` runs in the background (or ``None``)."""
+
+    final: str | None
+    stand_in: str | None = None
+
+
+class ResultStore(param.Parameterized):
+    """Results of one session, one reactive :class:`Entry` per slot (see the module docstring)."""
+
+    reliability = param.ClassSelector(class_=Entry, default=_EMPTY, doc="binned reliability data")
+    smooth = param.ClassSelector(class_=Entry, default=_EMPTY, doc="smooth reliability curve (and band)")
+    tcal = param.ClassSelector(class_=Entry, default=_EMPTY, doc="T-Cal (analytic, then resampled)")
+    interval = param.ClassSelector(class_=Entry, default=_EMPTY, doc="asymptotic ECE interval")
+    bootstrap = param.ClassSelector(class_=Entry, default=_EMPTY, doc="bootstrap ECE interval")
+    distance = param.ClassSelector(class_=Entry, default=_EMPTY, doc="(distance bounds, smCE witness)")
+    inputs = param.Parameter(default=None, doc="(data, options) of the latest update (for captions)")
+    jobs = param.Dict(default={}, doc="slot → label of each background job running now")
+    timings = param.Dict(default={}, doc="seconds of each computation of the latest change")
+
+    SLOTS = ("reliability", "smooth", "tcal", "interval", "bootstrap", "distance")
+
+    def __init__(
+        self,
+        *,
+        schedule: Callable[[Callable[[], None]], None] | None = None,
+        debounce: float = DEBOUNCE_S,
+        **params,
+    ):
+        super().__init__(**params)
+        self._schedule = schedule or (lambda callback: callback())
+        self._debounce = float(debounce)
+        self._cache: OrderedDict = OrderedDict()
+        self._errors: dict[tuple, str | None] = {}
+        self._lock = threading.RLock()
+        self._threads = concurrent.futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="calviz-job")
+        self._wanted: dict[str, tuple | None] = {}
+        self._futures: dict[str, concurrent.futures.Future] = {}
+        self._running: dict[tuple, concurrent.futures.Future] = {}  # job of each key, until it ends
+        self._worker_futures: dict[str, concurrent.futures.Future] = {}
+        self.calls: dict[str, int] = {}
+        self._pending_timings: dict[str, float] = {}
+
+    # -- the cache ----------------------------------------------------------------------------------
+    def result(self, view: str, data, options: AnalysisOptions, *, slot: str | None = None):
+        """The cached result of one computation, computed now if missing.  ``slot``: computed for that
+        slot's background job, in a worker process (a numba kernel holds the GIL: in a thread it would
+        still stall the session's event loop); the job can be cancelled while it waits for a worker."""
+        key = view_key(view, data, options)
+        with self._lock:
+            if key in self._cache:
+                self._cache.move_to_end(key)
+                return self._cache[key]
+        if slot is None:
+            result, seconds, error = run_view(view, data, options)
+        else:
+
+            def on_submit(future):
+                if self._still_wanted(slot, key):
+                    self._worker_futures[slot] = future
+                else:
+                    future.cancel()
+
+            result, seconds, error = _run_remote(view, data, options, on_submit=on_submit)
+        with self._lock:
+            self.calls[view] = self.calls.get(view, 0) + 1
+            self._cache[key] = result
+            self._errors[key] = error
+            if slot is None:  # the status line times the change's own computations, not the jobs
+                self._pending_timings[view] = seconds
+            while len(self._cache) > _CACHE_SIZE:
+                old, _ = self._cache.popitem(last=False)
+                self._errors.pop(old, None)
+        return result
+
+    def cached(self, view: str, data, options: AnalysisOptions):
+        with self._lock:
+            return self._cache.get(view_key(view, data, options))
+
+    def _has(self, view, data, options) -> bool:
+        with self._lock:
+            return view_key(view, data, options) in self._cache
+
+    def _error(self, view, data, options) -> str | None:
+        with self._lock:
+            return self._errors.get(view_key(view, data, options))
+
+    # -- what each slot shows -----------------------------------------------------------------------
+    @staticmethod
+    def plan(data, options: AnalysisOptions, *, show_smooth: bool = True) -> dict[str, _Plan]:
+        """Per slot, the computation it shows and its fast stand-in (the views' inputs, visible here)."""
+        distributed = is_distributed(data)
+        scalar = scalar_reliability(data, options)
+        resampled = options.resampling != "analytic"
+        smooth = show_smooth and scalar and not distributed
+        return {
+            "reliability": _Plan("reliability"),
+            "smooth": _Plan("smooth", "smooth_curve") if smooth else _Plan(None),
+            "tcal": _Plan("tcal_resampled", "tcal") if resampled else _Plan("tcal"),
+            "interval": _Plan("interval"),
+            "bootstrap": _Plan("bootstrap"),
+            "distance": _Plan("distance"),
+        }
+
+    @staticmethod
+    def _in_background(view: str, data) -> bool:
+        if is_distributed(data):
+            return True  # a pass over all rows on Dask: seconds
+        return view in ("smooth", "tcal_resampled", "bootstrap", "distance")
+
+    def update(
+        self,
+        data,
+        options: AnalysisOptions,
+        *,
+        show_smooth: bool = True,
+        inline: bool = False,
+        background: bool = False,
+    ) -> None:
+        """Publish what every slot shows for these inputs; only slots whose wanted result changed get a
+        new entry (their views redraw, the others do not).  ``inline``: compute background results now
+        too (a notebook's first render; tests).  ``background``: compute every result in the background
+        (a served page's first results: the page shows at once, and this process may still be loading
+        the compiled kernels)."""
+        self._pending_timings: dict[str, float] = {}
+        changes, jobs = {}, dict(self.jobs)
+        for slot, plan in self.plan(data, options, show_smooth=show_smooth).items():
+            key = view_key(plan.final, data, options) if plan.final else None
+            if key == self._wanted.get(slot, ()) and slot in self._wanted:
+                continue
+            self._wanted[slot] = key
+            self._cancel(slot)
+            jobs.pop(slot, None)
+            if plan.final is None:
+                changes[slot] = Entry()
+                continue
+            slow = background or self._in_background(plan.final, data)
+            if inline or self._has(plan.final, data, options) or not slow:
+                result = self.result(plan.final, data, options)
+                error = self._error(plan.final, data, options)
+                changes[slot] = Entry(key, result, options, data, error=error)
+                continue
+            stand_in, error = None, None
+            if plan.stand_in is not None and not background and not self._in_background(plan.stand_in, data):
+                stand_in = self.result(plan.stand_in, data, options)
+                error = self._error(plan.stand_in, data, options)
+            label = JOB_LABELS[slot]
+            changes[slot] = Entry(key, stand_in, options, data, pending=label, error=error)
+            jobs[slot] = label
+            self._submit(slot, key, plan.final, data, options)
+        changes["jobs"] = jobs
+        if self.inputs is None or self.inputs[0] is not data or self.inputs[1] != options:
+            changes["inputs"] = (data, options)
+        if self._pending_timings:
+            changes["timings"] = dict(self._pending_timings)
+        self.param.update(**changes)
+
+    # -- background jobs ----------------------------------------------------------------------------
+    def _submit(self, slot, key, view, data, options) -> None:
+        running = self._running.get(key)
+        if running is not None and not running.done():
+            self._futures[slot] = running  # wanted again while still running: its result will do
+            return
+        future = self._running[key] = self._threads.submit(self._run_job, slot, key, view, data, options)
+        future.add_done_callback(lambda done: (self._running.pop(key, None), _log_failure(done)))
+        self._futures[slot] = future
+
+    def _cancel(self, slot) -> None:
+        """The slot no longer wants its job's result: a job not yet started never starts."""
+        for futures in (self._futures, self._worker_futures):
+            future = futures.pop(slot, None)
+            if future is not None:
+                future.cancel()
+
+    def _still_wanted(self, slot, key) -> bool:
+        return self._wanted.get(slot) == key
+
+    def _run_job(self, slot, key, view, data, options) -> None:
+        if self._debounce:
+            time.sleep(self._debounce)
+        if not self._still_wanted(slot, key):
+            return
+        try:
+            self.result(view, data, options, slot=slot)
+        except concurrent.futures.CancelledError:
+            return  # superseded while it waited for a worker
+        if self._still_wanted(slot, key):
+            self._schedule(lambda: self._publish(slot, key, view, data, options))
+
+    def _publish(self, slot, key, view, data, options) -> None:
+        """On the session's thread: show a finished job's result, unless the slot moved on meanwhile."""
+        if not self._still_wanted(slot, key):
+            return
+        entry = Entry(
+            key, self.cached(view, data, options), options, data, error=self._error(view, data, options)
+        )
+        jobs = {k: v for k, v in self.jobs.items() if k != slot}
+        self.param.update(**{slot: entry, "jobs": jobs})
+
+    def wait(self, timeout: float = 120.0) -> None:
+        """Block until every background job has finished (tests, scripts)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            futures = [f for f in (*self._futures.values(), *self._running.values()) if not f.done()]
+            if not futures:
+                return
+            concurrent.futures.wait(futures, timeout=max(0.0, deadline - time.monotonic()))
+            if time.monotonic() > deadline:
+                raise TimeoutError("background jobs did not finish in time")
+
+    def close(self) -> None:
+        """Drop every job of this session (the browser session ended)."""
+        for slot in list(self._futures):
+            self._wanted.pop(slot, None)
+            self._cancel(slot)
+        self._threads.shutdown(wait=False, cancel_futures=True)
+
+
+def _log_failure(future: concurrent.futures.Future) -> None:
+    if not future.cancelled() and future.exception() is not None:
+        logging.getLogger("calviz").error("background job failed", exc_info=future.exception())
+
+
+# -- the worker processes ------------------------------------------------------------------------------
+_POOL: concurrent.futures.ProcessPoolExecutor | None = None
+_POOL_LOCK = threading.Lock()
+
+
+def _worker_pool() -> concurrent.futures.ProcessPoolExecutor | None:
+    """The worker processes shared by the sessions of this server (they share no state, only these)."""
+    global _POOL
+    with _POOL_LOCK:
+        if _POOL is None:
+            try:
+                workers = max(1, min(2, os.cpu_count() or 1))
+                _POOL = concurrent.futures.ProcessPoolExecutor(
+                    max_workers=workers,
+                    mp_context=multiprocessing.get_context("spawn"),
+                    initializer=_warm_worker,
+                )
+            except Exception:  # no process support: compute in threads instead
+                return None
+        return _POOL
+
+
+def start_workers() -> None:
+    """Start the worker processes now (``calviz serve`` does at start-up): each imports the engine and
+    loads the compiled kernels before the first session needs it."""
+    pool = _worker_pool()
+    if pool is not None:
+        for _ in range(pool._max_workers):
+            pool.submit(warm_kernels)
+
+
+def warm_kernels() -> None:
+    """Compile (or load from numba's cache) every kernel the dashboard runs, on a small embedded dataset:
+    the first call of a jitted function loads it, and a first run compiles it (tens of seconds)."""
+    from calviz.analysis import AnalysisOptions, analyze
+    from calviz.datasets import DEFAULT_DATASET, load_dataset
+
+    options = AnalysisOptions(resampling="y_only", n_resamples=20)
+    with warnings.catch_warnings():  # 20 resamples cannot reject: said once per call, not wanted here
+        warnings.simplefilter("ignore")
+        analyze(load_dataset(DEFAULT_DATASET, n=400), options)
+
+
+def shutdown_workers() -> None:
+    """Stop the worker processes (``calviz serve`` calls this when it stops), also mid-job."""
+    global _POOL
+    with _POOL_LOCK:
+        pool, _POOL = _POOL, None
+    if pool is None:
+        return
+    processes = list((getattr(pool, "_processes", None) or {}).values())  # before shutdown clears them
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        process.terminate()
+
+
+def _exit_with_parent(parent: int) -> None:
+    """A worker whose server died (killed, so it could not stop its pool) is re-parented: exit then,
+    instead of lingering — and finishing a stale job — forever."""
+    while True:
+        time.sleep(1.0)
+        if os.getppid() != parent:
+            os._exit(0)
+
+
+def _warm_worker() -> None:
+    """Import the engine in a new worker (loading numba's cached kernels) before its first job."""
+    threading.Thread(
+        target=_exit_with_parent, args=(os.getppid(),), name="calviz-parent-watch", daemon=True
+    ).start()
+    import calviz.analysis  # noqa: F401  (imports every engine module)
+
+
+def _compute_in_worker(view, probs, labels, options):
+    return run_view(view, CalibrationData(probs, labels), options)
+
+
+def _run_remote(view, data, options, *, on_submit=None):
+    """:func:`calviz.analysis.run_view` in a worker process; in this process when the pool is unusable
+    (and for Dask data, whose work runs on the Dask workers anyway)."""
+    global _POOL
+    if is_distributed(data):
+        return run_view(view, data, options)
+    pool = _worker_pool()
+    if pool is not None:
+        try:
+            future = pool.submit(_compute_in_worker, view, data.probs, data.labels, options)
+            if on_submit is not None:
+                on_submit(future)
+            return future.result()
+        except concurrent.futures.process.BrokenProcessPool:
+            with _POOL_LOCK:
+                _POOL = None
+        except concurrent.futures.CancelledError:
+            raise
+        except Exception:
+            pass
+    return run_view(view, data, options)

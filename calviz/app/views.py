@@ -1,0 +1,647 @@
+"""The dashboard's views: one class per card, reading the result store and drawing with plain Bokeh.
+
+Each view builds its Bokeh figures once and afterwards only replaces the data of their
+``ColumnDataSource`` objects, titles and axis ranges, so a change sends a few small patches to the
+browser instead of new figures.  Figures are rebuilt only when their kind changes (scalar diagram ↔ one
+curve per rank ↔ one panel per class; T-Cal over bin counts ↔ over distinct values).  A view redraws a
+part only when the store's entry for it changed (:attr:`calviz.app.store.Entry.key`).  The drawing data
+come from the pure functions of :mod:`calviz.plots` (the report's HoloViews figures use the same ones);
+views compute no statistics.
+"""
+
+from __future__ import annotations
+
+import html
+
+import numpy as np
+import panel as pn
+from bokeh.layouts import column, gridplot
+from bokeh.models import ColumnDataSource, FixedTicker, HoverTool, Range1d, Span
+from bokeh.plotting import figure
+
+from calviz import plots
+from calviz.analysis import is_distributed, resolve_target, scalar_target
+
+__all__ = ["ReliabilityView", "TCalView", "IntervalView", "DistanceView", "StatusView", "card"]
+
+REL_HEIGHT = 430  # first row: reliability diagram (3 stacked panels) beside T-Cal
+LOW_HEIGHT = 280  # second row: ECE interval beside the distance bounds
+CLASS_PANEL_HEIGHT = 150  # full target: height of each per-class reliability panel (the pane grows)
+_TOOLS = "pan,wheel_zoom,box_zoom,reset,save"
+_NOTE = dict(sizing_mode="stretch_width", margin=(0, 10), styles={"font-size": "12px"})
+
+
+def card(title: str, *parts) -> pn.Column:
+    return pn.Column(
+        pn.pane.Markdown(f"#### {title}", margin=(0, 10)), *parts, sizing_mode="stretch_width", margin=(5, 5)
+    )
+
+
+def _figure(height: int, *, title: str = "", small: bool = False, **kwargs):
+    fig = figure(
+        height=height,
+        sizing_mode="stretch_width",
+        min_width=110 if small else 300,
+        tools=_TOOLS,
+        toolbar_location=None if small else "right",
+        title=title,
+        **kwargs,
+    )
+    fig.title.text_font_size = "9pt" if small else "11pt"
+    for axis in (fig.xaxis, fig.yaxis):
+        axis.axis_label_text_font_size = "10pt"
+        axis.major_label_text_font_size = "8pt" if small else "9pt"
+    return fig
+
+
+def _hover(fig, renderer, tooltips) -> None:
+    fig.add_tools(HoverTool(renderers=[renderer], tooltips=list(tooltips)))
+
+
+def _set(source: ColumnDataSource, table: dict) -> None:
+    """Give ``source`` these columns — unless it holds them already (nothing is sent then: e.g. an α
+    change leaves the confidence histogram as it is)."""
+    table = {k: np.asarray(v) for k, v in table.items()}
+    current = source.data
+    if current.keys() == table.keys() and all(_same(current[k], v) for k, v in table.items()):
+        return
+    source.data = table
+
+
+def _text(pane, text: str) -> None:
+    """Set a text pane's content (only when it changes: every set is a message to the browser)."""
+    if pane.object != text:
+        pane.object = text
+
+
+def _same(old, new: np.ndarray) -> bool:
+    old = np.asarray(old)
+    if old.shape != new.shape or old.dtype.kind != new.dtype.kind:
+        return False
+    if new.dtype.kind == "f":
+        return bool(np.array_equal(old, new, equal_nan=True))
+    return bool(np.array_equal(old, new))
+
+
+def _error_text(*entries) -> str:
+    msgs = [e.error for e in entries if e is not None and e.error]
+    if not msgs:
+        return ""
+    return "<br><span style='color:#8a6d3b'>" + "<br>".join(html.escape(m) for m in msgs) + "</span>"
+
+
+def _diagram_axes(height: int, **kwargs):
+    """A reliability diagram's frame: observed frequency against predicted probability on [0, 1]²."""
+    return _figure(height, y_range=Range1d(-0.02, 1.02), **kwargs)
+
+
+def _bars(fig, source: ColumnDataSource, **legend) -> None:
+    """A diagram's bars (teal / crimson per bin), the diagonal and the per-bin whiskers."""
+    quads = fig.quad(
+        left="x0",
+        right="x1",
+        bottom="y0",
+        top="y1",
+        source=source,
+        fill_color="color",
+        line_color="white",
+        fill_alpha=0.55,
+        line_width=1,
+    )
+    _hover(fig, quads, plots.BIN_TOOLTIPS)
+    _diagonal(fig, **legend)
+    _whiskers(fig, source, plots.NEUTRAL)
+
+
+def _diagonal(fig, **legend) -> None:
+    fig.line([0, 1], [0, 1], color=plots.NEUTRAL, line_dash="dashed", line_width=1.5, **legend)
+
+
+def _whiskers(fig, source: ColumnDataSource, color: str, **kwargs) -> None:
+    fig.segment(
+        x0="confidence",
+        y0="low",
+        x1="confidence",
+        y1="high",
+        source=source,
+        color=color,
+        line_width=1.2,
+        **kwargs,
+    )
+
+
+class _View:
+    """A card of the page: ``panel`` (what the page shows); ``draw`` runs when a slot it reads changes."""
+
+    slots: tuple[str, ...] = ()
+
+    def __init__(self, store):
+        self.store = store
+        self._drawn: dict[str, tuple | None] = {}
+        store.param.watch(self._on_store, list(self.slots))
+
+    def _changed(self, slot: str) -> bool:
+        """Whether the store's entry for ``slot`` differs from the one drawn (and mark it drawn)."""
+        entry = getattr(self.store, slot)
+        mark = (entry.key, entry.pending, id(entry.result))
+        if self._drawn.get(slot) == mark:
+            return False
+        self._drawn[slot] = mark
+        return True
+
+    def _on_store(self, *events) -> None:
+        self.draw()
+
+    def draw(self) -> None:
+        raise NotImplementedError
+
+
+# -- 1. reliability ------------------------------------------------------------------------------------
+
+
+class ReliabilityView(_View):
+    """The reliability diagram: scalar targets draw bars, whiskers, the smooth curve (with its band),
+    the confidence histogram and the smCE witness; top-k one curve per rank; full one panel per class."""
+
+    slots = ("reliability", "smooth", "distance", "inputs")
+
+    def __init__(self, store):
+        self.holder = pn.Column(sizing_mode="stretch_width", margin=0)
+        self.note = pn.pane.Markdown("", **_NOTE)
+        self.panel = card("1 · Reliability diagram", self.holder, self.note)
+        self.structure: tuple | None = None
+        self.sources: dict[str, ColumnDataSource] = {}
+        self.figures: list = []
+        super().__init__(store)
+
+    def draw(self) -> None:
+        rel_entry, smooth_entry, dist_entry = self.store.reliability, self.store.smooth, self.store.distance
+        rel = rel_entry.result
+        if rel_entry.options is None:
+            return
+        if plots.is_multi(rel):
+            self._draw_multi(rel_entry)
+            return
+        if self.structure != ("scalar",):
+            self._build_scalar()
+            self._drawn.clear()
+        if self._changed("reliability"):
+            b = plots.bins(rel)
+            _set(self.sources["bars"], plots.bar_table(b))
+            _set(self.sources["hist"], plots.hist_table(b))
+            self.figures[0].title.text = self._scalar_title(rel_entry)
+        if self._changed("smooth"):
+            _set(self.sources["smooth"], plots.smooth_table(smooth_entry.result))
+        if self._changed("distance"):
+            dist = dist_entry.result
+            _set(self.sources["witness"], plots.witness_table(dist[1] if dist is not None else None))
+        _text(self.note, self._scalar_note(rel_entry, smooth_entry))
+
+    # scalar diagram
+    def _show(self, model, height: int) -> None:
+        """A new kind of figure: a new pane (a pane's height cannot follow a new model's in place)."""
+        self.pane = pn.pane.Bokeh(model, height=height, sizing_mode="stretch_width", min_width=320)
+        self.holder[:] = [self.pane]
+
+    def _build_scalar(self) -> None:
+        height = REL_HEIGHT - 190
+        src = self.sources = {
+            "bars": ColumnDataSource(plots.bar_table(plots.bins(None))),
+            "hist": ColumnDataSource(plots.hist_table(plots.bins(None))),
+            "smooth": ColumnDataSource(plots.smooth_table(None)),
+            "witness": ColumnDataSource(plots.witness_table(None)),
+        }
+        x_range = Range1d(0, 1)
+        main = _diagram_axes(height, x_range=x_range)
+        main.yaxis.axis_label = "observed frequency"
+        _bars(main, src["bars"], legend_label="perfect calibration")
+        main.scatter("confidence", "frequency", source=src["bars"], color="color", size=5, line_color="white")
+        main.varea(x="x", y1="low", y2="high", source=src["smooth"], fill_color=plots.ACCENT, fill_alpha=0.18)
+        main.line(
+            "x", "y", source=src["smooth"], color=plots.ACCENT, line_width=2, legend_label="smooth curve"
+        )
+        main.legend.location = "top_left"
+        main.legend.label_text_font_size = "8pt"
+        hist = _figure(max(90, height // 3), x_range=x_range)
+        hist.yaxis.axis_label = "count"
+        hist.yaxis.ticker.desired_num_ticks = 3
+        bars_h = hist.quad(
+            left="x0",
+            right="x1",
+            bottom="c0",
+            top="c1",
+            source=src["hist"],
+            fill_color=plots.HIST,
+            line_color="white",
+        )
+        _hover(hist, bars_h, plots.HIST_TOOLTIPS)
+        witness = _figure(max(90, height // 3), x_range=x_range, y_range=Range1d(-1.05, 1.05))
+        witness.yaxis.axis_label = "w(v)"
+        witness.yaxis.ticker = FixedTicker(ticks=[-1, 0, 1])
+        line = witness.line("x", "w", source=src["witness"], color=plots.MISCALIBRATED, line_width=1.5)
+        _hover(witness, line, [("v", "@x{0.000}"), ("w(v)", "@w{0.000}")])
+        self.figures = [main, hist, witness]
+        self.structure = ("scalar",)
+        self._show(column(main, hist, witness, sizing_mode="stretch_width"), REL_HEIGHT)
+
+    def _scalar_title(self, entry) -> str:
+        options, data = entry.options, entry.data
+        if entry.result is None:
+            return f"reliability: {entry.pending}…" if entry.pending else "reliability data not available"
+        used = scalar_target(data, resolve_target(data, options))
+        m = int(np.asarray(plots.field(entry.result, "counts", default=[])).size)
+        n_used = int(plots.field(entry.result, "n", default=0))
+        self.figures[2].xaxis.axis_label = {
+            "binary": "predicted P(y = 1)",
+            "top1": "top-1 confidence",
+            "classwise": f"predicted P(class {options.class_index})",
+        }.get(used, "confidence")
+        return f"{used} · {m} {options.scheme.replace('_', '-')} bins · n = {n_used:,}"
+
+    def _scalar_note(self, entry, smooth_entry) -> str:
+        data, options = self.store.inputs or (entry.data, entry.options)
+        note = "Bars: observed frequency per bin; whiskers: per-bin interval at level 1 − α. "
+        note += (
+            f"<span style='color:{plots.MISCALIBRATED}'>Crimson</span> bins' intervals miss the diagonal, "
+            f"<span style='color:{plots.CALIBRATED}'>teal</span> ones cover it."
+        )
+        target = resolve_target(data, options)
+        if scalar_target(data, target) != target:
+            # binary data: top-k and full calibration of a binary model are its binary calibration
+            note += f" (For binary data the {target} target is this binary diagram.)"
+        if is_distributed(data):
+            note += (
+                " All rows computed on Dask; the smooth curve is not available there (it needs the "
+                "whole sample in one process)."
+            )
+        bandwidth = plots.field(smooth_entry.result, "bandwidth")
+        if bandwidth is not None:
+            band = "(band computing…)" if smooth_entry.pending else "with its pointwise band"
+            note += f" Blue: smooth curve {band}, bandwidth σ = {float(bandwidth):.3f}."
+        note += " Red, below: the smCE witness w(v)" + (
+            " (computing…)."
+            if self.store.distance.pending
+            else "; where it is far from 0 the model is miscalibrated."
+        )
+        return note + _error_text(entry, smooth_entry)
+
+    # vector targets
+    def _draw_multi(self, entry) -> None:
+        rel = entry.result
+        labels = tuple(plots.field(rel, "labels", default=()))
+        structure = (plots.field(rel, "kind"), labels)
+        if self.structure != structure:
+            self._build_ranks(rel) if structure[0] == "rank" else self._build_classes(rel)
+            self.structure = structure
+            self._drawn.clear()
+        if not self._changed("reliability"):
+            return
+        scheme = entry.options.scheme.replace("_", "-")
+        if structure[0] == "rank":
+            tables = plots.rank_tables(rel)
+            _set(self.sources["points"], tables["points"])
+            _set(self.sources["bars"], tables["bars"])
+            for (_, _, x, y), source in zip(tables["lines"], self.sources["lines"], strict=True):
+                _set(source, {"x": x, "y": y})
+            self.figures[0].title.text = (
+                f"top-{len(labels)} · {entry.options.n_bins} {scheme} bins · "
+                f"n = {int(plots.field(rel, 'n', default=0)):,}"
+            )
+        else:
+            positives = plots.field(rel, "positives")
+            for i, (panel, source) in enumerate(
+                zip(plots.field(rel, "panels"), self.sources["panels"], strict=True)
+            ):
+                _set(source, plots.bar_table(plots.bins(panel)))
+                self.figures[i].title.text = f"{labels[i]} · {int(positives[i]):,}"
+        note = html.escape(plots.reliability_caption(rel))
+        note += (
+            " <i>The smooth curve and the smCE witness are defined for scalar predictions and are omitted for"
+            " this target (select top1 or classwise to see them).</i>"
+        )
+        _text(self.note, note + _error_text(entry))
+
+    def _build_ranks(self, rel) -> None:
+        height = REL_HEIGHT - 120
+        tables = plots.rank_tables(rel)
+        x_range = Range1d(0, 1)
+        main = _diagram_axes(height, x_range=x_range)
+        main.yaxis.axis_label = "observed frequency"
+        points = ColumnDataSource(tables["points"])
+        _diagonal(main)
+        _whiskers(main, points, "color", alpha=0.8)
+        lines = []
+        for label, colour, x, y in tables["lines"]:
+            lines.append(ColumnDataSource({"x": x, "y": y}))
+            main.line("x", "y", source=lines[-1], color=colour, line_width=2, legend_label=label)
+        marks = main.scatter(
+            "confidence",
+            "frequency",
+            source=points,
+            color="color",
+            size=7,
+            line_color="outline",
+            line_width=1.5,
+        )
+        _hover(main, marks, [("", "@rank"), *plots.BIN_TOOLTIPS])
+        main.legend.location = "top_left"
+        main.legend.orientation = "horizontal"
+        main.legend.label_text_font_size = "8pt"
+        main.add_layout(main.legend[0], "above")
+        hist = _figure(max(90, height // 3), x_range=x_range)
+        hist.xaxis.axis_label = "r-th largest predicted probability"
+        hist.yaxis.axis_label = "count"
+        bars = ColumnDataSource(tables["bars"])
+        quads = hist.quad(
+            left="x0",
+            right="x1",
+            bottom="c0",
+            top="c1",
+            source=bars,
+            fill_color="color",
+            fill_alpha=0.25,
+            line_color="color",
+            line_width=1.2,
+        )
+        _hover(hist, quads, [("", "@rank"), *plots.HIST_TOOLTIPS])
+        self.sources = {"points": points, "bars": bars, "lines": lines}
+        self.figures = [main, hist]
+        self._show(column(main, hist, sizing_mode="stretch_width"), REL_HEIGHT)
+
+    def _build_classes(self, rel) -> None:
+        panels = list(plots.field(rel, "panels", default=()))
+        ncols = plots.class_grid_columns(len(panels))
+        rows = max(1, -(-len(panels) // ncols))
+        panel_height = max(CLASS_PANEL_HEIGHT, min(200, (REL_HEIGHT - 10) // rows))
+        self.sources = {"panels": []}
+        self.figures = []
+        for _ in panels:
+            fig = _diagram_axes(panel_height, small=True, x_range=Range1d(0, 1))
+            fig.xaxis.ticker = fig.yaxis.ticker = FixedTicker(ticks=[0, 0.5, 1])
+            source = ColumnDataSource(plots.bar_table(plots.bins(None)))
+            _bars(fig, source)
+            self.sources["panels"].append(source)
+            self.figures.append(fig)
+        self._show(
+            gridplot(self.figures, ncols=ncols, sizing_mode="stretch_width", toolbar_location=None),
+            max(REL_HEIGHT, rows * panel_height + 10),
+        )
+
+
+# -- 2. T-Cal ------------------------------------------------------------------------------------------
+
+
+class TCalView(_View):
+    """Debiased statistic and critical value per dyadic scale; title and caption: the verdict.
+
+    ``extra`` (below the caption) is room for one more result of the same data — e.g. a table of
+    classical calibration tests — drawn by its own view from its own store slot."""
+
+    slots = ("tcal",)
+
+    def __init__(self, store):
+        self.pane = pn.pane.Bokeh(None, height=REL_HEIGHT, sizing_mode="stretch_width", min_width=320)
+        self.note = pn.pane.Markdown("", **_NOTE)
+        self.extra = pn.Column(sizing_mode="stretch_width", margin=0)
+        self.panel = card("2 · Multi-scale T-Cal", self.pane, self.note, self.extra)
+        self.discrete: bool | None = None
+        super().__init__(store)
+
+    def _build(self, discrete: bool) -> None:
+        fig = _figure(
+            REL_HEIGHT - 20,
+            x_axis_type="linear" if discrete else "log",
+            x_range=Range1d(1, 1024),
+            y_range=Range1d(-1, 1),
+        )
+        fig.xaxis.axis_label = plots.tcal_xlabel(discrete)
+        fig.yaxis.axis_label = "debiased ECE² statistic"
+        fig.add_layout(Span(location=0, dimension="width", line_color=plots.HIST, line_width=1))
+        self.source = ColumnDataSource(plots.tcal_frame(None)["table"])
+        fig.line("bins", "statistic", source=self.source, color=plots.NEUTRAL, line_width=1.5)
+        fig.line(
+            "bins", "critical", source=self.source, color=plots.NEUTRAL, line_dash="dashed", line_width=1.5
+        )
+        points = fig.scatter(
+            "bins", "statistic", source=self.source, color="color", size=10, line_color="white"
+        )
+        _hover(fig, points, plots.tcal_tooltips(discrete))
+        self.figure, self.discrete = fig, discrete
+        self.pane.object = fig
+
+    def draw(self) -> None:
+        entry = self.store.tcal
+        if entry.options is None or not self._changed("tcal"):
+            return
+        result = entry.result
+        frame = plots.tcal_frame(result)
+        if frame["discrete"] != self.discrete:
+            self._build(frame["discrete"])
+        _set(self.source, frame["table"])
+        self.figure.x_range.update(start=frame["xlim"][0], end=frame["xlim"][1])
+        self.figure.y_range.update(start=frame["ylim"][0], end=frame["ylim"][1])
+        title, caption = plots.tcal_verdict(result)
+        self.figure.title.text = title if result is not None else (entry.pending or title)
+        note = caption + ". Solid line: statistic Tᵈ per scale; dashed: critical value"
+        floor = plots.field(result, "min_attainable_pvalue")
+        if floor is not None and float(floor) > float(plots.field(result, "alpha", default=1.0)):
+            note += (
+                f". With {plots.field(result, 'n_resamples')} resamples the smallest attainable p-value is "
+                f"{float(floor):.3g} > α, so this test cannot reject: raise the number of resamples"
+            )
+        if entry.pending:
+            shown = "the analytic result is shown meanwhile" if result is not None else "computing"
+            note += f" — *{entry.options.resampling} resampling running… ({shown})*"
+        colour = plots.MISCALIBRATED if plots.field(result, "reject") else plots.CALIBRATED
+        _text(self.note, f"<b style='color:{colour}'>{html.escape(note)}</b>" + _error_text(entry))
+
+
+# -- 3. ECE interval -----------------------------------------------------------------------------------
+
+
+class IntervalView(_View):
+    """The ℓ2-ECE with the asymptotic interval and, when computed, the percentile bootstrap's."""
+
+    slots = ("interval", "bootstrap")
+
+    def __init__(self, store):
+        fig = _figure(LOW_HEIGHT - 20, x_range=Range1d(0, 0.1), y_range=Range1d(-0.6, 1.6))
+        fig.xaxis.axis_label = "ℓ2 expected calibration error"
+        frame = plots.interval_frame(None, None)
+        fig.yaxis.ticker = FixedTicker(ticks=list(frame["table"]["row"]))
+        fig.yaxis.major_label_overrides = {
+            float(r): m for r, m in zip(frame["table"]["row"], frame["table"]["method"], strict=True)
+        }
+        fig.add_layout(Span(location=0, dimension="height", line_color=plots.NEUTRAL, line_width=1))
+        self.source = ColumnDataSource(frame["table"])
+        segs = fig.segment(
+            x0="low",
+            y0="row",
+            x1="high",
+            y1="row",
+            source=self.source,
+            color="color",
+            line_width=6,
+            alpha=0.7,
+        )
+        fig.scatter(
+            "estimate",
+            "row",
+            source=self.source,
+            fill_color="white",
+            line_color="color",
+            size=11,
+            line_width=2,
+        )
+        _hover(fig, segs, plots.INTERVAL_TOOLTIPS)
+        self.figure = fig
+        self.pane = pn.pane.Bokeh(fig, height=LOW_HEIGHT, sizing_mode="stretch_width", min_width=320)
+        self.note = pn.pane.Markdown("", **_NOTE)
+        self.panel = card("3 · ECE with confidence interval", self.pane, self.note)
+        super().__init__(store)
+
+    def draw(self) -> None:
+        entry, boot = self.store.interval, self.store.bootstrap
+        changed = self._changed("interval") | self._changed("bootstrap")
+        if entry.options is None or not changed:
+            return
+        interval = entry.result
+        frame = plots.interval_frame(interval, boot.result)
+        _set(self.source, frame["table"])
+        self.figure.x_range.update(start=frame["xlim"][0], end=frame["xlim"][1])
+        if interval is not None:
+            level = 100 * float(plots.field(interval, "level", default=0.0))
+            title = f"{level:.0f}% intervals · {entry.options.n_bins} bins"
+            self.figure.title.text = title + (" · bootstrap…" if boot.pending else "")
+        else:
+            self.figure.title.text = plots.interval_title(None) + (" · computing…" if entry.pending else "")
+        _text(self.note, html.escape(plots.interval_caption(interval)) + _error_text(entry, boot))
+
+
+# -- 4. distance ---------------------------------------------------------------------------------------
+
+
+class DistanceView(_View):
+    """Every distance-to-calibration measure and the dCE interval they imply."""
+
+    slots = ("distance", "inputs")
+
+    def __init__(self, store):
+        frame = plots.distance_frame(None)
+        fig = _figure(LOW_HEIGHT - 20, x_range=Range1d(*frame["xlim"]), y_range=Range1d(*frame["ylim"]))
+        fig.xaxis.axis_label = "calibration error"
+        fig.yaxis.ticker = FixedTicker(ticks=[y for y, _ in frame["yticks"]])
+        fig.yaxis.major_label_overrides = {float(y): name for y, name in frame["yticks"]}
+        self.source = ColumnDataSource(self._stems(frame["table"]))
+        self.band = ColumnDataSource(frame["band"])
+        fig.segment(
+            x0="zero",
+            y0="measure_row",
+            x1="value",
+            y1="measure_row",
+            source=self.source,
+            color=plots.HIST,
+            line_width=2,
+        )
+        pts = fig.scatter(
+            "value", "measure_row", source=self.source, color=plots.ACCENT, size=10, line_color="white"
+        )
+        seg = fig.segment(
+            x0="v0", y0="r0", x1="v1", y1="r1", source=self.band, color="color", line_width=8, alpha=0.75
+        )
+        _hover(fig, pts, plots.DISTANCE_TOOLTIPS)
+        _hover(fig, seg, plots.DISTANCE_BAND_TOOLTIPS)
+        self.figure = fig
+        self.pane = pn.pane.Bokeh(fig, height=LOW_HEIGHT, sizing_mode="stretch_width", min_width=320)
+        self.note = pn.pane.Markdown("", **_NOTE)
+        self.panel = card("4 · Distance to calibration", self.pane, self.note)
+        super().__init__(store)
+
+    @staticmethod
+    def _stems(table: dict) -> dict:
+        return {**table, "zero": np.zeros(len(table["value"]))}
+
+    def draw(self) -> None:
+        entry = self.store.distance
+        if entry.options is None:
+            return
+        if self._changed("distance"):
+            self._draw_figure(entry)
+        bounds = entry.result[0] if entry.result is not None else None
+        note = "Computing…" if entry.pending else html.escape(plots.distance_caption(bounds))
+        data, options = self.store.inputs or (entry.data, entry.options)
+        target = resolve_target(data, options)
+        if not data.is_binary and target in ("topk", "full"):
+            note += " (The distance family is defined for scalar predictions: shown for the top-1 reduction"
+            note += f" of the {target} target.)"
+        _text(self.note, note + _error_text(entry))
+
+    def _draw_figure(self, entry) -> None:
+        bounds = entry.result[0] if entry.result is not None else None
+        frame = plots.distance_frame(bounds)
+        _set(self.source, self._stems(frame["table"]))
+        _set(self.band, frame["band"])
+        self.figure.x_range.update(start=frame["xlim"][0], end=frame["xlim"][1])
+        title = plots.distance_title(bounds)
+        if title is None:
+            title = "computing the distance bounds…" if entry.pending else "distance bounds not available"
+        self.figure.title.text = title
+
+
+# -- status --------------------------------------------------------------------------------------------
+
+
+class StatusView(_View):
+    """The status line (n, K, target, time of the last update), the running jobs and the alert."""
+
+    slots = ("jobs", "timings")
+
+    def __init__(self, store, controls):
+        self.controls = controls
+        self.text = pn.pane.Markdown(
+            "", sizing_mode="stretch_width", margin=(0, 10), css_classes=["calviz-status"]
+        )
+        self.progress = pn.indicators.Progress(
+            active=False, visible=False, width=160, height=14, margin=(8, 10), bar_color="info"
+        )
+        self.progress_text = pn.pane.Str("", visible=False, margin=(4, 0), styles={"font-size": "12px"})
+        self.alert = pn.pane.Alert("", alert_type="danger", visible=False, sizing_mode="stretch_width")
+        self.panel = pn.Column(
+            pn.Row(self.text, self.progress_text, self.progress, sizing_mode="stretch_width"),
+            self.alert,
+            sizing_mode="stretch_width",
+        )
+        self.data = None
+        super().__init__(store)
+
+    def draw(self) -> None:
+        jobs = [label for label in self.store.jobs.values() if label]
+        self.progress_text.object = "computing: " + ", ".join(jobs) + "…" if jobs else ""
+        self.progress.active = self.progress.visible = self.progress_text.visible = bool(jobs)
+        data = self.data
+        if data is None:
+            return
+        timings = self.store.timings
+        total = sum(timings.values())
+        parts = ", ".join(f"{k} {1000 * v:.0f}" for k, v in timings.items())
+        options = self.controls.options(data.n)
+        where = f" · on **Dask** ({html.escape(data.scheduler)})" if is_distributed(data) else ""
+        self.text.object = (
+            f"**n** = {min(self.controls.n, data.n):,} of {data.n:,} · **K** = {data.n_classes}{where} · "
+            f"target **{resolve_target(data, options)}** · last update **{1000 * total:.0f} ms**"
+            + (f" <small>({parts} ms)</small>" if parts else "")
+        )
+
+    def show_error(self, message: str) -> None:
+        self.alert.object = f"**Input refused.** {html.escape(message)} The previous dataset stays loaded."
+        self.alert.visible = True
+        self.draw()  # ends a "preparing …" line
+
+    def clear_error(self) -> None:
+        self.alert.visible = False
+        self.alert.object = ""
+        self.draw()
+
+    def show_preparing(self, text: str) -> None:
+        self.progress_text.object = text
+        self.progress.active = self.progress.visible = self.progress_text.visible = True
