@@ -53,7 +53,6 @@ __all__ = [
     "kuiper_test",
     "classical_tests",
     "analysis_tests",
-    "analysis_tests_or_reason",
     "brownian_max_abs_sf",
     "brownian_range_sf",
     "TEST_NAMES",
@@ -551,23 +550,12 @@ def analysis_tests(data, options) -> ClassicalTests:
     """The classical tests and measures for what an :class:`calviz.analysis.AnalysisOptions` analyses:
     the same (sub)sample, α, number of bins and class; ``topk`` / ``full`` targets are shown through
     their top-1 (binary data: binary) reduction, as the scalar views of the analysis are.  The command
-    line, the report and the dashboard make this one call.  Distributed data (or ``None``, the command
-    line's stand-in for it) raise :class:`InputError` saying why."""
-    from calviz.analysis import is_distributed, prepare, resolve_target, scalar_target
+    line, the report and the dashboard make this one call (``calviz.analysis.COMPUTE["classical"]``).
+    Not on Dask: it sorts the whole sample (``calviz.dask`` says so)."""
+    from calviz.analysis import prepare, resolve_target, scalar_target
 
-    if data is None or is_distributed(data):
-        raise InputError("the classical tests and ACE sort the whole sample; they are not computed on "
-                         "distributed data")
     sample = prepare(data, options)
     target = scalar_target(sample, resolve_target(sample, options))
     return classical_tests(sample, None, alpha=options.alpha, target=target, class_index=options.class_index,
                            measures=True, n_bins=options.n_bins)
 
-
-def analysis_tests_or_reason(data, options) -> ClassicalTests | str:
-    """:func:`analysis_tests`, or the message saying why they could not be computed (for views that show
-    the reason in place of the table)."""
-    try:
-        return analysis_tests(data, options)
-    except InputError as exc:
-        return str(exc)

@@ -231,7 +231,7 @@ def check_summary(data, options, *, source: str = "", analysis=None) -> dict:
     from calviz.analysis import analyze
     from calviz.plots import field
 
-    views = ("tcal", "interval", "distance")
+    views = ("tcal", "interval", "distance", "classical")
     if options.resampling != "analytic":
         views += ("tcal_resampled",)
     result = analysis if analysis is not None else analyze(data, options, views=views)
@@ -247,9 +247,6 @@ def check_summary(data, options, *, source: str = "", analysis=None) -> dict:
             "level": _num(field(interval, "level")),
             **{k: v for k, v in ece.items() if k not in ("estimate", "low", "high", "level")},
         }
-    classical, errors = _classical_section(data, options), dict(result.errors)
-    if isinstance(classical, str):
-        classical, errors["classical"] = None, classical
     return {
         "calviz_version": __version__,
         "source": source,
@@ -262,17 +259,9 @@ def check_summary(data, options, *, source: str = "", analysis=None) -> dict:
         "bounds": _as_dict(result.distance),
         "summary": _as_dict(result.summary),
         "options": _clean_json(options.to_dict()),
-        "classical": classical,
-        "errors": errors,
+        "classical": _as_dict(result.classical),
+        "errors": dict(result.errors),
     }
-
-
-def _classical_section(data, options) -> dict | str:
-    """MCE, ACE and the classical tests (calviz.classical) as a JSON-ready dict, or why not computed."""
-    from calviz.classical import analysis_tests_or_reason
-
-    tests = analysis_tests_or_reason(data, options)
-    return tests if isinstance(tests, str) else _as_dict(tests)
 
 
 def _print_check_text(summary: dict) -> None:

@@ -1550,6 +1550,7 @@ _NOT_ON_DASK = {
     "smooth": "the smooth diagram needs the whole sample in one process",
     "smooth_curve": "the smooth diagram needs the whole sample in one process",
     "bootstrap": "the bootstrap resamples the whole sample; the asymptotic interval is computed instead",
+    "classical": "the classical tests and the ACE sort the whole sample",
 }
 
 
@@ -1739,8 +1740,8 @@ def analyze_parquet(
         source = DistributedSource(data, client, "client", n, correct, confidence, int(distance_sample))
         summary = source.data_summary(opts)
         timings["summary"] = time.perf_counter() - t0
-        # (the views Dask cannot compute, smooth and bootstrap, are run too: they report why)
-        views = [v for v in (*DASK_VIEWS, "smooth", "bootstrap")
+        # (the views Dask cannot compute — smooth, bootstrap, classical — are run too: they report why)
+        views = [v for v in (*DASK_VIEWS, "smooth", "bootstrap", "classical")
                  if v != "tcal_resampled" or opts.resampling != "analytic"]
         for view in views:
             result, seconds, message = _analysis.run_view(view, source, opts)

@@ -1137,6 +1137,18 @@ def classical_columns(tests, *, alpha: float | None = None) -> dict[str, list]:
     }
 
 
+def classical_caption(tests, *, alpha: float | None = None) -> str:
+    """One line on the classical tests: the level, target, n, and the MCE and ACE computed with them."""
+    level = tests.alpha if alpha is None else alpha
+    text = f"at α = {level:g} ({tests.target}, n = {tests.n:,}; asymptotic p-values)"
+    mce, ace = tests.measures.get("mce"), tests.measures.get("ace")
+    if mce is not None:
+        text += f" · MCE {_fmt(mce.value)} (largest |observed − predicted| of {mce.n_bins} equal-width bins)"
+    if ace is not None:
+        text += f" · ACE {_fmt(ace.value)} ({ace.n_bins} equal-mass bins, averaged over classes)"
+    return text
+
+
 def classical_table(tests, *, alpha: float | None = None, height: int = 190) -> hv.Element:
     """:func:`classical_columns` as a compact HoloViews table titled with n and the target (``None`` or a
     message string give a placeholder)."""
@@ -1164,4 +1176,4 @@ def _compact_table(plot, element) -> None:
         column.width = width
 
 
-__all__ += ["classical_columns", "classical_table"]
+__all__ += ["classical_columns", "classical_caption", "classical_table"]

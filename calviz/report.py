@@ -169,33 +169,23 @@ def _inline_resources(models) -> str:
 def _classical_section(classical) -> str:
     """Section 5: MCE, ACE and the classical tests (calviz.classical) with their decisions at α, or why
     they are missing (a string)."""
-    from calviz.plots import classical_columns
+    from calviz.plots import classical_caption, classical_columns
 
     if classical is None:
         return ""
     head = "<section><h2>5. Other calibration tests</h2>"
     if isinstance(classical, str):
         return f'{head}<p class="errors">not computed: {html.escape(classical)}</p></section>'
-    mce, ace = classical.measures.get("mce"), classical.measures.get("ace")
-    measures = ""
-    if mce is not None and ace is not None:
-        measures = (f'<p class="caption">MCE {_fmt(mce.value)} (largest |observed − predicted| over '
-                    f"{mce.n_bins} equal-width bins) · ACE {_fmt(ace.value)} ({ace.n_bins} equal-mass bins, "
-                    "averaged over classes)</p>")
     columns = classical_columns(classical)
     rows = "".join("<tr>" + "".join(f"<td>{html.escape(columns[k][i])}</td>" for k in columns) + "</tr>"
                    for i in range(len(columns["test"])))
     return (f"{head}<table><tr><th>test</th><th>statistic</th><th>p-value</th>"
             f"<th>decision at α = {classical.alpha:g}</th><th>what it detects</th></tr>{rows}</table>"
-            f'<p class="caption">Asymptotic tests on the {html.escape(classical.target)} target '
-            f"(n = {classical.n:,}), conditional on the predictions.</p>{measures}</section>")
+            f'<p class="caption">Tests {html.escape(classical_caption(classical))}.</p></section>')
 
 
-def render_analysis(result: Analysis, *, title: str = "calviz report", source: str | None = None,
-                    classical=None) -> str:
-    """The report HTML for an already computed :class:`~calviz.analysis.Analysis`; ``classical``: the
-    :class:`calviz.classical.ClassicalTests` of the same data and options (or why they are missing) for
-    section 5."""
+def render_analysis(result: Analysis, *, title: str = "calviz report", source: str | None = None) -> str:
+    """The report HTML for an already computed :class:`~calviz.analysis.Analysis`."""
     import bokeh
     from bokeh.embed import components
 
@@ -250,7 +240,7 @@ self-contained: works offline, plots are interactive (hover, zoom, pan)</div></h
 </section>
 {errors}
 {sections}
-{_classical_section(classical)}
+{_classical_section(result.classical or result.errors.get("classical"))}
 </main>
 <footer>calviz {__version__} — T-Cal (seed 000), ECE confidence interval (seed 003),
 distance to calibration (seed 004)</footer>
@@ -274,16 +264,12 @@ def render_report(
     beside the bootstrap one, distance bounds), the verdicts, the parameters, a data summary and the
     calviz version.  ``resampled=False`` skips the bootstrap interval and resampled T-Cal.
     ``analysis``: results already computed for ``(data, options)`` (the dashboard passes its own, so
-    the report shows exactly what the app shows); nothing is recomputed then but the classical tests
-    (section 5, :func:`calviz.classical.analysis_tests`), which are not part of an analysis."""
-    if isinstance(data, tuple):
-        data = as_calibration_data(*data)
+    the report shows exactly what the app shows); nothing is recomputed then."""
     if analysis is None:
+        if isinstance(data, tuple):
+            data = as_calibration_data(*data)
         analysis = analyze(as_calibration_data(data), options or AnalysisOptions(), resampled=resampled)
-    from calviz.classical import analysis_tests_or_reason
-
-    return render_analysis(analysis, title=title, source=source,
-                           classical=analysis_tests_or_reason(data, options or analysis.options))
+    return render_analysis(analysis, title=title, source=source)
 
 
 def report(

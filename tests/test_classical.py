@@ -571,19 +571,49 @@ def test_dashboard_table_follows_alpha_without_recomputation():
     assert isinstance(plots.classical_table("not computed on Dask"), hv.Text)
 
 
-def test_analysis_tests_follow_the_options_and_refuse_distributed_data():
-    from calviz.analysis import AnalysisOptions
+def test_analysis_tests_follow_the_options_and_are_refused_on_dask():
+    from calviz.analysis import AnalysisOptions, analyze
 
     rng = np.random.default_rng(20)
     y, z = _sample(800, rng)
     data = calviz.as_calibration_data(y, z)
     res = classical.analysis_tests(data, AnalysisOptions(n=300, alpha=0.1, n_bins=7))
     assert (res.n, res.alpha, res.measures["mce"].n_bins, res.measures["ace"].n_bins) == (300, 0.1, 7, 7)
-    with pytest.raises(InputError, match="distributed"):
-        classical.analysis_tests(None, AnalysisOptions())
-    assert "distributed" in classical.analysis_tests_or_reason(None, AnalysisOptions())
+    assert analyze(data, AnalysisOptions(n=300, alpha=0.1, n_bins=7), views=("classical",)).classical == res
+    da = pytest.importorskip("dask.array")
+    from calviz import dask as cdask
+
+    distributed = cdask.from_dask(da.from_array(y, chunks=200), da.from_array(z, chunks=200))
+    with pytest.raises(InputError, match="sort the whole sample"):
+        cdask.compute_view("classical", distributed, AnalysisOptions())
 
 
+def test_dashboard_table_follows_alpha_and_n():
+    """The app's classical-tests table (in the T-Cal card): decisions follow α from the stored p-values
+    (no recomputation), a new n recomputes; the exported report has the same tests."""
+    from calviz.app.page import CalvizApp
+
+    rng = np.random.default_rng(22)
+    y, z = _sample(3000, rng, power=1.12)
+    app = CalvizApp((y, z))
+    app.refresh(inline=True)
+    view, store = app.classical, app.store
+    assert view.panel in app.views[1].extra.objects
+    tests = store.classical.result
+    pvalues = [t.pvalue for t in tests.tests]
+    for alpha in (0.3, 0.001, 0.05):
+        app.controls.alpha = alpha
+        app.wait()
+        assert list(view.source.data["decision"]) == ["rejects" if p <= alpha else "does not reject"
+                                                      for p in pvalues]
+        assert view.table.columns[3].title == f"decision at α = {alpha:g}"
+        assert f"at α = {alpha:g} (binary, n = 3,000" in view.note.object
+    assert store.calls["classical"] == 1  # α never recomputed the tests
+    app.controls.n = 1000
+    app.wait()
+    assert store.calls["classical"] == 2 and "n = 1,000" in view.note.object
+    assert store.classical.result.n == 1000
+    assert "Other calibration tests" in app.export_report().getvalue().decode()
 @pytest.mark.parametrize("m", [1, 2, 3, 10, 64, 65, 200, 5000])
 def test_equal_mass_edges_partial_sort_matches_full_sort(m):
     """equal_mass_edges reads the order statistics at the edge ranks from a partial sort (≤ 64 edges)."""

@@ -16,13 +16,24 @@ import html
 import numpy as np
 import panel as pn
 from bokeh.layouts import column, gridplot
-from bokeh.models import ColumnDataSource, FixedTicker, HoverTool, Range1d, Span
+from bokeh.models import (
+    ColumnDataSource,
+    DataTable,
+    FixedTicker,
+    HoverTool,
+    HTMLTemplateFormatter,
+    Range1d,
+    Span,
+    TableColumn,
+)
 from bokeh.plotting import figure
 
 from calviz import plots
 from calviz.analysis import is_distributed, resolve_target, scalar_target
 
-__all__ = ["ReliabilityView", "TCalView", "IntervalView", "DistanceView", "StatusView", "card"]
+__all__ = [
+    "ReliabilityView", "TCalView", "ClassicalView", "IntervalView", "DistanceView", "StatusView", "card",
+]
 
 REL_HEIGHT = 430  # first row: reliability diagram (3 stacked panels) beside T-Cal
 LOW_HEIGHT = 280  # second row: ECE interval beside the distance bounds
@@ -454,6 +465,50 @@ class TCalView(_View):
             note += f" — *{entry.options.resampling} resampling running… ({shown})*"
         colour = plots.MISCALIBRATED if plots.field(result, "reject") else plots.CALIBRATED
         _text(self.note, f"<b style='color:{colour}'>{html.escape(note)}</b>" + _error_text(entry))
+
+
+class ClassicalView(_View):
+    """The classical tests beside T-Cal (Spiegelhalter, Hosmer–Lemeshow, Cox, Kolmogorov–Smirnov, Kuiper)
+    as a compact table — statistic, p-value, decision at α, what each detects — with the MCE and ACE in
+    its caption; shown in the T-Cal card's ``extra``.  The decisions follow the α control from the stored
+    p-values (the slot's result does not depend on α); a change of n or of the target brings new tests."""
+
+    slots = ("classical", "inputs")
+    #: column → (title, width in px)
+    COLUMNS = {"test": ("test", 190), "statistic": ("statistic", 80), "pvalue": ("p-value", 75),
+               "decision": ("decision at α", 115), "detects": ("what it detects", 470)}
+
+    def __init__(self, store):
+        self.source = ColumnDataSource({k: [] for k in self.COLUMNS})
+        colour = f"<%= value == 'rejects' ? '{plots.MISCALIBRATED}' : '{plots.CALIBRATED}' %>"
+        decision = HTMLTemplateFormatter(template=f'<span style="color:{colour}"><%= value %></span>')
+        columns = [TableColumn(field=k, title=t, width=w) for k, (t, w) in self.COLUMNS.items()]
+        columns[3].formatter = decision
+        self.table = DataTable(
+            source=self.source,
+            columns=columns,
+            index_position=None, height=160, sizing_mode="stretch_width", autosize_mode="none",
+            name="classical_tests",
+        )
+        self.note = pn.pane.Markdown("", **_NOTE)
+        self.panel = pn.Column(self.note, pn.pane.Bokeh(self.table, sizing_mode="stretch_width"),
+                               sizing_mode="stretch_width", margin=0)
+        super().__init__(store)
+
+    def draw(self) -> None:
+        entry, inputs = self.store.classical, self.store.inputs
+        if entry.options is None or inputs is None:
+            return
+        alpha = inputs[1].alpha
+        tests = entry.result
+        self.table.columns[3].title = f"decision at α = {alpha:g}"
+        if tests is None:
+            _set(self.source, {k: [] for k in self.COLUMNS})
+            reason = entry.pending and f"*{entry.pending} running…*" or "Other tests: not computed"
+            _text(self.note, reason + _error_text(entry))
+            return
+        _set(self.source, plots.classical_columns(tests, alpha=alpha))
+        _text(self.note, f"**Other tests** {html.escape(plots.classical_caption(tests, alpha=alpha))}")
 
 
 # -- 3. ECE interval -----------------------------------------------------------------------------------
