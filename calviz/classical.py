@@ -207,8 +207,8 @@ _LABELS = {
     "spiegelhalter": "Spiegelhalter z",
     "hosmer_lemeshow": "Hosmer–Lemeshow",
     "cox": "Cox intercept/slope",
-    "kolmogorov_smirnov": "Kolmogorov–Smirnov (cumulative)",
-    "kuiper": "Kuiper (cumulative)",
+    "kolmogorov_smirnov": "Kolmogorov–Smirnov",
+    "kuiper": "Kuiper",
 }
 _DETECTS = {
     "spiegelhalter": "a Brier score off its calibrated value: over- or under-confidence on the whole; "

@@ -1143,7 +1143,8 @@ def classical_caption(tests, *, alpha: float | None = None) -> str:
     text = f"at α = {level:g} ({tests.target}, n = {tests.n:,}; asymptotic p-values)"
     mce, ace = tests.measures.get("mce"), tests.measures.get("ace")
     if mce is not None:
-        text += f" · MCE {_fmt(mce.value)} (largest |observed − predicted| of {mce.n_bins} equal-width bins)"
+        # (no "|": a caption may be rendered as Markdown, where pipes start a table)
+        text += f" · MCE {_fmt(mce.value)} (largest gap observed − predicted, {mce.n_bins} equal-width bins)"
     if ace is not None:
         text += f" · ACE {_fmt(ace.value)} ({ace.n_bins} equal-mass bins, averaged over classes)"
     return text

@@ -236,10 +236,10 @@ class ResultStore(param.Parameterized):
             "reliability": _Plan("reliability"),
             "smooth": _Plan("smooth", "smooth_curve") if smooth else _Plan(None),
             "tcal": _Plan("tcal_resampled", "tcal") if resampled else _Plan("tcal"),
+            "classical": _Plan("classical"),
             "interval": _Plan("interval"),
             "bootstrap": _Plan("bootstrap"),
             "distance": _Plan("distance"),
-            "classical": _Plan("classical"),
         }
 
     @staticmethod
