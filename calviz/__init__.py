@@ -24,6 +24,8 @@ _EXPORTS = {
     "debiased_ece": "calviz.ece",
     "unbiased_ece": "calviz.ece",
     "kumar_debiased_ece": "calviz.ece",
+    "mce": "calviz.ece",
+    "ace": "calviz.ece",
     "reliability": "calviz.ece",
     "ECEResult": "calviz.ece",
     "ReliabilityData": "calviz.ece",
@@ -41,6 +43,16 @@ _EXPORTS = {
     "adaptive_tcal": "calviz.tcal",
     "split_tcal": "calviz.tcal",
     "TCalResult": "calviz.tcal",
+    # classical tests
+    "classical_tests": "calviz.classical",
+    "spiegelhalter_test": "calviz.classical",
+    "hosmer_lemeshow_test": "calviz.classical",
+    "cox_test": "calviz.classical",
+    "kolmogorov_smirnov_test": "calviz.classical",
+    "kuiper_test": "calviz.classical",
+    "CalibrationTestResult": "calviz.classical",
+    "CoxTestResult": "calviz.classical",
+    "ClassicalTests": "calviz.classical",
     # distance
     "smce": "calviz.distance",
     "smce_witness": "calviz.distance",
@@ -75,7 +87,7 @@ _EXPORTS = {
 }
 
 _SUBMODULES = {"synthetic", "binning", "plots", "datasets", "io", "data", "ece", "intervals", "tcal",
-               "distance", "smooth", "dask", "recalibration", "comparison"}
+               "distance", "smooth", "dask", "recalibration", "comparison", "classical"}
 
 __all__ = sorted(_EXPORTS) + ["__version__"]
 

@@ -18,6 +18,7 @@ from typing import Any, Literal
 import numpy as np
 
 from calviz._results import ResultMixin, _jsonable
+from calviz.classical import analysis_tests
 from calviz.data import CalibrationData, InputError, as_calibration_data, check_alpha
 from calviz.distance import distance_bounds, smce_witness
 from calviz.ece import reliability
@@ -402,6 +403,7 @@ COMPUTE = {
     "interval": compute_interval,
     "bootstrap": compute_bootstrap_interval,
     "distance": compute_distance,
+    "classical": analysis_tests,  # Spiegelhalter, Hosmer–Lemeshow, Cox, KS, Kuiper; MCE, ACE
 }
 
 
@@ -481,6 +483,7 @@ class Analysis(ResultMixin):
     bootstrap: Any = None
     distance: Any = None
     witness: Any = None
+    classical: Any = None
     timings: dict = field(default_factory=dict)
     errors: dict = field(default_factory=dict)
 
@@ -499,6 +502,7 @@ class Analysis(ResultMixin):
             "bootstrap",
             "distance",
             "witness",
+            "classical",
         ):
             out[name] = _result_dict(getattr(self, name))
         out["timings"] = {k: float(v) for k, v in self.timings.items()}

@@ -236,7 +236,7 @@ def check_summary(data, options, *, source: str = "", analysis=None) -> dict:
     from calviz.analysis import analyze
     from calviz.plots import field
 
-    views = ("tcal", "interval", "distance")
+    views = ("tcal", "interval", "distance", "classical")
     if options.resampling != "analytic":
         views += ("tcal_resampled",)
     result = analysis if analysis is not None else analyze(data, options, views=views)
@@ -266,6 +266,7 @@ def check_summary(data, options, *, source: str = "", analysis=None) -> dict:
         "bounds": _as_dict(result.distance),
         "summary": _as_dict(result.summary),
         "options": _clean_json(options.to_dict()),
+        "classical": _as_dict(result.classical),
         "errors": dict(result.errors),
     }
 
@@ -309,8 +310,28 @@ def _print_check_text(summary: dict) -> None:
         shown = [f"{k} {_fmt(v)}" for k, v in values.items() if isinstance(v, (int, float))]
         if shown:
             print("    measures: " + ", ".join(shown))
+    _print_classical(summary.get("classical"), alpha)
     for view, message in summary["errors"].items():
         print(f"  note: {view}: {message}")
+
+
+def _print_classical(classical: dict | None, alpha: float) -> None:
+    if classical is None:
+        return
+    measures = classical.get("measures") or {}
+    if measures:
+        mce, ace = measures.get("mce") or {}, measures.get("ace") or {}
+        print(f"  MCE      {_fmt(mce.get('value'))} ({mce.get('n_bins')} equal-width bins)   "
+              f"ACE {_fmt(ace.get('value'))} ({ace.get('n_bins')} equal-mass bins, classwise)")
+    print(f"  other tests at α = {alpha:g} ({classical.get('target')}):")
+    for test in classical.get("tests", []):
+        verdict = "rejects" if test["pvalue"] is not None and test["pvalue"] <= alpha else "does not reject"
+        fit = (f" (fitted intercept {_fmt(test['intercept'])}, slope {_fmt(test['slope'])})"
+               if test.get("slope") is not None else "")
+        stat, p = _fmt(test["statistic"]), _fmt_p(test["pvalue"])
+        print(f"    {test['label']:<32} statistic {stat:>10}  p {p:>8}  {verdict}{fit}")
+    for name, message in (classical.get("errors") or {}).items():
+        print(f"    {name}: not computed: {message}")
 
 
 def _fmt_p(p) -> str:

@@ -72,6 +72,7 @@ from calviz.ece import (
     debiased_ece_sq,
     plugin_ece_l1,
     plugin_ece_sq,
+    plugin_mce,
     reliability_from_sums,
     unbiased_ece_sq,
 )
@@ -91,6 +92,7 @@ __all__ = [
     "binned_ece",
     "debiased_ece",
     "unbiased_ece",
+    "mce",
     "multiscale_debiased_ece",
     "ece_interval",
     "reliability",
@@ -546,7 +548,9 @@ def binned_ece(
         return _estimate(y_true, y_prob, plugin_ece_l1, "plugin_l1", False, **common)
     if p == 2:
         return _estimate(y_true, y_prob, plugin_ece_sq, "plugin_l2", False, post=np.sqrt, **common)
-    raise InputError(f"p must be 1 or 2; got {p!r}")
+    if p == "max":
+        return _estimate(y_true, y_prob, plugin_mce, "max", False, **common)
+    raise InputError(f"p must be 1, 2 or 'max'; got {p!r}")
 
 
 def debiased_ece(
@@ -568,6 +572,17 @@ def unbiased_ece(
     return _estimate(y_true, y_prob, unbiased_ece_sq, "unbiased_l2_sq", True, n_bins=n_bins, scheme=scheme,
                      target=target, top_k=top_k, class_index=class_index, split_every=split_every,
                      client=client, columns=columns)
+
+
+def mce(
+    y_true, y_prob=None, *, n_bins: int = 15, scheme: str = "equal_width", target: str = "auto",
+    top_k: int = 1, class_index: int = 0, split_every: int = SPLIT_EVERY, client=None, **columns,
+) -> ECEResult:
+    """Distributed :func:`calviz.mce` (the largest |ȳ_b − z̄_b| over non-empty bins) from the merged
+    BinSums.  The adaptive calibration error (:func:`calviz.ace`) needs global quantiles and is not
+    offered on Dask."""
+    return binned_ece(y_true, y_prob, n_bins=n_bins, p="max", scheme=scheme, target=target, top_k=top_k,
+                      class_index=class_index, split_every=split_every, client=client, **columns)
 
 
 def ece_interval(
@@ -1550,6 +1565,7 @@ _NOT_ON_DASK = {
     "smooth": "the smooth diagram needs the whole sample in one process",
     "smooth_curve": "the smooth diagram needs the whole sample in one process",
     "bootstrap": "the bootstrap resamples the whole sample; the asymptotic interval is computed instead",
+    "classical": "the classical tests and the ACE sort the whole sample",
 }
 
 
@@ -1739,8 +1755,8 @@ def analyze_parquet(
         source = DistributedSource(data, client, "client", n, correct, confidence, int(distance_sample))
         summary = source.data_summary(opts)
         timings["summary"] = time.perf_counter() - t0
-        # (the views Dask cannot compute, smooth and bootstrap, are run too: they report why)
-        views = [v for v in (*DASK_VIEWS, "smooth", "bootstrap")
+        # (the views Dask cannot compute — smooth, bootstrap, classical — are run too: they report why)
+        views = [v for v in (*DASK_VIEWS, "smooth", "bootstrap", "classical")
                  if v != "tcal_resampled" or opts.resampling != "analytic"]
         for view in views:
             result, seconds, message = _analysis.run_view(view, source, opts)

@@ -31,6 +31,7 @@ import numpy as np
 from scipy import stats
 
 from calviz._kernels.binning import topk_view_kernel
+from calviz._kernels.classical import edge_bin_sums
 from calviz._kernels.ece import (
     bin_sums_1d_kernel,
     bin_sums_equal_width_1d_kernel,
@@ -43,6 +44,7 @@ from calviz.binning import (
     assign_bins,
     check_n_bins,
     dense_ids,
+    equal_mass_edges,
     equal_width_bounds,
     equal_width_edges,
 )
@@ -55,6 +57,7 @@ __all__ = [
     "prepare_view",
     "plugin_ece_l1",
     "plugin_ece_sq",
+    "plugin_mce",
     "debiased_ece_sq",
     "unbiased_ece_sq",
     "kumar_ece_sq",
@@ -67,9 +70,12 @@ __all__ = [
     "debiased_ece",
     "unbiased_ece",
     "kumar_debiased_ece",
+    "mce",
+    "ace",
     "reliability",
     "reliability_from_sums",
     "binomial_interval",
+    "equal_mass_sums",
 ]
 
 
@@ -285,6 +291,14 @@ def plugin_ece_l1(s: BinSums) -> float:
     return float(np.abs(s.resid_sum).sum() / _n(s))
 
 
+def plugin_mce(s: BinSums) -> float:
+    """Maximum calibration error max_b ‖S_b/N_b‖_∞ over the non-empty bins: the largest
+    |mean(y) − mean(z)| of any bin (and coordinate, for vector targets); Naeini, Cooper & Hauskrecht
+    (2015)."""
+    _n(s)
+    return float(np.abs(s.resid_sum / s.count[:, None]).max())
+
+
 def plugin_ece_sq(s: BinSums) -> float:
     """Plug-in ℓ2² ECE T^b = Σ_b (N_b/n) ‖S_b/N_b‖² (seed 000, Sec. 3)."""
     return float((_s_sq(s) / s.count).sum() / _n(s))
@@ -411,7 +425,8 @@ def binned_ece(
     top_k: int = 1, class_index: int = 0,
 ) -> ECEResult:
     """Plug-in binned ECE (estimators.md §3): p = 1 gives Σ_b (N_b/n)‖ȳ_b − z̄_b‖₁ (Guo et al.'s ECE with
-    15 equal-width bins); p = 2 gives the ℓ2 ECE √T^b, T^b = Σ_b (N_b/n)‖ȳ_b − z̄_b‖² (seed 000, Sec. 3).
+    15 equal-width bins); p = 2 gives the ℓ2 ECE √T^b, T^b = Σ_b (N_b/n)‖ȳ_b − z̄_b‖² (seed 000, Sec. 3);
+    p = "max" the maximum calibration error max_b ‖ȳ_b − z̄_b‖_∞ over non-empty bins (:func:`mce`).
     Biased upwards for small bins; see :func:`debiased_ece` / :func:`unbiased_ece`."""
     if p == 1 and not isinstance(p, bool):
         return _estimate(y_true, y_prob, plugin_ece_l1, "plugin_l1", False, n_bins=n_bins, scheme=scheme,
@@ -419,7 +434,10 @@ def binned_ece(
     if p == 2:
         return _estimate(y_true, y_prob, plugin_ece_sq, "plugin_l2", False, n_bins=n_bins, scheme=scheme,
                          target=target, top_k=top_k, class_index=class_index, post=np.sqrt)
-    raise InputError(f"p must be 1 or 2; got {p!r}")
+    if p == "max":
+        return _estimate(y_true, y_prob, plugin_mce, "max", False, n_bins=n_bins, scheme=scheme,
+                         target=target, top_k=top_k, class_index=class_index)
+    raise InputError(f"p must be 1, 2 or 'max'; got {p!r}")
 
 
 def debiased_ece(
@@ -450,6 +468,62 @@ def kumar_debiased_ece(
     bin per distinct predicted value; Σ_b (N_b/n)[(ȳ_b − z̄_b)² − ā_b(1 − ā_b)/(N_b − 1)]."""
     return _estimate(y_true, y_prob, kumar_ece_sq, "kumar_l2_sq", True, n_bins=n_bins, scheme=scheme,
                      target=target, top_k=1, class_index=class_index)
+
+
+def mce(
+    y_true, y_prob, *, n_bins: int = 15, scheme: str = "equal_width", target: Target = "auto",
+    top_k: int = 1, class_index: int = 0,
+) -> ECEResult:
+    """Maximum calibration error (Naeini, Cooper & Hauskrecht 2015): max_b |ȳ_b − z̄_b| over the
+    non-empty bins (``binned_ece(..., p="max")``), with calviz's bins: ``n_bins=m`` equal-width bins
+    [i/m, (i+1)/m), the last one closed so that a prediction of exactly 1.0 falls in it.  For vector
+    targets (``topk``, ``full``) the largest coordinate of any bin, max_b ‖ȳ_b − z̄_b‖_∞.
+
+    This is torchmetrics' ``max_calibration_error`` / netcal's ``MCE`` for the top-1 target (largest
+    |accuracy − confidence| over the non-empty equal-width bins); those libraries may place a
+    prediction lying exactly on an inner edge i/m in the bin below."""
+    return binned_ece(y_true, y_prob, n_bins=n_bins, p="max", scheme=scheme, target=target, top_k=top_k,
+                      class_index=class_index)
+
+
+def ace(
+    y_true, y_prob, *, n_bins: int = 15, target: Literal["classwise", "binary", "top1"] = "classwise",
+) -> ECEResult:
+    """Adaptive calibration error (Nixon, Dusenberry, Zhang, Jerfel & Tran 2019, §4.1).
+
+    ``target="classwise"`` (their definition): for every class c the predictions P(y = c) of all n
+    samples are split into ``n_bins`` equal-mass bins and ACE = (1/K) Σ_c mean_b |ȳ_{c,b} − z̄_{c,b}|,
+    the unweighted mean over the non-empty bins of |observed frequency − mean prediction|, averaged over
+    the classes (binary data: the two classes, P(y = 1) and 1 − P(y = 1)).  ``"binary"`` / ``"top1"``:
+    the same unweighted mean for one scalar view (P(y = 1); the top-1 confidence).  Bins are calviz's
+    equal-mass bins: ties are never split, so heavily tied predictions give fewer bins (the mean is over
+    the bins formed; Nixon et al. divide by the requested number).
+    """
+    m = check_n_bins(n_bins)
+    if target not in ("classwise", "binary", "top1"):
+        raise InputError(f"ace needs target 'classwise', 'binary' or 'top1'; got {target!r}")
+    data = as_calibration_data(y_true, y_prob)
+    if target == "classwise":
+        views = [data.classwise(c) for c in range(data.n_classes)]
+    else:
+        views = [prepare_view(data, None, target=target)[2:]]
+    per_view, nonempty, total = [], 0, 0
+    for z, y in views:
+        count, z_sum, y_sum, n_total = equal_mass_sums(z, y, m)
+        per_view.append(float(np.abs((y_sum - z_sum) / count).mean()))
+        nonempty += count.shape[0]
+        total += n_total
+    return ECEResult(float(np.mean(per_view)), "ace", False, data.n, m, total, nonempty, "equal_mass", target)
+
+
+def equal_mass_sums(z: np.ndarray, y: np.ndarray, n_bins: int):
+    """(count, Σz, Σy) of the non-empty equal-mass bins of a validated scalar view, in increasing order of
+    z, and the number of bins formed: calviz's equal-mass edges (:func:`calviz.binning.equal_mass_edges`:
+    ties never split) and one fused binary-search-and-sum pass (no id array)."""
+    edges = equal_mass_edges(z, n_bins)
+    count, z_sum, y_sum = edge_bin_sums(z, y, np.ascontiguousarray(edges[1:-1]))
+    keep = count > 0
+    return count[keep], z_sum[keep], y_sum[keep], int(edges.shape[0] - 1)
 
 
 # ------------------------------------------------------------------------------------------------

@@ -1118,3 +1118,63 @@ def distance_plot(bounds, *, title: str | None = None, height: int = 330) -> hv.
             )
         )
     )
+
+
+def classical_columns(tests, *, alpha: float | None = None) -> dict[str, list]:
+    """Display columns of the classical tests beside T-Cal, one row per test: ``test``, ``statistic``,
+    ``pvalue``, ``decision`` (at ``alpha``, by default the level the tests were run at: re-deciding
+    from the stored p-values needs no recomputation, so a table follows the α control) and
+    ``detects``; tests that could not be computed say why in ``detects``.  From a
+    :class:`calviz.classical.ClassicalTests`."""
+    rows = tests.rows(alpha)
+    return {
+        "test": [r["test"] for r in rows],
+        "statistic": [_fmt(r["statistic"]) for r in rows],
+        "pvalue": [format_pvalue(r["pvalue"]) for r in rows],
+        "decision": ["—" if r["reject"] is None else ("rejects" if r["reject"] else "does not reject")
+                     for r in rows],
+        "detects": [r["detects"] for r in rows],
+    }
+
+
+def classical_caption(tests, *, alpha: float | None = None) -> str:
+    """One line on the classical tests: the level, target, n, and the MCE and ACE computed with them."""
+    level = tests.alpha if alpha is None else alpha
+    text = f"at α = {level:g} ({tests.target}, n = {tests.n:,}; asymptotic p-values)"
+    mce, ace = tests.measures.get("mce"), tests.measures.get("ace")
+    if mce is not None:
+        # (no "|": a caption may be rendered as Markdown, where pipes start a table)
+        text += f" · MCE {_fmt(mce.value)} (largest gap observed − predicted, {mce.n_bins} equal-width bins)"
+    if ace is not None:
+        text += f" · ACE {_fmt(ace.value)} ({ace.n_bins} equal-mass bins, averaged over classes)"
+    return text
+
+
+def classical_table(tests, *, alpha: float | None = None, height: int = 190) -> hv.Element:
+    """:func:`classical_columns` as a compact HoloViews table titled with n and the target (``None`` or a
+    message string give a placeholder)."""
+    title = "Other tests"
+    if tests is None or isinstance(tests, str):
+        return placeholder(tests or "other tests not computed", title, height=height)
+    _ensure_backend()
+    columns = classical_columns(tests, alpha=alpha)
+    level = tests.alpha if alpha is None else alpha
+    names = {"statistic": "statistic", "pvalue": "p-value", "decision": f"decision at α = {level:g}",
+             "detects": "what it detects"}
+    table = hv.Table({"test": columns["test"], **{names[k]: columns[k] for k in names}},
+                     kdims=["test"], vdims=list(names.values()))
+    return table.opts(title=f"{title} (n = {tests.n:,}, {tests.target})", height=height, width=900,
+                      hooks=[_compact_table])
+
+
+def _compact_table(plot, element) -> None:
+    """Bokeh DataTable look: no index column, stretch to the panel, narrow number columns."""
+    table = plot.handles["table"]
+    table.index_position = None
+    table.sizing_mode = "stretch_width"
+    table.autosize_mode = "none"
+    for column, width in zip(table.columns, (190, 80, 80, 130, 520), strict=False):
+        column.width = width
+
+
+__all__ += ["classical_columns", "classical_caption", "classical_table"]

@@ -169,6 +169,24 @@ def _inline_resources(models) -> str:
     return css + js
 
 
+def _classical_section(classical) -> str:
+    """Section 5: MCE, ACE and the classical tests (calviz.classical) with their decisions at α, or why
+    they are missing (a string)."""
+    from calviz.plots import classical_caption, classical_columns
+
+    if classical is None:
+        return ""
+    head = "<section><h2>5. Other calibration tests</h2>"
+    if isinstance(classical, str):
+        return f'{head}<p class="errors">not computed: {html.escape(classical)}</p></section>'
+    columns = classical_columns(classical)
+    rows = "".join("<tr>" + "".join(f"<td>{html.escape(columns[k][i])}</td>" for k in columns) + "</tr>"
+                   for i in range(len(columns["test"])))
+    return (f"{head}<table><tr><th>test</th><th>statistic</th><th>p-value</th>"
+            f"<th>decision at α = {classical.alpha:g}</th><th>what it detects</th></tr>{rows}</table>"
+            f'<p class="caption">Tests {html.escape(classical_caption(classical))}.</p></section>')
+
+
 def render_analysis(result: Analysis, *, title: str = "calviz report", source: str | None = None,
                     extra_sections: str = "") -> str:
     """The report HTML for an already computed :class:`~calviz.analysis.Analysis`.  ``extra_sections``:
@@ -229,6 +247,7 @@ self-contained: works offline, plots are interactive (hover, zoom, pan)</div></h
 </section>
 {errors}
 {sections}
+{_classical_section(result.classical or result.errors.get("classical"))}
 </main>
 <footer>calviz {__version__} — T-Cal (seed 000), ECE confidence interval (seed 003),
 distance to calibration (seed 004)</footer>

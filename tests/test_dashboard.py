@@ -135,7 +135,8 @@ def _delta(app, change):
 
 def test_bin_count_recomputes_only_binned_views(app):
     delta = _delta(app, {"n_bins": 23})
-    assert delta == {"reliability": 1, "interval": 1, "bootstrap": 1}, delta
+    # classical: the MCE and ACE beside the classical tests use the bins too
+    assert delta == {"reliability": 1, "interval": 1, "bootstrap": 1, "classical": 1}, delta
 
 
 def test_alpha_recomputes_dependent_views_not_distance(app):
@@ -389,7 +390,7 @@ def test_topk_and_full_reliability_views_and_what_they_recompute():
     assert "one panel per class" in reliability.note.object
     # bins: recomputed, drawn into the same figures
     figures = list(reliability.figures)
-    assert _delta(app, {"n_bins": 7}) == {"reliability": 1, "interval": 1, "bootstrap": 1}
+    assert _delta(app, {"n_bins": 7}) == {"reliability": 1, "interval": 1, "bootstrap": 1, "classical": 1}
     assert reliability.figures == figures
     # back to top-1: everything cached, the scalar diagram with its smooth curve again
     assert _delta(app, {"target": "top1", "n_bins": 15}) == {}

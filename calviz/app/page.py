@@ -19,7 +19,14 @@ from calviz.analysis import Analysis, DataSummary, is_distributed, prepare, scal
 from calviz.app import sources
 from calviz.app.controls import Controls
 from calviz.app.store import DEBOUNCE_S, ResultStore
-from calviz.app.views import DistanceView, IntervalView, ReliabilityView, StatusView, TCalView
+from calviz.app.views import (
+    ClassicalView,
+    DistanceView,
+    IntervalView,
+    ReliabilityView,
+    StatusView,
+    TCalView,
+)
 from calviz.data import CalibrationData, as_calibration_data
 
 __all__ = ["CalvizApp", "dashboard", "create_app"]
@@ -67,6 +74,8 @@ class CalvizApp:
             IntervalView(self.store),
             DistanceView(self.store),
         ]
+        self.classical = ClassicalView(self.store)  # drawn below T-Cal, in the T-Cal card's room for it
+        self.views[1].extra.append(self.classical.panel)
         self.data = self._sidebar = None
         self._fitting = False
         self._set_data(self._load(self.controls.dataset), refresh=False)
@@ -177,7 +186,7 @@ class CalvizApp:
         """The :class:`calviz.analysis.Analysis` the app shows now (from the store's cache: the exported
         report shows exactly these results; only missing ones are computed)."""
         data, options = self.data, self.controls.options(self.data.n)
-        views = ["reliability", "smooth", "tcal", "interval", "bootstrap", "distance"]
+        views = ["reliability", "smooth", "tcal", "interval", "bootstrap", "distance", "classical"]
         if not scalar_reliability(data, options):
             views.remove("smooth")
         if options.resampling != "analytic":

@@ -73,10 +73,12 @@ VIEW_INPUTS: dict[str, tuple[str, ...]] = {
     "bootstrap": ("target", "class_index", "top_k", "n", "n_bins", "alpha", "n_resamples", "seed"),
     # the Laplace kCE has the fixed bandwidth 1: the bandwidth option is the smooth curve's alone
     "distance": ("target", "class_index", "n"),
+    # α only re-decides from the stored p-values: the view reads it from ``inputs``, nothing is recomputed
+    "classical": ("target", "class_index", "n", "n_bins"),
 }
 
 _TARGET_FIELDS = ("target", "class_index", "top_k")
-_SCALAR_VIEWS = ("smooth", "smooth_curve", "distance")
+_SCALAR_VIEWS = ("smooth", "smooth_curve", "distance", "classical")
 
 #: what the progress line says while a slot's job runs
 JOB_LABELS = {
@@ -86,6 +88,7 @@ JOB_LABELS = {
     "interval": "interval on Dask",
     "bootstrap": "bootstrap interval",
     "distance": "distance bounds",
+    "classical": "classical tests",
 }
 
 
@@ -156,11 +159,12 @@ class ResultStore(param.Parameterized):
     interval = param.ClassSelector(class_=Entry, default=_EMPTY, doc="asymptotic ECE interval")
     bootstrap = param.ClassSelector(class_=Entry, default=_EMPTY, doc="bootstrap ECE interval")
     distance = param.ClassSelector(class_=Entry, default=_EMPTY, doc="(distance bounds, smCE witness)")
+    classical = param.ClassSelector(class_=Entry, default=_EMPTY, doc="classical tests, MCE and ACE")
     inputs = param.Parameter(default=None, doc="(data, options) of the latest update (for captions)")
     jobs = param.Dict(default={}, doc="slot → label of each background job running now")
     timings = param.Dict(default={}, doc="seconds of each computation of the latest change")
 
-    SLOTS = ("reliability", "smooth", "tcal", "interval", "bootstrap", "distance")
+    SLOTS = ("reliability", "smooth", "tcal", "interval", "bootstrap", "distance", "classical")
 
     def __init__(
         self,
@@ -231,6 +235,7 @@ class ResultStore(param.Parameterized):
             "reliability": _Plan("reliability"),
             "smooth": _Plan("smooth", "smooth_curve") if smooth else _Plan(None),
             "tcal": _Plan("tcal_resampled", "tcal") if resampled else _Plan("tcal"),
+            "classical": _Plan("classical"),
             "interval": _Plan("interval"),
             "bootstrap": _Plan("bootstrap"),
             "distance": _Plan("distance"),

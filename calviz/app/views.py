@@ -16,13 +16,25 @@ import html
 import numpy as np
 import panel as pn
 from bokeh.layouts import column, gridplot
-from bokeh.models import ColumnDataSource, FixedTicker, HoverTool, Range1d, Span
+from bokeh.models import (
+    ColumnDataSource,
+    DataTable,
+    Div,
+    FixedTicker,
+    HoverTool,
+    HTMLTemplateFormatter,
+    Range1d,
+    Span,
+    TableColumn,
+)
 from bokeh.plotting import figure
 
 from calviz import plots
 from calviz.analysis import is_distributed, resolve_target, scalar_target
 
-__all__ = ["ReliabilityView", "TCalView", "IntervalView", "DistanceView", "StatusView", "card"]
+__all__ = [
+    "ReliabilityView", "TCalView", "ClassicalView", "IntervalView", "DistanceView", "StatusView", "card",
+]
 
 REL_HEIGHT = 430  # first row: reliability diagram (3 stacked panels) beside T-Cal
 LOW_HEIGHT = 280  # second row: ECE interval beside the distance bounds
@@ -457,6 +469,59 @@ class TCalView(_View):
             note += f" — *{entry.options.resampling} resampling running… ({shown})*"
         colour = plots.MISCALIBRATED if plots.field(result, "reject") else plots.CALIBRATED
         _text(self.note, f"<b style='color:{colour}'>{html.escape(note)}</b>" + _error_text(entry))
+
+
+class ClassicalView(_View):
+    """The classical tests beside T-Cal (Spiegelhalter, Hosmer–Lemeshow, Cox, Kolmogorov–Smirnov, Kuiper)
+    as a compact table — statistic, p-value, decision at α, what each detects — under a caption with the
+    MCE and ACE; shown in the T-Cal card's ``extra``.  The decisions follow the α control from the stored
+    p-values (the slot's result does not depend on α); a change of n or of the target brings new tests.
+    Caption and table are plain Bokeh models in one pane, updated in place."""
+
+    slots = ("classical", "inputs")
+    #: column → (title, width in px): the decision fits the card, "what it detects" scrolls into view
+    #: (autosize "fit_columns" would squeeze it, but then Bokeh 3.9 fails to redraw a retitled table)
+    COLUMNS = {"test": ("test", 140), "statistic": ("statistic", 72), "pvalue": ("p-value", 68),
+               "decision": ("decision at α", 115), "detects": ("what it detects", 640)}
+
+    def __init__(self, store):
+        self.source = ColumnDataSource({k: [] for k in self.COLUMNS})
+        columns = [TableColumn(field=k, title=t, width=w) for k, (t, w) in self.COLUMNS.items()]
+        colour = f"<%= value == 'rejects' ? '{plots.MISCALIBRATED}' : '{plots.CALIBRATED}' %>"
+        decision = f'<span style="color:{colour}"><%= value %></span>'
+        columns[3].formatter = HTMLTemplateFormatter(template=decision)
+        self.table = DataTable(
+            source=self.source, columns=columns, index_position=None, height=160, sizing_mode="stretch_width",
+            autosize_mode="none", name="classical_tests",
+        )
+        self.caption = Div(text="", sizing_mode="stretch_width", styles={"font-size": "12px"},
+                           name="classical_caption")
+        self.panel = pn.pane.Bokeh(column(self.caption, self.table, sizing_mode="stretch_width"),
+                                   sizing_mode="stretch_width", margin=(0, 10))
+        super().__init__(store)
+
+    def _caption(self, text: str) -> None:
+        if self.caption.text != text:
+            self.caption.text = text
+
+    def draw(self) -> None:
+        entry, inputs = self.store.classical, self.store.inputs
+        if entry.options is None or inputs is None:
+            return
+        tests = entry.result
+        if tests is None and entry.pending:
+            # computed in the background only on the served page's first load (and on Dask, which refuses
+            # it at once): nothing to say until it arrives.  (A "running" caption sent from that first
+            # update could reach the browser after the result's caption and stay.)
+            return
+        alpha = inputs[1].alpha
+        self.table.columns[3].title = f"decision at α = {alpha:g}"
+        if tests is None:
+            _set(self.source, {k: [] for k in self.COLUMNS})
+            self._caption("Other tests: not computed" + _error_text(entry))
+            return
+        _set(self.source, plots.classical_columns(tests, alpha=alpha))
+        self._caption(f"<b>Other tests</b> {html.escape(plots.classical_caption(tests, alpha=alpha))}")
 
 
 # -- 3. ECE interval -----------------------------------------------------------------------------------

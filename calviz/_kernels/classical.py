@@ -1,0 +1,134 @@
+"""One-pass sums behind the classical calibration tests (calviz.classical).
+
+Plain arrays in, plain numbers out; the caller validates, sorts and turns the sums into statistics and
+p-values.  ``y`` may be the int64 binary labels or a float64 0/1 indicator (numba compiles both).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True)
+def spiegelhalter_sums(z, y):
+    """(Σ (y − z)(1 − 2z), Σ (1 − 2z)² z (1 − z)): numerator and null variance of Spiegelhalter's z."""
+    num = 0.0
+    var = 0.0
+    for i in range(z.shape[0]):
+        p = z[i]
+        w = 1.0 - 2.0 * p
+        num += (y[i] - p) * w
+        var += w * w * p * (1.0 - p)
+    return num, var
+
+
+@njit(cache=True)
+def cumulative_difference_extremes(z_events, z_non_events):
+    """Extremes of the cumulative sums S_k = Σ_{j ≤ k} (y_j − z_j) over all predictions in increasing
+    order, given the sorted predictions of the events (y = 1) and of the non-events (y = 0) — two
+    sorts without an argsort, merged here.  S is read only at the end of each group of tied predictions
+    (so the order inside a tie does not matter) and S_0 = 0 is included; also returns Σ z (1 − z), the
+    null variance of S_n.
+
+    Returns (max_k S_k, min_k S_k, Σ z(1 − z))."""
+    n1 = z_events.shape[0]
+    n0 = z_non_events.shape[0]
+    i = 0
+    j = 0
+    s = 0.0
+    top = 0.0
+    bottom = 0.0
+    var = 0.0
+    while i < n1 or j < n0:
+        if j >= n0 or (i < n1 and z_events[i] <= z_non_events[j]):
+            p = z_events[i]
+            s += 1.0 - p
+            i += 1
+        else:
+            p = z_non_events[j]
+            s -= p
+            j += 1
+        var += p * (1.0 - p)
+        following_same = (i < n1 and z_events[i] == p) or (j < n0 and z_non_events[j] == p)
+        if not following_same:
+            if s > top:
+                top = s
+            if s < bottom:
+                bottom = s
+    return top, bottom, var
+
+
+@njit(cache=True)
+def logistic_sums(x, y, intercept, slope):
+    """Gradient, information and log-likelihood of the logistic model P(y = 1) = σ(a + b x) at (a, b).
+
+    Returns (g_a, g_b, i_aa, i_ab, i_bb, loglik) with g = Σ (y − μ)(1, x), I = Σ μ(1 − μ)(1, x)(1, x)ᵀ,
+    loglik = Σ y η − log(1 + e^η), η = a + b x (computed without overflow for any η)."""
+    g_a = 0.0
+    g_b = 0.0
+    i_aa = 0.0
+    i_ab = 0.0
+    i_bb = 0.0
+    loglik = 0.0
+    for i in range(x.shape[0]):
+        xi = x[i]
+        eta = intercept + slope * xi
+        if eta >= 0.0:
+            e = math.exp(-eta)
+            mu = 1.0 / (1.0 + e)
+            softplus = eta + math.log1p(e)
+        else:
+            e = math.exp(eta)
+            mu = e / (1.0 + e)
+            softplus = math.log1p(e)
+        r = y[i] - mu
+        w = mu * (1.0 - mu)
+        g_a += r
+        g_b += r * xi
+        i_aa += w
+        i_ab += w * xi
+        i_bb += w * xi * xi
+        loglik += y[i] * eta - softplus
+    return g_a, g_b, i_aa, i_ab, i_bb, loglik
+
+
+@njit(cache=True)
+def clipped_logit(z, eps):
+    """log(p / (1 − p)) with p = z clipped to [eps, 1 − eps] (predictions of exactly 0 or 1 have no
+    finite logit)."""
+    out = np.empty(z.shape[0])
+    lo = eps
+    hi = 1.0 - eps
+    for i in range(z.shape[0]):
+        p = min(max(z[i], lo), hi)
+        out[i] = math.log(p) - math.log1p(-p)
+    return out
+
+
+@njit(cache=True)
+def edge_bin_sums(z, y, inner_edges):
+    """Per-bin count, Σz and Σy for the bins [e_i, e_{i+1}) cut at the sorted ``inner_edges`` (the
+    outer edges 0 and 1 implicit, the last bin closed): the bin of z is
+    ``searchsorted(inner_edges, z, side="right")``, found by binary search and summed in the same pass
+    (no id array).  Used for equal-mass bins (ACE, Hosmer–Lemeshow groups)."""
+    m = inner_edges.shape[0]
+    count = np.zeros(m + 1, dtype=np.int64)
+    z_sum = np.zeros(m + 1)
+    y_sum = np.zeros(m + 1)
+    for i in range(z.shape[0]):
+        v = z[i]
+        lo = 0
+        hi = m
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            if inner_edges[mid] <= v:
+                lo = mid + 1
+            else:
+                hi = mid
+        count[lo] += 1
+        z_sum[lo] += v
+        y_sum[lo] += y[i]
+    return count, z_sum, y_sum

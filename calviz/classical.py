@@ -1,0 +1,561 @@
+"""The classical calibration tests users already know, beside T-Cal.
+
+Every test takes ``(y_true, y_prob)`` and a scalar calibration target (``binary``: P(y = 1);
+``top1``: the confidence and whether the top class is right; ``classwise``: one class against the rest)
+and returns a :class:`CalibrationTestResult` (statistic, p-value in [0, 1], its null distribution and
+what the test detects).  :func:`classical_tests` runs them all on one validated view; the command line,
+the report and the dashboard make that one call.
+
+* :func:`spiegelhalter_test` — Spiegelhalter (1986): z = Σ (y − z)(1 − 2z) / √Σ (1 − 2z)² z(1 − z),
+  two-sided normal p-value.
+* :func:`hosmer_lemeshow_test` — Hosmer & Lemeshow (1980): χ² over g groups of equal size by predicted
+  risk (calviz's equal-mass bins: ties never split; adjacent groups merged until each expects ≥ 5 events
+  and non-events), against χ²(g) for held-out predictions or χ²(g − 2) with ``fitted=True``.
+* :func:`cox_test` — Cox (1958): logistic recalibration logit P(y = 1 | z) = a + b logit(z); score test
+  of a = 0, b = 1 (χ²₂), with the fitted a and b.
+* :func:`kolmogorov_smirnov_test`, :func:`kuiper_test` — Arrieta-Ibarra, Gujral, Tannen, Tygert & Xu
+  (2022, JMLR): the cumulative differences of y − z over the predictions in increasing order, scaled
+  by their null standard deviation, against the maximum of |W| and the range of a standard Brownian
+  motion W on [0, 1].
+
+All tests are conditional on the predictions and asymptotic (n → ∞); none needs resampling, and each is
+O(n) or O(n log n) (one sort).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats
+
+from calviz._kernels.classical import (
+    clipped_logit,
+    cumulative_difference_extremes,
+    logistic_sums,
+    spiegelhalter_sums,
+)
+from calviz._results import ResultMixin
+from calviz.binning import check_n_bins
+from calviz.data import InputError, check_alpha
+from calviz.ece import equal_mass_sums, prepare_view
+
+__all__ = [
+    "CalibrationTestResult",
+    "CoxTestResult",
+    "ClassicalTests",
+    "spiegelhalter_test",
+    "hosmer_lemeshow_test",
+    "cox_test",
+    "kolmogorov_smirnov_test",
+    "kuiper_test",
+    "classical_tests",
+    "analysis_tests",
+    "brownian_max_abs_sf",
+    "brownian_range_sf",
+    "TEST_NAMES",
+]
+
+#: the tests :func:`classical_tests` runs, in the order it reports them
+TEST_NAMES = ("spiegelhalter", "hosmer_lemeshow", "cox", "kolmogorov_smirnov", "kuiper")
+#: predictions are clipped to [COX_EPS, 1 − COX_EPS] before the logit in Cox's test
+COX_EPS = 1e-12
+
+
+# ------------------------------------------------------------------------------------------------
+# results
+# ------------------------------------------------------------------------------------------------
+@dataclass(frozen=True, repr=False)
+class CalibrationTestResult(ResultMixin):
+    """One classical calibration test.
+
+    name: short identifier (one of :data:`TEST_NAMES`); label: its display name; statistic: the test
+    statistic; pvalue: in [0, 1] (asymptotic, conditional on the predictions); null_distribution: what
+    the statistic is compared with; hypothesis: the null hypothesis tested; detects: what kind of
+    miscalibration the test is sensitive to and what it misses; reference: the paper; n, target: the
+    sample; df: degrees of freedom of a χ² null (None otherwise).
+    """
+
+    name: str
+    label: str
+    statistic: float
+    pvalue: float
+    null_distribution: str
+    hypothesis: str
+    detects: str
+    reference: str
+    n: int
+    target: str
+    df: int | None = None
+
+    def rejects(self, alpha: float) -> bool:
+        """The decision at level α: p-value ≤ α."""
+        return bool(self.pvalue <= check_alpha(alpha))
+
+
+@dataclass(frozen=True, repr=False)
+class CoxTestResult(CalibrationTestResult):
+    """Cox's test, with the maximum-likelihood recalibration fit logit P(y = 1 | z) = a + b logit(z):
+    ``intercept`` a and ``slope`` b (NaN when the fit does not exist, e.g. perfectly separated labels;
+    ``fit_converged`` says whether Newton's method converged).  The test itself is the score test at
+    (a, b) = (0, 1) and needs no fit."""
+
+    intercept: float = math.nan
+    slope: float = math.nan
+    fit_converged: bool = False
+
+
+@dataclass(frozen=True, repr=False)
+class ClassicalTests(ResultMixin):
+    """All classical tests on one sample: ``tests`` (the results that could be computed, in the order
+    of :data:`TEST_NAMES`), ``errors`` (test name → why it could not be computed, e.g. too few groups),
+    the level ``alpha`` of the decisions, n and the target; ``measures``: the binned measures users
+    know beside them, ``{"mce": ECEResult, "ace": ECEResult}`` (empty when not requested)."""
+
+    tests: tuple
+    errors: dict
+    alpha: float
+    n: int
+    target: str
+    measures: dict = dataclasses.field(default_factory=dict, repr=False)
+
+    def __getitem__(self, name: str) -> CalibrationTestResult:
+        for test in self.tests:
+            if test.name == name:
+                return test
+        if name in self.errors:
+            raise KeyError(f"{name} was not computed: {self.errors[name]}")
+        raise KeyError(name)
+
+    def __contains__(self, name: str) -> bool:
+        return any(test.name == name for test in self.tests)
+
+    def rows(self, alpha: float | None = None) -> list[dict]:
+        """One dict per test (``test``, ``statistic``, ``pvalue``, ``reject`` at α, ``detects``), then
+        one per test that could not be computed (``statistic``/``pvalue``/``reject`` None, ``detects``
+        the reason).  ``alpha`` defaults to the level the tests were run at; changing it needs no
+        recomputation."""
+        a = self.alpha if alpha is None else check_alpha(alpha)
+        out = [{"test": t.label, "statistic": t.statistic, "pvalue": t.pvalue, "reject": t.rejects(a),
+                "detects": t.detects} for t in self.tests]
+        out += [{"test": _LABELS[name], "statistic": None, "pvalue": None, "reject": None,
+                 "detects": f"not computed: {message}"} for name, message in self.errors.items()]
+        return out
+
+
+# ------------------------------------------------------------------------------------------------
+# null distributions of the cumulative-difference statistics
+# ------------------------------------------------------------------------------------------------
+def _brownian_sf(x, negligible: float, switch: float, cdf_small, sf_large) -> float:
+    """A survival function from a series for its cdf (x < ``switch``) and one for its tail, clipped to
+    [0, 1]; 1 below ``negligible``, where the cdf is below 1e-200 (and x² may underflow)."""
+    x = float(x)
+    if math.isnan(x):
+        raise InputError("the statistic is NaN")
+    if x < negligible:
+        return 1.0
+    p = 1.0 - cdf_small(x) if x < switch else sf_large(x)
+    return float(min(max(p, 0.0), 1.0))
+
+
+def brownian_max_abs_sf(x: float) -> float:
+    """P(sup_{0≤t≤1} |W_t| ≥ x) for a standard Brownian motion W (the asymptotic null distribution of
+    the scaled Kolmogorov–Smirnov statistic, Arrieta-Ibarra et al. 2022, §3.3).
+
+    x < 1: 1 − (4/π) Σ_{k≥0} (−1)^k/(2k+1) exp(−π²(2k+1)²/(8x²)) (rapidly converging there);
+    x ≥ 1: 4 Σ_{k≥0} (−1)^k Φ̄((2k+1)x) (reflection principle; accurate far into the tail).
+    """
+
+    def cdf_small(x):
+        odd = 2.0 * np.arange(12) + 1.0
+        signs = (-1.0) ** np.arange(12)
+        return 4.0 / math.pi * np.sum(signs / odd * np.exp(-(math.pi**2) * odd**2 / (8.0 * x * x)))
+
+    def sf_large(x):
+        odd = 2.0 * np.arange(int(40.0 / x) + 2) + 1.0
+        return 4.0 * np.sum((-1.0) ** np.arange(odd.size) * stats.norm.sf(odd * x))
+
+    return _brownian_sf(x, 0.05, 1.0, cdf_small, sf_large)
+
+
+def brownian_range_sf(x: float) -> float:
+    """P(max_{t≤1} W_t − min_{t≤1} W_t ≥ x) for a standard Brownian motion W (the asymptotic null
+    distribution of the scaled Kuiper statistic, Arrieta-Ibarra et al. 2022, §3.3; Feller 1951).
+
+    x < 2: 1 − Σ_{k≥0} (8/x² + 2/(π²(k+½)²)) exp(−2π²(k+½)²/x²);
+    x ≥ 2: 8 Σ_{k≥1} (−1)^{k−1} k Φ̄(kx) (the integral of Feller's density 8 Σ (−1)^{k−1} k² φ(kx)).
+    """
+
+    def cdf_small(x):
+        half = np.arange(40) + 0.5
+        weights = 8.0 / (x * x) + 2.0 / (math.pi**2 * half**2)
+        return np.sum(weights * np.exp(-2.0 * math.pi**2 * half**2 / (x * x)))
+
+    def sf_large(x):
+        k = np.arange(1, int(40.0 / x) + 3)
+        return 8.0 * np.sum((-1.0) ** (k - 1) * k * stats.norm.sf(k * x))
+
+    return _brownian_sf(x, 0.1, 2.0, cdf_small, sf_large)
+
+
+# ------------------------------------------------------------------------------------------------
+# what each test is
+# ------------------------------------------------------------------------------------------------
+_LABELS = {
+    "spiegelhalter": "Spiegelhalter z",
+    "hosmer_lemeshow": "Hosmer–Lemeshow",
+    "cox": "Cox intercept/slope",
+    "kolmogorov_smirnov": "Kolmogorov–Smirnov",
+    "kuiper": "Kuiper",
+}
+_DETECTS = {
+    "spiegelhalter": "a Brier score off its calibrated value: over- or under-confidence on the whole; "
+                     "misses miscalibration that cancels across predictions (oscillations)",
+    "hosmer_lemeshow": "observed vs expected events in groups of equal size by predicted risk; misses "
+                       "structure finer than the groups",
+    "cox": "overall bias (intercept ≠ 0) and over/under-confidence (slope ≠ 1) of a logistic recalibration; "
+           "misses non-monotone (oscillating) miscalibration",
+    "kolmogorov_smirnov": "a one-signed excess of events over a range of predictions; weak when "
+                          "deviations alternate quickly",
+    "kuiper": "like Kolmogorov–Smirnov, also deviations of opposite signs in two ranges; weak when "
+              "deviations alternate quickly",
+}
+_REFERENCES = {
+    "spiegelhalter": "Spiegelhalter (1986), Statistics in Medicine 5, 421-433",
+    "hosmer_lemeshow": "Hosmer & Lemeshow (1980), Communications in Statistics A 9, 1043-1069",
+    "cox": "Cox (1958), Biometrika 45, 562-565; score test as in Lee, Huang, Hassani & Dobriban (2023), §4.1",
+    "kolmogorov_smirnov": "Arrieta-Ibarra, Gujral, Tannen, Tygert & Xu (2022), JMLR 23(351)",
+    "kuiper": "Arrieta-Ibarra, Gujral, Tannen, Tygert & Xu (2022), JMLR 23(351)",
+}
+
+
+def _result(name, statistic, pvalue, null, hypothesis, n, target, df=None, cls=CalibrationTestResult,
+            **extra) -> CalibrationTestResult:
+    p = float(pvalue)
+    if math.isnan(p):
+        raise AssertionError(f"{name}: NaN p-value")  # every degenerate case is handled before this
+    return cls(name=name, label=_LABELS[name], statistic=float(statistic), pvalue=min(max(p, 0.0), 1.0),
+               null_distribution=null, hypothesis=hypothesis, detects=_DETECTS[name],
+               reference=_REFERENCES[name], n=int(n), target=target, df=df, **extra)
+
+
+# ------------------------------------------------------------------------------------------------
+# the view: a scalar target
+# ------------------------------------------------------------------------------------------------
+_SCALAR_TARGETS = ("auto", "binary", "top1", "classwise")
+
+
+def _scalar_view(y_true, y_prob, target, class_index):
+    if target not in _SCALAR_TARGETS:
+        allowed = ", ".join(map(repr, _SCALAR_TARGETS))
+        raise InputError(f"the classical tests need a scalar target ({allowed}); got {target!r}")
+    _, target, z, y = prepare_view(y_true, y_prob, target=target, class_index=class_index,
+                                   integer_labels=True)
+    return target, np.ascontiguousarray(z, dtype=np.float64), np.ascontiguousarray(y)
+
+
+# ------------------------------------------------------------------------------------------------
+# the tests on a prepared view (z, y)
+# ------------------------------------------------------------------------------------------------
+def _spiegelhalter(z, y, target) -> CalibrationTestResult:
+    num, var = spiegelhalter_sums(z, y)
+    if var > 0.0:
+        stat = num / math.sqrt(var)
+        p = 2.0 * stats.norm.sf(abs(stat))
+    else:  # every prediction is 0, 1/2 or 1: the statistic has no variance under calibration
+        stat, p = (0.0, 1.0) if num == 0.0 else (math.copysign(math.inf, num), 0.0)
+    return _result("spiegelhalter", stat, p, "N(0, 1), two-sided",
+                   "E[(y − z)(1 − 2z)] = 0: the Brier score equals its expectation under calibration",
+                   z.shape[0], target)
+
+
+def _check_groups(n_groups) -> int:
+    g = check_n_bins(n_groups, "n_groups")
+    if g < 3:
+        raise InputError(f"Hosmer–Lemeshow needs n_groups >= 3; got {g}")
+    return g
+
+
+def _merge_small_groups(observed, expected, count, min_expected: float):
+    """Merge adjacent groups (in order of predicted risk) until every group expects at least
+    ``min_expected`` events and ``min_expected`` non-events; a short last group joins the one before.
+    Cochran's rule for the χ² approximation: Beta(5, 0.5) predictions at n = 500 give deciles that expect
+    0.01 non-events, and χ² then rejects a calibrated model 18 % of the time at α = 0.05."""
+    groups = []
+    o = e = c = 0.0
+    for oi, ei, ci in zip(observed, expected, count, strict=True):
+        o, e, c = o + oi, e + ei, c + ci
+        if e >= min_expected and c - e >= min_expected:
+            groups.append([o, e, c])
+            o = e = c = 0.0
+    if c > 0:
+        if groups:
+            groups[-1] = [groups[-1][0] + o, groups[-1][1] + e, groups[-1][2] + c]
+        else:
+            groups.append([o, e, c])
+    merged = np.array(groups, dtype=np.float64).reshape(-1, 3)
+    return merged[:, 0], merged[:, 1], merged[:, 2]
+
+
+def _hosmer_lemeshow(z, y, target, n_groups, fitted, min_expected) -> CalibrationTestResult:
+    g_requested = _check_groups(n_groups)
+    count, expected, observed, _ = equal_mass_sums(z, y, g_requested)
+    formed = count.shape[0]
+    observed, expected, count = _merge_small_groups(observed, expected, count.astype(np.float64),
+                                                    min_expected)
+    g = observed.shape[0]
+    if g < 3:
+        raise InputError(
+            f"Hosmer–Lemeshow needs at least 3 groups; the n = {z.shape[0]} predictions gave "
+            f"{formed} group(s) of distinct predictions (n_groups = {g_requested}) and {g} after "
+            f"merging groups that expect fewer than min_expected = {min_expected:g} events or non-events")
+    lost = 2 if fitted else 0
+    # (O − E)²/E + (O − E)²/(N − E): events and non-events of each group; a group whose predictions are
+    # all 0 (E = 0) or all 1 (E = N) contributes 0 if it agrees exactly and +inf otherwise
+    diff2 = (observed - expected) ** 2
+    denom = expected * (count - expected) / count
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # overflow → +inf → p = 0
+        terms = np.where(denom > 0, diff2 / np.where(denom > 0, denom, 1.0),
+                         np.where(diff2 > 0, math.inf, 0.0))
+    stat = float(terms.sum())
+    df = g - lost
+    p = 0.0 if math.isinf(stat) else stats.chi2.sf(stat, df)
+    hypothesis = (f"observed = expected events in each of {g} groups by predicted risk")
+    return _result("hosmer_lemeshow", stat, p, f"χ²({df})", hypothesis, z.shape[0], target, df=df)
+
+
+def _fit_recalibration(x, y, max_iter: int = 50) -> tuple[float, float, bool]:
+    """Maximum-likelihood (a, b) of logit P(y = 1) = a + b x by Newton's method with step halving, started
+    at the null (0, 1); one pass over the data per iteration.  (nan, nan, False) when the maximum does
+    not exist (perfectly separated or constant labels) or is not reached."""
+    theta = np.array([0.0, 1.0])
+    sums = logistic_sums(x, y, theta[0], theta[1])
+    for _ in range(max_iter):
+        g_a, g_b, i_aa, i_ab, i_bb, loglik = sums
+        info = np.array([[i_aa, i_ab], [i_ab, i_bb]])
+        if not np.all(np.isfinite(info)) or np.linalg.cond(info) > 1e12:
+            return math.nan, math.nan, False  # slope not identifiable, or separation (weights → 0)
+        step = np.linalg.solve(info, np.array([g_a, g_b]))
+        for _ in range(40):  # halve until the likelihood does not decrease
+            candidate = theta + step
+            new = logistic_sums(x, y, candidate[0], candidate[1])
+            if new[5] >= loglik - 1e-12 * abs(loglik):
+                break
+            step = step / 2.0
+        theta, sums = candidate, new
+        if np.max(np.abs(step)) <= 1e-9 * (1.0 + np.max(np.abs(theta))):
+            return float(theta[0]), float(theta[1]), True
+        if np.max(np.abs(theta)) > 1e6:
+            break  # diverging: perfectly separated labels
+    return math.nan, math.nan, False
+
+
+def _cox(z, y, target, fit: bool = True) -> CoxTestResult:
+    x = clipped_logit(z, COX_EPS)
+    g_a, g_b, i_aa, i_ab, i_bb, _ = logistic_sums(x, y, 0.0, 1.0)
+    score = np.array([g_a, g_b])
+    info = np.array([[i_aa, i_ab], [i_ab, i_bb]])
+    # rank 1 when all predictions are equal (the slope is then confounded with the intercept): test the
+    # identifiable direction only, with one degree of freedom
+    eigval, eigvec = np.linalg.eigh(info)
+    keep = eigval > 1e-10 * max(eigval.max(), 0.0)
+    df = int(keep.sum())
+    if df == 0 or eigval.max() <= 0.0:
+        stat = 0.0 if not np.any(score) else math.inf
+        df = max(df, 1)
+    else:
+        proj = eigvec[:, keep].T @ score
+        stat = float(np.sum(proj**2 / eigval[keep]))
+    p = 0.0 if math.isinf(stat) else stats.chi2.sf(stat, df)
+    a, b, converged = _fit_recalibration(x, y) if fit else (math.nan, math.nan, False)
+    return _result("cox", stat, p, f"χ²({df}), score test", "intercept a = 0 and slope b = 1 in "
+                   "logit P(y = 1 | z) = a + b·logit(z)", z.shape[0], target, df=df, cls=CoxTestResult,
+                   intercept=a, slope=b, fit_converged=converged)
+
+
+def _cumulative_extremes(z, y):
+    events = y == 1
+    return cumulative_difference_extremes(np.sort(z[events]), np.sort(z[~events]))
+
+
+#: test name → (the deviation of the cumulative sums it measures, its null survival function, the null)
+_CUMULATIVE = {
+    "kolmogorov_smirnov": (lambda top, bottom: max(top, -bottom), brownian_max_abs_sf,
+                           "sup |W| of a standard Brownian motion on [0, 1]"),
+    "kuiper": (lambda top, bottom: top - bottom, brownian_range_sf,
+               "range max W − min W of a standard Brownian motion on [0, 1]"),
+}
+
+
+def _cumulative_test(name, z, y, target, extremes=None) -> CalibrationTestResult:
+    """Kolmogorov–Smirnov or Kuiper statistic of the cumulative differences, scaled by their null
+    standard deviation √Σ z(1 − z), with its Brownian-motion p-value."""
+    deviation, sf, null = _CUMULATIVE[name]
+    top, bottom, var = extremes if extremes is not None else _cumulative_extremes(z, y)
+    dev = deviation(top, bottom)
+    if var > 0.0:
+        stat = dev / math.sqrt(var)
+    else:  # all predictions 0 or 1: no null variance
+        stat = 0.0 if dev <= 1e-12 else math.inf
+    return _result(name, stat, sf(stat) if math.isfinite(stat) else 0.0, null,
+                   "the cumulative sum of y − z over predictions in increasing order stays near 0",
+                   z.shape[0], target)
+
+
+# ------------------------------------------------------------------------------------------------
+# public tests
+# ------------------------------------------------------------------------------------------------
+def spiegelhalter_test(
+    y_true, y_prob, *, target: str = "auto", class_index: int = 0,
+) -> CalibrationTestResult:
+    """Spiegelhalter's (1986) z test of calibration.
+
+    z = Σ_i (y_i − z_i)(1 − 2z_i) / √(Σ_i (1 − 2z_i)² z_i(1 − z_i)); under calibration (given the
+    predictions) z has mean 0 and variance 1 and is asymptotically N(0, 1).  It is the standardised
+    Brier score, Σ (y − z)² − Σ z(1 − z) = Σ (y − z)(1 − 2z).  p-value 2 Φ̄(|z|) (two-sided).  When every
+    prediction is 0, ½ or 1 the variance is 0: z = 0, p = 1 if the numerator is 0, else ±∞, p = 0.
+
+    Parameters
+    ----------
+    y_true, y_prob: labels and probabilities (1-D P(y = 1), or (n, K)).
+    target: "auto" (binary, or top-1 for (n, K)), "binary", "top1" or "classwise" (with class_index).
+    """
+    target, z, y = _scalar_view(y_true, y_prob, target, class_index)
+    return _spiegelhalter(z, y, target)
+
+
+def hosmer_lemeshow_test(
+    y_true, y_prob, *, n_groups: int = 10, fitted: bool = False, min_expected: float = 5.0,
+    target: str = "auto", class_index: int = 0,
+) -> CalibrationTestResult:
+    """Hosmer–Lemeshow (1980) goodness-of-fit test on groups of equal size by predicted risk.
+
+    The predictions are split into ``n_groups`` equal-mass groups (deciles of risk by default; calviz's
+    equal-mass bins, so tied predictions are never split and heavy ties give fewer groups); with O_g,
+    E_g, N_g the events, expected events Σ z and size of group g,
+    C = Σ_g (O_g − E_g)² / (E_g (1 − E_g/N_g)), compared with χ²(g − 2) when the predictions come from
+    a logistic model fitted on the same data (``fitted=True``, the 1980 setting) and with χ²(g) for
+    held-out predictions (``fitted=False``, the default: no parameter was estimated on this sample;
+    Hosmer, Lemeshow & Sturdivant 2013, §5.2.2).  Before that, adjacent groups are merged until each
+    expects at least ``min_expected`` events and non-events (Cochran's rule for the χ² approximation;
+    0 keeps every group); g is the number of groups left.
+
+    Raises InputError when fewer than 3 groups are left (e.g. fewer than 3 distinct predictions).
+    """
+    fitted, min_expected = _check_hl_options(fitted, min_expected)
+    target, z, y = _scalar_view(y_true, y_prob, target, class_index)
+    return _hosmer_lemeshow(z, y, target, n_groups, fitted, min_expected)
+
+
+def _check_hl_options(fitted, min_expected) -> tuple[bool, float]:
+    if fitted not in (True, False):
+        raise InputError(f"fitted must be True or False; got {fitted!r}")
+    try:
+        m = float(min_expected)
+    except (TypeError, ValueError):
+        raise InputError(f"min_expected must be a number >= 0; got {min_expected!r}") from None
+    if not (m >= 0.0 and math.isfinite(m)):
+        raise InputError(f"min_expected must be a number >= 0; got {min_expected!r}")
+    return bool(fitted), m
+
+
+def cox_test(y_true, y_prob, *, target: str = "auto", class_index: int = 0) -> CoxTestResult:
+    """Cox's (1958) test of calibration intercept 0 and slope 1, as a score test (Rao 1948).
+
+    Model logit P(y = 1 | z) = a + b x with x = logit(z) (z clipped to [1e-12, 1 − 1e-12]); at the
+    null (a, b) = (0, 1) the model probability is z itself, the score is U = Σ (y − z)(1, x) and the
+    Fisher information I = Σ z(1 − z)(1, x)(1, x)ᵀ; S = Uᵀ I⁻¹ U is asymptotically χ²₂ (χ²₁ when all
+    predictions are equal, so that only one direction is identifiable).  This is the test compared with
+    T-Cal by Lee, Huang, Hassani & Dobriban (2023, §4.1).  The result also carries the maximum-likelihood
+    a and b (Newton's method; NaN when the labels are perfectly separated or all equal).
+    """
+    target, z, y = _scalar_view(y_true, y_prob, target, class_index)
+    return _cox(z, y, target)
+
+
+def kolmogorov_smirnov_test(
+    y_true, y_prob, *, target: str = "auto", class_index: int = 0,
+) -> CalibrationTestResult:
+    """Kolmogorov–Smirnov test of calibration on cumulative differences (Arrieta-Ibarra et al. 2022).
+
+    With the predictions sorted increasingly, S_k = Σ_{j≤k} (y_j − z_j) (S_0 = 0) and
+    σ = √Σ_j z_j(1 − z_j): statistic G = max_k |S_k| / σ (the paper's (1/n)-scaled ECCE-MAD divided by
+    its null standard deviation); under calibration G → sup_{t≤1} |W_t| (:func:`brownian_max_abs_sf`).
+    S_k is read only at the last member of each group of tied predictions, so the result does not
+    depend on how ties are ordered.
+    """
+    target, z, y = _scalar_view(y_true, y_prob, target, class_index)
+    return _cumulative_test("kolmogorov_smirnov", z, y, target)
+
+
+def kuiper_test(y_true, y_prob, *, target: str = "auto", class_index: int = 0) -> CalibrationTestResult:
+    """Kuiper test of calibration on cumulative differences (Arrieta-Ibarra et al. 2022): statistic
+    H = (max_k S_k − min_k S_k) / σ with S, σ as in :func:`kolmogorov_smirnov_test` (S_0 = 0 included);
+    under calibration H → max W − min W on [0, 1] (:func:`brownian_range_sf`)."""
+    target, z, y = _scalar_view(y_true, y_prob, target, class_index)
+    return _cumulative_test("kuiper", z, y, target)
+
+
+def classical_tests(
+    y_true, y_prob, *, alpha: float = 0.05, target: str = "auto", class_index: int = 0, n_groups: int = 10,
+    fitted: bool = False, min_expected: float = 5.0, tests: tuple[str, ...] = TEST_NAMES,
+    measures: bool = False, n_bins: int = 15,
+) -> ClassicalTests:
+    """Run the classical tests on one validated view and collect them with their decisions at ``alpha``.
+
+    ``measures=True`` also computes the maximum calibration error of the same view
+    (:func:`calviz.mce`, ``n_bins`` equal-width bins) and the adaptive calibration error
+    (:func:`calviz.ace`, ``n_bins`` equal-mass bins, over all classes) into ``measures``.
+
+    ``tests``: a subset of :data:`TEST_NAMES`.  A test that cannot be computed on this sample (e.g.
+    Hosmer–Lemeshow with fewer distinct predictions than groups) is listed in ``errors`` with the reason
+    instead of failing the others; bad input raises :class:`InputError` as every calviz function does.
+    ``n_groups``, ``fitted``, ``min_expected``: Hosmer–Lemeshow's options (:func:`hosmer_lemeshow_test`).
+    """
+    alpha = check_alpha(alpha)
+    unknown = [t for t in tests if t not in TEST_NAMES]
+    if unknown or isinstance(tests, str):
+        raise InputError(f"unknown test(s) {unknown or tests!r}; choose from {', '.join(TEST_NAMES)}")
+    fitted, min_expected = _check_hl_options(fitted, min_expected)
+    _check_groups(n_groups)
+    target, z, y = _scalar_view(y_true, y_prob, target, class_index)
+    extremes = _cumulative_extremes(z, y) if {"kolmogorov_smirnov", "kuiper"} & set(tests) else None
+    run = {
+        "spiegelhalter": lambda: _spiegelhalter(z, y, target),
+        "hosmer_lemeshow": lambda: _hosmer_lemeshow(z, y, target, n_groups, fitted, min_expected),
+        "cox": lambda: _cox(z, y, target),
+        "kolmogorov_smirnov": lambda: _cumulative_test("kolmogorov_smirnov", z, y, target, extremes),
+        "kuiper": lambda: _cumulative_test("kuiper", z, y, target, extremes),
+    }
+    results, errors = [], {}
+    for name in TEST_NAMES:
+        if name not in tests:
+            continue
+        try:
+            results.append(run[name]())
+        except InputError as exc:
+            errors[name] = str(exc)
+    found = {}
+    if measures:
+        from calviz.ece import ace, mce
+
+        found = {"mce": mce(y_true, y_prob, n_bins=n_bins, target=target, class_index=class_index),
+                 "ace": ace(y_true, y_prob, n_bins=n_bins, target="classwise")}
+    return ClassicalTests(tuple(results), errors, alpha, int(z.shape[0]), target, found)
+
+
+def analysis_tests(data, options) -> ClassicalTests:
+    """The classical tests and measures for what an :class:`calviz.analysis.AnalysisOptions` analyses:
+    the same (sub)sample, α, number of bins and class; ``topk`` / ``full`` targets are shown through
+    their top-1 (binary data: binary) reduction, as the scalar views of the analysis are.  The command
+    line, the report and the dashboard make this one call (``calviz.analysis.COMPUTE["classical"]``).
+    Not on Dask: it sorts the whole sample (``calviz.dask`` says so)."""
+    from calviz.analysis import prepare, resolve_target, scalar_target
+
+    sample = prepare(data, options)
+    target = scalar_target(sample, resolve_target(sample, options))
+    return classical_tests(sample, None, alpha=options.alpha, target=target, class_index=options.class_index,
+                           measures=True, n_bins=options.n_bins)
+

@@ -1,0 +1,70 @@
+"""The classical-tests table of the served dashboard, in real headless Chromium (Playwright): it is shown
+under T-Cal with one row per test, and its decisions and caption follow the α control."""
+
+from __future__ import annotations
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+LOAD_TIMEOUT = 180_000  # ms: the first page of a fresh server compiles the kernels
+UPDATE_TIMEOUT = 60_000
+
+_ALL_MODELS = (
+    "(() => { const out = []; for (const d of Bokeh.documents) for (const m of d.all_models) out.push(m);"
+    " return out; })()"
+)
+# the classical-tests DataTable: its column titles and the rows of its data source
+JS_TABLE = f"""() => {{
+    for (const m of {_ALL_MODELS}) {{
+        if (m.name !== 'classical_tests') continue;
+        const data = m.source.data;
+        const get = (k) => Array.from(data instanceof Map ? data.get(k) : data[k]);
+        return {{titles: m.columns.map((c) => c.title), test: get('test'), pvalue: get('pvalue'),
+                 decision: get('decision')}};
+    }}
+    return null;
+}}"""
+JS_SET_WIDGET = f"""([title, value]) => {{
+    for (const m of {_ALL_MODELS})
+        if (m.title === title && m.properties && 'value' in m.properties) {{ m.value = value; return true; }}
+    return false;
+}}"""
+
+
+def _table(page):
+    return page.evaluate(JS_TABLE)
+
+
+def test_classical_table_is_visible_and_follows_alpha(served_app, chromium_browser, artifacts_dir):
+    context = chromium_browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    try:
+        page.goto(served_app, timeout=LOAD_TIMEOUT)
+        page.wait_for_function(f"() => window.Bokeh && ({JS_TABLE})() !== null && ({JS_TABLE})().test.length "
+                               "> 0", timeout=LOAD_TIMEOUT)
+        table = _table(page)
+        assert table["test"][0] == "Spiegelhalter z" and len(table["test"]) == 5
+        assert any(t.startswith("decision at α = ") for t in table["titles"])
+        # what a user sees: the table's cells and the caption are rendered text in the page
+        page.get_by_text("Spiegelhalter z").first.wait_for(state="visible", timeout=UPDATE_TIMEOUT)
+        page.get_by_text("Other tests at α = 0.05").first.wait_for(state="visible", timeout=UPDATE_TIMEOUT)
+        page.get_by_text("Spiegelhalter z").first.scroll_into_view_if_needed()
+        page.wait_for_timeout(500)
+        page.screenshot(path=str(artifacts_dir / "classical_table.png"))
+        # α moves the decisions (from the p-values already there) and the column title
+        assert page.evaluate(JS_SET_WIDGET, ["level α", 0.2])
+        page.wait_for_function(f"() => ({JS_TABLE})().titles.includes('decision at α = 0.2')",
+                               timeout=UPDATE_TIMEOUT)
+        page.get_by_text("at α = 0.2 (").first.wait_for(state="visible", timeout=UPDATE_TIMEOUT)
+        table = _table(page)
+        for pvalue, decision in zip(table["pvalue"], table["decision"], strict=True):
+            if pvalue == "< 0.0001":
+                assert decision == "rejects"
+            elif pvalue != "—":
+                assert decision == ("rejects" if float(pvalue) <= 0.2 else "does not reject")
+        assert not errors, errors
+    finally:
+        context.close()
