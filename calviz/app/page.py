@@ -274,6 +274,18 @@ def _offline_fast_design():
     return OfflineFast
 
 
+_NOTEBOOK_RESOURCES_LOADED = False
+
+
+def _load_notebook_resources() -> None:
+    """BokehJS and Panel's JavaScript/CSS, inline (notebooks are often offline: no CDN), published once
+    per kernel: each ``pn.extension`` call in a notebook sends the whole bundle again."""
+    global _NOTEBOOK_RESOURCES_LOADED
+    if not _NOTEBOOK_RESOURCES_LOADED:
+        pn.extension(notifications=False, inline=True)
+        _NOTEBOOK_RESOURCES_LOADED = True
+
+
 def dashboard(y_true=None, y_prob=None, **params) -> pn.Row:
     """The dashboard as a Panel layout that renders inline in Jupyter.
 
@@ -282,7 +294,7 @@ def dashboard(y_true=None, y_prob=None, **params) -> pn.Row:
     view computed by Dask on all rows); without data it opens on the embedded default.  Keywords set
     initial controls (``n_bins=20``, ``alpha=0.1``, ``target="classwise"`` …).
     """
-    pn.extension(notifications=False)
+    _load_notebook_resources()
     if y_prob is None:  # CalibrationData, (y_true, y_prob) or a DistributedSource — or nothing
         app = CalvizApp(y_true, **params)
     else:
