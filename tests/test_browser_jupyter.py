@@ -255,9 +255,10 @@ def test_readme_cell_renders_offline_and_redraws(readme_run):
 
 @pytest.mark.xfail(
     strict=True,
-    reason="Panel inlines the stylesheets of a notebook output's first render only: models added by "
-    "later updates reference Panel's CSS on its CDN (the views still draw; their loading and Markdown "
-    "styles are missing offline)",
+    reason="Panel inlines a notebook output's stylesheets at its first render only: an in-place update of "
+    "a text pane (Markdown, Str) sends the pane's stylesheets again as URLs on Panel's CDN, so the status "
+    "line and the notes request Panel's CSS (the views still draw and redraw; those panes lose their "
+    "loading/Markdown styles offline)",
 )
 def test_updates_request_nothing_beyond_loopback(readme_run):
     assert readme_run["after_update"] == [], readme_run["after_update"]
