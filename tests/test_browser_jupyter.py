@@ -248,17 +248,8 @@ def readme_run(jupyterlab, chromium_browser, artifacts_dir):
 def test_readme_cell_renders_offline_and_redraws(readme_run):
     # the first render needs nothing but the notebook server: BokehJS, Panel, their CSS all inline
     assert readme_run["at_render"] == [], f"requests beyond loopback: {readme_run['at_render']}"
-    # no script is ever fetched from elsewhere, not even after updates
-    scripts = [u for u in readme_run["after_update"] if not urllib.parse.urlsplit(u).path.endswith(".css")]
-    assert scripts == [], scripts
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Panel inlines a notebook output's stylesheets at its first render only: an in-place update of "
-    "a text pane (Markdown, Str) sends the pane's stylesheets again as URLs on Panel's CDN, so the status "
-    "line and the notes request Panel's CSS (the views still draw and redraw; those panes lose their "
-    "loading/Markdown styles offline)",
-)
 def test_updates_request_nothing_beyond_loopback(readme_run):
+    # an update re-sends the changed panes: their stylesheets must stay inline too
     assert readme_run["after_update"] == [], readme_run["after_update"]

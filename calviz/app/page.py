@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import threading
 from functools import partial
 
 import panel as pn
@@ -58,7 +59,7 @@ class CalvizApp:
         served = self._doc is not None and getattr(self._doc, "session_context", None) is not None
         self.served = served
         self.store = ResultStore(
-            schedule=self._schedule if served else None, debounce=DEBOUNCE_S if served else 0
+            schedule=self._schedule, debounce=DEBOUNCE_S if served else 0
         )
         self.status = StatusView(self.store, self.controls)
         self.views = [
@@ -137,7 +138,7 @@ class CalvizApp:
 
     # -- updates ------------------------------------------------------------------------------------
     def _hold(self):
-        return pn.io.hold(self._doc) if self.served else contextlib.nullcontext()
+        return pn.io.hold(self._doc) if self.served else _notebook_hold()
 
     def _schedule(self, callback) -> None:
         """Run ``callback`` on the session's thread, its patches sent together."""
@@ -275,6 +276,33 @@ def _offline_fast_design():
 
 
 _NOTEBOOK_RESOURCES_LOADED = False
+_NOTEBOOK_LOCK = threading.RLock()
+
+
+@contextlib.contextmanager
+def _notebook_hold():
+    """Outside a server: one change's patches leave for the notebook together, with every stylesheet
+    inline.  Panel inlines a notebook output's stylesheets at its first render only; an in-place update
+    of a text pane sends the pane's stylesheets again as CDN URLs, which an offline notebook cannot load.
+    The updates are held (job threads and the kernel's thread take turns), the stylesheets inlined, then
+    sent (a document held with the 'combine' policy keeps only the last value of each property)."""
+    with _NOTEBOOK_LOCK:
+        if not pn.config.inline or pn.state._hold:  # CDN resources, or inside an outer hold
+            yield
+            return
+        from bokeh.models import UIElement
+        from panel.io.notebook import block_comm, patch_inline_stylesheets, push
+
+        try:
+            with block_comm():
+                yield
+        finally:
+            for _, root, doc, comm in list(pn.state._views.values()):
+                if comm is None:
+                    continue
+                for model in root.select({"type": UIElement}):
+                    patch_inline_stylesheets(model)
+                push(doc, comm)
 
 
 def _load_notebook_resources() -> None:
