@@ -30,6 +30,13 @@ README_CELL = (
     'data = load_dataset("digits-gnb")\n'
     "calviz.dashboard(data.labels, data.probs)"
 )
+# a plot function alone in a fresh kernel: HoloViews loads BokehJS for it
+PLOT_CELL = (
+    "import calviz\n"
+    "from calviz.datasets import load_dataset\n"
+    'confidence, correct = load_dataset("digits-gnb").top1()\n'
+    "calviz.plots.tcal_plot(calviz.adaptive_tcal(correct, confidence))"
+)
 VIEW_TITLES = (
     "1 · Reliability diagram",
     "2 · Multi-scale T-Cal",
@@ -108,14 +115,15 @@ def jupyterlab(tmp_path_factory):
     notebooks, home = root / "notebooks", root / "home"
     notebooks.mkdir()
     home.mkdir()
-    notebook = {
-        "cells": [{"cell_type": "code", "execution_count": None, "id": "readme", "metadata": {},
-                   "outputs": [], "source": README_CELL}],
-        "metadata": {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"}},
-        "nbformat": 4,
-        "nbformat_minor": 5,
-    }
-    (notebooks / "readme.ipynb").write_text(json.dumps(notebook))
+    for name, source in (("readme", README_CELL), ("plot", PLOT_CELL)):
+        notebook = {
+            "cells": [{"cell_type": "code", "execution_count": None, "id": name, "metadata": {},
+                       "outputs": [], "source": source}],
+            "metadata": {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"}},
+            "nbformat": 4,
+            "nbformat_minor": 5,
+        }
+        (notebooks / f"{name}.ipynb").write_text(json.dumps(notebook))
     port, token = free_port(), secrets.token_hex(16)
     env = dict(os.environ)
     # the kernel imports this working tree; Jupyter's state stays in the temporary folder
@@ -153,7 +161,7 @@ def jupyterlab(tmp_path_factory):
             if time.monotonic() - started > SERVER_TIMEOUT:
                 raise RuntimeError(f"JupyterLab did not answer within {SERVER_TIMEOUT:.0f} s")
             time.sleep(0.3)
-        yield f"{base}/lab/tree/readme.ipynb?token={token}", log_path
+        yield f"{base}/lab/tree/{{}}.ipynb?token={token}", log_path
     finally:
         proc.terminate()
         try:
@@ -212,7 +220,7 @@ def readme_run(jupyterlab, chromium_browser, artifacts_dir):
     url, log_path = jupyterlab
     context, page, blocked, errors = _offline_page(chromium_browser)
     try:
-        page.goto(url, timeout=RUN_TIMEOUT)
+        page.goto(url.format("readme"), timeout=RUN_TIMEOUT)
         cell = page.locator(".jp-Notebook .jp-Cell.jp-CodeCell").first
         cell.wait_for(timeout=RUN_TIMEOUT)
         run_cell(page, cell)
@@ -253,3 +261,30 @@ def test_readme_cell_renders_offline_and_redraws(readme_run):
 def test_updates_request_nothing_beyond_loopback(readme_run):
     # an update re-sends the changed panes: their stylesheets must stay inline too
     assert readme_run["after_update"] == [], readme_run["after_update"]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="BokehJS loads inline and the plot draws offline, but HoloViews' notebook display wraps the "
+    "plot in Panel models whose stylesheets (loading, list panel, theme) still point at Panel's CDN",
+)
+def test_plot_function_renders_offline(jupyterlab, chromium_browser, artifacts_dir):
+    url, log_path = jupyterlab
+    context, page, blocked, errors = _offline_page(chromium_browser)
+    try:
+        page.goto(url.format("plot"), timeout=RUN_TIMEOUT)
+        cell = page.locator(".jp-Notebook .jp-Cell.jp-CodeCell").first
+        cell.wait_for(timeout=RUN_TIMEOUT)
+        run_cell(page, cell)
+        page.wait_for_function(f"() => ({JS_DRAWN_CANVASES})() >= 1", timeout=RUN_TIMEOUT)
+        page.wait_for_function(f"() => ({JS_TEXT_CONTAINING})('T-Cal') !== null", timeout=RUN_TIMEOUT)
+        page.screenshot(path=str(artifacts_dir / "jupyterlab_tcal_plot.png"), full_page=True)
+        scripts = [u for u in blocked if not urllib.parse.urlsplit(u).path.endswith(".css")]
+        assert scripts == [], f"scripts requested beyond loopback: {scripts}"
+        assert blocked == [], f"requests beyond loopback: {blocked}"
+    except Exception:
+        page.screenshot(path=str(artifacts_dir / "jupyterlab_plot_failure.png"), full_page=True)
+        print(f"blocked: {blocked}\nerrors: {errors[-20:]}\nserver log:\n{log_path.read_text()[-3000:]}")
+        raise
+    finally:
+        context.close()
