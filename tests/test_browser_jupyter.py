@@ -9,6 +9,7 @@ slider's Bokeh model is set in the page, exactly what a drag does, and the kerne
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
@@ -194,6 +195,26 @@ def _offline_page(browser):
     return context, page, blocked, errors
 
 
+@contextlib.contextmanager
+def notebook_page(browser, jupyterlab, name, artifacts_dir):
+    """An offline page on notebook ``name`` with its cell run; yields (page, blocked).  On failure: a
+    screenshot and the blocked requests, console errors and server log."""
+    url, log_path = jupyterlab
+    context, page, blocked, errors = _offline_page(browser)
+    try:
+        page.goto(url.format(name), timeout=RUN_TIMEOUT)
+        cell = page.locator(".jp-Notebook .jp-Cell.jp-CodeCell").first
+        cell.wait_for(timeout=RUN_TIMEOUT)
+        run_cell(page, cell)
+        yield page, blocked
+    except Exception:
+        page.screenshot(path=str(artifacts_dir / f"jupyterlab_{name}_failure.png"), full_page=True)
+        print(f"blocked: {blocked}\nerrors: {errors[-20:]}\nserver log:\n{log_path.read_text()[-3000:]}")
+        raise
+    finally:
+        context.close()
+
+
 def run_cell(page, cell):
     """Shift+Enter in ``cell`` once its kernel is idle; pressed again if the kernel was not yet listening
     (the prompt then stays ``[ ]``)."""
@@ -217,13 +238,7 @@ def readme_run(jupyterlab, chromium_browser, artifacts_dir):
     """Run the README cell, wait for the four views, move the bins slider and wait for the redraw.
     Returns the requests beyond loopback that the page made (and that were aborted): ``at_render``
     up to the first full render, ``after_update`` after the slider change."""
-    url, log_path = jupyterlab
-    context, page, blocked, errors = _offline_page(chromium_browser)
-    try:
-        page.goto(url.format("readme"), timeout=RUN_TIMEOUT)
-        cell = page.locator(".jp-Notebook .jp-Cell.jp-CodeCell").first
-        cell.wait_for(timeout=RUN_TIMEOUT)
-        run_cell(page, cell)
+    with notebook_page(chromium_browser, jupyterlab, "readme", artifacts_dir) as (page, blocked):
         for title in VIEW_TITLES:
             page.locator(".jp-OutputArea-output").get_by_text(title, exact=True).first.wait_for(
                 timeout=RUN_TIMEOUT
@@ -245,12 +260,6 @@ def readme_run(jupyterlab, chromium_browser, artifacts_dir):
         )
         page.screenshot(path=str(artifacts_dir / "jupyterlab_bins_40.png"), full_page=True)
         return {"at_render": at_render, "after_update": blocked[len(at_render):]}
-    except Exception:
-        page.screenshot(path=str(artifacts_dir / "jupyterlab_failure.png"), full_page=True)
-        print(f"blocked: {blocked}\nerrors: {errors[-20:]}\nserver log:\n{log_path.read_text()[-3000:]}")
-        raise
-    finally:
-        context.close()
 
 
 def test_readme_cell_renders_offline_and_redraws(readme_run):
@@ -269,22 +278,10 @@ def test_updates_request_nothing_beyond_loopback(readme_run):
     "plot in Panel models whose stylesheets (loading, list panel, theme) still point at Panel's CDN",
 )
 def test_plot_function_renders_offline(jupyterlab, chromium_browser, artifacts_dir):
-    url, log_path = jupyterlab
-    context, page, blocked, errors = _offline_page(chromium_browser)
-    try:
-        page.goto(url.format("plot"), timeout=RUN_TIMEOUT)
-        cell = page.locator(".jp-Notebook .jp-Cell.jp-CodeCell").first
-        cell.wait_for(timeout=RUN_TIMEOUT)
-        run_cell(page, cell)
+    with notebook_page(chromium_browser, jupyterlab, "plot", artifacts_dir) as (page, blocked):
         page.wait_for_function(f"() => ({JS_DRAWN_CANVASES})() >= 1", timeout=RUN_TIMEOUT)
         page.wait_for_function(f"() => ({JS_TEXT_CONTAINING})('T-Cal') !== null", timeout=RUN_TIMEOUT)
         page.screenshot(path=str(artifacts_dir / "jupyterlab_tcal_plot.png"), full_page=True)
         scripts = [u for u in blocked if not urllib.parse.urlsplit(u).path.endswith(".css")]
         assert scripts == [], f"scripts requested beyond loopback: {scripts}"
         assert blocked == [], f"requests beyond loopback: {blocked}"
-    except Exception:
-        page.screenshot(path=str(artifacts_dir / "jupyterlab_plot_failure.png"), full_page=True)
-        print(f"blocked: {blocked}\nerrors: {errors[-20:]}\nserver log:\n{log_path.read_text()[-3000:]}")
-        raise
-    finally:
-        context.close()
