@@ -55,7 +55,7 @@ def _ensure_backend() -> None:
     builders, which only ``hv.extension`` sets up."""
     global _BACKEND_LOADED
     if not _BACKEND_LOADED:
-        hv.extension("bokeh", logo=False)
+        hv.extension("bokeh", logo=False, inline=True)  # in a notebook: BokehJS inline, no CDN
         _BACKEND_LOADED = True
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import threading
 from functools import partial
 
 import panel as pn
@@ -65,7 +66,7 @@ class CalvizApp:
         served = self._doc is not None and getattr(self._doc, "session_context", None) is not None
         self.served = served
         self.store = ResultStore(
-            schedule=self._schedule if served else None, debounce=DEBOUNCE_S if served else 0
+            schedule=self._schedule, debounce=DEBOUNCE_S if served else 0
         )
         self.status = StatusView(self.store, self.controls)
         self.views = [
@@ -146,7 +147,7 @@ class CalvizApp:
 
     # -- updates ------------------------------------------------------------------------------------
     def _hold(self):
-        return pn.io.hold(self._doc) if self.served else contextlib.nullcontext()
+        return pn.io.hold(self._doc) if self.served else _notebook_hold()
 
     def _schedule(self, callback) -> None:
         """Run ``callback`` on the session's thread, its patches sent together."""
@@ -283,6 +284,45 @@ def _offline_fast_design():
     return OfflineFast
 
 
+_NOTEBOOK_RESOURCES_LOADED = False
+_NOTEBOOK_LOCK = threading.RLock()
+
+
+@contextlib.contextmanager
+def _notebook_hold():
+    """Outside a server: one change's patches leave for the notebook together, with every stylesheet
+    inline.  Panel inlines a notebook output's stylesheets at its first render only; an in-place update
+    of a text pane sends the pane's stylesheets again as CDN URLs, which an offline notebook cannot load.
+    The updates are held (job threads and the kernel's thread take turns), the stylesheets inlined, then
+    sent (a document held with the 'combine' policy keeps only the last value of each property)."""
+    with _NOTEBOOK_LOCK:
+        if not pn.config.inline or pn.state._hold:  # CDN resources, or inside an outer hold
+            yield
+            return
+        from bokeh.models import UIElement
+        from panel.io.notebook import block_comm, patch_inline_stylesheets, push
+
+        try:
+            with block_comm():
+                yield
+        finally:
+            for _, root, doc, comm in list(pn.state._views.values()):
+                if comm is None:
+                    continue
+                for model in root.select({"type": UIElement}):
+                    patch_inline_stylesheets(model)
+                push(doc, comm)
+
+
+def _load_notebook_resources() -> None:
+    """BokehJS and Panel's JavaScript/CSS, inline (notebooks are often offline: no CDN), published once
+    per kernel: each ``pn.extension`` call in a notebook sends the whole bundle again."""
+    global _NOTEBOOK_RESOURCES_LOADED
+    if not _NOTEBOOK_RESOURCES_LOADED:
+        pn.extension(notifications=False, inline=True)
+        _NOTEBOOK_RESOURCES_LOADED = True
+
+
 def dashboard(y_true=None, y_prob=None, **params) -> pn.Row:
     """The dashboard as a Panel layout that renders inline in Jupyter.
 
@@ -291,7 +331,7 @@ def dashboard(y_true=None, y_prob=None, **params) -> pn.Row:
     view computed by Dask on all rows); without data it opens on the embedded default.  Keywords set
     initial controls (``n_bins=20``, ``alpha=0.1``, ``target="classwise"`` …).
     """
-    pn.extension(notifications=False)
+    _load_notebook_resources()
     if y_prob is None:  # CalibrationData, (y_true, y_prob) or a DistributedSource — or nothing
         app = CalvizApp(y_true, **params)
     else:

@@ -1,0 +1,287 @@
+"""The README's notebook cell in a real JupyterLab, offline, in headless Chromium (Playwright).
+
+A JupyterLab server runs on loopback with a token in a temporary notebook folder; the page may reach
+nothing but that server (every other request is aborted and recorded), so the dashboard must bring
+BokehJS and Panel inline.  The cell is run as a user runs it (Shift+Enter); the checks read what the page
+shows: the four views' titles, non-empty Bokeh canvases, and a redraw after the bins slider moves (the
+slider's Bokeh model is set in the page, exactly what a drag does, and the kernel answers over the comm).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import secrets
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+
+import pytest
+from conftest import REPO, free_port
+
+pytestmark = pytest.mark.browser
+
+README_CELL = (
+    "import calviz\n"
+    "from calviz.datasets import load_dataset\n"
+    'data = load_dataset("digits-gnb")\n'
+    "calviz.dashboard(data.labels, data.probs)"
+)
+# a plot function alone in a fresh kernel: HoloViews loads BokehJS for it
+PLOT_CELL = (
+    "import calviz\n"
+    "from calviz.datasets import load_dataset\n"
+    'confidence, correct = load_dataset("digits-gnb").top1()\n'
+    "calviz.plots.tcal_plot(calviz.adaptive_tcal(correct, confidence))"
+)
+VIEW_TITLES = (
+    "1 · Reliability diagram",
+    "2 · Multi-scale T-Cal",
+    "3 · ECE with confidence interval",
+    "4 · Distance to calibration",
+)
+SERVER_TIMEOUT = 120.0  # s: JupyterLab's first start on a loaded machine
+RUN_TIMEOUT = 120_000  # ms: kernel start, imports, the first (possibly compiling) analysis
+UPDATE_TIMEOUT = 60_000
+
+_LOOPBACK = {"127.0.0.1", "localhost", "[::1]", "::1"}
+
+# every Bokeh model of the documents embedded in the page
+_ALL_MODELS = (
+    "(() => { const out = []; if (!window.Bokeh) return out;"
+    " for (const d of Bokeh.documents) for (const m of d.all_models) out.push(m); return out; })()"
+)
+JS_SET_WIDGET = f"""([title, value]) => {{
+    for (const m of {_ALL_MODELS}) {{
+        if (m.title === title && m.properties && 'value' in m.properties) {{ m.value = value; return true; }}
+    }}
+    return false;
+}}"""
+# lengths of the confidence histograms' sources (columns 'c1' and 'count'); data may be an object or a Map
+JS_HIST_COUNTS = f"""() => {{
+    const out = [];
+    for (const m of {_ALL_MODELS}) {{
+        const data = m.data;
+        if (!data || m.selected === undefined) continue;
+        const get = (k) => data instanceof Map ? data.get(k) : data[k];
+        if (get('c1') !== undefined && get('count') !== undefined) out.push(get('count').length);
+    }}
+    return out;
+}}"""
+JS_TEXT_CONTAINING = f"""(needle) => {{
+    for (const m of {_ALL_MODELS}) if (typeof m.text === 'string' && m.text.includes(needle)) return m.text;
+    return null;
+}}"""
+# canvases inside the cell's output with a drawn area and at least one non-transparent pixel
+JS_DRAWN_CANVASES = """() => {
+    const found = [];
+    const visit = (root) => {
+        for (const el of root.querySelectorAll('*')) {
+            if (el.tagName === 'CANVAS') found.push(el);
+            if (el.shadowRoot) visit(el.shadowRoot);
+        }
+    };
+    for (const out of document.querySelectorAll('.jp-OutputArea-output')) visit(out);
+    let drawn = 0;
+    for (const c of found) {
+        if (c.width < 50 || c.height < 50) continue;
+        const ctx = c.getContext('2d');
+        if (!ctx) continue;
+        const px = ctx.getImageData(0, 0, c.width, c.height).data;
+        for (let i = 3; i < px.length; i += 4 * 97) if (px[i] !== 0) { drawn++; break; }
+    }
+    return drawn;
+}"""
+
+
+def _in_ci() -> bool:
+    return os.environ.get("CI", "").lower() == "true"
+
+
+@pytest.fixture(scope="module")
+def jupyterlab(tmp_path_factory):
+    """``(url, notebook name, server log)`` of a JupyterLab on loopback serving a temporary folder that holds
+    one notebook with the README cell; the server is killed afterwards."""
+    try:
+        import jupyterlab  # noqa: F401
+    except ImportError:
+        if _in_ci():
+            pytest.fail("jupyterlab is not installed (CI=true: browser tests must run)")
+        pytest.skip("jupyterlab is not installed")
+    root = tmp_path_factory.mktemp("jupyter")
+    notebooks, home = root / "notebooks", root / "home"
+    notebooks.mkdir()
+    home.mkdir()
+    for name, source in (("readme", README_CELL), ("plot", PLOT_CELL)):
+        notebook = {
+            "cells": [{"cell_type": "code", "execution_count": None, "id": name, "metadata": {},
+                       "outputs": [], "source": source}],
+            "metadata": {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"}},
+            "nbformat": 4,
+            "nbformat_minor": 5,
+        }
+        (notebooks / f"{name}.ipynb").write_text(json.dumps(notebook))
+    port, token = free_port(), secrets.token_hex(16)
+    env = dict(os.environ)
+    # the kernel imports this working tree; Jupyter's state stays in the temporary folder
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    env["CALVIZ_CACHE_DIR"] = str(root / "cache")
+    env["JUPYTER_CONFIG_DIR"] = str(home / "config")
+    env["JUPYTER_RUNTIME_DIR"] = str(home / "runtime")
+    env["JUPYTERLAB_WORKSPACES_DIR"] = str(home / "workspaces")
+    env["JUPYTERLAB_SETTINGS_DIR"] = str(home / "settings")
+    cmd = [
+        sys.executable, "-m", "jupyterlab",
+        "--no-browser", "--ip=127.0.0.1", f"--port={port}", "--port-retries=0",
+        f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={notebooks}",
+        # nothing on the server side reaches out either: no news, update or extension-index checks
+        "--LabApp.news_url=", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+        "--LabApp.extension_manager=readonly",
+    ]
+    if hasattr(os, "geteuid") and os.geteuid() == 0:  # containers run CI as root
+        cmd.append("--allow-root")
+    log_path = root / "server.log"
+    log = open(log_path, "wb")  # noqa: SIM115 - closed below
+    proc = subprocess.Popen(cmd, cwd=notebooks, env=env, stdout=log, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        started = time.monotonic()
+        while True:
+            if proc.poll() is not None:
+                raise RuntimeError(f"JupyterLab exited early:\n{log_path.read_text()[-3000:]}")
+            try:
+                with urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=10) as response:
+                    if response.status == 200:
+                        break
+            except (urllib.error.URLError, ConnectionError, TimeoutError):
+                pass
+            if time.monotonic() - started > SERVER_TIMEOUT:
+                raise RuntimeError(f"JupyterLab did not answer within {SERVER_TIMEOUT:.0f} s")
+            time.sleep(0.3)
+        yield f"{base}/lab/tree/{{}}.ipynb?token={token}", log_path
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=20)
+        log.close()
+
+
+def _offline_page(browser):
+    """A page whose requests beyond loopback are aborted; returns (context, page, blocked, errors)."""
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    blocked: list[str] = []
+
+    def route(request_route):
+        url = request_route.request.url
+        host = urllib.parse.urlsplit(url).hostname or ""
+        if url.startswith(("data:", "blob:")) or host in _LOOPBACK:
+            request_route.continue_()
+        else:
+            blocked.append(url)
+            request_route.abort()
+
+    context.route("**/*", route)
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(f"pageerror: {exc}"))
+    page.on("console", lambda msg: errors.append(f"console: {msg.text}") if msg.type == "error" else None)
+    return context, page, blocked, errors
+
+
+@contextlib.contextmanager
+def notebook_page(browser, jupyterlab, name, artifacts_dir):
+    """An offline page on notebook ``name`` with its cell run; yields (page, blocked).  On failure: a
+    screenshot and the blocked requests, console errors and server log."""
+    url, log_path = jupyterlab
+    context, page, blocked, errors = _offline_page(browser)
+    try:
+        page.goto(url.format(name), timeout=RUN_TIMEOUT)
+        cell = page.locator(".jp-Notebook .jp-Cell.jp-CodeCell").first
+        cell.wait_for(timeout=RUN_TIMEOUT)
+        run_cell(page, cell)
+        yield page, blocked
+    except Exception:
+        page.screenshot(path=str(artifacts_dir / f"jupyterlab_{name}_failure.png"), full_page=True)
+        print(f"blocked: {blocked}\nerrors: {errors[-20:]}\nserver log:\n{log_path.read_text()[-3000:]}")
+        raise
+    finally:
+        context.close()
+
+
+def run_cell(page, cell):
+    """Shift+Enter in ``cell`` once its kernel is idle; pressed again if the kernel was not yet listening
+    (the prompt then stays ``[ ]``)."""
+    page.locator(".jp-StatusBar-Widget").get_by_text("Idle").first.wait_for(timeout=RUN_TIMEOUT)
+    prompt = cell.locator(".jp-InputPrompt")
+    for _ in range(5):
+        cell.locator(".jp-InputArea-editor").click()
+        page.keyboard.press("Shift+Enter")
+        try:
+            page.wait_for_function(
+                "(el) => /\\[(\\*|\\d+)\\]/.test(el.textContent)", arg=prompt.element_handle(), timeout=15_000
+            )
+            return
+        except Exception:  # noqa: BLE001 - Playwright's TimeoutError: press again
+            continue
+    pytest.fail("the cell did not start running")
+
+
+@pytest.fixture(scope="module")
+def readme_run(jupyterlab, chromium_browser, artifacts_dir):
+    """Run the README cell, wait for the four views, move the bins slider and wait for the redraw.
+    Returns the requests beyond loopback that the page made (and that were aborted): ``at_render``
+    up to the first full render, ``after_update`` after the slider change."""
+    with notebook_page(chromium_browser, jupyterlab, "readme", artifacts_dir) as (page, blocked):
+        for title in VIEW_TITLES:
+            page.locator(".jp-OutputArea-output").get_by_text(title, exact=True).first.wait_for(
+                timeout=RUN_TIMEOUT
+            )
+        page.wait_for_function(f"() => ({JS_DRAWN_CANVASES})() >= 4", timeout=RUN_TIMEOUT)
+        page.wait_for_function(f"() => ({JS_HIST_COUNTS})().includes(15)", timeout=RUN_TIMEOUT)
+        page.screenshot(path=str(artifacts_dir / "jupyterlab_dashboard.png"), full_page=True)
+        at_render = list(blocked)
+
+        # a widget change goes to the kernel over the comm and the views redraw
+        assert page.evaluate(JS_SET_WIDGET, ["bins (m)", 40]), "no 'bins (m)' slider in the output"
+        page.wait_for_function(
+            f"() => {{ const c = ({JS_HIST_COUNTS})(); return c.includes(40) && !c.includes(15); }}",
+            timeout=UPDATE_TIMEOUT,
+        )
+        # the interval view's title (drawn on its canvas) names the new number of bins
+        page.wait_for_function(
+            f"() => ({JS_TEXT_CONTAINING})('intervals · 40 bins') !== null", timeout=UPDATE_TIMEOUT
+        )
+        page.screenshot(path=str(artifacts_dir / "jupyterlab_bins_40.png"), full_page=True)
+        return {"at_render": at_render, "after_update": blocked[len(at_render):]}
+
+
+def test_readme_cell_renders_offline_and_redraws(readme_run):
+    # the first render needs nothing but the notebook server: BokehJS, Panel, their CSS all inline
+    assert readme_run["at_render"] == [], f"requests beyond loopback: {readme_run['at_render']}"
+
+
+def test_updates_request_nothing_beyond_loopback(readme_run):
+    # an update re-sends the changed panes: their stylesheets must stay inline too
+    assert readme_run["after_update"] == [], readme_run["after_update"]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="BokehJS loads inline and the plot draws offline, but HoloViews' notebook display wraps the "
+    "plot in Panel models whose stylesheets (loading, list panel, theme) still point at Panel's CDN",
+)
+def test_plot_function_renders_offline(jupyterlab, chromium_browser, artifacts_dir):
+    with notebook_page(chromium_browser, jupyterlab, "plot", artifacts_dir) as (page, blocked):
+        page.wait_for_function(f"() => ({JS_DRAWN_CANVASES})() >= 1", timeout=RUN_TIMEOUT)
+        page.wait_for_function(f"() => ({JS_TEXT_CONTAINING})('T-Cal') !== null", timeout=RUN_TIMEOUT)
+        page.screenshot(path=str(artifacts_dir / "jupyterlab_tcal_plot.png"), full_page=True)
+        scripts = [u for u in blocked if not urllib.parse.urlsplit(u).path.endswith(".css")]
+        assert scripts == [], f"scripts requested beyond loopback: {scripts}"
+        assert blocked == [], f"requests beyond loopback: {blocked}"
