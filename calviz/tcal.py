@@ -101,6 +101,10 @@ DEFAULT_RESAMPLE_WORK = 20_000_000_000
 #: hard limits of an explicit ``n_resamples`` / ``max_resamples`` (memory 8·B bytes per resample)
 MAX_RESAMPLES = 1_000_000
 MAX_RESAMPLE_WORK = 100_000_000_000
+#: permutation budget of :func:`split_tcal`: at most this many permutations, and permutations × n × K at
+#: most MAX_PERMUTATION_WORK (the default count is lowered to fit; an explicit one beyond is refused)
+MAX_PERMUTATIONS = 20_000
+MAX_PERMUTATION_WORK = 200_000_000
 #: resamples of the first look of the sequential rule (two blocks of the kernels' 64 lanes)
 FIRST_BATCH = 128
 #: relative tolerance when comparing resampled statistics with the observed one: mathematically equal
@@ -860,7 +864,8 @@ def _fixed_resampling(scan, t_obs, levels, scales, source, base, N, alpha, combi
     if floor <= alpha and interval[0] <= alpha < interval[1]:
         warnings.warn(
             f"n_resamples = {N} cannot settle the decision: the adjusted p-value's Monte Carlo interval "
-            f"[{interval[0]:.3g}, {interval[1]:.3g}] contains alpha = {alpha:g}, so another seed may give the "
+            f"[{interval[0]:.3g}, {interval[1]:.3g}] contains alpha = {alpha:g}, so another seed may give "
+            f"the "
             f"opposite decision; leave n_resamples=None for the sequential rule", stacklevel=4)
     reason = f"{head} ({N} resamples, fixed), {combine}"
     return TCalResult(reject, padj, alpha, scales, t_obs, crit, p, _method_name(source), combine, n, K, N,
@@ -886,7 +891,8 @@ def _sequential_resampling(scan, t_obs, levels, scales, source, base, cap, alpha
             bounds, crit = settled
             padj = float(min(1.0, levels * bounds.min()))
             b = int(np.argmin(bounds))
-            reason = (f"{head}: settled without resampling — at m = {scales[b]} Cantelli's inequality with the "
+            reason = (f"{head}: settled without resampling — at m = {scales[b]} Cantelli's inequality with "
+                      f"the "
                       f"exact null variance given the predictions bounds the y-only p-value by "
                       f"{bounds[b]:.3g} ≤ α/B, so the resampled test rejects for every number of resamples; "
                       f"bonferroni")
@@ -922,7 +928,8 @@ def _sequential_resampling(scan, t_obs, levels, scales, source, base, cap, alpha
                           f"Carlo interval [{interval[0]:.3g}, {interval[1]:.3g}] containing α)"}[decision]
     reason = (f"{head} (sequential, {N} resamples, resampling risk ≤ {risk:g}), {combine}; {state}")
     return TCalResult(reject, padj, alpha, scales, t_obs, crit, p, method, combine, n, K, N,
-                      float(min(1.0, floor)), "adaptive T-Cal", reason, target, None, None, decision, interval,
+                      float(min(1.0, floor)), "adaptive T-Cal", reason, target, None, None, decision,
+                      interval,
                       float(risk), int(cap))
 
 
@@ -1019,19 +1026,21 @@ def _adjusted_interval(exceed, N: int, level: float, risk: float, combine: str, 
 
 
 def _sequence_end(S: int, N: int, level: float, log_bound: float, lower: bool) -> float:
-    """Lower or upper end of {q : log M_N(q) < log_bound} (an interval around S/N)."""
+    """Lower or upper end of {q : log M_N(q) < log_bound} (an interval around S/N), found in log q (the
+    lower end can be far below the smallest double's square root)."""
     centre = min(max(S / N, 1e-300), 1.0 - 1e-16)
 
-    def f(q):
-        return float(_log_mixture(S, N, q, level)) - log_bound
+    def f(log_q):
+        return float(_log_mixture(S, N, math.exp(log_q), level)) - log_bound
 
+    lo_q, hi_q = math.log(1e-300), math.log(1.0 - 1e-16)
     if lower:
-        if S == 0 or f(1e-300) < 0:
+        if S == 0 or f(lo_q) < 0:
             return 0.0
-        return float(optimize.brentq(f, 1e-300, centre, xtol=1e-300, rtol=1e-10))
-    if S == N or f(1.0 - 1e-16) < 0:
+        return math.exp(optimize.brentq(f, lo_q, math.log(centre), xtol=1e-12, maxiter=200))
+    if S == N or f(hi_q) < 0:
         return 1.0
-    return float(optimize.brentq(f, centre, 1.0 - 1e-16, rtol=1e-10))
+    return math.exp(optimize.brentq(f, math.log(centre), hi_q, xtol=1e-12, maxiter=200))
 
 
 def _resampling_decision(t_obs: np.ndarray, boot: np.ndarray, alpha: float, combine: str):
@@ -1092,6 +1101,10 @@ def split_tcal(
     coordinates (App. B.2, Theorem 19), with permutation critical values (the pooled sample is
     exchangeable under H₀, so the permutation p-value (1 + #{Γ* ≥ Γ})/(P + 1) is exact).
     For 1-D targets K = 2 with classes y = 1 and y = 0 of the binary view.
+
+    ``n_permutations``: default max(199, ⌈2·3K/α⌉) within the budget (at most :data:`MAX_PERMUTATIONS`
+    and :data:`MAX_PERMUTATION_WORK` / (nK)); when the budget is too small to reach α/(3K) the reason
+    says so.  An explicit count beyond the budget raises ValueError.
     """
     alpha = check_alpha(alpha)
     s = float(smoothness)
@@ -1102,7 +1115,16 @@ def split_tcal(
     if n < 4:
         raise InputError(f"split_tcal needs at least 4 samples (two halves with two each); got {n}")
     level_ts = alpha / (3 * K)
-    P = max(199, math.ceil(2.0 / level_ts)) if n_permutations is None else _check_n_resamples(n_permutations)
+    if n_permutations is None:
+        # enough permutations to reach the level, within the budget (the moment checks still run)
+        P = min(max(199, math.ceil(2.0 / level_ts)), MAX_PERMUTATIONS,
+                max(199, MAX_PERMUTATION_WORK // (n * K)))
+    else:
+        P = _check_n_resamples(n_permutations, "n_permutations", MAX_PERMUTATIONS)
+        if P * n * K > MAX_PERMUTATION_WORK:
+            raise InputError(f"n_permutations = {P} with n = {n} and K = {K} exceeds the permutation work "
+                             f"limit of {MAX_PERMUTATION_WORK:.0e} (calviz.tcal.MAX_PERMUTATION_WORK); use at "
+                             f"most {max(1, MAX_PERMUTATION_WORK // (n * K))}")
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     probs = np.column_stack([1.0 - z, z]) if z.ndim == 1 else z
     labels = y.astype(np.int64) if z.ndim == 1 else y
@@ -1148,6 +1170,9 @@ def split_tcal(
     reason = (f"sample splitting (Algorithm 3): moment checks at sqrt(3K/(αn)) = {thr:.3g} "
               f"{'reject' if moment_reject else 'pass'}; chi-square two-sample tests per class with {P} "
               f"permutations; every component at level α/(3K)")
+    if 1.0 / (P + 1.0) > level_ts:
+        reason += (f"; with {P} permutations (the budget) the two-sample tests cannot reach α/(3K) = "
+                   f"{level_ts:.3g}: only the moment checks can reject")
     return TCalResult(reject, padj, alpha, (K,), stat, np.full(K, np.nan), pvals, "permutation",
                       "bonferroni", n, K, P, float(min(1.0, 3 * K / (P + 1.0))), "sample-splitting T-Cal",
                       reason, target)

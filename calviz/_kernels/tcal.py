@@ -782,7 +782,8 @@ def resampled_statistics(split, max_level, z, kind, source, base_seed, n_resampl
     lanes = block_lanes(z.shape[0], kind, source)
     workers = max(1, min(workers, (n_resamples + lanes - 1) // lanes))
     for worker in prange(workers):
-        _run_blocks(split, max_level, z, z1, kind, source, base_seed, start, n_resamples, out, worker, workers)
+        _run_blocks(split, max_level, z, z1, kind, source, base_seed, start, n_resamples, out, worker,
+                    workers)
     return out
 
 
