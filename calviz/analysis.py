@@ -82,7 +82,7 @@ class AnalysisOptions:
     kernel: Literal["reflected_gaussian", "logit_gaussian"] = "reflected_gaussian"
     bandwidth: float | None = None
     alpha: float = 0.05
-    resampling: Literal["analytic", "y_only", "consistency", "threshold"] = "analytic"
+    resampling: Literal["analytic", "y_only", "consistency", "threshold"] = "y_only"
     n_resamples: int = 500
     seed: int = 0
 
@@ -124,7 +124,7 @@ VIEW_INPUTS: dict[str, tuple[str, ...]] = {
     "smooth": ("target", "class_index", "n", "kernel", "bandwidth", "alpha", "n_resamples", "seed"),
     "smooth_curve": ("target", "class_index", "n", "kernel", "bandwidth"),
     "tcal": ("target", "class_index", "n", "alpha"),
-    "tcal_resampled": ("target", "class_index", "n", "alpha", "resampling", "n_resamples", "seed"),
+    "tcal_resampled": ("target", "class_index", "n", "alpha", "resampling", "seed"),
     "interval": ("target", "class_index", "top_k", "n", "n_bins", "alpha"),
     "bootstrap": ("target", "class_index", "top_k", "n", "n_bins", "alpha", "n_resamples", "seed"),
     "distance": ("target", "class_index", "n", "bandwidth"),
@@ -395,7 +395,10 @@ def compute_tcal(data: CalibrationData, options: AnalysisOptions, resampling: st
     """Adaptive multi-scale T-Cal (``calviz.tcal.adaptive_tcal``).
 
     ``resampling=None`` uses ``options.resampling``; the dashboard first calls it with ``"analytic"``
-    (instant) and then, off the UI thread, with the user's resampling type.
+    (instant) and then, off the UI thread, with the user's resampling type.  Resampled critical values
+    use the library's sequential rule (``n_resamples=None``: resample until the decision is settled with
+    resampling risk ≤ 10⁻³, or say undecided at the cap) — the one decision rule of the library, the
+    report, ``calviz check`` and the dashboard; ``options.n_resamples`` is for the bootstrap views.
     """
     data = prepare(data, options)
     resampling = options.resampling if resampling is None else resampling
@@ -409,7 +412,6 @@ def compute_tcal(data: CalibrationData, options: AnalysisOptions, resampling: st
             p,
             alpha=options.alpha,
             resampling=resampling,
-            n_resamples=int(options.n_resamples),
             seed=int(options.seed),
         )
     # full calibration on the simplex partition (top-k has no T-Cal: use full)
@@ -419,7 +421,6 @@ def compute_tcal(data: CalibrationData, options: AnalysisOptions, resampling: st
         data.full_probs(),
         alpha=options.alpha,
         resampling=resampling,
-        n_resamples=int(options.n_resamples),
         seed=int(options.seed),
         target="full",
     )

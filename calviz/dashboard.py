@@ -142,7 +142,8 @@ class CalvizApp(param.Parameterized):
         default=0.0, bounds=(0.0, 0.5), step=0.005, doc="Kernel bandwidth (0 = automatic)"
     )
     alpha = param.Number(default=0.05, bounds=(0.001, 0.5), step=0.001, doc="Level α (1 − confidence)")
-    resampling = param.Selector(default="analytic", objects=list(RESAMPLINGS), doc="Critical values of T-Cal")
+    resampling = param.Selector(default=AnalysisOptions().resampling, objects=list(RESAMPLINGS),
+                                doc="Critical values of T-Cal")
     n_resamples = param.Integer(default=500, bounds=(20, 5000), doc="Number of resamples")
     seed = param.Integer(default=0, bounds=(0, None), doc="Random seed (subsample and resampling)")
 
@@ -808,9 +809,8 @@ class CalvizApp(param.Parameterized):
     def _show_tcal(self, result, pending=None):
         title = None
         if result is not None:
-            reject = bool(plots.field(result, "reject"))
             title = (
-                f"{'REJECT' if reject else 'not rejected'} · p{_eq(plots.field(result, 'pvalue'))}"
+                f"{plots.tcal_verdict(result)} · p{_eq(plots.field(result, 'pvalue'))}"
                 f" ({plots.field(result, 'method', default='')})"
             )
         self._show("tcal", plots.tcal_plot(result, title=title, pending=pending, height=_REL_HEIGHT - 20))

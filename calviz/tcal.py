@@ -128,7 +128,8 @@ class TCalResult(ResultMixin):
     pvalues: unadjusted per-scale p-values; method: how critical values were obtained; combine: how scales
     were combined; n, K: sample size and number of classes of the tested target; n_resamples: resamples
     used (0 for none); min_attainable_pvalue: the smallest adjusted p-value this configuration can
-    produce (resampling: B/(N+1) for Bonferroni) — rejection is impossible when it exceeds alpha;
+    produce (resampling: B/(N+1) for Bonferroni, N the fixed count or the sequential rule's cap) —
+    rejection is impossible when it exceeds alpha;
     test: which test ran; reason: why, in one sentence; target: the calibration target tested.
     For the binomial test (discrete predictors) ``values``/``counts`` are the distinct predictions and
     their counts, ``statistics`` the observed frequencies and ``critical_values`` the predicted values.
@@ -922,7 +923,8 @@ def _sequential_resampling(scan, t_obs, levels, scales, source, base, cap, alpha
     else:
         decision = "undecided"
     reject = decision == "reject"
-    floor = levels / (N + 1) if combine == "bonferroni" else 1.0 / (N + 1)
+    # the smallest p-value this configuration can produce is reached at the cap
+    floor = levels / (cap + 1) if combine == "bonferroni" else 1.0 / (cap + 1)
     state = {"reject": "settled: reject", "accept": "settled: not rejected",
              "undecided": f"undecided at this budget (cap {cap} resamples reached with the p-value's Monte "
                           f"Carlo interval [{interval[0]:.3g}, {interval[1]:.3g}] containing α)"}[decision]

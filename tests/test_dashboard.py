@@ -29,7 +29,8 @@ def _data(n=2000, power=1.5, seed=0, classes=None):
 
 @pytest.fixture
 def app():
-    application = CalvizApp(_data(), n_resamples=100)
+    # starts on the analytic preview so that the tests below switch resampling on themselves
+    application = CalvizApp(_data(), n_resamples=100, resampling="analytic")
     application.wait()
     yield application
     application.wait()
@@ -210,11 +211,11 @@ def test_resampled_tcal_replaces_analytic(app):
 
 def test_newer_change_supersedes_stale_resampling(app):
     app.resampling = "y_only"
-    app.n_resamples = 150  # before the first job is done (or queued): its result must not be shown
+    app.alpha = 0.1  # before the first job is done (or queued): its result must not be shown
     app.wait()
     shown = app.tcal_note.object
     latest = app.result("tcal_resampled")
-    assert latest.n_resamples == 150
+    assert latest.alpha == 0.1
     assert "y_only" in shown
 
 
@@ -292,7 +293,7 @@ def test_multiclass_targets_and_class_selector():
 
 
 def test_topk_and_full_reliability_views_and_what_they_recompute():
-    app = CalvizApp(_data(1500, classes=3), n_resamples=60)
+    app = CalvizApp(_data(1500, classes=3), n_resamples=60, resampling="analytic")
     app.wait()
     # top-1 → top-k: the per-rank diagram, T-Cal of the full vector, the top-k interval; the distance
     # family keeps using the top-1 reduction and the smooth curve is not computed for top-k

@@ -413,7 +413,7 @@ def test_result_fields_and_callable_module():
     assert r.decision == "accept" and not r.reject and not r.undecided
     assert T.FIRST_BATCH <= r.n_resamples < 999 and r.n_resamples % 64 == 0
     assert r.max_resamples == T.DEFAULT_MAX_RESAMPLES and r.resampling_risk == T.RESAMPLING_RISK
-    assert r.min_attainable_pvalue == pytest.approx(B / (r.n_resamples + 1))
+    assert r.min_attainable_pvalue == pytest.approx(B / (r.max_resamples + 1))
     low, high = r.pvalue_interval
     assert 0 <= low <= r.pvalue <= high <= 1 and low > r.alpha
     assert r.statistics.shape == r.critical_values.shape == r.pvalues.shape == (B,)
