@@ -899,22 +899,37 @@ def _sequential_resampling(scan, t_obs, levels, scales, source, base, cap, alpha
                       f"bonferroni")
             return TCalResult(True, padj, alpha, scales, t_obs, crit, bounds, method, combine, n, K, 0, 0.0,
                               "adaptive T-Cal", reason, target, None, None, "reject", (0.0, padj), 0.0, cap)
-    chunks = []
+    store = np.empty((FIRST_BATCH, levels))  # grows by doubling up to the cap (8·B bytes per resample)
     N = 0
     look = FIRST_BATCH
+    exceed = np.zeros(levels, dtype=np.int64)
+    tol = None
     while True:
         count = min(look, cap) - N
-        chunks.append(_resample(scan, levels, source, base, N, count))
+        rows = _resample(scan, levels, source, base, N, count)
+        if N + count > store.shape[0]:
+            grown = np.empty((min(cap, max(N + count, 2 * store.shape[0])), levels))
+            grown[:N] = store[:N]
+            store = grown
+        store[N:N + count] = rows
         N += count
-        boot = np.concatenate(chunks) if len(chunks) > 1 else chunks[0]
-        chunks = [boot]
-        exceed, _ = _exceedances(t_obs, boot, alpha, combine)
+        if combine == "bonferroni":
+            # counted batch by batch; the tie tolerance (float round-off only) is fixed at the first look
+            if tol is None:
+                sd = np.sqrt(np.concatenate([rows, t_obs[None, :]]).var(axis=0))
+                tol = _TIE_RTOL * (np.abs(t_obs) + sd)
+            exceed += (rows >= (t_obs - tol)[None, :]).sum(axis=0)
+        else:  # the standardisation of "max" uses every resample so far: recount
+            exceed, _ = _exceedances(t_obs, store[:N], alpha, combine)
         below, above = _settled(exceed, N, level, log_bound)
-        decided = bool(below.any() or above.all())
-        if decided or N >= cap:
+        if bool(below.any() or above.all()) or N >= cap:
             break
         look = _next_look(exceed, N, level, log_bound, cap, below, above)
+    boot = store[:N]
     reject, padj, crit, p = _resampling_decision(t_obs, boot, alpha, combine)
+    # the reported p-values and interval come from the final counts (the same up to exact ties)
+    exceed, _ = _exceedances(t_obs, boot, alpha, combine)
+    below, above = _settled(exceed, N, level, log_bound)
     interval = _adjusted_interval(exceed, N, level, risk, combine, levels)
     if below.any():
         decision = "reject"
