@@ -26,6 +26,7 @@ SECTIONS = [
     "ci_coverage",
     "bench_tcal",
     "tcal_level",
+    "tcal_stability",
     "tcal_power",
     "bench_distance",
     "distance_fig2",
