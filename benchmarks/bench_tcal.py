@@ -199,7 +199,8 @@ def main() -> None:
     seq_rows = []
     cases = (("borderline (analytic p ≈ 0.05)", wiggle(n, amplitude_for(n, 31, 0.05), 31), 3.0, None),
              ("clear reject (analytic p ≈ 1e-6)", wiggle(n, amplitude_for(n, 32, 1e-6), 32), None, 1.5),
-             ("very clear reject (analytic p ≈ 1e-30)", wiggle(n, amplitude_for(n, 33, 1e-30), 33), None, 1.5),
+             ("very clear reject (analytic p ≈ 1e-30)", wiggle(n, amplitude_for(n, 33, 1e-30), 33), None,
+              1.5),
              ("clear accept (calibrated)", wiggle(n, 0.0, 34), None, 1.5))
     for name, (yc, zc), limit, ratio_limit in cases:
         seq = calviz.adaptive_tcal(yc, zc, seed=5)
@@ -207,11 +208,12 @@ def main() -> None:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             old = calviz.adaptive_tcal(yc, zc, n_resamples=999, seed=5)
-            med_old, ts_old = timed(lambda yc=yc, zc=zc: calviz.adaptive_tcal(yc, zc, n_resamples=999, seed=5),
-                                    3 if quick else 5)
-        seq_rows.append((name, n, seq.decision, seq.pvalue, seq.n_resamples, med_seq, old.decision, old.pvalue,
-                         med_old, limit, ratio_limit))
-        print(f"{name}: sequential {seq.decision} p={seq.pvalue:.4f} {seq.n_resamples} resamples {med_seq:.3f} s;"
+            med_old, ts_old = timed(
+                lambda yc=yc, zc=zc: calviz.adaptive_tcal(yc, zc, n_resamples=999, seed=5), 3 if quick else 5)
+        seq_rows.append((name, n, seq.decision, seq.pvalue, seq.n_resamples, med_seq, old.decision,
+                         old.pvalue, med_old, limit, ratio_limit))
+        print(f"{name}: sequential {seq.decision} p={seq.pvalue:.4f} {seq.n_resamples} resamples "
+              f"{med_seq:.3f} s;"
               f" fixed-999 {old.decision} p={old.pvalue:.4f} {med_old:.3f} s", flush=True)
 
     # 5. consistency resampling per resample at n = 40 000: batched vs one at a time
@@ -248,8 +250,9 @@ def main() -> None:
         t = f"< {target}" + (" ✓" if med < target else " ✗") if target else ""
         r = f"{ratio:.1f}×" if ratio else ""
         lines.append(f"| {name} | {n:,} | {med:.4f} | {runs} | {t} | {r} |")
-    lines += ["", "**The default sequential rule against the fixed 999 resamples of earlier versions** (same data, "
-              "same run, medians after warm-up; y-only, Bonferroni, α = 0.05; the sequential rule stops when the "
+    lines += ["", "**The default sequential rule against the fixed 999 resamples of earlier versions** (same "
+              "data, same run, medians after warm-up; y-only, Bonferroni, α = 0.05; the sequential rule stops when "
+              "the "
               "decision is settled with resampling risk ≤ 10⁻³, cap 10⁵):", "",
               "| case | n | sequential: decision | p | resamples | median (s) | fixed 999: decision | p | "
               "median (s) | ratio | target | pass |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
@@ -259,9 +262,11 @@ def main() -> None:
             target, ok = f"< {limit} s", med_seq < limit
         else:
             target, ok = f"≤ {ratio_limit}× fixed-999", ratio <= ratio_limit
-        lines.append(f"| {name} | {n:,} | {dec} | {p:.4f} | {used} | {med_seq:.4f} | {dec_old} | {p_old:.4f} | "
+        lines.append(f"| {name} | {n:,} | {dec} | {p:.4f} | {used} | {med_seq:.4f} | {dec_old} | "
+                     f"{p_old:.4f} | "
                      f"{med_old:.4f} | {ratio:.2f}× | {target} | {'✓' if ok else '✗'} |")
-    lines += ["", f"**Consistency resampling per resample** at n = 40 000 ({n_res} resamples per call, medians "
+    lines += ["", f"**Consistency resampling per resample** at n = 40 000 ({n_res} resamples per call, "
+              "medians "
               "after warm-up, both in parallel over the numba threads): batched kernel "
               f"{1e3 * per[0]:.3f} ms, one resample at a time (the earlier kernel) {1e3 * per[1]:.3f} ms — "
               f"**{per[1] / per[0]:.1f}×** faster (target ≥ 5×{' ✓' if per[1] / per[0] >= 5 else ' ✗'}); "

@@ -305,10 +305,11 @@ def experiment_e(quick, rng, log):
         v0 = np.array([stats_at(*authors_sample(n, 0, rng), mst) for _ in range(sims)])
         crit = np.quantile(v0, 1 - ALPHA, axis=0, method="higher")
         brng = np.random.default_rng([2023, ord("E"), n])
-        crit_boot = np.array([np.quantile(v0[brng.integers(0, sims, sims)], 1 - ALPHA, axis=0, method="higher")
-                              for _ in range(boot)])
-        crit_pub = np.array([np.quantile(v0[brng.integers(0, sims, E_PUBLISHED_NULL)], 1 - ALPHA, axis=0,
-                                         method="higher") for _ in range(boot)])
+        def replicate(size, v0=v0, brng=brng):
+            return np.quantile(v0[brng.integers(0, sims, size)], 1 - ALPHA, axis=0, method="higher")
+
+        crit_boot = np.array([replicate(sims) for _ in range(boot)])
+        crit_pub = np.array([replicate(E_PUBLISHED_NULL) for _ in range(boot)])
         log(f"E n={n} m*={mst}: null level check on the null sample itself is 5% by construction; "
             f"critical values {np.array2string(crit, precision=3)}")
         for j, m in enumerate(E_MS):
@@ -348,10 +349,10 @@ def e_checks(rows):
     out = {"a_points": [], "a_gap": [], "b_points": [], "c_points": []}
     for n in E_SIZES:
         sel = [r for r in rows if r["n"] == n]
-        gaps, boot_gaps, var_gap = [], [], 0.0
+        gaps = []
         for r in sel:
             t2, reps = r["type2"], r["reps"]
-            for k, pair in ((0, 2), (1, 1)):  # PAIRS_B: (0, 1) d/b, (1, 2) b/l1, (0, 2) d/l1
+            for pair in (2, 1):  # PAIRS_B: (0, 1) d/b, (1, 2) b/l1, (0, 2) d/l1
                 a_idx, b_idx = PAIRS_B[pair]
                 diff = t2[a_idx] - t2[b_idx]  # ℓ2 statistic minus ℓ1
                 se = _paired_se(r["paired_bc"][pair], reps, r["paired_crit_sd"][pair])
@@ -359,11 +360,14 @@ def e_checks(rows):
                                         "ok": diff <= 2 * se})
             diff_db = t2[0] - t2[1]
             se_db = _paired_se(r["paired_bc"][0], reps, r["paired_crit_sd"][0])
-            out["b_points"].append({"n": n, "m": r["m"], "diff": diff_db, "se": se_db, "ok": diff_db <= 2 * se_db})
+            out["b_points"].append({"n": n, "m": r["m"], "diff": diff_db, "se": se_db,
+                                    "ok": diff_db <= 2 * se_db})
             for k in range(3):
                 ours, pub = t2[k], r["published"][k]
-                se = math.sqrt(_se(ours, reps) ** 2 + _se(pub, E_PUBLISHED_ALT) ** 2 + r["type2_pubcrit_sd"][k] ** 2)
-                out["c_points"].append({"n": n, "m": r["m"], "stat": STATS_B[k], "ours": ours, "published": pub,
+                se = math.sqrt(_se(ours, reps) ** 2 + _se(pub, E_PUBLISHED_ALT) ** 2
+                               + r["type2_pubcrit_sd"][k] ** 2)
+                out["c_points"].append({"n": n, "m": r["m"], "stat": STATS_B[k], "ours": ours,
+                                        "published": pub,
                                         "diff": ours - pub, "se": se,
                                         "ok": abs(ours - pub) <= 0.07 or abs(ours - pub) <= 2 * se})
             if 0.1 < t2[2] < 0.9:
@@ -373,9 +377,7 @@ def e_checks(rows):
                 out["a_gap"].append({"n": n, "stat": STATS_B[stat], "points": 0, "ok": False})
                 continue
             g = np.array([r["type2"][2] - r["type2"][stat] for r in gaps])
-            samp = np.array([(r["paired_bc"][pair][0] + r["paired_bc"][pair][1]
-                              - (r["paired_bc"][pair][1] - r["paired_bc"][pair][0]) ** 2 / r["reps"]) / r["reps"] ** 2
-                             for r in gaps])
+            samp = np.array([_paired_se(r["paired_bc"][pair], r["reps"], 0.0) ** 2 for r in gaps])
             mb = np.array([r["miss_boot"] for r in gaps])  # (points, boot, 3): shared null → correlated
             crit_sd = float((mb[:, :, 2] - mb[:, :, stat]).mean(axis=0).std(ddof=1))
             se = math.sqrt(samp.sum() / len(gaps) ** 2 + crit_sd**2)
@@ -397,8 +399,8 @@ def _multiplicity_note(points):
     z = [p["diff"] / p["se"] for p in points if p["se"] > 0]
     beyond = sum(v > 2 for v in z)
     z_all = float(norm.isf(0.05 / k))
-    return (f"{beyond} of {k} points exceed 2 s.e. (≈ {0.0228 * k:.1f} expected by chance if the two statistics "
-            f"were equally powerful); the largest, {max(z):.2f} s.e., is "
+    return (f"{beyond} of {k} points exceed 2 s.e. (≈ {0.0228 * k:.1f} expected by chance if the two "
+            f"statistics were equally powerful); the largest, {max(z):.2f} s.e., is "
             f"{'below' if max(z) < z_all else 'above'} the Bonferroni threshold {z_all:.2f} s.e. for {k} "
             "comparisons at 5 %.")
 
@@ -413,7 +415,8 @@ def plot_e(rec, out):
         x = [r["ece_paper"] for r in sel]
         for k, name in enumerate(STATS_B):
             y = [r["type2"][k] for r in sel]
-            err = [2 * math.sqrt(_se(r["type2"][k], r["reps"]) ** 2 + r["type2_crit_sd"][k] ** 2) for r in sel]
+            err = [2 * math.sqrt(_se(r["type2"][k], r["reps"]) ** 2 + r["type2_crit_sd"][k] ** 2)
+                   for r in sel]
             ax.errorbar(x, y, yerr=err, color=colors[k], lw=1.5, capsize=2, label=f"{name} (calviz)")
             ax.plot(x, [r["published"][k] for r in sel], color=colors[k], ls="--", marker="o", ms=3,
                     alpha=0.7, label=f"{name} (published)")
@@ -432,7 +435,8 @@ def plot_e(rec, out):
 def section_e(rec):
     prm, rows, chk = rec["params"], rec["rows"], rec["checks"]
     lines = [f"**E. Fig. 4 on the authors' own setting** — s = {prm['s']}, ρ = {prm['rho']:g}, bumps on "
-             "[1/4, 3/4] as in the authors' script, m = 40, 50, …, 190, m* = ⌊n^{2/(4s+1)}⌋ equal-width bins, "
+             "[1/4, 3/4] as in the authors' script, m = 40, 50, …, 190, m* = ⌊n^{2/(4s+1)}⌋ equal-width "
+             "bins, "
              f"α = {prm['alpha']}; per n one oracle critical value per statistic from {prm['sims']} null "
              f"simulations (shared by the 16 points), {prm['reps']} alternative simulations per point, the "
              "three statistics on the same samples.  The x-axis uses the paper's ℓ2-ECE 0.0098·ρ·m^(−s) (the "
@@ -443,35 +447,42 @@ def section_e(rec):
     for r in rows:
         t2, pub = r["type2"], r["published"]
         se = max(math.sqrt(_se(t2[k], r["reps"]) ** 2 + r["type2_crit_sd"][k] ** 2) for k in range(3))
-        lines.append(f"| {r['n']} | {r['m']} | {r['ece_paper']:.4f} | {t2[0]:.3f} | {pub[0]:.2f} | {t2[1]:.3f} | "
+        lines.append(f"| {r['n']} | {r['m']} | {r['ece_paper']:.4f} | {t2[0]:.3f} | {pub[0]:.2f} | "
+                     f"{t2[1]:.3f} | "
                      f"{pub[1]:.2f} | {t2[2]:.3f} | {pub[2]:.2f} | ≤ {se:.3f} | "
                      + ", ".join(f"{v:.3f}" for v in r["type2_pubcrit_sd"]) + " |")
     lines += ["", "![fig4 authors](tcal_power_fig4_authors.png)", ""]
     bad_a = [p for p in chk["a_points"] if not p["ok"]]
+    failed_a = ", ".join(f"n={p['n']} m={p['m']}" for p in bad_a)
+    worst_a = max(p["diff"] / p["se"] for p in chk["a_points"] if p["se"] > 0)
+    worst_b = max(chk["b_points"], key=lambda p: p["diff"] / p["se"] if p["se"] > 0 else 0)
+    worst_b_z = worst_b["diff"] / worst_b["se"] if worst_b["se"] else 0.0
     lines += [f"Check (a) — both ℓ2 statistics have type II error ≤ ℓ1's + 2 paired s.e. at every point: "
-              f"{'**pass**' if not bad_a else '**FAIL** at ' + ', '.join(f'n={p[chr(110)]} m={p[chr(109)]}' for p in bad_a)}"
-              f" (largest ℓ2 − ℓ1 in s.e.: {max(p['diff'] / p['se'] for p in chk['a_points'] if p['se'] > 0):.2f});"
+              f"{'**pass**' if not bad_a else '**FAIL** at ' + failed_a}"
+              f" (largest ℓ2 − ℓ1 in s.e.: {worst_a:.2f});"
               " mean gap ℓ1 − ℓ2 over the points where ℓ1's error is in (0.1, 0.9):", "",
-              "| n | statistic | points | mean gap | s.e. | gap / s.e. | > 3 s.e. |", "|---|---|---|---|---|---|---|"]
+              "| n | statistic | points | mean gap | s.e. | gap / s.e. | > 3 s.e. |",
+              "|---|---|---|---|---|---|---|"]
     for g in chk["a_gap"]:
         if g["points"]:
             lines.append(f"| {g['n']} | {g['stat']} | {g['points']} | {g['gap']:.4f} | {g['se']:.4f} | "
                          f"{g['gap'] / g['se']:.1f} | {'yes' if g['ok'] else 'no'} |")
         else:
             lines.append(f"| {g['n']} | {g['stat']} | 0 | – | – | – | no |")
-    worst_b = max(chk["b_points"], key=lambda p: p["diff"] / p["se"] if p["se"] > 0 else 0)
     lines += ["", f"Check (b) — debiased ℓ2 never worse than biased ℓ2 by more than 2 paired s.e.: "
-              f"{'**pass**' if chk['b'] else '**FAIL**'} (largest debiased − biased: {worst_b['diff']:+.4f} at "
-              f"n = {worst_b['n']}, m = {worst_b['m']}, {worst_b['diff'] / worst_b['se'] if worst_b['se'] else 0:.2f} "
-              "s.e.).  Mean debiased − biased difference per n: "
+              f"{'**pass**' if chk['b'] else '**FAIL**'} (largest debiased − biased: {worst_b['diff']:+.4f} "
+              f"at n = {worst_b['n']}, m = {worst_b['m']}, {worst_b_z:.2f} s.e.).  "
+              "Mean debiased − biased difference per n: "
               + "; ".join(f"n = {n}: {np.mean([p['diff'] for p in chk['b_points'] if p['n'] == n]):+.4f}"
                           for n in E_SIZES)
-              + " (negative = debiasing helps; the paper's claim of a strict improvement is not required here).  "
+              + " (negative = debiasing helps; the paper's claim of a strict improvement is not required "
+              "here).  "
               + _multiplicity_note(chk["b_points"]),
               "",
               f"Check (c) — every curve within 0.07 of the published one, or the difference within 2 s.e. of "
               f"(our sampling error ⊕ the published 10 000-simulation error ⊕ the Monte Carlo error of the "
-              f"published critical value, estimated by bootstrap replicates of 1000 null simulations from our "
+              f"published critical value, estimated by bootstrap replicates of 1000 null simulations from "
+              f"our "
               f"null sample): {'**pass**' if chk['c'] else '**FAIL**'}; largest |difference| "
               f"{max(abs(p['diff']) for p in chk['c_points']):.3f}; points beyond 0.07: "
               + (", ".join(f"n={p['n']} m={p['m']} {p['stat']} ({p['diff']:+.3f}, 2 s.e. = {2 * p['se']:.3f})"

@@ -143,14 +143,16 @@ def main() -> None:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 old = calviz.adaptive_tcal(y, p, alpha=ALPHA, n_resamples=999, seed=s)
-            calls.append({"seed": s, "decision": r.decision, "pvalue": r.pvalue, "interval": r.pvalue_interval,
+            calls.append({"seed": s, "decision": r.decision, "pvalue": r.pvalue,
+                          "interval": r.pvalue_interval,
                           "resamples": r.n_resamples, "seconds": dt, "fixed999": old.decision,
                           "fixed999_p": old.pvalue})
         opposite = sum(c["decision"] not in (ref.decision, "undecided") for c in calls)
         opposite999 = sum(c["fixed999"] != ref.decision for c in calls)
         rec = {"case": name, "description": desc, "theta": theta, "n": int(len(y)), "scales": len(ref.n_bins),
                "reference_pvalue": ref.pvalue, "reference_interval": ref.pvalue_interval,
-               "reference_decision": ref.decision, "reference_seconds": ref_s, "in_window": 0.03 <= ref.pvalue <= 0.08,
+               "reference_decision": ref.decision, "reference_seconds": ref_s,
+               "in_window": 0.03 <= ref.pvalue <= 0.08,
                "opposite": opposite, "opposite_fixed999": opposite999, "calls": calls}
         records.append(rec)
         print(f"{name}: theta={theta:.4f} ref p={ref.pvalue:.4f} {ref.decision}; default: "
@@ -165,9 +167,11 @@ def main() -> None:
              f"Command: `{cmd}`; os.cpu_count() = {os.cpu_count()}; 1-min load average {load0:.1f} at start, "
              f"{load1:.1f} at the end; wall time {wall:.0f} s.", "",
              f"Each case: reference = `adaptive_tcal(y, p, n_resamples={ref_n:,})` (fixed count, y-only, "
-             f"Bonferroni); then the default `adaptive_tcal(y, p, seed=s)` (sequential rule, resampling risk ≤ "
+             f"Bonferroni); then the default `adaptive_tcal(y, p, seed=s)` (sequential rule, resampling "
+             "risk ≤ "
              f"10⁻³, cap 10⁵) for seeds {seeds[0]}..{seeds[-1]}, and the fixed-999 rule of earlier versions "
-             "(`n_resamples=999`) for the same seeds.  *Opposite* = the call's decision is the reverse of the "
+             "(`n_resamples=999`) for the same seeds.  *Opposite* = the call's decision is the reverse of "
+             "the "
              "reference's (undecided is not opposite).  Pass iff opposite ≤ 1 in every case and every "
              "reference p-value lies in [0.03, 0.08].", "",
              "| case | n | B | reference p (10⁶) | reference decision | default: reject / accept / undecided "
@@ -178,7 +182,8 @@ def main() -> None:
         ok = r["opposite"] <= 1 and r["in_window"]
         lines.append(
             f"| {r['description']} | {r['n']} | {r['scales']} | {r['reference_pvalue']:.4f} | "
-            f"{r['reference_decision']} | {d.count('reject')} / {d.count('accept')} / {d.count('undecided')} | "
+            f"{r['reference_decision']} | {d.count('reject')} / {d.count('accept')} / "
+            f"{d.count('undecided')} | "
             f"{r['opposite']} | {np.median([c['resamples'] for c in r['calls']]):.0f} | "
             f"{np.median([c['seconds'] for c in r['calls']]):.2f} | {r['opposite_fixed999']} | "
             f"{'yes' if ok else 'no'} |")
@@ -186,7 +191,8 @@ def main() -> None:
     lines += ["", f"Opposite decisions over all {total} default calls: "
               f"{sum(r['opposite'] for r in records)}; with the fixed-999 rule: "
               f"{sum(r['opposite_fixed999'] for r in records)} of {total}.", "",
-              "Per-case parameter (amplitude, tilt or logit scale) found by bisection on the analytic p-value; "
+              "Per-case parameter (amplitude, tilt or logit scale) found by bisection on the analytic "
+              "p-value; "
               "the reference p-value's Monte Carlo interval is in `tcal_stability.json`.", ""]
     (out / "tcal_stability.md").write_text("\n".join(lines))
     print(f"wrote {out / 'tcal_stability.md'} in {wall:.0f} s", flush=True)

@@ -280,7 +280,8 @@ def _print_check_text(summary: dict) -> None:
         tcal = summary["tcal"] or {}
         interval, used = tcal.get("pvalue_interval"), tcal.get("n_resamples")
         if interval and used and tcal.get("method") in ("y_only", "consistency"):
-            print(f"           Monte Carlo interval [{_fmt_p(interval[0])}, {_fmt_p(interval[1])}] after {used} "
+            print(f"           Monte Carlo interval [{_fmt_p(interval[0])}, {_fmt_p(interval[1])}] after "
+                  f"{used} "
                   f"{tcal.get('method').replace('_', '-')} resamples")
     ece = summary["ece"]
     if ece is None:

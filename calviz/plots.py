@@ -716,13 +716,14 @@ def tcal_caption(tcal) -> str:
     interval = field(tcal, "pvalue_interval", default=None)
     if interval is not None and resamples and method in ("y_only", "consistency"):
         low, high = (float(v) for v in interval)
-        text += f" (Monte Carlo interval [{_fmt_interval_end(low)}, {_fmt_interval_end(high)}], {resamples} resamples"
+        text += (f" (Monte Carlo interval [{_fmt_interval_end(low)}, {_fmt_interval_end(high)}], "
+                 f"{resamples} resamples")
         risk = field(tcal, "resampling_risk", default=None)
         if field(tcal, "max_resamples", default=0):
             text += f"; decision settled with resampling risk ≤ {float(risk):g}" if field(
                 tcal, "decision", default="") != "undecided" else "; raise the cap (max_resamples) to settle"
         text += ")"
-    elif method in ("y_only", "consistency") and field(tcal, "decision", default="") == "reject" and not resamples:
+    elif method in ("y_only", "consistency") and not resamples and field(tcal, "decision") == "reject":
         text += " (settled without resampling: Cantelli bound)"
     return text
 

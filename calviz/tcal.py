@@ -1140,8 +1140,8 @@ def split_tcal(
         P = _check_n_resamples(n_permutations, "n_permutations", MAX_PERMUTATIONS)
         if P * n * K > MAX_PERMUTATION_WORK:
             raise InputError(f"n_permutations = {P} with n = {n} and K = {K} exceeds the permutation work "
-                             f"limit of {MAX_PERMUTATION_WORK:.0e} (calviz.tcal.MAX_PERMUTATION_WORK); use at "
-                             f"most {max(1, MAX_PERMUTATION_WORK // (n * K))}")
+                             f"limit of {MAX_PERMUTATION_WORK:.0e} (calviz.tcal.MAX_PERMUTATION_WORK); "
+                             f"use at most {max(1, MAX_PERMUTATION_WORK // (n * K))}")
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     probs = np.column_stack([1.0 - z, z]) if z.ndim == 1 else z
     labels = y.astype(np.int64) if z.ndim == 1 else y
