@@ -251,8 +251,8 @@ def main() -> None:
         r = f"{ratio:.1f}×" if ratio else ""
         lines.append(f"| {name} | {n:,} | {med:.4f} | {runs} | {t} | {r} |")
     lines += ["", "**The default sequential rule against the fixed 999 resamples of earlier versions** (same "
-              "data, same run, medians after warm-up; y-only, Bonferroni, α = 0.05; the sequential rule stops when "
-              "the "
+              "data, same run, medians after warm-up; y-only, Bonferroni, α = 0.05; the sequential rule stops "
+              "when the "
               "decision is settled with resampling risk ≤ 10⁻³, cap 10⁵):", "",
               "| case | n | sequential: decision | p | resamples | median (s) | fixed 999: decision | p | "
               "median (s) | ratio | target | pass |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
@@ -268,7 +268,8 @@ def main() -> None:
     lines += ["", f"**Consistency resampling per resample** at n = 40 000 ({n_res} resamples per call, "
               "medians "
               "after warm-up, both in parallel over the numba threads): batched kernel "
-              f"{1e3 * per[0]:.3f} ms, one resample at a time (the earlier kernel) {1e3 * per[1]:.3f} ms — "
+              f"{1e3 * per[0]:.3f} ms, one resample at a time (the earlier kernel) {1e3 * per[1]:.3f} ms "
+              "— "
               f"**{per[1] / per[0]:.1f}×** faster (target ≥ 5×{' ✓' if per[1] / per[0] >= 5 else ' ✗'}); "
               f"y-only resampling for comparison {1e3 * per[2]:.3f} ms.", ""]
     lines += ["", "Baseline: bin ids per scale precomputed and compressed once; per resample fresh labels "
