@@ -251,9 +251,8 @@ def main() -> None:
         r = f"{ratio:.1f}×" if ratio else ""
         lines.append(f"| {name} | {n:,} | {med:.4f} | {runs} | {t} | {r} |")
     lines += ["", "**The default sequential rule against the fixed 999 resamples of earlier versions** (same "
-              "data, same run, medians after warm-up; y-only, Bonferroni, α = 0.05; the sequential rule stops "
-              "when the "
-              "decision is settled with resampling risk ≤ 10⁻³, cap 10⁵):", "",
+              "data, same run, medians after warm-up; y-only, Bonferroni, α = 0.05; the sequential rule "
+              "stops when the decision is settled with resampling risk ≤ 10⁻³, cap 10⁵):", "",
               "| case | n | sequential: decision | p | resamples | median (s) | fixed 999: decision | p | "
               "median (s) | ratio | target | pass |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for name, n, dec, p, used, med_seq, dec_old, p_old, med_old, limit, ratio_limit in seq_rows:
