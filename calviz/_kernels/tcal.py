@@ -450,6 +450,8 @@ CONSISTENCY_WEIGHT_CELLS = 1 << 22
 #: terms of the Poisson inversion tables of :func:`_poisson_draw` (the rest is a rare loop)
 _POISSON_TERMS = 4
 _TWO_32 = 4294967296.0
+#: draws of one point in one resample that the int16 count tables hold
+_MAX_DRAW_COUNT = 32766
 
 
 @njit(cache=True, inline="always")
@@ -525,24 +527,28 @@ def consistency_draws(z, seeds, ones, zeros):
             ones[i, r] = a  # every cell of the buffers is written here before it is read
             zeros[i, r] = b
             tail += 1 if (a == _POISSON_TERMS) | (b == _POISSON_TERMS) else 0
+            total[r] += a + b
+            wmax[r] = max(wmax[r], a + b)
         if tail > 0:  # the rare draws beyond the tables, from the same uniforms
             for r in range(R):
-                if ones[i, r] == _POISSON_TERMS or zeros[i, r] == _POISSON_TERMS:
+                a0 = ones[i, r]
+                b0 = zeros[i, r]
+                if a0 == _POISSON_TERMS or b0 == _POISSON_TERMS:
                     x = _mix(states[r])
-                    if ones[i, r] == _POISSON_TERMS:
+                    if a0 == _POISSON_TERMS:
                         ones[i, r] = _poisson_tail(np.int64(x >> np.uint64(32)), zi)
-                    if zeros[i, r] == _POISSON_TERMS:
+                    if b0 == _POISSON_TERMS:
                         zeros[i, r] = _poisson_tail(np.int64(x & _LOW_32), 1.0 - zi)
-        for r in range(R):
-            w = ones[i, r] + zeros[i, r]
-            total[r] += w
-            wmax[r] = max(wmax[r], w)
+                    total[r] += ones[i, r] - a0 + zeros[i, r] - b0
+                    wmax[r] = max(wmax[r], ones[i, r] + zeros[i, r])
     for r in range(R):
         state = states[r]
         while total[r] < n:
             state, u = _next_uniform(state)
             i = min(int(u * n), n - 1)
             state, u = _next_uniform(state)
+            if ones[i, r] + zeros[i, r] >= _MAX_DRAW_COUNT:  # int16 counts; ~10^4 sd beyond the mean of 1
+                raise ValueError("consistency resampling: a point drawn more than 32766 times")
             if u < z[i]:
                 ones[i, r] += 1
             else:
