@@ -37,9 +37,14 @@ residual on the equal-volume simplex partition (App. B.3).
 
 Speed.  All scales of a resample come from one O(n) pass over the predictions in an order in which every
 bin of every scale is a contiguous run (:mod:`calviz._kernels.tcal`); resamples run in parallel with one
-random stream each, so results do not depend on the number of threads; y-only resampling of 1-D targets
-walks the stack once for 64 resamples at a time.  Memory O(n + B) per thread plus the N × B resampled
-statistics — never N × n.
+random stream each, so results do not depend on the number of threads nor on how resamples are batched;
+y-only and consistency resampling of 1-D targets walk the stack once for a block of up to 64 resamples.
+Memory O(n + B) per thread (plus n × lanes int16 draw counts for consistency resampling) and the N × B
+resampled statistics — never N × n.
+
+Decisions.  Resampled critical values use the sequential rule of :func:`adaptive_tcal` by default:
+resampling stops once the decision at α is settled with resampling risk ≤ 10⁻³ (a confidence sequence per
+scale), or says "undecided" at the cap — so the decision does not depend on the seed.
 """
 
 from __future__ import annotations

@@ -19,7 +19,8 @@ directly (not through a difference array) so that identical bin contents give bi
 — that matters for ties between the observed statistic and resampled ones.
 
 Random numbers: a SplitMix64 stream per resample, seeded from (user seed, resample index), so the
-result does not depend on how ``prange`` distributes resamples over threads.
+result does not depend on how ``prange`` distributes resamples over threads, nor on how a run of
+resamples is cut into calls (the sequential rule of :func:`calviz.adaptive_tcal` draws batch after batch).
 """
 
 from __future__ import annotations
