@@ -971,7 +971,8 @@ def _cantelli_reject(scan, t_obs, levels, level):
     bounds = np.nan_to_num(bounds, nan=1.0)
     if not (bounds.min() <= level):
         return None
-    crit = np.sqrt(np.maximum(var, 0.0) * (1.0 - level) / level)
+    # a scale with zero null variance (no bin of two points) has T* ≡ 0: nothing can be exceeded there
+    crit = np.where(var > 0, np.sqrt(np.maximum(var, 0.0) * (1.0 - level) / level), np.inf)
     return bounds, crit
 
 

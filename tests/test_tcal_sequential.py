@@ -51,7 +51,10 @@ def test_cantelli_settles_a_clear_y_only_rejection_without_resampling():
     assert r.pvalues[b] <= r.alpha / len(r.n_bins)
     fixed = calviz.adaptive_tcal(y, z, n_resamples=5000, seed=1)
     assert fixed.reject and fixed.pvalues[b] == pytest.approx(1 / 5001)
-    assert r.statistics[b] >= r.critical_values[b]
+    assert r.statistics[b] >= r.critical_values[b] and r.n_bins[b] in r.rejected_scales
+    # a rejected scale is one whose Cantelli bound is below α/B (never a scale without variance)
+    level = r.alpha / len(r.n_bins)
+    assert {m for m, p in zip(r.n_bins, r.pvalues, strict=True) if p <= level} == set(r.rejected_scales)
 
 
 def test_borderline_case_is_undecided_at_a_small_cap_and_never_reversed():
