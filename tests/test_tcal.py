@@ -229,6 +229,26 @@ def test_consistency_kernel_equals_statistic_of_replayed_multiset(n):
             assert abs(boot[r, b - 1] - slow_dpe(zz, yy, 2**b)) < 1e-12, (r, b)
 
 
+def test_consistency_kernel_one_at_a_time_for_large_n():
+    """Beyond MIN_CONSISTENCY_LANES lanes (n > 2^18) resamples run one at a time: weights from the
+    stream stream_seed(seed, 0), a label per copy from the stream seed (replayed here for one resample)."""
+    n = K.CONSISTENCY_WEIGHT_CELLS // K.MIN_CONSISTENCY_LANES + 1
+    assert not K._batched_consistency(n) and K._batched_consistency(n - 1)
+    rng = np.random.default_rng(9)
+    zs = np.sort(rng.random(n))
+    levels = 3
+    split = K.dyadic_split_levels(zs, levels)
+    base = np.uint64(4)
+    boot = K.resampled_statistics(split, levels, zs.reshape(-1, 1), K.SCALAR, K.CONSISTENCY, base, 1)
+    seed = K.stream_seed(base, 0)
+    u = np.fromiter(splitmix_stream(int(K.stream_seed(np.uint64(seed), 0))), float, count=n)
+    weights = np.bincount(np.minimum((u * n).astype(np.int64), n - 1), minlength=n)
+    zz = np.repeat(zs, weights)
+    labels = np.fromiter(splitmix_stream(int(seed)), float, count=n) < zz
+    for b in range(1, levels + 1):
+        assert abs(boot[0, b - 1] - slow_dpe(zz, labels.astype(float), 2**b)) < 1e-12
+
+
 def test_consistency_draws_are_multinomial_with_bernoulli_labels():
     """The Poissonised draws with the exact-size correction are multinomial(n; 1/n, ...) with labels
     Ber(z_i): per point E[w] = 1, Var[w] = 1 − 1/n, E[ones] = z_i, and Σ w = n always."""

@@ -714,10 +714,10 @@ def observed_statistics(split, max_level, z, y, kind):
 def _resample_block(split, max_level, z, z1, kind, source, base_seed, start, stop, out, offset, ones, zeros):
     """Resamples start..stop-1 into out[start - offset:stop - offset]; resample r uses the stream
     stream_seed(base_seed, r).  Scalar targets: one :func:`_y_only_block` / :func:`_consistency_block`
-    pass for the whole block (ones, zeros: that one's draw buffers); full calibration: one scan per
-    resample."""
+    pass for the whole block (ones, zeros: that one's draw buffers); full calibration, and scalar
+    consistency resampling beyond MIN_CONSISTENCY_LANES: one scan per resample."""
     n = z.shape[0]
-    if kind == SCALAR:
+    if kind == SCALAR and (source == Y_ONLY or _batched_consistency(n)):
         seeds = np.empty(stop - start, dtype=np.uint64)
         for r in range(start, stop):
             seeds[r - start] = stream_seed(base_seed, r)
@@ -744,16 +744,30 @@ def _resample_block(split, max_level, z, z1, kind, source, base_seed, start, sto
             for _ in range(n):
                 state, u = _next_uniform(state)
                 weights[min(int(u * n), n - 1)] += 1
-        _scan_vector(split, max_level, z, no_labels, source, weights, seed, row)
+        if kind == SCALAR:
+            _scan_scalar(split, max_level, z1, np.zeros(0), source, weights, seed, row)
+        else:
+            _scan_vector(split, max_level, z, no_labels, source, weights, seed, row)
         for lev in range(max_level):
             out[r - offset, lev] = row[lev]
 
 
+#: fewest lanes for which scalar consistency resampling runs batched: below it (n > 2^18) the per-point
+#: Poisson tables and short lane loops cost more than the shared stack walk saves, and resamples run one at
+#: a time (multinomial weights scattered per resample, :func:`_scan_scalar`)
+MIN_CONSISTENCY_LANES = 16
+
+
+@njit(cache=True)
+def _batched_consistency(n):
+    return CONSISTENCY_WEIGHT_CELLS // max(n, 1) >= MIN_CONSISTENCY_LANES
+
+
 @njit(cache=True)
 def block_lanes(n, kind, source):
-    """Resamples per block: LANES, fewer for scalar consistency resampling of large samples (their
-    per-lane draw counts, 2 x n x lanes int32, stay within CONSISTENCY_WEIGHT_CELLS cells per table)."""
-    if kind == SCALAR and source == CONSISTENCY:
+    """Resamples per block: LANES, fewer for batched scalar consistency resampling (their per-lane draw
+    counts, 2 x n x lanes int16, stay within CONSISTENCY_WEIGHT_CELLS cells per table)."""
+    if kind == SCALAR and source == CONSISTENCY and _batched_consistency(n):
         return max(1, min(LANES, CONSISTENCY_WEIGHT_CELLS // max(n, 1)))
     return LANES
 
@@ -765,7 +779,7 @@ def _run_blocks(split, max_level, z, z1, kind, source, base_seed, start, n_resam
     fault per 4 kB on first touch, as much as the draws themselves)."""
     lanes = block_lanes(z.shape[0], kind, source)
     n_blocks = (n_resamples + lanes - 1) // lanes
-    buffered = kind == SCALAR and source == CONSISTENCY
+    buffered = kind == SCALAR and source == CONSISTENCY and _batched_consistency(z.shape[0])
     cells = z.shape[0] if buffered else 0
     ones = np.empty((cells, lanes if buffered else 0), dtype=np.int16)
     zeros = np.empty((cells, lanes if buffered else 0), dtype=np.int16)
