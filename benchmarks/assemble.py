@@ -25,6 +25,7 @@ SECTIONS = [
     "bench_ece",
     "ci_coverage",
     "bench_tcal",
+    "bench_tcal_consistency",
     "tcal_level",
     "tcal_stability",
     "tcal_power",

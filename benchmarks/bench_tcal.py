@@ -120,11 +120,61 @@ def timed(fn, repeats):
     return float(np.median(times)), times
 
 
+def consistency_speed(cmd: str) -> None:
+    """Consistency resampling per resample at n = 40 000, batched kernel vs one resample at a time, both on
+    the calling thread, measured alternately (7 rounds) so that load changes hit both alike; written to
+    results/bench_tcal_consistency.md."""
+    n, n_res, rounds = 40_000, 128, 7
+    rng = np.random.default_rng(40)
+    zc = np.sort(rng.random(n))
+    _, levels = T.dyadic_scales(n, 2)
+    split = K.dyadic_split_levels(zc, levels)
+    z2 = zc.reshape(-1, 1)
+    numba.set_num_threads(1)
+    runs = {
+        "batched": lambda: K.resampled_statistics_serial(split, levels, z2, K.SCALAR, K.CONSISTENCY,
+                                                         np.uint64(9), n_res),
+        "one at a time": lambda: consistency_one_at_a_time(split, levels, zc, np.uint64(9), n_res),
+        "y-only": lambda: K.resampled_statistics_serial(split, levels, z2, K.SCALAR, K.Y_ONLY, np.uint64(9),
+                                                        n_res),
+    }
+    for f in runs.values():
+        f()  # warm-up (JIT)
+    load0 = os.getloadavg()[0]
+    times = {k: [] for k in runs}
+    for _ in range(rounds):
+        for k, f in runs.items():
+            t0 = time.perf_counter()
+            f()
+            times[k].append((time.perf_counter() - t0) / n_res)
+    load1 = os.getloadavg()[0]
+    med = {k: float(np.median(v)) for k, v in times.items()}
+    best = {k: float(np.min(v)) for k, v in times.items()}
+    ratio = [o / b for o, b in zip(times["one at a time"], times["batched"], strict=True)]
+    lines = ["# T-Cal consistency resampling: batched vs one resample at a time", "",
+             f"Command: `{cmd}`; one thread (numba.set_num_threads(1)); n = {n}, {n_res} resamples per call, "
+             f"{rounds} alternating rounds; 1-min load average {load0:.1f} at start, {load1:.1f} at the end "
+             "(machine shared by several developers).", "",
+             "| kernel | median ms / resample | best ms / resample |", "|---|---|---|"]
+    for k in runs:
+        lines.append(f"| {k} | {1e3 * med[k]:.3f} | {1e3 * best[k]:.3f} |")
+    lines += ["", f"Per-round ratio one-at-a-time / batched: median {np.median(ratio):.2f}×, range "
+              f"{min(ratio):.2f}–{max(ratio):.2f}× (target ≥ 5×: "
+              f"{'met' if np.median(ratio) >= 5 else 'not met'}).", ""]
+    (OUT / "bench_tcal_consistency.md").write_text("\n".join(lines))
+    print("\n".join(lines), flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="smaller n for a smoke run")
+    ap.add_argument("--consistency-only", action="store_true",
+                    help="only the single-thread alternating batched vs one-at-a-time consistency timing")
     args = ap.parse_args()
     quick = args.quick
+    if args.consistency_only:
+        consistency_speed("python benchmarks/" + Path(__file__).name + " " + " ".join(sys.argv[1:]))
+        return
     cmd = "python benchmarks/" + Path(__file__).name + " " + " ".join(sys.argv[1:])
     load_start = os.getloadavg()[0]
     header = (f"{cmd}\nos.cpu_count()={os.cpu_count()} numba threads={numba.get_num_threads()} "
