@@ -809,10 +809,7 @@ class CalvizApp(param.Parameterized):
     def _show_tcal(self, result, pending=None):
         title = None
         if result is not None:
-            title = (
-                f"{plots.tcal_verdict(result)} · p{_eq(plots.field(result, 'pvalue'))}"
-                f" ({plots.field(result, 'method', default='')})"
-            )
+            title = plots.tcal_verdict(result)[0]
         self._show("tcal", plots.tcal_plot(result, title=title, pending=pending, height=_REL_HEIGHT - 20))
         note = plots.tcal_caption(result) + ". Solid line: statistic Tᵈ per scale; dashed: critical value"
         floor = plots.field(result, "min_attainable_pvalue")
@@ -1118,11 +1115,6 @@ def _job_label(kind: str) -> str:
 
 def _identity(data):
     return data
-
-
-def _eq(p) -> str:
-    text = plots.format_pvalue(p)
-    return f" {text}" if text.startswith("<") else f" = {text}"
 
 
 def _offline_fast_design():

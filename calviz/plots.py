@@ -691,13 +691,27 @@ def reliability_view(
 # -- 2. multi-scale T-Cal ---------------------------------------------------------------------------
 
 
-def tcal_verdict(tcal) -> str:
+def _tcal_decision(tcal) -> str:
     """The T-Cal decision in words: "REJECT calibration", "calibration not rejected" or "undecided at this
     resampling budget" (the sequential rule reached its cap with the p-value's interval containing α)."""
-    decision = field(tcal, "decision", default=None)
-    if decision == "undecided":
+    if field(tcal, "decision", default=None) == "undecided":
         return "undecided at this resampling budget"
     return "REJECT calibration" if bool(field(tcal, "reject")) else "calibration not rejected"
+
+
+def tcal_verdict(tcal) -> tuple[str, str]:
+    """The T-Cal view's title and its one-line caption, both from the result alone: the title gives the
+    decision and the adjusted p-value (e.g. "REJECT · p = 0.0120 (y_only)", "UNDECIDED · …"), the caption
+    :func:`tcal_caption`."""
+    if tcal is None:
+        return "T-Cal not available", tcal_caption(None)
+    p = format_pvalue(field(tcal, "pvalue"))
+    p = f" {p}" if p.startswith("<") else f" = {p}"
+    if field(tcal, "decision", default=None) == "undecided":
+        decision = "UNDECIDED"
+    else:
+        decision = "REJECT" if bool(field(tcal, "reject")) else "not rejected"
+    return f"{decision} · p{p} ({field(tcal, 'method', default='')})", tcal_caption(tcal)
 
 
 def tcal_caption(tcal) -> str:
@@ -711,7 +725,7 @@ def tcal_caption(tcal) -> str:
     alpha_txt = f" at α = {float(alpha):g}" if alpha is not None else ""
     p_txt = format_pvalue(p)
     p_txt = p_txt if p_txt.startswith("<") else f"= {p_txt}"
-    text = f"T-Cal ({method}): {tcal_verdict(tcal)}{alpha_txt}; adjusted p {p_txt}"
+    text = f"T-Cal ({method}): {_tcal_decision(tcal)}{alpha_txt}; adjusted p {p_txt}"
     resamples = field(tcal, "n_resamples", default=0) or 0
     interval = field(tcal, "pvalue_interval", default=None)
     if interval is not None and resamples and method in ("y_only", "consistency"):

@@ -66,6 +66,11 @@ def test_borderline_case_is_undecided_at_a_small_cap_and_never_reversed():
         low, high = r.pvalue_interval
         assert low <= r.alpha <= high
         assert "undecided at this budget" in r.reason
+    from calviz import plots
+
+    title, caption = plots.tcal_verdict(r)
+    assert title.startswith("UNDECIDED") and "undecided at this resampling budget" in caption
+    assert "Monte Carlo interval" in caption and "raise the cap" in caption
 
 
 def test_fixed_count_warns_when_it_cannot_settle():
