@@ -9,6 +9,12 @@
   (calviz.binning.equal_width_ids + calviz.ece.bin_sums at each of the B scales + analytic_tcal_from_sums;
   Satterthwaite there, so p-values differ slightly from the in-memory third-cumulant version).
 * full calibration (K = 3, simplex partition), n = 10⁵: analytic and 200 y-only resamples (no target).
+* the default sequential rule against the fixed 999 resamples of earlier versions, same data, same run, at
+  n = 10⁴: a borderline case (adjusted p ≈ 0.05; target < 3 s), a clear rejection that needs resampling, a
+  very clear one (settled by Cantelli's bound) and a clear acceptance (targets: ≤ 1.5× the fixed-999 time).
+* consistency resampling per resample at n = 40 000: the batched kernel against one resample at a time
+  (the earlier kernel: multinomial weights scattered per resample, one scan each, resamples in parallel);
+  target ≥ 5× faster.
 
     python benchmarks/bench_tcal.py [--quick]
 """
@@ -27,6 +33,7 @@ import numpy as np
 
 import calviz
 import calviz.tcal as T
+from calviz._kernels import tcal as K
 from calviz.binning import equal_width_ids
 from calviz.ece import bin_sums
 
@@ -62,6 +69,47 @@ def numpy_adaptive_tcal(y, z, n_resamples, alpha, rng):
     return bool(p.min() <= alpha / levels), p
 
 
+@numba.njit(parallel=True)
+def consistency_one_at_a_time(split, max_level, z1, base_seed, n_resamples):
+    """The earlier consistency kernel: per resample, multinomial(n; 1/n, ...) weights by n scattered draws,
+    then one scan with the labels drawn per copy (the library's :func:`_scan_scalar`, source CONSISTENCY);
+    blocks of 64 resamples in parallel."""
+    out = np.zeros((n_resamples, max_level))
+    n = z1.shape[0]
+    n_blocks = (n_resamples + 63) // 64
+    for blk in numba.prange(n_blocks):
+        weights = np.zeros(n, dtype=np.int64)
+        row = np.zeros(max_level)
+        for r in range(blk * 64, min((blk + 1) * 64, n_resamples)):
+            seed = K.stream_seed(base_seed, r)
+            weights[:] = 0
+            state = K.stream_seed(seed, 0)
+            for _ in range(n):
+                state, u = K._next_uniform(state)
+                weights[min(int(u * n), n - 1)] += 1
+            row[:] = 0.0
+            K._scan_scalar(split, max_level, z1, np.zeros(0), K.CONSISTENCY, weights, seed, row)
+            out[r] = row
+    return out
+
+
+def wiggle(n, amp, seed):
+    rng = np.random.default_rng(seed)
+    z = rng.random(n)
+    g = np.clip(z + amp * np.sin(8 * np.pi * z), 0.0, 1.0)
+    return (rng.random(n) < g).astype(np.int64), z
+
+
+def amplitude_for(n, seed, target):
+    """Wiggle amplitude whose analytic adjusted p-value is ≈ target (bisection)."""
+    lo, hi = 0.0, 0.3
+    for _ in range(30):
+        mid = 0.5 * (lo + hi)
+        p = calviz.adaptive_tcal(*wiggle(n, mid, seed), resampling="analytic").pvalue
+        lo, hi = (mid, hi) if p > target else (lo, mid)
+    return 0.5 * (lo + hi)
+
+
 def timed(fn, repeats):
     fn()  # warm-up (JIT compile, caches)
     times = []
@@ -72,11 +120,61 @@ def timed(fn, repeats):
     return float(np.median(times)), times
 
 
+def consistency_speed(cmd: str) -> None:
+    """Consistency resampling per resample at n = 40 000, batched kernel vs one resample at a time, both on
+    the calling thread, measured alternately (7 rounds) so that load changes hit both alike; written to
+    results/bench_tcal_consistency.md."""
+    n, n_res, rounds = 40_000, 128, 7
+    rng = np.random.default_rng(40)
+    zc = np.sort(rng.random(n))
+    _, levels = T.dyadic_scales(n, 2)
+    split = K.dyadic_split_levels(zc, levels)
+    z2 = zc.reshape(-1, 1)
+    numba.set_num_threads(1)
+    runs = {
+        "batched": lambda: K.resampled_statistics_serial(split, levels, z2, K.SCALAR, K.CONSISTENCY,
+                                                         np.uint64(9), n_res),
+        "one at a time": lambda: consistency_one_at_a_time(split, levels, zc, np.uint64(9), n_res),
+        "y-only": lambda: K.resampled_statistics_serial(split, levels, z2, K.SCALAR, K.Y_ONLY, np.uint64(9),
+                                                        n_res),
+    }
+    for f in runs.values():
+        f()  # warm-up (JIT)
+    load0 = os.getloadavg()[0]
+    times = {k: [] for k in runs}
+    for _ in range(rounds):
+        for k, f in runs.items():
+            t0 = time.perf_counter()
+            f()
+            times[k].append((time.perf_counter() - t0) / n_res)
+    load1 = os.getloadavg()[0]
+    med = {k: float(np.median(v)) for k, v in times.items()}
+    best = {k: float(np.min(v)) for k, v in times.items()}
+    ratio = [o / b for o, b in zip(times["one at a time"], times["batched"], strict=True)]
+    lines = ["# T-Cal consistency resampling: batched vs one resample at a time", "",
+             f"Command: `{cmd}`; one thread (numba.set_num_threads(1)); n = {n}, {n_res} resamples per call, "
+             f"{rounds} alternating rounds; 1-min load average {load0:.1f} at start, {load1:.1f} at the end "
+             "(machine shared by several developers).", "",
+             "| kernel | median ms / resample | best ms / resample |", "|---|---|---|"]
+    for k in runs:
+        lines.append(f"| {k} | {1e3 * med[k]:.3f} | {1e3 * best[k]:.3f} |")
+    lines += ["", f"Per-round ratio one-at-a-time / batched: median {np.median(ratio):.2f}×, range "
+              f"{min(ratio):.2f}–{max(ratio):.2f}× (target ≥ 5×: "
+              f"{'met' if np.median(ratio) >= 5 else 'not met'}).", ""]
+    (OUT / "bench_tcal_consistency.md").write_text("\n".join(lines))
+    print("\n".join(lines), flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="smaller n for a smoke run")
+    ap.add_argument("--consistency-only", action="store_true",
+                    help="only the single-thread alternating batched vs one-at-a-time consistency timing")
     args = ap.parse_args()
     quick = args.quick
+    if args.consistency_only:
+        consistency_speed("python benchmarks/" + Path(__file__).name + " " + " ".join(sys.argv[1:]))
+        return
     cmd = "python benchmarks/" + Path(__file__).name + " " + " ".join(sys.argv[1:])
     load_start = os.getloadavg()[0]
     header = (f"{cmd}\nos.cpu_count()={os.cpu_count()} numba threads={numba.get_num_threads()} "
@@ -146,6 +244,46 @@ def main() -> None:
         med, ts = timed(lambda: calviz.adaptive_tcal(lf, zf, target="full", n_resamples=200, seed=3), 3)
     record("full K=3 (simplex), y-only, 200 resamples", n, med, ts)
 
+    # 4. the sequential rule vs the fixed 999 resamples of earlier versions, same data, same run
+    n = 10_000
+    seq_rows = []
+    cases = (("borderline (analytic p ≈ 0.05)", wiggle(n, amplitude_for(n, 31, 0.05), 31), 3.0, None),
+             ("clear reject (analytic p ≈ 1e-6)", wiggle(n, amplitude_for(n, 32, 1e-6), 32), None, 1.5),
+             ("very clear reject (analytic p ≈ 1e-30)", wiggle(n, amplitude_for(n, 33, 1e-30), 33), None,
+              1.5),
+             ("clear accept (calibrated)", wiggle(n, 0.0, 34), None, 1.5))
+    for name, (yc, zc), limit, ratio_limit in cases:
+        seq = calviz.adaptive_tcal(yc, zc, seed=5)
+        med_seq, ts_seq = timed(lambda yc=yc, zc=zc: calviz.adaptive_tcal(yc, zc, seed=5), 3 if quick else 5)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            old = calviz.adaptive_tcal(yc, zc, n_resamples=999, seed=5)
+            med_old, ts_old = timed(
+                lambda yc=yc, zc=zc: calviz.adaptive_tcal(yc, zc, n_resamples=999, seed=5), 3 if quick else 5)
+        seq_rows.append((name, n, seq.decision, seq.pvalue, seq.n_resamples, med_seq, old.decision,
+                         old.pvalue, med_old, limit, ratio_limit))
+        print(f"{name}: sequential {seq.decision} p={seq.pvalue:.4f} {seq.n_resamples} resamples "
+              f"{med_seq:.3f} s;"
+              f" fixed-999 {old.decision} p={old.pvalue:.4f} {med_old:.3f} s", flush=True)
+
+    # 5. consistency resampling per resample at n = 40 000: batched vs one at a time
+    n = 40_000
+    zc = np.sort(rng.random(n))
+    _, levels = T.dyadic_scales(n, 2)
+    split = K.dyadic_split_levels(zc, levels)
+    n_res = 64 if quick else 256
+    med_new, ts_new = timed(lambda: K.resampled_statistics(split, levels, zc.reshape(-1, 1), K.SCALAR,
+                                                           K.CONSISTENCY, np.uint64(9), n_res, 0,
+                                                           numba.get_num_threads()), 3 if quick else 7)
+    med_one, ts_one = timed(lambda: consistency_one_at_a_time(split, levels, zc, np.uint64(9), n_res),
+                            3 if quick else 7)
+    med_yo, ts_yo = timed(lambda: K.resampled_statistics(split, levels, zc.reshape(-1, 1), K.SCALAR, K.Y_ONLY,
+                                                         np.uint64(9), n_res, 0, numba.get_num_threads()),
+                          3 if quick else 7)
+    per = (med_new / n_res, med_one / n_res, med_yo / n_res)
+    print(f"consistency per resample at n = {n}: batched {1e3 * per[0]:.3f} ms, one at a time "
+          f"{1e3 * per[1]:.3f} ms ({per[1] / per[0]:.1f}x); y-only {1e3 * per[2]:.3f} ms", flush=True)
+
     OUT.mkdir(exist_ok=True)
     lines = [
         "# T-Cal speed",
@@ -162,6 +300,27 @@ def main() -> None:
         t = f"< {target}" + (" ✓" if med < target else " ✗") if target else ""
         r = f"{ratio:.1f}×" if ratio else ""
         lines.append(f"| {name} | {n:,} | {med:.4f} | {runs} | {t} | {r} |")
+    lines += ["", "**The default sequential rule against the fixed 999 resamples of earlier versions** (same "
+              "data, same run, medians after warm-up; y-only, Bonferroni, α = 0.05; the sequential rule "
+              "stops when the decision is settled with resampling risk ≤ 10⁻³, cap 10⁵):", "",
+              "| case | n | sequential: decision | p | resamples | median (s) | fixed 999: decision | p | "
+              "median (s) | ratio | target | pass |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for name, n, dec, p, used, med_seq, dec_old, p_old, med_old, limit, ratio_limit in seq_rows:
+        ratio = med_seq / med_old
+        if limit is not None:
+            target, ok = f"< {limit} s", med_seq < limit
+        else:
+            target, ok = f"≤ {ratio_limit}× fixed-999", ratio <= ratio_limit
+        lines.append(f"| {name} | {n:,} | {dec} | {p:.4f} | {used} | {med_seq:.4f} | {dec_old} | "
+                     f"{p_old:.4f} | "
+                     f"{med_old:.4f} | {ratio:.2f}× | {target} | {'✓' if ok else '✗'} |")
+    lines += ["", f"**Consistency resampling per resample** at n = 40 000 ({n_res} resamples per call, "
+              "medians "
+              "after warm-up, both in parallel over the numba threads): batched kernel "
+              f"{1e3 * per[0]:.3f} ms, one resample at a time (the earlier kernel) {1e3 * per[1]:.3f} ms "
+              "— "
+              f"**{per[1] / per[0]:.1f}×** faster (target ≥ 5×{' ✓' if per[1] / per[0] >= 5 else ' ✗'}); "
+              f"y-only resampling for comparison {1e3 * per[2]:.3f} ms.", ""]
     lines += ["", "Baseline: bin ids per scale precomputed and compressed once; per resample fresh labels "
               "(rng.random(n) < z) and per scale two np.bincount calls (residual sums, squared sums).",
               f"B = {T.dyadic_scales(10_000)[1]} scales at n = 10⁴, {T.dyadic_scales(1_000_000)[1]} at "

@@ -17,13 +17,18 @@ B (Fig. 4 shape): at m* = ⌊n^{2/(4s+1)}⌋, debiased ℓ2 (T-Cal) vs biased �
   values.
 C (Example 1 / Fig. 2): mean of the biased statistic T^b and of T^d under P₀ and under Example 1's P₁.
 D (Sec. 6.1 / Fig. 7): sample-splitting test (calviz.split_tcal) beside T-Cal at n = 20000.
+E (Fig. 4 on the authors' setting): s = 0.6, ρ = 100, bumps on [1/4, 3/4], n ∈ {2000, 5000, 10000},
+  m = 40..190, m* bins, against the published curves (read from the authors' figure data), with the
+  acceptance checks (a) ℓ2 vs ℓ1, (b) debiased vs biased ℓ2, (c) agreement with the published curves
+  given the published critical values' own Monte Carlo error.  ~15 min on 2 shared cores.
 
 Each experiment's record (parameters, rows, log, command, wall time) is stored in
 benchmarks/results/tcal_power.json; tcal_power.md is rebuilt from all stored records, so ``--only`` re-runs
 some experiments and keeps the others (each experiment has its own random stream, seeded [2023, letter]).
 The full run takes ~30 min on 2 cores (A dominates); B alone takes ~6 min (5000 samples per cell).
 
-    python benchmarks/tcal_power.py                 # all of A, B, C, D
+    python benchmarks/tcal_power.py                 # all of A, B, C, D, E
+    python benchmarks/tcal_power.py --only E        # the command behind the current E section
     python benchmarks/tcal_power.py --only B        # the command behind the current B section
     python benchmarks/tcal_power.py --render        # rebuild tcal_power.md from tcal_power.json only
     python benchmarks/tcal_power.py --render --replot --only B   # ... and redraw B's plots from it
@@ -246,7 +251,246 @@ def experiment_d(quick, rng, log):
     return {"params": {"s": S_D, "rho": RHO_D, "m": M_D, "n": n, "reps": reps, "sims": sims}, "rows": rows}
 
 
-EXPERIMENTS = {"A": experiment_a, "B": experiment_b, "C": experiment_c, "D": experiment_d}
+# ------------------------------------------------------------------------------------------------
+# E: Fig. 4 on the authors' own setting
+# ------------------------------------------------------------------------------------------------
+E_S, E_RHO, E_SIZES, E_MS = 0.6, 100.0, (2000, 5000, 10000), tuple(range(40, 200, 10))
+#: the published type II errors of seed 000's Fig. 4 (read from the authors' figure data, ±0.01), per n:
+#: debiased ℓ2, biased ℓ2, ℓ1 at m = 40, 50, ..., 190
+E_PUBLISHED = {
+    2000: ((0.42, 0.77, 0.89, 0.93, 0.94, 0.94, 0.94, 0.94, 0.94, 0.94, 0.94, 0.94, 0.94, 0.94, 0.94, 0.94),
+           (0.48, 0.81, 0.91, 0.95, 0.96, 0.96, 0.95, 0.95, 0.95, 0.96, 0.95, 0.96, 0.96, 0.96, 0.96, 0.95),
+           (0.54, 0.84, 0.92, 0.95, 0.95, 0.95, 0.95, 0.95, 0.95, 0.95, 0.95, 0.96, 0.96, 0.95, 0.95, 0.95)),
+    5000: ((0.00, 0.05, 0.23, 0.51, 0.67, 0.82, 0.89, 0.92, 0.93, 0.94, 0.95, 0.95, 0.95, 0.95, 0.95, 0.94),
+           (0.00, 0.05, 0.24, 0.49, 0.65, 0.81, 0.87, 0.91, 0.93, 0.94, 0.94, 0.95, 0.95, 0.94, 0.94, 0.94),
+           (0.01, 0.09, 0.32, 0.58, 0.72, 0.84, 0.89, 0.92, 0.94, 0.94, 0.95, 0.95, 0.94, 0.95, 0.94, 0.95)),
+    10000: ((0.00, 0.00, 0.00, 0.01, 0.08, 0.19, 0.36, 0.56, 0.65, 0.76, 0.82, 0.87, 0.89, 0.91, 0.93, 0.93),
+            (0.00, 0.00, 0.00, 0.02, 0.11, 0.24, 0.42, 0.61, 0.69, 0.79, 0.85, 0.90, 0.92, 0.93, 0.94, 0.95),
+            (0.00, 0.00, 0.00, 0.04, 0.14, 0.31, 0.48, 0.67, 0.72, 0.81, 0.86, 0.89, 0.92, 0.93, 0.94, 0.95)),
+}
+#: the published figure: critical value = 95th percentile of ONE set of this many null simulations; type
+#: II error = mean over 10 × 1000 alternative simulations
+E_PUBLISHED_NULL, E_PUBLISHED_ALT = 1000, 10000
+
+
+def authors_sample(n, m, rng, s=E_S, rho=E_RHO):
+    """The authors' script's alternative, written from its formula (independently of calviz.synthetic):
+    Z ~ U[0, 1], Y ~ Ber(g_m(Z)), g_m(z) = z + sign·m^{−s}·ρ·exp(−1/(x(1 − x))) on 1/4 ≤ z ≤ 3/4 with
+    x = frac(2m(z − 1/4)), sign = (−1)^⌊2m(z − 1/4)⌋; m = 0: the calibrated P₀."""
+    z = rng.random(n)
+    g = z.copy()
+    if m:
+        u = 2.0 * m * (z - 0.25)
+        inside = (z >= 0.25) & (z <= 0.75)
+        k = np.floor(u[inside])
+        x = u[inside] - k
+        with np.errstate(divide="ignore", over="ignore"):
+            bump = np.where((x > 0) & (x < 1), np.exp(-1.0 / (x * (1.0 - x))), 0.0)
+        g[inside] += np.where(k % 2 == 0, 1.0, -1.0) * m ** (-s) * rho * bump
+    return z, (rng.random(n) < g).astype(np.int64)
+
+
+def experiment_e(quick, rng, log):
+    """Fig. 4 on the authors' setting (s = 0.6, ρ = 100, bumps on [1/4, 3/4], m = 40..190, m* bins):
+    type II error of debiased ℓ2, biased ℓ2 and ℓ1 with oracle critical values from `sims` null
+    simulations per n (shared by the 16 points of that n), `reps` alternative simulations per point, the
+    three statistics on the same samples (paired).  Critical-value error: `boot` bootstrap replicates of
+    the null sample (size `sims`: our own critical values) and of size 1000 (the published figure's
+    critical values), each evaluated on the point's fixed alternative samples."""
+    reps, sims, boot = (200, 1000, 50) if quick else (4000, 10000, 300)
+    rows = []
+    for n in E_SIZES:
+        mst = m_star(n, E_S)
+        t0 = time.perf_counter()
+        v0 = np.array([stats_at(*authors_sample(n, 0, rng), mst) for _ in range(sims)])
+        crit = np.quantile(v0, 1 - ALPHA, axis=0, method="higher")
+        brng = np.random.default_rng([2023, ord("E"), n])
+        def replicate(size, v0=v0, brng=brng):
+            return np.quantile(v0[brng.integers(0, sims, size)], 1 - ALPHA, axis=0, method="higher")
+
+        crit_boot = np.array([replicate(sims) for _ in range(boot)])
+        crit_pub = np.array([replicate(E_PUBLISHED_NULL) for _ in range(boot)])
+        log(f"E n={n} m*={mst}: null level check on the null sample itself is 5% by construction; "
+            f"critical values {np.array2string(crit, precision=3)}")
+        for j, m in enumerate(E_MS):
+            vals = np.array([stats_at(*authors_sample(n, m, rng), mst) for _ in range(reps)])
+            rej = vals > crit
+            miss = 1 - rej.mean(axis=0)
+            miss_boot = 1 - (vals[None] > crit_boot[:, None]).mean(axis=1)  # (boot, 3)
+            miss_pub = 1 - (vals[None] > crit_pub[:, None]).mean(axis=1)
+            paired = [discordant(rej[:, a], rej[:, b]) for a, b in PAIRS_B]
+            rows.append({"n": n, "m": m, "m_star": mst, "ece_paper": 0.0098 * E_RHO * m ** (-E_S),
+                         "type2": miss.tolist(), "reps": reps, "sims": sims,
+                         "type2_crit_sd": miss_boot.std(axis=0, ddof=1).tolist(),
+                         "paired_crit_sd": [float((miss_boot[:, b] - miss_boot[:, a]).std(ddof=1))
+                                            for a, b in PAIRS_B],
+                         "miss_boot": miss_boot.tolist(),
+                         "type2_pubcrit_sd": miss_pub.std(axis=0, ddof=1).tolist(),
+                         "paired_bc": paired,
+                         "published": [E_PUBLISHED[n][k][j] for k in range(3)]})
+            log(f"E n={n} m={m}: type II (debiased, biased, l1) = {np.round(miss, 3)}, published "
+                f"{[E_PUBLISHED[n][k][j] for k in range(3)]}")
+        log(f"E n={n}: {time.perf_counter() - t0:.0f} s")
+    params = {"s": E_S, "rho": E_RHO, "n": E_SIZES, "m": E_MS, "reps": reps, "sims": sims, "boot": boot,
+              "alpha": ALPHA, "pairs": PAIRS_B}
+    return {"params": params, "rows": rows, "checks": e_checks(rows)}
+
+
+def _paired_se(bc, reps, crit_sd):
+    """s.e. of type II(B) − type II(A) from the discordant counts (b, c), with the critical values' own
+    error (bootstrap sd) added in quadrature."""
+    b, c = bc
+    var = (b + c - (c - b) ** 2 / reps) / reps**2
+    return math.sqrt(max(var, 0.0) + crit_sd**2)
+
+
+def e_checks(rows):
+    """Acceptance checks (a), (b), (c) of the Fig. 4 study, per row and per n."""
+    out = {"a_points": [], "a_gap": [], "b_points": [], "c_points": []}
+    for n in E_SIZES:
+        sel = [r for r in rows if r["n"] == n]
+        gaps = []
+        for r in sel:
+            t2, reps = r["type2"], r["reps"]
+            for pair in (2, 1):  # PAIRS_B: (0, 1) d/b, (1, 2) b/l1, (0, 2) d/l1
+                a_idx, b_idx = PAIRS_B[pair]
+                diff = t2[a_idx] - t2[b_idx]  # ℓ2 statistic minus ℓ1
+                se = _paired_se(r["paired_bc"][pair], reps, r["paired_crit_sd"][pair])
+                out["a_points"].append({"n": n, "m": r["m"], "stat": STATS_B[a_idx], "diff": diff, "se": se,
+                                        "ok": diff <= 2 * se})
+            diff_db = t2[0] - t2[1]
+            se_db = _paired_se(r["paired_bc"][0], reps, r["paired_crit_sd"][0])
+            out["b_points"].append({"n": n, "m": r["m"], "diff": diff_db, "se": se_db,
+                                    "ok": diff_db <= 2 * se_db})
+            for k in range(3):
+                ours, pub = t2[k], r["published"][k]
+                se = math.sqrt(_se(ours, reps) ** 2 + _se(pub, E_PUBLISHED_ALT) ** 2
+                               + r["type2_pubcrit_sd"][k] ** 2)
+                out["c_points"].append({"n": n, "m": r["m"], "stat": STATS_B[k], "ours": ours,
+                                        "published": pub,
+                                        "diff": ours - pub, "se": se,
+                                        "ok": abs(ours - pub) <= 0.07 or abs(ours - pub) <= 2 * se})
+            if 0.1 < t2[2] < 0.9:
+                gaps.append(r)
+        for stat, pair in ((0, 2), (1, 1)):
+            if not gaps:
+                out["a_gap"].append({"n": n, "stat": STATS_B[stat], "points": 0, "ok": False})
+                continue
+            g = np.array([r["type2"][2] - r["type2"][stat] for r in gaps])
+            samp = np.array([_paired_se(r["paired_bc"][pair], r["reps"], 0.0) ** 2 for r in gaps])
+            mb = np.array([r["miss_boot"] for r in gaps])  # (points, boot, 3): shared null → correlated
+            crit_sd = float((mb[:, :, 2] - mb[:, :, stat]).mean(axis=0).std(ddof=1))
+            se = math.sqrt(samp.sum() / len(gaps) ** 2 + crit_sd**2)
+            out["a_gap"].append({"n": n, "stat": STATS_B[stat], "points": len(gaps), "gap": float(g.mean()),
+                                 "se": se, "ok": bool(g.mean() > 3 * se)})
+    out["a"] = all(p["ok"] for p in out["a_points"]) and all(p["ok"] for p in out["a_gap"])
+    out["b"] = all(p["ok"] for p in out["b_points"])
+    out["c"] = all(p["ok"] for p in out["c_points"])
+    return out
+
+
+def _multiplicity_note(points):
+    """How many of the paired comparisons exceed 2 s.e., against what equal statistics would give: each
+    exceeds 2 s.e. (one-sided) with probability 2.3 %, so among k points about 0.023 k do by chance; the
+    Bonferroni threshold for all k at once is z = Φ⁻¹(1 − 0.05/k)."""
+    from scipy.stats import norm
+
+    k = len(points)
+    z = [p["diff"] / p["se"] for p in points if p["se"] > 0]
+    beyond = sum(v > 2 for v in z)
+    z_all = float(norm.isf(0.05 / k))
+    return (f"{beyond} of {k} points exceed 2 s.e. (≈ {0.0228 * k:.1f} expected by chance if the two "
+            f"statistics were equally powerful); the largest, {max(z):.2f} s.e., is "
+            f"{'below' if max(z) < z_all else 'above'} the Bonferroni threshold {z_all:.2f} s.e. for {k} "
+            "comparisons at 5 %.")
+
+
+def plot_e(rec, out):
+    plt = _plt()
+    rows = rec["rows"]
+    fig, axes = plt.subplots(1, len(E_SIZES), figsize=(13, 3.8), sharey=True)
+    colors = ("#b2182b", "#2166ac", "#4d4d4d")
+    for ax, n in zip(axes, E_SIZES, strict=True):
+        sel = [r for r in rows if r["n"] == n]
+        x = [r["ece_paper"] for r in sel]
+        for k, name in enumerate(STATS_B):
+            y = [r["type2"][k] for r in sel]
+            err = [2 * math.sqrt(_se(r["type2"][k], r["reps"]) ** 2 + r["type2_crit_sd"][k] ** 2)
+                   for r in sel]
+            ax.errorbar(x, y, yerr=err, color=colors[k], lw=1.5, capsize=2, label=f"{name} (calviz)")
+            ax.plot(x, [r["published"][k] for r in sel], color=colors[k], ls="--", marker="o", ms=3,
+                    alpha=0.7, label=f"{name} (published)")
+        ax.set_title(f"n = {n}, m* = {sel[0]['m_star']}")
+        ax.set_xlabel("ℓ2-ECE (paper's units, 0.0098·ρ·m^(−s))")
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel("type II error")
+    axes[0].legend(fontsize=7, loc="lower left")
+    fig.suptitle("Fig. 4 on the authors' setting (s = 0.6, ρ = 100): calviz (solid, ±2 s.e.) vs published "
+                 "(dashed)", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(out / "tcal_power_fig4_authors.png", dpi=120)
+    plt.close(fig)
+
+
+def section_e(rec):
+    prm, rows, chk = rec["params"], rec["rows"], rec["checks"]
+    lines = [f"**E. Fig. 4 on the authors' own setting** — s = {prm['s']}, ρ = {prm['rho']:g}, bumps on "
+             "[1/4, 3/4] as in the authors' script, m = 40, 50, …, 190, m* = ⌊n^{2/(4s+1)}⌋ equal-width "
+             "bins, "
+             f"α = {prm['alpha']}; per n one oracle critical value per statistic from {prm['sims']} null "
+             f"simulations (shared by the 16 points), {prm['reps']} alternative simulations per point, the "
+             "three statistics on the same samples.  The x-axis uses the paper's ℓ2-ECE 0.0098·ρ·m^(−s) (the "
+             "2-vector residual; the scalar ℓ2-ECE is that / √2).", "", *provenance(rec),
+             "| n | m | paper ℓ2-ECE | debiased ℓ2 | published | biased ℓ2 | published | ℓ1 | published | "
+             "s.e. (sampling ⊕ crit.) | published crit. value's MC sd (d, b, ℓ1) |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        t2, pub = r["type2"], r["published"]
+        se = max(math.sqrt(_se(t2[k], r["reps"]) ** 2 + r["type2_crit_sd"][k] ** 2) for k in range(3))
+        lines.append(f"| {r['n']} | {r['m']} | {r['ece_paper']:.4f} | {t2[0]:.3f} | {pub[0]:.2f} | "
+                     f"{t2[1]:.3f} | "
+                     f"{pub[1]:.2f} | {t2[2]:.3f} | {pub[2]:.2f} | ≤ {se:.3f} | "
+                     + ", ".join(f"{v:.3f}" for v in r["type2_pubcrit_sd"]) + " |")
+    lines += ["", "![fig4 authors](tcal_power_fig4_authors.png)", ""]
+    bad_a = [p for p in chk["a_points"] if not p["ok"]]
+    failed_a = ", ".join(f"n={p['n']} m={p['m']}" for p in bad_a)
+    worst_a = max(p["diff"] / p["se"] for p in chk["a_points"] if p["se"] > 0)
+    worst_b = max(chk["b_points"], key=lambda p: p["diff"] / p["se"] if p["se"] > 0 else 0)
+    worst_b_z = worst_b["diff"] / worst_b["se"] if worst_b["se"] else 0.0
+    lines += [f"Check (a) — both ℓ2 statistics have type II error ≤ ℓ1's + 2 paired s.e. at every point: "
+              f"{'**pass**' if not bad_a else '**FAIL** at ' + failed_a}"
+              f" (largest ℓ2 − ℓ1 in s.e.: {worst_a:.2f});"
+              " mean gap ℓ1 − ℓ2 over the points where ℓ1's error is in (0.1, 0.9):", "",
+              "| n | statistic | points | mean gap | s.e. | gap / s.e. | > 3 s.e. |",
+              "|---|---|---|---|---|---|---|"]
+    for g in chk["a_gap"]:
+        if g["points"]:
+            lines.append(f"| {g['n']} | {g['stat']} | {g['points']} | {g['gap']:.4f} | {g['se']:.4f} | "
+                         f"{g['gap'] / g['se']:.1f} | {'yes' if g['ok'] else 'no'} |")
+        else:
+            lines.append(f"| {g['n']} | {g['stat']} | 0 | – | – | – | no |")
+    lines += ["", f"Check (b) — debiased ℓ2 never worse than biased ℓ2 by more than 2 paired s.e.: "
+              f"{'**pass**' if chk['b'] else '**FAIL**'} (largest debiased − biased: {worst_b['diff']:+.4f} "
+              f"at n = {worst_b['n']}, m = {worst_b['m']}, {worst_b_z:.2f} s.e.).  "
+              "Mean debiased − biased difference per n: "
+              + "; ".join(f"n = {n}: {np.mean([p['diff'] for p in chk['b_points'] if p['n'] == n]):+.4f}"
+                          for n in E_SIZES)
+              + " (negative = debiasing helps; the paper's claim of a strict improvement is not required "
+              "here).  "
+              + _multiplicity_note(chk["b_points"]),
+              "",
+              f"Check (c) — every curve within 0.07 of the published one, or the difference within 2 s.e. of "
+              f"(our sampling error ⊕ the published 10 000-simulation error ⊕ the Monte Carlo error of the "
+              f"published critical value, estimated by bootstrap replicates of 1000 null simulations from "
+              f"our "
+              f"null sample): {'**pass**' if chk['c'] else '**FAIL**'}; largest |difference| "
+              f"{max(abs(p['diff']) for p in chk['c_points']):.3f}; points beyond 0.07: "
+              + (", ".join(f"n={p['n']} m={p['m']} {p['stat']} ({p['diff']:+.3f}, 2 s.e. = {2 * p['se']:.3f})"
+                           for p in chk["c_points"] if abs(p["diff"]) > 0.07) or "none") + ".", ""]
+    return lines
+
+
+EXPERIMENTS = {"A": experiment_a, "B": experiment_b, "C": experiment_c, "D": experiment_d, "E": experiment_e}
 
 
 def _plt():
@@ -361,7 +605,7 @@ def plot_d(rec, out):
     plt.close(fig)
 
 
-PLOTS = {"A": plot_a, "B": plot_b, "C": plot_c, "D": plot_d}
+PLOTS = {"A": plot_a, "B": plot_b, "C": plot_c, "D": plot_d, "E": plot_e}
 
 
 def table(rows, title):
@@ -635,7 +879,9 @@ def render(store):
             f"{prm['sims']} P₀ simulations.", ""]
         lines += table(rec["rows"], "D. Sample splitting (Sec. 6.1) beside T-Cal")[2:]
         lines += ["![split](tcal_power_split.png)", ""]
-    for key in "ABCD":
+    if "E" in store:
+        lines += section_e(store["E"])
+    for key in "ABCDE":
         if store.get(key, {}).get("log"):
             lines += [f"Log of {key}:", "", "```", *store[key]["log"], "```", ""]
     return "\n".join(lines)
@@ -644,7 +890,7 @@ def render(store):
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="few repetitions; writes to a temporary directory")
-    ap.add_argument("--only", default="ABCD",
+    ap.add_argument("--only", default="ABCDE",
                     help="experiments to run, e.g. 'B' or 'A,C' (default all); the others' stored records "
                     "are kept")
     ap.add_argument("--out", type=Path, default=None, help="results directory (default benchmarks/results)")

@@ -82,7 +82,7 @@ class AnalysisOptions:
     kernel: Literal["reflected_gaussian", "logit_gaussian"] = "reflected_gaussian"
     bandwidth: float | None = None
     alpha: float = 0.05
-    resampling: Literal["analytic", "y_only", "consistency", "threshold"] = "analytic"
+    resampling: Literal["analytic", "y_only", "consistency", "threshold"] = "y_only"
     n_resamples: int = 500
     seed: int = 0
 
@@ -322,13 +322,15 @@ def compute_tcal(data: CalibrationData, options: AnalysisOptions, resampling: st
     """Adaptive multi-scale T-Cal (``calviz.tcal.adaptive_tcal``).
 
     ``resampling=None`` uses ``options.resampling``; the dashboard first calls it with ``"analytic"``
-    (instant) and then, off the UI thread, with the user's resampling type.
+    (instant) and then, off the UI thread, with the user's resampling type.  Resampled critical values
+    use the library's sequential rule (``n_resamples=None``: resample until the decision is settled with
+    resampling risk ≤ 10⁻³, or say undecided at the cap) — the one decision rule of the library, the
+    report, ``calviz check`` and the dashboard; ``options.n_resamples`` is for the bootstrap views.
     """
     data = prepare(data, options)
     resampling = options.resampling if resampling is None else resampling
     target = resolve_target(data, options)
-    common = dict(alpha=options.alpha, resampling=resampling, n_resamples=int(options.n_resamples),
-                  seed=int(options.seed))
+    common = dict(alpha=options.alpha, resampling=resampling, seed=int(options.seed))
     if target in ("binary", "top1", "classwise"):
         (y, p), _ = _zy_for_engine(data, options, scalar=True)
         return adaptive_tcal(y, p, **common)

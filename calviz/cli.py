@@ -257,7 +257,9 @@ def check_summary(data, options, *, source: str = "", analysis=None) -> dict:
     return {
         "calviz_version": __version__,
         "source": source,
-        "decision": None if reject is None else ("reject" if bool(reject) else "not rejected"),
+        "decision": None if reject is None else (
+            "undecided" if field(tcal, "decision", default=None) == "undecided"
+            else "reject" if bool(reject) else "not rejected"),
         "reject": None if reject is None else bool(reject),
         "pvalue": _num(field(tcal, "pvalue", "p_value", "adjusted_pvalue")),
         "alpha": options.alpha,
@@ -280,8 +282,15 @@ def _print_check_text(summary: dict) -> None:
     if summary["decision"] is None:
         print("  T-Cal    not available")
     else:
-        verdict = "REJECTS calibration" if summary["reject"] else "does not reject calibration"
+        verdict = {"reject": "REJECTS calibration", "not rejected": "does not reject calibration",
+                   "undecided": "is UNDECIDED at this resampling budget"}[summary["decision"]]
         print(f"  T-Cal    {verdict} at α = {alpha:g} (adjusted p-value {_fmt_p(summary['pvalue'])})")
+        tcal = summary["tcal"] or {}
+        interval, used = tcal.get("pvalue_interval"), tcal.get("n_resamples")
+        if interval and used and tcal.get("method") in ("y_only", "consistency"):
+            print(f"           Monte Carlo interval [{_fmt_p(interval[0])}, {_fmt_p(interval[1])}] after "
+                  f"{used} "
+                  f"{tcal.get('method').replace('_', '-')} resamples")
     ece = summary["ece"]
     if ece is None:
         print("  ECE      not available")

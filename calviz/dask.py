@@ -1605,7 +1605,9 @@ def compute_view(view: str, data: DaskCalibrationData, options, *, client=None,
         if options.resampling != "y_only" or tcal_target == "full":
             raise InputError(f"resampling {options.resampling!r} for the {tcal_target} target is not "
                              "available on Dask (y_only is, for 1-D targets); the analytic test is shown")
-        return resampled_tcal(data, alpha=options.alpha, n_resamples=int(options.n_resamples),
+        # as in memory, options.n_resamples is for the bootstrap views: T-Cal's own default count
+        # max(999, ⌈2B/α⌉) keeps a rejection possible at every n (500 resamples cannot reach α/B at B ≥ 26)
+        return resampled_tcal(data, alpha=options.alpha, n_resamples=None,
                               target=tcal_target, class_index=tcal_class, seed=int(options.seed),
                               client=client), None
     if view == "interval":

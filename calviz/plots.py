@@ -29,6 +29,7 @@ __all__ = [
     "RANK_COLOURS",
     "tcal_plot",
     "tcal_caption",
+    "tcal_verdict",
     "interval_plot",
     "interval_caption",
     "distance_plot",
@@ -659,32 +660,60 @@ def reliability_view(
 # -- 2. multi-scale T-Cal ---------------------------------------------------------------------------
 
 
-def tcal_caption(tcal) -> str:
-    """One line: the adaptive decision, the adjusted p-value and how critical values were obtained."""
-    if tcal is None:
-        return "T-Cal not available"
-    reject = bool(field(tcal, "reject"))
-    alpha = field(tcal, "alpha")
-    p = field(tcal, "pvalue")
-    method = field(tcal, "method", default="")
-    decision = "REJECT calibration" if reject else "calibration not rejected"
-    alpha_txt = f" at α = {float(alpha):g}" if alpha is not None else ""
-    p_txt = format_pvalue(p)
-    p_txt = p_txt if p_txt.startswith("<") else f"= {p_txt}"
-    return f"T-Cal ({method}): {decision}{alpha_txt}; adjusted p {p_txt}"
+def _tcal_decision(tcal) -> str:
+    """The T-Cal decision in words: "REJECT calibration", "calibration not rejected" or "undecided at this
+    resampling budget" (the sequential rule reached its cap with the p-value's interval containing α)."""
+    if field(tcal, "decision", default=None) == "undecided":
+        return "undecided at this resampling budget"
+    return "REJECT calibration" if bool(field(tcal, "reject")) else "calibration not rejected"
 
 
 def tcal_verdict(tcal) -> tuple[str, str]:
     """The T-Cal view's title and its one-line caption, both from the result alone: the title gives the
-    decision and the adjusted p-value (e.g. "REJECT · p = 0.0120 (analytic)"), the caption
+    decision and the adjusted p-value (e.g. "REJECT · p = 0.0120 (y_only)", "UNDECIDED · …"), the caption
     :func:`tcal_caption`.  Everything the live view and the report say about the verdict is written
     here."""
     if tcal is None:
         return "T-Cal not available", tcal_caption(None)
     p = format_pvalue(field(tcal, "pvalue"))
     p = f" {p}" if p.startswith("<") else f" = {p}"
-    decision = "REJECT" if bool(field(tcal, "reject")) else "not rejected"
+    if field(tcal, "decision", default=None) == "undecided":
+        decision = "UNDECIDED"
+    else:
+        decision = "REJECT" if bool(field(tcal, "reject")) else "not rejected"
     return f"{decision} · p{p} ({field(tcal, 'method', default='')})", tcal_caption(tcal)
+
+
+def tcal_caption(tcal) -> str:
+    """One line: the adaptive decision, the adjusted p-value (with its Monte Carlo interval and the resamples
+    used when resampled) and how critical values were obtained."""
+    if tcal is None:
+        return "T-Cal not available"
+    alpha = field(tcal, "alpha")
+    p = field(tcal, "pvalue")
+    method = field(tcal, "method", default="")
+    alpha_txt = f" at α = {float(alpha):g}" if alpha is not None else ""
+    p_txt = format_pvalue(p)
+    p_txt = p_txt if p_txt.startswith("<") else f"= {p_txt}"
+    text = f"T-Cal ({method}): {_tcal_decision(tcal)}{alpha_txt}; adjusted p {p_txt}"
+    resamples = field(tcal, "n_resamples", default=0) or 0
+    interval = field(tcal, "pvalue_interval", default=None)
+    if interval is not None and resamples and method in ("y_only", "consistency"):
+        low, high = (float(v) for v in interval)
+        text += (f" (Monte Carlo interval [{_fmt_interval_end(low)}, {_fmt_interval_end(high)}], "
+                 f"{resamples} resamples")
+        risk = field(tcal, "resampling_risk", default=None)
+        if field(tcal, "max_resamples", default=0):
+            text += f"; decision settled with resampling risk ≤ {float(risk):g}" if field(
+                tcal, "decision", default="") != "undecided" else "; raise the cap (max_resamples) to settle"
+        text += ")"
+    elif method in ("y_only", "consistency") and not resamples and field(tcal, "decision") == "reject":
+        text += " (settled without resampling: Cantelli bound)"
+    return text
+
+
+def _fmt_interval_end(x: float) -> str:
+    return "0" if x == 0 else format_pvalue(x).replace("< ", "<")
 
 
 def tcal_xlabel(discrete: bool) -> str:

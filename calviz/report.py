@@ -86,8 +86,11 @@ def _verdicts(result: Analysis) -> str:
     boxes = []
     if tcal is not None:
         reject = bool(field(tcal, "reject"))
-        head = "T-Cal rejects calibration" if reject else "T-Cal does not reject calibration"
-        boxes.append((("reject" if reject else "accept"), head, tcal_caption(tcal)))
+        if field(tcal, "decision", default=None) == "undecided":
+            boxes.append(("", "T-Cal undecided at this resampling budget", tcal_caption(tcal)))
+        else:
+            head = "T-Cal rejects calibration" if reject else "T-Cal does not reject calibration"
+            boxes.append((("reject" if reject else "accept"), head, tcal_caption(tcal)))
     else:
         boxes.append(("", "T-Cal not available", result.errors.get("tcal", "")))
     interval = result.interval

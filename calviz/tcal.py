@@ -37,9 +37,14 @@ residual on the equal-volume simplex partition (App. B.3).
 
 Speed.  All scales of a resample come from one O(n) pass over the predictions in an order in which every
 bin of every scale is a contiguous run (:mod:`calviz._kernels.tcal`); resamples run in parallel with one
-random stream each, so results do not depend on the number of threads; y-only resampling of 1-D targets
-walks the stack once for 64 resamples at a time.  Memory O(n + B) per thread plus the N × B resampled
-statistics — never N × n.
+random stream each, so results do not depend on the number of threads nor on how resamples are batched;
+y-only and consistency resampling of 1-D targets walk the stack once for a block of up to 64 resamples.
+Memory O(n + B) per thread (plus n × lanes int16 draw counts for consistency resampling) and the N × B
+resampled statistics — never N × n.
+
+Decisions.  Resampled critical values use the sequential rule of :func:`adaptive_tcal` by default:
+resampling stops once the decision at α is settled with resampling risk ≤ 10⁻³ (a confidence sequence per
+scale), or says "undecided" at the cap — so the decision does not depend on the seed.
 """
 
 from __future__ import annotations
@@ -52,8 +57,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+import numba
 import numpy as np
-from scipy import stats
+from scipy import optimize, special, stats
 
 from calviz._kernels import tcal as _k
 from calviz._results import ResultMixin
@@ -89,6 +95,23 @@ DISCRETE_FORCED_MAX = 10_000
 MAX_LEVEL = 62
 #: resampling jobs with fewer point-resamples (n × N) than this run single-threaded
 _PARALLEL_MIN_WORK = 4_000_000
+#: default bound on the resampling risk: the probability that the decision reported by the sequential
+#: rule differs from the decision with infinitely many resamples
+RESAMPLING_RISK = 1e-3
+#: default cap of the sequential rule (resamples; every resample gives a statistic at every scale)
+DEFAULT_MAX_RESAMPLES = 100_000
+#: default cap on resampling work, in point-resamples (n × resamples; × K for full calibration): the cap
+#: falls below DEFAULT_MAX_RESAMPLES only beyond n = 2·10⁵ (about a minute of work at most)
+DEFAULT_RESAMPLE_WORK = 20_000_000_000
+#: hard limits of an explicit ``n_resamples`` / ``max_resamples`` (memory 8·B bytes per resample)
+MAX_RESAMPLES = 1_000_000
+MAX_RESAMPLE_WORK = 100_000_000_000
+#: permutation budget of :func:`split_tcal`: at most this many permutations, and permutations × n × K at
+#: most MAX_PERMUTATION_WORK (the default count is lowered to fit; an explicit one beyond is refused)
+MAX_PERMUTATIONS = 20_000
+MAX_PERMUTATION_WORK = 200_000_000
+#: resamples of the first look of the sequential rule (two blocks of the kernels' 64 lanes)
+FIRST_BATCH = 128
 #: relative tolerance when comparing resampled statistics with the observed one: mathematically equal
 #: values computed in different orders must count as ties (ties count against rejection)
 _TIE_RTOL = 1e-9
@@ -110,10 +133,20 @@ class TCalResult(ResultMixin):
     pvalues: unadjusted per-scale p-values; method: how critical values were obtained; combine: how scales
     were combined; n, K: sample size and number of classes of the tested target; n_resamples: resamples
     used (0 for none); min_attainable_pvalue: the smallest adjusted p-value this configuration can
-    produce (resampling: B/(N+1) for Bonferroni) — rejection is impossible when it exceeds alpha;
+    produce (resampling: B/(N+1) for Bonferroni, N the fixed count or the sequential rule's cap) —
+    rejection is impossible when it exceeds alpha;
     test: which test ran; reason: why, in one sentence; target: the calibration target tested.
     For the binomial test (discrete predictors) ``values``/``counts`` are the distinct predictions and
     their counts, ``statistics`` the observed frequencies and ``critical_values`` the predicted values.
+
+    decision: "reject", "accept" (H₀ not rejected) or "undecided" (resampling stopped at its cap with
+    the p-value's Monte Carlo interval still containing α: no decision is claimed and ``reject`` is
+    False); pvalue_interval: (low, high) Monte Carlo interval of the adjusted p-value — for the
+    sequential rule it holds at every look simultaneously with probability ≥ 1 − resampling_risk (for
+    a fixed ``n_resamples`` it is the same interval at the final count; (p, p) without resampling);
+    resampling_risk: bound on the probability that ``decision`` differs from the decision with
+    infinitely many resamples (0 without resampling, NaN for a fixed ``n_resamples``);
+    max_resamples: the cap of the sequential rule (0: not sequential).
     """
 
     reject: bool
@@ -134,6 +167,23 @@ class TCalResult(ResultMixin):
     target: str
     values: np.ndarray | None = None
     counts: np.ndarray | None = None
+    decision: str = ""
+    pvalue_interval: tuple | None = None
+    resampling_risk: float = 0.0
+    max_resamples: int = 0
+
+    def __post_init__(self):
+        # results built without the sequential fields (no resampling error): the decision is the
+        # rejection and the p-value is exact
+        if not self.decision:
+            object.__setattr__(self, "decision", "reject" if self.reject else "accept")
+        if self.pvalue_interval is None:
+            object.__setattr__(self, "pvalue_interval", (float(self.pvalue), float(self.pvalue)))
+
+    @property
+    def undecided(self) -> bool:
+        """True when the resampled decision was not settled within the resampling budget."""
+        return self.decision == "undecided"
 
     @property
     def scales(self) -> tuple:
@@ -194,11 +244,15 @@ def _check_choice(value, allowed, name):
     return value
 
 
-def _check_n_resamples(n_resamples) -> int:
+def _check_n_resamples(n_resamples, name: str = "n_resamples", limit: int | None = None) -> int:
+    limit = MAX_RESAMPLES if limit is None else limit
     if isinstance(n_resamples, (bool, np.bool_)) or not isinstance(n_resamples, (int, np.integer)):
-        raise InputError(f"n_resamples must be a positive integer; got {n_resamples!r}")
+        raise InputError(f"{name} must be a positive integer; got {n_resamples!r}")
     if n_resamples < 1:
-        raise InputError(f"n_resamples must be at least 1; got {n_resamples}")
+        raise InputError(f"{name} must be at least 1; got {n_resamples}")
+    if n_resamples > limit:
+        raise InputError(f"{name} = {n_resamples} exceeds the limit of {limit} ({name} beyond it costs "
+                         f"memory and time without changing the decision)")
     return int(n_resamples)
 
 
@@ -591,6 +645,8 @@ def adaptive_tcal(
     alpha: float = 0.05,
     resampling: Resampling = "y_only",
     n_resamples: int | None = None,
+    max_resamples: int | None = None,
+    resampling_risk: float = RESAMPLING_RISK,
     combine: Combine = "bonferroni",
     target: str = "auto",
     class_index: int | None = None,
@@ -604,17 +660,49 @@ def adaptive_tcal(
     alpha: level in (0, 1).
     resampling: "y_only" (default, exactly valid given the predictions), "consistency", "analytic"
         (scaled chi-square, no resampling) or "threshold" (Chebyshev, conservative); module docstring.
-    n_resamples: resamples for "y_only"/"consistency".  Default max(999, ⌈2B/α⌉) for Bonferroni — with
-        N resamples no Bonferroni-adjusted p-value can be below B/(N+1), so N must exceed B/α − 1 for a
-        rejection to be possible (a warning says so); max(999, ⌈2/α⌉) for "max".
+    n_resamples: None (default) for the sequential rule below; an integer for exactly that many
+        resamples with p = (1 + #{T* ≥ T})/(N + 1) per scale.  A fixed count warns when it cannot reject
+        (B/(N+1) > α) and when the p-value's Monte Carlo interval contains α (another seed may decide
+        otherwise).  At most :data:`MAX_RESAMPLES`, and n·N (×K for full calibration) at most
+        :data:`MAX_RESAMPLE_WORK`.
+    max_resamples: cap of the sequential rule; default :data:`DEFAULT_MAX_RESAMPLES`, lowered to
+        :data:`DEFAULT_RESAMPLE_WORK`/n for n > 2·10⁵ (never below one first batch of
+        :data:`FIRST_BATCH`).  Same limits as ``n_resamples``.
+    resampling_risk: bound ε on the probability that the sequential decision differs from the decision
+        with infinitely many resamples (default 10⁻³).
     combine: "bonferroni" (reject iff min_b p_b ≤ α/B) or "max" (resampling only; max over standardised
         scales against its resampled distribution).
     target: "auto" (binary P(y=1), or top-1 for (n, K) input), "binary", "top1", "classwise" (one class
-        with ``class_index``, or all classes with Bonferroni over K when class_index is None) or "full"
-        (K-class calibration on the simplex partition).
+        with ``class_index``, or all classes with Bonferroni over K when class_index is None: each class at
+        α/K with risk ε/K and cap max_resamples/K) or "full" (K-class calibration on the simplex
+        partition).
     discrete: None detects discrete predictors (1-D targets) and then runs the exact binomial test;
         True forces it, False never uses it.
     seed: int or numpy Generator for the resampling.
+
+    The sequential rule
+    -------------------
+    Resample r uses its own random stream, so the first N resamples are the same whatever the batches.
+    After each batch, for every scale b the exceedance count S_b = #{T*_b ≥ T_b} of N resamples is
+    compared with the level t = α/B (Bonferroni; t = α and the single count of the maximum for "max")
+    through Robbins' (1970) beta-binomial mixture
+
+        M_N(q) = B(1 + S, β + N − S)/B(1, β) / (q^S (1 − q)^{N−S}),   β = 1/t − 1,
+
+    a nonnegative martingale with mean 1 under exceedance probability q.  Ville's inequality gives
+    P_q(M_N(q) ≥ B/ε for some N) ≤ ε/B, so {q : M_N(q) < B/ε} is a confidence sequence for the
+    infinite-resample p-value p_b, valid at every look at once.  The rule stops as soon as the sequences
+    settle the decision — some scale's lies below t (reject) or every scale's above t (accept) — and
+    after a union bound over the B scales the reported decision differs from the infinite-resample one
+    with probability ≤ ε, uniformly in the p-values (the same guarantee as Gandy (2009), "Sequential
+    implementation of Monte Carlo tests with uniformly bounded resampling risk", with a simpler
+    boundary; see also Ding, Gandy & Hahn (2020)).  The level is therefore ≤ α + ε.  Clear cases stop
+    after a few hundred resamples; p-values close to α need many: if the cap is reached first the
+    result says ``decision = "undecided"`` (``reject`` False) with the interval.  For y-only resampling
+    (Bonferroni) a rejection is settled without resampling when Cantelli's inequality with the exact
+    conditional null variance already puts some scale's p-value below α/B.  For "max" the standardising
+    sd is re-estimated at every look, so the guarantee holds for the final standardisation only
+    approximately.
     """
     alpha = check_alpha(alpha)
     _check_choice(resampling, _RESAMPLING, "resampling")
@@ -624,37 +712,76 @@ def adaptive_tcal(
                          "use resampling='y_only' or 'consistency'")
     if n_resamples is not None:
         n_resamples = _check_n_resamples(n_resamples)
+    if max_resamples is not None:
+        if n_resamples is not None:
+            raise InputError("give n_resamples (a fixed count) or max_resamples (the cap of the sequential "
+                             "rule), not both")
+        max_resamples = _check_n_resamples(max_resamples, "max_resamples")
+        if max_resamples < FIRST_BATCH:
+            raise InputError(f"max_resamples must be at least one batch of the sequential rule "
+                             f"({FIRST_BATCH}); got {max_resamples}")
+    risk = check_alpha(resampling_risk, "resampling_risk")
     if discrete not in (None, True, False):
         raise InputError(f"discrete must be None, True or False; got {discrete!r}")
     _check_choice(target, _TARGETS, "target")
     if target == "classwise" and class_index is None:
         return _classwise_all(y_true, y_prob, alpha=alpha, resampling=resampling, n_resamples=n_resamples,
-                              combine=combine, discrete=discrete, seed=seed)
+                              max_resamples=max_resamples, risk=risk, combine=combine, discrete=discrete,
+                              seed=seed)
     _, target, z, y, K = _prepare(y_true, y_prob, target, 0 if class_index is None else class_index)
-    return _adaptive(z, y, K, target, alpha, resampling, n_resamples, combine, discrete, seed)
+    return _adaptive(z, y, K, target, alpha, resampling, n_resamples, max_resamples, risk, combine, discrete,
+                     seed)
 
 
-def _classwise_all(y_true, y_prob, *, alpha, resampling, n_resamples, combine, discrete, seed) -> TCalResult:
+def _classwise_all(y_true, y_prob, *, alpha, resampling, n_resamples, max_resamples, risk, combine, discrete,
+                   seed) -> TCalResult:
     data, _, _, _ = prepare_view(y_true, y_prob, target="top1")
     K = data.n_classes
     rng = np.random.default_rng(seed) if not isinstance(seed, np.random.Generator) else seed
+    # the budget and the resampling risk are shared by the K tests (union bound over classes)
+    n = data.n
+    cap = _resample_cap(max_resamples, n)
+    class_cap = max(FIRST_BATCH, cap // K)
     results = []
     for c in range(K):
         z, y = data.classwise(c)
         results.append(_adaptive(np.ascontiguousarray(z), np.ascontiguousarray(y), 2, "classwise", alpha / K,
-                                 resampling, n_resamples, combine, discrete, rng))
+                                 resampling, n_resamples, None if n_resamples is not None else class_cap,
+                                 risk / K, combine, discrete, rng))
     best = min(range(K), key=lambda c: results[c].pvalue)
     r = results[best]
     padj = float(min(1.0, K * r.pvalue))
-    reason = (f"classwise over {K} one-vs-rest targets, Bonferroni over classes (each at level α/K); "
-              f"smallest p-value for class {best}: {r.reason}")
-    return TCalResult(bool(padj <= alpha), padj, alpha, r.n_bins, r.statistics, r.critical_values, r.pvalues,
-                      r.method, r.combine, r.n, K, r.n_resamples,
+    decisions = [res.decision for res in results]
+    decision = ("reject" if "reject" in decisions else "undecided" if "undecided" in decisions else "accept")
+    reason = (f"classwise over {K} one-vs-rest targets, Bonferroni over classes (each at level α/K"
+              f"{', resampling risk ε/K and cap ' + str(class_cap) if n_resamples is None else ''}); "
+              f"decisions: {decisions.count('reject')} reject, {decisions.count('accept')} accept, "
+              f"{decisions.count('undecided')} undecided; smallest p-value for class {best}: {r.reason}")
+    low = float(min(1.0, K * min(res.pvalue_interval[0] for res in results)))
+    high = float(min(1.0, K * min(res.pvalue_interval[1] for res in results)))
+    return TCalResult(decision == "reject", padj, alpha, r.n_bins, r.statistics, r.critical_values, r.pvalues,
+                      r.method, r.combine, r.n, K, int(sum(res.n_resamples for res in results)),
                       float(min(1.0, K * r.min_attainable_pvalue)),
-                      r.test + " (classwise)", reason, "classwise", r.values, r.counts)
+                      r.test + " (classwise)", reason, "classwise", r.values, r.counts, decision, (low, high),
+                      float(risk if n_resamples is None else r.resampling_risk), int(class_cap))
 
 
-def _adaptive(z, y, K, target, alpha, resampling, n_resamples, combine, discrete, seed) -> TCalResult:
+def _resample_cap(max_resamples: int | None, cost: int) -> int:
+    """The cap of the sequential rule for ``cost`` point-resamples per resample."""
+    if max_resamples is None:
+        return int(min(DEFAULT_MAX_RESAMPLES, max(FIRST_BATCH, DEFAULT_RESAMPLE_WORK // max(cost, 1))))
+    return int(max_resamples)
+
+
+def _check_work(count: int, cost: int, name: str) -> None:
+    if count * cost > MAX_RESAMPLE_WORK:
+        raise InputError(f"{name} = {count} with {cost} point-draws per resample exceeds the resampling work "
+                         f"limit of {MAX_RESAMPLE_WORK:.0e} point-resamples (calviz.tcal.MAX_RESAMPLE_WORK); "
+                         f"use at most {MAX_RESAMPLE_WORK // cost}")
+
+
+def _adaptive(z, y, K, target, alpha, resampling, n_resamples, max_resamples, risk, combine, discrete,
+              seed) -> TCalResult:
     n = z.shape[0]
     full = target == "full"
     if not full:
@@ -700,8 +827,34 @@ def _adaptive(z, y, K, target, alpha, resampling, n_resamples, combine, discrete
         return TCalResult(bool(np.any(t_obs >= crit)), padj, alpha, scales, t_obs, crit, p, "threshold",
                           "bonferroni", n, K, 0, 0.0, "adaptive T-Cal",
                           f"{kind_text}; {scale_text}; Theorem 3 Chebyshev thresholds at α/B", target)
-    # resampling
-    N = _default_resamples(levels, alpha, combine) if n_resamples is None else n_resamples
+    source = _k.Y_ONLY if resampling == "y_only" else _k.CONSISTENCY
+    cost = n * (K if full else 1)  # point-resamples per resample
+    if n_resamples is not None:
+        _check_work(n_resamples, cost, "n_resamples")
+    else:
+        max_resamples = _resample_cap(max_resamples, cost)
+        _check_work(max_resamples, cost, "max_resamples")
+    base = _base_seed(seed)
+    head = f"{kind_text}; {scale_text}; {resampling.replace('_', '-')} resampling"
+    if n_resamples is not None:
+        return _fixed_resampling(scan, t_obs, levels, scales, source, base, n_resamples, alpha, combine, n, K,
+                                 target, head)
+    return _sequential_resampling(scan, t_obs, levels, scales, source, base, max_resamples, alpha, combine,
+                                  risk, n, K, target, head, cost)
+
+
+def _resample(scan: _ScanOrder, levels: int, source: int, base, start: int, count: int) -> np.ndarray:
+    """Resampled statistics (count, levels) of the resamples start..start+count−1 (stream r for resample
+    r, so any cut of a run into calls gives the same rows)."""
+    if scan.z.shape[0] * count >= _PARALLEL_MIN_WORK:
+        return _k.resampled_statistics(scan.split, levels, scan.z, scan.kind, source, base, count, start,
+                                       numba.get_num_threads())
+    # small jobs run on the calling thread (same output): waking the thread pool would cost more
+    return _k.resampled_statistics_serial(scan.split, levels, scan.z, scan.kind, source, base, count, start)
+
+
+def _fixed_resampling(scan, t_obs, levels, scales, source, base, N, alpha, combine, n, K, target, head):
+    """Today's fixed-count rule: N resamples, p = (1 + #{T* ≥ T})/(N + 1); warns when N cannot settle."""
     floor = levels / (N + 1) if combine == "bonferroni" else 1.0 / (N + 1)
     if floor > alpha:
         need = math.ceil(levels / alpha) if combine == "bonferroni" else math.ceil(1 / alpha)
@@ -709,16 +862,208 @@ def _adaptive(z, y, K, target, alpha, resampling, n_resamples, combine, discrete
             f"n_resamples = {N} is too few: the smallest attainable p-value is {floor:.3g} > "
             f"alpha = {alpha:g}"
             f" ({'Bonferroni over ' + str(levels) + ' scales' if combine == 'bonferroni' else 'max'}), so the"
-            f" test cannot reject; use n_resamples ≥ {need}", stacklevel=3)
-    source = _k.Y_ONLY if resampling == "y_only" else _k.CONSISTENCY
-    # small jobs run on the calling thread (same output): waking the thread pool would cost more
-    resample = _k.resampled_statistics if n * N >= _PARALLEL_MIN_WORK else _k.resampled_statistics_serial
-    boot = resample(scan.split, levels, scan.z, scan.kind, source, _base_seed(seed), N)
+            f" test cannot reject; use n_resamples ≥ {need}", stacklevel=4)
+    boot = _resample(scan, levels, source, base, 0, N)
     reject, padj, crit, p = _resampling_decision(t_obs, boot, alpha, combine)
-    reason = (f"{kind_text}; {scale_text}; {resampling.replace('_', '-')} resampling ({N} resamples), "
-              f"{combine}")
-    return TCalResult(reject, padj, alpha, scales, t_obs, crit, p, resampling, combine, n, K, N,
-                      float(min(1.0, floor)), "adaptive T-Cal", reason, target)
+    exceed, level = _exceedances(t_obs, boot, alpha, combine)
+    interval = _adjusted_interval(exceed, N, level, RESAMPLING_RISK, combine, levels, sequential=False)
+    if floor <= alpha and interval[0] <= alpha < interval[1]:
+        warnings.warn(
+            f"n_resamples = {N} cannot settle the decision: the adjusted p-value's Monte Carlo interval "
+            f"[{interval[0]:.3g}, {interval[1]:.3g}] contains alpha = {alpha:g}, so another seed may give "
+            f"the "
+            f"opposite decision; leave n_resamples=None for the sequential rule", stacklevel=4)
+    reason = f"{head} ({N} resamples, fixed), {combine}"
+    return TCalResult(reject, padj, alpha, scales, t_obs, crit, p, _method_name(source), combine, n, K, N,
+                      float(min(1.0, floor)), "adaptive T-Cal", reason, target, None, None,
+                      "reject" if reject else "accept", interval, float("nan"), 0)
+
+
+def _method_name(source: int) -> str:
+    return "y_only" if source == _k.Y_ONLY else "consistency"
+
+
+def _sequential_resampling(scan, t_obs, levels, scales, source, base, cap, alpha, combine, risk, n, K, target,
+                           head, cost):
+    """The sequential rule (see :func:`adaptive_tcal`): resample in growing batches until the decision at
+    ``alpha`` is settled with resampling risk ≤ ``risk`` or ``cap`` resamples are spent."""
+    level = alpha / levels if combine == "bonferroni" else alpha
+    n_tests = levels if combine == "bonferroni" else 1
+    log_bound = math.log(n_tests / risk)
+    method = _method_name(source)
+    if source == _k.Y_ONLY and combine == "bonferroni":
+        settled = _cantelli_reject(scan, t_obs, levels, level)
+        if settled is not None:
+            bounds, crit = settled
+            padj = float(min(1.0, levels * bounds.min()))
+            b = int(np.argmin(bounds))
+            reason = (f"{head}: settled without resampling — at m = {scales[b]} Cantelli's inequality with "
+                      f"the "
+                      f"exact null variance given the predictions bounds the y-only p-value by "
+                      f"{bounds[b]:.3g} ≤ α/B, so the resampled test rejects for every number of resamples; "
+                      f"bonferroni")
+            return TCalResult(True, padj, alpha, scales, t_obs, crit, bounds, method, combine, n, K, 0, 0.0,
+                              "adaptive T-Cal", reason, target, None, None, "reject", (0.0, padj), 0.0, cap)
+    store = np.empty((FIRST_BATCH, levels))  # grows by doubling up to the cap (8·B bytes per resample)
+    N = 0
+    look = FIRST_BATCH
+    exceed = np.zeros(levels, dtype=np.int64)
+    tol = None
+    while True:
+        count = min(look, cap) - N
+        rows = _resample(scan, levels, source, base, N, count)
+        if N + count > store.shape[0]:
+            grown = np.empty((min(cap, max(N + count, 2 * store.shape[0])), levels))
+            grown[:N] = store[:N]
+            store = grown
+        store[N:N + count] = rows
+        N += count
+        if combine == "bonferroni":
+            # counted batch by batch; the tie tolerance (float round-off only) is fixed at the first look
+            if tol is None:
+                sd = np.sqrt(np.concatenate([rows, t_obs[None, :]]).var(axis=0))
+                tol = _TIE_RTOL * (np.abs(t_obs) + sd)
+            exceed += (rows >= (t_obs - tol)[None, :]).sum(axis=0)
+        else:  # the standardisation of "max" uses every resample so far: recount
+            exceed, _ = _exceedances(t_obs, store[:N], alpha, combine)
+        below, above = _settled(exceed, N, level, log_bound)
+        if bool(below.any() or above.all()) or N >= cap:
+            break
+        look = _next_look(exceed, N, level, log_bound, cap, below, above)
+    boot = store[:N]
+    reject, padj, crit, p = _resampling_decision(t_obs, boot, alpha, combine)
+    # the reported p-values and interval come from the final counts (the same up to exact ties)
+    exceed, _ = _exceedances(t_obs, boot, alpha, combine)
+    below, above = _settled(exceed, N, level, log_bound)
+    interval = _adjusted_interval(exceed, N, level, risk, combine, levels)
+    if below.any():
+        decision = "reject"
+    elif above.all():
+        decision = "accept"
+    else:
+        decision = "undecided"
+    reject = decision == "reject"
+    # the smallest p-value this configuration can produce is reached at the cap
+    floor = levels / (cap + 1) if combine == "bonferroni" else 1.0 / (cap + 1)
+    state = {"reject": "settled: reject", "accept": "settled: not rejected",
+             "undecided": f"undecided at this budget (cap {cap} resamples reached with the p-value's Monte "
+                          f"Carlo interval [{interval[0]:.3g}, {interval[1]:.3g}] containing α)"}[decision]
+    reason = (f"{head} (sequential, {N} resamples, resampling risk ≤ {risk:g}), {combine}; {state}")
+    return TCalResult(reject, padj, alpha, scales, t_obs, crit, p, method, combine, n, K, N,
+                      float(min(1.0, floor)), "adaptive T-Cal", reason, target, None, None, decision,
+                      interval,
+                      float(risk), int(cap))
+
+
+def _cantelli_reject(scan, t_obs, levels, level):
+    """(per-scale bounds, critical values) when Cantelli's inequality already settles a y-only rejection,
+    else None.
+
+    Given the predictions, y-only resampling draws T* with E[T*] = 0 exactly (T^d is a sum of products
+    of independent centred residuals) and Var(T*) = Var₀(T^d | Z), computed exactly by the analytic scan.
+    Cantelli: P(T* ≥ T) ≤ Var₀/(Var₀ + T²) for T > 0.  If that bound is ≤ α/B at some scale, the
+    infinite-resample p-value of that scale is ≤ α/B and the resampled test rejects: no Monte Carlo
+    error is involved.  The critical value T_c = sqrt(Var₀ (1 − α/B)/(α/B)) is where the bound equals α/B.
+    """
+    var = _k.null_moments(scan.split, levels, scan.z, scan.kind)[0]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        bounds = np.where(t_obs > 0, var / (var + t_obs * t_obs), 1.0)
+    bounds = np.nan_to_num(bounds, nan=1.0)
+    if not (bounds.min() <= level):
+        return None
+    # a scale with zero null variance (no bin of two points) has T* ≡ 0: nothing can be exceeded there
+    crit = np.where(var > 0, np.sqrt(np.maximum(var, 0.0) * (1.0 - level) / level), np.inf)
+    return bounds, crit
+
+
+def _exceedances(t_obs: np.ndarray, boot: np.ndarray, alpha: float, combine: str) -> tuple[np.ndarray, float]:
+    """(#{T* ≥ T} per scale for Bonferroni, or #{max* ≥ max} as a 1-vector for "max"; the level each
+    count's p-value is compared with is returned by the caller's rule) — the counts of
+    :func:`_resampling_decision`."""
+    N, levels = boot.shape
+    sd = np.sqrt(np.concatenate([boot, t_obs[None, :]]).var(axis=0))
+    if combine == "bonferroni":
+        tol = _TIE_RTOL * (np.abs(t_obs) + sd)
+        return (boot >= (t_obs - tol)[None, :]).sum(axis=0), alpha / levels
+    live = sd > 0
+    if not live.any():
+        return np.array([N]), alpha
+    scale_sd = np.where(live, sd, 1.0)
+    m_obs = np.max(np.where(live, t_obs / scale_sd, -np.inf))
+    m_boot = np.max(np.where(live[None, :], boot / scale_sd[None, :], -np.inf), axis=1)
+    return np.array([np.sum(m_boot >= m_obs - _TIE_RTOL * (abs(m_obs) + 1.0))]), alpha
+
+
+def _log_mixture(exceed, N: int, q, level: float):
+    """log M_N(q): Robbins' (1970) beta-binomial mixture likelihood ratio of N Bernoulli(p) exceedance
+    indicators with S = ``exceed`` successes against p = q, prior Beta(1, 1/level − 1) (mean = the level
+    the p-value is compared with, which puts the prior mass where the decision is made)."""
+    b = 1.0 / level - 1.0
+    S = np.asarray(exceed, dtype=np.float64)
+    F = N - S
+    with np.errstate(divide="ignore"):
+        return (special.betaln(1.0 + S, b + F) - special.betaln(1.0, b) - S * np.log(q) - F * np.log1p(-q))
+
+
+def _settled(exceed, N: int, level: float, log_bound: float) -> tuple[np.ndarray, np.ndarray]:
+    """Per count: (p ≤ level settled, p > level settled) — the confidence sequence
+    {q : M_N(q) < n_tests/risk} excludes every q ≥ level (resp. ≤ level).  M_N(q) is convex in log-odds
+    with its minimum at q = S/N, so that is M_N(level) ≥ bound with S/N on the right side of level."""
+    lm = _log_mixture(exceed, N, level, level)
+    rate = np.asarray(exceed) / N
+    return (rate < level) & (lm >= log_bound), (rate > level) & (lm >= log_bound)
+
+
+def _next_look(exceed, N, level, log_bound, cap, below, above) -> int:
+    """Resample count of the next look: the count at which the current exceedance rates would settle the
+    decision (the earliest scale for a rejection, the last scale for an acceptance), at least 1.5× and
+    at most 4× the current count, in whole blocks of 64."""
+    rate = np.asarray(exceed, dtype=np.float64) / N
+    grid = np.unique(np.minimum(cap, np.ceil(N * 1.1 ** np.arange(1, 80))).astype(np.int64))
+    lm = _log_mixture(rate[:, None] * grid[None, :], grid[None, :], level, level)
+    ok = lm >= log_bound
+    first = np.where(ok.any(axis=1), grid[np.argmax(ok, axis=1)], cap)
+    candidates = rate < level
+    target = first[candidates].min() if candidates.any() else first[~above].max()
+    look = int(min(max(target, 1.5 * N), 4 * N, cap))
+    return int(min(cap, -(-look // 64) * 64))
+
+
+def _adjusted_interval(exceed, N: int, level: float, risk: float, combine: str, levels: int,
+                       sequential: bool = True) -> tuple:
+    """Monte Carlo interval of the adjusted p-value: per count an interval for its exceedance probability
+    at risk/n_tests — the confidence sequence of the sequential rule, or for a fixed N the exact
+    Clopper–Pearson interval — then Bonferroni's B·min over scales (both ends)."""
+    n_tests = levels if combine == "bonferroni" else 1
+    counts = np.asarray(exceed, dtype=np.int64)
+    if sequential:
+        log_bound = math.log(n_tests / risk)
+        lows = [_sequence_end(int(S), N, level, log_bound, lower=True) for S in counts]
+        highs = [_sequence_end(int(S), N, level, log_bound, lower=False) for S in counts]
+    else:
+        tail = risk / n_tests / 2.0
+        lows = np.where(counts > 0, stats.beta.ppf(tail, counts, N - counts + 1), 0.0)
+        highs = np.where(counts < N, stats.beta.isf(tail, counts + 1, N - counts), 1.0)
+    factor = levels if combine == "bonferroni" else 1
+    return float(min(1.0, factor * np.min(lows))), float(min(1.0, factor * np.min(highs)))
+
+
+def _sequence_end(S: int, N: int, level: float, log_bound: float, lower: bool) -> float:
+    """Lower or upper end of {q : log M_N(q) < log_bound} (an interval around S/N), found in log q (the
+    lower end can be far below the smallest double's square root)."""
+    centre = min(max(S / N, 1e-300), 1.0 - 1e-16)
+
+    def f(log_q):
+        return float(_log_mixture(S, N, math.exp(log_q), level)) - log_bound
+
+    lo_q, hi_q = math.log(1e-300), math.log(1.0 - 1e-16)
+    if lower:
+        if S == 0 or f(lo_q) < 0:
+            return 0.0
+        return math.exp(optimize.brentq(f, lo_q, math.log(centre), xtol=1e-12, maxiter=200))
+    if S == N or f(hi_q) < 0:
+        return 1.0
+    return math.exp(optimize.brentq(f, math.log(centre), hi_q, xtol=1e-12, maxiter=200))
 
 
 def _resampling_decision(t_obs: np.ndarray, boot: np.ndarray, alpha: float, combine: str):
@@ -779,6 +1124,10 @@ def split_tcal(
     coordinates (App. B.2, Theorem 19), with permutation critical values (the pooled sample is
     exchangeable under H₀, so the permutation p-value (1 + #{Γ* ≥ Γ})/(P + 1) is exact).
     For 1-D targets K = 2 with classes y = 1 and y = 0 of the binary view.
+
+    ``n_permutations``: default max(199, ⌈2·3K/α⌉) within the budget (at most :data:`MAX_PERMUTATIONS`
+    and :data:`MAX_PERMUTATION_WORK` / (nK)); when the budget is too small to reach α/(3K) the reason
+    says so.  An explicit count beyond the budget raises ValueError.
     """
     alpha = check_alpha(alpha)
     s = float(smoothness)
@@ -789,7 +1138,16 @@ def split_tcal(
     if n < 4:
         raise InputError(f"split_tcal needs at least 4 samples (two halves with two each); got {n}")
     level_ts = alpha / (3 * K)
-    P = max(199, math.ceil(2.0 / level_ts)) if n_permutations is None else _check_n_resamples(n_permutations)
+    if n_permutations is None:
+        # enough permutations to reach the level, within the budget (the moment checks still run)
+        P = min(max(199, math.ceil(2.0 / level_ts)), MAX_PERMUTATIONS,
+                max(199, MAX_PERMUTATION_WORK // (n * K)))
+    else:
+        P = _check_n_resamples(n_permutations, "n_permutations", MAX_PERMUTATIONS)
+        if P * n * K > MAX_PERMUTATION_WORK:
+            raise InputError(f"n_permutations = {P} with n = {n} and K = {K} exceeds the permutation work "
+                             f"limit of {MAX_PERMUTATION_WORK:.0e} (calviz.tcal.MAX_PERMUTATION_WORK); "
+                             f"use at most {max(1, MAX_PERMUTATION_WORK // (n * K))}")
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     probs = np.column_stack([1.0 - z, z]) if z.ndim == 1 else z
     labels = y.astype(np.int64) if z.ndim == 1 else y
@@ -835,6 +1193,9 @@ def split_tcal(
     reason = (f"sample splitting (Algorithm 3): moment checks at sqrt(3K/(αn)) = {thr:.3g} "
               f"{'reject' if moment_reject else 'pass'}; chi-square two-sample tests per class with {P} "
               f"permutations; every component at level α/(3K)")
+    if 1.0 / (P + 1.0) > level_ts:
+        reason += (f"; with {P} permutations (the budget) the two-sample tests cannot reach α/(3K) = "
+                   f"{level_ts:.3g}: only the moment checks can reject")
     return TCalResult(reject, padj, alpha, (K,), stat, np.full(K, np.nan), pvals, "permutation",
                       "bonferroni", n, K, P, float(min(1.0, 3 * K / (P + 1.0))), "sample-splitting T-Cal",
                       reason, target)

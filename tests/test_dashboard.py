@@ -33,7 +33,8 @@ def _data(n=2000, power=1.5, seed=0, classes=None):
 
 @pytest.fixture
 def app():
-    application = CalvizApp(_data(), n_resamples=100)
+    # starts on the analytic preview so that the tests below switch resampling on themselves
+    application = CalvizApp(_data(), n_resamples=100, resampling="analytic")
     application.start()
     application.wait()
     yield application
@@ -208,7 +209,7 @@ def test_changes_replace_data_not_figures(app):
 def test_target_switch_rebuilds_only_the_reliability_figures():
     from bokeh.document import Document
 
-    app = CalvizApp(_data(1500, classes=3), n_resamples=60)
+    app = CalvizApp(_data(1500, classes=3), n_resamples=60, resampling="analytic")
     app.start()
     doc = Document()
     doc.add_root(app.layout().get_root(doc))
@@ -231,48 +232,52 @@ def test_resampled_tcal_replaces_analytic(app):
 
 
 def test_slow_stale_job_overtaken_by_a_fast_one_is_never_painted(app, monkeypatch):
-    """A slow resampling job (n_resamples = 150) is superseded by a fast one (100) that finishes first:
-    the view shows the fast one's result, and still shows it after the slow one has finished."""
+    """A slow resampling job (α = 0.06) is superseded by a fast one (α = 0.07) that finishes first: the
+    view shows the fast one's result, and still shows it after the slow one has finished."""
     release = threading.Event()
     original = store_module._run_remote
 
     def run(view, data, options, **kwargs):
-        if view == "tcal_resampled" and options.n_resamples == 150:
+        if view == "tcal_resampled" and options.alpha == 0.06:
             release.wait(30)  # the slow job
         return original(view, data, options, **kwargs)
 
     monkeypatch.setattr(store_module, "_run_remote", run)
-    app.controls.param.update(resampling="y_only", n_resamples=150)
+    app.controls.param.update(resampling="y_only", alpha=0.06)
     time.sleep(0.2)  # the slow job is running
-    app.controls.n_resamples = 100
+    app.controls.alpha = 0.07
     deadline = time.monotonic() + 60
     while app.store.tcal.pending and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert app.store.tcal.result.n_resamples == 100
+    assert app.store.tcal.result.alpha == 0.07 and app.store.tcal.result.method == "y_only"
     release.set()
     app.wait()
-    assert app.store.tcal.result.n_resamples == 100
+    assert app.store.tcal.result.alpha == 0.07
     assert "y_only" in app.views[1].note.object and not app.store.jobs
-    app.controls.n_resamples = 150  # wanted again: shown once computed
+    app.controls.alpha = 0.06  # wanted again: shown once computed
     app.wait()
-    assert app.store.tcal.result.n_resamples == 150 and not app.store.tcal.pending
+    assert app.store.tcal.result.alpha == 0.06 and not app.store.tcal.pending
 
 
 def test_superseded_job_never_starts(monkeypatch):
-    app = CalvizApp(_data(), n_resamples=100)
+    app = CalvizApp(_data(), n_resamples=100, resampling="analytic")
     app.store._debounce = 0.3
     app.start()
     app.wait()
     started = []
     original = store_module._run_remote
-    monkeypatch.setattr(store_module, "_run_remote",
-                        lambda view, *a, **k: (started.append(a[1].n_resamples), original(view, *a, **k))[1])
+
+    def run(view, *args, **kwargs):
+        started.append((view, args[1].alpha))
+        return original(view, *args, **kwargs)
+
+    monkeypatch.setattr(store_module, "_run_remote", run)
     app.controls.resampling = "y_only"
-    for n in (110, 120, 130, 140):  # a drag: each value supersedes the last within the debounce time
-        app.controls.n_resamples = n
+    for alpha in (0.06, 0.07, 0.08, 0.09):  # a drag: each value supersedes the last within the debounce time
+        app.controls.alpha = alpha
     app.wait()
-    assert set(started) == {140}, started
-    assert app.store.tcal.result.n_resamples == 140
+    assert {a for view, a in started if view == "tcal_resampled"} == {0.09}, started
+    assert app.store.tcal.result.alpha == 0.09
 
 
 def test_progress_is_visible_while_jobs_run(app):
@@ -481,7 +486,7 @@ def test_empty_upload_and_long_messages_are_refused_readably(app):
 
 
 def test_a_job_over_the_time_limit_is_stopped_and_says_so():
-    app = CalvizApp(_data(3000), n_resamples=5000)
+    app = CalvizApp(_data(3000), n_resamples=5000, resampling="analytic")
     app.start()
     app.store._job_limit = 0.5
     app.controls.resampling = "consistency"
@@ -489,6 +494,6 @@ def test_a_job_over_the_time_limit_is_stopped_and_says_so():
     assert "T-Cal: stopped: took longer than 0.5 s" in app.views[1].note.object
     assert app.store.tcal.result.method == "analytic" and not app.store.jobs  # the analytic test stays
     app.store._job_limit = 120.0
-    app.controls.n_resamples = 200  # the session's worker was replaced: the next job runs
+    app.controls.alpha = 0.06  # the session's worker was replaced: the next job runs
     app.wait()
     assert app.store.tcal.result.method == "consistency"

@@ -156,29 +156,127 @@ def test_y_only_kernel_equals_statistic_of_replayed_labels():
             assert abs(expected[b - 1] - slow_dpe(zs, ystar, 2**b)) < 1e-13
 
 
-def test_consistency_kernel_equals_statistic_of_replayed_multiset():
+def splitmix_raw(seed):
+    """The raw 64-bit SplitMix64 outputs (as the kernels' _mix(state))."""
+    state = int(seed)
+    while True:
+        state = (state + 0x9E3779B97F4A7C15) & MASK64
+        x = state
+        x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
+        x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & MASK64
+        yield x ^ (x >> 31)
+
+
+def replay_consistency_draws(zs, seed):
+    """Python replay of the consistency draws of one resample: Poisson(z_i) ones and Poisson(1 − z_i)
+    zeros per point by inversion of two 32-bit uniforms, then exact size n by adding or removing draws."""
+    n = len(zs)
+    raw = splitmix_raw(seed)
+
+    def uniform():
+        return (next(raw) >> 11) * (1.0 / 9007199254740992.0)
+
+    def poisson(u32, lam):
+        k, p = 0, math.exp(-lam)
+        cdf = p
+        while u32 >= int(cdf * 2.0**32) and p > 0:
+            k += 1
+            p *= lam / k
+            cdf += p
+        return k
+
+    ones, zeros = np.zeros(n, int), np.zeros(n, int)
+    for i, zi in enumerate(zs):
+        x = next(raw)
+        ones[i] = poisson(x >> 32, zi)
+        zeros[i] = poisson(x & 0xFFFFFFFF, 1.0 - zi)
+    total, wmax = int((ones + zeros).sum()), int((ones + zeros).max())
+    while total < n:
+        i = min(int(uniform() * n), n - 1)
+        if uniform() < zs[i]:
+            ones[i] += 1
+        else:
+            zeros[i] += 1
+        total += 1
+    while total > n:
+        i = min(int(uniform() * n), n - 1)
+        w = ones[i] + zeros[i]
+        if uniform() * wmax >= w:
+            continue
+        if uniform() * w < ones[i]:
+            ones[i] -= 1
+        else:
+            zeros[i] -= 1
+        total -= 1
+    return ones, zeros
+
+
+@pytest.mark.parametrize("n", [2, 3, 150])
+def test_consistency_kernel_equals_statistic_of_replayed_multiset(n):
     rng = np.random.default_rng(6)
-    n = 150
     z = rng.random(n)
+    z[: n // 3] = 0.5  # ties: duplicated points share every bin
     levels = 8
     zs, _, split = _scan(z, np.zeros(n), levels)
     base = np.uint64(99)
-    boot = K.resampled_statistics(split, levels, zs.reshape(-1, 1), K.SCALAR, K.CONSISTENCY, base, 3)
-    for r in range(3):
-        seed = K.stream_seed(base, r)
-        wstream = splitmix_stream(int(K.stream_seed(np.uint64(seed), 0)))
-        weights = np.zeros(n, int)
-        for _ in range(n):
-            weights[min(int(next(wstream) * n), n - 1)] += 1
-        lstream = splitmix_stream(int(seed))
-        zz, yy = [], []
-        for i in range(n):
-            for _ in range(weights[i]):
-                zz.append(zs[i])
-                yy.append(1.0 if next(lstream) < zs[i] else 0.0)
-        zz, yy = np.array(zz), np.array(yy)
+    boot = K.resampled_statistics(split, levels, zs.reshape(-1, 1), K.SCALAR, K.CONSISTENCY, base, 70)
+    for r in (0, 1, 69):  # two blocks of lanes
+        ones, zeros = replay_consistency_draws(zs, K.stream_seed(base, r))
+        assert ones.sum() + zeros.sum() == n
+        zz = np.concatenate([np.repeat(zs, ones), np.repeat(zs, zeros)])
+        yy = np.concatenate([np.ones(ones.sum()), np.zeros(zeros.sum())])
         for b in range(1, levels + 1):
             assert abs(boot[r, b - 1] - slow_dpe(zz, yy, 2**b)) < 1e-12, (r, b)
+
+
+def test_consistency_kernel_one_at_a_time_for_large_n():
+    """Beyond MIN_CONSISTENCY_LANES lanes (n > 2^18) resamples run one at a time: weights from the
+    stream stream_seed(seed, 0), a label per copy from the stream seed (replayed here for one resample)."""
+    n = K.CONSISTENCY_WEIGHT_CELLS // K.MIN_CONSISTENCY_LANES + 1
+    assert not K._batched_consistency(n) and K._batched_consistency(n - 1)
+    rng = np.random.default_rng(9)
+    zs = np.sort(rng.random(n))
+    levels = 3
+    split = K.dyadic_split_levels(zs, levels)
+    base = np.uint64(4)
+    boot = K.resampled_statistics(split, levels, zs.reshape(-1, 1), K.SCALAR, K.CONSISTENCY, base, 1)
+    seed = K.stream_seed(base, 0)
+    u = np.fromiter(splitmix_stream(int(K.stream_seed(np.uint64(seed), 0))), float, count=n)
+    weights = np.bincount(np.minimum((u * n).astype(np.int64), n - 1), minlength=n)
+    zz = np.repeat(zs, weights)
+    labels = np.fromiter(splitmix_stream(int(seed)), float, count=n) < zz
+    v = labels - zz
+    for b in range(1, levels + 1):  # (S_b² − Q_b)/N_b per bin (the pair sum; pairs are too many here)
+        ids = np.minimum((zz * 2**b).astype(np.int64), 2**b - 1)
+        S, Q, N = (np.bincount(ids, w, minlength=2**b) for w in (v, v * v, None))
+        expected = np.sum(np.where(N >= 2, (S * S - Q) / np.maximum(N, 1), 0.0)) / n
+        assert abs(boot[0, b - 1] - expected) < 1e-12
+
+
+def test_consistency_draws_are_multinomial_with_bernoulli_labels():
+    """The Poissonised draws with the exact-size correction are multinomial(n; 1/n, ...) with labels
+    Ber(z_i): per point E[w] = 1, Var[w] = 1 − 1/n, E[ones] = z_i, and Σ w = n always."""
+    n, R = 7, 64
+    z = np.linspace(0.05, 0.95, n)
+    seeds = np.array([K.stream_seed(np.uint64(3), r) for r in range(R)], dtype=np.uint64)
+    ones = np.empty((n, R), np.int16)
+    zeros = np.empty((n, R), np.int16)
+    w_all, o_all = [], []
+    for rep in range(300):
+        seeds = np.array([K.stream_seed(np.uint64(rep), r) for r in range(R)], dtype=np.uint64)
+        K.consistency_draws(z, seeds, ones, zeros)
+        w = ones.astype(int) + zeros
+        assert (w.sum(axis=0) == n).all()
+        w_all.append(w)
+        o_all.append(ones.astype(int))
+    w = np.concatenate(w_all, axis=1)
+    o = np.concatenate(o_all, axis=1)
+    reps = w.shape[1]
+    np.testing.assert_allclose(w.mean(axis=1), 1.0, atol=5 * math.sqrt(1 / reps))
+    np.testing.assert_allclose(w.var(axis=1), 1 - 1 / n, atol=6 * math.sqrt(2 / reps))
+    np.testing.assert_allclose(o.mean(axis=1), z, atol=5 * math.sqrt(1 / reps))
+    # P(w_i = 0) = (1 − 1/n)^n
+    np.testing.assert_allclose((w == 0).mean(axis=1), (1 - 1 / n) ** n, atol=5 * math.sqrt(0.25 / reps))
 
 
 def test_vector_y_only_kernel_equals_replayed_categorical_labels():
@@ -331,20 +429,27 @@ def test_dyadic_scales():
 
 
 def test_result_fields_and_callable_module():
-    rng = np.random.default_rng(15)
+    rng = np.random.default_rng(16)
     z, y = random_binary(rng, 500, "uniform")
     r = calviz.adaptive_tcal(y, z, seed=0)
     B = len(r.n_bins)
-    assert r.n_resamples == max(999, math.ceil(2 * B / 0.05))
-    assert r.min_attainable_pvalue == pytest.approx(B / (r.n_resamples + 1))
-    assert r.min_attainable_pvalue <= r.alpha
+    # calibrated: the sequential rule settles "accept" after a few hundred resamples, in whole blocks
+    assert r.decision == "accept" and not r.reject and not r.undecided
+    assert T.FIRST_BATCH <= r.n_resamples < 999 and r.n_resamples % 64 == 0
+    assert r.max_resamples == T.DEFAULT_MAX_RESAMPLES and r.resampling_risk == T.RESAMPLING_RISK
+    assert r.min_attainable_pvalue == pytest.approx(B / (r.max_resamples + 1))
+    low, high = r.pvalue_interval
+    assert 0 <= low <= r.pvalue <= high <= 1 and low > r.alpha
     assert r.statistics.shape == r.critical_values.shape == r.pvalues.shape == (B,)
     assert 0 <= r.pvalue <= 1 and np.all((r.pvalues > 0) & (r.pvalues <= 1))
     assert r.pvalue == pytest.approx(min(1.0, B * r.pvalues.min()))
     assert r.test == "adaptive T-Cal" and r.K == 2 and r.n == 500 and r.target == "binary"
     assert r.scales == r.n_bins and "y-only" in r.reason
     d = r.to_dict()
-    assert d["method"] == "y_only" and len(d["pvalues"]) == B
+    assert d["method"] == "y_only" and len(d["pvalues"]) == B and d["decision"] == "accept"
+    a = calviz.adaptive_tcal(y, z, resampling="analytic")
+    assert a.decision == ("reject" if a.reject else "accept") and a.pvalue_interval == (a.pvalue, a.pvalue)
+    assert a.resampling_risk == 0.0
     import dataclasses
 
     with pytest.raises(dataclasses.FrozenInstanceError):
@@ -361,7 +466,7 @@ def test_few_resamples_warn_and_cannot_reject():
         r = calviz.adaptive_tcal(sc.y_true, sc.y_prob, n_resamples=50, seed=0)
     assert r.min_attainable_pvalue > 0.05 and not r.reject
     with warnings.catch_warnings():
-        warnings.simplefilter("error")
+        warnings.filterwarnings("error", message=".*too few")
         calviz.adaptive_tcal(sc.y_true, sc.y_prob, n_resamples=50, combine="max", seed=0)  # 1/51 < α
 
 

@@ -19,7 +19,8 @@ directly (not through a difference array) so that identical bin contents give bi
 — that matters for ties between the observed statistic and resampled ones.
 
 Random numbers: a SplitMix64 stream per resample, seeded from (user seed, resample index), so the
-result does not depend on how ``prange`` distributes resamples over threads.
+result does not depend on how ``prange`` distributes resamples over threads, nor on how a run of
+resamples is cut into calls (the sequential rule of :func:`calviz.adaptive_tcal` draws batch after batch).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
 _MIX2 = np.uint64(0x94D049BB133111EB)
 _INV_2_53 = 1.0 / 9007199254740992.0
+_LOW_32 = np.uint64(0xFFFFFFFF)
 
 #: residual kinds
 SCALAR = 0  # binary / top-1 / classwise: scalar residual v = y - z, z = P(y = 1)
@@ -441,6 +443,258 @@ def _y_only_block(split, max_level, z, seeds, out):
             out[r, lev] = acc[lev, r] / n
 
 
+#: most (points x lanes) per-lane draw counts :func:`_consistency_block` holds at once (two int16 tables):
+#: the lanes of a block shrink for large n so that a thread never holds more than 16 MB of them
+CONSISTENCY_WEIGHT_CELLS = 1 << 22
+
+
+#: terms of the Poisson inversion tables of :func:`_poisson_draw` (the rest is a rare loop)
+_POISSON_TERMS = 4
+_TWO_32 = 4294967296.0
+#: draws of one point in one resample that the int16 count tables hold
+_MAX_DRAW_COUNT = 32766
+
+
+@njit(cache=True, inline="always")
+def _poisson_table(lam, table):
+    """table[k] = floor(2^32 P(Poisson(lam) <= k)), k < _POISSON_TERMS: thresholds for 32-bit uniforms."""
+    p = np.exp(-lam)
+    cdf = p
+    for k in range(_POISSON_TERMS):
+        table[k] = np.int64(cdf * _TWO_32)
+        p *= lam / (k + 1)
+        cdf += p
+
+
+@njit(cache=True, inline="always")
+def _poisson_count(u, table):
+    """Poisson draw by inversion of the 32-bit uniform integer u, capped at _POISSON_TERMS: a branch-free
+    count over the integer table (so that the loop over lanes vectorises)."""
+    return (1 if u >= table[0] else 0) + (1 if u >= table[1] else 0) + (1 if u >= table[2] else 0) + \
+        (1 if u >= table[3] else 0)
+
+
+@njit(cache=True)
+def _poisson_tail(u, lam):
+    """The Poisson(lam) inversion of u beyond the table (u >= table[_POISSON_TERMS - 1]; for lam <= 1
+    this happens with probability < 2 %)."""
+    p = np.exp(-lam)
+    cdf = 0.0
+    for j in range(_POISSON_TERMS):
+        cdf += p
+        p *= lam / (j + 1)
+    cdf += p
+    k = _POISSON_TERMS
+    while u >= np.int64(cdf * _TWO_32) and p > 0.0:
+        k += 1
+        p *= lam / k
+        cdf += p
+    return k
+
+
+@njit(cache=True)
+def consistency_draws(z, seeds, ones, zeros):
+    """Per point of the scan order and lane r: (ones[i, r], zeros[i, r]) = how many of the n draws with
+    replacement of resample r hit point i with label 1 / 0, y* ~ Ber(z_i) (Bröcker & Smith) — from the
+    stream seeds[r], without a random scatter per draw:
+
+    1. Poissonization: with W_i ~ Poisson(1) independent and labels Ber(z_i), the counts of ones and zeros
+       are independent Poisson(z_i) and Poisson(1 - z_i); given M = sum W_i the labelled draws are
+       multinomial(M; 1/n, ..., 1/n) with independent labels.  Drawn point by point (inversion).
+    2. Exact size n: if M < n, add n - M draws (point uniform, label Ber(z_i)); if M > n, remove M - n
+       draws uniformly at random without replacement (a point with probability W_i / max W by rejection,
+       then one of its draws: a one with probability ones_i / W_i).  Adding independent draws to, or
+       removing a uniform random subset from, multinomial draws gives multinomial(n; 1/n, ..., 1/n)
+       labelled draws — the resample of the consistency bootstrap exactly.
+    """
+    n = z.shape[0]
+    R = seeds.shape[0]
+    states = seeds.copy()
+    t1 = np.zeros(_POISSON_TERMS, dtype=np.int64)
+    t0 = np.zeros(_POISSON_TERMS, dtype=np.int64)
+    total = np.zeros(R, dtype=np.int64)
+    wmax = np.zeros(R, dtype=np.int64)
+    for i in range(n):
+        zi = z[i]
+        _poisson_table(zi, t1)
+        _poisson_table(1.0 - zi, t0)
+        tail = 0
+        for r in range(R):  # branch-free: vectorised across lanes (64-bit multiplies)
+            # one 64-bit output gives both uniforms (32 bits each: probabilities exact to 2^-32)
+            states[r] = states[r] + _GOLDEN
+            x = _mix(states[r])
+            a = _poisson_count(np.int64(x >> np.uint64(32)), t1)
+            b = _poisson_count(np.int64(x & _LOW_32), t0)
+            ones[i, r] = a  # every cell of the buffers is written here before it is read
+            zeros[i, r] = b
+            tail += 1 if (a == _POISSON_TERMS) | (b == _POISSON_TERMS) else 0
+            total[r] += a + b
+            wmax[r] = max(wmax[r], a + b)
+        if tail > 0:  # the rare draws beyond the tables, from the same uniforms
+            for r in range(R):
+                a0 = ones[i, r]
+                b0 = zeros[i, r]
+                if a0 == _POISSON_TERMS or b0 == _POISSON_TERMS:
+                    x = _mix(states[r])
+                    if a0 == _POISSON_TERMS:
+                        ones[i, r] = _poisson_tail(np.int64(x >> np.uint64(32)), zi)
+                    if b0 == _POISSON_TERMS:
+                        zeros[i, r] = _poisson_tail(np.int64(x & _LOW_32), 1.0 - zi)
+                    total[r] += ones[i, r] - a0 + zeros[i, r] - b0
+                    wmax[r] = max(wmax[r], ones[i, r] + zeros[i, r])
+    for r in range(R):
+        state = states[r]
+        while total[r] < n:
+            state, u = _next_uniform(state)
+            i = min(int(u * n), n - 1)
+            state, u = _next_uniform(state)
+            if ones[i, r] + zeros[i, r] >= _MAX_DRAW_COUNT:  # int16 counts; ~10^4 sd beyond the mean of 1
+                raise ValueError("consistency resampling: a point drawn more than 32766 times")
+            if u < z[i]:
+                ones[i, r] += 1
+            else:
+                zeros[i, r] += 1
+            total[r] += 1
+        while total[r] > n:
+            state, u = _next_uniform(state)
+            i = min(int(u * n), n - 1)
+            state, u = _next_uniform(state)
+            w = ones[i, r] + zeros[i, r]
+            if u * wmax[r] >= w:
+                continue  # rejected: point i is chosen with probability proportional to its draws
+            state, u = _next_uniform(state)
+            if u * w < ones[i, r]:
+                ones[i, r] -= 1
+            else:
+                zeros[i, r] -= 1
+            total[r] -= 1
+
+
+@njit(cache=True)
+def _consistency_block(split, max_level, z, seeds, out, ones, zeros):
+    """Scalar consistency resampling for len(seeds) resamples at once (out: (lanes, max_level)).
+
+    The draws of every lane come from :func:`consistency_draws`; the scan adds, per point, S = ones - w z
+    and Q = ones (1 - z)^2 + zeros z^2 (w = ones + zeros).  As in :func:`_y_only_block` the stack walk is
+    shared by the lanes: a point a lane did not draw is present with weight 0 (it adds nothing to that
+    lane's sums), so every lane sees the same bins and only sums and counts differ per lane.  Counts are
+    carried as floats (exact) so that the per-lane loops have no branches: a union holding one copy adds
+    exactly 0 (S^2 = Q) and one holding none adds 0 / 1.
+    """
+    n = z.shape[0]
+    R = seeds.shape[0]
+    depth = max_level + 2
+    consistency_draws(z, seeds, ones, zeros)
+    st_h = np.zeros(depth, dtype=np.int64)
+    st_p = np.zeros(depth, dtype=np.int64)  # distinct points of the segment (all lanes)
+    st_n = np.zeros((depth, R))
+    st_s = np.zeros((depth, R))
+    st_q = np.zeros((depth, R))
+    a_s = np.zeros(R)
+    a_q = np.zeros(R)
+    a_n = np.zeros(R)
+    c = np.zeros(R)
+    s_pt = np.zeros(R)
+    q_pt = np.zeros(R)
+    w_pt = np.zeros(R)
+    acc = np.zeros((max_level, R))
+    # a union of one point adds its copies' (S^2 - Q)/N to every scale it spans: added at both ends of
+    # the span and summed over the scales at the end (2 adds per lane instead of one per scale)
+    ends = np.zeros((max_level + 1, R))
+    top = -1
+    gap = max_level + 1
+    for i in range(n + 1):
+        if i == n:
+            if top < 0:
+                break
+            g = 1
+            for r in range(R):
+                s_pt[r] = 0.0
+                q_pt[r] = 0.0
+                w_pt[r] = 0.0
+        else:
+            if i > 0 and split[i - 1] < gap:
+                gap = split[i - 1]
+            zi = z[i]
+            a1 = (1.0 - zi) * (1.0 - zi)
+            a0 = zi * zi
+            for r in range(R):
+                k1 = float(ones[i, r])
+                k0 = float(zeros[i, r])
+                s_pt[r] = k1 - (k1 + k0) * zi
+                q_pt[r] = k1 * a1 + k0 * a0
+                w_pt[r] = k1 + k0
+            if top < 0:
+                top = 0
+                st_h[0] = 0
+                st_p[0] = 1
+                for r in range(R):
+                    st_s[0, r] = s_pt[r]
+                    st_q[0, r] = q_pt[r]
+                    st_n[0, r] = w_pt[r]
+                gap = max_level + 1
+                continue
+            g = gap
+            gap = max_level + 1
+            if g > max_level:
+                st_p[top] += 1
+                for r in range(R):
+                    st_s[top, r] += s_pt[r]
+                    st_q[top, r] += q_pt[r]
+                    st_n[top, r] += w_pt[r]
+                continue
+        for r in range(R):
+            a_s[r] = 0.0
+            a_q[r] = 0.0
+            a_n[r] = 0.0
+        a_p = 0
+        hi = max_level
+        k = top
+        while True:
+            for r in range(R):
+                a_s[r] += st_s[k, r]
+                a_q[r] += st_q[k, r]
+                a_n[r] += st_n[k, r]
+            a_p += st_p[k]
+            h = st_h[k]
+            lo = (h if h > g else g) - 1
+            if lo < hi and a_p == 1:
+                for r in range(R):
+                    c[r] = (a_s[r] * a_s[r] - a_q[r]) / (a_n[r] if a_n[r] > 1.0 else 1.0)
+                    ends[lo, r] += c[r]
+                    ends[hi, r] -= c[r]
+            elif lo < hi:
+                for r in range(R):
+                    c[r] = (a_s[r] * a_s[r] - a_q[r]) / (a_n[r] if a_n[r] > 1.0 else 1.0)
+                for lev in range(lo, hi):
+                    for r in range(R):
+                        acc[lev, r] += c[r]
+            if h < g:
+                break
+            hi = h - 1
+            k -= 1
+        for r in range(R):
+            st_s[k, r] = a_s[r]
+            st_q[k, r] = a_q[r]
+            st_n[k, r] = a_n[r]
+        st_p[k] = a_p
+        top = k + 1
+        st_h[top] = g
+        st_p[top] = 1
+        for r in range(R):
+            st_s[top, r] = s_pt[r]
+            st_q[top, r] = q_pt[r]
+            st_n[top, r] = w_pt[r]
+    run = np.zeros(R)
+    for lev in range(max_level):
+        for r in range(R):
+            run[r] += ends[lev, r]
+            acc[lev, r] += run[r]
+    for r in range(R):
+        for lev in range(max_level):
+            out[r, lev] = acc[lev, r] / n
+
+
 @njit(cache=True)
 def observed_statistics(split, max_level, z, y, kind):
     """T^d at the scales 2^1..2^max_level for the observed labels, z in scan order.
@@ -457,22 +711,26 @@ def observed_statistics(split, max_level, z, y, kind):
 
 
 @njit(cache=True)
-def _resample_block(split, max_level, z, z1, kind, source, base_seed, start, stop, out):
-    """Resamples start..stop-1 into out[start:stop]; resample r uses the stream stream_seed(base_seed, r).
-    Scalar y-only: one :func:`_y_only_block` pass for the whole block; otherwise one scan per resample."""
+def _resample_block(split, max_level, z, z1, kind, source, base_seed, start, stop, out, offset, ones, zeros):
+    """Resamples start..stop-1 into out[start - offset:stop - offset]; resample r uses the stream
+    stream_seed(base_seed, r).  Scalar targets: one :func:`_y_only_block` / :func:`_consistency_block`
+    pass for the whole block (ones, zeros: that one's draw buffers); full calibration, and scalar
+    consistency resampling beyond MIN_CONSISTENCY_LANES: one scan per resample."""
     n = z.shape[0]
-    if kind == SCALAR and source == Y_ONLY:
+    if kind == SCALAR and (source == Y_ONLY or _batched_consistency(n)):
         seeds = np.empty(stop - start, dtype=np.uint64)
         for r in range(start, stop):
             seeds[r - start] = stream_seed(base_seed, r)
         rows = np.zeros((stop - start, max_level))
-        _y_only_block(split, max_level, z1, seeds, rows)
+        if source == Y_ONLY:
+            _y_only_block(split, max_level, z1, seeds, rows)
+        else:
+            _consistency_block(split, max_level, z1, seeds, rows, ones, zeros)
         for r in range(start, stop):
             for lev in range(max_level):
-                out[r, lev] = rows[r - start, lev]
+                out[r - offset, lev] = rows[r - start, lev]
         return
     no_labels = np.zeros(0, np.int64)
-    no_y = np.zeros(0)
     row = np.zeros(max_level)
     weights = np.zeros(n if source == CONSISTENCY else 0, dtype=np.int64)
     for r in range(start, stop):
@@ -487,38 +745,76 @@ def _resample_block(split, max_level, z, z1, kind, source, base_seed, start, sto
                 state, u = _next_uniform(state)
                 weights[min(int(u * n), n - 1)] += 1
         if kind == SCALAR:
-            _scan_scalar(split, max_level, z1, no_y, source, weights, seed, row)
+            _scan_scalar(split, max_level, z1, np.zeros(0), source, weights, seed, row)
         else:
             _scan_vector(split, max_level, z, no_labels, source, weights, seed, row)
         for lev in range(max_level):
-            out[r, lev] = row[lev]
+            out[r - offset, lev] = row[lev]
+
+
+#: fewest lanes for which scalar consistency resampling runs batched: below it (n > 2^18) the per-point
+#: Poisson tables and short lane loops cost more than the shared stack walk saves, and resamples run one at
+#: a time (multinomial weights scattered per resample, :func:`_scan_scalar`)
+MIN_CONSISTENCY_LANES = 16
+
+
+@njit(cache=True)
+def _batched_consistency(n):
+    return CONSISTENCY_WEIGHT_CELLS // max(n, 1) >= MIN_CONSISTENCY_LANES
+
+
+@njit(cache=True)
+def block_lanes(n, kind, source):
+    """Resamples per block: LANES, fewer for batched scalar consistency resampling (their per-lane draw
+    counts, 2 x n x lanes int16, stay within CONSISTENCY_WEIGHT_CELLS cells per table)."""
+    if kind == SCALAR and source == CONSISTENCY and _batched_consistency(n):
+        return max(1, min(LANES, CONSISTENCY_WEIGHT_CELLS // max(n, 1)))
+    return LANES
+
+
+@njit(cache=True)
+def _run_blocks(split, max_level, z, z1, kind, source, base_seed, start, n_resamples, out, worker, workers):
+    """Blocks worker, worker + workers, ... of the resamples start..start+n_resamples-1 into out.  The
+    draw buffers of scalar consistency resampling are allocated once per worker (fresh pages cost a page
+    fault per 4 kB on first touch, as much as the draws themselves)."""
+    lanes = block_lanes(z.shape[0], kind, source)
+    n_blocks = (n_resamples + lanes - 1) // lanes
+    buffered = kind == SCALAR and source == CONSISTENCY and _batched_consistency(z.shape[0])
+    cells = z.shape[0] if buffered else 0
+    ones = np.empty((cells, lanes if buffered else 0), dtype=np.int16)
+    zeros = np.empty((cells, lanes if buffered else 0), dtype=np.int16)
+    for blk in range(worker, n_blocks, workers):
+        _resample_block(split, max_level, z, z1, kind, source, base_seed, start + blk * lanes,
+                        start + min((blk + 1) * lanes, n_resamples), out, start, ones, zeros)
 
 
 @njit(cache=True, parallel=True)
-def resampled_statistics(split, max_level, z, kind, source, base_seed, n_resamples):
-    """(n_resamples, max_level) resampled T^d (source Y_ONLY or CONSISTENCY), blocks of LANES resamples
-    spread over the threads.  Resample r uses its own stream stream_seed(base_seed, r), so the output does
-    not depend on the number of threads (nor on using :func:`resampled_statistics_serial`).
-    Memory: O(n) per running thread (consistency weights), never resamples x n."""
+def resampled_statistics(split, max_level, z, kind, source, base_seed, n_resamples, start=0, workers=2):
+    """(n_resamples, max_level) resampled T^d (source Y_ONLY or CONSISTENCY) of the resamples
+    start..start+n_resamples-1, blocks of :func:`block_lanes` resamples spread over ``workers`` parallel
+    tasks (pass numba.get_num_threads()).
+    Resample r uses its own stream stream_seed(base_seed, r), so the output depends neither on the number
+    of threads (nor on using :func:`resampled_statistics_serial`) nor on how a run of resamples is cut
+    into calls: the rows of (300 resamples from 0) are those of (100 from 0) followed by (200 from 100).
+    Memory: per running thread O(n) (O(n x lanes) int32 draw counts for scalar consistency resampling,
+    see CONSISTENCY_WEIGHT_CELLS), never resamples x n."""
     out = np.zeros((n_resamples, max_level))
     z1 = z[:, 0].copy() if kind == SCALAR else np.zeros(0)
-    n_blocks = (n_resamples + LANES - 1) // LANES
-    for blk in prange(n_blocks):
-        _resample_block(split, max_level, z, z1, kind, source, base_seed, blk * LANES,
-                        min((blk + 1) * LANES, n_resamples), out)
+    lanes = block_lanes(z.shape[0], kind, source)
+    workers = max(1, min(workers, (n_resamples + lanes - 1) // lanes))
+    for worker in prange(workers):
+        _run_blocks(split, max_level, z, z1, kind, source, base_seed, start, n_resamples, out, worker,
+                    workers)
     return out
 
 
 @njit(cache=True)
-def resampled_statistics_serial(split, max_level, z, kind, source, base_seed, n_resamples):
+def resampled_statistics_serial(split, max_level, z, kind, source, base_seed, n_resamples, start=0):
     """:func:`resampled_statistics` on the calling thread (identical output): for small jobs, where
     waking the thread pool costs more than the work."""
     out = np.zeros((n_resamples, max_level))
     z1 = z[:, 0].copy() if kind == SCALAR else np.zeros(0)
-    n_blocks = (n_resamples + LANES - 1) // LANES
-    for blk in range(n_blocks):
-        _resample_block(split, max_level, z, z1, kind, source, base_seed, blk * LANES,
-                        min((blk + 1) * LANES, n_resamples), out)
+    _run_blocks(split, max_level, z, z1, kind, source, base_seed, start, n_resamples, out, 0, 1)
     return out
 
 

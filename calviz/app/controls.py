@@ -38,7 +38,8 @@ class Controls(param.Parameterized):
         doc="Bandwidth of the smooth reliability curve (0 = automatic); the kCE keeps bandwidth 1",
     )
     alpha = param.Number(default=0.05, bounds=(0.001, 0.5), step=0.001, doc="Level α (1 − confidence)")
-    resampling = param.Selector(default="analytic", objects=list(RESAMPLINGS), doc="Critical values of T-Cal")
+    resampling = param.Selector(default=AnalysisOptions().resampling, objects=list(RESAMPLINGS),
+                                doc="Critical values of T-Cal")
     n_resamples = param.Integer(default=500, bounds=(20, 5000), doc="Number of resamples")
     seed = param.Integer(default=0, bounds=(0, None), doc="Random seed (subsample and resampling)")
 

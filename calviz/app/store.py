@@ -68,7 +68,7 @@ VIEW_INPUTS: dict[str, tuple[str, ...]] = {
     "smooth": ("target", "class_index", "n", "kernel", "bandwidth", "alpha", "n_resamples", "seed"),
     "smooth_curve": ("target", "class_index", "n", "kernel", "bandwidth"),
     "tcal": ("target", "class_index", "n", "alpha"),
-    "tcal_resampled": ("target", "class_index", "n", "alpha", "resampling", "n_resamples", "seed"),
+    "tcal_resampled": ("target", "class_index", "n", "alpha", "resampling", "seed"),
     "interval": ("target", "class_index", "top_k", "n", "n_bins", "alpha"),
     "bootstrap": ("target", "class_index", "top_k", "n", "n_bins", "alpha", "n_resamples", "seed"),
     # the Laplace kCE has the fixed bandwidth 1: the bandwidth option is the smooth curve's alone
