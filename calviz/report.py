@@ -252,8 +252,9 @@ self-contained: works offline, plots are interactive (hover, zoom, pan)</div></h
 {sections}
 {_classical_section(result.classical or result.errors.get("classical"))}
 </main>
-<footer>calviz {__version__} — T-Cal (seed 000), ECE confidence interval (seed 003),
-distance to calibration (seed 004)</footer>
+<footer>calviz {__version__} — T-Cal (Lee, Huang, Hassani and Dobriban, 2023), the ECE confidence interval
+(Sun, Chaudhari, Barnett and Dobriban, 2023), distance to calibration (Błasiok, Gopalan, Hu and Nakkiran,
+2023)</footer>
 {script}
 </body>
 </html>
