@@ -105,7 +105,7 @@ def compute_comparisons(args, data, options, *, load_input) -> dict:
 
     target = options.target if options.target in ("auto", "binary", "top1", "classwise") else "auto"
     common = dict(n_bins=options.n_bins, alpha=options.alpha, target=target, class_index=options.class_index,
-                  resampling=options.resampling, n_resamples=options.n_resamples, seed=options.seed)
+                  resampling=options.resampling, n_resamples=None, seed=options.seed)  # T-Cal's own rule
     out = {}
     if args.compare:
         other = load_input(args.compare, args)

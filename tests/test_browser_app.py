@@ -469,20 +469,23 @@ def test_slider_drag_ends_on_the_released_value(served_app, chromium_browser, ar
 
 
 def test_stale_resampling_job_is_never_painted(served_app, chromium_browser, artifacts_dir):
-    """A slow resampling job (5000 resamples) is overtaken by a fast one (300): the page shows the fast
-    one's result and never the slow one's — the slow job is stopped, or its result dropped."""
+    """A resampling job for α = 0.02 is superseded by one for α = 0.03 before it is done: the page ends
+    on the α = 0.03 result and never paints a resampled result for α = 0.02 (the analytic preview of
+    each value is shown at once by design)."""
     context, page = open_app(chromium_browser, served_app)
     try:
-        page.evaluate(JS_RECORD_TCAL)
-        set_widget(page, "resamples", 5000)
         set_widget(page, "T-Cal critical values", "y_only")
-        page.wait_for_timeout(2000)  # the slow job is running
-        set_widget(page, "resamples", 300)
-        wait_text(page, "(300 resamples)")
+        wait_text(page, "T-Cal (y_only)")
+        page.evaluate(JS_RECORD_TCAL)
+        set_widget(page, "level α", 0.02)
+        set_widget(page, "level α", 0.03)
+        latest = (f"() => {{ const t = ({JS_TEXT_CONTAINING})('T-Cal (y_only)');"
+                  " return t && t.includes('α = 0.03'); }")
+        page.wait_for_function(latest, timeout=120_000)
         page.wait_for_timeout(3000)
-        assert "(300 resamples)" in tcal_text(page)
+        assert "α = 0.03" in tcal_text(page)
         seen = page.evaluate("() => [...window.__tcal]")
-        assert not [t for t in seen if "5000 resamples" in t], seen
+        assert not [t for t in seen if "y_only" in t and "α = 0.02" in t], seen
         assert not page.errors, page.errors
     finally:
         context.close()

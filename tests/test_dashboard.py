@@ -370,7 +370,7 @@ def _legend_labels(reliability) -> list[str]:
 
 
 def test_topk_and_full_reliability_views_and_what_they_recompute():
-    app = CalvizApp(_data(1500, classes=3), n_resamples=60)
+    app = CalvizApp(_data(1500, classes=3), n_resamples=60, resampling="analytic")
     app.start()
     app.wait()
     reliability = app.views[0]

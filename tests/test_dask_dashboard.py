@@ -56,7 +56,7 @@ def test_dashboard_views_on_dask_equal_in_memory(client, tmp_path):
     y, p = _predictions(sum(SIZES))
     source = cdask.open_source(_write(tmp_path / "preds", y, p), client=client)
     assert source.n == y.size and source.n_classes == 2 and source.distributed
-    app = CalvizApp(source, n_bins=12)
+    app = CalvizApp(source, n_bins=12, resampling="analytic")
     app.start()
     app.wait(120)
     assert app.controls.dataset == "your data (Dask)"
@@ -99,7 +99,7 @@ def test_open_dask_from_the_app_and_bad_inputs(client, tmp_path):
     bad_p = p.copy()
     bad_p[700 + 1 + 5] = np.nan  # file 4, local row 5 → global row 706
     bad = _write(tmp_path / "bad", y, bad_p)
-    app = CalvizApp(datasets=["scenario-tcal_p0"])
+    app = CalvizApp(datasets=["scenario-tcal_p0"], resampling="analytic")
     app.start()
     n_before = app.data.n
 

@@ -295,6 +295,32 @@ ENTRY_POINTS = {
     "smooth_reliability": (calviz.smooth_reliability,
                            {**SMOOTH, "alpha": ALPHA, "centered": st.booleans(), "n_resamples": N_RESAMPLES,
                             "grid_size": GRID_SIZE, "seed": SEED}, {}),
+    "mce": (calviz.mce, {**BINNED, "top_k": TOP_K}, {}),
+    "ace": (calviz.ace, {"n_bins": N_BINS,
+                         "target": st.sampled_from(["classwise", "binary", "top1", "x"])}, {}),
+    "spiegelhalter_test": (calviz.spiegelhalter_test, VIEW, {}),
+    "cox_test": (calviz.cox_test, VIEW, {}),
+    "kolmogorov_smirnov_test": (calviz.kolmogorov_smirnov_test, VIEW, {}),
+    "kuiper_test": (calviz.kuiper_test, VIEW, {}),
+    "hosmer_lemeshow_test": (calviz.hosmer_lemeshow_test,
+                             {"n_groups": N_BINS, "fitted": st.booleans(), "min_expected": POSITIVE, **VIEW},
+                             {}),
+    "classical_tests": (calviz.classical_tests, {"alpha": ALPHA, "n_bins": N_BINS, "measures": st.booleans(),
+                                                 "n_groups": N_BINS, **VIEW}, {}),
+    "recalibrate": (calviz.recalibrate,
+                    {"method": st.sampled_from(["temperature", "platt", "isotonic", "histogram", "x"]),
+                     "calibration_size": st.one_of(st.floats(0.05, 0.95),
+                                                   st.sampled_from([0.0, 1.0, -1, NAN])),
+                     "n_bins": N_BINS, "seed": SEED}, {}),
+    "compare": (lambda y, p, **kw: calviz.compare(y, p, np.asarray(p)[::-1] if np.ndim(p) else p, **kw),
+                {"alpha": TCAL_ALPHA, "n_bins": N_BINS, "resampling": RESAMPLINGS,
+                 "n_resamples": TCAL_RESAMPLES,
+                 "seed": SEED, **VIEW}, {}),
+    "calibration_by_group": (lambda y, p, **kw: calviz.calibration_by_group(y, p, np.arange(np.size(y)) % 2,
+                                                                            **kw),
+                             {"alpha": TCAL_ALPHA, "n_bins": N_BINS, "min_group_size": st.integers(-1, 40),
+                              "resampling": RESAMPLINGS, "n_resamples": TCAL_RESAMPLES, "seed": SEED, **VIEW},
+                             {}),
 }
 
 OPTION_FIELDS = {
@@ -420,6 +446,7 @@ def _dask_entry_points():
     binned = {"n_bins": N_BINS, "top_k": TOP_K, "split_every": fan_in, **view}
     return {
         "binned_ece": (cdask.binned_ece, binned),
+        "mce": (cdask.mce, binned),
         "debiased_ece": (cdask.debiased_ece, binned),
         "unbiased_ece": (cdask.unbiased_ece, binned),
         "partition_sums": (cdask.partition_sums, binned),
@@ -457,7 +484,7 @@ def _distributed(y, p, chunks: int):
 
 
 DASK_NAMES = ["adaptive_tcal", "binned_ece", "debiased_ece", "ece_interval", "laplace_kce", "lower_dce",
-              "multi_reliability", "multiscale_debiased_ece", "partition_sums", "reliability",
+              "mce", "multi_reliability", "multiscale_debiased_ece", "partition_sums", "reliability",
               "resampled_tcal", "scale_sums", "sintce", "smce", "uniform_subsample", "unbiased_ece"]
 #: the other public functions of calviz.dask: analyze_parquet (its own test below) and those it reaches
 #: (from_parquet, from_dataframe, compute_view), the constructors every call goes through (as_dask_data,
