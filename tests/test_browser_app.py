@@ -522,6 +522,8 @@ def test_degenerate_upload_in_one_session_does_not_slow_another(served_app, chro
     """Session A uploads 3 rows with every prediction 1.0 and every label 1 (the smooth band's bandwidth
     then falls to its floor: the worst case for its resampling) and changes the seed; session B's views
     meanwhile update about as fast as when A is idle."""
+    import time
+
     ctx_a, page_a = open_app(chromium_browser, served_app)
     ctx_b, page_b = open_app(chromium_browser, served_app)
     try:
@@ -535,7 +537,9 @@ def test_degenerate_upload_in_one_session_does_not_slow_another(served_app, chro
         baseline = min(_settle_time(page_b, 17, 2), _settle_time(page_b, 18, 3))
         _upload(page_a, "ones.csv", b"y_true,y_prob\n1,1.0\n1,1.0\n1,1.0\n")
         wait_widget(page_a, "dataset", "uploaded: ones.csv")
+        a_started = time.monotonic()
         set_widget(page_a, "seed", 11)
+        wait_text(page_a, "computing: ")  # A's resampling jobs on the degenerate data are in flight
         a_busy = page_a.evaluate(JS_TEXT_CONTAINING, "computing: ")
         loaded = _settle_time(page_b, 19, 4)
         # Ratio, not seconds: on a loaded 2-core machine one session's jobs, the server and the browser
@@ -549,6 +553,11 @@ def test_degenerate_upload_in_one_session_does_not_slow_another(served_app, chro
         print(f"session A when B changed: {a_busy}")
         assert loaded <= allowed, f"B took {loaded:.2f} s beside A's upload; idle {baseline:.2f} s"
         assert status_n(page_a) == 3  # A's session kept its own data
+        # and A's own jobs end (within the job time limit at worst)
+        page_a.wait_for_function(
+            f"() => ({JS_TEXT_CONTAINING})('computing: ') === null", timeout=LOAD_TIMEOUT
+        )
+        print(f"session A's jobs ended {time.monotonic() - a_started:.2f} s after its seed change")
         assert not page_a.errors and not page_b.errors, (page_a.errors, page_b.errors)
     finally:
         ctx_a.close()
