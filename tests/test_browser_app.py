@@ -489,3 +489,132 @@ def test_stale_resampling_job_is_never_painted(served_app, chromium_browser, art
         assert not page.errors, page.errors
     finally:
         context.close()
+
+
+# -- fairness between sessions, uploads near the size limit ---------------------------------------------
+
+# B's views have settled on bins = m: the interval's title names m bins without a pending bootstrap, the
+# smooth curve has its band, and the progress line lists no running job
+JS_SETTLED_ON_BINS = f"""(m) => {{
+    let title = false, band = false, busy = false;
+    for (const model of {_ALL_MODELS}) {{
+        const t = model.text;
+        if (typeof t !== 'string') continue;
+        if (t.endsWith(`· ${{m}} bins`)) title = true;
+        if (t.includes('with its pointwise band')) band = true;
+        if (t.includes('computing: ')) busy = true;
+    }}
+    return title && band && !busy;
+}}"""
+
+
+def _settle_time(page, n_bins: int, seed: int, *, timeout: float = UPDATE_TIMEOUT) -> float:
+    """Seconds from a change of seed and bins until the page shows every view for them: the seed restarts
+    the smooth band's resampling, the bins the bootstrap interval (both background jobs).  The seed is
+    set first, so the bins' title cannot settle before the seed's jobs were planned."""
+    import time
+
+    start = time.monotonic()
+    set_widget(page, "seed", seed)
+    set_widget(page, "bins (m)", n_bins)
+    page.wait_for_function(JS_SETTLED_ON_BINS, arg=n_bins, timeout=timeout)
+    return time.monotonic() - start
+
+
+def test_degenerate_upload_in_one_session_does_not_slow_another(served_app, chromium_browser, artifacts_dir):
+    """Session A uploads 3 rows with every prediction 1.0 and every label 1 (the smooth band's bandwidth
+    then falls to its floor: the worst case for its resampling) and changes the seed; session B's views
+    meanwhile update about as fast as when A is idle."""
+    import time
+
+    ctx_a, page_a = open_app(chromium_browser, served_app)
+    ctx_b, page_b = open_app(chromium_browser, served_app)
+    try:
+        # warm-up, and both sessions idle: a fresh server's first distance and resampling jobs compile
+        # kernels, which on a loaded machine can take longer than an update
+        for page in (page_a, page_b):
+            page.wait_for_function(
+                f"() => ({JS_TEXT_CONTAINING})('implied dCE') !== null", timeout=LOAD_TIMEOUT
+            )
+        _settle_time(page_b, 16, 1, timeout=LOAD_TIMEOUT)
+        baseline = min(_settle_time(page_b, 17, 2), _settle_time(page_b, 18, 3))
+        _upload(page_a, "ones.csv", b"y_true,y_prob\n1,1.0\n1,1.0\n1,1.0\n")
+        wait_widget(page_a, "dataset", "uploaded: ones.csv")
+        a_started = time.monotonic()
+        set_widget(page_a, "seed", 11)
+        wait_text(page_a, "computing: ")  # A's resampling jobs on the degenerate data are in flight
+        a_busy = page_a.evaluate(JS_TEXT_CONTAINING, "computing: ")
+        loaded = _settle_time(page_b, 19, 4)
+        # Ratio, not seconds: on a loaded 2-core machine one session's jobs, the server and the browser
+        # compete for the cores, so B may run up to a few times slower than idle; a B that waited for A's
+        # jobs would take A's whole job (minutes before the degenerate case had a fast path; the job time
+        # limit is JOB_LIMIT_S = 120 s), tens of times the baseline.  The additive slack covers a
+        # baseline so short that scheduling noise alone is a large multiple of it.
+        allowed = max(3 * baseline, baseline + 3.0)
+        shot(page_b, artifacts_dir, "session_b_beside_degenerate_upload")
+        print(f"session B: idle {baseline:.2f} s, beside A's upload {loaded:.2f} s (allowed {allowed:.2f} s)")
+        print(f"session A when B changed: {a_busy}")
+        assert loaded <= allowed, f"B took {loaded:.2f} s beside A's upload; idle {baseline:.2f} s"
+        assert status_n(page_a) == 3  # A's session kept its own data
+        # and A's own jobs end (within the job time limit at worst)
+        page_a.wait_for_function(
+            f"() => ({JS_TEXT_CONTAINING})('computing: ') === null", timeout=LOAD_TIMEOUT
+        )
+        print(f"session A's jobs ended {time.monotonic() - a_started:.2f} s after its seed change")
+        assert not page_a.errors and not page_b.errors, (page_a.errors, page_b.errors)
+    finally:
+        ctx_a.close()
+        ctx_b.close()
+
+
+def _binary_csv_of_size(path, n_bytes: int, seed: int) -> int:
+    """Write a binary y_true,y_prob CSV of at least ``n_bytes`` bytes (full-precision probabilities keep
+    the row count, and so the reading time, down); return its number of rows."""
+    rng = np.random.default_rng(seed)
+    row_bytes = len("1,0.12345678901234567\n")
+    n = n_bytes // row_bytes + 1
+    p = rng.uniform(0.05, 0.95, n)
+    y = (rng.random(n) < p).astype(int)
+    body = "\n".join(f"{a},{b:.17f}" for a, b in zip(y, p, strict=True))
+    path.write_text(f"y_true,y_prob\n{body}\n")
+    assert path.stat().st_size >= n_bytes
+    return n
+
+
+def test_upload_near_the_limit_loads_and_above_it_is_refused(
+    served_app, chromium_browser, artifacts_dir, tmp_path
+):
+    """A file between 15 MB and the upload limit reaches the server and loads (the session survives the
+    large websocket message); one above the limit gets the app's own message and the data stays."""
+    from calviz.app.sources import UPLOAD_LIMIT_BYTES
+
+    near = tmp_path / "near_limit.csv"
+    n_near = _binary_csv_of_size(near, UPLOAD_LIMIT_BYTES - 3 * 1024 * 1024, seed=1)
+    assert 15 * 1024 * 1024 < near.stat().st_size < UPLOAD_LIMIT_BYTES
+    above = tmp_path / "above_limit.csv"
+    _binary_csv_of_size(above, UPLOAD_LIMIT_BYTES + 512 * 1024, seed=2)
+
+    context, page = open_app(chromium_browser, served_app)
+    try:
+        page.locator("input[type=file]").set_input_files(str(near))
+        page.wait_for_function(
+            f"() => ({JS_TEXT_CONTAINING})('of {n_near:,}') !== null", timeout=2 * UPDATE_TIMEOUT
+        )
+        wait_widget(page, "dataset", "uploaded: near_limit.csv")
+        n_shown = status_n(page)
+        status = status_text(page)
+        shot(page, artifacts_dir, "upload_near_limit")
+
+        page.locator("input[type=file]").set_input_files(str(above))
+        wait_text(page, "above the upload limit")
+        alert = page.evaluate(JS_TEXT_CONTAINING, "above the upload limit")
+        assert "above_limit.csv" in alert
+        shot(page, artifacts_dir, "upload_above_limit")
+        assert status_n(page) == n_shown, (status, status_text(page))
+        assert f"of {n_near:,}" in status_text(page), (status, status_text(page))
+        assert page.evaluate(JS_WIDGET_VALUE, "dataset") == "uploaded: near_limit.csv"
+        set_widget(page, "bins (m)", 21)  # and the session still answers
+        wait_hist(page, 21)
+        assert not page.errors, page.errors
+    finally:
+        context.close()
