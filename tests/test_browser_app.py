@@ -485,7 +485,7 @@ def test_stale_resampling_job_is_never_painted(served_app, chromium_browser, art
         page.wait_for_timeout(3000)
         assert "α = 0.03" in tcal_text(page)
         seen = page.evaluate("() => [...window.__tcal]")
-        assert not [t for t in seen if "y_only" in t and "α = 0.02" in t], seen
+        assert not [t for t in seen if "T-Cal (y_only)" in t and "α = 0.02" in t], seen
         assert not page.errors, page.errors
     finally:
         context.close()
