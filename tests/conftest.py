@@ -111,22 +111,29 @@ def start_server(cache_dir: Path, *, timeout: float = 300.0, extra_args: tuple[s
     log = open(cache_dir / "server.log", "wb")  # noqa: SIM115 - closed by stop_server
     proc = subprocess.Popen(cmd, cwd=REPO, env=_serve_env(cache_dir), stdout=log, stderr=subprocess.STDOUT)
     proc._calviz_log = log  # type: ignore[attr-defined]
+    wait_for_http(proc, url, cache_dir / "server.log", timeout=timeout, name="server")
+    return proc, url
+
+
+def wait_for_http(proc, url: str, log_path, *, timeout: float, name: str,
+                  request_timeout: float | None = None) -> None:
+    """Wait until ``url`` answers HTTP 200; a process that exits first, or a timeout, stops the process
+    (:func:`stop_server`) and raises with the end of its log."""
     started = time.monotonic()
     while True:
         if proc.poll() is not None:
-            log.close()
-            raise RuntimeError(f"server exited early:\n{(cache_dir / 'server.log').read_text()[-3000:]}")
+            stop_server(proc)
+            raise RuntimeError(f"{name} exited early:\n{Path(log_path).read_text()[-3000:]}")
         try:
-            with urllib.request.urlopen(url, timeout=timeout) as response:
+            with urllib.request.urlopen(url, timeout=request_timeout or timeout) as response:
                 if response.status == 200:
-                    break
+                    return
         except (urllib.error.URLError, ConnectionError, TimeoutError):
             pass
         if time.monotonic() - started > timeout:
             stop_server(proc)
-            raise RuntimeError(f"server did not answer within {timeout:.0f} s")
+            raise RuntimeError(f"{name} did not answer within {timeout:.0f} s")
         time.sleep(0.3)
-    return proc, url
 
 
 def stop_server(proc) -> None:

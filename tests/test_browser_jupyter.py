@@ -15,13 +15,12 @@ import os
 import secrets
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.parse
 import urllib.request
 
 import pytest
-from conftest import REPO, free_port
+from conftest import REPO, free_port, stop_server, wait_for_http
 
 pytestmark = pytest.mark.browser
 
@@ -145,32 +144,16 @@ def jupyterlab(tmp_path_factory):
     if hasattr(os, "geteuid") and os.geteuid() == 0:  # containers run CI as root
         cmd.append("--allow-root")
     log_path = root / "server.log"
-    log = open(log_path, "wb")  # noqa: SIM115 - closed below
+    log = open(log_path, "wb")  # noqa: SIM115 - closed by stop_server
     proc = subprocess.Popen(cmd, cwd=notebooks, env=env, stdout=log, stderr=subprocess.STDOUT)
+    proc._calviz_log = log  # type: ignore[attr-defined]
     base = f"http://127.0.0.1:{port}"
     try:
-        started = time.monotonic()
-        while True:
-            if proc.poll() is not None:
-                raise RuntimeError(f"JupyterLab exited early:\n{log_path.read_text()[-3000:]}")
-            try:
-                with urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=10) as response:
-                    if response.status == 200:
-                        break
-            except (urllib.error.URLError, ConnectionError, TimeoutError):
-                pass
-            if time.monotonic() - started > SERVER_TIMEOUT:
-                raise RuntimeError(f"JupyterLab did not answer within {SERVER_TIMEOUT:.0f} s")
-            time.sleep(0.3)
+        wait_for_http(proc, f"{base}/api/status?token={token}", log_path, timeout=SERVER_TIMEOUT,
+                      name="JupyterLab", request_timeout=10)
         yield f"{base}/lab/tree/{{}}.ipynb?token={token}", log_path
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=20)
-        log.close()
+        stop_server(proc)
 
 
 def _offline_page(browser):
