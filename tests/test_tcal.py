@@ -60,13 +60,8 @@ def random_binary(rng, n, kind):
 
 
 def splitmix_stream(seed):
-    state = int(seed)
-    while True:
-        state = (state + 0x9E3779B97F4A7C15) & MASK64
-        x = state
-        x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
-        x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & MASK64
-        x ^= x >> 31
+    """SplitMix64 uniforms in [0, 1): the top 53 bits of each raw output."""
+    for x in splitmix_raw(seed):
         yield (x >> 11) * (1.0 / 9007199254740992.0)
 
 
