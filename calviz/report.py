@@ -253,7 +253,7 @@ self-contained: works offline, plots are interactive (hover, zoom, pan)</div></h
 {_classical_section(result.classical or result.errors.get("classical"))}
 </main>
 <footer>calviz {__version__} — T-Cal (Lee, Huang, Hassani and Dobriban, 2023), the ECE confidence interval
-(Sun, Chaudhari, Barnett and Dobriban, 2023), distance to calibration (Błasiok, Gopalan, Hu and Nakkiran,
+(Sun, Chaudhari, Barnett and Dobriban, 2024), distance to calibration (Błasiok, Gopalan, Hu and Nakkiran,
 2023)</footer>
 {script}
 </body>
