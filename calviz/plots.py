@@ -869,7 +869,8 @@ INTERVAL_TOOLTIPS = (
 def interval_frame(interval, bootstrap=None) -> dict:
     """The drawing data of the ECE-interval view: ``table`` with two rows (row 1: the asymptotic interval
     of Sun, Chaudhari, Barnett & Dobriban (2024); row 0: the percentile bootstrap, NaN while it is
-    computed) — estimate, interval, their squares, method, colour (crimson when the interval excludes 0) — and ``xlim``."""
+    computed) — estimate, interval, their squares, method, colour (crimson when the interval excludes
+    0) — and ``xlim``."""
     rows = [("seed 003 (asymptotic)", interval), ("percentile bootstrap", bootstrap)]
     cols = {k: [] for k in ("estimate", "low", "high", "estimate_sq", "low_sq", "high_sq", "method", "color")}
     for name, res in rows:
