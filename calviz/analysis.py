@@ -24,11 +24,13 @@ from calviz.distance import distance_bounds, smce_witness
 from calviz.ece import reliability
 from calviz.intervals import ece_interval
 from calviz.smooth import smooth_reliability
+from calviz.targets import SCALAR_TARGETS, TARGETS, Target, resolve
 from calviz.tcal import adaptive_tcal
 
 __all__ = [
     "AnalysisOptions",
     "Analysis",
+    "analysis_target",
     "resolve_target",
     "scalar_target",
     "is_distributed",
@@ -48,7 +50,6 @@ __all__ = [
     "analyze",
 ]
 
-TARGETS = ("auto", "binary", "top1", "classwise", "topk", "full")
 SCHEMES = ("equal_width", "equal_mass")
 KERNELS = ("reflected_gaussian", "logit_gaussian")
 RESAMPLINGS = ("analytic", "y_only", "consistency", "threshold")
@@ -120,22 +121,34 @@ class AnalysisOptions:
 # -- data preparation -------------------------------------------------------------------------------
 
 
+def analysis_target(data: CalibrationData, options: AnalysisOptions, *, scalar: bool = False) -> Target:
+    """The calibration target these options analyse (decided by :func:`calviz.targets.resolve`).
+
+    ``auto`` is binary/top-1 whatever ``top_k`` says (``top_k`` belongs to the ``topk`` target);
+    ``topk`` of a binary model is the full 2-vector; ``top_k`` and ``class_index`` beyond the number of
+    classes are clipped to it.  ``scalar=True``: ``topk``/``full`` are shown through their top-1 (binary
+    for binary data) reduction, the view of the estimators defined for scalar predictions."""
+    name = options.target
+    if data.is_binary and name == "topk":
+        name = "full"  # top-2 of a binary model is the full 2-vector
+    if scalar and name in ("topk", "full"):
+        name = "auto"
+    K = data.n_classes
+    return resolve(data, name, top_k=min(int(options.top_k), K) if name == "topk" else 1,
+                   class_index=min(int(options.class_index), K - 1))
+
+
 def resolve_target(data: CalibrationData, options: AnalysisOptions) -> str:
-    """The concrete target: ``auto`` → binary/top1; targets that need K > 2 fall back sensibly."""
-    target = options.target
-    if target == "auto":
-        return "binary" if data.is_binary else "top1"
-    if data.is_binary and target == "topk":
-        return "full"  # top-2 of a binary model is the full 2-vector
-    return target
+    """The name of :func:`analysis_target`: ``auto`` → binary/top1; ``topk`` of binary data → ``full``."""
+    return analysis_target(data, options).name
 
 
 def scalar_target(data: CalibrationData, target: str) -> str:
     """The scalar target a resolved target is shown through: ``topk``/``full`` → top-1 (binary for
     binary data); scalar targets are themselves."""
-    if target in ("topk", "full"):
-        return "binary" if data.is_binary else "top1"
-    return target
+    if target in SCALAR_TARGETS:
+        return target
+    return resolve(data, "auto").name
 
 
 def scalar_reliability(data: CalibrationData, options: AnalysisOptions) -> bool:
@@ -172,33 +185,12 @@ def analysis_view(data: CalibrationData, options: AnalysisOptions, *, scalar: bo
 
     ``scalar=True`` (distance family, smooth curve, the scalar reliability diagram — all defined for
     scalar predictions): ``topk`` and ``full`` fall back to the top-1 confidence view, which is what the
-    seeds' real-data experiments use (the reliability view of ``topk``/``full`` on multi-class data is
-    :func:`compute_multi_reliability` instead).  Returns ``(z, y, target_used)``.
+    real-data experiments of the papers use (the reliability view of ``topk``/``full`` on multi-class data
+    is :func:`compute_multi_reliability` instead).  Returns ``(z, y, target_used)``.
     """
-    target = resolve_target(data, options)
-    if scalar:
-        target = scalar_target(data, target)
-    if target == "classwise":
-        z, y = data.classwise(min(int(options.class_index), data.n_classes - 1))
-    elif target == "topk":
-        z, y = data.topk(min(int(options.top_k), data.n_classes))
-    else:
-        z, y = data.view(target)
-    return z, y, target
-
-
-# -- engine calls -----------------------------------------------------------------------------------
-
-
-def _zy_for_engine(data: CalibrationData, options: AnalysisOptions, *, scalar: bool):
-    """Arguments in the engine's (y_true, y_prob) convention for the chosen target."""
-    z, y, target = analysis_view(data, options, scalar=scalar)
-    if z.ndim == 1:
-        # scalar view: labels y in {0,1} and the probability of the positive event
-        return (y.astype(np.int64), z), target
-    if target == "full":
-        return (data.labels, data.full_probs()), target
-    return (data.labels, data.full_probs()), target  # topk: the engine takes top_k=
+    target = analysis_target(data, options, scalar=scalar)
+    z, y = target.view(data)
+    return z, y, target.name
 
 
 #: ``full`` targets with more classes than this show the reliability panels of this many classes (those
@@ -254,8 +246,8 @@ def compute_reliability(data: CalibrationData, options: AnalysisOptions):
     data = prepare(data, options)
     if not scalar_reliability(data, options):
         return compute_multi_reliability(data, options)
-    (y, p), _ = _zy_for_engine(data, options, scalar=True)
-    return reliability(y, p, n_bins=int(options.n_bins), scheme=options.scheme, alpha=options.alpha)
+    return reliability(data, target=analysis_target(data, options, scalar=True), n_bins=int(options.n_bins),
+                       scheme=options.scheme, alpha=options.alpha)
 
 
 def compute_multi_reliability(data: CalibrationData, options: AnalysisOptions) -> MultiReliability:
@@ -329,30 +321,22 @@ def compute_tcal(data: CalibrationData, options: AnalysisOptions, resampling: st
     """
     data = prepare(data, options)
     resampling = options.resampling if resampling is None else resampling
-    target = resolve_target(data, options)
-    common = dict(alpha=options.alpha, resampling=resampling, seed=int(options.seed))
-    if target in ("binary", "top1", "classwise"):
-        (y, p), _ = _zy_for_engine(data, options, scalar=True)
-        return adaptive_tcal(y, p, **common)
-    # full calibration on the simplex partition (top-k has no T-Cal: use full)
-    return adaptive_tcal(data.labels, data.full_probs(), target="full", **common)
+    target = analysis_target(data, options)
+    if not target.is_scalar:  # full calibration on the simplex partition (top-k has no T-Cal: use full)
+        target = resolve(data, "full")
+    return adaptive_tcal(data, target=target.name, class_index=target.class_index, alpha=options.alpha,
+                         resampling=resampling, seed=int(options.seed))
 
 
 def _interval(data: CalibrationData, options: AnalysisOptions, method: str):
     data = prepare(data, options)
-    target = resolve_target(data, options)
-    common = dict(
-        n_bins=int(options.n_bins),
-        alpha=options.alpha,
-        method=method,
-        n_resamples=int(options.n_resamples),
-        seed=int(options.seed),
-    )
-    if target in ("topk", "full"):
-        k = data.n_classes if target == "full" else min(int(options.top_k), data.n_classes)
-        return ece_interval(data.labels, data.full_probs(), top_k=k, **common)
-    (y, p), _ = _zy_for_engine(data, options, scalar=True)
-    return ece_interval(y, p, **common)
+    target = analysis_target(data, options)
+    if not target.is_scalar:
+        # the interval bins the sorted top-k vector: full calibration is top-K (top-1 when k = 1)
+        k = data.n_classes if target.name == "full" else target.top_k
+        target = resolve(data, "auto", top_k=k)
+    return ece_interval(data, target=target, n_bins=int(options.n_bins), alpha=options.alpha, method=method,
+                        n_resamples=int(options.n_resamples), seed=int(options.seed))
 
 
 def compute_interval(data: CalibrationData, options: AnalysisOptions):
@@ -373,8 +357,8 @@ def compute_distance(data: CalibrationData, options: AnalysisOptions):
     smooth curve's): with a data-dependent bandwidth it would no longer be the consistent estimator of
     Błasiok et al. (2023), Thm 8.5."""
     data = prepare(data, options)
-    (y, p), _ = _zy_for_engine(data, options, scalar=True)
-    return distance_bounds(y, p), smce_witness(y, p)
+    target = analysis_target(data, options, scalar=True)
+    return distance_bounds(data, target=target), smce_witness(data, target=target)
 
 
 def compute_smooth(data: CalibrationData, options: AnalysisOptions, *, band: bool = True):
@@ -383,10 +367,9 @@ def compute_smooth(data: CalibrationData, options: AnalysisOptions, *, band: boo
     ``band=False`` computes the curve alone (no resampling; the dashboard shows it at once and the
     banded version when its background computation finishes)."""
     data = prepare(data, options)
-    (y, p), _ = _zy_for_engine(data, options, scalar=True)
     return smooth_reliability(
-        y,
-        p,
+        data,
+        target=analysis_target(data, options, scalar=True),
         bandwidth=options.bandwidth,
         kernel=options.kernel,
         alpha=options.alpha,

@@ -37,10 +37,12 @@ from calviz._kernels.classical import (
     logistic_sums,
     spiegelhalter_sums,
 )
+from calviz._params import ALPHA, BOOLEAN, POSITIVE_INT, UNIT_OPEN, Interval, validate_params
 from calviz._results import ResultMixin
 from calviz.binning import check_n_bins
 from calviz.data import InputError, check_alpha
 from calviz.ece import equal_mass_sums, prepare_view
+from calviz.targets import SCALAR_TARGETS
 
 __all__ = [
     "CalibrationTestResult",
@@ -244,15 +246,10 @@ def _result(name, statistic, pvalue, null, hypothesis, n, target, df=None, cls=C
 # ------------------------------------------------------------------------------------------------
 # the view: a scalar target
 # ------------------------------------------------------------------------------------------------
-_SCALAR_TARGETS = ("auto", "binary", "top1", "classwise")
-
-
-def _scalar_view(y_true, y_prob, target, class_index):
-    if target not in _SCALAR_TARGETS:
-        allowed = ", ".join(map(repr, _SCALAR_TARGETS))
-        raise InputError(f"the classical tests need a scalar target ({allowed}); got {target!r}")
+def _scalar_view(y_true, y_prob, target, class_index, caller):
+    # the classical tests are defined for scalar predictions only
     _, target, z, y = prepare_view(y_true, y_prob, target=target, class_index=class_index,
-                                   integer_labels=True)
+                                   integer_labels=True, allowed=("auto", *SCALAR_TARGETS), caller=caller)
     return target, np.ascontiguousarray(z, dtype=np.float64), np.ascontiguousarray(y)
 
 
@@ -408,7 +405,7 @@ def _cumulative_test(name, z, y, target, extremes=None) -> CalibrationTestResult
 # public tests
 # ------------------------------------------------------------------------------------------------
 def spiegelhalter_test(
-    y_true, y_prob, *, target: str = "auto", class_index: int = 0,
+    y_true, y_prob=None, *, target: str = "auto", class_index: int = 0,
 ) -> CalibrationTestResult:
     """Spiegelhalter's (1986) z test of calibration.
 
@@ -422,12 +419,17 @@ def spiegelhalter_test(
     y_true, y_prob: labels and probabilities (1-D P(y = 1), or (n, K)).
     target: "auto" (binary, or top-1 for (n, K)), "binary", "top1" or "classwise" (with class_index).
     """
-    target, z, y = _scalar_view(y_true, y_prob, target, class_index)
+    target, z, y = _scalar_view(y_true, y_prob, target, class_index, "spiegelhalter_test")
     return _spiegelhalter(z, y, target)
 
 
+#: Hosmer–Lemeshow's options and their constraints
+_HL = {"n_groups": Interval(int, 3, None), "fitted": BOOLEAN, "min_expected": Interval(float, 0, None)}
+
+
+@validate_params(_HL)
 def hosmer_lemeshow_test(
-    y_true, y_prob, *, n_groups: int = 10, fitted: bool = False, min_expected: float = 5.0,
+    y_true, y_prob=None, *, n_groups: int = 10, fitted: bool = False, min_expected: float = 5.0,
     target: str = "auto", class_index: int = 0,
 ) -> CalibrationTestResult:
     """Hosmer–Lemeshow (1980) goodness-of-fit test on groups of equal size by predicted risk.
@@ -444,24 +446,12 @@ def hosmer_lemeshow_test(
 
     Raises InputError when fewer than 3 groups are left (e.g. fewer than 3 distinct predictions).
     """
-    fitted, min_expected = _check_hl_options(fitted, min_expected)
-    target, z, y = _scalar_view(y_true, y_prob, target, class_index)
+    fitted, min_expected = bool(fitted), float(min_expected)
+    target, z, y = _scalar_view(y_true, y_prob, target, class_index, "hosmer_lemeshow_test")
     return _hosmer_lemeshow(z, y, target, n_groups, fitted, min_expected)
 
 
-def _check_hl_options(fitted, min_expected) -> tuple[bool, float]:
-    if fitted not in (True, False):
-        raise InputError(f"fitted must be True or False; got {fitted!r}")
-    try:
-        m = float(min_expected)
-    except (TypeError, ValueError):
-        raise InputError(f"min_expected must be a number >= 0; got {min_expected!r}") from None
-    if not (m >= 0.0 and math.isfinite(m)):
-        raise InputError(f"min_expected must be a number >= 0; got {min_expected!r}")
-    return bool(fitted), m
-
-
-def cox_test(y_true, y_prob, *, target: str = "auto", class_index: int = 0) -> CoxTestResult:
+def cox_test(y_true, y_prob=None, *, target: str = "auto", class_index: int = 0) -> CoxTestResult:
     """Cox's (1958) test of calibration intercept 0 and slope 1, as a score test (Rao 1948).
 
     Model logit P(y = 1 | z) = a + b x with x = logit(z) (z clipped to [1e-12, 1 − 1e-12]); at the
@@ -471,12 +461,12 @@ def cox_test(y_true, y_prob, *, target: str = "auto", class_index: int = 0) -> C
     T-Cal by Lee, Huang, Hassani & Dobriban (2023, §4.1).  The result also carries the maximum-likelihood
     a and b (Newton's method; NaN when the labels are perfectly separated or all equal).
     """
-    target, z, y = _scalar_view(y_true, y_prob, target, class_index)
+    target, z, y = _scalar_view(y_true, y_prob, target, class_index, "cox_test")
     return _cox(z, y, target)
 
 
 def kolmogorov_smirnov_test(
-    y_true, y_prob, *, target: str = "auto", class_index: int = 0,
+    y_true, y_prob=None, *, target: str = "auto", class_index: int = 0,
 ) -> CalibrationTestResult:
     """Kolmogorov–Smirnov test of calibration on cumulative differences (Arrieta-Ibarra et al. 2022).
 
@@ -486,21 +476,22 @@ def kolmogorov_smirnov_test(
     S_k is read only at the last member of each group of tied predictions, so the result does not
     depend on how ties are ordered.
     """
-    target, z, y = _scalar_view(y_true, y_prob, target, class_index)
+    target, z, y = _scalar_view(y_true, y_prob, target, class_index, "kolmogorov_smirnov_test")
     return _cumulative_test("kolmogorov_smirnov", z, y, target)
 
 
-def kuiper_test(y_true, y_prob, *, target: str = "auto", class_index: int = 0) -> CalibrationTestResult:
+def kuiper_test(y_true, y_prob=None, *, target: str = "auto", class_index: int = 0) -> CalibrationTestResult:
     """Kuiper test of calibration on cumulative differences (Arrieta-Ibarra et al. 2022): statistic
     H = (max_k S_k − min_k S_k) / σ with S, σ as in :func:`kolmogorov_smirnov_test` (S_0 = 0 included);
     under calibration H → max W − min W on [0, 1] (:func:`brownian_range_sf`)."""
-    target, z, y = _scalar_view(y_true, y_prob, target, class_index)
+    target, z, y = _scalar_view(y_true, y_prob, target, class_index, "kuiper_test")
     return _cumulative_test("kuiper", z, y, target)
 
 
+@validate_params({**_HL, "alpha": UNIT_OPEN, "measures": BOOLEAN, "n_bins": POSITIVE_INT})
 def classical_tests(
-    y_true, y_prob, *, alpha: float = 0.05, target: str = "auto", class_index: int = 0, n_groups: int = 10,
-    fitted: bool = False, min_expected: float = 5.0, tests: tuple[str, ...] = TEST_NAMES,
+    y_true, y_prob=None, *, alpha: float = ALPHA, target: str = "auto", class_index: int = 0,
+    n_groups: int = 10, fitted: bool = False, min_expected: float = 5.0, tests: tuple[str, ...] = TEST_NAMES,
     measures: bool = False, n_bins: int = 15,
 ) -> ClassicalTests:
     """Run the classical tests on one validated view and collect them with their decisions at ``alpha``.
@@ -514,13 +505,12 @@ def classical_tests(
     instead of failing the others; bad input raises :class:`InputError` as every calviz function does.
     ``n_groups``, ``fitted``, ``min_expected``: Hosmer–Lemeshow's options (:func:`hosmer_lemeshow_test`).
     """
-    alpha = check_alpha(alpha)
+    alpha = float(alpha)
     unknown = [t for t in tests if t not in TEST_NAMES]
     if unknown or isinstance(tests, str):
         raise InputError(f"unknown test(s) {unknown or tests!r}; choose from {', '.join(TEST_NAMES)}")
-    fitted, min_expected = _check_hl_options(fitted, min_expected)
-    _check_groups(n_groups)
-    target, z, y = _scalar_view(y_true, y_prob, target, class_index)
+    fitted, min_expected = bool(fitted), float(min_expected)
+    target, z, y = _scalar_view(y_true, y_prob, target, class_index, "classical_tests")
     extremes = _cumulative_extremes(z, y) if {"kolmogorov_smirnov", "kuiper"} & set(tests) else None
     run = {
         "spiegelhalter": lambda: _spiegelhalter(z, y, target),
@@ -552,10 +542,9 @@ def analysis_tests(data, options) -> ClassicalTests:
     their top-1 (binary data: binary) reduction, as the scalar views of the analysis are.  The command
     line, the report and the dashboard make this one call (``calviz.analysis.COMPUTE["classical"]``).
     Not on Dask: it sorts the whole sample (``calviz.dask`` says so)."""
-    from calviz.analysis import prepare, resolve_target, scalar_target
+    from calviz.analysis import analysis_target, prepare
 
     sample = prepare(data, options)
-    target = scalar_target(sample, resolve_target(sample, options))
-    return classical_tests(sample, None, alpha=options.alpha, target=target, class_index=options.class_index,
+    target = analysis_target(sample, options, scalar=True)
+    return classical_tests(sample, alpha=options.alpha, target=target.name, class_index=target.class_index,
                            measures=True, n_bins=options.n_bins)
-

@@ -23,7 +23,7 @@ from calviz._kernels.compare import paired_debiased_kernel
 from calviz._results import ResultMixin
 from calviz.binning import MAX_EDGE_TABLE, check_n_bins, equal_width_bounds
 from calviz.data import CalibrationData, InputError, as_calibration_data, check_alpha
-from calviz.ece import topk_view
+from calviz.targets import SCALAR_TARGETS, resolve, topk_view
 
 __all__ = [
     "ModelComparison",
@@ -42,7 +42,6 @@ __all__ = [
 MIN_GROUP_SIZE = 30
 #: the joint-cell table of the paired variance has n_bins² entries
 _MAX_PAIRED_BINS = 2048
-_SCALAR_TARGETS = ("auto", "binary", "top1", "classwise")
 
 
 # --------------------------------------------------------------------------------------------------
@@ -145,17 +144,14 @@ def _p_text(p: float) -> str:
     return "< 0.0001" if p < 1e-4 else f"= {p:.4f}"
 
 
-def _scalar_view(data: CalibrationData, target: str, class_index: int):
-    if target not in _SCALAR_TARGETS:
-        raise InputError(f"target must be one of {', '.join(_SCALAR_TARGETS)} (scalar predictions); "
-                         f"got {target!r}")
-    resolved = ("binary" if data.is_binary else "top1") if target == "auto" else target
-    if resolved == "top1" and not data.is_binary:
-        # the jitted partial sort of calviz.ece (same arrays as data.top1(), 5x faster at n = 10^6)
+def _scalar_view(data: CalibrationData, target: str, class_index: int, caller: str):
+    resolved = resolve(data, target, 1, class_index, allowed=("auto", *SCALAR_TARGETS), caller=caller)
+    if resolved.name == "top1" and not data.is_binary:
+        # the jitted partial sort (same arrays as data.top1(), 5x faster at n = 10^6)
         z, y = topk_view(data, 1)
-        return resolved, np.ascontiguousarray(z[:, 0]), np.ascontiguousarray(y[:, 0])
-    z, y = data.view(resolved, class_index=class_index)
-    return resolved, np.ascontiguousarray(z), np.ascontiguousarray(y)
+        return resolved.name, np.ascontiguousarray(z[:, 0]), np.ascontiguousarray(y[:, 0])
+    z, y = resolved.view(data)
+    return resolved.name, np.ascontiguousarray(z), np.ascontiguousarray(y)
 
 
 def _model_results(z, y, target, *, n_bins, alpha, tcal, resampling, n_resamples, seed):
@@ -274,8 +270,8 @@ def compare(
     if data_a.n_classes != data_b.n_classes or data_a.is_binary != data_b.is_binary:
         raise InputError(f"the two models must predict the same classes: y_prob_a has shape "
                          f"{data_a.probs.shape}, y_prob_b {data_b.probs.shape}")
-    resolved, za, ya = _scalar_view(data_a, target, class_index)
-    _, zb, yb = _scalar_view(data_b, resolved, class_index)
+    resolved, za, ya = _scalar_view(data_a, target, class_index, "compare")
+    _, zb, yb = _scalar_view(data_b, resolved, class_index, "compare")
     paired = paired_difference(za, ya, zb, yb, n_bins=n_bins)
     zq = float(stats.norm.ppf(1.0 - alpha / 2.0))
     D, se = paired.difference, paired.se
@@ -454,7 +450,7 @@ def calibration_by_group(
     if groups is None:
         raise InputError("groups is required: one group value per row")
     data = as_calibration_data(y_true, y_prob)
-    resolved, _, _ = _scalar_view(data, target, class_index)
+    resolved, _, _ = _scalar_view(data, target, class_index, "calibration_by_group")
     uniques, codes = _group_codes(groups, data.n)
     order = np.argsort(codes, kind="stable")
     starts = np.searchsorted(codes[order], np.arange(uniques.shape[0] + 1))

@@ -16,7 +16,6 @@ Input conventions (scikit-learn order, ``y_true`` first):
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
 
 import numpy as np
 
@@ -39,9 +38,6 @@ __all__ = [
 
 #: Row sums of a multiclass ``y_prob`` may deviate from 1 by this much (float32 storage round-off).
 SIMPLEX_TOLERANCE = 1e-6
-
-Target = Literal["auto", "binary", "top1", "topk", "classwise", "full"]
-
 
 class InputError(ValueError):
     """Input that calviz refuses, with a message naming the row/column and the rule broken."""
@@ -317,29 +313,16 @@ class CalibrationData:
         return CalibrationData(_readonly_view(self.probs[idx]), _readonly_view(self.labels[idx]))
 
     def view(
-        self, target: Target = "auto", *, top_k: int = 1, class_index: int = 0
+        self, target: str = "auto", *, top_k: int = 1, class_index: int = 0
     ) -> tuple[np.ndarray, np.ndarray]:
-        """The (z, y) arrays for a calibration target.
+        """The (z, y) arrays for a calibration target (decided by :func:`calviz.targets.resolve`).
 
-        ``auto``: binary data → ``binary``; multiclass → ``top1``.  ``binary``/``top1``/``classwise``
-        return 1-D arrays; ``topk`` and ``full`` return (n, k) arrays.
+        ``auto``: binary data → ``binary``; multiclass → ``top1`` (``topk`` when ``top_k > 1``).
+        ``binary``/``top1``/``classwise`` return 1-D arrays; ``topk`` and ``full`` return (n, k) arrays.
         """
-        if target == "auto":
-            target = "binary" if self.is_binary else "top1"
-        if target == "binary":
-            return self.binary()
-        if target == "top1":
-            return self.top1()
-        if target == "topk":
-            return self.topk(top_k)
-        if target == "classwise":
-            return self.classwise(class_index)
-        if target == "full":
-            return self.full_probs(), self.onehot()
-        raise InputError(
-            f"unknown calibration target {target!r}; "
-            "use 'auto', 'binary', 'top1', 'topk', 'classwise' or 'full'"
-        )
+        from calviz.targets import resolve
+
+        return resolve(self, target, top_k, class_index).view(self)
 
 
 def as_calibration_data(
@@ -428,16 +411,19 @@ def _check_nonnegative_finite(probs: np.ndarray) -> None:
 
 
 def binary_view(
-    y_true, y_prob, *, target: Target = "auto", class_index: int = 0, min_samples: int = 2
+    y_true, y_prob, *, target: str = "auto", class_index: int = 0, min_samples: int = 2,
+    caller: str | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Validate and reduce to one-dimensional (z, y) float64 arrays: binary, top-1 or one-vs-rest.
 
-    The entry point of every estimator defined for scalar predictions (the distance family, 1-D T-Cal).
+    The entry point of every estimator defined for scalar predictions (the distance family, the smooth
+    reliability diagram); ``caller`` names that estimator in error messages.
     """
+    from calviz.targets import SCALAR_TARGETS, resolve
+
     data = as_calibration_data(y_true, y_prob, min_samples=min_samples)
-    if target in ("topk", "full"):
-        raise InputError(f"target {target!r} is multi-dimensional; this estimator needs a scalar view")
-    return data.view(target, class_index=class_index)
+    target = resolve(data, target, 1, class_index, allowed=("auto", *SCALAR_TARGETS), caller=caller)
+    return target.view(data)
 
 
 def from_logits(logits, y_true=None):

@@ -35,10 +35,24 @@ from calviz._kernels.distance import (
     sintce_kernel,
     smce_solve,
 )
+from calviz._params import (
+    BOOLEAN,
+    INTERVAL_ALPHA,
+    NON_NEGATIVE_INT,
+    POSITIVE_INT,
+    POSITIVE_REAL,
+    SEED,
+    UNIT_OPEN,
+    Interval,
+    Options,
+    positional_deprecated,
+    validate_params,
+)
 from calviz._results import ResultMixin
 from calviz.binning import check_n_bins
 from calviz.data import InputError, check_alpha
 from calviz.ece import binned_sums, plugin_ece_l1, prepare_view
+from calviz.targets import SCALAR_TARGETS
 
 __all__ = [
     "SmCEResult",
@@ -102,13 +116,10 @@ class _Sample:
         return _Sample(np.repeat(self.v, counts), np.repeat(self.y, counts), self.target)
 
 
-def _sample(y_true, y_prob, target, class_index) -> _Sample:
-    _, target, z, y = prepare_view(y_true, y_prob, target=target, class_index=class_index)
-    if z.ndim != 1:
-        raise InputError(
-            f"target {target!r} is multi-dimensional; the distance measures are defined for scalar "
-            "predictions: use target='top1' (confidence) or target='classwise' with class_index"
-        )
+def _sample(y_true, y_prob, target, class_index, caller: str) -> _Sample:
+    # the distance measures are defined for scalar predictions only
+    _, target, z, y = prepare_view(y_true, y_prob, target=target, class_index=class_index,
+                                   allowed=("auto", *SCALAR_TARGETS), caller=caller)
     # sort each label group with np.sort and merge: several times faster than an argsort of z (the
     # order within ties is irrelevant to every measure here)
     ones = y > 0.5
@@ -168,7 +179,7 @@ def _smce_solution(s: _Sample) -> tuple[np.ndarray, float]:
     return x, max(float(total) / s.n, 0.0)
 
 
-def smce(y_true, y_prob, *, target: str = "auto", class_index: int = 0) -> SmCEResult:
+def smce(y_true, y_prob=None, *, target: str = "auto", class_index: int = 0) -> SmCEResult:
     """Smooth calibration error of the empirical distribution, computed exactly.
 
     smCE = max (1/n) Σ_i (y_i − v_i) x_i  s.t.  |x_i| ≤ 1,  |x_i − x_{i+1}| ≤ v_{i+1} − v_i  (sorted v),
@@ -183,17 +194,17 @@ def smce(y_true, y_prob, *, target: str = "auto", class_index: int = 0) -> SmCER
     ``target``: ``auto`` (binary, or top-1 confidence for multi-class), ``binary``, ``top1``,
     ``classwise`` (with ``class_index``).
     """
-    s = _sample(y_true, y_prob, target, class_index)
+    s = _sample(y_true, y_prob, target, class_index, "smce")
     _, value = _smce_solution(s)
     return SmCEResult(value, s.n, s.target)
 
 
-def smce_witness(y_true, y_prob, *, target: str = "auto", class_index: int = 0) -> SmCEWitness:
+def smce_witness(y_true, y_prob=None, *, target: str = "auto", class_index: int = 0) -> SmCEWitness:
     """smCE together with an optimal 1-Lipschitz witness w at the sorted predictions (see :func:`smce`).
 
     Among the optimal witnesses this one is chosen by backtracking the dynamic program, always taking
     the optimal value nearest to the next one (and w(v_(n)) nearest to 0)."""
-    s = _sample(y_true, y_prob, target, class_index)
+    s = _sample(y_true, y_prob, target, class_index, "smce_witness")
     x, value = _smce_solution(s)
     return SmCEWitness(value, s.n, s.target, s.v, x, s.y)
 
@@ -288,8 +299,9 @@ def _lower_dce_lp(v: np.ndarray, y: np.ndarray, m: int) -> float:
     return max(float(res.fun) / m, 0.0)
 
 
+@validate_params({"grid_step": POSITIVE_REAL})
 def lower_dce(
-    y_true, y_prob, *, grid_step: float = 1e-3, target: str = "auto", class_index: int = 0
+    y_true, y_prob=None, *, grid_step: float = 1e-3, target: str = "auto", class_index: int = 0
 ) -> LowerDCEResult:
     """Lower distance to calibration dCE_lower = W₁(sample, calibrated distributions) (seed 004
     Def. 5.3, Lemma 7.6), by the linear program of seed 004 Lemma 7.10 solved with HiGHS.
@@ -301,7 +313,7 @@ def lower_dce(
     the exact dCE_lower of the sample (error ≤ 2ε, Lemmas 7.8–7.9).
     """
     m = _grid_size(grid_step)
-    s = _sample(y_true, y_prob, target, class_index)
+    s = _sample(y_true, y_prob, target, class_index, "lower_dce")
     value = _lower_dce_lp(s.v, s.y, m)
     eps = 1.0 / m
     return LowerDCEResult(value, eps, 2 * eps, max(value - 2 * eps, 0.0), value + eps, s.n, s.target)
@@ -349,7 +361,11 @@ class SintCEResult(ResultMixin):
         return float(self.value)
 
 
-def rintce(y_true, y_prob, width: float, *, target: str = "auto", class_index: int = 0) -> RintCEResult:
+@positional_deprecated("width")
+@validate_params({"width": Interval(float, 1e-15, None)})
+def rintce(
+    y_true, y_prob=None, *, width: float, target: str = "auto", class_index: int = 0
+) -> RintCEResult:
     """Random interval calibration error (seed 004 Def. 6.5), computed exactly:
 
     RintCE(ε) = E_{r~U[0,ε)} Σ_{j∈ℤ} |(1/n) Σ_i (y_i − v_i) 1{v_i ∈ [r + jε, r + (j+1)ε)}|.
@@ -357,10 +373,8 @@ def rintce(y_true, y_prob, width: float, *, target: str = "auto", class_index: i
     As r sweeps [0, ε) each point changes bin once (at r = v_i mod ε), so the inner sum is piecewise
     constant with ≤ n + 1 pieces: sort by v mod ε and sweep, O(n log n) (the paper samples r).
     """
-    w = _positive(width, "width")
-    s = _sample(y_true, y_prob, target, class_index)
-    if w < 1e-15:
-        raise InputError(f"width must be at least 1e-15; got {width!r}")
+    w = float(width)
+    s = _sample(y_true, y_prob, target, class_index, "rintce")
     return RintCEResult(max(float(rintce_kernel(s.v, s.b, w)), 0.0), w, s.n, s.target)
 
 
@@ -379,7 +393,7 @@ def _sintce(s: _Sample) -> SintCEResult:
                         floor)
 
 
-def sintce(y_true, y_prob, *, target: str = "auto", class_index: int = 0) -> SintCEResult:
+def sintce(y_true, y_prob=None, *, target: str = "auto", class_index: int = 0) -> SintCEResult:
     """Surrogate interval calibration error SintCE = inf_{k ≥ 0} RintCE(2^−k) + 2^−k (seed 004
     Def. 6.10), exactly (each RintCE by the exact sweep of :func:`rintce`).
 
@@ -392,7 +406,7 @@ def sintce(y_true, y_prob, *, target: str = "auto", class_index: int = 0) -> Sin
 
     Bounds (Thm 6.11): dCE ≤ dCE_upper ≤ intCE ≤ SintCE ≤ 6 √dCE_lower.
     """
-    return _sintce(_sample(y_true, y_prob, target, class_index))
+    return _sintce(_sample(y_true, y_prob, target, class_index, "sintce"))
 
 
 # ------------------------------------------------------------------------------------------------
@@ -416,8 +430,9 @@ def _kce_sq(s: _Sample, bandwidth: float) -> float:
     return max(float(laplace_kce_sq_kernel(s.v, s.b, bandwidth)), 0.0)
 
 
+@validate_params({"bandwidth": POSITIVE_REAL, "squared": BOOLEAN})
 def laplace_kce(
-    y_true, y_prob, *, bandwidth: float = 1.0, squared: bool = False, target: str = "auto",
+    y_true, y_prob=None, *, bandwidth: float = 1.0, squared: bool = False, target: str = "auto",
     class_index: int = 0,
 ) -> KCEResult:
     """Laplace kernel calibration error (seed 004 Sec. 8), exactly in O(n log n):
@@ -429,7 +444,7 @@ def laplace_kce(
     kCE ≤ 2√2·√dCE_lower (Lemma 8.7).  The Gaussian kernel is *not* a consistent measure (Thm 8.6).
     """
     h = _positive(bandwidth, "bandwidth")
-    s = _sample(y_true, y_prob, target, class_index)
+    s = _sample(y_true, y_prob, target, class_index, "laplace_kce")
     sq = _kce_sq(s, h)
     return KCEResult(sq if squared else math.sqrt(sq), h, bool(squared), s.n, s.target)
 
@@ -469,8 +484,9 @@ def _binned_with_width(s: _Sample, m: int, scheme: str) -> BinnedECEWidthResult:
     return BinnedECEWidthResult(ece + avg_width, ece, avg_width, m, scheme, s.n, s.target)
 
 
+@validate_params({"n_bins": POSITIVE_INT, "scheme": Options(("equal_width", "equal_mass"))})
 def binned_ece_with_width(
-    y_true, y_prob, *, n_bins: int = 20, scheme: str = "equal_width", target: str = "auto",
+    y_true, y_prob=None, *, n_bins: int = 20, scheme: str = "equal_width", target: str = "auto",
     class_index: int = 0,
 ) -> BinnedECEWidthResult:
     """ℓ1 binned ECE plus the average bin width w(I) = Σ_j P(v ∈ I_j)·|I_j| — a certified upper bound on
@@ -481,7 +497,8 @@ def binned_ece_with_width(
     :mod:`calviz.binning` / :mod:`calviz.ece`.
     """
     m = check_n_bins(n_bins)
-    return _binned_with_width(_sample(y_true, y_prob, target, class_index), m, scheme)
+    sample = _sample(y_true, y_prob, target, class_index, "binned_ece_with_width")
+    return _binned_with_width(sample, m, scheme)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -630,9 +647,12 @@ def _check_bins_tuple(n_bins) -> tuple[int, ...]:
     return tuple(sorted({check_n_bins(m) for m in n_bins}))
 
 
+@validate_params({"grid_step": POSITIVE_REAL, "n_resamples": NON_NEGATIVE_INT, "alpha": UNIT_OPEN,
+                  "seed": SEED})
 def distance_bounds(
-    y_true, y_prob, *, grid_step: float = 1e-3, n_bins: Sequence[int] = (5, 10, 15, 20, 30, 50),
-    n_resamples: int = 0, alpha: float = 0.1, seed=None, target: str = "auto", class_index: int = 0,
+    y_true, y_prob=None, *, grid_step: float = 1e-3, n_bins: Sequence[int] = (5, 10, 15, 20, 30, 50),
+    n_resamples: int = 0, alpha: float = INTERVAL_ALPHA, seed=None, target: str = "auto",
+    class_index: int = 0,
 ) -> DistanceBounds:
     """Every distance measure of the sample and the bounds they imply on the distance to calibration.
 
@@ -653,8 +673,6 @@ def distance_bounds(
     m_grid = _grid_size(grid_step)
     eps = 1.0 / m_grid
     bins = _check_bins_tuple(n_bins)
-    if isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer)) or n_resamples < 0:
-        raise InputError(f"n_resamples must be a non-negative integer; got {n_resamples!r}")
     lp_cost = (m_grid / 1000) ** 2.5  # the LP's time relative to the default grid's
     if n_resamples * lp_cost > MAX_RESAMPLED_LPS:
         most = math.floor(MAX_RESAMPLED_LPS / lp_cost)
@@ -663,7 +681,7 @@ def distance_bounds(
             f"{MAX_RESAMPLED_LPS} LPs of the default grid at most); got {n_resamples}"
         )
     a = check_alpha(alpha)
-    s = _sample(y_true, y_prob, target, class_index)
+    s = _sample(y_true, y_prob, target, class_index, "distance_bounds")
 
     meas = _measures(s, m_grid, bins)
     cands = _bounds_from(meas, eps)
@@ -714,8 +732,10 @@ class SmCETestResult(ResultMixin):
     target: str
 
 
+@positional_deprecated("eps0", "eps1")
+@validate_params({"eps0": Interval(float, 0, 1), "eps1": Interval(float, 0, 1)})
 def smce_test(
-    y_true, y_prob, eps0: float, eps1: float, *, target: str = "auto", class_index: int = 0
+    y_true, y_prob=None, *, eps0: float, eps1: float, target: str = "auto", class_index: int = 0
 ) -> SmCETestResult:
     """Tolerant calibration tester of seed 001 Thm 3: "dCE ≤ ε₀" (answer "yes") versus "dCE ≥ ε₁" ("no").
 
@@ -733,7 +753,7 @@ def smce_test(
     a = e1 / 2 - 2 * e0
     if not a > 0:
         raise InputError(f"seed 001 Thm 3 needs a = eps1/2 − 2·eps0 > 0 (eps1 > 4·eps0); got a = {a:g}")
-    s = _sample(y_true, y_prob, target, class_index)
+    s = _sample(y_true, y_prob, target, class_index, "smce_test")
     _, value = _smce_solution(s)
     threshold = 2 * e0 + a / 2
     ok = value <= threshold

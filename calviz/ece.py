@@ -30,13 +30,13 @@ from typing import Literal
 import numpy as np
 from scipy import stats
 
-from calviz._kernels.binning import topk_view_kernel
 from calviz._kernels.classical import edge_bin_sums
 from calviz._kernels.ece import (
     bin_sums_1d_kernel,
     bin_sums_equal_width_1d_kernel,
     bin_sums_kernel,
 )
+from calviz._params import INTERVAL_ALPHA, POSITIVE_INT, UNIT_OPEN, Options, validate_params
 from calviz._results import ResultMixin
 from calviz.binning import (
     MAX_EDGE_TABLE,
@@ -49,12 +49,14 @@ from calviz.binning import (
     equal_width_edges,
 )
 from calviz.data import CalibrationData, InputError, as_calibration_data, check_alpha
+from calviz.targets import SCALAR_TARGETS, TARGETS, Target, TargetName, resolve, topk_view
 
 __all__ = [
     "BinSums",
     "bin_sums",
     "binned_sums",
     "prepare_view",
+    "topk_view",
     "plugin_ece_l1",
     "plugin_ece_sq",
     "plugin_mce",
@@ -197,9 +199,8 @@ def _equal_width_1d_sums(z: np.ndarray, y: np.ndarray, m: int) -> BinSums:
 
 
 # ------------------------------------------------------------------------------------------------
-# targets and binning of a validated sample
+# binning of a validated sample
 # ------------------------------------------------------------------------------------------------
-Target = Literal["auto", "binary", "top1", "topk", "classwise", "full"]
 #: the fused 1-D equal-width kernel is used up to this many bins (or n/4 bins), the sorting path beyond
 _FUSED_MAX_BINS = 1 << 16
 #: reliability data list every bin, so their number is bounded
@@ -207,41 +208,16 @@ MAX_RELIABILITY_BINS = 1_000_000
 
 
 def prepare_view(
-    y_true, y_prob, *, target: Target = "auto", top_k: int = 1, class_index: int = 0,
-    integer_labels: bool = False,
+    y_true, y_prob=None, *, target: TargetName | Target = "auto", top_k: int = 1, class_index: int = 0,
+    integer_labels: bool = False, allowed: tuple[str, ...] = TARGETS, caller: str | None = None,
 ) -> tuple[CalibrationData, str, np.ndarray, np.ndarray]:
-    """Validate once and return (data, resolved target, z, y).
-
-    ``auto``: 1-D y_prob → ``binary`` (P(y = 1)); (n, K) → ``top1``, or ``topk`` when top_k > 1.
-    1-D targets give (n,) arrays; ``topk`` gives the (n, k) sorted top-k probabilities and their
-    indicators; ``full`` gives (n, K) probabilities and one-hot labels.  y is float64, except that
-    ``integer_labels=True`` returns the validated int64 labels themselves for the binary target (no
-    float copy: the kernels accept either).
-    """
+    """Validate once (validated :class:`CalibrationData` is used as it is) and return
+    (data, resolved target name, z, y): :func:`calviz.targets.resolve` decides the target and
+    :meth:`calviz.targets.Target.view` gives the arrays."""
     data = as_calibration_data(y_true, y_prob)
-    if isinstance(top_k, (bool, np.bool_)) or not isinstance(top_k, (int, np.integer)):
-        raise InputError(f"top_k must be an integer; got {top_k!r}")
-    if target == "auto":
-        if top_k == 1:
-            target = "binary" if data.is_binary else "top1"
-        else:
-            target = "topk"
-    if target == "topk":
-        z, y = topk_view(data, top_k)
-    elif target == "binary" and integer_labels and data.is_binary:
-        z, y = data.probs, data.labels
-    else:
-        z, y = data.view(target, top_k=top_k, class_index=class_index)
-    return data, target, z, y
-
-
-def topk_view(data: CalibrationData, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """Same arrays as ``data.topk(k)`` (sorted top-k probabilities, ties to the lower class index, and
-    their label indicators) from a jitted O(n K k) partial sort instead of a full row argsort."""
-    k = int(k)
-    if not 1 <= k <= data.n_classes:
-        raise InputError(f"top_k must be in 1..{data.n_classes}; got {k}")
-    return topk_view_kernel(np.ascontiguousarray(data.full_probs()), data.labels, k)
+    resolved = resolve(data, target, top_k, class_index, allowed=allowed, caller=caller)
+    z, y = resolved.view(data, integer_labels=integer_labels)
+    return data, resolved.name, z, y
 
 
 def binned_sums(
@@ -407,10 +383,15 @@ class ECEResult(ResultMixin):
         return float(self.value)
 
 
+#: the options of the binned estimators and their constraints
+_BINNED = {"n_bins": POSITIVE_INT,
+           "scheme": Options(("equal_width", "equal_mass", "distinct", "grid", "simplex"))}
+
+
 def _estimate(y_true, y_prob, finaliser, statistic: str, squared: bool, *, n_bins, scheme, target, top_k,
-              class_index, post=None) -> ECEResult:
+              class_index, post=None, caller: str) -> ECEResult:
     _, target, z, y = prepare_view(y_true, y_prob, target=target, top_k=top_k, class_index=class_index,
-                                   integer_labels=True)
+                                   integer_labels=True, caller=caller)
     sums, _, total, scheme = binned_sums(z, y, n_bins=n_bins, scheme=scheme, target=target)
     value = finaliser(sums)
     if post is not None:
@@ -420,58 +401,63 @@ def _estimate(y_true, y_prob, finaliser, statistic: str, squared: bool, *, n_bin
                      target)
 
 
+@validate_params({**_BINNED, "p": Options((1, 2, "max"))})
 def binned_ece(
-    y_true, y_prob, *, n_bins: int = 15, p: int = 1, scheme: str = "equal_width", target: Target = "auto",
-    top_k: int = 1, class_index: int = 0,
+    y_true, y_prob=None, *, n_bins: int = 15, p: int = 1, scheme: str = "equal_width",
+    target: TargetName = "auto", top_k: int = 1, class_index: int = 0,
 ) -> ECEResult:
     """Plug-in binned ECE (estimators.md §3): p = 1 gives Σ_b (N_b/n)‖ȳ_b − z̄_b‖₁ (Guo et al.'s ECE with
     15 equal-width bins); p = 2 gives the ℓ2 ECE √T^b, T^b = Σ_b (N_b/n)‖ȳ_b − z̄_b‖² (seed 000, Sec. 3);
     p = "max" the maximum calibration error max_b ‖ȳ_b − z̄_b‖_∞ over non-empty bins (:func:`mce`).
     Biased upwards for small bins; see :func:`debiased_ece` / :func:`unbiased_ece`."""
-    if p == 1 and not isinstance(p, bool):
+    if p == 1:
         return _estimate(y_true, y_prob, plugin_ece_l1, "plugin_l1", False, n_bins=n_bins, scheme=scheme,
-                         target=target, top_k=top_k, class_index=class_index)
+                         target=target, top_k=top_k, class_index=class_index, caller="binned_ece")
     if p == 2:
         return _estimate(y_true, y_prob, plugin_ece_sq, "plugin_l2", False, n_bins=n_bins, scheme=scheme,
-                         target=target, top_k=top_k, class_index=class_index, post=np.sqrt)
+                         target=target, top_k=top_k, class_index=class_index, post=np.sqrt,
+                         caller="binned_ece")
     if p == "max":
         return _estimate(y_true, y_prob, plugin_mce, "max", False, n_bins=n_bins, scheme=scheme,
-                         target=target, top_k=top_k, class_index=class_index)
-    raise InputError(f"p must be 1, 2 or 'max'; got {p!r}")
+                         target=target, top_k=top_k, class_index=class_index, caller="binned_ece")
 
 
+@validate_params(_BINNED)
 def debiased_ece(
-    y_true, y_prob, *, n_bins: int = 15, scheme: str = "equal_width", target: Target = "auto",
+    y_true, y_prob=None, *, n_bins: int = 15, scheme: str = "equal_width", target: TargetName = "auto",
     top_k: int = 1, class_index: int = 0,
 ) -> ECEResult:
     """Debiased plug-in estimator T^d of ℓ2-ECE² (seed 000, eq. 6; T-Cal's statistic):
     T^d = (1/n) Σ_b (1/N_b) Σ_{j≠l∈I_b} ⟨v_j, v_l⟩, v = y − z.  Mean zero under calibration."""
     return _estimate(y_true, y_prob, debiased_ece_sq, "debiased_l2_sq", True, n_bins=n_bins, scheme=scheme,
-                     target=target, top_k=top_k, class_index=class_index)
+                     target=target, top_k=top_k, class_index=class_index, caller="debiased_ece")
 
 
+@validate_params(_BINNED)
 def unbiased_ece(
-    y_true, y_prob, *, n_bins: int = 15, scheme: str = "equal_width", target: Target = "auto",
+    y_true, y_prob=None, *, n_bins: int = 15, scheme: str = "equal_width", target: TargetName = "auto",
     top_k: int = 1, class_index: int = 0,
 ) -> ECEResult:
     """Within-bin unbiased estimator of the binned ℓ2-ECE² (seed 003, eq. 4):
     T = (1/n) Σ_{b: N_b≥2} (1/(N_b − 1)) Σ_{j≠l∈I_b} ⟨v_j, v_l⟩."""
     return _estimate(y_true, y_prob, unbiased_ece_sq, "unbiased_l2_sq", True, n_bins=n_bins, scheme=scheme,
-                     target=target, top_k=top_k, class_index=class_index)
+                     target=target, top_k=top_k, class_index=class_index, caller="unbiased_ece")
 
 
+@validate_params(_BINNED)
 def kumar_debiased_ece(
-    y_true, y_prob, *, n_bins: int = 15, scheme: str = "distinct", target: Target = "auto",
+    y_true, y_prob=None, *, n_bins: int = 15, scheme: str = "distinct", target: TargetName = "auto",
     class_index: int = 0,
 ) -> ECEResult:
     """Kumar et al. (2019) debiased ℓ2-ECE² for discrete predictors (seed 000, App. C.1): by default one
     bin per distinct predicted value; Σ_b (N_b/n)[(ȳ_b − z̄_b)² − ā_b(1 − ā_b)/(N_b − 1)]."""
     return _estimate(y_true, y_prob, kumar_ece_sq, "kumar_l2_sq", True, n_bins=n_bins, scheme=scheme,
-                     target=target, top_k=1, class_index=class_index)
+                     target=target, top_k=1, class_index=class_index, caller="kumar_debiased_ece")
 
 
+@validate_params(_BINNED)
 def mce(
-    y_true, y_prob, *, n_bins: int = 15, scheme: str = "equal_width", target: Target = "auto",
+    y_true, y_prob=None, *, n_bins: int = 15, scheme: str = "equal_width", target: TargetName = "auto",
     top_k: int = 1, class_index: int = 0,
 ) -> ECEResult:
     """Maximum calibration error (Naeini, Cooper & Hauskrecht 2015): max_b |ȳ_b − z̄_b| over the
@@ -482,12 +468,13 @@ def mce(
     This is torchmetrics' ``max_calibration_error`` / netcal's ``MCE`` for the top-1 target (largest
     |accuracy − confidence| over the non-empty equal-width bins); those libraries may place a
     prediction lying exactly on an inner edge i/m in the bin below."""
-    return binned_ece(y_true, y_prob, n_bins=n_bins, p="max", scheme=scheme, target=target, top_k=top_k,
-                      class_index=class_index)
+    return _estimate(y_true, y_prob, plugin_mce, "max", False, n_bins=n_bins, scheme=scheme, target=target,
+                     top_k=top_k, class_index=class_index, caller="mce")
 
 
+@validate_params({"n_bins": POSITIVE_INT, "target": Options(("classwise", "binary", "top1"))})
 def ace(
-    y_true, y_prob, *, n_bins: int = 15, target: Literal["classwise", "binary", "top1"] = "classwise",
+    y_true, y_prob=None, *, n_bins: int = 15, target: Literal["classwise", "binary", "top1"] = "classwise",
 ) -> ECEResult:
     """Adaptive calibration error (Nixon, Dusenberry, Zhang, Jerfel & Tran 2019, §4.1).
 
@@ -500,13 +487,11 @@ def ace(
     the bins formed; Nixon et al. divide by the requested number).
     """
     m = check_n_bins(n_bins)
-    if target not in ("classwise", "binary", "top1"):
-        raise InputError(f"ace needs target 'classwise', 'binary' or 'top1'; got {target!r}")
     data = as_calibration_data(y_true, y_prob)
     if target == "classwise":
         views = [data.classwise(c) for c in range(data.n_classes)]
     else:
-        views = [prepare_view(data, None, target=target)[2:]]
+        views = [resolve(data, target, allowed=("binary", "top1"), caller="ace").view(data)]
     per_view, nonempty, total = [], 0, 0
     for z, y in views:
         count, z_sum, y_sum, n_total = equal_mass_sums(z, y, m)
@@ -586,21 +571,17 @@ def binomial_interval(
     return low, high
 
 
+@validate_params({"n_bins": POSITIVE_INT, "scheme": Options(("equal_width", "equal_mass")),
+                  "alpha": UNIT_OPEN, "interval": Options(("wilson", "jeffreys"))})
 def reliability(
-    y_true, y_prob, *, n_bins: int = 15, scheme: str = "equal_width", alpha: float = 0.1,
-    interval: str = "wilson", target: Target = "auto", class_index: int = 0,
+    y_true, y_prob=None, *, n_bins: int = 15, scheme: str = "equal_width", alpha: float = INTERVAL_ALPHA,
+    interval: str = "wilson", target: TargetName = "auto", class_index: int = 0,
 ) -> ReliabilityData:
     """Reliability-diagram data for a scalar target (binary, top-1 or one class): per bin the count, mean
     confidence, observed frequency and a Wilson or Jeffreys interval for the frequency at level 1 − α
     (α = 0.1 gives 90 % intervals)."""
-    alpha = check_alpha(alpha)
-    if interval not in ("wilson", "jeffreys"):
-        raise InputError(f"interval must be 'wilson' or 'jeffreys'; got {interval!r}")
-    if scheme not in ("equal_width", "equal_mass"):
-        raise InputError(f"reliability needs scheme 'equal_width' or 'equal_mass'; got {scheme!r}")
-    _, target, z, y = prepare_view(y_true, y_prob, target=target, class_index=class_index)
-    if z.ndim != 1:
-        raise InputError(f"reliability diagrams need a scalar target; got {target!r}")
+    _, target, z, y = prepare_view(y_true, y_prob, target=target, class_index=class_index,
+                                   allowed=("auto", *SCALAR_TARGETS), caller="reliability")
     m = check_n_bins(n_bins)
     if m > MAX_RELIABILITY_BINS:
         raise InputError(f"reliability data list every bin; n_bins must be at most {MAX_RELIABILITY_BINS:,}")

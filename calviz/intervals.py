@@ -23,6 +23,16 @@ import numpy as np
 from scipy import stats
 
 from calviz._kernels.ece import bootstrap_unbiased_kernel
+from calviz._params import (
+    INTERVAL_ALPHA,
+    POSITIVE_INT,
+    SEED,
+    UNIT_OPEN,
+    Interval,
+    Options,
+    kernel_seed,
+    validate_params,
+)
 from calviz._results import ResultMixin
 from calviz.binning import check_n_bins
 from calviz.data import InputError, check_alpha
@@ -95,7 +105,7 @@ def _max_ece_sq(dim: int) -> float:
 
 
 def interval_from_sums(
-    sums: BinSums, alpha: float = 0.1, *, n_bins: int = 0, target: str = "binary"
+    sums: BinSums, alpha: float = INTERVAL_ALPHA, *, n_bins: int = 0, target: str = "binary"
 ) -> ECEInterval:
     """The asymptotic seed-003 interval from per-bin sums (in-memory and distributed use the same code).
 
@@ -123,12 +133,10 @@ def interval_from_sums(
     )
 
 
-def _kernel_seed(seed) -> int:
-    return int(np.random.default_rng(seed).integers(0, 2**31 - 1))
-
-
+@validate_params({"n_bins": POSITIVE_INT, "alpha": UNIT_OPEN, "method": Options(("asymptotic", "bootstrap")),
+                  "n_resamples": Interval(int, 2, MAX_RESAMPLES), "seed": SEED})
 def ece_interval(
-    y_true, y_prob, *, n_bins: int = 15, alpha: float = 0.1, top_k: int = 1,
+    y_true, y_prob=None, *, n_bins: int = 15, alpha: float = INTERVAL_ALPHA, top_k: int = 1,
     method: Literal["asymptotic", "bootstrap"] = "asymptotic", n_resamples: int = 1000, seed=None,
     target: str = "auto", class_index: int = 0,
 ) -> ECEInterval:
@@ -145,22 +153,15 @@ def ece_interval(
     Cost of the bootstrap: ``n_resamples`` × n × k ≤ ``BOOTSTRAP_WORK_BUDGET``; above it fewer
     resamples are drawn and ``regime`` says how many.
     """
-    alpha = check_alpha(alpha)
     m = check_n_bins(n_bins)
-    if method not in ("asymptotic", "bootstrap"):
-        raise InputError(f"method must be 'asymptotic' or 'bootstrap'; got {method!r}")
-    _, target, z, y = prepare_view(y_true, y_prob, target=target, top_k=top_k, class_index=class_index,
-                                   integer_labels=True)
     if target == "full":
         raise InputError("ece_interval bins the sorted top-k vector; use top_k=K for full calibration")
+    _, target, z, y = prepare_view(y_true, y_prob, target=target, top_k=top_k, class_index=class_index,
+                                   integer_labels=True, caller="ece_interval")
     sums, bins, _, _ = binned_sums(z, y, n_bins=m, scheme="equal_width", target=target)
     asym = interval_from_sums(sums, alpha, n_bins=m, target=target)
     if method == "asymptotic":
         return asym
-    if isinstance(n_resamples, (bool, np.bool_)) or not isinstance(n_resamples, (int, np.integer)) or not (
-        2 <= n_resamples <= MAX_RESAMPLES
-    ):
-        raise InputError(f"n_resamples must be an integer in [2, {MAX_RESAMPLES}]; got {n_resamples!r}")
     asked = int(n_resamples)
     R = max(2, min(asked, BOOTSTRAP_WORK_BUDGET // max(1, z.size)))
     if bins is None:  # fused 1-D path did not materialise ids
@@ -168,7 +169,7 @@ def ece_interval(
 
         bins = assign_bins(z, n_bins=m, scheme="equal_width")
     v = np.ascontiguousarray((y - z).reshape(z.shape[0], -1))
-    reps = bootstrap_unbiased_kernel(bins.ids, bins.n_nonempty, v, R, _kernel_seed(seed))
+    reps = bootstrap_unbiased_kernel(bins.ids, bins.n_nonempty, v, R, kernel_seed(seed, high=2**31 - 1))
     top = _max_ece_sq(v.shape[1])
     lo_sq = min(max(float(np.quantile(reps, alpha / 2.0)), 0.0), top)
     hi_sq = min(max(float(np.quantile(reps, 1.0 - alpha / 2.0)), 0.0), top)

@@ -59,8 +59,10 @@ import scipy.sparse
 from scipy.optimize import brentq
 
 from calviz._kernels.smooth import bin_by_cell_and_label, categories_and_fractions
+from calviz._params import BOOLEAN, SEED, UNIT_OPEN, Interval, NoneOr, Options, as_generator, validate_params
 from calviz._results import ResultMixin
-from calviz.data import InputError, Target, binary_view, check_alpha
+from calviz.data import InputError, binary_view, check_alpha
+from calviz.targets import TargetName as Target
 
 __all__ = ["smooth_ece", "smooth_reliability", "SmoothECEResult", "SmoothReliability", "KERNELS"]
 
@@ -573,11 +575,11 @@ def _check_int(value, name: str, minimum: int, maximum: int) -> int:
 
 
 def _problem_and_bandwidth(
-    y_true, y_prob, bandwidth, kernel, target, class_index
+    y_true, y_prob, bandwidth, kernel, target, class_index, caller
 ) -> tuple[_SmoothingProblem, float, str]:
     kernel = _check_kernel(kernel)
     sigma = _check_bandwidth(bandwidth)
-    prob, label = binary_view(y_true, y_prob, target=target, class_index=class_index)
+    prob, label = binary_view(y_true, y_prob, target=target, class_index=class_index, caller=caller)
     problem = _SmoothingProblem(prob, label, kernel)
     if sigma is None:
         sigma, rule = problem.fixed_point_bandwidth()
@@ -586,9 +588,14 @@ def _problem_and_bandwidth(
     return problem, sigma, rule
 
 
+#: the options of the smooth estimators and their constraints
+_SMOOTH = {"bandwidth": NoneOr(Interval(float, MIN_BANDWIDTH, MAX_BANDWIDTH)), "kernel": Options(KERNELS)}
+
+
+@validate_params(_SMOOTH)
 def smooth_ece(
     y_true,
-    y_prob,
+    y_prob=None,
     *,
     bandwidth: float | None = None,
     kernel: Kernel = "reflected_gaussian",
@@ -602,13 +609,17 @@ def smooth_ece(
     smECE at that σ (relplot's ``smECE_sigma``).  ``target``/``class_index`` choose the scalar view of
     multiclass input (top-1 confidence by default).  Deterministic; cost O(n + G log G) per bandwidth.
     """
-    problem, sigma, rule = _problem_and_bandwidth(y_true, y_prob, bandwidth, kernel, target, class_index)
+    problem, sigma, rule = _problem_and_bandwidth(y_true, y_prob, bandwidth, kernel, target, class_index,
+                                                  "smooth_ece")
     return SmoothECEResult(problem.ece(sigma), sigma, problem.kernel, problem.n, rule)
 
 
+@validate_params({**_SMOOTH, "centered": BOOLEAN, "alpha": UNIT_OPEN, "seed": SEED,
+                  "n_resamples": Interval(int, 0, MAX_RESAMPLES),
+                  "grid_size": Interval(int, 2, MAX_GRID_SIZE)})
 def smooth_reliability(
     y_true,
-    y_prob,
+    y_prob=None,
     *,
     bandwidth: float | None = None,
     kernel: Kernel = "reflected_gaussian",
@@ -648,8 +659,9 @@ def smooth_reliability(
             f"memory); got {n_resamples} × {grid_size}"
         )
     centered = bool(centered)
-    rng = np.random.default_rng(seed)
-    problem, sigma, rule = _problem_and_bandwidth(y_true, y_prob, bandwidth, kernel, target, class_index)
+    rng = as_generator(seed)
+    problem, sigma, rule = _problem_and_bandwidth(y_true, y_prob, bandwidth, kernel, target, class_index,
+                                                  "smooth_reliability")
 
     grid = np.linspace(0.0, 1.0, grid_size)
     value = problem.ece(sigma)

@@ -62,9 +62,24 @@ import numpy as np
 from scipy import optimize, special, stats
 
 from calviz._kernels import tcal as _k
+from calviz._params import (
+    ALPHA,
+    BOOLEAN,
+    POSITIVE_INT,
+    POSITIVE_REAL,
+    SEED,
+    UNIT_OPEN,
+    Interval,
+    NoneOr,
+    Options,
+    as_generator,
+    check_param,
+    kernel_seed,
+    validate_params,
+)
 from calviz._results import ResultMixin
 from calviz.binning import check_n_bins, simplex_cell_keys
-from calviz.data import InputError, check_alpha
+from calviz.data import InputError, as_calibration_data, check_alpha
 from calviz.ece import BinSums, binned_sums, debiased_ece_sq, prepare_view
 
 __all__ = [
@@ -239,37 +254,21 @@ def _chebyshev_pvalue(T: float, m: int, n: int, K: int, scalar: bool) -> float:
 
 
 def _check_choice(value, allowed, name):
-    if value not in allowed:
-        raise InputError(f"{name} must be one of {', '.join(map(repr, allowed))}; got {value!r}")
-    return value
+    return check_param(value, name, Options(allowed))
 
 
 def _check_n_resamples(n_resamples, name: str = "n_resamples", limit: int | None = None) -> int:
-    limit = MAX_RESAMPLES if limit is None else limit
-    if isinstance(n_resamples, (bool, np.bool_)) or not isinstance(n_resamples, (int, np.integer)):
-        raise InputError(f"{name} must be a positive integer; got {n_resamples!r}")
-    if n_resamples < 1:
-        raise InputError(f"{name} must be at least 1; got {n_resamples}")
-    if n_resamples > limit:
-        raise InputError(f"{name} = {n_resamples} exceeds the limit of {limit} ({name} beyond it costs "
-                         f"memory and time without changing the decision)")
-    return int(n_resamples)
+    return int(check_param(n_resamples, name, Interval(int, 1, MAX_RESAMPLES if limit is None else limit)))
 
 
 def _base_seed(seed) -> np.uint64:
-    if isinstance(seed, np.random.Generator):
-        rng = seed
-    else:
-        try:
-            rng = np.random.default_rng(seed)
-        except (TypeError, ValueError):
-            raise InputError(f"seed must be None, an integer or a numpy Generator; got {seed!r}") from None
-    return np.uint64(rng.integers(0, 2**63 - 1))
+    """The base of the per-resample SplitMix64 streams (the library's seed policy)."""
+    return np.uint64(kernel_seed(seed))
 
 
-def _prepare(y_true, y_prob, target, class_index):
-    _check_choice(target, _TARGETS, "target")
-    data, target, z, y = prepare_view(y_true, y_prob, target=target, class_index=class_index)
+def _prepare(y_true, y_prob, target, class_index, caller):
+    data, target, z, y = prepare_view(y_true, y_prob, target=target, class_index=class_index,
+                                      allowed=_TARGETS, caller=caller)
     if target == "full":
         K = data.n_classes
         return data, target, np.ascontiguousarray(z), np.ascontiguousarray(y.argmax(axis=1)), K
@@ -330,7 +329,7 @@ def multiscale_statistics(y_true, y_prob, *, target: str = "auto", class_index: 
     """(scales, T^d at every scale 2^1..2^max_level) in one pass — each equals
     ``calviz.debiased_ece(y_true, y_prob, n_bins=2**b, target=...)``.  Default max_level: the scales of
     :func:`adaptive_tcal`."""
-    _, target, z, y, K = _prepare(y_true, y_prob, target, class_index)
+    _, target, z, y, K = _prepare(y_true, y_prob, target, class_index, "multiscale_statistics")
     levels = dyadic_scales(z.shape[0], K)[1] if max_level is None else int(max_level)
     if not 1 <= levels <= MAX_LEVEL:
         raise InputError(f"max_level must be in 1..{MAX_LEVEL}; got {levels}")
@@ -591,11 +590,12 @@ def _binomial_test(z, y, alpha, target, K, values=None, counts=None, why="") -> 
 # ------------------------------------------------------------------------------------------------
 # public tests
 # ------------------------------------------------------------------------------------------------
+@validate_params({"alpha": UNIT_OPEN, "n_bins": NoneOr(POSITIVE_INT), "smoothness": POSITIVE_REAL})
 def tcal(
     y_true,
-    y_prob,
+    y_prob=None,
     *,
-    alpha: float = 0.05,
+    alpha: float = ALPHA,
     n_bins: int | None = None,
     smoothness: float = 1.0,
     target: str = "auto",
@@ -609,14 +609,8 @@ def tcal(
     partition for ``target="full"``).  The threshold comes from Chebyshev's inequality: the test is
     valid but conservative; ``pvalue`` is the smallest α at which it rejects, min(1, 2K²r²/T²).
     """
-    alpha = check_alpha(alpha)
-    try:
-        s = float(smoothness)
-    except (TypeError, ValueError):
-        raise InputError(f"smoothness must be a positive number; got {smoothness!r}") from None
-    if not (s > 0 and math.isfinite(s)):
-        raise InputError(f"smoothness must be a positive number; got {smoothness!r}")
-    _, target, z, y, K = _prepare(y_true, y_prob, target, class_index)
+    s = float(smoothness)
+    _, target, z, y, K = _prepare(y_true, y_prob, target, class_index, "tcal")
     n = z.shape[0]
     # (+1e-9: exact powers such as 1000^(1/3) = 9.999999999999998 in floating point must floor to 10)
     m = max(1, math.floor(n ** (2.0 / (4.0 * s + K - 1)) + 1e-9)) if n_bins is None else check_n_bins(n_bins)
@@ -638,11 +632,18 @@ def _default_resamples(B: int, alpha: float, combine: str) -> int:
     return max(999, math.ceil(2.0 * B / alpha))
 
 
+@validate_params({
+    "alpha": UNIT_OPEN, "resampling": Options(_RESAMPLING),
+    "n_resamples": NoneOr(Interval(int, 1, MAX_RESAMPLES)),
+    "max_resamples": NoneOr(Interval(int, FIRST_BATCH, MAX_RESAMPLES)), "resampling_risk": UNIT_OPEN,
+    "combine": Options(_COMBINE), "class_index": NoneOr(Interval(int, 0, None)), "discrete": NoneOr(BOOLEAN),
+    "seed": SEED,
+})
 def adaptive_tcal(
     y_true,
-    y_prob,
+    y_prob=None,
     *,
-    alpha: float = 0.05,
+    alpha: float = ALPHA,
     resampling: Resampling = "y_only",
     n_resamples: int | None = None,
     max_resamples: int | None = None,
@@ -704,40 +705,30 @@ def adaptive_tcal(
     sd is re-estimated at every look, so the guarantee holds for the final standardisation only
     approximately.
     """
-    alpha = check_alpha(alpha)
-    _check_choice(resampling, _RESAMPLING, "resampling")
-    _check_choice(combine, _COMBINE, "combine")
     if combine == "max" and resampling not in ("y_only", "consistency"):
         raise InputError("combine='max' needs a resampling distribution: "
                          "use resampling='y_only' or 'consistency'")
-    if n_resamples is not None:
-        n_resamples = _check_n_resamples(n_resamples)
-    if max_resamples is not None:
-        if n_resamples is not None:
-            raise InputError("give n_resamples (a fixed count) or max_resamples (the cap of the sequential "
-                             "rule), not both")
-        max_resamples = _check_n_resamples(max_resamples, "max_resamples")
-        if max_resamples < FIRST_BATCH:
-            raise InputError(f"max_resamples must be at least one batch of the sequential rule "
-                             f"({FIRST_BATCH}); got {max_resamples}")
-    risk = check_alpha(resampling_risk, "resampling_risk")
-    if discrete not in (None, True, False):
-        raise InputError(f"discrete must be None, True or False; got {discrete!r}")
-    _check_choice(target, _TARGETS, "target")
+    if n_resamples is not None and max_resamples is not None:
+        raise InputError("give n_resamples (a fixed count) or max_resamples (the cap of the sequential "
+                         "rule), not both")
+    n_resamples = None if n_resamples is None else int(n_resamples)
+    max_resamples = None if max_resamples is None else int(max_resamples)
+    risk = float(resampling_risk)
     if target == "classwise" and class_index is None:
         return _classwise_all(y_true, y_prob, alpha=alpha, resampling=resampling, n_resamples=n_resamples,
                               max_resamples=max_resamples, risk=risk, combine=combine, discrete=discrete,
                               seed=seed)
-    _, target, z, y, K = _prepare(y_true, y_prob, target, 0 if class_index is None else class_index)
+    _, target, z, y, K = _prepare(y_true, y_prob, target, 0 if class_index is None else class_index,
+                                  "adaptive_tcal")
     return _adaptive(z, y, K, target, alpha, resampling, n_resamples, max_resamples, risk, combine, discrete,
                      seed)
 
 
 def _classwise_all(y_true, y_prob, *, alpha, resampling, n_resamples, max_resamples, risk, combine, discrete,
                    seed) -> TCalResult:
-    data, _, _, _ = prepare_view(y_true, y_prob, target="top1")
+    data = as_calibration_data(y_true, y_prob)
     K = data.n_classes
-    rng = np.random.default_rng(seed) if not isinstance(seed, np.random.Generator) else seed
+    rng = as_generator(seed)
     # the budget and the resampling risk are shared by the K tests (union bound over classes)
     n = data.n
     cap = _resample_cap(max_resamples, n)
@@ -1103,11 +1094,13 @@ def _chi2_two_sample(v_keys: np.ndarray, w_keys: np.ndarray, n_cells: int) -> fl
     return float(((n2 * cv - n1 * cw) ** 2).sum())
 
 
+@validate_params({"alpha": UNIT_OPEN, "smoothness": POSITIVE_REAL,
+                  "n_permutations": NoneOr(Interval(int, 1, MAX_PERMUTATIONS)), "seed": SEED})
 def split_tcal(
     y_true,
-    y_prob,
+    y_prob=None,
     *,
-    alpha: float = 0.05,
+    alpha: float = ALPHA,
     smoothness: float = 1.0,
     n_permutations: int | None = None,
     target: str = "auto",
@@ -1129,11 +1122,8 @@ def split_tcal(
     and :data:`MAX_PERMUTATION_WORK` / (nK)); when the budget is too small to reach α/(3K) the reason
     says so.  An explicit count beyond the budget raises ValueError.
     """
-    alpha = check_alpha(alpha)
     s = float(smoothness)
-    if not (s > 0 and math.isfinite(s)):
-        raise InputError(f"smoothness must be a positive number; got {smoothness!r}")
-    _, target, z, y, K = _prepare(y_true, y_prob, target, class_index)
+    _, target, z, y, K = _prepare(y_true, y_prob, target, class_index, "split_tcal")
     n = z.shape[0]
     if n < 4:
         raise InputError(f"split_tcal needs at least 4 samples (two halves with two each); got {n}")
@@ -1143,12 +1133,12 @@ def split_tcal(
         P = min(max(199, math.ceil(2.0 / level_ts)), MAX_PERMUTATIONS,
                 max(199, MAX_PERMUTATION_WORK // (n * K)))
     else:
-        P = _check_n_resamples(n_permutations, "n_permutations", MAX_PERMUTATIONS)
+        P = int(n_permutations)
         if P * n * K > MAX_PERMUTATION_WORK:
             raise InputError(f"n_permutations = {P} with n = {n} and K = {K} exceeds the permutation work "
                              f"limit of {MAX_PERMUTATION_WORK:.0e} (calviz.tcal.MAX_PERMUTATION_WORK); "
                              f"use at most {max(1, MAX_PERMUTATION_WORK // (n * K))}")
-    rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+    rng = as_generator(seed)
     probs = np.column_stack([1.0 - z, z]) if z.ndim == 1 else z
     labels = y.astype(np.int64) if z.ndim == 1 else y
     n1 = n // 2

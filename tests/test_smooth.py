@@ -426,19 +426,19 @@ def test_multiclass_views():
 @pytest.mark.parametrize(
     "kwargs, match",
     [
-        ({"kernel": "gaussian"}, "kernel must be one of"),
-        ({"bandwidth": 0.0}, "bandwidth must be in"),
-        ({"bandwidth": -0.1}, "bandwidth must be in"),
-        ({"bandwidth": float("nan")}, "bandwidth must be in"),
-        ({"bandwidth": 1e-6}, "bandwidth must be in"),
-        ({"bandwidth": "wide"}, "bandwidth must be None"),
+        ({"kernel": "gaussian"}, "'kernel' parameter of smooth_(reliability|ece) must be a str among"),
+        ({"bandwidth": 0.0}, r"'bandwidth' parameter of smooth_(reliability|ece) must be a float in \[0.0001, 10\]"),
+        ({"bandwidth": -0.1}, "'bandwidth' parameter of smooth_(reliability|ece) must be a float in"),
+        ({"bandwidth": float("nan")}, "'bandwidth' parameter of smooth_(reliability|ece) must be a float in"),
+        ({"bandwidth": 1e-6}, "'bandwidth' parameter of smooth_(reliability|ece) must be a float in"),
+        ({"bandwidth": "wide"}, "'bandwidth' parameter of smooth_(reliability|ece) must be .* or None"),
         ({"alpha": 0.0}, "alpha"),
         ({"alpha": 1.5}, "alpha"),
         ({"n_resamples": -1}, "n_resamples"),
         ({"n_resamples": 2.5}, "n_resamples"),
         ({"n_resamples": True}, "n_resamples"),
         ({"grid_size": 1}, "grid_size"),
-        ({"target": "full"}, "scalar view"),
+        ({"target": "full"}, "'target' parameter of smooth_(reliability|ece) must be a str among"),
     ],
 )
 def test_bad_options(kwargs, match):

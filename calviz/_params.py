@@ -1,0 +1,267 @@
+"""Parameter validation, the default levels and the seed policy, in one place.
+
+Every public function declares the constraints of its options with :func:`validate_params` (in the
+spirit of scikit-learn's ``validate_params``) and refuses a bad value with one uniform message::
+
+    The 'n_bins' parameter of binned_ece must be an int in [1, inf); got 0.
+
+The error is an :class:`InvalidParameterError`, both a ``ValueError`` (an :class:`~calviz.data.InputError`)
+and a ``TypeError``, whichever way the value is wrong.
+
+Defaults: calibration *tests* use the level ``ALPHA`` = 0.05; confidence *intervals* and bands use the
+confidence level ``CONFIDENCE_LEVEL`` = 0.9 (``alpha = 1 − CONFIDENCE_LEVEL`` = 0.1), except the smooth
+reliability band, which keeps 0.95 (``alpha=0.05``) as documented on that function.
+
+Randomness: a ``seed`` is ``None``, a non-negative int or a ``numpy.random.Generator``;
+:func:`as_generator` turns it into a Generator and :func:`kernel_seed` into the integer seed of a jitted
+kernel's SplitMix64 stream (one draw from that Generator), so a fixed seed reproduces every result.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import math
+import warnings
+from collections.abc import Callable, Iterable
+
+import numpy as np
+
+from calviz.data import InputError
+
+__all__ = [
+    "ALPHA",
+    "CONFIDENCE_LEVEL",
+    "INTERVAL_ALPHA",
+    "InvalidParameterError",
+    "Interval",
+    "Options",
+    "Seed",
+    "Boolean",
+    "NoneOr",
+    "validate_params",
+    "check_param",
+    "parameter_message",
+    "as_generator",
+    "kernel_seed",
+    "positional_deprecated",
+]
+
+#: Default level α of every calibration test (reject H₀ "calibrated" when p ≤ α).
+ALPHA = 0.05
+#: Default confidence level of every confidence interval (reported as ``level`` on the results).
+CONFIDENCE_LEVEL = 0.9
+#: ``1 − CONFIDENCE_LEVEL``: the default ``alpha`` argument of the interval estimators.
+INTERVAL_ALPHA = 0.1
+
+
+class InvalidParameterError(InputError, TypeError):
+    """An option outside its documented range or of the wrong type (both a ValueError and a TypeError)."""
+
+
+def _show(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def parameter_message(name: str, caller: str | None, rule: str, value) -> str:
+    """The one wording: "The 'name' parameter of caller must be <rule>; got <value>."."""
+    where = f" of {caller}" if caller else ""
+    return f"The {name!r} parameter{where} must be {rule}; got {_show(value)}."
+
+
+# ------------------------------------------------------------------------------------------------
+# constraints
+# ------------------------------------------------------------------------------------------------
+class Interval:
+    """A number in an interval: ``Interval(int, 1, None)`` is "an int in [1, inf)",
+    ``Interval(float, 0, 1, closed="neither")`` "a float in (0, 1)".  Floats accept ints and
+    numpy scalars; ints accept integral numpy integers only (never bools, never floats)."""
+
+    def __init__(self, kind: type, low: float | None, high: float | None, *, closed: str = "both"):
+        self.kind, self.low, self.high, self.closed = kind, low, high, closed
+
+    def __str__(self) -> str:
+        left = "[" if self.closed in ("both", "left") and self.low is not None else "("
+        right = "]" if self.closed in ("both", "right") and self.high is not None else ")"
+        low = "-inf" if self.low is None else _number(self.low)
+        high = "inf" if self.high is None else _number(self.high)
+        return f"{'an int' if self.kind is int else 'a float'} in {left}{low}, {high}{right}"
+
+    def accepts(self, value) -> bool:
+        if isinstance(value, (bool, np.bool_)):
+            return False
+        if self.kind is int:
+            if not isinstance(value, (int, np.integer)):
+                return False
+        elif not isinstance(value, (int, float, np.integer, np.floating)) or not math.isfinite(value):
+            return False
+        if self.low is not None:
+            if value < self.low or (value == self.low and self.closed not in ("both", "left")):
+                return False
+        if self.high is not None:
+            if value > self.high or (value == self.high and self.closed not in ("both", "right")):
+                return False
+        return True
+
+
+def _number(x) -> str:
+    return str(int(x)) if float(x).is_integer() and abs(x) < 1e15 else f"{x:g}"
+
+
+class Options:
+    """One of a fixed set of values: "a str among {'wilson', 'jeffreys'}"."""
+
+    def __init__(self, values: Iterable):
+        self.values = tuple(values)
+
+    def __str__(self) -> str:
+        kinds = {type(v) for v in self.values}
+        kind = "a str" if kinds == {str} else "a value"
+        return f"{kind} among {{{', '.join(repr(v) for v in self.values)}}}"
+
+    def accepts(self, value) -> bool:
+        return any(_same_kind(value, v) and value == v for v in self.values)
+
+
+def _same_kind(value, option) -> bool:
+    """1 == True and 1 == 1.0 in Python; an option list means the value of the option's own kind."""
+    if isinstance(option, str):
+        return isinstance(value, str)
+    if isinstance(option, (bool, np.bool_)):
+        return isinstance(value, (bool, np.bool_))
+    if isinstance(option, int):
+        return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+    return type(value) is type(option)
+
+
+class Seed:
+    """None, a non-negative int or a numpy Generator."""
+
+    def __str__(self) -> str:
+        return "None, an int in [0, inf) or a numpy.random.Generator"
+
+    def accepts(self, value) -> bool:
+        if value is None or isinstance(value, np.random.Generator):
+            return True
+        return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)) and value >= 0
+
+
+class Boolean:
+    """True or False (numpy bools too)."""
+
+    def __str__(self) -> str:
+        return "a bool"
+
+    def accepts(self, value) -> bool:
+        return isinstance(value, (bool, np.bool_))
+
+
+class NoneOr:
+    """``None`` or a value of another constraint."""
+
+    def __init__(self, inner):
+        self.inner = inner
+
+    def __str__(self) -> str:
+        return f"{self.inner} or None"
+
+    def accepts(self, value) -> bool:
+        return value is None or self.inner.accepts(value)
+
+
+def check_param(value, name: str, constraint, caller: str | None = None):
+    """Return ``value`` if ``constraint`` accepts it, else raise :class:`InvalidParameterError`."""
+    if not constraint.accepts(value):
+        raise InvalidParameterError(parameter_message(name, caller, str(constraint), value))
+    return value
+
+
+def validate_params(constraints: dict, *, caller: str | None = None) -> Callable:
+    """Decorator: check the arguments a call passes against ``constraints`` (parameter name →
+    constraint) before the function runs; defaults are not re-checked.  Errors name the function."""
+
+    def decorate(func):
+        signature = inspect.signature(func)
+        name = caller or func.__name__
+        unknown = set(constraints) - set(signature.parameters)
+        if unknown:  # a typo in a declaration would silently check nothing
+            raise RuntimeError(f"{name} has no parameter(s) {sorted(unknown)}")
+
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            bound = signature.bind(*args, **kwargs)
+            for param, value in bound.arguments.items():
+                constraint = constraints.get(param)
+                if constraint is not None:
+                    check_param(value, param, constraint, name)
+            return func(*args, **kwargs)
+
+        wrapper.parameter_constraints = dict(constraints)
+        return wrapper
+
+    return decorate
+
+
+# ------------------------------------------------------------------------------------------------
+# frequently used constraints
+# ------------------------------------------------------------------------------------------------
+#: α of a test or 1 − confidence level of an interval
+UNIT_OPEN = Interval(float, 0, 1, closed="neither")
+POSITIVE_INT = Interval(int, 1, None)
+NON_NEGATIVE_INT = Interval(int, 0, None)
+POSITIVE_REAL = Interval(float, 0, None, closed="neither")
+SEED = Seed()
+BOOLEAN = Boolean()
+
+
+# ------------------------------------------------------------------------------------------------
+# seed policy
+# ------------------------------------------------------------------------------------------------
+def as_generator(seed, caller: str | None = None) -> np.random.Generator:
+    """A numpy Generator from ``seed`` (None, an int or a Generator, which is returned itself)."""
+    check_param(seed, "seed", SEED, caller)
+    return np.random.default_rng(seed)
+
+
+def kernel_seed(seed, *, high: int = 2**63 - 1, caller: str | None = None) -> int:
+    """The integer seed of a jitted kernel's SplitMix64 stream: one draw in [0, high) from
+    :func:`as_generator` (a Generator passed in advances by that draw)."""
+    return int(as_generator(seed, caller).integers(0, high))
+
+
+# ------------------------------------------------------------------------------------------------
+# keyword-only options
+# ------------------------------------------------------------------------------------------------
+def positional_deprecated(*names: str) -> Callable:
+    """Decorator for a function whose options ``names`` used to be positional after ``(y_true, y_prob)``
+    and are keyword-only now: old positional calls still work for one release, with a
+    ``DeprecationWarning`` naming the keywords to use."""
+
+    def decorate(func):
+        n_positional = sum(
+            p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+            for p in inspect.signature(func).parameters.values()
+        )
+
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            extra = args[n_positional:]
+            if extra:
+                if len(extra) > len(names):
+                    raise TypeError(f"{func.__name__}() takes {n_positional + len(names)} positional "
+                                    f"arguments but {len(args)} were given")
+                moved = dict(zip(names, extra, strict=False))
+                clash = set(moved) & set(kwargs)
+                if clash:
+                    raise TypeError(f"{func.__name__}() got multiple values for {sorted(clash)}")
+                warnings.warn(
+                    f"passing {', '.join(moved)} of {func.__name__} by position is deprecated; pass "
+                    + ", ".join(f"{k}={v!r}" for k, v in moved.items()) + " by keyword",
+                    DeprecationWarning, stacklevel=2)
+                args, kwargs = args[:n_positional], {**kwargs, **moved}
+            return func(*args, **kwargs)
+
+        return wrapper
+
+    return decorate
