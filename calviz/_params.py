@@ -44,6 +44,7 @@ __all__ = [
     "parameter_message",
     "as_generator",
     "kernel_seed",
+    "spawn_seeds",
     "positional_deprecated",
 ]
 
@@ -228,6 +229,14 @@ def kernel_seed(seed, *, high: int = 2**63 - 1, caller: str | None = None) -> in
     """The integer seed of a jitted kernel's SplitMix64 stream: one draw in [0, high) from
     :func:`as_generator` (a Generator passed in advances by that draw)."""
     return int(as_generator(seed, caller).integers(0, high))
+
+
+def spawn_seeds(seed, k: int) -> list:
+    """``k`` independent seeds for ``k`` sub-computations (e.g. one per model or group): child
+    Generators of a Generator, else integer seeds from ``numpy.random.SeedSequence(seed).spawn(k)``."""
+    if isinstance(seed, np.random.Generator):
+        return list(seed.spawn(k))
+    return [int(s.generate_state(1)[0]) for s in np.random.SeedSequence(seed).spawn(k)]
 
 
 # ------------------------------------------------------------------------------------------------

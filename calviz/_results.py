@@ -1,10 +1,32 @@
-"""Shared plumbing for the frozen result objects (readable repr in the style of scipy.stats)."""
+"""The conventions every public result follows, in one place.
+
+Every result is a frozen dataclass with a readable ``repr`` (in the style of scipy.stats) and
+``to_dict()``; an estimate or test also has
+
+* ``statistic`` — the estimate or test statistic, a float;
+* ``pvalue`` — for a test;
+* ``level`` — the confidence level (e.g. 0.9) of a result carrying an interval, and
+  ``confidence_interval()`` → :class:`ConfidenceInterval` ``(low, high)``;
+* ``n`` (samples), ``n_classes`` (classes of the input) and ``target`` (the calibration target).
+
+Renamed fields keep their old name as a property that raises a ``DeprecationWarning``
+(:func:`deprecated_alias`).
+"""
 
 from __future__ import annotations
 
 import dataclasses
+import warnings
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
+
+
+class ConfidenceInterval(NamedTuple):
+    """A confidence interval ``(low, high)`` (floats, or arrays for pointwise / per-bin intervals)."""
+
+    low: Any
+    high: Any
 
 
 def _short(value) -> str:
@@ -19,6 +41,10 @@ def _short(value) -> str:
     if isinstance(value, tuple) and value and all(dataclasses.is_dataclass(v) for v in value):
         return f"({len(value)} × {type(value[0]).__name__})"  # nested results: one line, not a screenful
     return repr(value)
+
+
+#: properties that :meth:`ResultMixin.to_dict` adds to the fields when a result has them
+CONVENTION_PROPERTIES = ("statistic", "pvalue", "level", "n", "n_classes", "target")
 
 
 class ResultMixin:
@@ -38,7 +64,56 @@ class ResultMixin:
                 continue
             value = getattr(self, f.name)
             out[f.name] = _jsonable(value)
+        for name in CONVENTION_PROPERTIES:
+            if name not in out and isinstance(getattr(type(self), name, None), property):
+                out[name] = _jsonable(getattr(self, name))
         return out
+
+
+class HasInterval:
+    """Mixin for results carrying a confidence interval at level ``level``: the fields named by
+    ``_interval_fields`` (default ``("low", "high")``)."""
+
+    _interval_fields: ClassVar[tuple[str, str]] = ("low", "high")
+
+    def confidence_interval(self) -> ConfidenceInterval:
+        """``ConfidenceInterval(low, high)`` at confidence level ``level``."""
+        low, high = self._interval_fields
+        return ConfidenceInterval(getattr(self, low), getattr(self, high))
+
+
+class ValueStatistic:
+    """Mixin for results whose estimate is the field ``value``: ``statistic`` is that float."""
+
+    @property
+    def statistic(self) -> float:
+        """The estimate (the ``value`` field), a float."""
+        return float(self.value)
+
+
+class LevelFromAlpha:
+    """Mixin for results carrying ``alpha`` = 1 − confidence level: ``level`` is 1 − alpha."""
+
+    @property
+    def level(self) -> float:
+        """The confidence level, 1 − alpha."""
+        return 1.0 - float(self.alpha)
+
+
+def deprecated_alias(new: str, old: str, *, until: str = "the next release") -> property:
+    """A property ``old`` that returns attribute ``new`` with a DeprecationWarning."""
+
+    def get(self):
+        warnings.warn(f"{type(self).__name__}.{old} is deprecated and will be removed in {until}; "
+                      f"use .{new}", DeprecationWarning, stacklevel=2)
+        return getattr(self, new)
+
+    return property(get, doc=f"Deprecated alias of ``{new}``.")
+
+
+def with_classes(result, n_classes: int):
+    """``result`` with its ``n_classes`` field set (the estimators fill it from the validated data)."""
+    return dataclasses.replace(result, n_classes=int(n_classes))
 
 
 def _jsonable(value):

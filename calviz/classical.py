@@ -38,7 +38,7 @@ from calviz._kernels.classical import (
     spiegelhalter_sums,
 )
 from calviz._params import ALPHA, BOOLEAN, POSITIVE_INT, UNIT_OPEN, Interval, validate_params
-from calviz._results import ResultMixin
+from calviz._results import ResultMixin, with_classes
 from calviz.binning import check_n_bins
 from calviz.data import InputError, check_alpha
 from calviz.ece import equal_mass_sums, prepare_view
@@ -77,7 +77,7 @@ class CalibrationTestResult(ResultMixin):
     statistic; pvalue: in [0, 1] (asymptotic, conditional on the predictions); null_distribution: what
     the statistic is compared with; hypothesis: the null hypothesis tested; detects: what kind of
     miscalibration the test is sensitive to and what it misses; reference: the paper; n, target: the
-    sample; df: degrees of freedom of a χ² null (None otherwise).
+    sample; df: degrees of freedom of a χ² null (None otherwise); n_classes: classes of the input.
     """
 
     name: str
@@ -91,6 +91,7 @@ class CalibrationTestResult(ResultMixin):
     n: int
     target: str
     df: int | None = None
+    n_classes: int | None = None
 
     def rejects(self, alpha: float) -> bool:
         """The decision at level α: p-value ≤ α."""
@@ -122,6 +123,7 @@ class ClassicalTests(ResultMixin):
     n: int
     target: str
     measures: dict = dataclasses.field(default_factory=dict, repr=False)
+    n_classes: int | None = None
 
     def __getitem__(self, name: str) -> CalibrationTestResult:
         for test in self.tests:
@@ -248,9 +250,9 @@ def _result(name, statistic, pvalue, null, hypothesis, n, target, df=None, cls=C
 # ------------------------------------------------------------------------------------------------
 def _scalar_view(y_true, y_prob, target, class_index, caller):
     # the classical tests are defined for scalar predictions only
-    _, target, z, y = prepare_view(y_true, y_prob, target=target, class_index=class_index,
-                                   integer_labels=True, allowed=("auto", *SCALAR_TARGETS), caller=caller)
-    return target, np.ascontiguousarray(z, dtype=np.float64), np.ascontiguousarray(y)
+    data, target, z, y = prepare_view(y_true, y_prob, target=target, class_index=class_index,
+                                      integer_labels=True, allowed=("auto", *SCALAR_TARGETS), caller=caller)
+    return target, np.ascontiguousarray(z, dtype=np.float64), np.ascontiguousarray(y), data.n_classes
 
 
 # ------------------------------------------------------------------------------------------------
@@ -419,8 +421,8 @@ def spiegelhalter_test(
     y_true, y_prob: labels and probabilities (1-D P(y = 1), or (n, K)).
     target: "auto" (binary, or top-1 for (n, K)), "binary", "top1" or "classwise" (with class_index).
     """
-    target, z, y = _scalar_view(y_true, y_prob, target, class_index, "spiegelhalter_test")
-    return _spiegelhalter(z, y, target)
+    target, z, y, n_classes = _scalar_view(y_true, y_prob, target, class_index, "spiegelhalter_test")
+    return with_classes(_spiegelhalter(z, y, target), n_classes)
 
 
 #: Hosmer–Lemeshow's options and their constraints
@@ -447,8 +449,8 @@ def hosmer_lemeshow_test(
     Raises InputError when fewer than 3 groups are left (e.g. fewer than 3 distinct predictions).
     """
     fitted, min_expected = bool(fitted), float(min_expected)
-    target, z, y = _scalar_view(y_true, y_prob, target, class_index, "hosmer_lemeshow_test")
-    return _hosmer_lemeshow(z, y, target, n_groups, fitted, min_expected)
+    target, z, y, n_classes = _scalar_view(y_true, y_prob, target, class_index, "hosmer_lemeshow_test")
+    return with_classes(_hosmer_lemeshow(z, y, target, n_groups, fitted, min_expected), n_classes)
 
 
 def cox_test(y_true, y_prob=None, *, target: str = "auto", class_index: int = 0) -> CoxTestResult:
@@ -461,8 +463,8 @@ def cox_test(y_true, y_prob=None, *, target: str = "auto", class_index: int = 0)
     T-Cal by Lee, Huang, Hassani & Dobriban (2023, §4.1).  The result also carries the maximum-likelihood
     a and b (Newton's method; NaN when the labels are perfectly separated or all equal).
     """
-    target, z, y = _scalar_view(y_true, y_prob, target, class_index, "cox_test")
-    return _cox(z, y, target)
+    target, z, y, n_classes = _scalar_view(y_true, y_prob, target, class_index, "cox_test")
+    return with_classes(_cox(z, y, target), n_classes)
 
 
 def kolmogorov_smirnov_test(
@@ -476,16 +478,16 @@ def kolmogorov_smirnov_test(
     S_k is read only at the last member of each group of tied predictions, so the result does not
     depend on how ties are ordered.
     """
-    target, z, y = _scalar_view(y_true, y_prob, target, class_index, "kolmogorov_smirnov_test")
-    return _cumulative_test("kolmogorov_smirnov", z, y, target)
+    target, z, y, n_classes = _scalar_view(y_true, y_prob, target, class_index, "kolmogorov_smirnov_test")
+    return with_classes(_cumulative_test("kolmogorov_smirnov", z, y, target), n_classes)
 
 
 def kuiper_test(y_true, y_prob=None, *, target: str = "auto", class_index: int = 0) -> CalibrationTestResult:
     """Kuiper test of calibration on cumulative differences (Arrieta-Ibarra et al. 2022): statistic
     H = (max_k S_k − min_k S_k) / σ with S, σ as in :func:`kolmogorov_smirnov_test` (S_0 = 0 included);
     under calibration H → max W − min W on [0, 1] (:func:`brownian_range_sf`)."""
-    target, z, y = _scalar_view(y_true, y_prob, target, class_index, "kuiper_test")
-    return _cumulative_test("kuiper", z, y, target)
+    target, z, y, n_classes = _scalar_view(y_true, y_prob, target, class_index, "kuiper_test")
+    return with_classes(_cumulative_test("kuiper", z, y, target), n_classes)
 
 
 @validate_params({**_HL, "alpha": UNIT_OPEN, "measures": BOOLEAN, "n_bins": POSITIVE_INT})
@@ -510,7 +512,7 @@ def classical_tests(
     if unknown or isinstance(tests, str):
         raise InputError(f"unknown test(s) {unknown or tests!r}; choose from {', '.join(TEST_NAMES)}")
     fitted, min_expected = bool(fitted), float(min_expected)
-    target, z, y = _scalar_view(y_true, y_prob, target, class_index, "classical_tests")
+    target, z, y, n_classes = _scalar_view(y_true, y_prob, target, class_index, "classical_tests")
     extremes = _cumulative_extremes(z, y) if {"kolmogorov_smirnov", "kuiper"} & set(tests) else None
     run = {
         "spiegelhalter": lambda: _spiegelhalter(z, y, target),
@@ -524,7 +526,7 @@ def classical_tests(
         if name not in tests:
             continue
         try:
-            results.append(run[name]())
+            results.append(with_classes(run[name](), n_classes))
         except InputError as exc:
             errors[name] = str(exc)
     found = {}
@@ -533,7 +535,7 @@ def classical_tests(
 
         found = {"mce": mce(y_true, y_prob, n_bins=n_bins, target=target, class_index=class_index),
                  "ace": ace(y_true, y_prob, n_bins=n_bins, target="classwise")}
-    return ClassicalTests(tuple(results), errors, alpha, int(z.shape[0]), target, found)
+    return ClassicalTests(tuple(results), errors, alpha, int(z.shape[0]), target, found, n_classes)
 
 
 def analysis_tests(data, options) -> ClassicalTests:

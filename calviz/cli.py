@@ -234,8 +234,6 @@ def check_summary(data, options, *, source: str = "", analysis=None) -> dict:
     """
     from calviz import __version__
     from calviz.analysis import analyze
-    from calviz.plots import field
-
     views = ("tcal", "interval", "distance", "classical")
     if options.resampling != "analytic":
         views += ("tcal_resampled",)
@@ -243,25 +241,25 @@ def check_summary(data, options, *, source: str = "", analysis=None) -> dict:
     # the decision asked for: the resampled test when resampling is chosen (never silently the analytic
     # one in its place — a failed resampled test leaves the decision unavailable)
     tcal = result.tcal if options.resampling == "analytic" else result.tcal_resampled
-    reject = field(tcal, "reject", "rejected")
+    reject = None if tcal is None else tcal.reject
     interval = result.interval
     ece = _as_dict(interval)
     if ece is not None:
         ece = {
-            "estimate": _num(field(interval, "estimate")),
-            "low": _num(field(interval, "low")),
-            "high": _num(field(interval, "high")),
-            "level": _num(field(interval, "level")),
+            "estimate": _num(interval.estimate),
+            "low": _num(interval.low),
+            "high": _num(interval.high),
+            "level": _num(interval.level),
             **{k: v for k, v in ece.items() if k not in ("estimate", "low", "high", "level")},
         }
     return {
         "calviz_version": __version__,
         "source": source,
         "decision": None if reject is None else (
-            "undecided" if field(tcal, "decision", default=None) == "undecided"
+            "undecided" if tcal.decision == "undecided"
             else "reject" if bool(reject) else "not rejected"),
         "reject": None if reject is None else bool(reject),
-        "pvalue": _num(field(tcal, "pvalue", "p_value", "adjusted_pvalue")),
+        "pvalue": None if tcal is None else _num(tcal.pvalue),
         "alpha": options.alpha,
         "tcal": _as_dict(tcal),
         "ece": ece,

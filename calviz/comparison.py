@@ -20,7 +20,18 @@ import numpy as np
 from scipy import stats
 
 from calviz._kernels.compare import paired_debiased_kernel
-from calviz._results import ResultMixin
+from calviz._params import (
+    ALPHA,
+    BOOLEAN,
+    POSITIVE_INT,
+    SEED,
+    UNIT_OPEN,
+    Interval,
+    NoneOr,
+    spawn_seeds,
+    validate_params,
+)
+from calviz._results import HasInterval, ResultMixin
 from calviz.binning import MAX_EDGE_TABLE, check_n_bins, equal_width_bounds
 from calviz.data import CalibrationData, InputError, as_calibration_data, check_alpha
 from calviz.targets import SCALAR_TARGETS, resolve, topk_view
@@ -90,7 +101,7 @@ def paired_difference(z_a, y_a, z_b, y_b, *, n_bins: int = 15) -> PairedDifferen
 
 
 @dataclass(frozen=True, repr=False)
-class ModelComparison(ResultMixin):
+class ModelComparison(HasInterval, ResultMixin):
     """Two models on the same examples (see :func:`compare`).
 
     ``difference`` = T^d_a − T^d_b, the difference of the debiased ℓ2-ECE² estimates (negative: model a
@@ -126,6 +137,7 @@ class ModelComparison(ResultMixin):
     ece_b: object = field(default=None, repr=False)
     tcal_a: object = field(default=None, repr=False)
     tcal_b: object = field(default=None, repr=False)
+    n_classes: int | None = None
 
     @property
     def verdict(self) -> str:
@@ -172,12 +184,6 @@ def _model_results(z, y, target, *, n_bins, alpha, tcal, resampling, n_resamples
     return interval, decision
 
 
-def _child_seeds(seed, k: int) -> list:
-    if isinstance(seed, np.random.Generator):
-        return list(seed.spawn(k))
-    return [int(s.generate_state(1)[0]) for s in np.random.SeedSequence(seed).spawn(k)]
-
-
 def check_same_examples(
     data_a: CalibrationData, data_b: CalibrationData, names: tuple[str, str] = ("A", "B")
 ) -> None:
@@ -188,13 +194,15 @@ def check_same_examples(
                          f"examples in the same order ({data_b.n} and {data_a.n} rows)")
 
 
+@validate_params({"n_bins": POSITIVE_INT, "alpha": UNIT_OPEN, "tcal": BOOLEAN,
+                  "n_resamples": NoneOr(POSITIVE_INT), "seed": SEED})
 def compare(
     y_true,
     y_prob_a,
     y_prob_b,
     *,
     n_bins: int = 15,
-    alpha: float = 0.05,
+    alpha: float = ALPHA,
     target: str = "auto",
     class_index: int = 0,
     names: tuple[str, str] = ("A", "B"),
@@ -282,7 +290,7 @@ def compare(
         statistic, pvalue = 0.0, 1.0
     reject = bool(pvalue <= alpha)
     better = (names[0] if D < 0 else names[1]) if reject else None
-    seeds = _child_seeds(seed, 2)
+    seeds = spawn_seeds(seed, 2)
     common = dict(n_bins=paired.n_bins, alpha=alpha, tcal=tcal, resampling=resampling,
                   n_resamples=n_resamples)
     ece_a, tcal_a = _model_results(za, ya, resolved, seed=seeds[0], **common)
@@ -293,7 +301,7 @@ def compare(
         se_second_order=paired.se_second_order, statistic=float(statistic), pvalue=pvalue, reject=reject,
         better=better, alpha=alpha, level=1.0 - alpha, n=paired.n, n_bins=paired.n_bins, target=resolved,
         method="paired influence function + degenerate pair term, normal approximation",
-        ece_a=ece_a, ece_b=ece_b, tcal_a=tcal_a, tcal_b=tcal_b,
+        ece_a=ece_a, ece_b=ece_b, tcal_a=tcal_a, tcal_b=tcal_b, n_classes=data_a.n_classes,
     )
 
 
@@ -363,6 +371,7 @@ class GroupCalibration(ResultMixin):
     n: int
     n_bins: int
     target: str
+    n_classes: int | None = None
 
     def __getitem__(self, group) -> GroupResult:
         for g in self.groups:
@@ -405,13 +414,15 @@ def _python_value(value):
     return value.item() if isinstance(value, np.generic) else value
 
 
+@validate_params({"n_bins": POSITIVE_INT, "alpha": UNIT_OPEN, "min_group_size": Interval(int, 2, None),
+                  "n_resamples": NoneOr(POSITIVE_INT), "seed": SEED})
 def calibration_by_group(
     y_true,
     y_prob=None,
     groups=None,
     *,
     n_bins: int = 15,
-    alpha: float = 0.05,
+    alpha: float = ALPHA,
     target: str = "auto",
     class_index: int = 0,
     min_group_size: int = MIN_GROUP_SIZE,
@@ -444,9 +455,6 @@ def calibration_by_group(
 
     alpha = check_alpha(alpha)
     m = check_n_bins(n_bins)
-    if isinstance(min_group_size, (bool, np.bool_)) or not isinstance(min_group_size, (int, np.integer)) \
-            or min_group_size < 2:
-        raise InputError(f"min_group_size must be an integer >= 2; got {min_group_size!r}")
     if groups is None:
         raise InputError("groups is required: one group value per row")
     data = as_calibration_data(y_true, y_prob)
@@ -454,7 +462,7 @@ def calibration_by_group(
     uniques, codes = _group_codes(groups, data.n)
     order = np.argsort(codes, kind="stable")
     starts = np.searchsorted(codes[order], np.arange(uniques.shape[0] + 1))
-    seeds = _child_seeds(seed, uniques.shape[0])
+    seeds = spawn_seeds(seed, uniques.shape[0])
     if n_resamples is None and resampling in ("y_only", "consistency"):
         # Holm compares the smallest p-value with α/G and T-Cal's own Bonferroni over its B ≤ 2 log₂ n + 1
         # scales floors a resampled p-value at B/(N + 1): N must exceed 2·G·B/α for a rejection to be
@@ -500,4 +508,5 @@ def calibration_by_group(
         too_small=tuple(r.group for r in results if r.status == "too small"),
         not_testable=tuple(r.group for r in results if r.status == "not testable"),
         alpha=alpha, min_group_size=int(min_group_size), n=data.n, n_bins=m, target=resolved,
+        n_classes=data.n_classes,
     )

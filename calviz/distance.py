@@ -48,7 +48,7 @@ from calviz._params import (
     positional_deprecated,
     validate_params,
 )
-from calviz._results import ResultMixin
+from calviz._results import LevelFromAlpha, ResultMixin, ValueStatistic
 from calviz.binning import check_n_bins
 from calviz.data import InputError, check_alpha
 from calviz.ece import binned_sums, plugin_ece_l1, prepare_view
@@ -100,6 +100,7 @@ class _Sample:
     v: np.ndarray
     y: np.ndarray
     target: str
+    n_classes: int = 2
 
     @property
     def n(self) -> int:
@@ -113,18 +114,18 @@ class _Sample:
     def resample(self, rng: np.random.Generator) -> _Sample:
         """Bootstrap resample (with replacement), still sorted: repeat each row by its count."""
         counts = np.bincount(rng.integers(0, self.n, self.n), minlength=self.n)
-        return _Sample(np.repeat(self.v, counts), np.repeat(self.y, counts), self.target)
+        return _Sample(np.repeat(self.v, counts), np.repeat(self.y, counts), self.target, self.n_classes)
 
 
 def _sample(y_true, y_prob, target, class_index, caller: str) -> _Sample:
     # the distance measures are defined for scalar predictions only
-    _, target, z, y = prepare_view(y_true, y_prob, target=target, class_index=class_index,
-                                   allowed=("auto", *SCALAR_TARGETS), caller=caller)
+    data, target, z, y = prepare_view(y_true, y_prob, target=target, class_index=class_index,
+                                      allowed=("auto", *SCALAR_TARGETS), caller=caller)
     # sort each label group with np.sort and merge: several times faster than an argsort of z (the
     # order within ties is irrelevant to every measure here)
     ones = y > 0.5
     v, labels = merge_labelled_kernel(np.sort(z[~ones]), np.sort(z[ones]))
-    return _Sample(v, labels, target)
+    return _Sample(v, labels, target, data.n_classes)
 
 
 def _positive(value, name: str) -> float:
@@ -141,19 +142,20 @@ def _positive(value, name: str) -> float:
 # smooth calibration error
 # ------------------------------------------------------------------------------------------------
 @dataclass(frozen=True, repr=False)
-class SmCEResult(ResultMixin):
+class SmCEResult(ValueStatistic, ResultMixin):
     """Empirical smooth calibration error ``value`` of n samples for a calibration ``target``."""
 
     value: float
     n: int
     target: str
+    n_classes: int | None = None
 
     def __float__(self) -> float:
         return float(self.value)
 
 
 @dataclass(frozen=True, repr=False)
-class SmCEWitness(ResultMixin):
+class SmCEWitness(ValueStatistic, ResultMixin):
     """The optimal weight function of the smCE program.
 
     ``predictions``: the sorted predictions v_(1) ≤ … ≤ v_(n); ``witness``: w(v_(i)) with |w| ≤ 1 and
@@ -168,6 +170,7 @@ class SmCEWitness(ResultMixin):
     predictions: np.ndarray
     witness: np.ndarray
     labels: np.ndarray
+    n_classes: int | None = None
 
     def __float__(self) -> float:
         return float(self.value)
@@ -196,7 +199,7 @@ def smce(y_true, y_prob=None, *, target: str = "auto", class_index: int = 0) -> 
     """
     s = _sample(y_true, y_prob, target, class_index, "smce")
     _, value = _smce_solution(s)
-    return SmCEResult(value, s.n, s.target)
+    return SmCEResult(value, s.n, s.target, s.n_classes)
 
 
 def smce_witness(y_true, y_prob=None, *, target: str = "auto", class_index: int = 0) -> SmCEWitness:
@@ -206,14 +209,14 @@ def smce_witness(y_true, y_prob=None, *, target: str = "auto", class_index: int 
     the optimal value nearest to the next one (and w(v_(n)) nearest to 0)."""
     s = _sample(y_true, y_prob, target, class_index, "smce_witness")
     x, value = _smce_solution(s)
-    return SmCEWitness(value, s.n, s.target, s.v, x, s.y)
+    return SmCEWitness(value, s.n, s.target, s.v, x, s.y, s.n_classes)
 
 
 # ------------------------------------------------------------------------------------------------
 # lower distance to calibration: LP of seed 004 Lemma 7.10
 # ------------------------------------------------------------------------------------------------
 @dataclass(frozen=True, repr=False)
-class LowerDCEResult(ResultMixin):
+class LowerDCEResult(ValueStatistic, ResultMixin):
     """dCE_lower of the empirical distribution via the grid LP of seed 004 Lemma 7.10.
 
     ``value``: W₁ distance from the sample rounded to the grid {0, ε, …, 1} to the calibrated
@@ -229,6 +232,7 @@ class LowerDCEResult(ResultMixin):
     upper: float
     n: int
     target: str
+    n_classes: int | None = None
 
     def __float__(self) -> float:
         return float(self.value)
@@ -316,27 +320,29 @@ def lower_dce(
     s = _sample(y_true, y_prob, target, class_index, "lower_dce")
     value = _lower_dce_lp(s.v, s.y, m)
     eps = 1.0 / m
-    return LowerDCEResult(value, eps, 2 * eps, max(value - 2 * eps, 0.0), value + eps, s.n, s.target)
+    return LowerDCEResult(value, eps, 2 * eps, max(value - 2 * eps, 0.0), value + eps, s.n, s.target,
+                          s.n_classes)
 
 
 # ------------------------------------------------------------------------------------------------
 # interval calibration errors
 # ------------------------------------------------------------------------------------------------
 @dataclass(frozen=True, repr=False)
-class RintCEResult(ResultMixin):
+class RintCEResult(ValueStatistic, ResultMixin):
     """RintCE(width) of the sample, exact (average over all shifts r ∈ [0, width))."""
 
     value: float
     width: float
     n: int
     target: str
+    n_classes: int | None = None
 
     def __float__(self) -> float:
         return float(self.value)
 
 
 @dataclass(frozen=True, repr=False)
-class SintCEResult(ResultMixin):
+class SintCEResult(ValueStatistic, ResultMixin):
     """SintCE = inf_k RintCE(2^−k) + 2^−k of the sample, exact.
 
     ``width``: the minimising 2^−k, or 0.0 when the infimum is the limit k → ∞ (then ``value`` is
@@ -356,6 +362,7 @@ class SintCEResult(ResultMixin):
     target: str
     converged: bool = True
     floor: float | None = None
+    n_classes: int | None = None
 
     def __float__(self) -> float:
         return float(self.value)
@@ -375,7 +382,7 @@ def rintce(
     """
     w = float(width)
     s = _sample(y_true, y_prob, target, class_index, "rintce")
-    return RintCEResult(max(float(rintce_kernel(s.v, s.b, w)), 0.0), w, s.n, s.target)
+    return RintCEResult(max(float(rintce_kernel(s.v, s.b, w)), 0.0), w, s.n, s.target, s.n_classes)
 
 
 def _sintce(s: _Sample) -> SintCEResult:
@@ -390,7 +397,7 @@ def _sintce(s: _Sample) -> SintCEResult:
         if resolved < best:
             best, width, attained = resolved, 0.0, False
     return SintCEResult(float(best), width, bool(attained), widths, values, s.n, s.target, bool(converged),
-                        floor)
+                        floor, s.n_classes)
 
 
 def sintce(y_true, y_prob=None, *, target: str = "auto", class_index: int = 0) -> SintCEResult:
@@ -413,7 +420,7 @@ def sintce(y_true, y_prob=None, *, target: str = "auto", class_index: int = 0) -
 # Laplace kernel calibration error
 # ------------------------------------------------------------------------------------------------
 @dataclass(frozen=True, repr=False)
-class KCEResult(ResultMixin):
+class KCEResult(ValueStatistic, ResultMixin):
     """Laplace-kernel calibration error (kCE, or kCE² when ``squared``) with kernel e^{−|u−v|/bandwidth}."""
 
     value: float
@@ -421,6 +428,7 @@ class KCEResult(ResultMixin):
     squared: bool
     n: int
     target: str
+    n_classes: int | None = None
 
     def __float__(self) -> float:
         return float(self.value)
@@ -446,14 +454,14 @@ def laplace_kce(
     h = _positive(bandwidth, "bandwidth")
     s = _sample(y_true, y_prob, target, class_index, "laplace_kce")
     sq = _kce_sq(s, h)
-    return KCEResult(sq if squared else math.sqrt(sq), h, bool(squared), s.n, s.target)
+    return KCEResult(sq if squared else math.sqrt(sq), h, bool(squared), s.n, s.target, s.n_classes)
 
 
 # ------------------------------------------------------------------------------------------------
 # binned ECE plus width
 # ------------------------------------------------------------------------------------------------
 @dataclass(frozen=True, repr=False)
-class BinnedECEWidthResult(ResultMixin):
+class BinnedECEWidthResult(ValueStatistic, ResultMixin):
     """ℓ1 binned ECE of an interval partition plus its average width: ``value`` = ``ece`` +
     ``average_width`` ≥ dCE_upper ≥ dCE (seed 004 eq. (5) and Thm 6.2, part 1)."""
 
@@ -464,6 +472,7 @@ class BinnedECEWidthResult(ResultMixin):
     scheme: str
     n: int
     target: str
+    n_classes: int | None = None
 
     def __float__(self) -> float:
         return float(self.value)
@@ -481,7 +490,7 @@ def _binned_with_width(s: _Sample, m: int, scheme: str) -> BinnedECEWidthResult:
     else:
         widths = np.diff(bins.edges)[sums.keys]
         avg_width = float(np.dot(sums.count, widths) / s.n)
-    return BinnedECEWidthResult(ece + avg_width, ece, avg_width, m, scheme, s.n, s.target)
+    return BinnedECEWidthResult(ece + avg_width, ece, avg_width, m, scheme, s.n, s.target, s.n_classes)
 
 
 @validate_params({"n_bins": POSITIVE_INT, "scheme": Options(("equal_width", "equal_mass"))})
@@ -534,7 +543,7 @@ class Measure(ResultMixin):
 
 
 @dataclass(frozen=True, repr=False)
-class DistanceBounds(ResultMixin):
+class DistanceBounds(LevelFromAlpha, ResultMixin):
     """All distance measures of one sample and the interval [lower, upper] they imply for dCE.
 
     These are statements about the *empirical* distribution of the sample (predictions and labels as
@@ -569,6 +578,7 @@ class DistanceBounds(ResultMixin):
     alpha: float
     n: int
     target: str
+    n_classes: int | None = None
 
     @property
     def lower_source(self) -> str:
@@ -710,7 +720,7 @@ def distance_bounds(
         lower_bound.value, upper_bound.value, lower_bound, upper_bound, records, texts, meas["smce"],
         meas["lower_dce"], eps,
         meas["sintce"], meas["laplace_kce"], dict(meas["binned_ece_width"]), tuple(cands), bands,
-        int(n_resamples), a, s.n, s.target,
+        int(n_resamples), a, s.n, s.target, s.n_classes,
     )
 
 
@@ -730,6 +740,12 @@ class SmCETestResult(ResultMixin):
     a: float
     n: int
     target: str
+    n_classes: int | None = None
+
+    @property
+    def statistic(self) -> float:
+        """The smCE of the sample, compared with ``threshold``."""
+        return float(self.smce)
 
 
 @positional_deprecated("eps0", "eps1")
@@ -757,4 +773,5 @@ def smce_test(
     _, value = _smce_solution(s)
     threshold = 2 * e0 + a / 2
     ok = value <= threshold
-    return SmCETestResult(bool(ok), "yes" if ok else "no", value, threshold, e0, e1, a, s.n, s.target)
+    return SmCETestResult(bool(ok), "yes" if ok else "no", value, threshold, e0, e1, a, s.n, s.target,
+                          s.n_classes)

@@ -37,7 +37,7 @@ from calviz._kernels.ece import (
     bin_sums_kernel,
 )
 from calviz._params import INTERVAL_ALPHA, POSITIVE_INT, UNIT_OPEN, Options, validate_params
-from calviz._results import ResultMixin
+from calviz._results import HasInterval, ResultMixin, ValueStatistic
 from calviz.binning import (
     MAX_EDGE_TABLE,
     Bins,
@@ -357,16 +357,18 @@ def reliability_rows(s: BinSums) -> dict[str, np.ndarray]:
 # public estimators
 # ------------------------------------------------------------------------------------------------
 @dataclass(frozen=True, repr=False)
-class ECEResult(ResultMixin):
+class ECEResult(ValueStatistic, ResultMixin):
     """A binned ECE estimate.
 
-    value: the estimate — on the ECE scale for the plug-in ℓ1/ℓ2 ECE (``squared=False``), on the ECE²
-    scale for the debiased / unbiased / Kumar estimators (``squared=True``; may be negative).
-    ``ece`` is the estimate on the ECE scale (√max(value, 0) when squared).
+    value (= ``statistic``): the estimate — on the ECE scale for the plug-in ℓ1/ℓ2 ECE
+    (``squared=False``), on the ECE² scale for the debiased / unbiased / Kumar estimators
+    (``squared=True``; may be negative).  ``ece`` is the estimate on the ECE scale (√max(value, 0) when
+    squared).  estimator: which estimator ("plugin_l1", "plugin_l2", "max", "debiased_l2_sq",
+    "unbiased_l2_sq", "kumar_l2_sq", "ace"); n_classes: classes of the input.
     """
 
     value: float
-    statistic: str
+    estimator: str
     squared: bool
     n: int
     n_bins: int
@@ -374,6 +376,7 @@ class ECEResult(ResultMixin):
     n_nonempty: int
     scheme: str
     target: str
+    n_classes: int | None = None
 
     @property
     def ece(self) -> float:
@@ -390,15 +393,15 @@ _BINNED = {"n_bins": POSITIVE_INT,
 
 def _estimate(y_true, y_prob, finaliser, statistic: str, squared: bool, *, n_bins, scheme, target, top_k,
               class_index, post=None, caller: str) -> ECEResult:
-    _, target, z, y = prepare_view(y_true, y_prob, target=target, top_k=top_k, class_index=class_index,
-                                   integer_labels=True, caller=caller)
+    data, target, z, y = prepare_view(y_true, y_prob, target=target, top_k=top_k, class_index=class_index,
+                                      integer_labels=True, caller=caller)
     sums, _, total, scheme = binned_sums(z, y, n_bins=n_bins, scheme=scheme, target=target)
     value = finaliser(sums)
     if post is not None:
         value = post(value)
     m = total if scheme == "distinct" else check_n_bins(n_bins)
     return ECEResult(float(value), statistic, squared, int(sums.n_total), m, total, sums.n_nonempty, scheme,
-                     target)
+                     target, data.n_classes)
 
 
 @validate_params({**_BINNED, "p": Options((1, 2, "max"))})
@@ -498,7 +501,8 @@ def ace(
         per_view.append(float(np.abs((y_sum - z_sum) / count).mean()))
         nonempty += count.shape[0]
         total += n_total
-    return ECEResult(float(np.mean(per_view)), "ace", False, data.n, m, total, nonempty, "equal_mass", target)
+    return ECEResult(float(np.mean(per_view)), "ace", False, data.n, m, total, nonempty, "equal_mass", target,
+                     data.n_classes)
 
 
 def equal_mass_sums(z: np.ndarray, y: np.ndarray, n_bins: int):
@@ -515,13 +519,14 @@ def equal_mass_sums(z: np.ndarray, y: np.ndarray, n_bins: int):
 # reliability diagram data
 # ------------------------------------------------------------------------------------------------
 @dataclass(frozen=True, repr=False)
-class ReliabilityData(ResultMixin):
+class ReliabilityData(HasInterval, ResultMixin):
     """Per-bin reliability-diagram data over all bins of a 1-D binning (empty bins have count 0 and NaN
     elsewhere).
 
     edges (B+1,) bin edges; counts (B,); mean_confidence (B,) mean prediction; observed_frequency (B,)
     mean label; low, high (B,) the per-bin ``interval`` ("wilson" or "jeffreys") for the frequency at
-    ``level`` = 1 − α; ece_l1 the plug-in ℓ1 ECE of the same bins.
+    ``level`` = 1 − α (``confidence_interval()``); ece_l1 (= ``statistic``) the plug-in ℓ1 ECE of the
+    same bins; n_classes: classes of the input.
     """
 
     edges: np.ndarray
@@ -537,6 +542,12 @@ class ReliabilityData(ResultMixin):
     scheme: str
     target: str
     ece_l1: float
+    n_classes: int | None = None
+
+    @property
+    def statistic(self) -> float:
+        """The plug-in ℓ1 ECE of these bins (``ece_l1``)."""
+        return float(self.ece_l1)
 
 
 def binomial_interval(
@@ -580,20 +591,21 @@ def reliability(
     """Reliability-diagram data for a scalar target (binary, top-1 or one class): per bin the count, mean
     confidence, observed frequency and a Wilson or Jeffreys interval for the frequency at level 1 − α
     (α = 0.1 gives 90 % intervals)."""
-    _, target, z, y = prepare_view(y_true, y_prob, target=target, class_index=class_index,
-                                   allowed=("auto", *SCALAR_TARGETS), caller="reliability")
+    data, target, z, y = prepare_view(y_true, y_prob, target=target, class_index=class_index,
+                                      allowed=("auto", *SCALAR_TARGETS), caller="reliability")
     m = check_n_bins(n_bins)
     if m > MAX_RELIABILITY_BINS:
         raise InputError(f"reliability data list every bin; n_bins must be at most {MAX_RELIABILITY_BINS:,}")
     sums, bins, _, _ = binned_sums(z, y, n_bins=m, scheme=scheme, target=target)
     edges = equal_width_edges(m) if bins is None else bins.edges
     return reliability_from_sums(sums, edges, alpha=alpha, interval=interval, n_bins=m, scheme=scheme,
-                                 target=target)
+                                 target=target, n_classes=data.n_classes)
 
 
 def reliability_from_sums(
-    sums: BinSums, edges: np.ndarray, *, alpha: float = 0.1, interval: str = "wilson",
+    sums: BinSums, edges: np.ndarray, *, alpha: float = INTERVAL_ALPHA, interval: str = "wilson",
     n_bins: int | None = None, scheme: str = "equal_width", target: str = "binary",
+    n_classes: int | None = None,
 ) -> ReliabilityData:
     """:class:`ReliabilityData` from scalar BinSums whose keys are 1-D bin indices into ``edges``
     (equal-width: ``equal_width_edges(m)``; equal-mass: the edges of the binning).  In-memory and
@@ -616,4 +628,4 @@ def reliability_from_sums(
     low, high = binomial_interval(np.round(ys), counts, alpha, interval)
     return ReliabilityData(edges, counts, mean_conf, freq, low, high, 1.0 - alpha, interval,
                            int(sums.n_total), int(n_bins if n_bins is not None else B), scheme, target,
-                           plugin_ece_l1(sums))
+                           plugin_ece_l1(sums), n_classes)

@@ -33,7 +33,7 @@ from calviz._params import (
     kernel_seed,
     validate_params,
 )
-from calviz._results import ResultMixin
+from calviz._results import HasInterval, ResultMixin
 from calviz.binning import check_n_bins
 from calviz.data import InputError, check_alpha
 from calviz.ece import (
@@ -55,11 +55,13 @@ BOOTSTRAP_WORK_BUDGET = 2 * 10**9
 
 
 @dataclass(frozen=True, repr=False)
-class ECEInterval(ResultMixin):
+class ECEInterval(HasInterval, ResultMixin):
     """A 1 − α confidence interval for the binned ℓ2 ECE (``low``, ``high``, point ``estimate`` = √T₊)
     and for ECE² (``low_sq``, ``high_sq``, ``estimate_sq`` = T₊; ``statistic`` = T itself, which may be
     negative).  ``se`` = s (mis-calibrated-regime standard error of T), ``null_sd`` = sd₀ (exact
     conditional sd of T under calibration), ``regime`` says which rule produced the lower bound.
+    ``confidence_interval()`` is (``low``, ``high``) at confidence level ``level``; ``n_classes``: classes
+    of the input.
     """
 
     estimate: float
@@ -79,6 +81,7 @@ class ECEInterval(ResultMixin):
     method: str
     regime: str
     target: str = "binary"
+    n_classes: int | None = None
 
 
 def _interval(T: float, s: float, sd0: float, alpha: float) -> tuple[float, float, str]:
@@ -105,7 +108,8 @@ def _max_ece_sq(dim: int) -> float:
 
 
 def interval_from_sums(
-    sums: BinSums, alpha: float = INTERVAL_ALPHA, *, n_bins: int = 0, target: str = "binary"
+    sums: BinSums, alpha: float = INTERVAL_ALPHA, *, n_bins: int = 0, target: str = "binary",
+    n_classes: int | None = None,
 ) -> ECEInterval:
     """The asymptotic seed-003 interval from per-bin sums (in-memory and distributed use the same code).
 
@@ -129,7 +133,7 @@ def interval_from_sums(
         estimate=float(np.sqrt(t)), low=float(np.sqrt(lower)), high=float(np.sqrt(upper)),
         estimate_sq=t, low_sq=float(lower), high_sq=float(upper), statistic=float(T), se=s, null_sd=sd0,
         level=1.0 - alpha, alpha=alpha, n=int(n), n_bins=int(n_bins), n_nonempty=sums.n_nonempty,
-        method="asymptotic", regime=regime, target=target,
+        method="asymptotic", regime=regime, target=target, n_classes=n_classes,
     )
 
 
@@ -156,10 +160,10 @@ def ece_interval(
     m = check_n_bins(n_bins)
     if target == "full":
         raise InputError("ece_interval bins the sorted top-k vector; use top_k=K for full calibration")
-    _, target, z, y = prepare_view(y_true, y_prob, target=target, top_k=top_k, class_index=class_index,
-                                   integer_labels=True, caller="ece_interval")
+    data, target, z, y = prepare_view(y_true, y_prob, target=target, top_k=top_k, class_index=class_index,
+                                      integer_labels=True, caller="ece_interval")
     sums, bins, _, _ = binned_sums(z, y, n_bins=m, scheme="equal_width", target=target)
-    asym = interval_from_sums(sums, alpha, n_bins=m, target=target)
+    asym = interval_from_sums(sums, alpha, n_bins=m, target=target, n_classes=data.n_classes)
     if method == "asymptotic":
         return asym
     asked = int(n_resamples)
@@ -181,7 +185,7 @@ def ece_interval(
         estimate_sq=asym.estimate_sq, low_sq=lo_sq, high_sq=hi_sq, statistic=asym.statistic,
         se=float(np.std(reps, ddof=1)), null_sd=asym.null_sd, level=1.0 - alpha, alpha=alpha, n=asym.n,
         n_bins=m, n_nonempty=asym.n_nonempty, method="bootstrap",
-        regime=regime, target=target,
+        regime=regime, target=target, n_classes=data.n_classes,
     )
 
 

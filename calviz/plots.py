@@ -34,7 +34,6 @@ __all__ = [
     "interval_caption",
     "distance_plot",
     "distance_caption",
-    "field",
 ]
 
 CALIBRATED = "#0e9384"  # teal
@@ -58,23 +57,6 @@ def _ensure_backend() -> None:
     if not _BACKEND_LOADED:
         hv.extension("bokeh", logo=False, inline=True)  # in a notebook: BokehJS inline, no CDN
         _BACKEND_LOADED = True
-
-
-def field(obj, *names, default=None):
-    """The first attribute (or mapping key) of ``obj`` among ``names`` that exists and is not None.
-
-    Result objects from different engine modules name the same idea slightly differently (e.g.
-    ``frequency`` vs ``accuracy``); views read them through this one accessor."""
-    if obj is None:
-        return default
-    for name in names:
-        if isinstance(obj, dict):
-            value = obj.get(name)
-        else:
-            value = getattr(obj, name, None)
-        if value is not None:
-            return value
-    return default
 
 
 def _arr(value) -> np.ndarray:
@@ -134,14 +116,11 @@ def bins(reliability) -> dict:
     whether each bin's interval covers its mean confidence (i.e. the diagonal)."""
     empty = np.zeros(0)
     if reliability is not None:
-        edges = _arr(field(reliability, "edges", "bin_edges"))
-        counts = _arr(field(reliability, "counts", "count"))
-        conf = _arr(field(reliability, "confidence", "mean_confidence", "mean_prob", "mean_pred"))
-        freq = _arr(field(reliability, "observed_frequency", "frequency", "accuracy", "observed"))
-        low = field(reliability, "low", "freq_low", "lower", "ci_low")
-        high = field(reliability, "high", "freq_high", "upper", "ci_high")
-        low = _arr(low) if low is not None else freq.copy()
-        high = _arr(high) if high is not None else freq.copy()
+        edges = _arr(reliability.edges)
+        counts = _arr(reliability.counts)
+        conf = _arr(reliability.mean_confidence)
+        freq = _arr(reliability.observed_frequency)
+        low, high = (_arr(v) for v in reliability.confidence_interval())
     else:
         edges, counts, conf, freq, low, high = np.zeros(1), empty, empty, empty, empty, empty
     m = counts.shape[0]
@@ -267,12 +246,12 @@ def smooth_table(smooth) -> dict:
     empty = np.zeros(0)
     if smooth is None:
         return {"x": empty, "y": empty, "low": empty, "high": empty}
-    grid = _arr(field(smooth, "grid", "x"))
-    curve = _arr(field(smooth, "curve", "y", "regression"))
-    band_low, band_high = field(smooth, "band_low", "low"), field(smooth, "band_high", "high")
+    grid = _arr(smooth.grid)
+    curve = _arr(smooth.curve)
+    band_low, band_high = smooth.confidence_interval()
     s_low = _arr(band_low) if band_low is not None else curve
     s_high = _arr(band_high) if band_high is not None else curve
-    density = field(smooth, "density")
+    density = smooth.density
     if density is not None and _arr(density).size == grid.size:
         density = _arr(density)
         sparse = density < 0.01 * np.nanmax(density)
@@ -284,8 +263,8 @@ def witness_table(witness) -> dict:
     """Columns ``x``, ``w`` of the smCE witness for drawing (at most 2000 points); empty for ``None``."""
     if witness is None:
         return {"x": np.zeros(0), "w": np.zeros(0)}
-    wx = _arr(field(witness, "x", "grid", "predictions", "points", "v"))
-    wy = _arr(field(witness, "w", "values", "witness", "y"))
+    wx = _arr(witness.predictions)
+    wy = _arr(witness.witness)
     wx, wy = _display_curve(wx, wy)
     return {"x": wx, "w": wy}
 
@@ -403,7 +382,7 @@ RANK_COLOURS = (
 
 def is_multi(reliability) -> bool:
     """Whether a reliability result holds one diagram per rank / class (``MultiReliability``)."""
-    return reliability is not None and field(reliability, "panels") is not None
+    return getattr(reliability, "panels", None) is not None
 
 
 def rank_colour(r: int) -> str:
@@ -421,8 +400,8 @@ def rank_tables(multi) -> dict:
     ``points`` (every rank's non-empty bins, :data:`RANK_POINT_COLUMNS`, coloured per rank; ``outline``
     crimson where the bin's interval misses the diagonal), ``bars`` (every rank's histogram,
     :data:`RANK_HIST_COLUMNS`), ``lines`` (per rank: label, colour, x, y), ``n_missed``, ``n_bins``."""
-    panels = list(field(multi, "panels", default=()) or ())
-    labels = list(field(multi, "labels", default=()) or [f"rank {r + 1}" for r in range(len(panels))])
+    panels = list(multi.panels)
+    labels = list(multi.labels or [f"rank {r + 1}" for r in range(len(panels))])
     points, bars, lines = [], [], []
     n_missed = n_bins = 0
     for r, (rel, label) in enumerate(zip(panels, labels, strict=True), start=1):
@@ -457,7 +436,7 @@ def rank_reliability_title(multi, tables: dict | None = None) -> str:
     if multi is None:
         return "reliability data not available"
     tables = tables or rank_tables(multi)
-    return (f"top-{len(tables['lines'])}: one curve per rank · n = {int(field(multi, 'n')):,} · "
+    return (f"top-{len(tables['lines'])}: one curve per rank · n = {int(multi.n):,} · "
             f"{tables['n_missed']} of {tables['n_bins']} bins miss the diagonal")
 
 
@@ -480,7 +459,7 @@ def rank_reliability_elements(
     _ensure_backend()
     from bokeh.models import HoverTool
 
-    panels = list(field(multi, "panels", default=()) or ())
+    panels = list(multi.panels)
     hover = HoverTool(tooltips=[("", "@rank"), *BIN_TOOLTIPS])
     hist_hover = HoverTool(tooltips=[("", "@rank"), *HIST_TOOLTIPS])
     # unlabelled: the legend above the plot lists the ranks only (the dashed diagonal is in the caption)
@@ -562,9 +541,7 @@ def class_reliability_elements(multi, *, panel_height: int = 150) -> dict[str, h
     y = observed frequency of class c on [0, 1] in every panel (said in the caption: axis titles would
     squeeze the small panels unequally).  Returns ``{label: Overlay}`` in class order."""
     _ensure_backend()
-    panels = list(field(multi, "panels", default=()) or ())
-    labels = list(field(multi, "labels", default=()) or [])
-    positives = field(multi, "positives")
+    panels, labels, positives = list(multi.panels), list(multi.labels), multi.positives
     out = {}
     for i, (rel, label) in enumerate(zip(panels, labels, strict=True)):
         b = bins(rel)
@@ -597,11 +574,11 @@ def reliability_caption(reliability) -> str:
     """What a per-rank / per-class reliability view shows, in one or two sentences ('' for a scalar one)."""
     if not is_multi(reliability):
         return ""
-    kind = field(reliability, "kind")
-    level = field(field(reliability, "panels")[0], "level") if len(field(reliability, "panels")) else None
+    kind = reliability.kind
+    level = reliability.panels[0].level if len(reliability.panels) else None
     level_txt = f"{100 * float(level):.0f}% " if level is not None else ""
     if kind == "rank":
-        k = len(field(reliability, "panels"))
+        k = len(reliability.panels)
         return (
             f"Top-{k} calibration: one curve per rank r = 1..{k}: x = the r-th largest predicted "
             "probability (bin mean), y = how often the true class is the r-th ranked class, whiskers = "
@@ -610,9 +587,9 @@ def reliability_caption(reliability) -> str:
             "marginal being calibrated is necessary (not sufficient) for top-1-to-k calibration. Below: "
             "the histogram of each rank's probabilities."
         )
-    shown = len(field(reliability, "panels"))
-    K = field(reliability, "n_classes")
-    omitted = int(field(reliability, "n_omitted", default=0) or 0)
+    shown = len(reliability.panels)
+    K = reliability.n_classes
+    omitted = int(reliability.n_omitted or 0)
     text = (
         "Full calibration: one panel per class c, x = predicted P(class c), y = observed frequency of "
         f"class c, whiskers = {level_txt}per-bin intervals; crimson bins' intervals miss the diagonal, teal "
@@ -647,12 +624,12 @@ def reliability_view(
             reliability, smooth=smooth, witness=witness, title=title, xlabel=xlabel, height=height
         )
     _ensure_backend()
-    if field(reliability, "kind") == "rank":
+    if reliability.kind == "rank":
         parts = rank_reliability_elements(reliability, title=title, height=height)
         opts = hv.opts.Layout(shared_axes=True, merge_tools=True, toolbar="right")
         return hv.Layout([parts["main"], parts["hist"]]).cols(1).opts(opts)
     opts = hv.opts.Layout(shared_axes=False, merge_tools=True, toolbar="right")
-    ncols = class_grid_columns(len(field(reliability, "panels")), max_cols)
+    ncols = class_grid_columns(len(reliability.panels), max_cols)
     panels = class_reliability_elements(reliability, panel_height=max(130, height // 2))
     return hv.Layout(list(panels.values())).cols(ncols).opts(opts)
 
@@ -663,9 +640,9 @@ def reliability_view(
 def _tcal_decision(tcal) -> str:
     """The T-Cal decision in words: "REJECT calibration", "calibration not rejected" or "undecided at this
     resampling budget" (the sequential rule reached its cap with the p-value's interval containing α)."""
-    if field(tcal, "decision", default=None) == "undecided":
+    if tcal.decision == "undecided":
         return "undecided at this resampling budget"
-    return "REJECT calibration" if bool(field(tcal, "reject")) else "calibration not rejected"
+    return "REJECT calibration" if bool(tcal.reject) else "calibration not rejected"
 
 
 def tcal_verdict(tcal) -> tuple[str, str]:
@@ -675,13 +652,13 @@ def tcal_verdict(tcal) -> tuple[str, str]:
     here."""
     if tcal is None:
         return "T-Cal not available", tcal_caption(None)
-    p = format_pvalue(field(tcal, "pvalue"))
+    p = format_pvalue(tcal.pvalue)
     p = f" {p}" if p.startswith("<") else f" = {p}"
-    if field(tcal, "decision", default=None) == "undecided":
+    if tcal.decision == "undecided":
         decision = "UNDECIDED"
     else:
-        decision = "REJECT" if bool(field(tcal, "reject")) else "not rejected"
-    return f"{decision} · p{p} ({field(tcal, 'method', default='')})", tcal_caption(tcal)
+        decision = "REJECT" if bool(tcal.reject) else "not rejected"
+    return f"{decision} · p{p} ({tcal.method})", tcal_caption(tcal)
 
 
 def tcal_caption(tcal) -> str:
@@ -689,25 +666,25 @@ def tcal_caption(tcal) -> str:
     used when resampled) and how critical values were obtained."""
     if tcal is None:
         return "T-Cal not available"
-    alpha = field(tcal, "alpha")
-    p = field(tcal, "pvalue")
-    method = field(tcal, "method", default="")
+    alpha = tcal.alpha
+    p = tcal.pvalue
+    method = tcal.method
     alpha_txt = f" at α = {float(alpha):g}" if alpha is not None else ""
     p_txt = format_pvalue(p)
     p_txt = p_txt if p_txt.startswith("<") else f"= {p_txt}"
     text = f"T-Cal ({method}): {_tcal_decision(tcal)}{alpha_txt}; adjusted p {p_txt}"
-    resamples = field(tcal, "n_resamples", default=0) or 0
-    interval = field(tcal, "pvalue_interval", default=None)
+    resamples = tcal.n_resamples or 0
+    interval = tcal.pvalue_interval
     if interval is not None and resamples and method in ("y_only", "consistency"):
         low, high = (float(v) for v in interval)
         text += (f" (Monte Carlo interval [{_fmt_interval_end(low)}, {_fmt_interval_end(high)}], "
                  f"{resamples} resamples")
-        risk = field(tcal, "resampling_risk", default=None)
-        if field(tcal, "max_resamples", default=0):
-            text += f"; decision settled with resampling risk ≤ {float(risk):g}" if field(
-                tcal, "decision", default="") != "undecided" else "; raise the cap (max_resamples) to settle"
+        risk = tcal.resampling_risk
+        if tcal.max_resamples:
+            text += f"; decision settled with resampling risk ≤ {float(risk):g}" if (
+                tcal.decision != "undecided") else "; raise the cap (max_resamples) to settle"
         text += ")"
-    elif method in ("y_only", "consistency") and not resamples and field(tcal, "decision") == "reject":
+    elif method in ("y_only", "consistency") and not resamples and tcal.decision == "reject":
         text += " (settled without resampling: Cantelli bound)"
     return text
 
@@ -738,14 +715,12 @@ def tcal_frame(tcal) -> dict:
     empty = np.zeros(0)
     discrete = False
     if tcal is not None:
-        discrete = (
-            "binom" in str(field(tcal, "test", default="")).lower() and field(tcal, "values") is not None
-        )
-        scales = _arr(field(tcal, "values") if discrete else field(tcal, "n_bins", "scales", "bins"))
-        stats = _arr(field(tcal, "statistics", "statistic"))
-        crit = field(tcal, "critical_values")
+        discrete = "binom" in str(tcal.test).lower() and tcal.values is not None
+        scales = _arr(tcal.values if discrete else tcal.n_bins)
+        stats = _arr(tcal.statistics)
+        crit = tcal.critical_values
         crit = _arr(crit) if crit is not None else np.full_like(stats, np.nan)
-        pvals = field(tcal, "pvalues")
+        pvals = tcal.pvalues
         pvals = _arr(pvals) if pvals is not None else np.full_like(stats, np.nan)
     else:
         scales = stats = crit = pvals = empty
@@ -831,10 +806,10 @@ def interval_caption(interval) -> str:
     """The regime of the seed-003 interval (which rule set the lower end) explained in one line."""
     if interval is None:
         return "ECE interval not available"
-    regime = str(field(interval, "regime", default="") or "")
-    level = field(interval, "level")
+    regime = str(interval.regime or "")
+    level = interval.level
     level_txt = f"{100 * float(level):.0f}% " if level is not None else ""
-    low, high = field(interval, "low"), field(interval, "high")
+    low, high = interval.confidence_interval()
     head = f"{level_txt}interval for the ℓ2-ECE: [{_fmt(low)}, {_fmt(high)}]. "
     kind = regime.split(":", 1)[0].strip().lower()
     explain = {
@@ -876,7 +851,7 @@ def interval_frame(interval, bootstrap=None) -> dict:
     for name, res in rows:
         cols["method"].append(name)
         for key in ("estimate", "low", "high", "estimate_sq", "low_sq", "high_sq"):
-            cols[key].append(float(field(res, key, default=np.nan)))
+            cols[key].append(np.nan if res is None else float(getattr(res, key)))
         cols["color"].append(MISCALIBRATED if cols["low"][-1] > 0 else CALIBRATED)
     finite = [v for v in (*cols["high"], *cols["estimate"]) if np.isfinite(v)]
     upper = max(finite) if finite else 0.1
@@ -887,8 +862,8 @@ def interval_title(interval) -> str:
     """'ℓ2-ECE, 95% intervals (15 bins)' — level and bin count of the interval result."""
     if interval is None:
         return "ECE interval not available"
-    level = field(interval, "level")
-    n_bins = field(interval, "n_bins")
+    level = interval.level
+    n_bins = interval.n_bins
     head = "ℓ2-ECE with confidence interval"
     if level is not None:
         head = f"ℓ2-ECE, {100 * float(level):.0f}% intervals"
@@ -964,8 +939,8 @@ def distance_measures(bounds) -> list[dict]:
     Accepts the engine's layouts: a ``measures`` mapping name → value (plus optional ``inequalities`` /
     ``notes`` mappings), a sequence of measure records, or plain attributes."""
     rows = []
-    measures = field(bounds, "measures", "bounds", "items")
-    inequalities = field(bounds, "inequalities", "inequality", "notes", default={}) or {}
+    measures = bounds.measures
+    inequalities = bounds.inequalities or {}
     if isinstance(measures, dict):
         for key, value in measures.items():
             rec = _measure_record(key, value, inequalities)
@@ -973,7 +948,7 @@ def distance_measures(bounds) -> list[dict]:
                 rows.append(rec)
     elif isinstance(measures, (list, tuple)):
         for item in measures:
-            key = field(item, "name", "measure", default="?")
+            key = getattr(item, "name", "?")
             rec = _measure_record(key, item, inequalities)
             if rec is not None:
                 rows.append(rec)
@@ -988,7 +963,7 @@ def distance_measures(bounds) -> list[dict]:
             "binned_ece_with_width",
             "binned_ece_width",
         ):
-            value = field(bounds, key)
+            value = getattr(bounds, key, None)
             if value is not None:
                 rec = _measure_record(key, value, inequalities)
                 if rec is not None:
@@ -1000,13 +975,13 @@ def _measure_record(key, value, inequalities):
     if isinstance(value, (int, float, np.floating, np.integer)):
         number, text, implies = float(value), inequalities.get(key, ""), ""
     else:
-        number = field(value, "value", "estimate")
+        number = getattr(value, "value", None)
         if number is None:
             return None
         number = float(number)
-        text = field(value, "inequality", "source", "reason", default=inequalities.get(key, "")) or ""
-        implies = field(value, "implies", "bound_text", default="") or ""
-        lo, hi = field(value, "band_low", "low"), field(value, "band_high", "high")
+        text = getattr(value, "inequality", None) or inequalities.get(key, "")
+        implies = ""
+        lo, hi = getattr(value, "band_low", None), getattr(value, "band_high", None)
         if lo is not None and hi is not None:
             implies = (implies + f"  bootstrap band [{_fmt(lo)}, {_fmt(hi)}]").strip()
     label = _MEASURE_LABELS.get(str(key).lower(), str(key))
@@ -1017,16 +992,13 @@ def _bound_text(bound) -> str:
     """'measure: inequality [paper, theorem]' for a Bound record (or the text itself)."""
     if isinstance(bound, str):
         return bound
-    measure = field(bound, "measure", "name", default="")
-    inequality = field(bound, "inequality", default="")
-    source = field(bound, "source", default="")
+    measure, inequality, source = bound.measure, bound.inequality, bound.source
     return f"{_MEASURE_LABELS.get(str(measure), measure)}: {inequality}" + (f" [{source}]" if source else "")
 
 
 def distance_caption(bounds) -> str:
     """The empirical-distribution caveat and the Gaussian-kernel note, in one short paragraph."""
-    lower = field(bounds, "lower")
-    upper = field(bounds, "upper")
+    lower, upper = (bounds.lower, bounds.upper) if bounds is not None else (None, None)
     txt = ""
     if lower is not None and upper is not None:
         txt = f"Implied interval for the distance to calibration dCE: [{_fmt(lower)}, {_fmt(upper)}]. "
@@ -1039,7 +1011,7 @@ def distance_caption(bounds) -> str:
 
 def distance_title(bounds) -> str | None:
     """'implied dCE ∈ [low, high]' of a ``DistanceBounds`` (``None`` when it has no bounds)."""
-    lo, hi = field(bounds, "lower"), field(bounds, "upper")
+    lo, hi = (bounds.lower, bounds.upper) if bounds is not None else (None, None)
     if lo is None or hi is None:
         return None
     return f"implied dCE ∈ [{_fmt(lo)}, {_fmt(hi)}]"
@@ -1065,8 +1037,8 @@ def distance_frame(bounds) -> dict:
             {"name": _MEASURE_LABELS[k], "value": np.nan, "inequality": "", "implies": ""}
             for k in ("smce", "lower_dce", "sintce", "laplace_kce", "binned_ece_width")
         ]
-    lo = float(field(bounds, "lower", default=np.nan))
-    hi = float(field(bounds, "upper", default=np.nan))
+    lo = float(bounds.lower) if bounds is not None else np.nan
+    hi = float(bounds.upper) if bounds is not None else np.nan
     names = [r["name"] for r in rows]
     ys = np.arange(len(rows), dtype=float)[::-1] + 1.0
     values = np.array([r["value"] for r in rows], dtype=float)
@@ -1084,8 +1056,8 @@ def distance_frame(bounds) -> dict:
         "r1": [0.0],
         "low": [lo],
         "high": [hi],
-        "lower_from": [_bound_text(field(bounds, "lower_bound", "lower_source", default=""))],
-        "upper_from": [_bound_text(field(bounds, "upper_bound", "upper_source", default=""))],
+        "lower_from": [_bound_text(bounds.lower_bound if bounds is not None else "")],
+        "upper_from": [_bound_text(bounds.upper_bound if bounds is not None else "")],
         "color": [MISCALIBRATED if lo > 0 else CALIBRATED],
     }
     finite = [v for v in [*values, lo, hi] if np.isfinite(v)]

@@ -80,13 +80,13 @@ def _rows(pairs) -> str:
 
 
 def _verdicts(result: Analysis) -> str:
-    from calviz.plots import distance_caption, field, interval_caption, tcal_caption
+    from calviz.plots import distance_caption, interval_caption, tcal_caption
 
     tcal = result.tcal_resampled if result.tcal_resampled is not None else result.tcal
     boxes = []
     if tcal is not None:
-        reject = bool(field(tcal, "reject"))
-        if field(tcal, "decision", default=None) == "undecided":
+        reject = bool(tcal.reject)
+        if tcal.decision == "undecided":
             boxes.append(("", "T-Cal undecided at this resampling budget", tcal_caption(tcal)))
         else:
             head = "T-Cal rejects calibration" if reject else "T-Cal does not reject calibration"
@@ -95,14 +95,14 @@ def _verdicts(result: Analysis) -> str:
         boxes.append(("", "T-Cal not available", result.errors.get("tcal", "")))
     interval = result.interval
     if interval is not None:
-        low, high = field(interval, "low"), field(interval, "high")
-        head = f"ℓ2-ECE {_fmt(field(interval, 'estimate'))} in [{_fmt(low)}, {_fmt(high)}]"
+        low, high = interval.confidence_interval()
+        head = f"ℓ2-ECE {_fmt(interval.estimate)} in [{_fmt(low)}, {_fmt(high)}]"
         boxes.append((("reject" if (low or 0) > 0 else "accept"), head, interval_caption(interval)))
     else:
         boxes.append(("", "ECE interval not available", result.errors.get("interval", "")))
     bounds = result.distance
     if bounds is not None:
-        lower, upper = field(bounds, "lower"), field(bounds, "upper")
+        lower, upper = bounds.lower, bounds.upper
         head = (f"distance to calibration in [{_fmt(lower)}, {_fmt(upper)}]" if lower is not None
                 else "distance-to-calibration measures")
         boxes.append((("reject" if (lower or 0) > 0 else "accept"), head, distance_caption(bounds)))
@@ -140,7 +140,7 @@ def _captions(result: Analysis) -> dict:
         return {}
     text = plots.reliability_caption(rel) + (
         " The smooth curve and the smCE witness are defined for scalar predictions and are omitted for"
-        f" the {plots.field(rel, 'target')} target; the distance bounds (section 4) use the top-1 reduction."
+        f" the {rel.target} target; the distance bounds (section 4) use the top-1 reduction."
     )
     return {"reliability": text}
 

@@ -60,8 +60,10 @@ from scipy.optimize import brentq
 
 from calviz._kernels.smooth import bin_by_cell_and_label, categories_and_fractions
 from calviz._params import BOOLEAN, SEED, UNIT_OPEN, Interval, NoneOr, Options, as_generator, validate_params
-from calviz._results import ResultMixin
-from calviz.data import InputError, binary_view, check_alpha
+from calviz._results import HasInterval, LevelFromAlpha, ResultMixin, ValueStatistic
+from calviz.data import InputError, check_alpha
+from calviz.ece import prepare_view
+from calviz.targets import SCALAR_TARGETS
 from calviz.targets import TargetName as Target
 
 __all__ = ["smooth_ece", "smooth_reliability", "SmoothECEResult", "SmoothReliability", "KERNELS"]
@@ -121,11 +123,12 @@ _MIN_POINTS_PER_WIDTH_BAND = 8
 
 
 @dataclass(frozen=True, repr=False)
-class SmoothECEResult(ResultMixin):
-    """SmoothECE at one bandwidth.
+class SmoothECEResult(ValueStatistic, ResultMixin):
+    """SmoothECE at one bandwidth (``value`` = ``statistic``).
 
     ``bandwidth_rule`` says where the bandwidth came from: ``"given"``, ``"fixed point"`` (smECE(σ) = σ)
-    or ``"lower limit"`` (smECE(σ) < σ already at σ = MIN_BANDWIDTH, e.g. perfect predictions).
+    or ``"lower limit"`` (smECE(σ) < σ already at σ = MIN_BANDWIDTH, e.g. perfect predictions);
+    ``target`` the calibration target and ``n_classes`` the classes of the input.
     """
 
     value: float
@@ -133,10 +136,12 @@ class SmoothECEResult(ResultMixin):
     kernel: str
     n: int
     bandwidth_rule: str
+    target: str = ""
+    n_classes: int | None = None
 
 
 @dataclass(frozen=True, repr=False)
-class SmoothReliability(ResultMixin):
+class SmoothReliability(HasInterval, LevelFromAlpha, ResultMixin):
     """Smooth reliability diagram on ``grid`` (``grid_size`` points evenly spaced in [0, 1]).
 
     ``curve`` is μ_σ(t) ≈ E[y | v = t] (``centered``: t + smoothed residual, see smooth_reliability);
@@ -144,9 +149,11 @@ class SmoothReliability(ResultMixin):
     1 − ``alpha`` (NaN when ``n_resamples`` = 0) from ``n_resamples`` resamples — fewer than asked only
     when the band would exceed its work budget, and then ``band_note`` says so (``""`` otherwise);
     ``density`` the smoothed density of v (integrates to 1
-    over [0, 1]); ``smooth_ece`` the SmoothECE at ``bandwidth``.  All arrays are plain float64 numpy
-    arrays of the grid's length.
+    over [0, 1]); ``smooth_ece`` (= ``statistic``) the SmoothECE at ``bandwidth``.  All arrays are plain
+    float64 numpy arrays of the grid's length.  ``confidence_interval()`` is the band at ``level``.
     """
+
+    _interval_fields = ("band_low", "band_high")
 
     grid: np.ndarray
     curve: np.ndarray
@@ -162,6 +169,13 @@ class SmoothReliability(ResultMixin):
     n_resamples: int
     n: int
     band_note: str = ""
+    target: str = ""
+    n_classes: int | None = None
+
+    @property
+    def statistic(self) -> float:
+        """The SmoothECE at ``bandwidth`` (``smooth_ece``)."""
+        return float(self.smooth_ece)
 
 
 # ------------------------------------------------------------------------------------------------------
@@ -576,16 +590,18 @@ def _check_int(value, name: str, minimum: int, maximum: int) -> int:
 
 def _problem_and_bandwidth(
     y_true, y_prob, bandwidth, kernel, target, class_index, caller
-) -> tuple[_SmoothingProblem, float, str]:
+) -> tuple[_SmoothingProblem, float, str, dict]:
+    """The smoothing problem, σ, the bandwidth rule and the result fields ``target`` and ``n_classes``."""
     kernel = _check_kernel(kernel)
     sigma = _check_bandwidth(bandwidth)
-    prob, label = binary_view(y_true, y_prob, target=target, class_index=class_index, caller=caller)
+    data, target, prob, label = prepare_view(y_true, y_prob, target=target, class_index=class_index,
+                                             allowed=("auto", *SCALAR_TARGETS), caller=caller)
     problem = _SmoothingProblem(prob, label, kernel)
     if sigma is None:
         sigma, rule = problem.fixed_point_bandwidth()
     else:
         rule = "given"
-    return problem, sigma, rule
+    return problem, sigma, rule, {"target": target, "n_classes": data.n_classes}
 
 
 #: the options of the smooth estimators and their constraints
@@ -609,9 +625,9 @@ def smooth_ece(
     smECE at that σ (relplot's ``smECE_sigma``).  ``target``/``class_index`` choose the scalar view of
     multiclass input (top-1 confidence by default).  Deterministic; cost O(n + G log G) per bandwidth.
     """
-    problem, sigma, rule = _problem_and_bandwidth(y_true, y_prob, bandwidth, kernel, target, class_index,
-                                                  "smooth_ece")
-    return SmoothECEResult(problem.ece(sigma), sigma, problem.kernel, problem.n, rule)
+    problem, sigma, rule, about = _problem_and_bandwidth(y_true, y_prob, bandwidth, kernel, target,
+                                                         class_index, "smooth_ece")
+    return SmoothECEResult(problem.ece(sigma), sigma, problem.kernel, problem.n, rule, **about)
 
 
 @validate_params({**_SMOOTH, "centered": BOOLEAN, "alpha": UNIT_OPEN, "seed": SEED,
@@ -660,8 +676,8 @@ def smooth_reliability(
         )
     centered = bool(centered)
     rng = as_generator(seed)
-    problem, sigma, rule = _problem_and_bandwidth(y_true, y_prob, bandwidth, kernel, target, class_index,
-                                                  "smooth_reliability")
+    problem, sigma, rule, about = _problem_and_bandwidth(y_true, y_prob, bandwidth, kernel, target,
+                                                         class_index, "smooth_reliability")
 
     grid = np.linspace(0.0, 1.0, grid_size)
     value = problem.ece(sigma)
@@ -691,4 +707,5 @@ def smooth_reliability(
         n_resamples=n_resamples,
         n=problem.n,
         band_note=band_note,
+        **about,
     )

@@ -77,7 +77,7 @@ from calviz._params import (
     kernel_seed,
     validate_params,
 )
-from calviz._results import ResultMixin
+from calviz._results import ResultMixin, with_classes
 from calviz.binning import check_n_bins, simplex_cell_keys
 from calviz.data import InputError, as_calibration_data, check_alpha
 from calviz.ece import BinSums, binned_sums, debiased_ece_sq, prepare_view
@@ -186,6 +186,7 @@ class TCalResult(ResultMixin):
     pvalue_interval: tuple | None = None
     resampling_risk: float = 0.0
     max_resamples: int = 0
+    n_classes: int | None = None
 
     def __post_init__(self):
         # results built without the sequential fields (no resampling error): the decision is the
@@ -213,6 +214,12 @@ class TCalResult(ResultMixin):
 
     def __bool__(self) -> bool:
         return bool(self.reject)
+
+    @property
+    def statistic(self) -> float:
+        """The test statistic of the deciding scale (or value): the entry of ``statistics`` with the
+        smallest unadjusted p-value (the only one for a fixed-scale test)."""
+        return float(self.statistics[int(np.argmin(self.pvalues))])
 
 
 # ------------------------------------------------------------------------------------------------
@@ -610,7 +617,7 @@ def tcal(
     valid but conservative; ``pvalue`` is the smallest α at which it rejects, min(1, 2K²r²/T²).
     """
     s = float(smoothness)
-    _, target, z, y, K = _prepare(y_true, y_prob, target, class_index, "tcal")
+    data, target, z, y, K = _prepare(y_true, y_prob, target, class_index, "tcal")
     n = z.shape[0]
     # (+1e-9: exact powers such as 1000^(1/3) = 9.999999999999998 in floating point must floor to 10)
     m = max(1, math.floor(n ** (2.0 / (4.0 * s + K - 1)) + 1e-9)) if n_bins is None else check_n_bins(n_bins)
@@ -623,7 +630,7 @@ def tcal(
     how = "given n_bins" if n_bins is not None else f"m* = floor(n^(2/(4s+K-1))) with s = {s:g}"
     return TCalResult(bool(T >= thr), p, alpha, (m,), np.array([T]), np.array([thr]), np.array([p]),
                       "threshold", "none", n, K, 0, 0.0, "T-Cal (fixed scale)",
-                      f"Theorem 3 Chebyshev threshold at m = {m} ({how})", target)
+                      f"Theorem 3 Chebyshev threshold at m = {m} ({how})", target, n_classes=data.n_classes)
 
 
 def _default_resamples(B: int, alpha: float, combine: str) -> int:
@@ -718,10 +725,10 @@ def adaptive_tcal(
         return _classwise_all(y_true, y_prob, alpha=alpha, resampling=resampling, n_resamples=n_resamples,
                               max_resamples=max_resamples, risk=risk, combine=combine, discrete=discrete,
                               seed=seed)
-    _, target, z, y, K = _prepare(y_true, y_prob, target, 0 if class_index is None else class_index,
-                                  "adaptive_tcal")
-    return _adaptive(z, y, K, target, alpha, resampling, n_resamples, max_resamples, risk, combine, discrete,
-                     seed)
+    data, target, z, y, K = _prepare(y_true, y_prob, target, 0 if class_index is None else class_index,
+                                     "adaptive_tcal")
+    return with_classes(_adaptive(z, y, K, target, alpha, resampling, n_resamples, max_resamples, risk,
+                                  combine, discrete, seed), data.n_classes)
 
 
 def _classwise_all(y_true, y_prob, *, alpha, resampling, n_resamples, max_resamples, risk, combine, discrete,
@@ -754,7 +761,7 @@ def _classwise_all(y_true, y_prob, *, alpha, resampling, n_resamples, max_resamp
                       r.method, r.combine, r.n, K, int(sum(res.n_resamples for res in results)),
                       float(min(1.0, K * r.min_attainable_pvalue)),
                       r.test + " (classwise)", reason, "classwise", r.values, r.counts, decision, (low, high),
-                      float(risk if n_resamples is None else r.resampling_risk), int(class_cap))
+                      float(risk if n_resamples is None else r.resampling_risk), int(class_cap), K)
 
 
 def _resample_cap(max_resamples: int | None, cost: int) -> int:
@@ -1123,7 +1130,7 @@ def split_tcal(
     says so.  An explicit count beyond the budget raises ValueError.
     """
     s = float(smoothness)
-    _, target, z, y, K = _prepare(y_true, y_prob, target, class_index, "split_tcal")
+    data, target, z, y, K = _prepare(y_true, y_prob, target, class_index, "split_tcal")
     n = z.shape[0]
     if n < 4:
         raise InputError(f"split_tcal needs at least 4 samples (two halves with two each); got {n}")
@@ -1188,7 +1195,7 @@ def split_tcal(
                    f"{level_ts:.3g}: only the moment checks can reject")
     return TCalResult(reject, padj, alpha, (K,), stat, np.full(K, np.nan), pvals, "permutation",
                       "bonferroni", n, K, P, float(min(1.0, 3 * K / (P + 1.0))), "sample-splitting T-Cal",
-                      reason, target)
+                      reason, target, n_classes=data.n_classes)
 
 
 # ``calviz.tcal`` names both this module and the function :func:`tcal`.  Importing the submodule (e.g.

@@ -261,8 +261,8 @@ class ReliabilityView(_View):
         if entry.result is None:
             return f"reliability: {entry.pending}…" if entry.pending else "reliability data not available"
         used = scalar_target(data, resolve_target(data, options))
-        m = int(np.asarray(plots.field(entry.result, "counts", default=[])).size)
-        n_used = int(plots.field(entry.result, "n", default=0))
+        m = int(np.asarray(entry.result.counts).size)
+        n_used = int(entry.result.n)
         self.figures[2].xaxis.axis_label = {
             "binary": "predicted P(y = 1)",
             "top1": "top-1 confidence",
@@ -286,7 +286,7 @@ class ReliabilityView(_View):
                 " All rows computed on Dask; the smooth curve is not available there (it needs the "
                 "whole sample in one process)."
             )
-        bandwidth = plots.field(smooth_entry.result, "bandwidth")
+        bandwidth = None if smooth_entry.result is None else smooth_entry.result.bandwidth
         if bandwidth is not None:
             band = "(band computing…)" if smooth_entry.pending else "with its pointwise band"
             note += f" Blue: smooth curve {band}, bandwidth σ = {float(bandwidth):.3f}."
@@ -300,8 +300,8 @@ class ReliabilityView(_View):
     # vector targets
     def _draw_multi(self, entry) -> None:
         rel = entry.result
-        labels = tuple(plots.field(rel, "labels", default=()))
-        structure = (plots.field(rel, "kind"), labels)
+        labels = tuple(rel.labels)
+        structure = (rel.kind, labels)
         if self.structure != structure:
             self._build_ranks(rel) if structure[0] == "rank" else self._build_classes(rel)
             self.structure = structure
@@ -317,12 +317,12 @@ class ReliabilityView(_View):
                 _set(source, {"x": x, "y": y})
             self.figures[0].title.text = (
                 f"top-{len(labels)} · {entry.options.n_bins} {scheme} bins · "
-                f"n = {int(plots.field(rel, 'n', default=0)):,}"
+                f"n = {int(rel.n):,}"
             )
         else:
-            positives = plots.field(rel, "positives")
+            positives = rel.positives
             for i, (panel, source) in enumerate(
-                zip(plots.field(rel, "panels"), self.sources["panels"], strict=True)
+                zip(rel.panels, self.sources["panels"], strict=True)
             ):
                 _set(source, plots.bar_table(plots.bins(panel)))
                 self.figures[i].title.text = f"{labels[i]} · {int(positives[i]):,}"
@@ -381,7 +381,7 @@ class ReliabilityView(_View):
         self._show(column(main, hist, sizing_mode="stretch_width"), REL_HEIGHT)
 
     def _build_classes(self, rel) -> None:
-        panels = list(plots.field(rel, "panels", default=()))
+        panels = list(rel.panels)
         ncols = plots.class_grid_columns(len(panels))
         rows = max(1, -(-len(panels) // ncols))
         panel_height = max(CLASS_PANEL_HEIGHT, min(200, (REL_HEIGHT - 10) // rows))
@@ -455,19 +455,19 @@ class TCalView(_View):
         title, caption = plots.tcal_verdict(result)
         self.figure.title.text = title if result is not None else (entry.pending or title)
         note = caption
-        if result is not None and plots.field(result, "method") != "analytic":
-            note += f" ({plots.field(result, 'n_resamples')} resamples)"
+        if result is not None and result.method != "analytic":
+            note += f" ({result.n_resamples} resamples)"
         note += ". Solid line: statistic Tᵈ per scale; dashed: critical value"
-        floor = plots.field(result, "min_attainable_pvalue")
-        if floor is not None and float(floor) > float(plots.field(result, "alpha", default=1.0)):
+        floor = None if result is None else result.min_attainable_pvalue
+        if floor is not None and float(floor) > float(result.alpha):
             note += (
-                f". With {plots.field(result, 'n_resamples')} resamples the smallest attainable p-value is "
+                f". With {result.n_resamples} resamples the smallest attainable p-value is "
                 f"{float(floor):.3g} > α, so this test cannot reject: raise the number of resamples"
             )
         if entry.pending:
             shown = "the analytic result is shown meanwhile" if result is not None else "computing"
             note += f" — *{entry.options.resampling} resampling running… ({shown})*"
-        colour = plots.MISCALIBRATED if plots.field(result, "reject") else plots.CALIBRATED
+        colour = plots.MISCALIBRATED if result is not None and result.reject else plots.CALIBRATED
         _text(self.note, f"<b style='color:{colour}'>{html.escape(note)}</b>" + _error_text(entry))
 
 
@@ -578,7 +578,7 @@ class IntervalView(_View):
         _set(self.source, frame["table"])
         self.figure.x_range.update(start=frame["xlim"][0], end=frame["xlim"][1])
         if interval is not None:
-            level = 100 * float(plots.field(interval, "level", default=0.0))
+            level = 100 * float(interval.level)
             title = f"{level:.0f}% intervals · {entry.options.n_bins} bins"
             self.figure.title.text = title + (" · bootstrap…" if boot.pending else "")
         else:
