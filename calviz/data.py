@@ -455,12 +455,8 @@ def from_logits(logits, y_true=None):
     return as_calibration_data(y_true, probs)
 
 
-def check_alpha(alpha: float, name: str = "alpha") -> float:
-    """α must be a number in the open interval (0, 1)."""
-    try:
-        a = float(alpha)
-    except (TypeError, ValueError):
-        raise InputError(f"{name} must be a number in (0, 1); got {alpha!r}") from None
-    if not (0.0 < a < 1.0):
-        raise InputError(f"{name} must be in the open interval (0, 1); got {alpha!r}")
-    return a
+def check_alpha(alpha: float, name: str = "alpha", caller: str | None = None) -> float:
+    """α must be a number in the open interval (0, 1) (the uniform message of :mod:`calviz._params`)."""
+    from calviz._params import UNIT_OPEN, check_param
+
+    return float(check_param(alpha, name, UNIT_OPEN, caller))

@@ -16,6 +16,7 @@ is a 1 − α interval for the binned ECE²; [√L, √U] for the binned ECE.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import Literal
 
@@ -189,5 +190,8 @@ def ece_interval(
     )
 
 
-#: Alias of :func:`ece_interval`.
-ece_ci = ece_interval
+def ece_ci(y_true, y_prob=None, **options) -> ECEInterval:
+    """Deprecated alias of :func:`ece_interval` (same arguments and result); it will be removed in the
+    next release."""
+    warnings.warn("calviz.ece_ci is deprecated; use calviz.ece_interval", DeprecationWarning, stacklevel=2)
+    return ece_interval(y_true, y_prob, **options)

@@ -34,6 +34,7 @@ from typing import Literal
 
 import numpy as np
 
+from calviz._params import POSITIVE_INT, SEED, Interval, NoneOr, Options, as_generator, validate_params
 from calviz._results import ResultMixin
 from calviz.data import InputError, as_calibration_data
 
@@ -280,6 +281,8 @@ def _calibration_count(calibration_size, n: int) -> int:
     return m
 
 
+@validate_params({"method": Options(METHODS), "folds": NoneOr(Interval(int, 2, None)), "n_bins": POSITIVE_INT,
+                  "seed": SEED})
 def recalibrate(
     y_true,
     y_prob=None,
@@ -316,13 +319,11 @@ def recalibrate(
     from calviz.binning import check_n_bins
 
     data = as_calibration_data(y_true, y_prob)
-    if method not in METHODS:
-        raise InputError(f"method must be one of {', '.join(METHODS)}; got {method!r}")
     n_bins = check_n_bins(n_bins)
     n, K = data.n, data.n_classes
     probs = data.full_probs()
     labels = data.labels
-    rng = np.random.default_rng(seed)
+    rng = as_generator(seed)
     order = rng.permutation(n)
     if folds is not None and calibration_size not in (None, 0.5):
         raise InputError("pass either calibration_size (one split) or folds (cross-fitting), not both")

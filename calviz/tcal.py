@@ -860,7 +860,7 @@ def _fixed_resampling(scan, t_obs, levels, scales, source, base, N, alpha, combi
             f"n_resamples = {N} is too few: the smallest attainable p-value is {floor:.3g} > "
             f"alpha = {alpha:g}"
             f" ({'Bonferroni over ' + str(levels) + ' scales' if combine == 'bonferroni' else 'max'}), so the"
-            f" test cannot reject; use n_resamples ≥ {need}", stacklevel=4)
+            f" test cannot reject; use n_resamples ≥ {need}", stacklevel=5)
     boot = _resample(scan, levels, source, base, 0, N)
     reject, padj, crit, p = _resampling_decision(t_obs, boot, alpha, combine)
     exceed, level = _exceedances(t_obs, boot, alpha, combine)
@@ -870,7 +870,7 @@ def _fixed_resampling(scan, t_obs, levels, scales, source, base, N, alpha, combi
             f"n_resamples = {N} cannot settle the decision: the adjusted p-value's Monte Carlo interval "
             f"[{interval[0]:.3g}, {interval[1]:.3g}] contains alpha = {alpha:g}, so another seed may give "
             f"the "
-            f"opposite decision; leave n_resamples=None for the sequential rule", stacklevel=4)
+            f"opposite decision; leave n_resamples=None for the sequential rule", stacklevel=5)
     reason = f"{head} ({N} resamples, fixed), {combine}"
     return TCalResult(reject, padj, alpha, scales, t_obs, crit, p, _method_name(source), combine, n, K, N,
                       float(min(1.0, floor)), "adaptive T-Cal", reason, target, None, None,

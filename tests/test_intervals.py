@@ -70,7 +70,8 @@ def test_topk_interval_and_alias():
     rng = np.random.default_rng(1)
     P = rng.dirichlet(np.ones(10), size=2000)
     labels = rng.integers(0, 10, size=2000)
-    ci = ece_ci(labels, P, n_bins=4, top_k=2)
+    with pytest.warns(DeprecationWarning, match="use calviz.ece_interval"):
+        ci = ece_ci(labels, P, n_bins=4, top_k=2)
     assert ci.target == "topk" and ci.n == 2000
     assert 0 <= ci.low <= ci.estimate <= ci.high
     # labels independent of P: strongly mis-calibrated at top-1, the lower bound is positive
@@ -166,7 +167,7 @@ def test_bad_options(kwargs):
 
 
 def test_public_name():
-    assert calviz.ece_interval is ece_interval and calviz.ece_ci is ece_interval
+    assert calviz.ece_interval is ece_interval and calviz.ece_ci is ece_ci  # ece_ci: deprecated alias
     assert calviz.ECEInterval.__name__ == "ECEInterval"
 
 
