@@ -197,7 +197,7 @@ def main() -> int:
     # JIT warm-up of every kernel
     y0, v0 = data(200)
     calviz.distance_bounds(y0, v0)
-    calviz.rintce(y0, v0, 0.1)
+    calviz.rintce(y0, v0, width=0.1)
 
     rows = []  # (workload, n, calviz s, alternative, alt s, ratio, target)
 

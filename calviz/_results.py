@@ -9,14 +9,12 @@ Every result is a frozen dataclass with a readable ``repr`` (in the style of sci
   ``confidence_interval()`` → :class:`ConfidenceInterval` ``(low, high)``;
 * ``n`` (samples), ``n_classes`` (classes of the input) and ``target`` (the calibration target).
 
-Renamed fields keep their old name as a property that raises a ``DeprecationWarning``
-(:func:`deprecated_alias`).
+(``ECEResult`` names its estimator ``estimator``; ``statistic`` is the estimate itself.)
 """
 
 from __future__ import annotations
 
 import dataclasses
-import warnings
 from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
@@ -98,17 +96,6 @@ class LevelFromAlpha:
     def level(self) -> float:
         """The confidence level, 1 − alpha."""
         return 1.0 - float(self.alpha)
-
-
-def deprecated_alias(new: str, old: str, *, until: str = "the next release") -> property:
-    """A property ``old`` that returns attribute ``new`` with a DeprecationWarning."""
-
-    def get(self):
-        warnings.warn(f"{type(self).__name__}.{old} is deprecated and will be removed in {until}; "
-                      f"use .{new}", DeprecationWarning, stacklevel=2)
-        return getattr(self, new)
-
-    return property(get, doc=f"Deprecated alias of ``{new}``.")
 
 
 def with_classes(result, n_classes: int):

@@ -24,7 +24,7 @@ from calviz.distance import distance_bounds, smce_witness
 from calviz.ece import reliability
 from calviz.intervals import ece_interval
 from calviz.smooth import smooth_reliability
-from calviz.targets import SCALAR_TARGETS, TARGETS, Target, resolve
+from calviz.targets import SCALAR_TARGETS, TARGETS, Target, TargetName, resolve
 from calviz.tcal import adaptive_tcal
 
 __all__ = [
@@ -74,7 +74,7 @@ class AnalysisOptions:
     ``bandwidth``: ``None`` = automatic (smECE(σ) = σ for the smooth diagram; 1 for the Laplace kCE).
     """
 
-    target: Literal["auto", "binary", "top1", "classwise", "topk", "full"] = "auto"
+    target: TargetName = "auto"
     class_index: int = 0
     top_k: int = 2
     n: int | None = None

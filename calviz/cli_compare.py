@@ -102,8 +102,9 @@ def compute_comparisons(args, data, options, *, load_input) -> dict:
 
     from calviz.comparison import MIN_GROUP_SIZE, calibration_by_group, check_same_examples, compare
     from calviz.recalibration import recalibrate
+    from calviz.targets import SCALAR_TARGETS
 
-    target = options.target if options.target in ("auto", "binary", "top1", "classwise") else "auto"
+    target = options.target if options.target in ("auto", *SCALAR_TARGETS) else "auto"
     common = dict(n_bins=options.n_bins, alpha=options.alpha, target=target, class_index=options.class_index,
                   resampling=options.resampling, n_resamples=None, seed=options.seed)  # T-Cal's own rule
     out = {}

@@ -81,6 +81,7 @@ from calviz._results import ResultMixin, with_classes
 from calviz.binning import check_n_bins, simplex_cell_keys
 from calviz.data import InputError, as_calibration_data, check_alpha
 from calviz.ece import BinSums, binned_sums, debiased_ece_sq, prepare_view
+from calviz.targets import TARGETS
 
 __all__ = [
     "TCalResult",
@@ -135,7 +136,8 @@ Resampling = Literal["y_only", "consistency", "analytic", "threshold"]
 Combine = Literal["bonferroni", "max"]
 _RESAMPLING = ("y_only", "consistency", "analytic", "threshold")
 _COMBINE = ("bonferroni", "max")
-_TARGETS = ("auto", "binary", "top1", "classwise", "full")
+#: T-Cal tests scalar targets and full calibration (the top-k vector has no T-Cal)
+_TARGETS = tuple(t for t in TARGETS if t != "topk")
 
 
 @dataclass(frozen=True, repr=False)

@@ -187,7 +187,7 @@ def test_rintce_equals_brute_force(width):
         n = int(rng.integers(2, 120))
         v, y = random_instance(rng, n, KINDS[t % len(KINDS)])
         ref = rintce_brute(v, y, width)
-        assert calviz.rintce(y, v, width).value == pytest.approx(ref, abs=1e-12)
+        assert calviz.rintce(y, v, width=width).value == pytest.approx(ref, abs=1e-12)
 
 
 def test_sintce_equals_brute_force_and_exceeds_lp():
@@ -378,12 +378,12 @@ def test_distance_bounds_bootstrap_reproducible():
 def test_smce_test_threshold_rule():
     y = np.array([1.0] * 7 + [0.0] * 3)
     v = np.full(10, 0.5)  # smCE = 0.2
-    res = calviz.smce_test(y, v, 0.0, 0.5)  # a = 0.25, threshold 0.125
+    res = calviz.smce_test(y, v, eps0=0.0, eps1=0.5)  # a = 0.25, threshold 0.125
     assert res.threshold == pytest.approx(0.125) and res.answer == "no" and not res.calibrated
-    res = calviz.smce_test(y, v, 0.05, 0.9)  # a = 0.35, threshold 0.275
+    res = calviz.smce_test(y, v, eps0=0.05, eps1=0.9)  # a = 0.35, threshold 0.275
     assert res.answer == "yes" and res.calibrated
     with pytest.raises(InputError, match="a = eps1/2"):
-        calviz.smce_test(y, v, 0.1, 0.3)
+        calviz.smce_test(y, v, eps0=0.1, eps1=0.3)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -399,8 +399,8 @@ def test_smce_test_threshold_rule():
         lambda: calviz.smce([1], [0.5]),
         lambda: calviz.smce_witness([0, 1], ["a", "b"]),
         lambda: calviz.smce([0, 1], [[0.5, 0.5], [0.2, 0.8]], target="full"),
-        lambda: calviz.rintce([0, 1], [0.5, 0.2], 0.0),
-        lambda: calviz.rintce([0, 1], [0.5, 0.2], float("nan")),
+        lambda: calviz.rintce([0, 1], [0.5, 0.2], width=0.0),
+        lambda: calviz.rintce([0, 1], [0.5, 0.2], width=float("nan")),
         lambda: calviz.laplace_kce([0, 1], [0.5, 0.2], bandwidth=-1.0),
         lambda: calviz.lower_dce([0, 1], [0.5, 0.2], grid_step=0.003),
         lambda: calviz.lower_dce([0, 1], [0.5, 0.2], grid_step=0),
@@ -409,8 +409,8 @@ def test_smce_test_threshold_rule():
         lambda: calviz.distance_bounds([0, 1], [0.5, 0.2], n_bins=()),
         lambda: calviz.distance_bounds([0, 1], [0.5, 0.2], n_resamples=-1),
         lambda: calviz.distance_bounds([0, 1], [0.5, 0.2], alpha=1.5),
-        lambda: calviz.smce_test([0, 1], [0.5, 0.2], 0.2, 0.1),
-        lambda: calviz.smce_test([0, 1], [0.5, 0.2], "x", 0.1),
+        lambda: calviz.smce_test([0, 1], [0.5, 0.2], eps0=0.2, eps1=0.1),
+        lambda: calviz.smce_test([0, 1], [0.5, 0.2], eps0="x", eps1=0.1),
     ],
 )
 def test_bad_input_raises_input_error(call):
@@ -435,7 +435,7 @@ def test_rintce_below_smallest_gap_is_resolved_ece():
     rng = np.random.default_rng(14)
     v = np.round(rng.random(200), 3)
     y = (rng.random(200) < 0.4).astype(float)
-    assert calviz.rintce(y, v, 1e-4).value == pytest.approx(resolved_ece(v, y), abs=1e-12)
+    assert calviz.rintce(y, v, width=1e-4).value == pytest.approx(resolved_ece(v, y), abs=1e-12)
     assert calviz.sintce(y, v).value <= resolved_ece(v, y) + 1e-12
 
 
