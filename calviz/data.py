@@ -309,7 +309,9 @@ class CalibrationData:
             raise InputError(f"subsample size must be at least 2; got {n}")
         if n >= self.n:
             return self
-        idx = np.sort(np.random.default_rng(seed).choice(self.n, size=int(n), replace=False))
+        from calviz._params import as_generator
+
+        idx = np.sort(as_generator(seed, "subsample").choice(self.n, size=int(n), replace=False))
         return CalibrationData(_readonly_view(self.probs[idx]), _readonly_view(self.labels[idx]))
 
     def view(

@@ -45,6 +45,7 @@ from calviz._params import (
     UNIT_OPEN,
     Interval,
     Options,
+    as_generator,
     positional_deprecated,
     validate_params,
 )
@@ -700,7 +701,7 @@ def distance_bounds(
 
     bands = None
     if n_resamples > 0:
-        rng = np.random.default_rng(seed)
+        rng = as_generator(seed)
         keys = ["smce", "lower_dce", "sintce", "laplace_kce"] + [f"binned_ece_width_{m}" for m in bins]
         draws = {k: np.empty(n_resamples) for k in keys + ["lower", "upper"]}
         for t in range(n_resamples):
