@@ -87,7 +87,7 @@ _EXPORTS = {
 }
 
 _SUBMODULES = {"synthetic", "binning", "plots", "datasets", "io", "data", "ece", "intervals", "tcal",
-               "distance", "smooth", "dask", "recalibration", "comparison", "classical"}
+               "distance", "smooth", "dask", "recalibration", "comparison", "classical", "targets"}
 
 __all__ = sorted(_EXPORTS) + ["__version__"]
 
