@@ -31,6 +31,9 @@ from calviz._results import ConfidenceInterval
 from calviz.data import InputError, as_calibration_data
 from calviz.targets import TARGETS
 
+# a fixed resample count keeps these runs short; its "cannot settle" warning is about the decision only
+pytestmark = pytest.mark.filterwarnings("ignore:n_resamples = .* cannot settle:UserWarning")
+
 N = 240
 _rng = np.random.default_rng(20240601)
 P_MULTI = _rng.dirichlet(np.ones(3), size=N)
