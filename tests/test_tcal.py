@@ -256,8 +256,8 @@ def test_consistency_draws_are_multinomial_with_bernoulli_labels():
     n, R = 7, 64
     z = np.linspace(0.05, 0.95, n)
     seeds = np.array([K.stream_seed(np.uint64(3), r) for r in range(R)], dtype=np.uint64)
-    ones = np.empty((n, R), np.int16)
-    zeros = np.empty((n, R), np.int16)
+    ones = np.empty((n, R), np.int8)
+    zeros = np.empty((n, R), np.int8)
     w_all, o_all = [], []
     for rep in range(300):
         seeds = np.array([K.stream_seed(np.uint64(rep), r) for r in range(R)], dtype=np.uint64)

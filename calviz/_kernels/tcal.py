@@ -443,8 +443,9 @@ def _y_only_block(split, max_level, z, seeds, out):
             out[r, lev] = acc[lev, r] / n
 
 
-#: most (points x lanes) per-lane draw counts :func:`_consistency_block` holds at once (two int16 tables):
-#: the lanes of a block shrink for large n so that a thread never holds more than 16 MB of them
+#: most (points x lanes) per-lane draw counts :func:`_consistency_block` holds at once (two int8 tables):
+#: the lanes of a block shrink for large n so that a thread never holds more than 8 MB of them (fresh
+#: memory costs a page fault per 4 kB on first touch, ~ as much per byte as the draws that fill it)
 CONSISTENCY_WEIGHT_CELLS = 1 << 22
 
 
@@ -454,8 +455,9 @@ CONSISTENCY_WEIGHT_CELLS = 1 << 22
 _POISSON_TERMS = 6
 _MAX_U32 = 4294967295
 _TWO_32 = 4294967296.0
-#: draws of one point in one resample that the int16 count tables hold
-_MAX_DRAW_COUNT = 32766
+#: draws of one point in one resample that the int8 count tables hold (a multinomial(n; 1/n, ...) count
+#: reaches it with probability < 1/126! ~ 10^-211; the check below makes that an error, never a wrap-around)
+_MAX_DRAW_COUNT = 126
 
 
 @njit(cache=True, inline="always")
@@ -571,8 +573,8 @@ def consistency_draws(z, tables, seeds, ones, zeros):
             state, u = _next_uniform(state)
             i = min(int(u * n), n - 1)
             state, u = _next_uniform(state)
-            if ones[i, r] + zeros[i, r] >= _MAX_DRAW_COUNT:  # int16 counts; ~10^4 sd beyond the mean of 1
-                raise ValueError("consistency resampling: a point drawn more than 32766 times")
+            if ones[i, r] + zeros[i, r] >= _MAX_DRAW_COUNT:  # int8 counts, see _MAX_DRAW_COUNT
+                raise ValueError("consistency resampling: a point drawn more than 126 times")
             if u < z[i]:
                 ones[i, r] += 1
             else:
@@ -798,7 +800,7 @@ def _block_tables(z1, kind, source):
 @njit(cache=True)
 def block_lanes(n, kind, source):
     """Resamples per block: LANES, fewer for batched scalar consistency resampling (their per-lane draw
-    counts, 2 x n x lanes int16, stay within CONSISTENCY_WEIGHT_CELLS cells per table)."""
+    counts, 2 x n x lanes int8, stay within CONSISTENCY_WEIGHT_CELLS cells per table)."""
     if kind == SCALAR and source == CONSISTENCY and _batched_consistency(n):
         return max(1, min(LANES, CONSISTENCY_WEIGHT_CELLS // max(n, 1)))
     return LANES
@@ -814,8 +816,8 @@ def _run_blocks(split, max_level, z, z1, kind, source, base_seed, start, n_resam
     n_blocks = (n_resamples + lanes - 1) // lanes
     buffered = kind == SCALAR and source == CONSISTENCY and _batched_consistency(z.shape[0])
     cells = z.shape[0] if buffered else 0
-    ones = np.empty((cells, lanes if buffered else 0), dtype=np.int16)
-    zeros = np.empty((cells, lanes if buffered else 0), dtype=np.int16)
+    ones = np.empty((cells, lanes if buffered else 0), dtype=np.int8)
+    zeros = np.empty((cells, lanes if buffered else 0), dtype=np.int8)
     for blk in range(worker, n_blocks, workers):
         _resample_block(split, max_level, z, z1, kind, source, base_seed, start + blk * lanes,
                         start + min((blk + 1) * lanes, n_resamples), out, start, tables, ones, zeros)
@@ -829,7 +831,7 @@ def resampled_statistics(split, max_level, z, kind, source, base_seed, n_resampl
     Resample r uses its own stream stream_seed(base_seed, r), so the output depends neither on the number
     of threads (nor on using :func:`resampled_statistics_serial`) nor on how a run of resamples is cut
     into calls: the rows of (300 resamples from 0) are those of (100 from 0) followed by (200 from 100).
-    Memory: per running thread O(n) (O(n x lanes) int16 draw counts for scalar consistency resampling,
+    Memory: per running thread O(n) (O(n x lanes) int8 draw counts for scalar consistency resampling,
     see CONSISTENCY_WEIGHT_CELLS), never resamples x n."""
     out = np.zeros((n_resamples, max_level))
     z1 = z[:, 0].copy() if kind == SCALAR else np.zeros(0)
