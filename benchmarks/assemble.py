@@ -26,6 +26,7 @@ SECTIONS = [
     "ci_coverage",
     "bench_tcal",
     "bench_tcal_consistency",
+    "bench_tcal_sequential",
     "tcal_level",
     "tcal_stability",
     "tcal_power",

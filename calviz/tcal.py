@@ -39,7 +39,7 @@ Speed.  All scales of a resample come from one O(n) pass over the predictions in
 bin of every scale is a contiguous run (:mod:`calviz._kernels.tcal`); resamples run in parallel with one
 random stream each, so results do not depend on the number of threads nor on how resamples are batched;
 y-only and consistency resampling of 1-D targets walk the stack once for a block of up to 64 resamples.
-Memory O(n + B) per thread (plus n × lanes int16 draw counts for consistency resampling) and the N × B
+Memory O(n + B) per thread (plus n × lanes int8 draw counts for consistency resampling) and the N × B
 resampled statistics — never N × n.
 
 Decisions.  Resampled critical values use the sequential rule of :func:`adaptive_tcal` by default:

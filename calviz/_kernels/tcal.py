@@ -443,16 +443,21 @@ def _y_only_block(split, max_level, z, seeds, out):
             out[r, lev] = acc[lev, r] / n
 
 
-#: most (points x lanes) per-lane draw counts :func:`_consistency_block` holds at once (two int16 tables):
-#: the lanes of a block shrink for large n so that a thread never holds more than 16 MB of them
+#: most (points x lanes) per-lane draw counts :func:`_consistency_block` holds at once (two int8 tables):
+#: the lanes of a block shrink for large n so that a thread never holds more than 8 MB of them (fresh
+#: memory costs a page fault per 4 kB on first touch, ~ as much per byte as the draws that fill it)
 CONSISTENCY_WEIGHT_CELLS = 1 << 22
 
 
-#: terms of the Poisson inversion tables of :func:`_poisson_draw` (the rest is a rare loop)
-_POISSON_TERMS = 4
+#: terms of the Poisson inversion tables (the rest is a rare loop, :func:`_poisson_tail`: for z ~ U[0, 1]
+#: some of a point's 2 x 64 lane draws need it at 1.2 % of the points, 40 % with 4 terms); the branch-free
+#: :func:`_poisson_count` and the loads in :func:`consistency_draws` are written out for exactly 6
+_POISSON_TERMS = 6
+_MAX_U32 = 4294967295
 _TWO_32 = 4294967296.0
-#: draws of one point in one resample that the int16 count tables hold
-_MAX_DRAW_COUNT = 32766
+#: draws of one point in one resample that the int8 count tables hold (a multinomial(n; 1/n, ...) count
+#: reaches it with probability < 1/126! ~ 10^-211; the check below makes that an error, never a wrap-around)
+_MAX_DRAW_COUNT = 126
 
 
 @njit(cache=True, inline="always")
@@ -466,18 +471,38 @@ def _poisson_table(lam, table):
         cdf += p
 
 
+@njit(cache=True)
+def poisson_tables(z):
+    """(n, 2 _POISSON_TERMS) uint32: row i = the inversion thresholds of Poisson(z_i) (the ones) followed
+    by those of Poisson(1 - z_i) (the zeros), each stored as t - 1 so that the test u >= t becomes u > t - 1
+    in 32-bit integers (t = floor(2^32 cdf) >= 1 as P(Poisson(lam) = 0) = e^-lam >= e^-1; t <= 2^32, and
+    t = 2^32, never reached by a 32-bit u, stays unreachable as 2^32 - 1): twice the lanes per vector
+    compare.  Built once per call and shared by every block and thread (two exponentials per point would
+    otherwise be recomputed for every block of lanes)."""
+    n = z.shape[0]
+    out = np.empty((n, 2 * _POISSON_TERMS), dtype=np.uint32)
+    table = np.empty(_POISSON_TERMS, dtype=np.int64)
+    for i in range(n):
+        for half in range(2):
+            _poisson_table(z[i] if half == 0 else 1.0 - z[i], table)
+            for k in range(_POISSON_TERMS):
+                out[i, half * _POISSON_TERMS + k] = np.uint32(min(table[k] - 1, _MAX_U32))
+    return out
+
+
 @njit(cache=True, inline="always")
-def _poisson_count(u, table):
-    """Poisson draw by inversion of the 32-bit uniform integer u, capped at _POISSON_TERMS: a branch-free
-    count over the integer table (so that the loop over lanes vectorises)."""
-    return (1 if u >= table[0] else 0) + (1 if u >= table[1] else 0) + (1 if u >= table[2] else 0) + \
-        (1 if u >= table[3] else 0)
+def _poisson_count(u, t0, t1, t2, t3, t4, t5):
+    """Poisson draw by inversion of the 32-bit uniform integer u against the thresholds t0..t5 of
+    :func:`poisson_tables`, capped at _POISSON_TERMS: a branch-free count against scalars (so that the loop
+    over lanes vectorises)."""
+    return (1 if u > t0 else 0) + (1 if u > t1 else 0) + (1 if u > t2 else 0) + (1 if u > t3 else 0) + \
+        (1 if u > t4 else 0) + (1 if u > t5 else 0)
 
 
 @njit(cache=True)
 def _poisson_tail(u, lam):
-    """The Poisson(lam) inversion of u beyond the table (u >= table[_POISSON_TERMS - 1]; for lam <= 1
-    this happens with probability < 2 %)."""
+    """The Poisson(lam) inversion of u beyond the table (u >= the last threshold; for lam <= 1 this happens
+    with probability < 0.06 %)."""
     p = np.exp(-lam)
     cdf = 0.0
     for j in range(_POISSON_TERMS):
@@ -493,10 +518,10 @@ def _poisson_tail(u, lam):
 
 
 @njit(cache=True)
-def consistency_draws(z, seeds, ones, zeros):
+def consistency_draws(z, tables, seeds, ones, zeros):
     """Per point of the scan order and lane r: (ones[i, r], zeros[i, r]) = how many of the n draws with
     replacement of resample r hit point i with label 1 / 0, y* ~ Ber(z_i) (Bröcker & Smith) — from the
-    stream seeds[r], without a random scatter per draw:
+    stream seeds[r] (tables: :func:`poisson_tables` of z), without a random scatter per draw:
 
     1. Poissonization: with W_i ~ Poisson(1) independent and labels Ber(z_i), the counts of ones and zeros
        are independent Poisson(z_i) and Poisson(1 - z_i); given M = sum W_i the labelled draws are
@@ -510,21 +535,21 @@ def consistency_draws(z, seeds, ones, zeros):
     n = z.shape[0]
     R = seeds.shape[0]
     states = seeds.copy()
-    t1 = np.zeros(_POISSON_TERMS, dtype=np.int64)
-    t0 = np.zeros(_POISSON_TERMS, dtype=np.int64)
     total = np.zeros(R, dtype=np.int64)
     wmax = np.zeros(R, dtype=np.int64)
     for i in range(n):
         zi = z[i]
-        _poisson_table(zi, t1)
-        _poisson_table(1.0 - zi, t0)
+        p0, p1, p2, p3, p4, p5 = (tables[i, 0], tables[i, 1], tables[i, 2], tables[i, 3], tables[i, 4],
+                                  tables[i, 5])
+        q0, q1, q2, q3, q4, q5 = (tables[i, 6], tables[i, 7], tables[i, 8], tables[i, 9], tables[i, 10],
+                                  tables[i, 11])
         tail = 0
         for r in range(R):  # branch-free: vectorised across lanes (64-bit multiplies)
             # one 64-bit output gives both uniforms (32 bits each: probabilities exact to 2^-32)
             states[r] = states[r] + _GOLDEN
             x = _mix(states[r])
-            a = _poisson_count(np.int64(x >> np.uint64(32)), t1)
-            b = _poisson_count(np.int64(x & _LOW_32), t0)
+            a = _poisson_count(np.uint32(x >> np.uint64(32)), p0, p1, p2, p3, p4, p5)
+            b = _poisson_count(np.uint32(x & _LOW_32), q0, q1, q2, q3, q4, q5)
             ones[i, r] = a  # every cell of the buffers is written here before it is read
             zeros[i, r] = b
             tail += 1 if (a == _POISSON_TERMS) | (b == _POISSON_TERMS) else 0
@@ -548,8 +573,8 @@ def consistency_draws(z, seeds, ones, zeros):
             state, u = _next_uniform(state)
             i = min(int(u * n), n - 1)
             state, u = _next_uniform(state)
-            if ones[i, r] + zeros[i, r] >= _MAX_DRAW_COUNT:  # int16 counts; ~10^4 sd beyond the mean of 1
-                raise ValueError("consistency resampling: a point drawn more than 32766 times")
+            if ones[i, r] + zeros[i, r] >= _MAX_DRAW_COUNT:  # int8 counts, see _MAX_DRAW_COUNT
+                raise ValueError("consistency resampling: a point drawn more than 126 times")
             if u < z[i]:
                 ones[i, r] += 1
             else:
@@ -571,7 +596,7 @@ def consistency_draws(z, seeds, ones, zeros):
 
 
 @njit(cache=True)
-def _consistency_block(split, max_level, z, seeds, out, ones, zeros):
+def _consistency_block(split, max_level, z, tables, seeds, out, ones, zeros):
     """Scalar consistency resampling for len(seeds) resamples at once (out: (lanes, max_level)).
 
     The draws of every lane come from :func:`consistency_draws`; the scan adds, per point, S = ones - w z
@@ -584,7 +609,7 @@ def _consistency_block(split, max_level, z, seeds, out, ones, zeros):
     n = z.shape[0]
     R = seeds.shape[0]
     depth = max_level + 2
-    consistency_draws(z, seeds, ones, zeros)
+    consistency_draws(z, tables, seeds, ones, zeros)
     st_h = np.zeros(depth, dtype=np.int64)
     st_p = np.zeros(depth, dtype=np.int64)  # distinct points of the segment (all lanes)
     st_n = np.zeros((depth, R))
@@ -598,9 +623,10 @@ def _consistency_block(split, max_level, z, seeds, out, ones, zeros):
     q_pt = np.zeros(R)
     w_pt = np.zeros(R)
     acc = np.zeros((max_level, R))
-    # a union of one point adds its copies' (S^2 - Q)/N to every scale it spans: added at both ends of
-    # the span and summed over the scales at the end (2 adds per lane instead of one per scale)
-    ends = np.zeros((max_level + 1, R))
+    # a union of one point adds its copies' (S^2 - Q)/N to every scale it spans, lo..max_level - 1 (it is
+    # always the top segment, the first popped: hi = max_level): added at the start of the span and summed
+    # over the scales at the end (1 add per lane instead of one per scale)
+    ends = np.zeros((max_level, R))
     top = -1
     gap = max_level + 1
     for i in range(n + 1):
@@ -643,26 +669,20 @@ def _consistency_block(split, max_level, z, seeds, out, ones, zeros):
                     st_q[top, r] += q_pt[r]
                     st_n[top, r] += w_pt[r]
                 continue
-        for r in range(R):
-            a_s[r] = 0.0
-            a_q[r] = 0.0
-            a_n[r] = 0.0
-        a_p = 0
         hi = max_level
         k = top
+        for r in range(R):  # the union starts as the top segment (no zeroing and adding)
+            a_s[r] = st_s[k, r]
+            a_q[r] = st_q[k, r]
+            a_n[r] = st_n[k, r]
+        a_p = st_p[k]
         while True:
-            for r in range(R):
-                a_s[r] += st_s[k, r]
-                a_q[r] += st_q[k, r]
-                a_n[r] += st_n[k, r]
-            a_p += st_p[k]
             h = st_h[k]
             lo = (h if h > g else g) - 1
             if lo < hi and a_p == 1:
                 for r in range(R):
                     c[r] = (a_s[r] * a_s[r] - a_q[r]) / (a_n[r] if a_n[r] > 1.0 else 1.0)
                     ends[lo, r] += c[r]
-                    ends[hi, r] -= c[r]
             elif lo < hi:
                 for r in range(R):
                     c[r] = (a_s[r] * a_s[r] - a_q[r]) / (a_n[r] if a_n[r] > 1.0 else 1.0)
@@ -673,6 +693,11 @@ def _consistency_block(split, max_level, z, seeds, out, ones, zeros):
                 break
             hi = h - 1
             k -= 1
+            for r in range(R):
+                a_s[r] += st_s[k, r]
+                a_q[r] += st_q[k, r]
+                a_n[r] += st_n[k, r]
+            a_p += st_p[k]
         for r in range(R):
             st_s[k, r] = a_s[r]
             st_q[k, r] = a_q[r]
@@ -711,11 +736,12 @@ def observed_statistics(split, max_level, z, y, kind):
 
 
 @njit(cache=True)
-def _resample_block(split, max_level, z, z1, kind, source, base_seed, start, stop, out, offset, ones, zeros):
+def _resample_block(split, max_level, z, z1, kind, source, base_seed, start, stop, out, offset, tables, ones,
+                    zeros):
     """Resamples start..stop-1 into out[start - offset:stop - offset]; resample r uses the stream
     stream_seed(base_seed, r).  Scalar targets: one :func:`_y_only_block` / :func:`_consistency_block`
-    pass for the whole block (ones, zeros: that one's draw buffers); full calibration, and scalar
-    consistency resampling beyond MIN_CONSISTENCY_LANES: one scan per resample."""
+    pass for the whole block (tables, ones, zeros: that one's Poisson tables and draw buffers); full
+    calibration, and scalar consistency resampling beyond MIN_CONSISTENCY_LANES: one scan per resample."""
     n = z.shape[0]
     if kind == SCALAR and (source == Y_ONLY or _batched_consistency(n)):
         seeds = np.empty(stop - start, dtype=np.uint64)
@@ -725,7 +751,7 @@ def _resample_block(split, max_level, z, z1, kind, source, base_seed, start, sto
         if source == Y_ONLY:
             _y_only_block(split, max_level, z1, seeds, rows)
         else:
-            _consistency_block(split, max_level, z1, seeds, rows, ones, zeros)
+            _consistency_block(split, max_level, z1, tables, seeds, rows, ones, zeros)
         for r in range(start, stop):
             for lev in range(max_level):
                 out[r - offset, lev] = rows[r - start, lev]
@@ -764,16 +790,25 @@ def _batched_consistency(n):
 
 
 @njit(cache=True)
+def _block_tables(z1, kind, source):
+    """The Poisson tables of batched scalar consistency resampling (empty otherwise)."""
+    if kind == SCALAR and source == CONSISTENCY and _batched_consistency(z1.shape[0]):
+        return poisson_tables(z1)
+    return np.zeros((0, 2 * _POISSON_TERMS), dtype=np.uint32)
+
+
+@njit(cache=True)
 def block_lanes(n, kind, source):
     """Resamples per block: LANES, fewer for batched scalar consistency resampling (their per-lane draw
-    counts, 2 x n x lanes int16, stay within CONSISTENCY_WEIGHT_CELLS cells per table)."""
+    counts, 2 x n x lanes int8, stay within CONSISTENCY_WEIGHT_CELLS cells per table)."""
     if kind == SCALAR and source == CONSISTENCY and _batched_consistency(n):
         return max(1, min(LANES, CONSISTENCY_WEIGHT_CELLS // max(n, 1)))
     return LANES
 
 
 @njit(cache=True)
-def _run_blocks(split, max_level, z, z1, kind, source, base_seed, start, n_resamples, out, worker, workers):
+def _run_blocks(split, max_level, z, z1, kind, source, base_seed, start, n_resamples, out, worker, workers,
+                tables):
     """Blocks worker, worker + workers, ... of the resamples start..start+n_resamples-1 into out.  The
     draw buffers of scalar consistency resampling are allocated once per worker (fresh pages cost a page
     fault per 4 kB on first touch, as much as the draws themselves)."""
@@ -781,11 +816,11 @@ def _run_blocks(split, max_level, z, z1, kind, source, base_seed, start, n_resam
     n_blocks = (n_resamples + lanes - 1) // lanes
     buffered = kind == SCALAR and source == CONSISTENCY and _batched_consistency(z.shape[0])
     cells = z.shape[0] if buffered else 0
-    ones = np.empty((cells, lanes if buffered else 0), dtype=np.int16)
-    zeros = np.empty((cells, lanes if buffered else 0), dtype=np.int16)
+    ones = np.empty((cells, lanes if buffered else 0), dtype=np.int8)
+    zeros = np.empty((cells, lanes if buffered else 0), dtype=np.int8)
     for blk in range(worker, n_blocks, workers):
         _resample_block(split, max_level, z, z1, kind, source, base_seed, start + blk * lanes,
-                        start + min((blk + 1) * lanes, n_resamples), out, start, ones, zeros)
+                        start + min((blk + 1) * lanes, n_resamples), out, start, tables, ones, zeros)
 
 
 @njit(cache=True, parallel=True)
@@ -796,15 +831,16 @@ def resampled_statistics(split, max_level, z, kind, source, base_seed, n_resampl
     Resample r uses its own stream stream_seed(base_seed, r), so the output depends neither on the number
     of threads (nor on using :func:`resampled_statistics_serial`) nor on how a run of resamples is cut
     into calls: the rows of (300 resamples from 0) are those of (100 from 0) followed by (200 from 100).
-    Memory: per running thread O(n) (O(n x lanes) int32 draw counts for scalar consistency resampling,
+    Memory: per running thread O(n) (O(n x lanes) int8 draw counts for scalar consistency resampling,
     see CONSISTENCY_WEIGHT_CELLS), never resamples x n."""
     out = np.zeros((n_resamples, max_level))
     z1 = z[:, 0].copy() if kind == SCALAR else np.zeros(0)
+    tables = _block_tables(z1, kind, source)
     lanes = block_lanes(z.shape[0], kind, source)
     workers = max(1, min(workers, (n_resamples + lanes - 1) // lanes))
     for worker in prange(workers):
         _run_blocks(split, max_level, z, z1, kind, source, base_seed, start, n_resamples, out, worker,
-                    workers)
+                    workers, tables)
     return out
 
 
@@ -814,7 +850,8 @@ def resampled_statistics_serial(split, max_level, z, kind, source, base_seed, n_
     waking the thread pool costs more than the work."""
     out = np.zeros((n_resamples, max_level))
     z1 = z[:, 0].copy() if kind == SCALAR else np.zeros(0)
-    _run_blocks(split, max_level, z, z1, kind, source, base_seed, start, n_resamples, out, 0, 1)
+    _run_blocks(split, max_level, z, z1, kind, source, base_seed, start, n_resamples, out, 0, 1,
+                _block_tables(z1, kind, source))
     return out
 
 
