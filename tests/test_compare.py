@@ -341,3 +341,60 @@ def test_a_group_where_the_test_cannot_run_is_listed_with_the_reason(monkeypatch
     assert res.not_testable == ("a",) and res["b"].status == "tested" and res.worst_group == "b"
     assert res["b"].adjusted_pvalue == res["b"].pvalue  # a family of one tested group
     assert "not testable: a" in res.verdict
+
+
+# --------------------------------------------------------------------------------------------------
+# group= on calviz.analysis.analyze
+# --------------------------------------------------------------------------------------------------
+def _grouped(n=1500, seed=31):
+    rng = np.random.default_rng(seed)
+    q = rng.random(n)
+    y = (rng.random(n) < q).astype(int)
+    region = rng.choice(np.array(["north", "south", "west"]), n)
+    z = np.where(region == "west", expit(14 * (q - 0.5)), q)
+    return y, z, region
+
+
+def _same_groups(mine, ref):
+    assert [g.group for g in mine.groups] == [g.group for g in ref.groups]
+    for a, b in zip(mine.groups, ref.groups, strict=True):
+        assert (a.n, a.status, a.pvalue, a.adjusted_pvalue, a.reject) == (b.n, b.status, b.pvalue,
+                                                                          b.adjusted_pvalue, b.reject)
+    assert mine.worst_group == ref.worst_group and mine.rejected == ref.rejected
+
+
+def test_analyze_group_array_equals_calibration_by_group():
+    from calviz.analysis import analyze
+
+    y, z, region = _grouped()
+    res = analyze((y, z), group=region, views=("reliability",), n_bins=10, alpha=0.1, seed=3,
+                  resampling="analytic")
+    _same_groups(res.groups, calibration_by_group(y, z, region, n_bins=10, alpha=0.1, seed=3,
+                                                  resampling="analytic"))
+    assert "west" in res.groups.rejected and res.to_dict()["groups"]["worst_group"] == "west"
+    # a subsample: the groups of the analysed rows (the rows CalibrationData.subsample keeps)
+    sub = analyze((y, z), group=region, views=("reliability",), n=700, seed=5, resampling="analytic")
+    rows = np.sort(np.random.default_rng(5).choice(y.size, size=700, replace=False))
+    assert sub.groups.n == 700
+    _same_groups(sub.groups, calibration_by_group(y[rows], z[rows], region[rows], seed=5,
+                                                  resampling="analytic"))
+
+
+def test_analyze_group_column_of_a_file(tmp_path):
+    import pandas as pd
+
+    from calviz.analysis import analyze
+
+    y, z, region = _grouped(900, 32)
+    path = tmp_path / "preds.csv"
+    pd.DataFrame({"y_true": y, "y_prob": z, "region": region}).to_csv(path, index=False)
+    res = analyze(path, group="region", views=("reliability",), seed=1)  # the library's T-Cal rule
+    _same_groups(res.groups, calibration_by_group(y, z, region, seed=1))
+    by_label = analyze(str(path), group="y_true", views=("reliability",), resampling="analytic")
+    assert [g.group for g in by_label.groups.groups] == [0, 1]
+    with pytest.raises(InputError, match="no column 'nope'"):
+        analyze(path, group="nope", views=("reliability",))
+    with pytest.raises(InputError, match="names a column"):
+        analyze((y, z), group="region", views=("reliability",))
+    with pytest.raises(InputError, match="one value per row"):
+        analyze((y, z), group=region[:-1], views=("reliability",))
