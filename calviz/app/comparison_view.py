@@ -1,4 +1,4 @@
-"""The dashboard's comparison mode: its controls, its sidebar section and its card.
+"""The comparison mode's card: drawing data (pure functions of a comparison outcome) and the view.
 
 Three comparisons of the current predictions: before/after recalibration (temperature, Platt,
 isotonic, histogram binning; the map fitted on half of the rows, every "after" number computed on the
@@ -8,7 +8,7 @@ probability columns in the uploaded file) and calibration by group (a column of 
 the label).  The card overlays the reliability diagrams on shared axes, draws every compared item's
 T-Cal statistics and ECE interval, tabulates the decisions and states a one-line verdict.
 
-:class:`ComparisonMode` builds the request from the app's state; the
+The comparison mode (:mod:`calviz.app.comparison_mode`) builds the request from the app's state; the
 :class:`~calviz.app.comparison_store.ComparisonStore` computes it; :class:`ComparisonView` draws the
 store's entry (Bokeh sources replaced in place) and computes nothing.
 """
@@ -19,7 +19,6 @@ import html
 
 import numpy as np
 import panel as pn
-import param
 from bokeh.layouts import column
 from bokeh.models import (
     ColumnDataSource,
@@ -33,31 +32,10 @@ from bokeh.models import (
 from bokeh.palettes import Category10
 
 from calviz import plots
-from calviz.analysis import is_distributed
-from calviz.app import sources
-from calviz.app.comparison_store import METHODS, MODES, ComparisonRequest, ComparisonStore
-from calviz.app.controls import Controls
-from calviz.app.store import DEBOUNCE_S
+from calviz.app.comparison_store import ComparisonStore
 from calviz.app.views import _NOTE, LOW_HEIGHT, _diagram_axes, _figure, _hover, _set, _text, card
 
-__all__ = ["ComparisonControls", "ComparisonMode", "ComparisonView", "SECOND_FILE", "OTHER_COLUMNS"]
-
-SECOND_FILE = "a second file"
-OTHER_COLUMNS = "other columns of this file"
-_LABEL = "y_true"
-_RECALIBRATED = ("-platt", "-isotonic", "-temperature")
-
-
-class ComparisonControls(param.Parameterized):
-    """What the comparison mode compares (parameters only)."""
-
-    mode = param.Selector(
-        default="off", objects={label: mode for mode, label in MODES.items()}, doc="What to compare"
-    )
-    method = param.Selector(default="temperature", objects=list(METHODS), doc="Recalibration method")
-    other = param.Selector(default=SECOND_FILE, objects=[SECOND_FILE, OTHER_COLUMNS], doc="Model B")
-    other_columns = param.String(default="q_", doc="Model B's probability column (or prefix ending in _)")
-    group_column = param.String(default=_LABEL, doc="Group column (the label column groups by label)")
+__all__ = ["ComparisonView", "reliability_tables", "tcal_tables", "interval_table", "summary_table"]
 
 
 # -- drawing data (pure functions of an outcome) --------------------------------------------------------
@@ -314,7 +292,7 @@ class ComparisonView:
 
     def show_error(self, message: str) -> None:
         self.alert.object = (
-            f"**Comparison input refused.** {html.escape(message)} "
+            f"**Comparison input refused.** {html.escape(message, quote=False)} "
             "The loaded data and the last comparison stay."
         )
         self.alert.visible = True
@@ -402,211 +380,3 @@ class ComparisonView:
         if outcome.source:
             note += f" {html.escape(outcome.source)}"
         return note
-
-
-# -- the mode -------------------------------------------------------------------------------------------
-class ComparisonMode:
-    """The comparison mode of one :class:`~calviz.app.page.CalvizApp`: its controls, store, card and
-    sidebar section.  Recomputes when the app's data or analysis controls change or its own controls do."""
-
-    def __init__(self, app):
-        self.app = app
-        self.controls = ComparisonControls(name="compare")
-        self.store = ComparisonStore(
-            app.store, schedule=app._schedule, debounce=DEBOUNCE_S if app.served else 0, inline=not app.served
-        )
-        self.view = ComparisonView(self.store)
-        self.panel = self.view.panel
-        self.uploads: dict[str, tuple[bytes, str]] = {}  # dataset name → (content, filename)
-        self.second = None  # (name, CalibrationData) of the second uploaded file
-        self._arrays: dict[tuple, object] = {}  # (dataset, column/prefix) → model B or group values
-        self._models: dict[str, object] = {}
-        self._widgets = None
-        self._fitted_for = None  # the dataset model B's default was chosen for
-        self.controls.param.watch(
-            self._on_controls, ["mode", "method", "other", "other_columns", "group_column"]
-        )
-        app.controls.param.watch(lambda *_: self.refresh(), [*Controls.ANALYSIS, "dataset"])
-        self._fit_other()
-
-    # -- inputs -------------------------------------------------------------------------------------
-    def remember_upload(self, name: str, content: bytes, filename: str) -> None:
-        """The bytes of an upload loaded as dataset ``name`` (its other columns: model B, groups)."""
-        self.uploads[name] = (bytes(content), filename)
-
-    def load_second(self, content: bytes, filename: str) -> bool:
-        """Model B from a second file; on failure the message shows and the loaded data stay."""
-        from calviz.comparison import check_same_examples
-
-        try:
-            data = sources.read_upload(content, filename, limit=self.app.upload_limit, columns={})
-            check_same_examples(self.app.data, data, (_short(str(self.app.controls.dataset)), filename))
-        except Exception as exc:
-            self.view.show_error(f"Could not use the second file. {exc}")
-            return False
-        self.second = (filename, data)
-        self.controls.other = SECOND_FILE
-        self.refresh()
-        return True
-
-    def _on_controls(self, *events) -> None:
-        self._fit_other()
-        self.refresh()
-
-    def _fit_other(self) -> None:
-        """Model B's choices: a second file, other columns of an uploaded file, and the embedded models;
-        on an embedded dataset the default is its temperature-scaled version (same test set)."""
-        names, _ = sources.dataset_names()
-        current = str(self.app.controls.dataset)
-        choices = [
-            SECOND_FILE,
-            *([OTHER_COLUMNS] if current in self.uploads else []),
-            *[n for n in names if n != current],
-        ]
-        p = self.controls.param.other
-        if p.objects != choices:
-            p.objects = choices
-        if current != self._fitted_for:  # new data: model B defaults to its partner, else a second file
-            self._fitted_for = current
-            value = self._partner(current, names) or (
-                OTHER_COLUMNS if current in self.uploads else SECOND_FILE
-            )
-            if self.controls.other != value:
-                self.controls.other = value
-        elif self.controls.other not in choices:
-            self.controls.other = SECOND_FILE
-
-    @staticmethod
-    def _partner(current: str, names: list[str]) -> str | None:
-        for suffix in _RECALIBRATED:
-            if current.endswith(suffix) and current[: -len(suffix)] in names:
-                return current[: -len(suffix)]
-        return f"{current}-temperature" if f"{current}-temperature" in names else None
-
-    def _model_b(self, data, dataset: str):
-        other = self.controls.other
-        if other == SECOND_FILE:
-            if self.second is None:
-                raise ValueError(
-                    "choose the second model's predictions file (same examples, same order) "
-                    "with 'model B file' below"
-                )
-            return self.second[0], self.second[1]
-        if other == OTHER_COLUMNS:
-            columns = sources.column_options("", self.controls.other_columns)
-            key = (dataset, "columns", self.controls.other_columns)
-            if key not in self._arrays:
-                content, filename = self.uploads[dataset]
-                self._arrays[key] = sources.read_upload(
-                    content, filename, limit=self.app.upload_limit, columns=columns
-                )
-            return self.controls.other_columns, self._arrays[key]
-        if other not in self._models:
-            self._models[other] = sources.load_named(other)
-        return other, self._models[other]
-
-    def _groups(self, data, dataset: str):
-        from calviz.cli_compare import read_group_column
-
-        column = self.controls.group_column.strip() or _LABEL
-        key = (dataset, "groups", column)
-        if key not in self._arrays:
-            if column == _LABEL:
-                self._arrays[key] = np.asarray(data.labels)
-            elif dataset not in self.uploads:
-                raise ValueError(
-                    f"this dataset has no column {column!r}: group by the label ({_LABEL}) or "
-                    "upload a file with a group column"
-                )
-            else:
-                content, filename = self.uploads[dataset]
-                self._arrays[key] = read_group_column(filename, column, data.n, content=content)
-        return column, self._arrays[key]
-
-    def request(self) -> ComparisonRequest | None:
-        """The comparison the controls ask for (None: off); raises ValueError with the user's message."""
-        from calviz.comparison import check_same_examples
-
-        mode, data, dataset = self.controls.mode, self.app.data, str(self.app.controls.dataset)
-        if mode == "off":
-            return None
-        if is_distributed(data):
-            raise ValueError("comparisons need the predictions in memory; Dask data is analysed as one model")
-        options = self.app.controls.options(data.n)
-        if mode == "recalibration":
-            return ComparisonRequest("recalibration", data, options, method=self.controls.method)
-        if mode == "groups":
-            column, values = self._groups(data, dataset)
-            return ComparisonRequest(
-                "groups", data, options, groups=values, source=f"Groups: column {column!r}."
-            )
-        name_b, other = self._model_b(data, dataset)
-        a, b = _short(dataset), _short(name_b)
-        names = (a, b) if a != b else (f"A ({a})", f"B ({b})")
-        check_same_examples(data, other, names)
-        return ComparisonRequest(
-            "models",
-            data,
-            options,
-            other=other,
-            names=names,
-            source=f"Model A: {dataset}; model B: {name_b}.",
-        )
-
-    def refresh(self) -> None:
-        self._fit_other()
-        self.panel.visible = self.controls.mode != "off"
-        if self._widgets is not None:
-            self._visibility()
-        try:
-            request = self.request()
-        except Exception as exc:  # a bad second file / column: say so, keep what is shown
-            self.view.show_error(sources.shorten(str(exc)))
-            return
-        self.view.clear_error()
-        self.store.update(request)
-
-    # -- the sidebar section ------------------------------------------------------------------------
-    def widgets(self) -> pn.Column:
-        w, p = pn.widgets, self.controls.param
-        stretch = dict(sizing_mode="stretch_width")
-        self.mode_widget = w.Select.from_param(p.mode, name="compare", **stretch)
-        self.method_widget = w.Select.from_param(p.method, name="recalibration method", **stretch)
-        self.other_widget = w.Select.from_param(p.other, name="model B", **stretch)
-        self.columns_widget = w.TextInput.from_param(
-            p.other_columns, name="model B probability column(s)", **stretch
-        )
-        self.file_widget = w.FileInput(accept=".csv,.parquet,.pq,.npz,.npy", name="model B file", **stretch)
-        self.group_widget = w.TextInput.from_param(p.group_column, name="group column", **stretch)
-
-        def on_file(event) -> None:
-            if self.file_widget.value is not None:
-                self.load_second(self.file_widget.value, self.file_widget.filename or "second file")
-                self.file_widget.clear()
-
-        self.file_widget.param.watch(on_file, "value")
-        self._widgets = pn.Column(
-            pn.pane.Markdown("**Compare**", margin=(10, 10, 0, 10)),
-            self.mode_widget,
-            self.method_widget,
-            self.other_widget,
-            self.columns_widget,
-            pn.pane.Markdown("model B file", margin=(0, 10), styles={"font-size": "12px"}),
-            self.file_widget,
-            self.group_widget,
-            **stretch,
-        )
-        self._visibility()
-        return self._widgets
-
-    def _visibility(self) -> None:
-        mode, other = self.controls.mode, self.controls.other
-        self.method_widget.visible = mode == "recalibration"
-        self.other_widget.visible = mode == "models"
-        self.columns_widget.visible = mode == "models" and other == OTHER_COLUMNS
-        self._widgets[5].visible = self.file_widget.visible = mode == "models" and other == SECOND_FILE
-        self.group_widget.visible = mode == "groups"
-
-
-def _short(name: str) -> str:
-    return name[len(sources.UPLOADED_PREFIX) :] if name.startswith(sources.UPLOADED_PREFIX) else name

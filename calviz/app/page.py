@@ -82,7 +82,7 @@ class CalvizApp:
         self._set_data(self._load(self.controls.dataset), refresh=False)
         self.controls.param.watch(self.refresh, list(Controls.ANALYSIS))
         self.controls.param.watch(self._on_dataset, ["dataset"])
-        from calviz.app.comparison_view import ComparisonMode
+        from calviz.app.comparison_mode import ComparisonMode
 
         self.comparison = ComparisonMode(self)  # the comparison card and its sidebar section
 
