@@ -118,7 +118,10 @@ def test_second_file_bad_file_and_other_columns(app):
     assert app.load_file(_csv(frame[["y_true", "y_prob", "region", "q"]]), "mine.csv")
     m = app.comparison
     m.controls.mode = "models"
-    assert m.controls.other == OTHER_COLUMNS and m.view.alert.visible  # no column typed yet
+    assert m.controls.other == SECOND_FILE and m.view.alert.visible  # no second file yet
+    assert "choose the second model" in m.view.alert.object
+    m.controls.other = OTHER_COLUMNS
+    assert "type model B's probability column" in m.view.alert.object
     m.controls.other_columns = "q_"
     assert "names no probability column" in m.view.alert.object  # the reader falls back to y_prob
     m.controls.other_columns = "q"

@@ -111,9 +111,7 @@ class ComparisonMode:
             p.objects = choices
         if current != self._fitted_for:  # new data: model B defaults to its partner, else a second file
             self._fitted_for = current
-            value = self._partner(current, names) or (
-                OTHER_COLUMNS if current in self.uploads else SECOND_FILE
-            )
+            value = self._partner(current, names) or SECOND_FILE
             if self.controls.other != value:
                 self.controls.other = value
         elif self.controls.other not in choices:

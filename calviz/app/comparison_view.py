@@ -43,6 +43,11 @@ def _colors(k: int) -> list[str]:
     return [Category10[10][i % 10] for i in range(k)]
 
 
+def _column(name: str, values) -> np.ndarray:
+    """A source column; text columns stay text when empty (BokehJS refuses an empty float colour array)."""
+    return np.asarray(values, dtype=object if name in ("item", "color") else float)
+
+
 def _parts(outcome) -> list[tuple]:
     """(item, ECE interval or None, T-Cal result or None) per compared item."""
     if outcome.groups is not None:
@@ -56,7 +61,7 @@ def reliability_tables(outcome) -> tuple[dict, dict]:
     lines = {"xs": [], "ys": [], "color": [], "item": []}
     points = {k: [] for k in ("confidence", "frequency", "count", "item", "color")}
     if outcome is None:
-        return lines, {k: np.zeros(0) for k in points}
+        return lines, {k: _column(k, []) for k in points}
     for item, rel, colour in zip(
         outcome.items, outcome.reliability, _colors(len(outcome.items)), strict=True
     ):
@@ -73,7 +78,7 @@ def reliability_tables(outcome) -> tuple[dict, dict]:
         points["count"].extend(b["counts"][sel])
         points["item"].extend([item] * int(sel.sum()))
         points["color"].extend([colour] * int(sel.sum()))
-    return lines, {k: np.asarray(v) for k, v in points.items()}
+    return lines, {k: _column(k, v) for k, v in points.items()}
 
 
 def tcal_tables(outcome) -> dict:
@@ -110,7 +115,7 @@ def interval_table(outcome) -> dict:
             rows["high"].append(float(interval.high))
             rows["item"].append(item)
             rows["color"].append(colour)
-    return {k: np.asarray(v) for k, v in rows.items()}
+    return {k: _column(k, v) for k, v in rows.items()}
 
 
 def _p(p) -> str:
