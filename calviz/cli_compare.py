@@ -187,11 +187,14 @@ def comparison_summary(results: dict) -> dict:
         out["groups"] = _groups_dict(results["groups"])
     if "recalibration" in results:
         res, cmp = results["recalibration"]
-        out["recalibration"] = {
-            "method": res.method, "n_calibration": int(res.calibration_indices.shape[0]),
-            "n_eval": res.n_eval, "temperature": res.temperature, "seed": res.seed,
-            "maps": [m.parameters for m in res.maps], "comparison": _comparison_dict(cmp),
-        }
+        if isinstance(res, dict):  # already summarised (the dashboard keeps no predictions in its result)
+            out["recalibration"] = {**res, "comparison": _comparison_dict(cmp)}
+        else:
+            out["recalibration"] = {
+                "method": res.method, "n_calibration": int(res.calibration_indices.shape[0]),
+                "n_eval": res.n_eval, "temperature": res.temperature, "seed": res.seed,
+                "maps": [m.parameters for m in res.maps], "comparison": _comparison_dict(cmp),
+            }
     return _clean_json(_jsonable(out))
 
 

@@ -212,3 +212,17 @@ def test_comparison_views_compute_no_statistics():
                               "concurrent.futures"}, module
         assert not names & {"compare", "calibration_by_group", "recalibrate", "compute_comparison",
                             "threading", "multiprocessing"}, module
+
+
+def test_exported_report_has_the_comparison_shown(app):
+    assert "Model comparison" not in app.export_report().getvalue().decode()
+    m = app.comparison
+    m.controls.mode = "recalibration"
+    text = app.export_report().getvalue().decode()
+    assert "Before / after temperature recalibration" in text and "6000 rows" in text
+    m.controls.mode = "models"
+    text = html.unescape(app.export_report().getvalue().decode())
+    assert "Model comparison: tabular-gnb vs tabular-gnb-temperature" in text
+    assert m.store.entry.result.comparison.verdict in text
+    m.controls.mode = "groups"
+    assert "Calibration by group" in app.export_report().getvalue().decode()

@@ -216,6 +216,21 @@ class ComparisonMode:
         self.view.clear_error()
         self.store.update(request)
 
+    def report_sections(self) -> str:
+        """The exported report's comparison section for the comparison shown ("" when none)."""
+        from calviz.cli_compare import comparison_html, comparison_summary
+
+        outcome = self.store.entry.result
+        if self.controls.mode == "off" or outcome is None:
+            return ""
+        if outcome.mode == "groups":
+            results = {"groups": outcome.groups}
+        elif outcome.mode == "recalibration":
+            results = {"recalibration": (outcome.recalibration, outcome.comparison)}
+        else:
+            results = {"comparison": outcome.comparison}
+        return comparison_html(comparison_summary(results))
+
     # -- the sidebar section ------------------------------------------------------------------------
     def widgets(self) -> pn.Column:
         w, p = pn.widgets, self.controls.param

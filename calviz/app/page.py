@@ -215,6 +215,7 @@ class CalvizApp:
             self.controls.options(self.data.n),
             analysis=self.analysis(),
             title=f"calviz report — {self.controls.dataset}",
+            extra_sections=self.comparison.report_sections(),
         )
         return io.BytesIO(html.encode("utf-8"))
 
