@@ -66,6 +66,7 @@ class ComparisonMode:
         self._models: dict[str, object] = {}
         self._widgets = None
         self._fitted_for = None  # the dataset model B's default was chosen for
+        self._names = sources.dataset_names()[0]
         self.controls.param.watch(
             self._on_controls, ["mode", "method", "other", "other_columns", "group_column"]
         )
@@ -99,7 +100,7 @@ class ComparisonMode:
     def _fit_other(self) -> None:
         """Model B's choices: a second file, other columns of an uploaded file, and the embedded models;
         on an embedded dataset the default is its temperature-scaled version (same test set)."""
-        names, _ = sources.dataset_names()
+        names = self._names
         current = str(self.app.controls.dataset)
         choices = [
             SECOND_FILE,
@@ -204,10 +205,15 @@ class ComparisonMode:
         )
 
     def refresh(self) -> None:
-        self._fit_other()
-        self.panel.visible = self.controls.mode != "off"
+        off = self.controls.mode == "off"
+        self.panel.visible = not off
         if self._widgets is not None:
             self._visibility()
+        if off:  # nothing to compute or to check while the mode is off
+            self.view.clear_error()
+            self.store.update(None)
+            return
+        self._fit_other()
         try:
             request = self.request()
         except Exception as exc:  # a bad second file / column: say so, keep what is shown
