@@ -66,6 +66,12 @@ def wait_verdict(page, needle: str) -> str:
     return verdict(page)
 
 
+def card_shot(page, artifacts_dir, name: str) -> None:
+    """A screenshot with the comparison card in view (it lies below the four views)."""
+    page.get_by_text("5 · Comparison").scroll_into_view_if_needed()
+    shot(page, artifacts_dir, name)
+
+
 def file_inputs(page):
     return page.locator("input[type=file]")
 
@@ -100,7 +106,7 @@ def test_recalibration_mode(served_app, chromium_browser, artifacts_dir):
         assert "after is better calibrated than before" in text
         assert page.evaluate(JS_TABLE)["item"] == ["before", "after"]
         assert page.evaluate(JS_LINES) == 2  # both diagrams on the shared axes
-        shot(page, artifacts_dir, "compare_recalibration")
+        card_shot(page, artifacts_dir, "compare_recalibration")
         set_widget(page, "recalibration method", "isotonic")
         assert "Isotonic recalibration" in wait_verdict(page, "Isotonic")
         assert not page.errors, page.errors
@@ -118,7 +124,7 @@ def test_model_a_vs_model_b_embedded_partner(served_app, chromium_browser, artif
         table = page.evaluate(JS_TABLE)
         assert table["item"] == ["tabular-gnb", "tabular-gnb-temperature"]
         assert page.evaluate(JS_LINES) == 2
-        shot(page, artifacts_dir, "compare_models")
+        card_shot(page, artifacts_dir, "compare_models")
         set_widget(page, "model B", "tabular-rf")
         assert "tabular-rf" in wait_verdict(page, "tabular-rf")
         assert not page.errors, page.errors
@@ -159,7 +165,7 @@ def test_second_file_good_and_bad(served_app, chromium_browser, artifacts_dir):
         assert "labels differ" in page.evaluate(JS_TEXT_CONTAINING, "Comparison input refused")
         assert status_n(page) == 1200  # the first data stay loaded
         assert "calibrated.csv is better calibrated than mine.csv" in verdict(page)
-        shot(page, artifacts_dir, "compare_bad_second_file")
+        card_shot(page, artifacts_dir, "compare_bad_second_file")
         assert not [e for e in page.errors if "requestfailed" not in e], page.errors
     finally:
         context.close()
@@ -179,7 +185,7 @@ def test_group_column_with_a_tiny_group(served_app, chromium_browser, artifacts_
         assert table["item"] == ["east", "north", "south", "tiny"]
         assert table["status"][3].startswith("too small") and table["tcal"][3] == "—"
         assert page.evaluate(JS_LINES) == 4  # the tiny group's diagram is drawn too (6 rows ≥ 2)
-        shot(page, artifacts_dir, "compare_groups_tiny")
+        card_shot(page, artifacts_dir, "compare_groups_tiny")
         set_widget(page, "group column", "nope")
         page.wait_for_function(
             f"() => ({JS_TEXT_CONTAINING})('Comparison input refused') !== null", timeout=UPDATE_TIMEOUT

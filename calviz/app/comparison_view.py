@@ -197,7 +197,7 @@ class ComparisonView:
             x_axis_type="log",
             x_range=Range1d(1, 1024),
             y_range=Range1d(-1, 1),
-            title="T-Cal: statistic (solid) and critical value (dashed) per scale",
+            title="T-Cal per scale (dashed: critical value)",
         )
         tcal.xaxis.axis_label = "number of bins m (a discrete test: rank of the value)"
         tcal.yaxis.axis_label = "debiased ECE² statistic"
