@@ -199,7 +199,8 @@ def run_groups(reps: int) -> list[dict]:
                 if bad is not None:
                     bad_reject += bad in res.rejected
                     bad_worst += res.worst_group == bad
-            rows.append({"resampling": resampling, "miscalibrated_group": bad, "fwer": any_reject / reps,
+            label = "y_only, sequential rule (default)" if resampling == "y_only" else resampling
+            rows.append({"resampling": label, "miscalibrated_group": bad, "fwer": any_reject / reps,
                          "bad_rejected": bad_reject / reps if bad else None,
                          "bad_named_worst": bad_worst / reps if bad else None,
                          "small_group_listed": listed / reps, "reps": reps})
@@ -227,7 +228,9 @@ def write(pairs, power, groups, args, seconds) -> None:
     lines = [
         "# Comparing two models and subgroups: coverage, level, power (`calviz.compare`, "
         "`calviz.calibration_by_group`)\n",
-        f"Command: `python benchmarks/compare_validity.py{' --quick' if args.quick else ''}`. {reps} data "
+        f"Command: `python benchmarks/compare_validity.py{' --quick' if args.quick else ''}"
+        f"{' --groups-only' if args.groups_only else ''}` (groups only: the pair and power rows are those of "
+        f"the previous full run, kept in compare_validity.json). {reps} data "
         f"sets per row, binary predictions (one top-1 setting, K = 4), {N_BINS} equal-width bins, "
         f"α = {ALPHA} (95 % intervals), single process, os.cpu_count() = {os.cpu_count()}, "
         f"wall time {seconds:.0f} s, load average "
@@ -315,12 +318,19 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--reps", type=int, default=500)
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--groups-only", action="store_true",
+                        help="re-run the subgroup rows only; the pair and power rows are read from the last "
+                             "results (compare_validity.json)")
     args = parser.parse_args()
     if args.quick:
         args.reps = 40
     t0 = time.perf_counter()
-    pairs = run_pairs(args.reps, [1000, 10000])
-    power = run_power(args.reps, [1000, 3000, 10000], [0.01, 0.02, 0.03, 0.05])
+    if args.groups_only:
+        stored = json.loads((RESULTS / "compare_validity.json").read_text())
+        pairs, power = stored["pairs"], stored["power"]
+    else:
+        pairs = run_pairs(args.reps, [1000, 10000])
+        power = run_power(args.reps, [1000, 3000, 10000], [0.01, 0.02, 0.03, 0.05])
     groups = run_groups(args.reps)
     write(pairs, power, groups, args, time.perf_counter() - t0)
     return 0

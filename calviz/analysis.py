@@ -11,6 +11,7 @@ engine.
 from __future__ import annotations
 
 import dataclasses
+import os
 import time
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -469,6 +470,7 @@ class Analysis(ResultMixin):
     distance: Any = None
     witness: Any = None
     classical: Any = None
+    groups: Any = None  # calviz.comparison.GroupCalibration when analyze(..., group=...) was asked
     timings: dict = field(default_factory=dict)
     errors: dict = field(default_factory=dict)
 
@@ -488,6 +490,7 @@ class Analysis(ResultMixin):
             "distance",
             "witness",
             "classical",
+            "groups",
         ):
             out[name] = _result_dict(getattr(self, name))
         out["timings"] = {k: float(v) for k, v in self.timings.items()}
@@ -511,13 +514,28 @@ def analyze(
     *,
     resampled: bool = True,
     views: tuple[str, ...] | None = None,
+    group=None,
     **option_values,
 ) -> Analysis:
-    """Run every view's computation on ``data`` (a ``CalibrationData`` or ``(y_true, y_prob)`` tuple).
+    """Run every view's computation on ``data`` (a ``CalibrationData``, a ``(y_true, y_prob)`` tuple or
+    the path of a predictions file, read with :func:`calviz.io.read_predictions`).
 
     ``resampled=False`` skips the resampling-based results (resampled T-Cal, bootstrap interval) — the
     dashboard computes those off the UI thread.  Extra keywords override fields of ``options``.
+
+    ``group``: one group value per row (an array), or the name of a column of the predictions file
+    ``data`` (CSV/TSV, Parquet or an NPZ array; the label column's name groups by the label).  Then
+    ``Analysis.groups`` is :func:`calviz.calibration_by_group` on the analysed rows (the subsample's
+    rows when ``n`` is set) with the options' bins, α, seed and T-Cal resampling (resampled: the
+    sequential rule of adaptive_tcal): per-group reliability data, ECE interval and T-Cal decision,
+    Holm's correction across groups, the worst group, and the groups too small to test.  Top-k and
+    full targets are compared per group on their top-1 reduction.
     """
+    path = None
+    if isinstance(data, (str, os.PathLike)):
+        from calviz.io import read_predictions
+
+        path, data = os.fspath(data), read_predictions(data)
     if isinstance(data, tuple):
         data = as_calibration_data(*data)
     data = as_calibration_data(data)
@@ -547,10 +565,38 @@ def analyze(
             results["distance"], results["witness"] = result
         else:
             results[view] = result
+    if group is not None:
+        start = time.perf_counter()
+        results["groups"] = _by_group(data, prepared, options, group, path)
+        timings["groups"] = time.perf_counter() - start
     return Analysis(
         options=options,
         summary=DataSummary.of(prepared, options, n_total=data.n),
         timings=timings,
         errors=errors,
         **results,
+    )
+
+
+def _by_group(data: CalibrationData, prepared: CalibrationData, options: AnalysisOptions, group, path):
+    """``calibration_by_group`` of :func:`analyze`'s ``group`` on the analysed rows."""
+    from calviz.comparison import calibration_by_group
+
+    if isinstance(group, str):
+        if path is None:
+            raise InputError(f"group={group!r} names a column: pass the predictions file's path as data, or "
+                             f"the group values themselves (one per row)")
+        from calviz.cli_compare import read_group_column
+
+        group = read_group_column(path, group, data.n, labels=data.labels)
+    values = np.asarray(group)
+    if values.ndim != 1 or values.shape[0] != data.n:
+        raise InputError(f"group must have one value per row ({data.n}); got shape {values.shape}")
+    if prepared is not data:  # the subsample's rows
+        values = values[data.subsample_rows(int(options.n), seed=int(options.seed))]
+    target = resolve_target(prepared, options)
+    target = target if target in ("binary", "top1", "classwise") else "auto"
+    return calibration_by_group(
+        prepared, groups=values, n_bins=options.n_bins, alpha=options.alpha, target=target,
+        class_index=options.class_index, resampling=options.resampling, seed=options.seed,
     )

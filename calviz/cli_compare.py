@@ -51,11 +51,15 @@ def has_comparison_options(args) -> bool:
 # --------------------------------------------------------------------------------------------------
 # reading the extra inputs
 # --------------------------------------------------------------------------------------------------
-def read_group_column(file: str, column: str, n: int, *, label_column: str = "y_true", labels=None):
+def read_group_column(file: str, column: str, n: int, *, label_column: str = "y_true", labels=None,
+                      content: bytes | None = None):
     """The values of ``column`` in a predictions file (CSV/TSV, Parquet or NPZ array), one per row.
 
     The label column (``label_column``) may always be named: its validated ``labels`` are used (this
-    also works for ``dataset:NAME``, which has no other columns)."""
+    also works for ``dataset:NAME``, which has no other columns).  ``content``: the file's bytes (an
+    upload; ``file`` is then its name)."""
+    import io
+
     import numpy as np
 
     from calviz.data import InputError
@@ -67,24 +71,25 @@ def read_group_column(file: str, column: str, n: int, *, label_column: str = "y_
                          f"--group-by {label_column}")
     path = Path(file)
     suffix = path.suffix.lower()
+    source = io.BytesIO(content) if content is not None else path
     try:
         if suffix == ".npz":
-            with np.load(path, allow_pickle=False) as f:
+            with np.load(source, allow_pickle=False) as f:
                 if column not in f.files:
                     raise InputError(f"{file}: no array {column!r}; arrays: {', '.join(f.files)}")
                 values = np.asarray(f[column])
         elif suffix in (".parquet", ".pq"):
             import pandas as pd
 
-            values = pd.read_parquet(path, columns=[column]).iloc[:, 0].to_numpy()
+            values = pd.read_parquet(source, columns=[column]).iloc[:, 0].to_numpy()
         elif suffix in (".csv", ".txt", ".tsv"):
             import pandas as pd
 
-            frame = pd.read_csv(path, sep="\t" if suffix == ".tsv" else ",", usecols=[column],
+            frame = pd.read_csv(source, sep="\t" if suffix == ".tsv" else ",", usecols=[column],
                                 keep_default_na=False)
             values = frame.iloc[:, 0].to_numpy()
         else:
-            raise InputError(f"{file}: --group-by needs a CSV, Parquet or NPZ file")
+            raise InputError(f"{file}: a group column needs a CSV, Parquet or NPZ file")
     except InputError:
         raise
     except (KeyError, ValueError, OSError) as exc:
@@ -183,11 +188,14 @@ def comparison_summary(results: dict) -> dict:
         out["groups"] = _groups_dict(results["groups"])
     if "recalibration" in results:
         res, cmp = results["recalibration"]
-        out["recalibration"] = {
-            "method": res.method, "n_calibration": int(res.calibration_indices.shape[0]),
-            "n_eval": res.n_eval, "temperature": res.temperature, "seed": res.seed,
-            "maps": [m.parameters for m in res.maps], "comparison": _comparison_dict(cmp),
-        }
+        if isinstance(res, dict):  # already summarised (the dashboard keeps no predictions in its result)
+            out["recalibration"] = {**res, "comparison": _comparison_dict(cmp)}
+        else:
+            out["recalibration"] = {
+                "method": res.method, "n_calibration": int(res.calibration_indices.shape[0]),
+                "n_eval": res.n_eval, "temperature": res.temperature, "seed": res.seed,
+                "maps": [m.parameters for m in res.maps], "comparison": _comparison_dict(cmp),
+            }
     return _clean_json(_jsonable(out))
 
 

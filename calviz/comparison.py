@@ -207,7 +207,7 @@ def compare(
     class_index: int = 0,
     names: tuple[str, str] = ("A", "B"),
     tcal: bool = True,
-    resampling: str = "analytic",
+    resampling: str = "y_only",
     n_resamples: int | None = None,
     seed=None,
 ) -> ModelComparison:
@@ -263,7 +263,10 @@ def compare(
     target: "auto" (binary, or top-1 for K classes), "binary", "top1" or "classwise" (``class_index``).
     names: labels of the two models in the result and its verdict.
     tcal: run each model's adaptive T-Cal (:func:`calviz.adaptive_tcal` with ``resampling``,
-        ``n_resamples`` and a seed derived from ``seed``).
+        ``n_resamples`` and a seed derived from ``seed``).  The defaults are adaptive_tcal's own:
+        y-only resampling with its sequential Monte Carlo stopping rule (``n_resamples=None``), so each
+        model's decision is the one ``calviz.adaptive_tcal`` gives on that model alone;
+        ``resampling="analytic"`` is the fast scaled chi-square approximation.
     """
     alpha = check_alpha(alpha)
     if len(names) != 2 or names[0] == names[1]:
@@ -414,6 +417,38 @@ def _python_value(value):
     return value.item() if isinstance(value, np.generic) else value
 
 
+def _sequential_holm(groups, *, alpha, resampling, target, class_index) -> tuple[set, dict]:
+    """Holm's step-down procedure on sequential T-Cal decisions (see :func:`calibration_by_group`).
+
+    ``groups``: (index, labels, predictions, seed) of each tested group.  Returns the indices rejected
+    and, for groups left undecided at their last level, why."""
+    from calviz.tcal import RESAMPLING_RISK, adaptive_tcal
+
+    g = len(groups)
+    risk = RESAMPLING_RISK / max(1, g * (g + 1) // 2)  # at most G + (G − 1) + … + 1 decisions
+    rejected: set = set()
+    reasons: dict = {}
+    while len(rejected) < g:
+        remaining = [grp for grp in groups if grp[0] not in rejected]
+        level = alpha / len(remaining)
+        new = set()
+        for index, y, p, seed in remaining:
+            test = adaptive_tcal(y, p, alpha=level, resampling=resampling, resampling_risk=risk,
+                                 target=target, class_index=class_index, seed=seed)
+            if test.reject:
+                new.add(index)
+            elif test.decision == "undecided":
+                reasons[index] = (f"undecided at the Holm level α/{len(remaining)} = {level:.3g} (resampling "
+                                  f"cap reached, p-value interval {test.pvalue_interval[0]:.3g}–"
+                                  f"{test.pvalue_interval[1]:.3g}): not rejected")
+            else:
+                reasons.pop(index, None)
+        if not new:
+            break
+        rejected |= new
+    return rejected, {i: r for i, r in reasons.items() if i not in rejected}
+
+
 @validate_params({"n_bins": POSITIVE_INT, "alpha": UNIT_OPEN, "min_group_size": Interval(int, 2, None),
                   "n_resamples": NoneOr(POSITIVE_INT), "seed": SEED})
 def calibration_by_group(
@@ -426,7 +461,7 @@ def calibration_by_group(
     target: str = "auto",
     class_index: int = 0,
     min_group_size: int = MIN_GROUP_SIZE,
-    resampling: str = "analytic",
+    resampling: str = "y_only",
     n_resamples: int | None = None,
     interval: str = "wilson",
     seed=None,
@@ -444,10 +479,26 @@ def calibration_by_group(
 
     Multiplicity: with G tested groups, the G T-Cal p-values are adjusted by Holm's (1979) step-down
     procedure, so that the probability of rejecting calibration in *any* group when the model is
-    calibrated in every group is at most α (family-wise error rate; valid under any dependence).  With
-    resampled T-Cal and ``n_resamples=None`` enough resamples are drawn for a group to be rejectable
-    at level α/G.  The worst group is the tested group with the largest lower confidence bound for its
-    ℓ2-ECE (ties, e.g. several at 0: the smallest Holm-adjusted p-value, then the larger estimate).
+    calibrated in every group is at most α (family-wise error rate; valid under any dependence).
+
+    T-Cal runs with adaptive_tcal's own defaults: y-only resampling with its sequential Monte Carlo
+    stopping rule (``n_resamples=None``); each group's ``tcal`` is then exactly
+    ``calviz.adaptive_tcal(y_g, p_g, alpha=alpha, seed=…)`` on its rows.  A sequential test estimates
+    its p-value only as precisely as its decision at one threshold needs, so Holm's procedure is run
+    in its equivalent step-down form on decisions: every remaining group is tested at α/m (m = the
+    number of groups not yet rejected); the groups rejected leave, m shrinks, and the rest are tested
+    again at the new α/m (the same resamples: each resample has its own random stream), until a step
+    rejects nothing.  With exact p-values this rejects exactly the groups with Holm-adjusted p ≤ α.
+    Each of these sequential decisions is made with resampling risk ε/(number of decisions that can
+    be needed, G(G + 1)/2), so with probability ≥ 1 − ε (ε = 10⁻³, adaptive_tcal's default) the
+    rejected set is the one Holm's procedure gives with infinitely many resamples.  A group whose test
+    reaches the resampling cap undecided at its Holm level is not rejected (its ``reason`` says so).
+    ``adjusted_pvalue`` is Holm's adjustment of the groups' Monte Carlo p-value estimates, for
+    reading; ``reject`` is the sequential decision.  With ``resampling="analytic"`` or a fixed
+    ``n_resamples`` the p-values are taken as they are and ``reject`` is Holm-adjusted p ≤ α (a fixed
+    count N can reject a group only if B/(N + 1) ≤ α/G, B the number of scales).  The worst group is
+    the tested group with the largest lower confidence bound for its ℓ2-ECE (ties, e.g. several at 0:
+    the smallest Holm-adjusted p-value, then the larger estimate).
     """
     from calviz.ece import reliability
     from calviz.intervals import ece_interval
@@ -463,16 +514,11 @@ def calibration_by_group(
     order = np.argsort(codes, kind="stable")
     starts = np.searchsorted(codes[order], np.arange(uniques.shape[0] + 1))
     seeds = spawn_seeds(seed, uniques.shape[0])
-    if n_resamples is None and resampling in ("y_only", "consistency"):
-        # Holm compares the smallest p-value with α/G and T-Cal's own Bonferroni over its B ≤ 2 log₂ n + 1
-        # scales floors a resampled p-value at B/(N + 1): N must exceed 2·G·B/α for a rejection to be
-        # possible at all
-        n_groups = int(np.count_nonzero(np.bincount(codes) >= min_group_size))
-        scales = int(np.ceil(2.0 * np.log2(max(data.n, 2)))) + 1
-        n_resamples = max(999, int(np.ceil(2.0 * max(n_groups, 1) * scales / alpha)))
-    results = []
+    sequential = n_resamples is None and resampling in ("y_only", "consistency")
+    results, group_rows = [], []
     for g, value in enumerate(uniques):
         rows = np.sort(order[starts[g]:starts[g + 1]])
+        group_rows.append(rows)
         n_g = int(rows.shape[0])
         label = _python_value(value)
         y_g, p_g = data.labels[rows], data.probs[rows]
@@ -494,9 +540,17 @@ def calibration_by_group(
         results.append(GroupResult(label, n_g, "tested", "", rel, ci, test, float(test.pvalue)))
     tested = [i for i, r in enumerate(results) if r.status == "tested"]
     adjusted = holm_adjust([results[i].pvalue for i in tested])
+    if sequential:
+        rejected, reasons = _sequential_holm(
+            [(i, data.labels[group_rows[i]], data.probs[group_rows[i]], seeds[i]) for i in tested],
+            alpha=alpha, resampling=resampling, target=resolved, class_index=class_index)
     for i, p_adj in zip(tested, adjusted, strict=True):
-        results[i] = dataclasses.replace(results[i], adjusted_pvalue=float(p_adj),
-                                         reject=bool(p_adj <= alpha))
+        if sequential:
+            results[i] = dataclasses.replace(results[i], adjusted_pvalue=float(p_adj), reject=i in rejected,
+                                             reason=reasons.get(i, ""))
+        else:
+            results[i] = dataclasses.replace(results[i], adjusted_pvalue=float(p_adj),
+                                             reject=bool(p_adj <= alpha))
     # ranked by the lower end of the ECE interval, then by the evidence against calibration (Holm p),
     # then the estimate: a small group's noisy, upward-biased estimate alone should not make it the worst
     worst = max(tested, key=lambda i: (results[i].interval.low, -results[i].adjusted_pvalue, results[i].ece),

@@ -309,10 +309,15 @@ class CalibrationData:
             raise InputError(f"subsample size must be at least 2; got {n}")
         if n >= self.n:
             return self
+        idx = self.subsample_rows(n, seed)
+        return CalibrationData(_readonly_view(self.probs[idx]), _readonly_view(self.labels[idx]))
+
+    def subsample_rows(self, n: int, seed=None) -> np.ndarray:
+        """The sorted row indices :meth:`subsample` keeps (n < number of rows), e.g. to subsample a
+        column that belongs to the same rows."""
         from calviz._params import as_generator
 
-        idx = np.sort(as_generator(seed, "subsample").choice(self.n, size=int(n), replace=False))
-        return CalibrationData(_readonly_view(self.probs[idx]), _readonly_view(self.labels[idx]))
+        return np.sort(as_generator(seed, "subsample").choice(self.n, size=int(n), replace=False))
 
     def view(
         self, target: str = "auto", *, top_k: int = 1, class_index: int = 0

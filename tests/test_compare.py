@@ -93,7 +93,7 @@ def _models(n, seed, K=3):
 
 def test_compare_reports_each_models_public_estimators():
     y, good, bad = _models(3000, 0)
-    c = compare(y, bad, good, names=("old", "new"), alpha=0.1, n_bins=12)
+    c = compare(y, bad, good, names=("old", "new"), alpha=0.1, n_bins=12, resampling="analytic")
     assert c.target == "top1" and c.n == 3000 and c.level == pytest.approx(0.9)
     for mine, probs in ((c.ece_a, bad), (c.ece_b, good)):
         ref = calviz.ece_interval(y, probs, n_bins=12, alpha=0.1)
@@ -113,6 +113,17 @@ def test_compare_reports_each_models_public_estimators():
     s = compare(y, good, bad, alpha=0.1, n_bins=12, tcal=False)
     assert s.difference == pytest.approx(-c.difference, abs=1e-15)
     assert s.se == pytest.approx(c.se, rel=1e-12) and s.tcal_a is None
+
+
+def test_compare_tcal_is_the_library_default_rule():
+    """By default each model's T-Cal is adaptive_tcal's own decision (sequential y-only resampling)."""
+    y, good, bad = _models(1500, 3)
+    c = compare(y, good, bad, seed=5)
+    seeds = [int(s.generate_state(1)[0]) for s in np.random.SeedSequence(5).spawn(2)]
+    for mine, probs, seed in ((c.tcal_a, good, seeds[0]), (c.tcal_b, bad, seeds[1])):
+        ref = calviz.adaptive_tcal(y, probs, seed=seed)
+        assert mine.method == ref.method and mine.max_resamples == ref.max_resamples > 0
+        assert (mine.decision, mine.pvalue, mine.n_resamples) == (ref.decision, ref.pvalue, ref.n_resamples)
 
 
 def test_compare_resampled_tcal_is_reproducible():
@@ -193,7 +204,7 @@ def test_group_numbers_equal_the_estimators_on_each_groups_rows():
     groups = np.array(["north", "south", "east"])[np.random.default_rng(0).integers(0, 3, 2400)]
     probs[groups == "east"] = bad[groups == "east"]  # one miscalibrated group
     groups[:12] = "tiny"
-    res = calibration_by_group(y, probs, groups, n_bins=10, alpha=0.05, seed=1)
+    res = calibration_by_group(y, probs, groups, n_bins=10, alpha=0.05, resampling="analytic", seed=1)
     assert [g.group for g in res.groups] == ["east", "north", "south", "tiny"]  # sorted, none dropped
     assert sum(g.n for g in res.groups) == 2400
     tiny = res["tiny"]
@@ -225,20 +236,74 @@ def test_family_wise_level_when_every_group_is_calibrated():
     for _ in range(reps):
         q = rng.random(labels.size)
         y = (rng.random(labels.size) < q).astype(int)
-        any_rejection += bool(calibration_by_group(y, q, labels, alpha=0.05).rejected)
+        any_rejection += bool(calibration_by_group(y, q, labels, alpha=0.05, resampling="analytic").rejected)
     assert any_rejection / reps <= 0.05 + 2 * np.sqrt(0.05 * 0.95 / reps)
 
 
-def test_group_resampling_has_enough_resamples_for_holm():
-    rng = np.random.default_rng(2)
+def _three_groups_one_overconfident(seed):
+    rng = np.random.default_rng(seed)
     labels = np.repeat(["a", "b", "c", "d"], 300)
     q = rng.random(labels.size)
     y = (rng.random(labels.size) < q).astype(int)
     z = q.copy()
     z[labels == "d"] = expit(12 * (q[labels == "d"] - 0.5))  # overconfident
-    res = calibration_by_group(y, z, labels, resampling="y_only", seed=0)
+    return y, z, labels
+
+
+def test_group_tcal_is_the_library_default_rule():
+    """By default each group's T-Cal is adaptive_tcal's own sequential y-only decision on its rows, and
+    the Holm step-down on sequential decisions rejects the miscalibrated group only."""
+    y, z, labels = _three_groups_one_overconfident(2)
+    res = calibration_by_group(y, z, labels, seed=0)
     assert res.rejected == ("d",) and res.worst_group == "d"
-    assert res["d"].tcal.n_resamples * 0.05 / 4 > len(res["d"].tcal.n_bins)
+    seeds = [int(s.generate_state(1)[0]) for s in np.random.SeedSequence(0).spawn(4)]
+    for g, seed in zip(res.groups, seeds, strict=True):
+        rows = labels == g.group
+        ref = calviz.adaptive_tcal(y[rows], z[rows], seed=seed)
+        assert g.tcal.method == ref.method and g.tcal.max_resamples == ref.max_resamples > 0
+        mine = (g.tcal.decision, g.tcal.pvalue, g.tcal.n_resamples)
+        assert mine == (ref.decision, ref.pvalue, ref.n_resamples)
+
+
+def _slow_sequential_holm(pvalues, alpha):
+    """Holm with exact p-values written as the step-down on decisions (the textbook definition)."""
+    order = np.argsort(pvalues, kind="stable")
+    rejected = set()
+    for rank, i in enumerate(order):
+        if pvalues[i] > alpha / (len(pvalues) - rank):
+            break
+        rejected.add(int(i))
+    return rejected
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_sequential_holm_steps_equal_holm_on_exact_pvalues(seed, monkeypatch):
+    """The step-down on decisions (test every remaining group at α/m, drop the rejected, repeat) rejects
+    the same set as Holm on the p-values, checked with a test whose decision is an exact p-value."""
+    from calviz import comparison, tcal
+
+    rng = np.random.default_rng(seed)
+    pvalues = rng.choice([0.001, 0.004, 0.01, 0.012, 0.02, 0.03, 0.2, 0.6], size=rng.integers(1, 7))
+    calls = []
+
+    class Decision:
+        def __init__(self, p, alpha):
+            self.reject = p <= alpha
+            self.decision = "reject" if self.reject else "accept"
+            self.pvalue_interval = (p, p)
+
+    def fake(y, p, *, alpha, **kwargs):
+        calls.append(alpha)
+        return Decision(float(p[0]), alpha)
+
+    monkeypatch.setattr(tcal, "adaptive_tcal", fake)
+    groups = [(i, np.zeros(1), np.array([pv]), 0) for i, pv in enumerate(pvalues)]
+    rejected, _ = comparison._sequential_holm(groups, alpha=0.05, resampling="y_only", target="binary",
+                                              class_index=0)
+    assert rejected == _slow_sequential_holm(pvalues, 0.05)
+    assert rejected == set(np.flatnonzero(holm_adjust(pvalues) <= 0.05).tolist())
+    g = len(pvalues)
+    assert len(calls) <= g * (g + 1) // 2
 
 
 @pytest.mark.parametrize("kwargs", [
@@ -276,3 +341,60 @@ def test_a_group_where_the_test_cannot_run_is_listed_with_the_reason(monkeypatch
     assert res.not_testable == ("a",) and res["b"].status == "tested" and res.worst_group == "b"
     assert res["b"].adjusted_pvalue == res["b"].pvalue  # a family of one tested group
     assert "not testable: a" in res.verdict
+
+
+# --------------------------------------------------------------------------------------------------
+# group= on calviz.analysis.analyze
+# --------------------------------------------------------------------------------------------------
+def _grouped(n=1500, seed=31):
+    rng = np.random.default_rng(seed)
+    q = rng.random(n)
+    y = (rng.random(n) < q).astype(int)
+    region = rng.choice(np.array(["north", "south", "west"]), n)
+    z = np.where(region == "west", expit(14 * (q - 0.5)), q)
+    return y, z, region
+
+
+def _same_groups(mine, ref):
+    assert [g.group for g in mine.groups] == [g.group for g in ref.groups]
+    for a, b in zip(mine.groups, ref.groups, strict=True):
+        assert (a.n, a.status, a.pvalue, a.adjusted_pvalue, a.reject) == (b.n, b.status, b.pvalue,
+                                                                          b.adjusted_pvalue, b.reject)
+    assert mine.worst_group == ref.worst_group and mine.rejected == ref.rejected
+
+
+def test_analyze_group_array_equals_calibration_by_group():
+    from calviz.analysis import analyze
+
+    y, z, region = _grouped()
+    res = analyze((y, z), group=region, views=("reliability",), n_bins=10, alpha=0.1, seed=3,
+                  resampling="analytic")
+    _same_groups(res.groups, calibration_by_group(y, z, region, n_bins=10, alpha=0.1, seed=3,
+                                                  resampling="analytic"))
+    assert "west" in res.groups.rejected and res.to_dict()["groups"]["worst_group"] == "west"
+    # a subsample: the groups of the analysed rows (the rows CalibrationData.subsample keeps)
+    sub = analyze((y, z), group=region, views=("reliability",), n=700, seed=5, resampling="analytic")
+    rows = np.sort(np.random.default_rng(5).choice(y.size, size=700, replace=False))
+    assert sub.groups.n == 700
+    _same_groups(sub.groups, calibration_by_group(y[rows], z[rows], region[rows], seed=5,
+                                                  resampling="analytic"))
+
+
+def test_analyze_group_column_of_a_file(tmp_path):
+    import pandas as pd
+
+    from calviz.analysis import analyze
+
+    y, z, region = _grouped(900, 32)
+    path = tmp_path / "preds.csv"
+    pd.DataFrame({"y_true": y, "y_prob": z, "region": region}).to_csv(path, index=False)
+    res = analyze(path, group="region", views=("reliability",), seed=1)  # the library's T-Cal rule
+    _same_groups(res.groups, calibration_by_group(y, z, region, seed=1))
+    by_label = analyze(str(path), group="y_true", views=("reliability",), resampling="analytic")
+    assert [g.group for g in by_label.groups.groups] == [0, 1]
+    with pytest.raises(InputError, match="no column 'nope'"):
+        analyze(path, group="nope", views=("reliability",))
+    with pytest.raises(InputError, match="names a column"):
+        analyze((y, z), group="region", views=("reliability",))
+    with pytest.raises(InputError, match="one value per row"):
+        analyze((y, z), group=region[:-1], views=("reliability",))

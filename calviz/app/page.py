@@ -82,6 +82,9 @@ class CalvizApp:
         self._set_data(self._load(self.controls.dataset), refresh=False)
         self.controls.param.watch(self.refresh, list(Controls.ANALYSIS))
         self.controls.param.watch(self._on_dataset, ["dataset"])
+        from calviz.app.comparison_mode import ComparisonMode
+
+        self.comparison = ComparisonMode(self)  # the comparison card and its sidebar section
 
     # -- data ---------------------------------------------------------------------------------------
     def _load(self, name: str):
@@ -130,6 +133,7 @@ class CalvizApp:
             self.status.show_error(f"Could not read the file. {exc}")
             return False
         self.status.clear_error()
+        self.comparison.remember_upload(sources.UPLOADED_PREFIX + filename, content, filename)
         self._add_dataset(sources.UPLOADED_PREFIX + filename, data)
         return True
 
@@ -211,6 +215,7 @@ class CalvizApp:
             self.controls.options(self.data.n),
             analysis=self.analysis(),
             title=f"calviz report — {self.controls.dataset}",
+            extra_sections=self.comparison.report_sections(),
         )
         return io.BytesIO(html.encode("utf-8"))
 
@@ -231,6 +236,7 @@ class CalvizApp:
             self.status.panel,
             pn.Row(rel, tcal, sizing_mode="stretch_width"),
             pn.Row(interval, distance, sizing_mode="stretch_width"),
+            self.comparison.panel,
             sizing_mode="stretch_width",
         )
 

@@ -76,6 +76,7 @@ def sidebar(app) -> pn.Column:
         prob_column,
         file_input,
         *(_dask_inputs(app, columns) if app.data_root is not None else []),
+        app.comparison.widgets(),
         export,
         **stretch,
     )

@@ -373,6 +373,20 @@ class ResultStore(param.Parameterized):
         """Run ``function`` on one of this session's job threads (opening a Dask source, …)."""
         _in_thread(function, *args, **kwargs).add_done_callback(_log_failure)
 
+    def run_in_worker(self, function, *args):
+        """``function(*args)`` (module-level, picklable arguments) in this session's worker process, waited
+        for on the calling job thread within the job time limit (``TimeoutError``: the process is
+        stopped); run again if the process was replaced under it (another slot's stopped job)."""
+        for _ in range(3):
+            try:
+                return self._worker.submit(function, *args).result(timeout=self._job_limit)
+            except (concurrent.futures.CancelledError, concurrent.futures.process.BrokenProcessPool):
+                continue
+            except TimeoutError:
+                self._worker.kill()
+                raise TimeoutError(f"took longer than {self._job_limit:g} s") from None
+        raise RuntimeError("the worker process was replaced three times during one job")
+
     def when_warm(self, callback) -> None:
         """Call ``callback`` (on a job thread) once this process has loaded the kernels."""
         warm_in_background()
