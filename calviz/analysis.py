@@ -68,7 +68,7 @@ class AnalysisOptions:
     """Everything a user can choose, as one immutable (hashable) value.
 
     ``target``: ``auto`` (binary data → ``binary``, multi-class → ``top1``), ``binary``, ``top1``,
-    ``classwise`` (one-vs-rest for ``class_index``), ``topk`` (top-1-to-``top_k``, seed 003) or ``full``.
+    ``classwise`` (one-vs-rest for ``class_index``), ``topk`` (top-1-to-``top_k``, Sun et al. (2024)) or ``full``.
     ``n``: analyse a uniform subsample of this many rows (``None`` = all rows; drawn with ``seed``).
     ``bandwidth``: ``None`` = automatic (smECE(σ) = σ for the smooth diagram; 1 for the Laplace kCE).
     """
@@ -210,7 +210,7 @@ MAX_CLASS_PANELS = 10
 class MultiReliability(ResultMixin):
     """Reliability data of a vector target: one scalar ``ReliabilityData`` per rank or per class.
 
-    ``kind == "rank"`` (target ``topk``, estimators.md §1 and seed 003): sort each prediction
+    ``kind == "rank"`` (target ``topk``, Sun et al. (2024)): sort each prediction
     decreasingly, z_(1) ≥ … ≥ z_(k), and let y_(r) = 1{the true class is the r-th ranked class}.  The
     top-1-to-k vector is calibrated iff E[y_top-k | z_top-k] = z_top-k; taking conditional expectations
     given z_(r) alone (tower property), each rank's marginal must then be calibrated:
@@ -356,12 +356,12 @@ def _interval(data: CalibrationData, options: AnalysisOptions, method: str):
 
 
 def compute_interval(data: CalibrationData, options: AnalysisOptions):
-    """The seed-003 asymptotic confidence interval for the ℓ2-ECE (``calviz.intervals.ece_interval``)."""
+    """The Sun et al. (2024) asymptotic confidence interval for the ℓ2-ECE (``calviz.intervals.ece_interval``)."""
     return _interval(data, options, "asymptotic")
 
 
 def compute_bootstrap_interval(data: CalibrationData, options: AnalysisOptions):
-    """The percentile-bootstrap interval for the same quantity (the baseline seed 003 compares to)."""
+    """The percentile-bootstrap interval for the same quantity (the baseline Sun et al. (2024) compares to)."""
     return _interval(data, options, "bootstrap")
 
 

@@ -1,11 +1,11 @@
-"""Binning schemes (estimators.md §2): every scheme gives one integer bin per sample.
+"""Binning schemes: every scheme gives one integer bin per sample.
 
 * equal-width 1-D: m bins [i/m, (i+1)/m), the last one closed, so 0 goes to the first bin, 1.0 to the
   last and ``n_bins=m`` means exactly m bins; a point exactly on the float edge ``i / m`` goes to bin i.
 * equal-mass 1-D: as near as possible equal counts, ties never split.
-* equal-volume simplex partition (seed 000, Sec. 3.1 and App. B.3): cumulative-sum map + Freudenthal
+* equal-volume simplex partition (Lee et al. 2023, Sec. 3.1 and App. B.3): cumulative-sum map + Freudenthal
   cells, m^{K-1} cells of equal volume, one int64 key per cell.
-* cubic grid on [0, 1]^k for the top-1-to-k vector (seed 003): m bins per axis.
+* cubic grid on [0, 1]^k for the top-1-to-k vector (Sun et al., 2024): m bins per axis.
 
 Only observed keys are ever materialised (:func:`dense_ids`), so the total number of cells may be
 astronomically large; it is reported as a Python int (exact).
@@ -151,7 +151,7 @@ def simplex_key_space(n_classes: int, n_bins: int) -> int:
 
 
 def simplex_cell_keys(z, n_bins: int) -> np.ndarray:
-    """One int64 key per row of z (n, K) for the equal-volume simplex partition (estimators.md §2).
+    """One int64 key per row of z (n, K) for the equal-volume simplex partition (Lee et al. 2023, App. B.3).
 
     c_j = m (z_1 + ... + z_j), j = 1..K-1; the cell is (floor(c), the permutation sorting the
     fractional parts decreasingly).  Deterministic boundary rule: floors use the equal-width edge

@@ -272,7 +272,7 @@ class CalibrationData:
         return self._cached("top1", make)
 
     def topk(self, k: int) -> tuple[np.ndarray, np.ndarray]:
-        """Top-1-to-k view (seed 003): the k largest probabilities sorted decreasingly (n, k) and the
+        """Top-1-to-k view (Sun et al., 2024): the k largest probabilities sorted decreasingly (n, k) and the
         matching label indicators (n, k).  Ties keep class order (stable sort), so topk(1) == top1()."""
         if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)):
             raise InputError(f"top_k must be an integer; got {k!r}")

