@@ -68,8 +68,8 @@ class AnalysisOptions:
     """Everything a user can choose, as one immutable (hashable) value.
 
     ``target``: ``auto`` (binary data → ``binary``, multi-class → ``top1``), ``binary``, ``top1``,
-    ``classwise`` (one-vs-rest for ``class_index``), ``topk`` (top-1-to-``top_k``, Sun et al. (2024)) or ``full``.
-    ``n``: analyse a uniform subsample of this many rows (``None`` = all rows; drawn with ``seed``).
+    ``classwise`` (one-vs-rest for ``class_index``), ``topk`` (top-1-to-``top_k``, Sun et al. (2024)) or
+    ``full``. ``n``: analyse a uniform subsample of this many rows (``None`` = all rows; drawn with ``seed``).
     ``bandwidth``: ``None`` = automatic (smECE(σ) = σ for the smooth diagram; 1 for the Laplace kCE).
     """
 
@@ -356,12 +356,13 @@ def _interval(data: CalibrationData, options: AnalysisOptions, method: str):
 
 
 def compute_interval(data: CalibrationData, options: AnalysisOptions):
-    """The Sun et al. (2024) asymptotic confidence interval for the ℓ2-ECE (``calviz.intervals.ece_interval``)."""
+    """The asymptotic confidence interval of Sun et al. (2024) for the ℓ2-ECE
+    (``calviz.intervals.ece_interval``)."""
     return _interval(data, options, "asymptotic")
 
 
 def compute_bootstrap_interval(data: CalibrationData, options: AnalysisOptions):
-    """The percentile-bootstrap interval for the same quantity (the baseline Sun et al. (2024) compares to)."""
+    """The percentile-bootstrap interval for the same quantity (the baseline Sun et al. 2024 compare to)."""
     return _interval(data, options, "bootstrap")
 
 

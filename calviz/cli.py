@@ -228,7 +228,7 @@ def check_summary(data, options, *, source: str = "", analysis=None) -> dict:
 
     Keys: ``decision`` ("reject" / "not rejected" / null when T-Cal is unavailable), ``reject``,
     ``pvalue`` (the adaptive test's adjusted p-value), ``tcal`` (the full T-Cal result), ``ece``
-    (``estimate``, ``low``, ``high``, ``level`` of the Sun et al. (2024) interval for the ℓ2-ECE, plus the full
+    (``estimate``, ``low``, ``high``, ``level`` of the asymptotic interval for the ℓ2-ECE, plus the full
     result), ``bounds`` (every distance-to-calibration measure and the implied interval for dCE),
     ``summary`` (n, K, target, accuracy), ``options``, ``errors`` (views that could not be computed).
     """

@@ -31,8 +31,8 @@ the merged sums of the fine scales would not fit — exactly via a global sort a
 :func:`resampled_tcal` (Y-only resampling per partition with independent ``SeedSequence`` streams),
 :func:`laplace_kce` (exact: global sort + exponential sums carried across partition boundaries),
 :func:`smce` / :func:`sintce` / :func:`lower_dce` on a seeded uniform subsample with the sampling error
-reported (Błasiok et al. 2023, §9), and :func:`analyze_parquet`, the one entry point for ``calviz check`` and the
-dashboard.
+reported (Błasiok et al. 2023, §9), and :func:`analyze_parquet`, the one entry point for ``calviz check`` and
+the dashboard.
 
 Limits (documented, not silent): equal-mass and distinct-value binning need the whole sample and are
 refused; the bootstrap interval is refused (use the asymptotic interval); merged BinSums hold one row per
@@ -802,9 +802,9 @@ def multiscale_debiased_ece(
     y_true, y_prob=None, *, exponents: Sequence[int], target: str = "auto", class_index: int = 0,
     split_every: int = SPLIT_EVERY, client=None, **columns,
 ) -> tuple[ECEResult, ...]:
-    """T^d (Lee et al. 2023, eq. 6) at every dyadic scale m = 2^b, b in ``exponents``, in one pass: each result
-    equals ``calviz.debiased_ece(y_true, y_prob, n_bins=2**b)`` (binary/top-1/classwise: equal-width bins;
-    full: the simplex partition)."""
+    """T^d (Lee et al. 2023, eq. 6) at every dyadic scale m = 2^b, b in ``exponents``, in one pass: each
+    result equals ``calviz.debiased_ece(y_true, y_prob, n_bins=2**b)`` (binary/top-1/classwise: equal-width
+    bins; full: the simplex partition)."""
     sums, target = scale_sums(y_true, y_prob, exponents=exponents, target=target, class_index=class_index,
                               split_every=split_every, client=client, **columns)
     exps = sorted(int(b) for b in exponents)
@@ -1082,7 +1082,8 @@ def resampled_tcal(
     class_index: int | None = None, seed=None, max_cells: int = RESAMPLE_MAX_CELLS,
     split_every: int = SPLIT_EVERY, client=None, **columns,
 ):
-    """Adaptive T-Cal with Y-only resampled critical values (Lee et al. 2023, App. C.3) on Dask, for 1-D targets.
+    """Adaptive T-Cal with Y-only resampled critical values (Lee et al. 2023, App. C.3) on Dask, for 1-D
+    targets.
 
     Every partition draws y* ~ Ber(z) for its own rows, ``n_resamples`` times, with its own child of
     ``numpy.random.SeedSequence(seed)`` (independent streams, reproducible for a given partitioning), and
@@ -1275,11 +1276,11 @@ class SubsampleEstimate(ResultMixin):
 
     ``value``: the measure of the subsample (``result`` holds the in-memory result object computed on it);
     [``low``, ``high``]: where the measure of the *full data* lies with probability ≥ ``confidence`` over
-    the draw of the subsample, by the bound named in ``bound`` (Błasiok et al. 2023, §9 with explicit constants, see
-    :func:`subsample_measure`); ``error_bound`` = max(value − low, high − value); ``sample_size`` rows
-    drawn uniformly *with replacement* (i.i.d. from the empirical distribution of the ``n`` rows) with
-    ``seed``.  A statement about the sampling error only: the full-data value is itself an empirical
-    quantity.
+    the draw of the subsample, by the bound named in ``bound`` (Błasiok et al. 2023, §9 with explicit
+    constants, see :func:`subsample_measure`); ``error_bound`` = max(value − low, high − value);
+    ``sample_size`` rows drawn uniformly *with replacement* (i.i.d. from the empirical distribution of the
+    ``n`` rows) with ``seed``.  A statement about the sampling error only: the full-data value is itself an
+    empirical quantity.
     """
 
     measure: str
@@ -1370,9 +1371,9 @@ def subsample_measure(
     |measure(S) − measure(full data)|.  These measures need the whole sorted sample in one place; the
     subsample is computed in memory by :mod:`calviz.distance`.
 
-    Bounds (Błasiok et al. 2023, §9: Thm 9.5 / Cor. 9.9 for smCE, Thm 9.10 with Lemmas 9.11-9.14 for dCE_lower —
-    the paper states rates; the constants below follow the same proofs with explicit inequalities).
-    P is the full data, π its fraction of label 1, k_y the subsample's rows with label y:
+    Bounds (Błasiok et al. 2023, §9: Thm 9.5 / Cor. 9.9 for smCE, Thm 9.10 with Lemmas 9.11-9.14 for
+    dCE_lower — the paper states rates; the constants below follow the same proofs with explicit
+    inequalities). P is the full data, π its fraction of label 1, k_y the subsample's rows with label y:
 
     * smCE.  ŵ(v, y) = w(v)(y − v) is 2-Lipschitz on the line embedding (v, y) ↦ v + 2y (slope ≤ |w'| + |w|
       within a label, |ŵ| ≤ 1 across labels, which are ≥ 1 apart), so |smCE(S) − smCE(P)| ≤ Δ :=
@@ -1402,8 +1403,8 @@ def subsample_measure(
         value = float(res.value)
         err = 2.0 * (1.0 + math.sqrt(pi * (1.0 - pi))) / math.sqrt(k) + math.sqrt(2.0 * math.log(1.0 / d) / k)
         low, high = max(value - err, 0.0), value + err
-        bound = ("|smCE(S) − smCE(P)| ≤ 2(1+√(π(1−π)))/√k + √(2 ln(1/δ)/k) (Błasiok et al. 2023, Thm 9.5 / Cor 9.9 "
-                 "route: 2-Lipschitz class ⇒ W₁, McDiarmid)")
+        bound = ("|smCE(S) − smCE(P)| ≤ 2(1+√(π(1−π)))/√k + √(2 ln(1/δ)/k) (Błasiok et al. 2023, "
+                 "Thm 9.5 / Cor 9.9 route: 2-Lipschitz class ⇒ W₁, McDiarmid)")
     elif measure == "lower_dce":
         res = distance.lower_dce(labels, z, **options)
         value = float(res.value)
@@ -1416,8 +1417,8 @@ def subsample_measure(
                                                                                        / (2.0 * k_y)))
         err += float(res.error_bound)
         low, high = max(value - err, 0.0), value + err
-        bound = ("|dCE(S) − dCE(P)| ≤ Σ_y π_y W₁(μ_y, μ̂_y) + 2|π̂ − π| (Błasiok et al. 2023, Lemmas 9.11-9.14) "
-                 "+ the LP grid error 2ε")
+        bound = ("|dCE(S) − dCE(P)| ≤ Σ_y π_y W₁(μ_y, μ̂_y) + 2|π̂ − π| (Błasiok et al. 2023, "
+                 "Lemmas 9.11-9.14) + the LP grid error 2ε")
     elif measure == "sintce":
         res = distance.sintce(labels, z, **options)
         value = float(res.value)
@@ -1582,8 +1583,8 @@ def compute_view(view: str, data: DaskCalibrationData, options, *, client=None,
 
     Returns ``(result, note)``: ``note`` (or None) says how the result differs from the in-memory one —
     equal-width bins instead of equal-mass, or distance measures from a uniform subsample of
-    ``distance_sample`` rows with their sampling error (Błasiok et al. 2023, §9).  Raises :class:`InputError` for a
-    view that is not available on Dask (:data:`_NOT_ON_DASK`) or refuses the input."""
+    ``distance_sample`` rows with their sampling error (Błasiok et al. 2023, §9).  Raises :class:`InputError`
+    for a view that is not available on Dask (:data:`_NOT_ON_DASK`) or refuses the input."""
     if view in _NOT_ON_DASK:
         raise InputError(f"not available on Dask: {_NOT_ON_DASK[view]}")
     target, scalar_target, class_index = _targets(data, options)
@@ -1632,7 +1633,8 @@ def compute_view(view: str, data: DaskCalibrationData, options, *, client=None,
                     + math.sqrt(2.0 * math.log(20.0) / k))
         note = (f"distance measures computed on a uniform subsample of {k:,} of {n_all:,} rows (with "
                 f"replacement, seed {entropy}); e.g. smCE sampling error ≤ {smce_err:.3g} with probability "
-                "0.95 (Błasiok et al. 2023, §9; see calviz.dask.subsample_measure for smCE, SintCE, dCE_lower bounds)")
+                "0.95 (Błasiok et al. 2023, §9; see calviz.dask.subsample_measure for smCE, SintCE, "
+                "dCE_lower bounds)")
         return (bounds, None), note
     raise InputError(f"unknown view {view!r}")
 
@@ -1733,9 +1735,9 @@ def analyze_parquet(
     scheduler address ``"tcp://host:8786"`` or a ``distributed.Client``.  ``y_true`` / ``y_prob``: column
     names (detected when None).  ``options``: a :class:`calviz.analysis.AnalysisOptions` (keywords override
     its fields).  Computed on all rows (:func:`compute_view`): reliability, analytic adaptive T-Cal, the
-    Sun et al. (2024) interval (one or two passes each).  The distance bounds (smCE, dCE_lower, SintCE, kCE, ...)
-    need the whole sorted sample: they are computed on a uniform subsample of ``distance_sample`` rows (or
-    ``options.n``) — said in ``errors["distance_note"]`` with the sampling errors of
+    Sun et al. (2024) interval (one or two passes each).  The distance bounds (smCE, dCE_lower, SintCE, kCE,
+    ...) need the whole sorted sample: they are computed on a uniform subsample of ``distance_sample`` rows
+    (or ``options.n``) — said in ``errors["distance_note"]`` with the sampling errors of
     :func:`subsample_measure`.  ``options.resampling == "y_only"`` adds :func:`resampled_tcal` (1-D
     targets) as ``tcal_resampled``.  Not available on Dask (``None`` with the reason in ``errors``): the
     smooth diagram, the bootstrap interval, consistency resampling.  ``prob_prefix``: probability columns

@@ -6,7 +6,8 @@ one-vs-rest view) and the *empirical* distribution of the sample:
 
 * :func:`smce` / :func:`smce_witness` — smooth calibration error, exactly, with the optimal
   1-Lipschitz witness (Błasiok et al. 2023, Def. 7.2; Hu et al. (2024), Sec. 3).
-* :func:`lower_dce` — the lower distance to calibration by the LP of Błasiok et al. (2023), Lemma 7.10 on a grid.
+* :func:`lower_dce` — the lower distance to calibration by the LP of Błasiok et al. (2023), Lemma 7.10 on a
+  grid.
 * :func:`rintce`, :func:`sintce` — random / surrogate interval calibration error, exactly (Sec. 6).
 * :func:`laplace_kce` — Laplace-kernel calibration error, exactly in O(n log n) (Sec. 8).
 * :func:`binned_ece_with_width` — ℓ1 binned ECE plus average bin width (eq. (5)).
@@ -174,9 +175,9 @@ def smce(y_true, y_prob, *, target: str = "auto", class_index: int = 0) -> SmCER
 
     smCE = max (1/n) Σ_i (y_i − v_i) x_i  s.t.  |x_i| ≤ 1,  |x_i − x_{i+1}| ≤ v_{i+1} − v_i  (sorted v),
 
-    the supremum of E[(y − v) w(v)] over 1-Lipschitz w: [0, 1] → [−1, 1] (Błasiok et al. 2023, Def. 7.2; adjacent
-    constraints suffice, Hu et al. (2024), Lemma 2).  Solved by an exact O(n log n) dynamic program over the
-    conjugates of the concave piecewise-linear value functions (see
+    the supremum of E[(y − v) w(v)] over 1-Lipschitz w: [0, 1] → [−1, 1] (Błasiok et al. 2023, Def. 7.2;
+    adjacent constraints suffice, Hu et al. (2024), Lemma 2).  Solved by an exact O(n log n) dynamic program
+    over the conjugates of the concave piecewise-linear value functions (see
     :func:`calviz._kernels.distance.smce_kernel`); agrees with an LP solver to round-off.
     Ties and repeated predictions are handled (a zero gap forces equal weights).
 
@@ -477,8 +478,8 @@ def binned_ece_with_width(
     """ℓ1 binned ECE plus the average bin width w(I) = Σ_j P(v ∈ I_j)·|I_j| — a certified upper bound on
     the upper distance to calibration (Błasiok et al. 2023, eq. (5), Thm 6.2 part 1), unlike the ECE alone.
 
-    ``scheme``: ``equal_width`` (width 1/n_bins; Błasiok et al. (2023), §10 uses 20 bins) or ``equal_mass`` (widths of
-    the adaptive intervals [e_j, e_{j+1}) partitioning [0, 1]).  Binning and ECE come from
+    ``scheme``: ``equal_width`` (width 1/n_bins; Błasiok et al. (2023), §10 uses 20 bins) or ``equal_mass``
+    (widths of the adaptive intervals [e_j, e_{j+1}) partitioning [0, 1]).  Binning and ECE come from
     :mod:`calviz.binning` / :mod:`calviz.ece`.
     """
     m = check_n_bins(n_bins)
@@ -522,8 +523,8 @@ class DistanceBounds(ResultMixin):
     """All distance measures of one sample and the interval [lower, upper] they imply for dCE.
 
     These are statements about the *empirical* distribution of the sample (predictions and labels as
-    given): dCE here is the distance to calibration of that distribution (Błasiok et al. 2023, Def. 5.3), which
-    the prediction-access model brackets between dCE_lower and dCE_upper (Lemma 5.4, Thm 5.5).
+    given): dCE here is the distance to calibration of that distribution (Błasiok et al. 2023, Def. 5.3),
+    which the prediction-access model brackets between dCE_lower and dCE_upper (Lemma 5.4, Thm 5.5).
 
     ``lower`` = max(dCE_lower(LP) − 2ε, smCE/2, (SintCE/6)², (kCE/(2√2))²);
     ``upper`` = min(SintCE, binnedECE(I) + w(I) over the equal-width partitions, 4√(5·smCE)).
@@ -638,8 +639,8 @@ def distance_bounds(
     """Every distance measure of the sample and the bounds they imply on the distance to calibration.
 
     Computes smCE, dCE_lower (grid LP, step ``grid_step``), SintCE, Laplace kCE (bandwidth 1, the
-    kernel of Błasiok et al. (2023), Thm 8.5) and binnedECE + width for each equal-width bin count in ``n_bins``,
-    then (proven constants only)
+    kernel of Błasiok et al. (2023), Thm 8.5) and binnedECE + width for each equal-width bin count in
+    ``n_bins``, then (proven constants only)
 
         lower = max(dCE_lower − 2ε, smCE/2, (SintCE/6)², (kCE/(2√2))²)
         upper = min(SintCE, binnedECE(I) + w(I), 4√(5·smCE)),
@@ -718,13 +719,14 @@ class SmCETestResult(ResultMixin):
 def smce_test(
     y_true, y_prob, eps0: float, eps1: float, *, target: str = "auto", class_index: int = 0
 ) -> SmCETestResult:
-    """Tolerant calibration tester of Hu et al. (2024), Thm 3: "dCE ≤ ε₀" (answer "yes") versus "dCE ≥ ε₁" ("no").
+    """Tolerant calibration tester of Hu et al. (2024), Thm 3: "dCE ≤ ε₀" (answer "yes") versus "dCE ≥ ε₁"
+    ("no").
 
     With a = ε₁/2 − 2ε₀ (must be > 0, i.e. ε₁ > 4ε₀), answer "yes" iff smCE(sample) ≤ 2ε₀ + a/2.
     Correct with probability ≥ 2/3 once n ≥ C/a² (C a universal constant not given explicitly).
-    Caveat: the "no" side uses smCE ≥ dCE/2 as quoted in Hu et al. (2024) (Lemma 12); Błasiok et al. (2023), Thm 7.3 proves
-    only smCE ≥ dCE_lower/5, so the proven guarantee for the "no" side needs ε₁/5 − 2ε₀ > 0 instead.
-    """
+    Caveat: the "no" side uses smCE ≥ dCE/2 as quoted in Hu et al. (2024) (Lemma 12); Błasiok et al. (2023),
+    Thm 7.3 proves only smCE ≥ dCE_lower/5, so the proven guarantee for the "no" side needs ε₁/5 − 2ε₀ > 0
+    instead. """
     try:
         e0, e1 = float(eps0), float(eps1)
     except (TypeError, ValueError):
@@ -733,7 +735,8 @@ def smce_test(
         raise InputError(f"need 0 ≤ eps0 < eps1 ≤ 1; got eps0={eps0!r}, eps1={eps1!r}")
     a = e1 / 2 - 2 * e0
     if not a > 0:
-        raise InputError(f"Hu et al. (2024), Thm 3 needs a = eps1/2 − 2·eps0 > 0 (eps1 > 4·eps0); got a = {a:g}")
+        raise InputError(f"the tolerant tester (Hu et al. 2024, Thm 3) needs a = eps1/2 − 2·eps0 > 0 "
+                         f"(eps1 > 4·eps0); got a = {a:g}")
     s = _sample(y_true, y_prob, target, class_index)
     _, value = _smce_solution(s)
     threshold = 2 * e0 + a / 2

@@ -7,8 +7,8 @@ Everything is computed in two steps:
    BinSums of disjoint chunks of data :meth:`BinSums.merge` into the BinSums of their union, so a
    distributed computation gives exactly the in-memory numbers.
 2. finalisers — plain functions of a BinSums: :func:`plugin_ece_l1`, :func:`plugin_ece_sq`,
-   :func:`debiased_ece_sq` (T^d, Lee et al. (2023), eq. 6), :func:`unbiased_ece_sq` (T, Sun et al. (2024), eq. 4),
-   :func:`kumar_ece_sq`, :func:`miscalibrated_variance` (σ̂₁², Sun et al. (2024), Algorithm 1),
+   :func:`debiased_ece_sq` (T^d, Lee et al. (2023), eq. 6), :func:`unbiased_ece_sq` (T, Sun et al. (2024),
+   eq. 4), :func:`kumar_ece_sq`, :func:`miscalibrated_variance` (σ̂₁², Sun et al. (2024), Algorithm 1),
    :func:`null_variance` (exact conditional Var₀(· | Z), §4 step 3) and :func:`reliability_rows`.
 
 The public estimators (:func:`binned_ece`, :func:`debiased_ece`, :func:`unbiased_ece`,
@@ -319,9 +319,9 @@ def unbiased_ece_sq(s: BinSums) -> float:
 
 
 def kumar_ece_sq(s: BinSums) -> float:
-    """Kumar et al.'s debiased ℓ2² ECE (Lee et al. 2023, App. C.1): Σ_b (N_b/n) [(ȳ_b − z̄_b)² − ā_b(1−ā_b)/(N_b−1)]
-    with ā_b = ȳ_b the bin accuracy; bins with one point contribute 0 (as in Kumar et al.'s code).
-    Scalar predictions only."""
+    """Kumar et al.'s debiased ℓ2² ECE (Lee et al. 2023, App. C.1):
+    Σ_b (N_b/n) [(ȳ_b − z̄_b)² − ā_b(1−ā_b)/(N_b−1)] with ā_b = ȳ_b the bin accuracy; bins with one point
+    contribute 0 (as in Kumar et al.'s code).  Scalar predictions only."""
     if s.dim != 1:
         raise InputError("Kumar's debiased ECE is defined for scalar (binary / top-1) predictions")
     big = s.count >= 2
@@ -425,8 +425,8 @@ def binned_ece(
     top_k: int = 1, class_index: int = 0,
 ) -> ECEResult:
     """Plug-in binned ECE: p = 1 gives Σ_b (N_b/n)‖ȳ_b − z̄_b‖₁ (Guo et al.'s ECE with
-    15 equal-width bins); p = 2 gives the ℓ2 ECE √T^b, T^b = Σ_b (N_b/n)‖ȳ_b − z̄_b‖² (Lee et al. 2023, Sec. 3);
-    p = "max" the maximum calibration error max_b ‖ȳ_b − z̄_b‖_∞ over non-empty bins (:func:`mce`).
+    15 equal-width bins); p = 2 gives the ℓ2 ECE √T^b, T^b = Σ_b (N_b/n)‖ȳ_b − z̄_b‖² (Lee et al. 2023, Sec.
+    3); p = "max" the maximum calibration error max_b ‖ȳ_b − z̄_b‖_∞ over non-empty bins (:func:`mce`).
     Biased upwards for small bins; see :func:`debiased_ece` / :func:`unbiased_ece`."""
     if p == 1 and not isinstance(p, bool):
         return _estimate(y_true, y_prob, plugin_ece_l1, "plugin_l1", False, n_bins=n_bins, scheme=scheme,
@@ -464,8 +464,8 @@ def kumar_debiased_ece(
     y_true, y_prob, *, n_bins: int = 15, scheme: str = "distinct", target: Target = "auto",
     class_index: int = 0,
 ) -> ECEResult:
-    """Kumar et al. (2019) debiased ℓ2-ECE² for discrete predictors (Lee et al. 2023, App. C.1): by default one
-    bin per distinct predicted value; Σ_b (N_b/n)[(ȳ_b − z̄_b)² − ā_b(1 − ā_b)/(N_b − 1)]."""
+    """Kumar et al. (2019) debiased ℓ2-ECE² for discrete predictors (Lee et al. 2023, App. C.1): by default
+    one bin per distinct predicted value; Σ_b (N_b/n)[(ȳ_b − z̄_b)² − ā_b(1 − ā_b)/(N_b − 1)]."""
     return _estimate(y_true, y_prob, kumar_ece_sq, "kumar_l2_sq", True, n_bins=n_bins, scheme=scheme,
                      target=target, top_k=1, class_index=class_index)
 

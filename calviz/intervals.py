@@ -72,7 +72,8 @@ class ECEInterval(ResultMixin):
 
 
 def _interval(T: float, s: float, sd0: float, alpha: float) -> tuple[float, float, str]:
-    """(L, U, regime) of the interval's case rule (Sun et al. 2024, Algorithm 1) on the ECE² scale (before clipping to the range)."""
+    """(L, U, regime) of the interval's case rule (Sun et al. 2024, Algorithm 1) on the ECE² scale (before
+    clipping to the range)."""
     z1 = float(stats.norm.ppf(1.0 - alpha))
     z2 = float(stats.norm.ppf(1.0 - alpha / 2.0))
     t = max(T, 0.0)
@@ -97,7 +98,8 @@ def _max_ece_sq(dim: int) -> float:
 def interval_from_sums(
     sums: BinSums, alpha: float = 0.1, *, n_bins: int = 0, target: str = "binary"
 ) -> ECEInterval:
-    """The asymptotic Sun et al. (2024) interval from per-bin sums (in-memory and distributed use the same code).
+    """The asymptotic interval of Sun et al. (2024) from per-bin sums (in-memory and distributed use the
+    same code).
 
     ``n_bins`` (a non-negative integer) is only recorded in the result (bins per axis).  Both ends are
     clipped to the parameter's range, ECE² ∈ [0, 1] for a scalar target and [0, 2] for a vector."""
