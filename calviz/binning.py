@@ -169,9 +169,14 @@ def simplex_cell_keys(z, n_bins: int) -> np.ndarray:
     if K < 2:
         raise InputError(f"the simplex partition needs K >= 2 columns; got {K}")
     if simplex_key_space(K, m) > _INT64_MAX:
+        fits = [b for b in range(2, m) if simplex_key_space(K, b) <= _INT64_MAX]
+        # fewer bins only helps when some bin count fits: with K ≥ 21 not even 2 bins do (K! > 2^63)
+        fix = (f"use at most n_bins = {fits[-1]}, or target='topk'" if fits
+               else "no number of bins fits; use target='topk' (the k largest probabilities) or "
+                    "target='classwise' (one class against the rest)")
         raise InputError(
-            f"simplex partition with K = {K} classes and n_bins = {m} has too many cells to key in int64 "
-            f"(m (m+1) ... (m+K-2) >= 2^63); use fewer bins or target='topk'"
+            f"full calibration of K = {K} classes bins the probability simplex into m (m+1) ... (m+K-2) "
+            f"cells, too many to number with n_bins = {m}: {fix}"
         )
     return simplex_cell_keys_kernel(arr, m)
 
