@@ -67,8 +67,8 @@ def read_predictions(
     extension (``.csv/.txt/.tsv``, ``.parquet/.pq``, ``.npz``, ``.npy``), else from the first bytes.
     Column / array names are configurable (see the module docstring for the layouts).
     ``renormalize=True`` rescales multiclass rows to sum to 1; ``logits=True`` reads the probability
-    columns as logits (a stable softmax per row, a sigmoid for one column).  ``max_bytes`` (``None``: no limit)
-    bounds the file size and the uncompressed size of NPZ arrays / Parquet columns.
+    columns as logits (a stable softmax per row, a sigmoid for one column).  ``max_bytes`` (``None``: no
+    limit) bounds the file size and the uncompressed size of NPZ arrays / Parquet columns.
     """
     names = {
         "y_true": y_true,
