@@ -1162,7 +1162,8 @@ def distance_caption(bounds) -> str:
         txt = f"Implied interval for the distance to calibration dCE: [{_fmt(lower)}, {_fmt(upper)}]. "
     return txt + (
         "Blue dots: each measure's value; dark bar (bottom row): the interval for dCE they imply (hover for "
-        "the inequality behind each end). All measures describe this sample, not the population, so the "
+        "the inequality behind each end). All measures describe this sample (its empirical distribution), "
+        "not the population, so the "
         "bar stays above 0 even for a calibrated model: T-Cal and the ECE interval say whether the error "
         "is real. kCE uses the Laplace kernel with bandwidth 1 (the bandwidth control sets the smooth "
         "curve only): a Gaussian kernel would not be consistent (Błasiok et al. 2023, Thm 8.6)."

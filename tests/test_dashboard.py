@@ -227,7 +227,7 @@ def test_resampled_tcal_replaces_analytic(app):
     app.controls.resampling = "y_only"
     assert "analytic" in app.views[1].note.object  # shown at once, while resampling runs
     app.wait()
-    assert "y_only" in app.views[1].note.object
+    assert "Y-only resampling" in app.views[1].note.object
     assert app.store.calls["tcal_resampled"] == 1
 
 
@@ -253,7 +253,7 @@ def test_slow_stale_job_overtaken_by_a_fast_one_is_never_painted(app, monkeypatc
     release.set()
     app.wait()
     assert app.store.tcal.result.alpha == 0.07
-    assert "y_only" in app.views[1].note.object and not app.store.jobs
+    assert "Y-only resampling" in app.views[1].note.object and not app.store.jobs
     app.controls.alpha = 0.06  # wanted again: shown once computed
     app.wait()
     assert app.store.tcal.result.alpha == 0.06 and not app.store.tcal.pending
