@@ -101,11 +101,11 @@ def _resamples_input(controls, **kwargs) -> list:
     def on_box(event) -> None:
         value = controls.n_resamples if event.new is None else int(event.new)
         kept = min(max(value, low), high)
-        note.visible = kept != value
-        if kept != value:
-            note.object = f"resamples must be between {low} and {high}: set to {kept}."
-            box.value = kept  # the box shows what is used
         controls.n_resamples = kept
+        if kept != value:
+            box.value = kept  # the box shows what is used (this call runs on_box once more, with kept)
+        note.object = f"resamples must be between {low} and {high}: set to {kept}." if kept != value else ""
+        note.visible = kept != value
 
     box.param.watch(on_box, "value")
     controls.param.watch(lambda event: setattr(box, "value", event.new), "n_resamples")

@@ -51,7 +51,7 @@ def card(title: str, *parts, view: str | None = None) -> pn.Column:
     if view is not None:
         sentence, maths = plots.VIEW_EXPLANATIONS[view]
         head = pn.Row(head, pn.widgets.TooltipIcon(value=maths, margin=(12, 0)), margin=0)
-        parts = (pn.pane.Markdown(html.escape(sentence), **_NOTE), *parts)
+        parts = (pn.pane.Markdown(sentence, **_NOTE), *parts)
     return pn.Column(head, *parts, sizing_mode="stretch_width", margin=(5, 5))
 
 
