@@ -244,7 +244,8 @@ class ReliabilityView(_View):
         )
         main.legend.orientation = "horizontal"  # above the axes: never over bars or band
         main.legend.label_text_font_size = "8pt"
-        main.legend.spacing = 14
+        main.legend.update(spacing=14, padding=2, margin=0, border_line_alpha=0, label_height=12,
+                           glyph_height=12)
         main.add_layout(main.legend[0], "above")
         hist = _figure(max(90, height // 3), x_range=x_range)
         hist.yaxis.axis_label = "count"
