@@ -337,7 +337,9 @@ def _print_check_text(summary: dict) -> None:
                 "lower", "upper") and not isinstance(v, bool)}
         # each measure is a record {"value": …, "inequality": …, band} (or, in another layout, a number)
         values = {k: v.get("value") if isinstance(v, dict) else v for k, v in measures.items()}
-        shown = [f"{k} {_fmt(v)}" for k, v in values.items() if isinstance(v, (int, float))]
+        from calviz.plots import measure_label
+
+        shown = [f"{measure_label(k)} {_fmt(v)}" for k, v in values.items() if isinstance(v, (int, float))]
         if shown:
             print("    measures: " + ", ".join(shown))
     _print_classical(summary.get("classical"), alpha)

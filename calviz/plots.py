@@ -1088,6 +1088,11 @@ _MEASURE_LABELS = {
 }
 
 
+def measure_label(key) -> str:
+    """The display name of a distance measure's key ("lower_dce" → "dCE_lower (LP)")."""
+    return _MEASURE_LABELS.get(str(key).lower(), str(key))
+
+
 def distance_measures(bounds) -> list[dict]:
     """Rows ``{name, value, inequality, implies}`` for every measure in a ``DistanceBounds``.
 

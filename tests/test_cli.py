@@ -170,7 +170,7 @@ def test_check_text_output(miscalibrated_csv, capsys):
     assert "REJECTS calibration" in out and "ECE" in out and "10 bins" in out
     assert "distance to calibration" in out
     measures = next(line for line in out.splitlines() if line.strip().startswith("measures:"))
-    for name in ("smce", "lower_dce", "sintce", "laplace_kce"):  # each with its value
+    for name in ("smCE", r"dCE_lower \(LP\)", "SintCE", r"kCE \(Laplace\)"):  # display names and values
         assert re.search(rf"{name} \d+\.\d{{4}}", measures), measures
 
 
