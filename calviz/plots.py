@@ -788,6 +788,7 @@ METHOD_NAMES = {
     "analytic": "analytic critical values",
     "y_only": "Y-only resampling",
     "consistency": "consistency resampling",
+    "threshold": "Chebyshev thresholds",
 }
 
 
