@@ -535,6 +535,47 @@ def analyze(
 
     ``resampled=False`` skips the resampling-based results (resampled T-Cal, bootstrap interval) — the
     dashboard computes those off the UI thread.  Extra keywords override fields of ``options``.
+
+    Parameters
+    ----------
+    data : CalibrationData or (y_true, y_prob)
+        The predictions, validated by :func:`calviz.data.as_calibration_data`.
+    options : AnalysisOptions, optional
+        Target, bins, level, resampling, … (defaults: :class:`AnalysisOptions`).
+    resampled : bool, default True
+        Also compute the resampled T-Cal decision and the bootstrap interval.
+    views : tuple of str, optional
+        Compute only these views (names of ``COMPUTE``).
+    **option_values
+        Fields of ``options`` to override, e.g. ``n_bins=10``.
+
+    Returns
+    -------
+    Analysis
+        One result per view — ``reliability``, ``smooth``, ``tcal`` (analytic) and ``tcal_resampled``,
+        ``interval`` and ``bootstrap``, ``distance`` and ``witness``, ``classical`` — with ``summary``,
+        ``options``, ``timings`` and ``errors`` (views that could not be computed, and why).
+
+    References
+    ----------
+    .. [1] D. Lee, X. Huang, H. Hassani and E. Dobriban. T-Cal: An optimal test for the calibration of
+       predictive models. *Journal of Machine Learning Research* 24, 2023.
+    .. [2] Y. Sun, P. Chaudhari, I. J. Barnett and E. Dobriban. A confidence interval for the expected
+       calibration error. 2024.
+    .. [3] J. Błasiok, P. Gopalan, L. Hu and P. Nakkiran. A unifying theory of distance from calibration.
+       *STOC* 2023.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=2000)                            # predicted P(y = 1)
+    >>> y = (rng.uniform(size=2000) < p ** 1.5).astype(int)   # outcomes: the model is over-confident
+    >>> from calviz.analysis import analyze
+    >>> result = analyze((y, p), n_bins=10, resampling="analytic", resampled=False)
+    >>> result.tcal.reject, round(result.interval.estimate, 3), result.summary.target
+    (True, 0.11, 'binary')
     """
     if isinstance(data, tuple):
         data = as_calibration_data(*data)

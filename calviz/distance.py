@@ -184,6 +184,36 @@ def smce(y_true, y_prob, *, target: str = "auto", class_index: int = 0) -> SmCER
     Relation to the distance to calibration (Błasiok et al. 2023, Thm 7.3): dCE_lower/5 ≤ smCE ≤ 2·dCE_lower.
     ``target``: ``auto`` (binary, or top-1 confidence for multi-class), ``binary``, ``top1``,
     ``classwise`` (with ``class_index``).
+
+    Parameters
+    ----------
+    y_true, y_prob : array-like
+        Labels and predicted probabilities, as for :func:`calviz.binned_ece`.
+    target : {"auto", "binary", "top1", "classwise"}, default "auto"
+        The scalar prediction v whose calibration is measured.
+    class_index : int, default 0
+        The class of the ``classwise`` target.
+
+    Returns
+    -------
+    SmCEResult
+        ``value`` (smCE of the sample), ``n`` and ``target``; :func:`smce_witness` also returns w.
+
+    References
+    ----------
+    .. [1] J. Błasiok, P. Gopalan, L. Hu and P. Nakkiran. A unifying theory of distance from calibration.
+       *STOC* 2023.
+    .. [2] L. Hu, A. Jambulapati, K. Tian and C. Yang. Testing calibration in nearly-linear time. 2024.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=2000)                            # predicted P(y = 1)
+    >>> y = (rng.uniform(size=2000) < p ** 1.5).astype(int)   # outcomes: the model is over-confident
+    >>> round(calviz.smce(y, p).value, 3)
+    0.1
     """
     s = _sample(y_true, y_prob, target, class_index)
     _, value = _smce_solution(s)

@@ -427,7 +427,47 @@ def binned_ece(
     """Plug-in binned ECE: p = 1 gives Σ_b (N_b/n)‖ȳ_b − z̄_b‖₁ (Guo et al.'s ECE with
     15 equal-width bins); p = 2 gives the ℓ2 ECE √T^b, T^b = Σ_b (N_b/n)‖ȳ_b − z̄_b‖² (Lee et al. 2023, Sec.
     3); p = "max" the maximum calibration error max_b ‖ȳ_b − z̄_b‖_∞ over non-empty bins (:func:`mce`).
-    Biased upwards for small bins; see :func:`debiased_ece` / :func:`unbiased_ece`."""
+    Biased upwards for small bins; see :func:`debiased_ece` / :func:`unbiased_ece`.
+
+    Parameters
+    ----------
+    y_true : array-like, (n,) or (n, K)
+        Labels: 0/1 for binary predictions, class indices 0..K−1 (or one-hot rows) for (n, K) ones.
+    y_prob : array-like, (n,) or (n, K)
+        Predicted P(y = 1), or one probability row per sample (rows sum to 1).
+    n_bins : int, default 15
+        Number of bins (per axis for vector targets).
+    p : {1, 2, "max"}, default 1
+        The norm: ℓ1 ECE, ℓ2 ECE, or the maximum calibration error.
+    scheme : {"equal_width", "equal_mass"}, default "equal_width"
+        Bin edges: equal widths, or equal numbers of predictions (ties never split).
+    target : {"auto", "binary", "top1", "classwise", "topk", "full"}, default "auto"
+        Which probabilities are checked ("auto": binary for 1-D input, top-1 confidence otherwise).
+    top_k, class_index : int
+        k of the ``topk`` target; the class of the ``classwise`` target.
+
+    Returns
+    -------
+    ECEResult
+        ``value`` (the ECE), ``n``, the bins used (``n_bins``, ``n_nonempty``, ``scheme``) and ``target``.
+
+    References
+    ----------
+    .. [1] C. Guo, G. Pleiss, Y. Sun and K. Q. Weinberger. On calibration of modern neural networks. *ICML*
+       2017.
+    .. [2] D. Lee, X. Huang, H. Hassani and E. Dobriban. T-Cal: An optimal test for the calibration of
+       predictive models. *Journal of Machine Learning Research* 24, 2023.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=2000)                            # predicted P(y = 1)
+    >>> y = (rng.uniform(size=2000) < p ** 1.5).astype(int)   # outcomes: the model is over-confident
+    >>> round(calviz.binned_ece(y, p, n_bins=10).value, 3)
+    0.1
+    """
     if p == 1 and not isinstance(p, bool):
         return _estimate(y_true, y_prob, plugin_ece_l1, "plugin_l1", False, n_bins=n_bins, scheme=scheme,
                          target=target, top_k=top_k, class_index=class_index)

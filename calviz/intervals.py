@@ -146,6 +146,48 @@ def ece_interval(
 
     Cost of the bootstrap: ``n_resamples`` × n × k ≤ ``BOOTSTRAP_WORK_BUDGET``; above it fewer
     resamples are drawn and ``regime`` says how many.
+
+    Parameters
+    ----------
+    y_true, y_prob : array-like
+        Labels and predicted probabilities, as for :func:`calviz.binned_ece`.
+    n_bins : int, default 15
+        Equal-width bins per axis.
+    alpha : float, default 0.1
+        The interval has confidence 1 − α.
+    top_k : int, default 1
+        k of the top-1-to-k target for (n, K) input.
+    method : {"asymptotic", "bootstrap"}, default "asymptotic"
+        The interval of Sun et al. [1]_ (no resampling), or the percentile bootstrap of the same statistic.
+    n_resamples : int, default 1000
+        Bootstrap resamples.
+    seed : int, numpy Generator or None
+        Seed of the bootstrap.
+    target, class_index
+        As for :func:`calviz.binned_ece`.
+
+    Returns
+    -------
+    ECEInterval
+        ``estimate`` = √max(T, 0), ``low``, ``high`` (the ℓ2-ECE scale) and the same on the squared scale
+        (``estimate_sq``, ``low_sq``, ``high_sq``), ``level``, ``regime`` (which case set the lower end),
+        the standard errors and the bins.
+
+    References
+    ----------
+    .. [1] Y. Sun, P. Chaudhari, I. J. Barnett and E. Dobriban. A confidence interval for the expected
+       calibration error. 2024.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=2000)                            # predicted P(y = 1)
+    >>> y = (rng.uniform(size=2000) < p ** 1.5).astype(int)   # outcomes: the model is over-confident
+    >>> ci = calviz.ece_interval(y, p, n_bins=10, alpha=0.1)
+    >>> round(ci.estimate, 3), round(ci.low, 3), round(ci.high, 3), ci.level
+    (0.11, 0.091, 0.125, 0.9)
     """
     alpha = check_alpha(alpha)
     m = check_n_bins(n_bins)

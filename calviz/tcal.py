@@ -703,6 +703,29 @@ def adaptive_tcal(
     conditional null variance already puts some scale's p-value below α/B.  For "max" the standardising
     sd is re-estimated at every look, so the guarantee holds for the final standardisation only
     approximately.
+
+    Returns
+    -------
+    TCalResult
+        ``reject``, ``decision`` ("reject", "accept" or "undecided"), the adjusted ``pvalue`` and its Monte
+        Carlo ``pvalue_interval``, and per scale the number of bins (``n_bins``), the statistic, the
+        critical value and the p-value.
+
+    References
+    ----------
+    .. [1] D. Lee, X. Huang, H. Hassani and E. Dobriban. T-Cal: An optimal test for the calibration of
+       predictive models. *Journal of Machine Learning Research* 24, 2023.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=2000)                            # predicted P(y = 1)
+    >>> y = (rng.uniform(size=2000) < p ** 1.5).astype(int)   # outcomes: the model is over-confident
+    >>> result = calviz.adaptive_tcal(y, p, alpha=0.05, seed=0)
+    >>> result.reject, result.method
+    (True, 'y_only')
     """
     alpha = check_alpha(alpha)
     _check_choice(resampling, _RESAMPLING, "resampling")
