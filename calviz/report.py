@@ -183,6 +183,19 @@ PARAMETER_NAMES = {
 }
 
 
+#: report labels of the computations timed in "Compute time"
+_TIMING_NAMES = {
+    "reliability": "reliability diagram",
+    "smooth": "smooth curve",
+    "tcal": "T-Cal (analytic)",
+    "tcal_resampled": "T-Cal (resampled)",
+    "interval": "ECE interval",
+    "bootstrap": "bootstrap interval",
+    "distance": "distance bounds",
+    "classical": "other tests",
+}
+
+
 def parameter_rows(options) -> list[tuple[str, str]]:
     """(label, value) of every option that applies, in words: ``None`` says what it means ("all rows",
     "automatic"), and ``class_index`` / ``top_k`` appear only for the target that reads them."""
@@ -280,7 +293,8 @@ def render_analysis(result: Analysis, *, title: str = "calviz report", source: s
         ("mean confidence (top-1)", _fmt(s.mean_confidence)),
     ]
     option_rows = [(k, html.escape(v)) for k, v in parameter_rows(result.options)]
-    timing_rows = [(k, f"{1000 * v:.0f} ms") for k, v in result.timings.items()]
+    timing_rows = [(_TIMING_NAMES.get(k, k.replace("_", " ")), f"{1000 * v:.0f} ms")
+                   for k, v in result.timings.items()]
     captions = _captions(result)
     sections = "".join(
         f'<section><h2>{html.escape(VIEW_TITLES[name])}</h2>{_explanation(name)}'
