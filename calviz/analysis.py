@@ -70,8 +70,8 @@ class AnalysisOptions:
     """Everything a user can choose, as one immutable (hashable) value.
 
     ``target``: ``auto`` (binary data → ``binary``, multi-class → ``top1``), ``binary``, ``top1``,
-    ``classwise`` (one-vs-rest for ``class_index``), ``topk`` (top-1-to-``top_k``, seed 003) or ``full``.
-    ``n``: analyse a uniform subsample of this many rows (``None`` = all rows; drawn with ``seed``).
+    ``classwise`` (one-vs-rest for ``class_index``), ``topk`` (top-1-to-``top_k``, Sun et al. (2024)) or
+    ``full``. ``n``: analyse a uniform subsample of this many rows (``None`` = all rows; drawn with ``seed``).
     ``bandwidth``: ``None`` = automatic (smECE(σ) = σ for the smooth diagram; 1 for the Laplace kCE).
     """
 
@@ -203,7 +203,7 @@ MAX_CLASS_PANELS = 10
 class MultiReliability(ResultMixin):
     """Reliability data of a vector target: one scalar ``ReliabilityData`` per rank or per class.
 
-    ``kind == "rank"`` (target ``topk``, estimators.md §1 and seed 003): sort each prediction
+    ``kind == "rank"`` (target ``topk``, Sun et al. (2024)): sort each prediction
     decreasingly, z_(1) ≥ … ≥ z_(k), and let y_(r) = 1{the true class is the r-th ranked class}.  The
     top-1-to-k vector is calibrated iff E[y_top-k | z_top-k] = z_top-k; taking conditional expectations
     given z_(r) alone (tower property), each rank's marginal must then be calibrated:
@@ -341,12 +341,13 @@ def _interval(data: CalibrationData, options: AnalysisOptions, method: str):
 
 
 def compute_interval(data: CalibrationData, options: AnalysisOptions):
-    """The seed-003 asymptotic confidence interval for the ℓ2-ECE (``calviz.intervals.ece_interval``)."""
+    """The asymptotic confidence interval of Sun et al. (2024) for the ℓ2-ECE
+    (``calviz.intervals.ece_interval``)."""
     return _interval(data, options, "asymptotic")
 
 
 def compute_bootstrap_interval(data: CalibrationData, options: AnalysisOptions):
-    """The percentile-bootstrap interval for the same quantity (the baseline seed 003 compares to)."""
+    """The percentile-bootstrap interval for the same quantity (the baseline Sun et al. 2024 compare to)."""
     return _interval(data, options, "bootstrap")
 
 
@@ -530,6 +531,49 @@ def analyze(
     sequential rule of adaptive_tcal): per-group reliability data, ECE interval and T-Cal decision,
     Holm's correction across groups, the worst group, and the groups too small to test.  Top-k and
     full targets are compared per group on their top-1 reduction.
+
+    Parameters
+    ----------
+    data : CalibrationData or (y_true, y_prob)
+        The predictions, validated by :func:`calviz.data.as_calibration_data`.
+    options : AnalysisOptions, optional
+        Target, bins, level, resampling, … (defaults: :class:`AnalysisOptions`).
+    resampled : bool, default True
+        Also compute the resampled T-Cal decision and the bootstrap interval.
+    views : tuple of str, optional
+        Compute only these views (names of ``COMPUTE``).
+    **option_values
+        Fields of ``options`` to override, e.g. ``n_bins=10``.
+    group : array-like or str, optional
+        Group values, one per row, or a column name of the predictions file (see above).
+
+    Returns
+    -------
+    Analysis
+        One result per view — ``reliability``, ``smooth``, ``tcal`` (analytic) and ``tcal_resampled``,
+        ``interval`` and ``bootstrap``, ``distance`` and ``witness``, ``classical`` — with ``summary``,
+        ``options``, ``timings`` and ``errors`` (views that could not be computed, and why).
+
+    References
+    ----------
+    .. [1] D. Lee, X. Huang, H. Hassani and E. Dobriban. T-Cal: An optimal test for the calibration of
+       predictive models. *Journal of Machine Learning Research* 24, 2023.
+    .. [2] Y. Sun, P. Chaudhari, I. J. Barnett and E. Dobriban. A confidence interval for the expected
+       calibration error. 2024.
+    .. [3] J. Błasiok, P. Gopalan, L. Hu and P. Nakkiran. A unifying theory of distance from calibration.
+       *STOC* 2023.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=2000)                            # predicted P(y = 1)
+    >>> y = (rng.uniform(size=2000) < p ** 1.5).astype(int)   # outcomes: the model is over-confident
+    >>> from calviz.analysis import analyze
+    >>> result = analyze((y, p), n_bins=10, resampling="analytic", resampled=False)
+    >>> result.tcal.reject, round(result.interval.estimate, 3), result.summary.target
+    (True, 0.11, 'binary')
     """
     path = None
     if isinstance(data, (str, os.PathLike)):

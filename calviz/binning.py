@@ -1,11 +1,11 @@
-"""Binning schemes (estimators.md §2): every scheme gives one integer bin per sample.
+"""Binning schemes: every scheme gives one integer bin per sample.
 
 * equal-width 1-D: m bins [i/m, (i+1)/m), the last one closed, so 0 goes to the first bin, 1.0 to the
   last and ``n_bins=m`` means exactly m bins; a point exactly on the float edge ``i / m`` goes to bin i.
 * equal-mass 1-D: as near as possible equal counts, ties never split.
-* equal-volume simplex partition (seed 000, Sec. 3.1 and App. B.3): cumulative-sum map + Freudenthal
+* equal-volume simplex partition (Lee et al. 2023, Sec. 3.1 and App. B.3): cumulative-sum map + Freudenthal
   cells, m^{K-1} cells of equal volume, one int64 key per cell.
-* cubic grid on [0, 1]^k for the top-1-to-k vector (seed 003): m bins per axis.
+* cubic grid on [0, 1]^k for the top-1-to-k vector (Sun et al., 2024): m bins per axis.
 
 Only observed keys are ever materialised (:func:`dense_ids`), so the total number of cells may be
 astronomically large; it is reported as a Python int (exact).
@@ -151,7 +151,7 @@ def simplex_key_space(n_classes: int, n_bins: int) -> int:
 
 
 def simplex_cell_keys(z, n_bins: int) -> np.ndarray:
-    """One int64 key per row of z (n, K) for the equal-volume simplex partition (estimators.md §2).
+    """One int64 key per row of z (n, K) for the equal-volume simplex partition (Lee et al. 2023, App. B.3).
 
     c_j = m (z_1 + ... + z_j), j = 1..K-1; the cell is (floor(c), the permutation sorting the
     fractional parts decreasingly).  Deterministic boundary rule: floors use the equal-width edge
@@ -169,9 +169,14 @@ def simplex_cell_keys(z, n_bins: int) -> np.ndarray:
     if K < 2:
         raise InputError(f"the simplex partition needs K >= 2 columns; got {K}")
     if simplex_key_space(K, m) > _INT64_MAX:
+        fits = [b for b in range(2, m) if simplex_key_space(K, b) <= _INT64_MAX]
+        # fewer bins only helps when some bin count fits: with K ≥ 21 not even 2 bins do (K! > 2^63)
+        fix = (f"use at most n_bins = {fits[-1]}, or target='topk'" if fits
+               else "no number of bins fits; use target='topk' (the k largest probabilities) or "
+                    "target='classwise' (one class against the rest)")
         raise InputError(
-            f"simplex partition with K = {K} classes and n_bins = {m} has too many cells to key in int64 "
-            f"(m (m+1) ... (m+K-2) >= 2^63); use fewer bins or target='topk'"
+            f"full calibration of K = {K} classes bins the probability simplex into m (m+1) ... (m+K-2) "
+            f"cells, too many to number with n_bins = {m}: {fix}"
         )
     return simplex_cell_keys_kernel(arr, m)
 

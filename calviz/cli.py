@@ -29,6 +29,19 @@ class CLIError(Exception):
 # --------------------------------------------------------------------------------------------------
 # argument parsing
 # --------------------------------------------------------------------------------------------------
+class _HelpFormatter(argparse.HelpFormatter):
+    """Every option's help ends with its default (unless the help already says it, or there is none to
+    say: flags, and options that are off unless given)."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        if ("default" in text or action.default is None or action.default is False
+                or action.default == argparse.SUPPRESS
+                or not action.option_strings or isinstance(action, argparse._VersionAction)):
+            return text
+        return f"{text} (default: %(default)s)"
+
+
 def _add_file_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("file columns (CSV / Parquet / NPZ)")
     group.add_argument("--y-true", metavar="COL", help="label column (default: y_true)")
@@ -41,6 +54,9 @@ def _add_file_options(parser: argparse.ArgumentParser) -> None:
                        help="file format (default: from the extension, else the first bytes)")
     group.add_argument("--renormalize", action="store_true",
                        help="rescale multiclass probability rows to sum to 1")
+    group.add_argument("--logits", action="store_true",
+                       help="the probability columns hold logits (unnormalised scores): apply a stable "
+                            "softmax per row (a sigmoid for one column)")
 
 
 def _add_analysis_options(parser: argparse.ArgumentParser, *, resampling_default: str | None = None) -> None:
@@ -50,10 +66,11 @@ def _add_analysis_options(parser: argparse.ArgumentParser, *, resampling_default
     group = parser.add_argument_group("analysis options")
     group.add_argument("--target", choices=TARGETS, default=d.target,
                        help="calibration target (auto: binary for 1-D, top-1 for K classes)")
-    group.add_argument("--class-index", type=int, default=d.class_index, help="class for --target classwise")
-    group.add_argument("--top-k", type=int, default=d.top_k, help="k for --target topk")
+    group.add_argument("--class-index", type=int, default=d.class_index, metavar="C",
+                       help="class for --target classwise")
+    group.add_argument("--top-k", type=int, default=d.top_k, metavar="K", help="k for --target topk")
     group.add_argument("--subsample", type=int, default=None, metavar="N",
-                       help="analyse a uniform subsample of N rows (drawn with --seed)")
+                       help="analyse a uniform subsample of N rows (drawn with --seed; default: all rows)")
     group.add_argument("--scheme", choices=SCHEMES, default=d.scheme, help="binning scheme")
     group.add_argument("--n-bins", type=int, default=d.n_bins, help="bins of ECE and diagram")
     group.add_argument("--kernel", choices=KERNELS, default=d.kernel, help="kernel of the smooth diagram")
@@ -70,7 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
     from calviz.cli_compare import add_comparison_options
 
     parser = argparse.ArgumentParser(
-        prog="calviz",
+        prog="calviz", formatter_class=_HelpFormatter,
         description="Is your classifier calibrated? T-Cal test, ECE confidence interval and distance "
                     "bounds — as a live dashboard, a static HTML report or numbers for CI.",
         epilog="exit status: 0 ok, 1 check --fail-on-reject and T-Cal rejects, 2 bad usage or input file, "
@@ -79,7 +96,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"calviz {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="{serve,report,check,datasets}")
 
-    serve = sub.add_parser("serve", help="open the interactive dashboard in a browser",
+    serve = sub.add_parser("serve", formatter_class=_HelpFormatter,
+                           help="open the interactive dashboard in a browser",
                            description="Serve the calviz dashboard (one fresh app per browser session).")
     serve.add_argument("file", nargs="?", help="predictions file (CSV, Parquet, NPZ, NPY) or a Parquet "
                                                 "directory (analysed on Dask); default: the embedded dataset")
@@ -98,7 +116,8 @@ def build_parser() -> argparse.ArgumentParser:
                             "(only with a loopback --address: it reads files on this machine)")
     _add_file_options(serve)
 
-    report = sub.add_parser("report", help="write a self-contained static HTML report",
+    report = sub.add_parser("report", formatter_class=_HelpFormatter,
+                            help="write a self-contained static HTML report",
                             description="Write one self-contained HTML file (no network needed to view it).")
     report.add_argument("file", help="predictions file (CSV, Parquet, NPZ, NPY) or `dataset:NAME`")
     report.add_argument("-o", "--output", default="report.html", help="output path (default report.html)")
@@ -107,7 +126,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_analysis_options(report)
     add_comparison_options(report)
 
-    check = sub.add_parser("check", help="print the T-Cal decision, ECE interval and distance bounds",
+    check = sub.add_parser("check", formatter_class=_HelpFormatter,
+                           help="print the T-Cal decision, ECE interval and distance bounds",
                            description="Print the T-Cal decision, the ECE with its confidence interval and "
                                        "the distance-to-calibration bounds.")
     check.add_argument("file", help="predictions file (CSV, Parquet, NPZ, NPY) or `dataset:NAME`")
@@ -139,8 +159,9 @@ def _reader_kwargs(args) -> dict:
         value = getattr(args, name, None)
         if value:
             kw[name] = value
-    if getattr(args, "renormalize", False):
-        kw["renormalize"] = True
+    for flag in ("renormalize", "logits"):
+        if getattr(args, flag, False):
+            kw[flag] = True
     return kw
 
 
@@ -228,7 +249,7 @@ def check_summary(data, options, *, source: str = "", analysis=None) -> dict:
 
     Keys: ``decision`` ("reject" / "not rejected" / null when T-Cal is unavailable), ``reject``,
     ``pvalue`` (the adaptive test's adjusted p-value), ``tcal`` (the full T-Cal result), ``ece``
-    (``estimate``, ``low``, ``high``, ``level`` of the seed-003 interval for the ℓ2-ECE, plus the full
+    (``estimate``, ``low``, ``high``, ``level`` of the asymptotic interval for the ℓ2-ECE, plus the full
     result), ``bounds`` (every distance-to-calibration measure and the implied interval for dCE),
     ``summary`` (n, K, target, accuracy), ``options``, ``errors`` (views that could not be computed).
     """
@@ -314,7 +335,9 @@ def _print_check_text(summary: dict) -> None:
                 "lower", "upper") and not isinstance(v, bool)}
         # each measure is a record {"value": …, "inequality": …, band} (or, in another layout, a number)
         values = {k: v.get("value") if isinstance(v, dict) else v for k, v in measures.items()}
-        shown = [f"{k} {_fmt(v)}" for k, v in values.items() if isinstance(v, (int, float))]
+        from calviz.plots import measure_label
+
+        shown = [f"{measure_label(k)} {_fmt(v)}" for k, v in values.items() if isinstance(v, (int, float))]
         if shown:
             print("    measures: " + ", ".join(shown))
     _print_classical(summary.get("classical"), alpha)
@@ -417,13 +440,27 @@ def _on_dask(args, function: str, **kwargs):
 # --------------------------------------------------------------------------------------------------
 # calviz report
 # --------------------------------------------------------------------------------------------------
+def check_output_path(out: Path) -> None:
+    """Refuse an output path that cannot be written, before anything heavy is imported or computed."""
+    import os
+
+    parent = out.parent
+    if out.is_dir():
+        raise CLIError(f"cannot write {out}: it is a directory")
+    if not parent.is_dir():
+        raise CLIError(f"cannot write {out}: the directory {parent} does not exist")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise CLIError(f"cannot write {out}: the directory {parent} is not writable")
+
+
 def cmd_report(args) -> int:
+    out = Path(args.output)
+    check_output_path(out)  # at once: the imports below alone take seconds
     from calviz.cli_compare import comparison_html
     from calviz.report import render_report, report_output
 
     options = options_from_args(args)
     title = args.title or f"calviz report — {Path(args.file).name if ':' not in args.file else args.file}"
-    out = Path(args.output)
     try:
         with report_output(out) as handle:  # opened before reading and analysing: a bad path fails at once
             data = load_input(args.file, args)
@@ -591,19 +628,19 @@ def _open_browser(url: str) -> None:
 
 # --------------------------------------------------------------------------------------------------
 def main(argv: list[str] | None = None) -> int:
-    from calviz.data import InputError
+    from calviz.data import InputError, message_for
 
     parser = build_parser()
     args = parser.parse_args(argv)
-    if args.command is None:
-        parser.print_help()
-        return EXIT_OK
+    if args.command is None:  # a subcommand is required: say which exist, as for any other usage error
+        parser.print_help(sys.stderr)
+        return EXIT_INPUT
     handler = {"serve": cmd_serve, "report": cmd_report, "check": cmd_check, "datasets": cmd_datasets}
     try:
         return handler[args.command](args)
     except (CLIError, InputError) as exc:  # InputError: an option or input the engine refuses
         message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        print(f"calviz {args.command}: error: {message}", file=sys.stderr)
+        print(f"calviz {args.command}: error: {message_for(message, 'cli')}", file=sys.stderr)
         return EXIT_INPUT
     except BrokenPipeError:  # `calviz check ... | head`
         return EXIT_OK

@@ -11,7 +11,7 @@ frozen result object of its in-memory counterpart; the data may be
   ``correct`` + ``confidence``),
 * a :class:`DaskCalibrationData` made by one of those two functions.
 
-How it works (product.md, *Scale*; estimators.md §3-§5).  The binned estimators only need the per-bin
+How it works.  The binned estimators only need the per-bin
 sufficient statistics :class:`calviz.ece.BinSums`.  Each partition is validated (the same
 :class:`calviz.data.InputError` messages as in memory, naming the partition and the row) and turned into
 its BinSums by the in-memory kernel :func:`calviz.ece.binned_sums`; the partial BinSums are merged by a
@@ -31,8 +31,8 @@ the merged sums of the fine scales would not fit — exactly via a global sort a
 :func:`resampled_tcal` (Y-only resampling per partition with independent ``SeedSequence`` streams),
 :func:`laplace_kce` (exact: global sort + exponential sums carried across partition boundaries),
 :func:`smce` / :func:`sintce` / :func:`lower_dce` on a seeded uniform subsample with the sampling error
-reported (seed 004 §9), and :func:`analyze_parquet`, the one entry point for ``calviz check`` and the
-dashboard.
+reported (Błasiok et al. 2023, §9), and :func:`analyze_parquet`, the one entry point for ``calviz check`` and
+the dashboard.
 
 Limits (documented, not silent): equal-mass and distinct-value binning need the whole sample and are
 refused; the bootstrap interval is refused (use the asymptotic interval); merged BinSums hold one row per
@@ -539,7 +539,7 @@ def binned_ece(
     y_true, y_prob=None, *, n_bins: int = 15, p: int = 1, scheme: str = "equal_width", target: str = "auto",
     top_k: int = 1, class_index: int = 0, split_every: int = SPLIT_EVERY, client=None, **columns,
 ) -> ECEResult:
-    """Distributed :func:`calviz.binned_ece` (plug-in ℓ1 / ℓ2 binned ECE, estimators.md §3); same
+    """Distributed :func:`calviz.binned_ece` (plug-in ℓ1 / ℓ2 binned ECE); same
     arguments and result, plus ``split_every`` (tree fan-in), ``client`` (a ``distributed.Client``; the
     default scheduler otherwise) and column names for DataFrame / Parquet input."""
     common = dict(n_bins=n_bins, scheme=scheme, target=target, top_k=top_k, class_index=class_index,
@@ -558,7 +558,7 @@ def debiased_ece(
     top_k: int = 1, class_index: int = 0, split_every: int = SPLIT_EVERY, client=None, **columns,
 ) -> ECEResult:
     """Distributed :func:`calviz.debiased_ece`: T^d = (1/n) Σ_b (1/N_b) Σ_{j≠l∈I_b} ⟨v_j, v_l⟩
-    (seed 000, eq. 6), from the merged BinSums."""
+    (Lee et al. 2023, eq. 6), from the merged BinSums."""
     return _estimate(y_true, y_prob, debiased_ece_sq, "debiased_l2_sq", True, n_bins=n_bins, scheme=scheme,
                      target=target, top_k=top_k, class_index=class_index, split_every=split_every,
                      client=client, columns=columns)
@@ -568,7 +568,7 @@ def unbiased_ece(
     y_true, y_prob=None, *, n_bins: int = 15, scheme: str = "equal_width", target: str = "auto",
     top_k: int = 1, class_index: int = 0, split_every: int = SPLIT_EVERY, client=None, **columns,
 ) -> ECEResult:
-    """Distributed :func:`calviz.unbiased_ece` (seed 003, eq. 4)."""
+    """Distributed :func:`calviz.unbiased_ece` (Sun et al. 2024, eq. 4)."""
     return _estimate(y_true, y_prob, unbiased_ece_sq, "unbiased_l2_sq", True, n_bins=n_bins, scheme=scheme,
                      target=target, top_k=top_k, class_index=class_index, split_every=split_every,
                      client=client, columns=columns)
@@ -590,7 +590,7 @@ def ece_interval(
     n_resamples: int = 1000, seed=None, target: str = "auto", class_index: int = 0,
     split_every: int = SPLIT_EVERY, client=None, **columns,
 ) -> ECEInterval:
-    """Distributed :func:`calviz.ece_interval` — the asymptotic seed-003 interval (estimators.md §4) from
+    """Distributed :func:`calviz.ece_interval` — the asymptotic Sun et al. (2024) interval from
     the merged BinSums via :func:`calviz.intervals.interval_from_sums`.  ``method="bootstrap"`` (pairs
     resampled over the whole sample) is not offered on Dask; ``n_resamples``/``seed`` are accepted for
     signature compatibility only."""
@@ -802,9 +802,9 @@ def multiscale_debiased_ece(
     y_true, y_prob=None, *, exponents: Sequence[int], target: str = "auto", class_index: int = 0,
     split_every: int = SPLIT_EVERY, client=None, **columns,
 ) -> tuple[ECEResult, ...]:
-    """T^d (seed 000, eq. 6) at every dyadic scale m = 2^b, b in ``exponents``, in one pass: each result
-    equals ``calviz.debiased_ece(y_true, y_prob, n_bins=2**b)`` (binary/top-1/classwise: equal-width bins;
-    full: the simplex partition)."""
+    """T^d (Lee et al. 2023, eq. 6) at every dyadic scale m = 2^b, b in ``exponents``, in one pass: each
+    result equals ``calviz.debiased_ece(y_true, y_prob, n_bins=2**b)`` (binary/top-1/classwise: equal-width
+    bins; full: the simplex partition)."""
     sums, target = scale_sums(y_true, y_prob, exponents=exponents, target=target, class_index=class_index,
                               split_every=split_every, client=client, **columns)
     exps = sorted(int(b) for b in exponents)
@@ -863,8 +863,8 @@ def adaptive_tcal(
     discrete: bool | None = None, seed=None, max_bins: int = TCAL_MAX_BINS, sort_fine_scales: bool = True,
     split_every: int = 4, client=None, **columns,
 ):
-    """Distributed :func:`calviz.adaptive_tcal` (seed 000, Algorithm 2) with ``resampling="analytic"``
-    (scaled chi-square critical values, estimators.md §5) — the default here, since resampling costs
+    """Distributed :func:`calviz.adaptive_tcal` (Lee et al. 2023, Algorithm 2) with ``resampling="analytic"``
+    (scaled chi-square critical values) — the default here, since resampling costs
     O(N n) — or ``"threshold"``; ``"y_only"`` runs :func:`resampled_tcal`.
 
     Pass 1: n and, for 1-D targets, the distinct predictions (discrete-predictor detection, App. B.4, the
@@ -1082,7 +1082,8 @@ def resampled_tcal(
     class_index: int | None = None, seed=None, max_cells: int = RESAMPLE_MAX_CELLS,
     split_every: int = SPLIT_EVERY, client=None, **columns,
 ):
-    """Adaptive T-Cal with Y-only resampled critical values (seed 000 App. C.3) on Dask, for 1-D targets.
+    """Adaptive T-Cal with Y-only resampled critical values (Lee et al. 2023, App. C.3) on Dask, for 1-D
+    targets.
 
     Every partition draws y* ~ Ber(z) for its own rows, ``n_resamples`` times, with its own child of
     ``numpy.random.SeedSequence(seed)`` (independent streams, reproducible for a given partitioning), and
@@ -1243,7 +1244,7 @@ def laplace_kce(
     y_true, y_prob=None, *, bandwidth: float = 1.0, squared: bool = False, target: str = "auto",
     class_index: int = 0, client=None, **columns,
 ):
-    """Distributed :func:`calviz.laplace_kce`, exact (seed 004 Sec. 8):
+    """Distributed :func:`calviz.laplace_kce`, exact (Błasiok et al. 2023, Sec. 8):
     kCE² = (1/n²) Σ_{i,j} r_i r_j e^{−|v_i − v_j|/h}, r = y − v.
 
     Pass 1: a global sort of (v, y) by v (``dask.dataframe`` ``sort_values``).  Pass 2: every sorted
@@ -1267,7 +1268,7 @@ def laplace_kce(
 
 
 # ------------------------------------------------------------------------------------------------
-# smCE, SintCE, dCE_lower on a uniform subsample, with the sampling error (seed 004 §9)
+# smCE, SintCE, dCE_lower on a uniform subsample, with the sampling error (Błasiok et al. 2023, §9)
 # ------------------------------------------------------------------------------------------------
 @dataclass(frozen=True, repr=False)
 class SubsampleEstimate(ResultMixin):
@@ -1275,11 +1276,11 @@ class SubsampleEstimate(ResultMixin):
 
     ``value``: the measure of the subsample (``result`` holds the in-memory result object computed on it);
     [``low``, ``high``]: where the measure of the *full data* lies with probability ≥ ``confidence`` over
-    the draw of the subsample, by the bound named in ``bound`` (seed 004 §9 with explicit constants, see
-    :func:`subsample_measure`); ``error_bound`` = max(value − low, high − value); ``sample_size`` rows
-    drawn uniformly *with replacement* (i.i.d. from the empirical distribution of the ``n`` rows) with
-    ``seed``.  A statement about the sampling error only: the full-data value is itself an empirical
-    quantity.
+    the draw of the subsample, by the bound named in ``bound`` (Błasiok et al. 2023, §9 with explicit
+    constants, see :func:`subsample_measure`); ``error_bound`` = max(value − low, high − value);
+    ``sample_size`` rows drawn uniformly *with replacement* (i.i.d. from the empirical distribution of the
+    ``n`` rows) with ``seed``.  A statement about the sampling error only: the full-data value is itself an
+    empirical quantity.
     """
 
     measure: str
@@ -1370,9 +1371,9 @@ def subsample_measure(
     |measure(S) − measure(full data)|.  These measures need the whole sorted sample in one place; the
     subsample is computed in memory by :mod:`calviz.distance`.
 
-    Bounds (seed 004 §9: Thm 9.5 / Cor. 9.9 for smCE, Thm 9.10 with Lemmas 9.11-9.14 for dCE_lower —
-    the paper states rates; the constants below follow the same proofs with explicit inequalities).
-    P is the full data, π its fraction of label 1, k_y the subsample's rows with label y:
+    Bounds (Błasiok et al. 2023, §9: Thm 9.5 / Cor. 9.9 for smCE, Thm 9.10 with Lemmas 9.11-9.14 for
+    dCE_lower — the paper states rates; the constants below follow the same proofs with explicit
+    inequalities). P is the full data, π its fraction of label 1, k_y the subsample's rows with label y:
 
     * smCE.  ŵ(v, y) = w(v)(y − v) is 2-Lipschitz on the line embedding (v, y) ↦ v + 2y (slope ≤ |w'| + |w|
       within a label, |ŵ| ≤ 1 across labels, which are ≥ 1 apart), so |smCE(S) − smCE(P)| ≤ Δ :=
@@ -1402,8 +1403,8 @@ def subsample_measure(
         value = float(res.value)
         err = 2.0 * (1.0 + math.sqrt(pi * (1.0 - pi))) / math.sqrt(k) + math.sqrt(2.0 * math.log(1.0 / d) / k)
         low, high = max(value - err, 0.0), value + err
-        bound = ("|smCE(S) − smCE(P)| ≤ 2(1+√(π(1−π)))/√k + √(2 ln(1/δ)/k) (seed 004 Thm 9.5 / Cor 9.9 "
-                 "route: 2-Lipschitz class ⇒ W₁, McDiarmid)")
+        bound = ("|smCE(S) − smCE(P)| ≤ 2(1+√(π(1−π)))/√k + √(2 ln(1/δ)/k) (Błasiok et al. 2023, "
+                 "Thm 9.5 / Cor 9.9 route: 2-Lipschitz class ⇒ W₁, McDiarmid)")
     elif measure == "lower_dce":
         res = distance.lower_dce(labels, z, **options)
         value = float(res.value)
@@ -1416,8 +1417,8 @@ def subsample_measure(
                                                                                        / (2.0 * k_y)))
         err += float(res.error_bound)
         low, high = max(value - err, 0.0), value + err
-        bound = ("|dCE(S) − dCE(P)| ≤ Σ_y π_y W₁(μ_y, μ̂_y) + 2|π̂ − π| (seed 004 Lemmas 9.11-9.14) "
-                 "+ the LP grid error 2ε")
+        bound = ("|dCE(S) − dCE(P)| ≤ Σ_y π_y W₁(μ_y, μ̂_y) + 2|π̂ − π| (Błasiok et al. 2023, "
+                 "Lemmas 9.11-9.14) + the LP grid error 2ε")
     elif measure == "sintce":
         res = distance.sintce(labels, z, **options)
         value = float(res.value)
@@ -1429,7 +1430,7 @@ def subsample_measure(
         low = max(float(min(np.min(rint + widths - dev), rint[-1] - dev[-1])), 0.0)
         err = max(value - low, high - value)
         bound = ("RintCE_S(ε) ± [√((⌈1/ε⌉+1)/k) + √(2 ln(L/δ)/k)] per width (union over L widths), "
-                 "monotone in the width (seed 004 Def. 6.10; §9-style bound)")
+                 "monotone in the width (Błasiok et al. 2023, Def. 6.10; §9-style bound)")
     else:
         raise InputError(f"measure must be 'smce', 'sintce' or 'lower_dce'; got {measure!r}")
     if complete:  # every row was used: the value is the full-data value
@@ -1582,8 +1583,8 @@ def compute_view(view: str, data: DaskCalibrationData, options, *, client=None,
 
     Returns ``(result, note)``: ``note`` (or None) says how the result differs from the in-memory one —
     equal-width bins instead of equal-mass, or distance measures from a uniform subsample of
-    ``distance_sample`` rows with their sampling error (seed 004 §9).  Raises :class:`InputError` for a
-    view that is not available on Dask (:data:`_NOT_ON_DASK`) or refuses the input."""
+    ``distance_sample`` rows with their sampling error (Błasiok et al. 2023, §9).  Raises :class:`InputError`
+    for a view that is not available on Dask (:data:`_NOT_ON_DASK`) or refuses the input."""
     if view in _NOT_ON_DASK:
         raise InputError(f"not available on Dask: {_NOT_ON_DASK[view]}")
     target, scalar_target, class_index = _targets(data, options)
@@ -1632,7 +1633,8 @@ def compute_view(view: str, data: DaskCalibrationData, options, *, client=None,
                     + math.sqrt(2.0 * math.log(20.0) / k))
         note = (f"distance measures computed on a uniform subsample of {k:,} of {n_all:,} rows (with "
                 f"replacement, seed {entropy}); e.g. smCE sampling error ≤ {smce_err:.3g} with probability "
-                "0.95 (seed 004 §9; see calviz.dask.subsample_measure for smCE, SintCE, dCE_lower bounds)")
+                "0.95 (Błasiok et al. 2023, §9; see calviz.dask.subsample_measure for smCE, SintCE, "
+                "dCE_lower bounds)")
         return (bounds, None), note
     raise InputError(f"unknown view {view!r}")
 
@@ -1733,9 +1735,9 @@ def analyze_parquet(
     scheduler address ``"tcp://host:8786"`` or a ``distributed.Client``.  ``y_true`` / ``y_prob``: column
     names (detected when None).  ``options``: a :class:`calviz.analysis.AnalysisOptions` (keywords override
     its fields).  Computed on all rows (:func:`compute_view`): reliability, analytic adaptive T-Cal, the
-    seed-003 interval (one or two passes each).  The distance bounds (smCE, dCE_lower, SintCE, kCE, ...)
-    need the whole sorted sample: they are computed on a uniform subsample of ``distance_sample`` rows (or
-    ``options.n``) — said in ``errors["distance_note"]`` with the sampling errors of
+    Sun et al. (2024) interval (one or two passes each).  The distance bounds (smCE, dCE_lower, SintCE, kCE,
+    ...) need the whole sorted sample: they are computed on a uniform subsample of ``distance_sample`` rows
+    (or ``options.n``) — said in ``errors["distance_note"]`` with the sampling errors of
     :func:`subsample_measure`.  ``options.resampling == "y_only"`` adds :func:`resampled_tcal` (1-D
     targets) as ``tcal_resampled``.  Not available on Dask (``None`` with the reason in ``errors``): the
     smooth diagram, the bootstrap interval, consistency resampling.  ``prob_prefix``: probability columns

@@ -32,6 +32,7 @@ __all__ = [
     "as_calibration_data",
     "binary_view",
     "from_logits",
+    "message_for",
     "SIMPLEX_TOLERANCE",
     "check_alpha",
 ]
@@ -57,6 +58,36 @@ def _as_array(values, name: str) -> np.ndarray:
         raise InputError(
             f"{name} could not be read as a numeric array ({type(exc).__name__}: {exc})"
         ) from None
+
+
+#: The fixes an error message suggests, as API keywords ("pass renormalize=True"); :func:`message_for`
+#: names the same fix where the user is: (verb, what) for a command-line flag or a sidebar control.
+FIXES = {
+    "renormalize=True": {"cli": ("add", "--renormalize"),
+                         "app": ("tick", "\u201crescale rows to sum to 1\u201d in the sidebar")},
+    "logits=True": {"cli": ("add", "--logits"),
+                    "app": ("tick", "\u201cscores are logits\u201d in the sidebar")},
+    "target='topk'": {"cli": ("use", "--target topk"), "app": ("choose", "the calibration target topk")},
+    "target='classwise'": {"cli": ("use", "--target classwise"),
+                           "app": ("choose", "the calibration target classwise")},
+}
+#: appended to "probabilities must lie in [0, 1]": the input may be scores rather than probabilities
+LOGITS_HINT = " If these are logits (unnormalised scores), pass logits=True to apply a softmax."
+
+
+def message_for(message: str, place: str) -> str:
+    """``message`` with each suggested fix named as it exists in ``place``: ``"cli"`` (command-line
+    flags: "Pass renormalize=True to …" → "Add --renormalize to …") or ``"app"`` (sidebar controls);
+    ``"api"`` leaves the keyword arguments as they are."""
+    for keyword, where in FIXES.items():
+        if place not in where:
+            continue
+        verb, what = where[place]
+        for said in ("pass", "use"):
+            message = message.replace(f"{said.capitalize()} {keyword}", f"{verb.capitalize()} {what}")
+            message = message.replace(f"{said} {keyword}", f"{verb} {what}")
+        message = message.replace(keyword, what)
+    return message
 
 
 #: Longest cell shown in an error message (a 5 MB cell must not be echoed whole).
@@ -150,9 +181,9 @@ def _check_finite_unit(arr: np.ndarray, name: str) -> None:
     bad = (arr < 0.0) | (arr > 1.0)
     i = _first_bad(bad)
     if arr.ndim == 1:
-        raise InputError(f"{name} must lie in [0, 1]; row {i} has {float(arr[i])!r}")
+        raise InputError(f"{name} must lie in [0, 1]; row {i} has {float(arr[i])!r}.{LOGITS_HINT}")
     j = int(np.flatnonzero(bad[i])[0])
-    raise InputError(f"{name} must lie in [0, 1]; row {i}, column {j} has {float(arr[i, j])!r}")
+    raise InputError(f"{name} must lie in [0, 1]; row {i}, column {j} has {float(arr[i, j])!r}.{LOGITS_HINT}")
 
 
 def _labels_from(arr: np.ndarray, n: int, n_classes: int) -> np.ndarray:
@@ -268,7 +299,7 @@ class CalibrationData:
         return self._cached("top1", make)
 
     def topk(self, k: int) -> tuple[np.ndarray, np.ndarray]:
-        """Top-1-to-k view (seed 003): the k largest probabilities sorted decreasingly (n, k) and the
+        """Top-1-to-k view (Sun et al., 2024): the k largest probabilities sorted decreasingly (n, k) and the
         matching label indicators (n, k).  Ties keep class order (stable sort), so topk(1) == top1()."""
         if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)):
             raise InputError(f"top_k must be an integer; got {k!r}")
@@ -338,8 +369,12 @@ def as_calibration_data(
     *,
     renormalize: bool = False,
     min_samples: int = 2,
+    logits: bool = False,
 ) -> CalibrationData:
     """Validate ``(y_true, y_prob)`` into a :class:`CalibrationData` (or return it unchanged).
+
+    ``logits=True``: ``y_prob`` holds unnormalised scores, turned into probabilities by a numerically
+    stable softmax per row (a sigmoid for a single column) — :func:`from_logits`.
 
     Raises :class:`InputError` for: non-numeric or NaN/inf values, probabilities outside [0, 1], rows not
     summing to 1 within ``SIMPLEX_TOLERANCE`` (unless ``renormalize``, which divides each row by its
@@ -357,6 +392,9 @@ def as_calibration_data(
         return y_true
     if y_prob is None:
         raise InputError("y_prob is required")
+    if logits:
+        scores = _as_float_array(_as_array(y_prob, "y_prob"), "y_prob")
+        y_prob = from_logits(scores.ravel() if scores.ndim == 2 and scores.shape[1] == 1 else scores)
     prob_array = _as_array(y_prob, "y_prob")
     if prob_array.dtype.kind == "b" or (prob_array.dtype.kind == "O" and any(
             isinstance(v, (bool, np.bool_)) for v in prob_array.ravel())):  # numpy or pandas booleans

@@ -1,16 +1,18 @@
-"""Distance to calibration and the consistent calibration measures around it (estimators.md §6).
+"""Distance to calibration and the consistent calibration measures around it (Błasiok, Gopalan,
+Hu and Nakkiran, 2023).
 
 For binary predictions v ∈ [0, 1] with labels y ∈ {0, 1} (multi-class models through the top-1 or a
 one-vs-rest view) and the *empirical* distribution of the sample:
 
 * :func:`smce` / :func:`smce_witness` — smooth calibration error, exactly, with the optimal
-  1-Lipschitz witness (seed 004 Def. 7.2; seed 001 Sec. 3).
-* :func:`lower_dce` — the lower distance to calibration by the LP of seed 004 Lemma 7.10 on a grid.
+  1-Lipschitz witness (Błasiok et al. 2023, Def. 7.2; Hu et al. (2024), Sec. 3).
+* :func:`lower_dce` — the lower distance to calibration by the LP of Błasiok et al. (2023), Lemma 7.10 on a
+  grid.
 * :func:`rintce`, :func:`sintce` — random / surrogate interval calibration error, exactly (Sec. 6).
 * :func:`laplace_kce` — Laplace-kernel calibration error, exactly in O(n log n) (Sec. 8).
 * :func:`binned_ece_with_width` — ℓ1 binned ECE plus average bin width (eq. (5)).
 * :func:`distance_bounds` — every measure and the interval they imply for the true distance dCE.
-* :func:`smce_test` — the tolerant tester of seed 001 Thm 3.
+* :func:`smce_test` — the tolerant tester of Hu et al. (2024), Thm 3.
 
 Every value here is a property of the empirical distribution of the sample given (finite-sample
 statements about the population need the sample-complexity results of the papers, or the bootstrap
@@ -188,15 +190,45 @@ def smce(y_true, y_prob=None, *, target: str = "auto", class_index: int = 0) -> 
 
     smCE = max (1/n) Σ_i (y_i − v_i) x_i  s.t.  |x_i| ≤ 1,  |x_i − x_{i+1}| ≤ v_{i+1} − v_i  (sorted v),
 
-    the supremum of E[(y − v) w(v)] over 1-Lipschitz w: [0, 1] → [−1, 1] (seed 004 Def. 7.2; adjacent
-    constraints suffice, seed 001 Lemma 2).  Solved by an exact O(n log n) dynamic program over the
-    conjugates of the concave piecewise-linear value functions (see
+    the supremum of E[(y − v) w(v)] over 1-Lipschitz w: [0, 1] → [−1, 1] (Błasiok et al. 2023, Def. 7.2;
+    adjacent constraints suffice, Hu et al. (2024), Lemma 2).  Solved by an exact O(n log n) dynamic program
+    over the conjugates of the concave piecewise-linear value functions (see
     :func:`calviz._kernels.distance.smce_kernel`); agrees with an LP solver to round-off.
     Ties and repeated predictions are handled (a zero gap forces equal weights).
 
-    Relation to the distance to calibration (seed 004 Thm 7.3): dCE_lower/5 ≤ smCE ≤ 2·dCE_lower.
+    Relation to the distance to calibration (Błasiok et al. 2023, Thm 7.3): dCE_lower/5 ≤ smCE ≤ 2·dCE_lower.
     ``target``: ``auto`` (binary, or top-1 confidence for multi-class), ``binary``, ``top1``,
     ``classwise`` (with ``class_index``).
+
+    Parameters
+    ----------
+    y_true, y_prob : array-like
+        Labels and predicted probabilities, as for :func:`calviz.binned_ece`.
+    target : {"auto", "binary", "top1", "classwise"}, default "auto"
+        The scalar prediction v whose calibration is measured.
+    class_index : int, default 0
+        The class of the ``classwise`` target.
+
+    Returns
+    -------
+    SmCEResult
+        ``value`` (smCE of the sample), ``n`` and ``target``; :func:`smce_witness` also returns w.
+
+    References
+    ----------
+    .. [1] J. Błasiok, P. Gopalan, L. Hu and P. Nakkiran. A unifying theory of distance from calibration.
+       *STOC* 2023.
+    .. [2] L. Hu, A. Jambulapati, K. Tian and C. Yang. Testing calibration in nearly-linear time. 2024.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=2000)                            # predicted P(y = 1)
+    >>> y = (rng.uniform(size=2000) < p ** 1.5).astype(int)   # outcomes: the model is over-confident
+    >>> round(calviz.smce(y, p).value, 3)
+    0.1
     """
     s = _sample(y_true, y_prob, target, class_index, "smce")
     _, value = _smce_solution(s)
@@ -214,11 +246,11 @@ def smce_witness(y_true, y_prob=None, *, target: str = "auto", class_index: int 
 
 
 # ------------------------------------------------------------------------------------------------
-# lower distance to calibration: LP of seed 004 Lemma 7.10
+# lower distance to calibration: LP of Błasiok et al. (2023), Lemma 7.10
 # ------------------------------------------------------------------------------------------------
 @dataclass(frozen=True, repr=False)
 class LowerDCEResult(ValueStatistic, ResultMixin):
-    """dCE_lower of the empirical distribution via the grid LP of seed 004 Lemma 7.10.
+    """dCE_lower of the empirical distribution via the grid LP of Błasiok et al. (2023), Lemma 7.10.
 
     ``value``: W₁ distance from the sample rounded to the grid {0, ε, …, 1} to the calibrated
     distributions on that grid (the LP optimum).  The true dCE_lower of the sample lies in
@@ -253,7 +285,7 @@ def _grid_size(grid_step) -> int:
 
 
 def _lower_dce_lp(v: np.ndarray, y: np.ndarray, m: int) -> float:
-    """LP (18) of seed 004 on the grid k/m, k = 0..m, with unit edge costs (value = optimum / m).
+    """LP (18) of Błasiok et al. (2023) on the grid k/m, k = 0..m, with unit edge costs (value = optimum / m).
 
     Variables: per label c ∈ {0,1} the flow on every grid edge k→k+1 split as p − q (p, q ≥ 0), then the
     calibrated masses Λ_c(k) ≥ 0.  Rows: conservation Λ_c(k) + h_c(k) − h_c(k−1) = Γ_c(k), and
@@ -308,8 +340,8 @@ def _lower_dce_lp(v: np.ndarray, y: np.ndarray, m: int) -> float:
 def lower_dce(
     y_true, y_prob=None, *, grid_step: float = 1e-3, target: str = "auto", class_index: int = 0
 ) -> LowerDCEResult:
-    """Lower distance to calibration dCE_lower = W₁(sample, calibrated distributions) (seed 004
-    Def. 5.3, Lemma 7.6), by the linear program of seed 004 Lemma 7.10 solved with HiGHS.
+    """Lower distance to calibration dCE_lower = W₁(sample, calibrated distributions) (Błasiok et al. (2023)
+    Def. 5.3, Lemma 7.6), by the linear program of Błasiok et al. (2023), Lemma 7.10 solved with HiGHS.
 
     Predictions are rounded to the grid {0, ε, …, 1} (ε = ``grid_step``, 1/ε an integer); the LP moves
     the label-0 and label-1 masses along the grid at cost |shift| until every grid point u carries
@@ -374,7 +406,7 @@ class SintCEResult(ValueStatistic, ResultMixin):
 def rintce(
     y_true, y_prob=None, *, width: float, target: str = "auto", class_index: int = 0
 ) -> RintCEResult:
-    """Random interval calibration error (seed 004 Def. 6.5), computed exactly:
+    """Random interval calibration error (Błasiok et al. 2023, Def. 6.5), computed exactly:
 
     RintCE(ε) = E_{r~U[0,ε)} Σ_{j∈ℤ} |(1/n) Σ_i (y_i − v_i) 1{v_i ∈ [r + jε, r + (j+1)ε)}|.
 
@@ -402,7 +434,7 @@ def _sintce(s: _Sample) -> SintCEResult:
 
 
 def sintce(y_true, y_prob=None, *, target: str = "auto", class_index: int = 0) -> SintCEResult:
-    """Surrogate interval calibration error SintCE = inf_{k ≥ 0} RintCE(2^−k) + 2^−k (seed 004
+    """Surrogate interval calibration error SintCE = inf_{k ≥ 0} RintCE(2^−k) + 2^−k (Błasiok et al. (2023)
     Def. 6.10), exactly (each RintCE by the exact sweep of :func:`rintce`).
 
     Stopping rule (why a finite search is exact): the 2^−(k+1)-grid refines the 2^−k-grid at every
@@ -444,7 +476,7 @@ def laplace_kce(
     y_true, y_prob=None, *, bandwidth: float = 1.0, squared: bool = False, target: str = "auto",
     class_index: int = 0,
 ) -> KCEResult:
-    """Laplace kernel calibration error (seed 004 Sec. 8), exactly in O(n log n):
+    """Laplace kernel calibration error (Błasiok et al. 2023, Sec. 8), exactly in O(n log n):
 
     kCE² = (1/n²) Σ_{i,j} (y_i − v_i)(y_j − v_j) exp(−|v_i − v_j| / bandwidth)
 
@@ -464,7 +496,7 @@ def laplace_kce(
 @dataclass(frozen=True, repr=False)
 class BinnedECEWidthResult(ValueStatistic, ResultMixin):
     """ℓ1 binned ECE of an interval partition plus its average width: ``value`` = ``ece`` +
-    ``average_width`` ≥ dCE_upper ≥ dCE (seed 004 eq. (5) and Thm 6.2, part 1)."""
+    ``average_width`` ≥ dCE_upper ≥ dCE (Błasiok et al. 2023, eq. (5) and Thm 6.2, part 1)."""
 
     value: float
     ece: float
@@ -500,10 +532,10 @@ def binned_ece_with_width(
     class_index: int = 0,
 ) -> BinnedECEWidthResult:
     """ℓ1 binned ECE plus the average bin width w(I) = Σ_j P(v ∈ I_j)·|I_j| — a certified upper bound on
-    the upper distance to calibration (seed 004 eq. (5), Thm 6.2 part 1), unlike the ECE alone.
+    the upper distance to calibration (Błasiok et al. 2023, eq. (5), Thm 6.2 part 1), unlike the ECE alone.
 
-    ``scheme``: ``equal_width`` (width 1/n_bins; seed 004 §10 uses 20 bins) or ``equal_mass`` (widths of
-    the adaptive intervals [e_j, e_{j+1}) partitioning [0, 1]).  Binning and ECE come from
+    ``scheme``: ``equal_width`` (width 1/n_bins; Błasiok et al. (2023), §10 uses 20 bins) or ``equal_mass``
+    (widths of the adaptive intervals [e_j, e_{j+1}) partitioning [0, 1]).  Binning and ECE come from
     :mod:`calviz.binning` / :mod:`calviz.ece`.
     """
     m = check_n_bins(n_bins)
@@ -548,8 +580,8 @@ class DistanceBounds(LevelFromAlpha, ResultMixin):
     """All distance measures of one sample and the interval [lower, upper] they imply for dCE.
 
     These are statements about the *empirical* distribution of the sample (predictions and labels as
-    given): dCE here is the distance to calibration of that distribution (seed 004 Def. 5.3), which
-    the prediction-access model brackets between dCE_lower and dCE_upper (Lemma 5.4, Thm 5.5).
+    given): dCE here is the distance to calibration of that distribution (Błasiok et al. 2023, Def. 5.3),
+    which the prediction-access model brackets between dCE_lower and dCE_upper (Lemma 5.4, Thm 5.5).
 
     ``lower`` = max(dCE_lower(LP) − 2ε, smCE/2, (SintCE/6)², (kCE/(2√2))²);
     ``upper`` = min(SintCE, binnedECE(I) + w(I) over the equal-width partitions, 4√(5·smCE)).
@@ -630,23 +662,23 @@ def _bounds_from(meas: dict, eps: float) -> list[Bound]:
     out = [
         Bound("lower_dce_lp", "lower", max(lp - 2 * eps, 0.0), "lower_dce",
               f"dCE ≥ dCE_lower ≥ LP_ε − 2ε (ε = {eps:g})",
-              "seed 004 Lemma 5.4; Lemma 7.10 LP with Lemmas 7.8–7.9 grid error"),
+              "Błasiok et al. (2023), Lemma 5.4; Lemma 7.10 LP with Lemmas 7.8–7.9 grid error"),
         Bound("smce", "lower", sm / 2, "smce", "dCE ≥ dCE_lower ≥ smCE/2",
-              "seed 004 Thm 7.3 (smCE ≤ 2·dCE_lower)"),
+              "Błasiok et al. (2023), Thm 7.3 (smCE ≤ 2·dCE_lower)"),
         Bound("sintce", "lower", (meas["sintce_floor"] / 6) ** 2, "sintce", "dCE ≥ dCE_lower ≥ (SintCE/6)²",
-              "seed 004 Thm 6.11 (SintCE ≤ 6√dCE_lower)"),
+              "Błasiok et al. (2023), Thm 6.11 (SintCE ≤ 6√dCE_lower)"),
         Bound("laplace_kce", "lower", kc ** 2 / 8, "laplace_kce", "dCE ≥ dCE_lower ≥ (kCE/(2√2))²",
-              "seed 004 Lemma 8.7 (|kCE(Γ₁) − kCE(Γ₂)| ≤ 2√(2ε)), kCE = 0 when calibrated"),
+              "Błasiok et al. (2023), Lemma 8.7 (|kCE(Γ₁) − kCE(Γ₂)| ≤ 2√(2ε)), kCE = 0 when calibrated"),
         Bound("sintce", "upper", si, "sintce", "dCE ≤ dCE_upper ≤ intCE ≤ SintCE",
-              "seed 004 Lemma 5.4, Thm 6.2, Thm 6.11"),
+              "Błasiok et al. (2023), Lemma 5.4, Thm 6.2, Thm 6.11"),
     ]
     for m, value in meas["binned_ece_width"].items():
         out.append(Bound(f"binned_ece_width_{m}", "upper", value, "binned_ece_width",
                          f"dCE ≤ dCE_upper ≤ binnedECE(I) + w(I), I = {m} equal-width bins",
-                         "seed 004 eq. (5), Thm 6.2 part 1"))
+                         "Błasiok et al. (2023), eq. (5), Thm 6.2 part 1"))
     out.append(Bound("smce", "upper", 4 * math.sqrt(5 * sm), "smce",
                      "dCE ≤ intCE ≤ 4√dCE_lower ≤ 4√(5·smCE)",
-                     "seed 004 Thm 6.2 (intCE ≤ 4√dCE_lower), Thm 7.3 (dCE_lower ≤ 5·smCE)"))
+                     "Błasiok et al. (2023), Thm 6.2 (intCE ≤ 4√dCE_lower), Thm 7.3 (dCE_lower ≤ 5·smCE)"))
     return out
 
 
@@ -668,8 +700,8 @@ def distance_bounds(
     """Every distance measure of the sample and the bounds they imply on the distance to calibration.
 
     Computes smCE, dCE_lower (grid LP, step ``grid_step``), SintCE, Laplace kCE (bandwidth 1, the
-    kernel of seed 004 Thm 8.5) and binnedECE + width for each equal-width bin count in ``n_bins``,
-    then (estimators.md §6, proven constants only)
+    kernel of Błasiok et al. (2023), Thm 8.5) and binnedECE + width for each equal-width bin count in
+    ``n_bins``, then (proven constants only)
 
         lower = max(dCE_lower − 2ε, smCE/2, (SintCE/6)², (kCE/(2√2))²)
         upper = min(SintCE, binnedECE(I) + w(I), 4√(5·smCE)),
@@ -726,7 +758,7 @@ def distance_bounds(
 
 
 # ------------------------------------------------------------------------------------------------
-# tolerant tester (seed 001 Thm 3)
+# tolerant tester (Hu et al. 2024, Thm 3)
 # ------------------------------------------------------------------------------------------------
 @dataclass(frozen=True, repr=False)
 class SmCETestResult(ResultMixin):
@@ -754,13 +786,14 @@ class SmCETestResult(ResultMixin):
 def smce_test(
     y_true, y_prob=None, *, eps0: float, eps1: float, target: str = "auto", class_index: int = 0
 ) -> SmCETestResult:
-    """Tolerant calibration tester of seed 001 Thm 3: "dCE ≤ ε₀" (answer "yes") versus "dCE ≥ ε₁" ("no").
+    """Tolerant calibration tester of Hu et al. (2024), Thm 3: "dCE ≤ ε₀" (answer "yes") versus "dCE ≥ ε₁"
+    ("no").
 
     With a = ε₁/2 − 2ε₀ (must be > 0, i.e. ε₁ > 4ε₀), answer "yes" iff smCE(sample) ≤ 2ε₀ + a/2.
     Correct with probability ≥ 2/3 once n ≥ C/a² (C a universal constant not given explicitly).
-    Caveat: the "no" side uses smCE ≥ dCE/2 as quoted in seed 001 (Lemma 12); seed 004 Thm 7.3 proves
-    only smCE ≥ dCE_lower/5, so the proven guarantee for the "no" side needs ε₁/5 − 2ε₀ > 0 instead.
-    """
+    Caveat: the "no" side uses smCE ≥ dCE/2 as quoted in Hu et al. (2024) (Lemma 12); Błasiok et al. (2023),
+    Thm 7.3 proves only smCE ≥ dCE_lower/5, so the proven guarantee for the "no" side needs ε₁/5 − 2ε₀ > 0
+    instead. """
     try:
         e0, e1 = float(eps0), float(eps1)
     except (TypeError, ValueError):
@@ -769,7 +802,8 @@ def smce_test(
         raise InputError(f"need 0 ≤ eps0 < eps1 ≤ 1; got eps0={eps0!r}, eps1={eps1!r}")
     a = e1 / 2 - 2 * e0
     if not a > 0:
-        raise InputError(f"seed 001 Thm 3 needs a = eps1/2 − 2·eps0 > 0 (eps1 > 4·eps0); got a = {a:g}")
+        raise InputError(f"the tolerant tester (Hu et al. 2024, Thm 3) needs a = eps1/2 − 2·eps0 > 0 "
+                         f"(eps1 > 4·eps0); got a = {a:g}")
     s = _sample(y_true, y_prob, target, class_index, "smce_test")
     _, value = _smce_solution(s)
     threshold = 2 * e0 + a / 2

@@ -1,4 +1,4 @@
-"""Binned ECE estimators (estimators.md §3) on mergeable per-bin sufficient statistics.
+"""Binned ECE estimators on mergeable per-bin sufficient statistics.
 
 Everything is computed in two steps:
 
@@ -7,8 +7,8 @@ Everything is computed in two steps:
    BinSums of disjoint chunks of data :meth:`BinSums.merge` into the BinSums of their union, so a
    distributed computation gives exactly the in-memory numbers.
 2. finalisers — plain functions of a BinSums: :func:`plugin_ece_l1`, :func:`plugin_ece_sq`,
-   :func:`debiased_ece_sq` (T^d, seed 000 eq. 6), :func:`unbiased_ece_sq` (T, seed 003 eq. 4),
-   :func:`kumar_ece_sq`, :func:`miscalibrated_variance` (σ̂₁², estimators.md §4 step 2),
+   :func:`debiased_ece_sq` (T^d, Lee et al. (2023), eq. 6), :func:`unbiased_ece_sq` (T, Sun et al. (2024),
+   eq. 4), :func:`kumar_ece_sq`, :func:`miscalibrated_variance` (σ̂₁², Sun et al. (2024), Algorithm 1),
    :func:`null_variance` (exact conditional Var₀(· | Z), §4 step 3) and :func:`reliability_rows`.
 
 The public estimators (:func:`binned_ece`, :func:`debiased_ece`, :func:`unbiased_ece`,
@@ -263,7 +263,7 @@ def _n(s: BinSums) -> int:
 
 
 def plugin_ece_l1(s: BinSums) -> float:
-    """Plug-in ℓ1 ECE Σ_b (N_b/n) ‖S_b/N_b‖₁ = (1/n) Σ_b ‖S_b‖₁ (estimators.md §3)."""
+    """Plug-in ℓ1 ECE Σ_b (N_b/n) ‖S_b/N_b‖₁ = (1/n) Σ_b ‖S_b‖₁."""
     return float(np.abs(s.resid_sum).sum() / _n(s))
 
 
@@ -276,28 +276,28 @@ def plugin_mce(s: BinSums) -> float:
 
 
 def plugin_ece_sq(s: BinSums) -> float:
-    """Plug-in ℓ2² ECE T^b = Σ_b (N_b/n) ‖S_b/N_b‖² (seed 000, Sec. 3)."""
+    """Plug-in ℓ2² ECE T^b = Σ_b (N_b/n) ‖S_b/N_b‖² (Lee et al. 2023, Sec. 3)."""
     return float((_s_sq(s) / s.count).sum() / _n(s))
 
 
 def debiased_ece_sq(s: BinSums) -> float:
-    """Debiased plug-in estimator T^d = (1/n) Σ_b (‖S_b‖² − Σ_j‖v_j‖²)/N_b (seed 000, eq. 6)
+    """Debiased plug-in estimator T^d = (1/n) Σ_b (‖S_b‖² − Σ_j‖v_j‖²)/N_b (Lee et al. 2023, eq. 6)
     = (1/n) Σ_b (1/N_b) Σ_{j≠l∈I_b} ⟨v_j, v_l⟩; mean zero under calibration, can be negative."""
     return float(((_s_sq(s) - s.resid_sq_sum) / s.count).sum() / _n(s))
 
 
 def unbiased_ece_sq(s: BinSums) -> float:
     """Within-bin unbiased estimator T = (1/n) Σ_{b: N_b≥2} (‖S_b‖² − Σ_j‖v_j‖²)/(N_b − 1)
-    (seed 003, eq. 4): unbiased for the binned ECE²_m = Σ_b P(B_b)‖E[V | Z∈B_b]‖²."""
+    (Sun et al. 2024, eq. 4): unbiased for the binned ECE²_m = Σ_b P(B_b)‖E[V | Z∈B_b]‖²."""
     big = s.count >= 2
     num = _s_sq(s)[big] - s.resid_sq_sum[big]
     return float((num / (s.count[big] - 1)).sum() / _n(s))
 
 
 def kumar_ece_sq(s: BinSums) -> float:
-    """Kumar et al.'s debiased ℓ2² ECE (seed 000, App. C.1): Σ_b (N_b/n) [(ȳ_b − z̄_b)² − ā_b(1−ā_b)/(N_b−1)]
-    with ā_b = ȳ_b the bin accuracy; bins with one point contribute 0 (as in Kumar et al.'s code).
-    Scalar predictions only."""
+    """Kumar et al.'s debiased ℓ2² ECE (Lee et al. 2023, App. C.1):
+    Σ_b (N_b/n) [(ȳ_b − z̄_b)² − ā_b(1−ā_b)/(N_b−1)] with ā_b = ȳ_b the bin accuracy; bins with one point
+    contribute 0 (as in Kumar et al.'s code).  Scalar predictions only."""
     if s.dim != 1:
         raise InputError("Kumar's debiased ECE is defined for scalar (binary / top-1) predictions")
     big = s.count >= 2
@@ -309,7 +309,7 @@ def kumar_ece_sq(s: BinSums) -> float:
 
 
 def miscalibrated_variance(s: BinSums) -> float:
-    """σ̂₁² = Σ_b p̂_b (4 ū_bᵀ M_b ū_b − 3‖ū_b‖⁴) − (Σ_b p̂_b ‖ū_b‖²)² (estimators.md §4 step 2), with
+    """σ̂₁² = Σ_b p̂_b (4 ū_bᵀ M_b ū_b − 3‖ū_b‖⁴) − (Σ_b p̂_b ‖ū_b‖²)² (Sun et al. (2024), Algorithm 1), with
     p̂_b = N_b/n, ū_b = S_b/N_b, M_b = O_b/N_b.  May be negative in finite samples (the standard error
     uses max(σ̂₁², 0))."""
     n = _n(s)
@@ -322,14 +322,14 @@ def miscalibrated_variance(s: BinSums) -> float:
 
 
 def null_variance(s: BinSums, statistic: Literal["unbiased", "debiased"] = "unbiased") -> float:
-    """Exact conditional null variance given the predictions (estimators.md §4 step 3).
+    """Exact conditional null variance given the predictions.
 
     Under calibration E[v | z] = 0 and Cov(v | z) = Σ(z), so for
     T_w = (1/n) Σ_b w_b Σ_{j≠l∈I_b} ⟨v_j, v_l⟩:
     Var₀(T_w | Z) = (2/n²) Σ_b w_b² (tr(C_b²) − D_b),
     using Σ_{j≠l} tr(Σ_jΣ_l) = tr((Σ_jΣ_j)²) − Σ_j tr(Σ_j²).
-    ``statistic="unbiased"``: w_b = 1/(N_b − 1) (seed 003's T, bins with N_b = 1 contribute 0);
-    ``"debiased"``: w_b = 1/N_b (T^d of seed 000, used by T-Cal's analytic test).
+    ``statistic="unbiased"``: w_b = 1/(N_b − 1) (Sun et al. (2024)'s T, bins with N_b = 1 contribute 0);
+    ``"debiased"``: w_b = 1/N_b (T^d of Lee et al. (2023), used by T-Cal's analytic test).
     """
     n = _n(s)
     cross = np.einsum("bac,bca->b", s.null_cov_sum, s.null_cov_sum) - s.null_cov_sq_trace
@@ -409,10 +409,50 @@ def binned_ece(
     y_true, y_prob=None, *, n_bins: int = 15, p: int = 1, scheme: str = "equal_width",
     target: TargetName = "auto", top_k: int = 1, class_index: int = 0,
 ) -> ECEResult:
-    """Plug-in binned ECE (estimators.md §3): p = 1 gives Σ_b (N_b/n)‖ȳ_b − z̄_b‖₁ (Guo et al.'s ECE with
-    15 equal-width bins); p = 2 gives the ℓ2 ECE √T^b, T^b = Σ_b (N_b/n)‖ȳ_b − z̄_b‖² (seed 000, Sec. 3);
-    p = "max" the maximum calibration error max_b ‖ȳ_b − z̄_b‖_∞ over non-empty bins (:func:`mce`).
-    Biased upwards for small bins; see :func:`debiased_ece` / :func:`unbiased_ece`."""
+    """Plug-in binned ECE: p = 1 gives Σ_b (N_b/n)‖ȳ_b − z̄_b‖₁ (Guo et al.'s ECE with
+    15 equal-width bins); p = 2 gives the ℓ2 ECE √T^b, T^b = Σ_b (N_b/n)‖ȳ_b − z̄_b‖² (Lee et al. 2023, Sec.
+    3); p = "max" the maximum calibration error max_b ‖ȳ_b − z̄_b‖_∞ over non-empty bins (:func:`mce`).
+    Biased upwards for small bins; see :func:`debiased_ece` / :func:`unbiased_ece`.
+
+    Parameters
+    ----------
+    y_true : array-like, (n,) or (n, K)
+        Labels: 0/1 for binary predictions, class indices 0..K−1 (or one-hot rows) for (n, K) ones.
+    y_prob : array-like, (n,) or (n, K)
+        Predicted P(y = 1), or one probability row per sample (rows sum to 1).
+    n_bins : int, default 15
+        Number of bins (per axis for vector targets).
+    p : {1, 2, "max"}, default 1
+        The norm: ℓ1 ECE, ℓ2 ECE, or the maximum calibration error.
+    scheme : {"equal_width", "equal_mass"}, default "equal_width"
+        Bin edges: equal widths, or equal numbers of predictions (ties never split).
+    target : {"auto", "binary", "top1", "classwise", "topk", "full"}, default "auto"
+        Which probabilities are checked ("auto": binary for 1-D input, top-1 confidence otherwise).
+    top_k, class_index : int
+        k of the ``topk`` target; the class of the ``classwise`` target.
+
+    Returns
+    -------
+    ECEResult
+        ``value`` (the ECE), ``n``, the bins used (``n_bins``, ``n_nonempty``, ``scheme``) and ``target``.
+
+    References
+    ----------
+    .. [1] C. Guo, G. Pleiss, Y. Sun and K. Q. Weinberger. On calibration of modern neural networks. *ICML*
+       2017.
+    .. [2] D. Lee, X. Huang, H. Hassani and E. Dobriban. T-Cal: An optimal test for the calibration of
+       predictive models. *Journal of Machine Learning Research* 24, 2023.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=2000)                            # predicted P(y = 1)
+    >>> y = (rng.uniform(size=2000) < p ** 1.5).astype(int)   # outcomes: the model is over-confident
+    >>> round(calviz.binned_ece(y, p, n_bins=10).value, 3)
+    0.1
+    """
     if p == 1:
         return _estimate(y_true, y_prob, plugin_ece_l1, "plugin_l1", False, n_bins=n_bins, scheme=scheme,
                          target=target, top_k=top_k, class_index=class_index, caller="binned_ece")
@@ -430,7 +470,7 @@ def debiased_ece(
     y_true, y_prob=None, *, n_bins: int = 15, scheme: str = "equal_width", target: TargetName = "auto",
     top_k: int = 1, class_index: int = 0,
 ) -> ECEResult:
-    """Debiased plug-in estimator T^d of ℓ2-ECE² (seed 000, eq. 6; T-Cal's statistic):
+    """Debiased plug-in estimator T^d of ℓ2-ECE² (Lee et al. 2023, eq. 6; T-Cal's statistic):
     T^d = (1/n) Σ_b (1/N_b) Σ_{j≠l∈I_b} ⟨v_j, v_l⟩, v = y − z.  Mean zero under calibration."""
     return _estimate(y_true, y_prob, debiased_ece_sq, "debiased_l2_sq", True, n_bins=n_bins, scheme=scheme,
                      target=target, top_k=top_k, class_index=class_index, caller="debiased_ece")
@@ -441,7 +481,7 @@ def unbiased_ece(
     y_true, y_prob=None, *, n_bins: int = 15, scheme: str = "equal_width", target: TargetName = "auto",
     top_k: int = 1, class_index: int = 0,
 ) -> ECEResult:
-    """Within-bin unbiased estimator of the binned ℓ2-ECE² (seed 003, eq. 4):
+    """Within-bin unbiased estimator of the binned ℓ2-ECE² (Sun et al. 2024, eq. 4):
     T = (1/n) Σ_{b: N_b≥2} (1/(N_b − 1)) Σ_{j≠l∈I_b} ⟨v_j, v_l⟩."""
     return _estimate(y_true, y_prob, unbiased_ece_sq, "unbiased_l2_sq", True, n_bins=n_bins, scheme=scheme,
                      target=target, top_k=top_k, class_index=class_index, caller="unbiased_ece")
@@ -452,8 +492,8 @@ def kumar_debiased_ece(
     y_true, y_prob=None, *, n_bins: int = 15, scheme: str = "distinct", target: TargetName = "auto",
     class_index: int = 0,
 ) -> ECEResult:
-    """Kumar et al. (2019) debiased ℓ2-ECE² for discrete predictors (seed 000, App. C.1): by default one
-    bin per distinct predicted value; Σ_b (N_b/n)[(ȳ_b − z̄_b)² − ā_b(1 − ā_b)/(N_b − 1)]."""
+    """Kumar et al. (2019) debiased ℓ2-ECE² for discrete predictors (Lee et al. 2023, App. C.1): by default
+    one bin per distinct predicted value; Σ_b (N_b/n)[(ȳ_b − z̄_b)² − ā_b(1 − ā_b)/(N_b − 1)]."""
     return _estimate(y_true, y_prob, kumar_ece_sq, "kumar_l2_sq", True, n_bins=n_bins, scheme=scheme,
                      target=target, top_k=1, class_index=class_index, caller="kumar_debiased_ece")
 

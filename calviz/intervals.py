@@ -1,7 +1,7 @@
-"""Confidence interval for the ℓ2 ECE (seed 003; the algorithm of estimators.md §4, which is the
+"""Confidence interval for the ℓ2 ECE (Sun, Chaudhari, Barnett and Dobriban, 2024, Algorithm 1, which is the
 authority because the paper's formulas were lost in the seed text).
 
-With the within-bin unbiased statistic T (seed 003 eq. 4), the mis-calibrated-regime variance σ̂₁²
+With the within-bin unbiased statistic T (Sun et al. 2024, eq. 4), the mis-calibrated-regime variance σ̂₁²
 (s = √(max(σ̂₁², 0)/n)) and the exact conditional null sd sd₀ = √Var₀(T | Z), z₁ = Φ⁻¹(1 − α),
 z₂ = Φ⁻¹(1 − α/2) and T₊ = max(T, 0):
 
@@ -86,7 +86,8 @@ class ECEInterval(HasInterval, ResultMixin):
 
 
 def _interval(T: float, s: float, sd0: float, alpha: float) -> tuple[float, float, str]:
-    """(L, U, regime) of estimators.md §4 step 4 on the ECE² scale (before clipping to the range)."""
+    """(L, U, regime) of the interval's case rule (Sun et al. 2024, Algorithm 1) on the ECE² scale (before
+    clipping to the range)."""
     z1 = float(stats.norm.ppf(1.0 - alpha))
     z2 = float(stats.norm.ppf(1.0 - alpha / 2.0))
     t = max(T, 0.0)
@@ -112,7 +113,8 @@ def interval_from_sums(
     sums: BinSums, alpha: float = INTERVAL_ALPHA, *, n_bins: int = 0, target: str = "binary",
     n_classes: int | None = None,
 ) -> ECEInterval:
-    """The asymptotic seed-003 interval from per-bin sums (in-memory and distributed use the same code).
+    """The asymptotic interval of Sun et al. (2024) from per-bin sums (in-memory and distributed use the
+    same code).
 
     ``n_bins`` (a non-negative integer) is only recorded in the result (bins per axis).  Both ends are
     clipped to the parameter's range, ECE² ∈ [0, 1] for a scalar target and [0, 2] for a vector."""
@@ -146,17 +148,59 @@ def ece_interval(
     target: str = "auto", class_index: int = 0,
 ) -> ECEInterval:
     """1 − α confidence interval for the binned ℓ2 ECE with m = ``n_bins`` equal-width bins per axis
-    (seed 003; estimators.md §4).
+    (Sun et al. 2024, Algorithm 1).
 
     1-D binary input targets P(y = 1); (n, K) input targets top-1-to-k calibration with ``top_k``
     (k = 1: confidence, k = K: full), binned on the cubic grid of the sorted top-k vector.
     ``method="asymptotic"``: the three-regime interval above (no resampling).  ``method="bootstrap"``:
     the percentile bootstrap of T resampling (z, y) pairs ``n_resamples`` times (reproducible with
-    ``seed``), clipped at 0 on the ECE² scale — the baseline seed 003 shows to under-cover.  Interval
+    ``seed``), clipped at 0 on the ECE² scale — the baseline Sun et al. (2024) shows to under-cover.  Interval
     ends lie in the parameter's range (ECE² ≤ 1 for a scalar target, ≤ 2 for a vector).
 
     Cost of the bootstrap: ``n_resamples`` × n × k ≤ ``BOOTSTRAP_WORK_BUDGET``; above it fewer
     resamples are drawn and ``regime`` says how many.
+
+    Parameters
+    ----------
+    y_true, y_prob : array-like
+        Labels and predicted probabilities, as for :func:`calviz.binned_ece`.
+    n_bins : int, default 15
+        Equal-width bins per axis.
+    alpha : float, default 0.1
+        The interval has confidence 1 − α.
+    top_k : int, default 1
+        k of the top-1-to-k target for (n, K) input.
+    method : {"asymptotic", "bootstrap"}, default "asymptotic"
+        The interval of Sun et al. [1]_ (no resampling), or the percentile bootstrap of the same statistic.
+    n_resamples : int, default 1000
+        Bootstrap resamples.
+    seed : int, numpy Generator or None
+        Seed of the bootstrap.
+    target, class_index
+        As for :func:`calviz.binned_ece`.
+
+    Returns
+    -------
+    ECEInterval
+        ``estimate`` = √max(T, 0), ``low``, ``high`` (the ℓ2-ECE scale) and the same on the squared scale
+        (``estimate_sq``, ``low_sq``, ``high_sq``), ``level``, ``regime`` (which case set the lower end),
+        the standard errors and the bins.
+
+    References
+    ----------
+    .. [1] Y. Sun, P. Chaudhari, I. J. Barnett and E. Dobriban. A confidence interval for the expected
+       calibration error. 2024.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=2000)                            # predicted P(y = 1)
+    >>> y = (rng.uniform(size=2000) < p ** 1.5).astype(int)   # outcomes: the model is over-confident
+    >>> ci = calviz.ece_interval(y, p, n_bins=10, alpha=0.1)
+    >>> round(ci.estimate, 3), round(ci.low, 3), round(ci.high, 3), ci.level
+    (0.11, 0.091, 0.125, 0.9)
     """
     m = check_n_bins(n_bins)
     if target == "full":

@@ -59,14 +59,16 @@ def read_predictions(
     correct: str = "correct",
     renormalize: bool = False,
     max_bytes: int | None = DEFAULT_MAX_BYTES,
+    logits: bool = False,
 ) -> CalibrationData:
     """Read and validate predictions from a path, ``bytes`` or a binary file-like object.
 
     ``format`` is ``"csv"``, ``"parquet"``, ``"npz"`` or ``"npy"``; by default it comes from the file
     extension (``.csv/.txt/.tsv``, ``.parquet/.pq``, ``.npz``, ``.npy``), else from the first bytes.
     Column / array names are configurable (see the module docstring for the layouts).
-    ``renormalize=True`` rescales multiclass rows to sum to 1.  ``max_bytes`` (``None``: no limit)
-    bounds the file size and the uncompressed size of NPZ arrays / Parquet columns.
+    ``renormalize=True`` rescales multiclass rows to sum to 1; ``logits=True`` reads the probability
+    columns as logits (a stable softmax per row, a sigmoid for one column).  ``max_bytes`` (``None``: no
+    limit) bounds the file size and the uncompressed size of NPZ arrays / Parquet columns.
     """
     names = {
         "y_true": y_true,
@@ -80,7 +82,7 @@ def read_predictions(
     names["_label"] = label
     try:
         y, p, columns = _READERS[fmt](raw, names, max_bytes)
-        return _validate(y, p, columns, renormalize)
+        return _validate(y, p, columns, renormalize, logits)
     except InputError as exc:
         raise InputError(f"{label}: {exc}") from None
 
@@ -97,6 +99,7 @@ def read_predictions_bytes(
     correct: str = "correct",
     renormalize: bool = False,
     max_bytes: int | None = DEFAULT_MAX_BYTES,
+    logits: bool = False,
 ) -> CalibrationData:
     """:func:`read_predictions` for an upload: the file's bytes and its name (the name selects the
     format by extension and prefixes every error message)."""
@@ -114,6 +117,7 @@ def read_predictions_bytes(
         correct=correct,
         renormalize=renormalize,
         max_bytes=max_bytes,
+        logits=logits,
     )
 
 
@@ -480,11 +484,11 @@ def _numeric_column(frame, name: str, header_lines) -> np.ndarray:
     return arr
 
 
-def _validate(y, p, columns, renormalize) -> CalibrationData:
+def _validate(y, p, columns, renormalize, logits=False) -> CalibrationData:
     """as_calibration_data, with messages naming the file's columns instead of y_true / y_prob and
     positions in the probability matrix."""
     try:
-        return as_calibration_data(y, p, renormalize=renormalize)
+        return as_calibration_data(y, p, renormalize=renormalize, logits=logits)
     except InputError as exc:
         message = str(exc)
         prob_cols = columns["y_prob"]

@@ -6,7 +6,9 @@ placeholder when its main result is missing, so a dashboard or report never brea
 is absent.
 
 Colours are shared by all views: :data:`CALIBRATED` (teal) for "consistent with calibration / not
-rejected", :data:`MISCALIBRATED` (crimson) for "miscalibrated / rejected".
+rejected", :data:`MISCALIBRATED` (crimson) for "miscalibrated / rejected", :data:`ESTIMATE` (dark slate)
+for a size that is not a test (the implied interval for the distance to calibration, which describes
+the sample and is above 0 even for a calibrated model).
 """
 
 from __future__ import annotations
@@ -41,6 +43,16 @@ MISCALIBRATED = "#c8102e"  # crimson
 NEUTRAL = "#5b6470"  # slate: diagonal, reference lines
 ACCENT = "#3a6fb0"  # blue: smooth curve, bootstrap
 HIST = "#9aa5b1"
+ESTIMATE = "#34495e"  # dark slate: a size, not a test decision
+
+
+def readable_ticks():
+    """A Bokeh tick formatter for linear axes that never switches to scientific notation ("0.007", not
+    "7.000e-3"; a tick at a rounding residue such as 1e-18 would otherwise turn every label into
+    "0.000e+0")."""
+    from bokeh.models import BasicTickFormatter
+
+    return BasicTickFormatter(use_scientific=False)
 
 _FONT = {"title": "11pt", "labels": "10pt", "xticks": "9pt", "yticks": "9pt"}
 _TOOLS = ["hover"]
@@ -57,6 +69,59 @@ def _ensure_backend() -> None:
     if not _BACKEND_LOADED:
         hv.extension("bokeh", logo=False, inline=True)  # in a notebook: BokehJS inline, no CDN
         _BACKEND_LOADED = True
+
+
+#: view name → (what the view shows, in one plain sentence; the mathematics behind it, for a tooltip or a
+#: "more" link).  The app's cards and the report's sections both read these.
+VIEW_EXPLANATIONS = {
+    "reliability": (
+        "How often the model is right, against how sure it says it is: a calibrated model's bars follow "
+        "the dashed diagonal.",
+        "Per bin b: mean predicted probability z̄_b (x) and observed frequency ȳ_b (y), with a per-bin "
+        "interval at level 1 − α. Blue: a kernel regression of y on the prediction (SmoothECE, Błasiok and "
+        "Nakkiran 2023) with a pointwise band. Red panel: the witness w(v) of the smooth calibration error "
+        "smCE = max over 1-Lipschitz w: [0, 1] → [−1, 1] of E[(y − v) w(v)] (Błasiok, Gopalan, Hu and "
+        "Nakkiran 2023, Def. 7.2): it is near ±1 where outcomes are above or below the predictions.",
+    ),
+    "tcal": (
+        "A test of \"the model is calibrated\": it compares the calibration error measured with 2, 4, 8, … "
+        "bins against what chance alone would give, and rejects if any bin count shows too much error.",
+        "Adaptive T-Cal (Lee, Huang, Hassani and Dobriban, JMLR 2023, eq. 7 and Algorithm 2): at each "
+        "dyadic scale m = 2^b the debiased estimator T^d of ℓ2-ECE² (their eq. 6, the plug-in estimator "
+        "minus its bias) is compared with its critical value at level α/B (Bonferroni over B scales); "
+        "critical values are analytic (scaled chi-square), or from resampling labels from the predictions "
+        "(Y-only or consistency resampling, their App. C.3).",
+    ),
+    "interval": (
+        "How large the calibration error is, with a confidence interval: an interval that excludes 0 "
+        "means the model is miscalibrated.",
+        "The ℓ2 expected calibration error with m equal-width bins, estimated by the within-bin unbiased "
+        "statistic T (Sun, Chaudhari, Barnett and Dobriban 2024, eq. 4). Its interval (their Algorithm 1) "
+        "is asymptotically valid: with z₁ = Φ⁻¹(1 − α), z₂ = Φ⁻¹(1 − α/2), T₊ = max(T, 0) and standard error "
+        "s, the upper end is T₊ + z₂ s and the lower end T₊ − z₂ s, T₊/2 or max(T₊ − z₁ s, 0) depending on "
+        "T₊/s, and 0 when T₊ is below z₁ times the exact null standard deviation. Beside it: the percentile "
+        "bootstrap of the same statistic T.",
+    ),
+    "distance": (
+        "How far the predictions are from the nearest perfectly calibrated ones, bounded from below and "
+        "above by several calibration measures.",
+        "The distance to calibration dCE (Błasiok, Gopalan, Hu and Nakkiran, STOC 2023) is the smallest "
+        "expected change of the predictions that makes them calibrated. It is bounded by measures computed "
+        "from the sample: the lower distance dCE_lower (a linear program, their Lemma 7.10), the smooth "
+        "calibration error smCE (dCE_lower/5 ≤ smCE ≤ 2·dCE_lower, their Thm 7.3; computed in nearly-linear "
+        "time as in Hu, Jambulapati, Tian and Yang 2024), the interval calibration error SintCE "
+        "(SintCE ≤ 6√dCE_lower, their Thm 6.11), the Laplace-kernel calibration error kCE (Sec. 8) and the "
+        "binned ECE plus the bin width (≥ dCE, eq. (5) and Thm 6.2).",
+    ),
+    "classical": (
+        "Older calibration tests and error measures, for comparison with T-Cal.",
+        "Spiegelhalter's z-test (1986), Hosmer and Lemeshow's χ² test (1980), Cox's logistic recalibration "
+        "test (1958) and the Kolmogorov-Smirnov and Kuiper tests of cumulative differences (Arrieta-Ibarra "
+        "et al. 2022), all asymptotic and conditional on the predictions. MCE: the largest gap between "
+        "observed frequency and mean prediction over equal-width bins; ACE: the average gap over "
+        "equal-mass bins.",
+    ),
+}
 
 
 def _arr(value) -> np.ndarray:
@@ -147,6 +212,11 @@ def _frequency_axes(title: str, height: int, **legend):
     return hv.opts.Overlay(title=title, xlim=(0, 1), ylim=(-0.02, 1.02), xlabel="",
                            ylabel="observed frequency", height=height, responsive=True, show_legend=True,
                            fontsize=_FONT, min_width=300, **legend)
+
+
+#: a legend in rows above the axes: small labels with room between entries (so they never run together)
+_LEGEND_OPTS = {"label_text_font_size": "8pt", "spacing": 14, "padding": 2, "margin": 0,
+                "label_height": 12, "glyph_height": 12, "glyph_width": 18, "label_standoff": 4}
 
 
 #: hover lines of one reliability bin (bars and rank markers carry these columns)
@@ -298,7 +368,9 @@ def reliability_elements(
         color=ACCENT, line_width=2
     )
     main = (bars * diagonal * errs * marks * band * smooth_curve).opts(
-        _frequency_axes(title or scalar_reliability_title(reliability), height, legend_position="top_left")
+        # legend above the axes, never over bars or band (an under-confident model fills the top left)
+        _frequency_axes(title or scalar_reliability_title(reliability), height, legend_position="top",
+                        legend_cols=2, legend_opts=_LEGEND_OPTS)
     )
     # distinct y dimension names: the histogram's count axis must not be linked to the frequency axis
     hist = hv.Rectangles(hist_table(b), kdims=["x0", "c0", "x1", "c1"], vdims=["count"]).opts(
@@ -500,8 +572,7 @@ def rank_reliability_elements(
             legend_position="top",
             legend_cols=min(max(len(panels), 1), 5),
             legend_limit=10_000,  # HoloViews hides legends of overlays with many layers (3 per rank)
-            legend_opts={"label_text_font_size": "8pt", "spacing": 0, "padding": 2, "margin": 0,
-                         "label_height": 12, "glyph_height": 12, "label_standoff": 3},
+            legend_opts=_LEGEND_OPTS,
         )
     )
     hist = hv.Overlay(hists).opts(
@@ -658,7 +729,7 @@ def tcal_verdict(tcal) -> tuple[str, str]:
         decision = "UNDECIDED"
     else:
         decision = "REJECT" if bool(tcal.reject) else "not rejected"
-    return f"{decision} · p{p} ({tcal.method})", tcal_caption(tcal)
+    return f"{decision} · p{p} ({method_name(tcal.method)})", tcal_caption(tcal)
 
 
 def tcal_caption(tcal) -> str:
@@ -672,7 +743,7 @@ def tcal_caption(tcal) -> str:
     alpha_txt = f" at α = {float(alpha):g}" if alpha is not None else ""
     p_txt = format_pvalue(p)
     p_txt = p_txt if p_txt.startswith("<") else f"= {p_txt}"
-    text = f"T-Cal ({method}): {_tcal_decision(tcal)}{alpha_txt}; adjusted p {p_txt}"
+    text = f"T-Cal ({method_name(method)}): {_tcal_decision(tcal)}{alpha_txt}; adjusted p {p_txt}"
     resamples = tcal.n_resamples or 0
     interval = tcal.pvalue_interval
     if interval is not None and resamples and method in ("y_only", "consistency"):
@@ -682,11 +753,45 @@ def tcal_caption(tcal) -> str:
         risk = tcal.resampling_risk
         if tcal.max_resamples:
             text += f"; decision settled with resampling risk ≤ {float(risk):g}" if (
-                tcal.decision != "undecided") else "; raise the cap (max_resamples) to settle"
+                tcal.decision != "undecided") else "; raise the number of resamples to settle"
         text += ")"
     elif method in ("y_only", "consistency") and not resamples and tcal.decision == "reject":
         text += " (settled without resampling: Cantelli bound)"
     return text
+
+
+#: how T-Cal's critical values were obtained, in words (the result's ``method`` field → display name)
+METHOD_NAMES = {
+    "analytic": "analytic critical values",
+    "y_only": "Y-only resampling",
+    "consistency": "consistency resampling",
+    "threshold": "Chebyshev thresholds",
+}
+
+
+def method_name(method) -> str:
+    """The display name of a T-Cal ``method`` ("y_only" → "Y-only resampling"); unknown ones as given."""
+    return METHOD_NAMES.get(str(method), str(method).replace("_", " "))
+
+
+#: what each view's marks mean (a caption under the figure)
+GLYPHS = {
+    "reliability": (
+        "Bars: observed frequency per bin, crimson where the bin's interval misses the diagonal, teal where "
+        "it covers it; whiskers: per-bin intervals; dashed: the diagonal (perfect calibration); blue: the "
+        "smooth curve and its band; grey, below: how many predictions fall in each bin; red, bottom: the "
+        "witness w(v), far from 0 where the observed frequency is above (w > 0) or below (w < 0) the "
+        "prediction."
+    ),
+    "tcal": (
+        "Solid line: the statistic at each number of bins; dashed: its critical value; dots crimson where "
+        "the statistic reaches the critical value (that bin count rejects), teal where it does not."
+    ),
+    "interval": (
+        "Bars: the intervals (crimson when they exclude 0, teal when they include it); white dots: the "
+        "point estimate; grey line: 0."
+    ),
+}
 
 
 def _fmt_interval_end(x: float) -> str:
@@ -787,6 +892,7 @@ def tcal_plot(tcal, *, title: str | None = None, height: int = 330, pending: str
                 logx=not discrete,
                 xlabel=tcal_xlabel(discrete),
                 ylabel="debiased ECE² statistic",
+                yformatter=readable_ticks(),
                 height=height,
                 responsive=True,
                 show_legend=False,  # solid = statistic, dashed = critical value: said in the caption
@@ -803,7 +909,9 @@ def tcal_plot(tcal, *, title: str | None = None, height: int = 330, pending: str
 
 
 def interval_caption(interval) -> str:
-    """The regime of the seed-003 interval (which rule set the lower end) explained in one line."""
+    """The interval in words: what it says about calibration (and why the lower end is where it is),
+    and why the bootstrap row may not contain the point estimate — plain sentences, no formulas (the
+    case rule is :func:`interval_details`)."""
     if interval is None:
         return "ECE interval not available"
     regime = str(interval.regime or "")
@@ -813,15 +921,16 @@ def interval_caption(interval) -> str:
     head = f"{level_txt}interval for the ℓ2-ECE: [{_fmt(low)}, {_fmt(high)}]. "
     kind = regime.split(":", 1)[0].strip().lower()
     explain = {
-        "calibrated": "Regime: calibrated-looking — the statistic is below z₁ × its exact null sd, so the "
-        "lower end is 0: the data are consistent with a calibrated model.",
-        "far": "Regime: clearly miscalibrated — T₊ ≥ 2 z₂ s, so the interval is the symmetric T₊ ± z₂ s.",
-        "middle": "Regime: miscalibrated, moderate — 2 z₁ s ≤ T₊ < 2 z₂ s, so the lower end is T₊/2.",
-        "near": "Regime: close to calibrated — T₊ < 2 z₁ s, so the lower end is max(T₊ − z₁ s, 0).",
+        "calibrated": "Consistent with calibration: the estimate is within the noise of a calibrated "
+        "model, so the interval starts at 0.",
+        "far": "Clearly miscalibrated: the estimate is far from 0, so the interval is centred on it.",
+        "middle": "Miscalibrated: the estimate is moderately far from 0; the interval starts at half of it "
+        "(on the squared scale).",
+        "near": "Close to calibrated: the interval starts one margin below the estimate, or at 0.",
     }.get(kind)
     if explain is None:
         explain = (
-            f"Regime: {regime}."
+            f"{regime}."
             if regime
             else (
                 "Excludes 0: miscalibrated."
@@ -829,7 +938,27 @@ def interval_caption(interval) -> str:
                 else "Includes 0: consistent with calibration."
             )
         )
-    return head + explain
+    return head + explain + " " + BOOTSTRAP_NOTE
+
+
+#: why the percentile-bootstrap row can lie beside (not around) the point estimate, in one sentence
+BOOTSTRAP_NOTE = (
+    "The bootstrap row resamples (prediction, label) pairs of the same statistic; repeated rows in a bin "
+    "inflate it, so with few rows per bin its interval can lie above the point estimate."
+)
+
+
+def interval_details(interval) -> str:
+    """The case rule that set the interval's lower end, as a formula (for a tooltip or "more")."""
+    regime = str(getattr(interval, "regime", "") or "")
+    kind = regime.split(":", 1)[0].strip().lower()
+    rule = {
+        "calibrated": "T₊ < z₁ × the exact null sd of T, so the lower end is 0.",
+        "far": "T₊ ≥ 2 z₂ s, so the interval is T₊ ± z₂ s.",
+        "middle": "2 z₁ s ≤ T₊ < 2 z₂ s, so the lower end is T₊/2.",
+        "near": "T₊ < 2 z₁ s, so the lower end is max(T₊ − z₁ s, 0).",
+    }.get(kind, "")
+    return (f"{rule} " if rule else "") + VIEW_EXPLANATIONS["interval"][1]
 
 
 INTERVAL_TOOLTIPS = (
@@ -846,7 +975,7 @@ def interval_frame(interval, bootstrap=None) -> dict:
     of Sun, Chaudhari, Barnett & Dobriban (2024); row 0: the percentile bootstrap, NaN while it is
     computed) — estimate, interval, their squares, method, colour (crimson when the interval excludes
     0) — and ``xlim``."""
-    rows = [("seed 003 (asymptotic)", interval), ("percentile bootstrap", bootstrap)]
+    rows = [("asymptotic (Sun et al. 2024)", interval), ("percentile bootstrap", bootstrap)]
     cols = {k: [] for k in ("estimate", "low", "high", "estimate_sq", "low_sq", "high_sq", "method", "color")}
     for name, res in rows:
         cols["method"].append(name)
@@ -875,9 +1004,10 @@ def interval_title(interval) -> str:
 def interval_plot(
     interval, bootstrap=None, *, title: str | None = None, height: int = 330, pending: str | None = None
 ) -> hv.Overlay:
-    """Point estimate and confidence interval for the ℓ2-ECE: seed 003's interval beside the bootstrap.
+    """Point estimate and confidence interval for the ℓ2-ECE, asymptotic and bootstrap.
 
-    Two rows, always: seed 003 (asymptotic, exact conditional null variance) and the percentile
+    Two rows, always: the asymptotic interval of Sun, Chaudhari, Barnett and Dobriban (2024; exact
+    conditional null variance) and the percentile
     bootstrap (empty while it is computed); x = ECE.  Crimson when the interval excludes 0
     (miscalibrated regime), teal otherwise; hover shows the ECE² numbers too."""
     _ensure_backend()
@@ -903,6 +1033,7 @@ def interval_plot(
             hv.opts.Overlay(
                 title=title or head,
                 xlabel="ℓ2 expected calibration error",
+                xformatter=readable_ticks(),
                 ylabel="",
                 yticks=[(float(y), n) for y, n in zip(ys, names, strict=True)],
                 ylim=(-0.6, 1.6),
@@ -931,6 +1062,11 @@ _MEASURE_LABELS = {
     "binned_ece": "binnedECE (ℓ1)",
     "intce": "intCE",
 }
+
+
+def measure_label(key) -> str:
+    """The display name of a distance measure's key ("lower_dce" → "dCE_lower (LP)")."""
+    return _MEASURE_LABELS.get(str(key).lower(), str(key))
 
 
 def distance_measures(bounds) -> list[dict]:
@@ -997,15 +1133,18 @@ def _bound_text(bound) -> str:
 
 
 def distance_caption(bounds) -> str:
-    """The empirical-distribution caveat and the Gaussian-kernel note, in one short paragraph."""
+    """The glyphs, the empirical-distribution caveat and the kernel note, in one short paragraph."""
     lower, upper = (bounds.lower, bounds.upper) if bounds is not None else (None, None)
     txt = ""
     if lower is not None and upper is not None:
         txt = f"Implied interval for the distance to calibration dCE: [{_fmt(lower)}, {_fmt(upper)}]. "
     return txt + (
-        "All measures describe the empirical distribution of this sample (not the population). "
-        "kCE uses the Laplace kernel with bandwidth 1 (the bandwidth control sets the smooth curve only): "
-        "a Gaussian kernel would not be consistent (Błasiok et al. 2023, Thm 8.6)."
+        "Blue dots: each measure's value; dark bar (bottom row): the interval for dCE they imply (hover for "
+        "the inequality behind each end). All measures describe this sample (its empirical distribution), "
+        "not the population, so the "
+        "bar stays above 0 even for a calibrated model: T-Cal and the ECE interval say whether the error "
+        "is real. kCE uses the Laplace kernel with bandwidth 1 (the bandwidth control sets the smooth "
+        "curve only): a Gaussian kernel would not be consistent (Błasiok et al. 2023, Thm 8.6)."
     )
 
 
@@ -1029,7 +1168,7 @@ DISTANCE_BAND_TOOLTIPS = (
 def distance_frame(bounds) -> dict:
     """The drawing data of the distance view: ``table`` (one row per measure: value, row position, name,
     the inequality behind it and what it implies; NaN rows of the usual measures while computing),
-    ``band`` (the implied dCE interval at row 0, crimson when it excludes 0, with the bound behind each
+    ``band`` (the implied dCE interval at row 0, in :data:`ESTIMATE` colour, with the bound behind each
     end), ``yticks`` (row → name), ``xlim``, ``ylim``."""
     rows = distance_measures(bounds) if bounds is not None else []
     if not rows:  # same layers and rows as a real result, empty
@@ -1058,7 +1197,9 @@ def distance_frame(bounds) -> dict:
         "high": [hi],
         "lower_from": [_bound_text(bounds.lower_bound if bounds is not None else "")],
         "upper_from": [_bound_text(bounds.upper_bound if bounds is not None else "")],
-        "color": [MISCALIBRATED if lo > 0 else CALIBRATED],
+        # a size, not a decision: the empirical distribution is almost never exactly calibrated, so the
+        # interval excludes 0 even for a calibrated model — crimson would always "reject"
+        "color": [ESTIMATE],
     }
     finite = [v for v in [*values, lo, hi] if np.isfinite(v)]
     vmax = max(finite) if finite else 0.1  # empty (still computing): a readable default axis
@@ -1075,7 +1216,7 @@ def distance_plot(bounds, *, title: str | None = None, height: int = 330) -> hv.
     """Every distance-to-calibration measure on one axis, and the implied interval for dCE.
 
     Hover shows the inequality (paper, theorem) behind each measure's contribution to the bounds, and
-    for the implied interval the bound that produced each end.  Crimson when the interval excludes 0."""
+    for the implied interval the bound that produced each end (dark slate: a size, not a test)."""
     _ensure_backend()
     from bokeh.models import HoverTool
 
@@ -1108,6 +1249,7 @@ def distance_plot(bounds, *, title: str | None = None, height: int = 330) -> hv.
             hv.opts.Overlay(
                 title=title or default,
                 xlabel="calibration error",
+                xformatter=readable_ticks(),
                 ylabel="",
                 yticks=frame["yticks"],
                 ylim=frame["ylim"],

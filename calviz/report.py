@@ -45,6 +45,9 @@ section { background: white; border: 1px solid #e1e5ea; border-radius: 6px; padd
           margin: 14px 0; }
 h2 { font-size: 17px; margin: 0 0 8px; }
 .caption { font-size: 13px; color: #3e4c59; margin: 6px 0 0; }
+.explain { font-size: 14px; color: #1f2933; margin: 0 0 6px; }
+.explain details { display: inline; font-size: 12px; color: #52606d; }
+.explain summary { display: inline; cursor: pointer; color: #3a6fb0; }
 .verdicts { display: grid; grid-template-columns: repeat(3, 1fr); gap: 12px; }
 .verdict { border-left: 5px solid #5b6470; padding: 8px 12px; background: #f7f8fa; font-size: 13px; }
 .verdict b { display: block; font-size: 14px; margin-bottom: 2px; }
@@ -105,7 +108,8 @@ def _verdicts(result: Analysis) -> str:
         lower, upper = bounds.lower, bounds.upper
         head = (f"distance to calibration in [{_fmt(lower)}, {_fmt(upper)}]" if lower is not None
                 else "distance-to-calibration measures")
-        boxes.append((("reject" if (lower or 0) > 0 else "accept"), head, distance_caption(bounds)))
+        # neutral: a size, not a test (the sample's distance is above 0 even for a calibrated model)
+        boxes.append(("", head, distance_caption(bounds)))
     else:
         boxes.append(("", "distance bounds not available", result.errors.get("distance", "")))
     return "".join(
@@ -132,17 +136,93 @@ def _figures(result: Analysis) -> dict:
 
 
 def _captions(result: Analysis) -> dict:
-    """view name -> a line under the plot (today: what a per-rank / per-class reliability view shows)."""
+    """view name -> the caption under its figure: what the marks mean and what this result says."""
     from calviz import plots
 
     rel = result.reliability
-    if not plots.is_multi(rel):
-        return {}
-    text = plots.reliability_caption(rel) + (
-        " The smooth curve and the smCE witness are defined for scalar predictions and are omitted for"
-        f" the {rel.target} target; the distance bounds (section 4) use the top-1 reduction."
-    )
-    return {"reliability": text}
+    tcal = result.tcal_resampled if result.tcal_resampled is not None else result.tcal
+    if plots.is_multi(rel):
+        reliability = plots.reliability_caption(rel) + (
+            " The smooth curve and the smCE witness are defined for scalar predictions and are omitted for"
+            f" the {rel.target} target; the distance bounds (section 4) use the top-1"
+            " reduction."
+        )
+    else:
+        reliability = plots.GLYPHS["reliability"]
+    return {
+        "reliability": reliability,
+        "tcal": f"{plots.tcal_caption(tcal)}. {plots.GLYPHS['tcal']}",
+        "interval": f"{plots.interval_caption(result.interval)} {plots.GLYPHS['interval']}",
+        "distance": plots.distance_caption(result.distance),
+    }
+
+
+def _explanation(name: str) -> str:
+    """One plain sentence on what the view shows, with the mathematics behind a "more" toggle."""
+    from calviz.plots import VIEW_EXPLANATIONS
+
+    sentence, maths = VIEW_EXPLANATIONS[name]
+    return (f'<div class="explain">{html.escape(sentence)} <details><summary>more</summary> '
+            f"{html.escape(maths)}</details></div>")
+
+
+#: report labels of the analysis options (the API keyword → what it means)
+PARAMETER_NAMES = {
+    "target": "calibration target",
+    "class_index": "class (classwise target)",
+    "top_k": "k (top-1-to-k target)",
+    "n": "sample size",
+    "scheme": "binning",
+    "n_bins": "bins",
+    "kernel": "smooth-curve kernel",
+    "bandwidth": "smooth-curve bandwidth",
+    "alpha": "level α",
+    "resampling": "T-Cal critical values",
+    "n_resamples": "resamples",
+    "seed": "random seed",
+}
+
+
+#: report labels of the computations timed in "Compute time"
+_TIMING_NAMES = {
+    "reliability": "reliability diagram",
+    "smooth": "smooth curve",
+    "tcal": "T-Cal (analytic)",
+    "tcal_resampled": "T-Cal (resampled)",
+    "interval": "ECE interval",
+    "bootstrap": "bootstrap interval",
+    "distance": "distance bounds",
+    "classical": "other tests",
+}
+
+
+def parameter_rows(options) -> list[tuple[str, str]]:
+    """(label, value) of every option that applies, in words: ``None`` says what it means ("all rows",
+    "automatic"), and ``class_index`` / ``top_k`` appear only for the target that reads them."""
+    from calviz.plots import method_name
+
+    values = options.to_dict()
+    shown = {
+        "n": "all rows" if values["n"] is None else f"uniform subsample of {values['n']:,} rows",
+        "bandwidth": "automatic" if values["bandwidth"] is None else f"{values['bandwidth']:g}",
+        "scheme": str(values["scheme"]).replace("_", "-"),
+        "kernel": str(values["kernel"]).replace("_", " "),
+        "resampling": method_name(values["resampling"]),
+    }
+    skip = {"class_index"} if values["target"] != "classwise" else set()
+    skip |= {"top_k"} if values["target"] != "topk" else set()
+    return [(PARAMETER_NAMES.get(key, key.replace("_", " ")), str(shown.get(key, value)))
+            for key, value in values.items() if key not in skip]
+
+
+def source_name(source: str | None) -> str:
+    """What the report says its data came from: a file's base name (never the directories above it,
+    which may say more about the machine than the data), ``dataset:NAME`` or an app dataset as given."""
+    if not source:
+        return "arrays passed in Python"
+    if source.startswith("dataset:") or ("/" not in source and "\\" not in source):
+        return source
+    return Path(source).name or source
 
 
 def _bokeh_models(figures: dict) -> dict:
@@ -179,7 +259,7 @@ def _classical_section(classical) -> str:
 
     if classical is None:
         return ""
-    head = "<section><h2>5. Other calibration tests</h2>"
+    head = f"<section><h2>5. Other calibration tests</h2>{_explanation('classical')}"
     if isinstance(classical, str):
         return f'{head}<p class="errors">not computed: {html.escape(classical)}</p></section>'
     columns = classical_columns(classical)
@@ -205,18 +285,20 @@ def render_analysis(result: Analysis, *, title: str = "calviz report", source: s
     s = result.summary
     n_txt = f"{s.n:,}" + (f" (uniform subsample of {s.n_total:,} rows)" if s.n_total != s.n else "")
     summary_rows = [
-        ("source", html.escape(source) if source else "arrays"),
+        ("source", html.escape(source_name(source))),
         ("n", n_txt),
         ("classes K", f"{s.n_classes}" + (" (binary)" if s.is_binary else "")),
         ("calibration target", html.escape(s.target)),
         ("accuracy (top-1)", _fmt(s.accuracy)),
         ("mean confidence (top-1)", _fmt(s.mean_confidence)),
     ]
-    option_rows = [(k, html.escape(str(v))) for k, v in result.options.to_dict().items()]
-    timing_rows = [(k, f"{1000 * v:.0f} ms") for k, v in result.timings.items()]
+    option_rows = [(k, html.escape(v)) for k, v in parameter_rows(result.options)]
+    timing_rows = [(_TIMING_NAMES.get(k, k.replace("_", " ")), f"{1000 * v:.0f} ms")
+                   for k, v in result.timings.items()]
     captions = _captions(result)
     sections = "".join(
-        f'<section><h2>{html.escape(VIEW_TITLES[name])}</h2><div class="plot">{divs[name]}</div>'
+        f'<section><h2>{html.escape(VIEW_TITLES[name])}</h2>{_explanation(name)}'
+        f'<div class="plot">{divs[name]}</div>'
         + (f'<p class="caption">{html.escape(captions[name])}</p>' if captions.get(name) else "")
         + "</section>"
         for name in VIEW_TITLES
@@ -252,9 +334,9 @@ self-contained: works offline, plots are interactive (hover, zoom, pan)</div></h
 {sections}
 {_classical_section(result.classical or result.errors.get("classical"))}
 </main>
-<footer>calviz {__version__} — T-Cal (Lee, Huang, Hassani and Dobriban, 2023), the ECE confidence interval
-(Sun, Chaudhari, Barnett and Dobriban, 2024), distance to calibration (Błasiok, Gopalan, Hu and Nakkiran,
-2023)</footer>
+<footer>calviz {__version__} — T-Cal (Lee, Huang, Hassani and Dobriban, JMLR 2023), the ECE confidence
+interval (Sun, Chaudhari, Barnett and Dobriban, 2024), distance to calibration (Błasiok, Gopalan, Hu and
+Nakkiran, STOC 2023; smCE in nearly-linear time: Hu, Jambulapati, Tian and Yang, 2024)</footer>
 {script}
 </body>
 </html>

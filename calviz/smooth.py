@@ -1,4 +1,4 @@
-"""Smooth reliability diagram and SmoothECE (estimators.md §7).
+"""Smooth reliability diagram and SmoothECE (Błasiok and Nakkiran, 2023).
 
 Reference: J. Błasiok and P. Nakkiran, "Smooth ECE: Principled reliability diagrams via kernel
 smoothing" (2023), and its package ``relplot`` (Apple, ``relplot.metrics.smECE_sigma``).

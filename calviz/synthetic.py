@@ -6,26 +6,28 @@ returned as a frozen :class:`Scenario` holding ``y_true`` / ``y_prob`` in calviz
 where the distribution makes it computable, the true calibration curve and the true ℓ1 / ℓ2 ECE of the
 scenario's calibration *target* (``Scenario.target``: ``"binary"`` = P(y = 1), ``"top1"``, ``"topk"``
 or ``"full"``).  :meth:`Scenario.binned_ece_sq` gives the binned ECE²_m of the population
-(estimators.md §3: Σ_b P(B_b)‖E[V | Z ∈ B_b]‖², equal-width bins) — the quantity the seed-003 interval
+(Σ_b P(B_b)‖E[V | Z ∈ B_b]‖², equal-width bins) — the quantity the Sun et al. (2024) interval
 covers.
 
 Scenarios (``SCENARIOS`` maps these names to ``callable(n, seed)`` with default parameters):
 
 =========================  ==========================================================================
-``tcal_p0``                T-Cal P₀ (seed 000, Example 1 / Sec. 4.1): Z ~ U[0,1], Y ~ Ber(Z).
-``tcal_p1m``               T-Cal P_{1,m} (seed 000, eq. 10): Y ~ Ber(g_m(Z)), m alternating bumps.
-``tcal_example1``          seed 000 Example 1 (eq. 9): bumps below ½ pushed down, above ½ pushed up;
+``tcal_p0``                T-Cal P₀ (Lee et al. 2023, Example 1 / Sec. 4.1): Z ~ U[0,1], Y ~ Ber(Z).
+``tcal_p1m``               T-Cal P_{1,m} (Lee et al. 2023, eq. 10): Y ~ Ber(g_m(Z)), m alternating bumps.
+``tcal_example1``          Lee et al. (2023), Example 1 (eq. 9): bumps below ½ pushed down, above ½ pushed up;
                            the biased plug-in statistic is *smaller* than under P₀.
 ``beta_calibrated``        a calibrated binary model with non-uniform Z ~ Beta(5, 0.5).
-``logit_distorted``        seed 003 Setting 1: Z uniform on the simplex (K = 2), P(Y = class 0 | Z) =
+``logit_distorted``        Sun et al. (2024), Setting 1: Z uniform on the simplex (K = 2), P(Y = class 0 | Z)
+=
                            σ(β·logit Z₀); β = 1 calibrated; top-1 target.
-``beta_top1``              seed 003 Setting 2: as Setting 1 with top-1 probability ~ Beta(5, 0.5).
-``perturbed_top2``         seed 003 Setting 3: Z uniform on Δ₉, ε of label mass moved from the top-1 to
+``beta_top1``              Sun et al. (2024), Setting 2: as Setting 1 with top-1 probability ~ Beta(5, 0.5).
+``perturbed_top2``         Sun et al. (2024), Setting 3: Z uniform on Δ₉, ε of label mass moved from the
+top-1 to
                            the top-2 class; top-1-to-2 target, ECE² = 2ε².
-``temperature_family``     seed 004 Sec. 10 D_β: f ~ U[0,1], Y ~ Ber(f), prediction f^β/(f^β+(1−f)^β).
-``shifted_uniform``        seed 001 Table 1: v ~ U[0, 1−ε*], Y ~ Ber(v + ε*) (ECE = dCE = ε*).
-``dirichlet_calibrated``   K-class, p ~ Dir(c·1), Y ~ Cat(p), prediction p (full calibration holds).
-``dirichlet_temperature``  K-class, p ~ Dir(c·1), Y ~ Cat(p), prediction ∝ p^β (β = 1 calibrated).
+``temperature_family``     Błasiok et al. (2023), Sec. 10 D_β: f ~ U[0,1], Y ~ Ber(f), prediction
+f^β/(f^β+(1−f)^β). ``shifted_uniform``        Hu et al. (2024), Table 1: v ~ U[0, 1−ε*], Y ~ Ber(v + ε*) (ECE
+= dCE = ε*). ``dirichlet_calibrated``   K-class, p ~ Dir(c·1), Y ~ Cat(p), prediction p (full calibration
+holds). ``dirichlet_temperature``  K-class, p ~ Dir(c·1), Y ~ Cat(p), prediction ∝ p^β (β = 1 calibrated).
 =========================  ==========================================================================
 """
 
@@ -195,7 +197,7 @@ class Scenario(ResultMixin):
 
     def binned_ece_sq(self, n_bins: int) -> float:
         """Population binned ECE²_m = Σ_b P(B_b)‖E[y − z | z ∈ B_b]‖² for the target with ``n_bins``
-        equal-width bins per axis (estimators.md §3; the target of the seed-003 interval)."""
+        equal-width bins per axis (what the interval of Sun et al. (2024) covers)."""
         if self._truth is None:
             raise InputError(f"scenario {self.name!r} has no computable binned ECE")
         n_bins = int(n_bins)
@@ -244,7 +246,7 @@ def _tempered_scalar(z: float, beta: float) -> float:
 
 
 def zeta(x):
-    """The smooth bump ζ(x) = exp(−1/(x(1−x))) on (0, 1), 0 elsewhere (seed 000, eq. 8)."""
+    """The smooth bump ζ(x) = exp(−1/(x(1−x))) on (0, 1), 0 elsewhere (Lee et al. 2023, eq. 8)."""
     x = np.asarray(x, dtype=float)
     w = x * (1.0 - x)
     out = np.zeros_like(w)
@@ -277,16 +279,16 @@ def _uniform_truth(label_mean, lo=0.0, hi=1.0, breakpoints=()) -> _Truth1D:
     return _Truth1D(lambda f: 1.0 / width, lo, hi, lambda f: f, lambda z: z, label_mean, tuple(breakpoints))
 
 
-# -- T-Cal (seed 000) -------------------------------------------------------------------------------------
+# -- T-Cal (Lee et al., 2023) -------------------------------------------------------------------------------
 def tcal_p0(n: int, seed=None) -> Scenario:
-    """T-Cal P₀ (seed 000, Example 1 and Sec. 4.1): Z ~ U[0, 1], Y | Z ~ Ber(Z).  Calibrated."""
+    """T-Cal P₀ (Lee et al. 2023, Example 1 and Sec. 4.1): Z ~ U[0, 1], Y | Z ~ Ber(Z).  Calibrated."""
     n = _check_n(n)
     rng = _rng(seed)
     z = rng.random(n)
     y = _bernoulli(rng, z)
     return _scenario(
         "tcal_p0",
-        "T-Cal P0: Z ~ U[0,1], Y ~ Ber(Z) (calibrated)",
+        "calibrated binary model, uniform predictions (Lee et al. 2023, null P0)",
         y,
         z,
         "binary",
@@ -386,11 +388,11 @@ def _p1m_residual(z, m: int, s: float, rho: float):
 
 
 def tcal_p1m(n: int, seed=None, *, m: int = 8, s: float = 0.5, rho: float = 25.0) -> Scenario:
-    """T-Cal P_{1,m} (seed 000, eq. 10): Z ~ U[0,1], Y ~ Ber(g_m(Z)) with
+    """T-Cal P_{1,m} (Lee et al. 2023, eq. 10): Z ~ U[0,1], Y ~ Ber(g_m(Z)) with
     g_m(z) = z + ρ m^{−s} Σ_{j=0}^{m−1} (−1)^j ζ(2mz − m/2 − j).
 
     The m bumps tile (1/4, 3/4), so ℓ2-ECE = ρ m^{−s}‖ζ‖_{L2}/√2 and ℓ1-ECE = ρ m^{−s}‖ζ‖_{L1}/2
-    (estimators.md §5).  Requires ρ m^{−s} e^{−4} ≤ 1/4 so that g_m stays in [0, 1].
+    (Lee et al. 2023, eq. 10).  Requires ρ m^{−s} e^{−4} ≤ 1/4 so that g_m stays in [0, 1].
     """
     n = _check_n(n)
     m = int(m)
@@ -408,7 +410,8 @@ def tcal_p1m(n: int, seed=None, *, m: int = 8, s: float = 0.5, rho: float = 25.0
     truth = _BumpTruth(scale, 2.0 * m, m / 2.0, _p1m_signs(m))
     return _scenario(
         "tcal_p1m",
-        f"T-Cal P1,m: {m} alternating bumps on (1/4, 3/4), s={s}, rho={rho}",
+        f"binary model miscalibrated by {m} small alternating bumps (Lee et al. 2023, P1,m; s={s}, "
+        f"rho={rho})",
         y,
         z,
         "binary",
@@ -431,7 +434,7 @@ def _example1_residual(z, m: int, s: float, rho: float):
 def tcal_example1(
     n: int, seed=None, *, s: float = 0.3, rho: float | None = None, m: int | None = None
 ) -> Scenario:
-    """Seed 000 Example 1 (eq. 9): Z ~ U[0,1], Y ~ Ber(g(Z)),
+    """Lee et al. (2023), Example 1 (eq. 9): Z ~ U[0,1], Y ~ Ber(g(Z)),
     g(z) = z − ρ m^{−s} Σ_{j=0}^{m/4−1} ζ(mz − m/4 − j) + ρ m^{−s} Σ_{j=m/4}^{m/2−1} ζ(mz − m/4 − j):
     m/2 bumps of width 1/m tiling [1/4, 3/4), pushed down below ½ and up above ½ (the text file's
     lower limit of the second sum is garbled; the figure and the proof of Prop. 7 — res·(2z−1) ≥ 0 —
@@ -462,7 +465,8 @@ def tcal_example1(
     truth = _BumpTruth(scale, float(m), m / 4.0, signs)
     return _scenario(
         "tcal_example1",
-        f"T-Cal Example 1: {m // 2} bumps, down below 1/2 and up above, s={s}, rho={rho:.4g}",
+        f"binary model, {m // 2} bumps down below 1/2 and up above (Lee et al. 2023, Example 1; s={s}, "
+        f"rho={rho:.4g})",
         y,
         z,
         "binary",
@@ -498,7 +502,7 @@ def beta_calibrated(n: int, seed=None, *, a: float = 5.0, b: float = 0.5) -> Sce
     y = _bernoulli(rng, z)
     return _scenario(
         "beta_calibrated",
-        f"calibrated, Z ~ Beta({a:g}, {b:g}), Y ~ Ber(Z)",
+        f"calibrated binary model, predictions ~ Beta({a:g}, {b:g})",
         y,
         z,
         "binary",
@@ -511,7 +515,7 @@ def beta_calibrated(n: int, seed=None, *, a: float = 5.0, b: float = 0.5) -> Sce
     )
 
 
-# -- seed 003 simulations (Sec. 4.1) ------------------------------------------------------------------
+# -- Sun et al. (2024) simulations (Sec. 4.1) ---------------------------------------------------------------
 def _distorted_label_probs(z: np.ndarray, beta: float) -> np.ndarray:
     """P(Y = class 0 | Z) = σ(β·logit Z₀); the other classes share the rest in proportion to Z."""
     q = tempered(z[:, 0], beta)
@@ -543,12 +547,13 @@ def _top1_distorted_truth(beta: float, a: float | None, b: float | None) -> _Tru
 
 
 def logit_distorted(n: int, seed=None, *, beta: float = 0.5) -> Scenario:
-    """Seed 003 Sec. 4.1, Setting 1: Z uniform on the simplex Δ₁ (K = 2), P(Y = 0 | Z) = σ(β·logit Z₀)
-    (β = 1: calibrated; β < 1: under-confident).  Target: top-1 (confidence) calibration; the true ECE
-    is ECE² = ∫_{1/2}^1 (σ(β·logit c) − c)² 2 dc.  The paper's grid is β ∈ {0, 0.05, …, 1}, n = 1000,
-    50 bins.  (The seed text lost eq. 12; the authors' public simulation code adds an intercept β₀ = 1
-    inside σ, which would make no β calibrated, while their true-ECE computation and the paper's "β = 1
-    is calibrated" use β₀ = 0 — calviz follows the latter.)"""
+    """Sun et al. (2024), Sec. 4.1, Setting 1: Z uniform on the simplex Δ₁ (K = 2),
+    P(Y = 0 | Z) = σ(β·logit Z₀) (β = 1: calibrated; β < 1: under-confident).  Target: top-1 (confidence)
+    calibration; the true ECE is ECE² = ∫_{1/2}^1 (σ(β·logit c) − c)² 2 dc.  The paper's grid is
+    β ∈ {0, 0.05, …, 1}, n = 1000, 50 bins.  (Eq. 12 is missing from the text of the paper; the authors'
+    public simulation code adds an intercept β₀ = 1 inside σ, which would make no β calibrated, while
+    their true-ECE computation and the paper's "β = 1 is calibrated" use β₀ = 0 — calviz follows the
+    latter.)"""
     n = _check_n(n)
     rng = _rng(seed)
     z = rng.dirichlet(np.ones(2), size=n)
@@ -556,7 +561,7 @@ def logit_distorted(n: int, seed=None, *, beta: float = 0.5) -> Scenario:
     truth = _top1_distorted_truth(float(beta), None, None)
     return _scenario(
         "logit_distorted",
-        f"seed 003 Setting 1: uniform Z, logit distortion beta={beta:g}",
+        f"under-confident 2-class model, logit distortion beta={beta:g} (Sun et al. 2024, Setting 1)",
         y,
         z,
         "top1",
@@ -568,8 +573,8 @@ def logit_distorted(n: int, seed=None, *, beta: float = 0.5) -> Scenario:
 
 
 def beta_top1(n: int, seed=None, *, beta: float = 0.5, a: float = 5.0, b: float = 0.5) -> Scenario:
-    """Seed 003 Sec. 4.1, Setting 2: as Setting 1 (K = 2, logit distortion β) but the top-1 probability
-    is drawn from Beta(a, b) = Beta(5, 0.5) and placed on a uniformly random class."""
+    """Sun et al. (2024), Sec. 4.1, Setting 2: as Setting 1 (K = 2, logit distortion β) but the top-1
+    probability is drawn from Beta(a, b) = Beta(5, 0.5) and placed on a uniformly random class."""
     n = _check_n(n)
     rng = _rng(seed)
     top = rng.beta(a, b, size=n)
@@ -581,7 +586,8 @@ def beta_top1(n: int, seed=None, *, beta: float = 0.5, a: float = 5.0, b: float 
     truth = _top1_distorted_truth(float(beta), float(a), float(b))
     return _scenario(
         "beta_top1",
-        f"seed 003 Setting 2: top-1 ~ Beta({a:g},{b:g}), logit distortion beta={beta:g}",
+        f"under-confident 2-class model, top-1 ~ Beta({a:g}, {b:g}), beta={beta:g} "
+        "(Sun et al. 2024, Setting 2)",
         y,
         z,
         "top1",
@@ -593,8 +599,8 @@ def beta_top1(n: int, seed=None, *, beta: float = 0.5, a: float = 5.0, b: float 
 
 
 def perturbed_top2(n: int, seed=None, *, epsilon: float = 0.05, n_classes: int = 10) -> Scenario:
-    """Seed 003 Sec. 4.1, Setting 3: Z uniform on Δ_{K−1} (K = 10); the label distribution is Z with ε
-    moved from the top-1 class to the top-2 class.  Target: top-1-to-2 calibration; E[y − z | z] =
+    """Sun et al. (2024), Sec. 4.1, Setting 3: Z uniform on Δ_{K−1} (K = 10); the label distribution is Z
+    with ε moved from the top-1 class to the top-2 class.  Target: top-1-to-2 calibration; E[y − z | z] =
     (−ε, +ε) everywhere, so ECE² = ECE²_m = 2ε² for any binning.  Paper grid: ε ∈ {0, 0.005, …, 0.095},
     n = 1000, 20 bins per axis."""
     n = _check_n(n)
@@ -614,7 +620,7 @@ def perturbed_top2(n: int, seed=None, *, epsilon: float = 0.05, n_classes: int =
     shift = np.array([-epsilon, epsilon])
     return _scenario(
         "perturbed_top2",
-        f"seed 003 Setting 3: K={k}, eps={epsilon:g} moved from top-1 to top-2",
+        f"{k}-class model, {epsilon:g} of label mass moved from top-1 to top-2 (Sun et al. 2024, Setting 3)",
         y,
         z,
         "topk",
@@ -625,7 +631,7 @@ def perturbed_top2(n: int, seed=None, *, epsilon: float = 0.05, n_classes: int =
     )
 
 
-# -- seed 004 Sec. 10 and seed 001 Table 1 --------------------------------------------------------------
+# -- Błasiok et al. (2023), Sec. 10 and Hu et al. (2024), Table 1 -------------------------------------------
 @lru_cache(maxsize=256)
 def _temperature_truth(beta: float) -> _Truth1D:
     return _Truth1D(
@@ -639,9 +645,9 @@ def _temperature_truth(beta: float) -> _Truth1D:
 
 
 def temperature_family(n: int, seed=None, *, beta: float = 2.0) -> Scenario:
-    """Seed 004 Sec. 10, D_β: f ~ U[0,1], Y ~ Ber(f), prediction v = f^β/(f^β + (1−f)^β) (temperature
-    1/β; β > 1 over-confident).  E[y | v] = v^{1/β}/(v^{1/β} + (1−v)^{1/β}); true ECEs by quadrature in f:
-    ℓp-ECE^p = ∫₀¹ |f − v(f)|^p df."""
+    """Błasiok et al. (2023), Sec. 10, D_β: f ~ U[0,1], Y ~ Ber(f), prediction v = f^β/(f^β + (1−f)^β)
+    (temperature 1/β; β > 1 over-confident).  E[y | v] = v^{1/β}/(v^{1/β} + (1−v)^{1/β}); true ECEs by
+    quadrature in f: ℓp-ECE^p = ∫₀¹ |f − v(f)|^p df."""
     n = _check_n(n)
     if not beta > 0:
         raise InputError(f"beta must be positive; got {beta}")
@@ -651,7 +657,7 @@ def temperature_family(n: int, seed=None, *, beta: float = 2.0) -> Scenario:
     v = tempered(f, beta)
     return _scenario(
         "temperature_family",
-        f"seed 004 D_beta: temperature 1/beta, beta={beta:g}",
+        f"over-confident binary model, temperature 1/{beta:g} (Błasiok et al. 2023, Sec. 10)",
         y,
         v,
         "binary",
@@ -663,8 +669,8 @@ def temperature_family(n: int, seed=None, *, beta: float = 2.0) -> Scenario:
 
 
 def shifted_uniform(n: int, seed=None, *, epsilon: float = 0.01) -> Scenario:
-    """Seed 001 Table 1: v ~ U[0, 1−ε*], Y ~ Ber(v + ε*).  E[y | v] − v = ε* everywhere, so ℓ1 = ℓ2 ECE =
-    dCE = ε*."""
+    """Hu et al. (2024), Table 1: v ~ U[0, 1−ε*], Y ~ Ber(v + ε*).  E[y | v] − v = ε* everywhere, so
+    ℓ1 = ℓ2 ECE = dCE = ε*."""
     n = _check_n(n)
     if not 0.0 <= epsilon < 1.0:
         raise InputError(f"epsilon must be in [0, 1); got {epsilon}")
@@ -674,7 +680,7 @@ def shifted_uniform(n: int, seed=None, *, epsilon: float = 0.01) -> Scenario:
     truth = _uniform_truth(lambda f: f + epsilon, 0.0, 1.0 - epsilon)
     return _scenario(
         "shifted_uniform",
-        f"seed 001: v ~ U[0, 1-eps], Y ~ Ber(v + eps), eps={epsilon:g}",
+        f"binary model under-predicting by {epsilon:g} everywhere (Hu et al. 2024, Table 1)",
         y,
         v,
         "binary",

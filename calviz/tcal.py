@@ -1,4 +1,4 @@
-"""T-Cal: testing H₀ "the model is calibrated" (seed 000; estimators.md §5).
+"""T-Cal: testing H₀ "the model is calibrated" (Lee, Huang, Hassani and Dobriban, 2023).
 
 * :func:`tcal` — the fixed-scale test ξ_{m,n}(α) of Theorem 3: reject iff
   T^d ≥ sqrt(2K²/α)·min(m^{(K−1)/2}/n, m^{−(K−1)/2}) (Chebyshev; conservative), m* = ⌊n^{2/(4s+K−1)}⌋.
@@ -10,7 +10,7 @@
   - ``"consistency"``: z* drawn with replacement, y* ~ Cat(z*) (Bröcker & Smith; App. C.3) — not exact;
     at fine scales the duplicated draws share bins, which makes it conservative there;
   - ``"analytic"``: no resampling — a moment-matched scaled chi-square T^d ≈ c(χ²_ν − ν) with the exact
-    conditional null variance given the predictions (estimators.md §5; the normal tail is 4–9× too
+    conditional null variance given the predictions (the normal tail is 4–9× too
     liberal at coarse scales); for 1-D targets ν also matches the exact third cumulant (see
     :func:`analytic_pvalues`), for full calibration it is Satterthwaite's; meant for live use;
   - ``"threshold"``: the paper's Chebyshev threshold at level α/B.
@@ -354,7 +354,7 @@ def analytic_pvalues(statistics, null_var, sum_trace, sum_trace_sq,
                      third_cumulant=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Analytic p-values of T^d per scale from a moment-matched scaled chi-square T^d ≈ c(χ²_ν − ν).
 
-    * Without ``third_cumulant`` (estimators.md §5, Satterthwaite): ν = (Σ_b tr A_b)² / Σ_b tr A_b² and
+    * Without ``third_cumulant`` (Satterthwaite): ν = (Σ_b tr A_b)² / Σ_b tr A_b² and
       2c²ν = Var₀(T^d | Z).
     * With the exact third cumulant κ₃ of T^d given Z (1-D targets, computed by the kernel): ν and c match
       variance and skewness, c = κ₃/(4 Var₀), ν = 8 Var₀³/κ₃² (κ₃ ≤ 0: the normal tail).  Satterthwaite
@@ -401,7 +401,7 @@ def _analytic_critical(level: float, nu: np.ndarray, c: np.ndarray, var: np.ndar
 
 def null_moments_from_sums(sums: BinSums) -> tuple[float, float, float]:
     """(Var₀(T^d | Z), Σ_b tr A_b, Σ_b tr A_b²) of one scale's :class:`~calviz.ece.BinSums`, bins with
-    N_b ≥ 2, A_b = C_b/(n N_b), C_b = Σ_{j∈b} Σ(z_j) (estimators.md §4–§5) — the per-bin formula of the
+    N_b ≥ 2, A_b = C_b/(n N_b), C_b = Σ_{j∈b} Σ(z_j) — the per-bin formula of the
     in-memory test (:func:`calviz._kernels.tcal._bin_terms`) on the BinSums fields, summed over the bins
     in double-double.  (BinSums carry no third moments: the p-values from them are Satterthwaite's.)"""
     k = sums.dim
@@ -610,7 +610,7 @@ def tcal(
     target: str = "auto",
     class_index: int = 0,
 ) -> TCalResult:
-    """Fixed-scale T-Cal ξ_{m,n}(α) (seed 000, Theorem 3 / Algorithm 1).
+    """Fixed-scale T-Cal ξ_{m,n}(α) (Lee et al. 2023, Theorem 3 / Algorithm 1).
 
     Rejects iff T^d_{m,n} ≥ sqrt(2K²/α)·min(m^{(K−1)/2}/n, m^{−(K−1)/2}) (halved for the scalar statistic
     of 1-D targets, see the module docstring), with m = ``n_bins`` or m* = ⌊n^{2/(4s+K−1)}⌋ for Hölder
@@ -663,7 +663,7 @@ def adaptive_tcal(
     discrete: bool | None = None,
     seed=None,
 ) -> TCalResult:
-    """Adaptive T-Cal (seed 000, eq. 7 and Algorithm 2) over the dyadic scales 2^1..2^B.
+    """Adaptive T-Cal (Lee et al. 2023, eq. 7 and Algorithm 2) over the dyadic scales 2^1..2^B.
 
     Parameters
     ----------
@@ -713,6 +713,29 @@ def adaptive_tcal(
     conditional null variance already puts some scale's p-value below α/B.  For "max" the standardising
     sd is re-estimated at every look, so the guarantee holds for the final standardisation only
     approximately.
+
+    Returns
+    -------
+    TCalResult
+        ``reject``, ``decision`` ("reject", "accept" or "undecided"), the adjusted ``pvalue`` and its Monte
+        Carlo ``pvalue_interval``, and per scale the number of bins (``n_bins``), the statistic, the
+        critical value and the p-value.
+
+    References
+    ----------
+    .. [1] D. Lee, X. Huang, H. Hassani and E. Dobriban. T-Cal: An optimal test for the calibration of
+       predictive models. *Journal of Machine Learning Research* 24, 2023.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=2000)                            # predicted P(y = 1)
+    >>> y = (rng.uniform(size=2000) < p ** 1.5).astype(int)   # outcomes: the model is over-confident
+    >>> result = calviz.adaptive_tcal(y, p, alpha=0.05, seed=0)
+    >>> result.reject, result.method
+    (True, 'y_only')
     """
     if combine == "max" and resampling not in ("y_only", "consistency"):
         raise InputError("combine='max' needs a resampling distribution: "
@@ -1116,7 +1139,7 @@ def split_tcal(
     class_index: int = 0,
     seed=None,
 ) -> TCalResult:
-    """Sample-splitting calibration test ξ^split (seed 000, Sec. 6, Algorithm 3).
+    """Sample-splitting calibration test ξ^split (Lee et al. 2023, Sec. 6, Algorithm 3).
 
     The first ⌊n/2⌋ samples keep their labels, the rest get synthetic labels ỹ ~ Cat(z).  For each class
     k: reject if |T_{1,k}| = |mean (y − z)_k| or |T_{2,k}| = |mean z_k (y − z)_k| ≥ sqrt(3K/(αn)), or if

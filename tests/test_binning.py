@@ -184,8 +184,12 @@ def test_simplex_keys_match_exact_integer_reference(K, m):
 
 def test_simplex_key_overflow_is_input_error():
     P = np.full((2, 30), 1 / 30)
-    with pytest.raises(ValueError, match="int64"):
+    # K = 30: even 2 bins give 29! cells, so the message must not suggest fewer bins
+    with pytest.raises(ValueError, match="no number of bins fits") as refused:
         simplex_cell_keys(P, 3)
+    assert "fewer bins" not in str(refused.value) and "target='topk'" in str(refused.value)
+    with pytest.raises(ValueError, match=r"use at most n_bins = \d+"):  # K = 10: a smaller m fits
+        simplex_cell_keys(np.full((2, 10), 0.1), 500)
 
 
 def test_cubic_grid_keys():

@@ -475,17 +475,17 @@ def test_stale_resampling_job_is_never_painted(served_app, chromium_browser, art
     context, page = open_app(chromium_browser, served_app)
     try:
         set_widget(page, "T-Cal critical values", "y_only")
-        wait_text(page, "T-Cal (y_only)")
+        wait_text(page, "T-Cal (Y-only resampling)")
         page.evaluate(JS_RECORD_TCAL)
         set_widget(page, "level α", 0.02)
         set_widget(page, "level α", 0.03)
-        latest = (f"() => {{ const t = ({JS_TEXT_CONTAINING})('T-Cal (y_only)');"
+        latest = (f"() => {{ const t = ({JS_TEXT_CONTAINING})('T-Cal (Y-only resampling)');"
                   " return t && t.includes('α = 0.03'); }")
         page.wait_for_function(latest, timeout=120_000)
         page.wait_for_timeout(3000)
         assert "α = 0.03" in tcal_text(page)
         seen = page.evaluate("() => [...window.__tcal]")
-        assert not [t for t in seen if "T-Cal (y_only)" in t and "α = 0.02" in t], seen
+        assert not [t for t in seen if "T-Cal (Y-only resampling)" in t and "α = 0.02" in t], seen
         assert not page.errors, page.errors
     finally:
         context.close()

@@ -65,6 +65,76 @@ def test_version(capsys):
     assert capsys.readouterr().out.strip() == f"calviz {calviz.__version__}"
 
 
+def test_bare_calviz_prints_help_and_exits_2(capsys):
+    assert main([]) == 2
+    err = capsys.readouterr().err
+    assert "usage: calviz" in err and "serve" in err and "report" in err
+
+
+def test_help_shows_defaults():
+    text = build_parser_help("check")
+    for default in ("(default: 15)", "(default: 0.05)", "(default: auto)", "(default: 500)", "(default: 0)"):
+        assert default in text, default
+    assert "--logits" in text and "CLASS_INDEX" not in text and "TOP_K" not in text
+
+
+def build_parser_help(command: str) -> str:
+    from calviz.cli import build_parser
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command")
+    return sub.choices[command].format_help()
+
+
+def test_logits_flag_applies_a_softmax(tmp_path, capsys):
+    rng = np.random.default_rng(3)
+    logits = rng.normal(scale=4.0, size=(400, 3))
+    frame = pd.DataFrame(logits, columns=["p_0", "p_1", "p_2"])
+    frame.insert(0, "y_true", rng.integers(0, 3, 400))
+    path = tmp_path / "logits.csv"
+    frame.to_csv(path, index=False)
+    # without the flag: refused, and the message names the flag that exists here
+    assert main(["check", str(path), "--resampling", "analytic"]) == 2
+    err = capsys.readouterr().err
+    assert "must lie in [0, 1]" in err and "--logits" in err and "logits=True" not in err
+    assert main(["check", str(path), "--logits", "--resampling", "analytic", "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["summary"]["n"] == 400
+    # binary logits: one column, a sigmoid
+    binary = pd.DataFrame({"y_true": rng.integers(0, 2, 300), "y_prob": rng.normal(scale=3.0, size=300)})
+    binary.to_csv(tmp_path / "binary.csv", index=False)
+    assert main(["check", str(tmp_path / "binary.csv"), "--logits", "--resampling", "analytic"]) == 0
+    assert "n = 300" in capsys.readouterr().out
+
+
+def test_rows_not_summing_to_one_suggest_the_flag(tmp_path, capsys):
+    frame = pd.DataFrame({"y_true": [0, 1, 1, 0], "p_0": [0.5, 0.2, 0.3, 0.6], "p_1": [0.6, 0.8, 0.7, 0.4]})
+    frame.to_csv(tmp_path / "rows.csv", index=False)
+    assert main(["check", str(tmp_path / "rows.csv")]) == 2
+    err = capsys.readouterr().err
+    assert "--renormalize" in err and "renormalize=True" not in err
+
+
+def test_report_refuses_a_missing_output_directory_at_once(tmp_path):
+    # exits before reading the input: the input does not even exist
+    result = run_cli("report", tmp_path / "absent.csv", "-o", tmp_path / "missing_dir" / "r.html")
+    assert result.returncode == 2
+    assert "missing_dir" in result.stderr and "does not exist" in result.stderr
+    assert "absent.csv" not in result.stderr
+
+
+def test_cli_output_names_papers_not_internal_files(miscalibrated_csv, capsys):
+    """What the command line prints (help, dataset list, check) never cites internal file names."""
+    texts = [build_parser_help(c) for c in ("serve", "report", "check")]
+    assert main(["datasets"]) == 0
+    texts.append(capsys.readouterr().out)
+    assert main(["check", str(miscalibrated_csv), "--resampling", "analytic"]) == 0
+    texts.append(capsys.readouterr().out)
+    for text in texts:
+        assert not re.search(r"seed[ -]?00", text, flags=re.I) and "estimators.md" not in text
+    assert "Błasiok et al. (2023)" in texts[-1]  # the bounds cite the paper by its authors
+
+
 def test_datasets_lists_the_embedded_data(capsys):
     assert main(["datasets"]) == 0
     out = capsys.readouterr().out
@@ -100,7 +170,7 @@ def test_check_text_output(miscalibrated_csv, capsys):
     assert "REJECTS calibration" in out and "ECE" in out and "10 bins" in out
     assert "distance to calibration" in out
     measures = next(line for line in out.splitlines() if line.strip().startswith("measures:"))
-    for name in ("smce", "lower_dce", "sintce", "laplace_kce"):  # each with its value
+    for name in ("smCE", r"dCE_lower \(LP\)", "SintCE", r"kCE \(Laplace\)"):  # display names and values
         assert re.search(rf"{name} \d+\.\d{{4}}", measures), measures
 
 
@@ -161,7 +231,8 @@ def test_report_writes_self_contained_file(miscalibrated_csv, tmp_path, capsys):
     assert "<script src=" not in text
     for name in ("reliability", "tcal", "interval", "distance"):
         assert f'"calviz-{name}"' in text
-    assert "nb.csv" in text and "n_bins</th><td>10" in text
+    assert "nb.csv" in text and "bins</th><td>10" in text
+    assert str(miscalibrated_csv.parent) not in text  # only the file's base name
     assert str(out) in capsys.readouterr().out
 
 

@@ -4,8 +4,10 @@ Jupyter layout."""
 
 from __future__ import annotations
 
+import html
 import io
 import json
+import re
 import threading
 import time
 
@@ -227,7 +229,7 @@ def test_resampled_tcal_replaces_analytic(app):
     app.controls.resampling = "y_only"
     assert "analytic" in app.views[1].note.object  # shown at once, while resampling runs
     app.wait()
-    assert "y_only" in app.views[1].note.object
+    assert "Y-only resampling" in app.views[1].note.object
     assert app.store.calls["tcal_resampled"] == 1
 
 
@@ -253,7 +255,7 @@ def test_slow_stale_job_overtaken_by_a_fast_one_is_never_painted(app, monkeypatc
     release.set()
     app.wait()
     assert app.store.tcal.result.alpha == 0.07
-    assert "y_only" in app.views[1].note.object and not app.store.jobs
+    assert "Y-only resampling" in app.views[1].note.object and not app.store.jobs
     app.controls.alpha = 0.06  # wanted again: shown once computed
     app.wait()
     assert app.store.tcal.result.alpha == 0.06 and not app.store.tcal.pending
@@ -497,3 +499,70 @@ def test_a_job_over_the_time_limit_is_stopped_and_says_so():
     app.controls.alpha = 0.06  # the session's worker was replaced: the next job runs
     app.wait()
     assert app.store.tcal.result.method == "consistency"
+
+
+# -- words: what the page says -------------------------------------------------------------------------
+
+
+def _page_text(app) -> str:
+    """Every string the page sends to the browser: the Bokeh document of the whole layout (titles, hover
+    tooltips, Markdown, widget labels, tooltips of the ⓘ icons)."""
+    from bokeh.core.json_encoder import serialize_json
+    from bokeh.document import Document
+
+    doc = Document()
+    doc.add_root(app.layout().get_root(doc))
+    strings = []
+
+    def collect(node) -> None:
+        if isinstance(node, str):
+            strings.append(html.unescape(html.unescape(node)))  # Markdown panes escape their HTML once more
+        elif isinstance(node, dict):
+            for value in node.values():
+                collect(value)
+        elif isinstance(node, list):
+            for value in node:
+                collect(value)
+
+    collect(json.loads(serialize_json(doc.to_json())))
+    return "\n".join(strings)
+
+
+def test_page_names_papers_and_explains_every_view(app):
+    from calviz import plots
+
+    for target in ("auto", "topk", "full"):
+        app.controls.target = target
+        app.wait()
+        text = _page_text(app)
+        assert not re.search(r"seed[ -]?00", text, flags=re.I) and "estimators.md" not in text
+    for view in ("reliability", "tcal", "interval", "distance"):
+        sentence, maths = plots.VIEW_EXPLANATIONS[view]
+        assert maths[:60] in text and sentence in text, view  # the sentence, and the mathematics in a tooltip
+    assert "Lee, Huang, Hassani and Dobriban" in text and "Sun, Chaudhari, Barnett and Dobriban" in text
+
+
+def test_upload_messages_name_the_sidebar_controls(app):
+    rows = b"y_true,p_0,p_1\n0,0.5,0.6\n1,0.2,0.8\n1,0.3,0.7\n"
+    assert not app.load_file(rows, "rows.csv")
+    alert = app.status.alert.object
+    assert "rescale rows to sum to 1" in alert and "renormalize=True" not in alert
+    assert app.load_file(rows, "rows.csv", renormalize=True)  # what the sidebar box passes
+    scores = b"y_true,p_0,p_1\n0,2.5,-1.0\n1,-0.3,0.8\n1,0.1,3.0\n0,1.0,1.0\n"
+    assert not app.load_file(scores, "scores.csv")
+    assert "scores are logits" in app.status.alert.object
+    assert app.load_file(scores, "scores.csv", logits=True)
+    assert app.data.n == 4 and np.allclose(app.data.probs.sum(axis=1), 1.0)
+
+
+def test_resamples_box_keeps_its_bounds_visibly(app):
+    box = next(w for w in app.widgets().select(pn.widgets.IntInput) if w.name == "resamples")
+    low, high = app.controls.param.n_resamples.bounds
+    box.value = high * 3
+    assert box.value == high and app.controls.n_resamples == high
+    note = next(p for p in app.widgets().select(pn.pane.Markdown) if "must be between" in str(p.object))
+    assert note.visible and str(high) in note.object
+    box.value = 300
+    assert app.controls.n_resamples == 300 and not note.visible
+    box.value = 1
+    assert box.value == low and app.controls.n_resamples == low

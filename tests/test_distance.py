@@ -348,7 +348,7 @@ def test_distance_bounds_fields_and_sources():
     assert b.lower == max(c.value for c in b.bounds if c.kind == "lower")
     assert b.upper == min(c.value for c in b.bounds if c.kind == "upper")
     assert b.lower_bound.value == b.lower and b.upper_bound.value == b.upper
-    assert all("seed 004" in c.source for c in b.bounds)
+    assert all("Błasiok et al. (2023)" in c.source for c in b.bounds)
     assert b.smce == pytest.approx(calviz.smce(y, v).value)
     assert b.sintce == pytest.approx(calviz.sintce(y, v).value)
     assert b.laplace_kce == pytest.approx(calviz.laplace_kce(y, v).value)
@@ -427,7 +427,7 @@ def test_distance_bounds_measure_records_carry_bands():
     assert float(b.measures["smce"]) == b.smce
     assert (b.measures["smce"].band_low, b.measures["smce"].band_high) == b.bands["smce"]
     assert b.measures["binned_ece_width"].value == min(b.binned_ece_width.values())
-    assert "seed 004 Thm 7.3" in b.measures["smce"].inequality
+    assert "Błasiok et al. (2023), Thm 7.3" in b.measures["smce"].inequality
     assert calviz.distance_bounds(y, v, grid_step=2e-2).measures["sintce"].band_low is None
 
 

@@ -144,9 +144,12 @@ def test_interval_plot_two_rows_and_regime_caption(miscalibrated, calibrated):
     assert len(pending.get(1)) == 2 and np.isnan(pending.get(1).dimension_values("low")[1])
     cal = compute_interval(calibrated, options)
     caption = plots.interval_caption(cal)
-    assert "90% interval" in caption and "Regime" in caption
+    assert "90% interval" in caption and plots.BOOTSTRAP_NOTE in caption
+    assert "T₊" not in caption and "z₂" not in caption  # plain words; the case rule is in the details
     if cal.low == 0:
-        assert "consistent with a calibrated model" in caption or "max(T₊ − z₁ s, 0)" in caption
+        assert "Consistent with calibration" in caption or "Close to calibrated" in caption
+        details = plots.interval_details(cal)
+        assert "lower end is 0" in details or "max(T₊ − z₁ s, 0)" in details
     _rendered(overlay)
     _rendered(pending)
 
@@ -167,6 +170,9 @@ def test_distance_plot_every_measure_with_inequality(miscalibrated):
     assert "empirical distribution" in caption and "Gaussian" in caption
     yticks = overlay.opts.get().kwargs["yticks"]
     assert (0.0, "dCE (implied)") in yticks
+    # a size, not a test: the implied interval is never in a verdict colour (it excludes 0 even for a
+    # calibrated sample)
+    assert band.dimension_values("color")[0] == plots.ESTIMATE
     _rendered(overlay)
     empty = plots.distance_plot(None)
     assert len(empty.get(1)) == 5

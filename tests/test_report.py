@@ -37,12 +37,40 @@ def test_report_holds_views_parameters_summary_and_version(report_html):
         assert f'"calviz-{name}"' in report_html  # the Bokeh root of each view
     assert f"calviz {calviz.__version__}" in report_html
     # parameters and data summary
-    assert "n_bins</th><td>12" in report_html
-    assert "alpha</th><td>0.1" in report_html
+    assert "bins</th><td>12" in report_html
+    assert "level α</th><td>0.1" in report_html
+    # parameters in words: no "n None", no API keyword names, and class / k only for their targets
+    assert "sample size</th><td>all rows" in report_html
+    assert "smooth-curve bandwidth</th><td>automatic" in report_html
+    for raw in ("class_index", "top_k", "n_bins", "None</td>", "k (top-1-to-k target)"):
+        assert raw not in report_html
     assert "719" in report_html  # n of the digits held-out split
     assert "dataset:digits-gnb" in report_html
     # user text is escaped
     assert "digits &lt;NB&gt;" in report_html and "digits <NB>" not in report_html
+
+
+def test_every_view_has_an_explanation_and_a_caption(report_html):
+    """Each section: one plain sentence, the mathematics behind "more", and a caption under the figure
+    that says what its marks mean."""
+    from calviz.plots import GLYPHS, VIEW_EXPLANATIONS
+
+    sections = re.findall(r"<section><h2>(\d\. [^<]+)</h2>(.*?)</section>", report_html, flags=re.S)
+    assert len(sections) >= 4
+    for title, body in sections:
+        assert '<div class="explain">' in body and "<summary>more</summary>" in body, title
+        assert '<p class="caption">' in body, title
+    for view in ("reliability", "tcal", "interval"):
+        assert GLYPHS[view].split(";")[0].split(":")[0] in report_html
+    assert all(sentence in report_html.replace("&#x27;", "'").replace("&quot;", '"')
+               for sentence, _ in VIEW_EXPLANATIONS.values())
+
+
+def test_report_names_only_the_file(tmp_path):
+    data = load_dataset("breast-cancer-gnb")
+    html = render_report(data, AnalysisOptions(n_resamples=50), resampled=False,
+                         source=str(tmp_path / "home-of-alice" / "preds.csv"))
+    assert "preds.csv" in html and str(tmp_path) not in html and "home-of-alice" not in html
 
 
 def test_public_report_writes_file(tmp_path):
@@ -54,7 +82,8 @@ def test_public_report_writes_file(tmp_path):
     out = calviz.report(y, p, tmp_path / "r.html", n_bins=8, title="binary check")
     assert out == tmp_path / "r.html"
     text = out.read_text(encoding="utf-8")
-    assert "binary check" in text and "n_bins</th><td>8" in text
+    assert "binary check" in text and "bins</th><td>8" in text
+    assert "arrays passed in Python" in text
 
 
 @pytest.mark.browser

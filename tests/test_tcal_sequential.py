@@ -70,7 +70,7 @@ def test_borderline_case_is_undecided_at_a_small_cap_and_never_reversed():
 
     title, caption = plots.tcal_verdict(r)
     assert title.startswith("UNDECIDED") and "undecided at this resampling budget" in caption
-    assert "Monte Carlo interval" in caption and "raise the cap" in caption
+    assert "Monte Carlo interval" in caption and "raise the number of resamples" in caption
 
 
 def test_fixed_count_warns_when_it_cannot_settle():

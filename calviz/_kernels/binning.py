@@ -70,7 +70,7 @@ def _binomial(x: int, j: int) -> int:
 
 @njit(cache=True)
 def simplex_cell_keys_kernel(z: np.ndarray, m: int) -> np.ndarray:
-    """Freudenthal cell keys of the cumulative-sum map (estimators.md §2).
+    """Freudenthal cell keys of the cumulative-sum map (Lee et al. 2023, App. B.3).
 
     s_j = z_1 + ... + z_j (clipped to [0, 1]; nondecreasing in float arithmetic because partial sums of
     nonnegative numbers are), c_j = m s_j, a_j = the equal-width bin of s_j (the same edge arithmetic
@@ -148,7 +148,7 @@ def dense_ids_small_kernel(keys: np.ndarray, n_keys: int):
 
 @njit(cache=True)
 def topk_view_kernel(probs: np.ndarray, labels: np.ndarray, k: int):
-    """Top-1-to-k view (seed 003): the k largest probabilities of each row in decreasing order (ties:
+    """Top-1-to-k view (Sun et al., 2024): the k largest probabilities of each row in decreasing order (ties:
     lower class index first, like a stable argsort of -p) and the matching label indicators.
 
     O(n K k) partial insertion sort instead of a full argsort of every row."""

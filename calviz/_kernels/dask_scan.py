@@ -47,7 +47,7 @@ def laplace_run_summary(v: np.ndarray, r: np.ndarray, inv_h: float):
 
 @njit(cache=True)
 def y_only_bin_sums(ids: np.ndarray, z: np.ndarray, n_cells: int, n_resamples: int, seed: int):
-    """Y-only resampling of one partition (seed 000 App. C.3): for every resample r and every point,
+    """Y-only resampling of one partition (Lee et al. 2023, App. C.3): for every resample r and every point,
     y* ~ Ber(z); returns the per-bin sums S*[r, b] = Σ (y* − z) and Q*[r, b] = Σ (y* − z)² over the dense
     bin ids ``ids`` in [0, n_cells).  The stream is numba's np.random seeded with ``seed`` (the caller
     gives every partition its own seed), so a resample never materialises n labels."""

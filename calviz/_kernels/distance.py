@@ -1,4 +1,4 @@
-"""Kernels for the distance-to-calibration family (estimators.md §6).
+"""Kernels for the distance-to-calibration family (Błasiok, Gopalan, Hu and Nakkiran, 2023).
 
 Every kernel takes the predictions ``v`` sorted ascending and the per-sample weighted residuals
 ``b_i = mass_i (y_i − v_i)`` (mass 1/n for the empirical distribution; bootstrap weights otherwise):
@@ -344,7 +344,7 @@ def resolved_ece_kernel(v, b):
 
 @njit(cache=True)
 def sintce_kernel(v, b, max_level):
-    """SintCE = inf_{k ≥ 0} RintCE(2^−k) + 2^−k (seed 004 Def. 6.10), exactly.
+    """SintCE = inf_{k ≥ 0} RintCE(2^−k) + 2^−k (Błasiok et al. 2023, Def. 6.10), exactly.
 
     * The 2^−(k+1) grid with shift r refines the 2^−k grid with shift r, and both sums are periodic
       in r, so RintCE(2^−k) is nondecreasing in k (triangle inequality).  Hence once RintCE(2^−k) ≥ the

@@ -118,7 +118,7 @@ def bin_sums_equal_width_1d_kernel(
 
 @njit(cache=True)
 def bootstrap_unbiased_kernel(ids: np.ndarray, n_bins: int, v: np.ndarray, n_resamples: int, seed: int):
-    """Percentile-bootstrap replicates of the seed-003 statistic T, resampling (z, y) pairs.
+    """Percentile-bootstrap replicates of the Sun et al. (2024) statistic T, resampling (z, y) pairs.
 
     A resample of n pairs drawn with replacement is a multinomial weight vector w on the original
     points; T only needs per-bin N*_b = sum w_j, S*_b = sum w_j v_j and Q*_b = sum w_j ||v_j||^2 (the

@@ -1,4 +1,4 @@
-"""Jitted kernels of multi-scale T-Cal (seed 000, Sec. 3.2, Algorithm 2 and App. C.3).
+"""Jitted kernels of multi-scale T-Cal (Lee et al. 2023, Sec. 3.2, Algorithm 2 and App. C.3).
 
 The idea that makes every resample cost O(n) for *all* dyadic scales at once
 ------------------------------------------------------------------------------
@@ -938,7 +938,7 @@ def _bin_terms(f, count, n, kind, K, out):
     """The terms of one bin with N_b = count >= 2 from its (rounded) feature sums f:
 
     out[0] = (||S_b||^2 - Q_b) / N_b                 (T^d = sum_b out[0] / n)
-    out[1] = 2 (||C_b||_F^2 - D_b) / (n N_b)^2        Var0(T^d | Z) (exact, estimators.md §4, w_b = 1/N_b)
+    out[1] = 2 (||C_b||_F^2 - D_b) / (n N_b)^2        Var0(T^d | Z) (exact, w_b = 1/N_b)
     out[2] = tr C_b / (n N_b),  out[3] = ||C_b||_F^2 / (n N_b)^2   (tr A_b, tr A_b^2, A_b = C_b / (n N_b))
     out[4] (SCALAR; else 0) = E[W_b^3] / (n N_b)^3, the bin's part of the exact third cumulant of T^d
            given Z, W_b = sum_{j != l in b} v_j v_l:

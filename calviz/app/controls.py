@@ -5,6 +5,7 @@ from __future__ import annotations
 import param
 
 from calviz.analysis import RESAMPLINGS, TARGETS, AnalysisOptions
+from calviz.plots import method_name
 
 __all__ = ["Controls"]
 
@@ -21,14 +22,16 @@ class Controls(param.Parameterized):
     class_index = param.Integer(default=0, bounds=(0, 1), doc="Class for the classwise (one-vs-rest) view")
     top_k = param.Integer(default=2, bounds=(1, 2), doc="k for top-1-to-k calibration")
     n = param.Integer(default=2, bounds=(2, 2), doc="Subsample size (all rows by default)")
+    # choices shown by what they are (label → value: the value is the API keyword)
     scheme = param.Selector(
-        default="equal_width", objects=["equal_width", "equal_mass"], doc="Binning scheme"
+        default="equal_width", objects={"equal width": "equal_width", "equal mass": "equal_mass"},
+        doc="Binning scheme",
     )
     n_bins = param.Integer(default=15, bounds=(2, 100), doc="Number of bins (per axis)")
     show_smooth = param.Boolean(default=True, doc="Overlay the smooth reliability curve")
     kernel = param.Selector(
         default="reflected_gaussian",
-        objects=["reflected_gaussian", "logit_gaussian"],
+        objects={"reflected Gaussian": "reflected_gaussian", "logit Gaussian": "logit_gaussian"},
         doc="Kernel of the smooth reliability curve",
     )
     bandwidth = param.Number(
@@ -38,7 +41,8 @@ class Controls(param.Parameterized):
         doc="Bandwidth of the smooth reliability curve (0 = automatic); the kCE keeps bandwidth 1",
     )
     alpha = param.Number(default=0.05, bounds=(0.001, 0.5), step=0.001, doc="Level α (1 − confidence)")
-    resampling = param.Selector(default=AnalysisOptions().resampling, objects=list(RESAMPLINGS),
+    resampling = param.Selector(default=AnalysisOptions().resampling,
+                                objects={method_name(r): r for r in RESAMPLINGS},
                                 doc="Critical values of T-Cal")
     n_resamples = param.Integer(default=500, bounds=(20, 5000), doc="Number of resamples")
     seed = param.Integer(default=0, bounds=(0, None), doc="Random seed (subsample and resampling)")

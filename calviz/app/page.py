@@ -28,7 +28,7 @@ from calviz.app.views import (
     StatusView,
     TCalView,
 )
-from calviz.data import CalibrationData, as_calibration_data
+from calviz.data import CalibrationData, as_calibration_data, message_for
 
 __all__ = ["CalvizApp", "dashboard", "create_app"]
 
@@ -130,7 +130,7 @@ class CalvizApp:
         try:
             data = sources.read_upload(content, filename, limit=self.upload_limit, columns=columns)
         except Exception as exc:
-            self.status.show_error(f"Could not read the file. {exc}")
+            self.status.show_error(f"Could not read the file. {message_for(str(exc), 'app')}")
             return False
         self.status.clear_error()
         self.comparison.remember_upload(sources.UPLOADED_PREFIX + filename, content, filename)
@@ -216,6 +216,7 @@ class CalvizApp:
             analysis=self.analysis(),
             title=f"calviz report — {self.controls.dataset}",
             extra_sections=self.comparison.report_sections(),
+            source=str(self.controls.dataset),
         )
         return io.BytesIO(html.encode("utf-8"))
 

@@ -34,9 +34,13 @@ def sidebar(app) -> pn.Column:
     label_column = w.TextInput(name="label column (y_true / correct)", placeholder="auto", **stretch)
     prob_column = w.TextInput(name="probability column (or p_ prefix)", placeholder="auto", **stretch)
     file_input = w.FileInput(accept=".csv,.parquet,.pq,.npz,.npy", **stretch)
+    # the reader's renormalize= / logits= keywords, for the next upload (error messages name these boxes)
+    renormalize = w.Checkbox(name="rescale rows to sum to 1", value=False)
+    logits = w.Checkbox(name="scores are logits", value=False)
 
     def columns() -> dict:
-        return sources.column_options(label_column.value, prob_column.value)
+        flags = {name: True for name, box in (("renormalize", renormalize), ("logits", logits)) if box.value}
+        return {**sources.column_options(label_column.value, prob_column.value), **flags}
 
     def on_upload(event) -> None:
         if file_input.value is not None:
@@ -69,11 +73,13 @@ def sidebar(app) -> pn.Column:
         _heading("Testing"),
         w.FloatSlider.from_param(p.alpha, name="level α", format="0.000", **stretch),
         w.Select.from_param(p.resampling, name="T-Cal critical values", **stretch),
-        w.IntInput.from_param(p.n_resamples, name="resamples", **stretch),
+        *_resamples_input(controls, **stretch),
         w.IntInput.from_param(p.seed, name="seed", **stretch),
         _heading(f"Your predictions (CSV, Parquet, NPZ, NPY; ≤ {app.upload_limit // (1024 * 1024)} MB)"),
         label_column,
         prob_column,
+        renormalize,
+        logits,
         file_input,
         *(_dask_inputs(app, columns) if app.data_root is not None else []),
         app.comparison.widgets(),
@@ -82,6 +88,29 @@ def sidebar(app) -> pn.Column:
     )
     column.n_widget = n_widget
     return column
+
+
+def _resamples_input(controls, **kwargs) -> list:
+    """The resamples box and a note under it: a value outside the box's bounds (typed, not stepped) is
+    set to the nearest bound, and the note says so — never silently ignored."""
+    low, high = controls.param.n_resamples.bounds
+    box = pn.widgets.IntInput(name="resamples", value=controls.n_resamples, start=low, end=high, step=100,
+                              description=f"between {low} and {high}", **kwargs)
+    note = pn.pane.Markdown("", visible=False, margin=(0, 10),
+                            styles={"font-size": "12px", "color": "#8a6d3b"})
+
+    def on_box(event) -> None:
+        value = controls.n_resamples if event.new is None else int(event.new)
+        kept = min(max(value, low), high)
+        controls.n_resamples = kept
+        if kept != value:
+            box.value = kept  # the box shows what is used (this call runs on_box once more, with kept)
+        note.object = f"resamples must be between {low} and {high}: set to {kept}." if kept != value else ""
+        note.visible = kept != value
+
+    box.param.watch(on_box, "value")
+    controls.param.watch(lambda event: setattr(box, "value", event.new), "n_resamples")
+    return [box, note]
 
 
 def _dask_inputs(app, columns) -> list:

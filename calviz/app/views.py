@@ -17,6 +17,7 @@ import numpy as np
 import panel as pn
 from bokeh.layouts import column, gridplot
 from bokeh.models import (
+    BasicTickFormatter,
     ColumnDataSource,
     DataTable,
     Div,
@@ -31,6 +32,7 @@ from bokeh.plotting import figure
 
 from calviz import plots
 from calviz.analysis import is_distributed, resolve_target, scalar_target
+from calviz.data import message_for
 
 __all__ = [
     "ReliabilityView", "TCalView", "ClassicalView", "IntervalView", "DistanceView", "StatusView", "card",
@@ -43,10 +45,14 @@ _TOOLS = "pan,wheel_zoom,box_zoom,reset,save"
 _NOTE = dict(sizing_mode="stretch_width", margin=(0, 10), styles={"font-size": "12px"})
 
 
-def card(title: str, *parts) -> pn.Column:
-    return pn.Column(
-        pn.pane.Markdown(f"#### {title}", margin=(0, 10)), *parts, sizing_mode="stretch_width", margin=(5, 5)
-    )
+def card(title: str, *parts, view: str | None = None) -> pn.Column:
+    """A titled card; ``view`` adds its one-sentence explanation, with the mathematics in a tooltip."""
+    head = pn.pane.Markdown(f"#### {title}", margin=(0, 10))
+    if view is not None:
+        sentence, maths = plots.VIEW_EXPLANATIONS[view]
+        head = pn.Row(head, pn.widgets.TooltipIcon(value=maths, margin=(12, 0)), margin=0)
+        parts = (pn.pane.Markdown(sentence, **_NOTE), *parts)
+    return pn.Column(head, *parts, sizing_mode="stretch_width", margin=(5, 5))
 
 
 def _figure(height: int, *, title: str = "", small: bool = False, **kwargs):
@@ -61,6 +67,8 @@ def _figure(height: int, *, title: str = "", small: bool = False, **kwargs):
     )
     fig.title.text_font_size = "9pt" if small else "11pt"
     for axis in (fig.xaxis, fig.yaxis):
+        if type(axis[0].formatter) is BasicTickFormatter:  # linear axes: never "7.000e-3"
+            axis[0].formatter = plots.readable_ticks()
         axis.axis_label_text_font_size = "10pt"
         axis.major_label_text_font_size = "8pt" if small else "9pt"
     return fig
@@ -99,7 +107,9 @@ def _error_text(*entries) -> str:
     msgs = [e.error for e in entries if e is not None and e.error]
     if not msgs:
         return ""
-    return "<br><span style='color:#8a6d3b'>" + "<br>".join(html.escape(m) for m in msgs) + "</span>"
+    # the fixes named as sidebar controls, not API keywords
+    return "<br><span style='color:#8a6d3b'>" + "<br>".join(
+        html.escape(message_for(m, "app")) for m in msgs) + "</span>"
 
 
 def _diagram_axes(height: int, **kwargs):
@@ -180,7 +190,7 @@ class ReliabilityView(_View):
     def __init__(self, store):
         self.holder = pn.Column(sizing_mode="stretch_width", margin=0)
         self.note = pn.pane.Markdown("", **_NOTE)
-        self.panel = card("1 · Reliability diagram", self.holder, self.note)
+        self.panel = card("1 · Reliability diagram", self.holder, self.note, view="reliability")
         self.structure: tuple | None = None
         self.sources: dict[str, ColumnDataSource] = {}
         self.figures: list = []
@@ -232,8 +242,11 @@ class ReliabilityView(_View):
         main.line(
             "x", "y", source=src["smooth"], color=plots.ACCENT, line_width=2, legend_label="smooth curve"
         )
-        main.legend.location = "top_left"
+        main.legend.orientation = "horizontal"  # above the axes: never over bars or band
         main.legend.label_text_font_size = "8pt"
+        main.legend.update(spacing=14, padding=2, margin=0, border_line_alpha=0, label_height=12,
+                           glyph_height=12)
+        main.add_layout(main.legend[0], "above")
         hist = _figure(max(90, height // 3), x_range=x_range)
         hist.yaxis.axis_label = "count"
         hist.yaxis.ticker.desired_num_ticks = 3
@@ -359,6 +372,7 @@ class ReliabilityView(_View):
         main.legend.location = "top_left"
         main.legend.orientation = "horizontal"
         main.legend.label_text_font_size = "8pt"
+        main.legend.spacing = 14  # entries apart: "rank 1 (top-1)" and "rank 2" must not run together
         main.add_layout(main.legend[0], "above")
         hist = _figure(max(90, height // 3), x_range=x_range)
         hist.xaxis.axis_label = "r-th largest predicted probability"
@@ -415,7 +429,7 @@ class TCalView(_View):
         self.pane = pn.pane.Bokeh(None, height=REL_HEIGHT, sizing_mode="stretch_width", min_width=320)
         self.note = pn.pane.Markdown("", **_NOTE)
         self.extra = pn.Column(sizing_mode="stretch_width", margin=0)
-        self.panel = card("2 · Multi-scale T-Cal", self.pane, self.note, self.extra)
+        self.panel = card("2 · Multi-scale T-Cal", self.pane, self.note, self.extra, view="tcal")
         self.discrete: bool | None = None
         super().__init__(store)
 
@@ -466,8 +480,10 @@ class TCalView(_View):
             )
         if entry.pending:
             shown = "the analytic result is shown meanwhile" if result is not None else "computing"
-            note += f" — *{entry.options.resampling} resampling running… ({shown})*"
-        colour = plots.MISCALIBRATED if result is not None and result.reject else plots.CALIBRATED
+            note += f" — *{plots.method_name(entry.options.resampling)} running… ({shown})*"
+        # no result (refused input, still computing): no verdict colour
+        colour = plots.NEUTRAL if result is None else (
+            plots.MISCALIBRATED if result.reject else plots.CALIBRATED)
         _text(self.note, f"<b style='color:{colour}'>{html.escape(note)}</b>" + _error_text(entry))
 
 
@@ -565,7 +581,7 @@ class IntervalView(_View):
         self.figure = fig
         self.pane = pn.pane.Bokeh(fig, height=LOW_HEIGHT, sizing_mode="stretch_width", min_width=320)
         self.note = pn.pane.Markdown("", **_NOTE)
-        self.panel = card("3 · ECE with confidence interval", self.pane, self.note)
+        self.panel = card("3 · ECE with confidence interval", self.pane, self.note, view="interval")
         super().__init__(store)
 
     def draw(self) -> None:
@@ -622,7 +638,7 @@ class DistanceView(_View):
         self.figure = fig
         self.pane = pn.pane.Bokeh(fig, height=LOW_HEIGHT, sizing_mode="stretch_width", min_width=320)
         self.note = pn.pane.Markdown("", **_NOTE)
-        self.panel = card("4 · Distance to calibration", self.pane, self.note)
+        self.panel = card("4 · Distance to calibration", self.pane, self.note, view="distance")
         super().__init__(store)
 
     @staticmethod

@@ -1,0 +1,153 @@
+"""Screenshots of the served app and of the report at 1280×800 in headless Chromium (Playwright), with two
+checks on every one: no legend overlaps the data, and no visible text cites internal file names.
+
+One server serves every app state (default data, an under-confident model, a binary model, the top-k and
+the full target), one after the other in one page.  Screenshots go to ``artifacts/screenshots/``
+(git-ignored; CI keeps them as artifacts).
+
+Legends vs data: every glyph of a Bokeh figure is clipped to its frame (the axes' rectangle), so a legend
+whose box does not intersect the frame cannot cover a bar, a band, a marker or a line.  The check reads
+the boxes BokehJS laid out (legend and frame, in the figure's coordinates).
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+WIDTH, HEIGHT = 1280, 800
+LOAD_TIMEOUT = 180_000  # ms: a fresh server trains the embedded models and compiles the kernels
+UPDATE_TIMEOUT = 120_000
+INTERNAL = re.compile(r"seed[ -]?00|estimators\.md", re.IGNORECASE)
+
+_ROOT_VIEWS = "(Bokeh.index instanceof Map ? [...Bokeh.index.values()] : Object.values(Bokeh.index))"
+
+#: [figure title, legend box, frame box] of every visible legend (boxes as [left, top, right, bottom])
+JS_LEGEND_BOXES = f"""() => {{
+    const out = [], seen = new Set();
+    function walk(view, figure) {{
+        if (!view || seen.has(view)) return;
+        seen.add(view);
+        const type = view.model ? view.model.type : '';
+        if (view.frame !== undefined && view.frame.bbox) figure = view;
+        if (type === 'Legend' && figure && view.model.visible && view.bbox && view.bbox.width > 0
+                && view.model.items.length > 0) {{
+            const f = figure.frame.bbox, l = view.bbox;
+            const title = figure.model.title ? String(figure.model.title.text || '') : '';
+            out.push([title, [l.left, l.top, l.right, l.bottom], [f.left, f.top, f.right, f.bottom]]);
+        }}
+        let children = [];
+        try {{ children = [...view.children()]; }} catch (e) {{ children = view.child_views || []; }}
+        for (const child of children) walk(child, figure);
+    }}
+    for (const root of {_ROOT_VIEWS}) walk(root, null);
+    return out;
+}}"""
+
+#: every string a Bokeh model of the page holds (titles and tick labels are drawn on canvas, outside
+#: the DOM's text), plus the DOM's visible text
+JS_ALL_TEXT = """() => {
+    const out = [document.body.innerText];
+    for (const doc of Bokeh.documents) for (const m of doc.all_models) {
+        for (const prop of Object.values(m.properties || {})) {
+            let v;
+            try { v = prop.get_value(); } catch (e) { continue; }
+            if (typeof v === 'string') out.push(v);
+            else if (v && typeof v === 'object' && typeof v.value === 'string') out.push(v.value);
+        }
+    }
+    return out.join('\\n');
+}"""
+
+JS_SET_WIDGET = """([title, value]) => {
+    for (const doc of Bokeh.documents) for (const m of doc.all_models)
+        if (m.title === title && m.properties && 'value' in m.properties) { m.value = value; return true; }
+    return false;
+}"""
+
+JS_STATUS = """() => {
+    for (const doc of Bokeh.documents) for (const m of doc.all_models)
+        if (typeof m.text === 'string' && m.text.includes('last update')) return m.text;
+    return '';
+}"""
+
+#: true once no background job runs ("computing: …" gone) and every view has drawn for the current state
+JS_SETTLED = """() => {
+    for (const doc of Bokeh.documents) for (const m of doc.all_models)
+        if (typeof m.text === 'string' && (m.text.startsWith('computing') || m.text.startsWith('preparing'))
+            && m.visible !== false) return false;
+    return true;
+}"""
+
+
+def _intersects(a, b) -> bool:
+    return a[0] < b[2] and a[2] > b[0] and a[1] < b[3] and a[3] > b[1]
+
+
+def check_page(page, name: str, artifacts) -> None:
+    """Screenshot at 1280×800, then: no legend box inside its figure's frame, no internal citations."""
+    page.wait_for_timeout(800)  # the last patches are painted
+    page.screenshot(path=str(artifacts / f"{name}.png"))
+    page.screenshot(path=str(artifacts / f"{name}-full-page.png"), full_page=True)  # the views below the fold
+    for title, legend, frame in page.evaluate(JS_LEGEND_BOXES):
+        assert not _intersects(legend, frame), f"{name}: the legend of {title!r} overlaps its data"
+    text = page.evaluate(JS_ALL_TEXT)
+    match = INTERNAL.search(text)
+    assert match is None, f"{name}: the page shows {text[max(0, match.start() - 60):match.end() + 60]!r}"
+
+
+@pytest.fixture(scope="module")
+def screenshots(artifacts_dir):
+    folder = artifacts_dir / "screenshots"
+    folder.mkdir(exist_ok=True)
+    return folder
+
+
+def _set(page, title, value) -> None:
+    before = page.evaluate(JS_STATUS)
+    assert page.evaluate(JS_SET_WIDGET, [title, value]), f"no widget titled {title!r}"
+    page.wait_for_function("(before) => (" + JS_STATUS + ")() !== before", arg=before, timeout=UPDATE_TIMEOUT)
+    page.wait_for_function(JS_SETTLED, timeout=UPDATE_TIMEOUT)
+
+
+def test_app_screenshots(served_app, chromium_browser, screenshots):
+    context = chromium_browser.new_context(viewport={"width": WIDTH, "height": HEIGHT})
+    page = context.new_page()
+    try:
+        page.goto(served_app, timeout=LOAD_TIMEOUT)
+        page.wait_for_function("() => (" + JS_STATUS + ")() !== ''", timeout=LOAD_TIMEOUT)
+        page.wait_for_function(JS_SETTLED, timeout=LOAD_TIMEOUT)
+        check_page(page, "app-default", screenshots)
+        _set(page, "calibration target", "topk")
+        check_page(page, "app-topk", screenshots)
+        _set(page, "calibration target", "full")
+        check_page(page, "app-full", screenshots)
+        _set(page, "calibration target", "auto")
+        _set(page, "dataset", "tabular-rf")  # a random forest: under-confident
+        check_page(page, "app-underconfident", screenshots)
+        _set(page, "dataset", "breast-cancer-gnb")
+        check_page(page, "app-binary", screenshots)
+    finally:
+        context.close()
+
+
+def test_report_screenshot(tmp_path, chromium_browser, screenshots):
+    from calviz.analysis import AnalysisOptions
+    from calviz.datasets import load_dataset
+    from calviz.report import render_report
+
+    path = tmp_path / "report.html"
+    path.write_text(render_report(load_dataset("tabular-rf"), AnalysisOptions(n_resamples=100),
+                                  source="dataset:tabular-rf"), encoding="utf-8")
+    context = chromium_browser.new_context(viewport={"width": WIDTH, "height": HEIGHT}, offline=True)
+    page = context.new_page()
+    try:
+        page.goto(path.as_uri())
+        page.wait_for_function(f"() => window.Bokeh && Bokeh.index && {_ROOT_VIEWS}.length >= 4",
+                               timeout=60_000)
+        check_page(page, "report", screenshots)
+    finally:
+        context.close()
