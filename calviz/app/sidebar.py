@@ -6,6 +6,7 @@ from __future__ import annotations
 import panel as pn
 
 from calviz.app import sources
+from calviz.sampling import SAMPLED_ROWS
 
 __all__ = ["sidebar"]
 
@@ -71,6 +72,7 @@ def sidebar(app) -> pn.Column:
         w.Select.from_param(p.resampling, name="T-Cal critical values", **stretch),
         w.IntInput.from_param(p.n_resamples, name="resamples", **stretch),
         w.IntInput.from_param(p.seed, name="seed", **stretch),
+        w.Checkbox.from_param(p.all_rows, name=f"all rows (slow views use {SAMPLED_ROWS:,} rows otherwise)"),
         _heading(f"Your predictions (CSV, Parquet, NPZ, NPY; ≤ {app.upload_limit // (1024 * 1024)} MB)"),
         label_column,
         prob_column,
