@@ -22,8 +22,8 @@ from calviz.classical import analysis_tests
 from calviz.data import CalibrationData, InputError, as_calibration_data, check_alpha
 from calviz.distance import distance_bounds, smce_witness
 from calviz.ece import reliability
-from calviz.sampling import sample_for_view
 from calviz.intervals import ece_interval
+from calviz.sampling import sample_for_view
 from calviz.smooth import smooth_reliability
 from calviz.tcal import adaptive_tcal
 

@@ -66,8 +66,10 @@ def _add_analysis_options(parser: argparse.ArgumentParser, *, resampling_default
     group.add_argument("--seed", type=int, default=d.seed, help="seed of every random step")
     group.add_argument("--all-rows", action="store_true",
                        help="run the distance bounds, the bootstrap interval and the resampled T-Cal on "
-                            "every row (default: on a uniform subsample of "
-                            f"{SAMPLED_ROWS:,} rows when there are more, with its sampling error stated)")
+                            "every row (default: each on a uniform subsample of "
+                            f"{SAMPLED_ROWS['distance']:,}, {SAMPLED_ROWS['bootstrap']:,} and "
+                            f"{SAMPLED_ROWS['tcal_resampled']:,} rows when there are more, with its sampling "
+                            "error stated)")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -504,7 +504,8 @@ def ace(
         raise InputError(f"ace needs target 'classwise', 'binary' or 'top1'; got {target!r}")
     data = as_calibration_data(y_true, y_prob)
     if target == "classwise":
-        views = [data.classwise(c) for c in range(data.n_classes)]
+        # one class at a time, not kept: K cached views of 10⁷ rows would hold K · 160 MB
+        views = (data.classwise(c, cache=False) for c in range(data.n_classes))
     else:
         views = [prepare_view(data, None, target=target)[2:]]
     per_view, nonempty, total = [], 0, 0

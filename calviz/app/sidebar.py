@@ -72,7 +72,8 @@ def sidebar(app) -> pn.Column:
         w.Select.from_param(p.resampling, name="T-Cal critical values", **stretch),
         w.IntInput.from_param(p.n_resamples, name="resamples", **stretch),
         w.IntInput.from_param(p.seed, name="seed", **stretch),
-        w.Checkbox.from_param(p.all_rows, name=f"all rows (slow views use {SAMPLED_ROWS:,} rows otherwise)"),
+        w.Checkbox.from_param(p.all_rows, name=f"all rows (slow views use ≤ {max(SAMPLED_ROWS.values()):,} "
+                                                "rows otherwise)"),
         _heading(f"Your predictions (CSV, Parquet, NPZ, NPY; ≤ {app.upload_limit // (1024 * 1024)} MB)"),
         label_column,
         prob_column,

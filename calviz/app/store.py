@@ -72,7 +72,8 @@ VIEW_INPUTS: dict[str, tuple[str, ...]] = {
     "tcal": ("target", "class_index", "n", "alpha"),
     "tcal_resampled": ("target", "class_index", "n", "alpha", "resampling", "seed", "all_rows"),
     "interval": ("target", "class_index", "top_k", "n", "n_bins", "alpha"),
-    "bootstrap": ("target", "class_index", "top_k", "n", "n_bins", "alpha", "n_resamples", "seed", "all_rows"),
+    "bootstrap": ("target", "class_index", "top_k", "n", "n_bins", "alpha", "n_resamples", "seed",
+                  "all_rows"),
     # the Laplace kCE has the fixed bandwidth 1: the bandwidth option is the smooth curve's alone
     "distance": ("target", "class_index", "n", "all_rows"),
     # α only re-decides from the stored p-values: the view reads it from ``inputs``, nothing is recomputed
