@@ -320,9 +320,12 @@ def _read_parquet_columns(raw, meta, names):
     # integer labels stay integers (validated without a float copy)
     y = np.empty(n, dtype=np.int64 if pa.types.is_integer(label_type) else np.float64)
     start = 0
-    with _as_stream(raw) as stream:
+    # a path is read by Arrow's own file reader (through a Python file object every page read would be
+    # copied into a Python bytes object first: the file's size again in memory)
+    source = pa.BufferReader(raw) if isinstance(raw, bytes) else str(raw)
+    with pq.ParquetFile(source) as reader:
         # blocks of rows: each block of the row-major matrix is written while it is in cache
-        for batch in pq.ParquetFile(stream).iter_batches(batch_size=1 << 16, columns=wanted):
+        for batch in reader.iter_batches(batch_size=1 << 16, columns=wanted):
             if any(column.null_count for column in batch.columns):
                 return None
             stop = start + batch.num_rows
