@@ -58,11 +58,16 @@ def make_files(n: int, directory: Path) -> dict[str, Path]:
     return files
 
 
-def run(tree: Path, args: list[str]) -> tuple[float, float]:
-    """(wall seconds, max RSS in MB) of ``python -m calviz ARGS`` with ``PYTHONPATH=tree``."""
+def run(tree: Path, args: list[str], timeout: float | None = None) -> tuple[float, float]:
+    """(wall seconds, max RSS in MB) of ``python -m calviz ARGS`` with ``PYTHONPATH=tree``; a run stopped
+    after ``timeout`` seconds gives (inf, nan)."""
     env = dict(os.environ, PYTHONPATH=str(tree))
     cmd = ["/usr/bin/time", "-v", sys.executable, "-m", "calviz", *args]
-    done = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=tempfile.gettempdir())
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=tempfile.gettempdir(),
+                              timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return float("inf"), float("nan")
     if done.returncode not in (0, 1):
         raise RuntimeError(f"{' '.join(args)} failed ({done.returncode}): {done.stderr[-2000:]}")
     wall = re.search(r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): (\S+)", done.stderr).group(1)
@@ -82,6 +87,7 @@ def main() -> int:
     parser.add_argument("--data-dir", type=Path, default=Path(tempfile.gettempdir()) / "calviz_bigdata")
     parser.add_argument("--baseline", type=Path, help="source tree of another calviz version to compare")
     parser.add_argument("--skip-csv", action="store_true", help="leave out the CSV file (slow to write)")
+    parser.add_argument("--timeout", type=float, default=900.0, help="seconds after which a run is stopped")
     parser.add_argument("--output", type=Path, default=RESULTS / "bench_bigdata.md")
     args = parser.parse_args()
     files = make_files(args.n, args.data_dir)
@@ -104,7 +110,7 @@ def main() -> int:
         for _ in range(args.repeats):
             for label, tree in trees.items():  # interleaved: both trees see the same load
                 extra = ["-o", str(out_dir / "report.html")] if command == "report" else []
-                times[label].append(run(tree, [command, str(path), *extra]))
+                times[label].append(run(tree, [command, str(path), *extra], timeout=args.timeout))
         row = {"command": command, "file": name}
         for label, values in times.items():
             row[label] = (statistics.median(v[0] for v in values), statistics.median(v[1] for v in values))
@@ -125,10 +131,13 @@ def write(args, rows, trees, load_before, load_after) -> None:
         cells = [row["command"], row["file"]]
         for label in labels:
             seconds, rss = row[label]
-            cells += [f"{seconds:.1f} s", f"{rss:,.0f} MB"]
+            cells += [f"{seconds:.1f} s" if seconds < float("inf") else f"> {args.timeout:g} s (stopped)",
+                      f"{rss:,.0f} MB" if rss == rss else "—"]
         if "baseline" in trees:
-            cells += [f"{row['baseline'][0] / row['this tree'][0]:.2f}×",
-                      f"{row['baseline'][1] / row['this tree'][1]:.2f}×"]
+            (base_s, base_mb), (this_s, this_mb) = row["baseline"], row["this tree"]
+            finite = base_s < float("inf")
+            cells.append(f"{base_s / this_s:.2f}×" if finite else f"> {args.timeout / this_s:.0f}×")
+            cells.append(f"{base_mb / this_mb:.2f}×" if base_mb == base_mb else "—")
         lines.append("| " + " | ".join(cells) + " |")
     flags = [f"--n {args.n}" if args.n != 10**7 else "",
              f"--repeats {args.repeats}" if args.repeats != 1 else "",
