@@ -33,8 +33,9 @@ RESULTS = HERE / "results"
 TARGETS = {"check_seconds": 10.0, "check_rss_mb": 1024.0, "report_seconds": 30.0}
 
 
-def make_files(n: int, directory: Path) -> dict[str, Path]:
-    """The benchmark files for ``n`` rows (written once; reused when present)."""
+def make_files(n: int, directory: Path, csv: bool = True) -> dict[str, Path]:
+    """The benchmark files for ``n`` rows (written once; reused when present); ``csv=False`` leaves out
+    the CSV file."""
     import numpy as np
 
     from calviz.io import write_predictions
@@ -47,9 +48,11 @@ def make_files(n: int, directory: Path) -> dict[str, Path]:
         "binary, CSV": directory / f"binary_{n}.csv",
         "K = 10 top-1, Parquet": directory / f"k10_{n}.parquet",
     }
+    if not csv:
+        files.pop("binary, CSV")
     if not all(p.exists() for k, p in files.items() if "binary" in k):
         binary = temperature_family(n, seed=1, beta=1.2)
-        for key in ("binary, Parquet", "binary, NPZ", "binary, CSV"):
+        for key in (k for k in files if "binary" in k):
             write_predictions(files[key], binary.y_true, binary.y_prob)
         del binary
     if not files["K = 10 top-1, Parquet"].exists():
@@ -90,13 +93,11 @@ def main() -> int:
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds after which a run is stopped")
     parser.add_argument("--output", type=Path, default=RESULTS / "bench_bigdata.md")
     args = parser.parse_args()
-    files = make_files(args.n, args.data_dir)
-    if args.skip_csv:
-        files.pop("binary, CSV")
+    files = make_files(args.n, args.data_dir, csv=not args.skip_csv)
     trees = {"this tree": ROOT}
     if args.baseline is not None:
         trees["baseline"] = args.baseline.resolve()
-    small = make_files(2000, args.data_dir)
+    small = make_files(2000, args.data_dir, csv=False)
     load_before = load()
     for tree in trees.values():  # warm-up: numba's cache for this tree
         run(tree, ["check", str(small["binary, Parquet"])])
