@@ -38,6 +38,7 @@ SECTIONS = [
     "bench_smooth",
     "bench_dashboard",
     "bench_dask",
+    "bench_bigdata",
 ]
 
 
