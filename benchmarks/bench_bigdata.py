@@ -89,6 +89,8 @@ def main() -> int:
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--data-dir", type=Path, default=Path(tempfile.gettempdir()) / "calviz_bigdata")
     parser.add_argument("--baseline", type=Path, help="source tree of another calviz version to compare")
+    parser.add_argument("--baseline-commands", default="check,report",
+                        help="commands also run on the baseline tree (comma-separated)")
     parser.add_argument("--skip-csv", action="store_true", help="leave out the CSV file (slow to write)")
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds after which a run is stopped")
     parser.add_argument("--output", type=Path, default=RESULTS / "bench_bigdata.md")
@@ -110,6 +112,9 @@ def main() -> int:
         times: dict[str, list] = {label: [] for label in trees}
         for _ in range(args.repeats):
             for label, tree in trees.items():  # interleaved: both trees see the same load
+                if label == "baseline" and command not in args.baseline_commands.split(","):
+                    times[label].append((float("nan"), float("nan")))
+                    continue
                 extra = ["-o", str(out_dir / "report.html")] if command == "report" else []
                 times[label].append(run(tree, [command, str(path), *extra], timeout=args.timeout))
         row = {"command": command, "file": name}
@@ -132,18 +137,27 @@ def write(args, rows, trees, load_before, load_after) -> None:
         cells = [row["command"], row["file"]]
         for label in labels:
             seconds, rss = row[label]
+            if seconds != seconds:  # not run
+                cells += ["not run", "—"]
+                continue
             cells += [f"{seconds:.1f} s" if seconds < float("inf") else f"> {args.timeout:g} s (stopped)",
                       f"{rss:,.0f} MB" if rss == rss else "—"]
         if "baseline" in trees:
             (base_s, base_mb), (this_s, this_mb) = row["baseline"], row["this tree"]
             finite = base_s < float("inf")
+            if base_s != base_s:
+                cells += ["—", "—"]
+                lines.append("| " + " | ".join(cells) + " |")
+                continue
             cells.append(f"{base_s / this_s:.2f}×" if finite else f"> {args.timeout / this_s:.0f}×")
             cells.append(f"{base_mb / this_mb:.2f}×" if base_mb == base_mb else "—")
         lines.append("| " + " | ".join(cells) + " |")
     flags = [f"--n {args.n}" if args.n != 10**7 else "",
              f"--repeats {args.repeats}" if args.repeats != 1 else "",
              "--skip-csv" if args.skip_csv else "",
-             "--baseline BASELINE_TREE" if args.baseline else ""]
+             "--baseline BASELINE_TREE" if args.baseline else "",
+             f"--baseline-commands {args.baseline_commands}" if args.baseline
+             and args.baseline_commands != "check,report" else ""]
     command = " ".join(["python benchmarks/bench_bigdata.py", *filter(None, flags)])
     text = f"""## Large files: `calviz check` and `calviz report` at n = {args.n:,}
 
