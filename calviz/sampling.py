@@ -53,6 +53,8 @@ __all__ = [
     "CONFIDENCE",
     "estimate_seconds",
     "format_seconds",
+    "LARGE_ROWS",
+    "BACKGROUND_WHEN_LARGE",
 ]
 
 #: rows each subsampled view analyses by default (module docstring), chosen so that each takes a few
@@ -66,6 +68,12 @@ SAMPLED_VIEWS = frozenset(SAMPLED_ROWS)
 
 #: second word of the subsample's seed sequence (a fixed, arbitrary constant that separates its stream)
 SAMPLE_STREAM = 0x5A3
+
+#: rows from which the dashboard computes the one-pass views that still take seconds there
+#: (:data:`BACKGROUND_WHEN_LARGE`) off its UI thread, so the page answers at once
+LARGE_ROWS = 1_000_000
+#: the classical tests sort the sample and the ACE makes one pass per class; the analytic T-Cal sorts
+BACKGROUND_WHEN_LARGE = frozenset({"classical", "tcal"})
 
 #: probability with which the stated sampling errors hold
 CONFIDENCE = 0.95
@@ -134,7 +142,7 @@ def sample_note(view: str, sample: CalibrationData, n: int, options) -> str:
 #: of a 2-core x86-64 machine at 2·10⁵ rows (benchmarks/bench_bigdata.py); the dashboard's status line
 #: turns them into an expected duration.  ``smooth``: the band resamples the grid, ≈ 4 s whatever n.
 _SECONDS_PER_ROW = {"distance": 3.5e-6, "bootstrap": 1.5e-7, "tcal_resampled": 2.5e-8, "smooth": 1e-7,
-                    "classical": 1e-6}
+                    "classical": 1e-6, "tcal": 3e-7}
 _SMOOTH_BAND_SECONDS = 4.0
 #: resamples the estimate assumes for the sequential T-Cal rule (it stops sooner when the decision is
 #: clear, later when the p-value is close to α)

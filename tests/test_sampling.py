@@ -174,6 +174,25 @@ def test_store_keys_and_status_name_the_rows(small_policy):
     assert "≈" in job_label("bootstrap", "bootstrap", data, opts)
 
 
+def test_store_computes_slow_one_pass_views_off_the_ui_thread_on_large_data(small_policy, monkeypatch):
+    from calviz.app import store as store_module
+
+    monkeypatch.setattr(store_module, "LARGE_ROWS", 300)
+    data, opts = _binary(500), AnalysisOptions(resampling="analytic")
+    store = store_module.ResultStore(debounce=0)
+    try:
+        store.update(data, opts)
+        assert store.classical.pending and store.tcal.pending  # background jobs, labelled with their rows
+        assert "all 500 rows" in store.jobs["classical"]
+        store.wait()
+        assert store.classical.result is not None and store.tcal.result.n == 500 and not store.jobs
+        small = _binary(200)
+        store.update(small, opts)  # below the threshold: computed at once
+        assert not store.classical.pending and store.classical.result.n == 200
+    finally:
+        store.close()
+
+
 def test_cli_all_rows_flag():
     args = build_parser().parse_args(["check", "x.csv", "--all-rows"])
     assert options_from_args(args).all_rows is True

@@ -48,7 +48,14 @@ from calviz.analysis import (
     scalar_target,
 )
 from calviz.data import CalibrationData
-from calviz.sampling import estimate_seconds, format_seconds, sample_for_view, sampled_rows
+from calviz.sampling import (
+    BACKGROUND_WHEN_LARGE,
+    LARGE_ROWS,
+    estimate_seconds,
+    format_seconds,
+    sample_for_view,
+    sampled_rows,
+)
 
 __all__ = ["Entry", "ResultStore", "VIEW_INPUTS", "view_key", "effective_target", "shutdown_workers"]
 
@@ -263,9 +270,11 @@ class ResultStore(param.Parameterized):
         }
 
     @staticmethod
-    def _in_background(view: str, data) -> bool:
+    def _in_background(view: str, data, options: AnalysisOptions | None = None) -> bool:
         if is_distributed(data):
             return True  # a pass over all rows on Dask: seconds
+        if view in BACKGROUND_WHEN_LARGE and _rows(data, options or AnalysisOptions()) >= LARGE_ROWS:
+            return True  # one pass, but seconds at this size (calviz.sampling.LARGE_ROWS)
         return view in ("smooth", "tcal_resampled", "bootstrap", "distance")
 
     def update(
@@ -286,13 +295,14 @@ class ResultStore(param.Parameterized):
             if plan.final is None:
                 changes[slot] = Entry()
                 continue
-            if inline or self._has(plan.final, data, options) or not self._in_background(plan.final, data):
+            if inline or self._has(plan.final, data, options) or not self._in_background(
+                    plan.final, data, options):
                 result = self.result(plan.final, data, options)
                 error = self._error(plan.final, data, options)
                 changes[slot] = Entry(key, result, options, data, error=error)
                 continue
             stand_in, error = None, None
-            if plan.stand_in is not None and not self._in_background(plan.stand_in, data):
+            if plan.stand_in is not None and not self._in_background(plan.stand_in, data, options):
                 stand_in = self.result(plan.stand_in, data, options)
                 error = self._error(plan.stand_in, data, options)
             label = job_label(slot, plan.final, data, options)
