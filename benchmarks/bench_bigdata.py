@@ -122,12 +122,11 @@ def main() -> int:
             row[label] = (statistics.median(v[0] for v in values), statistics.median(v[1] for v in values))
         rows.append(row)
         print(row, flush=True)
-    load_after = load()
-    write(args, rows, trees, load_before, load_after)
+        write(args, rows, trees, load_before, load(), complete=len(rows) == len(jobs))  # after every row
     return 0
 
 
-def write(args, rows, trees, load_before, load_after) -> None:
+def write(args, rows, trees, load_before, load_after, complete: bool = True) -> None:
     labels = list(trees)
     head = "| command | file | " + " | ".join(f"{lb}: time | {lb}: peak RSS" for lb in labels)
     if "baseline" in trees:
@@ -172,7 +171,8 @@ output); every other number uses all rows.  `--all-rows` computes everything on 
 
 {chr(10).join(lines)}
 
-Generated {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}.
+Generated {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}{"" if complete else
+                                                           " (partial: the run was still going)"}.
 """
     args.output.write_text(text)
     print(f"wrote {args.output}")
