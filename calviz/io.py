@@ -323,7 +323,9 @@ def _read_parquet_columns(raw, meta, names):
     # a path is read by Arrow's own file reader (through a Python file object every page read would be
     # copied into a Python bytes object first: the file's size again in memory)
     source = pa.BufferReader(raw) if isinstance(raw, bytes) else str(raw)
-    with pq.ParquetFile(source) as reader:
+    # no pre-buffering (it holds whole row groups, kept by Arrow's allocator: +1 GB at 10⁷ × 10); buffered
+    # 1 MB reads instead
+    with pq.ParquetFile(source, pre_buffer=False, buffer_size=1 << 20) as reader:
         # blocks of rows: each block of the row-major matrix is written while it is in cache
         for batch in reader.iter_batches(batch_size=1 << 16, columns=wanted):
             if any(column.null_count for column in batch.columns):
