@@ -131,7 +131,7 @@ def write(args, rows, trees, load_before, load_after, complete: bool = True) -> 
     head = "| command | file | " + " | ".join(f"{lb}: time | {lb}: peak RSS" for lb in labels)
     if "baseline" in trees:
         head += " | time ratio (baseline / this) | RSS ratio"
-    lines = [head + " |", "|" + "---|" * (head.count("|") - 1)]
+    lines = [head + " |", "|" + "---|" * head.count("|")]
     for row in rows:
         cells = [row["command"], row["file"]]
         for label in labels:
