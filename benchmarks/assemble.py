@@ -39,6 +39,7 @@ SECTIONS = [
     "bench_smooth",
     "bench_dashboard",
     "bench_dask",
+    "bench_bigdata",
 ]
 
 

@@ -24,6 +24,7 @@ from calviz.data import CalibrationData, InputError, as_calibration_data, check_
 from calviz.distance import distance_bounds, smce_witness
 from calviz.ece import reliability
 from calviz.intervals import ece_interval
+from calviz.sampling import sample_for_view
 from calviz.smooth import smooth_reliability
 from calviz.targets import SCALAR_TARGETS, TARGETS, Target, TargetName, resolve
 from calviz.tcal import adaptive_tcal
@@ -73,6 +74,8 @@ class AnalysisOptions:
     ``classwise`` (one-vs-rest for ``class_index``), ``topk`` (top-1-to-``top_k``, Sun et al. (2024)) or
     ``full``. ``n``: analyse a uniform subsample of this many rows (``None`` = all rows; drawn with ``seed``).
     ``bandwidth``: ``None`` = automatic (smECE(σ) = σ for the smooth diagram; 1 for the Laplace kCE).
+    ``all_rows``: run the views that cost more than one pass per change (distance family, bootstrap
+    interval, resampled T-Cal) on every row instead of a stated uniform subsample (``calviz.sampling``).
     """
 
     target: TargetName = "auto"
@@ -87,6 +90,7 @@ class AnalysisOptions:
     resampling: Literal["analytic", "y_only", "consistency", "threshold"] = "y_only"
     n_resamples: int = 500
     seed: int = 0
+    all_rows: bool = False
 
     def __post_init__(self):
         if self.target not in TARGETS:
@@ -111,6 +115,8 @@ class AnalysisOptions:
         ):
             raise InputError(f"bandwidth must be positive or None (automatic); got {self.bandwidth!r}")
         check_alpha(self.alpha)
+        if not isinstance(self.all_rows, (bool, np.bool_)):
+            raise InputError(f"all_rows must be True or False; got {self.all_rows!r}")
 
     def replace(self, **changes) -> AnalysisOptions:
         return dataclasses.replace(self, **changes)
@@ -397,17 +403,18 @@ COMPUTE = {
 def run_view(view: str, data: CalibrationData, options: AnalysisOptions):
     """Run one view's computation; returns ``(result or None, seconds, message or None)``.
 
-    ``message`` says why the result is ``None``, or — for distributed data (``calviz.dask``
-    ``DistributedSource``, which computes each view itself) — how a result differs from the in-memory one
-    (e.g. distance measures from a uniform subsample, with their sampling error)."""
+    ``message`` says why the result is ``None``, or how a result differs from the all-rows one: views that
+    cost more than one pass run on the subsample of ``calviz.sampling`` (the message states it and its
+    sampling error), and distributed data (``calviz.dask`` ``DistributedSource``, which computes each view
+    itself) says e.g. that distance measures come from a uniform subsample."""
     start = time.perf_counter()
     try:
         compute_view = getattr(data, "compute_view", None)
         if compute_view is not None:
             result, error = compute_view(view, options)
         else:
-            result = COMPUTE[view](data, options)
-            error = None
+            rows, error = sample_for_view(view, prepare(data, options), options)
+            result = COMPUTE[view](rows, options)
     except InputError as exc:
         result, error = None, f"{view}: {exc}"
     except Exception as exc:  # an engine bug must not take the dashboard down; it is reported instead

@@ -61,6 +61,7 @@ def _add_file_options(parser: argparse.ArgumentParser) -> None:
 
 def _add_analysis_options(parser: argparse.ArgumentParser, *, resampling_default: str | None = None) -> None:
     from calviz.analysis import KERNELS, RESAMPLINGS, SCHEMES, TARGETS, AnalysisOptions
+    from calviz.sampling import SAMPLED_ROWS
 
     d = AnalysisOptions()
     group = parser.add_argument_group("analysis options")
@@ -80,6 +81,12 @@ def _add_analysis_options(parser: argparse.ArgumentParser, *, resampling_default
                        help="how T-Cal's critical values are obtained")
     group.add_argument("--n-resamples", type=int, default=d.n_resamples, help="resampling count")
     group.add_argument("--seed", type=int, default=d.seed, help="seed of every random step")
+    group.add_argument("--all-rows", action="store_true",
+                       help="run the distance bounds, the bootstrap interval and the resampled T-Cal on "
+                            "every row (default: each on a uniform subsample of "
+                            f"{SAMPLED_ROWS['distance']:,}, {SAMPLED_ROWS['bootstrap']:,} and "
+                            f"{SAMPLED_ROWS['tcal_resampled']:,} rows when there are more, with its sampling "
+                            "error stated)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -205,6 +212,7 @@ def options_from_args(args):
             target=args.target, class_index=args.class_index, top_k=args.top_k, n=args.subsample,
             scheme=args.scheme, n_bins=args.n_bins, kernel=args.kernel, bandwidth=args.bandwidth,
             alpha=args.alpha, resampling=args.resampling, n_resamples=args.n_resamples, seed=args.seed,
+            all_rows=bool(getattr(args, "all_rows", False)),
         )
     except InputError as exc:
         raise CLIError(str(exc)) from None

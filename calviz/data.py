@@ -314,8 +314,9 @@ class CalibrationData:
 
         return self._cached(("topk", k), make)
 
-    def classwise(self, class_index: int) -> tuple[np.ndarray, np.ndarray]:
-        """One-vs-rest view for one class: (P(y = c), 1{y = c})."""
+    def classwise(self, class_index: int, *, cache: bool = True) -> tuple[np.ndarray, np.ndarray]:
+        """One-vs-rest view for one class: (P(y = c), 1{y = c}).  ``cache=False`` does not keep the two
+        arrays on the data (a pass over every class would otherwise hold K·n·16 bytes)."""
         if isinstance(class_index, (bool, np.bool_)) or not isinstance(class_index, (int, np.integer)):
             raise InputError(f"class_index must be an integer; got {class_index!r}")
         c = int(class_index)
@@ -329,7 +330,10 @@ class CalibrationData:
                 p = self.probs[:, c]
             return p, (self.labels == c).astype(np.float64)
 
-        return self._cached(("classwise", c), make)
+        key = ("classwise", c)
+        if not cache and key not in self._cache:
+            return tuple(_readonly_view(np.ascontiguousarray(a)) for a in make())
+        return self._cached(key, make)
 
     def subsample(self, n: int, seed=None) -> CalibrationData:
         """A uniform subsample of n rows without replacement (reproducible with ``seed``: an int, None

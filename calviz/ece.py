@@ -532,7 +532,8 @@ def ace(
     m = check_n_bins(n_bins)
     data = as_calibration_data(y_true, y_prob)
     if target == "classwise":
-        views = [data.classwise(c) for c in range(data.n_classes)]
+        # one class at a time, not kept: K cached views of 10⁷ rows would hold K · 160 MB
+        views = (data.classwise(c, cache=False) for c in range(data.n_classes))
     else:
         views = [resolve(data, target, allowed=("binary", "top1"), caller="ace").view(data)]
     per_view, nonempty, total = [], 0, 0

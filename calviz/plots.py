@@ -31,6 +31,7 @@ __all__ = [
     "RANK_COLOURS",
     "tcal_plot",
     "tcal_caption",
+    "tcal_shown_scales",
     "tcal_verdict",
     "interval_plot",
     "interval_caption",
@@ -812,11 +813,36 @@ def tcal_tooltips(discrete: bool) -> list:
     ]
 
 
+def tcal_shown_scales(tcal, scales: np.ndarray, rejected: np.ndarray) -> np.ndarray:
+    """Which scales the T-Cal axis shows: it stops where bins are mostly empty.
+
+    Rule: a scale of m bins per axis is drawn when it has no more bins than rows — m ≤ n for the 1-D
+    targets, m^{K−1} ≤ n for full calibration of K classes (the simplex partition has about m^{K−1}
+    cells) — or when it rejects.  Finer scales, at which most bins are empty and most occupied bins hold a
+    single row (so T^d is nearly 0), are still tested and counted in the Bonferroni correction
+    (Algorithm 2 of Lee, Huang, Hassani and Dobriban, 2023, tests every dyadic scale up to its B); they
+    are only left off the axis."""
+    n = field(tcal, "n", default=None)
+    if n is None or not scales.size:
+        return np.ones(scales.shape, dtype=bool)
+    exponent = int(field(tcal, "K", default=2)) - 1 if field(tcal, "target", default="") == "full" else 1
+    with np.errstate(over="ignore"):
+        cells = scales.astype(np.float64) ** max(exponent, 1)
+    return (cells <= float(n)) | rejected
+
+
+def tcal_hidden_note(hidden: int) -> str:
+    """What the caption says about the scales :func:`tcal_shown_scales` leaves off the axis."""
+    return (f"{hidden} finer scale{'s' if hidden != 1 else ''} with more bins than rows (mostly empty bins) "
+            "tested but not drawn")
+
+
 def tcal_frame(tcal) -> dict:
     """The drawing data of the T-Cal view: ``table`` (per scale: ``bins`` — the number of bins, or the
     distinct predicted value when the engine ran the exact binomial test —, ``statistic``, ``critical``,
     ``pvalue``, ``color`` crimson where the scale rejects, ``state``), ``discrete`` (x is a predicted
-    value: linear axis) and the axis ranges ``xlim``/``ylim``."""
+    value: linear axis), the axis ranges ``xlim``/``ylim`` and ``hidden`` (tested scales left off the
+    axis by :func:`tcal_shown_scales`; 0 for the binomial test)."""
     empty = np.zeros(0)
     discrete = False
     if tcal is not None:
@@ -831,6 +857,9 @@ def tcal_frame(tcal) -> dict:
         scales = stats = crit = pvals = empty
     with np.errstate(invalid="ignore"):
         rejected = stats >= crit
+    shown = np.ones(scales.shape, dtype=bool) if discrete else tcal_shown_scales(tcal, scales, rejected)
+    hidden = int(scales.size - shown.sum())
+    scales, stats, crit, pvals, rejected = (a[shown] for a in (scales, stats, crit, pvals, rejected))
     table = {
         "bins": scales,
         "statistic": stats,
@@ -851,7 +880,7 @@ def tcal_frame(tcal) -> dict:
         else:
             xlim = (float(scales.min()) / 1.5, float(scales.max()) * 1.5)
         ylim = (lo - pad, hi + pad)
-    return {"table": table, "discrete": discrete, "xlim": xlim, "ylim": ylim}
+    return {"table": table, "discrete": discrete, "xlim": xlim, "ylim": ylim, "hidden": hidden}
 
 
 def tcal_plot(tcal, *, title: str | None = None, height: int = 330, pending: str | None = None) -> hv.Overlay:
@@ -880,6 +909,8 @@ def tcal_plot(tcal, *, title: str | None = None, height: int = 330, pending: str
     ).opts(color="color", size=10, line_color="white", tools=[hover])
     zero = hv.HLine(0, kdims=["bins", "statistic"]).opts(color=HIST, line_width=1)
     caption = tcal_caption(tcal)
+    if frame["hidden"]:
+        caption = f"{caption}; {tcal_hidden_note(frame['hidden'])}"
     if pending:
         caption = f"{caption} — {pending}"
     # explicit ranges on every frame: a streamed frame must not inherit the previous frame's limits (an

@@ -304,9 +304,13 @@ def render_analysis(result: Analysis, *, title: str = "calviz report", source: s
         for name in VIEW_TITLES
     )
     errors = ""
-    if result.errors:
-        items = "".join(f"<li>{html.escape(k)}: {html.escape(v)}</li>" for k, v in result.errors.items())
-        errors = f'<section class="errors"><h2>Not computed</h2><ul>{items}</ul></section>'
+    # a message beside a result says how it was computed (e.g. on a subsample); one without, why it is missing
+    notes = {k: v for k, v in result.errors.items() if getattr(result, k, None) is not None}
+    missing = {k: v for k, v in result.errors.items() if k not in notes}
+    for heading, messages, css in (("Notes", notes, "notes"), ("Not computed", missing, "errors")):
+        if messages:
+            items = "".join(f"<li>{html.escape(k)}: {html.escape(v)}</li>" for k, v in messages.items())
+            errors += f'<section class="{css}"><h2>{heading}</h2><ul>{items}</ul></section>'
     generated = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     return f"""<!DOCTYPE html>
 <html lang="en">

@@ -46,6 +46,11 @@ class Controls(param.Parameterized):
                                 doc="Critical values of T-Cal")
     n_resamples = param.Integer(default=500, bounds=(20, 5000), doc="Number of resamples")
     seed = param.Integer(default=0, bounds=(0, None), doc="Random seed (subsample and resampling)")
+    all_rows = param.Boolean(
+        default=False,
+        doc="Compute the distance bounds, bootstrap interval and resampled T-Cal on every row (slow on large "
+            "data) instead of a stated uniform subsample",
+    )
 
     #: the parameters that change what is computed (``dataset`` changes the data instead)
     ANALYSIS = (
@@ -62,6 +67,7 @@ class Controls(param.Parameterized):
         "resampling",
         "n_resamples",
         "seed",
+        "all_rows",
     )
 
     def options(self, n_rows: int) -> AnalysisOptions:
@@ -79,6 +85,7 @@ class Controls(param.Parameterized):
             resampling=self.resampling,
             n_resamples=int(self.n_resamples),
             seed=int(self.seed),
+            all_rows=bool(self.all_rows),
         )
 
     def fit_to(self, n_rows: int, n_classes: int) -> dict:

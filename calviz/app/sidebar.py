@@ -6,6 +6,7 @@ from __future__ import annotations
 import panel as pn
 
 from calviz.app import sources
+from calviz.sampling import SAMPLED_ROWS
 
 __all__ = ["sidebar"]
 
@@ -75,6 +76,8 @@ def sidebar(app) -> pn.Column:
         w.Select.from_param(p.resampling, name="T-Cal critical values", **stretch),
         *_resamples_input(controls, **stretch),
         w.IntInput.from_param(p.seed, name="seed", **stretch),
+        w.Checkbox.from_param(p.all_rows, name=f"all rows (slow views use ≤ {max(SAMPLED_ROWS.values()):,} "
+                                                "rows otherwise)"),
         _heading(f"Your predictions (CSV, Parquet, NPZ, NPY; ≤ {app.upload_limit // (1024 * 1024)} MB)"),
         label_column,
         prob_column,

@@ -41,12 +41,21 @@ import param
 from calviz.analysis import (
     AnalysisOptions,
     is_distributed,
+    prepare,
     resolve_target,
     run_view,
     scalar_reliability,
     scalar_target,
 )
 from calviz.data import CalibrationData
+from calviz.sampling import (
+    BACKGROUND_WHEN_LARGE,
+    LARGE_ROWS,
+    estimate_seconds,
+    format_seconds,
+    sample_for_view,
+    sampled_rows,
+)
 
 __all__ = ["Entry", "ResultStore", "VIEW_INPUTS", "view_key", "effective_target", "shutdown_workers"]
 
@@ -68,11 +77,12 @@ VIEW_INPUTS: dict[str, tuple[str, ...]] = {
     "smooth": ("target", "class_index", "n", "kernel", "bandwidth", "alpha", "n_resamples", "seed"),
     "smooth_curve": ("target", "class_index", "n", "kernel", "bandwidth"),
     "tcal": ("target", "class_index", "n", "alpha"),
-    "tcal_resampled": ("target", "class_index", "n", "alpha", "resampling", "seed"),
+    "tcal_resampled": ("target", "class_index", "n", "alpha", "resampling", "seed", "all_rows"),
     "interval": ("target", "class_index", "top_k", "n", "n_bins", "alpha"),
-    "bootstrap": ("target", "class_index", "top_k", "n", "n_bins", "alpha", "n_resamples", "seed"),
+    "bootstrap": ("target", "class_index", "top_k", "n", "n_bins", "alpha", "n_resamples", "seed",
+                  "all_rows"),
     # the Laplace kCE has the fixed bandwidth 1: the bandwidth option is the smooth curve's alone
-    "distance": ("target", "class_index", "n"),
+    "distance": ("target", "class_index", "n", "all_rows"),
     # α only re-decides from the stored p-values: the view reads it from ``inputs``, nothing is recomputed
     "classical": ("target", "class_index", "n", "n_bins"),
 }
@@ -118,9 +128,27 @@ def view_key(view: str, data, options: AnalysisOptions) -> tuple:
     for name in VIEW_INPUTS[view]:
         if name not in _TARGET_FIELDS:
             values.append((name, getattr(options, name)))
-    if options.n is not None and options.n < data.n and "seed" not in VIEW_INPUTS[view]:
+    subsampled = options.n is not None and options.n < data.n
+    if "seed" not in VIEW_INPUTS[view] and (subsampled or sampled_rows(view, _rows(data, options), options)):
         values.append(("seed", options.seed))  # the subsample depends on the seed
     return (view, id(data), tuple(values))
+
+
+def _rows(data, options: AnalysisOptions) -> int:
+    """Rows a view is given (before the policy of ``calviz.sampling``): the user subsample or all."""
+    return data.n if options.n is None else min(int(options.n), data.n)
+
+
+def job_label(slot: str, view: str, data, options: AnalysisOptions) -> str:
+    """What the status line says while ``view``'s job runs: its name, the rows it reads and how long it
+    should take (``calviz.sampling.estimate_seconds``)."""
+    label = JOB_LABELS[slot]
+    if is_distributed(data):
+        return label
+    n = _rows(data, options)
+    k = sampled_rows(view, n, options) or n
+    rows = f"{k:,} of {n:,} rows" if k < n else f"all {n:,} rows"
+    return f"{label} ({rows}, ≈ {format_seconds(estimate_seconds(view, k, data.n_classes, options))})"
 
 
 @dataclass(frozen=True)
@@ -242,9 +270,11 @@ class ResultStore(param.Parameterized):
         }
 
     @staticmethod
-    def _in_background(view: str, data) -> bool:
+    def _in_background(view: str, data, options: AnalysisOptions | None = None) -> bool:
         if is_distributed(data):
             return True  # a pass over all rows on Dask: seconds
+        if view in BACKGROUND_WHEN_LARGE and _rows(data, options or AnalysisOptions()) >= LARGE_ROWS:
+            return True  # one pass, but seconds at this size (calviz.sampling.LARGE_ROWS)
         return view in ("smooth", "tcal_resampled", "bootstrap", "distance")
 
     def update(
@@ -265,16 +295,17 @@ class ResultStore(param.Parameterized):
             if plan.final is None:
                 changes[slot] = Entry()
                 continue
-            if inline or self._has(plan.final, data, options) or not self._in_background(plan.final, data):
+            if inline or self._has(plan.final, data, options) or not self._in_background(
+                    plan.final, data, options):
                 result = self.result(plan.final, data, options)
                 error = self._error(plan.final, data, options)
                 changes[slot] = Entry(key, result, options, data, error=error)
                 continue
             stand_in, error = None, None
-            if plan.stand_in is not None and not self._in_background(plan.stand_in, data):
+            if plan.stand_in is not None and not self._in_background(plan.stand_in, data, options):
                 stand_in = self.result(plan.stand_in, data, options)
                 error = self._error(plan.stand_in, data, options)
-            label = JOB_LABELS[slot]
+            label = job_label(slot, plan.final, data, options)
             changes[slot] = Entry(key, stand_in, options, data, pending=label, error=error)
             jobs[slot] = label
             self._submit(slot, key, plan.final, data, options)
@@ -342,9 +373,13 @@ class ResultStore(param.Parameterized):
             else:
                 future.cancel()
 
-        return _run_remote(
-            view, data, options, worker=self._worker, on_submit=on_submit, timeout=self._job_limit
+        # the worker process gets only the rows the view reads (calviz.sampling): a 10⁷-row array is
+        # not copied to it for a view computed on a subsample
+        rows, note = sample_for_view(view, prepare(data, options), options)
+        result, seconds, error = _run_remote(
+            view, rows, options, worker=self._worker, on_submit=on_submit, timeout=self._job_limit
         )
+        return result, seconds, (error if result is None else note)
 
     def _publish(self, slot, key, view, data, options, *, stopped: str | None = None) -> None:
         """On the session's thread: show a finished job's result, unless the slot moved on meanwhile."""
