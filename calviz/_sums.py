@@ -30,24 +30,6 @@ from calviz._results import ResultMixin
 from calviz.binning import Bins, dense_ids, equal_width_bounds
 from calviz.data import InputError
 
-__all__ = [
-    "BinSums",
-    "MomentSums",
-    "bin_sums",
-    "dyadic_keys",
-    "finish_terms",
-    "plugin_ece_l1",
-    "plugin_ece_sq",
-    "plugin_mce",
-    "debiased_ece_sq",
-    "unbiased_ece_sq",
-    "kumar_ece_sq",
-    "miscalibrated_variance",
-    "null_variance",
-    "null_moments_from_sums",
-    "reliability_rows",
-]
-
 
 @dataclass(frozen=True, repr=False)
 class BinSums(ResultMixin):

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from calviz._kernels.tcal import _GOLDEN, LANES, _next_uniform, stream_seed
+from calviz._kernels.tcal import _GOLDEN, LANES, stream_seed, y_only_walk
 
 
 @njit(cache=True)
@@ -55,116 +55,25 @@ def y_only_partition(split, max_level, z, base_seed, start, count, offset):
 
     Resample r draws y* ~ Ber(z) from the SplitMix64 stream stream_seed(base_seed, r) of the in-memory
     kernels, point by point in sorted order: the stream's state after g steps is seed + g·golden, so the
-    partition starts its draws at the state of its first global row and gets exactly the in-memory draws.
-    The stack walk is that of :func:`calviz._kernels.tcal._y_only_block`.  The bins containing the
-    partition's first or last point may continue in the neighbouring partitions: their sums are returned
-    instead of their contributions.  Returns ``interior`` (count, max_level) Σ (S*² − Q*)/N over the
-    bins inside the partition (not divided by n), ``first_s, first_q, last_s, last_q`` (count, max_level)
-    the resampled sums of the first and last bin of every scale, ``first_n, last_n`` (max_level,) their
-    sizes (last_n = 0 when the first bin is also the last).
+    partition starts its draws at the state of its first global row and gets exactly the in-memory draws
+    (the walk is the in-memory one, :func:`calviz._kernels.tcal.y_only_walk`).  Returns ``interior``
+    (count, max_level) Σ (S*² − Q*)/N over the bins inside the partition (not divided by n),
+    ``first_s, first_q, last_s, last_q`` (count, max_level) the resampled sums of the first and last bin
+    of every scale — they may continue in the neighbouring partitions — and ``first_n, last_n``
+    (max_level,) their sizes (last_n = 0 when the first bin is also the last).
     """
-    n = z.shape[0]
-    interior = np.zeros((count, max_level))
-    first_s = np.zeros((count, max_level))
-    first_q = np.zeros((count, max_level))
-    last_s = np.zeros((count, max_level))
-    last_q = np.zeros((count, max_level))
+    out = [np.zeros((count, max_level)) for _ in range(5)]
     first_n = np.zeros(max_level, dtype=np.int64)
     last_n = np.zeros(max_level, dtype=np.int64)
-    if n == 0:
-        return interior, first_s, first_q, last_s, last_q, first_n, last_n
     skip = np.uint64(offset) * _GOLDEN
-    depth = max_level + 2
     for block in range(0, count, LANES):
         R = min(LANES, count - block)
         states = np.empty(R, dtype=np.uint64)
         for r in range(R):
             states[r] = stream_seed(base_seed, start + block + r) + skip
-        st_h = np.zeros(depth, dtype=np.int64)
-        st_n = np.zeros(depth, dtype=np.int64)
-        st_s = np.zeros((depth, R))
-        st_q = np.zeros((depth, R))
-        a_s = np.zeros(R)
-        a_q = np.zeros(R)
-        s_pt = np.zeros(R)
-        q_pt = np.zeros(R)
-        top = -1
-        gap = max_level + 1
-        for i in range(n + 1):
-            if i == n:
-                g = 1
-                w = 0
-                for r in range(R):
-                    s_pt[r] = 0.0
-                    q_pt[r] = 0.0
-            else:
-                if i > 0 and split[i - 1] < gap:
-                    gap = split[i - 1]
-                zi = z[i]
-                w = 1
-                for r in range(R):
-                    states[r], u = _next_uniform(states[r])
-                    v = (1.0 if u < zi else 0.0) - zi
-                    s_pt[r] = v
-                    q_pt[r] = v * v
-                if top < 0:
-                    top = 0
-                    st_h[0] = 0
-                    st_n[0] = 1
-                    for r in range(R):
-                        st_s[0, r] = s_pt[r]
-                        st_q[0, r] = q_pt[r]
-                    gap = max_level + 1
-                    continue
-                g = gap
-                gap = max_level + 1
-                if g > max_level:
-                    st_n[top] += 1
-                    for r in range(R):
-                        st_s[top, r] += s_pt[r]
-                        st_q[top, r] += q_pt[r]
-                    continue
-            for r in range(R):
-                a_s[r] = 0.0
-                a_q[r] = 0.0
-            a_n = 0
-            hi = max_level
-            k = top
-            while True:
-                for r in range(R):
-                    a_s[r] += st_s[k, r]
-                    a_q[r] += st_q[k, r]
-                a_n += st_n[k]
-                h = st_h[k]
-                lo = (h if h > g else g) - 1
-                if k == 0:  # holds the partition's first point: an edge bin at these scales
-                    for lev in range(lo, hi):
-                        first_n[lev] = a_n
-                        for r in range(R):
-                            first_s[block + r, lev] = a_s[r]
-                            first_q[block + r, lev] = a_q[r]
-                elif i == n:  # closed at the end: holds the partition's last point
-                    for lev in range(lo, hi):
-                        last_n[lev] = a_n
-                        for r in range(R):
-                            last_s[block + r, lev] = a_s[r]
-                            last_q[block + r, lev] = a_q[r]
-                elif a_n >= 2:
-                    for lev in range(lo, hi):
-                        for r in range(R):
-                            interior[block + r, lev] += (a_s[r] * a_s[r] - a_q[r]) / a_n
-                if h < g:
-                    break
-                hi = h - 1
-                k -= 1
-            st_n[k] = a_n
-            for r in range(R):
-                st_s[k, r] = a_s[r]
-                st_q[k, r] = a_q[r]
-            top = k + 1
-            st_h[top] = g
-            st_n[top] = w
-            for r in range(R):
-                st_s[top, r] = s_pt[r]
-                st_q[top, r] = q_pt[r]
-    return interior, first_s, first_q, last_s, last_q, first_n, last_n
+        lanes = [np.zeros((max_level, R)) for _ in range(5)]
+        y_only_walk(split, max_level, z, states, lanes[0], True, lanes[1], lanes[2], lanes[3], lanes[4],
+                    first_n, last_n)
+        for j in range(5):
+            out[j][block:block + R] = lanes[j].T
+    return out[0], out[1], out[2], out[3], out[4], first_n, last_n

@@ -456,6 +456,8 @@ def subsample_measure(
       RintCE_S(ε_L) − d(ε_L)) (ε_L the finest width evaluated).
     """
     d = check_alpha(delta, "delta")
+    if measure not in ("smce", "sintce", "lower_dce"):
+        raise InputError(f"measure must be 'smce', 'sintce' or 'lower_dce'; got {measure!r}")
     z, y, n, pi, entropy, complete = uniform_subsample(y_true, y_prob, size=size, seed=seed, target=target,
                                                        class_index=class_index, client=client, **columns)
     k = int(z.shape[0])
@@ -463,16 +465,14 @@ def subsample_measure(
     options = dict(measure_options or {})
     view_target = distance.smce(*as_dask_data(y_true, y_prob, **columns).schema(), target=target,
                                 class_index=class_index).target
+    res = getattr(distance, measure)(labels, z, **options)
+    value = float(res.value)
     if measure == "smce":
-        res = distance.smce(labels, z, **options)
-        value = float(res.value)
         err = smce_sampling_error(k, pi, d)
         low, high = max(value - err, 0.0), value + err
         bound = ("|smCE(S) − smCE(P)| ≤ 2(1+√(π(1−π)))/√k + √(2 ln(1/δ)/k) (Błasiok et al. 2023, Thm 9.5 / "
                  "Cor 9.9 route: 2-Lipschitz class ⇒ W₁, McDiarmid)")
     elif measure == "lower_dce":
-        res = distance.lower_dce(labels, z, **options)
-        value = float(res.value)
         k1 = int(labels.sum())
         k0 = k - k1
         err = 2.0 * math.sqrt(math.log(6.0 / d) / (2.0 * k))
@@ -484,9 +484,7 @@ def subsample_measure(
         low, high = max(value - err, 0.0), value + err
         bound = ("|dCE(S) − dCE(P)| ≤ Σ_y π_y W₁(μ_y, μ̂_y) + 2|π̂ − π| (Błasiok et al. 2023, Lemmas "
                  "9.11-9.14) + the LP grid error 2ε")
-    elif measure == "sintce":
-        res = distance.sintce(labels, z, **options)
-        value = float(res.value)
+    else:
         widths = np.asarray(res.widths, dtype=np.float64)
         rint = np.asarray(res.rintce_values, dtype=np.float64)
         L = max(int(widths.shape[0]), 1)
@@ -496,8 +494,6 @@ def subsample_measure(
         err = max(value - low, high - value)
         bound = ("RintCE_S(ε) ± [√((⌈1/ε⌉+1)/k) + √(2 ln(L/δ)/k)] per width (union over L widths), "
                  "monotone in the width (Błasiok et al. 2023, Def. 6.10; §9-style bound)")
-    else:
-        raise InputError(f"measure must be 'smce', 'sintce' or 'lower_dce'; got {measure!r}")
     if complete:  # every row was used: the value is the full-data value
         low, high = (float(res.lower), float(res.upper)) if measure == "lower_dce" else (value, value)
         err = float(res.error_bound) if measure == "lower_dce" else 0.0
