@@ -21,7 +21,6 @@ App. C.3 (resampling).  The sequential rule: Robbins (1970); Gandy (2009); Ding,
 
 from __future__ import annotations
 
-import importlib
 import math
 import warnings
 
@@ -62,13 +61,10 @@ COMBINES = ("bonferroni", "max")
 TARGETS = ("auto", "binary", "top1", "classwise", "full")
 
 
-def _tcal_module():
-    """calviz.tcal (its result type, and its public limits, which users may change at run time)."""
-    return importlib.import_module("calviz.tcal")
-
-
-def _result(*fields):
-    return _tcal_module().TCalResult(*fields)
+def _result(*fields) -> tuple:
+    """The fields of a :class:`calviz.tcal.TCalResult` in order: the callers build the result with the
+    in-memory constructor (``TCalResult(*fields)``), so its conventions hold on every backend."""
+    return fields
 
 
 def check_options(*, alpha, resampling, n_resamples, max_resamples, resampling_risk, combine, target,
@@ -115,9 +111,11 @@ def scale_plan(n: int, K: int, full: bool) -> tuple[int, int, str]:
     return B_paper, levels, text
 
 
-def adaptive(sample, *, alpha, resampling, n_resamples, max_resamples, risk, combine, discrete, seed):
+def adaptive(sample, *, alpha, resampling, n_resamples, max_resamples, risk, combine, discrete, seed,
+             work_limit=MAX_RESAMPLE_WORK) -> tuple:
     """Adaptive T-Cal of ``sample`` (see the module docstring) with validated options: the discrete
-    predictor test, then the analytic, threshold or resampled decision over the dyadic scales."""
+    predictor test, then the analytic, threshold or resampled decision over the dyadic scales.  Returns the
+    fields of the :class:`calviz.tcal.TCalResult`.  ``work_limit``: most point-resamples (n × resamples)."""
     n, K, target = int(sample.n), int(sample.K), sample.target
     full = target == "full"
     if not full and discrete is not False:
@@ -152,10 +150,10 @@ def adaptive(sample, *, alpha, resampling, n_resamples, max_resamples, risk, com
     source = _k.Y_ONLY if resampling == "y_only" else _k.CONSISTENCY
     cost = n * (K if full else 1)  # point-resamples per resample
     if n_resamples is not None:
-        _check_work(n_resamples, cost, "n_resamples")
+        _check_work(n_resamples, cost, "n_resamples", work_limit)
     else:
         max_resamples = resample_cap(max_resamples, cost)
-        _check_work(max_resamples, cost, "max_resamples")
+        _check_work(max_resamples, cost, "max_resamples", work_limit)
     base = base_seed(seed)
     head = f"{kind_text}; {scale_text}; {resampling.replace('_', '-')} resampling"
     if n_resamples is not None:
@@ -175,7 +173,7 @@ def threshold_decision(t_obs, scales, alpha, n, K, target, reason):
                    "bonferroni", n, K, 0, 0.0, "adaptive T-Cal", reason, target)
 
 
-def binomial_decision(values, counts, successes, alpha, target, K, why="") -> object:
+def binomial_decision(values, counts, successes, alpha, target, K, why="") -> tuple:
     """Exact binomial test of P(y = 1 | z = v) = v per distinct prediction v (App. B.4), Bonferroni over
     the values; ``successes`` are the label sums of each value."""
     successes = np.rint(np.asarray(successes, dtype=np.float64)).astype(np.int64)
@@ -330,8 +328,7 @@ def resample_cap(max_resamples: int | None, cost: int) -> int:
     return int(max_resamples)
 
 
-def _check_work(count: int, cost: int, name: str) -> None:
-    limit = _tcal_module().MAX_RESAMPLE_WORK
+def _check_work(count: int, cost: int, name: str, limit: int) -> None:
     if count * cost > limit:
         raise InputError(f"{name} = {count} with {cost} point-draws per resample exceeds the resampling work "
                          f"limit of {limit:.0e} point-resamples (calviz.tcal.MAX_RESAMPLE_WORK); "

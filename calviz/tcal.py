@@ -295,8 +295,8 @@ def analytic_tcal_from_sums(sums_per_scale: Sequence[BinSums], n_bins: Sequence[
     t = np.array([debiased_ece_sq(s) for s in sums_per_scale])
     moments = np.array([null_moments_from_sums(s) for s in sums_per_scale]).reshape(-1, 3)
     n = int(sums_per_scale[0].n_total)
-    return analytic_decision(t, moments.T, tuple(int(m) for m in n_bins), alpha, n, int(K), target,
-                            "adaptive T-Cal", "analytic critical values from bin sums")
+    return TCalResult(*analytic_decision(t, moments.T, tuple(int(m) for m in n_bins), alpha, n, int(K),
+                                         target, "adaptive T-Cal", "analytic critical values from bin sums"))
 
 
 # ------------------------------------------------------------------------------------------------
@@ -498,9 +498,10 @@ class _MemorySample:
 
 def _adaptive(z, y, K, target, alpha, resampling, n_resamples, max_resamples, risk, combine, discrete,
               seed) -> TCalResult:
-    return _adaptive_decision(_MemorySample(z, y, K, target), alpha=alpha, resampling=resampling,
-                              n_resamples=n_resamples, max_resamples=max_resamples, risk=risk,
-                              combine=combine, discrete=discrete, seed=seed)
+    return TCalResult(*_adaptive_decision(
+        _MemorySample(z, y, K, target), alpha=alpha, resampling=resampling, n_resamples=n_resamples,
+        max_resamples=max_resamples, risk=risk, combine=combine, discrete=discrete, seed=seed,
+        work_limit=MAX_RESAMPLE_WORK))
 
 
 def _resample(scan: _ScanOrder, levels: int, source: int, base, start: int, count: int) -> np.ndarray:

@@ -45,32 +45,12 @@ def _partition_summary(part, index, row_offset):
     return data.n, s.accuracy * data.n, s.mean_confidence * data.n
 
 
-@contextlib.contextmanager
-def _scheduler(scheduler):
-    """None: the current dask scheduler (a default distributed Client if one exists); "local": a temporary
-    2-process LocalCluster; an address "tcp://host:port": a Client to that scheduler; a Client: itself."""
-    if scheduler is None:
-        yield None
-        return
-    import distributed
-
-    if isinstance(scheduler, distributed.Client):
-        yield scheduler
-        return
-    if scheduler == "local":
-        with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                      dashboard_address=":0") as cluster, distributed.Client(cluster) as c:
-            yield c
-        return
-    if not isinstance(scheduler, str):
-        raise InputError(f"scheduler must be None, 'local', an address like 'tcp://host:8786' or a Client; "
-                         f"got {scheduler!r}")
-    try:
-        client = distributed.Client(scheduler, timeout="10s")
-    except OSError as exc:
-        raise InputError(f"could not connect to the Dask scheduler at {scheduler!r}: {exc}") from None
-    with client:
-        yield client
+def _client(scheduler):
+    """None: the current dask scheduler (a default distributed Client if one exists); a Client: itself;
+    "local" or an address "tcp://host:port": the shared client of :func:`get_client`."""
+    if scheduler is None or not isinstance(scheduler, str):
+        return scheduler
+    return get_client(scheduler)
 
 
 #: persistent clients of :func:`get_client` (one per scheduler address; "local" = one LocalCluster)
@@ -273,8 +253,14 @@ def open_source(path, *, scheduler: str | None = None, y_true: str | None = None
     if client is None:
         scheduler = scheduler or "local"
         client = get_client(scheduler)
+    return _source(data, client, scheduler, distance_sample)
+
+
+def _source(data: DaskCalibrationData, client, scheduler, distance_sample: int) -> DistributedSource:
+    """The source after one validating pass that counts the rows (``client`` None: dask's scheduler)."""
     n, correct, confidence = _summary_counts(data, client)
-    name = scheduler or str(getattr(client, "scheduler", None) and client.scheduler.address)
+    name = scheduler if isinstance(scheduler, str) else str(getattr(client, "scheduler", None) and
+                                                            client.scheduler.address)
     return DistributedSource(data, client, name, n, correct, confidence, int(distance_sample))
 
 
@@ -285,7 +271,8 @@ def analyze_parquet(
     """Analyse a Parquet file / directory / glob (or any input of :func:`as_dask_data`) on Dask and return
     a :class:`calviz.analysis.Analysis` — the object the dashboard, the report and ``calviz check`` read.
 
-    ``scheduler``: None (current dask scheduler), ``"local"`` (temporary 2-process LocalCluster), a
+    ``scheduler``: None (current dask scheduler), ``"local"`` (the 2-process LocalCluster of
+    :func:`get_client`), a
     scheduler address ``"tcp://host:8786"`` or a ``distributed.Client``.  ``y_true`` / ``y_prob``: column
     names (detected when None).  ``options``: a :class:`calviz.analysis.AnalysisOptions` (keywords override
     its fields).  Computed on all rows (:func:`compute_view`): reliability, analytic adaptive T-Cal, the
@@ -297,32 +284,7 @@ def analyze_parquet(
     smooth diagram, the bootstrap interval, consistency resampling.  ``prob_prefix``: probability columns
     ``<prefix>0..<prefix>K-1``.
     """
-    import time
-
     opts = options or _analysis.AnalysisOptions()
-    if option_values:
-        opts = opts.replace(**option_values)
-    data = _open_data(path, y_true, y_prob, prob_prefix)
-    results: dict[str, Any] = {}
-    timings: dict[str, float] = {}
-    errors: dict[str, str] = {}
-
-    with _scheduler(scheduler) as client:
-        t0 = time.perf_counter()
-        n, correct, confidence = _summary_counts(data, client)
-        source = DistributedSource(data, client, "client", n, correct, confidence, int(distance_sample))
-        summary = source.data_summary(opts)
-        timings["summary"] = time.perf_counter() - t0
-        # (the views Dask cannot compute — smooth, bootstrap, classical — are run too: they report why)
-        views = [v for v in (*DASK_VIEWS, "smooth", "bootstrap", "classical")
-                 if v != "tcal_resampled" or opts.resampling != "analytic"]
-        for view in views:
-            result, seconds, message = _analysis.run_view(view, source, opts)
-            timings[view] = seconds
-            if message:
-                errors[view if result is None else f"{view}_note"] = message
-            if view == "distance":
-                results["distance"], results["witness"] = result if result is not None else (None, None)
-            else:
-                results[view] = result
-    return _analysis.Analysis(options=opts, summary=summary, timings=timings, errors=errors, **results)
+    source = _source(_open_data(path, y_true, y_prob, prob_prefix), _client(scheduler), scheduler,
+                     distance_sample)
+    return _analysis.analyze(source, opts, **option_values)

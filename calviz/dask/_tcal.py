@@ -4,6 +4,8 @@ y-only resampling with the sequential rule) are the in-memory ones."""
 
 from __future__ import annotations
 
+import importlib
+
 import numpy as np
 from dask.delayed import delayed
 
@@ -25,6 +27,8 @@ from calviz.dask._data import (
 )
 from calviz.dask._estimators import dyadic_merged, sorted_arrays, sorted_view
 from calviz.data import InputError
+
+tcal = importlib.import_module("calviz.tcal")  # (the attribute calviz.tcal is the function)
 
 #: default cap on Σ_b (rows of the merged sums of scale b) for the analytic test: bounds the memory of a
 #: partial result (≈ 200 bytes per row for 1-D targets, so 2^21 rows ≈ 400 MB); beyond it the 1-D targets
@@ -239,8 +243,9 @@ def adaptive_tcal(
                          "use resampling='analytic' for target='full'")
     sample = DaskSample(data, view, client=client, split_every=split_every, max_bins=max_bins,
                         sort_fine_scales=sort_fine_scales, discrete=discrete)
-    return adaptive(sample, alpha=alpha, resampling=resampling, n_resamples=n_resamples,
-                    max_resamples=max_resamples, risk=risk, combine=combine, discrete=discrete, seed=seed)
+    return tcal.TCalResult(*adaptive(sample, alpha=alpha, resampling=resampling, n_resamples=n_resamples,
+                                     max_resamples=max_resamples, risk=risk, combine=combine,
+                                     discrete=discrete, seed=seed, work_limit=tcal.MAX_RESAMPLE_WORK))
 
 
 def resampled_tcal(y_true, y_prob=None, *, alpha: float = 0.05, n_resamples: int | None = None,
