@@ -222,26 +222,45 @@ def smce_kernel(v, b, prefix, order, last_lt, last_le):
 # ------------------------------------------------------------------------------------------------
 @njit(cache=True)
 def laplace_kce_sq_kernel(v, b, bandwidth):
-    """Σ_{i,j} b_i b_j exp(−|v_i − v_j| / bandwidth) in O(n) on sorted v.
+    """Σ_{i,j} b_i b_j exp(−|v_i − v_j| / bandwidth) in O(n) on sorted v (see :func:`laplace_run_summary`)."""
+    return laplace_run_summary(v, b, 1.0 / bandwidth, False)[0]
 
-    With L_i = Σ_{j<i} b_j e^{−(v_i − v_j)/h} = e^{−(v_i − v_{i−1})/h} (L_{i−1} + b_{i−1}) (every factor
-    is ≤ 1, so nothing overflows), the double sum is Σ_i b_i (b_i + 2 L_i)."""
+
+@njit(cache=True)
+def laplace_run_summary(v, r, inv_h, edges=True):
+    """(total, tail, head) of a sorted run v_0 ≤ … ≤ v_{p−1} with weights r_i:
+
+    total = Σ_{i,j} r_i r_j e^{−|v_i − v_j|/h} = Σ_i r_i (r_i + 2 L_i) with the left sums
+    L_i = Σ_{j<i} r_j e^{−(v_i − v_j)/h} = e^{−(v_i − v_{i−1})/h} (L_{i−1} + r_{i−1}); tail = Σ_j r_j
+    e^{−(v_{p−1} − v_j)/h} (the left sum carried out of the run) and, with ``edges``, head = Σ_i r_i
+    e^{−(v_i − v_0)/h} (how the run absorbs a carry arriving at v_0; else 0).  Every exponential factor is
+    ≤ 1, so nothing overflows; sums are compensated (Neumaier)."""
     n = v.shape[0]
-    inv_h = 1.0 / bandwidth
-    left = 0.0
     total = 0.0
     comp = 0.0
+    left = 0.0
+    head = 0.0
+    head_comp = 0.0
     for i in range(n):
         if i > 0:
-            left = np.exp(-(v[i] - v[i - 1]) * inv_h) * (left + b[i - 1])
-        term = b[i] * (b[i] + 2.0 * left)
+            left = np.exp(-(v[i] - v[i - 1]) * inv_h) * (left + r[i - 1])
+        term = r[i] * (r[i] + 2.0 * left)
         s = total + term
         if abs(total) >= abs(term):
             comp += (total - s) + term
         else:
             comp += (term - s) + total
         total = s
-    return total + comp
+        if edges:
+            h = r[i] * np.exp(-(v[i] - v[0]) * inv_h)
+            s = head + h
+            if abs(head) >= abs(h):
+                head_comp += (head - s) + h
+            else:
+                head_comp += (h - s) + head
+            head = s
+    tail = left + r[n - 1] if n > 0 else 0.0
+    return total + comp, tail, head + head_comp
 
 
 # ------------------------------------------------------------------------------------------------
