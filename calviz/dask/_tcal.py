@@ -120,7 +120,7 @@ class DaskSample:
         check_n(self.n)
         self._distinct = None if summary[0] is None else tuple(summary)
         self._sorted = None
-        self._scan = {}
+        self._scan, self._terms = {}, {}
 
     def distinct(self, limit):
         if self._distinct is None or self._distinct[0].shape[0] > limit:
@@ -161,6 +161,11 @@ class DaskSample:
         return self._scan[levels]
 
     def analytic_terms(self, levels: int):
+        if levels not in self._terms:
+            self._terms[levels] = self._analytic_terms(levels)
+        return self._terms[levels]
+
+    def _analytic_terms(self, levels: int):
         full = self.target == "full"
         kept, rows = 0, 0
         for b in range(1, levels + 1):
