@@ -326,7 +326,7 @@ def tree_reduce(items: Sequence[Delayed], combine, split_every: int = SPLIT_EVER
 def compute(data: DaskCalibrationData, *graphs, client=None):
     """``dask.compute`` on ``client`` (or the current scheduler); a bad partition becomes an
     :class:`InputError` naming the global row and the partition — never a partial result."""
-    with partition_errors(data):
+    with partition_errors(data, client):
         if client is not None:
             return tuple(client.compute(list(graphs), sync=True))
         return dask.compute(*graphs)
@@ -338,11 +338,16 @@ def persist(graphs: list, client=None) -> list:
 
 
 @contextlib.contextmanager
-def partition_errors(data: DaskCalibrationData):
-    """Turn a :class:`PartitionInputError` from a worker into the client-side :class:`InputError`."""
+def partition_errors(data: DaskCalibrationData, client=None):
+    """Turn a :class:`PartitionInputError` from a worker into the client-side :class:`InputError` — that of
+    the first bad partition (which partition fails first on the cluster is a matter of scheduling)."""
     try:
         yield
     except PartitionInputError as exc:
+        checks = map_partitions(DaskCalibrationData(data.parts[:exc.partition], data.lengths and
+                                                    data.lengths[:exc.partition], 2, True, ""), _error_of)
+        found = client.compute(checks, sync=True) if client is not None else dask.compute(*checks)
+        exc = next((e for e in found if e is not None), exc)
         offset = exc.row_offset
         if offset is None:
             try:
@@ -350,6 +355,14 @@ def partition_errors(data: DaskCalibrationData):
             except Exception:  # the lengths could not be read: name the partition and its local row
                 offset = None
         raise InputError(_locate(exc.message, exc.partition, offset)) from None
+
+
+def _error_of(part, index, row_offset):
+    try:
+        validate(part, index, row_offset)
+    except PartitionInputError as exc:
+        return exc
+    return None
 
 
 def check_n(n: int, min_samples: int = 2) -> None:

@@ -324,7 +324,7 @@ def laplace_kce(y_true, y_prob=None, *, bandwidth: float = 1.0, squared: bool = 
     schema = distance.laplace_kce(*data.schema(), bandwidth=bandwidth, squared=squared, target=target,
                                   class_index=class_index)
     inv_h = 1.0 / schema.bandwidth
-    with partition_errors(data):
+    with partition_errors(data, client):
         ordered = sorted_view(data, View(schema.target, 1, class_index))
         runs = [delayed(_run_summary, pure=True)(frame, inv_h) for frame in ordered.to_delayed()]
         summaries = compute(data, *runs, client=client)

@@ -129,7 +129,7 @@ class DaskSample:
 
     def _sorted_parts(self, levels: int):
         if self._sorted is None or self._sorted[0] != levels:
-            with partition_errors(self.data):
+            with partition_errors(self.data, self.client):
                 ordered = sorted_view(self.data, self.view)
                 parts = persist([delayed(_sorted_part, pure=True)(f, levels) for f in ordered.to_delayed()],
                                 self.client)
