@@ -206,20 +206,25 @@ def smce_kernel(v, b, prefix, order, last_lt, last_le):
         x[i] = t
     value = 0.0
     comp = 0.0
-    for i in range(n):  # Neumaier-compensated sum
-        term = b[i] * x[i]
-        s = value + term
-        if abs(value) >= abs(term):
-            comp += (value - s) + term
-        else:
-            comp += (term - s) + value
-        value = s
+    for i in range(n):
+        value, comp = neumaier_add(value, comp, b[i] * x[i])
     return x, value + comp
 
 
 # ------------------------------------------------------------------------------------------------
 # Laplace kernel calibration error
 # ------------------------------------------------------------------------------------------------
+@njit(cache=True, inline="always")
+def neumaier_add(total, comp, term):
+    """One step of Neumaier's compensated sum: (new total, new compensation); the sum is total + comp."""
+    s = total + term
+    if abs(total) >= abs(term):
+        comp += (total - s) + term
+    else:
+        comp += (term - s) + total
+    return s, comp
+
+
 @njit(cache=True)
 def laplace_kce_sq_kernel(v, b, bandwidth):
     """Σ_{i,j} b_i b_j exp(−|v_i − v_j| / bandwidth) in O(n) on sorted v (see :func:`laplace_run_summary`)."""
@@ -244,21 +249,9 @@ def laplace_run_summary(v, r, inv_h, edges=True):
     for i in range(n):
         if i > 0:
             left = np.exp(-(v[i] - v[i - 1]) * inv_h) * (left + r[i - 1])
-        term = r[i] * (r[i] + 2.0 * left)
-        s = total + term
-        if abs(total) >= abs(term):
-            comp += (total - s) + term
-        else:
-            comp += (term - s) + total
-        total = s
+        total, comp = neumaier_add(total, comp, r[i] * (r[i] + 2.0 * left))
         if edges:
-            h = r[i] * np.exp(-(v[i] - v[0]) * inv_h)
-            s = head + h
-            if abs(head) >= abs(h):
-                head_comp += (head - s) + h
-            else:
-                head_comp += (h - s) + head
-            head = s
+            head, head_comp = neumaier_add(head, head_comp, r[i] * np.exp(-(v[i] - v[0]) * inv_h))
     tail = left + r[n - 1] if n > 0 else 0.0
     return total + comp, tail, head + head_comp
 
