@@ -270,7 +270,7 @@ def _n(s: BinSums) -> int:
 
 
 def plugin_ece_l1(s: BinSums) -> float:
-    """Plug-in ℓ1 ECE Σ_b (N_b/n) ‖S_b/N_b‖₁ = (1/n) Σ_b ‖S_b‖₁ (estimators.md §3)."""
+    """Plug-in ℓ1 ECE Σ_b (N_b/n) ‖S_b/N_b‖₁ = (1/n) Σ_b ‖S_b‖₁ (Guo, Pleiss, Sun and Weinberger, 2017)."""
     return float(np.abs(s.resid_sum).sum() / _n(s))
 
 
@@ -283,28 +283,30 @@ def plugin_mce(s: BinSums) -> float:
 
 
 def plugin_ece_sq(s: BinSums) -> float:
-    """Plug-in ℓ2² ECE T^b = Σ_b (N_b/n) ‖S_b/N_b‖² (seed 000, Sec. 3)."""
+    """Plug-in ℓ2² ECE T^b = Σ_b (N_b/n) ‖S_b/N_b‖² (Lee, Huang, Hassani and Dobriban, 2023, Sec. 3)."""
     return float((_s_sq(s) / s.count).sum() / _n(s))
 
 
 def debiased_ece_sq(s: BinSums) -> float:
-    """Debiased plug-in estimator T^d = (1/n) Σ_b (‖S_b‖² − Σ_j‖v_j‖²)/N_b (seed 000, eq. 6)
-    = (1/n) Σ_b (1/N_b) Σ_{j≠l∈I_b} ⟨v_j, v_l⟩; mean zero under calibration, can be negative."""
+    """Debiased plug-in estimator T^d = (1/n) Σ_b (‖S_b‖² − Σ_j‖v_j‖²)/N_b (Lee, Huang, Hassani and
+    Dobriban, 2023, eq. 6) = (1/n) Σ_b (1/N_b) Σ_{j≠l∈I_b} ⟨v_j, v_l⟩; mean zero under calibration, can be
+    negative."""
     return float(((_s_sq(s) - s.resid_sq_sum) / s.count).sum() / _n(s))
 
 
 def unbiased_ece_sq(s: BinSums) -> float:
     """Within-bin unbiased estimator T = (1/n) Σ_{b: N_b≥2} (‖S_b‖² − Σ_j‖v_j‖²)/(N_b − 1)
-    (seed 003, eq. 4): unbiased for the binned ECE²_m = Σ_b P(B_b)‖E[V | Z∈B_b]‖²."""
+    (Sun, Chaudhari, Barnett and Dobriban, 2024, eq. 4): unbiased for the binned
+    ECE²_m = Σ_b P(B_b)‖E[V | Z∈B_b]‖²."""
     big = s.count >= 2
     num = _s_sq(s)[big] - s.resid_sq_sum[big]
     return float((num / (s.count[big] - 1)).sum() / _n(s))
 
 
 def kumar_ece_sq(s: BinSums) -> float:
-    """Kumar et al.'s debiased ℓ2² ECE (seed 000, App. C.1): Σ_b (N_b/n) [(ȳ_b − z̄_b)² − ā_b(1−ā_b)/(N_b−1)]
-    with ā_b = ȳ_b the bin accuracy; bins with one point contribute 0 (as in Kumar et al.'s code).
-    Scalar predictions only."""
+    """Kumar et al.'s debiased ℓ2² ECE (Lee, Huang, Hassani and Dobriban, 2023, App. C.1):
+    Σ_b (N_b/n) [(ȳ_b − z̄_b)² − ā_b(1−ā_b)/(N_b−1)] with ā_b = ȳ_b the bin accuracy; bins with one point
+    contribute 0 (as in Kumar et al.'s code).  Scalar predictions only."""
     if s.dim != 1:
         raise InputError("Kumar's debiased ECE is defined for scalar (binary / top-1) predictions")
     big = s.count >= 2
@@ -316,9 +318,9 @@ def kumar_ece_sq(s: BinSums) -> float:
 
 
 def miscalibrated_variance(s: BinSums) -> float:
-    """σ̂₁² = Σ_b p̂_b (4 ū_bᵀ M_b ū_b − 3‖ū_b‖⁴) − (Σ_b p̂_b ‖ū_b‖²)² (estimators.md §4 step 2), with
-    p̂_b = N_b/n, ū_b = S_b/N_b, M_b = O_b/N_b.  May be negative in finite samples (the standard error
-    uses max(σ̂₁², 0))."""
+    """σ̂₁² = Σ_b p̂_b (4 ū_bᵀ M_b ū_b − 3‖ū_b‖⁴) − (Σ_b p̂_b ‖ū_b‖²)² (Sun, Chaudhari, Barnett and
+    Dobriban, 2024), with p̂_b = N_b/n, ū_b = S_b/N_b, M_b = O_b/N_b.  May be negative in finite samples
+    (the standard error uses max(σ̂₁², 0))."""
     n = _n(s)
     nb = s.count.astype(np.float64)
     u = s.resid_sum / nb[:, None]
@@ -329,14 +331,14 @@ def miscalibrated_variance(s: BinSums) -> float:
 
 
 def null_variance(s: BinSums, statistic: Literal["unbiased", "debiased"] = "unbiased") -> float:
-    """Exact conditional null variance given the predictions (estimators.md §4 step 3).
+    """Exact conditional null variance given the predictions (Sun, Chaudhari, Barnett and Dobriban, 2024).
 
     Under calibration E[v | z] = 0 and Cov(v | z) = Σ(z), so for
     T_w = (1/n) Σ_b w_b Σ_{j≠l∈I_b} ⟨v_j, v_l⟩:
     Var₀(T_w | Z) = (2/n²) Σ_b w_b² (tr(C_b²) − D_b),
     using Σ_{j≠l} tr(Σ_jΣ_l) = tr((Σ_jΣ_j)²) − Σ_j tr(Σ_j²).
-    ``statistic="unbiased"``: w_b = 1/(N_b − 1) (seed 003's T, bins with N_b = 1 contribute 0);
-    ``"debiased"``: w_b = 1/N_b (T^d of seed 000, used by T-Cal's analytic test).
+    ``statistic="unbiased"``: w_b = 1/(N_b − 1) (the T of Sun et al. 2024, bins with N_b = 1 contribute 0);
+    ``"debiased"``: w_b = 1/N_b (the T^d of Lee et al. 2023, used by T-Cal's analytic test).
     """
     n = _n(s)
     cross = np.einsum("bac,bca->b", s.null_cov_sum, s.null_cov_sum) - s.null_cov_sq_trace
@@ -362,7 +364,7 @@ def reliability_rows(s: BinSums) -> dict[str, np.ndarray]:
 
 def null_moments_from_sums(sums: BinSums) -> tuple[float, float, float]:
     """(Var₀(T^d | Z), Σ_b tr A_b, Σ_b tr A_b²) of one scale's :class:`~calviz.ece.BinSums`, bins with
-    N_b ≥ 2, A_b = C_b/(n N_b), C_b = Σ_{j∈b} Σ(z_j) (estimators.md §4–§5) — the per-bin formula of the
+    N_b ≥ 2, A_b = C_b/(n N_b), C_b = Σ_{j∈b} Σ(z_j) — the per-bin formula of the
     in-memory test (:func:`calviz._kernels.tcal._bin_terms`) on the BinSums fields, summed over the bins
     in double-double.  (BinSums carry no third moments: the p-values from them are Satterthwaite's.)"""
     k = sums.dim

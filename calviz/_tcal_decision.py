@@ -264,7 +264,7 @@ def analytic_pvalues(statistics, null_var, sum_trace, sum_trace_sq,
                      third_cumulant=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Analytic p-values of T^d per scale from a moment-matched scaled chi-square T^d ≈ c(χ²_ν − ν).
 
-    * Without ``third_cumulant`` (estimators.md §5, Satterthwaite): ν = (Σ_b tr A_b)² / Σ_b tr A_b² and
+    * Without ``third_cumulant`` (Satterthwaite): ν = (Σ_b tr A_b)² / Σ_b tr A_b² and
       2c²ν = Var₀(T^d | Z).
     * With the exact third cumulant κ₃ of T^d given Z (1-D targets, computed by the kernel): ν and c match
       variance and skewness, c = κ₃/(4 Var₀), ν = 8 Var₀³/κ₃² (κ₃ ≤ 0: the normal tail).  Satterthwaite

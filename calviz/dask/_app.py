@@ -272,16 +272,17 @@ def analyze_parquet(
     a :class:`calviz.analysis.Analysis` — the object the dashboard, the report and ``calviz check`` read.
 
     ``scheduler``: None (current dask scheduler), ``"local"`` (the 2-process LocalCluster of
-    :func:`get_client`), a
-    scheduler address ``"tcp://host:8786"`` or a ``distributed.Client``.  ``y_true`` / ``y_prob``: column
-    names (detected when None).  ``options``: a :class:`calviz.analysis.AnalysisOptions` (keywords override
-    its fields).  Computed on all rows (:func:`compute_view`): reliability, analytic adaptive T-Cal, the
-    seed-003 interval (one or two passes each).  The distance bounds (smCE, dCE_lower, SintCE, kCE, ...)
-    need the whole sorted sample: they are computed on a uniform subsample of ``distance_sample`` rows (or
-    ``options.n``) — said in ``errors["distance_note"]`` with the sampling errors of
-    :func:`subsample_measure`.  ``options.resampling == "y_only"`` adds :func:`resampled_tcal` (1-D
-    targets) as ``tcal_resampled``.  Not available on Dask (``None`` with the reason in ``errors``): the
-    smooth diagram, the bootstrap interval, consistency resampling.  ``prob_prefix``: probability columns
+    :func:`get_client`), a scheduler address ``"tcp://host:8786"`` or a ``distributed.Client``.
+    ``y_true`` / ``y_prob``: column names (detected when None).  ``options``: a
+    :class:`calviz.analysis.AnalysisOptions` (keywords override its fields).  Computed on all rows
+    (:func:`compute_view`): reliability, analytic adaptive T-Cal, the asymptotic ECE interval of Sun,
+    Chaudhari, Barnett and Dobriban (2024) (one or two passes each).  The distance bounds (smCE,
+    dCE_lower, SintCE, kCE, ...) need the whole sorted sample: they are computed on a uniform subsample of
+    ``distance_sample`` rows (or ``options.n``) — said in ``errors["distance_note"]`` with the sampling
+    errors of :func:`subsample_measure`.  ``options.resampling == "y_only"`` adds y-only resampled T-Cal
+    (1-D targets; the in-memory sequential rule and random streams) as ``tcal_resampled``.  Not available
+    on Dask (``None`` with the reason in ``errors``): the smooth diagram, the bootstrap interval,
+    consistency resampling.  ``prob_prefix``: probability columns
     ``<prefix>0..<prefix>K-1``.
     """
     opts = options or _analysis.AnalysisOptions()
