@@ -589,7 +589,8 @@ def analyze(
         path, data = os.fspath(data), read_predictions(data)
     if isinstance(data, tuple):
         data = as_calibration_data(*data)
-    data = as_calibration_data(data)
+    if not is_distributed(data):  # (distributed data: validated by calviz.dask.open_source)
+        data = as_calibration_data(data)
     options = (
         (options or AnalysisOptions()).replace(**option_values)
         if option_values
@@ -610,8 +611,8 @@ def analyze(
     for view in selected:
         result, seconds, error = run_view(view, prepared, options)
         timings[view] = seconds
-        if error:
-            errors[view] = error
+        if error:  # (a result with a message: how a distributed result differs from the in-memory one)
+            errors[view if result is None else f"{view}_note"] = error
         if view == "distance" and result is not None:
             results["distance"], results["witness"] = result
         else:

@@ -31,21 +31,28 @@ import numpy as np
 from scipy import stats
 
 from calviz._kernels.classical import edge_bin_sums
-from calviz._kernels.ece import (
-    bin_sums_1d_kernel,
-    bin_sums_equal_width_1d_kernel,
-    bin_sums_kernel,
-)
 from calviz._params import INTERVAL_ALPHA, POSITIVE_INT, UNIT_OPEN, Options, validate_params
 from calviz._results import HasInterval, ResultMixin, ValueStatistic
+from calviz._sums import (  # the shared sums type and its finalisers (in-memory and Dask alike)
+    BinSums,
+    bin_sums,
+    debiased_ece_sq,
+    equal_width_1d_sums,
+    kumar_ece_sq,
+    miscalibrated_variance,
+    null_variance,
+    plugin_ece_l1,
+    plugin_ece_sq,
+    plugin_mce,
+    reliability_rows,
+    unbiased_ece_sq,
+)
 from calviz.binning import (
     MAX_EDGE_TABLE,
     Bins,
     assign_bins,
     check_n_bins,
-    dense_ids,
     equal_mass_edges,
-    equal_width_bounds,
     equal_width_edges,
 )
 from calviz.data import CalibrationData, InputError, as_calibration_data, check_alpha
@@ -79,123 +86,6 @@ __all__ = [
     "binomial_interval",
     "equal_mass_sums",
 ]
-
-
-# ------------------------------------------------------------------------------------------------
-# sufficient statistics
-# ------------------------------------------------------------------------------------------------
-@dataclass(frozen=True, repr=False)
-class BinSums(ResultMixin):
-    """Per-bin sufficient statistics of B non-empty bins for k-dimensional predictions.
-
-    With v = y − z and Σ(z) = diag(z) − z zᵀ (the multinomial covariance of y given z):
-
-    keys (B,) int64 sorted bin keys; count (B,) int64 N_b; resid_sum (B, k) S_b = Σ v;
-    resid_sq_sum (B,) Q_b = Σ ‖v‖²; resid_outer_sum (B, k, k) O_b = Σ v vᵀ; z_sum, y_sum (B, k);
-    null_cov_sum (B, k, k) C_b = Σ_j Σ(z_j); null_cov_sq_trace (B,) D_b = Σ_j tr(Σ(z_j)²);
-    n_total = Σ_b N_b.  Binary/1-D data has k = 1 (the arrays keep their 2-D/3-D shapes).
-    """
-
-    keys: np.ndarray
-    count: np.ndarray
-    resid_sum: np.ndarray
-    resid_sq_sum: np.ndarray
-    resid_outer_sum: np.ndarray
-    z_sum: np.ndarray
-    y_sum: np.ndarray
-    null_cov_sum: np.ndarray
-    null_cov_sq_trace: np.ndarray
-    n_total: int
-
-    def __post_init__(self):
-        B = self.keys.shape[0]
-        if self.keys.ndim != 1 or any(getattr(self, f).shape[0] != B for f in _ARRAY_FIELDS):
-            raise InputError("BinSums arrays must all have one row per key")
-        if B > 1 and not np.all(self.keys[1:] > self.keys[:-1]):
-            raise InputError("BinSums keys must be strictly increasing (sorted, unique)")
-
-    @property
-    def n_nonempty(self) -> int:
-        return int(self.keys.shape[0])
-
-    @property
-    def dim(self) -> int:
-        """k, the dimension of the predictions."""
-        return int(self.resid_sum.shape[1])
-
-    @classmethod
-    def empty(cls, dim: int = 1) -> BinSums:
-        """The BinSums of no data (neutral element of :meth:`merge`)."""
-        k = int(dim)
-        return cls(
-            np.empty(0, np.int64), np.empty(0, np.int64), np.empty((0, k)), np.empty(0),
-            np.empty((0, k, k)), np.empty((0, k)), np.empty((0, k)), np.empty((0, k, k)), np.empty(0), 0,
-        )
-
-    def merge(self, other: BinSums) -> BinSums:
-        """BinSums of the union of two disjoint samples binned with the same scheme (keys united,
-        sums added)."""
-        if self.dim != other.dim:
-            raise InputError(f"cannot merge BinSums of dimension {self.dim} and {other.dim}")
-        keys = np.union1d(self.keys, other.keys).astype(np.int64)
-        ia = np.searchsorted(keys, self.keys)
-        ib = np.searchsorted(keys, other.keys)
-        arrays = {}
-        for name in _ARRAY_FIELDS:
-            a, b = getattr(self, name), getattr(other, name)
-            out = np.zeros((keys.shape[0],) + a.shape[1:], dtype=a.dtype)
-            out[ia] += a  # keys are unique within each side, so fancy-index += is safe
-            out[ib] += b
-            arrays[name] = out
-        return BinSums(keys=keys, n_total=int(self.n_total + other.n_total), **arrays)
-
-
-_ARRAY_FIELDS = ("count", "resid_sum", "resid_sq_sum", "resid_outer_sum", "z_sum", "y_sum",
-                 "null_cov_sum", "null_cov_sq_trace")
-
-
-def _as_2d(a: np.ndarray) -> np.ndarray:
-    return a.reshape(a.shape[0], 1) if a.ndim == 1 else a
-
-
-def _from_1d(keys, count, resid_sum, resid_sq, z_sum, y_sum, null_cov, null_cov_sq) -> BinSums:
-    B = keys.shape[0]
-    return BinSums(
-        keys=keys, count=count, resid_sum=resid_sum.reshape(B, 1), resid_sq_sum=resid_sq,
-        resid_outer_sum=resid_sq.reshape(B, 1, 1).copy(), z_sum=z_sum.reshape(B, 1),
-        y_sum=y_sum.reshape(B, 1), null_cov_sum=null_cov.reshape(B, 1, 1), null_cov_sq_trace=null_cov_sq,
-        n_total=int(count.sum()),
-    )
-
-
-def bin_sums(bins, z, y) -> BinSums:
-    """Per-bin sums (one numba pass, O(n k²)) of (z, y) for a binning.
-
-    ``bins`` is a :class:`~calviz.binning.Bins` or an int64 array of per-sample bin keys (any
-    integers; they are compressed to dense ids here).  z, y: (n,) or (n, k) float arrays, y the label
-    indicators; they are assumed validated (see :func:`prepare_view`).
-    """
-    if isinstance(bins, Bins):
-        ids, keys = bins.ids, bins.keys
-    else:
-        ids, keys = dense_ids(bins)
-    z = np.ascontiguousarray(z, dtype=np.float64)
-    y = np.ascontiguousarray(y, dtype=np.float64)
-    if z.shape != y.shape or z.ndim not in (1, 2) or z.shape[0] != ids.shape[0]:
-        raise InputError(f"z {z.shape}, y {y.shape} and bins ({ids.shape[0]},) must have matching shapes")
-    B = keys.shape[0]
-    if z.ndim == 1:
-        return _from_1d(keys, *bin_sums_1d_kernel(ids, B, z, y))
-    count, rs, rq, ro, zs, ys, nc, nq = bin_sums_kernel(ids, B, z, y)
-    return BinSums(keys, count, rs, rq, ro, zs, ys, nc, nq, int(z.shape[0]))
-
-
-def _equal_width_1d_sums(z: np.ndarray, y: np.ndarray, m: int) -> BinSums:
-    """Fused fast path for 1-D equal-width bins: no id array, no sort; keys are the bin indices."""
-    count, rs, rq, zs, ys, nc, nq = bin_sums_equal_width_1d_kernel(z, y, m, *equal_width_bounds(m))
-    keep = np.flatnonzero(count)
-    return _from_1d(keep.astype(np.int64), count[keep], rs[keep], rq[keep], zs[keep], ys[keep],
-                    nc[keep], nq[keep])
 
 
 # ------------------------------------------------------------------------------------------------
@@ -235,7 +125,7 @@ def binned_sums(
             raise InputError(f"scheme {scheme!r} needs a multi-dimensional target ('topk' or 'full')")
         if scheme == "equal_width" and m <= min(max(_FUSED_MAX_BINS, z.shape[0] // 4), MAX_EDGE_TABLE):
             # the fused kernel keeps 8 doubles for each of the m bins: only when that is O(n)
-            return _equal_width_1d_sums(z, y, m), None, m, scheme
+            return equal_width_1d_sums(z, y, m), None, m, scheme
         bins = assign_bins(z, n_bins=m, scheme=scheme)
         return bin_sums(bins, z, y), bins, bins.n_bins_total, scheme
     default = "simplex" if target == "full" else "grid"
@@ -252,107 +142,6 @@ def binned_sums(
 # ------------------------------------------------------------------------------------------------
 # finalisers: plain functions of BinSums
 # ------------------------------------------------------------------------------------------------
-def _s_sq(s: BinSums) -> np.ndarray:
-    return np.einsum("ba,ba->b", s.resid_sum, s.resid_sum)
-
-
-def _n(s: BinSums) -> int:
-    if s.n_total <= 0:
-        raise InputError("no samples: the BinSums are empty")
-    return s.n_total
-
-
-def plugin_ece_l1(s: BinSums) -> float:
-    """Plug-in ℓ1 ECE Σ_b (N_b/n) ‖S_b/N_b‖₁ = (1/n) Σ_b ‖S_b‖₁."""
-    return float(np.abs(s.resid_sum).sum() / _n(s))
-
-
-def plugin_mce(s: BinSums) -> float:
-    """Maximum calibration error max_b ‖S_b/N_b‖_∞ over the non-empty bins: the largest
-    |mean(y) − mean(z)| of any bin (and coordinate, for vector targets); Naeini, Cooper & Hauskrecht
-    (2015)."""
-    _n(s)
-    return float(np.abs(s.resid_sum / s.count[:, None]).max())
-
-
-def plugin_ece_sq(s: BinSums) -> float:
-    """Plug-in ℓ2² ECE T^b = Σ_b (N_b/n) ‖S_b/N_b‖² (Lee et al. 2023, Sec. 3)."""
-    return float((_s_sq(s) / s.count).sum() / _n(s))
-
-
-def debiased_ece_sq(s: BinSums) -> float:
-    """Debiased plug-in estimator T^d = (1/n) Σ_b (‖S_b‖² − Σ_j‖v_j‖²)/N_b (Lee et al. 2023, eq. 6)
-    = (1/n) Σ_b (1/N_b) Σ_{j≠l∈I_b} ⟨v_j, v_l⟩; mean zero under calibration, can be negative."""
-    return float(((_s_sq(s) - s.resid_sq_sum) / s.count).sum() / _n(s))
-
-
-def unbiased_ece_sq(s: BinSums) -> float:
-    """Within-bin unbiased estimator T = (1/n) Σ_{b: N_b≥2} (‖S_b‖² − Σ_j‖v_j‖²)/(N_b − 1)
-    (Sun et al. 2024, eq. 4): unbiased for the binned ECE²_m = Σ_b P(B_b)‖E[V | Z∈B_b]‖²."""
-    big = s.count >= 2
-    num = _s_sq(s)[big] - s.resid_sq_sum[big]
-    return float((num / (s.count[big] - 1)).sum() / _n(s))
-
-
-def kumar_ece_sq(s: BinSums) -> float:
-    """Kumar et al.'s debiased ℓ2² ECE (Lee et al. 2023, App. C.1):
-    Σ_b (N_b/n) [(ȳ_b − z̄_b)² − ā_b(1−ā_b)/(N_b−1)] with ā_b = ȳ_b the bin accuracy; bins with one point
-    contribute 0 (as in Kumar et al.'s code).  Scalar predictions only."""
-    if s.dim != 1:
-        raise InputError("Kumar's debiased ECE is defined for scalar (binary / top-1) predictions")
-    big = s.count >= 2
-    nb = s.count[big].astype(np.float64)
-    mean_resid = s.resid_sum[big, 0] / nb
-    acc = s.y_sum[big, 0] / nb
-    per_bin = mean_resid**2 - acc * (1.0 - acc) / (nb - 1.0)
-    return float((nb * per_bin).sum() / _n(s))
-
-
-def miscalibrated_variance(s: BinSums) -> float:
-    """σ̂₁² = Σ_b p̂_b (4 ū_bᵀ M_b ū_b − 3‖ū_b‖⁴) − (Σ_b p̂_b ‖ū_b‖²)² (Sun et al. (2024), Algorithm 1), with
-    p̂_b = N_b/n, ū_b = S_b/N_b, M_b = O_b/N_b.  May be negative in finite samples (the standard error
-    uses max(σ̂₁², 0))."""
-    n = _n(s)
-    nb = s.count.astype(np.float64)
-    u = s.resid_sum / nb[:, None]
-    quad = np.einsum("ba,bac,bc->b", u, s.resid_outer_sum, u) / nb
-    u2 = np.einsum("ba,ba->b", u, u)
-    p = nb / n
-    return float((p * (4.0 * quad - 3.0 * u2 * u2)).sum() - (p * u2).sum() ** 2)
-
-
-def null_variance(s: BinSums, statistic: Literal["unbiased", "debiased"] = "unbiased") -> float:
-    """Exact conditional null variance given the predictions.
-
-    Under calibration E[v | z] = 0 and Cov(v | z) = Σ(z), so for
-    T_w = (1/n) Σ_b w_b Σ_{j≠l∈I_b} ⟨v_j, v_l⟩:
-    Var₀(T_w | Z) = (2/n²) Σ_b w_b² (tr(C_b²) − D_b),
-    using Σ_{j≠l} tr(Σ_jΣ_l) = tr((Σ_jΣ_j)²) − Σ_j tr(Σ_j²).
-    ``statistic="unbiased"``: w_b = 1/(N_b − 1) (Sun et al. (2024)'s T, bins with N_b = 1 contribute 0);
-    ``"debiased"``: w_b = 1/N_b (T^d of Lee et al. (2023), used by T-Cal's analytic test).
-    """
-    n = _n(s)
-    cross = np.einsum("bac,bca->b", s.null_cov_sum, s.null_cov_sum) - s.null_cov_sq_trace
-    nb = s.count.astype(np.float64)
-    if statistic == "unbiased":
-        big = s.count >= 2
-        w2 = np.zeros_like(nb)
-        w2[big] = 1.0 / (nb[big] - 1.0) ** 2
-    elif statistic == "debiased":
-        w2 = 1.0 / nb**2
-    else:
-        raise InputError(f"statistic must be 'unbiased' or 'debiased'; got {statistic!r}")
-    # cross is a sum of nonnegative terms tr(Σ_jΣ_l) (products of PSD matrices); clip round-off
-    return float(2.0 * (w2 * np.maximum(cross, 0.0)).sum() / (n * n))
-
-
-def reliability_rows(s: BinSums) -> dict[str, np.ndarray]:
-    """Per non-empty bin: key, count, mean prediction z̄_b (B, k) and observed frequency ȳ_b (B, k)."""
-    nb = s.count.astype(np.float64)[:, None]
-    return {"key": s.keys, "count": s.count, "mean_confidence": s.z_sum / nb,
-            "observed_frequency": s.y_sum / nb}
-
-
 # ------------------------------------------------------------------------------------------------
 # public estimators
 # ------------------------------------------------------------------------------------------------
@@ -391,17 +180,45 @@ _BINNED = {"n_bins": POSITIVE_INT,
            "scheme": Options(("equal_width", "equal_mass", "distinct", "grid", "simplex"))}
 
 
-def _estimate(y_true, y_prob, finaliser, statistic: str, squared: bool, *, n_bins, scheme, target, top_k,
-              class_index, post=None, caller: str) -> ECEResult:
+#: the binned estimators by their result label: (finaliser of the BinSums, value on the ECE² scale)
+ESTIMATORS = {
+    "plugin_l1": (plugin_ece_l1, False),
+    "plugin_l2": (lambda s: float(np.sqrt(plugin_ece_sq(s))), False),
+    "max": (plugin_mce, False),
+    "debiased_l2_sq": (debiased_ece_sq, True),
+    "unbiased_l2_sq": (unbiased_ece_sq, True),
+    "kumar_l2_sq": (kumar_ece_sq, True),
+}
+
+
+def binned_statistic(p) -> str:
+    """The label of the plug-in estimator of :func:`binned_ece` for ``p`` (1, 2 or "max")."""
+    if p == 1 and not isinstance(p, bool):
+        return "plugin_l1"
+    if p == 2:
+        return "plugin_l2"
+    if p == "max":
+        return "max"
+    raise InputError(f"p must be 1, 2 or 'max'; got {p!r}")
+
+
+def ece_from_sums(sums: BinSums, statistic: str, *, n_bins: int, n_bins_total: int, scheme: str,
+                  target: str, n_classes: int) -> ECEResult:
+    """The :class:`ECEResult` of the estimator ``statistic`` (a key of :data:`ESTIMATORS`) from merged
+    BinSums — in memory and on Dask alike."""
+    finaliser, squared = ESTIMATORS[statistic]
+    return ECEResult(float(finaliser(sums)), statistic, squared, int(sums.n_total), int(n_bins),
+                     int(n_bins_total), sums.n_nonempty, scheme, target, int(n_classes))
+
+
+def _estimate(y_true, y_prob, statistic: str, *, n_bins, scheme, target, top_k, class_index,
+              caller: str) -> ECEResult:
     data, target, z, y = prepare_view(y_true, y_prob, target=target, top_k=top_k, class_index=class_index,
                                       integer_labels=True, caller=caller)
     sums, _, total, scheme = binned_sums(z, y, n_bins=n_bins, scheme=scheme, target=target)
-    value = finaliser(sums)
-    if post is not None:
-        value = post(value)
     m = total if scheme == "distinct" else check_n_bins(n_bins)
-    return ECEResult(float(value), statistic, squared, int(sums.n_total), m, total, sums.n_nonempty, scheme,
-                     target, data.n_classes)
+    return ece_from_sums(sums, statistic, n_bins=m, n_bins_total=total, scheme=scheme, target=target,
+                         n_classes=data.n_classes)
 
 
 @validate_params({**_BINNED, "p": Options((1, 2, "max"))})
@@ -453,16 +270,8 @@ def binned_ece(
     >>> round(calviz.binned_ece(y, p, n_bins=10).value, 3)
     0.1
     """
-    if p == 1:
-        return _estimate(y_true, y_prob, plugin_ece_l1, "plugin_l1", False, n_bins=n_bins, scheme=scheme,
-                         target=target, top_k=top_k, class_index=class_index, caller="binned_ece")
-    if p == 2:
-        return _estimate(y_true, y_prob, plugin_ece_sq, "plugin_l2", False, n_bins=n_bins, scheme=scheme,
-                         target=target, top_k=top_k, class_index=class_index, post=np.sqrt,
-                         caller="binned_ece")
-    if p == "max":
-        return _estimate(y_true, y_prob, plugin_mce, "max", False, n_bins=n_bins, scheme=scheme,
-                         target=target, top_k=top_k, class_index=class_index, caller="binned_ece")
+    return _estimate(y_true, y_prob, binned_statistic(p), n_bins=n_bins, scheme=scheme, target=target,
+                     top_k=top_k, class_index=class_index, caller="binned_ece")
 
 
 @validate_params(_BINNED)
@@ -472,7 +281,7 @@ def debiased_ece(
 ) -> ECEResult:
     """Debiased plug-in estimator T^d of ℓ2-ECE² (Lee et al. 2023, eq. 6; T-Cal's statistic):
     T^d = (1/n) Σ_b (1/N_b) Σ_{j≠l∈I_b} ⟨v_j, v_l⟩, v = y − z.  Mean zero under calibration."""
-    return _estimate(y_true, y_prob, debiased_ece_sq, "debiased_l2_sq", True, n_bins=n_bins, scheme=scheme,
+    return _estimate(y_true, y_prob, "debiased_l2_sq", n_bins=n_bins, scheme=scheme,
                      target=target, top_k=top_k, class_index=class_index, caller="debiased_ece")
 
 
@@ -483,7 +292,7 @@ def unbiased_ece(
 ) -> ECEResult:
     """Within-bin unbiased estimator of the binned ℓ2-ECE² (Sun et al. 2024, eq. 4):
     T = (1/n) Σ_{b: N_b≥2} (1/(N_b − 1)) Σ_{j≠l∈I_b} ⟨v_j, v_l⟩."""
-    return _estimate(y_true, y_prob, unbiased_ece_sq, "unbiased_l2_sq", True, n_bins=n_bins, scheme=scheme,
+    return _estimate(y_true, y_prob, "unbiased_l2_sq", n_bins=n_bins, scheme=scheme,
                      target=target, top_k=top_k, class_index=class_index, caller="unbiased_ece")
 
 
@@ -494,7 +303,7 @@ def kumar_debiased_ece(
 ) -> ECEResult:
     """Kumar et al. (2019) debiased ℓ2-ECE² for discrete predictors (Lee et al. 2023, App. C.1): by default
     one bin per distinct predicted value; Σ_b (N_b/n)[(ȳ_b − z̄_b)² − ā_b(1 − ā_b)/(N_b − 1)]."""
-    return _estimate(y_true, y_prob, kumar_ece_sq, "kumar_l2_sq", True, n_bins=n_bins, scheme=scheme,
+    return _estimate(y_true, y_prob, "kumar_l2_sq", n_bins=n_bins, scheme=scheme,
                      target=target, top_k=1, class_index=class_index, caller="kumar_debiased_ece")
 
 
@@ -511,7 +320,7 @@ def mce(
     This is torchmetrics' ``max_calibration_error`` / netcal's ``MCE`` for the top-1 target (largest
     |accuracy − confidence| over the non-empty equal-width bins); those libraries may place a
     prediction lying exactly on an inner edge i/m in the bin below."""
-    return _estimate(y_true, y_prob, plugin_mce, "max", False, n_bins=n_bins, scheme=scheme, target=target,
+    return _estimate(y_true, y_prob, "max", n_bins=n_bins, scheme=scheme, target=target,
                      top_k=top_k, class_index=class_index, caller="mce")
 
 

@@ -822,10 +822,10 @@ def tcal_shown_scales(tcal, scales: np.ndarray, rejected: np.ndarray) -> np.ndar
     single row (so T^d is nearly 0), are still tested and counted in the Bonferroni correction
     (Algorithm 2 of Lee, Huang, Hassani and Dobriban, 2023, tests every dyadic scale up to its B); they
     are only left off the axis."""
-    n = field(tcal, "n", default=None)
+    n = getattr(tcal, "n", None)
     if n is None or not scales.size:
         return np.ones(scales.shape, dtype=bool)
-    exponent = int(field(tcal, "K", default=2)) - 1 if field(tcal, "target", default="") == "full" else 1
+    exponent = int(tcal.K) - 1 if tcal.target == "full" else 1
     with np.errstate(over="ignore"):
         cells = scales.astype(np.float64) ** max(exponent, 1)
     return (cells <= float(n)) | rejected

@@ -52,14 +52,12 @@ from __future__ import annotations
 import math
 import sys
 import types
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 import numba
 import numpy as np
-from scipy import optimize, special, stats
 
 from calviz._kernels import tcal as _k
 from calviz._params import (
@@ -73,15 +71,39 @@ from calviz._params import (
     NoneOr,
     Options,
     as_generator,
-    check_param,
-    kernel_seed,
     validate_params,
 )
 from calviz._results import ResultMixin, with_classes
+from calviz._sums import BinSums, MomentSums, finish_terms, null_moments_from_sums  # noqa: F401 (re-exported)
+from calviz._tcal_decision import (  # noqa: F401 (the decision rules, shared with calviz.dask; re-exported)
+    DEFAULT_MAX_RESAMPLES,
+    DEFAULT_RESAMPLE_WORK,
+    DISCRETE_FORCED_MAX,
+    DISCRETE_MAX_VALUES,
+    DISCRETE_MIN_COUNT,
+    FIRST_BATCH,
+    MAX_LEVEL,
+    MAX_RESAMPLE_WORK,
+    MAX_RESAMPLES,
+    RESAMPLING_RISK,
+    analytic_decision,
+    analytic_pvalues,
+    base_seed,
+    chebyshev_pvalue,
+    chebyshev_threshold,
+    check_choice,
+    check_n_resamples,
+    check_options,
+    dyadic_scales,
+    resample_cap,
+)
+from calviz._tcal_decision import TARGETS as _TARGETS
+from calviz._tcal_decision import adaptive as _adaptive_decision
+from calviz._tcal_decision import adjusted_interval as _adjusted_interval  # noqa: F401
+from calviz._tcal_decision import settled as _settled  # noqa: F401
 from calviz.binning import check_n_bins, simplex_cell_keys
 from calviz.data import InputError, as_calibration_data, check_alpha
-from calviz.ece import BinSums, binned_sums, debiased_ece_sq, prepare_view
-from calviz.targets import TARGETS
+from calviz.ece import binned_sums, debiased_ece_sq, prepare_view
 
 __all__ = [
     "TCalResult",
@@ -100,44 +122,17 @@ __all__ = [
     "DISCRETE_MIN_COUNT",
 ]
 
-#: a 1-D predictor with at most this many distinct values ...
-DISCRETE_MAX_VALUES = 20
-#: ... each predicted for at least this many samples is treated as discrete (App. B.4).  Continuous
-#: predictors essentially never repeat a value, so repeated values are the signature of a discrete one.
-DISCRETE_MIN_COUNT = 2
-#: most distinct values ``discrete=True`` accepts (one exact binomial test per value)
-DISCRETE_FORCED_MAX = 10_000
-#: largest dyadic level (bin ids are int64)
-MAX_LEVEL = 62
 #: resampling jobs with fewer point-resamples (n × N) than this run single-threaded
 _PARALLEL_MIN_WORK = 4_000_000
-#: default bound on the resampling risk: the probability that the decision reported by the sequential
-#: rule differs from the decision with infinitely many resamples
-RESAMPLING_RISK = 1e-3
-#: default cap of the sequential rule (resamples; every resample gives a statistic at every scale)
-DEFAULT_MAX_RESAMPLES = 100_000
-#: default cap on resampling work, in point-resamples (n × resamples; × K for full calibration): the cap
-#: falls below DEFAULT_MAX_RESAMPLES only beyond n = 2·10⁵ (about a minute of work at most)
-DEFAULT_RESAMPLE_WORK = 20_000_000_000
-#: hard limits of an explicit ``n_resamples`` / ``max_resamples`` (memory 8·B bytes per resample)
-MAX_RESAMPLES = 1_000_000
-MAX_RESAMPLE_WORK = 100_000_000_000
 #: permutation budget of :func:`split_tcal`: at most this many permutations, and permutations × n × K at
 #: most MAX_PERMUTATION_WORK (the default count is lowered to fit; an explicit one beyond is refused)
 MAX_PERMUTATIONS = 20_000
 MAX_PERMUTATION_WORK = 200_000_000
-#: resamples of the first look of the sequential rule (two blocks of the kernels' 64 lanes)
-FIRST_BATCH = 128
-#: relative tolerance when comparing resampled statistics with the observed one: mathematically equal
-#: values computed in different orders must count as ties (ties count against rejection)
-_TIE_RTOL = 1e-9
 
 Resampling = Literal["y_only", "consistency", "analytic", "threshold"]
 Combine = Literal["bonferroni", "max"]
 _RESAMPLING = ("y_only", "consistency", "analytic", "threshold")
 _COMBINE = ("bonferroni", "max")
-#: T-Cal tests scalar targets and full calibration (the top-k vector has no T-Cal)
-_TARGETS = tuple(t for t in TARGETS if t != "topk")
 
 
 @dataclass(frozen=True, repr=False)
@@ -227,54 +222,6 @@ class TCalResult(ResultMixin):
 # ------------------------------------------------------------------------------------------------
 # scales, thresholds, validation
 # ------------------------------------------------------------------------------------------------
-def dyadic_scales(n: int, K: int = 2) -> tuple[int, int]:
-    """(B of Algorithm 2, number of scales actually tested).
-
-    B = ⌈(2/(K−1))·log₂(n/√ln n)⌉; scale b is tested when 2^{b(K−1)} ≤ n² and b ≤ 62 (module docstring).
-    """
-    n = int(n)
-    K = int(K)
-    if n < 2:
-        return 0, 0
-    B = math.ceil((2.0 / (K - 1)) * math.log2(n / math.sqrt(math.log(n))))
-    used = 0
-    for b in range(1, min(B, MAX_LEVEL) + 1):
-        if b * (K - 1) > 2.0 * math.log2(n):
-            break
-        used = b
-    return B, used
-
-
-def chebyshev_threshold(m: int, n: int, K: int, level: float, *, scalar: bool = False) -> float:
-    """Theorem 3 threshold sqrt(2K²/level)·min(m^{(K−1)/2}/n, m^{−(K−1)/2}) for the K-vector statistic;
-    half of it for the scalar statistic of a 1-D target (K = 2)."""
-    r = min(m ** ((K - 1) / 2.0) / n, m ** (-(K - 1) / 2.0))
-    thr = math.sqrt(2.0 * K * K / level) * r
-    return thr / 2.0 if scalar else thr
-
-
-def _chebyshev_pvalue(T: float, m: int, n: int, K: int, scalar: bool) -> float:
-    """Smallest level at which the Theorem 3 test rejects: min(1, 2K²r²/T_vec²) (1 if T ≤ 0)."""
-    t_vec = 2.0 * T if scalar else T
-    if not t_vec > 0.0:
-        return 1.0
-    r = min(m ** ((K - 1) / 2.0) / n, m ** (-(K - 1) / 2.0))
-    return float(min(1.0, 2.0 * K * K * r * r / (t_vec * t_vec)))
-
-
-def _check_choice(value, allowed, name):
-    return check_param(value, name, Options(allowed))
-
-
-def _check_n_resamples(n_resamples, name: str = "n_resamples", limit: int | None = None) -> int:
-    return int(check_param(n_resamples, name, Interval(int, 1, MAX_RESAMPLES if limit is None else limit)))
-
-
-def _base_seed(seed) -> np.uint64:
-    """The base of the per-resample SplitMix64 streams (the library's seed policy)."""
-    return np.uint64(kernel_seed(seed))
-
-
 def _prepare(y_true, y_prob, target, class_index, caller):
     data, target, z, y = prepare_view(y_true, y_prob, target=target, class_index=class_index,
                                       allowed=_TARGETS, caller=caller)
@@ -350,177 +297,6 @@ def multiscale_statistics(y_true, y_prob, *, target: str = "auto", class_index: 
 # ------------------------------------------------------------------------------------------------
 # analytic critical values (scaled chi-square), reusable on distributed bin sums
 # ------------------------------------------------------------------------------------------------
-def analytic_pvalues(statistics, null_var, sum_trace, sum_trace_sq,
-                     third_cumulant=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Analytic p-values of T^d per scale from a moment-matched scaled chi-square T^d ≈ c(χ²_ν − ν).
-
-    * Without ``third_cumulant`` (Satterthwaite): ν = (Σ_b tr A_b)² / Σ_b tr A_b² and
-      2c²ν = Var₀(T^d | Z).
-    * With the exact third cumulant κ₃ of T^d given Z (1-D targets, computed by the kernel): ν and c match
-      variance and skewness, c = κ₃/(4 Var₀), ν = 8 Var₀³/κ₃² (κ₃ ≤ 0: the normal tail).  Satterthwaite
-      ignores the skewness of the residuals themselves; with predictions near 0 or 1 (e.g. Z ~ Beta(5, 0.5))
-      rare pairs of wrong labels give fine scales a heavy right tail and Satterthwaite rejected 2–4× too
-      often at α/B there (n = 1000, 2000 simulations); matching κ₃ holds the level (tests/test_tcal.py).
-
-    p = P(χ²_ν ≥ ν + T^d/c).  Arguments are per-scale arrays (see :func:`null_moments_from_sums`).
-    Returns (pvalues, nu, c).  A scale without any bin of ≥ 2 points (or zero null variance) has T^d ≡ 0
-    under H₀: p = 1 if T^d ≤ 0 else 0.
-    """
-    t = np.asarray(statistics, dtype=np.float64)
-    var = np.asarray(null_var, dtype=np.float64)
-    sa = np.asarray(sum_trace, dtype=np.float64)
-    sa2 = np.asarray(sum_trace_sq, dtype=np.float64)
-    ok = (var > 0) & (sa2 > 0) & (sa > 0)
-    safe_var = np.where(ok, var, 1.0)
-    if third_cumulant is None:
-        nu = np.where(ok, sa * sa / np.where(ok, sa2, 1.0), np.nan)
-    else:
-        k3 = np.asarray(third_cumulant, dtype=np.float64)
-        pos = ok & (k3 > 0)
-        nu = np.where(pos, 8.0 * safe_var**3 / np.where(pos, k3 * k3, 1.0), np.inf)
-        nu = np.where(ok, nu, np.nan)
-    c = np.where(ok, np.sqrt(safe_var / (2.0 * np.where(ok, nu, 1.0))), np.nan)
-    p = np.where(t > 0, 0.0, 1.0)
-    chi = ok & np.isfinite(nu)
-    if chi.any():
-        p[chi] = stats.chi2.sf(nu[chi] + t[chi] / c[chi], nu[chi])
-    normal = ok & ~np.isfinite(nu)
-    if normal.any():
-        p[normal] = stats.norm.sf(t[normal] / np.sqrt(var[normal]))
-    return np.clip(p, 0.0, 1.0), nu, c
-
-
-def _analytic_critical(level: float, nu: np.ndarray, c: np.ndarray, var: np.ndarray) -> np.ndarray:
-    crit = np.full(nu.shape, np.inf)
-    chi = np.isfinite(nu)
-    crit[chi] = c[chi] * (stats.chi2.isf(level, nu[chi]) - nu[chi])
-    normal = np.isinf(nu) & (var > 0)
-    crit[normal] = np.sqrt(var[normal]) * stats.norm.isf(level)
-    return crit
-
-
-def null_moments_from_sums(sums: BinSums) -> tuple[float, float, float]:
-    """(Var₀(T^d | Z), Σ_b tr A_b, Σ_b tr A_b²) of one scale's :class:`~calviz.ece.BinSums`, bins with
-    N_b ≥ 2, A_b = C_b/(n N_b), C_b = Σ_{j∈b} Σ(z_j) — the per-bin formula of the
-    in-memory test (:func:`calviz._kernels.tcal._bin_terms`) on the BinSums fields, summed over the bins
-    in double-double.  (BinSums carry no third moments: the p-values from them are Satterthwaite's.)"""
-    k = sums.dim
-    B = sums.n_nonempty
-    if k == 1:
-        kind, K = _k.SCALAR, 2
-        feats = np.zeros((B, 7))
-        feats[:, 0] = sums.resid_sum[:, 0]
-        feats[:, 2] = sums.null_cov_sum[:, 0, 0]
-    else:
-        kind, K = _k.VECTOR, k
-        feats = np.zeros((B, k + 2 + k * k))
-        feats[:, :k] = sums.resid_sum
-        feats[:, k + 1:k + 1 + k * k] = sums.null_cov_sum.reshape(B, k * k)
-    feats[:, k] = sums.resid_sq_sum  # Q (column 1 for k = 1)
-    feats[:, -1 if k > 1 else 3] = sums.null_cov_sq_trace
-    hi, lo = _k.features_terms(sums.count, feats, np.zeros_like(feats), int(sums.n_total), kind, K, 0, B)
-    terms = _k.finish_terms(hi.reshape(-1, 1), lo.reshape(-1, 1), int(sums.n_total))[:, 0]
-    return float(terms[1]), float(terms[2]), float(terms[3])
-
-
-@dataclass(frozen=True, repr=False)
-class MomentSums:
-    """Mergeable per-bin sums from which T^d and the null moments of the analytic test follow exactly as
-    in memory (the distributed path of ``adaptive_tcal(..., resampling="analytic")``).
-
-    keys (B,) sorted bin keys; count (B,) N_b; hi, lo (B, d): double-double sums (value hi + lo) of the
-    per-point features of :func:`calviz._kernels.tcal._point_features` — scalar targets
-    [Σv, Σv², Σs, Σs², Σs³, Σμ₃, Σμ₃²] with s = z(1 − z), μ₃ = s(1 − 2z); full calibration
-    [Σv (K), Σ‖v‖², Σ Σ(z) (K×K), Σ tr Σ(z)²].  Compensated sums make the result independent of how the
-    sample was split and merged (up to rare 1-ulp ties), which the far tail of the p-value needs.
-    ``full``: vector residuals (full calibration) with ``K`` classes; else a scalar target (K = 2)."""
-
-    keys: np.ndarray
-    count: np.ndarray
-    hi: np.ndarray
-    lo: np.ndarray
-    K: int = 2
-    full: bool = False
-
-    @property
-    def kind(self) -> int:
-        return _k.VECTOR if self.full else _k.SCALAR
-
-    @property
-    def n_nonempty(self) -> int:
-        return int(self.keys.shape[0])
-
-    @classmethod
-    def empty(cls, K: int = 2, full: bool = False) -> MomentSums:
-        d = K + 2 + K * K if full else 7
-        return cls(np.empty(0, np.int64), np.empty(0, np.int64), np.empty((0, d)), np.empty((0, d)), int(K),
-                   bool(full))
-
-    @classmethod
-    def of(cls, z: np.ndarray, y: np.ndarray, keys: np.ndarray) -> MomentSums:
-        """Per-bin sums of one sample: z (n,) with labels y (n,) in {0, 1} for a scalar target, or z (n, K)
-        with y the class ids (n,) or one-hot labels (n, K) for full calibration; ``keys`` the bin keys."""
-        from calviz.binning import dense_ids
-
-        z = np.asarray(z, dtype=np.float64)
-        y = np.asarray(y)
-        if z.ndim == 1:
-            kind, K, z2 = _k.SCALAR, 2, z.reshape(-1, 1)
-            labels = y.astype(np.float64).reshape(-1)
-        else:
-            kind, K, z2 = _k.VECTOR, int(z.shape[1]), z
-            labels = (y.argmax(axis=1) if y.ndim == 2 else y).astype(np.float64)
-        full = kind == _k.VECTOR
-        if z2.shape[0] == 0:
-            return cls.empty(K, full)
-        keys = np.ascontiguousarray(keys, dtype=np.int64)
-        if keys.shape[0] > 1 and np.all(keys[1:] >= keys[:-1]):  # sorted (e.g. sorted predictions): runs
-            new = np.concatenate(([True], keys[1:] != keys[:-1]))
-            ids, unique = np.cumsum(new) - 1, keys[new]
-        else:
-            ids, unique = dense_ids(keys)
-        count, hi, lo = _k.bin_features(ids, unique.shape[0], np.ascontiguousarray(z2),
-                                        np.ascontiguousarray(labels), kind)
-        return cls(unique, count, hi, lo, K, full)
-
-    def merge(self, other: MomentSums) -> MomentSums:
-        """The sums of the union of two disjoint samples binned alike."""
-        if self.n_nonempty == 0:
-            return other
-        if other.n_nonempty == 0:
-            return self
-        return MomentSums(*_k.merge_features(self.keys, self.count, self.hi, self.lo,
-                                             other.keys, other.count, other.hi, other.lo), self.K, self.full)
-
-    def coarsen(self, shift: int) -> MomentSums:
-        """Nested coarser equal-width bins: key >> shift (as :func:`calviz.dask.coarsen`)."""
-        if self.n_nonempty == 0 or shift == 0:
-            return self
-        return MomentSums(*_k.group_features(self.keys, self.count, self.hi, self.lo, int(shift)), self.K,
-                          self.full)
-
-    def take(self, rows) -> MomentSums:
-        return MomentSums(self.keys[rows], self.count[rows], self.hi[rows], self.lo[rows], self.K, self.full)
-
-    def partial_terms(self, n: int, start: int = 0, stop: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """Double-double totals (hi, lo) of [Σ_b (‖S_b‖² − Q_b)/N_b, Var₀, Σ tr A_b, Σ tr A_b², κ₃] over the
-        bins start..stop−1 with N_b ≥ 2, n the global sample size; add pieces with
-        :func:`calviz._kernels.tcal.add_terms`, finish with :func:`finish_terms`."""
-        stop = self.n_nonempty if stop is None else int(stop)
-        return _k.features_terms(self.count, self.hi, self.lo, int(n), self.kind, int(self.K), int(start),
-                                 stop)
-
-    def terms(self, n: int) -> np.ndarray:
-        """[T^d, Var₀(T^d | Z), Σ_b tr A_b, Σ_b tr A_b², κ₃ (0 for full calibration)] of this scale."""
-        return finish_terms(*self.partial_terms(n), n)
-
-
-def finish_terms(hi: np.ndarray, lo: np.ndarray, n: int) -> np.ndarray:
-    """[T^d, Var₀, Σ tr A_b, Σ tr A_b², κ₃] from double-double totals (as the in-memory kernel finishes)."""
-    return _k.finish_terms(np.asarray(hi, dtype=np.float64).reshape(-1, 1),
-                           np.asarray(lo, dtype=np.float64).reshape(-1, 1), int(n))[:, 0]
-
-
 def analytic_pvalues_from_sums(sums_per_scale: Sequence[BinSums]) -> tuple[np.ndarray, np.ndarray]:
     """(statistics T^d, analytic p-values) per scale from per-scale BinSums (e.g. reduced on a cluster)."""
     t = np.array([debiased_ece_sq(s) for s in sums_per_scale])
@@ -541,61 +317,13 @@ def analytic_tcal_from_sums(sums_per_scale: Sequence[BinSums], n_bins: Sequence[
     t = np.array([debiased_ece_sq(s) for s in sums_per_scale])
     moments = np.array([null_moments_from_sums(s) for s in sums_per_scale]).reshape(-1, 3)
     n = int(sums_per_scale[0].n_total)
-    return _analytic_result(t, moments.T, tuple(int(m) for m in n_bins), alpha, n, int(K), target,
-                            "adaptive T-Cal", "analytic critical values from bin sums")
-
-
-def _analytic_result(t, moments, scales, alpha, n, K, target, test, reason) -> TCalResult:
-    B = len(scales)
-    k3 = moments[3] if len(moments) > 3 else None
-    p, nu, c = analytic_pvalues(t, moments[0], moments[1], moments[2], k3)
-    crit = _analytic_critical(alpha / B, nu, c, np.asarray(moments[0], dtype=np.float64))
-    padj = float(min(1.0, B * p.min()))
-    return TCalResult(bool(p.min() <= alpha / B), padj, alpha, scales, t, crit, p, "analytic", "bonferroni",
-                      n, K, 0, 0.0, test, reason, target)
+    return TCalResult(*analytic_decision(t, moments.T, tuple(int(m) for m in n_bins), alpha, n, int(K),
+                                         target, "adaptive T-Cal", "analytic critical values from bin sums"))
 
 
 # ------------------------------------------------------------------------------------------------
 # discrete predictors: exact binomial test (App. B.4)
 # ------------------------------------------------------------------------------------------------
-def _discrete_summary(z_sorted: np.ndarray):
-    """(values, counts) if the sorted 1-D predictions look discrete (see DISCRETE_*), else None."""
-    n = z_sorted.shape[0]
-    starts = np.flatnonzero(np.concatenate(([True], z_sorted[1:] != z_sorted[:-1])))
-    if starts.shape[0] > DISCRETE_MAX_VALUES:
-        return None
-    counts = np.diff(np.append(starts, n))
-    if counts.min() < DISCRETE_MIN_COUNT:
-        return None
-    return z_sorted[starts], counts
-
-
-def _binomial_test(z, y, alpha, target, K, values=None, counts=None, why="") -> TCalResult:
-    order = np.argsort(z, kind="stable")
-    zs, ys = z[order], y[order]
-    if values is None:
-        starts = np.flatnonzero(np.concatenate(([True], zs[1:] != zs[:-1])))
-        values, counts = zs[starts], np.diff(np.append(starts, zs.shape[0]))
-    starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
-    successes = np.add.reduceat(ys, starts).astype(np.int64)
-    t = values.shape[0]
-    pvals = np.array([stats.binomtest(int(k), int(N), float(v)).pvalue
-                      for k, N, v in zip(successes, counts, values, strict=True)])
-    pvals = np.clip(pvals, 0.0, 1.0)
-    # the smallest two-sided p-value of a value is reached at 0 or N successes
-    min_p = min(min(stats.binomtest(0, int(N), float(v)).pvalue,
-                    stats.binomtest(int(N), int(N), float(v)).pvalue)
-                for N, v in zip(counts, values, strict=True))
-    padj = float(min(1.0, t * pvals.min()))
-    reason = why or (f"the predictions take {t} distinct values (≤ {DISCRETE_MAX_VALUES}), each at least "
-                     f"{DISCRETE_MIN_COUNT} times: exact binomial test per value (App. B.4), "
-                     f"Bonferroni over {t}")
-    return TCalResult(bool(padj <= alpha), padj, alpha, (t,), successes / counts, values.astype(np.float64),
-                      pvals, "binomial", "bonferroni", int(z.shape[0]), K, 0, float(min(1.0, t * min_p)),
-                      "binomial (discrete predictor)", reason, target, values.astype(np.float64),
-                      counts.astype(np.int64))
-
-
 # ------------------------------------------------------------------------------------------------
 # public tests
 # ------------------------------------------------------------------------------------------------
@@ -628,17 +356,11 @@ def tcal(
     sums, _, _, _ = binned_sums(z, y_view, n_bins=m, target=target)
     T = debiased_ece_sq(sums)
     thr = chebyshev_threshold(m, n, K, alpha, scalar=not full)
-    p = _chebyshev_pvalue(T, m, n, K, scalar=not full)
+    p = chebyshev_pvalue(T, m, n, K, scalar=not full)
     how = "given n_bins" if n_bins is not None else f"m* = floor(n^(2/(4s+K-1))) with s = {s:g}"
     return TCalResult(bool(T >= thr), p, alpha, (m,), np.array([T]), np.array([thr]), np.array([p]),
                       "threshold", "none", n, K, 0, 0.0, "T-Cal (fixed scale)",
                       f"Theorem 3 Chebyshev threshold at m = {m} ({how})", target, n_classes=data.n_classes)
-
-
-def _default_resamples(B: int, alpha: float, combine: str) -> int:
-    if combine == "max":
-        return max(999, math.ceil(2.0 / alpha))
-    return max(999, math.ceil(2.0 * B / alpha))
 
 
 @validate_params({
@@ -737,15 +459,9 @@ def adaptive_tcal(
     >>> result.reject, result.method
     (True, 'y_only')
     """
-    if combine == "max" and resampling not in ("y_only", "consistency"):
-        raise InputError("combine='max' needs a resampling distribution: "
-                         "use resampling='y_only' or 'consistency'")
-    if n_resamples is not None and max_resamples is not None:
-        raise InputError("give n_resamples (a fixed count) or max_resamples (the cap of the sequential "
-                         "rule), not both")
-    n_resamples = None if n_resamples is None else int(n_resamples)
-    max_resamples = None if max_resamples is None else int(max_resamples)
-    risk = float(resampling_risk)
+    alpha, n_resamples, max_resamples, risk = check_options(
+        alpha=alpha, resampling=resampling, n_resamples=n_resamples, max_resamples=max_resamples,
+        resampling_risk=resampling_risk, combine=combine, target=target, discrete=discrete)
     if target == "classwise" and class_index is None:
         return _classwise_all(y_true, y_prob, alpha=alpha, resampling=resampling, n_resamples=n_resamples,
                               max_resamples=max_resamples, risk=risk, combine=combine, discrete=discrete,
@@ -763,7 +479,7 @@ def _classwise_all(y_true, y_prob, *, alpha, resampling, n_resamples, max_resamp
     rng = as_generator(seed)
     # the budget and the resampling risk are shared by the K tests (union bound over classes)
     n = data.n
-    cap = _resample_cap(max_resamples, n)
+    cap = resample_cap(max_resamples, n)
     class_cap = max(FIRST_BATCH, cap // K)
     results = []
     for c in range(K):
@@ -789,81 +505,51 @@ def _classwise_all(y_true, y_prob, *, alpha, resampling, n_resamples, max_resamp
                       float(risk if n_resamples is None else r.resampling_risk), int(class_cap), K)
 
 
-def _resample_cap(max_resamples: int | None, cost: int) -> int:
-    """The cap of the sequential rule for ``cost`` point-resamples per resample."""
-    if max_resamples is None:
-        return int(min(DEFAULT_MAX_RESAMPLES, max(FIRST_BATCH, DEFAULT_RESAMPLE_WORK // max(cost, 1))))
-    return int(max_resamples)
+class _MemorySample:
+    """The sample of :func:`calviz._tcal_decision.adaptive` held in memory: 1-D predictions sorted once
+    (for the discrete check and the scan), the scan order built at the first use."""
 
+    def __init__(self, z, y, K, target):
+        self.n, self.K, self.target, self.full = z.shape[0], K, target, target == "full"
+        self.z, self.y = (z, y) if self.full else _sort_binary(z, y)
+        self._scan = None
 
-def _check_work(count: int, cost: int, name: str) -> None:
-    if count * cost > MAX_RESAMPLE_WORK:
-        raise InputError(f"{name} = {count} with {cost} point-draws per resample exceeds the resampling work "
-                         f"limit of {MAX_RESAMPLE_WORK:.0e} point-resamples (calviz.tcal.MAX_RESAMPLE_WORK); "
-                         f"use at most {MAX_RESAMPLE_WORK // cost}")
+    def distinct(self, limit):
+        z = self.z
+        starts = np.flatnonzero(np.concatenate(([True], z[1:] != z[:-1])))
+        if starts.shape[0] > limit:
+            return None
+        return z[starts], np.diff(np.append(starts, z.shape[0])), np.add.reduceat(self.y, starts)
+
+    def scan(self, levels):
+        if self._scan is None or self._scan.max_level != levels:
+            self._scan = _scan_order(self.z, self.y, levels, self.full, presorted=True)
+        return self._scan
+
+    def analytic_terms(self, levels):
+        # T^d and the moments from one scan with compensated sums (the same numbers as BinSums on Dask)
+        scan = self.scan(levels)
+        return _k.analytic_terms(scan.split, levels, scan.z, np.ascontiguousarray(scan.y, dtype=np.float64),
+                                 scan.kind), ""
+
+    def observed(self, levels):
+        scan = self.scan(levels)
+        return _k.observed_statistics(scan.split, levels, scan.z, scan.y, scan.kind)
+
+    def null_variance(self, levels):
+        scan = self.scan(levels)
+        return _k.null_moments(scan.split, levels, scan.z, scan.kind)[0]
+
+    def resample(self, levels, source, base, start, count):
+        return _resample(self.scan(levels), levels, source, base, start, count)
 
 
 def _adaptive(z, y, K, target, alpha, resampling, n_resamples, max_resamples, risk, combine, discrete,
               seed) -> TCalResult:
-    n = z.shape[0]
-    full = target == "full"
-    if not full:
-        z, y = _sort_binary(z, y)  # sorted once: for the discrete check and the scan
-    if not full and discrete is not False:
-        summary = _discrete_summary(z)
-        if summary is not None or discrete:
-            if summary is None:
-                t = int(np.count_nonzero(z[1:] != z[:-1])) + 1
-                if t > DISCRETE_FORCED_MAX:
-                    raise InputError(f"discrete=True, but the predictions take {t} distinct values; the "
-                                     f"per-value binomial test allows at most {DISCRETE_FORCED_MAX}")
-                return _binomial_test(z, y, alpha, target, K, why="discrete=True: exact binomial test per "
-                                      "distinct value (App. B.4), Bonferroni over the values")
-            return _binomial_test(z, y, alpha, target, K, *summary)
-    B_paper, levels = dyadic_scales(n, K)
-    if full:
-        # simplex cell keys must fit in int64: m^{K-1} (K-1)! < 2^63
-        while levels >= 1 and (K - 1) * levels + math.log2(math.factorial(K - 1)) >= 63:
-            levels -= 1
-    if levels < 1:
-        raise InputError(
-            f"n = {n} is too small for even one dyadic scale with K = {K} classes (scale 2 has 2^{K - 1} "
-            f"bins > n²); use target='top1' or 'classwise', or more samples"
-        )
-    scan = _scan_order(z, y, levels, full, presorted=True)
-    scales = tuple(2**b for b in range(1, levels + 1))
-    scale_text = f"{levels} dyadic scales 2..2^{levels}" + (
-        f" (Algorithm 2's B = {B_paper}; finer scales capped)" if levels < B_paper else "")
-    kind_text = "full K-class calibration on the simplex partition" if full else f"{target} calibration"
-    if resampling == "analytic":
-        # T^d and the moments from one scan with compensated sums (the same numbers as MomentSums on Dask)
-        terms = _k.analytic_terms(scan.split, levels, scan.z, np.ascontiguousarray(scan.y, dtype=np.float64),
-                                  scan.kind)
-        moments = terms[1:4] if full else terms[1:]  # no third cumulant for vector residuals: Satterthwaite
-        return _analytic_result(terms[0], moments, scales, alpha, n, K, target, "adaptive T-Cal",
-                                f"{kind_text}; {scale_text}; scaled chi-square critical values, Bonferroni")
-    t_obs = _k.observed_statistics(scan.split, levels, scan.z, scan.y, scan.kind)
-    if resampling == "threshold":
-        p = np.array([_chebyshev_pvalue(t, m, n, K, not full) for t, m in zip(t_obs, scales, strict=True)])
-        crit = np.array([chebyshev_threshold(m, n, K, alpha / levels, scalar=not full) for m in scales])
-        padj = float(min(1.0, levels * p.min()))
-        return TCalResult(bool(np.any(t_obs >= crit)), padj, alpha, scales, t_obs, crit, p, "threshold",
-                          "bonferroni", n, K, 0, 0.0, "adaptive T-Cal",
-                          f"{kind_text}; {scale_text}; Theorem 3 Chebyshev thresholds at α/B", target)
-    source = _k.Y_ONLY if resampling == "y_only" else _k.CONSISTENCY
-    cost = n * (K if full else 1)  # point-resamples per resample
-    if n_resamples is not None:
-        _check_work(n_resamples, cost, "n_resamples")
-    else:
-        max_resamples = _resample_cap(max_resamples, cost)
-        _check_work(max_resamples, cost, "max_resamples")
-    base = _base_seed(seed)
-    head = f"{kind_text}; {scale_text}; {resampling.replace('_', '-')} resampling"
-    if n_resamples is not None:
-        return _fixed_resampling(scan, t_obs, levels, scales, source, base, n_resamples, alpha, combine, n, K,
-                                 target, head)
-    return _sequential_resampling(scan, t_obs, levels, scales, source, base, max_resamples, alpha, combine,
-                                  risk, n, K, target, head, cost)
+    return TCalResult(*_adaptive_decision(
+        _MemorySample(z, y, K, target), alpha=alpha, resampling=resampling, n_resamples=n_resamples,
+        max_resamples=max_resamples, risk=risk, combine=combine, discrete=discrete, seed=seed,
+        work_limit=MAX_RESAMPLE_WORK))
 
 
 def _resample(scan: _ScanOrder, levels: int, source: int, base, start: int, count: int) -> np.ndarray:
@@ -874,245 +560,6 @@ def _resample(scan: _ScanOrder, levels: int, source: int, base, start: int, coun
                                        numba.get_num_threads())
     # small jobs run on the calling thread (same output): waking the thread pool would cost more
     return _k.resampled_statistics_serial(scan.split, levels, scan.z, scan.kind, source, base, count, start)
-
-
-def _fixed_resampling(scan, t_obs, levels, scales, source, base, N, alpha, combine, n, K, target, head):
-    """Today's fixed-count rule: N resamples, p = (1 + #{T* ≥ T})/(N + 1); warns when N cannot settle."""
-    floor = levels / (N + 1) if combine == "bonferroni" else 1.0 / (N + 1)
-    if floor > alpha:
-        need = math.ceil(levels / alpha) if combine == "bonferroni" else math.ceil(1 / alpha)
-        warnings.warn(
-            f"n_resamples = {N} is too few: the smallest attainable p-value is {floor:.3g} > "
-            f"alpha = {alpha:g}"
-            f" ({'Bonferroni over ' + str(levels) + ' scales' if combine == 'bonferroni' else 'max'}), so the"
-            f" test cannot reject; use n_resamples ≥ {need}", stacklevel=5)
-    boot = _resample(scan, levels, source, base, 0, N)
-    reject, padj, crit, p = _resampling_decision(t_obs, boot, alpha, combine)
-    exceed, level = _exceedances(t_obs, boot, alpha, combine)
-    interval = _adjusted_interval(exceed, N, level, RESAMPLING_RISK, combine, levels, sequential=False)
-    if floor <= alpha and interval[0] <= alpha < interval[1]:
-        warnings.warn(
-            f"n_resamples = {N} cannot settle the decision: the adjusted p-value's Monte Carlo interval "
-            f"[{interval[0]:.3g}, {interval[1]:.3g}] contains alpha = {alpha:g}, so another seed may give "
-            f"the "
-            f"opposite decision; leave n_resamples=None for the sequential rule", stacklevel=5)
-    reason = f"{head} ({N} resamples, fixed), {combine}"
-    return TCalResult(reject, padj, alpha, scales, t_obs, crit, p, _method_name(source), combine, n, K, N,
-                      float(min(1.0, floor)), "adaptive T-Cal", reason, target, None, None,
-                      "reject" if reject else "accept", interval, float("nan"), 0)
-
-
-def _method_name(source: int) -> str:
-    return "y_only" if source == _k.Y_ONLY else "consistency"
-
-
-def _sequential_resampling(scan, t_obs, levels, scales, source, base, cap, alpha, combine, risk, n, K, target,
-                           head, cost):
-    """The sequential rule (see :func:`adaptive_tcal`): resample in growing batches until the decision at
-    ``alpha`` is settled with resampling risk ≤ ``risk`` or ``cap`` resamples are spent."""
-    level = alpha / levels if combine == "bonferroni" else alpha
-    n_tests = levels if combine == "bonferroni" else 1
-    log_bound = math.log(n_tests / risk)
-    method = _method_name(source)
-    if source == _k.Y_ONLY and combine == "bonferroni":
-        settled = _cantelli_reject(scan, t_obs, levels, level)
-        if settled is not None:
-            bounds, crit = settled
-            padj = float(min(1.0, levels * bounds.min()))
-            b = int(np.argmin(bounds))
-            reason = (f"{head}: settled without resampling — at m = {scales[b]} Cantelli's inequality with "
-                      f"the "
-                      f"exact null variance given the predictions bounds the y-only p-value by "
-                      f"{bounds[b]:.3g} ≤ α/B, so the resampled test rejects for every number of resamples; "
-                      f"bonferroni")
-            return TCalResult(True, padj, alpha, scales, t_obs, crit, bounds, method, combine, n, K, 0, 0.0,
-                              "adaptive T-Cal", reason, target, None, None, "reject", (0.0, padj), 0.0, cap)
-    store = np.empty((FIRST_BATCH, levels))  # grows by doubling up to the cap (8·B bytes per resample)
-    N = 0
-    look = FIRST_BATCH
-    exceed = np.zeros(levels, dtype=np.int64)
-    tol = None
-    while True:
-        count = min(look, cap) - N
-        rows = _resample(scan, levels, source, base, N, count)
-        if N + count > store.shape[0]:
-            grown = np.empty((min(cap, max(N + count, 2 * store.shape[0])), levels))
-            grown[:N] = store[:N]
-            store = grown
-        store[N:N + count] = rows
-        N += count
-        if combine == "bonferroni":
-            # counted batch by batch; the tie tolerance (float round-off only) is fixed at the first look
-            if tol is None:
-                sd = np.sqrt(np.concatenate([rows, t_obs[None, :]]).var(axis=0))
-                tol = _TIE_RTOL * (np.abs(t_obs) + sd)
-            exceed += (rows >= (t_obs - tol)[None, :]).sum(axis=0)
-        else:  # the standardisation of "max" uses every resample so far: recount
-            exceed, _ = _exceedances(t_obs, store[:N], alpha, combine)
-        below, above = _settled(exceed, N, level, log_bound)
-        if bool(below.any() or above.all()) or N >= cap:
-            break
-        look = _next_look(exceed, N, level, log_bound, cap, below, above)
-    boot = store[:N]
-    reject, padj, crit, p = _resampling_decision(t_obs, boot, alpha, combine)
-    # the reported p-values and interval come from the final counts (the same up to exact ties)
-    exceed, _ = _exceedances(t_obs, boot, alpha, combine)
-    below, above = _settled(exceed, N, level, log_bound)
-    interval = _adjusted_interval(exceed, N, level, risk, combine, levels)
-    if below.any():
-        decision = "reject"
-    elif above.all():
-        decision = "accept"
-    else:
-        decision = "undecided"
-    reject = decision == "reject"
-    # the smallest p-value this configuration can produce is reached at the cap
-    floor = levels / (cap + 1) if combine == "bonferroni" else 1.0 / (cap + 1)
-    state = {"reject": "settled: reject", "accept": "settled: not rejected",
-             "undecided": f"undecided at this budget (cap {cap} resamples reached with the p-value's Monte "
-                          f"Carlo interval [{interval[0]:.3g}, {interval[1]:.3g}] containing α)"}[decision]
-    reason = (f"{head} (sequential, {N} resamples, resampling risk ≤ {risk:g}), {combine}; {state}")
-    return TCalResult(reject, padj, alpha, scales, t_obs, crit, p, method, combine, n, K, N,
-                      float(min(1.0, floor)), "adaptive T-Cal", reason, target, None, None, decision,
-                      interval,
-                      float(risk), int(cap))
-
-
-def _cantelli_reject(scan, t_obs, levels, level):
-    """(per-scale bounds, critical values) when Cantelli's inequality already settles a y-only rejection,
-    else None.
-
-    Given the predictions, y-only resampling draws T* with E[T*] = 0 exactly (T^d is a sum of products
-    of independent centred residuals) and Var(T*) = Var₀(T^d | Z), computed exactly by the analytic scan.
-    Cantelli: P(T* ≥ T) ≤ Var₀/(Var₀ + T²) for T > 0.  If that bound is ≤ α/B at some scale, the
-    infinite-resample p-value of that scale is ≤ α/B and the resampled test rejects: no Monte Carlo
-    error is involved.  The critical value T_c = sqrt(Var₀ (1 − α/B)/(α/B)) is where the bound equals α/B.
-    """
-    var = _k.null_moments(scan.split, levels, scan.z, scan.kind)[0]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        bounds = np.where(t_obs > 0, var / (var + t_obs * t_obs), 1.0)
-    bounds = np.nan_to_num(bounds, nan=1.0)
-    if not (bounds.min() <= level):
-        return None
-    # a scale with zero null variance (no bin of two points) has T* ≡ 0: nothing can be exceeded there
-    crit = np.where(var > 0, np.sqrt(np.maximum(var, 0.0) * (1.0 - level) / level), np.inf)
-    return bounds, crit
-
-
-def _exceedances(t_obs: np.ndarray, boot: np.ndarray, alpha: float, combine: str) -> tuple[np.ndarray, float]:
-    """(#{T* ≥ T} per scale for Bonferroni, or #{max* ≥ max} as a 1-vector for "max"; the level each
-    count's p-value is compared with is returned by the caller's rule) — the counts of
-    :func:`_resampling_decision`."""
-    N, levels = boot.shape
-    sd = np.sqrt(np.concatenate([boot, t_obs[None, :]]).var(axis=0))
-    if combine == "bonferroni":
-        tol = _TIE_RTOL * (np.abs(t_obs) + sd)
-        return (boot >= (t_obs - tol)[None, :]).sum(axis=0), alpha / levels
-    live = sd > 0
-    if not live.any():
-        return np.array([N]), alpha
-    scale_sd = np.where(live, sd, 1.0)
-    m_obs = np.max(np.where(live, t_obs / scale_sd, -np.inf))
-    m_boot = np.max(np.where(live[None, :], boot / scale_sd[None, :], -np.inf), axis=1)
-    return np.array([np.sum(m_boot >= m_obs - _TIE_RTOL * (abs(m_obs) + 1.0))]), alpha
-
-
-def _log_mixture(exceed, N: int, q, level: float):
-    """log M_N(q): Robbins' (1970) beta-binomial mixture likelihood ratio of N Bernoulli(p) exceedance
-    indicators with S = ``exceed`` successes against p = q, prior Beta(1, 1/level − 1) (mean = the level
-    the p-value is compared with, which puts the prior mass where the decision is made)."""
-    b = 1.0 / level - 1.0
-    S = np.asarray(exceed, dtype=np.float64)
-    F = N - S
-    with np.errstate(divide="ignore"):
-        return (special.betaln(1.0 + S, b + F) - special.betaln(1.0, b) - S * np.log(q) - F * np.log1p(-q))
-
-
-def _settled(exceed, N: int, level: float, log_bound: float) -> tuple[np.ndarray, np.ndarray]:
-    """Per count: (p ≤ level settled, p > level settled) — the confidence sequence
-    {q : M_N(q) < n_tests/risk} excludes every q ≥ level (resp. ≤ level).  M_N(q) is convex in log-odds
-    with its minimum at q = S/N, so that is M_N(level) ≥ bound with S/N on the right side of level."""
-    lm = _log_mixture(exceed, N, level, level)
-    rate = np.asarray(exceed) / N
-    return (rate < level) & (lm >= log_bound), (rate > level) & (lm >= log_bound)
-
-
-def _next_look(exceed, N, level, log_bound, cap, below, above) -> int:
-    """Resample count of the next look: the count at which the current exceedance rates would settle the
-    decision (the earliest scale for a rejection, the last scale for an acceptance), at least 1.5× and
-    at most 4× the current count, in whole blocks of 64."""
-    rate = np.asarray(exceed, dtype=np.float64) / N
-    grid = np.unique(np.minimum(cap, np.ceil(N * 1.1 ** np.arange(1, 80))).astype(np.int64))
-    lm = _log_mixture(rate[:, None] * grid[None, :], grid[None, :], level, level)
-    ok = lm >= log_bound
-    first = np.where(ok.any(axis=1), grid[np.argmax(ok, axis=1)], cap)
-    candidates = rate < level
-    target = first[candidates].min() if candidates.any() else first[~above].max()
-    look = int(min(max(target, 1.5 * N), 4 * N, cap))
-    return int(min(cap, -(-look // 64) * 64))
-
-
-def _adjusted_interval(exceed, N: int, level: float, risk: float, combine: str, levels: int,
-                       sequential: bool = True) -> tuple:
-    """Monte Carlo interval of the adjusted p-value: per count an interval for its exceedance probability
-    at risk/n_tests — the confidence sequence of the sequential rule, or for a fixed N the exact
-    Clopper–Pearson interval — then Bonferroni's B·min over scales (both ends)."""
-    n_tests = levels if combine == "bonferroni" else 1
-    counts = np.asarray(exceed, dtype=np.int64)
-    if sequential:
-        log_bound = math.log(n_tests / risk)
-        lows = [_sequence_end(int(S), N, level, log_bound, lower=True) for S in counts]
-        highs = [_sequence_end(int(S), N, level, log_bound, lower=False) for S in counts]
-    else:
-        tail = risk / n_tests / 2.0
-        lows = np.where(counts > 0, stats.beta.ppf(tail, counts, N - counts + 1), 0.0)
-        highs = np.where(counts < N, stats.beta.isf(tail, counts + 1, N - counts), 1.0)
-    factor = levels if combine == "bonferroni" else 1
-    return float(min(1.0, factor * np.min(lows))), float(min(1.0, factor * np.min(highs)))
-
-
-def _sequence_end(S: int, N: int, level: float, log_bound: float, lower: bool) -> float:
-    """Lower or upper end of {q : log M_N(q) < log_bound} (an interval around S/N), found in log q (the
-    lower end can be far below the smallest double's square root)."""
-    centre = min(max(S / N, 1e-300), 1.0 - 1e-16)
-
-    def f(log_q):
-        return float(_log_mixture(S, N, math.exp(log_q), level)) - log_bound
-
-    lo_q, hi_q = math.log(1e-300), math.log(1.0 - 1e-16)
-    if lower:
-        if S == 0 or f(lo_q) < 0:
-            return 0.0
-        return math.exp(optimize.brentq(f, lo_q, math.log(centre), xtol=1e-12, maxiter=200))
-    if S == N or f(hi_q) < 0:
-        return 1.0
-    return math.exp(optimize.brentq(f, math.log(centre), hi_q, xtol=1e-12, maxiter=200))
-
-
-def _resampling_decision(t_obs: np.ndarray, boot: np.ndarray, alpha: float, combine: str):
-    """(reject, adjusted p-value, per-scale critical values, per-scale p-values) from the observed
-    statistics (B,) and the resampled ones (N, B)."""
-    N, levels = boot.shape
-    sd = np.sqrt(np.concatenate([boot, t_obs[None, :]]).var(axis=0))
-    tol = _TIE_RTOL * (np.abs(t_obs) + sd)
-    exceed = (boot >= (t_obs - tol)[None, :]).sum(axis=0)
-    p = (1.0 + exceed) / (N + 1.0)
-    if combine == "bonferroni":
-        # reject at scale b iff #{T* ≥ T} ≤ j with j = floor(α(N+1)/B) − 1: T must exceed the (j+1)-th
-        # largest resampled value
-        j = math.floor(alpha * (N + 1) / levels + 1e-12) - 1
-        crit = np.full(levels, np.inf) if j < 0 else -np.sort(-boot, axis=0)[min(j, N - 1)]
-        return bool(p.min() <= alpha / levels), float(min(1.0, levels * p.min())), crit, p
-    live = sd > 0
-    scale_sd = np.where(live, sd, 1.0)
-    m_obs = np.max(np.where(live, t_obs / scale_sd, -np.inf))
-    if not np.isfinite(m_obs):
-        return False, 1.0, np.full(levels, np.inf), p
-    m_boot = np.max(np.where(live[None, :], boot / scale_sd[None, :], -np.inf), axis=1)
-    padj = float((1.0 + np.sum(m_boot >= m_obs - _TIE_RTOL * (abs(m_obs) + 1.0))) / (N + 1.0))
-    j = math.floor(alpha * (N + 1) + 1e-12) - 1
-    c_max = np.inf if j < 0 else float(-np.sort(-m_boot)[min(j, N - 1)])
-    return bool(padj <= alpha), padj, np.where(live, c_max * sd, np.inf), p
 
 
 # ------------------------------------------------------------------------------------------------
@@ -1165,7 +612,7 @@ def split_tcal(
         P = min(max(199, math.ceil(2.0 / level_ts)), MAX_PERMUTATIONS,
                 max(199, MAX_PERMUTATION_WORK // (n * K)))
     else:
-        P = int(n_permutations)
+        P = check_n_resamples(n_permutations, "n_permutations", MAX_PERMUTATIONS)
         if P * n * K > MAX_PERMUTATION_WORK:
             raise InputError(f"n_permutations = {P} with n = {n} and K = {K} exceeds the permutation work "
                              f"limit of {MAX_PERMUTATION_WORK:.0e} (calviz.tcal.MAX_PERMUTATION_WORK); "

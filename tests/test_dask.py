@@ -271,9 +271,9 @@ def test_adaptive_tcal_analytic_tiny_pvalues(client, target, max_bins):
     close(got.pvalue, want.pvalue, scale=1e-300)
 
 
-def test_moment_sums_equal_the_in_memory_scan(client):
-    # the inputs of the p-value formula (T^d, Var₀, Σ tr A, Σ tr A², κ₃ per scale): merged MomentSums of
-    # uneven partitions vs the in-memory one-pass kernel
+def test_compensated_sums_equal_the_in_memory_scan(client):
+    # the inputs of the p-value formula (T^d, Var₀, Σ tr A, Σ tr A², κ₃ per scale): merged compensated
+    # BinSums of uneven partitions vs the in-memory one-pass kernel
     tcal = _tcal_module()
     from calviz._kernels import tcal as kernels
 
@@ -282,19 +282,19 @@ def test_moment_sums_equal_the_in_memory_scan(client):
     zs, ys = tcal._sort_binary(prob, y.astype(float))
     scan = tcal._scan_order(zs, ys, levels, False, presorted=True)
     want = kernels.analytic_terms(scan.split, levels, scan.z, scan.y, scan.kind)
-    pairs, _ = cdask.scale_sums(*as_dask(y, prob, chunks=TAIL_CHUNKS), exponents=range(1, levels + 1),
-                                third_moments=True)
-    got = np.array([m.terms(len(y)) for _, m in pairs]).T
+    sums, _ = cdask.scale_sums(*as_dask(y, prob, chunks=TAIL_CHUNKS), exponents=range(1, levels + 1),
+                               third_moments=True)
+    got = np.array([s.terms(len(y)) for s in sums]).T
     close(got, want)
-    # (BinSums of the same scales still give T^d and the Satterthwaite moments)
-    close([cdask.third_cumulant(s, m) for s, m in pairs], want[4])
-    close(np.array([tcal.null_moments_from_sums(s) for s, _ in pairs]).T, want[1:4], rtol=1e-10)
+    # (the plain sums of the same BinSums still give the Satterthwaite moments)
+    close([cdask.third_cumulant(s) for s in sums], want[4])
+    close(np.array([tcal.null_moments_from_sums(s) for s in sums]).T, want[1:4], rtol=1e-10)
 
 
 def test_adaptive_tcal_full_and_discrete(client):
     tcal = _tcal_module()
     y, prob = multiclass_data()
-    got = cdask.adaptive_tcal(*as_dask(y, prob), target="full")
+    got = cdask.adaptive_tcal(*as_dask(y, prob), resampling="analytic", target="full")
     want = tcal.adaptive_tcal(y, prob, resampling="analytic", target="full")
     assert got.n_bins == want.n_bins
     close(got.statistics, want.statistics, scale=1e-6)
@@ -351,17 +351,14 @@ def test_subsample_measures_report_their_sampling_error(client):
     y, prob = binary_data()
     Y, P = as_dask(y, prob)
     for measure in ("smce", "sintce", "lower_dce"):
-        est = getattr(cdask, measure)(Y, P, size=1500, seed=7)
-        full = float(getattr(distance, measure)(y, prob).value)
+        est = cdask.subsample_measure(measure, Y, P, size=1500, seed=7)
+        full = getattr(distance, measure)(y, prob)
         assert est.sample_size == 1500 and est.n == N and 0 < est.error_bound < 1
-        assert est.low <= full <= est.high, (measure, est, full)
-        if measure == "smce":
-            again = getattr(cdask, measure)(Y, P, size=1500, seed=7)
-            assert again.value == est.value  # reproducible from the seed
-            # a "subsample" at least as large as the data uses every row: the exact full-data value
-            exact = getattr(cdask, measure)(Y, P, size=10 * N, seed=7)
-            close(exact.value, full, rtol=1e-9)
-            assert exact.error_bound == 0.0
+        assert est.low <= full.value <= est.high, (measure, est, full)
+        # the same result type as in memory; every row (the exact value) when size >= n
+        got = getattr(cdask, measure)(Y, P, size=1500, seed=7)
+        assert type(got) is type(full) and got.n == 1500 and got.value == est.value  # reproducible
+        same_result(getattr(cdask, measure)(Y, P, size=10 * N), full, scale=1e-12)
 
 
 def test_analyze_parquet_entry_point(client, tmp_path):
@@ -377,26 +374,88 @@ def test_analyze_parquet_entry_point(client, tmp_path):
     result.to_dict()  # JSON-able for `calviz check --json`
 
 
-def test_resampled_tcal_per_partition(client):
-    tcal = _tcal_module()
-    rng = np.random.default_rng(11)
-    n = 4000
-    chunks = (0, 1500, 0, 900, 1600)
+def borderline_data(n, seed, amp=0.03):
+    """Slightly miscalibrated predictions (p-values near the level: the sequential rule resamples)."""
+    rng = np.random.default_rng(seed)
     z = rng.random(n)
-    y = (rng.random(n) < z**1.2).astype(np.int64)
-    Y, P = as_dask(y, z, chunks=chunks)
-    got = cdask.adaptive_tcal(Y, P, resampling="y_only", n_resamples=500, seed=3)
-    again = cdask.adaptive_tcal(Y, P, resampling="y_only", n_resamples=500, seed=3)
-    np.testing.assert_array_equal(got.pvalues, again.pvalues)  # reproducible from the seed
-    want = tcal.adaptive_tcal(y, z, resampling="y_only", n_resamples=500, seed=3)
-    k = len(got.n_bins)
-    assert got.n_bins == want.n_bins[:k] and got.method == "y_only" and got.n_resamples == 500
-    scale = float(np.mean((y - z) ** 2)) / n
-    close(got.statistics, want.statistics[:k], scale=scale)
-    # same test, independent random streams: per-scale p-values agree within Monte Carlo error
-    se = np.sqrt(2 * np.maximum(want.pvalues[:k] * (1 - want.pvalues[:k]), 1 / 500) / 500)
-    ok = np.abs(got.pvalues - want.pvalues[:k]) <= 4 * se + 2 / 501
-    assert ok.all(), (got.pvalues, want.pvalues[:k], se)
+    z[: n // 50] = 0.5  # ties
+    return (rng.random(n) < np.clip(z + amp * np.sin(8 * z), 0, 1)).astype(np.int64), z
+
+
+@pytest.mark.parametrize("kwargs", [dict(n_resamples=500, seed=3), dict(seed=3), dict(seed=4, alpha=0.1),
+                                    dict(seed=5, combine="max", n_resamples=300),
+                                    dict(seed=6, resampling_risk=1e-2)])
+def test_y_only_resampling_equals_in_memory(client, kwargs):
+    # the same random streams (drawn by global sorted position) and the same decision rule — the default
+    # sequential one included — on uneven partitions with empty ones: the same p-values
+    import warnings
+
+    tcal = _tcal_module()
+    y, z = borderline_data(4000, 11)
+    chunks = (0, 1500, 0, 900, 1, 1599)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (a fixed count that cannot settle the decision warns)
+        got = cdask.adaptive_tcal(*as_dask(y, z, chunks=chunks), **kwargs)
+        want = tcal.adaptive_tcal(y, z, **kwargs)
+    assert want.n_resamples > 0  # resampled, not settled by Cantelli's bound
+    assert got.n_resamples == want.n_resamples and got.decision == want.decision and got.reason == want.reason
+    np.testing.assert_array_equal(got.pvalues, want.pvalues)
+    assert got.pvalue == want.pvalue and got.pvalue_interval == want.pvalue_interval
+    scale = float(np.mean((y - z) ** 2)) / len(y)
+    close(got.statistics, want.statistics, scale=scale)
+    finite = np.isfinite(want.critical_values)
+    np.testing.assert_array_equal(np.isfinite(got.critical_values), finite)
+    close(got.critical_values[finite], want.critical_values[finite], scale=scale)
+
+
+@pytest.mark.parametrize("target, class_index", [("top1", None), ("classwise", 2)])
+def test_y_only_resampling_multiclass_targets(client, target, class_index):
+    tcal = _tcal_module()
+    y, prob = multiclass_data()
+    kwargs = dict(target=target, class_index=class_index, seed=9)
+    got = cdask.adaptive_tcal(*as_dask(y, prob), **kwargs)
+    want = tcal.adaptive_tcal(y, prob, **kwargs)
+    assert got.n_resamples == want.n_resamples and got.decision == want.decision
+    np.testing.assert_array_equal(got.pvalues, want.pvalues)
+    assert got.pvalue == want.pvalue
+
+
+def test_y_only_partition_kernel_is_the_in_memory_scan():
+    # the per-partition pieces of every resampled statistic add up to the in-memory kernel's rows, for
+    # cuts anywhere (inside bins, on ties, empty runs)
+    tcal = _tcal_module()
+    from calviz._kernels import tcal as kernels
+    from calviz._kernels.dask_scan import y_only_partition
+
+    y, z = borderline_data(300, 2)
+    zs, _ = tcal._sort_binary(z, y.astype(float))
+    levels = 9
+    split = kernels.dyadic_split_levels(zs, levels)
+    base = np.uint64(12345)
+    want = kernels.resampled_statistics_serial(split, levels, zs.reshape(-1, 1), kernels.SCALAR,
+                                               kernels.Y_ONLY, base, 70, 5)
+    for cuts in ([0, 300], [0, 0, 1, 150, 151, 151, 300], [0, 6, 7, 100, 299, 300]):
+        total = np.zeros_like(want)
+        edges = {lev: {} for lev in range(levels)}
+        for a, b in zip(cuts[:-1], cuts[1:], strict=True):
+            if b == a:
+                continue
+            part = zs[a:b]
+            interior, f_s, f_q, l_s, l_q, f_n, l_n = y_only_partition(
+                kernels.dyadic_split_levels(part, levels), levels, part, base, 5, 70, a)
+            total += interior
+            keys = np.minimum((part[[0, -1]] * 2.0**levels).astype(np.int64), 2**levels - 1)
+            for lev in range(levels):
+                for key, cnt, s, q in ((keys[0], f_n, f_s, f_q), (keys[1], l_n, l_s, l_q)):
+                    if cnt[lev]:
+                        k = int(key) >> (levels - 1 - lev)
+                        old = edges[lev].get(k, (0, 0.0, 0.0))
+                        edges[lev][k] = (old[0] + cnt[lev], old[1] + s[:, lev], old[2] + q[:, lev])
+        for lev in range(levels):
+            for cnt, s, q in edges[lev].values():
+                if cnt >= 2:
+                    total[:, lev] += (s * s - q) / cnt
+        close(total / len(zs), want, scale=1e-3)
 
 
 def test_adaptive_tcal_sorted_scan_all_scales(client):

@@ -206,42 +206,54 @@ def smce_kernel(v, b, prefix, order, last_lt, last_le):
         x[i] = t
     value = 0.0
     comp = 0.0
-    for i in range(n):  # Neumaier-compensated sum
-        term = b[i] * x[i]
-        s = value + term
-        if abs(value) >= abs(term):
-            comp += (value - s) + term
-        else:
-            comp += (term - s) + value
-        value = s
+    for i in range(n):
+        value, comp = neumaier_add(value, comp, b[i] * x[i])
     return x, value + comp
 
 
 # ------------------------------------------------------------------------------------------------
 # Laplace kernel calibration error
 # ------------------------------------------------------------------------------------------------
+@njit(cache=True, inline="always")
+def neumaier_add(total, comp, term):
+    """One step of Neumaier's compensated sum: (new total, new compensation); the sum is total + comp."""
+    s = total + term
+    if abs(total) >= abs(term):
+        comp += (total - s) + term
+    else:
+        comp += (term - s) + total
+    return s, comp
+
+
 @njit(cache=True)
 def laplace_kce_sq_kernel(v, b, bandwidth):
-    """Σ_{i,j} b_i b_j exp(−|v_i − v_j| / bandwidth) in O(n) on sorted v.
+    """Σ_{i,j} b_i b_j exp(−|v_i − v_j| / bandwidth) in O(n) on sorted v (see :func:`laplace_run_summary`)."""
+    return laplace_run_summary(v, b, 1.0 / bandwidth, False)[0]
 
-    With L_i = Σ_{j<i} b_j e^{−(v_i − v_j)/h} = e^{−(v_i − v_{i−1})/h} (L_{i−1} + b_{i−1}) (every factor
-    is ≤ 1, so nothing overflows), the double sum is Σ_i b_i (b_i + 2 L_i)."""
+
+@njit(cache=True)
+def laplace_run_summary(v, r, inv_h, edges=True):
+    """(total, tail, head) of a sorted run v_0 ≤ … ≤ v_{p−1} with weights r_i:
+
+    total = Σ_{i,j} r_i r_j e^{−|v_i − v_j|/h} = Σ_i r_i (r_i + 2 L_i) with the left sums
+    L_i = Σ_{j<i} r_j e^{−(v_i − v_j)/h} = e^{−(v_i − v_{i−1})/h} (L_{i−1} + r_{i−1}); tail = Σ_j r_j
+    e^{−(v_{p−1} − v_j)/h} (the left sum carried out of the run) and, with ``edges``, head = Σ_i r_i
+    e^{−(v_i − v_0)/h} (how the run absorbs a carry arriving at v_0; else 0).  Every exponential factor is
+    ≤ 1, so nothing overflows; sums are compensated (Neumaier)."""
     n = v.shape[0]
-    inv_h = 1.0 / bandwidth
-    left = 0.0
     total = 0.0
     comp = 0.0
+    left = 0.0
+    head = 0.0
+    head_comp = 0.0
     for i in range(n):
         if i > 0:
-            left = np.exp(-(v[i] - v[i - 1]) * inv_h) * (left + b[i - 1])
-        term = b[i] * (b[i] + 2.0 * left)
-        s = total + term
-        if abs(total) >= abs(term):
-            comp += (total - s) + term
-        else:
-            comp += (term - s) + total
-        total = s
-    return total + comp
+            left = np.exp(-(v[i] - v[i - 1]) * inv_h) * (left + r[i - 1])
+        total, comp = neumaier_add(total, comp, r[i] * (r[i] + 2.0 * left))
+        if edges:
+            head, head_comp = neumaier_add(head, head_comp, r[i] * np.exp(-(v[i] - v[0]) * inv_h))
+    tail = left + r[n - 1] if n > 0 else 0.0
+    return total + comp, tail, head + head_comp
 
 
 # ------------------------------------------------------------------------------------------------

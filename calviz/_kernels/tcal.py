@@ -354,6 +354,26 @@ def _y_only_block(split, max_level, z, seeds, out):
     """
     n = z.shape[0]
     R = seeds.shape[0]
+    acc = np.zeros((max_level, R))
+    none = np.zeros((0, 0))
+    counts = np.zeros(0, dtype=np.int64)
+    y_only_walk(split, max_level, z, seeds.copy(), acc, False, none, none, none, none, counts, counts)
+    for r in range(R):
+        for lev in range(max_level):
+            out[r, lev] = acc[lev, r] / n
+
+
+@njit(cache=True)
+def y_only_walk(split, max_level, z, states, acc, edges, first_s, first_q, last_s, last_q, first_n, last_n):
+    """The stack walk of y-only resampling for len(states) lanes: acc[lev, r] += Σ (S*² − Q*)/N over the
+    bins of scale lev + 1 (not divided by n), y* ~ Ber(z) drawn from each lane's SplitMix64 ``states``.
+
+    ``edges=True`` (a contiguous run of a larger sorted sample, see :mod:`calviz._kernels.dask_scan`): the
+    bins holding the run's first or last point may continue outside the run, so their sums go to
+    first_s/first_q/last_s/last_q (max_level, lanes) with sizes first_n/last_n (max_level,) instead of
+    their contributions (last_n = 0 where the first bin is also the last)."""
+    n = z.shape[0]
+    R = states.shape[0]
     depth = max_level + 2
     st_h = np.zeros(depth, dtype=np.int64)
     st_n = np.zeros(depth, dtype=np.int64)
@@ -364,8 +384,6 @@ def _y_only_block(split, max_level, z, seeds, out):
     c = np.zeros(R)
     s_pt = np.zeros(R)
     q_pt = np.zeros(R)
-    acc = np.zeros((max_level, R))
-    states = seeds.copy()
     top = -1
     gap = max_level + 1
     for i in range(n + 1):
@@ -416,14 +434,26 @@ def _y_only_block(split, max_level, z, seeds, out):
                 a_q[r] += st_q[k, r]
             a_n += st_n[k]
             h = st_h[k]
-            if a_n >= 2:
-                lo = (h if h > g else g) - 1
-                if lo < hi:
+            lo = (h if h > g else g) - 1
+            if edges and (k == 0 or i == n):  # holds the run's first (k = 0) or last point
+                for lev in range(lo, hi):
+                    if k == 0:
+                        first_n[lev] = a_n
+                    else:
+                        last_n[lev] = a_n
                     for r in range(R):
-                        c[r] = (a_s[r] * a_s[r] - a_q[r]) / a_n
-                    for lev in range(lo, hi):
-                        for r in range(R):
-                            acc[lev, r] += c[r]
+                        if k == 0:
+                            first_s[lev, r] = a_s[r]
+                            first_q[lev, r] = a_q[r]
+                        else:
+                            last_s[lev, r] = a_s[r]
+                            last_q[lev, r] = a_q[r]
+            elif a_n >= 2 and lo < hi:
+                for r in range(R):
+                    c[r] = (a_s[r] * a_s[r] - a_q[r]) / a_n
+                for lev in range(lo, hi):
+                    for r in range(R):
+                        acc[lev, r] += c[r]
             if h < g:
                 break
             hi = h - 1
@@ -438,9 +468,6 @@ def _y_only_block(split, max_level, z, seeds, out):
         for r in range(R):
             st_s[top, r] = s_pt[r]
             st_q[top, r] = q_pt[r]
-    for r in range(R):
-        for lev in range(max_level):
-            out[r, lev] = acc[lev, r] / n
 
 
 #: most (points x lanes) per-lane draw counts :func:`_consistency_block` holds at once (two int8 tables):

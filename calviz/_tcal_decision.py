@@ -1,0 +1,561 @@
+"""Adaptive T-Cal without the data: the scale plan and every decision rule, for any backend.
+
+The in-memory test (:func:`calviz.adaptive_tcal`) and its Dask driver (:func:`calviz.dask.adaptive_tcal`)
+differ only in how they reach the sample; both hand :func:`adaptive` an object with
+
+* ``n``, ``K``, ``target`` — sample size, classes of the statistic (2 for 1-D targets), resolved target;
+* ``distinct(limit)`` — for 1-D targets ``(values, counts, successes)`` of the distinct predictions, or
+  ``None`` when there are more than ``limit``;
+* ``analytic_terms(levels)`` — ``((5, L) [T^d, Var₀, Σ tr A_b, Σ tr A_b², κ₃] per scale, note)`` with
+  L ≤ levels (L < levels: the finer scales were omitted, ``note`` says why);
+* ``observed(levels)`` and ``null_variance(levels)`` — T^d and Var₀(T^d | Z) per scale 2^1..2^levels;
+* ``resample(levels, source, base_seed, start, count)`` — the resampled statistics (count, levels) of
+  the resamples start..start+count−1, resample r drawing from the SplitMix64 stream
+  ``stream_seed(base_seed, r)`` point by point in scan order (sorted predictions), so that any backend
+  that draws the same stream at the same positions gives the same numbers.
+
+Lee, Huang, Hassani and Dobriban (2023), "T-Cal: an optimal test for the calibration of predictive
+models", JMLR 24: Algorithm 2 (adaptive test), Theorem 3 (thresholds), App. B.4 (discrete predictors),
+App. C.3 (resampling).  The sequential rule: Robbins (1970); Gandy (2009); Ding, Gandy and Hahn (2020).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+from scipy import optimize, special, stats
+
+from calviz._kernels import tcal as _k
+from calviz._params import Interval, Options, check_param, kernel_seed
+from calviz.data import InputError, check_alpha
+from calviz.targets import TARGETS as ALL_TARGETS
+
+#: a 1-D predictor with at most this many distinct values ...
+DISCRETE_MAX_VALUES = 20
+#: ... each predicted for at least this many samples is treated as discrete (App. B.4).  Continuous
+#: predictors essentially never repeat a value, so repeated values are the signature of a discrete one.
+DISCRETE_MIN_COUNT = 2
+#: most distinct values ``discrete=True`` accepts (one exact binomial test per value)
+DISCRETE_FORCED_MAX = 10_000
+#: largest dyadic level (bin ids are int64)
+MAX_LEVEL = 62
+#: default bound on the resampling risk: the probability that the decision reported by the sequential
+#: rule differs from the decision with infinitely many resamples
+RESAMPLING_RISK = 1e-3
+#: default cap of the sequential rule (resamples; every resample gives a statistic at every scale)
+DEFAULT_MAX_RESAMPLES = 100_000
+#: default cap on resampling work, in point-resamples (n × resamples; × K for full calibration): the cap
+#: falls below DEFAULT_MAX_RESAMPLES only beyond n = 2·10⁵ (about a minute of work at most)
+DEFAULT_RESAMPLE_WORK = 20_000_000_000
+#: hard limits of an explicit ``n_resamples`` / ``max_resamples`` (memory 8·B bytes per resample)
+MAX_RESAMPLES = 1_000_000
+MAX_RESAMPLE_WORK = 100_000_000_000
+#: resamples of the first look of the sequential rule (two blocks of the kernels' 64 lanes)
+FIRST_BATCH = 128
+#: relative tolerance when comparing resampled statistics with the observed one: mathematically equal
+#: values computed in different orders must count as ties (ties count against rejection)
+_TIE_RTOL = 1e-9
+
+RESAMPLINGS = ("y_only", "consistency", "analytic", "threshold")
+COMBINES = ("bonferroni", "max")
+#: T-Cal tests scalar targets and full calibration (the top-k vector has no T-Cal)
+TARGETS = tuple(t for t in ALL_TARGETS if t != "topk")
+
+
+def _result(*fields) -> tuple:
+    """The fields of a :class:`calviz.tcal.TCalResult` in order: the callers build the result with the
+    in-memory constructor (``TCalResult(*fields)``), so its conventions hold on every backend."""
+    return fields
+
+
+def check_options(*, alpha, resampling, n_resamples, max_resamples, resampling_risk, combine, target,
+                  discrete) -> tuple:
+    """The checks of :func:`calviz.adaptive_tcal`'s options; returns (alpha, n_resamples, max_resamples,
+    risk) validated."""
+    alpha = check_alpha(alpha)
+    check_choice(resampling, RESAMPLINGS, "resampling")
+    check_choice(combine, COMBINES, "combine")
+    if combine == "max" and resampling not in ("y_only", "consistency"):
+        raise InputError("combine='max' needs a resampling distribution: "
+                         "use resampling='y_only' or 'consistency'")
+    if n_resamples is not None:
+        n_resamples = check_n_resamples(n_resamples)
+    if max_resamples is not None:
+        if n_resamples is not None:
+            raise InputError("give n_resamples (a fixed count) or max_resamples (the cap of the sequential "
+                             "rule), not both")
+        max_resamples = check_n_resamples(max_resamples, "max_resamples")
+        if max_resamples < FIRST_BATCH:
+            raise InputError(f"max_resamples must be at least one batch of the sequential rule "
+                             f"({FIRST_BATCH}); got {max_resamples}")
+    risk = check_alpha(resampling_risk, "resampling_risk")
+    if discrete not in (None, True, False):
+        raise InputError(f"discrete must be None, True or False; got {discrete!r}")
+    check_choice(target, TARGETS, "target")
+    return alpha, n_resamples, max_resamples, risk
+
+
+def scale_plan(n: int, K: int, full: bool) -> tuple[int, int, str]:
+    """(B of Algorithm 2, number of scales tested, text) for n samples: :func:`dyadic_scales`, and for
+    full calibration also the int64 bound of the simplex cell keys, m^{K−1}(K−1)! < 2^63."""
+    B_paper, levels = dyadic_scales(n, K)
+    if full:
+        while levels >= 1 and (K - 1) * levels + math.log2(math.factorial(K - 1)) >= 63:
+            levels -= 1
+    if levels < 1:
+        raise InputError(
+            f"n = {n} is too small for even one dyadic scale with K = {K} classes (scale 2 has 2^{K - 1} "
+            f"bins > n²); use target='top1' or 'classwise', or more samples"
+        )
+    text = f"{levels} dyadic scales 2..2^{levels}" + (
+        f" (Algorithm 2's B = {B_paper}; finer scales capped)" if levels < B_paper else "")
+    return B_paper, levels, text
+
+
+def adaptive(sample, *, alpha, resampling, n_resamples, max_resamples, risk, combine, discrete, seed,
+             work_limit=MAX_RESAMPLE_WORK) -> tuple:
+    """Adaptive T-Cal of ``sample`` (see the module docstring) with validated options: the discrete
+    predictor test, then the analytic, threshold or resampled decision over the dyadic scales.  Returns the
+    fields of the :class:`calviz.tcal.TCalResult`.  ``work_limit``: most point-resamples (n × resamples)."""
+    n, K, target = int(sample.n), int(sample.K), sample.target
+    full = target == "full"
+    if not full and discrete is not False:
+        summary = sample.distinct(DISCRETE_FORCED_MAX if discrete else DISCRETE_MAX_VALUES)
+        if (summary is not None and summary[0].shape[0] <= DISCRETE_MAX_VALUES
+                and summary[1].min() >= DISCRETE_MIN_COUNT):
+            return binomial_decision(*summary, alpha, target, K)
+        if discrete:
+            if summary is None:
+                raise InputError(f"discrete=True, but the predictions take more than {DISCRETE_FORCED_MAX} "
+                                 f"distinct values; the per-value binomial test allows at most "
+                                 f"{DISCRETE_FORCED_MAX}")
+            return binomial_decision(*summary, alpha, target, K, why="discrete=True: exact binomial test per "
+                                     "distinct value (App. B.4), Bonferroni over the values")
+    B_paper, levels, scale_text = scale_plan(n, K, full)
+    kind_text = "full K-class calibration on the simplex partition" if full else f"{target} calibration"
+    if resampling == "analytic":
+        terms, note = sample.analytic_terms(levels)
+        kept = terms.shape[1]
+        if note:
+            warnings.warn(f"adaptive_tcal: {note}", stacklevel=3)
+            scale_text = f"{kept} dyadic scales 2..2^{kept} ({note})"
+        moments = terms[1:4] if full else terms[1:]  # no third cumulant for vector residuals: Satterthwaite
+        return analytic_decision(terms[0], moments, tuple(2**b for b in range(1, kept + 1)), alpha, n, K,
+                                 target, "adaptive T-Cal",
+                                 f"{kind_text}; {scale_text}; scaled chi-square critical values, Bonferroni")
+    scales = tuple(2**b for b in range(1, levels + 1))
+    t_obs = sample.observed(levels)
+    if resampling == "threshold":
+        return threshold_decision(t_obs, scales, alpha, n, K, target,
+                                  f"{kind_text}; {scale_text}; Theorem 3 Chebyshev thresholds at α/B")
+    source = _k.Y_ONLY if resampling == "y_only" else _k.CONSISTENCY
+    cost = n * (K if full else 1)  # point-resamples per resample
+    if n_resamples is not None:
+        _check_work(n_resamples, cost, "n_resamples", work_limit)
+    else:
+        max_resamples = resample_cap(max_resamples, cost)
+        _check_work(max_resamples, cost, "max_resamples", work_limit)
+    base = base_seed(seed)
+    head = f"{kind_text}; {scale_text}; {resampling.replace('_', '-')} resampling"
+    if n_resamples is not None:
+        return _fixed_resampling(sample, t_obs, levels, scales, source, base, n_resamples, alpha, combine, n,
+                                 K, target, head)
+    return _sequential_resampling(sample, t_obs, levels, scales, source, base, max_resamples, alpha, combine,
+                                  risk, n, K, target, head, cost)
+
+
+def threshold_decision(t_obs, scales, alpha, n, K, target, reason):
+    """Adaptive T-Cal with the Theorem 3 Chebyshev thresholds at level α/B."""
+    levels, scalar = len(scales), target != "full"
+    p = np.array([chebyshev_pvalue(t, m, n, K, scalar) for t, m in zip(t_obs, scales, strict=True)])
+    crit = np.array([chebyshev_threshold(m, n, K, alpha / levels, scalar=scalar) for m in scales])
+    padj = float(min(1.0, levels * p.min()))
+    return _result(bool(np.any(t_obs >= crit)), padj, alpha, scales, t_obs, crit, p, "threshold",
+                   "bonferroni", n, K, 0, 0.0, "adaptive T-Cal", reason, target)
+
+
+def binomial_decision(values, counts, successes, alpha, target, K, why="") -> tuple:
+    """Exact binomial test of P(y = 1 | z = v) = v per distinct prediction v (App. B.4), Bonferroni over
+    the values; ``successes`` are the label sums of each value."""
+    successes = np.rint(np.asarray(successes, dtype=np.float64)).astype(np.int64)
+    counts = np.asarray(counts, dtype=np.int64)
+    values = np.asarray(values, dtype=np.float64)
+    t = values.shape[0]
+    pvals = np.array([stats.binomtest(int(k), int(N), float(v)).pvalue
+                      for k, N, v in zip(successes, counts, values, strict=True)])
+    pvals = np.clip(pvals, 0.0, 1.0)
+    # the smallest two-sided p-value of a value is reached at 0 or N successes
+    min_p = min(min(stats.binomtest(0, int(N), float(v)).pvalue,
+                    stats.binomtest(int(N), int(N), float(v)).pvalue)
+                for N, v in zip(counts, values, strict=True))
+    padj = float(min(1.0, t * pvals.min()))
+    reason = why or (f"the predictions take {t} distinct values (≤ {DISCRETE_MAX_VALUES}), each at least "
+                     f"{DISCRETE_MIN_COUNT} times: exact binomial test per value (App. B.4), "
+                     f"Bonferroni over {t}")
+    return _result(bool(padj <= alpha), padj, alpha, (t,), successes / counts, values, pvals, "binomial",
+                   "bonferroni", int(counts.sum()), K, 0, float(min(1.0, t * min_p)),
+                   "binomial (discrete predictor)", reason, target, values, counts)
+
+
+def dyadic_scales(n: int, K: int = 2) -> tuple[int, int]:
+    """(B of Algorithm 2, number of scales actually tested).
+
+    B = ⌈(2/(K−1))·log₂(n/√ln n)⌉; scale b is tested when 2^{b(K−1)} ≤ n² and b ≤ 62 (module docstring).
+    """
+    n = int(n)
+    K = int(K)
+    if n < 2:
+        return 0, 0
+    B = math.ceil((2.0 / (K - 1)) * math.log2(n / math.sqrt(math.log(n))))
+    used = 0
+    for b in range(1, min(B, MAX_LEVEL) + 1):
+        if b * (K - 1) > 2.0 * math.log2(n):
+            break
+        used = b
+    return B, used
+
+
+def chebyshev_threshold(m: int, n: int, K: int, level: float, *, scalar: bool = False) -> float:
+    """Theorem 3 threshold sqrt(2K²/level)·min(m^{(K−1)/2}/n, m^{−(K−1)/2}) for the K-vector statistic;
+    half of it for the scalar statistic of a 1-D target (K = 2)."""
+    r = min(m ** ((K - 1) / 2.0) / n, m ** (-(K - 1) / 2.0))
+    thr = math.sqrt(2.0 * K * K / level) * r
+    return thr / 2.0 if scalar else thr
+
+
+def chebyshev_pvalue(T: float, m: int, n: int, K: int, scalar: bool) -> float:
+    """Smallest level at which the Theorem 3 test rejects: min(1, 2K²r²/T_vec²) (1 if T ≤ 0)."""
+    t_vec = 2.0 * T if scalar else T
+    if not t_vec > 0.0:
+        return 1.0
+    r = min(m ** ((K - 1) / 2.0) / n, m ** (-(K - 1) / 2.0))
+    return float(min(1.0, 2.0 * K * K * r * r / (t_vec * t_vec)))
+
+
+def check_choice(value, allowed, name):
+    return check_param(value, name, Options(allowed))
+
+
+def check_n_resamples(n_resamples, name: str = "n_resamples", limit: int | None = None) -> int:
+    return int(check_param(n_resamples, name, Interval(int, 1, MAX_RESAMPLES if limit is None else limit)))
+
+
+def base_seed(seed) -> np.uint64:
+    """The base of the per-resample SplitMix64 streams (the library's seed policy)."""
+    return np.uint64(kernel_seed(seed))
+
+
+def analytic_pvalues(statistics, null_var, sum_trace, sum_trace_sq,
+                     third_cumulant=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Analytic p-values of T^d per scale from a moment-matched scaled chi-square T^d ≈ c(χ²_ν − ν).
+
+    * Without ``third_cumulant`` (Satterthwaite): ν = (Σ_b tr A_b)² / Σ_b tr A_b² and
+      2c²ν = Var₀(T^d | Z).
+    * With the exact third cumulant κ₃ of T^d given Z (1-D targets, computed by the kernel): ν and c match
+      variance and skewness, c = κ₃/(4 Var₀), ν = 8 Var₀³/κ₃² (κ₃ ≤ 0: the normal tail).  Satterthwaite
+      ignores the skewness of the residuals themselves; with predictions near 0 or 1 (e.g. Z ~ Beta(5, 0.5))
+      rare pairs of wrong labels give fine scales a heavy right tail and Satterthwaite rejected 2–4× too
+      often at α/B there (n = 1000, 2000 simulations); matching κ₃ holds the level (tests/test_tcal.py).
+
+    p = P(χ²_ν ≥ ν + T^d/c).  Arguments are per-scale arrays (see :func:`null_moments_from_sums`).
+    Returns (pvalues, nu, c).  A scale without any bin of ≥ 2 points (or zero null variance) has T^d ≡ 0
+    under H₀: p = 1 if T^d ≤ 0 else 0.
+    """
+    t = np.asarray(statistics, dtype=np.float64)
+    var = np.asarray(null_var, dtype=np.float64)
+    sa = np.asarray(sum_trace, dtype=np.float64)
+    sa2 = np.asarray(sum_trace_sq, dtype=np.float64)
+    ok = (var > 0) & (sa2 > 0) & (sa > 0)
+    safe_var = np.where(ok, var, 1.0)
+    if third_cumulant is None:
+        nu = np.where(ok, sa * sa / np.where(ok, sa2, 1.0), np.nan)
+    else:
+        k3 = np.asarray(third_cumulant, dtype=np.float64)
+        pos = ok & (k3 > 0)
+        nu = np.where(pos, 8.0 * safe_var**3 / np.where(pos, k3 * k3, 1.0), np.inf)
+        nu = np.where(ok, nu, np.nan)
+    c = np.where(ok, np.sqrt(safe_var / (2.0 * np.where(ok, nu, 1.0))), np.nan)
+    p = np.where(t > 0, 0.0, 1.0)
+    chi = ok & np.isfinite(nu)
+    if chi.any():
+        p[chi] = stats.chi2.sf(nu[chi] + t[chi] / c[chi], nu[chi])
+    normal = ok & ~np.isfinite(nu)
+    if normal.any():
+        p[normal] = stats.norm.sf(t[normal] / np.sqrt(var[normal]))
+    return np.clip(p, 0.0, 1.0), nu, c
+
+
+def _analytic_critical(level: float, nu: np.ndarray, c: np.ndarray, var: np.ndarray) -> np.ndarray:
+    crit = np.full(nu.shape, np.inf)
+    chi = np.isfinite(nu)
+    crit[chi] = c[chi] * (stats.chi2.isf(level, nu[chi]) - nu[chi])
+    normal = np.isinf(nu) & (var > 0)
+    crit[normal] = np.sqrt(var[normal]) * stats.norm.isf(level)
+    return crit
+
+
+def analytic_decision(t, moments, scales, alpha, n, K, target, test, reason):
+    """Adaptive T-Cal with the analytic (scaled chi-square) critical values from per-scale T^d and null
+    moments [Var₀, Σ tr A_b, Σ tr A_b², (κ₃)] (see :func:`analytic_pvalues`), Bonferroni over the scales."""
+    B = len(scales)
+    k3 = moments[3] if len(moments) > 3 else None
+    p, nu, c = analytic_pvalues(t, moments[0], moments[1], moments[2], k3)
+    crit = _analytic_critical(alpha / B, nu, c, np.asarray(moments[0], dtype=np.float64))
+    padj = float(min(1.0, B * p.min()))
+    return _result(bool(p.min() <= alpha / B), padj, alpha, scales, t, crit, p, "analytic", "bonferroni",
+                      n, K, 0, 0.0, test, reason, target)
+
+
+def resample_cap(max_resamples: int | None, cost: int) -> int:
+    """The cap of the sequential rule for ``cost`` point-resamples per resample."""
+    if max_resamples is None:
+        return int(min(DEFAULT_MAX_RESAMPLES, max(FIRST_BATCH, DEFAULT_RESAMPLE_WORK // max(cost, 1))))
+    return int(max_resamples)
+
+
+def _check_work(count: int, cost: int, name: str, limit: int) -> None:
+    if count * cost > limit:
+        raise InputError(f"{name} = {count} with {cost} point-draws per resample exceeds the resampling work "
+                         f"limit of {limit:.0e} point-resamples (calviz.tcal.MAX_RESAMPLE_WORK); "
+                         f"use at most {limit // cost}")
+
+
+def _fixed_resampling(sample, t_obs, levels, scales, source, base, N, alpha, combine, n, K, target, head):
+    """Today's fixed-count rule: N resamples, p = (1 + #{T* ≥ T})/(N + 1); warns when N cannot settle."""
+    floor = levels / (N + 1) if combine == "bonferroni" else 1.0 / (N + 1)
+    if floor > alpha:
+        need = math.ceil(levels / alpha) if combine == "bonferroni" else math.ceil(1 / alpha)
+        warnings.warn(
+            f"n_resamples = {N} is too few: the smallest attainable p-value is {floor:.3g} > "
+            f"alpha = {alpha:g}"
+            f" ({'Bonferroni over ' + str(levels) + ' scales' if combine == 'bonferroni' else 'max'}), so the"
+            f" test cannot reject; use n_resamples ≥ {need}", stacklevel=4)
+    boot = sample.resample(levels, source, base, 0, N)
+    reject, padj, crit, p = _resampling_decision(t_obs, boot, alpha, combine)
+    exceed, level = _exceedances(t_obs, boot, alpha, combine)
+    interval = adjusted_interval(exceed, N, level, RESAMPLING_RISK, combine, levels, sequential=False)
+    if floor <= alpha and interval[0] <= alpha < interval[1]:
+        warnings.warn(
+            f"n_resamples = {N} cannot settle the decision: the adjusted p-value's Monte Carlo interval "
+            f"[{interval[0]:.3g}, {interval[1]:.3g}] contains alpha = {alpha:g}, so another seed may give "
+            f"the "
+            f"opposite decision; leave n_resamples=None for the sequential rule", stacklevel=4)
+    reason = f"{head} ({N} resamples, fixed), {combine}"
+    return _result(reject, padj, alpha, scales, t_obs, crit, p, _method_name(source), combine, n, K, N,
+                      float(min(1.0, floor)), "adaptive T-Cal", reason, target, None, None,
+                      "reject" if reject else "accept", interval, float("nan"), 0)
+
+
+def _method_name(source: int) -> str:
+    return "y_only" if source == _k.Y_ONLY else "consistency"
+
+
+def _sequential_resampling(sample, t_obs, levels, scales, source, base, cap, alpha, combine, risk, n, K,
+                           target, head, cost):
+    """The sequential rule (see :func:`adaptive_tcal`): resample in growing batches until the decision at
+    ``alpha`` is settled with resampling risk ≤ ``risk`` or ``cap`` resamples are spent."""
+    level = alpha / levels if combine == "bonferroni" else alpha
+    n_tests = levels if combine == "bonferroni" else 1
+    log_bound = math.log(n_tests / risk)
+    method = _method_name(source)
+    if source == _k.Y_ONLY and combine == "bonferroni":
+        cantelli = _cantelli_reject(sample, t_obs, levels, level)
+        if cantelli is not None:
+            bounds, crit = cantelli
+            padj = float(min(1.0, levels * bounds.min()))
+            b = int(np.argmin(bounds))
+            reason = (f"{head}: settled without resampling — at m = {scales[b]} Cantelli's inequality with "
+                      f"the "
+                      f"exact null variance given the predictions bounds the y-only p-value by "
+                      f"{bounds[b]:.3g} ≤ α/B, so the resampled test rejects for every number of resamples; "
+                      f"bonferroni")
+            return _result(True, padj, alpha, scales, t_obs, crit, bounds, method, combine, n, K, 0, 0.0,
+                              "adaptive T-Cal", reason, target, None, None, "reject", (0.0, padj), 0.0, cap)
+    store = np.empty((FIRST_BATCH, levels))  # grows by doubling up to the cap (8·B bytes per resample)
+    N = 0
+    look = FIRST_BATCH
+    exceed = np.zeros(levels, dtype=np.int64)
+    tol = None
+    while True:
+        count = min(look, cap) - N
+        rows = sample.resample(levels, source, base, N, count)
+        if N + count > store.shape[0]:
+            grown = np.empty((min(cap, max(N + count, 2 * store.shape[0])), levels))
+            grown[:N] = store[:N]
+            store = grown
+        store[N:N + count] = rows
+        N += count
+        if combine == "bonferroni":
+            # counted batch by batch; the tie tolerance (float round-off only) is fixed at the first look
+            if tol is None:
+                sd = np.sqrt(np.concatenate([rows, t_obs[None, :]]).var(axis=0))
+                tol = _TIE_RTOL * (np.abs(t_obs) + sd)
+            exceed += (rows >= (t_obs - tol)[None, :]).sum(axis=0)
+        else:  # the standardisation of "max" uses every resample so far: recount
+            exceed, _ = _exceedances(t_obs, store[:N], alpha, combine)
+        below, above = settled(exceed, N, level, log_bound)
+        if bool(below.any() or above.all()) or N >= cap:
+            break
+        look = _next_look(exceed, N, level, log_bound, cap, below, above)
+    boot = store[:N]
+    reject, padj, crit, p = _resampling_decision(t_obs, boot, alpha, combine)
+    # the reported p-values and interval come from the final counts (the same up to exact ties)
+    exceed, _ = _exceedances(t_obs, boot, alpha, combine)
+    below, above = settled(exceed, N, level, log_bound)
+    interval = adjusted_interval(exceed, N, level, risk, combine, levels)
+    if below.any():
+        decision = "reject"
+    elif above.all():
+        decision = "accept"
+    else:
+        decision = "undecided"
+    reject = decision == "reject"
+    # the smallest p-value this configuration can produce is reached at the cap
+    floor = levels / (cap + 1) if combine == "bonferroni" else 1.0 / (cap + 1)
+    state = {"reject": "settled: reject", "accept": "settled: not rejected",
+             "undecided": f"undecided at this budget (cap {cap} resamples reached with the p-value's Monte "
+                          f"Carlo interval [{interval[0]:.3g}, {interval[1]:.3g}] containing α)"}[decision]
+    reason = (f"{head} (sequential, {N} resamples, resampling risk ≤ {risk:g}), {combine}; {state}")
+    return _result(reject, padj, alpha, scales, t_obs, crit, p, method, combine, n, K, N,
+                      float(min(1.0, floor)), "adaptive T-Cal", reason, target, None, None, decision,
+                      interval,
+                      float(risk), int(cap))
+
+
+def _cantelli_reject(sample, t_obs, levels, level):
+    """(per-scale bounds, critical values) when Cantelli's inequality already settles a y-only rejection,
+    else None.
+
+    Given the predictions, y-only resampling draws T* with E[T*] = 0 exactly (T^d is a sum of products
+    of independent centred residuals) and Var(T*) = Var₀(T^d | Z), computed exactly by the analytic scan.
+    Cantelli: P(T* ≥ T) ≤ Var₀/(Var₀ + T²) for T > 0.  If that bound is ≤ α/B at some scale, the
+    infinite-resample p-value of that scale is ≤ α/B and the resampled test rejects: no Monte Carlo
+    error is involved.  The critical value T_c = sqrt(Var₀ (1 − α/B)/(α/B)) is where the bound equals α/B.
+    """
+    var = sample.null_variance(levels)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        bounds = np.where(t_obs > 0, var / (var + t_obs * t_obs), 1.0)
+    bounds = np.nan_to_num(bounds, nan=1.0)
+    if not (bounds.min() <= level):
+        return None
+    # a scale with zero null variance (no bin of two points) has T* ≡ 0: nothing can be exceeded there
+    crit = np.where(var > 0, np.sqrt(np.maximum(var, 0.0) * (1.0 - level) / level), np.inf)
+    return bounds, crit
+
+
+def _exceedances(t_obs: np.ndarray, boot: np.ndarray, alpha: float, combine: str) -> tuple[np.ndarray, float]:
+    """(#{T* ≥ T} per scale for Bonferroni, or #{max* ≥ max} as a 1-vector for "max"; the level each
+    count's p-value is compared with is returned by the caller's rule) — the counts of
+    :func:`_resampling_decision`."""
+    N, levels = boot.shape
+    sd = np.sqrt(np.concatenate([boot, t_obs[None, :]]).var(axis=0))
+    if combine == "bonferroni":
+        tol = _TIE_RTOL * (np.abs(t_obs) + sd)
+        return (boot >= (t_obs - tol)[None, :]).sum(axis=0), alpha / levels
+    live = sd > 0
+    if not live.any():
+        return np.array([N]), alpha
+    scale_sd = np.where(live, sd, 1.0)
+    m_obs = np.max(np.where(live, t_obs / scale_sd, -np.inf))
+    m_boot = np.max(np.where(live[None, :], boot / scale_sd[None, :], -np.inf), axis=1)
+    return np.array([np.sum(m_boot >= m_obs - _TIE_RTOL * (abs(m_obs) + 1.0))]), alpha
+
+
+def _log_mixture(exceed, N: int, q, level: float):
+    """log M_N(q): Robbins' (1970) beta-binomial mixture likelihood ratio of N Bernoulli(p) exceedance
+    indicators with S = ``exceed`` successes against p = q, prior Beta(1, 1/level − 1) (mean = the level
+    the p-value is compared with, which puts the prior mass where the decision is made)."""
+    b = 1.0 / level - 1.0
+    S = np.asarray(exceed, dtype=np.float64)
+    F = N - S
+    with np.errstate(divide="ignore"):
+        return (special.betaln(1.0 + S, b + F) - special.betaln(1.0, b) - S * np.log(q) - F * np.log1p(-q))
+
+
+def settled(exceed, N: int, level: float, log_bound: float) -> tuple[np.ndarray, np.ndarray]:
+    """Per count: (p ≤ level settled, p > level settled) — the confidence sequence
+    {q : M_N(q) < n_tests/risk} excludes every q ≥ level (resp. ≤ level).  M_N(q) is convex in log-odds
+    with its minimum at q = S/N, so that is M_N(level) ≥ bound with S/N on the right side of level."""
+    lm = _log_mixture(exceed, N, level, level)
+    rate = np.asarray(exceed) / N
+    return (rate < level) & (lm >= log_bound), (rate > level) & (lm >= log_bound)
+
+
+def _next_look(exceed, N, level, log_bound, cap, below, above) -> int:
+    """Resample count of the next look: the count at which the current exceedance rates would settle the
+    decision (the earliest scale for a rejection, the last scale for an acceptance), at least 1.5× and
+    at most 4× the current count, in whole blocks of 64."""
+    rate = np.asarray(exceed, dtype=np.float64) / N
+    grid = np.unique(np.minimum(cap, np.ceil(N * 1.1 ** np.arange(1, 80))).astype(np.int64))
+    lm = _log_mixture(rate[:, None] * grid[None, :], grid[None, :], level, level)
+    ok = lm >= log_bound
+    first = np.where(ok.any(axis=1), grid[np.argmax(ok, axis=1)], cap)
+    candidates = rate < level
+    target = first[candidates].min() if candidates.any() else first[~above].max()
+    look = int(min(max(target, 1.5 * N), 4 * N, cap))
+    return int(min(cap, -(-look // 64) * 64))
+
+
+def adjusted_interval(exceed, N: int, level: float, risk: float, combine: str, levels: int,
+                       sequential: bool = True) -> tuple:
+    """Monte Carlo interval of the adjusted p-value: per count an interval for its exceedance probability
+    at risk/n_tests — the confidence sequence of the sequential rule, or for a fixed N the exact
+    Clopper–Pearson interval — then Bonferroni's B·min over scales (both ends)."""
+    n_tests = levels if combine == "bonferroni" else 1
+    counts = np.asarray(exceed, dtype=np.int64)
+    if sequential:
+        log_bound = math.log(n_tests / risk)
+        lows = [_sequence_end(int(S), N, level, log_bound, lower=True) for S in counts]
+        highs = [_sequence_end(int(S), N, level, log_bound, lower=False) for S in counts]
+    else:
+        tail = risk / n_tests / 2.0
+        lows = np.where(counts > 0, stats.beta.ppf(tail, counts, N - counts + 1), 0.0)
+        highs = np.where(counts < N, stats.beta.isf(tail, counts + 1, N - counts), 1.0)
+    factor = levels if combine == "bonferroni" else 1
+    return float(min(1.0, factor * np.min(lows))), float(min(1.0, factor * np.min(highs)))
+
+
+def _sequence_end(S: int, N: int, level: float, log_bound: float, lower: bool) -> float:
+    """Lower or upper end of {q : log M_N(q) < log_bound} (an interval around S/N), found in log q (the
+    lower end can be far below the smallest double's square root)."""
+    centre = min(max(S / N, 1e-300), 1.0 - 1e-16)
+
+    def f(log_q):
+        return float(_log_mixture(S, N, math.exp(log_q), level)) - log_bound
+
+    lo_q, hi_q = math.log(1e-300), math.log(1.0 - 1e-16)
+    if lower:
+        if S == 0 or f(lo_q) < 0:
+            return 0.0
+        return math.exp(optimize.brentq(f, lo_q, math.log(centre), xtol=1e-12, maxiter=200))
+    if S == N or f(hi_q) < 0:
+        return 1.0
+    return math.exp(optimize.brentq(f, math.log(centre), hi_q, xtol=1e-12, maxiter=200))
+
+
+def _resampling_decision(t_obs: np.ndarray, boot: np.ndarray, alpha: float, combine: str):
+    """(reject, adjusted p-value, per-scale critical values, per-scale p-values) from the observed
+    statistics (B,) and the resampled ones (N, B)."""
+    N, levels = boot.shape
+    sd = np.sqrt(np.concatenate([boot, t_obs[None, :]]).var(axis=0))
+    tol = _TIE_RTOL * (np.abs(t_obs) + sd)
+    exceed = (boot >= (t_obs - tol)[None, :]).sum(axis=0)
+    p = (1.0 + exceed) / (N + 1.0)
+    if combine == "bonferroni":
+        # reject at scale b iff #{T* ≥ T} ≤ j with j = floor(α(N+1)/B) − 1: T must exceed the (j+1)-th
+        # largest resampled value
+        j = math.floor(alpha * (N + 1) / levels + 1e-12) - 1
+        crit = np.full(levels, np.inf) if j < 0 else -np.sort(-boot, axis=0)[min(j, N - 1)]
+        return bool(p.min() <= alpha / levels), float(min(1.0, levels * p.min())), crit, p
+    live = sd > 0
+    scale_sd = np.where(live, sd, 1.0)
+    m_obs = np.max(np.where(live, t_obs / scale_sd, -np.inf))
+    if not np.isfinite(m_obs):
+        return False, 1.0, np.full(levels, np.inf), p
+    m_boot = np.max(np.where(live[None, :], boot / scale_sd[None, :], -np.inf), axis=1)
+    padj = float((1.0 + np.sum(m_boot >= m_obs - _TIE_RTOL * (abs(m_obs) + 1.0))) / (N + 1.0))
+    j = math.floor(alpha * (N + 1) + 1e-12) - 1
+    c_max = np.inf if j < 0 else float(-np.sort(-m_boot)[min(j, N - 1)])
+    return bool(padj <= alpha), padj, np.where(live, c_max * sd, np.inf), p

@@ -1,0 +1,262 @@
+"""Adaptive T-Cal on Dask: the sample interface of :func:`calviz._tcal_decision.adaptive` over
+partitions, so the scale plan, the discrete-predictor test and every decision rule (analytic, threshold,
+y-only resampling with the sequential rule) are the in-memory ones."""
+
+from __future__ import annotations
+
+import importlib
+
+import numpy as np
+from dask.delayed import delayed
+
+from calviz._kernels import tcal as _k
+from calviz._kernels.dask_scan import y_only_partition
+from calviz._sums import dyadic_keys, finish_terms
+from calviz._tcal_decision import RESAMPLING_RISK, adaptive, check_options
+from calviz.dask._data import (
+    SPLIT_EVERY,
+    as_dask_data,
+    check_n,
+    compute,
+    map_partitions,
+    partition_errors,
+    partition_view,
+    persist,
+    resolve_view,
+    tree_reduce,
+)
+from calviz.dask._estimators import dyadic_merged, sorted_arrays, sorted_view
+from calviz.data import InputError
+
+tcal = importlib.import_module("calviz.tcal")  # (the attribute calviz.tcal is the function)
+
+#: default cap on Σ_b (rows of the merged sums of scale b) for the analytic test: bounds the memory of a
+#: partial result (≈ 200 bytes per row for 1-D targets, so 2^21 rows ≈ 400 MB); beyond it the 1-D targets
+#: use the global sort + scan, full calibration omits the finer scales
+TCAL_MAX_BINS = 2**21
+#: no longer used (resampled T-Cal tests every scale); kept for callers that read it
+RESAMPLE_MAX_CELLS = 2**22
+
+
+def _partition_profile(part, index, row_offset, view, limit: int):
+    """(rows, distinct values, their counts and label sums) of a 1-D view; values None when there are
+    more than ``limit`` distinct predictions."""
+    z, y = partition_view(part, index, row_offset, view)
+    if z.ndim != 1:
+        return int(z.shape[0]), None, None, None
+    values, inverse = np.unique(z, return_inverse=True)
+    if values.shape[0] > limit:
+        return int(z.shape[0]), None, None, None
+    return (int(z.shape[0]), values, np.bincount(inverse, minlength=values.shape[0]).astype(np.int64),
+            np.bincount(inverse, weights=y, minlength=values.shape[0]))
+
+
+def _merge_profiles(*profiles):
+    n = sum(p[0] for p in profiles)
+    if any(p[1] is None for p in profiles):
+        return n, None, None, None
+    values = np.unique(np.concatenate([p[1] for p in profiles]))
+    counts = np.zeros(values.shape[0], np.int64)
+    successes = np.zeros(values.shape[0])
+    for _, v, c, s in profiles:
+        idx = np.searchsorted(values, v)
+        counts[idx] += c
+        successes[idx] += s
+    return n, values, counts, successes
+
+
+def _sorted_part(frame, levels: int):
+    """(z, y, split levels) of one sorted partition (a contiguous run of the sorted predictions)."""
+    z, y = sorted_arrays(frame)
+    return z, y, _k.dyadic_split_levels(z, levels)
+
+
+def _length(sorted_part) -> int:
+    return int(sorted_part[0].shape[0])
+
+
+def _edge_keys(z, levels: int, lev: int) -> tuple[int, int]:
+    first, last = dyadic_keys(z[[0, -1]], levels) >> (levels - 1 - lev)
+    return int(first), int(last)
+
+
+def _partition_scan_terms(sorted_part, levels: int, n: int):
+    """Per scale: the double-double T-Cal terms of the bins inside the partition and the compensated sums
+    of its first and last bin (one pass of the in-memory scan kernel)."""
+    z, y, split = sorted_part
+    if z.shape[0] == 0:
+        return None
+    return z[[0, -1]], _k.scan_terms(split, levels, z.reshape(-1, 1), y, _k.SCALAR, int(n), True)
+
+
+def _partition_resample(sorted_part, levels: int, base, start: int, count: int, offset: int):
+    z, _, split = sorted_part
+    if z.shape[0] == 0:
+        return None
+    return z[[0, -1]], y_only_partition(split, levels, z, base, start, count, offset)
+
+
+class DaskSample:
+    """The sample of :func:`calviz._tcal_decision.adaptive` on partitions (see its module docstring).
+
+    Pass 1 (at construction) counts the rows and, for 1-D targets, the distinct predictions.  The
+    analytic terms come from merged compensated BinSums of all scales while they fit ``max_bins`` rows,
+    else (1-D targets) from a global sort and a scan of every sorted partition whose edge bins are merged
+    by key; the sorted partitions are kept in the cluster's memory while a resampled test runs.  Y-only
+    resample r draws, for the point at global sorted position g, the g-th number of the in-memory stream
+    r (:func:`calviz._kernels.dask_scan.y_only_partition`), so the resampled statistics — and the
+    p-values and decisions — are those of :func:`calviz.adaptive_tcal` with the same seed."""
+
+    def __init__(self, data, view, *, client, split_every, max_bins, sort_fine_scales, discrete):
+        from calviz._tcal_decision import DISCRETE_FORCED_MAX, DISCRETE_MAX_VALUES
+
+        self.data, self.view, self.client, self.split_every = data, view, client, split_every
+        self.max_bins, self.sort_fine_scales = int(max_bins), bool(sort_fine_scales)
+        self.target = view.target
+        self.K = data.n_classes if view.target == "full" else 2
+        limit = DISCRETE_FORCED_MAX if discrete else DISCRETE_MAX_VALUES
+        parts = map_partitions(data, _partition_profile, view, limit)
+        (self.n, *summary), = compute(data, tree_reduce(parts, _merge_profiles, split_every), client=client)
+        check_n(self.n)
+        self._distinct = None if summary[0] is None else tuple(summary)
+        self._sorted = None
+        self._scan, self._terms = {}, {}
+
+    def distinct(self, limit):
+        if self._distinct is None or self._distinct[0].shape[0] > limit:
+            return None
+        return self._distinct
+
+    def _sorted_parts(self, levels: int):
+        if self._sorted is None or self._sorted[0] != levels:
+            with partition_errors(self.data, self.client):
+                ordered = sorted_view(self.data, self.view)
+                parts = persist([delayed(_sorted_part, pure=True)(f, levels) for f in ordered.to_delayed()],
+                                self.client)
+            lengths = compute(self.data, *[delayed(_length)(p) for p in parts], client=self.client)
+            self._sorted = levels, parts, np.concatenate(([0], np.cumsum(lengths)[:-1])).astype(np.int64)
+        return self._sorted[1], self._sorted[2]
+
+    def scan_terms(self, levels: int) -> np.ndarray:
+        """(5, levels) T-Cal terms of every scale by the sorted scan (1-D targets): interior bins are final
+        in their partition, edge bins are merged by key, all totals double-double."""
+        if levels not in self._scan:
+            parts, _ = self._sorted_parts(levels)
+            results = [r for r in compute(self.data, *[delayed(_partition_scan_terms)(p, levels, self.n)
+                                                        for p in parts], client=self.client) if r is not None]
+            terms = np.zeros((5, levels))
+            for lev in range(levels):
+                hi, lo = np.zeros(5), np.zeros(5)
+                edge = (np.empty(0, np.int64), np.empty(0, np.int64), np.empty((0, 7)), np.empty((0, 7)))
+                for ends, (out_hi, out_lo, f_n, f_hi, f_lo, l_n, l_hi, l_lo) in results:
+                    hi, lo = _k.add_terms(hi, lo, out_hi[:, lev].copy(), out_lo[:, lev].copy())
+                    first, last = _edge_keys(ends, levels, lev)
+                    for key, cnt, e_hi, e_lo in ((first, f_n, f_hi, f_lo), (last, l_n, l_hi, l_lo)):
+                        if cnt[lev] > 0:
+                            edge = _k.merge_features(*edge, np.array([key]), cnt[lev:lev + 1],
+                                                     e_hi[lev:lev + 1], e_lo[lev:lev + 1])
+                e_hi, e_lo = _k.features_terms(*edge[1:], self.n, _k.SCALAR, 2, 0, len(edge[0]))
+                terms[:, lev] = finish_terms(*_k.add_terms(hi, lo, e_hi, e_lo), self.n)
+            self._scan[levels] = terms
+        return self._scan[levels]
+
+    def analytic_terms(self, levels: int):
+        if levels not in self._terms:
+            self._terms[levels] = self._analytic_terms(levels)
+        return self._terms[levels]
+
+    def _analytic_terms(self, levels: int):
+        full = self.target == "full"
+        kept, rows = 0, 0
+        for b in range(1, levels + 1):
+            rows += min(self.n, 2 ** (b * (self.K - 1)))
+            if rows > self.max_bins:
+                break
+            kept = b
+        if kept < levels and not full and self.sort_fine_scales:
+            return self.scan_terms(levels), ""
+        if kept < 1:
+            raise InputError(f"max_bins = {self.max_bins} is too small for even the coarsest scale")
+        merged = dyadic_merged(self.data, self.view, tuple(range(1, kept + 1)), True, self.split_every,
+                               self.client)
+        note = "" if kept == levels else (
+            f"scales 2^{kept + 1}..2^{levels} omitted on Dask (merged bin sums would exceed max_bins = "
+            f"{self.max_bins} rows); Bonferroni over the {kept} scales tested")
+        return np.array([m.terms(self.n) for m in merged]).T, note
+
+    def observed(self, levels: int) -> np.ndarray:
+        terms, note = self.analytic_terms(levels)
+        if note:
+            raise InputError(f"{note}: use resampling='analytic'")
+        return terms[0]
+
+    def null_variance(self, levels: int) -> np.ndarray:
+        return self.analytic_terms(levels)[0][1]
+
+    def resample(self, levels: int, source: int, base, start: int, count: int) -> np.ndarray:
+        parts, offsets = self._sorted_parts(levels)
+        tasks = [delayed(_partition_resample)(p, levels, base, start, count, int(off))
+                 for p, off in zip(parts, offsets, strict=True)]
+        results = [r for r in compute(self.data, *tasks, client=self.client) if r is not None]
+        out = sum(r[1][0] for r in results)
+        for lev in range(levels):
+            keys, counts, S, Q = [], [], [], []
+            for ends, (_, f_s, f_q, l_s, l_q, f_n, l_n) in results:
+                for key, cnt, s, q in zip(_edge_keys(ends, levels, lev), (f_n, l_n), (f_s, l_s), (f_q, l_q),
+                                          strict=True):
+                    if cnt[lev] > 0:
+                        keys.append(key)
+                        counts.append(cnt[lev])
+                        S.append(s[:, lev])
+                        Q.append(q[:, lev])
+            starts = np.flatnonzero(np.r_[True, np.diff(keys) != 0])  # the edge bins in key order
+            N = np.add.reduceat(np.array(counts, dtype=np.float64), starts)
+            S = np.add.reduceat(np.array(S), starts, axis=0)
+            Q = np.add.reduceat(np.array(Q), starts, axis=0)
+            big = N >= 2
+            out[:, lev] += ((S[big] ** 2 - Q[big]) / N[big, None]).sum(axis=0)
+        return out / self.n
+
+
+def adaptive_tcal(
+    y_true, y_prob=None, *, alpha: float = 0.05, resampling: str = "y_only", n_resamples: int | None = None,
+    max_resamples: int | None = None, resampling_risk: float = RESAMPLING_RISK, combine: str = "bonferroni",
+    target: str = "auto", class_index: int | None = None, discrete: bool | None = None, seed=None,
+    max_bins: int = TCAL_MAX_BINS, sort_fine_scales: bool = True, split_every: int = SPLIT_EVERY, client=None,
+    **columns,
+):
+    """:func:`calviz.adaptive_tcal` on Dask: the same arguments, defaults, decision rules and result.
+    With a fixed ``seed`` y-only resampling gives the in-memory p-values (the same random streams, drawn
+    by global sorted position; see :class:`DaskSample`).
+
+    Not on Dask: ``resampling="consistency"`` (resamples the predictions of the whole sample), y-only
+    resampling for ``target="full"``, and ``target="classwise"`` without ``class_index``.  Extras:
+    ``max_bins`` (rows of merged sums for the analytic test), ``sort_fine_scales``, ``split_every``,
+    ``client`` and the column names of DataFrame / Parquet input."""
+    alpha, n_resamples, max_resamples, risk = check_options(
+        alpha=alpha, resampling=resampling, n_resamples=n_resamples, max_resamples=max_resamples,
+        resampling_risk=resampling_risk, combine=combine, target=target, discrete=discrete)
+    if resampling == "consistency":
+        raise InputError("consistency resampling draws predictions from the whole sample and is not "
+                         "available on Dask; use resampling='y_only' or 'analytic'")
+    if target == "classwise" and class_index is None:
+        raise InputError("calviz.dask.adaptive_tcal needs class_index for target='classwise'")
+    data = as_dask_data(y_true, y_prob, **columns)
+    view = resolve_view(data, target, 1, 0 if class_index is None else class_index)
+    if resampling == "y_only" and view.target == "full":
+        raise InputError("y-only resampling on Dask is available for 1-D targets (binary, top1, classwise); "
+                         "use resampling='analytic' for target='full'")
+    sample = DaskSample(data, view, client=client, split_every=split_every, max_bins=max_bins,
+                        sort_fine_scales=sort_fine_scales, discrete=discrete)
+    return tcal.TCalResult(*adaptive(sample, alpha=alpha, resampling=resampling, n_resamples=n_resamples,
+                                     max_resamples=max_resamples, risk=risk, combine=combine,
+                                     discrete=discrete, seed=seed, work_limit=tcal.MAX_RESAMPLE_WORK))
+
+
+def resampled_tcal(y_true, y_prob=None, *, alpha: float = 0.05, n_resamples: int | None = None,
+                   target: str = "auto", class_index: int | None = None, seed=None,
+                   max_cells: int | None = None, split_every: int = SPLIT_EVERY, client=None, **columns):
+    """``adaptive_tcal(..., resampling="y_only")`` (``max_cells`` is no longer needed and ignored)."""
+    return adaptive_tcal(y_true, y_prob, alpha=alpha, resampling="y_only", n_resamples=n_resamples,
+                         target=target, class_index=class_index, seed=seed, split_every=split_every,
+                         client=client, **columns)
