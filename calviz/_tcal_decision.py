@@ -71,12 +71,12 @@ def _result(*fields) -> tuple:
 
 
 def check_options(*, alpha, resampling, n_resamples, max_resamples, resampling_risk, combine, target,
-                  discrete) -> tuple:
+                  discrete, caller: str = "adaptive_tcal") -> tuple:
     """The checks of :func:`calviz.adaptive_tcal`'s options; returns (alpha, n_resamples, max_resamples,
     risk) validated."""
     alpha = check_alpha(alpha)
-    check_choice(resampling, RESAMPLINGS, "resampling")
-    check_choice(combine, COMBINES, "combine")
+    check_choice(resampling, RESAMPLINGS, "resampling", caller)
+    check_choice(combine, COMBINES, "combine", caller)
     if combine == "max" and resampling not in ("y_only", "consistency"):
         raise InputError("combine='max' needs a resampling distribution: "
                          "use resampling='y_only' or 'consistency'")
@@ -93,7 +93,7 @@ def check_options(*, alpha, resampling, n_resamples, max_resamples, resampling_r
     risk = check_alpha(resampling_risk, "resampling_risk")
     if discrete not in (None, True, False):
         raise InputError(f"discrete must be None, True or False; got {discrete!r}")
-    check_choice(target, TARGETS, "target")
+    check_choice(target, TARGETS, "target", caller)
     return alpha, n_resamples, max_resamples, risk
 
 
@@ -234,8 +234,8 @@ def chebyshev_pvalue(T: float, m: int, n: int, K: int, scalar: bool) -> float:
     return float(min(1.0, 2.0 * K * K * r * r / (t_vec * t_vec)))
 
 
-def check_choice(value, allowed, name):
-    return check_param(value, name, Options(allowed))
+def check_choice(value, allowed, name, caller: str | None = None):
+    return check_param(value, name, Options(allowed), caller)
 
 
 def check_n_resamples(n_resamples, name: str = "n_resamples", limit: int | None = None) -> int:

@@ -92,8 +92,8 @@ def _ece(statistic: str, y_true, y_prob, options: dict, split_every, client, col
     schema = getattr(ece, statistic)(*data.schema(), **options)
     view = View(schema.target, options.get("top_k", 1), options.get("class_index", 0))
     sums = merged_sums(data, view, schema.n_bins, schema.scheme, split_every, client)
-    return ece.ece_from_sums(sums, schema.statistic, n_bins=schema.n_bins, n_bins_total=schema.n_bins_total,
-                             scheme=schema.scheme, target=schema.target)
+    return ece.ece_from_sums(sums, schema.estimator, n_bins=schema.n_bins, n_bins_total=schema.n_bins_total,
+                             scheme=schema.scheme, target=schema.target, n_classes=schema.n_classes)
 
 
 def binned_ece(y_true, y_prob=None, *, n_bins: int = 15, p: int = 1, scheme: str = "equal_width",
@@ -145,7 +145,8 @@ def ece_interval(y_true, y_prob=None, *, n_bins: int = 15, alpha: float = 0.1, t
                                     class_index=class_index)
     sums = merged_sums(data, View(schema.target, top_k, class_index), schema.n_bins, "equal_width",
                        split_every, client)
-    return intervals.interval_from_sums(sums, schema.alpha, n_bins=schema.n_bins, target=schema.target)
+    return intervals.interval_from_sums(sums, schema.alpha, n_bins=schema.n_bins, target=schema.target,
+                                        n_classes=schema.n_classes)
 
 
 def reliability(y_true, y_prob=None, *, n_bins: int = 15, scheme: str = "equal_width", alpha: float = 0.1,
@@ -158,7 +159,7 @@ def reliability(y_true, y_prob=None, *, n_bins: int = 15, scheme: str = "equal_w
                              target=target, class_index=class_index)
     sums = merged_sums(data, View(schema.target, 1, class_index), schema.n_bins, scheme, split_every, client)
     return ece.reliability_from_sums(sums, schema.edges, alpha=alpha, interval=interval, n_bins=schema.n_bins,
-                                     scheme=scheme, target=schema.target)
+                                     scheme=scheme, target=schema.target, n_classes=schema.n_classes)
 
 
 def _partition_marginals(part, index, row_offset, target: str, top_k: int, n_bins: int):
@@ -250,10 +251,12 @@ def multiscale_debiased_ece(y_true, y_prob=None, *, exponents: Sequence[int], ta
                             **columns) -> tuple[ece.ECEResult, ...]:
     """T^d at every dyadic scale m = 2^b, b in ``exponents``, in one pass: each result equals
     ``calviz.debiased_ece(y_true, y_prob, n_bins=2**b)`` (equal-width bins; full: the simplex partition)."""
-    sums, target = scale_sums(y_true, y_prob, exponents=exponents, target=target, class_index=class_index,
-                              split_every=split_every, client=client, **columns)
+    data = as_dask_data(y_true, y_prob, **columns)
+    sums, target = scale_sums(data, exponents=exponents, target=target, class_index=class_index,
+                              split_every=split_every, client=client)
     return tuple(ece.ece_from_sums(s, "debiased_l2_sq", n_bins=2**b, n_bins_total=(2**b) ** max(s.dim - 1, 1),
-                                   scheme="equal_width" if s.dim == 1 else "simplex", target=target)
+                                   scheme="equal_width" if s.dim == 1 else "simplex", target=target,
+                                   n_classes=data.n_classes)
                  for b, s in zip(sorted(int(b) for b in exponents), sums, strict=True))
 
 

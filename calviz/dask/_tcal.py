@@ -4,6 +4,7 @@ y-only resampling with the sequential rule) are the in-memory ones."""
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 
 import numpy as np
@@ -248,9 +249,10 @@ def adaptive_tcal(
                          "use resampling='analytic' for target='full'")
     sample = DaskSample(data, view, client=client, split_every=split_every, max_bins=max_bins,
                         sort_fine_scales=sort_fine_scales, discrete=discrete)
-    return tcal.TCalResult(*adaptive(sample, alpha=alpha, resampling=resampling, n_resamples=n_resamples,
-                                     max_resamples=max_resamples, risk=risk, combine=combine,
-                                     discrete=discrete, seed=seed, work_limit=tcal.MAX_RESAMPLE_WORK))
+    result = tcal.TCalResult(*adaptive(sample, alpha=alpha, resampling=resampling, n_resamples=n_resamples,
+                                       max_resamples=max_resamples, risk=risk, combine=combine,
+                                       discrete=discrete, seed=seed, work_limit=tcal.MAX_RESAMPLE_WORK))
+    return dataclasses.replace(result, n_classes=data.n_classes)
 
 
 def resampled_tcal(y_true, y_prob=None, *, alpha: float = 0.05, n_resamples: int | None = None,
