@@ -246,9 +246,10 @@ def change_kinds(n_rows: int, reps: int):
             "target top-1 ↔ classwise",
             lambda page, i: _set(page, "level α", round(0.3 + 0.01 * i, 3)),
             lambda page, i: _set(page, "calibration target", target(i)),
-            # the status line's Markdown reaches the page as escaped HTML
+            # the status line: escaped HTML in a Markdown pane (before), HTML in a Bokeh Div (now)
             lambda i: (
-                f"{_text(target(i) + ' · ')} && {_text(f'target &lt;strong&gt;{target(i)}&lt;/strong&gt;')}"
+                f"{_text(target(i) + ' · ')} && ({_text(f'target &lt;strong&gt;{target(i)}&lt;/strong&gt;')}"
+                f" || {_text(f'target <strong>{target(i)}</strong>')})"
             ),
         ),
     ]

@@ -172,7 +172,7 @@ def test_status_line_shows_n_k_and_time(app):
     app.controls.n = 1000
     app.wait()
     text = app.status.text.object
-    assert "1,000 of 2,000" in text and "**K** = 2" in text and " ms" in text
+    assert "1,000 of 2,000" in text and "<b>K</b> = 2" in text and " ms" in text
 
 
 # -- in-place updates ----------------------------------------------------------------------------------

@@ -245,7 +245,7 @@ class ResultStore(param.Parameterized):
     def _in_background(view: str, data) -> bool:
         if is_distributed(data):
             return True  # a pass over all rows on Dask: seconds
-        return view in ("smooth", "tcal_resampled", "bootstrap", "distance")
+        return view in ("smooth", "tcal_resampled", "bootstrap", "distance", "classical")
 
     def update(
         self, data, options: AnalysisOptions, *, show_smooth: bool = True, inline: bool = False
