@@ -497,3 +497,19 @@ def test_a_job_over_the_time_limit_is_stopped_and_says_so():
     app.controls.alpha = 0.06  # the session's worker was replaced: the next job runs
     app.wait()
     assert app.store.tcal.result.method == "consistency"
+
+
+def test_a_worker_whose_server_died_while_it_started_exits_at_once():
+    """The worker is told its server's pid: started after that server died (re-parented), it exits before
+    its first job instead of waiting for a parent-death signal that can no longer come."""
+    import subprocess
+    import sys
+
+    code = (
+        "import os; from calviz.app.store import _warm_worker; "
+        "_warm_worker(os.getppid()); print('alive with its server', flush=True); "
+        "_warm_worker(os.getppid() + 1); print('alive without it')"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["alive with its server"], done.stdout
