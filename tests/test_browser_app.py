@@ -636,3 +636,51 @@ def test_upload_near_the_limit_loads_and_above_it_is_refused(
         assert not page.errors, page.errors
     finally:
         context.close()
+
+
+def test_panel_serve_checks_the_upload_size_in_the_browser(tmp_path, chromium_browser, artifacts_dir):
+    """Under `panel serve apps/calviz_app.py` with Bokeh's default websocket message limit (20 MB), a file
+    between 15 MB and the upload limit still loads (it is sent in pieces: one message would exceed the
+    limit and close the session), and a larger one is refused in the browser with the app's message,
+    before it is sent; the session keeps working."""
+    import subprocess
+    import sys
+
+    from conftest import REPO, _serve_env, free_port, stop_server, wait_for_http
+
+    from calviz.app.sources import UPLOAD_LIMIT_BYTES
+
+    near = tmp_path / "near_limit.csv"
+    n_near = _binary_csv_of_size(near, UPLOAD_LIMIT_BYTES - 3 * 1024 * 1024, seed=1)
+    assert near.stat().st_size * 4 / 3 > 20 * 1024 * 1024  # as one base64 message: above the limit
+    above = tmp_path / "above_limit.csv"
+    _binary_csv_of_size(above, UPLOAD_LIMIT_BYTES + 512 * 1024, seed=2)
+    port = free_port()
+    cmd = [sys.executable, "-m", "panel", "serve", str(REPO / "apps" / "calviz_app.py"), "--port", str(port),
+           "--address", "127.0.0.1", "--allow-websocket-origin", f"127.0.0.1:{port}"]
+    log = open(tmp_path / "server.log", "wb")  # noqa: SIM115 - closed by stop_server
+    proc = subprocess.Popen(cmd, cwd=REPO, env=_serve_env(tmp_path), stdout=log, stderr=subprocess.STDOUT)
+    proc._calviz_log = log
+    try:
+        url = f"http://127.0.0.1:{port}/calviz_app"
+        wait_for_http(proc, url, tmp_path / "server.log", timeout=300, name="panel serve")
+        context, page = open_app(chromium_browser, url)
+        try:
+            page.locator("input[type=file]").set_input_files(str(near))
+            page.wait_for_function(
+                f"() => ({JS_TEXT_CONTAINING})('of {n_near:,}') !== null", timeout=2 * UPDATE_TIMEOUT
+            )
+            wait_widget(page, "dataset", "uploaded: near_limit.csv")
+            page.locator("input[type=file]").set_input_files(str(above))
+            wait_text(page, "above the upload limit")
+            assert "above_limit.csv" in page.evaluate(JS_TEXT_CONTAINING, "above the upload limit")
+            shot(page, artifacts_dir, "panel_serve_upload_above_limit")
+            assert f"of {n_near:,}" in status_text(page)
+            assert page.evaluate(JS_WIDGET_VALUE, "dataset") == "uploaded: near_limit.csv"
+            set_widget(page, "bins (m)", 23)  # the session still answers
+            wait_hist(page, 23)
+            assert not page.errors, page.errors
+        finally:
+            context.close()
+    finally:
+        stop_server(proc)
