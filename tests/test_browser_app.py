@@ -599,11 +599,8 @@ def _binary_csv_of_size(path, n_bytes: int, seed: int) -> int:
     return n
 
 
-def test_upload_near_the_limit_loads_and_above_it_is_refused(
-    served_app, chromium_browser, artifacts_dir, tmp_path
-):
-    """A file between 15 MB and the upload limit reaches the server and loads (the session survives the
-    large websocket message); one above the limit gets the app's own message and the data stays."""
+def _files_near_and_above_the_limit(tmp_path):
+    """A CSV between 15 MB and the upload limit (its row count) and one above the limit."""
     from calviz.app.sources import UPLOAD_LIMIT_BYTES
 
     near = tmp_path / "near_limit.csv"
@@ -611,29 +608,43 @@ def test_upload_near_the_limit_loads_and_above_it_is_refused(
     assert 15 * 1024 * 1024 < near.stat().st_size < UPLOAD_LIMIT_BYTES
     above = tmp_path / "above_limit.csv"
     _binary_csv_of_size(above, UPLOAD_LIMIT_BYTES + 512 * 1024, seed=2)
+    return near, n_near, above
 
+
+def _upload_near_then_above_the_limit(page, tmp_path, artifacts_dir, name: str) -> None:
+    """The file near the limit loads; the one above it gets the app's message, the data stays and the
+    session keeps answering."""
+    near, n_near, above = _files_near_and_above_the_limit(tmp_path)
+    page.locator("input[type=file]").set_input_files(str(near))
+    page.wait_for_function(
+        f"() => ({JS_TEXT_CONTAINING})('of {n_near:,}') !== null", timeout=2 * UPDATE_TIMEOUT
+    )
+    wait_widget(page, "dataset", "uploaded: near_limit.csv")
+    n_shown = status_n(page)
+    status = status_text(page)
+    shot(page, artifacts_dir, f"{name}_near_limit")
+
+    page.locator("input[type=file]").set_input_files(str(above))
+    wait_text(page, "above the upload limit")
+    alert = page.evaluate(JS_TEXT_CONTAINING, "above the upload limit")
+    assert "above_limit.csv" in alert
+    shot(page, artifacts_dir, f"{name}_above_limit")
+    assert status_n(page) == n_shown, (status, status_text(page))
+    assert f"of {n_near:,}" in status_text(page), (status, status_text(page))
+    assert page.evaluate(JS_WIDGET_VALUE, "dataset") == "uploaded: near_limit.csv"
+    set_widget(page, "bins (m)", 21)  # and the session still answers
+    wait_hist(page, 21)
+    assert not page.errors, page.errors
+
+
+def test_upload_near_the_limit_loads_and_above_it_is_refused(
+    served_app, chromium_browser, artifacts_dir, tmp_path
+):
+    """A file between 15 MB and the upload limit reaches the server and loads (the session survives the
+    large upload); one above the limit gets the app's own message and the data stays."""
     context, page = open_app(chromium_browser, served_app)
     try:
-        page.locator("input[type=file]").set_input_files(str(near))
-        page.wait_for_function(
-            f"() => ({JS_TEXT_CONTAINING})('of {n_near:,}') !== null", timeout=2 * UPDATE_TIMEOUT
-        )
-        wait_widget(page, "dataset", "uploaded: near_limit.csv")
-        n_shown = status_n(page)
-        status = status_text(page)
-        shot(page, artifacts_dir, "upload_near_limit")
-
-        page.locator("input[type=file]").set_input_files(str(above))
-        wait_text(page, "above the upload limit")
-        alert = page.evaluate(JS_TEXT_CONTAINING, "above the upload limit")
-        assert "above_limit.csv" in alert
-        shot(page, artifacts_dir, "upload_above_limit")
-        assert status_n(page) == n_shown, (status, status_text(page))
-        assert f"of {n_near:,}" in status_text(page), (status, status_text(page))
-        assert page.evaluate(JS_WIDGET_VALUE, "dataset") == "uploaded: near_limit.csv"
-        set_widget(page, "bins (m)", 21)  # and the session still answers
-        wait_hist(page, 21)
-        assert not page.errors, page.errors
+        _upload_near_then_above_the_limit(page, tmp_path, artifacts_dir, "upload")
     finally:
         context.close()
 
@@ -648,13 +659,6 @@ def test_panel_serve_checks_the_upload_size_in_the_browser(tmp_path, chromium_br
 
     from conftest import REPO, _serve_env, free_port, stop_server, wait_for_http
 
-    from calviz.app.sources import UPLOAD_LIMIT_BYTES
-
-    near = tmp_path / "near_limit.csv"
-    n_near = _binary_csv_of_size(near, UPLOAD_LIMIT_BYTES - 3 * 1024 * 1024, seed=1)
-    assert near.stat().st_size * 4 / 3 > 20 * 1024 * 1024  # as one base64 message: above the limit
-    above = tmp_path / "above_limit.csv"
-    _binary_csv_of_size(above, UPLOAD_LIMIT_BYTES + 512 * 1024, seed=2)
     port = free_port()
     cmd = [sys.executable, "-m", "panel", "serve", str(REPO / "apps" / "calviz_app.py"), "--port", str(port),
            "--address", "127.0.0.1", "--allow-websocket-origin", f"127.0.0.1:{port}"]
@@ -666,20 +670,7 @@ def test_panel_serve_checks_the_upload_size_in_the_browser(tmp_path, chromium_br
         wait_for_http(proc, url, tmp_path / "server.log", timeout=300, name="panel serve")
         context, page = open_app(chromium_browser, url)
         try:
-            page.locator("input[type=file]").set_input_files(str(near))
-            page.wait_for_function(
-                f"() => ({JS_TEXT_CONTAINING})('of {n_near:,}') !== null", timeout=2 * UPDATE_TIMEOUT
-            )
-            wait_widget(page, "dataset", "uploaded: near_limit.csv")
-            page.locator("input[type=file]").set_input_files(str(above))
-            wait_text(page, "above the upload limit")
-            assert "above_limit.csv" in page.evaluate(JS_TEXT_CONTAINING, "above the upload limit")
-            shot(page, artifacts_dir, "panel_serve_upload_above_limit")
-            assert f"of {n_near:,}" in status_text(page)
-            assert page.evaluate(JS_WIDGET_VALUE, "dataset") == "uploaded: near_limit.csv"
-            set_widget(page, "bins (m)", 23)  # the session still answers
-            wait_hist(page, 23)
-            assert not page.errors, page.errors
+            _upload_near_then_above_the_limit(page, tmp_path, artifacts_dir, "panel_serve_upload")
         finally:
             context.close()
     finally:
