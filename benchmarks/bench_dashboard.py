@@ -396,7 +396,7 @@ def run(tmp, npz, n, reps, repos, sync_playwright, *, cold: bool, only=None, ear
                         "http_s": servers[name].http_s,
                         "views_s": servers[name].http_s + first,
                     }
-                print(f"start-up ({name}):", results["startup"][name], flush=True)
+                    print(f"start-up ({name}):", results["startup"][name], flush=True)
             both = list(pages.values())
             for page in both:  # warm-up changes, not measured
                 for value in (16, 15):
