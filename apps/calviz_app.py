@@ -1,8 +1,8 @@
 """`panel serve apps/calviz_app.py` entry point: one CalvizApp per browser session.
 
-An optional data file can be given with `panel serve apps/calviz_app.py --args FILE`.  Uploads up to the
-app's 20 MB limit need a larger websocket message limit than Bokeh's default:
-`panel serve apps/calviz_app.py --websocket-max-message-size 29000000` (``calviz serve`` sets it itself).
+An optional data file can be given with `panel serve apps/calviz_app.py --args FILE`.  Uploads need no
+server option: the page checks the app's 20 MB limit before sending a file and sends it in pieces below
+Bokeh's websocket message limit.
 """
 
 import sys

@@ -246,9 +246,10 @@ def change_kinds(n_rows: int, reps: int):
             "target top-1 ↔ classwise",
             lambda page, i: _set(page, "level α", round(0.3 + 0.01 * i, 3)),
             lambda page, i: _set(page, "calibration target", target(i)),
-            # the status line's Markdown reaches the page as escaped HTML
+            # the status line: escaped HTML in a Markdown pane (before), HTML in a Bokeh Div (now)
             lambda i: (
-                f"{_text(target(i) + ' · ')} && {_text(f'target &lt;strong&gt;{target(i)}&lt;/strong&gt;')}"
+                f"{_text(target(i) + ' · ')} && ({_text(f'target &lt;strong&gt;{target(i)}&lt;/strong&gt;')}"
+                f" || {_text(f'target <strong>{target(i)}</strong>')})"
             ),
         ),
     ]
@@ -395,7 +396,7 @@ def run(tmp, npz, n, reps, repos, sync_playwright, *, cold: bool, only=None, ear
                         "http_s": servers[name].http_s,
                         "views_s": servers[name].http_s + first,
                     }
-                print(f"start-up ({name}):", results["startup"][name], flush=True)
+                    print(f"start-up ({name}):", results["startup"][name], flush=True)
             both = list(pages.values())
             for page in both:  # warm-up changes, not measured
                 for value in (16, 15):

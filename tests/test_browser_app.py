@@ -401,11 +401,31 @@ def _alive(pids) -> set[int]:
     return alive
 
 
+def _cpu_ticks(pid: int) -> int:
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().split(") ")[-1].split()
+    return int(fields[11]) + int(fields[12])  # utime + stime
+
+
+def _busy_workers(server: int, attempts: int = 600) -> set[int]:
+    """The server's child processes once one of them uses CPU (the long job is running in it, not merely
+    queued; a superseded job's worker is replaced, so the children are listed again each time)."""
+    import time
+
+    for _ in range(attempts):  # a hang guard, not a speed requirement
+        before = {pid: _cpu_ticks(pid) for pid in _alive(_children(server))}
+        time.sleep(0.5)
+        alive = _alive(before)
+        if any(_cpu_ticks(pid) - before[pid] >= 5 for pid in alive):
+            return set(before)
+    raise AssertionError("no worker process started the long job")
+
+
 @pytest.mark.parametrize("signal_name", ["SIGTERM", "SIGINT", "SIGKILL"])
 def test_stopped_server_leaves_no_worker_processes(tmp_path, chromium_browser, signal_name):
     """`calviz serve` runs resampling and distance jobs in worker processes: SIGTERM and Ctrl+C (SIGINT)
     stop the server with exit status 0 even with a long job running, and shut the workers down with it;
-    after SIGKILL (no chance to clean up) an idle worker notices its parent is gone and exits."""
+    after SIGKILL (no chance to clean up) the worker dies with the server, also in the middle of a job."""
     import signal
     import time
 
@@ -416,12 +436,10 @@ def test_stopped_server_leaves_no_worker_processes(tmp_path, chromium_browser, s
         context, page = open_app(chromium_browser, url)
         page.wait_for_function(f"() => ({JS_TEXT_CONTAINING})('implied dCE') !== null",
                                timeout=UPDATE_TIMEOUT)
-        if signal_name != "SIGKILL":
-            set_widget(page, "resamples", 5000)  # a long job, running when the signal arrives
-            set_widget(page, "T-Cal critical values", "consistency")
-            page.wait_for_timeout(2000)
-        workers = _children(proc.pid)
-        assert workers, "the served app should have started its worker processes"
+        set_widget(page, "resamples", 5000)  # a long job, running when the signal arrives
+        set_widget(page, "T-Cal critical values", "consistency")
+        wait_text(page, "resampling running")
+        workers = _busy_workers(proc.pid)
         proc.send_signal(getattr(signal, signal_name))
         code = proc.wait(timeout=60)  # a hang guard, not a speed requirement
         if signal_name != "SIGKILL":
@@ -581,11 +599,8 @@ def _binary_csv_of_size(path, n_bytes: int, seed: int) -> int:
     return n
 
 
-def test_upload_near_the_limit_loads_and_above_it_is_refused(
-    served_app, chromium_browser, artifacts_dir, tmp_path
-):
-    """A file between 15 MB and the upload limit reaches the server and loads (the session survives the
-    large websocket message); one above the limit gets the app's own message and the data stays."""
+def _files_near_and_above_the_limit(tmp_path):
+    """A CSV between 15 MB and the upload limit (its row count) and one above the limit."""
     from calviz.app.sources import UPLOAD_LIMIT_BYTES
 
     near = tmp_path / "near_limit.csv"
@@ -593,28 +608,70 @@ def test_upload_near_the_limit_loads_and_above_it_is_refused(
     assert 15 * 1024 * 1024 < near.stat().st_size < UPLOAD_LIMIT_BYTES
     above = tmp_path / "above_limit.csv"
     _binary_csv_of_size(above, UPLOAD_LIMIT_BYTES + 512 * 1024, seed=2)
+    return near, n_near, above
 
+
+def _upload_near_then_above_the_limit(page, tmp_path, artifacts_dir, name: str) -> None:
+    """The file near the limit loads; the one above it gets the app's message, the data stays and the
+    session keeps answering."""
+    near, n_near, above = _files_near_and_above_the_limit(tmp_path)
+    page.locator("input[type=file]").set_input_files(str(near))
+    page.wait_for_function(
+        f"() => ({JS_TEXT_CONTAINING})('of {n_near:,}') !== null", timeout=2 * UPDATE_TIMEOUT
+    )
+    wait_widget(page, "dataset", "uploaded: near_limit.csv")
+    n_shown = status_n(page)
+    status = status_text(page)
+    shot(page, artifacts_dir, f"{name}_near_limit")
+
+    page.locator("input[type=file]").set_input_files(str(above))
+    wait_text(page, "above the upload limit")
+    alert = page.evaluate(JS_TEXT_CONTAINING, "above the upload limit")
+    assert "above_limit.csv" in alert
+    shot(page, artifacts_dir, f"{name}_above_limit")
+    assert status_n(page) == n_shown, (status, status_text(page))
+    assert f"of {n_near:,}" in status_text(page), (status, status_text(page))
+    assert page.evaluate(JS_WIDGET_VALUE, "dataset") == "uploaded: near_limit.csv"
+    set_widget(page, "bins (m)", 21)  # and the session still answers
+    wait_hist(page, 21)
+    assert not page.errors, page.errors
+
+
+def test_upload_near_the_limit_loads_and_above_it_is_refused(
+    served_app, chromium_browser, artifacts_dir, tmp_path
+):
+    """A file between 15 MB and the upload limit reaches the server and loads (the session survives the
+    large upload); one above the limit gets the app's own message and the data stays."""
     context, page = open_app(chromium_browser, served_app)
     try:
-        page.locator("input[type=file]").set_input_files(str(near))
-        page.wait_for_function(
-            f"() => ({JS_TEXT_CONTAINING})('of {n_near:,}') !== null", timeout=2 * UPDATE_TIMEOUT
-        )
-        wait_widget(page, "dataset", "uploaded: near_limit.csv")
-        n_shown = status_n(page)
-        status = status_text(page)
-        shot(page, artifacts_dir, "upload_near_limit")
-
-        page.locator("input[type=file]").set_input_files(str(above))
-        wait_text(page, "above the upload limit")
-        alert = page.evaluate(JS_TEXT_CONTAINING, "above the upload limit")
-        assert "above_limit.csv" in alert
-        shot(page, artifacts_dir, "upload_above_limit")
-        assert status_n(page) == n_shown, (status, status_text(page))
-        assert f"of {n_near:,}" in status_text(page), (status, status_text(page))
-        assert page.evaluate(JS_WIDGET_VALUE, "dataset") == "uploaded: near_limit.csv"
-        set_widget(page, "bins (m)", 21)  # and the session still answers
-        wait_hist(page, 21)
-        assert not page.errors, page.errors
+        _upload_near_then_above_the_limit(page, tmp_path, artifacts_dir, "upload")
     finally:
         context.close()
+
+
+def test_panel_serve_checks_the_upload_size_in_the_browser(tmp_path, chromium_browser, artifacts_dir):
+    """Under `panel serve apps/calviz_app.py` with Bokeh's default websocket message limit (20 MB), a file
+    between 15 MB and the upload limit still loads (it is sent in pieces: one message would exceed the
+    limit and close the session), and a larger one is refused in the browser with the app's message,
+    before it is sent; the session keeps working."""
+    import subprocess
+    import sys
+
+    from conftest import REPO, _serve_env, free_port, stop_server, wait_for_http
+
+    port = free_port()
+    cmd = [sys.executable, "-m", "panel", "serve", str(REPO / "apps" / "calviz_app.py"), "--port", str(port),
+           "--address", "127.0.0.1", "--allow-websocket-origin", f"127.0.0.1:{port}"]
+    log = open(tmp_path / "server.log", "wb")  # noqa: SIM115 - closed by stop_server
+    proc = subprocess.Popen(cmd, cwd=REPO, env=_serve_env(tmp_path), stdout=log, stderr=subprocess.STDOUT)
+    proc._calviz_log = log
+    try:
+        url = f"http://127.0.0.1:{port}/calviz_app"
+        wait_for_http(proc, url, tmp_path / "server.log", timeout=300, name="panel serve")
+        context, page = open_app(chromium_browser, url)
+        try:
+            _upload_near_then_above_the_limit(page, tmp_path, artifacts_dir, "panel_serve_upload")
+        finally:
+            context.close()
+    finally:
+        stop_server(proc)

@@ -174,7 +174,7 @@ def test_status_line_shows_n_k_and_time(app):
     app.controls.n = 1000
     app.wait()
     text = app.status.text.object
-    assert "1,000 of 2,000" in text and "**K** = 2" in text and " ms" in text
+    assert "1,000 of 2,000" in text and "<b>K</b> = 2" in text and " ms" in text
 
 
 # -- in-place updates ----------------------------------------------------------------------------------
@@ -566,3 +566,19 @@ def test_resamples_box_keeps_its_bounds_visibly(app):
     assert app.controls.n_resamples == 300 and not note.visible
     box.value = 1
     assert box.value == low and app.controls.n_resamples == low
+
+
+def test_a_worker_whose_server_died_while_it_started_exits_at_once():
+    """The worker is told its server's pid: started after that server died (re-parented), it exits before
+    its first job instead of waiting for a parent-death signal that can no longer come."""
+    import subprocess
+    import sys
+
+    code = (
+        "import os; from calviz.app.store import _warm_worker; "
+        "_warm_worker(os.getppid()); print('alive with its server', flush=True); "
+        "_warm_worker(os.getppid() + 1); print('alive without it')"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["alive with its server"], done.stdout

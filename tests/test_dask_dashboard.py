@@ -60,7 +60,7 @@ def test_dashboard_views_on_dask_equal_in_memory(client, tmp_path):
     app.start()
     app.wait(120)
     assert app.controls.dataset == "your data (Dask)"
-    assert "on **Dask**" in app.status.text.object and f"of {y.size:,}" in app.status.text.object
+    assert "on <b>Dask</b>" in app.status.text.object and f"of {y.size:,}" in app.status.text.object
     options = app.controls.options(source.n)
     assert options.n is None  # all rows: the subsample slider is off for distributed data
     rel = app.store.cached("reliability", source, options)

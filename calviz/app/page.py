@@ -258,6 +258,9 @@ class CalvizApp:
             font=_FONT,
             font_url="",
             design=_offline_fast_design(),
+            # no header spinner: it would send two more patches per change and animate while the change
+            # is drawn; the status line shows the background jobs
+            busy_indicator=None,
         )
 
     def __panel__(self):

@@ -34,7 +34,7 @@ def sidebar(app) -> pn.Column:
     n_widget = w.IntSlider.from_param(p.n, name="sample size n (subsample)", **stretch)
     label_column = w.TextInput(name="label column (y_true / correct)", placeholder="auto", **stretch)
     prob_column = w.TextInput(name="probability column (or p_ prefix)", placeholder="auto", **stretch)
-    file_input = w.FileInput(accept=".csv,.parquet,.pq,.npz,.npy", **stretch)
+    accept = ".csv,.parquet,.pq,.npz,.npy"
     # the reader's renormalize= / logits= keywords, for the next upload (error messages name these boxes)
     renormalize = w.Checkbox(name="rescale rows to sum to 1", value=False)
     logits = w.Checkbox(name="scores are logits", value=False)
@@ -43,12 +43,28 @@ def sidebar(app) -> pn.Column:
         flags = {name: True for name, box in (("renormalize", renormalize), ("logits", logits)) if box.value}
         return {**sources.column_options(label_column.value, prob_column.value), **flags}
 
-    def on_upload(event) -> None:
-        if file_input.value is not None:
-            app.load_file(file_input.value, file_input.filename or "upload", **columns())
-            file_input.clear()  # selecting the same file again (e.g. after fixing the columns) loads it
+    if app.served:  # the size is checked in the browser, the file sent in pieces (see calviz.app.upload)
+        from calviz.app.upload import UploadInput
 
-    file_input.param.watch(on_upload, "value")
+        file_input = UploadInput(
+            accept=accept,
+            max_bytes=app.upload_limit,
+            on_file=lambda content, filename: app.load_file(content, filename, **columns()),
+            on_refused=lambda filename, size: app.status.show_error(
+                "Could not read the file. " + sources.too_large(filename, size, app.upload_limit)
+            ),
+            height=40,
+            **stretch,
+        )
+    else:
+        file_input = w.FileInput(accept=accept, **stretch)
+
+        def on_upload(event) -> None:
+            if file_input.value is not None:
+                app.load_file(file_input.value, file_input.filename or "upload", **columns())
+                file_input.clear()  # selecting the same file again (e.g. after fixing the columns) loads it
+
+        file_input.param.watch(on_upload, "value")
     export = w.FileDownload(
         callback=app.export_report,
         filename="calviz_report.html",

@@ -24,8 +24,8 @@ __all__ = [
     "open_dask",
 ]
 
-#: Uploads larger than this are refused with a message (Bokeh's default websocket message limit is
-#: 20 MB; ``calviz serve`` may raise both).
+#: Uploads larger than this are refused with a message (on a served page by the browser, before
+#: sending the file).
 UPLOAD_LIMIT_BYTES = 20 * 1024 * 1024
 
 #: Name of the inline dataset used when ``calviz.datasets`` is not available.
@@ -79,10 +79,7 @@ def read_upload(content: bytes, filename: str, *, limit: int, columns: dict) -> 
     if not content:
         raise InputError(f"{filename}: the file is empty")
     if len(content) > limit:
-        raise InputError(
-            f"{filename}: {len(content) / 1e6:.1f} MB is above the upload limit of {limit / 1e6:.1f} MB; "
-            "use `calviz serve FILE` or `calviz report FILE`."
-        )
+        raise InputError(too_large(filename, len(content), limit))
     from calviz import io as calviz_io
 
     try:
@@ -91,6 +88,14 @@ def read_upload(content: bytes, filename: str, *, limit: int, columns: dict) -> 
         message = str(exc) if filename in str(exc) else f"{filename}: {exc}"
         raise InputError(shorten(message)) from None
     return as_calibration_data(data)
+
+
+def too_large(filename: str, size: int, limit: int) -> str:
+    """Why a file of ``size`` bytes is refused (the browser checks the size before sending the file)."""
+    return (
+        f"{filename}: {size / 1e6:.1f} MB is above the upload limit of {limit / 1e6:.1f} MB; "
+        "use `calviz serve FILE` or `calviz report FILE`."
+    )
 
 
 def path_under_root(path: str, root) -> Path:
@@ -119,8 +124,9 @@ def shorten(message: str, limit: int = 400) -> str:
     return message if len(message) <= limit else message[: limit - 1] + "…"
 
 
-#: the websocket message limit a server needs for uploads up to ``UPLOAD_LIMIT_BYTES``: the browser
-#: sends a file base64-encoded (4/3 of its size) inside a JSON message
+#: a websocket message limit that fits a whole upload of ``UPLOAD_LIMIT_BYTES`` base64-encoded (4/3 of
+#: its size) in one JSON message: ``calviz serve`` sets it, for clients that send a file in one piece (the
+#: served page sends pieces, see :mod:`calviz.app.upload`)
 WEBSOCKET_LIMIT_BYTES = UPLOAD_LIMIT_BYTES * 4 // 3 + 1024 * 1024
 
 

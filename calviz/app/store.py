@@ -275,7 +275,7 @@ class ResultStore(param.Parameterized):
             return True  # a pass over all rows on Dask: seconds
         if view in BACKGROUND_WHEN_LARGE and _rows(data, options or AnalysisOptions()) >= LARGE_ROWS:
             return True  # one pass, but seconds at this size (calviz.sampling.LARGE_ROWS)
-        return view in ("smooth", "tcal_resampled", "bootstrap", "distance")
+        return view in ("smooth", "tcal_resampled", "bootstrap", "distance", "classical")
 
     def update(
         self, data, options: AnalysisOptions, *, show_smooth: bool = True, inline: bool = False
@@ -478,7 +478,10 @@ class SessionWorker:
                 raise RuntimeError("the server is stopping")
             if self._pool is None:
                 self._pool = concurrent.futures.ProcessPoolExecutor(
-                    max_workers=1, mp_context=multiprocessing.get_context("spawn"), initializer=_warm_worker
+                    max_workers=1,
+                    mp_context=multiprocessing.get_context("spawn"),
+                    initializer=_warm_worker,
+                    initargs=(os.getpid(),),
                 )
                 _WORKERS.add(self)
                 # the process is started by the first submit, on the calling thread; Linux ties a
@@ -552,19 +555,22 @@ def _exit_with_parent(parent: int) -> None:
             os._exit(0)
 
 
-def _warm_worker() -> None:
+def _warm_worker(server: int) -> None:
     """Import the engine in a new worker (loading numba's cached kernels) before its first job, and tie
-    the worker's life to the server's: on Linux the kernel kills it when the server dies (even mid-way
-    through a kernel, which holds the GIL: a watching thread could not run then); elsewhere a thread
-    watches the parent."""
+    the worker's life to the server's (process ``server``): on Linux the kernel kills it when the server
+    dies (even mid-way through a kernel, which holds the GIL: a watching thread could not run then);
+    elsewhere a thread watches the parent.  A server that died while this worker was starting (before
+    the death signal was asked for) is noticed at once."""
     try:
         import ctypes
 
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
     except (OSError, AttributeError):
         pass
+    if os.getppid() != server:
+        os._exit(0)
     threading.Thread(
-        target=_exit_with_parent, args=(os.getppid(),), name="calviz-parent-watch", daemon=True
+        target=_exit_with_parent, args=(server,), name="calviz-parent-watch", daemon=True
     ).start()
     import calviz.analysis  # noqa: F401  (imports every engine module)
 

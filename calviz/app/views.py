@@ -42,7 +42,6 @@ REL_HEIGHT = 430  # first row: reliability diagram (3 stacked panels) beside T-C
 LOW_HEIGHT = 280  # second row: ECE interval beside the distance bounds
 CLASS_PANEL_HEIGHT = 150  # full target: height of each per-class reliability panel (the pane grows)
 _TOOLS = "pan,wheel_zoom,box_zoom,reset,save"
-_NOTE = dict(sizing_mode="stretch_width", margin=(0, 10), styles={"font-size": "12px"})
 
 
 def card(title: str, *parts, view: str | None = None) -> pn.Column:
@@ -51,7 +50,9 @@ def card(title: str, *parts, view: str | None = None) -> pn.Column:
     if view is not None:
         sentence, maths = plots.VIEW_EXPLANATIONS[view]
         head = pn.Row(head, pn.widgets.TooltipIcon(value=maths, margin=(12, 0)), margin=0)
-        parts = (pn.pane.Markdown(sentence, **_NOTE), *parts)
+        explanation = Text()
+        explanation.object = html.escape(sentence)
+        parts = (explanation, *parts)
     return pn.Column(head, *parts, sizing_mode="stretch_width", margin=(5, 5))
 
 
@@ -88,10 +89,30 @@ def _set(source: ColumnDataSource, table: dict) -> None:
     source.data = table
 
 
-def _text(pane, text: str) -> None:
-    """Set a text pane's content (only when it changes: every set is a message to the browser)."""
-    if pane.object != text:
-        pane.object = text
+class Text:
+    """A caption or status line: HTML in a Bokeh ``Div`` (in a Panel pane, see ``__panel__``).  A new text
+    is one small property patch; a Panel Markdown pane would render Markdown on the server and re-render
+    the pane in the browser on every change.  ``object`` is the HTML shown."""
+
+    def __init__(self, **kwargs):
+        self.div = Div(text="", sizing_mode="stretch_width", styles={"font-size": "12px"}, **kwargs)
+        self.pane = pn.pane.Bokeh(self.div, sizing_mode="stretch_width", margin=(0, 10))
+
+    @property
+    def object(self) -> str:
+        return self.div.text
+
+    @object.setter
+    def object(self, text: str) -> None:
+        if self.div.text != text:  # every set is a message to the browser
+            self.div.text = text
+
+    def __panel__(self):
+        return self.pane
+
+
+def _text(note: Text, text: str) -> None:
+    note.object = text
 
 
 def _same(old, new: np.ndarray) -> bool:
@@ -189,7 +210,7 @@ class ReliabilityView(_View):
 
     def __init__(self, store):
         self.holder = pn.Column(sizing_mode="stretch_width", margin=0)
-        self.note = pn.pane.Markdown("", **_NOTE)
+        self.note = Text()
         self.panel = card("1 · Reliability diagram", self.holder, self.note, view="reliability")
         self.structure: tuple | None = None
         self.sources: dict[str, ColumnDataSource] = {}
@@ -427,7 +448,7 @@ class TCalView(_View):
 
     def __init__(self, store):
         self.pane = pn.pane.Bokeh(None, height=REL_HEIGHT, sizing_mode="stretch_width", min_width=320)
-        self.note = pn.pane.Markdown("", **_NOTE)
+        self.note = Text()
         self.extra = pn.Column(sizing_mode="stretch_width", margin=0)
         self.panel = card("2 · Multi-scale T-Cal", self.pane, self.note, self.extra, view="tcal")
         self.discrete: bool | None = None
@@ -480,11 +501,14 @@ class TCalView(_View):
             )
         if entry.pending:
             shown = "the analytic result is shown meanwhile" if result is not None else "computing"
-            note += f" — *{plots.method_name(entry.options.resampling)} running… ({shown})*"
+            running = (f" — <i>{html.escape(plots.method_name(entry.options.resampling))} running… "
+                       f"({shown})</i>")
+        else:
+            running = ""
         # no result (refused input, still computing): no verdict colour
         colour = plots.NEUTRAL if result is None else (
             plots.MISCALIBRATED if result.reject else plots.CALIBRATED)
-        _text(self.note, f"<b style='color:{colour}'>{html.escape(note)}</b>" + _error_text(entry))
+        _text(self.note, f"<b style='color:{colour}'>{html.escape(note)}{running}</b>" + _error_text(entry))
 
 
 class ClassicalView(_View):
@@ -580,7 +604,7 @@ class IntervalView(_View):
         _hover(fig, segs, plots.INTERVAL_TOOLTIPS)
         self.figure = fig
         self.pane = pn.pane.Bokeh(fig, height=LOW_HEIGHT, sizing_mode="stretch_width", min_width=320)
-        self.note = pn.pane.Markdown("", **_NOTE)
+        self.note = Text()
         self.panel = card("3 · ECE with confidence interval", self.pane, self.note, view="interval")
         super().__init__(store)
 
@@ -637,7 +661,7 @@ class DistanceView(_View):
         _hover(fig, seg, plots.DISTANCE_BAND_TOOLTIPS)
         self.figure = fig
         self.pane = pn.pane.Bokeh(fig, height=LOW_HEIGHT, sizing_mode="stretch_width", min_width=320)
-        self.note = pn.pane.Markdown("", **_NOTE)
+        self.note = Text()
         self.panel = card("4 · Distance to calibration", self.pane, self.note, view="distance")
         super().__init__(store)
 
@@ -682,9 +706,7 @@ class StatusView(_View):
 
     def __init__(self, store, controls):
         self.controls = controls
-        self.text = pn.pane.Markdown(
-            "", sizing_mode="stretch_width", margin=(0, 10), css_classes=["calviz-status"]
-        )
+        self.text = Text(css_classes=["calviz-status"])
         self.progress = pn.indicators.Progress(
             active=False, visible=False, width=160, height=14, margin=(8, 10), bar_color="info"
         )
@@ -709,10 +731,11 @@ class StatusView(_View):
         total = sum(timings.values())
         parts = ", ".join(f"{k} {1000 * v:.0f}" for k, v in timings.items())
         options = self.controls.options(data.n)
-        where = f" · on **Dask** ({html.escape(data.scheduler)})" if is_distributed(data) else ""
+        where = f" · on <b>Dask</b> ({html.escape(data.scheduler)})" if is_distributed(data) else ""
         self.text.object = (
-            f"**n** = {min(self.controls.n, data.n):,} of {data.n:,} · **K** = {data.n_classes}{where} · "
-            f"target **{resolve_target(data, options)}** · last update **{1000 * total:.0f} ms**"
+            f"<b>n</b> = {min(self.controls.n, data.n):,} of {data.n:,} · <b>K</b> = {data.n_classes}{where}"
+            f" · target <strong>{resolve_target(data, options)}</strong>"
+            f" · last update <b>{1000 * total:.0f} ms</b>"
             + (f" <small>({parts} ms)</small>" if parts else "")
         )
 
