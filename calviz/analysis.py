@@ -611,8 +611,8 @@ def analyze(
     for view in selected:
         result, seconds, error = run_view(view, prepared, options)
         timings[view] = seconds
-        if error:  # (a result with a message: how a distributed result differs from the in-memory one)
-            errors[view if result is None else f"{view}_note"] = error
+        if error:  # with a result: a note (e.g. the subsample it used); without one: why it is missing
+            errors[view] = error
         if view == "distance" and result is not None:
             results["distance"], results["witness"] = result
         else:

@@ -132,9 +132,9 @@ def test_analyze_parquet_notes_and_report(client, tmp_path):
     y, p = _predictions(4000, seed=2)
     path = _write(tmp_path / "preds", y, p, sizes=(1000, 0, 3000))
     result = cdask.analyze_parquet(path, scheduler=client, distance_sample=500, scheme="equal_mass")
-    assert "equal-width" in result.errors["reliability_note"]
-    assert "subsample of 500 of 4,000 rows" in result.errors["distance_note"]
-    assert result.distance is not None and "reliability" not in result.errors
+    assert "equal-width" in result.errors["reliability"]
+    assert "subsample of 500 of 4,000 rows" in result.errors["distance"]
+    assert result.distance is not None and result.reliability is not None  # notes, not failures
     html = render_analysis(result, title="dask report")
     assert "subsample of 500" in html and "Bokeh" in html
 

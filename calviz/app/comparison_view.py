@@ -33,7 +33,10 @@ from bokeh.palettes import Category10
 
 from calviz import plots
 from calviz.app.comparison_store import ComparisonStore
-from calviz.app.views import _NOTE, LOW_HEIGHT, _diagram_axes, _figure, _hover, _set, _text, card
+from calviz.app.views import LOW_HEIGHT, _diagram_axes, _figure, _hover, _set, _text, card
+
+#: the comparison's note is Markdown (its verdict lists items); the live views' captions are plain HTML
+_NOTE = dict(sizing_mode="stretch_width", margin=(0, 10), styles={"font-size": "12px"})
 
 __all__ = ["ComparisonView", "reliability_tables", "tcal_tables", "interval_table", "summary_table"]
 

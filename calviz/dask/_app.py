@@ -278,7 +278,7 @@ def analyze_parquet(
     (:func:`compute_view`): reliability, analytic adaptive T-Cal, the asymptotic ECE interval of Sun,
     Chaudhari, Barnett and Dobriban (2024) (one or two passes each).  The distance bounds (smCE,
     dCE_lower, SintCE, kCE, ...) need the whole sorted sample: they are computed on a uniform subsample of
-    ``distance_sample`` rows (or ``options.n``) — said in ``errors["distance_note"]`` with the sampling
+    ``distance_sample`` rows (or ``options.n``) — said in ``errors["distance"]`` with the sampling
     errors of :func:`subsample_measure`.  ``options.resampling == "y_only"`` adds y-only resampled T-Cal
     (1-D targets; the in-memory sequential rule and random streams) as ``tcal_resampled``.  Not available
     on Dask (``None`` with the reason in ``errors``): the smooth diagram, the bootstrap interval,
