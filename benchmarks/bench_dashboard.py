@@ -60,10 +60,12 @@ JS_SET = f"""([title, value]) => {{
         if (m.title === title && m.properties && 'value' in m.properties) {{ m.value = value; return true; }}
     return false;
 }}"""
-JS_SET_RADIO = f"""(label) => {{
+# the value's label: "equal_mass" before the rebuild, "equal mass" since the choices have human labels
+JS_SET_RADIO = f"""(value) => {{
     for (const m of {_ALL_MODELS})
-        if (Array.isArray(m.labels) && m.labels.includes(label) && 'active' in m.properties) {{
-            m.active = m.labels.indexOf(label); return true; }}
+        for (const label of [value, value.replace('_', ' ')])
+            if (Array.isArray(m.labels) && m.labels.includes(label) && 'active' in m.properties) {{
+                m.active = m.labels.indexOf(label); return true; }}
     return false;
 }}"""
 JS_TEXT = f"""(needle) => {{
