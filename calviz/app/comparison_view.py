@@ -33,7 +33,7 @@ from bokeh.palettes import Category10
 
 from calviz import plots
 from calviz.app.comparison_store import ComparisonStore
-from calviz.app.views import LOW_HEIGHT, _diagram_axes, _figure, _hover, _set, _text, card
+from calviz.app.views import LOW_HEIGHT, _diagram_axes, _figure, _hover, _set, _text, card, interval_glyphs
 
 #: the comparison's note is Markdown (its verdict lists items); the live views' captions are plain HTML
 _NOTE = dict(sizing_mode="stretch_width", margin=(0, 10), styles={"font-size": "12px"})
@@ -221,28 +221,9 @@ class ComparisonView:
         )
         interval.xaxis.axis_label = "ℓ2 expected calibration error"
         self.interval_source = ColumnDataSource(interval_table(None))
-        segs = interval.segment(
-            x0="low",
-            y0="row",
-            x1="high",
-            y1="row",
-            source=self.interval_source,
-            color="color",
-            line_width=6,
-            alpha=0.7,
-        )
-        interval.scatter(
-            "estimate",
-            "row",
-            source=self.interval_source,
-            fill_color="white",
-            line_color="color",
-            size=11,
-            line_width=2,
-        )
         _hover(
             interval,
-            segs,
+            interval_glyphs(interval, self.interval_source),
             [("", "@item"), ("ECE", "@estimate{0.0000}"), ("interval", "[@low{0.0000}, @high{0.0000}]")],
         )
         self.figures = {"reliability": rel, "tcal": tcal, "interval": interval}

@@ -115,6 +115,16 @@ def _text(note: Text, text: str) -> None:
     note.object = text
 
 
+def interval_glyphs(fig, source: ColumnDataSource):
+    """One interval per row of ``source`` (low, high, estimate, row, color): a bar with the point estimate
+    as an open circle; returns the bars' renderer (for the hover tool)."""
+    segs = fig.segment(x0="low", y0="row", x1="high", y1="row", source=source, color="color", line_width=6,
+                       alpha=0.7)
+    fig.scatter("estimate", "row", source=source, fill_color="white", line_color="color", size=11,
+                line_width=2)
+    return segs
+
+
 def _same(old, new: np.ndarray) -> bool:
     old = np.asarray(old)
     if old.shape != new.shape or old.dtype.kind != new.dtype.kind:
@@ -582,26 +592,7 @@ class IntervalView(_View):
         }
         fig.add_layout(Span(location=0, dimension="height", line_color=plots.NEUTRAL, line_width=1))
         self.source = ColumnDataSource(frame["table"])
-        segs = fig.segment(
-            x0="low",
-            y0="row",
-            x1="high",
-            y1="row",
-            source=self.source,
-            color="color",
-            line_width=6,
-            alpha=0.7,
-        )
-        fig.scatter(
-            "estimate",
-            "row",
-            source=self.source,
-            fill_color="white",
-            line_color="color",
-            size=11,
-            line_width=2,
-        )
-        _hover(fig, segs, plots.INTERVAL_TOOLTIPS)
+        _hover(fig, interval_glyphs(fig, self.source), plots.INTERVAL_TOOLTIPS)
         self.figure = fig
         self.pane = pn.pane.Bokeh(fig, height=LOW_HEIGHT, sizing_mode="stretch_width", min_width=320)
         self.note = Text()
