@@ -166,6 +166,13 @@ def _bars(fig, source: ColumnDataSource, **legend) -> None:
     _whiskers(fig, source, plots.NEUTRAL)
 
 
+def _legend_above(fig, **style) -> None:
+    """The figure's legend in one row above the axes, where it never covers bars, band or lines; entries
+    14 px apart so that labels such as "rank 1 (top-1)" and "rank 2" do not run together."""
+    fig.legend.update(orientation="horizontal", label_text_font_size="8pt", spacing=14, **style)
+    fig.add_layout(fig.legend[0], "above")
+
+
 def _diagonal(fig, **legend) -> None:
     fig.line([0, 1], [0, 1], color=plots.NEUTRAL, line_dash="dashed", line_width=1.5, **legend)
 
@@ -273,11 +280,7 @@ class ReliabilityView(_View):
         main.line(
             "x", "y", source=src["smooth"], color=plots.ACCENT, line_width=2, legend_label="smooth curve"
         )
-        main.legend.orientation = "horizontal"  # above the axes: never over bars or band
-        main.legend.label_text_font_size = "8pt"
-        main.legend.update(spacing=14, padding=2, margin=0, border_line_alpha=0, label_height=12,
-                           glyph_height=12)
-        main.add_layout(main.legend[0], "above")
+        _legend_above(main, padding=2, margin=0, border_line_alpha=0, label_height=12, glyph_height=12)
         hist = _figure(max(90, height // 3), x_range=x_range)
         hist.yaxis.axis_label = "count"
         hist.yaxis.ticker.desired_num_ticks = 3
@@ -400,11 +403,7 @@ class ReliabilityView(_View):
             line_width=1.5,
         )
         _hover(main, marks, [("", "@rank"), *plots.BIN_TOOLTIPS])
-        main.legend.location = "top_left"
-        main.legend.orientation = "horizontal"
-        main.legend.label_text_font_size = "8pt"
-        main.legend.spacing = 14  # entries apart: "rank 1 (top-1)" and "rank 2" must not run together
-        main.add_layout(main.legend[0], "above")
+        _legend_above(main, location="top_left")
         hist = _figure(max(90, height // 3), x_range=x_range)
         hist.xaxis.axis_label = "r-th largest predicted probability"
         hist.yaxis.axis_label = "count"
