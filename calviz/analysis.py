@@ -23,11 +23,9 @@ from calviz.classical import analysis_tests
 from calviz.data import CalibrationData, InputError, as_calibration_data, check_alpha
 from calviz.distance import distance_bounds, smce_witness
 from calviz.ece import reliability
-from calviz.intervals import ece_interval
 from calviz.sampling import sample_for_view
 from calviz.smooth import smooth_reliability
 from calviz.targets import SCALAR_TARGETS, TARGETS, Target, TargetName, resolve
-from calviz.tcal import adaptive_tcal
 
 __all__ = [
     "AnalysisOptions",
@@ -166,6 +164,14 @@ def scalar_reliability(data: CalibrationData, options: AnalysisOptions) -> bool:
     return data.is_binary or resolve_target(data, options) not in ("topk", "full")
 
 
+def _estimator(data, name: str):
+    """The function ``name`` that computes on ``data``: the in-memory one, or the distributed twin bound to
+    the cluster of a ``calviz.dask.DistributedSource`` (its ``estimators``), so one compute function serves
+    both."""
+    engine = getattr(data, "estimators", None)
+    return globals()[name] if engine is None else getattr(engine, name)
+
+
 def is_distributed(data) -> bool:
     """Distributed data (``calviz.dask.DistributedSource``): every view is computed by Dask on all rows."""
     return bool(getattr(data, "distributed", False))
@@ -253,8 +259,8 @@ def compute_reliability(data: CalibrationData, options: AnalysisOptions):
     data = prepare(data, options)
     if not scalar_reliability(data, options):
         return compute_multi_reliability(data, options)
-    return reliability(data, target=analysis_target(data, options, scalar=True), n_bins=int(options.n_bins),
-                       scheme=options.scheme, alpha=options.alpha)
+    return _estimator(data, "reliability")(data, target=analysis_target(data, options, scalar=True),
+                                           n_bins=int(options.n_bins), scheme=options.scheme, alpha=options.alpha)
 
 
 def compute_multi_reliability(data: CalibrationData, options: AnalysisOptions) -> MultiReliability:
@@ -266,6 +272,9 @@ def compute_multi_reliability(data: CalibrationData, options: AnalysisOptions) -
     target = resolve_target(data, options)
     if target not in ("topk", "full"):
         raise InputError(f"per-rank / per-class reliability needs target 'topk' or 'full'; got {target!r}")
+    if is_distributed(data):  # one pass over the partitions for all panels
+        return _estimator(data, "multi_reliability")(data, target=target, top_k=int(options.top_k),
+                                                     n_bins=int(options.n_bins), alpha=options.alpha)
     common = dict(n_bins=int(options.n_bins), scheme=options.scheme, alpha=options.alpha)
     support = np.bincount(data.labels, minlength=data.n_classes)
     kind, index, labels, omitted = multi_reliability_panels(
@@ -331,7 +340,7 @@ def compute_tcal(data: CalibrationData, options: AnalysisOptions, resampling: st
     target = analysis_target(data, options)
     if not target.is_scalar:  # full calibration on the simplex partition (top-k has no T-Cal: use full)
         target = resolve(data, "full")
-    return adaptive_tcal(data, target=target.name, class_index=target.class_index, alpha=options.alpha,
+    return _estimator(data, "adaptive_tcal")(data, target=target.name, class_index=target.class_index, alpha=options.alpha,
                          resampling=resampling, seed=int(options.seed))
 
 
@@ -342,8 +351,9 @@ def _interval(data: CalibrationData, options: AnalysisOptions, method: str):
         # the interval bins the sorted top-k vector: full calibration is top-K (top-1 when k = 1)
         k = data.n_classes if target.name == "full" else target.top_k
         target = resolve(data, "auto", top_k=k)
-    return ece_interval(data, target=target, n_bins=int(options.n_bins), alpha=options.alpha, method=method,
-                        n_resamples=int(options.n_resamples), seed=int(options.seed))
+    return _estimator(data, "ece_interval")(data, target=target, n_bins=int(options.n_bins), alpha=options.alpha,
+                                            method=method, n_resamples=int(options.n_resamples),
+                                            seed=int(options.seed))
 
 
 def compute_interval(data: CalibrationData, options: AnalysisOptions):

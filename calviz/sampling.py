@@ -92,7 +92,12 @@ def _draw(data: CalibrationData, size: int, seed: int) -> CalibrationData:
     """``size`` distinct rows drawn uniformly (``CalibrationData.subsample``, rows kept in file order)
     from the stream ``numpy.random.default_rng([seed, SAMPLE_STREAM])``: independent of the user
     subsample's stream (``default_rng(seed)``) and of the views' own resampling."""
-    return data.subsample(int(size), seed=np.random.default_rng([int(seed), SAMPLE_STREAM]))
+    return data.subsample(int(size), seed=sample_generator(seed))
+
+
+def sample_generator(seed: int) -> np.random.Generator:
+    """The generator of the views' subsample for ``options.seed`` (also drawn by ``calviz.dask``)."""
+    return np.random.default_rng([int(seed), SAMPLE_STREAM])
 
 
 def sample_for_view(view: str, data: CalibrationData, options) -> tuple[CalibrationData, str | None]:

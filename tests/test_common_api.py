@@ -80,9 +80,20 @@ COLLECTIONS = ("ClassicalTests", "DistanceBounds", "GroupCalibration")
 #: results of calibration tests: they carry a p-value
 TESTS = ("TCalResult", "CalibrationTestResult", "CoxTestResult", "ModelComparison")
 
-#: Distributed twins, ``name -> callable`` with the in-memory signature and result type (``calviz.dask``
-#: fills this in with its drivers; every check below then runs on them too).
-DASK_TWINS: dict = {}
+
+def _dask_twins() -> dict:
+    try:
+        import calviz.dask as cdask
+    except ImportError:  # the dask extra is not installed: the in-memory checks still run
+        return {}
+    return {name: getattr(cdask, name) for name in (
+        "binned_ece", "debiased_ece", "unbiased_ece", "mce", "reliability", "ece_interval", "adaptive_tcal",
+        "laplace_kce", "smce", "sintce", "lower_dce")}
+
+
+#: Distributed twins, ``name -> callable`` with the in-memory signature and result type: the
+#: ``calviz.dask`` drivers (numpy input is split into row partitions); every check below runs on them too.
+DASK_TWINS: dict = _dask_twins()
 
 
 def _public(name):
@@ -295,3 +306,60 @@ def test_seed_must_be_none_an_int_or_a_generator(name):
     for bad in (-1, 1.5, "0"):
         with pytest.raises(InputError, match=re.escape(f"The 'seed' parameter of {base} must be None, ")):
             _call(name, Y_BINARY, P_BINARY, seed=bad)
+
+
+# -- the distributed twins: the same function on partitioned data ----------------------------------
+@pytest.mark.parametrize("name", sorted(DASK_TWINS))
+def test_dask_twin_has_the_in_memory_signature(name):
+    """The in-memory parameters first, in order, with the same kinds and defaults; then keyword-only
+    distributed options (partition fan-in, client, columns, the subsample of the distance measures)."""
+    ours = list(inspect.signature(DASK_TWINS[name]).parameters.values())
+    theirs = list(inspect.signature(_public(name)).parameters.values())
+    assert [(p.name, p.kind, p.default) for p in ours[: len(theirs)]] == [
+        (p.name, p.kind, p.default) for p in theirs]
+    assert all(p.kind is p.KEYWORD_ONLY for p in ours[len(theirs):])
+    assert {"split_every", "client"} <= {p.name for p in ours[len(theirs):]}
+    assert DASK_TWINS[name].__doc__.startswith(_public(name).__doc__.split("\n")[0])
+
+
+TWIN_VALIDATED = [case for case in VALIDATED if case[0] in DASK_TWINS]
+
+
+@pytest.mark.parametrize("name, param, bad", TWIN_VALIDATED, ids=[f"{n}-{p}-{b!r}" for n, p, b in TWIN_VALIDATED])
+def test_dask_twin_refuses_with_the_in_memory_message(name, param, bad):
+    kwargs = {**FUNCTIONS[name][0], param: bad}
+    with pytest.raises(InputError) as memory:
+        _public(name)(Y_BINARY, P_BINARY, **kwargs)
+    with pytest.raises(InputError) as on_dask:
+        DASK_TWINS[name](Y_BINARY, P_BINARY, **kwargs)
+    assert str(on_dask.value) == str(memory.value)
+    assert isinstance(on_dask.value, TypeError) and isinstance(on_dask.value, ValueError)
+
+
+def _numbers(value):
+    """Every number of a result's ``to_dict()``, flattened in key order (strings compared exactly)."""
+    if isinstance(value, dict):
+        return [x for key in sorted(value) for x in _numbers(value[key])]
+    if isinstance(value, (list, tuple)):
+        return [x for item in value for x in _numbers(item)]
+    return [value]
+
+
+@pytest.mark.parametrize("name", sorted(DASK_TWINS))
+@pytest.mark.parametrize("kind", ["binary", "multi"])
+def test_dask_twin_equals_in_memory(name, kind):
+    """The same result type and the same numbers (1e-12 relative), the seeded ones included."""
+    y, p = (Y_BINARY, P_BINARY) if kind == "binary" else (Y_MULTI, P_MULTI)
+    seed = {"seed": 5} if "seed" in _params_of(name) else {}
+    want = _call(name, y, p, **seed)
+    got = _call(f"dask:{name}", y, p, **seed)
+    assert type(got) is type(want)
+    a, b = _numbers(got.to_dict()), _numbers(want.to_dict())
+    assert len(a) == len(b)
+    for x, w in zip(a, b, strict=True):
+        if isinstance(w, float) and math.isnan(w):
+            assert isinstance(x, float) and math.isnan(x), name
+        elif isinstance(w, float):
+            assert x == pytest.approx(w, rel=1e-12, abs=1e-15), name
+        else:
+            assert x == w, name

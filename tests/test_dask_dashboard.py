@@ -165,3 +165,37 @@ def test_topk_and_full_views_on_dask(client, tmp_path):
     full = app.store.reliability.result
     assert full.kind == "class" and len(full.panels) == 4
     np.testing.assert_array_equal(full.positives, np.bincount(labels, minlength=4))
+
+
+def test_all_rows_and_the_view_subsample_as_in_memory(client, tmp_path, monkeypatch):
+    """The views that cost more than a pass (distance measures, resampled T-Cal) use the rows the in-memory
+    analysis uses — the same uniform subsample for the same seed, with the same note — and every row with
+    ``all_rows=True``; the user subsample ``n`` gives the in-memory result too."""
+    import json
+
+    from calviz import sampling
+    from calviz.analysis import run_view
+    from calviz.data import as_calibration_data
+
+    monkeypatch.setitem(sampling.SAMPLED_ROWS, "distance", 500)  # (2·10⁵ rows by default)
+    monkeypatch.setitem(sampling.SAMPLED_ROWS, "tcal_resampled", 800)
+    y, p = _predictions(3000, seed=4)
+    source = cdask.open_source(_write(tmp_path / "preds", y, p), client=client, distance_sample=500)
+    memory = as_calibration_data(y, p)
+    for options in (AnalysisOptions(seed=3), AnalysisOptions(seed=3, all_rows=True),
+                    AnalysisOptions(seed=5, n=1000)):
+        for view in ("distance", "tcal_resampled"):
+            got, note = source.compute_view(view, options)
+            want, _, want_note = run_view(view, memory, options)
+            assert note == want_note, (view, options)
+            assert (note is None) == options.all_rows
+            if view == "distance":
+                assert json.dumps(got[0].to_dict(), default=str) == json.dumps(want[0].to_dict(), default=str)
+                continue
+            assert got.n == want.n == (3000 if options.all_rows else 800)
+            assert got.n_resamples == want.n_resamples and got.decision == want.decision
+            np.testing.assert_array_equal(got.pvalues, want.pvalues)
+    summary = analyze(source, AnalysisOptions(n=1000, seed=5), views=("reliability",))
+    want = analyze((y, p), AnalysisOptions(n=1000, seed=5), views=("reliability",))
+    assert summary.summary == want.summary
+    np.testing.assert_array_equal(summary.reliability.counts, want.reliability.counts)

@@ -1,25 +1,19 @@
 """calviz on Dask: the estimators, T-Cal and the Laplace kCE on data larger than memory.
 
-Install with ``pip install "calviz[dask]"``.  Every function keeps the name, the signature, the defaults
-and the result object of its in-memory counterpart (plus ``client=``, ``split_every=`` and the column
-names of DataFrame / Parquet input); the data may be dask arrays ``(y_true, y_prob)`` (row chunks are
-paired by position), a dask DataFrame, a Parquet path / glob / directory, or a
-:class:`DaskCalibrationData` from :func:`from_dataframe` / :func:`from_parquet`.
+Install with ``pip install "calviz[dask]"``.  Every function keeps the name, the argument order, the
+defaults, the option checks (with their messages) and the result type of its in-memory counterpart, plus
+``split_every``, ``client`` and the column names of table input.  The data may be dask (or numpy) arrays
+``(y_true, y_prob)``, a :class:`calviz.CalibrationData`, a dask DataFrame, a Parquet path, or a
+:class:`DaskCalibrationData` of :func:`from_dataframe` / :func:`from_parquet`.
 
-The functions are thin map/reduce drivers: options are checked by the in-memory function on a two-row
-sample of the same kind (the same messages and resolved targets); each partition is validated by the
-in-memory rules (an :class:`calviz.data.InputError` names the global row and the partition; no partial
-result is ever returned) and reduced to the one mergeable :class:`calviz.BinSums`; the merged sums go
-through the in-memory finalisers (:func:`calviz.ece.ece_from_sums`,
-:func:`calviz.intervals.interval_from_sums`, :func:`calviz.ece.reliability_from_sums`) and T-Cal through
-the in-memory decision rules (:mod:`calviz._tcal_decision`).  The results equal the in-memory ones up to
-floating-point summation order — y-only resampled T-Cal included: with a fixed seed it draws the same
-random numbers for the same (sorted) points, so the p-values are the in-memory ones.
-
-Limits (refused with the reason, never silent): equal-mass and distinct-value binning, the bootstrap
-interval and consistency resampling need the whole sample; smCE, SintCE and dCE_lower are computed on
-all rows up to ``size`` rows, else on a uniform subsample whose sampling error
-:func:`subsample_measure` bounds.
+The functions are map/reduce drivers: each partition is validated by the in-memory rules (an
+:class:`calviz.data.InputError` names the global row and the partition; there is never a partial result)
+and reduced to the mergeable :class:`calviz.BinSums`; the merged sums go through the in-memory finalisers,
+and T-Cal through the in-memory decision rules.  Results equal the in-memory ones up to floating-point
+summation order — y-only resampled T-Cal included: with a fixed seed it draws the same random numbers for
+the same sorted points.  Equal-mass and distinct-value bins, the bootstrap interval and consistency
+resampling need the whole sample and are refused; smCE, SintCE and dCE_lower run in memory on all rows up
+to ``size`` rows, else on the uniform subsample the in-memory data gives for the seed.
 """
 
 from __future__ import annotations
@@ -35,7 +29,7 @@ from calviz.dask._app import (  # noqa: F401 (DASK_VIEWS)
     get_client,
     open_source,
 )
-from calviz.dask._data import (  # noqa: F401 (SPLIT_EVERY)
+from calviz.dask._data import (  # noqa: F401 (SPLIT_EVERY, gather)
     SPLIT_EVERY,
     DaskCalibrationData,
     PartitionInputError,
@@ -43,6 +37,7 @@ from calviz.dask._data import (  # noqa: F401 (SPLIT_EVERY)
     from_dask,
     from_dataframe,
     from_parquet,
+    gather,
 )
 from calviz.dask._estimators import (
     SubsampleEstimate,

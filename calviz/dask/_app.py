@@ -1,47 +1,41 @@
-"""The entry points of the CLI (``calviz check``) and the dashboard on distributed data: every view of
-:mod:`calviz.analysis` computed by the Dask drivers, and the clients they run on."""
+"""The dashboard, the report and ``calviz check`` on distributed data: a :class:`DistributedSource` runs the
+compute functions of :mod:`calviz.analysis` with the distributed estimators on all rows, and the views
+that need the rows in one process (:data:`calviz.sampling.SAMPLED_VIEWS`) in memory on the subsample the
+in-memory data would use — the same rows for the same seed — or on every row when ``all_rows`` is set."""
 
 from __future__ import annotations
 
 import atexit
 import contextlib
+import functools
 import os
 import threading
+import types
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
-from calviz import analysis as _analysis
+from calviz import analysis
 from calviz.dask._data import (
     DaskCalibrationData,
     as_dask_data,
     check_n,
     compute,
     from_parquet,
+    gather,
     map_partitions,
     validate,
 )
-from calviz.dask._estimators import (
-    distance,
-    ece_interval,
-    multi_reliability,
-    reliability,
-    smce_sampling_error,
-    uniform_subsample,
-)
-from calviz.dask._tcal import adaptive_tcal
 from calviz.data import InputError
+from calviz.sampling import SAMPLED_ROWS, sample_generator, sample_note
 
 
 def _partition_summary(part, index, row_offset):
-    """(rows, correct predictions, sum of confidences): the in-memory
-    :class:`calviz.analysis.DataSummary` of the partition, unnormalised."""
+    """(rows, correct predictions, sum of confidences) of one partition (its DataSummary, unnormalised)."""
     data = validate(part, index, row_offset)
     if data.n == 0:
         return 0, 0.0, 0.0
-    s = _analysis.DataSummary.of(data, _analysis.AnalysisOptions())
+    s = analysis.DataSummary.of(data, analysis.AnalysisOptions())
     return data.n, s.accuracy * data.n, s.mean_confidence * data.n
 
 
@@ -110,87 +104,21 @@ _NOT_ON_DASK = {
 }
 
 
-def _targets(data: DaskCalibrationData, options) -> tuple[str, str, int]:
-    """(target, scalar target, class index) with the in-memory rules of
-    :func:`calviz.analysis.resolve_target` / :func:`calviz.analysis.analysis_view`."""
-    target = _analysis.resolve_target(data, options)
-    return target, _analysis.scalar_target(data, target), min(int(options.class_index), data.n_classes - 1)
-
-
-def compute_view(view: str, data: DaskCalibrationData, options, *, client=None,
-                 distance_sample: int = 200_000):
-    """One view of :mod:`calviz.analysis` (same name, same result object) computed on distributed data.
-
-    Returns ``(result, note)``: ``note`` (or None) says how the result differs from the in-memory one —
-    equal-width bins instead of equal-mass, or distance measures from a uniform subsample of
-    ``distance_sample`` rows with their sampling error.  Raises :class:`InputError` for a
-    view that is not available on Dask (:data:`_NOT_ON_DASK`) or refuses the input."""
+def compute_view(view: str, data, options, *, client=None, distance_sample: int = SAMPLED_ROWS["distance"]):
+    """``(result, note)`` of one view of :mod:`calviz.analysis` on distributed data (a
+    :class:`DistributedSource`, or data of :func:`as_dask_data`), see :meth:`DistributedSource.compute_view`."""
     if view in _NOT_ON_DASK:
         raise InputError(f"not available on Dask: {_NOT_ON_DASK[view]}")
-    target, scalar_target, class_index = _targets(data, options)
-    if view == "reliability":
-        note = None
-        if options.scheme != "equal_width":
-            note = "equal-mass bins need global quantiles; equal-width bins are used on Dask"
-        if not _analysis.scalar_reliability(data, options):  # one diagram per rank / per class
-            return multi_reliability(data, target=target, top_k=int(options.top_k),
-                                     n_bins=int(options.n_bins), alpha=options.alpha, client=client), note
-        return reliability(data, n_bins=int(options.n_bins), alpha=options.alpha, target=scalar_target,
-                           class_index=class_index, client=client), note
-    tcal_target = target if target in ("binary", "top1", "classwise", "full") else "full"
-    tcal_class = class_index if tcal_target == "classwise" else None
-    if view == "tcal":
-        return adaptive_tcal(data, alpha=options.alpha, resampling="analytic", target=tcal_target,
-                             class_index=tcal_class, client=client), None
-    if view == "tcal_resampled":
-        if options.resampling != "y_only" or tcal_target == "full":
-            raise InputError(f"resampling {options.resampling!r} for the {tcal_target} target is not "
-                             "available on Dask (y_only is, for 1-D targets); the analytic test is shown")
-        # as in memory (calviz.analysis.compute_tcal): the sequential rule; options.n_resamples is for the
-        # bootstrap views
-        return adaptive_tcal(data, alpha=options.alpha, resampling="y_only", target=tcal_target,
-                             class_index=tcal_class, seed=int(options.seed), client=client), None
-    if view == "interval":
-        if target in ("topk", "full"):
-            k = data.n_classes if target == "full" else min(int(options.top_k), data.n_classes)
-            return ece_interval(data, n_bins=int(options.n_bins), alpha=options.alpha, top_k=k,
-                                client=client), None
-        return ece_interval(data, n_bins=int(options.n_bins), alpha=options.alpha, target=scalar_target,
-                            class_index=class_index, client=client), None
-    if view == "distance":
-        size = int(options.n) if options.n is not None else int(distance_sample)
-        z, y, n_all, _, entropy, complete = uniform_subsample(
-            data, size=size, seed=int(options.seed), target=scalar_target, class_index=class_index,
-            client=client)
-        bounds = distance.distance_bounds(y.astype(np.int64), z)
-        if complete:
-            return (bounds, None), None
-        k = int(z.shape[0])
-        smce_err = smce_sampling_error(k, float(np.mean(y)), 0.05)
-        note = (f"distance measures computed on a uniform subsample of {k:,} of {n_all:,} rows (with "
-                f"replacement, seed {entropy}); e.g. smCE sampling error ≤ {smce_err:.3g} with probability "
-                "0.95 (see calviz.dask.subsample_measure for smCE, SintCE, dCE_lower bounds)")
-        return (bounds, None), note
-    raise InputError(f"unknown view {view!r}")
-
-
-def _summary_counts(data: DaskCalibrationData, client) -> tuple[int, float, float]:
-    """(rows, correct predictions, sum of confidences) over all partitions — one pass that also validates
-    every partition."""
-    summaries = compute(data, *map_partitions(data, _partition_summary), client=client)
-    n = sum(s[0] for s in summaries)
-    check_n(n)
-    return n, sum(s[1] for s in summaries), sum(s[2] for s in summaries)
+    if not isinstance(data, DistributedSource):
+        data = _source(as_dask_data(data), client, None, distance_sample)
+    return data.compute_view(view, options)
 
 
 @dataclass(frozen=True, repr=False)
 class DistributedSource:
-    """Distributed predictions the dashboard and :func:`analyze_parquet` analyse in place: the data, the
-    client that computes on it and the counts of one validating pass (so ``n`` is known).
-
-    Every view of :mod:`calviz.analysis` goes through :meth:`compute_view` (:func:`compute_view`); the
-    views that need the whole sample in memory (smooth diagram, bootstrap interval) are refused with the
-    reason, and the distance measures use a uniform subsample whose sampling error is stated."""
+    """Distributed predictions analysed in place: the data, the client that computes on it and the counts
+    of one validating pass.  The dashboard, :func:`calviz.analysis.analyze` and the report use it like a
+    :class:`calviz.CalibrationData` (``n``, ``n_classes``, ``is_binary``, ``distributed``)."""
 
     data: DaskCalibrationData
     client: Any
@@ -198,44 +126,77 @@ class DistributedSource:
     n: int
     correct: float
     confidence_sum: float
-    distance_sample: int = 200_000
-    #: the dashboard's cache keys and the report use this like CalibrationData's
+    distance_sample: int = SAMPLED_ROWS["distance"]
+    _rows: dict = field(default_factory=dict, compare=False)
+    #: the dashboard's cache keys and the report read this
     distributed = True
 
-    @property
-    def n_classes(self) -> int:
-        return self.data.n_classes
-
-    @property
-    def is_binary(self) -> bool:
-        return self.data.is_binary
-
-    @property
-    def source(self) -> str:
-        return self.data.source
+    n_classes = property(lambda self: self.data.n_classes)
+    is_binary = property(lambda self: self.data.is_binary)
+    source = property(lambda self: self.data.source)
 
     def __repr__(self) -> str:
         kind = "binary" if self.is_binary else f"{self.n_classes}-class"
         return (f"DistributedSource({self.source}, {kind}, n={self.n:,}, npartitions={self.data.npartitions},"
                 f" scheduler={self.scheduler!r})")
 
+    @property
+    def estimators(self):
+        """The distributed twins :mod:`calviz.analysis` calls instead of the in-memory estimators."""
+        from calviz import dask as twins
+
+        names = ("reliability", "multi_reliability", "adaptive_tcal", "ece_interval")
+        return types.SimpleNamespace(**{name: functools.partial(getattr(twins, name), client=self.client)
+                                        for name in names})
+
+    def rows(self, size: int | None, seed: int, *, view_sample: bool = False):
+        """In memory: every row, or the subsample of ``size`` rows the in-memory data would give —
+        ``options.n`` (:func:`calviz.analysis.prepare`) or, ``view_sample``, a view's subsample
+        (:func:`calviz.sampling.sample_for_view`).  Cached."""
+        key = (size, int(seed), view_sample)
+        if key not in self._rows:
+            generator = sample_generator(seed) if view_sample else int(seed)
+            self._rows[key] = gather(self.data, size, generator, client=self.client)[0]
+        return self._rows[key]
+
     def compute_view(self, view: str, options):
-        """``(result, note)`` of one analysis view on all rows (see :func:`compute_view`)."""
-        return compute_view(view, self.data, options, client=self.client,
-                            distance_sample=self.distance_sample)
+        """``(result, note)`` of one view (:data:`calviz.analysis.COMPUTE`), computed as in memory.
+
+        A user subsample (``options.n``) is gathered and analysed in memory.  Otherwise reliability,
+        T-Cal and the asymptotic interval run on Dask on all rows (equal-width bins: a note says so when
+        equal-mass ones were asked for); the distance measures (``distance_sample`` rows, by default the
+        in-memory 2·10⁵) and, beyond 2·10⁵ rows, resampled T-Cal run in memory on the in-memory view
+        subsample, with its note — or, with ``options.all_rows``, on every row (T-Cal on Dask; the
+        distance measures gather every row into this process, as in memory).  The smooth diagram, the
+        bootstrap and the classical tests are refused with the reason."""
+        if view in _NOT_ON_DASK:
+            raise InputError(f"not available on Dask: {_NOT_ON_DASK[view]}")
+        if options.n is not None and options.n < self.n:
+            rows = self.rows(int(options.n), options.seed)
+            return analysis.run_view(view, rows, options.replace(n=None))[::2]
+        limit = self.distance_sample if view == "distance" else SAMPLED_ROWS.get(view)
+        if view == "distance" or (limit is not None and self.n > limit and not options.all_rows):
+            size = None if options.all_rows or self.n <= limit else limit
+            rows = self.rows(size, options.seed, view_sample=True)
+            note = None if size is None else sample_note(view, rows, self.n, options)
+            return analysis.COMPUTE[view](rows, options), note
+        note = None
+        if view == "reliability" and options.scheme != "equal_width":
+            note = "equal-mass bins need global quantiles; equal-width bins are used on Dask"
+            options = options.replace(scheme="equal_width")
+        return analysis.COMPUTE[view](self, options), note
 
     def data_summary(self, options):
-        """The :class:`calviz.analysis.DataSummary` of all rows."""
-        return _analysis.DataSummary(
-            n=self.n, n_total=self.n, n_classes=self.n_classes, is_binary=self.is_binary,
-            target=_targets(self.data, options)[0], accuracy=self.correct / self.n,
-            mean_confidence=self.confidence_sum / self.n)
+        """The :class:`calviz.analysis.DataSummary` of all rows (of the user subsample with ``options.n``)."""
+        if options.n is not None and options.n < self.n:
+            return analysis.DataSummary.of(self.rows(int(options.n), options.seed), options, n_total=self.n)
+        return analysis.DataSummary(n=self.n, n_total=self.n, n_classes=self.n_classes, is_binary=self.is_binary,
+                                    target=analysis.resolve_target(self, options), accuracy=self.correct / self.n,
+                                    mean_confidence=self.confidence_sum / self.n)
 
 
 def _open_data(path, y_true, y_prob, prob_prefix) -> DaskCalibrationData:
     """A Parquet path (file, directory, glob, list) or any input of :func:`as_dask_data`."""
-    if isinstance(path, DaskCalibrationData):
-        return path
     if isinstance(path, (str, os.PathLike, list, tuple)):
         return from_parquet(path, y_true=y_true, y_prob=y_prob, prob_prefix=prob_prefix)
     return as_dask_data(path, y_true_column=y_true, y_prob_columns=y_prob)
@@ -243,12 +204,26 @@ def _open_data(path, y_true, y_prob, prob_prefix) -> DaskCalibrationData:
 
 def open_source(path, *, scheduler: str | None = None, y_true: str | None = None,
                 y_prob: str | Sequence[str] | None = None, prob_prefix: str | None = None,
-                distance_sample: int = 200_000, client=None) -> DistributedSource:
-    """Open distributed predictions for the dashboard: a Parquet file / directory / glob (or any input of
-    :func:`as_dask_data`) on the scheduler ``scheduler`` ("local" — the default — or "tcp://host:port", see
-    :func:`get_client`; or pass a ``distributed.Client`` as ``client``).  Reads the schema, then validates
-    every partition in one pass (an :class:`InputError` names the partition and row of the first bad value)
-    and counts the rows."""
+                distance_sample: int = SAMPLED_ROWS["distance"], client=None) -> DistributedSource:
+    """Open distributed predictions for the dashboard, validated and counted in one pass.
+
+    Parameters
+    ----------
+    path : str, path, list of paths or any input of :func:`as_dask_data`
+        A Parquet file, directory or glob.
+    scheduler : str, optional
+        ``"local"`` (the default) or ``"tcp://host:port"`` (:func:`get_client`); or pass ``client``.
+    y_true, y_prob, prob_prefix : str, optional
+        The columns (:func:`from_dataframe`).
+    distance_sample : int, default 200000
+        Rows of the distance measures' subsample.
+    client : distributed.Client, optional
+
+    Returns
+    -------
+    DistributedSource
+        An :class:`InputError` names the partition and the row of the first bad value instead.
+    """
     data = _open_data(path, y_true, y_prob, prob_prefix)
     if client is None:
         scheduler = scheduler or "local"
@@ -258,34 +233,48 @@ def open_source(path, *, scheduler: str | None = None, y_true: str | None = None
 
 def _source(data: DaskCalibrationData, client, scheduler, distance_sample: int) -> DistributedSource:
     """The source after one validating pass that counts the rows (``client`` None: dask's scheduler)."""
-    n, correct, confidence = _summary_counts(data, client)
+    summaries = compute(data, *map_partitions(data, _partition_summary), client=client)
+    n, correct, confidence = (sum(column) for column in zip(*summaries, strict=True))
+    check_n(n)
     name = scheduler if isinstance(scheduler, str) else str(getattr(client, "scheduler", None) and
                                                             client.scheduler.address)
     return DistributedSource(data, client, name, n, correct, confidence, int(distance_sample))
 
 
-def analyze_parquet(
-    path, *, scheduler=None, y_true: str | None = None, y_prob: str | Sequence[str] | None = None,
-    prob_prefix: str | None = None, options=None, distance_sample: int = 200_000, **option_values,
-):
-    """Analyse a Parquet file / directory / glob (or any input of :func:`as_dask_data`) on Dask and return
-    a :class:`calviz.analysis.Analysis` — the object the dashboard, the report and ``calviz check`` read.
+def analyze_parquet(path, *, scheduler=None, y_true: str | None = None, y_prob: str | Sequence[str] | None = None,
+                    prob_prefix: str | None = None, options=None, distance_sample: int = SAMPLED_ROWS["distance"],
+                    **option_values):
+    """:func:`calviz.analysis.analyze` of a Parquet file, directory or glob on Dask.
 
-    ``scheduler``: None (current dask scheduler), ``"local"`` (the 2-process LocalCluster of
-    :func:`get_client`), a scheduler address ``"tcp://host:8786"`` or a ``distributed.Client``.
-    ``y_true`` / ``y_prob``: column names (detected when None).  ``options``: a
-    :class:`calviz.analysis.AnalysisOptions` (keywords override its fields).  Computed on all rows
-    (:func:`compute_view`): reliability, analytic adaptive T-Cal, the asymptotic ECE interval of Sun,
-    Chaudhari, Barnett and Dobriban (2024) (one or two passes each).  The distance bounds (smCE,
-    dCE_lower, SintCE, kCE, ...) need the whole sorted sample: they are computed on a uniform subsample of
-    ``distance_sample`` rows (or ``options.n``) — said in ``errors["distance"]`` with the sampling
-    errors of :func:`subsample_measure`.  ``options.resampling == "y_only"`` adds y-only resampled T-Cal
-    (1-D targets; the in-memory sequential rule and random streams) as ``tcal_resampled``.  Not available
-    on Dask (``None`` with the reason in ``errors``): the smooth diagram, the bootstrap interval,
-    consistency resampling.  ``prob_prefix``: probability columns
-    ``<prefix>0..<prefix>K-1``.
+    Every view is computed as :meth:`DistributedSource.compute_view` says: on all rows on the cluster, or
+    in memory on the subsample the in-memory analysis would use (``errors[view]`` says so), unless
+    ``all_rows=True``; the smooth diagram, the bootstrap interval and consistency resampling are not
+    available (``None``, the reason in ``errors``).
+
+    Parameters
+    ----------
+    path : str, path or list
+        Parquet data, or any input of :func:`as_dask_data`.
+    scheduler : None, "local", "tcp://host:port" or distributed.Client
+        None: dask's current scheduler; "local": the LocalCluster of :func:`get_client`.
+    y_true, y_prob, prob_prefix : str, optional
+        The columns (:func:`from_dataframe`).
+    options : calviz.analysis.AnalysisOptions, optional
+    distance_sample : int, default 200000
+        Rows of the distance measures' subsample.
+    **option_values
+        Fields of ``options`` to override.
+
+    Returns
+    -------
+    calviz.analysis.Analysis
+
+    References
+    ----------
+    .. [1] Y. Sun, P. Chaudhari, I. J. Barnett and E. Dobriban. A confidence interval for the expected
+       calibration error. 2024.
+    .. [2] D. Lee, X. Huang, H. Hassani and E. Dobriban. T-Cal: An optimal test for the calibration of
+       predictive models. *Journal of Machine Learning Research* 24, 2023.
     """
-    opts = options or _analysis.AnalysisOptions()
-    source = _source(_open_data(path, y_true, y_prob, prob_prefix), _client(scheduler), scheduler,
-                     distance_sample)
-    return _analysis.analyze(source, opts, **option_values)
+    source = _source(_open_data(path, y_true, y_prob, prob_prefix), _client(scheduler), scheduler, distance_sample)
+    return analysis.analyze(source, options or analysis.AnalysisOptions(), **option_values)

@@ -12,22 +12,23 @@ from dask.delayed import delayed
 
 from calviz._kernels import tcal as _k
 from calviz._kernels.dask_scan import y_only_partition
+from calviz._params import BOOLEAN, POSITIVE_INT
 from calviz._sums import dyadic_keys, finish_terms
-from calviz._tcal_decision import RESAMPLING_RISK, adaptive, check_options
+from calviz._tcal_decision import adaptive, check_options
 from calviz.dask._data import (
     SPLIT_EVERY,
-    as_dask_data,
     check_n,
     compute,
     map_partitions,
     partition_errors,
     partition_view,
     persist,
-    resolve_view,
     tree_reduce,
 )
 from calviz.dask._estimators import dyadic_merged, sorted_arrays, sorted_view
+from calviz.dask._twin import twin
 from calviz.data import InputError
+from calviz.targets import resolve
 
 tcal = importlib.import_module("calviz.tcal")  # (the attribute calviz.tcal is the function)
 
@@ -113,8 +114,8 @@ class DaskSample:
 
         self.data, self.view, self.client, self.split_every = data, view, client, split_every
         self.max_bins, self.sort_fine_scales = int(max_bins), bool(sort_fine_scales)
-        self.target = view.target
-        self.K = data.n_classes if view.target == "full" else 2
+        self.target = view.name
+        self.K = data.n_classes if view.name == "full" else 2
         limit = DISCRETE_FORCED_MAX if discrete else DISCRETE_MAX_VALUES
         parts = map_partitions(data, _partition_profile, view, limit)
         (self.n, *summary), = compute(data, tree_reduce(parts, _merge_profiles, split_every), client=client)
@@ -219,39 +220,34 @@ class DaskSample:
         return out / self.n
 
 
-def adaptive_tcal(
-    y_true, y_prob=None, *, alpha: float = 0.05, resampling: str = "y_only", n_resamples: int | None = None,
-    max_resamples: int | None = None, resampling_risk: float = RESAMPLING_RISK, combine: str = "bonferroni",
-    target: str = "auto", class_index: int | None = None, discrete: bool | None = None, seed=None,
-    max_bins: int = TCAL_MAX_BINS, sort_fine_scales: bool = True, split_every: int = SPLIT_EVERY, client=None,
-    **columns,
-):
-    """:func:`calviz.adaptive_tcal` on Dask: the same arguments, defaults, decision rules and result.
-    With a fixed ``seed`` y-only resampling gives the in-memory p-values (the same random streams, drawn
-    by global sorted position; see :class:`DaskSample`).
-
-    Not on Dask: ``resampling="consistency"`` (resamples the predictions of the whole sample), y-only
-    resampling for ``target="full"``, and ``target="classwise"`` without ``class_index``.  Extras:
-    ``max_bins`` (rows of merged sums for the analytic test), ``sort_fine_scales``, ``split_every``,
-    ``client`` and the column names of DataFrame / Parquet input."""
+@twin(tcal.adaptive_tcal, example=", seed=0", extra={
+    "max_bins": (TCAL_MAX_BINS, POSITIVE_INT, "int, default 2**21\n        Rows of merged bin sums the analytic "
+                 "test may hold; beyond them 1-D targets use a global sort and scan, full calibration omits "
+                 "the finer scales."),
+    "sort_fine_scales": (True, BOOLEAN, "bool, default True\n        Whether 1-D targets may use the sort."),
+})
+def adaptive_tcal(data, options, *, max_bins, sort_fine_scales, split_every=SPLIT_EVERY, client=None):
+    """Y-only resampling with a fixed ``seed`` gives the in-memory p-values: resample r draws, for the point
+    at global sorted position g, the g-th number of the in-memory stream r.  Not on Dask (refused):
+    consistency resampling, y-only resampling of the full target, ``classwise`` without ``class_index``."""
+    o = options
     alpha, n_resamples, max_resamples, risk = check_options(
-        alpha=alpha, resampling=resampling, n_resamples=n_resamples, max_resamples=max_resamples,
-        resampling_risk=resampling_risk, combine=combine, target=target, discrete=discrete)
-    if resampling == "consistency":
+        alpha=o["alpha"], resampling=o["resampling"], n_resamples=o["n_resamples"], max_resamples=o["max_resamples"],
+        resampling_risk=o["resampling_risk"], combine=o["combine"], target=o["target"], discrete=o["discrete"])
+    if o["resampling"] == "consistency":
         raise InputError("consistency resampling draws predictions from the whole sample and is not "
                          "available on Dask; use resampling='y_only' or 'analytic'")
-    if target == "classwise" and class_index is None:
+    if o["target"] == "classwise" and o["class_index"] is None:
         raise InputError("calviz.dask.adaptive_tcal needs class_index for target='classwise'")
-    data = as_dask_data(y_true, y_prob, **columns)
-    view = resolve_view(data, target, 1, 0 if class_index is None else class_index)
-    if resampling == "y_only" and view.target == "full":
+    view = resolve(data, o["target"], 1, o["class_index"] or 0, caller="adaptive_tcal")
+    if o["resampling"] == "y_only" and view.name == "full":
         raise InputError("y-only resampling on Dask is available for 1-D targets (binary, top1, classwise); "
                          "use resampling='analytic' for target='full'")
     sample = DaskSample(data, view, client=client, split_every=split_every, max_bins=max_bins,
-                        sort_fine_scales=sort_fine_scales, discrete=discrete)
-    result = tcal.TCalResult(*adaptive(sample, alpha=alpha, resampling=resampling, n_resamples=n_resamples,
-                                       max_resamples=max_resamples, risk=risk, combine=combine,
-                                       discrete=discrete, seed=seed, work_limit=tcal.MAX_RESAMPLE_WORK))
+                        sort_fine_scales=sort_fine_scales, discrete=o["discrete"])
+    result = tcal.TCalResult(*adaptive(sample, alpha=alpha, resampling=o["resampling"], n_resamples=n_resamples,
+                                       max_resamples=max_resamples, risk=risk, combine=o["combine"],
+                                       discrete=o["discrete"], seed=o["seed"], work_limit=tcal.MAX_RESAMPLE_WORK))
     return dataclasses.replace(result, n_classes=data.n_classes)
 
 
