@@ -23,9 +23,11 @@ from calviz.classical import analysis_tests
 from calviz.data import CalibrationData, InputError, as_calibration_data, check_alpha
 from calviz.distance import distance_bounds, smce_witness
 from calviz.ece import reliability
+from calviz.intervals import ece_interval  # noqa: F401 (called through _estimator)
 from calviz.sampling import sample_for_view
 from calviz.smooth import smooth_reliability
 from calviz.targets import SCALAR_TARGETS, TARGETS, Target, TargetName, resolve
+from calviz.tcal import adaptive_tcal  # noqa: F401 (called through _estimator)
 
 __all__ = [
     "AnalysisOptions",
@@ -259,8 +261,9 @@ def compute_reliability(data: CalibrationData, options: AnalysisOptions):
     data = prepare(data, options)
     if not scalar_reliability(data, options):
         return compute_multi_reliability(data, options)
-    return _estimator(data, "reliability")(data, target=analysis_target(data, options, scalar=True),
-                                           n_bins=int(options.n_bins), scheme=options.scheme, alpha=options.alpha)
+    diagram = _estimator(data, "reliability")
+    return diagram(data, target=analysis_target(data, options, scalar=True), n_bins=int(options.n_bins),
+                   scheme=options.scheme, alpha=options.alpha)
 
 
 def compute_multi_reliability(data: CalibrationData, options: AnalysisOptions) -> MultiReliability:
@@ -340,8 +343,9 @@ def compute_tcal(data: CalibrationData, options: AnalysisOptions, resampling: st
     target = analysis_target(data, options)
     if not target.is_scalar:  # full calibration on the simplex partition (top-k has no T-Cal: use full)
         target = resolve(data, "full")
-    return _estimator(data, "adaptive_tcal")(data, target=target.name, class_index=target.class_index, alpha=options.alpha,
-                         resampling=resampling, seed=int(options.seed))
+    test = _estimator(data, "adaptive_tcal")
+    return test(data, target=target.name, class_index=target.class_index, alpha=options.alpha,
+                resampling=resampling, seed=int(options.seed))
 
 
 def _interval(data: CalibrationData, options: AnalysisOptions, method: str):
@@ -351,9 +355,9 @@ def _interval(data: CalibrationData, options: AnalysisOptions, method: str):
         # the interval bins the sorted top-k vector: full calibration is top-K (top-1 when k = 1)
         k = data.n_classes if target.name == "full" else target.top_k
         target = resolve(data, "auto", top_k=k)
-    return _estimator(data, "ece_interval")(data, target=target, n_bins=int(options.n_bins), alpha=options.alpha,
-                                            method=method, n_resamples=int(options.n_resamples),
-                                            seed=int(options.seed))
+    interval = _estimator(data, "ece_interval")
+    return interval(data, target=target, n_bins=int(options.n_bins), alpha=options.alpha, method=method,
+                    n_resamples=int(options.n_resamples), seed=int(options.seed))
 
 
 def compute_interval(data: CalibrationData, options: AnalysisOptions):

@@ -325,7 +325,8 @@ def test_dask_twin_has_the_in_memory_signature(name):
 TWIN_VALIDATED = [case for case in VALIDATED if case[0] in DASK_TWINS]
 
 
-@pytest.mark.parametrize("name, param, bad", TWIN_VALIDATED, ids=[f"{n}-{p}-{b!r}" for n, p, b in TWIN_VALIDATED])
+@pytest.mark.parametrize("name, param, bad", TWIN_VALIDATED,
+                         ids=[f"{n}-{p}-{b!r}" for n, p, b in TWIN_VALIDATED])
 def test_dask_twin_refuses_with_the_in_memory_message(name, param, bad):
     kwargs = {**FUNCTIONS[name][0], param: bad}
     with pytest.raises(InputError) as memory:

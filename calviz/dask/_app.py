@@ -106,7 +106,8 @@ _NOT_ON_DASK = {
 
 def compute_view(view: str, data, options, *, client=None, distance_sample: int = SAMPLED_ROWS["distance"]):
     """``(result, note)`` of one view of :mod:`calviz.analysis` on distributed data (a
-    :class:`DistributedSource`, or data of :func:`as_dask_data`), see :meth:`DistributedSource.compute_view`."""
+    :class:`DistributedSource`, or data of :func:`as_dask_data`), see
+    :meth:`DistributedSource.compute_view`."""
     if view in _NOT_ON_DASK:
         raise InputError(f"not available on Dask: {_NOT_ON_DASK[view]}")
     if not isinstance(data, DistributedSource):
@@ -190,8 +191,9 @@ class DistributedSource:
         """The :class:`calviz.analysis.DataSummary` of all rows (of the user subsample with ``options.n``)."""
         if options.n is not None and options.n < self.n:
             return analysis.DataSummary.of(self.rows(int(options.n), options.seed), options, n_total=self.n)
-        return analysis.DataSummary(n=self.n, n_total=self.n, n_classes=self.n_classes, is_binary=self.is_binary,
-                                    target=analysis.resolve_target(self, options), accuracy=self.correct / self.n,
+        return analysis.DataSummary(n=self.n, n_total=self.n, n_classes=self.n_classes,
+                                    is_binary=self.is_binary, target=analysis.resolve_target(self, options),
+                                    accuracy=self.correct / self.n,
                                     mean_confidence=self.confidence_sum / self.n)
 
 
@@ -241,8 +243,9 @@ def _source(data: DaskCalibrationData, client, scheduler, distance_sample: int) 
     return DistributedSource(data, client, name, n, correct, confidence, int(distance_sample))
 
 
-def analyze_parquet(path, *, scheduler=None, y_true: str | None = None, y_prob: str | Sequence[str] | None = None,
-                    prob_prefix: str | None = None, options=None, distance_sample: int = SAMPLED_ROWS["distance"],
+def analyze_parquet(path, *, scheduler=None, y_true: str | None = None,
+                    y_prob: str | Sequence[str] | None = None, prob_prefix: str | None = None, options=None,
+                    distance_sample: int = SAMPLED_ROWS["distance"],
                     **option_values):
     """:func:`calviz.analysis.analyze` of a Parquet file, directory or glob on Dask.
 
@@ -276,5 +279,6 @@ def analyze_parquet(path, *, scheduler=None, y_true: str | None = None, y_prob: 
     .. [2] D. Lee, X. Huang, H. Hassani and E. Dobriban. T-Cal: An optimal test for the calibration of
        predictive models. *Journal of Machine Learning Research* 24, 2023.
     """
-    source = _source(_open_data(path, y_true, y_prob, prob_prefix), _client(scheduler), scheduler, distance_sample)
+    data = _open_data(path, y_true, y_prob, prob_prefix)
+    source = _source(data, _client(scheduler), scheduler, distance_sample)
     return analysis.analyze(source, options or analysis.AnalysisOptions(), **option_values)

@@ -29,7 +29,8 @@ class PartitionInputError(InputError):
 
     def __init__(self, message: str, partition: int, local_row: int | None, row_offset: int | None):
         super().__init__(message)
-        self.message, self.partition, self.local_row, self.row_offset = message, partition, local_row, row_offset
+        self.message, self.partition, self.local_row, self.row_offset = (message, partition, local_row,
+                                                                         row_offset)
 
     def __reduce__(self):  # exceptions pickle their args only; keep all four fields across processes
         return type(self), (self.message, self.partition, self.local_row, self.row_offset)
@@ -122,10 +123,11 @@ def _detect_columns(cols: list[str], y_true, y_prob, prob_prefix) -> tuple[str, 
         y_prob = next((c for c in ("y_prob", "confidence") if c in cols), None)
     if y_prob is None:
         prefix = "p_" if prob_prefix is None else prob_prefix
-        found = sorted((int(m.group(1)), c) for c in cols if (m := re.fullmatch(re.escape(prefix) + r"(\d+)", c)))
+        pattern = re.compile(re.escape(prefix) + r"(\d+)")
+        found = sorted((int(m.group(1)), c) for c in cols if (m := pattern.fullmatch(c)))
         if not found:
-            raise InputError(f"no probability columns found (looked for y_prob, confidence, {prefix}0..{prefix}"
-                             f"K-1) in {cols}")
+            raise InputError(f"no probability columns found (looked for y_prob, confidence, "
+                             f"{prefix}0..{prefix}K-1) in {cols}")
         if [k for k, _ in found] != list(range(len(found))):
             raise InputError(f"probability columns must be {prefix}0..{prefix}{len(found) - 1}; got "
                              f"{[c for _, c in found]}")
@@ -167,7 +169,8 @@ def from_parquet(path, *, y_true: str | None = None, y_prob: str | Sequence[str]
         frame = dd.read_parquet(path, **read_parquet_kwargs)
     except (FileNotFoundError, OSError, ValueError) as exc:
         raise InputError(f"could not read Parquet data at {path!r}: {exc}") from None
-    return from_dataframe(frame, y_true=y_true, y_prob=y_prob, prob_prefix=prob_prefix, source=f"parquet {path!r}")
+    return from_dataframe(frame, y_true=y_true, y_prob=y_prob, prob_prefix=prob_prefix,
+                          source=f"parquet {path!r}")
 
 
 def from_dask(y_true, y_prob) -> DaskCalibrationData:
@@ -259,7 +262,8 @@ def partition_view(part, index: int, row_offset: int | None, target: Target):
 def map_partitions(data: DaskCalibrationData, func, *args) -> list[Delayed]:
     """One task per partition: ``func(part, index, row_offset, *args)``."""
     offsets = data.row_offsets() if data.lengths is not None else [None] * data.npartitions
-    return [delayed(func, pure=True)(part, i, off, *args) for i, (part, off) in enumerate(zip(data.parts, offsets))]
+    return [delayed(func, pure=True)(part, i, off, *args)
+            for i, (part, off) in enumerate(zip(data.parts, offsets, strict=True))]
 
 
 def tree_reduce(items: Sequence[Delayed], combine, split_every: int = SPLIT_EVERY) -> Delayed:
@@ -271,7 +275,8 @@ def tree_reduce(items: Sequence[Delayed], combine, split_every: int = SPLIT_EVER
             split_every < 2):
         raise InputError(f"split_every must be an integer of at least 2; got {split_every!r}")
     while len(items) > 1:
-        items = [delayed(combine, pure=True)(*items[i:i + split_every]) for i in range(0, len(items), split_every)]
+        items = [delayed(combine, pure=True)(*items[i:i + split_every])
+                 for i in range(0, len(items), split_every)]
     return items[0]
 
 
@@ -279,7 +284,7 @@ def compute(data: DaskCalibrationData, *graphs, client=None):
     """``dask.compute`` on ``client`` (or the current scheduler); a bad partition raises the
     :class:`InputError` of the first bad partition — never a partial result."""
     with partition_errors(data, client):
-        return tuple(client.compute(list(graphs), sync=True)) if client is not None else dask.compute(*graphs)
+        return dask.compute(*graphs) if client is None else tuple(client.compute(list(graphs), sync=True))
 
 
 def persist(graphs: list, client=None) -> list:
@@ -294,8 +299,8 @@ def partition_errors(data: DaskCalibrationData, client=None):
     try:
         yield
     except PartitionInputError as exc:
-        earlier = DaskCalibrationData(data.parts[:exc.partition], data.lengths and data.lengths[:exc.partition],
-                                      2, True, "")
+        cut = exc.partition
+        earlier = DaskCalibrationData(data.parts[:cut], data.lengths and data.lengths[:cut], 2, True, "")
         checks = map_partitions(earlier, _error_of)
         found = client.compute(checks, sync=True) if client is not None else dask.compute(*checks)
         exc = next((e for e in found if e is not None), exc)
@@ -319,10 +324,13 @@ def check_n(n: int, min_samples: int = 2) -> None:
         raise InputError(f"need at least {min_samples} samples; got {n}")
 
 
-def _rows_of(part, index, row_offset, rows):
+def _take(part, index, row_offset, rows):
     data = validate(part, index, row_offset)
-    keep = rows[(rows >= row_offset) & (rows < row_offset + data.n)] - row_offset
-    return data.labels[keep], data.probs[keep]
+    return (data.labels, data.probs) if rows is None else (data.labels[rows], data.probs[rows])
+
+
+def _length_of(part, index, row_offset) -> int:
+    return validate(part, index, row_offset).n
 
 
 def gather(data: DaskCalibrationData, size: int | None = None, seed=None, *,
@@ -330,15 +338,14 @@ def gather(data: DaskCalibrationData, size: int | None = None, seed=None, *,
     """(rows, n): the rows of ``data`` in one :class:`calviz.CalibrationData` — all n of them, or the
     uniform subsample of ``size`` rows without replacement that :meth:`calviz.CalibrationData.subsample`
     draws from the in-memory data with the same ``seed`` (the same global row indices, so the same rows)."""
-    ends = compute(data, *map_partitions(data, _part_length_of), client=client)
-    n = int(sum(ends))
+    lengths = compute(data, *map_partitions(data, _length_of), client=client)
+    bounds = np.concatenate(([0], np.cumsum(lengths, dtype=np.int64)))
+    n = int(bounds[-1])
     check_n(n)
-    rows = np.arange(n) if size is None or size >= n else np.sort(
+    rows = None if size is None or size >= n else np.sort(
         as_generator(seed, "subsample").choice(n, size=int(size), replace=False))
-    data = DaskCalibrationData(data.parts, tuple(int(e) for e in ends), data.n_classes, data.is_binary, data.source)
-    picked = compute(data, *map_partitions(data, _rows_of, rows), client=client)
-    return as_calibration_data(np.concatenate([p[0] for p in picked]), np.concatenate([p[1] for p in picked])), n
-
-
-def _part_length_of(part, index, row_offset) -> int:
-    return validate(part, index, row_offset).n
+    cuts = None if rows is None else np.searchsorted(rows, bounds)
+    picked = compute(data, *[delayed(_take, pure=True)(part, i, int(bounds[i]), None if rows is None else (
+        rows[cuts[i]:cuts[i + 1]] - bounds[i])) for i, part in enumerate(data.parts)], client=client)
+    labels, probs = (np.concatenate(column) for column in zip(*picked, strict=True))
+    return as_calibration_data(labels, probs), n

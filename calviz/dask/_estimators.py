@@ -58,9 +58,9 @@ def _partition_sums(part, index, row_offset, target: Target, n_bins: int, scheme
 def merged_sums(data, target: Target, n_bins: int, scheme: str, split_every: int, client) -> BinSums:
     """The BinSums of all rows: one task per partition, then a tree of :meth:`BinSums.merge`."""
     if scheme in ("equal_mass", "distinct"):
-        raise InputError(f"scheme {scheme!r} depends on the whole sample (global quantiles / distinct values) "
-                         "and is not available on Dask; use 'equal_width' (or 'grid' / 'simplex' for "
-                         "multi-dimensional targets)")
+        raise InputError(f"scheme {scheme!r} depends on the whole sample (global quantiles / distinct "
+                         "values) and is not available on Dask; use 'equal_width' (or 'grid' / 'simplex' "
+                         "for multi-dimensional targets)")
     parts = map_partitions(data, _partition_sums, target, n_bins, scheme)
     sums, = compute(data, tree_reduce(parts, _merge, split_every), client=client)
     check_n(sums.n_total)
@@ -73,13 +73,12 @@ def _binned(in_memory, finish, note: str):
 
     def driver(data, options, *, split_every=SPLIT_EVERY, client=None):
         if options.get("method", "asymptotic") != "asymptotic":
-            raise InputError(f"calviz.dask.{in_memory.__name__} offers method='asymptotic' only (the bootstrap "
-                             f"resamples the whole sample); got {options['method']!r}")
+            raise InputError(f"calviz.dask.{in_memory.__name__} offers method='asymptotic' only (the "
+                             f"bootstrap resamples the whole sample); got {options['method']!r}")
         schema = in_memory(*data.schema(), **options)
         target = resolve(data, options["target"], options.get("top_k", 1), options.get("class_index", 0))
-        sums = merged_sums(data, target, schema.n_bins, getattr(schema, "scheme", "equal_width"), split_every,
-                           client)
-        return finish(sums, schema, options)
+        scheme = getattr(schema, "scheme", "equal_width")
+        return finish(merged_sums(data, target, schema.n_bins, scheme, split_every, client), schema, options)
 
     driver.__doc__ = note
     return twin(in_memory)(driver)
@@ -108,9 +107,9 @@ ece_interval = _binned(intervals.ece_interval, lambda sums, schema, options: int
     refused.""")
 
 
-def partition_sums(y_true, y_prob=None, *, n_bins: int = 15, scheme: str = "equal_width", target: str = "auto",
-                   top_k: int = 1, class_index: int = 0, split_every: int = SPLIT_EVERY, client=None,
-                   **columns) -> tuple[BinSums, int, str, str]:
+def partition_sums(y_true, y_prob=None, *, n_bins: int = 15, scheme: str = "equal_width",
+                   target: str = "auto", top_k: int = 1, class_index: int = 0, split_every: int = SPLIT_EVERY,
+                   client=None, **columns) -> tuple[BinSums, int, str, str]:
     """The merged :class:`calviz.BinSums` of distributed data.
 
     Parameters
@@ -356,8 +355,8 @@ class SubsampleEstimate(ResultMixin):
         return float(self.value)
 
 
-def uniform_subsample(y_true, y_prob=None, *, size: int, seed=None, target: str = "auto", class_index: int = 0,
-                      client=None, **columns):
+def uniform_subsample(y_true, y_prob=None, *, size: int, seed=None, target: str = "auto",
+                      class_index: int = 0, client=None, **columns):
     """A uniform subsample of the scalar view of distributed data, without replacement.
 
     The rows are those :meth:`calviz.CalibrationData.subsample` keeps with the same ``seed`` (every row
@@ -369,9 +368,10 @@ def uniform_subsample(y_true, y_prob=None, *, size: int, seed=None, target: str 
         The subsample's view, the number of rows of the data, the fraction of label 1 in the data's view,
         the seed and whether every row was taken.
     """
-    rows, n, positive = _subsample(distance.smce, y_true, y_prob, size, seed, target, class_index, client, columns)
-    z, y = positive[1].view(rows)
-    return z, y, n, positive[0], seed, rows.n == n
+    rows, n, (positive, view) = _subsample(distance.smce, y_true, y_prob, size, seed, target, class_index,
+                                           client, columns)
+    z, y = view.view(rows)
+    return z, y, n, positive, seed, rows.n == n
 
 
 def _positives(part, index, row_offset, target: Target):
@@ -390,9 +390,9 @@ def _subsample(in_memory, y_true, y_prob, size, seed, target, class_index, clien
     return rows, n, (positive, view)
 
 
-def subsample_measure(measure: str, y_true, y_prob=None, *, size: int = 200_000, delta: float = 0.05, seed=None,
-                      target: str = "auto", class_index: int = 0, client=None, measure_options: dict | None = None,
-                      **columns) -> SubsampleEstimate:
+def subsample_measure(measure: str, y_true, y_prob=None, *, size: int = 200_000, delta: float = 0.05,
+                      seed=None, target: str = "auto", class_index: int = 0, client=None,
+                      measure_options: dict | None = None, **columns) -> SubsampleEstimate:
     """smCE, SintCE or dCE_lower of distributed data on a uniform subsample, with its sampling error.
 
     These measures need the whole sorted sample in one process: they are computed in memory
@@ -431,7 +431,8 @@ def subsample_measure(measure: str, y_true, y_prob=None, *, size: int = 200_000,
     d = check_alpha(delta, "delta")
     if measure not in ("smce", "sintce", "lower_dce"):
         raise InputError(f"measure must be 'smce', 'sintce' or 'lower_dce'; got {measure!r}")
-    rows, n, (pi, view) = _subsample(getattr(distance, measure), y_true, y_prob, size, seed, target, class_index, client, columns)
+    rows, n, (pi, view) = _subsample(getattr(distance, measure), y_true, y_prob, size, seed, target,
+                                     class_index, client, columns)
     res = getattr(distance, measure)(rows, target=view, **(measure_options or {}))
     k, value = rows.n, float(res.value)
     if k == n:  # every row was used: the value is the full-data value
@@ -439,17 +440,18 @@ def subsample_measure(measure: str, y_true, y_prob=None, *, size: int = 200_000,
         bound = "all rows used (no subsampling)" + ("; LP grid error only" if measure == "lower_dce" else "")
     elif measure == "smce":
         err = smce_sampling_error(k, pi, 1.0 - d)
-        low, high, bound = value - err, value + err, "2(1+√(π(1−π)))/√k + √(2 ln(1/δ)/k) (2-Lipschitz witnesses)"
+        low, high = value - err, value + err
+        bound = "2(1+√(π(1−π)))/√k + √(2 ln(1/δ)/k) (2-Lipschitz witnesses)"
     elif measure == "lower_dce":
         k1 = int(view.view(rows)[1].sum())
         err = 2.0 * math.sqrt(math.log(6.0 / d) / (2.0 * k)) + float(res.error_bound)
         for p_y, k_y in ((1.0 - pi, k - k1), (pi, k1)):
-            if p_y > 0:
-                err += math.inf if k_y == 0 else p_y * (0.5 / math.sqrt(k_y) + math.sqrt(math.log(3 / d) / (2 * k_y)))
+            if p_y > 0:  # Σ_y π_y (E W₁ + McDiarmid's deviation) of the label's conditional
+                err += p_y * (0.5 / k_y**0.5 + math.sqrt(math.log(3 / d) / (2 * k_y))) if k_y else math.inf
         low, high, bound = value - err, value + err, "Σ_y π_y W₁(μ_y, μ̂_y) + 2|π̂ − π| + the LP grid error"
     else:
-        widths, rint = np.asarray(res.widths, dtype=np.float64), np.asarray(res.rintce_values, dtype=np.float64)
-        dev = np.sqrt((np.ceil(1.0 / widths) + 1.0) / k) + math.sqrt(2.0 * math.log(max(len(widths), 1) / d) / k)
+        widths, rint = (np.asarray(v, dtype=np.float64) for v in (res.widths, res.rintce_values))
+        dev = np.sqrt((np.ceil(1 / widths) + 1) / k) + math.sqrt(2 * math.log(max(len(widths), 1) / d) / k)
         high = float(np.min(rint + widths + dev))
         low = float(min(np.min(rint + widths - dev), rint[-1] - dev[-1]))
         bound = "RintCE_S(ε) ± [√((⌈1/ε⌉+1)/k) + √(2 ln(L/δ)/k)] per width, monotone in the width"
@@ -460,8 +462,8 @@ def subsample_measure(measure: str, y_true, y_prob=None, *, size: int = 200_000,
 
 _SUBSAMPLE = {
     "size": (200_000, Interval(int, 2, None), "int, default 200000\n        Rows used: all of them when "
-             "there are at most ``size``, else a uniform subsample of ``size`` rows (:func:`subsample_measure`"
-             " bounds its sampling error)."),
+             "there are at most ``size``, else a uniform subsample of ``size`` rows "
+             "(:func:`subsample_measure` bounds its sampling error)."),
     "seed": (None, SEED, "None, int or numpy.random.Generator\n        The subsample's seed."),
 }
 

@@ -221,9 +221,9 @@ class DaskSample:
 
 
 @twin(tcal.adaptive_tcal, example=", seed=0", extra={
-    "max_bins": (TCAL_MAX_BINS, POSITIVE_INT, "int, default 2**21\n        Rows of merged bin sums the analytic "
-                 "test may hold; beyond them 1-D targets use a global sort and scan, full calibration omits "
-                 "the finer scales."),
+    "max_bins": (TCAL_MAX_BINS, POSITIVE_INT, "int, default 2**21\n        Rows of merged bin sums the "
+                 "analytic test may hold; beyond them 1-D targets use a global sort and scan, full "
+                 "calibration omits the finer scales."),
     "sort_fine_scales": (True, BOOLEAN, "bool, default True\n        Whether 1-D targets may use the sort."),
 })
 def adaptive_tcal(data, options, *, max_bins, sort_fine_scales, split_every=SPLIT_EVERY, client=None):
@@ -231,9 +231,9 @@ def adaptive_tcal(data, options, *, max_bins, sort_fine_scales, split_every=SPLI
     at global sorted position g, the g-th number of the in-memory stream r.  Not on Dask (refused):
     consistency resampling, y-only resampling of the full target, ``classwise`` without ``class_index``."""
     o = options
-    alpha, n_resamples, max_resamples, risk = check_options(
-        alpha=o["alpha"], resampling=o["resampling"], n_resamples=o["n_resamples"], max_resamples=o["max_resamples"],
-        resampling_risk=o["resampling_risk"], combine=o["combine"], target=o["target"], discrete=o["discrete"])
+    checked = ("alpha", "resampling", "n_resamples", "max_resamples", "resampling_risk", "combine", "target",
+               "discrete")
+    alpha, n_resamples, max_resamples, risk = check_options(**{k: o[k] for k in checked})
     if o["resampling"] == "consistency":
         raise InputError("consistency resampling draws predictions from the whole sample and is not "
                          "available on Dask; use resampling='y_only' or 'analytic'")
@@ -245,9 +245,10 @@ def adaptive_tcal(data, options, *, max_bins, sort_fine_scales, split_every=SPLI
                          "use resampling='analytic' for target='full'")
     sample = DaskSample(data, view, client=client, split_every=split_every, max_bins=max_bins,
                         sort_fine_scales=sort_fine_scales, discrete=o["discrete"])
-    result = tcal.TCalResult(*adaptive(sample, alpha=alpha, resampling=o["resampling"], n_resamples=n_resamples,
-                                       max_resamples=max_resamples, risk=risk, combine=o["combine"],
-                                       discrete=o["discrete"], seed=o["seed"], work_limit=tcal.MAX_RESAMPLE_WORK))
+    fields = adaptive(sample, alpha=alpha, resampling=o["resampling"], n_resamples=n_resamples,
+                      max_resamples=max_resamples, risk=risk, combine=o["combine"], discrete=o["discrete"],
+                      seed=o["seed"], work_limit=tcal.MAX_RESAMPLE_WORK)
+    result = tcal.TCalResult(*fields)
     return dataclasses.replace(result, n_classes=data.n_classes)
 
 

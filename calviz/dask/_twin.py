@@ -93,7 +93,7 @@ def _document(in_memory, note: str, added: dict, example: str) -> str:
         f"{key} : {spec[2]}".replace("\n        ", "\n    ") for key, spec in added.items()) + "\n\n"
     body = body.replace("Returns\n-------", others + "Returns\n-------", 1) if "Returns\n---" in body else (
         body + "\n\n" + others)
-    text = (f"{head}\n\nOn Dask: :func:`calviz.{name}` with the same arguments, defaults and result, computed "
-            f"partition by partition. {inspect.cleandoc(note)}\n\n{body}")
+    text = (f"{head}\n\nOn Dask: :func:`calviz.{name}` with the same arguments, defaults and result, "
+            f"computed partition by partition. {inspect.cleandoc(note)}\n\n{body}")
     return "\n    ".join(text.splitlines()).replace("\n    \n", "\n\n") + "\n" + (
         _EXAMPLE.format(name=name, options=example))
