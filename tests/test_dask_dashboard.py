@@ -194,7 +194,9 @@ def test_all_rows_and_the_view_subsample_as_in_memory(client, tmp_path, monkeypa
                 continue
             assert got.n == want.n == (3000 if options.all_rows else 800)
             assert got.n_resamples == want.n_resamples and got.decision == want.decision
-            np.testing.assert_array_equal(got.pvalues, want.pvalues)
+            # (the same resampled p-values; where the sequential rule settles without resampling the
+            # analytic ones, which agree up to summation order)
+            np.testing.assert_allclose(got.pvalues, want.pvalues, rtol=1e-12, atol=0)
     summary = analyze(source, AnalysisOptions(n=1000, seed=5), views=("reliability",))
     want = analyze((y, p), AnalysisOptions(n=1000, seed=5), views=("reliability",))
     assert summary.summary == want.summary

@@ -53,10 +53,20 @@ _CLIENTS_LOCK = threading.Lock()
 
 
 def get_client(scheduler: str):
-    """A long-lived ``distributed.Client`` for ``scheduler`` (``"local"``: one 2-process LocalCluster for
-    this Python process, created at first use; ``"tcp://host:port"``: a connection to that scheduler),
-    shared by every caller in the process — the dashboard's sessions share the connection, not any
-    state.  The client is not made dask's default scheduler; calviz passes it explicitly."""
+    """A long-lived ``distributed.Client`` shared by every caller in this process.
+
+    Parameters
+    ----------
+    scheduler : str
+        ``"local"``: one 2-process LocalCluster, created at first use and closed at exit;
+        ``"tcp://host:port"``: a connection to that scheduler.
+
+    Returns
+    -------
+    distributed.Client
+        Not made dask's default scheduler: calviz passes it explicitly.  The dashboard's sessions share the
+        connection, not any state.
+    """
     import distributed
 
     if not isinstance(scheduler, str) or not scheduler:
@@ -105,9 +115,23 @@ _NOT_ON_DASK = {
 
 
 def compute_view(view: str, data, options, *, client=None, distance_sample: int = SAMPLED_ROWS["distance"]):
-    """``(result, note)`` of one view of :mod:`calviz.analysis` on distributed data (a
-    :class:`DistributedSource`, or data of :func:`as_dask_data`), see
-    :meth:`DistributedSource.compute_view`."""
+    """One view of :mod:`calviz.analysis` on distributed data.
+
+    Parameters
+    ----------
+    view : str
+        A key of :data:`calviz.analysis.COMPUTE`.
+    data : DistributedSource or any input of :func:`as_dask_data`
+    options : calviz.analysis.AnalysisOptions
+    client : distributed.Client, optional
+    distance_sample : int, default 200000
+        Rows of the distance measures' subsample.
+
+    Returns
+    -------
+    (result, str or None)
+        The in-memory result type and a note on the rows used (:meth:`DistributedSource.compute_view`).
+    """
     if view in _NOT_ON_DASK:
         raise InputError(f"not available on Dask: {_NOT_ON_DASK[view]}")
     if not isinstance(data, DistributedSource):

@@ -140,10 +140,26 @@ def _detect_columns(cols: list[str], y_true, y_prob, prob_prefix) -> tuple[str, 
 
 def from_dataframe(frame, *, y_true: str | None = None, y_prob: str | Sequence[str] | None = None,
                    prob_prefix: str | None = None, source: str = "dask dataframe") -> DaskCalibrationData:
-    """Wrap a dask DataFrame: ``y_true`` names the label column, ``y_prob`` one column (binary P(y=1) or the
-    top-1 confidence) or the K probability columns, ``prob_prefix`` the prefix of columns
-    ``<prefix>0..<prefix>K-1``; all ``None``: ``y_true`` + ``y_prob``, ``y_true`` + ``p_0..p_{K-1}`` or
-    ``correct`` + ``confidence`` are detected."""
+    """Distributed predictions from the columns of a dask DataFrame.
+
+    Parameters
+    ----------
+    frame : dask.dataframe.DataFrame
+    y_true : str, optional
+        The label column (detected: ``y_true``, ``label`` or ``correct``).
+    y_prob : str or list of str, optional
+        One column (binary P(y = 1), or the top-1 confidence with ``correct`` labels) or the K probability
+        columns (detected: ``y_prob``, ``confidence`` or ``p_0..p_{K-1}``).
+    prob_prefix : str, optional
+        The prefix of the columns ``<prefix>0..<prefix>K-1``.
+    source : str
+        A name for messages.
+
+    Returns
+    -------
+    DaskCalibrationData
+        Lazy: nothing is read until a driver computes.
+    """
     check_unique_columns(list(frame.columns))
     label, probs = _detect_columns(list(frame.columns), y_true, y_prob, prob_prefix)
     if isinstance(probs, list) and len(probs) == 1:
@@ -156,8 +172,21 @@ def from_dataframe(frame, *, y_true: str | None = None, y_prob: str | Sequence[s
 
 def from_parquet(path, *, y_true: str | None = None, y_prob: str | Sequence[str] | None = None,
                  prob_prefix: str | None = None, **read_parquet_kwargs) -> DaskCalibrationData:
-    """Lazily read a Parquet file, directory, glob or list of files (``dask.dataframe.read_parquet``; only
-    the needed columns are read).  Columns as in :func:`from_dataframe`."""
+    """Distributed predictions in a Parquet file, directory, glob or list of files.
+
+    Parameters
+    ----------
+    path : str, path or list
+        Read lazily with ``dask.dataframe.read_parquet`` (only the needed columns).
+    y_true, y_prob, prob_prefix : optional
+        The columns, as for :func:`from_dataframe`.
+    **read_parquet_kwargs
+        Passed to ``dask.dataframe.read_parquet``.
+
+    Returns
+    -------
+    DaskCalibrationData
+    """
     import dask.dataframe as dd
 
     path = [os.fspath(p) for p in path] if isinstance(path, (list, tuple)) else os.fspath(path)
@@ -174,9 +203,19 @@ def from_parquet(path, *, y_true: str | None = None, y_prob: str | Sequence[str]
 
 
 def from_dask(y_true, y_prob) -> DaskCalibrationData:
-    """Pair dask arrays (or Series) ``y_true`` (n,) or one-hot (n, K) and ``y_prob`` (n,) or (n, K) partition
-    by partition: with known chunk sizes ``y_true`` is rechunked to ``y_prob``'s rows, otherwise the
-    partitions are paired by position (and each pair's lengths checked by the validation)."""
+    """Distributed predictions from dask arrays (or Series), paired partition by partition.
+
+    Parameters
+    ----------
+    y_true : dask array, (n,) labels or (n, K) one-hot
+        With known chunk sizes rechunked to ``y_prob``'s rows, else paired by position (each pair's
+        lengths are checked by the validation).
+    y_prob : dask array, (n,) or (n, K)
+
+    Returns
+    -------
+    DaskCalibrationData
+    """
     y_true, y_prob = _as_dask_array(y_true, "y_true"), _as_dask_array(y_prob, "y_prob")
     if y_true.ndim not in (1, 2):
         raise InputError(f"y_true must be 1-D labels or a 2-D one-hot array; got shape {y_true.shape}")
@@ -217,9 +256,20 @@ def _as_dask_array(x, name: str):
 
 
 def as_dask_data(y_true, y_prob=None, **columns) -> DaskCalibrationData:
-    """Any supported input as :class:`DaskCalibrationData`: dask (or numpy) arrays ``(y_true, y_prob)``, a
-    :class:`calviz.CalibrationData`, or alone a dask DataFrame, a Parquet path, a DaskCalibrationData or a
-    :class:`DistributedSource`; ``y_true_column=`` / ``y_prob_columns=`` name a table's columns."""
+    """Any supported input as :class:`DaskCalibrationData`.
+
+    Parameters
+    ----------
+    y_true : dask or numpy array, CalibrationData, dask DataFrame, Parquet path, DaskCalibrationData or
+        DistributedSource (all but the arrays alone, without ``y_prob``)
+    y_prob : dask or numpy array, optional
+    **columns
+        ``y_true_column=`` / ``y_prob_columns=``: the columns of a table.
+
+    Returns
+    -------
+    DaskCalibrationData
+    """
     import dask.dataframe as dd
 
     label, probs = columns.pop("y_true_column", None), columns.pop("y_prob_columns", None)

@@ -249,8 +249,16 @@ def multiscale_debiased_ece(y_true, y_prob=None, *, exponents: Sequence[int], ta
                             **columns) -> tuple[ece.ECEResult, ...]:
     """T^d (Lee, Huang, Hassani and Dobriban, 2023, Eq. 3) at every dyadic scale m = 2^b in one pass.
 
-    Each result equals ``calviz.debiased_ece(y_true, y_prob, n_bins=2**b)`` (equal-width bins; full: the
-    simplex partition).  Arguments as for :func:`scale_sums`; returns one ``ECEResult`` per scale.
+    Parameters
+    ----------
+    y_true, y_prob, exponents, target, class_index, split_every, client, **columns
+        As for :func:`scale_sums`.
+
+    Returns
+    -------
+    tuple of calviz.ece.ECEResult
+        One per scale; each equals ``calviz.debiased_ece(y_true, y_prob, n_bins=2**b)`` (equal-width
+        bins; full calibration: the simplex partition).
     """
     data = as_dask_data(y_true, y_prob, **columns)
     sums, target = scale_sums(data, exponents=exponents, target=target, class_index=class_index,

@@ -255,7 +255,19 @@ def adaptive_tcal(data, options, *, max_bins, sort_fine_scales, split_every=SPLI
 def resampled_tcal(y_true, y_prob=None, *, alpha: float = 0.05, n_resamples: int | None = None,
                    target: str = "auto", class_index: int | None = None, seed=None,
                    max_cells: int | None = None, split_every: int = SPLIT_EVERY, client=None, **columns):
-    """``adaptive_tcal(..., resampling="y_only")`` (``max_cells`` is no longer needed and ignored)."""
+    """Y-only resampled T-Cal: :func:`adaptive_tcal` with ``resampling="y_only"``.
+
+    Parameters
+    ----------
+    y_true, y_prob, alpha, n_resamples, target, class_index, seed, split_every, client, **columns
+        As for :func:`adaptive_tcal`.
+    max_cells : int, optional
+        Ignored (every scale is tested).
+
+    Returns
+    -------
+    calviz.tcal.TCalResult
+    """
     return adaptive_tcal(y_true, y_prob, alpha=alpha, resampling="y_only", n_resamples=n_resamples,
                          target=target, class_index=class_index, seed=seed, split_every=split_every,
                          client=client, **columns)
