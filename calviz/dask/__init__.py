@@ -21,8 +21,7 @@ from __future__ import annotations
 import dask  # noqa: F401 (the real package: ``calviz.dask.dask``)
 
 from calviz._sums import BinSums, dyadic_keys  # noqa: F401 (public since the first release)
-from calviz.dask._app import (  # noqa: F401 (DASK_VIEWS)
-    DASK_VIEWS,
+from calviz.dask._app import (
     DistributedSource,
     analyze_parquet,
     compute_view,
@@ -60,7 +59,7 @@ from calviz.dask._estimators import (
     unbiased_ece,
     uniform_subsample,
 )
-from calviz.dask._tcal import RESAMPLE_MAX_CELLS, TCAL_MAX_BINS, adaptive_tcal, resampled_tcal  # noqa: F401
+from calviz.dask._tcal import TCAL_MAX_BINS, adaptive_tcal, resampled_tcal  # noqa: F401
 
 __all__ = [
     "DaskCalibrationData", "PartitionInputError", "from_dask", "from_dataframe", "from_parquet",

@@ -104,8 +104,7 @@ def _close_clients() -> None:
         _CLIENTS.clear()
 
 
-#: views computed on all rows of distributed data, and the ones that need the whole sample in memory
-DASK_VIEWS = ("reliability", "tcal", "tcal_resampled", "interval", "distance")
+#: the views that need the whole sample in one process, and why
 _NOT_ON_DASK = {
     "smooth": "the smooth diagram needs the whole sample in one process",
     "smooth_curve": "the smooth diagram needs the whole sample in one process",

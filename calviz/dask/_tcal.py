@@ -36,8 +36,6 @@ tcal = importlib.import_module("calviz.tcal")  # (the attribute calviz.tcal is t
 #: partial result (≈ 200 bytes per row for 1-D targets, so 2^21 rows ≈ 400 MB); beyond it the 1-D targets
 #: use the global sort + scan, full calibration omits the finer scales
 TCAL_MAX_BINS = 2**21
-#: no longer used (resampled T-Cal tests every scale); kept for callers that read it
-RESAMPLE_MAX_CELLS = 2**22
 
 
 def _partition_profile(part, index, row_offset, view, limit: int):
