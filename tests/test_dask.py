@@ -513,7 +513,7 @@ TWINS = ["binned_ece", "debiased_ece", "unbiased_ece", "mce", "reliability", "ec
 @pytest.mark.parametrize("name", TWINS)
 def test_twin_docstrings_are_numpydoc_and_their_examples_run(name):
     """Each driver's documentation: the in-memory sections (Parameters, Returns, References by authors and
-    year) plus the distributed keywords, and an example comparing both that runs (threaded scheduler)."""
+    year) plus the distributed keywords, and an example comparing both that runs."""
     import doctest
 
     function = getattr(cdask, name)
@@ -524,9 +524,8 @@ def test_twin_docstrings_are_numpydoc_and_their_examples_run(name):
     runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
     tests = doctest.DocTestFinder().find(function, name, globs={})
     assert tests and tests[0].examples
-    with dask.config.set(scheduler="threads"):
-        for test in tests:
-            runner.run(test)
+    for test in tests:  # (on the module's cluster when it is the default client, else dask's threads)
+        runner.run(test)
     assert runner.failures == 0
 
 
