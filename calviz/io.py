@@ -343,8 +343,10 @@ def _read_parquet_frame(raw, names):
 
 
 # -- block readers: the needed columns of a CSV or Parquet file, a block of rows at a time ---------------
-#: Rows per block of the Parquet block reader (CSV blocks are 4 MB of text).
+#: Rows per block of the Parquet block reader.
 BLOCK_ROWS = 1 << 16
+#: Bytes of text per block of the CSV block reader.
+CSV_BLOCK_BYTES = 1 << 22
 
 
 class _NotFast(Exception):
@@ -409,6 +411,8 @@ def _parquet_blocks(raw, meta, names) -> _Blocks | None:
                     yield _arrow_block(batch)
         except pa.ArrowException as exc:
             raise InputError(f"not a readable Parquet file ({type(exc).__name__}: {exc})") from None
+        finally:
+            pa.default_memory_pool().release_unused()  # Arrow's allocator keeps freed pages (50 MB at 10⁷)
         if rows != n:
             raise InputError(f"the file declares {n:,} rows but holds {rows:,}: it is truncated or corrupt")
 
@@ -417,7 +421,8 @@ def _parquet_blocks(raw, meta, names) -> _Blocks | None:
 
 
 def _csv_blocks(raw, names) -> _Blocks | None:
-    """The needed columns of a CSV file parsed by Arrow's streaming reader in 4 MB blocks (probability
+    """The needed columns of a CSV file parsed by Arrow's streaming reader in blocks of
+    :data:`CSV_BLOCK_BYTES` (probability
     columns as float64, labels as Arrow infers them: integer or floating point).  ``None`` — and any
     problem while reading raises :class:`_NotFast` — when the file is not plain numeric CSV (a missing
     line break at the end, repeated or missing column names, empty cells, text): pandas then reads it and
@@ -431,7 +436,7 @@ def _csv_blocks(raw, names) -> _Blocks | None:
 
     def open_reader(convert):
         source = pa.BufferReader(raw) if isinstance(raw, bytes) else str(raw)
-        return pacsv.open_csv(source, read_options=pacsv.ReadOptions(block_size=1 << 22),
+        return pacsv.open_csv(source, read_options=pacsv.ReadOptions(block_size=CSV_BLOCK_BYTES),
                               parse_options=parse, convert_options=convert)
 
     try:
@@ -453,6 +458,8 @@ def _csv_blocks(raw, names) -> _Blocks | None:
                         yield _arrow_block(batch)
         except pa.ArrowException:
             raise _NotFast from None
+        finally:
+            pa.default_memory_pool().release_unused()
 
     return _Blocks({"y_true": label_col, "y_prob": prob_cols}, None, batches,
                    lambda: _read_csv_frame(raw, names))
