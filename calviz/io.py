@@ -476,8 +476,8 @@ class _Growing:
 
     def add(self, block: np.ndarray) -> None:
         stop = self.rows + block.shape[0]
-        if self._out is None:
-            self._parts.append(np.asarray(block, dtype=self._dtype))
+        if self._out is None:  # a copy: a view would keep the reader's buffer in its allocator
+            self._parts.append(np.array(block, dtype=self._dtype))
         elif stop <= self._out.shape[0]:
             self._out[self.rows:stop] = block
         else:
@@ -487,8 +487,13 @@ class _Growing:
     def array(self) -> np.ndarray:
         if self._out is not None:
             return self._out[:self.rows]
-        out = np.concatenate(self._parts) if self._parts else np.empty(0, self._dtype)
-        self._parts = []
+        parts, self._parts = self._parts, []
+        out = np.empty((self.rows, *(parts[0].shape[1:] if parts else ())), dtype=self._dtype)
+        start = 0
+        while parts:  # each block freed once copied: the final array's pages replace the blocks'
+            part = parts.pop(0)
+            out[start:start + part.shape[0]] = part
+            start += part.shape[0]
         return out
 
 
