@@ -6,7 +6,8 @@
 
 Files (generated once into ``--data-dir`` by :mod:`calviz.synthetic`): a binary model
 (``temperature_family``, β = 1.2) as Parquet, NPZ and CSV, and a 10-class model
-(``dirichlet_temperature``, β = 1.5, top-1 target) as Parquet.  Each command runs in a fresh process
+(``dirichlet_temperature``, β = 1.5, top-1 target) as Parquet and CSV (``--skip-csv`` leaves the CSV
+files out).  Each command runs in a fresh process
 under ``/usr/bin/time -v`` (so the time includes Python start-up and imports, as a user sees it); the
 table gives the median over ``--repeats`` runs after one warm-up run on a small file (numba's cache).
 ``--baseline DIR`` runs the same commands with ``PYTHONPATH=DIR`` (e.g. an older commit unpacked with
@@ -167,9 +168,12 @@ median of {args.repeats} run(s) after a warm-up; {os.cpu_count()} cores ({platfo
 (1, 5, 15 min) {load_before} before and {load_after} after.  Targets: `check` under
 {TARGETS['check_seconds']:g} s and {TARGETS['check_rss_mb']:g} MB peak RSS, `report` under
 {TARGETS['report_seconds']:g} s.  Files from `calviz.synthetic`: binary `temperature_family` (β = 1.2) and
-10-class `dirichlet_temperature` (β = 1.5, top-1 target).  The distance bounds and the resampled T-Cal run on
-a uniform subsample of 200,000 rows and the bootstrap interval on 50,000 (`calviz.sampling`, stated in the
-output); every other number uses all rows.  `--all-rows` computes everything on all rows.
+10-class `dirichlet_temperature` (β = 1.5, top-1 target).  CSV and Parquet files are read a block of rows
+at a time; for the top-1 target a 10-class file keeps only the labels, the confidence and the correctness in
+memory (24 bytes a row; each class's column goes to a temporary file for the classwise ACE), never the
+(n, K) matrix (`read_predictions(..., keep_matrix=False)`).  The distance bounds and the resampled T-Cal
+run on a uniform subsample of 200,000 rows and the bootstrap interval on 50,000 (`calviz.sampling`, stated
+in the output); every other number uses all rows.  `--all-rows` computes everything on all rows.
 
 {chr(10).join(lines)}
 

@@ -158,8 +158,9 @@ LARGE_ROWS = 10_000_000
 
 
 def test_app_screenshot_ten_million_rows(tmp_path, chromium_browser, screenshots):
-    """``calviz serve FILE`` on a 10⁷-row binary Parquet file: the page draws every view, states the
-    rows the subsampled views used, and passes the same legend and wording checks."""
+    """``calviz serve FILE`` on a 10⁷-row binary Parquet file: the page draws its views (a background
+    job may still show its progress), states the rows the subsampled views used, and passes the same
+    legend and wording checks."""
     from calviz.io import write_predictions
     from calviz.synthetic import temperature_family
     from conftest import start_server, stop_server
