@@ -33,7 +33,14 @@ from typing import BinaryIO
 
 import numpy as np
 
-from calviz.data import CalibrationData, InputError, as_calibration_data, cell_repr, check_unique_columns
+from calviz.data import (
+    CalibrationData,
+    InputError,
+    _readonly_view,
+    as_calibration_data,
+    cell_repr,
+    check_unique_columns,
+)
 
 __all__ = ["read_predictions", "read_predictions_bytes", "write_predictions", "FORMATS", "DEFAULT_MAX_BYTES"]
 
@@ -361,7 +368,7 @@ class _Blocks:
     :class:`_NotFast`; ``fallback()`` reads the whole file with the DataFrame reader instead."""
 
     columns: dict  # {"y_true": label column, "y_prob": [probability columns]}
-    n: int | None  # rows, when the file declares them (Parquet)
+    n: int  # rows the file declares (Parquet) or at most holds (CSV: its line breaks)
     batches: Callable[[], Iterator[tuple[np.ndarray, np.ndarray]]]
     fallback: Callable[[], tuple]
 
@@ -461,40 +468,40 @@ def _csv_blocks(raw, names) -> _Blocks | None:
         finally:
             pa.default_memory_pool().release_unused()
 
-    return _Blocks({"y_true": label_col, "y_prob": prob_cols}, None, batches,
+    return _Blocks({"y_true": label_col, "y_prob": prob_cols}, _line_breaks(raw), batches,
                    lambda: _read_csv_frame(raw, names))
 
 
-class _Growing:
-    """An array filled block by block: preallocated when the number of rows is known, else blocks
-    concatenated at the end."""
+def _line_breaks(raw) -> int:
+    """The number of line breaks (``\\n``, or ``\\r`` for old Mac files): at least the number of rows."""
+    if isinstance(raw, bytes):
+        return max(raw.count(b"\n"), raw.count(b"\r"))
+    newlines = returns = 0
+    with open(raw, "rb") as f:
+        while chunk := f.read(1 << 24):
+            newlines += chunk.count(b"\n")
+            returns += chunk.count(b"\r")
+    return max(newlines, returns)
 
-    def __init__(self, n: int | None, dtype, width: int | None = None):
-        shape = (n,) if width is None else (n, width)
-        self._out = None if n is None else np.empty(shape, dtype=dtype)
-        self._parts, self._dtype, self.rows = [], dtype, 0
+
+class _Growing:
+    """An array of at most ``capacity`` rows filled block by block.  Allocated once, at its capacity:
+    the pages of rows never written are never touched, so they take no memory (blocks kept and joined
+    at the end would hold the data twice, and freed small blocks stay in the heap)."""
+
+    def __init__(self, capacity: int, dtype, width: int | None = None):
+        self._out = np.empty((capacity,) if width is None else (capacity, width), dtype=dtype)
+        self.rows = 0
 
     def add(self, block: np.ndarray) -> None:
         stop = self.rows + block.shape[0]
-        if self._out is None:  # a copy: a view would keep the reader's buffer in its allocator
-            self._parts.append(np.array(block, dtype=self._dtype))
-        elif stop <= self._out.shape[0]:
-            self._out[self.rows:stop] = block
-        else:
-            raise InputError("the file holds more rows than it declares: it is corrupt")
+        if stop > self._out.shape[0]:  # more rows than declared: the DataFrame reader says what is wrong
+            raise _NotFast
+        self._out[self.rows:stop] = block
         self.rows = stop
 
     def array(self) -> np.ndarray:
-        if self._out is not None:
-            return self._out[:self.rows]
-        parts, self._parts = self._parts, []
-        out = np.empty((self.rows, *(parts[0].shape[1:] if parts else ())), dtype=self._dtype)
-        start = 0
-        while parts:  # each block freed once copied: the final array's pages replace the blocks'
-            part = parts.pop(0)
-            out[start:start + part.shape[0]] = part
-            start += part.shape[0]
-        return out
+        return self._out[:self.rows]
 
 
 def _whole_arrays(blocks: _Blocks):
@@ -601,8 +608,8 @@ class FileBackedData(CalibrationData):
 
     def __init__(self, labels: np.ndarray, top1: tuple[np.ndarray, np.ndarray], columns: SpilledColumns,
                  rows: np.ndarray | None = None):
-        object.__setattr__(self, "labels", _read_only(labels))
-        object.__setattr__(self, "_cache", {"top1": tuple(_read_only(a) for a in top1)})
+        object.__setattr__(self, "labels", _readonly_view(labels))
+        object.__setattr__(self, "_cache", {"top1": tuple(_readonly_view(a) for a in top1)})
         object.__setattr__(self, "_columns", columns)
         object.__setattr__(self, "_row_index", rows)  # a subsample's rows in the spilled columns
 
@@ -631,12 +638,6 @@ class FileBackedData(CalibrationData):
         conf, correct = self.top1()
         rows = idx if self._row_index is None else self._row_index[idx]
         return FileBackedData(self.labels[idx], (conf[idx], correct[idx]), self._columns, rows)
-
-
-def _read_only(arr: np.ndarray) -> np.ndarray:
-    view = arr.view()
-    view.flags.writeable = False
-    return view
 
 
 def _read_npz(raw, names, max_bytes):
