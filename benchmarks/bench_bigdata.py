@@ -82,6 +82,19 @@ def run(tree: Path, args: list[str], timeout: float | None = None) -> tuple[floa
     return seconds, rss
 
 
+def _ram() -> str:
+    try:
+        pages, size = os.sysconf("SC_PHYS_PAGES"), os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError):
+        return "RAM unknown"
+    return f"{pages * size / 2**30:.0f} GB RAM"
+
+
+def _niceness() -> str:
+    nice = os.nice(0)
+    return f", run at niceness {nice} (times stretch with the load; peak memory does not)" if nice else ""
+
+
 def load() -> str:
     return " ".join(f"{x:.1f}" for x in os.getloadavg())
 
@@ -164,8 +177,8 @@ def write(args, rows, trees, load_before, load_after, complete: bool = True) -> 
     text = f"""## Large files: `calviz check` and `calviz report` at n = {args.n:,}
 
 Command: `{command}` — each run a fresh process under `/usr/bin/time -v` (start-up and imports included),
-median of {args.repeats} run(s) after a warm-up; {os.cpu_count()} cores ({platform.machine()}), load average
-(1, 5, 15 min) {load_before} before and {load_after} after.  Targets: `check` under
+median of {args.repeats} run(s) after a warm-up; {os.cpu_count()} cores ({platform.machine()}), {_ram()}, load
+average (1, 5, 15 min) {load_before} before and {load_after} after{_niceness()}.  Targets: `check` under
 {TARGETS['check_seconds']:g} s and {TARGETS['check_rss_mb']:g} MB peak RSS, `report` under
 {TARGETS['report_seconds']:g} s.  Files from `calviz.synthetic`: binary `temperature_family` (β = 1.2) and
 10-class `dirichlet_temperature` (β = 1.5, top-1 target).  CSV and Parquet files are read a block of rows
