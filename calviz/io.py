@@ -42,7 +42,8 @@ from calviz.data import (
     check_unique_columns,
 )
 
-__all__ = ["read_predictions", "read_predictions_bytes", "write_predictions", "FORMATS", "DEFAULT_MAX_BYTES"]
+__all__ = ["read_predictions", "read_predictions_bytes", "write_predictions", "FileBackedData", "FORMATS",
+           "DEFAULT_MAX_BYTES"]
 
 #: Supported formats and the file extensions that select them.
 FORMATS = {

@@ -161,9 +161,10 @@ def test_app_screenshot_ten_million_rows(tmp_path, chromium_browser, screenshots
     """``calviz serve FILE`` on a 10⁷-row binary Parquet file: the page draws its views (a background
     job may still show its progress), states the rows the subsampled views used, and passes the same
     legend and wording checks."""
+    from conftest import start_server, stop_server
+
     from calviz.io import write_predictions
     from calviz.synthetic import temperature_family
-    from conftest import start_server, stop_server
 
     sample = temperature_family(LARGE_ROWS, seed=1, beta=1.2)
     path = write_predictions(tmp_path / "ten_million.parquet", sample.y_true, sample.y_prob)
