@@ -172,8 +172,20 @@ def _reader_kwargs(args) -> dict:
     return kw
 
 
-def load_input(file: str, args=None):
+def needs_matrix(args) -> bool:
+    """Whether ``check`` / ``report`` with these flags need a multiclass file's whole probability
+    matrix in memory: the ``topk`` and ``full`` targets and the comparisons do; the scalar targets
+    (top-1, one class against the rest) need only the labels, the top-1 view and single columns
+    (``read_predictions(..., keep_matrix=False)``: 24 bytes a row instead of 8·(K + 1))."""
+    from calviz.cli_compare import has_comparison_options
+
+    scalar = getattr(args, "target", "auto") in ("auto", "top1", "classwise")
+    return not scalar or has_comparison_options(args)
+
+
+def load_input(file: str, args=None, *, keep_matrix: bool = True):
     """A predictions file, or ``dataset:NAME`` for an embedded dataset, as CalibrationData.
+    ``keep_matrix=False``: see :func:`needs_matrix`.
 
     Any problem (missing file, unknown format, a rule of the input conventions broken) becomes a
     :class:`CLIError` carrying the reader's one-line message."""
@@ -191,7 +203,8 @@ def load_input(file: str, args=None):
             raise CLIError(f"{file}: is a directory, expected a predictions file")
         from calviz.io import read_predictions
 
-        return read_predictions(path, **(_reader_kwargs(args) if args is not None else {"max_bytes": None}))
+        kwargs = _reader_kwargs(args) if args is not None else {"max_bytes": None}
+        return read_predictions(path, keep_matrix=keep_matrix, **kwargs)
     except CLIError:
         raise
     except (InputError, ValueError, KeyError, OSError, UnicodeDecodeError) as exc:
@@ -410,7 +423,7 @@ def cmd_check(args) -> int:
         analysis = _on_dask(args, "analyze_parquet", options=options)
         summary = check_summary(None, options, source=args.file, analysis=analysis)
     else:
-        data = load_input(args.file, args)
+        data = load_input(args.file, args, keep_matrix=needs_matrix(args))
         summary = check_summary(data, options, source=args.file)
         summary.update(_comparisons(args, data, options))
     if args.json:
@@ -471,7 +484,7 @@ def cmd_report(args) -> int:
     title = args.title or f"calviz report — {Path(args.file).name if ':' not in args.file else args.file}"
     try:
         with report_output(out) as handle:  # opened before reading and analysing: a bad path fails at once
-            data = load_input(args.file, args)
+            data = load_input(args.file, args, keep_matrix=needs_matrix(args))
             extra = comparison_html(_comparisons(args, data, options))
             html = render_report(data, options, title=title, source=args.file, extra_sections=extra)
             handle.write(html)

@@ -324,16 +324,22 @@ class CalibrationData:
             raise InputError(f"class_index must be in 0..{self.n_classes - 1}; got {c}")
 
         def make():
-            if self.is_binary:
-                p = self.probs if c == 1 else 1.0 - self.probs
-            else:
-                p = self.probs[:, c]
-            return p, (self.labels == c).astype(np.float64)
+            return self._class_probs(c), (self.labels == c).astype(np.float64)
 
         key = ("classwise", c)
         if not cache and key not in self._cache:
             return tuple(_readonly_view(np.ascontiguousarray(a)) for a in make())
         return self._cached(key, make)
+
+    def _class_probs(self, c: int) -> np.ndarray:
+        """P(y = c) for every row (the z of the one-vs-rest view)."""
+        if self.is_binary:
+            return self.probs if c == 1 else 1.0 - self.probs
+        return self.probs[:, c]
+
+    def _rows(self, idx: np.ndarray) -> CalibrationData:
+        """The data of rows ``idx`` (validated already: no second validation)."""
+        return CalibrationData(_readonly_view(self.probs[idx]), _readonly_view(self.labels[idx]))
 
     def subsample(self, n: int, seed=None) -> CalibrationData:
         """A uniform subsample of n rows without replacement (reproducible with ``seed``: an int, None
@@ -344,8 +350,7 @@ class CalibrationData:
             raise InputError(f"subsample size must be at least 2; got {n}")
         if n >= self.n:
             return self
-        idx = self.subsample_rows(n, seed)
-        return CalibrationData(_readonly_view(self.probs[idx]), _readonly_view(self.labels[idx]))
+        return self._rows(self.subsample_rows(n, seed))
 
     def subsample_rows(self, n: int, seed=None) -> np.ndarray:
         """The sorted row indices :meth:`subsample` keeps (n < number of rows), e.g. to subsample a

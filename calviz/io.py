@@ -24,15 +24,26 @@ import io as _io
 import math
 import os
 import re
+import tempfile
 import zipfile
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
 import numpy as np
 
-from calviz.data import CalibrationData, InputError, as_calibration_data, cell_repr, check_unique_columns
+from calviz.data import (
+    CalibrationData,
+    InputError,
+    _readonly_view,
+    as_calibration_data,
+    cell_repr,
+    check_unique_columns,
+)
 
-__all__ = ["read_predictions", "read_predictions_bytes", "write_predictions", "FORMATS", "DEFAULT_MAX_BYTES"]
+__all__ = ["read_predictions", "read_predictions_bytes", "write_predictions", "FileBackedData", "FORMATS",
+           "DEFAULT_MAX_BYTES"]
 
 #: Supported formats and the file extensions that select them.
 FORMATS = {
@@ -60,6 +71,7 @@ def read_predictions(
     renormalize: bool = False,
     max_bytes: int | None = DEFAULT_MAX_BYTES,
     logits: bool = False,
+    keep_matrix: bool = True,
 ) -> CalibrationData:
     """Read and validate predictions from a path, ``bytes`` or a binary file-like object.
 
@@ -69,6 +81,13 @@ def read_predictions(
     ``renormalize=True`` rescales multiclass rows to sum to 1; ``logits=True`` reads the probability
     columns as logits (a stable softmax per row, a sigmoid for one column).  ``max_bytes`` (``None``: no
     limit) bounds the file size and the uncompressed size of NPZ arrays / Parquet columns.
+
+    ``keep_matrix=False`` (large multiclass CSV / Parquet files analysed for a scalar target: top-1 or
+    one class against the rest): the file is read and validated a block of rows at a time and the
+    (n, K) probability matrix is never held in memory — only the labels and the top-1 view (confidence,
+    correct); each class's column goes to a temporary file and is read back when a one-vs-rest view
+    needs it (:class:`FileBackedData`).  Every view gives the same numbers as with the whole matrix and
+    every row is validated, with the same messages.  Other formats ignore it.
     """
     names = {
         "y_true": y_true,
@@ -81,7 +100,18 @@ def read_predictions(
     fmt = _resolve_format(format, label, raw)
     names["_label"] = label
     try:
-        y, p, columns = _READERS[fmt](raw, names, max_bytes)
+        read = _READERS[fmt](raw, names, max_bytes)
+        if isinstance(read, _Blocks):
+            try:
+                if not keep_matrix and len(read.columns["y_prob"]) > 1:
+                    try:
+                        return _read_file_backed(read, renormalize, logits)
+                    except InputError as exc:
+                        raise _named(exc, read.columns) from None
+                read = _whole_arrays(read)
+            except _NotFast:  # the DataFrame reader reads it and names the offending cell
+                read = read.fallback()
+        y, p, columns = read
         return _validate(y, p, columns, renormalize, logits)
     except InputError as exc:
         raise InputError(f"{label}: {exc}") from None
@@ -251,9 +281,22 @@ def _as_stream(raw):
 
 # -- readers: each returns (y_true array, y_prob array, names of the probability columns) -------------
 def _read_csv(raw, names, max_bytes):
+    blocks = _csv_blocks(raw, names)
+    if blocks is not None:
+        return blocks
+    return _read_csv_frame(raw, names)
+
+
+def _csv_separator(names) -> str:
+    return "\t" if names.get("_label", "").lower().endswith(".tsv") else ","
+
+
+def _read_csv_frame(raw, names):
+    """The whole CSV file through pandas (the reader of record: its messages name the line of a bad
+    cell)."""
     import pandas as pd
 
-    sep = "\t" if names.get("_label", "").lower().endswith(".tsv") else ","
+    sep = _csv_separator(names)
     try:
         with _as_stream(raw) as stream:
             frame = pd.read_csv(stream, sep=sep, engine="c")
@@ -276,7 +319,6 @@ def _read_csv(raw, names, max_bytes):
 
 
 def _read_parquet(raw, names, max_bytes):
-    import pandas as pd
     import pyarrow.parquet as pq
 
     try:
@@ -289,23 +331,67 @@ def _read_parquet(raw, names, max_bytes):
     if max_bytes is not None and uncompressed > max_bytes:
         raise InputError(f"uncompressed size {uncompressed:,} bytes exceeds max_bytes={int(max_bytes):,}")
     try:
-        fast = _read_parquet_columns(raw, meta, names)
-        if fast is not None:
-            return fast
-        with _as_stream(raw) as stream:
-            frame = pd.read_parquet(stream, engine="pyarrow")
+        blocks = _parquet_blocks(raw, meta, names)
     except InputError:
         raise
+    except Exception as exc:
+        raise InputError(f"not a readable Parquet file ({type(exc).__name__}: {exc})") from None
+    return blocks if blocks is not None else _read_parquet_frame(raw, names)
+
+
+def _read_parquet_frame(raw, names):
+    import pandas as pd
+
+    try:
+        with _as_stream(raw) as stream:
+            frame = pd.read_parquet(stream, engine="pyarrow")
     except Exception as exc:
         raise InputError(f"not a readable Parquet file ({type(exc).__name__}: {exc})") from None
     return _from_frame(frame, names, header_lines=None)
 
 
-def _read_parquet_columns(raw, meta, names):
-    """The common case read column by column into the final arrays (no DataFrame, no stacking copy: the
-    peak memory of a 10⁷ × 10 file is its probability matrix plus one column): the needed columns are all
-    integer or floating point without missing values.  ``None`` otherwise — the DataFrame reader then
-    finds and names the offending cell."""
+# -- block readers: the needed columns of a CSV or Parquet file, a block of rows at a time ---------------
+#: Rows per block of the Parquet block reader.
+BLOCK_ROWS = 1 << 16
+#: Bytes of text per block of the CSV block reader.
+CSV_BLOCK_BYTES = 1 << 22
+
+
+class _NotFast(Exception):
+    """The block reader cannot read this file (a missing value, a type it does not read, text Arrow's
+    parser refuses): the DataFrame reader reads it instead and names the offending cell."""
+
+
+@dataclass(frozen=True)
+class _Blocks:
+    """A file read a block of rows at a time: ``batches()`` yields (labels, probabilities) numpy blocks
+    (probabilities (rows,) or (rows, K), in the file's dtype, e.g. float32) and may raise
+    :class:`_NotFast`; ``fallback()`` reads the whole file with the DataFrame reader instead."""
+
+    columns: dict  # {"y_true": label column, "y_prob": [probability columns]}
+    n: int  # rows the file declares (Parquet) or at most holds (CSV: its line breaks)
+    batches: Callable[[], Iterator[tuple[np.ndarray, np.ndarray]]]
+    fallback: Callable[[], tuple]
+
+
+def _arrow_block(batch) -> tuple[np.ndarray, np.ndarray]:
+    """(labels, probabilities) of an Arrow record batch whose first column holds the labels."""
+    if any(column.null_count for column in batch.columns) or not _is_number(batch.schema.field(0).type):
+        raise _NotFast
+    y = batch.column(0).to_numpy(zero_copy_only=False)
+    probs = [batch.column(j).to_numpy(zero_copy_only=False) for j in range(1, batch.num_columns)]
+    return y, probs[0] if len(probs) == 1 else np.column_stack(probs)
+
+
+def _is_number(arrow_type) -> bool:
+    import pyarrow as pa
+
+    return pa.types.is_integer(arrow_type) or pa.types.is_floating(arrow_type)
+
+
+def _parquet_blocks(raw, meta, names) -> _Blocks | None:
+    """The needed columns of a Parquet file in blocks of :data:`BLOCK_ROWS` rows, when they are all
+    integer or floating point (``None`` otherwise: the DataFrame reader then names the bad cell)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -315,36 +401,244 @@ def _read_parquet_columns(raw, meta, names):
         return None
     label_col, prob_cols = _select_columns(found, names)
     wanted = [label_col, *prob_cols]
-    numeric = (pa.types.is_integer, pa.types.is_floating)
-    if not all(any(test(schema.field(c).type) for test in numeric) for c in wanted):
+    if not all(_is_number(schema.field(c).type) for c in wanted):
         return None
     n = int(meta.num_rows)
-    out = np.empty((n, len(prob_cols)) if len(prob_cols) > 1 else (n,), dtype=np.float64)
-    label_type = schema.field(label_col).type
-    # integer labels stay integers (validated without a float copy)
-    y = np.empty(n, dtype=np.int64 if pa.types.is_integer(label_type) else np.float64)
-    start = 0
     # a path is read by Arrow's own file reader (through a Python file object every page read would be
     # copied into a Python bytes object first: the file's size again in memory)
     source = pa.BufferReader(raw) if isinstance(raw, bytes) else str(raw)
-    # no pre-buffering (it holds whole row groups, kept by Arrow's allocator: +1 GB at 10⁷ × 10); buffered
-    # 1 MB reads instead
-    with pq.ParquetFile(source, pre_buffer=False, buffer_size=1 << 20) as reader:
-        # blocks of rows: each block of the row-major matrix is written while it is in cache
-        for batch in reader.iter_batches(batch_size=1 << 16, columns=wanted):
-            if any(column.null_count for column in batch.columns):
-                return None
-            stop = start + batch.num_rows
-            y[start:stop] = batch.column(0).to_numpy(zero_copy_only=False)
-            if out.ndim == 1:
-                out[start:stop] = batch.column(1).to_numpy(zero_copy_only=False)
-            else:
-                out[start:stop] = np.column_stack(
-                    [batch.column(j + 1).to_numpy(zero_copy_only=False) for j in range(len(prob_cols))])
-            start = stop
-    if start != n:
-        raise InputError(f"the file declares {n:,} rows but holds {start:,}: it is truncated or corrupt")
-    return y, out, {"y_true": label_col, "y_prob": prob_cols}
+
+    def batches():
+        rows = 0
+        try:
+            # no pre-buffering (it holds whole row groups, kept by Arrow's allocator: +1 GB at 10⁷ × 10);
+            # buffered 1 MB reads instead
+            with pq.ParquetFile(source, pre_buffer=False, buffer_size=1 << 20) as reader:
+                for batch in reader.iter_batches(batch_size=BLOCK_ROWS, columns=wanted):
+                    rows += batch.num_rows
+                    yield _arrow_block(batch)
+        except pa.ArrowException as exc:
+            raise InputError(f"not a readable Parquet file ({type(exc).__name__}: {exc})") from None
+        finally:
+            pa.default_memory_pool().release_unused()  # Arrow's allocator keeps freed pages (50 MB at 10⁷)
+        if rows != n:
+            raise InputError(f"the file declares {n:,} rows but holds {rows:,}: it is truncated or corrupt")
+
+    return _Blocks({"y_true": label_col, "y_prob": prob_cols}, n, batches,
+                   lambda: _read_parquet_frame(raw, names))
+
+
+def _csv_blocks(raw, names) -> _Blocks | None:
+    """The needed columns of a CSV file parsed by Arrow's streaming reader in blocks of
+    :data:`CSV_BLOCK_BYTES` (probability
+    columns as float64, labels as Arrow infers them: integer or floating point).  ``None`` — and any
+    problem while reading raises :class:`_NotFast` — when the file is not plain numeric CSV (a missing
+    line break at the end, repeated or missing column names, empty cells, text): pandas then reads it and
+    names the offending line."""
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    if _last_byte(raw) not in (b"\n", b"\r"):
+        return None
+    parse = pacsv.ParseOptions(delimiter=_csv_separator(names))
+
+    def open_reader(convert):
+        source = pa.BufferReader(raw) if isinstance(raw, bytes) else str(raw)
+        return pacsv.open_csv(source, read_options=pacsv.ReadOptions(block_size=CSV_BLOCK_BYTES),
+                              parse_options=parse, convert_options=convert)
+
+    try:
+        with open_reader(pacsv.ConvertOptions()) as reader:
+            found = list(reader.schema.names)
+        if len(set(found)) != len(found):
+            return None
+        label_col, prob_cols = _select_columns(found, names)
+    except (pa.ArrowException, InputError, OSError):
+        return None
+    convert = pacsv.ConvertOptions(include_columns=[label_col, *prob_cols],
+                                   column_types={c: pa.float64() for c in prob_cols})
+
+    def batches():
+        try:
+            with open_reader(convert) as reader:
+                for batch in reader:
+                    if batch.num_rows:
+                        yield _arrow_block(batch)
+        except pa.ArrowException:
+            raise _NotFast from None
+        finally:
+            pa.default_memory_pool().release_unused()
+
+    return _Blocks({"y_true": label_col, "y_prob": prob_cols}, _line_breaks(raw), batches,
+                   lambda: _read_csv_frame(raw, names))
+
+
+def _line_breaks(raw) -> int:
+    """The number of line breaks (``\\n``, or ``\\r`` for old Mac files): at least the number of rows."""
+    if isinstance(raw, bytes):
+        return max(raw.count(b"\n"), raw.count(b"\r"))
+    newlines = returns = 0
+    with open(raw, "rb") as f:
+        while chunk := f.read(1 << 24):
+            newlines += chunk.count(b"\n")
+            returns += chunk.count(b"\r")
+    return max(newlines, returns)
+
+
+class _Growing:
+    """An array of at most ``capacity`` rows filled block by block.  Allocated once, at its capacity:
+    the pages of rows never written are never touched, so they take no memory (blocks kept and joined
+    at the end would hold the data twice, and freed small blocks stay in the heap)."""
+
+    def __init__(self, capacity: int, dtype, width: int | None = None):
+        self._out = np.empty((capacity,) if width is None else (capacity, width), dtype=dtype)
+        self.rows = 0
+
+    def add(self, block: np.ndarray) -> None:
+        stop = self.rows + block.shape[0]
+        if stop > self._out.shape[0]:  # more rows than declared: the DataFrame reader says what is wrong
+            raise _NotFast
+        self._out[self.rows:stop] = block
+        self.rows = stop
+
+    def array(self) -> np.ndarray:
+        return self._out[:self.rows]
+
+
+def _whole_arrays(blocks: _Blocks):
+    """(labels, probabilities, columns) of the whole file, written block by block into the final arrays
+    (no DataFrame, no stacking copy: the peak memory of a 10⁷ × 10 file is its matrix plus a block)."""
+    width = len(blocks.columns["y_prob"])
+    y = p = None
+    for y_block, p_block in blocks.batches():
+        if y is None:
+            # integer labels stay integers (validated without a float copy)
+            y = _Growing(blocks.n, np.int64 if y_block.dtype.kind in "iu" else np.float64)
+            p = _Growing(blocks.n, np.float64, None if width == 1 else width)
+        y.add(y_block)
+        p.add(p_block)
+    if y is None:
+        raise _NotFast
+    return y.array(), p.array(), blocks.columns
+
+
+#: The messages of :func:`calviz.data.as_calibration_data`, in the order it checks (the whole matrix is
+#: checked for one rule before the next rule, so a file's error is the first rule broken in any block,
+#: at its first row): logits, then probabilities (non-finite before out of range), then labels.
+_CHECK_ORDER = ("logits has a non-finite", "y_prob has a non-finite", "y_prob must lie in",
+                "cannot be renormalized", "y_prob rows must sum to 1", "y_true has a non-finite",
+                "y_true must be")
+
+
+def _check_rank(message: str) -> int:
+    """Position of a validation message in :data:`_CHECK_ORDER` (−1: a rule about the whole input)."""
+    return next((i for i, start in enumerate(_CHECK_ORDER) if start in message), -1)
+
+
+def _read_file_backed(blocks: _Blocks, renormalize: bool, logits: bool) -> FileBackedData:
+    """Validate a multiclass file block by block into a :class:`FileBackedData` (the matrix's columns
+    on disk).  Each block is validated by :func:`calviz.data.as_calibration_data` itself; the error
+    reported is the one validating the whole matrix at once would report (:data:`_CHECK_ORDER`), its row
+    counted from the start of the file."""
+    width = len(blocks.columns["y_prob"])
+    labels, conf, correct = (_Growing(blocks.n, dtype) for dtype in (np.int64, np.float64, np.float64))
+    columns = SpilledColumns(width)
+    failure = None  # (rank, first row of the block, message) of the first-ranked error found
+    start = 0
+    for y_block, p_block in blocks.batches():
+        try:
+            block = as_calibration_data(y_block, p_block, renormalize=renormalize, logits=logits,
+                                        min_samples=0)
+        except InputError as exc:
+            rank = _check_rank(str(exc))
+            if rank < 0:
+                raise InputError(_row_from(str(exc), start)) from None
+            if failure is None or rank < failure[0]:
+                failure = (rank, start, str(exc))
+        else:
+            if failure is None:  # after an error the blocks are only checked
+                labels.add(block.labels)
+                for part, values in zip((conf, correct), block.top1(), strict=True):
+                    part.add(values)
+                columns.append(block.probs)
+        start += y_block.shape[0]
+    if start < 2:  # too few rows: the whole-file reader says so
+        raise _NotFast
+    if failure is not None:
+        raise InputError(_row_from(failure[2], failure[1]))
+    return FileBackedData(labels.array(), (conf.array(), correct.array()), columns)
+
+
+def _row_from(message: str, start: int) -> str:
+    """A block's validation message with its row counted from the start of the file."""
+    return re.sub(r"\brow (\d+)", lambda m: f"row {int(m.group(1)) + start}", message, count=1)
+
+
+class SpilledColumns:
+    """The K probability columns of a file, each in its own temporary file (float64, file row order),
+    read back one at a time.  The directory is removed when the last data object using it is gone."""
+
+    def __init__(self, n_classes: int):
+        self.n_classes = int(n_classes)
+        self._directory = tempfile.TemporaryDirectory(prefix="calviz_columns_")
+        self._paths = [Path(self._directory.name) / f"p_{c}.f8" for c in range(self.n_classes)]
+
+    def append(self, probs: np.ndarray) -> None:
+        """Append a validated (rows, K) float64 block."""
+        by_class = np.ascontiguousarray(probs.T)
+        for path, column in zip(self._paths, by_class, strict=True):
+            with open(path, "ab") as f:
+                column.tofile(f)
+
+    def read(self, c: int) -> np.ndarray:
+        """Column ``c`` (read-only float64)."""
+        column = np.fromfile(self._paths[c], dtype=np.float64)
+        column.flags.writeable = False
+        return column
+
+
+class FileBackedData(CalibrationData):
+    """Validated multiclass predictions whose (n, K) probability matrix is not held in memory.
+
+    Held: the int64 labels and the top-1 view (confidence, correct) — 24 bytes a row; each class's
+    probabilities are read back from :class:`SpilledColumns` when a one-vs-rest view needs them (the
+    classwise target, the ACE).  Every view gives exactly the numbers of the :class:`CalibrationData`
+    of the whole matrix; ``probs`` assembles that matrix (n·K·8 bytes) the first time something asks
+    for it (the ``topk`` and ``full`` targets do).  Made by ``read_predictions(..., keep_matrix=False)``.
+    """
+
+    def __init__(self, labels: np.ndarray, top1: tuple[np.ndarray, np.ndarray], columns: SpilledColumns,
+                 rows: np.ndarray | None = None):
+        object.__setattr__(self, "labels", _readonly_view(labels))
+        object.__setattr__(self, "_cache", {"top1": tuple(_readonly_view(a) for a in top1)})
+        object.__setattr__(self, "_columns", columns)
+        object.__setattr__(self, "_row_index", rows)  # a subsample's rows in the spilled columns
+
+    __eq__ = object.__eq__
+    __hash__ = object.__hash__
+
+    @property
+    def is_binary(self) -> bool:
+        return False
+
+    @property
+    def n_classes(self) -> int:
+        return self._columns.n_classes
+
+    @property
+    def probs(self) -> np.ndarray:
+        """The (n, K) probability matrix, assembled from the columns on first use."""
+        return self._cached("probs", lambda: (
+            np.column_stack([self._class_probs(c) for c in range(self.n_classes)]),))[0]
+
+    def _class_probs(self, c: int) -> np.ndarray:
+        column = self._columns.read(c)
+        return column if self._row_index is None else column[self._row_index]
+
+    def _rows(self, idx: np.ndarray) -> FileBackedData:
+        conf, correct = self.top1()
+        rows = idx if self._row_index is None else self._row_index[idx]
+        return FileBackedData(self.labels[idx], (conf[idx], correct[idx]), self._columns, rows)
 
 
 def _read_npz(raw, names, max_bytes):
@@ -547,12 +841,17 @@ def _validate(y, p, columns, renormalize, logits=False) -> CalibrationData:
     try:
         return as_calibration_data(y, p, renormalize=renormalize, logits=logits)
     except InputError as exc:
-        message = str(exc)
-        prob_cols = columns["y_prob"]
-        if len(prob_cols) > 1:
-            message = re.sub(r"column (\d+)", lambda m: f"column {prob_cols[int(m.group(1))]!r}", message)
-            message = re.sub(r"\by_prob\b", "probabilities", message)
-        else:
-            message = re.sub(r"\by_prob\b", repr(prob_cols[0]), message)
-        message = re.sub(r"\by_true\b", repr(columns["y_true"]), message)
-        raise InputError(message) from None
+        raise _named(exc, columns) from None
+
+
+def _named(exc: InputError, columns) -> InputError:
+    """A validation error with the file's column names in place of y_true / y_prob."""
+    message = str(exc)
+    prob_cols = columns["y_prob"]
+    if len(prob_cols) > 1:
+        message = re.sub(r"column (\d+)", lambda m: f"column {prob_cols[int(m.group(1))]!r}", message)
+        message = re.sub(r"\by_prob\b", "probabilities", message)
+    else:
+        message = re.sub(r"\by_prob\b", repr(prob_cols[0]), message)
+    message = re.sub(r"\by_true\b", repr(columns["y_true"]), message)
+    return InputError(message)

@@ -151,3 +151,35 @@ def test_report_screenshot(tmp_path, chromium_browser, screenshots):
         check_page(page, "report", screenshots)
     finally:
         context.close()
+
+
+#: rows of the large-file screenshot (the size the app is promised to stay interactive at)
+LARGE_ROWS = 10_000_000
+
+
+def test_app_screenshot_ten_million_rows(tmp_path, chromium_browser, screenshots):
+    """``calviz serve FILE`` on a 10⁷-row binary Parquet file: the page draws its views (a background
+    job may still show its progress), states the rows the subsampled views used, and passes the same
+    legend and wording checks."""
+    from conftest import start_server, stop_server
+
+    from calviz.io import write_predictions
+    from calviz.synthetic import temperature_family
+
+    sample = temperature_family(LARGE_ROWS, seed=1, beta=1.2)
+    path = write_predictions(tmp_path / "ten_million.parquet", sample.y_true, sample.y_prob)
+    del sample
+    proc, url = start_server(tmp_path, extra_args=(str(path),))
+    context = chromium_browser.new_context(viewport={"width": WIDTH, "height": HEIGHT})
+    page = context.new_page()
+    try:
+        page.goto(url, timeout=LOAD_TIMEOUT)
+        page.wait_for_function("() => (" + JS_STATUS + ")() !== ''", timeout=LOAD_TIMEOUT)
+        page.wait_for_function(JS_SETTLED, timeout=3 * LOAD_TIMEOUT)
+        check_page(page, "app-ten-million-rows", screenshots)
+        text = page.evaluate(JS_ALL_TEXT)
+        assert "10,000,000" in text, "the page does not say how many rows it analyses"
+        assert "200,000 of 10,000,000 rows" in text, "the subsample of the distance bounds is not stated"
+    finally:
+        context.close()
+        stop_server(proc)
