@@ -57,14 +57,14 @@ def card(title: str, *parts, view: str | None = None) -> pn.Column:
     circled "i" after the title.  Title, ⓘ and sentence are one Bokeh ``Div``: every extra model on the page (a
     Markdown pane, a TooltipIcon and its tooltips) takes part in the browser's style and layout passes that
     each live change triggers."""
-    head = f"<div style='font-size:1.15em;font-weight:600;margin:0.4em 0 0.2em 0'>{html.escape(title)}"
+    head = f"<div style='font-size:1.15em;font-weight:600;margin:0.4em 0 0.2em 0'><span>{html.escape(title)}</span>"
     if view is not None:
         sentence, maths = plots.VIEW_EXPLANATIONS[view]
         head += (f" <span title='{html.escape(maths, quote=True)}' style='{_INFO_ICON_STYLE}'>i</span>"
                  f"</div>{html.escape(sentence)}")
     else:
         head += "</div>"
-    heading = Text()
+    heading = Text(css_classes=["calviz-card-head"])
     heading.object = head
     return pn.Column(heading, *parts, sizing_mode="stretch_width", margin=(5, 5))
 
