@@ -68,8 +68,11 @@ JS_SET_RADIO = f"""(value) => {{
                 m.active = m.labels.indexOf(label); return true; }}
     return false;
 }}"""
+# the cards' headings (whose tooltips give each view's mathematics) are not a view's state
 JS_TEXT = f"""(needle) => {{
-    for (const m of {_ALL_MODELS}) if (typeof m.text === 'string' && m.text.includes(needle)) return true;
+    for (const m of {_ALL_MODELS})
+        if (typeof m.text === 'string' && m.text.includes(needle)
+            && !(m.css_classes || []).includes('calviz-card-head')) return true;
     return false;
 }}"""
 JS_HIST = f"""() => {{

@@ -57,6 +57,15 @@ JS_TEXT_CONTAINING = f"""(needle) => {{
     for (const m of {_ALL_MODELS}) if (typeof m.text === 'string' && m.text.includes(needle)) return m.text;
     return null;
 }}"""
+# the same, skipping the status line's list of running jobs (which names the views it computes) and the
+# cards' headings (whose tooltips give each view's mathematics)
+JS_VIEW_TEXT_CONTAINING = f"""(needle) => {{
+    for (const m of {_ALL_MODELS})
+        if (typeof m.text === 'string' && m.text.includes(needle) && !m.text.startsWith('computing: ')
+            && !(m.css_classes || []).includes('calviz-card-head'))
+            return m.text;
+    return null;
+}}"""
 
 
 def open_app(browser, url, *, width=1280, height=800):
@@ -80,7 +89,7 @@ def open_app(browser, url, *, width=1280, height=800):
 
 
 def wait_tcal(page):
-    page.wait_for_function(f"() => ({JS_TEXT_CONTAINING})('T-Cal (') !== null", timeout=UPDATE_TIMEOUT)
+    page.wait_for_function(f"() => ({JS_VIEW_TEXT_CONTAINING})('T-Cal (') !== null", timeout=UPDATE_TIMEOUT)
 
 
 def set_widget(page, title, value):
@@ -117,7 +126,7 @@ def wait_widget(page, title, value):
 
 
 def tcal_text(page) -> str:
-    return page.evaluate(JS_TEXT_CONTAINING, "T-Cal (") or ""
+    return page.evaluate(JS_VIEW_TEXT_CONTAINING, "T-Cal (") or ""
 
 
 def status_text(page) -> str:
@@ -459,7 +468,7 @@ def test_stopped_server_leaves_no_worker_processes(tmp_path, chromium_browser, s
 JS_RECORD_TCAL = f"""() => {{
     window.__tcal = new Set();
     const tick = () => {{
-        const t = ({JS_TEXT_CONTAINING})('T-Cal (');
+        const t = ({JS_VIEW_TEXT_CONTAINING})('T-Cal (');
         if (t !== null) window.__tcal.add(t);
         if (window.__recording) requestAnimationFrame(tick);
     }};

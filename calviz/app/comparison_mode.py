@@ -59,7 +59,9 @@ class ComparisonMode:
             app.store, schedule=app._schedule, debounce=DEBOUNCE_S if app.served else 0, inline=not app.served
         )
         self.view = ComparisonView(self.store)
-        self.panel = self.view.panel
+        # the card is in the page only while the mode is on: hidden Bokeh models still take part in every
+        # style and layout pass of the browser, which made each live change of the other views ~2× slower
+        self.panel = pn.Column(sizing_mode="stretch_width", margin=0, visible=False)
         self.uploads: dict[str, tuple[bytes, str]] = {}  # dataset name → (content, filename)
         self.second = None  # (name, CalibrationData) of the second uploaded file
         self._arrays: dict[tuple, object] = {}  # (dataset, column/prefix) → model B or group values
@@ -206,7 +208,8 @@ class ComparisonMode:
 
     def refresh(self) -> None:
         off = self.controls.mode == "off"
-        self.panel.visible = not off
+        self.panel.visible = self.view.panel.visible = not off
+        self.panel.objects = [] if off else [self.view.panel]
         if self._widgets is not None:
             self._visibility()
         if off:  # nothing to compute or to check while the mode is off

@@ -232,6 +232,7 @@ class CalvizApp:
         return self._sidebar
 
     def main_area(self) -> pn.Column:
+        """The status line, the four views in two rows and the comparison card (one layout, for Jupyter)."""
         rel, tcal, interval, distance = (view.panel for view in self.views)
         return pn.Column(
             self.status.panel,
@@ -250,7 +251,11 @@ class CalvizApp:
         return pn.template.FastListTemplate(
             title="calviz — is this classifier calibrated?",
             sidebar=[self.widgets()],
-            main=[self.main_area()],
+            # one Bokeh root per card, placed two by two by _MAIN_GRID_CSS: Bokeh lays out the whole root
+            # a changed caption or title is in again (measuring every element of it), so with one root per
+            # card a live change costs the cards it touches, not the whole page
+            main=[self.status.panel, *(view.panel for view in self.views), self.comparison.panel],
+            raw_css=[_MAIN_GRID_CSS],
             sidebar_width=300,
             accent_base_color=plots.CALIBRATED,
             header_background="#134e4a",
@@ -278,6 +283,16 @@ class CalvizApp:
             self.store.in_background(self.open_dask, path, scheduler, **columns)
         else:
             self.open_dask(path, scheduler, **columns)
+
+
+# the template's main area: status line and comparison card across the page, the four views two by two
+# (one column on narrow screens)
+_MAIN_GRID_CSS = """
+#main { display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); align-content: start; }
+#main > .card-margin { margin: 4px 0; }
+#main > .card-margin:first-child, #main > .card-margin:last-child { grid-column: 1 / -1; }
+@media (max-width: 1000px) { #main { grid-template-columns: minmax(0, 1fr); } }
+"""
 
 
 def _offline_fast_design():

@@ -44,16 +44,29 @@ CLASS_PANEL_HEIGHT = 150  # full target: height of each per-class reliability pa
 _TOOLS = "pan,wheel_zoom,box_zoom,reset,save"
 
 
+# a small circled "i" drawn with CSS (the character ⓘ is missing from many fonts)
+_INFO_ICON_STYLE = (
+    "cursor:help;display:inline-block;width:1.15em;height:1.15em;line-height:1.15em;border-radius:50%;"
+    "border:1px solid #0f766e;color:#0f766e;font-size:0.75em;text-align:center;font-style:italic;"
+    "vertical-align:middle"
+)
+
+
 def card(title: str, *parts, view: str | None = None) -> pn.Column:
-    """A titled card; ``view`` adds its one-sentence explanation, with the mathematics in a tooltip."""
-    head = pn.pane.Markdown(f"#### {title}", margin=(0, 10))
+    """A titled card; ``view`` adds its one-sentence explanation, with the mathematics in the tooltip of an
+    circled "i" after the title.  Title, ⓘ and sentence are one Bokeh ``Div``: every extra model on the page (a
+    Markdown pane, a TooltipIcon and its tooltips) takes part in the browser's style and layout passes that
+    each live change triggers."""
+    head = f"<div style='font-size:1.15em;font-weight:600;margin:0.4em 0 0.2em 0'><span>{html.escape(title)}</span>"
     if view is not None:
         sentence, maths = plots.VIEW_EXPLANATIONS[view]
-        head = pn.Row(head, pn.widgets.TooltipIcon(value=maths, margin=(12, 0)), margin=0)
-        explanation = Text()
-        explanation.object = html.escape(sentence)
-        parts = (explanation, *parts)
-    return pn.Column(head, *parts, sizing_mode="stretch_width", margin=(5, 5))
+        head += (f" <span title='{html.escape(maths, quote=True)}' style='{_INFO_ICON_STYLE}'>i</span>"
+                 f"</div>{html.escape(sentence)}")
+    else:
+        head += "</div>"
+    heading = Text(css_classes=["calviz-card-head"])
+    heading.object = head
+    return pn.Column(heading, *parts, sizing_mode="stretch_width", margin=(5, 5))
 
 
 def _figure(height: int, *, title: str = "", small: bool = False, **kwargs):
@@ -700,10 +713,14 @@ class StatusView(_View):
         self.progress = pn.indicators.Progress(
             active=False, visible=False, width=160, height=14, margin=(8, 10), bar_color="info"
         )
-        self.progress_text = pn.pane.Str("", visible=False, margin=(4, 0), styles={"font-size": "12px"})
+        self.progress_text = Text()  # the running jobs; empty when idle
         self.alert = pn.pane.Alert("", alert_type="danger", visible=False, sizing_mode="stretch_width")
+        # the jobs on a line of their own and of fixed height, under the status text: a change that starts
+        # or ends jobs never moves the rest of the page, and a long list of jobs wraps instead of
+        # squeezing the status text
         self.panel = pn.Column(
-            pn.Row(self.text, self.progress_text, self.progress, sizing_mode="stretch_width"),
+            self.text,
+            pn.Row(self.progress, self.progress_text, height=36, sizing_mode="stretch_width"),
             self.alert,
             sizing_mode="stretch_width",
         )
@@ -712,8 +729,8 @@ class StatusView(_View):
 
     def draw(self) -> None:
         jobs = [label for label in self.store.jobs.values() if label]
-        self.progress_text.object = "computing: " + ", ".join(jobs) + "…" if jobs else ""
-        self.progress.active = self.progress.visible = self.progress_text.visible = bool(jobs)
+        self.progress_text.object = "computing: " + html.escape(", ".join(jobs)) + "…" if jobs else ""
+        self.progress.active = self.progress.visible = bool(jobs)
         data = self.data
         if data is None:
             return
