@@ -47,17 +47,15 @@ def test_classical_table_is_visible_and_follows_alpha(served_app, chromium_brows
                                "> 0", timeout=LOAD_TIMEOUT)
         table = _table(page)
         assert table["test"][0] == "Spiegelhalter z" and len(table["test"]) == 5
-        assert any(t.startswith("decision at α = ") for t in table["titles"])
+        assert "decision" in table["titles"]
         # what a user sees: the table's cells and the caption are rendered text in the page
         page.get_by_text("Spiegelhalter z").first.wait_for(state="visible", timeout=UPDATE_TIMEOUT)
         page.get_by_text("Other tests at α = 0.05").first.wait_for(state="visible", timeout=UPDATE_TIMEOUT)
         page.get_by_text("Spiegelhalter z").first.scroll_into_view_if_needed()
         page.wait_for_timeout(500)
         page.screenshot(path=str(artifacts_dir / "classical_table.png"))
-        # α moves the decisions (from the p-values already there) and the column title
+        # α moves the decisions (from the p-values already there) and the α stated in the caption
         assert page.evaluate(JS_SET_WIDGET, ["level α", 0.2])
-        page.wait_for_function(f"() => ({JS_TABLE})().titles.includes('decision at α = 0.2')",
-                               timeout=UPDATE_TIMEOUT)
         page.get_by_text("at α = 0.2 (").first.wait_for(state="visible", timeout=UPDATE_TIMEOUT)
         table = _table(page)
         for pvalue, decision in zip(table["pvalue"], table["decision"], strict=True):

@@ -535,16 +535,17 @@ class TCalView(_View):
 
 class ClassicalView(_View):
     """The classical tests beside T-Cal (Spiegelhalter, Hosmer–Lemeshow, Cox, Kolmogorov–Smirnov, Kuiper)
-    as a compact table — statistic, p-value, decision at α, what each detects — under a caption with the
-    MCE and ACE; shown in the T-Cal card's ``extra``.  The decisions follow the α control from the stored
+    as a compact table — statistic, p-value, decision at the α stated in the caption, what each detects —
+    under a caption with the MCE and ACE; shown in the T-Cal card's ``extra``.  The decisions follow the α control from the stored
     p-values (the slot's result does not depend on α); a change of n or of the target brings new tests.
     Caption and table are plain Bokeh models in one pane, updated in place."""
 
     slots = ("classical", "inputs")
     #: column → (title, width in px): the decision fits the card, "what it detects" scrolls into view
-    #: (autosize "fit_columns" would squeeze it, but then Bokeh 3.9 fails to redraw a retitled table)
+    #: (autosize "fit_columns" would squeeze it).  The titles never change: the caption above the table
+    #: states α, and a retitled column makes the browser rebuild the whole table on every α change
     COLUMNS = {"test": ("test", 140), "statistic": ("statistic", 72), "pvalue": ("p-value", 68),
-               "decision": ("decision at α", 115), "detects": ("what it detects", 640)}
+               "decision": ("decision", 115), "detects": ("what it detects", 640)}
 
     def __init__(self, store):
         self.source = ColumnDataSource({k: [] for k in self.COLUMNS})
@@ -577,7 +578,6 @@ class ClassicalView(_View):
             # update could reach the browser after the result's caption and stay.)
             return
         alpha = inputs[1].alpha
-        self.table.columns[3].title = f"decision at α = {alpha:g}"
         if tests is None:
             _set(self.source, {k: [] for k in self.COLUMNS})
             self._caption("Other tests: not computed" + _error_text(entry))
