@@ -543,6 +543,13 @@ class _MemorySample:
     def resample(self, levels, source, base, start, count):
         return _resample(self.scan(levels), levels, source, base, start, count)
 
+    def y_only_log_mgf_bounds(self, levels, level, thetas):
+        # the Chernoff certificate of the sequential rule: 1-D targets only (None for full calibration)
+        if self.full:
+            return None
+        scan = self.scan(levels)
+        return _k.y_only_log_mgf_bounds(scan.split, level, np.ascontiguousarray(scan.z[:, 0]), thetas)
+
 
 def _adaptive(z, y, K, target, alpha, resampling, n_resamples, max_resamples, risk, combine, discrete,
               seed) -> TCalResult:
