@@ -529,29 +529,39 @@ def _exceedances(t_obs: np.ndarray, boot: np.ndarray, alpha: float, combine: str
 REJECT_PRIOR = 10.0
 
 
-def _log_mixture(exceed, N, q, beta: float):
-    """log M_N(q): the beta-binomial mixture likelihood ratio (Robbins 1970) of N Bernoulli exceedance
-    indicators with S = ``exceed`` successes against p = q, prior Beta(1, ``beta``)."""
+def _mixture(exceed, N, beta: float) -> tuple:
+    """(S, F, c) of the beta-binomial mixture likelihood ratio (Robbins 1970) of N Bernoulli exceedance
+    indicators with S = ``exceed`` successes and F = N − S failures, prior Beta(1, ``beta``):
+    log M_N(q) = c − S ln q − F ln(1 − q) with c = ln B(1 + S, β + F) − ln B(1, β)."""
     S = np.asarray(exceed, dtype=np.float64)
     F = np.asarray(N, dtype=np.float64) - S
+    return S, F, special.betaln(1.0 + S, beta + F) - special.betaln(1.0, beta)
+
+
+def _reject_evidence(mix, q):
+    """log R(q) = log((1/B) Σ_b M_b(q)·1{S_b < qN}) over the last axis (the B scales) of ``mix``."""
+    S, F, c = mix
+    lm = np.where(S < q * (S + F), c - S * np.log(q) - F * np.log1p(-q), -np.inf)
+    top = np.max(lm, axis=-1, keepdims=True)
+    shift = np.where(np.isfinite(top), top, 0.0)  # (all −inf: the sum is 0, its log −inf)
     with np.errstate(divide="ignore"):
-        return (special.betaln(1.0 + S, beta + F) - special.betaln(1.0, beta)
-                - S * np.log(q) - F * np.log1p(-q))
+        return np.log(np.sum(np.exp(lm - shift), axis=-1)) + shift[..., 0] - math.log(S.shape[-1])
+
+
+def _accept_evidence(mix, q):
+    """log A_b(q) = log(M_b(q)·1{S_b > qN}) per count of ``mix``."""
+    S, F, c = mix
+    return np.where(S > q * (S + F), c - S * np.log(q) - F * np.log1p(-q), -np.inf)
 
 
 def _log_reject_evidence(exceed, N, q, level: float):
-    """log R(q) = log((1/B) Σ_b M_b(q)·1{S_b < qN}) over the last axis (the counts of the B scales)."""
-    S = np.asarray(exceed, dtype=np.float64)
-    below = S < q * np.asarray(N, dtype=np.float64)
-    lm = np.where(below, _log_mixture(S, N, q, REJECT_PRIOR / level), -np.inf)
-    return special.logsumexp(lm, axis=-1) - math.log(S.shape[-1])
+    """:func:`_reject_evidence` with the rejection prior Beta(1, REJECT_PRIOR/t)."""
+    return _reject_evidence(_mixture(exceed, N, REJECT_PRIOR / level), q)
 
 
 def _log_accept_evidence(exceed, N, q, level: float):
-    """log A_b(q) = log(M_b(q)·1{S_b > qN}) per count, Robbins' prior Beta(1, 1/t − 1)."""
-    S = np.asarray(exceed, dtype=np.float64)
-    above = S > q * np.asarray(N, dtype=np.float64)
-    return np.where(above, _log_mixture(S, N, q, 1.0 / level - 1.0), -np.inf)
+    """:func:`_accept_evidence` with Robbins' prior Beta(1, 1/t − 1)."""
+    return _accept_evidence(_mixture(exceed, N, 1.0 / level - 1.0), q)
 
 
 def settled(exceed, N: int, level: float, risk: float) -> tuple[bool, bool]:
@@ -587,38 +597,41 @@ def adjusted_interval(exceed, N: int, level: float, risk: float, combine: str, l
     counts = np.asarray(exceed, dtype=np.int64)
     if sequential:
         bound = math.log(1.0 / risk)
-        low = min(_evidence_end(lambda q, S=S: _log_accept_evidence(S, N, q, level), bound, upper=False)
-                  for S in counts)
-        high = _evidence_end(lambda q: _log_reject_evidence(counts, N, q, level), bound, upper=True)
-        return float(min(1.0, factor * low)), float(min(1.0, factor * high))
+        accept_mix = _mixture(counts, N, 1.0 / level - 1.0)
+        reject_mix = _mixture(counts, N, REJECT_PRIOR / level)
+        lows = _evidence_end(lambda q: _accept_evidence(accept_mix, q), bound, upper=False,
+                             shape=counts.shape)
+        high = _evidence_end(lambda q: _reject_evidence(reject_mix, q), bound, upper=True)
+        return float(min(1.0, factor * np.min(lows))), float(min(1.0, factor * high))
     tail = risk / n_tests / 2.0
     lows = np.where(counts > 0, stats.beta.ppf(tail, counts, N - counts + 1), 0.0)
     highs = np.where(counts < N, stats.beta.isf(tail, counts + 1, N - counts), 1.0)
     return float(min(1.0, factor * np.min(lows))), float(min(1.0, factor * np.min(highs)))
 
 
-def _evidence_end(log_evidence, bound: float, upper: bool) -> float:
+#: halvings of the log-q range [ln 1e−300, 0] (690 / 2⁴⁰ < 10⁻⁹)
+_BISECTIONS = 40
+
+
+def _evidence_end(log_evidence, bound: float, upper: bool, shape=()):
     """upper: inf{q : E(q) ≥ bound} for an evidence E nondecreasing in q (1 if none); else
-    sup{q : E(q) ≥ bound} for a nonincreasing one (0 if none).  Bisection in log q (the ends can be far
-    below the smallest double's square root)."""
-    lo, hi = math.log(1e-300), math.log1p(-1e-16)
-    if upper:
-        if not log_evidence(math.exp(hi)) >= bound:
-            return 1.0
-        if log_evidence(math.exp(lo)) >= bound:
-            return 0.0
-    else:
-        if not log_evidence(math.exp(lo)) >= bound:
-            return 0.0
-        if log_evidence(math.exp(hi)) >= bound:
-            return 1.0
-    for _ in range(80):  # the bracket [lo, hi] always holds the crossing
+    sup{q : E(q) ≥ bound} for a nonincreasing one (0 if none); elementwise for an evidence of ``shape``.
+    Bisection in log q, all elements at once (the ends can be far below the smallest double's square
+    root; the halvings leave a relative error below 10⁻⁹)."""
+    lo = np.full(shape, math.log(1e-300))
+    hi = np.full(shape, math.log1p(-1e-16))
+    at_lo = log_evidence(np.exp(lo)) >= bound
+    at_hi = log_evidence(np.exp(hi)) >= bound
+    for _ in range(_BISECTIONS):
         mid = 0.5 * (lo + hi)
-        if (log_evidence(math.exp(mid)) >= bound) == upper:
-            hi = mid
+        inside = log_evidence(np.exp(mid)) >= bound
+        if upper:
+            hi, lo = np.where(inside, mid, hi), np.where(inside, lo, mid)
         else:
-            lo = mid
-    return math.exp(hi if upper else lo)
+            lo, hi = np.where(inside, mid, lo), np.where(inside, hi, mid)
+    if upper:
+        return np.where(at_lo, 0.0, np.where(at_hi, np.exp(hi), 1.0))
+    return np.where(at_hi, 1.0, np.where(at_lo, np.exp(lo), 0.0))
 
 
 def _resampling_decision(t_obs: np.ndarray, boot: np.ndarray, alpha: float, combine: str):
