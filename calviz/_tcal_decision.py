@@ -380,15 +380,16 @@ def _sequential_resampling(sample, t_obs, levels, scales, source, base, cap, alp
     Looks: the first after 128 resamples, then at the count where the current exceedance rates would
     settle the decision, 1.5–4× the previous count, in whole blocks of 64.
 
-    Lower bound: no rule can reject cheaply.  Suppose a rule rejects after m resamples in which scale b
-    had no exceedance.  Changing only p_b from 0 to t⁺ (so that accept is right) multiplies the
-    probability of that path by (1 − t)^m, so the rule's risk there is ≥ (1 − t)^m·P(that path); risk
-    ≤ ε with the path likely needs m ≥ ln(1/ε)/(−ln(1 − t)).  At α = 0.05, B = 24 (n = 10⁴), ε = 10⁻³:
-    m ≥ 3,312 resamples, 3.3× the fixed 999 — so "a clear rejection within 1.5× the cost of 999
-    resamples" is impossible for any resampling rule with risk ≤ 10⁻³; only a deterministic bound (the
-    Cantelli and Chernoff certificates of :func:`_tail_bound_reject`) can settle it cheaper.  This rule
-    needs ln(B/(kε) + …)/t with k scales at zero exceedances: 4,634 resamples for k = 3 (6,092 with the
-    previous two-sided per-scale sequences at ε/B).
+    Lower bound: no rule can reject cheaply.  Take data where scale b's p_b ≈ 0 (no resample exceeds
+    there) and the same data with p_b just above t instead, where accepting is right.  A path of m
+    resamples without an exceedance at b is (1 − t)^m times as likely under the second, so any rule with
+    risk ≤ ε rejects the first within m resamples with probability ≤ ε(1 − t)^−m.  At α = 0.05, B = 24
+    (n = 10⁴), ε = 10⁻³: ≤ 2.3 % within 1,499 resamples (1.5× the fixed 999), ≤ 50 % within 2,980, and
+    with certainty only from ln(1/ε)/(−ln(1 − t)) ≈ 3,313 (3.3×).  So "a clear rejection within 1.5× the
+    cost of 999 resamples" is impossible for any resampling rule with risk ≤ 10⁻³; only a deterministic
+    bound (the Cantelli and Chernoff certificates of :func:`_tail_bound_reject`) settles it cheaper.  This
+    rule needs ln(B/(kε))/t plus the prior's cost with k scales at zero exceedances: 4,634 resamples for
+    k = 3 (6,092 with the previous two-sided per-scale sequences at ε/B).
     """
     level = alpha / levels if combine == "bonferroni" else alpha
     method = _method_name(source)

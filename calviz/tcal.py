@@ -431,8 +431,8 @@ def adaptive_tcal(
     tests with uniformly bounded resampling risk", with a different boundary; see also Ding, Gandy & Hahn
     (2020)).  The level is therefore ≤ α + ε.  Clear acceptances stop after a few hundred resamples; p-values
     close to α need many: if the cap is reached first the result says ``decision = "undecided"``
-    (``reject`` False) with the interval.  A rejection that must resample needs at least
-    ln(1/ε)/(−ln(1 − α/B)) resamples under any rule with risk ≤ ε (3 312 at n = 10⁴, α = 0.05, ε = 10⁻³;
+    (``reject`` False) with the interval.  A rejection that must resample needs about
+    ln(1/ε)/(−ln(1 − α/B)) resamples under any rule with risk ≤ ε (3 313 at n = 10⁴, α = 0.05, ε = 10⁻³;
     the argument is in :func:`calviz._tcal_decision._sequential_resampling`), so for y-only resampling
     (Bonferroni) a rejection is first tried without resampling: Cantelli's inequality with the exact
     conditional null variance, then (1-D targets, in memory) a Chernoff bound of the y-only null
