@@ -198,7 +198,7 @@ LOWER_BOUND_TEXT = (
     "risk ≤ 10⁻³ rejects the first within m resamples with probability ≤ 10⁻³·(1 − α/B)^−m.  At α = 0.05, "
     "B = 24: ≤ 2.3 % within 1 499 resamples (1.5× the fixed 999), ≤ 50 % within 2 980 and with certainty "
     "only from 3 313 (3.3×) — for every resampling rule.  The rule used here (rejection evidence averaged "
-    "over the scales, so several significant scales pool it) needs 4 634 with three scales at zero "
+    "over the scales, so several significant scales pool it) needs 4 900 with three scales at zero "
     "exceedances (6 092 for the per-scale sequences at ε/B it replaces).  The 1.5× target is met for clear "
     "rejections only because they are settled without resampling: by Cantelli's inequality or by the "
     "Chernoff bound of the y-only null distribution, both deterministic (risk 0) and computed from the "

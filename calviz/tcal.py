@@ -422,7 +422,8 @@ def adaptive_tcal(
         M_N(q) = B(1 + S, β + N − S)/B(1, β) / (q^S (1 − q)^{N−S}),
 
     nonnegative martingales with mean 1 under exceedance probability q.  The rule rejects when the
-    average over the scales of M_b(t)·1{S_b < tN} (β = 10/t) reaches 1/ε, and accepts when every scale's
+    average over the scales of M_b(t)·1{S_b < tN} (prior ½ Beta(1, 1/t − 1) + ½ Beta(1, 10/t)) reaches
+    1/ε, and accepts when every scale's
     M_b(t)·1{S_b > tN} (β = 1/t − 1) does.  By Ville's inequality a wrong rejection (every p_b > t) has
     probability ≤ ε whatever the dependence between the scales — the average pools the evidence of
     several significant scales — and a wrong acceptance needs the scale with p_b ≤ t to cross, also
