@@ -25,7 +25,7 @@ import math
 import warnings
 
 import numpy as np
-from scipy import optimize, special, stats
+from scipy import special, stats
 
 from calviz._kernels import tcal as _k
 from calviz._params import Interval, Options, check_param, kernel_seed
@@ -355,22 +355,53 @@ def _method_name(source: int) -> str:
 def _sequential_resampling(sample, t_obs, levels, scales, source, base, cap, alpha, combine, risk, n, K,
                            target, head, cost):
     """The sequential rule (see :func:`adaptive_tcal`): resample in growing batches until the decision at
-    ``alpha`` is settled with resampling risk ≤ ``risk`` or ``cap`` resamples are spent."""
+    ``alpha`` is settled with resampling risk ≤ ``risk`` or ``cap`` resamples are spent.
+
+    Rule.  Scale b's exceedance indicators 1{T*_b ≥ T_b} are Bernoulli(p_b), p_b the infinite-resample
+    p-value; the decision is "reject" iff min_b p_b ≤ t (t = α/B; "max": one count, t = α).  After N
+    resamples with S_b exceedances, M_b(q) = ∫ Π_r f_θ(x_r)/f_q(x_r) dπ(θ) is a beta-binomial mixture
+    likelihood ratio (Robbins 1970), a nonnegative martingale with mean 1 under p_b = q, increasing in q
+    for q > S_b/N and decreasing below.
+
+    * Reject when R(t) = (1/B) Σ_b M_b(t)·1{S_b < tN} ≥ 1/ε, with π = ½ Beta(1, 1/t − 1) + ½ Beta(1, 10/t)
+      (half the mass near t, half near the small p-values of clear rejections).  If every p_b > t
+      (accept is right), each term is ≤ M_b(p_b), so R(t) is dominated by the average of B martingales
+      of mean 1 — whatever the dependence between scales —
+      and Ville's inequality bounds the chance that it ever reaches 1/ε by ε.  Averaging, not a union
+      bound, lets several clearly significant scales pool their evidence.
+    * Accept when A_b(t) = M_b(t)·1{S_b > tN} ≥ 1/ε at every scale, with Robbins' π = Beta(1, 1/t − 1).
+      If some p_c ≤ t (reject is right), a wrong acceptance needs A_c(t) ≥ 1/ε, dominated by M_c(p_c):
+      probability ≤ ε, for that one scale — no split of ε over the scales is needed on this side.
+
+    So the reported decision differs from the infinite-resample one with probability ≤ ε, uniformly in
+    the p-values and in the joint law of the scales (Gandy 2009 gives the same guarantee with a
+    different boundary).  The reported Monte Carlo interval of the adjusted p-value is
+    [B·min_b L_b, B·U] with L_b = sup{q : A_b(q) ≥ 1/ε} and U = inf{q : R(q) ≥ 1/ε} — each end fails with
+    probability ≤ ε by the same arguments — so "reject" ⇔ B·U ≤ α and "accept" ⇔ B·min L_b > α.
+    Looks: the first after 128 resamples, then at the count where the current exceedance rates would
+    settle the decision, 1.5–4× the previous count, in whole blocks of 64.
+
+    Lower bound: no rule can reject cheaply.  Take data where scale b's p_b ≈ 0 (no resample exceeds
+    there) and the same data with p_b just above t instead, where accepting is right.  A path of m
+    resamples without an exceedance at b is (1 − t)^m times as likely under the second, so any rule with
+    risk ≤ ε rejects the first within m resamples with probability ≤ ε(1 − t)^−m.  At α = 0.05, B = 24
+    (n = 10⁴), ε = 10⁻³: ≤ 2.3 % within 1,499 resamples (1.5× the fixed 999), ≤ 50 % within 2,980, and
+    with certainty only from ln(1/ε)/(−ln(1 − t)) ≈ 3,313 (3.3×).  So "a clear rejection within 1.5× the
+    cost of 999 resamples" is impossible for any resampling rule with risk ≤ 10⁻³; only a deterministic
+    bound (the Cantelli and Chernoff certificates of :func:`_tail_bound_reject`) settles it cheaper.  This
+    rule needs ln(B/(kε))/t plus the prior's cost with k scales at zero exceedances: 4,900 resamples for
+    k = 3, 5,457 for k = 1 (6,092 with the previous two-sided per-scale sequences at ε/B).
+    """
     level = alpha / levels if combine == "bonferroni" else alpha
-    n_tests = levels if combine == "bonferroni" else 1
-    log_bound = math.log(n_tests / risk)
     method = _method_name(source)
     if source == _k.Y_ONLY and combine == "bonferroni":
-        cantelli = _cantelli_reject(sample, t_obs, levels, level)
-        if cantelli is not None:
-            bounds, crit = cantelli
+        certified = _tail_bound_reject(sample, t_obs, levels, level)
+        if certified is not None:
+            bounds, crit, b, how = certified
             padj = float(min(1.0, levels * bounds.min()))
-            b = int(np.argmin(bounds))
-            reason = (f"{head}: settled without resampling — at m = {scales[b]} Cantelli's inequality with "
-                      f"the "
-                      f"exact null variance given the predictions bounds the y-only p-value by "
-                      f"{bounds[b]:.3g} ≤ α/B, so the resampled test rejects for every number of resamples; "
-                      f"bonferroni")
+            reason = (f"{head}: settled without resampling — at m = {scales[b]} {how} bounds the y-only "
+                      f"p-value by {bounds[b]:.3g} ≤ α/B, so the resampled test rejects for every number of "
+                      f"resamples; bonferroni")
             return _result(True, padj, alpha, scales, t_obs, crit, bounds, method, combine, n, K, 0, 0.0,
                               "adaptive T-Cal", reason, target, None, None, "reject", (0.0, padj), 0.0, cap)
     store = np.empty((FIRST_BATCH, levels))  # grows by doubling up to the cap (8·B bytes per resample)
@@ -395,22 +426,16 @@ def _sequential_resampling(sample, t_obs, levels, scales, source, base, cap, alp
             exceed += (rows >= (t_obs - tol)[None, :]).sum(axis=0)
         else:  # the standardisation of "max" uses every resample so far: recount
             exceed, _ = _exceedances(t_obs, store[:N], alpha, combine)
-        below, above = settled(exceed, N, level, log_bound)
-        if bool(below.any() or above.all()) or N >= cap:
+        if any(settled(exceed, N, level, risk)) or N >= cap:
             break
-        look = _next_look(exceed, N, level, log_bound, cap, below, above)
+        look = _next_look(exceed, N, level, risk, cap)
     boot = store[:N]
     reject, padj, crit, p = _resampling_decision(t_obs, boot, alpha, combine)
     # the reported p-values and interval come from the final counts (the same up to exact ties)
     exceed, _ = _exceedances(t_obs, boot, alpha, combine)
-    below, above = settled(exceed, N, level, log_bound)
+    rejected, accepted = settled(exceed, N, level, risk)
     interval = adjusted_interval(exceed, N, level, risk, combine, levels)
-    if below.any():
-        decision = "reject"
-    elif above.all():
-        decision = "accept"
-    else:
-        decision = "undecided"
+    decision = "reject" if rejected else "accept" if accepted else "undecided"
     reject = decision == "reject"
     # the smallest p-value this configuration can produce is reached at the cap
     floor = levels / (cap + 1) if combine == "bonferroni" else 1.0 / (cap + 1)
@@ -424,25 +449,62 @@ def _sequential_resampling(sample, t_obs, levels, scales, source, base, cap, alp
                       float(risk), int(cap))
 
 
-def _cantelli_reject(sample, t_obs, levels, level):
-    """(per-scale bounds, critical values) when Cantelli's inequality already settles a y-only rejection,
-    else None.
+#: parameters θ of the Chernoff bound tried (any θ in (0, 2) gives a valid bound; clear rejections have
+#: their optimum near the top of the range)
+CHERNOFF_THETAS = np.array([0.5, 1.0, 1.4, 1.7, 1.9])
+#: the Chernoff bound is tried at the (at most two) scales whose T/sd is largest and at least this
+#: (below it the bound cannot reach α/B: it only saves work)
+CHERNOFF_MIN_Z = 4.0
 
-    Given the predictions, y-only resampling draws T* with E[T*] = 0 exactly (T^d is a sum of products
-    of independent centred residuals) and Var(T*) = Var₀(T^d | Z), computed exactly by the analytic scan.
-    Cantelli: P(T* ≥ T) ≤ Var₀/(Var₀ + T²) for T > 0.  If that bound is ≤ α/B at some scale, the
-    infinite-resample p-value of that scale is ≤ α/B and the resampled test rejects: no Monte Carlo
-    error is involved.  The critical value T_c = sqrt(Var₀ (1 − α/B)/(α/B)) is where the bound equals α/B.
+
+def _tail_bound_reject(sample, t_obs, levels, level):
+    """(per-scale p-value bounds, critical values, the scale that settles, its bound in words) when a
+    deterministic upper bound of a y-only p-value is ≤ α/B at some scale, else None.
+
+    Given the predictions, y-only resampling draws T* with E[T*] = 0 and Var(T*) = Var₀(T^d | Z) exactly
+    (the analytic scan).  Two bounds of P(T* ≥ T), both valid for every number of resamples (no Monte
+    Carlo error):
+
+    * Cantelli: Var₀/(Var₀ + T²) for T > 0; critical value sqrt(Var₀ (1 − t)/t) at level t.
+    * Chernoff (1-D targets, in memory): P(T* ≥ T) ≤ exp(−θnT + Λ(θ)) for every θ ∈ (0, 2), Λ the upper
+      bound of log E exp(θ n T*) of :func:`calviz._kernels.tcal.y_only_log_mgf_bounds` (independent
+      bins; labels sub-Gaussian with the Kearns–Saul constant).  Minimised over a few θ; the critical
+      value min_θ (Λ(θ) − ln t)/(θn) is where the bound reaches t.
+
+    If either is ≤ t = α/B at some scale, the infinite-resample p-value of that scale is ≤ α/B and the
+    resampled test rejects.  T is lowered by the tie tolerance first (ties count as exceedances).
     """
-    var = sample.null_variance(levels)
+    var = np.maximum(sample.null_variance(levels), 0.0)
     with np.errstate(divide="ignore", invalid="ignore"):
         bounds = np.where(t_obs > 0, var / (var + t_obs * t_obs), 1.0)
     bounds = np.nan_to_num(bounds, nan=1.0)
-    if not (bounds.min() <= level):
-        return None
     # a scale with zero null variance (no bin of two points) has T* ≡ 0: nothing can be exceeded there
-    crit = np.where(var > 0, np.sqrt(np.maximum(var, 0.0) * (1.0 - level) / level), np.inf)
-    return bounds, crit
+    crit = np.where(var > 0, np.sqrt(var * (1.0 - level) / level), np.inf)
+    if bounds.min() <= level:
+        return bounds, crit, int(np.argmin(bounds)), ("Cantelli's inequality with the exact null variance "
+                                                      "given the predictions")
+    log_mgf = getattr(sample, "y_only_log_mgf_bounds", None)
+    if log_mgf is None:
+        return None
+    sd = np.sqrt(var)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        zscore = np.where(var > 0, t_obs / np.where(var > 0, sd, 1.0), -np.inf)
+    n = float(sample.n)
+    for b in np.argsort(-zscore, kind="stable")[:2]:
+        if not zscore[b] >= CHERNOFF_MIN_Z:
+            break
+        lam = log_mgf(levels, int(b) + 1, CHERNOFF_THETAS)
+        if lam is None:
+            return None
+        t_low = t_obs[b] - _TIE_RTOL * (abs(t_obs[b]) + sd[b])
+        log_bound = float(np.min(-CHERNOFF_THETAS * n * t_low + lam))
+        bounds[b] = min(bounds[b], math.exp(min(log_bound, 0.0)))
+        crit[b] = min(crit[b], float(np.min((lam - math.log(level)) / (CHERNOFF_THETAS * n))))
+        # a margin far above the float round-off of the bound
+        if log_bound <= math.log(level) - 1e-9:
+            return bounds, crit, int(b), ("a Chernoff bound (independent bins, Kearns–Saul sub-Gaussian "
+                                          "labels)")
+    return None
 
 
 def _exceedances(t_obs: np.ndarray, boot: np.ndarray, alpha: float, combine: str) -> tuple[np.ndarray, float]:
@@ -463,76 +525,123 @@ def _exceedances(t_obs: np.ndarray, boot: np.ndarray, alpha: float, combine: str
     return np.array([np.sum(m_boot >= m_obs - _TIE_RTOL * (abs(m_obs) + 1.0))]), alpha
 
 
-def _log_mixture(exceed, N: int, q, level: float):
-    """log M_N(q): Robbins' (1970) beta-binomial mixture likelihood ratio of N Bernoulli(p) exceedance
-    indicators with S = ``exceed`` successes against p = q, prior Beta(1, 1/level − 1) (mean = the level
-    the p-value is compared with, which puts the prior mass where the decision is made)."""
-    b = 1.0 / level - 1.0
+#: the rejection side's mixture prior is ½ Beta(1, 1/t − 1) + ½ Beta(1, REJECT_PRIOR/t): half its mass
+#: near t (Robbins' prior: borderline rejections) and half at the small exceedance probabilities of clear
+#: rejections (mean ≈ t/REJECT_PRIOR), which then stop near the lower bound of
+#: :func:`_sequential_resampling` (Beta(1, 10/t) alone: 5 % fewer resamples there, but it lost most
+#: borderline rejections of the stability cases)
+REJECT_PRIOR = 10.0
+
+
+def _mixture(exceed, N, *betas: float) -> tuple:
+    """(S, F, c) of the beta-binomial mixture likelihood ratio (Robbins 1970) of N Bernoulli exceedance
+    indicators with S = ``exceed`` successes and F = N − S failures, prior the equal mixture of the
+    Beta(1, β) for β in ``betas``: log M_N(q) = c − S ln q − F ln(1 − q) with
+    c = ln mean_β [B(1 + S, β + F)/B(1, β)]."""
     S = np.asarray(exceed, dtype=np.float64)
-    F = N - S
+    F = np.asarray(N, dtype=np.float64) - S
+    parts = [special.betaln(1.0 + S, beta + F) - special.betaln(1.0, beta) for beta in betas]
+    return S, F, special.logsumexp(parts, axis=0) - math.log(len(betas))
+
+
+def _reject_evidence(mix, q):
+    """log R(q) = log((1/B) Σ_b M_b(q)·1{S_b < qN}) over the last axis (the B scales) of ``mix``."""
+    S, F, c = mix
+    lm = np.where(S < q * (S + F), c - S * np.log(q) - F * np.log1p(-q), -np.inf)
+    top = np.max(lm, axis=-1, keepdims=True)
+    shift = np.where(np.isfinite(top), top, 0.0)  # (all −inf: the sum is 0, its log −inf)
     with np.errstate(divide="ignore"):
-        return (special.betaln(1.0 + S, b + F) - special.betaln(1.0, b) - S * np.log(q) - F * np.log1p(-q))
+        return np.log(np.sum(np.exp(lm - shift), axis=-1)) + shift[..., 0] - math.log(S.shape[-1])
 
 
-def settled(exceed, N: int, level: float, log_bound: float) -> tuple[np.ndarray, np.ndarray]:
-    """Per count: (p ≤ level settled, p > level settled) — the confidence sequence
-    {q : M_N(q) < n_tests/risk} excludes every q ≥ level (resp. ≤ level).  M_N(q) is convex in log-odds
-    with its minimum at q = S/N, so that is M_N(level) ≥ bound with S/N on the right side of level."""
-    lm = _log_mixture(exceed, N, level, level)
-    rate = np.asarray(exceed) / N
-    return (rate < level) & (lm >= log_bound), (rate > level) & (lm >= log_bound)
+def _accept_evidence(mix, q):
+    """log A_b(q) = log(M_b(q)·1{S_b > qN}) per count of ``mix``."""
+    S, F, c = mix
+    return np.where(S > q * (S + F), c - S * np.log(q) - F * np.log1p(-q), -np.inf)
 
 
-def _next_look(exceed, N, level, log_bound, cap, below, above) -> int:
+def _log_reject_evidence(exceed, N, q, level: float):
+    """:func:`_reject_evidence` with the rejection prior (see REJECT_PRIOR)."""
+    return _reject_evidence(_mixture(exceed, N, *_reject_betas(level)), q)
+
+
+def _reject_betas(level: float) -> tuple:
+    return 1.0 / level - 1.0, REJECT_PRIOR / level
+
+
+def _log_accept_evidence(exceed, N, q, level: float):
+    """:func:`_accept_evidence` with Robbins' prior Beta(1, 1/t − 1)."""
+    return _accept_evidence(_mixture(exceed, N, 1.0 / level - 1.0), q)
+
+
+def settled(exceed, N: int, level: float, risk: float) -> tuple[bool, bool]:
+    """(rejection settled, acceptance settled) after N resamples with the per-scale counts ``exceed``
+    (see :func:`_sequential_resampling`): R(t) ≥ 1/ε, resp. A_b(t) ≥ 1/ε at every scale."""
+    bound = math.log(1.0 / risk)
+    return (bool(_log_reject_evidence(exceed, N, level, level) >= bound),
+            bool(np.all(_log_accept_evidence(exceed, N, level, level) >= bound)))
+
+
+def _next_look(exceed, N: int, level: float, risk: float, cap: int) -> int:
     """Resample count of the next look: the count at which the current exceedance rates would settle the
-    decision (the earliest scale for a rejection, the last scale for an acceptance), at least 1.5× and
-    at most 4× the current count, in whole blocks of 64."""
+    decision, at least 1.5× and at most 4× the current count, in whole blocks of 64."""
     rate = np.asarray(exceed, dtype=np.float64) / N
-    grid = np.unique(np.minimum(cap, np.ceil(N * 1.1 ** np.arange(1, 80))).astype(np.int64))
-    lm = _log_mixture(rate[:, None] * grid[None, :], grid[None, :], level, level)
-    ok = lm >= log_bound
-    first = np.where(ok.any(axis=1), grid[np.argmax(ok, axis=1)], cap)
-    candidates = rate < level
-    target = first[candidates].min() if candidates.any() else first[~above].max()
+    grid = np.unique(np.minimum(cap, np.ceil(N * 1.02 ** np.arange(1, 400))).astype(np.int64))
+    counts = rate[None, :] * grid[:, None]
+    bound = math.log(1.0 / risk)
+    reject = _log_reject_evidence(counts, grid[:, None], level, level) >= bound
+    accept = np.all(_log_accept_evidence(counts, grid[:, None], level, level) >= bound, axis=1)
+    ok = reject | accept
+    target = int(grid[np.argmax(ok)]) if ok.any() else cap
     look = int(min(max(target, 1.5 * N), 4 * N, cap))
     return int(min(cap, -(-look // 64) * 64))
 
 
 def adjusted_interval(exceed, N: int, level: float, risk: float, combine: str, levels: int,
                        sequential: bool = True) -> tuple:
-    """Monte Carlo interval of the adjusted p-value: per count an interval for its exceedance probability
-    at risk/n_tests — the confidence sequence of the sequential rule, or for a fixed N the exact
-    Clopper–Pearson interval — then Bonferroni's B·min over scales (both ends)."""
+    """Monte Carlo interval of the adjusted p-value.  Sequential: [B·min_b L_b, B·U] from the evidence
+    processes of the rule (:func:`_sequential_resampling`; each end at risk ``risk``).  Fixed N: per count
+    the exact Clopper–Pearson interval at risk/B, then Bonferroni's B·min over scales (both ends)."""
     n_tests = levels if combine == "bonferroni" else 1
+    factor = levels if combine == "bonferroni" else 1
     counts = np.asarray(exceed, dtype=np.int64)
     if sequential:
-        log_bound = math.log(n_tests / risk)
-        lows = [_sequence_end(int(S), N, level, log_bound, lower=True) for S in counts]
-        highs = [_sequence_end(int(S), N, level, log_bound, lower=False) for S in counts]
-    else:
-        tail = risk / n_tests / 2.0
-        lows = np.where(counts > 0, stats.beta.ppf(tail, counts, N - counts + 1), 0.0)
-        highs = np.where(counts < N, stats.beta.isf(tail, counts + 1, N - counts), 1.0)
-    factor = levels if combine == "bonferroni" else 1
+        bound = math.log(1.0 / risk)
+        accept_mix = _mixture(counts, N, 1.0 / level - 1.0)
+        reject_mix = _mixture(counts, N, *_reject_betas(level))
+        lows = _evidence_end(lambda q: _accept_evidence(accept_mix, q), bound, upper=False,
+                             shape=counts.shape)
+        high = _evidence_end(lambda q: _reject_evidence(reject_mix, q), bound, upper=True)
+        return float(min(1.0, factor * np.min(lows))), float(min(1.0, factor * high))
+    tail = risk / n_tests / 2.0
+    lows = np.where(counts > 0, stats.beta.ppf(tail, counts, N - counts + 1), 0.0)
+    highs = np.where(counts < N, stats.beta.isf(tail, counts + 1, N - counts), 1.0)
     return float(min(1.0, factor * np.min(lows))), float(min(1.0, factor * np.min(highs)))
 
 
-def _sequence_end(S: int, N: int, level: float, log_bound: float, lower: bool) -> float:
-    """Lower or upper end of {q : log M_N(q) < log_bound} (an interval around S/N), found in log q (the
-    lower end can be far below the smallest double's square root)."""
-    centre = min(max(S / N, 1e-300), 1.0 - 1e-16)
+#: halvings of the log-q range [ln 1e−300, 0] (690 / 2⁴⁰ < 10⁻⁹)
+_BISECTIONS = 40
 
-    def f(log_q):
-        return float(_log_mixture(S, N, math.exp(log_q), level)) - log_bound
 
-    lo_q, hi_q = math.log(1e-300), math.log(1.0 - 1e-16)
-    if lower:
-        if S == 0 or f(lo_q) < 0:
-            return 0.0
-        return math.exp(optimize.brentq(f, lo_q, math.log(centre), xtol=1e-12, maxiter=200))
-    if S == N or f(hi_q) < 0:
-        return 1.0
-    return math.exp(optimize.brentq(f, math.log(centre), hi_q, xtol=1e-12, maxiter=200))
+def _evidence_end(log_evidence, bound: float, upper: bool, shape=()):
+    """upper: inf{q : E(q) ≥ bound} for an evidence E nondecreasing in q (1 if none); else
+    sup{q : E(q) ≥ bound} for a nonincreasing one (0 if none); elementwise for an evidence of ``shape``.
+    Bisection in log q, all elements at once (the ends can be far below the smallest double's square
+    root; the halvings leave a relative error below 10⁻⁹)."""
+    lo = np.full(shape, math.log(1e-300))
+    hi = np.full(shape, math.log1p(-1e-16))
+    at_lo = log_evidence(np.exp(lo)) >= bound
+    at_hi = log_evidence(np.exp(hi)) >= bound
+    for _ in range(_BISECTIONS):
+        mid = 0.5 * (lo + hi)
+        inside = log_evidence(np.exp(mid)) >= bound
+        if upper:
+            hi, lo = np.where(inside, mid, hi), np.where(inside, lo, mid)
+        else:
+            lo, hi = np.where(inside, mid, lo), np.where(inside, hi, mid)
+    if upper:
+        return np.where(at_lo, 0.0, np.where(at_hi, np.exp(hi), 1.0))
+    return np.where(at_hi, 1.0, np.where(at_lo, np.exp(lo), 0.0))
 
 
 def _resampling_decision(t_obs: np.ndarray, boot: np.ndarray, alpha: float, combine: str):

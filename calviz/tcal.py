@@ -43,7 +43,7 @@ Memory O(n + B) per thread (plus n × lanes int8 draw counts for consistency res
 resampled statistics — never N × n.
 
 Decisions.  Resampled critical values use the sequential rule of :func:`adaptive_tcal` by default:
-resampling stops once the decision at α is settled with resampling risk ≤ 10⁻³ (a confidence sequence per
+resampling stops once the decision at α is settled with resampling risk ≤ 10⁻³ (mixture martingales per
 scale), or says "undecided" at the cap — so the decision does not depend on the seed.
 """
 
@@ -415,26 +415,31 @@ def adaptive_tcal(
     The sequential rule
     -------------------
     Resample r uses its own random stream, so the first N resamples are the same whatever the batches.
-    After each batch, for every scale b the exceedance count S_b = #{T*_b ≥ T_b} of N resamples is
-    compared with the level t = α/B (Bonferroni; t = α and the single count of the maximum for "max")
-    through Robbins' (1970) beta-binomial mixture
+    After each batch, scale b's exceedance count S_b = #{T*_b ≥ T_b} of N resamples is compared with the
+    level t = α/B (Bonferroni; t = α and the single count of the maximum for "max") through Robbins'
+    (1970) beta-binomial mixtures
 
-        M_N(q) = B(1 + S, β + N − S)/B(1, β) / (q^S (1 − q)^{N−S}),   β = 1/t − 1,
+        M_N(q) = B(1 + S, β + N − S)/B(1, β) / (q^S (1 − q)^{N−S}),
 
-    a nonnegative martingale with mean 1 under exceedance probability q.  Ville's inequality gives
-    P_q(M_N(q) ≥ B/ε for some N) ≤ ε/B, so {q : M_N(q) < B/ε} is a confidence sequence for the
-    infinite-resample p-value p_b, valid at every look at once.  The rule stops as soon as the sequences
-    settle the decision — some scale's lies below t (reject) or every scale's above t (accept) — and
-    after a union bound over the B scales the reported decision differs from the infinite-resample one
-    with probability ≤ ε, uniformly in the p-values (the same guarantee as Gandy (2009), "Sequential
-    implementation of Monte Carlo tests with uniformly bounded resampling risk", with a simpler
-    boundary; see also Ding, Gandy & Hahn (2020)).  The level is therefore ≤ α + ε.  Clear cases stop
-    after a few hundred resamples; p-values close to α need many: if the cap is reached first the
-    result says ``decision = "undecided"`` (``reject`` False) with the interval.  For y-only resampling
-    (Bonferroni) a rejection is settled without resampling when Cantelli's inequality with the exact
-    conditional null variance already puts some scale's p-value below α/B.  For "max" the standardising
-    sd is re-estimated at every look, so the guarantee holds for the final standardisation only
-    approximately.
+    nonnegative martingales with mean 1 under exceedance probability q.  The rule rejects when the
+    average over the scales of M_b(t)·1{S_b < tN} (prior ½ Beta(1, 1/t − 1) + ½ Beta(1, 10/t)) reaches
+    1/ε, and accepts when every scale's
+    M_b(t)·1{S_b > tN} (β = 1/t − 1) does.  By Ville's inequality a wrong rejection (every p_b > t) has
+    probability ≤ ε whatever the dependence between the scales — the average pools the evidence of
+    several significant scales — and a wrong acceptance needs the scale with p_b ≤ t to cross, also
+    probability ≤ ε: the reported decision differs from the infinite-resample one with probability ≤ ε,
+    uniformly in the p-values (the guarantee of Gandy (2009), "Sequential implementation of Monte Carlo
+    tests with uniformly bounded resampling risk", with a different boundary; see also Ding, Gandy & Hahn
+    (2020)).  The level is therefore ≤ α + ε.  Clear acceptances stop after a few hundred resamples; p-values
+    close to α need many: if the cap is reached first the result says ``decision = "undecided"``
+    (``reject`` False) with the interval.  A rejection that must resample needs about
+    ln(1/ε)/(−ln(1 − α/B)) resamples under any rule with risk ≤ ε (3 313 at n = 10⁴, α = 0.05, ε = 10⁻³;
+    the argument is in :func:`calviz._tcal_decision._sequential_resampling`), so for y-only resampling
+    (Bonferroni) a rejection is first tried without resampling: Cantelli's inequality with the exact
+    conditional null variance, then (1-D targets, in memory) a Chernoff bound of the y-only null
+    distribution (independent bins, Kearns–Saul sub-Gaussian labels) — either one below α/B at some scale
+    settles the rejection with no Monte Carlo error.  For "max" the standardising sd is re-estimated at
+    every look, so the guarantee holds for the final standardisation only approximately.
 
     Returns
     -------
@@ -542,6 +547,13 @@ class _MemorySample:
 
     def resample(self, levels, source, base, start, count):
         return _resample(self.scan(levels), levels, source, base, start, count)
+
+    def y_only_log_mgf_bounds(self, levels, level, thetas):
+        # the Chernoff certificate of the sequential rule: 1-D targets only (None for full calibration)
+        if self.full:
+            return None
+        scan = self.scan(levels)
+        return _k.y_only_log_mgf_bounds(scan.split, level, np.ascontiguousarray(scan.z[:, 0]), thetas)
 
 
 def _adaptive(z, y, K, target, alpha, resampling, n_resamples, max_resamples, risk, combine, discrete,

@@ -14,6 +14,7 @@ import pytest
 import calviz
 import calviz.tcal as T
 from calviz import InputError
+from calviz import _tcal_decision as D
 from calviz._kernels import tcal as K
 
 
@@ -36,10 +37,13 @@ def test_clear_cases_give_the_same_decision_for_every_seed_and_stop_early():
     accept = [calviz.adaptive_tcal(y, z, seed=s) for s in range(5)]
     assert all(r.decision == "accept" and not r.reject for r in accept)
     assert max(r.n_resamples for r in accept) < 999  # a clear accept costs less than the old fixed 999
-    y, z = wiggle(2000, 0.12, 2)  # miscalibrated (analytic p ≈ 2e-7), but not beyond Cantelli's bound
+    y, z = wiggle(2000, 0.082, 2)  # miscalibrated (analytic p ≈ 1e-3), beyond both deterministic bounds
     reject = [calviz.adaptive_tcal(y, z, seed=s) for s in range(3)]
     assert all(r.decision == "reject" and r.reject for r in reject)
     assert all(r.n_resamples > 0 and r.pvalue_interval[1] <= r.alpha for r in reject)
+    y, z = wiggle(2000, 0.12, 2)  # analytic p ≈ 2e-7: beyond Cantelli's bound, settled by Chernoff's
+    r = calviz.adaptive_tcal(y, z, seed=0)
+    assert r.decision == "reject" and r.n_resamples == 0 and "Chernoff" in r.reason
 
 
 def test_cantelli_settles_a_clear_y_only_rejection_without_resampling():
@@ -55,6 +59,107 @@ def test_cantelli_settles_a_clear_y_only_rejection_without_resampling():
     # a rejected scale is one whose Cantelli bound is below α/B (never a scale without variance)
     level = r.alpha / len(r.n_bins)
     assert {m for m, p in zip(r.n_bins, r.pvalues, strict=True) if p <= level} == set(r.rejected_scales)
+
+
+def _slow_log_mgf_bound(z, m, theta):
+    """The Chernoff bound's log E exp(θ n T*) bound recomputed independently: bins floor(m z) (z = 1 in
+    the last), per point the tilt, the Kearns–Saul constant from its defining formula."""
+    ids = np.minimum(np.floor(z * m), m - 1)
+    total = 0.0
+    for k in np.unique(ids):
+        zb = z[ids == k]
+        if zb.size < 2:
+            continue
+        lam = theta / zb.size
+        hit, miss = zb * np.exp(-lam * (1 - zb) ** 2), (1 - zb) * np.exp(-lam * zb**2)
+        p = hit / (hit + miss)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            proxy = np.where(np.abs(p - 0.5) < 1e-4, 0.25, (1 - 2 * p) / (2 * np.log((1 - p) / p)))
+        proxy = np.where((p <= 0) | (p >= 1), 0.0, proxy)
+        C, Dsum, V = np.log(hit + miss).sum(), (p - zb).sum(), proxy.sum()
+        total += C + lam * Dsum**2 / (1 - 2 * lam * V) - 0.5 * np.log(1 - 2 * lam * V)
+    return total
+
+
+def _slow_statistic(z, y, m):
+    """T^d at m equal-width bins from its pair form (1/n) Σ_k Σ_{i≠j in k} e_i e_j / n_k."""
+    ids = np.minimum(np.floor(z * m), m - 1)
+    e = y - z
+    out = 0.0
+    for k in np.unique(ids):
+        eb = e[ids == k]
+        out += (np.outer(eb, eb).sum() - (eb * eb).sum()) / eb.size
+    return out / z.size
+
+
+def _sample_bounds(z, level, thetas, levels):
+    s = T._MemorySample(z, np.zeros(z.size, dtype=np.int64), 2, "binary")
+    return s.y_only_log_mgf_bounds(levels, level, np.asarray(thetas, dtype=np.float64))
+
+
+def test_chernoff_mgf_bound_exceeds_the_exact_mgf():
+    """Exact enumeration of all 2¹⁰ label vectors of 10 points: the kernel's bound of log E exp(θ n T*) is
+    ≥ the exact value at every scale and θ, and equals an independent slow implementation.  Point sets:
+    ties with z = 0, 1 and 1/2, and three skewed sets (most z within 0.03 of 0 or 1), on which the
+    plain variance z(1 − z) in place of the Kearns–Saul constant falls below the exact value by up to
+    0.016 (the constant is what makes the bound valid)."""
+    rng = np.random.default_rng(0)
+    sets = [np.array([0.0, 0.02, 0.3, 0.3, 0.5, 0.51, 0.74, 0.75, 0.98, 1.0])] + [
+        np.concatenate([rng.uniform(0, 0.03, 4), rng.uniform(0.97, 1, 3), rng.uniform(0, 1, 3)])
+        for _ in range(3)]
+    labels = ((np.arange(1024)[:, None] >> np.arange(10)[None, :]) & 1).astype(np.float64)
+    thetas = np.array([0.01, 0.3, 1.0, 1.6, 1.99])
+    for z in sets:
+        z = np.sort(z)
+        prob = np.prod(np.where(labels == 1, z, 1 - z), axis=1)
+        for level in (1, 2, 3):
+            m = 2**level
+            t_all = np.array([_slow_statistic(z, y, m) for y in labels])
+            bound = _sample_bounds(z, level, thetas, 3)
+            for theta, b in zip(thetas, bound, strict=True):
+                exact = math.log(np.sum(prob * np.exp(theta * z.size * t_all)))
+                assert b >= exact - 1e-12, (z, level, theta, b, exact)
+                assert b == pytest.approx(_slow_log_mgf_bound(z, m, theta), rel=1e-10, abs=1e-12)
+
+
+def test_chernoff_bound_holds_against_simulated_y_only_tails():
+    """P(T* ≥ t) ≤ min_θ exp(−θnt + Λ(θ)) checked against 40 000 y-only resamples (n = 400, z ~ Beta(0.7,
+    0.7) with ties) at the empirical 0.9, 0.99 and 0.999 quantiles of scales 4, 8 and 64: the bound must
+    exceed the empirical tail minus 3 binomial s.e.; it is also not vacuous (≤ 0.2 at the 0.999 quantile
+    of the coarse scales)."""
+    rng = np.random.default_rng(31)
+    z = np.sort(np.round(rng.beta(0.7, 0.7, 400), 3))
+    levels, n, R = 6, z.size, 40_000
+    split = K.dyadic_split_levels(z, levels)
+    boot = K.resampled_statistics(split, levels, z.reshape(-1, 1), K.SCALAR, K.Y_ONLY, np.uint64(9), R)
+    thetas = np.linspace(0.05, 1.99, 40)
+    for level in (2, 3, 6):
+        lam = _sample_bounds(z, level, thetas, levels)
+        for q in (0.9, 0.99, 0.999):
+            t = float(np.quantile(boot[:, level - 1], q))
+            tail = float(np.mean(boot[:, level - 1] >= t))
+            bound = float(np.exp(np.min(-thetas * n * t + lam)))
+            assert bound >= tail - 3 * math.sqrt(tail * (1 - tail) / R), (level, q, bound, tail)
+            if q == 0.999 and level <= 3:
+                assert bound <= 0.2, (level, bound)
+
+
+def test_chernoff_certificate_agrees_with_resampling():
+    """A rejection settled by the Chernoff certificate (no resamples) is the decision of 20 000 fixed
+    resamples, and at the certifying scale no resample reaches T (the bound α/B ≈ 2.4e-3 would allow
+    ~48); the critical value reported there is exceeded by T."""
+    y, z = wiggle(2000, 0.12, 2)
+    r = calviz.adaptive_tcal(y, z, seed=0)
+    assert r.decision == "reject" and r.n_resamples == 0 and "Chernoff" in r.reason
+    b = int(np.argmin(r.pvalues))
+    assert r.pvalues[b] <= r.alpha / len(r.n_bins) and r.statistics[b] >= r.critical_values[b]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fixed = calviz.adaptive_tcal(y, z, n_resamples=20_000, seed=1)
+    assert fixed.reject and fixed.pvalues[b] == pytest.approx(1 / 20_001)
+    # full calibration has no Chernoff bound: resampling decides
+    assert T._MemorySample(np.full((4, 3), 1 / 3), np.zeros(4, dtype=np.int64), 3, "full"
+                           ).y_only_log_mgf_bounds(1, 1, np.array([1.0])) is None
 
 
 def test_borderline_case_is_undecided_at_a_small_cap_and_never_reversed():
@@ -103,23 +208,73 @@ def test_sequential_rows_are_the_fixed_rows():
     assert seq.pvalue == fixed.pvalue
 
 
-def test_confidence_sequence_crossing_rate_is_within_the_risk():
-    """Ville's bound: for exceedance probability exactly at the level t, the chance that the mixture ever
-    crosses its bound (here at risk 0.2, one test) is ≤ 0.2 — checked on 3000 simulated count paths with
-    looks every 64 resamples up to 20 000.  A normal-approximation boundary would cross far more often."""
+def _crossing_rates(p, risk, paths, rng, looks):
+    """Fractions of simulated count paths (independent scales with exceedance probabilities ``p``, level
+    T_LEVEL) on which the rule's rejection / acceptance evidence ever settles."""
+    t = T_LEVEL
+    counts = np.cumsum(rng.binomial(np.diff(looks, prepend=0)[None, :, None], np.asarray(p)[None, None, :],
+                                    (paths, looks.size, len(p))), axis=1)
+    rejected = np.zeros(paths, dtype=bool)
+    accepted = np.zeros(paths, dtype=bool)
+    bound = math.log(1 / risk)
+    for j, N in enumerate(looks):  # T._settled, vectorised over the paths
+        rejected |= D._log_reject_evidence(counts[:, j], int(N), t, t) >= bound
+        accepted |= np.all(D._log_accept_evidence(counts[:, j], int(N), t, t) >= bound, axis=1)
+    for i in range(0, paths, 97):
+        assert T._settled(counts[i, -1], int(looks[-1]), t, risk) == (
+            bool(D._log_reject_evidence(counts[i, -1], int(looks[-1]), t, t) >= bound),
+            bool(np.all(D._log_accept_evidence(counts[i, -1], int(looks[-1]), t, t) >= bound)))
+    return rejected.mean(), accepted.mean()
+
+
+T_LEVEL = 0.01
+
+
+def test_resampling_risk_at_the_boundary_is_within_the_risk():
+    """Ville's bound for both sides of the rule, at the worst p-values (on the boundary t), checked on
+    simulated count paths with a look every 64 resamples up to 12 800 (more looks than the rule makes:
+    conservative), at risk 0.1 so that the Monte Carlo error (3 s.e. ≈ 0.014 with 4000 paths) is small
+    against it:
+
+    * every one of 4 independent scales just above t (accept is right): the pooled rejection evidence
+      must cross on ≤ risk of the paths — a per-scale rule at the full risk would cross on up to
+      1 − 0.9⁴ ≈ 0.34 of them, so pooling by averaging is what keeps the bound;
+    * one scale at t, three far above (reject is right): wrong acceptance on ≤ risk of the paths, with
+      no split of the risk over the scales.
+    """
     rng = np.random.default_rng(12)
-    t, risk, paths = 0.01, 0.2, 3000
-    looks = np.arange(64, 20_001, 64)
-    counts = np.cumsum(rng.binomial(64, t, (paths, looks.size)), axis=1)
-    crossed = np.zeros(paths, dtype=bool)
-    for j, N in enumerate(looks):
-        below, above = T._settled(counts[:, j], int(N), t, math.log(1 / risk))
-        crossed |= below | above
-    rate = crossed.mean()
-    assert rate <= risk + 3 * math.sqrt(risk * (1 - risk) / paths), rate
+    risk, paths = 0.1, 4000
+    looks = np.arange(64, 12_801, 64)
+    margin = 3 * math.sqrt(risk * (1 - risk) / paths)
+    rejected, _ = _crossing_rates([T_LEVEL * 1.000001] * 4, risk, paths, rng, looks)
+    assert rejected <= risk + margin, rejected
+    _, accepted = _crossing_rates([T_LEVEL, 0.5, 0.5, 0.5], risk, paths, rng, looks)
+    assert accepted <= risk + margin, accepted
     # and the interval of a settled count excludes the level
-    low, high = T._adjusted_interval(np.array([0]), 5000, t, 1e-3, "max", 1)
-    assert low == 0.0 and high < t
+    low, high = T._adjusted_interval(np.array([0]), 5000, T_LEVEL, 1e-3, "max", 1)
+    assert low == 0.0 and high < T_LEVEL
+    low, high = T._adjusted_interval(np.array([1000]), 5000, T_LEVEL, 1e-3, "max", 1)
+    assert T_LEVEL < low < 0.2 < high < 1
+
+
+def test_clear_rejection_stops_near_the_lower_bound():
+    """Zero exceedances at three of B = 24 scales (t = 0.05/24): no rule with risk ≤ 10⁻³ can reject
+    before ln(1000)/(−ln(1 − t)) ≈ 3 312 resamples; the pooled rule settles by 5 100 (the per-scale
+    sequences at ε/B of earlier versions needed 6 092), following its own looks (5 056: its 4 900 on the
+    look grid, rounded up to blocks of 64)."""
+    t, risk = 0.05 / 24, 1e-3
+    lower = math.log(1 / risk) / -math.log1p(-t)
+    zero = np.array([True] * 3 + [False] * 21)  # the other scales: exceedance rate 1/2
+
+    def counts(N):
+        return np.where(zero, 0, N // 2)
+
+    N, looks = 128, [128]
+    while not D.settled(counts(N), N, t, risk)[0]:
+        N = D._next_look(counts(N), N, t, risk, 100_000)
+        looks.append(N)
+    assert lower < N <= 5_100, looks
+    assert len(looks) <= 5, looks
 
 
 def test_consistency_resampling_is_sequential_too():

@@ -1276,3 +1276,59 @@ def add_terms(a_hi, a_lo, b_hi, b_lo):
         hi[j] = s
         lo[j] = a_lo[j] + b_lo[j] + e
     return hi, lo
+
+
+@njit(cache=True, inline="always")
+def _bernoulli_proxy(p):
+    """Kearns–Saul sub-Gaussian variance proxy of a Bernoulli(p) indicator: the least s² with
+    E exp(a(X − p)) ≤ exp(a² s²/2) for all real a, i.e. (1 − 2p)/(2 ln((1 − p)/p)); 1/4 (its maximum,
+    Hoeffding's constant) near p = 1/2, where the formula is 0/0, and 0 at p ∈ {0, 1}."""
+    if p <= 0.0 or p >= 1.0:
+        return 0.0
+    if abs(p - 0.5) < 1e-4:
+        return 0.25
+    return (1.0 - 2.0 * p) / (2.0 * np.log((1.0 - p) / p))
+
+
+@njit(cache=True, parallel=True)
+def y_only_log_mgf_bounds(split, level, z, thetas):
+    """Upper bounds of log E exp(θ n T*) for each θ in ``thetas`` (all in (0, 2)), T* the statistic at
+    scale 2^level under y-only resampling (y*_i ~ Ber(z_i) independent), z sorted (1-D targets).
+
+    n T* = Σ_k (S_k² − Q_k)/n_k over the bins with n_k ≥ 2 (S_k, Q_k: sum and sum of squares of the
+    residuals e_i = y*_i − z_i of bin k; a bin of one point contributes exactly 0).  With λ = θ/n_k and
+    g ~ N(0, 1), E exp(λS²) = E_g exp(√(2λ) g S), so E exp(λ(S² − Q)) = E_g Π_i φ_i(√(2λ) g) with
+    φ_i(a) = E exp(a e_i − λ e_i²) = z e^{a(1−z) − λ(1−z)²} + (1 − z) e^{−az − λz²}.  φ_i(a)/φ_i(0) is the
+    moment generating function of e = X − z, X ~ Ber(p'), p' = z e^{−λ(1−z)²}/φ_i(0), so by Kearns and
+    Saul (1998) log φ_i(a) ≤ c_i + a μ_i + a² s_i²/2 with c_i = log φ_i(0), μ_i = p' − z and s_i² their
+    Bernoulli proxy (≤ 1/4).  Summing over the bin (C, D, V) and integrating over g:
+    log E exp(λ(S_k² − Q_k)) ≤ C + λD²/(1 − 2λV) − ½ log(1 − 2λV), finite because 2λV ≤ θ/2 < 1.  Bins
+    are independent, so the bin bounds add.
+    """
+    n = z.shape[0]
+    out = np.zeros(thetas.shape[0])
+    for j in prange(thetas.shape[0]):  # one θ per thread: the sums do not depend on the thread count
+        total = 0.0
+        start = 0
+        for i in range(1, n + 1):
+            if i < n and split[i - 1] > level:
+                continue  # i is in the bin of i − 1 at this scale
+            count = i - start
+            if count >= 2:
+                lam = thetas[j] / count
+                c = 0.0
+                d = 0.0
+                v = 0.0
+                for t in range(start, i):
+                    zt = z[t]
+                    hit = zt * np.exp(-lam * (1.0 - zt) * (1.0 - zt))
+                    miss = (1.0 - zt) * np.exp(-lam * zt * zt)
+                    phi = hit + miss
+                    p = hit / phi
+                    c += np.log(phi)
+                    d += p - zt
+                    v += _bernoulli_proxy(p)
+                total += c + lam * d * d / (1.0 - 2.0 * lam * v) - 0.5 * np.log(1.0 - 2.0 * lam * v)
+            start = i
+        out[j] = total
+    return out
