@@ -147,13 +147,38 @@ def binned_sums(
 # ------------------------------------------------------------------------------------------------
 @dataclass(frozen=True, repr=False)
 class ECEResult(ValueStatistic, ResultMixin):
-    """A binned ECE estimate.
+    """A binned ECE estimate, returned by :func:`binned_ece` and its siblings.
 
-    value (= ``statistic``): the estimate — on the ECE scale for the plug-in ℓ1/ℓ2 ECE
-    (``squared=False``), on the ECE² scale for the debiased / unbiased / Kumar estimators
-    (``squared=True``; may be negative).  ``ece`` is the estimate on the ECE scale (√max(value, 0) when
-    squared).  estimator: which estimator ("plugin_l1", "plugin_l2", "max", "debiased_l2_sq",
-    "unbiased_l2_sq", "kumar_l2_sq", "ace"); n_classes: classes of the input.
+    Attributes
+    ----------
+    value : float
+        The estimate (also ``statistic``): on the ECE scale for the plug-in ℓ1/ℓ2 ECE and the MCE
+        (``squared=False``), on the ECE² scale for the debiased / unbiased / Kumar estimators
+        (``squared=True``; these may be negative in finite samples).
+    estimator : str
+        Which estimator: "plugin_l1", "plugin_l2", "max", "debiased_l2_sq", "unbiased_l2_sq",
+        "kumar_l2_sq" or "ace".
+    squared : bool
+        Whether ``value`` is on the ECE² scale.
+    n : int
+        Sample size.
+    n_bins : int
+        Bins requested (per axis for vector targets).
+    n_bins_total : int
+        Bins of the partition, empty ones included.
+    n_nonempty : int
+        Bins holding at least one prediction.
+    scheme : str
+        The binning ("equal_width", "equal_mass", "distinct", "grid" or "simplex").
+    target : str
+        The calibration target tested.
+    n_classes : int or None
+        Classes of the input.
+
+    Notes
+    -----
+    ``ece`` is the estimate on the ECE scale, √max(value, 0) when ``squared``; ``float(result)`` is
+    ``value``.
     """
 
     value: float
@@ -226,37 +251,53 @@ def binned_ece(
     y_true, y_prob=None, *, n_bins: int = 15, p: int = 1, scheme: str = "equal_width",
     target: TargetName = "auto", top_k: int = 1, class_index: int = 0,
 ) -> ECEResult:
-    """Plug-in binned ECE: p = 1 gives Σ_b (N_b/n)‖ȳ_b − z̄_b‖₁ (Guo et al.'s ECE with
-    15 equal-width bins); p = 2 gives the ℓ2 ECE √T^b, T^b = Σ_b (N_b/n)‖ȳ_b − z̄_b‖² (Lee et al. 2023, Sec.
-    3); p = "max" the maximum calibration error max_b ‖ȳ_b − z̄_b‖_∞ over non-empty bins (:func:`mce`).
-    Biased upwards for small bins; see :func:`debiased_ece` / :func:`unbiased_ece`.
+    """Plug-in binned expected calibration error (ℓ1, ℓ2 or maximum).
+
+    With bins I_b holding N_b of the n predictions, mean prediction z̄_b and mean label ȳ_b:
+    p = 1 gives Σ_b (N_b/n) ‖ȳ_b − z̄_b‖₁ (the ECE of Guo et al. [1]_ with 15 equal-width bins); p = 2
+    gives the ℓ2 ECE √T^b with T^b = Σ_b (N_b/n) ‖ȳ_b − z̄_b‖² (Lee et al. [2]_, Sec. 3, eq. 5); p = "max"
+    gives the maximum calibration error max_b ‖ȳ_b − z̄_b‖_∞ over the non-empty bins (:func:`mce`).
+    The plug-in estimate is biased upwards when bins hold few predictions; :func:`debiased_ece` and
+    :func:`unbiased_ece` remove that bias on the ECE² scale.
 
     Parameters
     ----------
-    y_true : array-like, (n,) or (n, K)
-        Labels: 0/1 for binary predictions, class indices 0..K−1 (or one-hot rows) for (n, K) ones.
-    y_prob : array-like, (n,) or (n, K)
+    y_true : array-like of shape (n,) or (n, K), or CalibrationData
+        Labels: 0/1 for binary predictions; class indices 0..K−1 (or one-hot rows) for (n, K) ones.  A
+        validated :class:`~calviz.data.CalibrationData` may be passed alone (``y_prob`` omitted).
+    y_prob : array-like of shape (n,) or (n, K), optional
         Predicted P(y = 1), or one probability row per sample (rows sum to 1).
     n_bins : int, default 15
         Number of bins (per axis for vector targets).
     p : {1, 2, "max"}, default 1
         The norm: ℓ1 ECE, ℓ2 ECE, or the maximum calibration error.
-    scheme : {"equal_width", "equal_mass"}, default "equal_width"
-        Bin edges: equal widths, or equal numbers of predictions (ties never split).
+    scheme : {"equal_width", "equal_mass", "distinct", "grid", "simplex"}, default "equal_width"
+        Bin edges: equal widths, or equal numbers of predictions (ties never split); "distinct" puts
+        every distinct prediction in its own bin; "grid" / "simplex" are the partitions of the ``topk``
+        / ``full`` targets (chosen automatically).
     target : {"auto", "binary", "top1", "classwise", "topk", "full"}, default "auto"
-        Which probabilities are checked ("auto": binary for 1-D input, top-1 confidence otherwise).
-    top_k, class_index : int
-        k of the ``topk`` target; the class of the ``classwise`` target.
+        Which probabilities are checked ("auto": binary for 1-D input, the top-1 confidence otherwise).
+    top_k : int, default 1
+        k of the ``topk`` target.
+    class_index : int, default 0
+        The class of the ``classwise`` target.
 
     Returns
     -------
     ECEResult
-        ``value`` (the ECE), ``n``, the bins used (``n_bins``, ``n_nonempty``, ``scheme``) and ``target``.
+        ``value`` (the ECE), ``estimator``, ``n``, the bins used (``n_bins``, ``n_nonempty``,
+        ``scheme``), ``target`` and ``n_classes``.
+
+    See Also
+    --------
+    debiased_ece, unbiased_ece : estimators of ECE² without the upward bias.
+    ece_interval : a confidence interval for the ℓ2 ECE.
+    reliability : the per-bin data behind the estimate.
 
     References
     ----------
-    .. [1] C. Guo, G. Pleiss, Y. Sun and K. Q. Weinberger. On calibration of modern neural networks. *ICML*
-       2017.
+    .. [1] C. Guo, G. Pleiss, Y. Sun and K. Q. Weinberger. On calibration of modern neural networks.
+       *ICML*, 2017.
     .. [2] D. Lee, X. Huang, H. Hassani and E. Dobriban. T-Cal: An optimal test for the calibration of
        predictive models. *Journal of Machine Learning Research* 24, 2023.
 
@@ -269,6 +310,8 @@ def binned_ece(
     >>> y = (rng.uniform(size=2000) < p ** 1.5).astype(int)   # outcomes: the model is over-confident
     >>> round(calviz.binned_ece(y, p, n_bins=10).value, 3)
     0.1
+    >>> round(calviz.binned_ece(y, p, n_bins=10, p=2).value, 3)
+    0.113
     """
     return _estimate(y_true, y_prob, binned_statistic(p), n_bins=n_bins, scheme=scheme, target=target,
                      top_k=top_k, class_index=class_index, caller="binned_ece")
@@ -279,8 +322,57 @@ def debiased_ece(
     y_true, y_prob=None, *, n_bins: int = 15, scheme: str = "equal_width", target: TargetName = "auto",
     top_k: int = 1, class_index: int = 0,
 ) -> ECEResult:
-    """Debiased plug-in estimator T^d of ℓ2-ECE² (Lee et al. 2023, eq. 6; T-Cal's statistic):
-    T^d = (1/n) Σ_b (1/N_b) Σ_{j≠l∈I_b} ⟨v_j, v_l⟩, v = y − z.  Mean zero under calibration."""
+    """Debiased plug-in estimator T^d of the squared ℓ2 ECE (T-Cal's test statistic).
+
+    T^d = (1/n) Σ_b (1/N_b) Σ_{j≠l ∈ I_b} ⟨v_j, v_l⟩ with residuals v = y − z (Lee et al. [1]_, eq. 6):
+    the plug-in T^b = Σ_b (N_b/n) ‖ȳ_b − z̄_b‖² with each bin's diagonal terms ‖v_j‖² removed, so that
+    E[T^d] = 0 for a calibrated model.  Negative values are possible and mean "no evidence of
+    miscalibration at this resolution".
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n,) or (n, K), or CalibrationData
+        Labels: 0/1 for binary predictions; class indices 0..K−1 (or one-hot rows) for (n, K) ones.  A
+        validated :class:`~calviz.data.CalibrationData` may be passed alone (``y_prob`` omitted).
+    y_prob : array-like of shape (n,) or (n, K), optional
+        Predicted P(y = 1), or one probability row per sample (rows sum to 1).
+    n_bins : int, default 15
+        Number of bins (per axis for vector targets).
+    scheme : {"equal_width", "equal_mass", "distinct", "grid", "simplex"}, default "equal_width"
+        The binning, as for :func:`binned_ece`.
+    target : {"auto", "binary", "top1", "classwise", "topk", "full"}, default "auto"
+        Which probabilities are checked ("auto": binary for 1-D input, the top-1 confidence otherwise).
+    top_k : int, default 1
+        k of the ``topk`` target.
+    class_index : int, default 0
+        The class of the ``classwise`` target.
+
+    Returns
+    -------
+    ECEResult
+        ``value`` = T^d on the ECE² scale (``squared=True``; ``ece`` = √max(T^d, 0)), with the bins used.
+
+    See Also
+    --------
+    adaptive_tcal : the test built on T^d at every dyadic number of bins.
+    unbiased_ece : the within-bin unbiased estimator of Sun et al.
+
+    References
+    ----------
+    .. [1] D. Lee, X. Huang, H. Hassani and E. Dobriban. T-Cal: An optimal test for the calibration of
+       predictive models. *Journal of Machine Learning Research* 24, 2023.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=2000)                            # predicted P(y = 1)
+    >>> y = (rng.uniform(size=2000) < p ** 1.5).astype(int)   # outcomes: the model is over-confident
+    >>> result = calviz.debiased_ece(y, p, n_bins=10)
+    >>> round(result.value, 4), round(result.ece, 3), result.squared
+    (0.012, 0.109, True)
+    """
     return _estimate(y_true, y_prob, "debiased_l2_sq", n_bins=n_bins, scheme=scheme,
                      target=target, top_k=top_k, class_index=class_index, caller="debiased_ece")
 
@@ -290,8 +382,56 @@ def unbiased_ece(
     y_true, y_prob=None, *, n_bins: int = 15, scheme: str = "equal_width", target: TargetName = "auto",
     top_k: int = 1, class_index: int = 0,
 ) -> ECEResult:
-    """Within-bin unbiased estimator of the binned ℓ2-ECE² (Sun et al. 2024, eq. 4):
-    T = (1/n) Σ_{b: N_b≥2} (1/(N_b − 1)) Σ_{j≠l∈I_b} ⟨v_j, v_l⟩."""
+    """Within-bin unbiased estimator of the squared binned ℓ2 ECE (Sun et al.'s statistic T).
+
+    T = (1/n) Σ_{b: N_b ≥ 2} (1/(N_b − 1)) Σ_{j≠l ∈ I_b} ⟨v_j, v_l⟩ with v = y − z (Sun et al. [1]_, eq. 4).
+    Dividing by N_b − 1 instead of N_b (T^d of Lee et al. [2]_, eq. 6) makes each bin's term unbiased
+    for P(bin) ‖E[v | bin]‖²; it is the statistic of :func:`ece_interval`.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n,) or (n, K), or CalibrationData
+        Labels: 0/1 for binary predictions; class indices 0..K−1 (or one-hot rows) for (n, K) ones.  A
+        validated :class:`~calviz.data.CalibrationData` may be passed alone (``y_prob`` omitted).
+    y_prob : array-like of shape (n,) or (n, K), optional
+        Predicted P(y = 1), or one probability row per sample (rows sum to 1).
+    n_bins : int, default 15
+        Number of bins (per axis for vector targets).
+    scheme : {"equal_width", "equal_mass", "distinct", "grid", "simplex"}, default "equal_width"
+        The binning, as for :func:`binned_ece`.
+    target : {"auto", "binary", "top1", "classwise", "topk", "full"}, default "auto"
+        Which probabilities are checked ("auto": binary for 1-D input, the top-1 confidence otherwise).
+    top_k : int, default 1
+        k of the ``topk`` target.
+    class_index : int, default 0
+        The class of the ``classwise`` target.
+
+    Returns
+    -------
+    ECEResult
+        ``value`` = T on the ECE² scale (``squared=True``, may be negative), with the bins used.
+
+    See Also
+    --------
+    ece_interval : the confidence interval built on T.
+
+    References
+    ----------
+    .. [1] Y. Sun, P. Chaudhari, I. J. Barnett and E. Dobriban. A confidence interval for the expected
+       calibration error. arXiv preprint, 2024.
+    .. [2] D. Lee, X. Huang, H. Hassani and E. Dobriban. T-Cal: An optimal test for the calibration of
+       predictive models. *Journal of Machine Learning Research* 24, 2023.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=2000)                            # predicted P(y = 1)
+    >>> y = (rng.uniform(size=2000) < p ** 1.5).astype(int)   # outcomes: the model is over-confident
+    >>> round(calviz.unbiased_ece(y, p, n_bins=10).value, 4)
+    0.012
+    """
     return _estimate(y_true, y_prob, "unbiased_l2_sq", n_bins=n_bins, scheme=scheme,
                      target=target, top_k=top_k, class_index=class_index, caller="unbiased_ece")
 
@@ -301,8 +441,52 @@ def kumar_debiased_ece(
     y_true, y_prob=None, *, n_bins: int = 15, scheme: str = "distinct", target: TargetName = "auto",
     class_index: int = 0,
 ) -> ECEResult:
-    """Kumar et al. (2019) debiased ℓ2-ECE² for discrete predictors (Lee et al. 2023, App. C.1): by default
-    one bin per distinct predicted value; Σ_b (N_b/n)[(ȳ_b − z̄_b)² − ā_b(1 − ā_b)/(N_b − 1)]."""
+    """Debiased squared ℓ2 ECE of Kumar, Liang and Ma for predictors with few distinct values.
+
+    Σ_b (N_b/n) [(ȳ_b − z̄_b)² − ȳ_b (1 − ȳ_b)/(N_b − 1)] over the bins with N_b ≥ 2: the plug-in
+    squared error minus an estimate of the sampling variance of ȳ_b (Kumar et al. [1]_; as compared in
+    Lee et al. [2]_, App. C.1).  By default each distinct predicted value is its own bin
+    (``scheme="distinct"``), the setting it was designed for.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n,) or (n, K), or CalibrationData
+        Labels: 0/1 for binary predictions; class indices 0..K−1 (or one-hot rows) for (n, K) ones.  A
+        validated :class:`~calviz.data.CalibrationData` may be passed alone (``y_prob`` omitted).
+    y_prob : array-like of shape (n,) or (n, K), optional
+        Predicted P(y = 1), or one probability row per sample (rows sum to 1).
+    n_bins : int, default 15
+        Number of bins when ``scheme`` is not "distinct".
+    scheme : {"distinct", "equal_width", "equal_mass"}, default "distinct"
+        The binning, as for :func:`binned_ece`.
+    target : {"auto", "binary", "top1", "classwise"}, default "auto"
+        The scalar view checked ("auto": binary for 1-D input, the top-1 confidence otherwise;
+        ``classwise``: P(y = ``class_index``) one-vs-rest).
+    class_index : int, default 0
+        The class of the ``classwise`` target.
+
+    Returns
+    -------
+    ECEResult
+        ``value`` on the ECE² scale (``squared=True``, may be negative), with the bins used.
+
+    References
+    ----------
+    .. [1] A. Kumar, P. Liang and T. Ma. Verified uncertainty calibration. *NeurIPS*, 2019.
+    .. [2] D. Lee, X. Huang, H. Hassani and E. Dobriban. T-Cal: An optimal test for the calibration of
+       predictive models. *Journal of Machine Learning Research* 24, 2023.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.choice([0.2, 0.5, 0.8], size=2000)            # a predictor with three values
+    >>> y = (rng.uniform(size=2000) < p ** 1.5).astype(int)
+    >>> result = calviz.kumar_debiased_ece(y, p)
+    >>> result.n_nonempty, round(result.value, 4)
+    (3, 0.0096)
+    """
     return _estimate(y_true, y_prob, "kumar_l2_sq", n_bins=n_bins, scheme=scheme,
                      target=target, top_k=1, class_index=class_index, caller="kumar_debiased_ece")
 
@@ -312,14 +496,54 @@ def mce(
     y_true, y_prob=None, *, n_bins: int = 15, scheme: str = "equal_width", target: TargetName = "auto",
     top_k: int = 1, class_index: int = 0,
 ) -> ECEResult:
-    """Maximum calibration error (Naeini, Cooper & Hauskrecht 2015): max_b |ȳ_b − z̄_b| over the
-    non-empty bins (``binned_ece(..., p="max")``), with calviz's bins: ``n_bins=m`` equal-width bins
-    [i/m, (i+1)/m), the last one closed so that a prediction of exactly 1.0 falls in it.  For vector
-    targets (``topk``, ``full``) the largest coordinate of any bin, max_b ‖ȳ_b − z̄_b‖_∞.
+    """Maximum calibration error: the largest |observed frequency − mean prediction| over the bins.
 
-    This is torchmetrics' ``max_calibration_error`` / netcal's ``MCE`` for the top-1 target (largest
-    |accuracy − confidence| over the non-empty equal-width bins); those libraries may place a
-    prediction lying exactly on an inner edge i/m in the bin below."""
+    MCE = max_b |ȳ_b − z̄_b| over the non-empty bins (Naeini et al. [1]_), i.e.
+    ``binned_ece(..., p="max")``, with calviz's bins: ``n_bins = m`` equal-width bins [i/m, (i+1)/m), the
+    last one closed so that a prediction of exactly 1.0 falls in it.  For vector targets (``topk``,
+    ``full``) the largest coordinate of any bin, max_b ‖ȳ_b − z̄_b‖_∞.
+
+    This is torchmetrics' ``max_calibration_error`` / netcal's ``MCE`` for the top-1 target; those
+    libraries may place a prediction lying exactly on an inner edge i/m in the bin below.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n,) or (n, K), or CalibrationData
+        Labels: 0/1 for binary predictions; class indices 0..K−1 (or one-hot rows) for (n, K) ones.  A
+        validated :class:`~calviz.data.CalibrationData` may be passed alone (``y_prob`` omitted).
+    y_prob : array-like of shape (n,) or (n, K), optional
+        Predicted P(y = 1), or one probability row per sample (rows sum to 1).
+    n_bins : int, default 15
+        Number of bins (per axis for vector targets).
+    scheme : {"equal_width", "equal_mass", "distinct", "grid", "simplex"}, default "equal_width"
+        The binning, as for :func:`binned_ece`.
+    target : {"auto", "binary", "top1", "classwise", "topk", "full"}, default "auto"
+        Which probabilities are checked ("auto": binary for 1-D input, the top-1 confidence otherwise).
+    top_k : int, default 1
+        k of the ``topk`` target.
+    class_index : int, default 0
+        The class of the ``classwise`` target.
+
+    Returns
+    -------
+    ECEResult
+        ``value`` = the MCE (``estimator="max"``), with the bins used.
+
+    References
+    ----------
+    .. [1] M. P. Naeini, G. F. Cooper and M. Hauskrecht. Obtaining well calibrated probabilities using
+       Bayesian binning. *AAAI*, 2015.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=2000)                            # predicted P(y = 1)
+    >>> y = (rng.uniform(size=2000) < p ** 1.5).astype(int)   # outcomes: the model is over-confident
+    >>> round(calviz.mce(y, p, n_bins=10).value, 3)
+    0.167
+    """
     return _estimate(y_true, y_prob, "max", n_bins=n_bins, scheme=scheme, target=target,
                      top_k=top_k, class_index=class_index, caller="mce")
 
@@ -328,15 +552,49 @@ def mce(
 def ace(
     y_true, y_prob=None, *, n_bins: int = 15, target: Literal["classwise", "binary", "top1"] = "classwise",
 ) -> ECEResult:
-    """Adaptive calibration error (Nixon, Dusenberry, Zhang, Jerfel & Tran 2019, §4.1).
+    """Adaptive calibration error: equal-mass bins, unweighted mean over bins and classes.
 
-    ``target="classwise"`` (their definition): for every class c the predictions P(y = c) of all n
-    samples are split into ``n_bins`` equal-mass bins and ACE = (1/K) Σ_c mean_b |ȳ_{c,b} − z̄_{c,b}|,
-    the unweighted mean over the non-empty bins of |observed frequency − mean prediction|, averaged over
-    the classes (binary data: the two classes, P(y = 1) and 1 − P(y = 1)).  ``"binary"`` / ``"top1"``:
-    the same unweighted mean for one scalar view (P(y = 1); the top-1 confidence).  Bins are calviz's
-    equal-mass bins: ties are never split, so heavily tied predictions give fewer bins (the mean is over
-    the bins formed; Nixon et al. divide by the requested number).
+    ``target="classwise"`` (the definition of Nixon et al. [1]_, §4.1): for every class c the predictions
+    P(y = c) of all n samples are split into ``n_bins`` equal-mass bins and
+    ACE = (1/K) Σ_c mean_b |ȳ_{c,b} − z̄_{c,b}|, the unweighted mean over the non-empty bins of
+    |observed frequency − mean prediction|, averaged over the classes (binary data: the two classes,
+    P(y = 1) and 1 − P(y = 1)).  ``"binary"`` / ``"top1"``: the same unweighted mean for one scalar view
+    (P(y = 1); the top-1 confidence).  Bins are calviz's equal-mass bins: ties are never split, so
+    heavily tied predictions give fewer bins (the mean is over the bins formed; Nixon et al. divide by
+    the requested number).
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n,) or (n, K), or CalibrationData
+        Labels: 0/1 for binary predictions; class indices 0..K−1 (or one-hot rows) for (n, K) ones.  A
+        validated :class:`~calviz.data.CalibrationData` may be passed alone (``y_prob`` omitted).
+    y_prob : array-like of shape (n,) or (n, K), optional
+        Predicted P(y = 1), or one probability row per sample (rows sum to 1).
+    n_bins : int, default 15
+        Equal-mass bins per class.
+    target : {"classwise", "binary", "top1"}, default "classwise"
+        Average over all classes, or one scalar view.
+
+    Returns
+    -------
+    ECEResult
+        ``value`` = the ACE (``estimator="ace"``, ``scheme="equal_mass"``); ``n_nonempty`` and
+        ``n_bins_total`` are summed over the classes.
+
+    References
+    ----------
+    .. [1] J. Nixon, M. W. Dusenberry, L. Zhang, G. Jerfel and D. Tran. Measuring calibration in deep
+       learning. *CVPR Workshops*, 2019.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> rng = np.random.default_rng(0)
+    >>> probs = rng.dirichlet([1.0, 1.0, 1.0], size=1500)     # 3 classes
+    >>> labels = np.array([rng.choice(3, p=row ** 2 / (row ** 2).sum()) for row in probs])
+    >>> round(calviz.ace(labels, probs, n_bins=10).value, 3)
+    0.095
     """
     m = check_n_bins(n_bins)
     data = as_calibration_data(y_true, y_prob)
@@ -370,13 +628,32 @@ def equal_mass_sums(z: np.ndarray, y: np.ndarray, n_bins: int):
 # ------------------------------------------------------------------------------------------------
 @dataclass(frozen=True, repr=False)
 class ReliabilityData(HasInterval, ResultMixin):
-    """Per-bin reliability-diagram data over all bins of a 1-D binning (empty bins have count 0 and NaN
-    elsewhere).
+    """Per-bin reliability-diagram data of a 1-D binning, returned by :func:`reliability`.
 
-    edges (B+1,) bin edges; counts (B,); mean_confidence (B,) mean prediction; observed_frequency (B,)
-    mean label; low, high (B,) the per-bin ``interval`` ("wilson" or "jeffreys") for the frequency at
-    ``level`` = 1 − α (``confidence_interval()``); ece_l1 (= ``statistic``) the plug-in ℓ1 ECE of the
-    same bins; n_classes: classes of the input.
+    Every bin of the partition is listed; empty bins have count 0 and NaN elsewhere.
+
+    Attributes
+    ----------
+    edges : ndarray of shape (B + 1,)
+        Bin edges.
+    counts : ndarray of shape (B,)
+        Predictions per bin.
+    mean_confidence : ndarray of shape (B,)
+        Mean prediction z̄_b of each bin.
+    observed_frequency : ndarray of shape (B,)
+        Mean label ȳ_b of each bin.
+    low, high : ndarray of shape (B,)
+        The per-bin ``interval`` for the frequency at confidence ``level`` (``confidence_interval()``).
+    level : float
+        Confidence level 1 − α of the per-bin intervals.
+    interval : str
+        "wilson" or "jeffreys".
+    n, n_bins, scheme, target : int, int, str, str
+        Sample size, bins requested, binning scheme and calibration target.
+    ece_l1 : float
+        The plug-in ℓ1 ECE of the same bins (also ``statistic``).
+    n_classes : int or None
+        Classes of the input.
     """
 
     edges: np.ndarray
@@ -438,9 +715,67 @@ def reliability(
     y_true, y_prob=None, *, n_bins: int = 15, scheme: str = "equal_width", alpha: float = INTERVAL_ALPHA,
     interval: str = "wilson", target: TargetName = "auto", class_index: int = 0,
 ) -> ReliabilityData:
-    """Reliability-diagram data for a scalar target (binary, top-1 or one class): per bin the count, mean
-    confidence, observed frequency and a Wilson or Jeffreys interval for the frequency at level 1 − α
-    (α = 0.1 gives 90 % intervals)."""
+    """Reliability-diagram data: per bin the mean prediction, the observed frequency and its interval.
+
+    For a scalar target (binary, top-1 confidence or one class) and bins I_b: count N_b, mean confidence
+    z̄_b, observed frequency ȳ_b and a two-sided 1 − α interval for the frequency — Wilson's
+    (p̂ + z²/2N ± z √(p̂(1 − p̂)/N + z²/4N²)) / (1 + z²/N), z = Φ⁻¹(1 − α/2), or Jeffreys' Beta(x + ½,
+    N − x + ½) quantiles (Brown, Cai and DasGupta [1]_).  The default α = 0.1 gives 90 % intervals.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n,) or (n, K), or CalibrationData
+        Labels: 0/1 for binary predictions; class indices 0..K−1 (or one-hot rows) for (n, K) ones.  A
+        validated :class:`~calviz.data.CalibrationData` may be passed alone (``y_prob`` omitted).
+    y_prob : array-like of shape (n,) or (n, K), optional
+        Predicted P(y = 1), or one probability row per sample (rows sum to 1).
+    n_bins : int, default 15
+        Number of bins (at most 10⁶: every bin is listed).
+    scheme : {"equal_width", "equal_mass"}, default "equal_width"
+        Bin edges.
+    alpha : float, default 0.1
+        The per-bin intervals have confidence 1 − α.
+    interval : {"wilson", "jeffreys"}, default "wilson"
+        The binomial interval.
+    target : {"auto", "binary", "top1", "classwise"}, default "auto"
+        The scalar view checked ("auto": binary for 1-D input, the top-1 confidence otherwise;
+        ``classwise``: P(y = ``class_index``) one-vs-rest).
+    class_index : int, default 0
+        The class of the ``classwise`` target.
+
+    Returns
+    -------
+    ReliabilityData
+        ``edges``, ``counts``, ``mean_confidence``, ``observed_frequency``, ``low``, ``high`` per bin, the
+        ``level`` and the plug-in ℓ1 ECE ``ece_l1`` of the same bins.
+
+    See Also
+    --------
+    calviz.plots.reliability_plot : draws these data.
+    smooth_reliability : a binning-free reliability curve.
+
+    References
+    ----------
+    .. [1] L. D. Brown, T. T. Cai and A. DasGupta. Interval estimation for a binomial proportion.
+       *Statistical Science* 16(2), 101–133, 2001.
+    .. [2] C. Guo, G. Pleiss, Y. Sun and K. Q. Weinberger. On calibration of modern neural networks.
+       *ICML*, 2017.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=2000)                            # predicted P(y = 1)
+    >>> y = (rng.uniform(size=2000) < p ** 1.5).astype(int)   # outcomes: the model is over-confident
+    >>> rel = calviz.reliability(y, p, n_bins=5)
+    >>> rel.counts.tolist()
+    [419, 396, 394, 379, 412]
+    >>> np.round(rel.observed_frequency - rel.mean_confidence, 3)
+    array([-0.055, -0.145, -0.146, -0.121, -0.038])
+    >>> rel.level
+    0.9
+    """
     data, target, z, y = prepare_view(y_true, y_prob, target=target, class_index=class_index,
                                       allowed=("auto", *SCALAR_TARGETS), caller="reliability")
     m = check_n_bins(n_bins)
