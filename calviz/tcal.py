@@ -137,28 +137,59 @@ _COMBINE = ("bonferroni", "max")
 
 @dataclass(frozen=True, repr=False)
 class TCalResult(ResultMixin):
-    """Outcome of a calibration test.
+    """Outcome of a calibration test (:func:`tcal`, :func:`adaptive_tcal`, :func:`split_tcal`).
 
-    reject: whether H₀ (calibrated) is rejected at level ``alpha``; pvalue: the p-value adjusted for the
-    multiple scales (or values); n_bins: the scales m (bins per axis) tested; statistics: T^d per scale;
-    critical_values: per scale, the value the statistic must exceed for the overall test to reject;
-    pvalues: unadjusted per-scale p-values; method: how critical values were obtained; combine: how scales
-    were combined; n, K: sample size and number of classes of the tested target; n_resamples: resamples
-    used (0 for none); min_attainable_pvalue: the smallest adjusted p-value this configuration can
-    produce (resampling: B/(N+1) for Bonferroni, N the fixed count or the sequential rule's cap) —
-    rejection is impossible when it exceeds alpha;
-    test: which test ran; reason: why, in one sentence; target: the calibration target tested.
-    For the binomial test (discrete predictors) ``values``/``counts`` are the distinct predictions and
-    their counts, ``statistics`` the observed frequencies and ``critical_values`` the predicted values.
-
-    decision: "reject", "accept" (H₀ not rejected) or "undecided" (resampling stopped at its cap with
-    the p-value's Monte Carlo interval still containing α: no decision is claimed and ``reject`` is
-    False); pvalue_interval: (low, high) Monte Carlo interval of the adjusted p-value — for the
-    sequential rule it holds at every look simultaneously with probability ≥ 1 − resampling_risk (for
-    a fixed ``n_resamples`` it is the same interval at the final count; (p, p) without resampling);
-    resampling_risk: bound on the probability that ``decision`` differs from the decision with
-    infinitely many resamples (0 without resampling, NaN for a fixed ``n_resamples``);
-    max_resamples: the cap of the sequential rule (0: not sequential).
+    Attributes
+    ----------
+    reject : bool
+        Whether H₀ (the model is calibrated) is rejected at level ``alpha``.
+    pvalue : float
+        The p-value, adjusted for the multiple scales (or values) tested.
+    alpha : float
+        The level of the test.
+    n_bins : tuple of int
+        The scales m (bins per axis) tested.
+    statistics : ndarray
+        T^d per scale (binomial test: the observed frequencies).
+    critical_values : ndarray
+        Per scale, the value the statistic must exceed for the overall test to reject (binomial test:
+        the predicted values).
+    pvalues : ndarray
+        Unadjusted per-scale p-values.
+    method : str
+        How critical values were obtained ("y_only", "consistency", "analytic", "threshold", …).
+    combine : str
+        How scales were combined ("bonferroni", "max" or "none").
+    n, K : int
+        Sample size and number of classes of the tested target.
+    n_resamples : int
+        Resamples used (0 for none).
+    min_attainable_pvalue : float
+        The smallest adjusted p-value this configuration can produce (resampling: B/(N + 1) for
+        Bonferroni, N the fixed count or the sequential rule's cap); rejection is impossible when it
+        exceeds ``alpha``.
+    test : str
+        Which test ran.
+    reason : str
+        Why, in one sentence.
+    target : str
+        The calibration target tested.
+    values, counts : ndarray or None
+        For the binomial test (discrete predictors): the distinct predictions and their counts.
+    decision : str
+        "reject", "accept" (H₀ not rejected) or "undecided" (resampling stopped at its cap with the
+        p-value's Monte Carlo interval still containing α: no decision is claimed and ``reject`` is
+        False).
+    pvalue_interval : tuple of float or None
+        Monte Carlo interval (low, high) of the adjusted p-value — for the sequential rule it holds at
+        every look simultaneously with probability ≥ 1 − ``resampling_risk``; (p, p) without resampling.
+    resampling_risk : float
+        Bound on the probability that ``decision`` differs from the decision with infinitely many
+        resamples (0 without resampling, NaN for a fixed ``n_resamples``).
+    max_resamples : int
+        The cap of the sequential rule (0: not sequential).
+    n_classes : int or None
+        Classes of the input.
     """
 
     reject: bool
@@ -338,13 +369,60 @@ def tcal(
     target: str = "auto",
     class_index: int = 0,
 ) -> TCalResult:
-    """Fixed-scale T-Cal ξ_{m,n}(α) (Lee et al. 2023, Theorem 3 / Algorithm 1).
+    """Fixed-scale T-Cal test ξ_{m,n}(α) with Chebyshev's threshold (Lee et al., Theorem 3).
 
-    Rejects iff T^d_{m,n} ≥ sqrt(2K²/α)·min(m^{(K−1)/2}/n, m^{−(K−1)/2}) (halved for the scalar statistic
-    of 1-D targets, see the module docstring), with m = ``n_bins`` or m* = ⌊n^{2/(4s+K−1)}⌋ for Hölder
-    smoothness s = ``smoothness``.  T^d is :func:`calviz.debiased_ece` on m equal-width bins (the simplex
-    partition for ``target="full"``).  The threshold comes from Chebyshev's inequality: the test is
+    The debiased statistic T^d_{m,n} (eq. 6, :func:`calviz.debiased_ece`) on m equal-width bins (the
+    simplex partition for ``target="full"``) is compared with the threshold of Theorem 3 /
+    Algorithm 1 of Lee et al. [1]_: reject iff
+
+        T^d_{m,n} ≥ √(2K²/α) · min(m^{(K−1)/2}/n, m^{−(K−1)/2})
+
+    (halved for the scalar statistic of 1-D targets), with m = ``n_bins`` or m* = ⌊n^{2/(4s+K−1)}⌋ for
+    Hölder smoothness s = ``smoothness``.  The threshold comes from Chebyshev's inequality: the test is
     valid but conservative; ``pvalue`` is the smallest α at which it rejects, min(1, 2K²r²/T²).
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n,) or (n, K), or CalibrationData
+        Labels: 0/1 for binary predictions; class indices 0..K−1 (or one-hot rows) for (n, K) ones.  A
+        validated :class:`~calviz.data.CalibrationData` may be passed alone (``y_prob`` omitted).
+    y_prob : array-like of shape (n,) or (n, K), optional
+        Predicted P(y = 1), or one probability row per sample (rows sum to 1).
+    alpha : float, default 0.05
+        Level of the test.
+    n_bins : int, optional
+        The number m of bins per axis; default m* from ``smoothness``.
+    smoothness : float, default 1.0
+        Hölder smoothness s of the calibration curve assumed by m*.
+    target : {"auto", "binary", "top1", "classwise", "full"}, default "auto"
+        Which probabilities are tested ("auto": binary for 1-D input, top-1 otherwise).
+    class_index : int, default 0
+        The class of the ``classwise`` target.
+
+    Returns
+    -------
+    TCalResult
+        ``reject``, ``pvalue``, the scale tested (``n_bins``), ``statistics`` and ``critical_values``.
+
+    See Also
+    --------
+    adaptive_tcal : the adaptive test over all dyadic scales, with exact resampled critical values.
+
+    References
+    ----------
+    .. [1] D. Lee, X. Huang, H. Hassani and E. Dobriban. T-Cal: An optimal test for the calibration of
+       predictive models. *Journal of Machine Learning Research* 24, 2023.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=2000)                            # predicted P(y = 1)
+    >>> y = (rng.uniform(size=2000) < p ** 1.5).astype(int)   # outcomes: the model is over-confident
+    >>> result = calviz.tcal(y, p)
+    >>> result.reject, result.n_bins, round(result.pvalue, 4)
+    (False, (20,), 0.0653)
     """
     s = float(smoothness)
     data, target, z, y, K = _prepare(y_true, y_prob, target, class_index, "tcal")
@@ -586,20 +664,59 @@ def split_tcal(
     class_index: int = 0,
     seed=None,
 ) -> TCalResult:
-    """Sample-splitting calibration test ξ^split (Lee et al. 2023, Sec. 6, Algorithm 3).
+    """Sample-splitting calibration test ξ^split (Lee et al., Sec. 6, Algorithm 3).
 
     The first ⌊n/2⌋ samples keep their labels, the rest get synthetic labels ỹ ~ Cat(z).  For each class
-    k: reject if |T_{1,k}| = |mean (y − z)_k| or |T_{2,k}| = |mean z_k (y − z)_k| ≥ sqrt(3K/(αn)), or if
+    k: reject if |T_{1,k}| = |mean (y − z)_k| or |T_{2,k}| = |mean z_k (y − z)_k| ≥ √(3K/(αn)), or if
     the two-sample test at level α/(3K) says that the predictions of first-half samples with y = k and
     second-half samples with ỹ = k have different distributions.  Two-sample test: the chi-square
-    statistic Γ on m* = ⌊min(n1, n2)^{2/(4s+d)}⌋ equal-width cells per axis of the first d = K − 1
-    coordinates (App. B.2, Theorem 19), with permutation critical values (the pooled sample is
-    exchangeable under H₀, so the permutation p-value (1 + #{Γ* ≥ Γ})/(P + 1) is exact).
+    statistic Γ on m* = ⌊min(n₁, n₂)^{2/(4s+d)}⌋ equal-width cells per axis of the first d = K − 1
+    coordinates (Lee et al. [1]_, App. B.2, Theorem 19), with permutation critical values (the pooled
+    sample is exchangeable under H₀, so the permutation p-value (1 + #{Γ* ≥ Γ})/(P + 1) is exact).
     For 1-D targets K = 2 with classes y = 1 and y = 0 of the binary view.
 
-    ``n_permutations``: default max(199, ⌈2·3K/α⌉) within the budget (at most :data:`MAX_PERMUTATIONS`
-    and :data:`MAX_PERMUTATION_WORK` / (nK)); when the budget is too small to reach α/(3K) the reason
-    says so.  An explicit count beyond the budget raises ValueError.
+    Parameters
+    ----------
+    y_true : array-like of shape (n,) or (n, K), or CalibrationData
+        Labels: 0/1 for binary predictions; class indices 0..K−1 (or one-hot rows) for (n, K) ones.  A
+        validated :class:`~calviz.data.CalibrationData` may be passed alone (``y_prob`` omitted).
+    y_prob : array-like of shape (n,) or (n, K), optional
+        Predicted P(y = 1), or one probability row per sample (rows sum to 1).
+    alpha : float, default 0.05
+        Level of the test.
+    smoothness : float, default 1.0
+        Hölder smoothness s used for the number of cells m*.
+    n_permutations : int, optional
+        Permutations of each two-sample test; default max(199, ⌈2·3K/α⌉) within the budget (at most
+        :data:`MAX_PERMUTATIONS` and :data:`MAX_PERMUTATION_WORK` / (nK)); when the budget is too small
+        to reach α/(3K) the reason says so.  An explicit count beyond the budget raises ValueError.
+    target : {"auto", "binary", "top1", "classwise", "full"}, default "auto"
+        Which probabilities are tested.
+    class_index : int, default 0
+        The class of the ``classwise`` target.
+    seed : int, numpy Generator or None
+        Seed of the synthetic labels and the permutations.
+
+    Returns
+    -------
+    TCalResult
+        ``reject``, ``pvalue`` (Bonferroni over the 3K sub-tests) and the ``reason``.
+
+    References
+    ----------
+    .. [1] D. Lee, X. Huang, H. Hassani and E. Dobriban. T-Cal: An optimal test for the calibration of
+       predictive models. *Journal of Machine Learning Research* 24, 2023.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=2000)                            # predicted P(y = 1)
+    >>> y = (rng.uniform(size=2000) < p ** 1.5).astype(int)   # outcomes: the model is over-confident
+    >>> result = calviz.split_tcal(y, p, seed=0)
+    >>> result.reject, result.test
+    (False, 'sample-splitting T-Cal')
     """
     s = float(smoothness)
     data, target, z, y, K = _prepare(y_true, y_prob, target, class_index, "split_tcal")
