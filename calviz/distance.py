@@ -190,35 +190,43 @@ def smce(y_true, y_prob=None, *, target: str = "auto", class_index: int = 0) -> 
 
     smCE = max (1/n) Σ_i (y_i − v_i) x_i  s.t.  |x_i| ≤ 1,  |x_i − x_{i+1}| ≤ v_{i+1} − v_i  (sorted v),
 
-    the supremum of E[(y − v) w(v)] over 1-Lipschitz w: [0, 1] → [−1, 1] (Błasiok et al. 2023, Def. 7.2;
-    adjacent constraints suffice, Hu et al. (2024), Lemma 2).  Solved by an exact O(n log n) dynamic program
-    over the conjugates of the concave piecewise-linear value functions (see
-    :func:`calviz._kernels.distance.smce_kernel`); agrees with an LP solver to round-off.
-    Ties and repeated predictions are handled (a zero gap forces equal weights).
+    the supremum of E[(y − v) w(v)] over 1-Lipschitz w: [0, 1] → [−1, 1] (Błasiok et al. [1]_, Def. 7.2;
+    adjacent constraints suffice, Hu et al. [2]_, Lemma 2).  Solved by an exact O(n log n) dynamic
+    program over the conjugates of the concave piecewise-linear value functions; agrees with an LP
+    solver to round-off.  Ties and repeated predictions are handled (a zero gap forces equal weights).
 
-    Relation to the distance to calibration (Błasiok et al. 2023, Thm 7.3): dCE_lower/5 ≤ smCE ≤ 2·dCE_lower.
-    ``target``: ``auto`` (binary, or top-1 confidence for multi-class), ``binary``, ``top1``,
-    ``classwise`` (with ``class_index``).
+    Relation to the distance to calibration ([1]_, Thm 7.3): dCE_lower/5 ≤ smCE ≤ 2·dCE_lower.
 
     Parameters
     ----------
-    y_true, y_prob : array-like
-        Labels and predicted probabilities, as for :func:`calviz.binned_ece`.
+    y_true : array-like of shape (n,) or (n, K), or CalibrationData
+        Labels: 0/1 for binary predictions; class indices 0..K−1 (or one-hot rows) for (n, K) ones.  A
+        validated :class:`~calviz.data.CalibrationData` may be passed alone (``y_prob`` omitted).
+    y_prob : array-like of shape (n,) or (n, K), optional
+        Predicted P(y = 1), or one probability row per sample (rows sum to 1).
     target : {"auto", "binary", "top1", "classwise"}, default "auto"
-        The scalar prediction v whose calibration is measured.
+        The scalar prediction v whose calibration is measured ("auto": binary for 1-D input, the top-1
+        confidence otherwise).
     class_index : int, default 0
         The class of the ``classwise`` target.
 
     Returns
     -------
     SmCEResult
-        ``value`` (smCE of the sample), ``n`` and ``target``; :func:`smce_witness` also returns w.
+        ``value`` (smCE of the sample), ``n``, ``target`` and ``n_classes``; :func:`smce_witness` also
+        returns w.
+
+    See Also
+    --------
+    smce_witness : the optimal w.
+    distance_bounds : every distance measure and the bracket they imply for dCE.
 
     References
     ----------
     .. [1] J. Błasiok, P. Gopalan, L. Hu and P. Nakkiran. A unifying theory of distance from calibration.
-       *STOC* 2023.
-    .. [2] L. Hu, A. Jambulapati, K. Tian and C. Yang. Testing calibration in nearly-linear time. 2024.
+       *Proceedings of the 55th ACM Symposium on Theory of Computing (STOC)*, 2023.
+    .. [2] L. Hu, A. Jambulapati, K. Tian and C. Yang. Testing calibration in nearly-linear time.
+       arXiv preprint, 2024.
 
     Examples
     --------
@@ -236,10 +244,52 @@ def smce(y_true, y_prob=None, *, target: str = "auto", class_index: int = 0) -> 
 
 
 def smce_witness(y_true, y_prob=None, *, target: str = "auto", class_index: int = 0) -> SmCEWitness:
-    """smCE together with an optimal 1-Lipschitz witness w at the sorted predictions (see :func:`smce`).
+    """smCE together with an optimal 1-Lipschitz witness w at the sorted predictions.
 
-    Among the optimal witnesses this one is chosen by backtracking the dynamic program, always taking
-    the optimal value nearest to the next one (and w(v_(n)) nearest to 0)."""
+    The witness attains smCE = (1/n) Σ_i (y_i − v_i) w(v_i) (see :func:`smce`; Błasiok et al. [1]_,
+    Def. 7.2).  Among the optimal witnesses this one is chosen by backtracking the dynamic program, always
+    taking the optimal value nearest to the next one (and w(v_(n)) nearest to 0).  Where w > 0 the
+    outcomes exceed the predictions on average, where w < 0 they fall short.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n,) or (n, K), or CalibrationData
+        Labels: 0/1 for binary predictions; class indices 0..K−1 (or one-hot rows) for (n, K) ones.  A
+        validated :class:`~calviz.data.CalibrationData` may be passed alone (``y_prob`` omitted).
+    y_prob : array-like of shape (n,) or (n, K), optional
+        Predicted P(y = 1), or one probability row per sample (rows sum to 1).
+    target : {"auto", "binary", "top1", "classwise"}, default "auto"
+        The scalar prediction v whose calibration is measured ("auto": binary for 1-D input, the top-1
+        confidence otherwise).
+    class_index : int, default 0
+        The class of the ``classwise`` target.
+
+    Returns
+    -------
+    SmCEWitness
+        ``value`` (smCE), ``predictions`` (sorted v), ``witness`` (w at them), ``labels`` (in the same
+        order), ``n``, ``target``.
+
+    References
+    ----------
+    .. [1] J. Błasiok, P. Gopalan, L. Hu and P. Nakkiran. A unifying theory of distance from calibration.
+       *Proceedings of the 55th ACM Symposium on Theory of Computing (STOC)*, 2023.
+    .. [2] L. Hu, A. Jambulapati, K. Tian and C. Yang. Testing calibration in nearly-linear time.
+       arXiv preprint, 2024.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=2000)                            # predicted P(y = 1)
+    >>> y = (rng.uniform(size=2000) < p ** 1.5).astype(int)   # outcomes: the model is over-confident
+    >>> w = calviz.smce_witness(y, p)
+    >>> round(w.value, 3), round(float(np.mean((w.labels - w.predictions) * w.witness)), 3)
+    (0.1, 0.1)
+    >>> bool(np.all(np.abs(np.diff(w.witness)) <= np.diff(w.predictions) + 1e-12))   # 1-Lipschitz
+    True
+    """
     s = _sample(y_true, y_prob, target, class_index, "smce_witness")
     x, value = _smce_solution(s)
     return SmCEWitness(value, s.n, s.target, s.v, x, s.y, s.n_classes)
@@ -340,14 +390,51 @@ def _lower_dce_lp(v: np.ndarray, y: np.ndarray, m: int) -> float:
 def lower_dce(
     y_true, y_prob=None, *, grid_step: float = 1e-3, target: str = "auto", class_index: int = 0
 ) -> LowerDCEResult:
-    """Lower distance to calibration dCE_lower = W₁(sample, calibrated distributions) (Błasiok et al. (2023)
-    Def. 5.3, Lemma 7.6), by the linear program of Błasiok et al. (2023), Lemma 7.10 solved with HiGHS.
+    """Lower distance to calibration of the sample, by the linear program of Błasiok et al.
 
-    Predictions are rounded to the grid {0, ε, …, 1} (ε = ``grid_step``, 1/ε an integer); the LP moves
-    the label-0 and label-1 masses along the grid at cost |shift| until every grid point u carries
-    label-1 fraction u.  About 6/ε variables, independent of n; ε ≥ 1/``MAX_LP_GRID`` (the solver's time
-    grows like ε^−2.5).  The result's [lower, upper] brackets
-    the exact dCE_lower of the sample (error ≤ 2ε, Lemmas 7.8–7.9).
+    dCE_lower = the Wasserstein-1 distance from the sample to the calibrated distributions (Błasiok et
+    al. [1]_, Def. 5.3, Lemma 7.6), by the LP of Lemma 7.10 solved with HiGHS.  Predictions are rounded
+    to the grid {0, ε, …, 1} (ε = ``grid_step``, 1/ε an integer); the LP moves the label-0 and label-1
+    masses along the grid at cost |shift| until every grid point u carries label-1 fraction u.  About
+    6/ε variables, independent of n; ε ≥ 1/``MAX_LP_GRID`` (the solver's time grows like ε^−2.5).  The
+    result's [lower, upper] brackets the exact dCE_lower of the sample (error ≤ 2ε, Lemmas 7.8–7.9).
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n,) or (n, K), or CalibrationData
+        Labels: 0/1 for binary predictions; class indices 0..K−1 (or one-hot rows) for (n, K) ones.  A
+        validated :class:`~calviz.data.CalibrationData` may be passed alone (``y_prob`` omitted).
+    y_prob : array-like of shape (n,) or (n, K), optional
+        Predicted P(y = 1), or one probability row per sample (rows sum to 1).
+    grid_step : float, default 0.001
+        ε, the grid step (1/ε an integer).
+    target : {"auto", "binary", "top1", "classwise"}, default "auto"
+        The scalar prediction v whose calibration is measured ("auto": binary for 1-D input, the top-1
+        confidence otherwise).
+    class_index : int, default 0
+        The class of the ``classwise`` target.
+
+    Returns
+    -------
+    LowerDCEResult
+        ``value`` (the LP optimum), ``lower`` and ``upper`` (the bracket for the exact dCE_lower),
+        ``error_bound``, ``grid_step``, ``n``, ``target``.
+
+    References
+    ----------
+    .. [1] J. Błasiok, P. Gopalan, L. Hu and P. Nakkiran. A unifying theory of distance from calibration.
+       *Proceedings of the 55th ACM Symposium on Theory of Computing (STOC)*, 2023.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=2000)                            # predicted P(y = 1)
+    >>> y = (rng.uniform(size=2000) < p ** 1.5).astype(int)   # outcomes: the model is over-confident
+    >>> res = calviz.lower_dce(y, p, grid_step=0.01)
+    >>> round(res.value, 3), res.lower <= res.value <= res.upper
+    (0.1, True)
     """
     m = _grid_size(grid_step)
     s = _sample(y_true, y_prob, target, class_index, "lower_dce")
@@ -406,12 +493,47 @@ class SintCEResult(ValueStatistic, ResultMixin):
 def rintce(
     y_true, y_prob=None, *, width: float, target: str = "auto", class_index: int = 0
 ) -> RintCEResult:
-    """Random interval calibration error (Błasiok et al. 2023, Def. 6.5), computed exactly:
+    """Random interval calibration error at one width, computed exactly.
 
-    RintCE(ε) = E_{r~U[0,ε)} Σ_{j∈ℤ} |(1/n) Σ_i (y_i − v_i) 1{v_i ∈ [r + jε, r + (j+1)ε)}|.
+    RintCE(ε) = E_{r~U[0,ε)} Σ_{j∈ℤ} |(1/n) Σ_i (y_i − v_i) 1{v_i ∈ [r + jε, r + (j+1)ε)}|
+    (Błasiok et al. [1]_, Def. 6.5).  As r sweeps [0, ε) each point changes bin once (at r = v_i mod ε),
+    so the inner sum is piecewise constant with ≤ n + 1 pieces: sort by v mod ε and sweep, O(n log n)
+    (the paper samples r).
 
-    As r sweeps [0, ε) each point changes bin once (at r = v_i mod ε), so the inner sum is piecewise
-    constant with ≤ n + 1 pieces: sort by v mod ε and sweep, O(n log n) (the paper samples r).
+    Parameters
+    ----------
+    y_true : array-like of shape (n,) or (n, K), or CalibrationData
+        Labels: 0/1 for binary predictions; class indices 0..K−1 (or one-hot rows) for (n, K) ones.  A
+        validated :class:`~calviz.data.CalibrationData` may be passed alone (``y_prob`` omitted).
+    y_prob : array-like of shape (n,) or (n, K), optional
+        Predicted P(y = 1), or one probability row per sample (rows sum to 1).
+    width : float
+        ε, the interval width (keyword-only; positional use is deprecated).
+    target : {"auto", "binary", "top1", "classwise"}, default "auto"
+        The scalar prediction v whose calibration is measured ("auto": binary for 1-D input, the top-1
+        confidence otherwise).
+    class_index : int, default 0
+        The class of the ``classwise`` target.
+
+    Returns
+    -------
+    RintCEResult
+        ``value``, ``width``, ``n``, ``target``.
+
+    References
+    ----------
+    .. [1] J. Błasiok, P. Gopalan, L. Hu and P. Nakkiran. A unifying theory of distance from calibration.
+       *Proceedings of the 55th ACM Symposium on Theory of Computing (STOC)*, 2023.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=2000)                            # predicted P(y = 1)
+    >>> y = (rng.uniform(size=2000) < p ** 1.5).astype(int)   # outcomes: the model is over-confident
+    >>> round(calviz.rintce(y, p, width=0.1).value, 3)
+    0.102
     """
     w = float(width)
     s = _sample(y_true, y_prob, target, class_index, "rintce")
@@ -434,17 +556,51 @@ def _sintce(s: _Sample) -> SintCEResult:
 
 
 def sintce(y_true, y_prob=None, *, target: str = "auto", class_index: int = 0) -> SintCEResult:
-    """Surrogate interval calibration error SintCE = inf_{k ≥ 0} RintCE(2^−k) + 2^−k (Błasiok et al. (2023)
-    Def. 6.10), exactly (each RintCE by the exact sweep of :func:`rintce`).
+    """Surrogate interval calibration error SintCE = inf_{k ≥ 0} RintCE(2^−k) + 2^−k, computed exactly.
 
-    Stopping rule (why a finite search is exact): the 2^−(k+1)-grid refines the 2^−k-grid at every
-    shift, so RintCE(2^−k) is nondecreasing in k.  Once RintCE(2^−k) ≥ the best value so far, every
-    finer scale gives RintCE + width > best and the search stops.  Once 2^−k is no larger than the
-    smallest gap between distinct predictions, RintCE stays at the fully resolved ECE E₀ for all finer
-    scales, whose infimum E₀ is then compared too.  Successive scales cost O(n) each (the order of
-    v mod 2^−(k+1) is a merge of two runs of the order of v mod 2^−k).
+    Błasiok et al. [1]_, Def. 6.10, each RintCE by the exact sweep of :func:`rintce`.  Stopping rule (why
+    a finite search is exact): the 2^−(k+1)-grid refines the 2^−k-grid at every shift, so RintCE(2^−k)
+    is nondecreasing in k.  Once RintCE(2^−k) ≥ the best value so far, every finer scale gives
+    RintCE + width > best and the search stops.  Once 2^−k is no larger than the smallest gap between
+    distinct predictions, RintCE stays at the fully resolved ECE E₀ for all finer scales, whose infimum
+    E₀ is then compared too.  Successive scales cost O(n) each.
 
-    Bounds (Thm 6.11): dCE ≤ dCE_upper ≤ intCE ≤ SintCE ≤ 6 √dCE_lower.
+    Bounds ([1]_, Thm 6.11): dCE ≤ dCE_upper ≤ intCE ≤ SintCE ≤ 6 √dCE_lower.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n,) or (n, K), or CalibrationData
+        Labels: 0/1 for binary predictions; class indices 0..K−1 (or one-hot rows) for (n, K) ones.  A
+        validated :class:`~calviz.data.CalibrationData` may be passed alone (``y_prob`` omitted).
+    y_prob : array-like of shape (n,) or (n, K), optional
+        Predicted P(y = 1), or one probability row per sample (rows sum to 1).
+    target : {"auto", "binary", "top1", "classwise"}, default "auto"
+        The scalar prediction v whose calibration is measured ("auto": binary for 1-D input, the top-1
+        confidence otherwise).
+    class_index : int, default 0
+        The class of the ``classwise`` target.
+
+    Returns
+    -------
+    SintCEResult
+        ``value``, the attaining ``width``, the ``widths`` searched and their ``rintce_values``,
+        ``converged``, ``floor``, ``n``, ``target``.
+
+    References
+    ----------
+    .. [1] J. Błasiok, P. Gopalan, L. Hu and P. Nakkiran. A unifying theory of distance from calibration.
+       *Proceedings of the 55th ACM Symposium on Theory of Computing (STOC)*, 2023.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=2000)                            # predicted P(y = 1)
+    >>> y = (rng.uniform(size=2000) < p ** 1.5).astype(int)   # outcomes: the model is over-confident
+    >>> res = calviz.sintce(y, p)
+    >>> round(res.value, 3), res.width
+    (0.123, 0.015625)
     """
     return _sintce(_sample(y_true, y_prob, target, class_index, "sintce"))
 
@@ -476,13 +632,50 @@ def laplace_kce(
     y_true, y_prob=None, *, bandwidth: float = 1.0, squared: bool = False, target: str = "auto",
     class_index: int = 0,
 ) -> KCEResult:
-    """Laplace kernel calibration error (Błasiok et al. 2023, Sec. 8), exactly in O(n log n):
+    """Laplace kernel calibration error, computed exactly in O(n log n).
 
     kCE² = (1/n²) Σ_{i,j} (y_i − v_i)(y_j − v_j) exp(−|v_i − v_j| / bandwidth)
 
-    by the two-sided exponential recursion on sorted predictions (the paper samples 10n pairs).
-    ``squared=True`` returns kCE².  With bandwidth 1 (the paper's kernel) smCE/3 ≤ kCE (Thm 8.5) and
+    (Błasiok et al. [1]_, Sec. 8), by the two-sided exponential recursion on sorted predictions (the
+    paper samples 10n pairs).  With bandwidth 1 (the paper's kernel) smCE/3 ≤ kCE (Thm 8.5) and
     kCE ≤ 2√2·√dCE_lower (Lemma 8.7).  The Gaussian kernel is *not* a consistent measure (Thm 8.6).
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n,) or (n, K), or CalibrationData
+        Labels: 0/1 for binary predictions; class indices 0..K−1 (or one-hot rows) for (n, K) ones.  A
+        validated :class:`~calviz.data.CalibrationData` may be passed alone (``y_prob`` omitted).
+    y_prob : array-like of shape (n,) or (n, K), optional
+        Predicted P(y = 1), or one probability row per sample (rows sum to 1).
+    bandwidth : float, default 1.0
+        Scale of the Laplace kernel.
+    squared : bool, default False
+        Return kCE² instead of kCE.
+    target : {"auto", "binary", "top1", "classwise"}, default "auto"
+        The scalar prediction v whose calibration is measured ("auto": binary for 1-D input, the top-1
+        confidence otherwise).
+    class_index : int, default 0
+        The class of the ``classwise`` target.
+
+    Returns
+    -------
+    KCEResult
+        ``value``, ``bandwidth``, ``squared``, ``n``, ``target``.
+
+    References
+    ----------
+    .. [1] J. Błasiok, P. Gopalan, L. Hu and P. Nakkiran. A unifying theory of distance from calibration.
+       *Proceedings of the 55th ACM Symposium on Theory of Computing (STOC)*, 2023.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=2000)                            # predicted P(y = 1)
+    >>> y = (rng.uniform(size=2000) < p ** 1.5).astype(int)   # outcomes: the model is over-confident
+    >>> round(calviz.laplace_kce(y, p).value, 3)
+    0.089
     """
     h = _positive(bandwidth, "bandwidth")
     s = _sample(y_true, y_prob, target, class_index, "laplace_kce")
@@ -531,12 +724,48 @@ def binned_ece_with_width(
     y_true, y_prob=None, *, n_bins: int = 20, scheme: str = "equal_width", target: str = "auto",
     class_index: int = 0,
 ) -> BinnedECEWidthResult:
-    """ℓ1 binned ECE plus the average bin width w(I) = Σ_j P(v ∈ I_j)·|I_j| — a certified upper bound on
-    the upper distance to calibration (Błasiok et al. 2023, eq. (5), Thm 6.2 part 1), unlike the ECE alone.
+    """ℓ1 binned ECE plus the average bin width: a certified upper bound on the distance to calibration.
 
-    ``scheme``: ``equal_width`` (width 1/n_bins; Błasiok et al. (2023), §10 uses 20 bins) or ``equal_mass``
-    (widths of the adaptive intervals [e_j, e_{j+1}) partitioning [0, 1]).  Binning and ECE come from
-    :mod:`calviz.binning` / :mod:`calviz.ece`.
+    binnedECE(I) + w(I) with w(I) = Σ_j P(v ∈ I_j)·|I_j| bounds the upper distance to calibration
+    (Błasiok et al. [1]_, eq. (5), Thm 6.2 part 1), unlike the ECE alone.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n,) or (n, K), or CalibrationData
+        Labels: 0/1 for binary predictions; class indices 0..K−1 (or one-hot rows) for (n, K) ones.  A
+        validated :class:`~calviz.data.CalibrationData` may be passed alone (``y_prob`` omitted).
+    y_prob : array-like of shape (n,) or (n, K), optional
+        Predicted P(y = 1), or one probability row per sample (rows sum to 1).
+    n_bins : int, default 20
+        Number of bins (the paper's experiments use 20 equal-width bins, [1]_, Sec. 10).
+    scheme : {"equal_width", "equal_mass"}, default "equal_width"
+        Equal widths (w = 1/n_bins), or the adaptive intervals [e_j, e_{j+1}) partitioning [0, 1].
+    target : {"auto", "binary", "top1", "classwise"}, default "auto"
+        The scalar prediction v whose calibration is measured ("auto": binary for 1-D input, the top-1
+        confidence otherwise).
+    class_index : int, default 0
+        The class of the ``classwise`` target.
+
+    Returns
+    -------
+    BinnedECEWidthResult
+        ``value`` = ``ece`` + ``average_width``, with ``n_bins``, ``scheme``, ``n``, ``target``.
+
+    References
+    ----------
+    .. [1] J. Błasiok, P. Gopalan, L. Hu and P. Nakkiran. A unifying theory of distance from calibration.
+       *Proceedings of the 55th ACM Symposium on Theory of Computing (STOC)*, 2023.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=2000)                            # predicted P(y = 1)
+    >>> y = (rng.uniform(size=2000) < p ** 1.5).astype(int)   # outcomes: the model is over-confident
+    >>> res = calviz.binned_ece_with_width(y, p, n_bins=20)
+    >>> round(res.ece, 3), res.average_width, round(res.value, 3)
+    (0.102, 0.05, 0.152)
     """
     m = check_n_bins(n_bins)
     sample = _sample(y_true, y_prob, target, class_index, "binned_ece_with_width")
@@ -581,16 +810,38 @@ class DistanceBounds(LevelFromAlpha, ResultMixin):
 
     These are statements about the *empirical* distribution of the sample (predictions and labels as
     given): dCE here is the distance to calibration of that distribution (Błasiok et al. 2023, Def. 5.3),
-    which the prediction-access model brackets between dCE_lower and dCE_upper (Lemma 5.4, Thm 5.5).
-
-    ``lower`` = max(dCE_lower(LP) − 2ε, smCE/2, (SintCE/6)², (kCE/(2√2))²);
+    which the prediction-access model brackets between dCE_lower and dCE_upper (Lemma 5.4, Thm 5.5):
+    ``lower`` = max(dCE_lower(LP) − 2ε, smCE/2, (SintCE/6)², (kCE/(2√2))²) and
     ``upper`` = min(SintCE, binnedECE(I) + w(I) over the equal-width partitions, 4√(5·smCE)).
-    ``bounds`` lists every candidate with its inequality; ``lower_bound`` / ``upper_bound`` are the
-    winners (``lower_source`` / ``upper_source`` say it in words).  ``measures`` maps each measure
-    (binnedECE + width at its best bin count) to a :class:`Measure` (value, implied bounds, band) and
-    ``inequalities`` maps it to the bounds text, for display.  ``bands`` (when ``n_resamples`` > 0)
-    maps each measure and "lower"/"upper" to a percentile bootstrap interval (level 1 − alpha) — a
-    rough guide to sampling variability, not a guarantee.
+
+    Attributes
+    ----------
+    lower, upper : float
+        The bracket for dCE.
+    lower_bound, upper_bound : Bound
+        The winning candidates (``lower_source`` / ``upper_source`` say them in words).
+    measures : dict
+        Each measure (binnedECE + width at its best bin count) → a ``Measure`` (value, implied bounds,
+        band).
+    inequalities : dict
+        Each measure → the text of its bounds, for display.
+    smce, lower_dce, sintce, laplace_kce : float
+        The measures (see :func:`smce`, :func:`lower_dce`, :func:`sintce`, :func:`laplace_kce`).
+    grid_step : float
+        ε of the LP grid.
+    binned_ece_width : dict
+        Bin count → binnedECE + average width.
+    bounds : tuple of Bound
+        Every candidate bound with its inequality and source.
+    bands : dict or None
+        When ``n_resamples`` > 0: each measure and "lower"/"upper" → a percentile bootstrap interval
+        (level 1 − alpha), a rough guide to sampling variability, not a guarantee.
+    n_resamples : int
+        Bootstrap resamples.
+    alpha : float
+        1 − the bands' level (``level``).
+    n, target, n_classes : int, str, int or None
+        The sample.
     """
 
     lower: float
@@ -699,19 +950,67 @@ def distance_bounds(
 ) -> DistanceBounds:
     """Every distance measure of the sample and the bounds they imply on the distance to calibration.
 
-    Computes smCE, dCE_lower (grid LP, step ``grid_step``), SintCE, Laplace kCE (bandwidth 1, the
-    kernel of Błasiok et al. (2023), Thm 8.5) and binnedECE + width for each equal-width bin count in
-    ``n_bins``, then (proven constants only)
+    Computes smCE, dCE_lower (grid LP, step ``grid_step``), SintCE, Laplace kCE (bandwidth 1, the kernel
+    of Błasiok et al. [1]_, Thm 8.5) and binnedECE + width for each equal-width bin count in ``n_bins``,
+    then (proven constants only)
 
         lower = max(dCE_lower − 2ε, smCE/2, (SintCE/6)², (kCE/(2√2))²)
         upper = min(SintCE, binnedECE(I) + w(I), 4√(5·smCE)),
 
-    recording for each candidate the inequality and theorem it comes from.  All statements concern
-    the empirical distribution of the given sample.  ``n_resamples`` > 0 adds percentile bootstrap
-    bands (level 1 − ``alpha``, reproducible with ``seed``) for every measure and for lower/upper.
+    recording for each candidate the inequality and theorem it comes from.  All statements concern the
+    empirical distribution of the given sample.  ``n_resamples`` > 0 adds percentile bootstrap bands
+    (level 1 − ``alpha``, reproducible with ``seed``) for every measure and for lower/upper.
 
-    Cost: O(n log n) plus one grid LP per sample (module cost model); ``grid_step`` ≥ 1/``MAX_LP_GRID``
-    and ``n_resamples`` · (1000·``grid_step``)^−2.5 ≤ ``MAX_RESAMPLED_LPS``, else ValueError.
+    Cost: O(n log n) plus one grid LP per sample; ``grid_step`` ≥ 1/``MAX_LP_GRID`` and
+    ``n_resamples`` · (1000·``grid_step``)^−2.5 ≤ ``MAX_RESAMPLED_LPS``, else ValueError.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n,) or (n, K), or CalibrationData
+        Labels: 0/1 for binary predictions; class indices 0..K−1 (or one-hot rows) for (n, K) ones.  A
+        validated :class:`~calviz.data.CalibrationData` may be passed alone (``y_prob`` omitted).
+    y_prob : array-like of shape (n,) or (n, K), optional
+        Predicted P(y = 1), or one probability row per sample (rows sum to 1).
+    grid_step : float, default 0.001
+        ε of the dCE_lower LP.
+    n_bins : sequence of int, default (5, 10, 15, 20, 30, 50)
+        Equal-width bin counts for binnedECE + width.
+    n_resamples : int, default 0
+        Bootstrap resamples for the bands (0: no bands).
+    alpha : float, default 0.1
+        The bands have level 1 − α.
+    seed : int, numpy Generator or None
+        Seed of the bootstrap.
+    target : {"auto", "binary", "top1", "classwise"}, default "auto"
+        The scalar prediction v whose calibration is measured ("auto": binary for 1-D input, the top-1
+        confidence otherwise).
+    class_index : int, default 0
+        The class of the ``classwise`` target.
+
+    Returns
+    -------
+    DistanceBounds
+        ``lower``, ``upper``, the winning bounds and every measure.
+
+    References
+    ----------
+    .. [1] J. Błasiok, P. Gopalan, L. Hu and P. Nakkiran. A unifying theory of distance from calibration.
+       *Proceedings of the 55th ACM Symposium on Theory of Computing (STOC)*, 2023.
+    .. [2] L. Hu, A. Jambulapati, K. Tian and C. Yang. Testing calibration in nearly-linear time.
+       arXiv preprint, 2024.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=2000)                            # predicted P(y = 1)
+    >>> y = (rng.uniform(size=2000) < p ** 1.5).astype(int)   # outcomes: the model is over-confident
+    >>> b = calviz.distance_bounds(y, p, grid_step=0.01)
+    >>> round(b.lower, 3), round(b.upper, 3)
+    (0.08, 0.123)
+    >>> b.lower <= b.smce * 2 and b.upper <= b.sintce
+    True
     """
     m_grid = _grid_size(grid_step)
     eps = 1.0 / m_grid
@@ -786,14 +1085,53 @@ class SmCETestResult(ResultMixin):
 def smce_test(
     y_true, y_prob=None, *, eps0: float, eps1: float, target: str = "auto", class_index: int = 0
 ) -> SmCETestResult:
-    """Tolerant calibration tester of Hu et al. (2024), Thm 3: "dCE ≤ ε₀" (answer "yes") versus "dCE ≥ ε₁"
-    ("no").
+    """Tolerant calibration tester of Hu et al.: "dCE ≤ ε₀" (answer "yes") versus "dCE ≥ ε₁" ("no").
 
-    With a = ε₁/2 − 2ε₀ (must be > 0, i.e. ε₁ > 4ε₀), answer "yes" iff smCE(sample) ≤ 2ε₀ + a/2.
-    Correct with probability ≥ 2/3 once n ≥ C/a² (C a universal constant not given explicitly).
-    Caveat: the "no" side uses smCE ≥ dCE/2 as quoted in Hu et al. (2024) (Lemma 12); Błasiok et al. (2023),
-    Thm 7.3 proves only smCE ≥ dCE_lower/5, so the proven guarantee for the "no" side needs ε₁/5 − 2ε₀ > 0
-    instead. """
+    Hu et al. [1]_, Thm 3: with a = ε₁/2 − 2ε₀ (must be > 0, i.e. ε₁ > 4ε₀), answer "yes" iff
+    smCE(sample) ≤ 2ε₀ + a/2.  Correct with probability ≥ 2/3 once n ≥ C/a² (C a universal constant
+    not given explicitly).  Caveat: the "no" side uses smCE ≥ dCE/2 as quoted in [1]_ (Lemma 12);
+    Błasiok et al. [2]_, Thm 7.3 proves only smCE ≥ dCE_lower/5, so the proven guarantee for the "no"
+    side needs ε₁/5 − 2ε₀ > 0 instead.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n,) or (n, K), or CalibrationData
+        Labels: 0/1 for binary predictions; class indices 0..K−1 (or one-hot rows) for (n, K) ones.  A
+        validated :class:`~calviz.data.CalibrationData` may be passed alone (``y_prob`` omitted).
+    y_prob : array-like of shape (n,) or (n, K), optional
+        Predicted P(y = 1), or one probability row per sample (rows sum to 1).
+    eps0, eps1 : float
+        ε₀ < ε₁/4 in [0, 1] (keyword-only; positional use is deprecated).
+    target : {"auto", "binary", "top1", "classwise"}, default "auto"
+        The scalar prediction v whose calibration is measured ("auto": binary for 1-D input, the top-1
+        confidence otherwise).
+    class_index : int, default 0
+        The class of the ``classwise`` target.
+
+    Returns
+    -------
+    SmCETestResult
+        ``calibrated`` (bool), ``answer`` ("yes" / "no"), ``smce``, ``threshold``, ``eps0``, ``eps1``,
+        ``a``, ``n``, ``target``.
+
+    References
+    ----------
+    .. [1] L. Hu, A. Jambulapati, K. Tian and C. Yang. Testing calibration in nearly-linear time.
+       arXiv preprint, 2024.
+    .. [2] J. Błasiok, P. Gopalan, L. Hu and P. Nakkiran. A unifying theory of distance from calibration.
+       *Proceedings of the 55th ACM Symposium on Theory of Computing (STOC)*, 2023.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=2000)                            # predicted P(y = 1)
+    >>> y = (rng.uniform(size=2000) < p ** 1.5).astype(int)   # outcomes: the model is over-confident
+    >>> res = calviz.smce_test(y, p, eps0=0.01, eps1=0.2)
+    >>> res.answer, round(res.threshold, 3)
+    ('no', 0.06)
+    """
     try:
         e0, e1 = float(eps0), float(eps1)
     except (TypeError, ValueError):
