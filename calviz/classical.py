@@ -133,7 +133,9 @@ class CoxTestResult(CalibrationTestResult):
         The fitted a and b (NaN when the fit does not exist, e.g. perfectly separated labels).
     fit_converged : bool
         Whether Newton's method converged.
-    name, label, statistic, pvalue, null_distribution, hypothesis, detects, reference, n, target, df, n_classes
+    name, label, statistic, pvalue, null_distribution, hypothesis, detects, reference, n, target, df
+        As for :class:`CalibrationTestResult`.
+    n_classes
         As for :class:`CalibrationTestResult`.
     """
 
@@ -829,8 +831,13 @@ def classical_tests(
     >>> p = rng.uniform(size=2000)                            # predicted P(y = 1)
     >>> y = (rng.uniform(size=2000) < p ** 1.5).astype(int)   # outcomes: the model is over-confident
     >>> res = calviz.classical_tests(y, p, alpha=0.05)
-    >>> [(row["test"], row["reject"]) for row in res.rows()]
-    [('Spiegelhalter z', False), ('Hosmer–Lemeshow', True), ('Cox intercept/slope', True), ('Kolmogorov–Smirnov', True), ('Kuiper', True)]
+    >>> for row in res.rows():
+    ...     print(row["test"], row["reject"])
+    Spiegelhalter z False
+    Hosmer–Lemeshow True
+    Cox intercept/slope True
+    Kolmogorov–Smirnov True
+    Kuiper True
     """
     alpha = float(alpha)
     unknown = [t for t in tests if t not in TEST_NAMES]

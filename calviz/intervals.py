@@ -136,7 +136,9 @@ def interval_from_sums(
     """The asymptotic ECE interval of Sun et al. from merged per-bin sums.
 
     In-memory (:func:`ece_interval`) and distributed (:mod:`calviz.dask`) intervals are finalised by this
-    one function.  With the within-bin unbiased statistic T (Sun et al. [1]_, eq. 4; :func:`unbiased_ece`), the
+    one function.
+
+    With the within-bin unbiased statistic T (Sun et al. [1]_, eq. 4; :func:`unbiased_ece`), the
     miscalibrated-regime variance estimate σ̂₁² (eqs. 6–7; s = √(max(σ̂₁², 0)/n)), the exact conditional
     null standard deviation sd₀ = √Var₀(T | Z), z₁ = Φ⁻¹(1 − α), z₂ = Φ⁻¹(1 − α/2) and T₊ = max(T, 0),
     the interval for the binned ECE² is [L, U] (eq. 5, Algorithm 1):
@@ -221,7 +223,8 @@ def ece_interval(
     P(y = 1); (n, K) input targets top-1-to-k calibration with ``top_k`` (k = 1: the confidence, k = K:
     full calibration), binned on the cubic grid of the sorted top-k vector (Sun et al. [1]_, Sec. 2).
 
-    ``method="asymptotic"`` (default, no resampling): With the within-bin unbiased statistic T (Sun et al. [1]_, eq. 4; :func:`unbiased_ece`), the
+    ``method="asymptotic"`` (default, no resampling).  With the within-bin unbiased statistic T (Sun et
+    al. [1]_, eq. 4; :func:`unbiased_ece`), the
     miscalibrated-regime variance estimate σ̂₁² (eqs. 6–7; s = √(max(σ̂₁², 0)/n)), the exact conditional
     null standard deviation sd₀ = √Var₀(T | Z), z₁ = Φ⁻¹(1 − α), z₂ = Φ⁻¹(1 − α/2) and T₊ = max(T, 0),
     the interval for the binned ECE² is [L, U] (eq. 5, Algorithm 1):
