@@ -68,14 +68,50 @@ def _check_whole(value, name: str, minimum: int) -> None:
 
 @dataclass(frozen=True)
 class AnalysisOptions:
-    """Everything a user can choose, as one immutable (hashable) value.
+    """Everything a user can choose for an analysis, as one immutable (hashable) value.
 
-    ``target``: ``auto`` (binary data → ``binary``, multi-class → ``top1``), ``binary``, ``top1``,
-    ``classwise`` (one-vs-rest for ``class_index``), ``topk`` (top-1-to-``top_k``, Sun et al. (2024)) or
-    ``full``. ``n``: analyse a uniform subsample of this many rows (``None`` = all rows; drawn with ``seed``).
-    ``bandwidth``: ``None`` = automatic (smECE(σ) = σ for the smooth diagram; 1 for the Laplace kCE).
-    ``all_rows``: run the views that cost more than one pass per change (distance family, bootstrap
-    interval, resampled T-Cal) on every row instead of a stated uniform subsample (``calviz.sampling``).
+    Parameters
+    ----------
+    target : {"auto", "binary", "top1", "classwise", "topk", "full"}, default "auto"
+        ``auto``: binary data → ``binary``, multi-class → ``top1``; ``classwise`` is one-vs-rest for
+        ``class_index``; ``topk`` is top-1-to-``top_k`` calibration (Sun et al. 2024).
+    class_index : int, default 0
+        The class of the ``classwise`` target.
+    top_k : int, default 2
+        k of the ``topk`` target.
+    n : int or None, default None
+        Analyse a uniform subsample of this many rows (None: all rows; drawn with ``seed``).
+    scheme : {"equal_width", "equal_mass"}, default "equal_width"
+        Bins of the reliability diagram.
+    n_bins : int, default 15
+        Bins of the reliability diagram and the ECE interval.
+    kernel : {"reflected_gaussian", "logit_gaussian"}, default "reflected_gaussian"
+        Kernel of the smooth reliability diagram.
+    bandwidth : float or None, default None
+        None: automatic (smECE(σ) = σ for the smooth diagram; 1 for the Laplace kCE).
+    alpha : float, default 0.05
+        Level of the tests.
+    resampling : {"analytic", "y_only", "consistency", "threshold"}, default "y_only"
+        T-Cal's critical values.
+    n_resamples : int, default 500
+        Resamples of the bootstrap views.
+    seed : int, default 0
+        Seed of every random choice.
+    all_rows : bool, default False
+        Run the views that cost more than one pass per change (distance family, bootstrap interval,
+        resampled T-Cal) on every row instead of a stated uniform subsample (``calviz.sampling``).
+
+    Notes
+    -----
+    The parameters are attributes under the same names; ``to_dict()`` gives them as a dict and
+    ``replace(**changes)`` a modified copy.
+
+    Examples
+    --------
+    >>> from calviz.analysis import AnalysisOptions
+    >>> options = AnalysisOptions(n_bins=10, alpha=0.1)
+    >>> options.n_bins, options.target, options == AnalysisOptions(alpha=0.1, n_bins=10)
+    (10, 'auto', True)
     """
 
     target: TargetName = "auto"
