@@ -561,8 +561,10 @@ def analyze(
     group=None,
     **option_values,
 ) -> Analysis:
-    """Run every view's computation on ``data`` (a ``CalibrationData``, a ``(y_true, y_prob)`` tuple or
-    the path of a predictions file, read with :func:`calviz.io.read_predictions`).
+    """Run every view's computation on a set of predictions: the whole analysis the app and report show.
+
+    ``data`` is a ``CalibrationData``, a ``(y_true, y_prob)`` tuple or the path of a predictions file,
+    read with :func:`calviz.io.read_predictions`.
 
     ``resampled=False`` skips the resampling-based results (resampled T-Cal, bootstrap interval) — the
     dashboard computes those off the UI thread.  Extra keywords override fields of ``options``.
@@ -577,7 +579,7 @@ def analyze(
 
     Parameters
     ----------
-    data : CalibrationData or (y_true, y_prob)
+    data : CalibrationData, (y_true, y_prob) or path
         The predictions, validated by :func:`calviz.data.as_calibration_data`.
     options : AnalysisOptions, optional
         Target, bins, level, resampling, … (defaults: :class:`AnalysisOptions`).

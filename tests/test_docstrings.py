@@ -31,7 +31,7 @@ MODULES = ["calviz.plots", "calviz.report", "calviz.datasets", "calviz.recalibra
 CITING_MODULES = {"calviz.ece", "calviz.intervals", "calviz.tcal", "calviz.distance", "calviz.smooth",
                   "calviz.classical", "calviz.comparison", "calviz.recalibration", "calviz.analysis"}
 #: functions of those modules that compute nothing from a paper (plumbing)
-NO_PAPER = {"check_same_examples", "calibrated_classifier", "softmax", "ece_ci"}
+NO_PAPER = {"check_same_examples", "calibrated_classifier", "softmax", "ece_ci", "bin_sums"}
 
 
 def _public():
