@@ -463,35 +463,69 @@ def adaptive_tcal(
     discrete: bool | None = None,
     seed=None,
 ) -> TCalResult:
-    """Adaptive T-Cal (Lee et al. 2023, eq. 7 and Algorithm 2) over the dyadic scales 2^1..2^B.
+    """Adaptive T-Cal: the multi-scale test of calibration of Lee et al., with a p-value.
+
+    The debiased statistic T^d (Lee et al. [1]_, eq. 6; :func:`calviz.debiased_ece`) is computed at every
+    dyadic number of bins m = 2^1..2^B and compared with its distribution under calibration; the test
+    rejects when some scale rejects at level α/B (Bonferroni; eq. 7 and Algorithm 2 of [1]_).  With
+    y-only resampling the critical values come from labels redrawn from the predictions, which makes
+    the test exact given the predictions; the number of resamples is chosen sequentially (Notes).
 
     Parameters
     ----------
-    alpha: level in (0, 1).
-    resampling: "y_only" (default, exactly valid given the predictions), "consistency", "analytic"
-        (scaled chi-square, no resampling) or "threshold" (Chebyshev, conservative); module docstring.
-    n_resamples: None (default) for the sequential rule below; an integer for exactly that many
-        resamples with p = (1 + #{T* ≥ T})/(N + 1) per scale.  A fixed count warns when it cannot reject
+    y_true : array-like of shape (n,) or (n, K), or CalibrationData
+        Labels: 0/1 for binary predictions; class indices 0..K−1 (or one-hot rows) for (n, K) ones.
+    y_prob : array-like of shape (n,) or (n, K), optional
+        Predicted P(y = 1), or one probability row per sample (omitted for CalibrationData).
+    alpha : float, default 0.05
+        Level in (0, 1).
+    resampling : {"y_only", "consistency", "analytic", "threshold"}, default "y_only"
+        "y_only" (exactly valid given the predictions), "consistency", "analytic" (scaled chi-square,
+        no resampling) or "threshold" (Chebyshev, conservative); see the module docstring.
+    n_resamples : int, optional
+        None (default) for the sequential rule below; an integer for exactly that many resamples with
+        p = (1 + #{T* ≥ T})/(N + 1) per scale.  A fixed count warns when it cannot reject
         (B/(N+1) > α) and when the p-value's Monte Carlo interval contains α (another seed may decide
         otherwise).  At most :data:`MAX_RESAMPLES`, and n·N (×K for full calibration) at most
         :data:`MAX_RESAMPLE_WORK`.
-    max_resamples: cap of the sequential rule; default :data:`DEFAULT_MAX_RESAMPLES`, lowered to
+    max_resamples : int, optional
+        Cap of the sequential rule; default :data:`DEFAULT_MAX_RESAMPLES`, lowered to
         :data:`DEFAULT_RESAMPLE_WORK`/n for n > 2·10⁵ (never below one first batch of
         :data:`FIRST_BATCH`).  Same limits as ``n_resamples``.
-    resampling_risk: bound ε on the probability that the sequential decision differs from the decision
-        with infinitely many resamples (default 10⁻³).
-    combine: "bonferroni" (reject iff min_b p_b ≤ α/B) or "max" (resampling only; max over standardised
+    resampling_risk : float, default 0.001
+        Bound ε on the probability that the sequential decision differs from the decision with
+        infinitely many resamples.
+    combine : {"bonferroni", "max"}, default "bonferroni"
+        "bonferroni" (reject iff min_b p_b ≤ α/B) or "max" (resampling only; max over standardised
         scales against its resampled distribution).
-    target: "auto" (binary P(y=1), or top-1 for (n, K) input), "binary", "top1", "classwise" (one class
-        with ``class_index``, or all classes with Bonferroni over K when class_index is None: each class at
-        α/K with risk ε/K and cap max_resamples/K) or "full" (K-class calibration on the simplex
-        partition).
-    discrete: None detects discrete predictors (1-D targets) and then runs the exact binomial test;
-        True forces it, False never uses it.
-    seed: int or numpy Generator for the resampling.
+    target : {"auto", "binary", "top1", "classwise", "full"}, default "auto"
+        "auto" (binary P(y=1), or top-1 for (n, K) input), "binary", "top1", "classwise" (one class
+        with ``class_index``, or all classes with Bonferroni over K when class_index is None: each
+        class at α/K with risk ε/K and cap max_resamples/K) or "full" (K-class calibration on the
+        simplex partition).
+    class_index : int, optional
+        The class of the ``classwise`` target (None: every class).
+    discrete : bool, optional
+        None detects discrete predictors (1-D targets) and then runs the exact binomial test; True
+        forces it, False never uses it.
+    seed : int, numpy Generator or None
+        Seed of the resampling.
 
-    The sequential rule
-    -------------------
+    Returns
+    -------
+    TCalResult
+        ``reject``, ``decision`` ("reject", "accept" or "undecided"), the adjusted ``pvalue`` and its Monte
+        Carlo ``pvalue_interval``, and per scale the number of bins (``n_bins``), the statistic, the
+        critical value and the p-value.
+
+    See Also
+    --------
+    tcal : the fixed-scale test with Chebyshev's threshold.
+    classical_tests : Spiegelhalter, Hosmer–Lemeshow, Cox, Kolmogorov–Smirnov and Kuiper.
+
+    Notes
+    -----
+    **The sequential rule.**
     Resample r uses its own random stream, so the first N resamples are the same whatever the batches.
     After each batch, for every scale b the exceedance count S_b = #{T*_b ≥ T_b} of N resamples is
     compared with the level t = α/B (Bonferroni; t = α and the single count of the maximum for "max")
@@ -514,17 +548,14 @@ def adaptive_tcal(
     sd is re-estimated at every look, so the guarantee holds for the final standardisation only
     approximately.
 
-    Returns
-    -------
-    TCalResult
-        ``reject``, ``decision`` ("reject", "accept" or "undecided"), the adjusted ``pvalue`` and its Monte
-        Carlo ``pvalue_interval``, and per scale the number of bins (``n_bins``), the statistic, the
-        critical value and the p-value.
-
     References
     ----------
     .. [1] D. Lee, X. Huang, H. Hassani and E. Dobriban. T-Cal: An optimal test for the calibration of
        predictive models. *Journal of Machine Learning Research* 24, 2023.
+    .. [2] H. Robbins. Statistical methods related to the law of the iterated logarithm. *Annals of
+       Mathematical Statistics* 41(5), 1397–1409, 1970.
+    .. [3] A. Gandy. Sequential implementation of Monte Carlo tests with uniformly bounded resampling
+       risk. *Journal of the American Statistical Association* 104(488), 1504–1511, 2009.
 
     Examples
     --------

@@ -60,7 +60,23 @@ def _sections(doc: str) -> set[str]:
 
 
 def _takes_parameters(function) -> bool:
-    return any(p.name not in ("self", "cls") for p in inspect.signature(function).parameters.values())
+    return bool(_parameter_names(function))
+
+
+def _parameter_names(function) -> list[str]:
+    return [p.name for p in inspect.signature(function).parameters.values() if p.name not in ("self", "cls")]
+
+
+def _documented_parameters(doc: str) -> set[str]:
+    """Names in the Parameters section: its unindented lines, ``name : type`` or ``a, b : type``."""
+    if "Parameters\n----------\n" not in doc:
+        return set()
+    section = re.split(r"\n\n\w[\w ]*\n-{3,}\n", doc.split("Parameters\n----------\n", 1)[1])[0]
+    names = set()
+    for line in section.splitlines():
+        if line and not line.startswith(" "):
+            names.update(name.strip().lstrip("*") for name in line.split(" : ")[0].split(","))
+    return names
 
 
 def test_every_public_function_is_listed():
@@ -79,6 +95,8 @@ def test_function_docstring_sections(key):
     if module in CITING_MODULES and name not in NO_PAPER:
         needed.add("References")
     assert needed <= sections, f"{key}: missing {sorted(needed - sections)}"
+    undocumented = [p for p in _parameter_names(function) if p not in _documented_parameters(doc)]
+    assert not undocumented, f"{key}: parameters not in the Parameters section: {undocumented}"
     if "References" in sections:
         # full citations: numbered, with authors and a year
         refs = doc.split("References\n----------\n")[1].split("\n\n")[0]
