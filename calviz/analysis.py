@@ -249,12 +249,12 @@ class MultiReliability(ResultMixin):
     decreasingly, z_(1) ≥ … ≥ z_(k), and let y_(r) = 1{the true class is the r-th ranked class}.  The
     top-1-to-k vector is calibrated iff E[y_top-k | z_top-k] = z_top-k; taking conditional expectations
     given z_(r) alone (tower property), each rank's marginal must then be calibrated:
-    E[y_(r) | z_(r)] = z_(r), r = 1..k.  Panel r is the §3 reliability data of the scalar pair
-    (z_(r), y_(r)) — per bin b: count N_b, mean confidence mean_{j∈I_b} z_(r),j, observed frequency
+    E[y_(r) | z_(r)] = z_(r), r = 1..k.  Panel r is the reliability data (:func:`calviz.reliability`) of
+    the pair (z_(r), y_(r)) — per bin b: count N_b, mean confidence mean_{j∈I_b} z_(r),j, observed frequency
     mean_{j∈I_b} y_(r),j and its interval at level 1 − α.  Rank 1 is the top-1 (confidence) diagram.
 
     ``kind == "class"`` (target ``full``): full calibration E[y | z] = z implies every class marginal is
-    calibrated, P(y = c | z_c) = z_c (the classwise one-vs-rest pair (z_c, 1{y = c}), §8); one panel per
+    calibrated, P(y = c | z_c) = z_c (the classwise one-vs-rest pair (z_c, 1{y = c})); one panel per
     class.  With more than :data:`MAX_CLASS_PANELS` classes only that many are computed — the classes with
     the most samples (ties: lower index), shown in class order; ``n_omitted`` counts the others.
 

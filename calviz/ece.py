@@ -9,7 +9,8 @@ Everything is computed in two steps:
 2. finalisers — plain functions of a BinSums: :func:`plugin_ece_l1`, :func:`plugin_ece_sq`,
    :func:`debiased_ece_sq` (T^d, Lee et al. (2023), eq. 6), :func:`unbiased_ece_sq` (T, Sun et al. (2024),
    eq. 4), :func:`kumar_ece_sq`, :func:`miscalibrated_variance` (σ̂₁², Sun et al. (2024), Algorithm 1),
-   :func:`null_variance` (exact conditional Var₀(· | Z), §4 step 3) and :func:`reliability_rows`.
+   :func:`null_variance` (exact conditional Var₀(· | Z), for the interval's calibrated regime) and
+   :func:`reliability_rows`.
 
 The public estimators (:func:`binned_ece`, :func:`debiased_ece`, :func:`unbiased_ece`,
 :func:`kumar_debiased_ece`, :func:`reliability`) validate once, pick the calibration target and the
