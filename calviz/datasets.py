@@ -235,11 +235,11 @@ def cache_dir() -> Path:
     Examples
     --------
     >>> import os
+    >>> from unittest import mock
     >>> from calviz.datasets import cache_dir
-    >>> os.environ["CALVIZ_CACHE_DIR"] = "/tmp/calviz-cache"
-    >>> str(cache_dir())
-    '/tmp/calviz-cache'
-    >>> del os.environ["CALVIZ_CACHE_DIR"]
+    >>> with mock.patch.dict(os.environ, {"CALVIZ_CACHE_DIR": "/tmp/calviz-cache"}):
+    ...     print(cache_dir().as_posix())
+    /tmp/calviz-cache
     """
     env = os.environ.get("CALVIZ_CACHE_DIR")
     if env:

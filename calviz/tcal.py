@@ -731,7 +731,8 @@ def split_tcal(
     Returns
     -------
     TCalResult
-        ``reject``, ``pvalue`` (Bonferroni over the 3K sub-tests) and the ``reason``.
+        ``reject``, ``pvalue`` (3K times the smallest sub-test p-value, at most 1), the per-class
+    two-sample ``pvalues`` and the ``reason``.
 
     References
     ----------
