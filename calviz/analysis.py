@@ -587,10 +587,10 @@ def analyze(
         Also compute the resampled T-Cal decision and the bootstrap interval.
     views : tuple of str, optional
         Compute only these views (names of ``COMPUTE``).
-    **option_values
-        Fields of ``options`` to override, e.g. ``n_bins=10``.
     group : array-like or str, optional
         Group values, one per row, or a column name of the predictions file (see above).
+    **option_values
+        Fields of ``options`` to override, e.g. ``n_bins=10``.
 
     Returns
     -------

@@ -274,6 +274,7 @@ def check_same_examples(
     Returns
     -------
     None
+        Returns only when the two sets hold the same examples.
 
     Raises
     ------
@@ -315,7 +316,6 @@ def compare(
 ) -> ModelComparison:
     """Compare the calibration of two models evaluated on the same examples.
 
-
     The statistic is the difference of the debiased plug-in ℓ2-ECE² estimates (Lee, Huang, Hassani &
     Dobriban 2023, eq. 6) of model a and model b, each binned into ``n_bins`` equal-width bins of its own
     scalar prediction (binary P(y = 1), top-1 confidence or one class):
@@ -355,7 +355,6 @@ def compare(
     and the level of the test are checked by simulation in
     ``benchmarks/compare_validity.py`` (BENCHMARKS.md).  The target is the *binned* ECE² of each
     model, so the comparison is of calibration at the resolution of ``n_bins`` bins.
-
 
     Parameters
     ----------
@@ -672,7 +671,6 @@ def calibration_by_group(
     seed=None,
 ) -> GroupCalibration:
     """Calibration of one model within every group of a grouping variable.
-
 
     For each distinct value g of ``groups`` (one value per row; any sortable values) the rows of g are
     analysed with the same estimators as the whole data: :func:`calviz.reliability` (per-bin data with

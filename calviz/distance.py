@@ -244,7 +244,7 @@ def smce(y_true, y_prob=None, *, target: str = "auto", class_index: int = 0) -> 
 
 
 def smce_witness(y_true, y_prob=None, *, target: str = "auto", class_index: int = 0) -> SmCEWitness:
-    """smCE together with an optimal 1-Lipschitz witness w at the sorted predictions.
+    """The smCE together with an optimal 1-Lipschitz witness w at the sorted predictions.
 
     The witness attains smCE = (1/n) Σ_i (y_i − v_i) w(v_i) (see :func:`smce`; Błasiok et al. [1]_,
     Def. 7.2).  Among the optimal witnesses this one is chosen by backtracking the dynamic program, always
@@ -724,7 +724,7 @@ def binned_ece_with_width(
     y_true, y_prob=None, *, n_bins: int = 20, scheme: str = "equal_width", target: str = "auto",
     class_index: int = 0,
 ) -> BinnedECEWidthResult:
-    """ℓ1 binned ECE plus the average bin width: a certified upper bound on the distance to calibration.
+    """The ℓ1 binned ECE plus the average bin width: a certified upper bound on the distance to calibration.
 
     binnedECE(I) + w(I) with w(I) = Σ_j P(v ∈ I_j)·|I_j| bounds the upper distance to calibration
     (Błasiok et al. [1]_, eq. (5), Thm 6.2 part 1), unlike the ECE alone.

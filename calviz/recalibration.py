@@ -70,7 +70,7 @@ def softmax(logits: np.ndarray) -> np.ndarray:
     Returns
     -------
     ndarray of shape (n, K)
-        exp(x_k − max x) / Σ_j exp(x_j − max x) per row.
+        Per row, exp(x_k − max x) / Σ_j exp(x_j − max x).
 
     Examples
     --------
@@ -133,7 +133,7 @@ def fit_temperature(logits: np.ndarray, labels: np.ndarray) -> float:
 
 
 def calibrated_classifier(est, method: str):
-    """scikit-learn's ``CalibratedClassifierCV`` around an already fitted classifier.
+    """A scikit-learn ``CalibratedClassifierCV`` around an already fitted classifier.
 
     One calibrator (``method`` "sigmoid" — Platt [1]_ — or "isotonic" — Zadrozny and Elkan [2]_) per
     class, fitted on the data passed to ``fit``.

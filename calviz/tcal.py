@@ -732,7 +732,7 @@ def split_tcal(
     -------
     TCalResult
         ``reject``, ``pvalue`` (3K times the smallest sub-test p-value, at most 1), the per-class
-    two-sample ``pvalues`` and the ``reason``.
+        two-sample ``pvalues`` and the ``reason``.
 
     References
     ----------
