@@ -393,8 +393,8 @@ def compare(
 
     See Also
     --------
-    recalibrate : before/after recalibration, on held-out rows.
-    calibration_by_group : one model in every group.
+    recalibrate : Before/after recalibration, on held-out rows.
+    calibration_by_group : One model in every group.
 
     References
     ----------

@@ -218,8 +218,8 @@ def smce(y_true, y_prob=None, *, target: str = "auto", class_index: int = 0) -> 
 
     See Also
     --------
-    smce_witness : the optimal w.
-    distance_bounds : every distance measure and the bracket they imply for dCE.
+    smce_witness : The optimal w.
+    distance_bounds : Every distance measure and the bracket they imply for dCE.
 
     References
     ----------

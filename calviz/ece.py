@@ -291,9 +291,9 @@ def binned_ece(
 
     See Also
     --------
-    debiased_ece, unbiased_ece : estimators of ECE² without the upward bias.
-    ece_interval : a confidence interval for the ℓ2 ECE.
-    reliability : the per-bin data behind the estimate.
+    debiased_ece, unbiased_ece : Estimators of ECE² without the upward bias.
+    ece_interval : A confidence interval for the ℓ2 ECE.
+    reliability : The per-bin data behind the estimate.
 
     References
     ----------
@@ -355,8 +355,8 @@ def debiased_ece(
 
     See Also
     --------
-    adaptive_tcal : the test built on T^d at every dyadic number of bins.
-    unbiased_ece : the within-bin unbiased estimator of Sun et al.
+    adaptive_tcal : The test built on T^d at every dyadic number of bins.
+    unbiased_ece : The within-bin unbiased estimator of Sun et al.
 
     References
     ----------
@@ -414,7 +414,7 @@ def unbiased_ece(
 
     See Also
     --------
-    ece_interval : the confidence interval built on T.
+    ece_interval : The confidence interval built on T.
 
     References
     ----------
@@ -752,8 +752,8 @@ def reliability(
 
     See Also
     --------
-    calviz.plots.reliability_plot : draws these data.
-    smooth_reliability : a binning-free reliability curve.
+    calviz.plots.reliability_plot : Draws these data.
+    smooth_reliability : A binning-free reliability curve.
 
     References
     ----------

@@ -276,8 +276,8 @@ def ece_interval(
 
     See Also
     --------
-    unbiased_ece : the statistic T.
-    compare : the interval for the difference of two models' ECE² on the same examples.
+    unbiased_ece : The statistic T.
+    compare : The interval for the difference of two models' ECE² on the same examples.
 
     References
     ----------

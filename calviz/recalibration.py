@@ -443,7 +443,7 @@ def recalibrate(
 
     See Also
     --------
-    compare : judge the recalibration on the held-out rows.
+    compare : Judge the recalibration on the held-out rows.
 
     References
     ----------

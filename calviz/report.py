@@ -455,7 +455,7 @@ def render_report(
 
     See Also
     --------
-    report : the same, written to a file.
+    report : The same, written to a file.
 
     Examples
     --------

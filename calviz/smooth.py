@@ -682,7 +682,7 @@ def smooth_ece(
 
     See Also
     --------
-    smooth_reliability : the smooth reliability curve of the same kernel.
+    smooth_reliability : The smooth reliability curve of the same kernel.
 
     References
     ----------

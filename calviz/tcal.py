@@ -406,7 +406,7 @@ def tcal(
 
     See Also
     --------
-    adaptive_tcal : the adaptive test over all dyadic scales, with exact resampled critical values.
+    adaptive_tcal : The adaptive test over all dyadic scales, with exact resampled critical values.
 
     References
     ----------
@@ -520,7 +520,7 @@ def adaptive_tcal(
 
     See Also
     --------
-    tcal : the fixed-scale test with Chebyshev's threshold.
+    tcal : The fixed-scale test with Chebyshev's threshold.
     classical_tests : Spiegelhalter, Hosmer–Lemeshow, Cox, Kolmogorov–Smirnov and Kuiper.
 
     Notes
