@@ -261,10 +261,26 @@ class MultiReliability(ResultMixin):
     Marginal calibration is necessary, not sufficient: panels that all follow the diagonal do not prove
     the vector target calibrated (T-Cal and the interval test the vector itself).
 
-    Fields: ``target`` ("topk"/"full"), ``kind`` ("rank"/"class"), ``index`` (ranks 1..k or class
-    indices), ``labels`` (legend / panel titles), ``panels`` (one ``ReliabilityData`` each),
-    ``positives`` (per panel: samples whose true class is that rank / class), ``n``, ``n_classes``,
-    ``n_omitted``.
+    Attributes
+    ----------
+    target : {"topk", "full"}
+        The vector target.
+    kind : {"rank", "class"}
+        One panel per rank or per class.
+    index : ndarray
+        Ranks 1..k or class indices.
+    labels : tuple of str
+        Legend / panel titles.
+    panels : tuple of ReliabilityData
+        One per rank / class.
+    positives : ndarray
+        Per panel: samples whose true class is that rank / class.
+    n : int
+        Sample size.
+    n_classes : int
+        Classes of the input.
+    n_omitted : int
+        Classes not shown.
     """
 
     target: str
@@ -463,7 +479,23 @@ def run_view(view: str, data: CalibrationData, options: AnalysisOptions):
 
 @dataclass(frozen=True, repr=False)
 class DataSummary(ResultMixin):
-    """What was analysed: sizes, the target used and simple descriptive numbers."""
+    """What was analysed: sizes, the target used and simple descriptive numbers.
+
+    Attributes
+    ----------
+    n : int
+        Rows analysed.
+    n_total : int
+        Rows of the data (more than ``n`` when a subsample was analysed).
+    n_classes : int
+        Classes.
+    is_binary : bool
+        Whether the predictions are 1-D P(y = 1).
+    target : str
+        The calibration target used.
+    accuracy, mean_confidence : float
+        Top-1 accuracy and mean top-1 confidence.
+    """
 
     n: int
     n_total: int
@@ -498,9 +530,36 @@ class DataSummary(ResultMixin):
 
 @dataclass(frozen=True, repr=False)
 class Analysis(ResultMixin):
-    """All results for one (data, options) pair, with compute timings (seconds) per view.
+    """All results for one (data, options) pair, returned by :func:`analyze`.
 
     A result is ``None`` when its engine refused the input (or failed); ``errors`` says why.
+
+    Attributes
+    ----------
+    options : AnalysisOptions
+        What was asked.
+    summary : DataSummary
+        What was analysed.
+    reliability : ReliabilityData or MultiReliability
+        The reliability view.
+    smooth : SmoothReliability
+        The smooth reliability curve.
+    tcal, tcal_resampled : TCalResult
+        Adaptive T-Cal with analytic and with resampled critical values.
+    interval, bootstrap : ECEInterval
+        The asymptotic and the bootstrap ECE interval.
+    distance : DistanceBounds
+        The distance-to-calibration measures and bounds.
+    witness : SmCEWitness
+        The smCE witness.
+    classical : ClassicalTests
+        The classical tests, MCE and ACE.
+    groups : GroupCalibration or None
+        Per-group results when ``group`` was given.
+    timings : dict
+        Seconds per view.
+    errors : dict
+        View → why it could not be computed.
     """
 
     options: AnalysisOptions

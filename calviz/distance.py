@@ -146,7 +146,19 @@ def _positive(value, name: str) -> float:
 # ------------------------------------------------------------------------------------------------
 @dataclass(frozen=True, repr=False)
 class SmCEResult(ValueStatistic, ResultMixin):
-    """Empirical smooth calibration error ``value`` of n samples for a calibration ``target``."""
+    """The empirical smooth calibration error of a sample, returned by :func:`smce`.
+
+    Attributes
+    ----------
+    value : float
+        smCE (also ``statistic``).
+    n : int
+        Sample size.
+    target : str
+        The calibration target.
+    n_classes : int or None
+        Classes of the input.
+    """
 
     value: float
     n: int
@@ -159,12 +171,27 @@ class SmCEResult(ValueStatistic, ResultMixin):
 
 @dataclass(frozen=True, repr=False)
 class SmCEWitness(ValueStatistic, ResultMixin):
-    """The optimal weight function of the smCE program.
+    """The optimal weight function of the smCE program, returned by :func:`smce_witness`.
 
-    ``predictions``: the sorted predictions v_(1) ≤ … ≤ v_(n); ``witness``: w(v_(i)) with |w| ≤ 1 and
-    |w(v_(i+1)) − w(v_(i))| ≤ v_(i+1) − v_(i) (extend linearly between points for a 1-Lipschitz
-    function on [0, 1]); ``labels``: the matching labels; ``value`` = (1/n) Σ (y_i − v_i) w(v_i) = smCE.
     Where w > 0 the model under-predicts (y tends to exceed v); where w < 0 it over-predicts.
+
+    Attributes
+    ----------
+    value : float
+        smCE = (1/n) Σ (y_i − v_i) w(v_i).
+    predictions : ndarray of shape (n,)
+        The sorted predictions v_(1) ≤ … ≤ v_(n).
+    witness : ndarray of shape (n,)
+        w(v_(i)) with |w| ≤ 1 and |w(v_(i+1)) − w(v_(i))| ≤ v_(i+1) − v_(i) (extend linearly between
+        points for a 1-Lipschitz function on [0, 1]).
+    labels : ndarray of shape (n,)
+        The matching labels.
+    n : int
+        Sample size.
+    target : str
+        The calibration target.
+    n_classes : int or None
+        Classes of the input.
     """
 
     value: float
@@ -300,12 +327,28 @@ def smce_witness(y_true, y_prob=None, *, target: str = "auto", class_index: int 
 # ------------------------------------------------------------------------------------------------
 @dataclass(frozen=True, repr=False)
 class LowerDCEResult(ValueStatistic, ResultMixin):
-    """dCE_lower of the empirical distribution via the grid LP of Błasiok et al. (2023), Lemma 7.10.
+    """The lower distance to calibration of a sample, returned by :func:`lower_dce`.
 
-    ``value``: W₁ distance from the sample rounded to the grid {0, ε, …, 1} to the calibrated
-    distributions on that grid (the LP optimum).  The true dCE_lower of the sample lies in
-    [``lower``, ``upper``] = [value − 2ε, value + ε] (Lemmas 7.8, 7.9: rounding moves the sample by ≤ ε
-    and the nearest calibrated distribution by ≤ ε); ``error_bound`` = 2ε.
+    Computed by the grid LP of Błasiok et al. (2023), Lemma 7.10.
+
+    Attributes
+    ----------
+    value : float
+        W₁ distance from the sample rounded to the grid {0, ε, …, 1} to the calibrated distributions on
+        that grid (the LP optimum).
+    grid_step : float
+        ε.
+    error_bound : float
+        2ε.
+    lower, upper : float
+        The true dCE_lower of the sample lies in [value − 2ε, value + ε] (Lemmas 7.8, 7.9: rounding
+        moves the sample by ≤ ε and the nearest calibrated distribution by ≤ ε).
+    n : int
+        Sample size.
+    target : str
+        The calibration target.
+    n_classes : int or None
+        Classes of the input.
     """
 
     value: float
@@ -449,7 +492,21 @@ def lower_dce(
 # ------------------------------------------------------------------------------------------------
 @dataclass(frozen=True, repr=False)
 class RintCEResult(ValueStatistic, ResultMixin):
-    """RintCE(width) of the sample, exact (average over all shifts r ∈ [0, width))."""
+    """RintCE(width) of a sample, exact (average over all shifts r ∈ [0, width)); from :func:`rintce`.
+
+    Attributes
+    ----------
+    value : float
+        RintCE.
+    width : float
+        The interval width ε.
+    n : int
+        Sample size.
+    target : str
+        The calibration target.
+    n_classes : int or None
+        Classes of the input.
+    """
 
     value: float
     width: float
@@ -463,14 +520,31 @@ class RintCEResult(ValueStatistic, ResultMixin):
 
 @dataclass(frozen=True, repr=False)
 class SintCEResult(ValueStatistic, ResultMixin):
-    """SintCE = inf_k RintCE(2^−k) + 2^−k of the sample, exact.
+    """SintCE = inf_k RintCE(2^−k) + 2^−k of a sample, exact; returned by :func:`sintce`.
 
-    ``width``: the minimising 2^−k, or 0.0 when the infimum is the limit k → ∞ (then ``value`` is
-    the fully resolved ECE, every distinct prediction in its own bin, and ``attained`` is False);
-    ``widths`` / ``rintce_values``: the scales evaluated before the stopping rule fired.
-    ``floor`` = ``value`` except in the pathological case ``converged = False`` (distinct predictions
-    closer than 2^−60 and the stopping rule not met by scale 2^−60): then the exact SintCE lies in
-    [``floor``, ``value``] (RintCE is nondecreasing in the scale and bounded by the resolved ECE).
+    Attributes
+    ----------
+    value : float
+        SintCE.
+    width : float
+        The minimising 2^−k, or 0.0 when the infimum is the limit k → ∞ (then ``value`` is the fully
+        resolved ECE, every distinct prediction in its own bin, and ``attained`` is False).
+    attained : bool
+        Whether a finite scale attains the infimum.
+    widths, rintce_values : ndarray
+        The scales evaluated before the stopping rule fired, and RintCE at each.
+    converged : bool
+        False only in the pathological case of distinct predictions closer than 2^−60 with the stopping
+        rule not met by scale 2^−60.
+    floor : float or None
+        ``value`` except when not ``converged``: then the exact SintCE lies in [``floor``, ``value``]
+        (RintCE is nondecreasing in the scale and bounded by the resolved ECE).
+    n : int
+        Sample size.
+    target : str
+        The calibration target.
+    n_classes : int or None
+        Classes of the input.
     """
 
     value: float
@@ -610,7 +684,23 @@ def sintce(y_true, y_prob=None, *, target: str = "auto", class_index: int = 0) -
 # ------------------------------------------------------------------------------------------------
 @dataclass(frozen=True, repr=False)
 class KCEResult(ValueStatistic, ResultMixin):
-    """Laplace-kernel calibration error (kCE, or kCE² when ``squared``) with kernel e^{−|u−v|/bandwidth}."""
+    """Laplace-kernel calibration error with kernel e^{−|u−v|/bandwidth}, returned by :func:`laplace_kce`.
+
+    Attributes
+    ----------
+    value : float
+        kCE, or kCE² when ``squared``.
+    bandwidth : float
+        The kernel's scale.
+    squared : bool
+        Whether ``value`` is kCE².
+    n : int
+        Sample size.
+    target : str
+        The calibration target.
+    n_classes : int or None
+        Classes of the input.
+    """
 
     value: float
     bandwidth: float
@@ -688,8 +778,30 @@ def laplace_kce(
 # ------------------------------------------------------------------------------------------------
 @dataclass(frozen=True, repr=False)
 class BinnedECEWidthResult(ValueStatistic, ResultMixin):
-    """ℓ1 binned ECE of an interval partition plus its average width: ``value`` = ``ece`` +
-    ``average_width`` ≥ dCE_upper ≥ dCE (Błasiok et al. 2023, eq. (5) and Thm 6.2, part 1)."""
+    """ℓ1 binned ECE of an interval partition plus its average width, from :func:`binned_ece_with_width`.
+
+    ``value`` = ``ece`` + ``average_width`` ≥ dCE_upper ≥ dCE (Błasiok et al. 2023, eq. (5) and Thm 6.2,
+    part 1).
+
+    Attributes
+    ----------
+    value : float
+        The upper bound.
+    ece : float
+        The ℓ1 binned ECE.
+    average_width : float
+        w(I) = Σ_j P(v ∈ I_j)·|I_j|.
+    n_bins : int
+        Bins.
+    scheme : str
+        "equal_width" or "equal_mass".
+    n : int
+        Sample size.
+    target : str
+        The calibration target.
+    n_classes : int or None
+        Classes of the input.
+    """
 
     value: float
     ece: float
@@ -777,9 +889,23 @@ def binned_ece_with_width(
 # ------------------------------------------------------------------------------------------------
 @dataclass(frozen=True, repr=False)
 class Bound(ResultMixin):
-    """One bound on the true distance to calibration dCE: ``kind`` is "lower" or "upper", ``value`` the
-    bound, ``measure`` the measure it is computed from, ``inequality`` the chain used and ``source``
-    the paper and theorem proving it."""
+    """One bound on the true distance to calibration dCE, in :class:`DistanceBounds`.
+
+    Attributes
+    ----------
+    name : str
+        Identifier of the bound.
+    kind : {"lower", "upper"}
+        Which side it bounds.
+    value : float
+        The bound.
+    measure : str
+        The measure it is computed from.
+    inequality : str
+        The chain of inequalities used.
+    source : str
+        The paper and theorem proving it.
+    """
 
     name: str
     kind: str
@@ -791,8 +917,19 @@ class Bound(ResultMixin):
 
 @dataclass(frozen=True, repr=False)
 class Measure(ResultMixin):
-    """One measure of a :class:`DistanceBounds` for display: its ``value``, the bounds on dCE it gives
-    (``inequality``) and its bootstrap band (``band_low``, ``band_high``; None without resampling)."""
+    """One measure of a :class:`DistanceBounds`, for display.
+
+    Attributes
+    ----------
+    name : str
+        The measure.
+    value : float
+        Its value.
+    inequality : str
+        The bounds on dCE it gives.
+    band_low, band_high : float or None
+        Its bootstrap band (None without resampling).
+    """
 
     name: str
     value: float
@@ -1061,7 +1198,29 @@ def distance_bounds(
 # ------------------------------------------------------------------------------------------------
 @dataclass(frozen=True, repr=False)
 class SmCETestResult(ResultMixin):
-    """Decision of the tolerant smCE tester: ``calibrated`` (answer "yes") iff smCE ≤ ``threshold``."""
+    """Decision of the tolerant smCE tester, returned by :func:`smce_test`.
+
+    Attributes
+    ----------
+    calibrated : bool
+        True (answer "yes": dCE ≤ ε₀) iff smCE ≤ ``threshold``.
+    answer : {"yes", "no"}
+        The answer.
+    smce : float
+        smCE of the sample.
+    threshold : float
+        2ε₀ + a/2.
+    eps0, eps1 : float
+        ε₀ and ε₁.
+    a : float
+        ε₁/2 − 2ε₀.
+    n : int
+        Sample size.
+    target : str
+        The calibration target.
+    n_classes : int or None
+        Classes of the input.
+    """
 
     calibrated: bool
     answer: str

@@ -180,8 +180,9 @@ class SmoothReliability(HasInterval, LevelFromAlpha, ResultMixin):
     alpha : float
         1 − the band's level (``level``).
     n_resamples : int
-        Resamples of the band — fewer than asked only when the band would exceed its work budget, and
-        then ``band_note`` says so (``""`` otherwise).
+        Resamples of the band — fewer than asked only when the band would exceed its work budget.
+    band_note : str
+        Says when the band was computed on a coarser grid or from fewer resamples ("" otherwise).
     n, target, n_classes : int, str, int or None
         The sample.
     """

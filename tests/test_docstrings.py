@@ -9,6 +9,7 @@ run through this file).  README's Python examples run too.
 
 from __future__ import annotations
 
+import dataclasses
 import doctest
 import importlib
 import inspect
@@ -47,6 +48,11 @@ def _public():
                 continue
             if inspect.isfunction(obj) or inspect.isclass(obj):
                 found.setdefault(f"{module}.{name}", (module, name, obj))
+    # the result objects the public functions return, wherever they are defined
+    for module in sorted(set(calviz._EXPORTS.values()) | set(MODULES)):
+        for name, obj in vars(importlib.import_module(module)).items():
+            if not name.startswith("_") and dataclasses.is_dataclass(obj) and obj.__module__ == module:
+                found.setdefault(f"{module}.{name}", (module, name, obj))
     return found
 
 
@@ -67,11 +73,12 @@ def _parameter_names(function) -> list[str]:
     return [p.name for p in inspect.signature(function).parameters.values() if p.name not in ("self", "cls")]
 
 
-def _documented_parameters(doc: str) -> set[str]:
-    """Names in the Parameters section: its unindented lines, ``name : type`` or ``a, b : type``."""
-    if "Parameters\n----------\n" not in doc:
+def _documented_parameters(doc: str, section: str = "Parameters") -> set[str]:
+    """Names in a Parameters-like section: its unindented lines, ``name : type`` or ``a, b : type``."""
+    header = f"{section}\n{'-' * len(section)}\n"
+    if header not in doc:
         return set()
-    section = re.split(r"\n\n\w[\w ]*\n-{3,}\n", doc.split("Parameters\n----------\n", 1)[1])[0]
+    section = re.split(r"\n\n\w[\w ]*\n-{3,}\n", doc.split(header, 1)[1])[0]
     names = set()
     for line in section.splitlines():
         if line and not line.startswith(" "):
@@ -112,6 +119,10 @@ def test_class_docstring_lists_attributes(key):
     if issubclass(cls, Exception):
         return
     assert "Attributes" in _sections(doc) or "Parameters" in _sections(doc), f"{key}: no Attributes section"
+    if dataclasses.is_dataclass(cls):
+        listed = _documented_parameters(doc, "Attributes") | _documented_parameters(doc)
+        missing = [f.name for f in dataclasses.fields(cls) if not f.name.startswith("_") and f.name not in listed]
+        assert not missing, f"{key}: fields not in the Attributes section: {missing}"
 
 
 def _run_examples(obj, name, module):
