@@ -121,7 +121,8 @@ def test_class_docstring_lists_attributes(key):
     assert "Attributes" in _sections(doc) or "Parameters" in _sections(doc), f"{key}: no Attributes section"
     if dataclasses.is_dataclass(cls):
         listed = _documented_parameters(doc, "Attributes") | _documented_parameters(doc)
-        missing = [f.name for f in dataclasses.fields(cls) if not f.name.startswith("_") and f.name not in listed]
+        missing = [f.name for f in dataclasses.fields(cls)
+                   if not f.name.startswith("_") and f.name not in listed]
         assert not missing, f"{key}: fields not in the Attributes section: {missing}"
 
 
