@@ -224,10 +224,10 @@ def ece_interval(
     full calibration), binned on the cubic grid of the sorted top-k vector (Sun et al. [1]_, Sec. 2).
 
     ``method="asymptotic"`` (default, no resampling).  With the within-bin unbiased statistic T (Sun et
-    al. [1]_, eq. 4; :func:`unbiased_ece`), the
-    miscalibrated-regime variance estimate σ̂₁² (eqs. 6–7; s = √(max(σ̂₁², 0)/n)), the exact conditional
-    null standard deviation sd₀ = √Var₀(T | Z), z₁ = Φ⁻¹(1 − α), z₂ = Φ⁻¹(1 − α/2) and T₊ = max(T, 0),
-    the interval for the binned ECE² is [L, U] (eq. 5, Algorithm 1):
+    al. [1]_, eq. 4; :func:`unbiased_ece`), the miscalibrated-regime variance estimate σ̂₁² (eqs. 6–7;
+    s = √(max(σ̂₁², 0)/n)), the exact conditional null standard deviation sd₀ = √Var₀(T | Z),
+    z₁ = Φ⁻¹(1 − α), z₂ = Φ⁻¹(1 − α/2) and T₊ = max(T, 0), the interval for the binned ECE² is [L, U]
+    (eq. 5, Algorithm 1):
 
         U = T₊ + z₂ s
         L = T₊ − z₂ s             if T₊ ≥ 2 z₂ s
