@@ -666,6 +666,15 @@ def reliability_plot(
     holoviews.Layout
         The panels, one above the other.
 
+    References
+    ----------
+    .. [1] C. Guo, G. Pleiss, Y. Sun and K. Q. Weinberger. On calibration of modern neural networks.
+       *ICML*, 2017.
+    .. [2] J. Błasiok and P. Nakkiran. Smooth ECE: Principled reliability diagrams via kernel smoothing.
+       arXiv preprint, 2023.
+    .. [3] J. Błasiok, P. Gopalan, L. Hu and P. Nakkiran. A unifying theory of distance from calibration.
+       *Proceedings of the 55th ACM Symposium on Theory of Computing (STOC)*, 2023.
+
     Examples
     --------
     >>> import numpy as np
@@ -1541,6 +1550,11 @@ def tcal_plot(tcal, *, title: str | None = None, height: int = 330, pending: str
     holoviews.Overlay
         The view.
 
+    References
+    ----------
+    .. [1] D. Lee, X. Huang, H. Hassani and E. Dobriban. T-Cal: An optimal test for the calibration of
+       predictive models. *Journal of Machine Learning Research* 24, 2023.
+
     Examples
     --------
     >>> import numpy as np
@@ -1822,6 +1836,11 @@ def interval_plot(
     -------
     holoviews.Overlay
         The view.
+
+    References
+    ----------
+    .. [1] Y. Sun, P. Chaudhari, I. J. Barnett and E. Dobriban. A confidence interval for the expected
+       calibration error. arXiv preprint, 2024.
 
     Examples
     --------
@@ -2167,6 +2186,13 @@ def distance_plot(bounds, *, title: str | None = None, height: int = 330) -> hv.
     -------
     holoviews.Overlay
         The view.
+
+    References
+    ----------
+    .. [1] J. Błasiok, P. Gopalan, L. Hu and P. Nakkiran. A unifying theory of distance from calibration.
+       *Proceedings of the 55th ACM Symposium on Theory of Computing (STOC)*, 2023.
+    .. [2] L. Hu, A. Jambulapati, K. Tian and C. Yang. Testing calibration in nearly-linear time.
+       arXiv preprint, 2024.
 
     Examples
     --------
