@@ -22,6 +22,7 @@ from typing import Literal
 
 import numpy as np
 
+from calviz._data import InputError
 from calviz._kernels.binning import (
     cubic_grid_keys_kernel,
     dense_ids_small_kernel,
@@ -29,7 +30,6 @@ from calviz._kernels.binning import (
     simplex_cell_keys_kernel,
 )
 from calviz._results import ResultMixin
-from calviz.data import InputError
 
 __all__ = [
     "Bins",

@@ -31,6 +31,9 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
+from calviz._binning import check_n_bins
+from calviz._data import InputError, check_alpha
+from calviz._ece import equal_mass_sums, prepare_view
 from calviz._kernels.classical import (
     clipped_logit,
     cumulative_difference_extremes,
@@ -39,9 +42,6 @@ from calviz._kernels.classical import (
 )
 from calviz._params import ALPHA, BOOLEAN, POSITIVE_INT, UNIT_OPEN, Interval, validate_params
 from calviz._results import ResultMixin, with_classes
-from calviz.binning import check_n_bins
-from calviz.data import InputError, check_alpha
-from calviz.ece import equal_mass_sums, prepare_view
 from calviz.targets import SCALAR_TARGETS
 
 __all__ = [
@@ -242,7 +242,7 @@ def brownian_max_abs_sf(x: float) -> float:
 
     Examples
     --------
-    >>> from calviz.classical import brownian_max_abs_sf
+    >>> from calviz._classical import brownian_max_abs_sf
     >>> round(brownian_max_abs_sf(2.2414), 3)          # the 5 % critical value
     0.05
     """
@@ -286,7 +286,7 @@ def brownian_range_sf(x: float) -> float:
 
     Examples
     --------
-    >>> from calviz.classical import brownian_range_sf
+    >>> from calviz._classical import brownian_range_sf
     >>> round(brownian_range_sf(2.4977), 3)            # the 5 % critical value
     0.05
     """
@@ -863,7 +863,7 @@ def classical_tests(
             errors[name] = str(exc)
     found = {}
     if measures:
-        from calviz.ece import ace, mce
+        from calviz._ece import ace, mce
 
         found = {"mce": mce(y_true, y_prob, n_bins=n_bins, target=target, class_index=class_index),
                  "ace": ace(y_true, y_prob, n_bins=n_bins, target="classwise")}
@@ -908,7 +908,7 @@ def analysis_tests(data, options) -> ClassicalTests:
     >>> p = rng.uniform(size=2000)                            # predicted P(y = 1)
     >>> y = (rng.uniform(size=2000) < p ** 1.5).astype(int)   # outcomes: the model is over-confident
     >>> from calviz.analysis import AnalysisOptions
-    >>> from calviz.classical import analysis_tests
+    >>> from calviz._classical import analysis_tests
     >>> res = analysis_tests(calviz.as_calibration_data(y, p), AnalysisOptions(n_bins=10))
     >>> len(res.tests), sorted(res.measures)
     (5, ['ace', 'mce'])

@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import stats
 
+from calviz._binning import MAX_EDGE_TABLE, check_n_bins, equal_width_bounds
+from calviz._data import CalibrationData, InputError, as_calibration_data, check_alpha
 from calviz._kernels.compare import paired_debiased_kernel
 from calviz._params import (
     ALPHA,
@@ -32,8 +34,6 @@ from calviz._params import (
     validate_params,
 )
 from calviz._results import HasInterval, ResultMixin
-from calviz.binning import MAX_EDGE_TABLE, check_n_bins, equal_width_bounds
-from calviz.data import CalibrationData, InputError, as_calibration_data, check_alpha
 from calviz.targets import SCALAR_TARGETS, resolve, topk_view
 
 __all__ = [
@@ -122,7 +122,7 @@ def paired_difference(z_a, y_a, z_b, y_b, *, n_bins: int = 15) -> PairedDifferen
     >>> rng = np.random.default_rng(0)
     >>> p = rng.uniform(size=2000)                            # predicted P(y = 1)
     >>> y = (rng.uniform(size=2000) < p ** 1.5).astype(int)   # outcomes: the model is over-confident
-    >>> from calviz.comparison import paired_difference
+    >>> from calviz._comparison import paired_difference
     >>> d = paired_difference(p, y.astype(float), p ** 1.5, y.astype(float), n_bins=10)
     >>> round(d.difference, 4), round(d.se, 4)
     (0.0117, 0.0022)
@@ -244,8 +244,8 @@ def _model_results(z, y, target, *, n_bins, alpha, tcal, resampling, n_resamples
 
     The public estimators receive the reduced view (0/1 outcome, scalar prediction) as binary data:
     the same numbers as on the original input with ``target``, without reducing it again."""
-    from calviz.intervals import ece_interval
-    from calviz.tcal import adaptive_tcal
+    from calviz._intervals import ece_interval
+    from calviz._tcal import adaptive_tcal
 
     interval = ece_interval(y, z, n_bins=n_bins, alpha=alpha, target="binary")
     interval = dataclasses.replace(interval, target=target)
@@ -284,7 +284,7 @@ def check_same_examples(
     Examples
     --------
     >>> import calviz
-    >>> from calviz.comparison import check_same_examples
+    >>> from calviz._comparison import check_same_examples
     >>> a = calviz.as_calibration_data([0, 1, 1], [0.2, 0.9, 0.6])
     >>> check_same_examples(a, calviz.as_calibration_data([0, 1, 1], [0.3, 0.8, 0.7]))
     >>> check_same_examples(a, calviz.as_calibration_data([0, 1, 0], [0.3, 0.8, 0.7]))
@@ -483,7 +483,7 @@ def holm_adjust(pvalues) -> np.ndarray:
 
     Examples
     --------
-    >>> from calviz.comparison import holm_adjust
+    >>> from calviz._comparison import holm_adjust
     >>> holm_adjust([0.01, 0.04, 0.03]).round(3).tolist()
     [0.03, 0.06, 0.06]
     """
@@ -626,7 +626,7 @@ def _sequential_holm(groups, *, alpha, resampling, target, class_index) -> tuple
 
     ``groups``: (index, labels, predictions, seed) of each tested group.  Returns the indices rejected
     and, for groups left undecided at their last level, why."""
-    from calviz.tcal import RESAMPLING_RISK, adaptive_tcal
+    from calviz._tcal import RESAMPLING_RISK, adaptive_tcal
 
     g = len(groups)
     risk = RESAMPLING_RISK / max(1, g * (g + 1) // 2)  # at most G + (G − 1) + … + 1 decisions
@@ -758,9 +758,9 @@ def calibration_by_group(
     >>> [(g.group, g.n, g.status) for g in res.groups], res.worst_group
     ([('high', 993, 'tested'), ('low', 1007, 'tested')], 'low')
     """
-    from calviz.ece import reliability
-    from calviz.intervals import ece_interval
-    from calviz.tcal import adaptive_tcal
+    from calviz._ece import reliability
+    from calviz._intervals import ece_interval
+    from calviz._tcal import adaptive_tcal
 
     alpha = check_alpha(alpha)
     m = check_n_bins(n_bins)

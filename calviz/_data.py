@@ -533,7 +533,12 @@ def binary_view(
     return target.view(data)
 
 
-def from_logits(logits, y_true=None):
+# here, not at the top: calviz._params imports InputError from this module
+from calviz._params import positional_deprecated  # noqa: E402
+
+
+@positional_deprecated("y_true")
+def from_logits(logits, *, y_true=None):
     """Numerically stable softmax of (n, K) logits, or sigmoid of (n,) binary logits.
 
     softmax(x)_k = exp(x_k − max_j x_j) / Σ_j exp(x_j − max_j x_j) never overflows, whatever the size of

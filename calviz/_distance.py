@@ -29,6 +29,9 @@ import numpy as np
 from scipy import sparse
 from scipy.optimize import linprog
 
+from calviz._binning import check_n_bins
+from calviz._data import InputError, check_alpha
+from calviz._ece import binned_sums, plugin_ece_l1, prepare_view
 from calviz._kernels.distance import (
     laplace_kce_sq_kernel,
     merge_labelled_kernel,
@@ -52,9 +55,6 @@ from calviz._params import (
     validate_params,
 )
 from calviz._results import LevelFromAlpha, ResultMixin, ValueStatistic
-from calviz.binning import check_n_bins
-from calviz.data import InputError, check_alpha
-from calviz.ece import binned_sums, plugin_ece_l1, prepare_view
 from calviz.targets import SCALAR_TARGETS
 
 __all__ = [

@@ -31,6 +31,15 @@ from typing import Literal
 import numpy as np
 from scipy import stats
 
+from calviz._binning import (
+    MAX_EDGE_TABLE,
+    Bins,
+    assign_bins,
+    check_n_bins,
+    equal_mass_edges,
+    equal_width_edges,
+)
+from calviz._data import CalibrationData, InputError, as_calibration_data, check_alpha
 from calviz._kernels.classical import edge_bin_sums
 from calviz._params import INTERVAL_ALPHA, POSITIVE_INT, UNIT_OPEN, Options, validate_params
 from calviz._results import HasInterval, ResultMixin, ValueStatistic
@@ -48,15 +57,6 @@ from calviz._sums import (  # the shared sums type and its finalisers (in-memory
     reliability_rows,
     unbiased_ece_sq,
 )
-from calviz.binning import (
-    MAX_EDGE_TABLE,
-    Bins,
-    assign_bins,
-    check_n_bins,
-    equal_mass_edges,
-    equal_width_edges,
-)
-from calviz.data import CalibrationData, InputError, as_calibration_data, check_alpha
 from calviz.targets import SCALAR_TARGETS, TARGETS, Target, TargetName, resolve, topk_view
 
 __all__ = [

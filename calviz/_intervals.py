@@ -23,6 +23,16 @@ from typing import Literal
 import numpy as np
 from scipy import stats
 
+from calviz._binning import check_n_bins
+from calviz._data import InputError, check_alpha
+from calviz._ece import (
+    BinSums,
+    binned_sums,
+    miscalibrated_variance,
+    null_variance,
+    prepare_view,
+    unbiased_ece_sq,
+)
 from calviz._kernels.ece import bootstrap_unbiased_kernel
 from calviz._params import (
     INTERVAL_ALPHA,
@@ -35,16 +45,6 @@ from calviz._params import (
     validate_params,
 )
 from calviz._results import HasInterval, ResultMixin
-from calviz.binning import check_n_bins
-from calviz.data import InputError, check_alpha
-from calviz.ece import (
-    BinSums,
-    binned_sums,
-    miscalibrated_variance,
-    null_variance,
-    prepare_view,
-    unbiased_ece_sq,
-)
 
 __all__ = ["ECEInterval", "ece_interval", "ece_ci", "interval_from_sums"]
 
@@ -310,7 +310,7 @@ def ece_interval(
     asked = int(n_resamples)
     R = max(2, min(asked, BOOTSTRAP_WORK_BUDGET // max(1, z.size)))
     if bins is None:  # fused 1-D path did not materialise ids
-        from calviz.binning import assign_bins
+        from calviz._binning import assign_bins
 
         bins = assign_bins(z, n_bins=m, scheme="equal_width")
     v = np.ascontiguousarray((y - z).reshape(z.shape[0], -1))

@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable
 
 import numpy as np
 
-from calviz.data import InputError
+from calviz._data import InputError
 
 __all__ = [
     "ALPHA",

@@ -34,9 +34,9 @@ from typing import Literal
 
 import numpy as np
 
+from calviz._data import InputError, as_calibration_data
 from calviz._params import POSITIVE_INT, SEED, Interval, NoneOr, Options, as_generator, validate_params
 from calviz._results import ResultMixin
-from calviz.data import InputError, as_calibration_data
 
 __all__ = [
     "METHODS",
@@ -75,7 +75,7 @@ def softmax(logits: np.ndarray) -> np.ndarray:
     Examples
     --------
     >>> import numpy as np
-    >>> from calviz.recalibration import softmax
+    >>> from calviz._recalibration import softmax
     >>> softmax(np.array([[0.0, np.log(3.0)]])).round(3).tolist()
     [[0.25, 0.75]]
     """
@@ -109,7 +109,7 @@ def fit_temperature(logits: np.ndarray, labels: np.ndarray) -> float:
     Examples
     --------
     >>> import numpy as np
-    >>> from calviz.recalibration import fit_temperature
+    >>> from calviz._recalibration import fit_temperature
     >>> rng = np.random.default_rng(0)
     >>> true_logits = rng.normal(size=(2000, 3))
     >>> labels = np.array([rng.choice(3, p=np.exp(l) / np.exp(l).sum()) for l in true_logits])
@@ -161,7 +161,7 @@ def calibrated_classifier(est, method: str):
     --------
     >>> import numpy as np
     >>> from sklearn.naive_bayes import GaussianNB
-    >>> from calviz.recalibration import calibrated_classifier
+    >>> from calviz._recalibration import calibrated_classifier
     >>> rng = np.random.default_rng(0)
     >>> X = rng.normal(size=(400, 2))
     >>> y = (X[:, 0] + rng.normal(size=400) > 0).astype(int)
@@ -211,7 +211,7 @@ def _fixed_probability_classifier(n_classes: int):
 def _histogram_fit(p: np.ndarray, y: np.ndarray, n_bins: int) -> tuple[np.ndarray, np.ndarray]:
     """(edges, bin frequencies) of histogram binning of one column: equal-mass edges of the calibration
     probabilities (calviz.binning: ties never split), each bin's mean label (empty bins: bin midpoint)."""
-    from calviz.binning import equal_mass_edges, equal_mass_ids
+    from calviz._binning import equal_mass_edges, equal_mass_ids
 
     edges = equal_mass_edges(p, n_bins)
     ids = equal_mass_ids(p, edges)
@@ -259,7 +259,7 @@ class RecalibrationMap(ResultMixin):
         else:  # histogram
             cols = []
             for c, (edges, freq) in enumerate(self._fitted):
-                from calviz.binning import equal_mass_ids
+                from calviz._binning import equal_mass_ids
 
                 cols.append(freq[equal_mass_ids(np.clip(probs[:, c], 0.0, 1.0), edges)])
             out = np.column_stack(cols)
@@ -470,7 +470,7 @@ def recalibrate(
     >>> round(cmp.ece_a.estimate, 3), round(cmp.ece_b.estimate, 3)
     (0.169, 0.032)
     """
-    from calviz.binning import check_n_bins
+    from calviz._binning import check_n_bins
 
     data = as_calibration_data(y_true, y_prob)
     n_bins = check_n_bins(n_bins)

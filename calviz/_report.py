@@ -16,13 +16,12 @@ import contextlib
 import datetime as _dt
 import html
 import os
-import sys
 import tempfile
-import types
 from pathlib import Path
 
+from calviz._data import CalibrationData, as_calibration_data
+from calviz._params import positional_deprecated
 from calviz.analysis import Analysis, AnalysisOptions, analyze
-from calviz.data import CalibrationData, as_calibration_data
 
 __all__ = ["render_report", "report", "render_analysis", "report_output", "VIEW_TITLES"]
 
@@ -215,7 +214,7 @@ def parameter_rows(options) -> list[tuple[str, str]]:
     Examples
     --------
     >>> from calviz.analysis import AnalysisOptions
-    >>> from calviz.report import parameter_rows
+    >>> from calviz._report import parameter_rows
     >>> dict(parameter_rows(AnalysisOptions()))["sample size"]
     'all rows'
     """
@@ -253,7 +252,7 @@ def source_name(source: str | None) -> str:
 
     Examples
     --------
-    >>> from calviz.report import source_name
+    >>> from calviz._report import source_name
     >>> source_name("/home/me/project/preds.csv"), source_name(None)
     ('preds.csv', 'arrays passed in Python')
     """
@@ -336,7 +335,7 @@ def render_analysis(result: Analysis, *, title: str = "calviz report", source: s
     >>> rng = np.random.default_rng(0)
     >>> p = rng.uniform(size=500)
     >>> y = (rng.uniform(size=500) < p ** 1.5).astype(int)
-    >>> from calviz.report import render_analysis
+    >>> from calviz._report import render_analysis
     >>> result = calviz.analyze((y, p), resampling="analytic", resampled=False)
     >>> html = render_analysis(result, title="my model")
     >>> html.startswith("<!DOCTYPE html>"), "my model" in html
@@ -465,7 +464,7 @@ def render_report(
     >>> p = rng.uniform(size=500)
     >>> y = (rng.uniform(size=500) < p ** 1.5).astype(int)
     >>> from calviz.analysis import AnalysisOptions
-    >>> from calviz.report import render_report
+    >>> from calviz._report import render_report
     >>> html = render_report((y, p), AnalysisOptions(resampling="analytic"), resampled=False)
     >>> "<html" in html and "T-Cal" in html
     True
@@ -499,7 +498,7 @@ def report_output(path):
     Examples
     --------
     >>> import pathlib, tempfile
-    >>> from calviz.report import report_output
+    >>> from calviz._report import report_output
     >>> with tempfile.TemporaryDirectory() as tmp:
     ...     target = pathlib.Path(tmp) / "r.html"
     ...     with report_output(target) as handle:
@@ -524,8 +523,9 @@ def report_output(path):
         raise
 
 
+@positional_deprecated("path")
 def report(
-    y_true, y_prob=None, path="calviz-report.html", *, title: str = "calviz report", **options
+    y_true, y_prob=None, *, path="calviz-report.html", title: str = "calviz report", **options
 ) -> Path:
     """Write the static HTML report for ``(y_true, y_prob)`` to a file.
 
@@ -561,7 +561,7 @@ def report(
     >>> y = (rng.uniform(size=500) < p ** 1.5).astype(int)
     >>> import pathlib, tempfile
     >>> with tempfile.TemporaryDirectory() as tmp:
-    ...     path = calviz.report(y, p, pathlib.Path(tmp) / "report.html", resampling="analytic")
+    ...     path = calviz.report(y, p, path=pathlib.Path(tmp) / "report.html", resampling="analytic")
     ...     print(path.name, path.stat().st_size > 10_000)
     report.html True
     """
@@ -574,20 +574,3 @@ def report(
         handle.write(render_report(data, options, title=title))
     return Path(path)
 
-
-# ``from calviz import report`` yields this function or the module depending on import order (see
-# below); either way ``report.render_report`` / ``report.render_analysis`` must work
-report.render_report = render_report
-report.render_analysis = render_analysis
-
-
-class _CallableModule(types.ModuleType):
-    """``calviz.report`` is both this module and the public function: once ``calviz.report`` has been
-    imported as a submodule (e.g. by the CLI), Python binds the *module* to the package attribute,
-    so the module itself forwards calls to :func:`report`."""
-
-    def __call__(self, *args, **kwargs):
-        return report(*args, **kwargs)
-
-
-sys.modules[__name__].__class__ = _CallableModule

@@ -58,11 +58,11 @@ import scipy.fft
 import scipy.sparse
 from scipy.optimize import brentq
 
+from calviz._data import InputError, check_alpha
+from calviz._ece import prepare_view
 from calviz._kernels.smooth import bin_by_cell_and_label, categories_and_fractions
 from calviz._params import BOOLEAN, SEED, UNIT_OPEN, Interval, NoneOr, Options, as_generator, validate_params
 from calviz._results import HasInterval, LevelFromAlpha, ResultMixin, ValueStatistic
-from calviz.data import InputError, check_alpha
-from calviz.ece import prepare_view
 from calviz.targets import SCALAR_TARGETS
 from calviz.targets import TargetName as Target
 

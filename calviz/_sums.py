@@ -24,11 +24,11 @@ from typing import Literal
 
 import numpy as np
 
+from calviz._binning import Bins, dense_ids, equal_width_bounds
+from calviz._data import InputError
 from calviz._kernels import tcal as _k
 from calviz._kernels.ece import bin_sums_1d_kernel, bin_sums_equal_width_1d_kernel, bin_sums_kernel
 from calviz._results import ResultMixin
-from calviz.binning import Bins, dense_ids, equal_width_bounds
-from calviz.data import InputError
 
 
 @dataclass(frozen=True, repr=False)

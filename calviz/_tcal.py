@@ -50,8 +50,6 @@ scale), or says "undecided" at the cap — so the decision does not depend on th
 from __future__ import annotations
 
 import math
-import sys
-import types
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -59,6 +57,9 @@ from typing import Literal
 import numba
 import numpy as np
 
+from calviz._binning import check_n_bins, simplex_cell_keys
+from calviz._data import InputError, as_calibration_data, check_alpha
+from calviz._ece import binned_sums, debiased_ece_sq, prepare_view
 from calviz._kernels import tcal as _k
 from calviz._params import (
     ALPHA,
@@ -101,9 +102,6 @@ from calviz._tcal_decision import TARGETS as _TARGETS
 from calviz._tcal_decision import adaptive as _adaptive_decision
 from calviz._tcal_decision import adjusted_interval as _adjusted_interval  # noqa: F401
 from calviz._tcal_decision import settled as _settled  # noqa: F401
-from calviz.binning import check_n_bins, simplex_cell_keys
-from calviz.data import InputError, as_calibration_data, check_alpha
-from calviz.ece import binned_sums, debiased_ece_sq, prepare_view
 
 __all__ = [
     "TCalResult",
@@ -818,13 +816,3 @@ def split_tcal(
                       "bonferroni", n, K, P, float(min(1.0, 3 * K / (P + 1.0))), "sample-splitting T-Cal",
                       reason, target, n_classes=data.n_classes)
 
-
-# ``calviz.tcal`` names both this module and the function :func:`tcal`.  Importing the submodule (e.g.
-# ``from calviz.tcal import adaptive_tcal``) rebinds the package attribute ``calviz.tcal`` to the module,
-# which would break ``calviz.tcal(y_true, y_prob)``; making the module callable keeps both spellings working.
-class _CallableModule(types.ModuleType):
-    def __call__(self, *args, **kwargs):
-        return tcal(*args, **kwargs)
-
-
-sys.modules[__name__].__class__ = _CallableModule

@@ -18,16 +18,16 @@ from typing import Any, Literal
 
 import numpy as np
 
+from calviz._classical import analysis_tests
+from calviz._data import CalibrationData, InputError, as_calibration_data, check_alpha
+from calviz._distance import distance_bounds, smce_witness
+from calviz._ece import reliability
+from calviz._intervals import ece_interval
 from calviz._results import ResultMixin, _jsonable
-from calviz.classical import analysis_tests
-from calviz.data import CalibrationData, InputError, as_calibration_data, check_alpha
-from calviz.distance import distance_bounds, smce_witness
-from calviz.ece import reliability
-from calviz.intervals import ece_interval
+from calviz._smooth import smooth_reliability
+from calviz._tcal import adaptive_tcal
 from calviz.sampling import sample_for_view
-from calviz.smooth import smooth_reliability
 from calviz.targets import SCALAR_TARGETS, TARGETS, Target, TargetName, resolve
-from calviz.tcal import adaptive_tcal
 
 __all__ = [
     "AnalysisOptions",
@@ -729,7 +729,7 @@ def analyze(
 
 def _by_group(data: CalibrationData, prepared: CalibrationData, options: AnalysisOptions, group, path):
     """``calibration_by_group`` of :func:`analyze`'s ``group`` on the analysed rows."""
-    from calviz.comparison import calibration_by_group
+    from calviz._comparison import calibration_by_group
 
     if isinstance(group, str):
         if path is None:

@@ -43,9 +43,9 @@ from typing import Literal
 
 import numpy as np
 
+from calviz._data import CalibrationData, InputError, as_calibration_data
+from calviz._recalibration import calibrated_classifier, fit_temperature, softmax
 from calviz._results import ResultMixin
-from calviz.data import CalibrationData, InputError, as_calibration_data
-from calviz.recalibration import calibrated_classifier, fit_temperature, softmax
 
 __all__ = [
     "DatasetInfo",
@@ -301,7 +301,7 @@ _SCENARIO_PREFIX = "scenario-"
 
 def _scenarios() -> dict:
     try:
-        from calviz.synthetic import SCENARIOS
+        from calviz._synthetic import SCENARIOS
     except ImportError:  # synthetic.py not available: model datasets still work
         return {}
     return dict(SCENARIOS)

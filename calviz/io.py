@@ -30,7 +30,7 @@ from typing import BinaryIO
 
 import numpy as np
 
-from calviz.data import CalibrationData, InputError, as_calibration_data, cell_repr, check_unique_columns
+from calviz._data import CalibrationData, InputError, as_calibration_data, cell_repr, check_unique_columns
 
 __all__ = ["read_predictions", "read_predictions_bytes", "write_predictions", "FORMATS", "DEFAULT_MAX_BYTES"]
 

@@ -26,9 +26,9 @@ import numpy as np
 import pytest
 
 import calviz
+from calviz._data import InputError, as_calibration_data
 from calviz._params import ALPHA, CONFIDENCE_LEVEL, Interval, NoneOr, Options
 from calviz._results import ConfidenceInterval
-from calviz.data import InputError, as_calibration_data
 from calviz.targets import TARGETS
 
 # a fixed resample count keeps these runs short; its "cannot settle" warning is about the decision only

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from calviz.data import (
+from calviz._data import (
     SIMPLEX_TOLERANCE,
     CalibrationData,
     InputError,

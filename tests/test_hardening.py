@@ -19,9 +19,12 @@ import pandas as pd
 import pytest
 
 import calviz
-from calviz import cli, distance, intervals, smooth
+from calviz import _distance as distance
+from calviz import _intervals as intervals
+from calviz import _smooth as smooth
+from calviz import cli
+from calviz._data import InputError
 from calviz.analysis import AnalysisOptions
-from calviz.data import InputError
 from calviz.io import read_predictions, read_predictions_bytes
 
 REPO = Path(__file__).resolve().parents[1]
@@ -406,7 +409,7 @@ def test_check_option_errors_exit_2_with_one_line(predictions_csv, option, capsy
 def test_failed_resampled_test_with_fail_on_reject_exits_3(predictions_csv, monkeypatch, capsys):
     """The resampled test asked for fails (here: MemoryError): the decision is unavailable — not the
     analytic one silently put in its place (which exited 0)."""
-    tcal_module = importlib.import_module("calviz.tcal")  # `calviz.tcal` may be bound to the function
+    tcal_module = importlib.import_module("calviz._tcal")  # `calviz.tcal` may be bound to the function
     analytic = tcal_module.adaptive_tcal
 
     def failing(*args, resampling="y_only", **kwargs):
@@ -423,7 +426,7 @@ def test_failed_resampled_test_with_fail_on_reject_exits_3(predictions_csv, monk
 
 
 def test_report_output_path_is_checked_before_computing(predictions_csv, tmp_path, monkeypatch, capsys):
-    report_module = importlib.import_module("calviz.report")
+    report_module = importlib.import_module("calviz._report")
 
     def no_analysis(*args, **kwargs):
         raise AssertionError("the analysis ran before the output path was checked")

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 import calviz
-from calviz.data import InputError
-from calviz.smooth import LOGIT_CLIP, SmoothECEResult, SmoothReliability, smooth_ece, smooth_reliability
+from calviz._data import InputError
+from calviz._smooth import LOGIT_CLIP, SmoothECEResult, SmoothReliability, smooth_ece, smooth_reliability
 
 # ------------------------------------------------------------------------------------------------------
 # direct evaluation of the definitions
@@ -354,7 +354,7 @@ def test_no_band_when_no_resamples():
 
 def test_binned_bootstrap_matches_point_bootstrap():
     """The multinomial resampling of (cell, label) aggregates has the spread of resampling points."""
-    from calviz.smooth import _SmoothingProblem
+    from calviz._smooth import _SmoothingProblem
 
     rng = np.random.default_rng(5)
     n, reps, sigma = 2000, 500, 0.05

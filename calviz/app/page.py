@@ -16,6 +16,7 @@ from functools import partial
 import panel as pn
 
 from calviz import plots
+from calviz._data import CalibrationData, as_calibration_data, message_for
 from calviz.analysis import Analysis, DataSummary, is_distributed, prepare, scalar_reliability
 from calviz.app import sources
 from calviz.app.controls import Controls
@@ -28,7 +29,6 @@ from calviz.app.views import (
     StatusView,
     TCalView,
 )
-from calviz.data import CalibrationData, as_calibration_data, message_for
 
 __all__ = ["CalvizApp", "dashboard", "create_app"]
 
@@ -227,7 +227,7 @@ class CalvizApp:
         )
 
     def export_report(self) -> io.BytesIO:
-        from calviz import report
+        from calviz._report import report
 
         html = report.render_report(
             self.data,

@@ -31,8 +31,8 @@ from bokeh.models import (
 from bokeh.plotting import figure
 
 from calviz import plots
+from calviz._data import message_for
 from calviz.analysis import is_distributed, resolve_target, scalar_target
-from calviz.data import message_for
 
 __all__ = [
     "ReliabilityView", "TCalView", "ClassicalView", "IntervalView", "DistanceView", "StatusView", "card",

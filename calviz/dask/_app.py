@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from calviz import analysis as _analysis
+from calviz._data import InputError
 from calviz.dask._data import (
     DaskCalibrationData,
     as_dask_data,
@@ -32,7 +33,6 @@ from calviz.dask._estimators import (
     uniform_subsample,
 )
 from calviz.dask._tcal import adaptive_tcal
-from calviz.data import InputError
 
 
 def _partition_summary(part, index, row_offset):

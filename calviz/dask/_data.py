@@ -14,8 +14,8 @@ import dask
 import numpy as np
 from dask.delayed import Delayed, delayed
 
-from calviz.data import InputError, as_calibration_data, check_unique_columns
-from calviz.ece import prepare_view, topk_view
+from calviz._data import InputError, as_calibration_data, check_unique_columns
+from calviz._ece import prepare_view, topk_view
 
 #: fan-in of the tree reductions (how many partial results one task merges)
 SPLIT_EVERY = 8

@@ -17,11 +17,13 @@ from typing import Any
 import numpy as np
 from dask.delayed import delayed
 
-from calviz import ece, intervals
+from calviz import _ece as ece
+from calviz import _intervals as intervals
+from calviz._binning import simplex_cell_keys
+from calviz._data import InputError, check_alpha
 from calviz._kernels.dask_scan import laplace_run_summary
 from calviz._results import ResultMixin
 from calviz._sums import BinSums, dyadic_keys
-from calviz.binning import simplex_cell_keys
 from calviz.dask._data import (
     SPLIT_EVERY,
     View,
@@ -35,9 +37,8 @@ from calviz.dask._data import (
     tree_reduce,
     validate,
 )
-from calviz.data import InputError, check_alpha
 
-distance = importlib.import_module("calviz.distance")
+distance = importlib.import_module("calviz._distance")
 
 
 def _partition_sums(part, index, row_offset, view: View, n_bins: int, scheme: str):
