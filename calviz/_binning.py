@@ -265,8 +265,8 @@ def assign_bins(z, *, n_bins: int = 15, scheme: Scheme = "equal_width") -> Bins:
 
     Examples
     --------
-    >>> import calviz
-    >>> bins = calviz.assign_bins([0.05, 0.3, 0.35, 0.95], n_bins=4)
+    >>> from calviz._binning import assign_bins
+    >>> bins = assign_bins([0.05, 0.3, 0.35, 0.95], n_bins=4)
     >>> bins.ids.tolist(), bins.keys.tolist(), bins.n_bins_total
     ([0, 1, 1, 2], [0, 1, 3], 4)
     """

@@ -155,7 +155,7 @@ def interval_from_sums(
     Parameters
     ----------
     sums : BinSums
-        Per-bin sufficient statistics (:func:`calviz.bin_sums`), possibly merged from chunks.
+        Per-bin sufficient statistics (:func:`calviz._sums.bin_sums`), possibly merged from chunks.
     alpha : float, default 0.1
         The interval has confidence 1 − α.
     n_bins : int, default 0
@@ -182,9 +182,11 @@ def interval_from_sums(
     >>> rng = np.random.default_rng(0)
     >>> p = rng.uniform(size=2000)                            # predicted P(y = 1)
     >>> y = (rng.uniform(size=2000) < p ** 1.5).astype(int)   # outcomes: the model is over-confident
-    >>> bins = calviz.assign_bins(p, n_bins=10)
-    >>> sums = calviz.bin_sums(bins, p, y.astype(float))
-    >>> ci = calviz.interval_from_sums(sums, 0.1, n_bins=10)
+    >>> from calviz._binning import assign_bins
+    >>> from calviz._intervals import interval_from_sums
+    >>> from calviz._sums import bin_sums
+    >>> sums = bin_sums(assign_bins(p, n_bins=10), p, y.astype(float))
+    >>> ci = interval_from_sums(sums, 0.1, n_bins=10)
     >>> round(ci.low, 3), round(ci.high, 3)
     (0.091, 0.125)
     """

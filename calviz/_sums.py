@@ -271,7 +271,9 @@ def bin_sums(bins, z, y, *, keys: np.ndarray | None = None) -> BinSums:
     >>> import calviz
     >>> z = np.array([0.1, 0.2, 0.8, 0.9])
     >>> y = np.array([0.0, 1.0, 1.0, 1.0])
-    >>> sums = calviz.bin_sums(calviz.assign_bins(z, n_bins=2), z, y)
+    >>> from calviz._binning import assign_bins
+    >>> from calviz._sums import bin_sums
+    >>> sums = bin_sums(assign_bins(z, n_bins=2), z, y)
     >>> sums.count.tolist(), sums.resid_sum.ravel().round(2).tolist()
     ([2, 2], [0.7, 0.3])
     """

@@ -23,7 +23,9 @@ from calviz import _distance as distance
 from calviz import _intervals as intervals
 from calviz import _smooth as smooth
 from calviz import cli
+from calviz._binning import assign_bins
 from calviz._data import InputError
+from calviz._sums import bin_sums
 from calviz.analysis import AnalysisOptions
 from calviz.io import read_predictions, read_predictions_bytes
 
@@ -247,11 +249,11 @@ def test_analysis_options_refuse_non_integral_counts(field, value):
 
 
 def test_interval_from_sums_refuses_infinite_bins():
-    sums = calviz.bin_sums(calviz.assign_bins(np.array([0.2, 0.6, 0.7]), n_bins=5), np.array([0.2, 0.6, 0.7]),
+    sums = bin_sums(assign_bins(np.array([0.2, 0.6, 0.7]), n_bins=5), np.array([0.2, 0.6, 0.7]),
                            np.array([0, 1, 1]))
     with pytest.raises(InputError, match="n_bins must be a positive integer"):
-        calviz.interval_from_sums(sums, n_bins=float("inf"))
-    assert calviz.interval_from_sums(sums, n_bins=5).n_bins == 5
+        intervals.interval_from_sums(sums, n_bins=float("inf"))
+    assert intervals.interval_from_sums(sums, n_bins=5).n_bins == 5
 
 
 def _npz() -> bytes:
@@ -439,7 +441,7 @@ def test_report_output_path_is_checked_before_computing(predictions_csv, tmp_pat
     assert cli.main(["report", str(tmp_path / "absent.csv"), "-o", str(target)]) == cli.EXIT_INPUT
     assert "cannot write" in capsys.readouterr().err
     with pytest.raises(FileNotFoundError):
-        calviz.report([0, 1, 1], [0.2, 0.6, 0.7], target)
+        calviz.report([0, 1, 1], [0.2, 0.6, 0.7], path=target)
 
 
 def test_report_of_three_identical_rows(tmp_path, capsys):

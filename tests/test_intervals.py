@@ -167,7 +167,7 @@ def test_bad_options(kwargs):
 
 
 def test_public_name():
-    assert calviz.ece_interval is ece_interval and calviz.ece_ci is ece_ci  # ece_ci: deprecated alias
+    assert calviz.ece_interval is ece_interval
     assert calviz.ECEInterval.__name__ == "ECEInterval"
 
 
