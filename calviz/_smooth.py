@@ -61,7 +61,17 @@ from scipy.optimize import brentq
 from calviz._data import InputError, check_alpha
 from calviz._ece import prepare_view
 from calviz._kernels.smooth import bin_by_cell_and_label, categories_and_fractions
-from calviz._params import BOOLEAN, SEED, UNIT_OPEN, Interval, NoneOr, Options, as_generator, validate_params
+from calviz._params import (
+    BOOLEAN,
+    INTERVAL_ALPHA,
+    SEED,
+    UNIT_OPEN,
+    Interval,
+    NoneOr,
+    Options,
+    as_generator,
+    validate_params,
+)
 from calviz._results import HasInterval, LevelFromAlpha, ResultMixin, ValueStatistic
 from calviz.targets import SCALAR_TARGETS
 from calviz.targets import TargetName as Target
@@ -716,7 +726,7 @@ def smooth_reliability(
     bandwidth: float | None = None,
     kernel: Kernel = "reflected_gaussian",
     centered: bool = False,
-    alpha: float = 0.05,
+    alpha: float = INTERVAL_ALPHA,
     n_resamples: int = 100,
     grid_size: int = 1001,
     target: Target = "auto",
@@ -751,8 +761,9 @@ def smooth_reliability(
         The smoothing kernel.
     centered : bool, default False
         Draw t + smoothed residual instead of the Nadaraya–Watson curve.
-    alpha : float, default 0.05
-        The band has pointwise level 1 − α (95 % by default, unlike calviz's 90 % intervals).
+    alpha : float, default 0.1
+        The band has pointwise level 1 − α (90 % by default, the confidence level of every calviz
+        interval).
     n_resamples : int, default 100
         Bootstrap resamples of the band (0: no band).
     grid_size : int, default 1001

@@ -247,10 +247,10 @@ def _params(name):
 
 
 def test_default_levels():
-    """One α for tests (0.05) and one confidence level for intervals (0.9; the smooth band is 95%)."""
+    """One α for tests (0.05) and one confidence level for intervals and bands (0.9)."""
     for name in ("tcal", "adaptive_tcal", "split_tcal", "classical_tests", "compare", "calibration_by_group"):
         assert _params_of(name)["alpha"].default == ALPHA == 0.05
-    for name in ("ece_interval", "reliability", "distance_bounds"):
+    for name in ("ece_interval", "reliability", "distance_bounds", "smooth_reliability"):
         assert _params_of(name)["alpha"].default == pytest.approx(1 - CONFIDENCE_LEVEL)
     assert calviz.ece_interval(Y_BINARY, P_BINARY).level == pytest.approx(CONFIDENCE_LEVEL)
 

@@ -149,7 +149,7 @@ def test_band_degrades_openly_above_its_budget(monkeypatch):
     p = rng.random(3000)
     y = (rng.random(p.size) < p).astype(float)
     monkeypatch.setattr(smooth, "BAND_WORK_BUDGET", 1 << 18)
-    res = calviz.smooth_reliability(y, p, bandwidth=0.002, n_resamples=100, seed=0)
+    res = calviz.smooth_reliability(y, p, bandwidth=0.002, n_resamples=100, seed=0, alpha=0.05)
     assert res.n_resamples < 100
     assert "coarser" in res.band_note and f"{res.n_resamples} of the 100 resamples" in res.band_note
     assert np.all(res.band_low <= res.curve) and np.all(res.curve <= res.band_high)

@@ -383,7 +383,8 @@ def test_band_pointwise_coverage_for_calibrated_data():
     covered = 0
     for _ in range(reps):
         f = rng.random(n)
-        res = smooth_reliability(_bern(rng, f), f, bandwidth=0.05, n_resamples=100, grid_size=3, seed=rng)
+        res = smooth_reliability(_bern(rng, f), f, bandwidth=0.05, n_resamples=100, grid_size=3, seed=rng,
+                                 alpha=0.05)
         covered += res.band_low[1] <= 0.5 <= res.band_high[1]
     # binomial SE at 0.95 with 100 reps is 0.022; 0.85 is 4.5 SE below
     assert covered / reps >= 0.85, covered
