@@ -44,6 +44,9 @@ class InputError(ValueError):
     """Input that calviz refuses, with a message naming the row/column and the rule broken."""
 
 
+InputError.__module__ = "calviz"  # tracebacks name it where users import it from: calviz.InputError
+
+
 def _first_bad(mask: np.ndarray) -> int:
     return int(np.flatnonzero(mask.reshape(mask.shape[0], -1).any(axis=1))[0])
 
@@ -444,7 +447,7 @@ def as_calibration_data(
     >>> calviz.as_calibration_data([0, 1], [0.2, 1.3])
     Traceback (most recent call last):
     ...
-    calviz.data.InputError: ...
+    calviz.InputError: ...
     """
     if isinstance(y_true, CalibrationData):
         if y_prob is not None:

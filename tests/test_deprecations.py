@@ -202,3 +202,12 @@ def test_keyword_only_shims_refuse_extra_or_doubled_arguments():
         calviz.from_logits([0.0, 1.0], [0, 1], "extra")
     with pytest.raises(TypeError, match="multiple values"):
         calviz.from_logits([0.0, 1.0], [0, 1], y_true=[0, 1])
+
+
+def test_input_error_is_named_by_its_public_path():
+    import pickle
+
+    with pytest.raises(calviz.InputError) as caught:
+        calviz.binned_ece([0, 1], [0.2, 1.3])
+    assert type(caught.value).__module__ == "calviz"
+    assert type(pickle.loads(pickle.dumps(caught.value))) is calviz.InputError

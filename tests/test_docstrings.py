@@ -42,6 +42,9 @@ def _public():
             continue
         module = calviz._EXPORTS[name]
         found[f"{module}.{name}"] = (module, name, vars(importlib.import_module(module))[name])
+    # deprecated in the namespace for one release, still documented
+    for name, (module, _) in calviz._DEPRECATED_NAMES.items():
+        found[f"{module}.{name}"] = (module, name, getattr(importlib.import_module(module), name))
     for module in MODULES:
         for name, obj in vars(importlib.import_module(module)).items():
             if name.startswith("_") or getattr(obj, "__module__", None) != module:
