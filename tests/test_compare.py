@@ -335,7 +335,7 @@ def test_a_group_where_the_test_cannot_run_is_listed_with_the_reason(monkeypatch
             raise InputError("cannot test this group")
         return real(y_true, y_prob, **kwargs)
 
-    monkeypatch.setattr(calviz.tcal, "adaptive_tcal", picky)
+    monkeypatch.setattr(calviz._tcal, "adaptive_tcal", picky)
     y, good, _ = _models(200, 12)
     res = calibration_by_group(y, good, np.repeat(["a", "b"], [80, 120]))
     assert res["a"].status == "not testable" and res["a"].reason == "cannot test this group"

@@ -424,7 +424,7 @@ def test_report_only_refuses(data, tmp_path):
     if options is None:
         return
     path = tmp_path / "report.html"
-    written = only_refuses(calviz.report, y, p, path, **options.to_dict())
+    written = only_refuses(calviz.report, y, p, path=path, **options.to_dict())
     if written is not None:
         assert path.stat().st_size > 0
     assert not list(tmp_path.glob(".*.partial"))  # a refused report leaves no temporary file behind

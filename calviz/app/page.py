@@ -227,7 +227,7 @@ class CalvizApp:
         )
 
     def export_report(self) -> io.BytesIO:
-        from calviz._report import report
+        from calviz import _report as report
 
         html = report.render_report(
             self.data,
