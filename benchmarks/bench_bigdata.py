@@ -39,8 +39,8 @@ def make_files(n: int, directory: Path, csv: bool = True) -> dict[str, Path]:
     the CSV file."""
     import numpy as np
 
+    from calviz._synthetic import dirichlet_temperature, temperature_family
     from calviz.io import write_predictions
-    from calviz.synthetic import dirichlet_temperature, temperature_family
 
     directory.mkdir(parents=True, exist_ok=True)
     files = {

@@ -121,10 +121,10 @@ def main(argv=None) -> int:
 
     import calviz.dask as cdask
 
-    ece = importlib.import_module("calviz.ece")
-    intervals = importlib.import_module("calviz.intervals")
-    tcal = importlib.import_module("calviz.tcal")
-    distance = importlib.import_module("calviz.distance")
+    ece = importlib.import_module("calviz._ece")
+    intervals = importlib.import_module("calviz._intervals")
+    tcal = importlib.import_module("calviz._tcal")
+    distance = importlib.import_module("calviz._distance")
 
     directory = Path(args.dir) / f"n{n_rows}"
     gen_s = generate(directory, n_rows)

@@ -33,7 +33,7 @@ from scipy.optimize import linprog
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import calviz  # noqa: E402
-from calviz.synthetic import shifted_uniform  # noqa: E402
+from calviz._synthetic import shifted_uniform  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 

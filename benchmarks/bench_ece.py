@@ -26,7 +26,7 @@ from scipy import stats
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import calviz  # noqa: E402
-from calviz.data import as_calibration_data  # noqa: E402
+from calviz._data import as_calibration_data  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 

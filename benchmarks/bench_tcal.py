@@ -37,10 +37,10 @@ import numba
 import numpy as np
 
 import calviz
-import calviz.tcal as T
+import calviz._tcal as T
+from calviz._binning import equal_width_ids
+from calviz._ece import bin_sums
 from calviz._kernels import tcal as K
-from calviz.binning import equal_width_ids
-from calviz.ece import bin_sums
 
 OUT = Path(__file__).resolve().parent / "results"
 

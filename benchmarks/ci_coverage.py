@@ -52,7 +52,7 @@ def run_point(task):
     """All repetitions of one (setting, grid value): coverage indicators and lengths on the ECE² scale."""
     setting, index, value, reps, n_resamples = task
     import calviz
-    from calviz import synthetic
+    from calviz import _synthetic as synthetic
 
     name, param, _, n_bins, top_k = SETTINGS[setting]
     generator = synthetic.SCENARIOS[name]

@@ -22,8 +22,8 @@ from pathlib import Path
 import numpy as np
 
 import calviz
-from calviz import synthetic
-from calviz.classical import TEST_NAMES
+from calviz import _synthetic as synthetic
+from calviz._classical import TEST_NAMES
 
 ALPHA = 0.05
 OUT = Path(__file__).resolve().parent / "results"

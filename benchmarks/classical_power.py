@@ -51,14 +51,14 @@ def m_star(n: int) -> int:
 
 
 def debiased(z, y, m):
-    from calviz.ece import binned_sums, debiased_ece_sq
+    from calviz._ece import binned_sums, debiased_ece_sq
 
     return debiased_ece_sq(binned_sums(z, np.asarray(y, dtype=float), n_bins=m)[0])
 
 
 def oracle_critical(n: int, sims: int) -> float:
     """95 % point of T^d at m* bins over ``sims`` simulations from P₀ (Z ~ U[0,1], Y ~ Ber(Z))."""
-    from calviz import synthetic
+    from calviz import _synthetic as synthetic
 
     rng = np.random.default_rng(np.random.SeedSequence([2026, 0, n]))
     m = m_star(n)
@@ -84,7 +84,7 @@ def overconfidence_ece(beta: float, grid: int = 200_001) -> float:
 
 def cell(experiment: str, n: int, index: int, param: float, reps: int, critical: float | None):
     import calviz
-    from calviz import synthetic
+    from calviz import _synthetic as synthetic
 
     rng = np.random.default_rng(np.random.SeedSequence([2026, 1 if experiment == "A" else 2, n, index]))
     names = ("tcal_adaptive",) + (("tcal_oracle",) if critical is not None else ()) + TESTS

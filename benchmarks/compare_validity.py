@@ -44,7 +44,7 @@ from scipy.special import expit
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import calviz  # noqa: E402
-from calviz.comparison import calibration_by_group, compare  # noqa: E402
+from calviz._comparison import calibration_by_group, compare  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 ALPHA = 0.05

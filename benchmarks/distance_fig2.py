@@ -25,7 +25,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import calviz  # noqa: E402
-from calviz.synthetic import temperature_family  # noqa: E402
+from calviz._synthetic import temperature_family  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 

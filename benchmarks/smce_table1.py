@@ -23,7 +23,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import calviz  # noqa: E402
-from calviz.synthetic import shifted_uniform  # noqa: E402
+from calviz._synthetic import shifted_uniform  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 EPS_STAR = 0.01

@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 import calviz
-import calviz.tcal as T
+import calviz._tcal as T
 
 ALPHA = 0.05
 OUT = Path(__file__).resolve().parent / "results"
@@ -35,7 +35,7 @@ OUT = Path(__file__).resolve().parent / "results"
 
 def calibrated(rng, n, scenario):
     try:
-        from calviz import synthetic
+        from calviz import _synthetic as synthetic
 
         sc = synthetic.tcal_p0(n, seed=rng) if scenario == "P0" else synthetic.beta_calibrated(n, seed=rng)
         return np.asarray(sc.y_true), np.asarray(sc.y_prob)

@@ -51,8 +51,8 @@ from pathlib import Path
 import numpy as np
 
 import calviz
-from calviz import synthetic
-from calviz.ece import binned_sums, debiased_ece_sq, plugin_ece_l1, plugin_ece_sq
+from calviz import _synthetic as synthetic
+from calviz._ece import binned_sums, debiased_ece_sq, plugin_ece_l1, plugin_ece_sq
 
 ALPHA = 0.05
 # A: slowly decaying amplitude so that fine oscillations keep a sizeable ECE (ρ m^{-s} e^{-4} ≤ 1/4 for m ≥ 2)

@@ -9,8 +9,8 @@ The error is an :class:`InvalidParameterError`, both a ``ValueError`` (an :class
 and a ``TypeError``, whichever way the value is wrong.
 
 Defaults: calibration *tests* use the level ``ALPHA`` = 0.05; confidence *intervals* and bands use the
-confidence level ``CONFIDENCE_LEVEL`` = 0.9 (``alpha = 1 − CONFIDENCE_LEVEL`` = 0.1), except the smooth
-reliability band, which keeps 0.95 (``alpha=0.05``) as documented on that function.
+confidence level ``CONFIDENCE_LEVEL`` = 0.9 (``alpha = 1 − CONFIDENCE_LEVEL`` = 0.1), the smooth
+reliability band included.
 
 Randomness: a ``seed`` is ``None``, a non-negative int or a ``numpy.random.Generator``;
 :func:`as_generator` turns it into a Generator and :func:`kernel_seed` into the integer seed of a jitted
@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable
 
 import numpy as np
 
-from calviz.data import InputError
+from calviz._data import InputError
 
 __all__ = [
     "ALPHA",

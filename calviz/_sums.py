@@ -24,28 +24,50 @@ from typing import Literal
 
 import numpy as np
 
+from calviz._binning import Bins, dense_ids, equal_width_bounds
+from calviz._data import InputError
 from calviz._kernels import tcal as _k
 from calviz._kernels.ece import bin_sums_1d_kernel, bin_sums_equal_width_1d_kernel, bin_sums_kernel
 from calviz._results import ResultMixin
-from calviz.binning import Bins, dense_ids, equal_width_bounds
-from calviz.data import InputError
 
 
 @dataclass(frozen=True, repr=False)
 class BinSums(ResultMixin):
-    """Per-bin sufficient statistics of B non-empty bins for k-dimensional predictions.
+    """Mergeable per-bin sufficient statistics of B non-empty bins for k-dimensional predictions.
 
-    With v = y − z and Σ(z) = diag(z) − z zᵀ (the multinomial covariance of y given z):
+    Every binned estimator of calviz is a function of these sums, and the sums of disjoint chunks of data
+    merge (:meth:`merge`) into the sums of their union, so a distributed computation gives the in-memory
+    numbers.  With v = y − z and Σ(z) = diag(z) − z zᵀ (the multinomial covariance of y given z):
 
-    keys (B,) int64 sorted bin keys; count (B,) int64 N_b; resid_sum (B, k) S_b = Σ v;
-    resid_sq_sum (B,) Q_b = Σ ‖v‖²; resid_outer_sum (B, k, k) O_b = Σ v vᵀ; z_sum, y_sum (B, k);
-    null_cov_sum (B, k, k) C_b = Σ_j Σ(z_j); null_cov_sq_trace (B,) D_b = Σ_j tr(Σ(z_j)²);
-    n_total = Σ_b N_b.  Binary/1-D data has k = 1 (the arrays keep their 2-D/3-D shapes).
+    Attributes
+    ----------
+    keys : ndarray of shape (B,)
+        int64 sorted bin keys.
+    count : ndarray of shape (B,)
+        N_b.
+    resid_sum : ndarray of shape (B, k)
+        S_b = Σ v.
+    resid_sq_sum : ndarray of shape (B,)
+        Q_b = Σ ‖v‖².
+    resid_outer_sum : ndarray of shape (B, k, k)
+        O_b = Σ v vᵀ.
+    z_sum, y_sum : ndarray of shape (B, k)
+        Σ z and Σ y.
+    null_cov_sum : ndarray of shape (B, k, k)
+        C_b = Σ_j Σ(z_j).
+    null_cov_sq_trace : ndarray of shape (B,)
+        D_b = Σ_j tr(Σ(z_j)²).
+    n_total : int
+        Σ_b N_b.
+    hi, lo : ndarray of shape (B, d) or None
+        Optional compensated (double-double) sums of the per-point features of the analytic T-Cal test
+        (``compensated=True`` in :meth:`of`): scalar targets [Σv, Σv², Σs, Σs², Σs³, Σμ₃, Σμ₃²] with
+        s = z(1 − z), μ₃ = s(1 − 2z); full calibration [Σv (K), Σ‖v‖², ΣΣ(z) (K×K), Σ tr Σ(z)²];
+        :meth:`terms` reads them.
 
-    Optional compensated sums (``compensated=True`` in :meth:`of`): hi, lo (B, d) double-double sums of
-    the per-point features of the analytic T-Cal test — scalar targets [Σv, Σv², Σs, Σs², Σs³, Σμ₃,
-    Σμ₃²] with s = z(1 − z), μ₃ = s(1 − 2z); full calibration (k = K) [Σv (K), Σ‖v‖², ΣΣ(z) (K×K),
-    Σ tr Σ(z)²].  :meth:`terms` reads them.
+    Notes
+    -----
+    Binary / 1-D data has k = 1 (the arrays keep their 2-D / 3-D shapes).
     """
 
     keys: np.ndarray
@@ -224,12 +246,36 @@ def _from_1d(keys, count, resid_sum, resid_sq, z_sum, y_sum, null_cov, null_cov_
 
 
 def bin_sums(bins, z, y, *, keys: np.ndarray | None = None) -> BinSums:
-    """Per-bin sums (one numba pass, O(n k²)) of (z, y) for a binning.
+    """Per-bin sufficient statistics of (z, y) for a binning, in one jitted O(n k²) pass.
 
-    ``bins`` is a :class:`~calviz.binning.Bins` or an int64 array of per-sample bin keys (any
-    integers; they are compressed to dense ids here) — or, with ``keys`` (the sorted unique keys), the
-    dense ids themselves.  z, y: (n,) or (n, k) float arrays, y the label indicators; they are assumed
-    validated (see :func:`calviz.ece.prepare_view`).
+    Parameters
+    ----------
+    bins : Bins or ndarray of int64
+        A :class:`~calviz.binning.Bins`, or per-sample bin keys (any integers; they are compressed to
+        dense ids here) — or, with ``keys``, the dense ids themselves.
+    z : ndarray of shape (n,) or (n, k)
+        Predictions (validated, float64).
+    y : ndarray of shape (n,) or (n, k)
+        Label indicators (float64).
+    keys : ndarray, optional
+        The sorted unique keys when ``bins`` holds dense ids.
+
+    Returns
+    -------
+    BinSums
+        The sums of the non-empty bins.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> z = np.array([0.1, 0.2, 0.8, 0.9])
+    >>> y = np.array([0.0, 1.0, 1.0, 1.0])
+    >>> from calviz._binning import assign_bins
+    >>> from calviz._sums import bin_sums
+    >>> sums = bin_sums(assign_bins(z, n_bins=2), z, y)
+    >>> sums.count.tolist(), sums.resid_sum.ravel().round(2).tolist()
+    ([2, 2], [0.7, 0.3])
     """
     if isinstance(bins, Bins):
         ids, keys = bins.ids, bins.keys

@@ -27,9 +27,9 @@ import warnings
 import numpy as np
 from scipy import special, stats
 
+from calviz._data import InputError, check_alpha
 from calviz._kernels import tcal as _k
 from calviz._params import Interval, Options, check_param, kernel_seed
-from calviz.data import InputError, check_alpha
 from calviz.targets import TARGETS as ALL_TARGETS
 
 #: a 1-D predictor with at most this many distinct values ...

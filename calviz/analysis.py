@@ -18,16 +18,16 @@ from typing import Any, Literal
 
 import numpy as np
 
+from calviz._classical import analysis_tests
+from calviz._data import CalibrationData, InputError, as_calibration_data, check_alpha
+from calviz._distance import distance_bounds, smce_witness
+from calviz._ece import reliability
+from calviz._intervals import ece_interval  # noqa: F401 (called through _estimator)
 from calviz._results import ResultMixin, _jsonable
-from calviz.classical import analysis_tests
-from calviz.data import CalibrationData, InputError, as_calibration_data, check_alpha
-from calviz.distance import distance_bounds, smce_witness
-from calviz.ece import reliability
-from calviz.intervals import ece_interval  # noqa: F401 (called through _estimator)
+from calviz._smooth import smooth_reliability
+from calviz._tcal import adaptive_tcal  # noqa: F401 (called through _estimator)
 from calviz.sampling import sample_for_view
-from calviz.smooth import smooth_reliability
 from calviz.targets import SCALAR_TARGETS, TARGETS, Target, TargetName, resolve
-from calviz.tcal import adaptive_tcal  # noqa: F401 (called through _estimator)
 
 __all__ = [
     "AnalysisOptions",
@@ -68,14 +68,50 @@ def _check_whole(value, name: str, minimum: int) -> None:
 
 @dataclass(frozen=True)
 class AnalysisOptions:
-    """Everything a user can choose, as one immutable (hashable) value.
+    """Everything a user can choose for an analysis, as one immutable (hashable) value.
 
-    ``target``: ``auto`` (binary data → ``binary``, multi-class → ``top1``), ``binary``, ``top1``,
-    ``classwise`` (one-vs-rest for ``class_index``), ``topk`` (top-1-to-``top_k``, Sun et al. (2024)) or
-    ``full``. ``n``: analyse a uniform subsample of this many rows (``None`` = all rows; drawn with ``seed``).
-    ``bandwidth``: ``None`` = automatic (smECE(σ) = σ for the smooth diagram; 1 for the Laplace kCE).
-    ``all_rows``: run the views that cost more than one pass per change (distance family, bootstrap
-    interval, resampled T-Cal) on every row instead of a stated uniform subsample (``calviz.sampling``).
+    Parameters
+    ----------
+    target : {"auto", "binary", "top1", "classwise", "topk", "full"}, default "auto"
+        ``auto``: binary data → ``binary``, multi-class → ``top1``; ``classwise`` is one-vs-rest for
+        ``class_index``; ``topk`` is top-1-to-``top_k`` calibration (Sun et al. 2024).
+    class_index : int, default 0
+        The class of the ``classwise`` target.
+    top_k : int, default 2
+        k of the ``topk`` target.
+    n : int or None, default None
+        Analyse a uniform subsample of this many rows (None: all rows; drawn with ``seed``).
+    scheme : {"equal_width", "equal_mass"}, default "equal_width"
+        Bins of the reliability diagram.
+    n_bins : int, default 15
+        Bins of the reliability diagram and the ECE interval.
+    kernel : {"reflected_gaussian", "logit_gaussian"}, default "reflected_gaussian"
+        Kernel of the smooth reliability diagram.
+    bandwidth : float or None, default None
+        None: automatic (smECE(σ) = σ for the smooth diagram; 1 for the Laplace kCE).
+    alpha : float, default 0.05
+        Level of the tests.
+    resampling : {"analytic", "y_only", "consistency", "threshold"}, default "y_only"
+        T-Cal's critical values.
+    n_resamples : int, default 500
+        Resamples of the bootstrap views.
+    seed : int, default 0
+        Seed of every random choice.
+    all_rows : bool, default False
+        Run the views that cost more than one pass per change (distance family, bootstrap interval,
+        resampled T-Cal) on every row instead of a stated uniform subsample (``calviz.sampling``).
+
+    Notes
+    -----
+    The parameters are attributes under the same names; ``to_dict()`` gives them as a dict and
+    ``replace(**changes)`` a modified copy.
+
+    Examples
+    --------
+    >>> from calviz.analysis import AnalysisOptions
+    >>> options = AnalysisOptions(n_bins=10, alpha=0.1)
+    >>> options.n_bins, options.target, options == AnalysisOptions(alpha=0.1, n_bins=10)
+    (10, 'auto', True)
     """
 
     target: TargetName = "auto"
@@ -221,22 +257,38 @@ class MultiReliability(ResultMixin):
     decreasingly, z_(1) ≥ … ≥ z_(k), and let y_(r) = 1{the true class is the r-th ranked class}.  The
     top-1-to-k vector is calibrated iff E[y_top-k | z_top-k] = z_top-k; taking conditional expectations
     given z_(r) alone (tower property), each rank's marginal must then be calibrated:
-    E[y_(r) | z_(r)] = z_(r), r = 1..k.  Panel r is the §3 reliability data of the scalar pair
-    (z_(r), y_(r)) — per bin b: count N_b, mean confidence mean_{j∈I_b} z_(r),j, observed frequency
+    E[y_(r) | z_(r)] = z_(r), r = 1..k.  Panel r is the reliability data (:func:`calviz.reliability`) of
+    the pair (z_(r), y_(r)) — per bin b: count N_b, mean confidence mean_{j∈I_b} z_(r),j, observed frequency
     mean_{j∈I_b} y_(r),j and its interval at level 1 − α.  Rank 1 is the top-1 (confidence) diagram.
 
     ``kind == "class"`` (target ``full``): full calibration E[y | z] = z implies every class marginal is
-    calibrated, P(y = c | z_c) = z_c (the classwise one-vs-rest pair (z_c, 1{y = c}), §8); one panel per
+    calibrated, P(y = c | z_c) = z_c (the classwise one-vs-rest pair (z_c, 1{y = c})); one panel per
     class.  With more than :data:`MAX_CLASS_PANELS` classes only that many are computed — the classes with
     the most samples (ties: lower index), shown in class order; ``n_omitted`` counts the others.
 
     Marginal calibration is necessary, not sufficient: panels that all follow the diagonal do not prove
     the vector target calibrated (T-Cal and the interval test the vector itself).
 
-    Fields: ``target`` ("topk"/"full"), ``kind`` ("rank"/"class"), ``index`` (ranks 1..k or class
-    indices), ``labels`` (legend / panel titles), ``panels`` (one ``ReliabilityData`` each),
-    ``positives`` (per panel: samples whose true class is that rank / class), ``n``, ``n_classes``,
-    ``n_omitted``.
+    Attributes
+    ----------
+    target : {"topk", "full"}
+        The vector target.
+    kind : {"rank", "class"}
+        One panel per rank or per class.
+    index : ndarray
+        Ranks 1..k or class indices.
+    labels : tuple of str
+        Legend / panel titles.
+    panels : tuple of ReliabilityData
+        One per rank / class.
+    positives : ndarray
+        Per panel: samples whose true class is that rank / class.
+    n : int
+        Sample size.
+    n_classes : int
+        Classes of the input.
+    n_omitted : int
+        Classes not shown.
     """
 
     target: str
@@ -441,7 +493,23 @@ def run_view(view: str, data: CalibrationData, options: AnalysisOptions):
 
 @dataclass(frozen=True, repr=False)
 class DataSummary(ResultMixin):
-    """What was analysed: sizes, the target used and simple descriptive numbers."""
+    """What was analysed: sizes, the target used and simple descriptive numbers.
+
+    Attributes
+    ----------
+    n : int
+        Rows analysed.
+    n_total : int
+        Rows of the data (more than ``n`` when a subsample was analysed).
+    n_classes : int
+        Classes.
+    is_binary : bool
+        Whether the predictions are 1-D P(y = 1).
+    target : str
+        The calibration target used.
+    accuracy, mean_confidence : float
+        Top-1 accuracy and mean top-1 confidence.
+    """
 
     n: int
     n_total: int
@@ -476,9 +544,36 @@ class DataSummary(ResultMixin):
 
 @dataclass(frozen=True, repr=False)
 class Analysis(ResultMixin):
-    """All results for one (data, options) pair, with compute timings (seconds) per view.
+    """All results for one (data, options) pair, returned by :func:`analyze`.
 
     A result is ``None`` when its engine refused the input (or failed); ``errors`` says why.
+
+    Attributes
+    ----------
+    options : AnalysisOptions
+        What was asked.
+    summary : DataSummary
+        What was analysed.
+    reliability : ReliabilityData or MultiReliability
+        The reliability view.
+    smooth : SmoothReliability
+        The smooth reliability curve.
+    tcal, tcal_resampled : TCalResult
+        Adaptive T-Cal with analytic and with resampled critical values.
+    interval, bootstrap : ECEInterval
+        The asymptotic and the bootstrap ECE interval.
+    distance : DistanceBounds
+        The distance-to-calibration measures and bounds.
+    witness : SmCEWitness
+        The smCE witness.
+    classical : ClassicalTests
+        The classical tests, MCE and ACE.
+    groups : GroupCalibration or None
+        Per-group results when ``group`` was given.
+    timings : dict
+        Seconds per view.
+    errors : dict
+        View → why it could not be computed.
     """
 
     options: AnalysisOptions
@@ -539,8 +634,10 @@ def analyze(
     group=None,
     **option_values,
 ) -> Analysis:
-    """Run every view's computation on ``data`` (a ``CalibrationData``, a ``(y_true, y_prob)`` tuple or
-    the path of a predictions file, read with :func:`calviz.io.read_predictions`).
+    """Run every view's computation on a set of predictions: the whole analysis the app and report show.
+
+    ``data`` is a ``CalibrationData``, a ``(y_true, y_prob)`` tuple or the path of a predictions file,
+    read with :func:`calviz.io.read_predictions`.
 
     ``resampled=False`` skips the resampling-based results (resampled T-Cal, bootstrap interval) — the
     dashboard computes those off the UI thread.  Extra keywords override fields of ``options``.
@@ -555,7 +652,7 @@ def analyze(
 
     Parameters
     ----------
-    data : CalibrationData or (y_true, y_prob)
+    data : CalibrationData, (y_true, y_prob) or path
         The predictions, validated by :func:`calviz.data.as_calibration_data`.
     options : AnalysisOptions, optional
         Target, bins, level, resampling, … (defaults: :class:`AnalysisOptions`).
@@ -563,10 +660,10 @@ def analyze(
         Also compute the resampled T-Cal decision and the bootstrap interval.
     views : tuple of str, optional
         Compute only these views (names of ``COMPUTE``).
-    **option_values
-        Fields of ``options`` to override, e.g. ``n_bins=10``.
     group : array-like or str, optional
         Group values, one per row, or a column name of the predictions file (see above).
+    **option_values
+        Fields of ``options`` to override, e.g. ``n_bins=10``.
 
     Returns
     -------
@@ -646,7 +743,7 @@ def analyze(
 
 def _by_group(data: CalibrationData, prepared: CalibrationData, options: AnalysisOptions, group, path):
     """``calibration_by_group`` of :func:`analyze`'s ``group`` on the analysed rows."""
-    from calviz.comparison import calibration_by_group
+    from calviz._comparison import calibration_by_group
 
     if isinstance(group, str):
         if path is None:

@@ -189,7 +189,7 @@ def load_input(file: str, args=None, *, keep_matrix: bool = True):
 
     Any problem (missing file, unknown format, a rule of the input conventions broken) becomes a
     :class:`CLIError` carrying the reader's one-line message."""
-    from calviz.data import InputError
+    from calviz._data import InputError
 
     try:
         if file.startswith(DATASET_PREFIX):
@@ -217,8 +217,8 @@ def load_input(file: str, args=None, *, keep_matrix: bool = True):
 
 def options_from_args(args):
     """The :class:`~calviz.analysis.AnalysisOptions` described by the command-line flags."""
+    from calviz._data import InputError
     from calviz.analysis import AnalysisOptions
-    from calviz.data import InputError
 
     try:
         return AnalysisOptions(
@@ -402,8 +402,8 @@ def _fmt(x) -> str:
 
 def _comparisons(args, data, options) -> dict:
     """The ``--compare`` / ``--group-by`` / ``--recalibrate`` sections (calviz.cli_compare), JSON-ready."""
+    from calviz._data import InputError
     from calviz.cli_compare import comparison_summary, compute_comparisons, has_comparison_options
-    from calviz.data import InputError
 
     if not has_comparison_options(args):
         return {}
@@ -445,7 +445,7 @@ def _on_dask(args, function: str, **kwargs):
     """``calviz.dask.<function>(FILE, scheduler=…, columns…)`` for a Parquet file or directory analysed
     out of core (``analyze_parquet`` for ``check``, ``open_source`` for ``serve``); problems become one
     :class:`CLIError` line."""
-    from calviz.data import InputError
+    from calviz._data import InputError
 
     try:
         func = getattr(importlib.import_module("calviz.dask"), function)
@@ -477,8 +477,8 @@ def check_output_path(out: Path) -> None:
 def cmd_report(args) -> int:
     out = Path(args.output)
     check_output_path(out)  # at once: the imports below alone take seconds
+    from calviz._report import render_report, report_output
     from calviz.cli_compare import comparison_html
-    from calviz.report import render_report, report_output
 
     options = options_from_args(args)
     title = args.title or f"calviz report — {Path(args.file).name if ':' not in args.file else args.file}"
@@ -560,7 +560,7 @@ def cmd_serve(args) -> int:
     if args.file is not None and dataset is not None:
         raise CLIError("pass either FILE or --dataset, not both")
     if dataset is not None:
-        from calviz.data import InputError
+        from calviz._data import InputError
         from calviz.datasets import dataset_info
 
         try:
@@ -649,7 +649,7 @@ def _open_browser(url: str) -> None:
 
 # --------------------------------------------------------------------------------------------------
 def main(argv: list[str] | None = None) -> int:
-    from calviz.data import InputError, message_for
+    from calviz._data import InputError, message_for
 
     parser = build_parser()
     args = parser.parse_args(argv)

@@ -62,7 +62,7 @@ def read_group_column(file: str, column: str, n: int, *, label_column: str = "y_
 
     import numpy as np
 
-    from calviz.data import InputError
+    from calviz._data import InputError
 
     if column == label_column and labels is not None:
         return np.asarray(labels)
@@ -105,8 +105,8 @@ def compute_comparisons(args, data, options, *, load_input) -> dict:
     ModelComparison)} for the flags given (absent keys: flag not given).  ``load_input`` reads the second
     file exactly as the first (the CLI's reader, with the same column options)."""
 
-    from calviz.comparison import MIN_GROUP_SIZE, calibration_by_group, check_same_examples, compare
-    from calviz.recalibration import recalibrate
+    from calviz._comparison import MIN_GROUP_SIZE, calibration_by_group, check_same_examples, compare
+    from calviz._recalibration import recalibrate
     from calviz.targets import SCALAR_TARGETS
 
     target = options.target if options.target in ("auto", *SCALAR_TARGETS) else "auto"

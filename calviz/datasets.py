@@ -43,9 +43,9 @@ from typing import Literal
 
 import numpy as np
 
+from calviz._data import CalibrationData, InputError, as_calibration_data
+from calviz._recalibration import calibrated_classifier, fit_temperature, softmax
 from calviz._results import ResultMixin
-from calviz.data import CalibrationData, InputError, as_calibration_data
-from calviz.recalibration import calibrated_classifier, fit_temperature, softmax
 
 __all__ = [
     "DatasetInfo",
@@ -72,9 +72,21 @@ _CALIB_FRACTION_OF_REST = 1.0 / 3.0
 
 @dataclass(frozen=True, repr=False)
 class DatasetInfo(ResultMixin):
-    """One embedded dataset: its ``name`` (pass it to :func:`load_dataset`), ``kind``
-    (``"scenario"`` or ``"model"``), a one-line ``description``, the number of classes ``K``
-    (2 for binary) and ``n``, the rows loaded by default (the held-out test split for models)."""
+    """One embedded dataset.
+
+    Attributes
+    ----------
+    name : str
+        Pass it to :func:`load_dataset`.
+    kind : {"scenario", "model"}
+        A simulated scenario from a paper, or a trained model's held-out predictions.
+    description : str
+        One line.
+    K : int
+        Number of classes (2 for binary).
+    n : int
+        Rows loaded by default (the held-out test split for models).
+    """
 
     name: str
     kind: Literal["scenario", "model"]
@@ -213,8 +225,22 @@ def _compute_model_predictions(family: str, model: str, recal: str | None) -> tu
 # cache
 # --------------------------------------------------------------------------------------------------
 def cache_dir() -> Path:
-    """Where predictions are cached: ``$CALVIZ_CACHE_DIR``, else ``$XDG_CACHE_HOME/calviz``, else
-    ``~/.cache/calviz``."""
+    """Where model predictions are cached.
+
+    Returns
+    -------
+    pathlib.Path
+        ``$CALVIZ_CACHE_DIR``, else ``$XDG_CACHE_HOME/calviz``, else ``~/.cache/calviz``.
+
+    Examples
+    --------
+    >>> import os
+    >>> from unittest import mock
+    >>> from calviz.datasets import cache_dir
+    >>> with mock.patch.dict(os.environ, {"CALVIZ_CACHE_DIR": "/tmp/calviz-cache"}):
+    ...     print(cache_dir().as_posix())
+    /tmp/calviz-cache
+    """
     env = os.environ.get("CALVIZ_CACHE_DIR")
     if env:
         return Path(env).expanduser()
@@ -275,7 +301,7 @@ _SCENARIO_PREFIX = "scenario-"
 
 def _scenarios() -> dict:
     try:
-        from calviz.synthetic import SCENARIOS
+        from calviz._synthetic import SCENARIOS
     except ImportError:  # synthetic.py not available: model datasets still work
         return {}
     return dict(SCENARIOS)
@@ -305,7 +331,19 @@ def _scenario_meta(key: str) -> tuple[int, str]:
 # public API
 # --------------------------------------------------------------------------------------------------
 def list_datasets() -> list[DatasetInfo]:
-    """All embedded datasets: first the trained models, then the paper scenarios."""
+    """All embedded datasets: first the trained models, then the paper scenarios.
+
+    Returns
+    -------
+    list of DatasetInfo
+        Name, kind, description, classes and default rows of each.
+
+    Examples
+    --------
+    >>> from calviz.datasets import list_datasets
+    >>> [d.name for d in list_datasets() if d.name.startswith("digits-gnb")]
+    ['digits-gnb', 'digits-gnb-platt', 'digits-gnb-isotonic', 'digits-gnb-temperature']
+    """
     out = []
     for name, family, model, recal in _model_names():
         fam_doc, k, _ = _FAMILIES[family]
@@ -322,7 +360,30 @@ def list_datasets() -> list[DatasetInfo]:
 
 
 def dataset_info(name: str) -> DatasetInfo:
-    """The :class:`DatasetInfo` of one dataset (raises ``InputError`` for an unknown name)."""
+    """The :class:`DatasetInfo` of one embedded dataset.
+
+    Parameters
+    ----------
+    name : str
+        A name from :func:`list_datasets`.
+
+    Returns
+    -------
+    DatasetInfo
+        Its description.
+
+    Raises
+    ------
+    InputError
+        For an unknown name.
+
+    Examples
+    --------
+    >>> from calviz.datasets import dataset_info
+    >>> info = dataset_info("scenario-tcal_p0")
+    >>> info.kind, info.K, info.description
+    ('scenario', 2, 'calibrated binary model, uniform predictions (Lee et al. 2023, null P0)')
+    """
     for info in list_datasets():
         if info.name == name:
             return info
@@ -337,10 +398,34 @@ def _unknown(name: str) -> str:
 def load_dataset(name: str = DEFAULT_DATASET, *, n: int | None = None, seed: int = 0) -> CalibrationData:
     """Load an embedded dataset as validated :class:`~calviz.data.CalibrationData`.
 
-    Model datasets are the fixed held-out predictions (computed once, then read from the cache); ``n``
+    Model datasets are fixed held-out predictions (computed once, then read from the cache); ``n``
     draws a uniform subsample of that many rows (``seed`` chooses it) and may not exceed the held-out
-    size.  Scenarios are generated with ``n`` rows (default :data:`SCENARIO_DEFAULT_N`) from ``seed``.
-    The same ``(name, n, seed)`` always gives the same data.
+    size.  Scenarios are generated with ``n`` rows (default ``SCENARIO_DEFAULT_N``) from ``seed``.  The
+    same ``(name, n, seed)`` always gives the same data.
+
+    Parameters
+    ----------
+    name : str, default "tabular-gnb"
+        A name from :func:`list_datasets`.
+    n : int, optional
+        Rows.
+    seed : int, default 0
+        Seed of the subsample or the scenario.
+
+    Returns
+    -------
+    CalibrationData
+        The predictions and labels.
+
+    Examples
+    --------
+    >>> import calviz
+    >>> from calviz.datasets import load_dataset
+    >>> data = load_dataset("scenario-tcal_p0", n=1000, seed=1)
+    >>> data.n, data.n_classes
+    (1000, 2)
+    >>> calviz.tcal(data).reject                    # a calibrated scenario
+    False
     """
     if n is not None:
         if isinstance(n, bool) or int(n) != n or n < 2:

@@ -33,7 +33,7 @@ from typing import BinaryIO
 
 import numpy as np
 
-from calviz.data import (
+from calviz._data import (
     CalibrationData,
     InputError,
     _readonly_view,
@@ -73,21 +73,58 @@ def read_predictions(
     logits: bool = False,
     keep_matrix: bool = True,
 ) -> CalibrationData:
-    """Read and validate predictions from a path, ``bytes`` or a binary file-like object.
+    """Read and validate predictions from a CSV, Parquet, NPZ or NPY file, ``bytes`` or a file object.
 
-    ``format`` is ``"csv"``, ``"parquet"``, ``"npz"`` or ``"npy"``; by default it comes from the file
-    extension (``.csv/.txt/.tsv``, ``.parquet/.pq``, ``.npz``, ``.npy``), else from the first bytes.
-    Column / array names are configurable (see the module docstring for the layouts).
-    ``renormalize=True`` rescales multiclass rows to sum to 1; ``logits=True`` reads the probability
-    columns as logits (a stable softmax per row, a sigmoid for one column).  ``max_bytes`` (``None``: no
-    limit) bounds the file size and the uncompressed size of NPZ arrays / Parquet columns.
+    Column / array names are configurable; the layouts are: tabular (CSV, Parquet) ``y_true`` +
+    ``y_prob`` (binary: P(y = 1)), ``y_true`` + ``p_0`` … ``p_{K−1}`` (multiclass), or ``confidence`` +
+    ``correct`` (read as binary data with y = correct); NPZ arrays ``y_true`` and ``y_prob`` (or
+    ``confidence`` and ``correct``); NPY one 2-D array whose first column is y_true and whose other
+    columns are the probabilities.  NPY/NPZ are read with ``allow_pickle=False``.
 
-    ``keep_matrix=False`` (large multiclass CSV / Parquet files analysed for a scalar target: top-1 or
-    one class against the rest): the file is read and validated a block of rows at a time and the
-    (n, K) probability matrix is never held in memory — only the labels and the top-1 view (confidence,
-    correct); each class's column goes to a temporary file and is read back when a one-vs-rest view
-    needs it (:class:`FileBackedData`).  Every view gives the same numbers as with the whole matrix and
-    every row is validated, with the same messages.  Other formats ignore it.
+    Parameters
+    ----------
+    path_or_buffer : str, path-like, bytes or binary file object
+        The predictions.
+    format : {"csv", "parquet", "npz", "npy"}, optional
+        By default from the file extension (``.csv/.txt/.tsv``, ``.parquet/.pq``, ``.npz``, ``.npy``),
+        else from the first bytes.
+    y_true, y_prob, prob_prefix, confidence, correct : str
+        Column / array names (defaults "y_true", "y_prob", "p_", "confidence", "correct").
+    renormalize : bool, default False
+        Rescale multiclass rows to sum to 1.
+    max_bytes : int or None, default 2**31
+        Bound on the file size and on the uncompressed size of NPZ arrays / Parquet columns (None: no
+        limit).
+    logits : bool, default False
+    keep_matrix : bool, default True
+        False (large multiclass CSV / Parquet files analysed for a scalar target: top-1 or one class
+        against the rest): the file is read and validated a block of rows at a time and the (n, K)
+        probability matrix is never held in memory — only the labels and the top-1 view (confidence,
+        correct); each class's column goes to a temporary file and is read back when a one-vs-rest view
+        needs it (:class:`FileBackedData`).  Every view gives the same numbers as with the whole matrix
+        and every row is validated, with the same messages.  Other formats ignore it.
+        Read the probability columns as logits (a stable softmax per row, a sigmoid for one column).
+
+    Returns
+    -------
+    CalibrationData
+        The validated predictions.
+
+    Raises
+    ------
+    InputError
+        Starting with the file name and naming the column and row: missing columns (listing those
+        found), non-numeric or empty cells, empty files, unknown formats, files over ``max_bytes``, and
+        every rule of :func:`calviz.as_calibration_data`.
+
+    Examples
+    --------
+    >>> import io
+    >>> import calviz
+    >>> csv = b"y_true,p_0,p_1,p_2\\n0,0.7,0.2,0.1\\n2,0.1,0.3,0.6\\n1,0.2,0.5,0.3\\n"
+    >>> data = calviz.read_predictions(io.BytesIO(csv), format="csv")
+    >>> data.n, data.n_classes
+    (3, 3)
     """
     names = {
         "y_true": y_true,
@@ -131,8 +168,29 @@ def read_predictions_bytes(
     max_bytes: int | None = DEFAULT_MAX_BYTES,
     logits: bool = False,
 ) -> CalibrationData:
-    """:func:`read_predictions` for an upload: the file's bytes and its name (the name selects the
-    format by extension and prefixes every error message)."""
+    """:func:`read_predictions` for an upload: the file's bytes and its name.
+
+    Parameters
+    ----------
+    data : bytes
+        The file's content.
+    filename : str
+        Its name: selects the format by extension and prefixes every error message.
+    format, y_true, y_prob, prob_prefix, confidence, correct, renormalize, max_bytes, logits
+        As for :func:`read_predictions`.
+
+    Returns
+    -------
+    CalibrationData
+        The validated predictions.
+
+    Examples
+    --------
+    >>> from calviz.io import read_predictions_bytes
+    >>> data = read_predictions_bytes(b"y_true,y_prob\\n0,0.2\\n1,0.9\\n1,0.6\\n", "upload.csv")
+    >>> data.n, data.is_binary
+    (3, True)
+    """
     if not isinstance(data, (bytes, bytearray, memoryview)):
         raise InputError(f"{filename}: expected the file's bytes, got {type(data).__name__}")
     buffer = _io.BytesIO(bytes(data))
@@ -152,11 +210,37 @@ def read_predictions_bytes(
 
 
 def write_predictions(path, data, y_prob=None, *, format: str | None = None, prob_prefix: str = "p_") -> Path:
-    """Write predictions in the layout :func:`read_predictions` reads back (handy for tests and demos).
+    """Write predictions in the layout :func:`read_predictions` reads back.
 
-    ``data`` is a :class:`CalibrationData` or ``y_true`` (then pass ``y_prob``; both are validated).
     Binary data is written as ``y_true`` + ``y_prob``, multiclass as ``y_true`` + ``p_0..p_{K−1}``
-    (NPZ: arrays ``y_true``, ``y_prob``; NPY: labels in the first column).  Returns the path.
+    (NPZ: arrays ``y_true``, ``y_prob``; NPY: labels in the first column).
+
+    Parameters
+    ----------
+    path : str or path-like
+        Where to write; the extension selects the format unless ``format`` is given.
+    data : CalibrationData or array-like
+        The predictions, or ``y_true`` (then pass ``y_prob``; both are validated).
+    y_prob : array-like, optional
+        Probabilities when ``data`` holds the labels.
+    format : {"csv", "parquet", "npz", "npy"}, optional
+        The file format.
+    prob_prefix : str, default "p_"
+        Prefix of the multiclass probability columns.
+
+    Returns
+    -------
+    pathlib.Path
+        The path written.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from calviz.io import read_predictions, write_predictions
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = write_predictions(pathlib.Path(tmp) / "preds.csv", [0, 1, 1], [0.2, 0.9, 0.6])
+    ...     read_predictions(path).probs.tolist()
+    [0.2, 0.9, 0.6]
     """
     cd = as_calibration_data(data, y_prob)
     path = Path(path)

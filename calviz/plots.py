@@ -48,9 +48,22 @@ ESTIMATE = "#34495e"  # dark slate: a size, not a test decision
 
 
 def readable_ticks():
-    """A Bokeh tick formatter for linear axes that never switches to scientific notation ("0.007", not
-    "7.000e-3"; a tick at a rounding residue such as 1e-18 would otherwise turn every label into
-    "0.000e+0")."""
+    """A Bokeh tick formatter for linear axes that never switches to scientific notation.
+
+    "0.007", not "7.000e-3"; a tick at a rounding residue such as 1e-18 would otherwise turn every label
+    into "0.000e+0".
+
+    Returns
+    -------
+    bokeh.models.BasicTickFormatter
+        With ``use_scientific=False``.
+
+    Examples
+    --------
+    >>> from calviz import plots
+    >>> plots.readable_ticks().use_scientific
+    False
+    """
     from bokeh.models import BasicTickFormatter
 
     return BasicTickFormatter(use_scientific=False)
@@ -141,7 +154,26 @@ def _fmt(x) -> str:
 
 
 def format_pvalue(p) -> str:
-    """p-values below 10⁻⁴ as '< 0.0001' (a resampling p-value is never exactly 0)."""
+    """A p-value for display: four decimals, and below 10⁻⁴ as '< 0.0001'.
+
+    A resampling p-value is never exactly 0, so none is shown as 0.
+
+    Parameters
+    ----------
+    p : float
+        The p-value.
+
+    Returns
+    -------
+    str
+        The text shown.
+
+    Examples
+    --------
+    >>> from calviz import plots
+    >>> plots.format_pvalue(0.01234), plots.format_pvalue(1e-7)
+    ('0.0123', '< 0.0001')
+    """
     if p is None:
         return "—"
     p = float(p)
@@ -161,7 +193,28 @@ def _display_curve(x: np.ndarray, y: np.ndarray, max_points: int = 2000):
 
 
 def placeholder(message: str, title: str = "", *, height: int = 300) -> hv.Element:
-    """An empty plot carrying a message (engine not available, input refused, still computing)."""
+    """An empty plot carrying a message (engine not available, input refused, still computing).
+
+    Parameters
+    ----------
+    message : str
+        The text shown in the middle of the plot.
+    title : str, default ""
+        The plot's title.
+    height : int, default 300
+        Height in pixels.
+
+    Returns
+    -------
+    holoviews.Element
+        A Text element on an empty frame.
+
+    Examples
+    --------
+    >>> from calviz import plots
+    >>> type(plots.placeholder("computing…", "T-Cal")).__name__
+    'Text'
+    """
     _ensure_backend()
     text = hv.Text(0.5, 0.5, message).opts(text_font_size="10pt", text_color=NEUTRAL)
     return text.opts(
@@ -178,8 +231,34 @@ def placeholder(message: str, title: str = "", *, height: int = 300) -> hv.Eleme
 
 
 def bins(reliability) -> dict:
-    """Per-bin arrays of one ``ReliabilityData`` (or ``None``: no bins), with the non-empty selection and
-    whether each bin's interval covers its mean confidence (i.e. the diagonal)."""
+    """Per-bin arrays of one reliability diagram, with the non-empty selection and diagonal coverage.
+
+    Whether each bin's interval covers its mean confidence (i.e. the diagonal) decides its colour.
+
+    Parameters
+    ----------
+    reliability : ReliabilityData or None
+        From :func:`calviz.reliability` (None: no bins).
+
+    Returns
+    -------
+    dict
+        Arrays by name: ``edges``, ``left``, ``right``, ``counts``, ``conf`` (mean confidence), ``freq``,
+        ``low``, ``high``, ``sel`` (non-empty bins) and ``covered`` (interval covers the diagonal).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> from calviz import plots
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=500)
+    >>> y = (rng.uniform(size=500) < p ** 1.5).astype(int)
+    >>> rel = calviz.reliability(y, p, n_bins=10)
+    >>> b = plots.bins(rel)
+    >>> int(b["sel"].sum()), int(b["covered"][b["sel"]].sum())
+    (10, 6)
+    """
     empty = np.zeros(0)
     if reliability is not None:
         edges = _arr(reliability.edges)
@@ -232,9 +311,34 @@ BIN_TOOLTIPS = (
 
 
 def bar_table(b: dict) -> dict:
-    """Columns of one reliability diagram's non-empty bins (from :func:`bins`): bar corners, mean
-    confidence, frequency, per-bin interval, count, colour (teal: the interval covers the diagonal) and
-    a hover line saying so."""
+    """Columns of one reliability diagram's non-empty bins, for the bars and their hover.
+
+    Bar corners, mean confidence, frequency, per-bin interval, count, colour (teal: the interval covers
+    the diagonal) and a hover line saying so.
+
+    Parameters
+    ----------
+    b : dict
+        From :func:`bins`.
+
+    Returns
+    -------
+    dict
+        Column name → array, one row per non-empty bin.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> from calviz import plots
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=500)
+    >>> y = (rng.uniform(size=500) < p ** 1.5).astype(int)
+    >>> rel = calviz.reliability(y, p, n_bins=10)
+    >>> table = plots.bar_table(plots.bins(rel))
+    >>> len(table["count"]), sorted(table)
+    (10, ['color', 'confidence', 'count', 'frequency', 'high', 'low', 'status', 'x0', 'x1', 'y0', 'y1'])
+    """
     sel, covered = b["sel"], b["covered"]
     conf, freq, low, high = b["conf"], b["freq"], b["low"], b["high"]
     color = np.where(covered, CALIBRATED, MISCALIBRATED)
@@ -255,7 +359,30 @@ def bar_table(b: dict) -> dict:
 
 
 def hist_table(b: dict) -> dict:
-    """Columns of the confidence histogram on a diagram's bins (every bin, empty ones too)."""
+    """Columns of the confidence histogram on a diagram's bins (every bin, empty ones too).
+
+    Parameters
+    ----------
+    b : dict
+        From :func:`bins`.
+
+    Returns
+    -------
+    dict
+        Column name → array, one row per bin.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> from calviz import plots
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=500)
+    >>> y = (rng.uniform(size=500) < p ** 1.5).astype(int)
+    >>> rel = calviz.reliability(y, p, n_bins=10)
+    >>> sorted(plots.hist_table(plots.bins(rel)))
+    ['c0', 'c1', 'count', 'x0', 'x1']
+    """
     m = b["counts"].shape[0]
     return {"x0": b["left"], "c0": np.zeros(m), "x1": b["right"], "c1": b["counts"],
             "count": b["counts"].astype(np.int64)}
@@ -300,7 +427,30 @@ HIST_TOOLTIPS = (("bin", "[@x0{0.000}, @x1{0.000})"), ("count", "@count"))
 
 
 def scalar_reliability_title(reliability) -> str:
-    """Default title of a scalar diagram: non-empty bins, n and how many bins miss the diagonal."""
+    """Default title of a scalar reliability diagram: non-empty bins, n and the bins that miss the diagonal.
+
+    Parameters
+    ----------
+    reliability : ReliabilityData
+        From :func:`calviz.reliability`.
+
+    Returns
+    -------
+    str
+        The title.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> from calviz import plots
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=500)
+    >>> y = (rng.uniform(size=500) < p ** 1.5).astype(int)
+    >>> rel = calviz.reliability(y, p, n_bins=10)
+    >>> plots.scalar_reliability_title(rel)
+    '10 non-empty of 10 bins, n = 500, 4 miss the diagonal'
+    """
     if reliability is None:
         return "reliability data not available"
     b = bins(reliability)
@@ -311,9 +461,34 @@ def scalar_reliability_title(reliability) -> str:
 
 
 def smooth_table(smooth) -> dict:
-    """Columns ``x``, ``y`` (the smooth reliability curve) and ``low``/``high`` (its band; the curve itself
-    while the band is not computed); empty for ``None``.  The curve is left out (NaN) where the density
-    of predictions is below 1 % of its maximum: far from the data a kernel regression extrapolates."""
+    """Columns of the smooth reliability curve and its band, for drawing.
+
+    ``x``, ``y`` (the curve) and ``low``/``high`` (its band; the curve itself while the band is not
+    computed).  The curve is left out (NaN) where the density of predictions is below 1 % of its
+    maximum: far from the data a kernel regression extrapolates.
+
+    Parameters
+    ----------
+    smooth : SmoothReliability or None
+        From :func:`calviz.smooth_reliability`.
+
+    Returns
+    -------
+    dict
+        Column name → array; empty for ``None``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> from calviz import plots
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=500)
+    >>> y = (rng.uniform(size=500) < p ** 1.5).astype(int)
+    >>> smooth = calviz.smooth_reliability(y, p, n_resamples=0, grid_size=101)
+    >>> sorted(plots.smooth_table(smooth)), len(plots.smooth_table(smooth)["x"])
+    (['high', 'low', 'x', 'y'], 101)
+    """
     empty = np.zeros(0)
     if smooth is None:
         return {"x": empty, "y": empty, "low": empty, "high": empty}
@@ -331,7 +506,30 @@ def smooth_table(smooth) -> dict:
 
 
 def witness_table(witness) -> dict:
-    """Columns ``x``, ``w`` of the smCE witness for drawing (at most 2000 points); empty for ``None``."""
+    """Columns ``x``, ``w`` of the smCE witness function for drawing (at most 2000 points).
+
+    Parameters
+    ----------
+    witness : SmCEWitness or None
+        From :func:`calviz.smce_witness`.
+
+    Returns
+    -------
+    dict
+        Column name → array; empty for ``None``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> from calviz import plots
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=500)
+    >>> y = (rng.uniform(size=500) < p ** 1.5).astype(int)
+    >>> table = plots.witness_table(calviz.smce_witness(y, p))
+    >>> sorted(table), len(table["x"]) <= 2000
+    (['w', 'x'], True)
+    """
     if witness is None:
         return {"x": np.zeros(0), "w": np.zeros(0)}
     wx = _arr(witness.predictions)
@@ -350,11 +548,33 @@ def reliability_elements(
     xlabel: str = "confidence (predicted probability)",
     height: int = 330,
 ) -> dict[str, hv.Element]:
-    """The three panels of the reliability diagram as elements of a *fixed* structure.
+    """The three panels of the reliability diagram as elements of a fixed structure.
 
-    Returns ``{"main": Overlay, "hist": Rectangles, "witness": Overlay}``.  Missing inputs give empty
-    layers (never a different element type), so a live view can stream new results into the same
-    Bokeh figures (``hv.DynamicMap``) instead of rebuilding them.  See :func:`reliability_plot`.
+    Missing inputs give empty layers (never a different element type), so a live view can stream new
+    results into the same Bokeh figures (``hv.DynamicMap``) instead of rebuilding them.  See
+    :func:`reliability_plot`.
+
+    Parameters
+    ----------
+    reliability, smooth, witness, title, xlabel, height
+        As for :func:`reliability_plot`.
+
+    Returns
+    -------
+    dict
+        ``{"main": Overlay, "hist": Rectangles, "witness": Overlay}``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> from calviz import plots
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=500)
+    >>> y = (rng.uniform(size=500) < p ** 1.5).astype(int)
+    >>> rel = calviz.reliability(y, p, n_bins=10)
+    >>> {k: type(v).__name__ for k, v in plots.reliability_elements(rel).items()}
+    {'main': 'Overlay', 'hist': 'Rectangles', 'witness': 'Curve'}
     """
     _ensure_backend()
     from bokeh.models import HoverTool
@@ -417,15 +637,56 @@ def reliability_plot(
     xlabel: str = "confidence (predicted probability)",
     height: int = 330,
 ) -> hv.Layout:
-    """Reliability diagram: observed frequency vs mean predicted probability per bin.
+    """Reliability diagram: observed frequency against mean predicted probability per bin.
 
-    ``reliability``: the engine's ``ReliabilityData`` (bin ``edges``, ``counts``, ``mean_confidence``,
-    ``observed_frequency`` and its per-bin interval ``low``/``high``).  Bars span each bin; whiskers at
-    the bin's mean confidence show the per-bin interval; bins whose interval misses the mean confidence
-    (i.e. the diagonal) are crimson, the others teal.  Below: the histogram of confidences on the same
-    bins.  ``smooth`` (smooth reliability result) adds the kernel-smoothed curve and its band;
-    ``witness`` (smCE witness) adds a panel with the optimal witness w(v) — where it is far from 0 the
-    model is miscalibrated.  Panels share the x axis.
+    Bars span each bin; whiskers at the bin's mean confidence show the per-bin interval; bins whose
+    interval misses the mean confidence (i.e. the diagonal) are crimson, the others teal.  Below: the
+    histogram of confidences on the same bins.  ``smooth`` adds the kernel-smoothed curve and its band;
+    ``witness`` adds a panel with the optimal smCE witness w(v) — where it is far from 0 the model is
+    miscalibrated.  Panels share the x axis.
+
+    Parameters
+    ----------
+    reliability : ReliabilityData
+        From :func:`calviz.reliability` (bin ``edges``, ``counts``, ``mean_confidence``,
+        ``observed_frequency`` and its per-bin interval ``low``/``high``).
+    smooth : SmoothReliability, optional
+        From :func:`calviz.smooth_reliability`.
+    witness : SmCEWitness, optional
+        From :func:`calviz.smce_witness`.
+    title : str, optional
+        Default :func:`scalar_reliability_title`.
+    xlabel : str
+        The x axis' label.
+    height : int, default 330
+        Height of the main panel in pixels.
+
+    Returns
+    -------
+    holoviews.Layout
+        The panels, one above the other.
+
+    References
+    ----------
+    .. [1] C. Guo, G. Pleiss, Y. Sun and K. Q. Weinberger. On calibration of modern neural networks.
+       *ICML*, 2017.
+    .. [2] J. Błasiok and P. Nakkiran. Smooth ECE: Principled reliability diagrams via kernel smoothing.
+       arXiv preprint, 2023.
+    .. [3] J. Błasiok, P. Gopalan, L. Hu and P. Nakkiran. A unifying theory of distance from calibration.
+       *Proceedings of the 55th ACM Symposium on Theory of Computing (STOC)*, 2023.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> from calviz import plots
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=500)
+    >>> y = (rng.uniform(size=500) < p ** 1.5).astype(int)
+    >>> rel = calviz.reliability(y, p, n_bins=10)
+    >>> layout = plots.reliability_plot(rel, witness=calviz.smce_witness(y, p))
+    >>> type(layout).__name__, len(layout)
+    ('Layout', 3)
     """
     parts = reliability_elements(
         reliability, smooth=smooth, witness=witness, title=title, xlabel=xlabel, height=height
@@ -454,12 +715,51 @@ RANK_COLOURS = (
 
 
 def is_multi(reliability) -> bool:
-    """Whether a reliability result holds one diagram per rank / class (``MultiReliability``)."""
+    """Whether a reliability result holds one diagram per rank or per class.
+
+    Parameters
+    ----------
+    reliability : ReliabilityData or MultiReliability
+        A reliability result.
+
+    Returns
+    -------
+    bool
+        True for a ``MultiReliability`` (top-k or full targets).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> from calviz import plots
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=500)
+    >>> y = (rng.uniform(size=500) < p ** 1.5).astype(int)
+    >>> plots.is_multi(calviz.reliability(y, p))
+    False
+    """
     return getattr(reliability, "panels", None) is not None
 
 
 def rank_colour(r: int) -> str:
-    """Colour of rank r (1-based)."""
+    """Colour of rank r (1-based) in the top-k views.
+
+    Parameters
+    ----------
+    r : int
+        The rank.
+
+    Returns
+    -------
+    str
+        A CSS colour.
+
+    Examples
+    --------
+    >>> from calviz import plots
+    >>> plots.rank_colour(1) != plots.rank_colour(2)
+    True
+    """
     return RANK_COLOURS[(int(r) - 1) % len(RANK_COLOURS)]
 
 
@@ -469,10 +769,33 @@ RANK_HIST_COLUMNS = ("x0", "c0", "x1", "c1", "count", "rank", "color")
 
 
 def rank_tables(multi) -> dict:
-    """The drawing data of a top-k reliability view (``MultiReliability`` of kind ``"rank"``):
+    """The drawing data of a top-k reliability view.
+
     ``points`` (every rank's non-empty bins, :data:`RANK_POINT_COLUMNS`, coloured per rank; ``outline``
     crimson where the bin's interval misses the diagonal), ``bars`` (every rank's histogram,
-    :data:`RANK_HIST_COLUMNS`), ``lines`` (per rank: label, colour, x, y), ``n_missed``, ``n_bins``."""
+    :data:`RANK_HIST_COLUMNS`), ``lines`` (per rank: label, colour, x, y), ``n_missed``, ``n_bins``.
+
+    Parameters
+    ----------
+    multi : MultiReliability
+        Of kind ``"rank"`` (:func:`calviz.analysis.compute_reliability` with ``target="topk"``).
+
+    Returns
+    -------
+    dict
+        The tables.
+
+    Examples
+    --------
+    >>> import calviz
+    >>> from calviz import plots
+    >>> from calviz.analysis import AnalysisOptions, compute_reliability
+    >>> data = calviz.datasets.load_dataset("scenario-perturbed_top2", n=2000)
+    >>> multi = compute_reliability(data, AnalysisOptions(target="topk", top_k=2))
+    >>> tables = plots.rank_tables(multi)
+    >>> sorted(tables), [line[0] for line in tables["lines"]]
+    (['bars', 'lines', 'n_bins', 'n_missed', 'points'], ['rank 1 (top-1)', 'rank 2'])
+    """
     panels = list(multi.panels)
     labels = list(multi.labels or [f"rank {r + 1}" for r in range(len(panels))])
     points, bars, lines = [], [], []
@@ -505,7 +828,30 @@ def rank_tables(multi) -> dict:
 
 
 def rank_reliability_title(multi, tables: dict | None = None) -> str:
-    """Default title of the top-k view: k, n and how many bins miss the diagonal."""
+    """Default title of the top-k view: k, n and how many bins miss the diagonal.
+
+    Parameters
+    ----------
+    multi : MultiReliability
+        Of kind ``"rank"``.
+    tables : dict, optional
+        :func:`rank_tables` of it, if already computed.
+
+    Returns
+    -------
+    str
+        The title.
+
+    Examples
+    --------
+    >>> import calviz
+    >>> from calviz import plots
+    >>> from calviz.analysis import AnalysisOptions, compute_reliability
+    >>> data = calviz.datasets.load_dataset("scenario-perturbed_top2", n=2000)
+    >>> multi = compute_reliability(data, AnalysisOptions(target="topk", top_k=2))
+    >>> plots.rank_reliability_title(multi)
+    'top-2: one curve per rank · n = 2,000 · 6 of 14 bins miss the diagonal'
+    """
     if multi is None:
         return "reliability data not available"
     tables = tables or rank_tables(multi)
@@ -522,12 +868,37 @@ def rank_reliability_elements(
 ) -> dict[str, hv.Element]:
     """Top-k reliability: one curve per rank r = 1..k on the same axes, and their histograms.
 
-    ``multi``: a ``MultiReliability`` of kind ``"rank"`` (``calviz.analysis``).  Per rank: markers at
-    (mean r-th largest probability, frequency that the true class is the r-th ranked one) of every
-    non-empty bin, joined by a line (legend "rank 1 (top-1)", "rank 2", …), with the per-bin interval as
-    whiskers, all in the rank's colour; hover gives rank, bin, count, mean confidence, frequency, interval
-    and whether it covers the diagonal.  Returns ``{"main": Overlay, "hist": Overlay}`` (the histogram
-    panel: one outlined histogram per rank on the bins of that rank).  The structure depends only on k.
+    Per rank: markers at (mean r-th largest probability, frequency that the true class is the r-th
+    ranked one) of every non-empty bin, joined by a line (legend "rank 1 (top-1)", "rank 2", …), with
+    the per-bin interval as whiskers, all in the rank's colour; hover gives rank, bin, count, mean
+    confidence, frequency, interval and whether it covers the diagonal.  The histogram panel has one
+    outlined histogram per rank on the bins of that rank.  The structure depends only on k.
+
+    Parameters
+    ----------
+    multi : MultiReliability
+        Of kind ``"rank"``.
+    title : str, optional
+        Default :func:`rank_reliability_title`.
+    xlabel : str
+        The x axis' label.
+    height : int, default 330
+        Height of the main panel in pixels.
+
+    Returns
+    -------
+    dict
+        ``{"main": Overlay, "hist": Overlay}``.
+
+    Examples
+    --------
+    >>> import calviz
+    >>> from calviz import plots
+    >>> from calviz.analysis import AnalysisOptions, compute_reliability
+    >>> data = calviz.datasets.load_dataset("scenario-perturbed_top2", n=2000)
+    >>> multi = compute_reliability(data, AnalysisOptions(target="topk", top_k=2))
+    >>> sorted(plots.rank_reliability_elements(multi))
+    ['hist', 'main']
     """
     _ensure_backend()
     from bokeh.models import HoverTool
@@ -595,8 +966,29 @@ def rank_reliability_elements(
 
 
 def class_grid_columns(n_panels: int, max_cols: int = 3) -> int:
-    """Columns of the per-class grid: at most ``max_cols`` (3 fit half of a 1280-px page), one row when
-    the panels fit, and 2 × 2 rather than 3 + 1 for four panels."""
+    """Columns of the per-class grid of the full-calibration view.
+
+    At most ``max_cols`` (3 fit half of a 1280-px page), one row when the panels fit, and 2 × 2 rather
+    than 3 + 1 for four panels.
+
+    Parameters
+    ----------
+    n_panels : int
+        Panels to lay out.
+    max_cols : int, default 3
+        Most columns.
+
+    Returns
+    -------
+    int
+        Columns.
+
+    Examples
+    --------
+    >>> from calviz import plots
+    >>> [plots.class_grid_columns(k) for k in (2, 3, 4, 7)]
+    [2, 3, 2, 3]
+    """
     n_panels, max_cols = int(n_panels), max(1, int(max_cols))
     if n_panels == 4 and max_cols < 4:
         return 2
@@ -606,12 +998,34 @@ def class_grid_columns(n_panels: int, max_cols: int = 3) -> int:
 def class_reliability_elements(multi, *, panel_height: int = 150) -> dict[str, hv.Element]:
     """Full calibration: one small reliability diagram per class (its one-vs-rest marginal).
 
-    ``multi``: a ``MultiReliability`` of kind ``"class"``.  Each panel has the bars of the scalar
-    diagram (crimson where the per-bin interval misses the diagonal, teal where it covers it), the
-    whiskers, the diagonal and a title "class c · N" (N = samples of that class); hover on a bar gives
-    the class, bin, count, mean predicted probability, frequency and interval.  x = predicted P(class c),
-    y = observed frequency of class c on [0, 1] in every panel (said in the caption: axis titles would
-    squeeze the small panels unequally).  Returns ``{label: Overlay}`` in class order."""
+    Each panel has the bars of the scalar diagram (crimson where the per-bin interval misses the
+    diagonal, teal where it covers it), the whiskers, the diagonal and a title "class c · N" (N =
+    samples of that class); hover on a bar gives the class, bin, count, mean predicted probability,
+    frequency and interval.  x = predicted P(class c), y = observed frequency of class c on [0, 1] in
+    every panel.
+
+    Parameters
+    ----------
+    multi : MultiReliability
+        Of kind ``"class"`` (``target="full"``).
+    panel_height : int, default 150
+        Height of each panel in pixels.
+
+    Returns
+    -------
+    dict
+        ``{label: Overlay}`` in class order.
+
+    Examples
+    --------
+    >>> import calviz
+    >>> from calviz import plots
+    >>> from calviz.analysis import AnalysisOptions, compute_reliability
+    >>> data = calviz.datasets.load_dataset("scenario-dirichlet_temperature", n=2000)
+    >>> multi = compute_reliability(data, AnalysisOptions(target="full"))
+    >>> list(plots.class_reliability_elements(multi))
+    ['class 0', 'class 1', 'class 2']
+    """
     _ensure_backend()
     panels, labels, positives = list(multi.panels), list(multi.labels), multi.positives
     out = {}
@@ -643,7 +1057,33 @@ def class_reliability_elements(multi, *, panel_height: int = 150) -> dict[str, h
 
 
 def reliability_caption(reliability) -> str:
-    """What a per-rank / per-class reliability view shows, in one or two sentences ('' for a scalar one)."""
+    """What a per-rank or per-class reliability view shows, in one or two sentences.
+
+    Parameters
+    ----------
+    reliability : ReliabilityData or MultiReliability
+        A reliability result.
+
+    Returns
+    -------
+    str
+        The caption ('' for a scalar diagram).
+
+    Examples
+    --------
+    >>> import calviz
+    >>> from calviz import plots
+    >>> from calviz.analysis import AnalysisOptions, compute_reliability
+    >>> data = calviz.datasets.load_dataset("scenario-perturbed_top2", n=2000)
+    >>> multi = compute_reliability(data, AnalysisOptions(target="topk", top_k=2))
+    >>> import textwrap
+    >>> print(textwrap.fill(plots.reliability_caption(multi), 90))
+    Top-2 calibration: one curve per rank r = 1..2: x = the r-th largest predicted probability
+    (bin mean), y = how often the true class is the r-th ranked class, whiskers = 95% per-bin
+    intervals, dashed = the diagonal (perfect calibration); markers outlined in crimson miss
+    the diagonal. Each rank's marginal being calibrated is necessary (not sufficient) for
+    top-1-to-k calibration. Below: the histogram of each rank's probabilities.
+    """
     if not is_multi(reliability):
         return ""
     kind = reliability.kind
@@ -686,10 +1126,36 @@ def reliability_view(
     height: int = 330,
     max_cols: int = 3,
 ) -> hv.Layout:
-    """The reliability view of any result: the scalar diagram (:func:`reliability_plot`, with the smooth
-    curve and witness), one curve per rank (top-k) or a grid with one panel per class (full).  The smooth
-    curve and the smCE witness are defined for scalar predictions only and are not drawn for top-k / full.
-    ``max_cols``: columns of the per-class grid (each panel is ``height / 2`` high, at least 130 px).
+    """The reliability view of any result: scalar diagram, one curve per rank, or one panel per class.
+
+    The scalar diagram is :func:`reliability_plot` (with the smooth curve and witness); top-k results
+    give :func:`rank_reliability_elements`, full calibration a grid of
+    :func:`class_reliability_elements`.  The smooth curve and the smCE witness are defined for scalar
+    predictions only and are not drawn for top-k / full.
+
+    Parameters
+    ----------
+    reliability : ReliabilityData or MultiReliability
+        A reliability result.
+    smooth, witness, title, xlabel, height
+        As for :func:`reliability_plot`.
+    max_cols : int, default 3
+        Columns of the per-class grid (each panel is ``height / 2`` high, at least 130 px).
+
+    Returns
+    -------
+    holoviews.Layout
+        The view.
+
+    Examples
+    --------
+    >>> import calviz
+    >>> from calviz import plots
+    >>> from calviz.analysis import AnalysisOptions, compute_reliability
+    >>> data = calviz.datasets.load_dataset("scenario-dirichlet_temperature", n=2000)
+    >>> multi = compute_reliability(data, AnalysisOptions(target="full"))
+    >>> type(plots.reliability_view(multi)).__name__
+    'Layout'
     """
     if not is_multi(reliability):
         return reliability_plot(
@@ -718,10 +1184,35 @@ def _tcal_decision(tcal) -> str:
 
 
 def tcal_verdict(tcal) -> tuple[str, str]:
-    """The T-Cal view's title and its one-line caption, both from the result alone: the title gives the
-    decision and the adjusted p-value (e.g. "REJECT · p = 0.0120 (y_only)", "UNDECIDED · …"), the caption
-    :func:`tcal_caption`.  Everything the live view and the report say about the verdict is written
-    here."""
+    """The T-Cal view's title and one-line caption, both from the result alone.
+
+    The title gives the decision and the adjusted p-value (e.g. "REJECT · p = 0.0120 (y_only)",
+    "UNDECIDED · …"), the caption is :func:`tcal_caption`.  Everything the live view and the report say
+    about the verdict is written here.
+
+    Parameters
+    ----------
+    tcal : TCalResult
+        From :func:`calviz.adaptive_tcal`.
+
+    Returns
+    -------
+    tuple of str
+        (title, caption).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> from calviz import plots
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=500)
+    >>> y = (rng.uniform(size=500) < p ** 1.5).astype(int)
+    >>> t = calviz.adaptive_tcal(y, p, resampling="analytic")
+    >>> title, caption = plots.tcal_verdict(t)
+    >>> title
+    'REJECT · p < 0.0001 (analytic critical values)'
+    """
     if tcal is None:
         return "T-Cal not available", tcal_caption(None)
     p = format_pvalue(tcal.pvalue)
@@ -734,8 +1225,33 @@ def tcal_verdict(tcal) -> tuple[str, str]:
 
 
 def tcal_caption(tcal) -> str:
-    """One line: the adaptive decision, the adjusted p-value (with its Monte Carlo interval and the resamples
-    used when resampled) and how critical values were obtained."""
+    """One line on a T-Cal result: decision, adjusted p-value and how critical values were obtained.
+
+    With its Monte Carlo interval and the resamples used when resampled.
+
+    Parameters
+    ----------
+    tcal : TCalResult
+        From :func:`calviz.adaptive_tcal`.
+
+    Returns
+    -------
+    str
+        The caption.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> from calviz import plots
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=500)
+    >>> y = (rng.uniform(size=500) < p ** 1.5).astype(int)
+    >>> t = calviz.adaptive_tcal(y, p, resampling="analytic")
+    >>> import textwrap
+    >>> print(textwrap.fill(plots.tcal_caption(t), 90))
+    T-Cal (analytic critical values): REJECT calibration at α = 0.05; adjusted p < 0.0001
+    """
     if tcal is None:
         return "T-Cal not available"
     alpha = tcal.alpha
@@ -771,7 +1287,24 @@ METHOD_NAMES = {
 
 
 def method_name(method) -> str:
-    """The display name of a T-Cal ``method`` ("y_only" → "Y-only resampling"); unknown ones as given."""
+    """The display name of a T-Cal critical-value method; unknown ones as given.
+
+    Parameters
+    ----------
+    method : str
+        ``TCalResult.method``.
+
+    Returns
+    -------
+    str
+        Its name in words.
+
+    Examples
+    --------
+    >>> from calviz import plots
+    >>> plots.method_name("y_only"), plots.method_name("analytic")
+    ('Y-only resampling', 'analytic critical values')
+    """
     return METHOD_NAMES.get(str(method), str(method).replace("_", " "))
 
 
@@ -800,10 +1333,46 @@ def _fmt_interval_end(x: float) -> str:
 
 
 def tcal_xlabel(discrete: bool) -> str:
+    """The x-axis label of the T-Cal view.
+
+    Parameters
+    ----------
+    discrete : bool
+        Whether the exact binomial test ran (x is a predicted value).
+
+    Returns
+    -------
+    str
+        The label.
+
+    Examples
+    --------
+    >>> from calviz import plots
+    >>> plots.tcal_xlabel(False)
+    'number of bins at each dyadic scale (log scale)'
+    """
     return "distinct predicted value" if discrete else "number of bins at each dyadic scale (log scale)"
 
 
 def tcal_tooltips(discrete: bool) -> list:
+    """The hover fields of the T-Cal view's points.
+
+    Parameters
+    ----------
+    discrete : bool
+        Whether the exact binomial test ran (x is a predicted value).
+
+    Returns
+    -------
+    list of (str, str)
+        Bokeh tooltips: label and field.
+
+    Examples
+    --------
+    >>> from calviz import plots
+    >>> [label for label, _ in plots.tcal_tooltips(False)]
+    ['bins', 'statistic', 'critical value', 'p-value (this scale)', '']
+    """
     return [
         ("value" if discrete else "bins", "@bins"),
         ("statistic", "@statistic{0.000e}"),
@@ -821,7 +1390,36 @@ def tcal_shown_scales(tcal, scales: np.ndarray, rejected: np.ndarray) -> np.ndar
     cells) — or when it rejects.  Finer scales, at which most bins are empty and most occupied bins hold a
     single row (so T^d is nearly 0), are still tested and counted in the Bonferroni correction
     (Algorithm 2 of Lee, Huang, Hassani and Dobriban, 2023, tests every dyadic scale up to its B); they
-    are only left off the axis."""
+    are only left off the axis.
+
+    Parameters
+    ----------
+    tcal : TCalResult
+        The result (its n, K and target).
+    scales : ndarray
+        Bins per axis of every tested scale.
+    rejected : ndarray of bool
+        Whether each scale rejects.
+
+    Returns
+    -------
+    ndarray of bool
+        Per scale: drawn or not.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> from calviz import plots
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=500)
+    >>> y = (rng.uniform(size=500) < p ** 1.5).astype(int)
+    >>> t = calviz.adaptive_tcal(y, p, resampling="analytic")
+    >>> scales = np.asarray(t.n_bins)
+    >>> rejected = np.asarray(t.statistics) >= np.asarray(t.critical_values)
+    >>> bool(scales[plots.tcal_shown_scales(t, scales, rejected)].max() <= t.n)
+    True
+    """
     n = getattr(tcal, "n", None)
     if n is None or not scales.size:
         return np.ones(scales.shape, dtype=bool)
@@ -832,17 +1430,62 @@ def tcal_shown_scales(tcal, scales: np.ndarray, rejected: np.ndarray) -> np.ndar
 
 
 def tcal_hidden_note(hidden: int) -> str:
-    """What the caption says about the scales :func:`tcal_shown_scales` leaves off the axis."""
+    """What the T-Cal caption says about the scales left off the axis.
+
+    Parameters
+    ----------
+    hidden : int
+        Scales tested but not drawn (:func:`tcal_shown_scales`).
+
+    Returns
+    -------
+    str
+        The note.
+
+    Examples
+    --------
+    >>> from calviz import plots
+    >>> plots.tcal_hidden_note(3)
+    '3 finer scales with more bins than rows (mostly empty bins) tested but not drawn'
+    """
     return (f"{hidden} finer scale{'s' if hidden != 1 else ''} with more bins than rows (mostly empty bins) "
             "tested but not drawn")
 
 
 def tcal_frame(tcal) -> dict:
-    """The drawing data of the T-Cal view: ``table`` (per scale: ``bins`` — the number of bins, or the
-    distinct predicted value when the engine ran the exact binomial test —, ``statistic``, ``critical``,
-    ``pvalue``, ``color`` crimson where the scale rejects, ``state``), ``discrete`` (x is a predicted
-    value: linear axis), the axis ranges ``xlim``/``ylim`` and ``hidden`` (tested scales left off the
-    axis by :func:`tcal_shown_scales`; 0 for the binomial test)."""
+    """The drawing data of the T-Cal view.
+
+    ``table`` (per scale: ``bins`` — the number of bins, or the distinct predicted value when the engine
+    ran the exact binomial test —, ``statistic``, ``critical``, ``pvalue``, ``color`` crimson where the
+    scale rejects, ``state``), ``discrete`` (x is a predicted value: linear axis), the axis ranges
+    ``xlim``/``ylim`` and ``hidden`` (tested scales left off the axis by :func:`tcal_shown_scales`; 0
+    for the binomial test).
+
+    Parameters
+    ----------
+    tcal : TCalResult or None
+        From :func:`calviz.adaptive_tcal`.
+
+    Returns
+    -------
+    dict
+        The drawing data.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> from calviz import plots
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=500)
+    >>> y = (rng.uniform(size=500) < p ** 1.5).astype(int)
+    >>> t = calviz.adaptive_tcal(y, p, resampling="analytic")
+    >>> frame = plots.tcal_frame(t)
+    >>> sorted(frame)
+    ['discrete', 'hidden', 'table', 'xlim', 'ylim']
+    >>> sorted(frame["table"])
+    ['bins', 'color', 'critical', 'pvalue', 'state', 'statistic']
+    """
     empty = np.zeros(0)
     discrete = False
     if tcal is not None:
@@ -884,12 +1527,45 @@ def tcal_frame(tcal) -> dict:
 
 
 def tcal_plot(tcal, *, title: str | None = None, height: int = 330, pending: str | None = None) -> hv.Overlay:
-    """Debiased statistic T^d vs its critical value at each dyadic scale (x = number of bins, log axis).
+    """T-Cal view: the debiased statistic T^d against its critical value at each dyadic scale.
 
-    Scales whose statistic reaches the critical value are crimson (rejected), the others teal; the
-    title carries the adaptive decision and the adjusted p-value.  When the engine ran the exact
-    binomial test for discrete predictors, x is the distinct predicted value instead (linear axis).
-    ``pending`` adds a note (e.g. "resampling running…").  ``tcal=None`` gives the same (empty) layers.
+    x = number of bins (log axis).  Scales whose statistic reaches the critical value are crimson
+    (rejected), the others teal; the title carries the adaptive decision and the adjusted p-value.  When
+    the engine ran the exact binomial test for discrete predictors, x is the distinct predicted value
+    instead (linear axis).  ``tcal=None`` gives the same (empty) layers.
+
+    Parameters
+    ----------
+    tcal : TCalResult or None
+        From :func:`calviz.adaptive_tcal`.
+    title : str, optional
+        Default from :func:`tcal_verdict`.
+    height : int, default 330
+        Height in pixels.
+    pending : str, optional
+        A note such as "resampling running…".
+
+    Returns
+    -------
+    holoviews.Overlay
+        The view.
+
+    References
+    ----------
+    .. [1] D. Lee, X. Huang, H. Hassani and E. Dobriban. T-Cal: An optimal test for the calibration of
+       predictive models. *Journal of Machine Learning Research* 24, 2023.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> from calviz import plots
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=500)
+    >>> y = (rng.uniform(size=500) < p ** 1.5).astype(int)
+    >>> t = calviz.adaptive_tcal(y, p, resampling="analytic")
+    >>> type(plots.tcal_plot(t)).__name__
+    'Overlay'
     """
     _ensure_backend()
     from bokeh.models import HoverTool
@@ -940,9 +1616,37 @@ def tcal_plot(tcal, *, title: str | None = None, height: int = 330, pending: str
 
 
 def interval_caption(interval) -> str:
-    """The interval in words: what it says about calibration (and why the lower end is where it is),
-    and why the bootstrap row may not contain the point estimate — plain sentences, no formulas (the
-    case rule is :func:`interval_details`)."""
+    """The ECE interval in words: what it says about calibration and why its lower end is there.
+
+    Also why the bootstrap row may not contain the point estimate — plain sentences, no formulas (the
+    case rule is :func:`interval_details`).
+
+    Parameters
+    ----------
+    interval : ECEInterval
+        From :func:`calviz.ece_interval`.
+
+    Returns
+    -------
+    str
+        The caption.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> from calviz import plots
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=500)
+    >>> y = (rng.uniform(size=500) < p ** 1.5).astype(int)
+    >>> ci = calviz.ece_interval(y, p, n_bins=10)
+    >>> import textwrap
+    >>> print(textwrap.fill(plots.interval_caption(ci), 90))
+    90% interval for the ℓ2-ECE: [0.0777, 0.1385]. Miscalibrated: the estimate is moderately
+    far from 0; the interval starts at half of it (on the squared scale). The bootstrap row
+    resamples (prediction, label) pairs of the same statistic; repeated rows in a bin inflate
+    it, so with few rows per bin its interval can lie above the point estimate.
+    """
     if interval is None:
         return "ECE interval not available"
     regime = str(interval.regime or "")
@@ -980,7 +1684,30 @@ BOOTSTRAP_NOTE = (
 
 
 def interval_details(interval) -> str:
-    """The case rule that set the interval's lower end, as a formula (for a tooltip or "more")."""
+    """The case rule that set the interval's lower end, as a formula (for a tooltip or "more").
+
+    Parameters
+    ----------
+    interval : ECEInterval
+        From :func:`calviz.ece_interval`.
+
+    Returns
+    -------
+    str
+        The rule.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> from calviz import plots
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=500)
+    >>> y = (rng.uniform(size=500) < p ** 1.5).astype(int)
+    >>> ci = calviz.ece_interval(y, p, n_bins=10)
+    >>> plots.interval_details(ci)[:47]
+    '2 z₁ s ≤ T₊ < 2 z₂ s, so the lower end is T₊/2.'
+    """
     regime = str(getattr(interval, "regime", "") or "")
     kind = regime.split(":", 1)[0].strip().lower()
     rule = {
@@ -1002,10 +1729,37 @@ INTERVAL_TOOLTIPS = (
 
 
 def interval_frame(interval, bootstrap=None) -> dict:
-    """The drawing data of the ECE-interval view: ``table`` with two rows (row 1: the asymptotic interval
-    of Sun, Chaudhari, Barnett & Dobriban (2024); row 0: the percentile bootstrap, NaN while it is
-    computed) — estimate, interval, their squares, method, colour (crimson when the interval excludes
-    0) — and ``xlim``."""
+    """The drawing data of the ECE-interval view.
+
+    ``table`` with two rows (row 1: the asymptotic interval of Sun, Chaudhari, Barnett and Dobriban
+    (2024); row 0: the percentile bootstrap, NaN while it is computed) — estimate, interval, their
+    squares, method, colour (crimson when the interval excludes 0) — and ``xlim``.
+
+    Parameters
+    ----------
+    interval : ECEInterval
+        The asymptotic interval.
+    bootstrap : ECEInterval, optional
+        The bootstrap interval.
+
+    Returns
+    -------
+    dict
+        The drawing data.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> from calviz import plots
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=500)
+    >>> y = (rng.uniform(size=500) < p ** 1.5).astype(int)
+    >>> ci = calviz.ece_interval(y, p, n_bins=10)
+    >>> frame = plots.interval_frame(ci)
+    >>> sorted(frame), len(frame["table"]["estimate"])
+    (['table', 'xlim'], 2)
+    """
     rows = [("asymptotic (Sun et al. 2024)", interval), ("percentile bootstrap", bootstrap)]
     cols = {k: [] for k in ("estimate", "low", "high", "estimate_sq", "low_sq", "high_sq", "method", "color")}
     for name, res in rows:
@@ -1019,7 +1773,30 @@ def interval_frame(interval, bootstrap=None) -> dict:
 
 
 def interval_title(interval) -> str:
-    """'ℓ2-ECE, 95% intervals (15 bins)' — level and bin count of the interval result."""
+    """The ECE-interval view's title: level and bin count of the interval.
+
+    Parameters
+    ----------
+    interval : ECEInterval
+        From :func:`calviz.ece_interval`.
+
+    Returns
+    -------
+    str
+        The title.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> from calviz import plots
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=500)
+    >>> y = (rng.uniform(size=500) < p ** 1.5).astype(int)
+    >>> ci = calviz.ece_interval(y, p, n_bins=10)
+    >>> plots.interval_title(ci)
+    'ℓ2-ECE, 90% intervals (10 bins)'
+    """
     if interval is None:
         return "ECE interval not available"
     level = interval.level
@@ -1035,12 +1812,48 @@ def interval_title(interval) -> str:
 def interval_plot(
     interval, bootstrap=None, *, title: str | None = None, height: int = 330, pending: str | None = None
 ) -> hv.Overlay:
-    """Point estimate and confidence interval for the ℓ2-ECE, asymptotic and bootstrap.
+    """ECE view: point estimate and confidence interval for the ℓ2 ECE, asymptotic and bootstrap.
 
     Two rows, always: the asymptotic interval of Sun, Chaudhari, Barnett and Dobriban (2024; exact
-    conditional null variance) and the percentile
-    bootstrap (empty while it is computed); x = ECE.  Crimson when the interval excludes 0
-    (miscalibrated regime), teal otherwise; hover shows the ECE² numbers too."""
+    conditional null variance) and the percentile bootstrap (empty while it is computed); x = ECE.
+    Crimson when the interval excludes 0 (miscalibrated regime), teal otherwise; hover shows the ECE²
+    numbers too.
+
+    Parameters
+    ----------
+    interval : ECEInterval or None
+        The asymptotic interval.
+    bootstrap : ECEInterval, optional
+        The bootstrap interval.
+    title : str, optional
+        Default :func:`interval_title`.
+    height : int, default 330
+        Height in pixels.
+    pending : str, optional
+        A note such as "bootstrap running…".
+
+    Returns
+    -------
+    holoviews.Overlay
+        The view.
+
+    References
+    ----------
+    .. [1] Y. Sun, P. Chaudhari, I. J. Barnett and E. Dobriban. A confidence interval for the expected
+       calibration error. arXiv preprint, 2024.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> from calviz import plots
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=500)
+    >>> y = (rng.uniform(size=500) < p ** 1.5).astype(int)
+    >>> ci = calviz.ece_interval(y, p, n_bins=10)
+    >>> type(plots.interval_plot(ci)).__name__
+    'Overlay'
+    """
     _ensure_backend()
     from bokeh.models import HoverTool
 
@@ -1096,15 +1909,55 @@ _MEASURE_LABELS = {
 
 
 def measure_label(key) -> str:
-    """The display name of a distance measure's key ("lower_dce" → "dCE_lower (LP)")."""
+    """The display name of a distance measure's key.
+
+    Parameters
+    ----------
+    key : str
+        A key of ``DistanceBounds.measures``.
+
+    Returns
+    -------
+    str
+        Its name.
+
+    Examples
+    --------
+    >>> from calviz import plots
+    >>> plots.measure_label("lower_dce")
+    'dCE_lower (LP)'
+    """
     return _MEASURE_LABELS.get(str(key).lower(), str(key))
 
 
 def distance_measures(bounds) -> list[dict]:
-    """Rows ``{name, value, inequality, implies}`` for every measure in a ``DistanceBounds``.
+    """One row per measure of a ``DistanceBounds``: name, value, inequality and what it implies.
 
     Accepts the engine's layouts: a ``measures`` mapping name → value (plus optional ``inequalities`` /
-    ``notes`` mappings), a sequence of measure records, or plain attributes."""
+    ``notes`` mappings), a sequence of measure records, or plain attributes.
+
+    Parameters
+    ----------
+    bounds : DistanceBounds
+        From :func:`calviz.distance_bounds`.
+
+    Returns
+    -------
+    list of dict
+        ``{name, value, inequality, implies}`` per measure.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> from calviz import plots
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=500)
+    >>> y = (rng.uniform(size=500) < p ** 1.5).astype(int)
+    >>> b = calviz.distance_bounds(y, p, grid_step=0.01)
+    >>> [row["name"] for row in plots.distance_measures(b)]
+    ['smCE', 'dCE_lower (LP)', 'SintCE', 'kCE (Laplace)', 'binnedECE + width']
+    """
     rows = []
     measures = bounds.measures
     inequalities = bounds.inequalities or {}
@@ -1164,7 +2017,30 @@ def _bound_text(bound) -> str:
 
 
 def distance_caption(bounds) -> str:
-    """The glyphs, the empirical-distribution caveat and the kernel note, in one short paragraph."""
+    """The distance view's caption: glyphs, the empirical-distribution caveat and the kernel note.
+
+    Parameters
+    ----------
+    bounds : DistanceBounds
+        From :func:`calviz.distance_bounds`.
+
+    Returns
+    -------
+    str
+        One short paragraph.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> from calviz import plots
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=500)
+    >>> y = (rng.uniform(size=500) < p ** 1.5).astype(int)
+    >>> b = calviz.distance_bounds(y, p, grid_step=0.01)
+    >>> len(plots.distance_caption(b)) > 0
+    True
+    """
     lower, upper = (bounds.lower, bounds.upper) if bounds is not None else (None, None)
     txt = ""
     if lower is not None and upper is not None:
@@ -1180,7 +2056,30 @@ def distance_caption(bounds) -> str:
 
 
 def distance_title(bounds) -> str | None:
-    """'implied dCE ∈ [low, high]' of a ``DistanceBounds`` (``None`` when it has no bounds)."""
+    """The distance view's title: the implied interval for dCE.
+
+    Parameters
+    ----------
+    bounds : DistanceBounds
+        From :func:`calviz.distance_bounds`.
+
+    Returns
+    -------
+    str or None
+        'implied dCE ∈ [low, high]' (None when it has no bounds).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> from calviz import plots
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=500)
+    >>> y = (rng.uniform(size=500) < p ** 1.5).astype(int)
+    >>> b = calviz.distance_bounds(y, p, grid_step=0.01)
+    >>> plots.distance_title(b)
+    'implied dCE ∈ [0.0808, 0.1432]'
+    """
     lo, hi = (bounds.lower, bounds.upper) if bounds is not None else (None, None)
     if lo is None or hi is None:
         return None
@@ -1197,10 +2096,35 @@ DISTANCE_BAND_TOOLTIPS = (
 
 
 def distance_frame(bounds) -> dict:
-    """The drawing data of the distance view: ``table`` (one row per measure: value, row position, name,
-    the inequality behind it and what it implies; NaN rows of the usual measures while computing),
-    ``band`` (the implied dCE interval at row 0, in :data:`ESTIMATE` colour, with the bound behind each
-    end), ``yticks`` (row → name), ``xlim``, ``ylim``."""
+    """The drawing data of the distance view.
+
+    ``table`` (one row per measure: value, row position, name, the inequality behind it and what it
+    implies; NaN rows of the usual measures while computing), ``band`` (the implied dCE interval at row
+    0, in :data:`ESTIMATE` colour, with the bound behind each end), ``yticks`` (row → name), ``xlim``,
+    ``ylim``.
+
+    Parameters
+    ----------
+    bounds : DistanceBounds or None
+        From :func:`calviz.distance_bounds`.
+
+    Returns
+    -------
+    dict
+        The drawing data.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> from calviz import plots
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=500)
+    >>> y = (rng.uniform(size=500) < p ** 1.5).astype(int)
+    >>> b = calviz.distance_bounds(y, p, grid_step=0.01)
+    >>> sorted(plots.distance_frame(b))
+    ['band', 'table', 'xlim', 'ylim', 'yticks']
+    """
     rows = distance_measures(bounds) if bounds is not None else []
     if not rows:  # same layers and rows as a real result, empty
         rows = [
@@ -1244,10 +2168,44 @@ def distance_frame(bounds) -> dict:
 
 
 def distance_plot(bounds, *, title: str | None = None, height: int = 330) -> hv.Overlay:
-    """Every distance-to-calibration measure on one axis, and the implied interval for dCE.
+    """Distance view: every distance-to-calibration measure on one axis, and the implied interval for dCE.
 
     Hover shows the inequality (paper, theorem) behind each measure's contribution to the bounds, and
-    for the implied interval the bound that produced each end (dark slate: a size, not a test)."""
+    for the implied interval the bound that produced each end (dark slate: a size, not a test).
+
+    Parameters
+    ----------
+    bounds : DistanceBounds or None
+        From :func:`calviz.distance_bounds`.
+    title : str, optional
+        Default :func:`distance_title`.
+    height : int, default 330
+        Height in pixels.
+
+    Returns
+    -------
+    holoviews.Overlay
+        The view.
+
+    References
+    ----------
+    .. [1] J. Błasiok, P. Gopalan, L. Hu and P. Nakkiran. A unifying theory of distance from calibration.
+       *Proceedings of the 55th ACM Symposium on Theory of Computing (STOC)*, 2023.
+    .. [2] L. Hu, A. Jambulapati, K. Tian and C. Yang. Testing calibration in nearly-linear time.
+       arXiv preprint, 2024.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> from calviz import plots
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=500)
+    >>> y = (rng.uniform(size=500) < p ** 1.5).astype(int)
+    >>> b = calviz.distance_bounds(y, p, grid_step=0.01)
+    >>> type(plots.distance_plot(b)).__name__
+    'Overlay'
+    """
     _ensure_backend()
     from bokeh.models import HoverTool
 
@@ -1296,11 +2254,37 @@ def distance_plot(bounds, *, title: str | None = None, height: int = 330) -> hv.
 
 
 def classical_columns(tests, *, alpha: float | None = None) -> dict[str, list]:
-    """Display columns of the classical tests beside T-Cal, one row per test: ``test``, ``statistic``,
-    ``pvalue``, ``decision`` (at ``alpha``, by default the level the tests were run at: re-deciding
-    from the stored p-values needs no recomputation, so a table follows the α control) and
-    ``detects``; tests that could not be computed say why in ``detects``.  From a
-    :class:`calviz.classical.ClassicalTests`."""
+    """Display columns of the classical tests beside T-Cal, one row per test.
+
+    ``test``, ``statistic``, ``pvalue``, ``decision`` (at ``alpha``, by default the level the tests were
+    run at: re-deciding from the stored p-values needs no recomputation, so a table follows the α
+    control) and ``detects``; tests that could not be computed say why in ``detects``.
+
+    Parameters
+    ----------
+    tests : ClassicalTests
+        From :func:`calviz.classical_tests`.
+    alpha : float, optional
+        The level of the decisions.
+
+    Returns
+    -------
+    dict of list
+        Column name → values.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> from calviz import plots
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=500)
+    >>> y = (rng.uniform(size=500) < p ** 1.5).astype(int)
+    >>> tests = calviz.classical_tests(y, p, measures=True)
+    >>> columns = plots.classical_columns(tests, alpha=0.01)
+    >>> columns["test"][:2], columns["decision"][:2]
+    (['Spiegelhalter z', 'Hosmer–Lemeshow'], ['does not reject', 'rejects'])
+    """
     rows = tests.rows(alpha)
     return {
         "test": [r["test"] for r in rows],
@@ -1313,7 +2297,34 @@ def classical_columns(tests, *, alpha: float | None = None) -> dict[str, list]:
 
 
 def classical_caption(tests, *, alpha: float | None = None) -> str:
-    """One line on the classical tests: the level, target, n, and the MCE and ACE computed with them."""
+    """One line on the classical tests: the level, target, n, and the MCE and ACE computed with them.
+
+    Parameters
+    ----------
+    tests : ClassicalTests
+        From :func:`calviz.classical_tests`.
+    alpha : float, optional
+        The level shown.
+
+    Returns
+    -------
+    str
+        The caption.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> from calviz import plots
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=500)
+    >>> y = (rng.uniform(size=500) < p ** 1.5).astype(int)
+    >>> tests = calviz.classical_tests(y, p, measures=True)
+    >>> import textwrap
+    >>> print(textwrap.fill(plots.classical_caption(tests), 90))
+    at α = 0.05 (binary, n = 500; asymptotic p-values) · MCE 0.2609 (largest gap observed −
+    predicted, 15 equal-width bins) · ACE 0.1110 (15 equal-mass bins, averaged over classes)
+    """
     level = tests.alpha if alpha is None else alpha
     text = f"at α = {level:g} ({tests.target}, n = {tests.n:,}; asymptotic p-values)"
     mce, ace = tests.measures.get("mce"), tests.measures.get("ace")
@@ -1326,8 +2337,34 @@ def classical_caption(tests, *, alpha: float | None = None) -> str:
 
 
 def classical_table(tests, *, alpha: float | None = None, height: int = 190) -> hv.Element:
-    """:func:`classical_columns` as a compact HoloViews table titled with n and the target (``None`` or a
-    message string give a placeholder)."""
+    """The classical tests as a compact HoloViews table titled with n and the target.
+
+    Parameters
+    ----------
+    tests : ClassicalTests, str or None
+        From :func:`calviz.classical_tests`; ``None`` or a message string give a placeholder.
+    alpha : float, optional
+        The level of the decisions.
+    height : int, default 190
+        Height in pixels.
+
+    Returns
+    -------
+    holoviews.Element
+        A Table (or a placeholder).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> from calviz import plots
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=500)
+    >>> y = (rng.uniform(size=500) < p ** 1.5).astype(int)
+    >>> tests = calviz.classical_tests(y, p, measures=True)
+    >>> type(plots.classical_table(tests)).__name__
+    'Table'
+    """
     title = "Other tests"
     if tests is None or isinstance(tests, str):
         return placeholder(tests or "other tests not computed", title, height=height)

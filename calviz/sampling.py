@@ -41,7 +41,7 @@ import math
 
 import numpy as np
 
-from calviz.data import CalibrationData
+from calviz._data import CalibrationData
 
 __all__ = [
     "SAMPLED_ROWS",

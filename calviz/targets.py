@@ -22,8 +22,8 @@ from typing import Literal
 
 import numpy as np
 
+from calviz._data import CalibrationData, InputError
 from calviz._kernels.binning import topk_view_kernel
-from calviz.data import CalibrationData, InputError
 
 __all__ = ["TARGETS", "SCALAR_TARGETS", "TargetName", "Target", "resolve", "topk_view"]
 

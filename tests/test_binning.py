@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 from scipy import stats
 
-from calviz.binning import (
+from calviz._binning import (
     assign_bins,
     cubic_grid_keys,
     dense_ids,
@@ -173,7 +173,7 @@ def python_simplex_key(row: np.ndarray, m: int) -> int:
 
 @pytest.mark.parametrize("K,m", [(3, 2**30), (3, 7), (4, 10**5), (10, 120), (10, 3), (20, 2)])
 def test_simplex_keys_match_exact_integer_reference(K, m):
-    from calviz.binning import simplex_key_space
+    from calviz._binning import simplex_key_space
 
     rng = np.random.default_rng(K + m % 1000)
     pts = np.vstack([rng.dirichlet(np.ones(K) * 0.5, size=200), np.eye(K), np.full((1, K), 1.0 / K)])

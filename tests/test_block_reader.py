@@ -19,8 +19,8 @@ import pyarrow.parquet as pq
 import pytest
 
 import calviz.io as cio
+from calviz._data import CalibrationData, InputError, as_calibration_data
 from calviz.analysis import AnalysisOptions, analyze
-from calviz.data import CalibrationData, InputError, as_calibration_data
 from calviz.io import FileBackedData, read_predictions, write_predictions
 
 N, K = 103, 4

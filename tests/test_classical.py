@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import calviz
-from calviz import classical
-from calviz.data import InputError
+from calviz import _classical as classical
+from calviz._data import InputError
 
 ALPHA = 0.05
 
@@ -539,7 +539,7 @@ def test_check_json_and_text_show_the_classical_tests(overconfident_csv, capsys)
 
 
 def test_report_has_the_classical_section():
-    from calviz.report import render_report
+    from calviz._report import render_report
 
     rng = np.random.default_rng(18)
     y, z = _sample(600, rng, power=1.5)
@@ -617,7 +617,7 @@ def test_dashboard_table_follows_alpha_and_n():
 @pytest.mark.parametrize("m", [1, 2, 3, 10, 64, 65, 200, 5000])
 def test_equal_mass_edges_partial_sort_matches_full_sort(m):
     """equal_mass_edges reads the order statistics at the edge ranks from a partial sort (≤ 64 edges)."""
-    from calviz.binning import equal_mass_edges
+    from calviz._binning import equal_mass_edges
 
     rng = np.random.default_rng(21)
     for z in (rng.uniform(size=3000), np.round(rng.uniform(size=3000) * 40) / 40, rng.uniform(size=7),

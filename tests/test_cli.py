@@ -17,9 +17,9 @@ import pandas as pd
 import pytest
 
 import calviz
+from calviz._synthetic import SCENARIOS
 from calviz.cli import main, websocket_origins
 from calviz.datasets import DEFAULT_DATASET, load_dataset
-from calviz.synthetic import SCENARIOS
 
 REPO = Path(__file__).resolve().parents[1]
 

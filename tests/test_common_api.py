@@ -26,9 +26,9 @@ import numpy as np
 import pytest
 
 import calviz
+from calviz._data import InputError, as_calibration_data
 from calviz._params import ALPHA, CONFIDENCE_LEVEL, Interval, NoneOr, Options
 from calviz._results import ConfidenceInterval
-from calviz.data import InputError, as_calibration_data
 from calviz.targets import TARGETS
 
 # a fixed resample count keeps these runs short; its "cannot settle" warning is about the decision only
@@ -258,10 +258,10 @@ def _params(name):
 
 
 def test_default_levels():
-    """One α for tests (0.05) and one confidence level for intervals (0.9; the smooth band is 95%)."""
+    """One α for tests (0.05) and one confidence level for intervals and bands (0.9)."""
     for name in ("tcal", "adaptive_tcal", "split_tcal", "classical_tests", "compare", "calibration_by_group"):
         assert _params_of(name)["alpha"].default == ALPHA == 0.05
-    for name in ("ece_interval", "reliability", "distance_bounds"):
+    for name in ("ece_interval", "reliability", "distance_bounds", "smooth_reliability"):
         assert _params_of(name)["alpha"].default == pytest.approx(1 - CONFIDENCE_LEVEL)
     assert calviz.ece_interval(Y_BINARY, P_BINARY).level == pytest.approx(CONFIDENCE_LEVEL)
 

@@ -8,16 +8,16 @@ from scipy import stats
 from scipy.special import expit
 
 import calviz
-from calviz.comparison import calibration_by_group, compare, holm_adjust, paired_difference
-from calviz.data import InputError
-from calviz.ece import bin_sums, miscalibrated_variance
+from calviz._comparison import calibration_by_group, compare, holm_adjust, paired_difference
+from calviz._data import InputError
+from calviz._ece import bin_sums, miscalibrated_variance
 
 
 # -- the paired statistic against a slow O(n²) implementation ----------------------------------------------
 def _slow_paired(za, ya, zb, yb, m):
     """D, Var̂(φ) and Σ_{i≠j} h(i, j)² straight from the definitions (pairs enumerated)."""
     n = len(za)
-    ba, bb = calviz.binning.equal_width_ids(za, m), calviz.binning.equal_width_ids(zb, m)
+    ba, bb = calviz._binning.equal_width_ids(za, m), calviz._binning.equal_width_ids(zb, m)
     u, w = ya - za, yb - zb
     Na, Nb = np.bincount(ba, minlength=m), np.bincount(bb, minlength=m)
     h = np.zeros((n, n))
@@ -76,7 +76,7 @@ def test_first_order_variance_of_one_model_is_sun_et_al_sigma1():
     ya = (rng.random(n) < za**1.5).astype(float)
     yb = (rng.random(n) < 0.5).astype(float)
     res = paired_difference(za, ya, yb, yb, n_bins=m)
-    sums = bin_sums(calviz.binning.equal_width_ids(za, m), za, ya)
+    sums = bin_sums(calviz._binning.equal_width_ids(za, m), za, ya)
     expected = miscalibrated_variance(sums) / n
     assert res.se_first_order**2 + 2 * res.se_second_order**2 == pytest.approx(expected, rel=1e-9)
 
@@ -280,7 +280,8 @@ def _slow_sequential_holm(pvalues, alpha):
 def test_sequential_holm_steps_equal_holm_on_exact_pvalues(seed, monkeypatch):
     """The step-down on decisions (test every remaining group at α/m, drop the rejected, repeat) rejects
     the same set as Holm on the p-values, checked with a test whose decision is an exact p-value."""
-    from calviz import comparison, tcal
+    from calviz import _comparison as comparison
+    from calviz import _tcal as tcal
 
     rng = np.random.default_rng(seed)
     pvalues = rng.choice([0.001, 0.004, 0.01, 0.012, 0.02, 0.03, 0.2, 0.6], size=rng.integers(1, 7))
@@ -325,16 +326,16 @@ def test_groups_accept_mixed_values_and_missing():
 
 
 def test_a_group_where_the_test_cannot_run_is_listed_with_the_reason(monkeypatch):
-    import calviz.tcal
+    import calviz._tcal
 
-    real = calviz.tcal.adaptive_tcal
+    real = calviz._tcal.adaptive_tcal
 
     def picky(y_true, y_prob, **kwargs):
         if len(y_true) == 80:
             raise InputError("cannot test this group")
         return real(y_true, y_prob, **kwargs)
 
-    monkeypatch.setattr(calviz.tcal, "adaptive_tcal", picky)
+    monkeypatch.setattr(calviz._tcal, "adaptive_tcal", picky)
     y, good, _ = _models(200, 12)
     res = calibration_by_group(y, good, np.repeat(["a", "b"], [80, 120]))
     assert res["a"].status == "not testable" and res["a"].reason == "cannot test this group"

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import calviz
-from calviz import synthetic
+from calviz import _synthetic as synthetic
 
 REPS = 200
 LEVEL = 0.9

@@ -15,11 +15,11 @@ import numpy as np
 import panel as pn
 import pytest
 
+from calviz._dashboard import CalvizApp, dashboard
+from calviz._data import InputError, as_calibration_data
 from calviz.analysis import AnalysisOptions, MultiReliability, analyze, compute_distance
 from calviz.app import store as store_module
 from calviz.app.store import VIEW_INPUTS, view_key
-from calviz.dashboard import CalvizApp, dashboard
-from calviz.data import InputError, as_calibration_data
 
 
 def _data(n=2000, power=1.5, seed=0, classes=None):
@@ -434,17 +434,23 @@ def test_views_compute_no_statistics():
                  for alias in node.names}
         modules = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
         assert not names & {"concurrent.futures", "multiprocessing"}, module
-        assert not {m for m in modules if m} & {"calviz.ece", "calviz.tcal", "calviz.intervals",
-                                                "calviz.distance", "calviz.smooth", "concurrent.futures"}
+        assert not {m for m in modules if m} & {"calviz._ece", "calviz._tcal", "calviz._intervals",
+                                                "calviz._distance", "calviz._smooth", "concurrent.futures"}
         assert not any(n.startswith("compute_") or n in ("run_view", "analyze") for n in names), module
 
 
-def test_calviz_dashboard_is_callable_even_after_submodule_import():
+def test_calviz_dashboard_is_callable_even_after_submodule_import(monkeypatch):
+    import sys
+
     import calviz
-    import calviz.dashboard as module  # rebinds the package attribute to the module
+
+    monkeypatch.delitem(sys.modules, "calviz.dashboard", raising=False)
+    monkeypatch.setitem(vars(calviz), "dashboard", calviz.dashboard)  # restored afterwards
+    with pytest.warns(DeprecationWarning, match="calviz.dashboard is deprecated"):
+        import calviz.dashboard as module  # the old path binds the package attribute to the module
 
     data = _data(300)
-    assert callable(calviz.dashboard) and callable(module)
+    assert calviz.dashboard is module and callable(module)
     layout = calviz.dashboard(data.labels, data.probs)
     assert isinstance(layout, pn.Row)
     layout.app.wait()

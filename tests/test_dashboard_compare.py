@@ -12,13 +12,13 @@ import pandas as pd
 import pytest
 
 import calviz
+from calviz._comparison import calibration_by_group, compare
+from calviz._dashboard import CalvizApp
+from calviz._recalibration import recalibrate
 from calviz.app.comparison_mode import OTHER_COLUMNS, SECOND_FILE
 from calviz.app.comparison_store import ComparisonRequest, ComparisonStore, compute_comparison
 from calviz.app.store import ResultStore
-from calviz.comparison import calibration_by_group, compare
-from calviz.dashboard import CalvizApp
 from calviz.datasets import load_dataset
-from calviz.recalibration import recalibrate
 
 
 @pytest.fixture
@@ -208,7 +208,7 @@ def test_comparison_views_compute_no_statistics():
         modules = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
         names = {alias.name for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))
                  for alias in node.names}
-        assert not modules & {"calviz.ece", "calviz.tcal", "calviz.intervals", "calviz.recalibration",
+        assert not modules & {"calviz._ece", "calviz._tcal", "calviz._intervals", "calviz._recalibration",
                               "concurrent.futures"}, module
         assert not names & {"compare", "calibration_by_group", "recalibrate", "compute_comparison",
                             "threading", "multiprocessing"}, module

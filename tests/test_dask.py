@@ -16,8 +16,9 @@ da = pytest.importorskip("dask.array")
 dd = pytest.importorskip("dask.dataframe")
 
 import calviz.dask as cdask  # noqa: E402
-from calviz import ece, intervals  # noqa: E402
-from calviz.data import InputError  # noqa: E402
+from calviz import _ece as ece  # noqa: E402
+from calviz import _intervals as intervals  # noqa: E402
+from calviz._data import InputError  # noqa: E402
 
 RTOL = 1e-12
 #: uneven row partitions with empty ones (sum = 2000)
@@ -207,7 +208,7 @@ def test_refusals():
 def _tcal_module():
     import importlib
 
-    return importlib.import_module("calviz.tcal")  # the attribute calviz.tcal is the function
+    return importlib.import_module("calviz._tcal")  # the attribute calviz.tcal is the function
 
 
 @pytest.mark.parametrize("resampling", ["analytic", "threshold"])
@@ -313,7 +314,7 @@ def test_adaptive_tcal_full_and_discrete(client):
 def test_laplace_kce_exact(client, bandwidth):
     import importlib
 
-    distance = importlib.import_module("calviz.distance")
+    distance = importlib.import_module("calviz._distance")
     y, prob = binary_data()
     Y, P = as_dask(y, prob)
     squared = bandwidth < 1
@@ -347,7 +348,7 @@ def test_kce_scan_against_double_sum():
 def test_subsample_measures_report_their_sampling_error(client):
     import importlib
 
-    distance = importlib.import_module("calviz.distance")
+    distance = importlib.import_module("calviz._distance")
     y, prob = binary_data()
     Y, P = as_dask(y, prob)
     for measure in ("smce", "sintce", "lower_dce"):
@@ -487,8 +488,8 @@ def test_analyze_parquet_multiclass_prefix_and_resampled(client, tmp_path):
 def test_multi_reliability_equals_in_memory(client, K, target, k):
     """Per-rank / per-class reliability (one pass on Dask) equals calviz.analysis.compute_reliability,
     including the panel choice for K > 10 classes, k > K and binary data."""
+    from calviz._data import as_calibration_data
     from calviz.analysis import AnalysisOptions, compute_reliability
-    from calviz.data import as_calibration_data
 
     y, prob = binary_data() if K == 2 else multiclass_data(K=K)
     got = cdask.multi_reliability(*as_dask(y, prob), target=target, top_k=k, n_bins=15, alpha=0.05)

@@ -13,9 +13,10 @@ distributed = pytest.importorskip("distributed")
 
 import calviz  # noqa: E402
 import calviz.dask as cdask  # noqa: E402
-from calviz import ece, intervals  # noqa: E402
+from calviz import _ece as ece  # noqa: E402
+from calviz import _intervals as intervals  # noqa: E402
+from calviz._dashboard import CalvizApp  # noqa: E402
 from calviz.analysis import AnalysisOptions, analyze  # noqa: E402
-from calviz.dashboard import CalvizApp  # noqa: E402
 
 #: rows per Parquet file: uneven, with empty files
 SIZES = (0, 700, 1, 0, 1800, 499)
@@ -127,7 +128,7 @@ def test_open_dask_from_the_app_and_bad_inputs(client, tmp_path):
 def test_analyze_parquet_notes_and_report(client, tmp_path):
     """The Analysis of distributed data renders as the static report, with the notes on what Dask could not
     compute."""
-    from calviz.report import render_analysis
+    from calviz._report import render_analysis
 
     y, p = _predictions(4000, seed=2)
     path = _write(tmp_path / "preds", y, p, sizes=(1000, 0, 3000))
@@ -141,7 +142,7 @@ def test_analyze_parquet_notes_and_report(client, tmp_path):
 
 def test_topk_and_full_views_on_dask(client, tmp_path):
     """topk / full on distributed multi-class data: one diagram per rank / per class, as in memory."""
-    from calviz.report import render_analysis
+    from calviz._report import render_analysis
 
     rng = np.random.default_rng(3)
     probs = rng.dirichlet(np.full(4, 0.6), size=2500)
@@ -174,8 +175,8 @@ def test_all_rows_and_the_view_subsample_as_in_memory(client, tmp_path, monkeypa
     import json
 
     from calviz import sampling
+    from calviz._data import as_calibration_data
     from calviz.analysis import run_view
-    from calviz.data import as_calibration_data
 
     monkeypatch.setitem(sampling.SAMPLED_ROWS, "distance", 500)  # (2·10⁵ rows by default)
     monkeypatch.setitem(sampling.SAMPLED_ROWS, "tcal_resampled", 800)

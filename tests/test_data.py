@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from calviz.data import (
+from calviz._data import (
     SIMPLEX_TOLERANCE,
     CalibrationData,
     InputError,
@@ -267,9 +267,9 @@ def test_from_logits_sigmoid_1d():
 
     np.testing.assert_allclose(p, expit(x), rtol=1e-14)
     assert p[0] == 0.0 and p[-1] == 1.0 and p[2] == 0.5
-    d = from_logits(x, [0, 0, 1, 1, 1, 1])
+    d = from_logits(x, y_true=[0, 0, 1, 1, 1, 1])
     assert isinstance(d, CalibrationData) and d.is_binary
-    d = from_logits(np.zeros((4, 3)), Y3)
+    d = from_logits(np.zeros((4, 3)), y_true=Y3)
     assert d.n_classes == 3
 
 
@@ -283,7 +283,7 @@ def test_from_logits_rejects_bad_input():
     with pytest.raises(InputError, match="1-D"):
         from_logits(np.zeros((2, 2, 2)))
     with pytest.raises(InputError, match="lengths"):
-        from_logits(np.zeros((3, 2)), [0, 1])
+        from_logits(np.zeros((3, 2)), y_true=[0, 1])
 
 
 # -- views --------------------------------------------------------------------------------------------

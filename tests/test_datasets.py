@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from calviz import datasets
-from calviz.data import CalibrationData, InputError
+from calviz._data import CalibrationData, InputError
 
 
 @pytest.fixture(scope="module")

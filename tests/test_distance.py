@@ -12,8 +12,8 @@ from scipy import sparse
 from scipy.optimize import linprog
 
 import calviz
-from calviz.data import InputError
-from calviz.distance import lower_dce as lower_dce_fn
+from calviz._data import InputError
+from calviz._distance import lower_dce as lower_dce_fn
 
 # ------------------------------------------------------------------------------------------------
 # independent reference implementations
@@ -290,7 +290,7 @@ def test_binned_ece_with_width_uses_engine_ece():
     assert calviz.binned_ece_with_width(y, v, n_bins=10).average_width == pytest.approx(0.1)
     # direct check of the equal-mass average width: bins [e_j, e_{j+1}) weighted by their counts
     res = calviz.binned_ece_with_width(y, v, n_bins=4, scheme="equal_mass")
-    edges = calviz.binning.equal_mass_edges(v, 4)
+    edges = calviz._binning.equal_mass_edges(v, 4)
     ids = np.clip(np.searchsorted(edges, v, side="right") - 1, 0, edges.size - 2)
     assert res.average_width == pytest.approx(np.mean(np.diff(edges)[ids]))
 

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 import calviz
-from calviz.binning import assign_bins
-from calviz.ece import (
+from calviz._binning import assign_bins
+from calviz._ece import (
     BinSums,
     bin_sums,
     binned_sums,
@@ -180,7 +180,7 @@ def test_merge_equals_whole():
     P = rng.dirichlet(np.ones(5), size=300)
     labels = rng.integers(0, 5, size=300)
     _, _, z, y = prepare_view(labels, P, top_k=2)
-    from calviz.binning import cubic_grid_keys
+    from calviz._binning import cubic_grid_keys
 
     keys = cubic_grid_keys(z, 4)
     whole = bin_sums(keys, z, y)
@@ -379,7 +379,7 @@ def test_property_multiclass_validate_or_value_error(P, labels, target, top_k):
 
 @pytest.mark.parametrize("K", [2, 3, 5, 10])
 def test_topk_view_kernel_equals_data_topk(K):
-    from calviz.ece import topk_view
+    from calviz._ece import topk_view
 
     rng = np.random.default_rng(K)
     P = rng.dirichlet(np.ones(K), size=400)

@@ -34,6 +34,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import calviz
+from calviz._binning import assign_bins
+from calviz._intervals import interval_from_sums
+from calviz._sums import bin_sums
 from calviz.analysis import AnalysisOptions
 
 #: seconds one example may take before it counts as a hang
@@ -247,7 +250,7 @@ def _bytes_of(y, p) -> bytes:
 
 
 def _sums_of(y, p):
-    return calviz.bin_sums(calviz.assign_bins(np.asarray(p, dtype=float), n_bins=10), p, y)
+    return bin_sums(assign_bins(np.asarray(p, dtype=float), n_bins=10), p, y)
 
 
 BINNED = {"n_bins": N_BINS, "scheme": SCHEME, **VIEW}
@@ -259,7 +262,7 @@ SMOOTH = {"bandwidth": BANDWIDTH, "kernel": KERNEL, **VIEW}
 ENTRY_POINTS = {
     "as_calibration_data": (calviz.as_calibration_data,
                             {"renormalize": st.booleans(), "min_samples": st.integers(-1, 30)}, {}),
-    "from_logits": (lambda y, p, **kw: calviz.from_logits(np.asarray(p) * 40.0 - 20.0, y), {}, {}),
+    "from_logits": (lambda y, p, **kw: calviz.from_logits(np.asarray(p) * 40.0 - 20.0, y_true=y), {}, {}),
     "read_predictions": (lambda y, p, **kw: calviz.read_predictions(io.BytesIO(_bytes_of(y, p)), **kw),
                          {"renormalize": st.booleans(), "format": st.sampled_from(["csv", "npz", None])}, {}),
     "binned_ece": (calviz.binned_ece, {**BINNED, "p": st.sampled_from([1, 2, 0, 1.5]), "top_k": TOP_K}, {}),
@@ -267,11 +270,11 @@ ENTRY_POINTS = {
     "unbiased_ece": (calviz.unbiased_ece, {**BINNED, "top_k": TOP_K}, {}),
     "kumar_debiased_ece": (calviz.kumar_debiased_ece, BINNED, {}),
     "reliability": (calviz.reliability, {**BINNED, "alpha": ALPHA, "interval": INTERVAL_KINDS}, {}),
-    "assign_bins": (lambda y, p, **kw: calviz.assign_bins(p, **kw), {"n_bins": N_BINS, "scheme": SCHEME}, {}),
+    "assign_bins": (lambda y, p, **kw: assign_bins(p, **kw), {"n_bins": N_BINS, "scheme": SCHEME}, {}),
     "ece_interval": (calviz.ece_interval, {"n_bins": N_BINS, "alpha": ALPHA, "top_k": TOP_K, "seed": SEED,
                                            "method": st.sampled_from(["asymptotic", "bootstrap", "x"]),
                                            "n_resamples": N_RESAMPLES, **VIEW}, {}),
-    "interval_from_sums": (lambda y, p, **kw: calviz.interval_from_sums(_sums_of(y, p), **kw),
+    "interval_from_sums": (lambda y, p, **kw: interval_from_sums(_sums_of(y, p), **kw),
                            {"alpha": ALPHA, "n_bins": N_BINS}, {}),
     "tcal": (calviz.tcal, {"alpha": TCAL_ALPHA, "n_bins": st.one_of(st.none(), st.integers(1, 60)),
                            "smoothness": st.floats(0.1, 5.0), **VIEW}, {}),
@@ -421,7 +424,7 @@ def test_report_only_refuses(data, tmp_path):
     if options is None:
         return
     path = tmp_path / "report.html"
-    written = only_refuses(calviz.report, y, p, path, **options.to_dict())
+    written = only_refuses(calviz.report, y, p, path=path, **options.to_dict())
     if written is not None:
         assert path.stat().st_size > 0
     assert not list(tmp_path.glob(".*.partial"))  # a refused report leaves no temporary file behind

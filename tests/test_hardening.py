@@ -19,9 +19,14 @@ import pandas as pd
 import pytest
 
 import calviz
-from calviz import cli, distance, intervals, smooth
+from calviz import _distance as distance
+from calviz import _intervals as intervals
+from calviz import _smooth as smooth
+from calviz import cli
+from calviz._binning import assign_bins
+from calviz._data import InputError
+from calviz._sums import bin_sums
 from calviz.analysis import AnalysisOptions
-from calviz.data import InputError
 from calviz.io import read_predictions, read_predictions_bytes
 
 REPO = Path(__file__).resolve().parents[1]
@@ -144,7 +149,7 @@ def test_band_degrades_openly_above_its_budget(monkeypatch):
     p = rng.random(3000)
     y = (rng.random(p.size) < p).astype(float)
     monkeypatch.setattr(smooth, "BAND_WORK_BUDGET", 1 << 18)
-    res = calviz.smooth_reliability(y, p, bandwidth=0.002, n_resamples=100, seed=0)
+    res = calviz.smooth_reliability(y, p, bandwidth=0.002, n_resamples=100, seed=0, alpha=0.05)
     assert res.n_resamples < 100
     assert "coarser" in res.band_note and f"{res.n_resamples} of the 100 resamples" in res.band_note
     assert np.all(res.band_low <= res.curve) and np.all(res.curve <= res.band_high)
@@ -244,11 +249,11 @@ def test_analysis_options_refuse_non_integral_counts(field, value):
 
 
 def test_interval_from_sums_refuses_infinite_bins():
-    sums = calviz.bin_sums(calviz.assign_bins(np.array([0.2, 0.6, 0.7]), n_bins=5), np.array([0.2, 0.6, 0.7]),
+    sums = bin_sums(assign_bins(np.array([0.2, 0.6, 0.7]), n_bins=5), np.array([0.2, 0.6, 0.7]),
                            np.array([0, 1, 1]))
     with pytest.raises(InputError, match="n_bins must be a positive integer"):
-        calviz.interval_from_sums(sums, n_bins=float("inf"))
-    assert calviz.interval_from_sums(sums, n_bins=5).n_bins == 5
+        intervals.interval_from_sums(sums, n_bins=float("inf"))
+    assert intervals.interval_from_sums(sums, n_bins=5).n_bins == 5
 
 
 def _npz() -> bytes:
@@ -406,7 +411,7 @@ def test_check_option_errors_exit_2_with_one_line(predictions_csv, option, capsy
 def test_failed_resampled_test_with_fail_on_reject_exits_3(predictions_csv, monkeypatch, capsys):
     """The resampled test asked for fails (here: MemoryError): the decision is unavailable — not the
     analytic one silently put in its place (which exited 0)."""
-    tcal_module = importlib.import_module("calviz.tcal")  # `calviz.tcal` may be bound to the function
+    tcal_module = importlib.import_module("calviz._tcal")  # `calviz.tcal` may be bound to the function
     analytic = tcal_module.adaptive_tcal
 
     def failing(*args, resampling="y_only", **kwargs):
@@ -423,7 +428,7 @@ def test_failed_resampled_test_with_fail_on_reject_exits_3(predictions_csv, monk
 
 
 def test_report_output_path_is_checked_before_computing(predictions_csv, tmp_path, monkeypatch, capsys):
-    report_module = importlib.import_module("calviz.report")
+    report_module = importlib.import_module("calviz._report")
 
     def no_analysis(*args, **kwargs):
         raise AssertionError("the analysis ran before the output path was checked")
@@ -436,7 +441,7 @@ def test_report_output_path_is_checked_before_computing(predictions_csv, tmp_pat
     assert cli.main(["report", str(tmp_path / "absent.csv"), "-o", str(target)]) == cli.EXIT_INPUT
     assert "cannot write" in capsys.readouterr().err
     with pytest.raises(FileNotFoundError):
-        calviz.report([0, 1, 1], [0.2, 0.6, 0.7], target)
+        calviz.report([0, 1, 1], [0.2, 0.6, 0.7], path=target)
 
 
 def test_report_of_three_identical_rows(tmp_path, capsys):

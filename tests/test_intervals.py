@@ -13,8 +13,8 @@ from scipy import stats
 from test_ece import slow_equal_width_bin, slow_stats
 
 import calviz
-from calviz.ece import BinSums, binned_sums, prepare_view
-from calviz.intervals import _interval, ece_ci, ece_interval, interval_from_sums
+from calviz._ece import BinSums, binned_sums, prepare_view
+from calviz._intervals import _interval, ece_ci, ece_interval, interval_from_sums
 
 Z1 = stats.norm.ppf(0.9)
 Z2 = stats.norm.ppf(0.95)
@@ -167,7 +167,7 @@ def test_bad_options(kwargs):
 
 
 def test_public_name():
-    assert calviz.ece_interval is ece_interval and calviz.ece_ci is ece_ci  # ece_ci: deprecated alias
+    assert calviz.ece_interval is ece_interval
     assert calviz.ECEInterval.__name__ == "ECEInterval"
 
 

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from calviz.data import CalibrationData, InputError
+from calviz._data import CalibrationData, InputError
 from calviz.io import read_predictions, read_predictions_bytes, write_predictions
 
 FORMATS = ["csv", "parquet", "npz", "npy"]
@@ -53,7 +53,7 @@ def test_round_trip_multiclass_and_binary(tmp_path, fmt, multiclass, binary):
 
 
 def test_write_accepts_calibration_data_and_odd_names(tmp_path, binary):
-    from calviz.data import as_calibration_data
+    from calviz._data import as_calibration_data
 
     data = as_calibration_data(*binary)
     path = write_predictions(tmp_path / "preds.npz", data)

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from calviz import plots
+from calviz._data import as_calibration_data
 from calviz.analysis import (
     MAX_CLASS_PANELS,
     AnalysisOptions,
@@ -18,7 +19,6 @@ from calviz.analysis import (
     compute_smooth,
     compute_tcal,
 )
-from calviz.data import as_calibration_data
 
 
 @pytest.fixture(scope="module")

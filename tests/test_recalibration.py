@@ -8,9 +8,9 @@ from scipy.optimize import minimize
 from scipy.special import expit, logsumexp, softmax
 
 import calviz
-from calviz.data import InputError
+from calviz._data import InputError
+from calviz._recalibration import LOG_FLOOR, recalibrate
 from calviz.datasets import load_dataset
-from calviz.recalibration import LOG_FLOOR, recalibrate
 
 
 def _direct_temperature(probs: np.ndarray, labels: np.ndarray) -> float:
@@ -45,7 +45,7 @@ def test_temperature_on_embedded_naive_bayes_uses_held_out_rows_only(name):
     from sklearn.calibration import CalibratedClassifierCV
     from sklearn.frozen import FrozenEstimator
 
-    from calviz.recalibration import _fixed_probability_classifier
+    from calviz._recalibration import _fixed_probability_classifier
 
     sk = CalibratedClassifierCV(FrozenEstimator(_fixed_probability_classifier(data.n_classes)),
                                 method="temperature", cv=2).fit(data.probs[cal], data.labels[cal])
@@ -113,7 +113,7 @@ def test_histogram_binning_equals_a_slow_implementation():
     p = np.round(p, 2)  # ties: a group of equal values is never split between bins
     res = recalibrate(y, p, method="histogram", n_bins=7, calibration_size=0.5, seed=4)
     cal, ev = res.calibration_indices, res.eval_indices
-    edges = calviz.binning.equal_mass_edges(p[cal], 7)
+    edges = calviz._binning.equal_mass_edges(p[cal], 7)
     for i, out in zip(ev, res.y_prob, strict=True):
         b = min(np.searchsorted(edges, p[i], side="right") - 1, len(edges) - 2)
         in_bin = (p[cal] >= edges[b]) & ((p[cal] < edges[b + 1]) | (b == len(edges) - 2))
@@ -173,5 +173,5 @@ def test_platt_needs_every_class_in_the_calibration_rows():
     with pytest.raises(InputError, match="class 1"):
         recalibrate(y, p, method="platt", calibration_size=0.2, seed=0)
     with pytest.raises(InputError):
-        fitted = calviz.recalibration.RecalibrationMap("temperature", 3, {"temperature": 1.0}, 10)
+        fitted = calviz.RecalibrationMap("temperature", 3, {"temperature": 1.0}, 10)
         fitted.transform(np.ones((2, 4)))

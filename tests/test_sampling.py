@@ -11,16 +11,16 @@ import pytest
 from scipy import stats
 
 from calviz import plots, sampling
+from calviz._classical import classical_tests
+from calviz._data import InputError, as_calibration_data
+from calviz._distance import distance_bounds, smce
+from calviz._intervals import ece_interval
+from calviz._synthetic import dirichlet_temperature, temperature_family
+from calviz._tcal import adaptive_tcal
 from calviz.analysis import AnalysisOptions, analyze, run_view
 from calviz.app.store import job_label, view_key
-from calviz.classical import classical_tests
 from calviz.cli import build_parser, main, options_from_args
-from calviz.data import InputError, as_calibration_data
-from calviz.distance import distance_bounds, smce
-from calviz.intervals import ece_interval
 from calviz.io import read_predictions, write_predictions
-from calviz.synthetic import dirichlet_temperature, temperature_family
-from calviz.tcal import adaptive_tcal
 
 
 @pytest.fixture

@@ -135,9 +135,9 @@ def test_app_screenshots(served_app, chromium_browser, screenshots):
 
 
 def test_report_screenshot(tmp_path, chromium_browser, screenshots):
+    from calviz._report import render_report
     from calviz.analysis import AnalysisOptions
     from calviz.datasets import load_dataset
-    from calviz.report import render_report
 
     path = tmp_path / "report.html"
     path.write_text(render_report(load_dataset("tabular-rf"), AnalysisOptions(n_resamples=100),
@@ -163,8 +163,8 @@ def test_app_screenshot_ten_million_rows(tmp_path, chromium_browser, screenshots
     legend and wording checks."""
     from conftest import start_server, stop_server
 
+    from calviz._synthetic import temperature_family
     from calviz.io import write_predictions
-    from calviz.synthetic import temperature_family
 
     sample = temperature_family(LARGE_ROWS, seed=1, beta=1.2)
     path = write_predictions(tmp_path / "ten_million.parquet", sample.y_true, sample.y_prob)

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 import calviz
-from calviz.data import InputError
-from calviz.smooth import LOGIT_CLIP, SmoothECEResult, SmoothReliability, smooth_ece, smooth_reliability
+from calviz._data import InputError
+from calviz._smooth import LOGIT_CLIP, SmoothECEResult, SmoothReliability, smooth_ece, smooth_reliability
 
 # ------------------------------------------------------------------------------------------------------
 # direct evaluation of the definitions
@@ -354,7 +354,7 @@ def test_no_band_when_no_resamples():
 
 def test_binned_bootstrap_matches_point_bootstrap():
     """The multinomial resampling of (cell, label) aggregates has the spread of resampling points."""
-    from calviz.smooth import _SmoothingProblem
+    from calviz._smooth import _SmoothingProblem
 
     rng = np.random.default_rng(5)
     n, reps, sigma = 2000, 500, 0.05
@@ -383,7 +383,8 @@ def test_band_pointwise_coverage_for_calibrated_data():
     covered = 0
     for _ in range(reps):
         f = rng.random(n)
-        res = smooth_reliability(_bern(rng, f), f, bandwidth=0.05, n_resamples=100, grid_size=3, seed=rng)
+        res = smooth_reliability(_bern(rng, f), f, bandwidth=0.05, n_resamples=100, grid_size=3, seed=rng,
+                                 alpha=0.05)
         covered += res.band_low[1] <= 0.5 <= res.band_high[1]
     # binomial SE at 0.95 with 100 reps is 0.022; 0.85 is 4.5 SE below
     assert covered / reps >= 0.85, covered

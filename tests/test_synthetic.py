@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from calviz import synthetic as S
-from calviz.data import InputError, as_calibration_data
+from calviz import _synthetic as S
+from calviz._data import InputError, as_calibration_data
 
 ALL = sorted(S.SCENARIOS)
 

@@ -13,10 +13,10 @@ import pytest
 from scipy import stats
 
 import calviz
-import calviz.tcal as T
+import calviz._tcal as T
 from calviz import InputError
+from calviz._ece import binned_sums
 from calviz._kernels import tcal as K
-from calviz.ece import binned_sums
 
 MASK64 = (1 << 64) - 1
 
@@ -27,7 +27,7 @@ MASK64 = (1 << 64) - 1
 def slow_dpe(z, onehot_or_y, m, full=False):
     """T^d by explicit pairs: (1/n) Σ_b (1/N_b) Σ_{j≠l∈b} <v_j, v_l> on equal-width (or simplex) bins."""
     if full:
-        from calviz.binning import simplex_cell_keys
+        from calviz._binning import simplex_cell_keys
 
         ids = simplex_cell_keys(z, m)
         v = onehot_or_y - z
@@ -456,7 +456,7 @@ def test_result_fields_and_callable_module():
 
 
 def test_few_resamples_warn_and_cannot_reject():
-    from calviz.synthetic import tcal_p1m
+    from calviz._synthetic import tcal_p1m
 
     sc = tcal_p1m(3000, seed=1, m=4, s=0.5, rho=25)
     with pytest.warns(UserWarning, match="too few"):
@@ -526,7 +526,7 @@ def test_analytic_level_at_the_bonferroni_level(scenario):
 # ------------------------------------------------------------------------------------------------
 @pytest.mark.slow
 def test_power_on_oscillating_alternative():
-    from calviz.synthetic import tcal_p1m
+    from calviz._synthetic import tcal_p1m
 
     reps = 20
     hits = {"y_only": 0, "analytic": 0, "max": 0, "fixed15": 0}

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import calviz
-import calviz.tcal as T
+import calviz._tcal as T
 from calviz import InputError
 from calviz import _tcal_decision as D
 from calviz._kernels import tcal as K

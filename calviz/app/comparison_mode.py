@@ -82,7 +82,7 @@ class ComparisonMode:
 
     def load_second(self, content: bytes, filename: str) -> bool:
         """Model B from a second file; on failure the message shows and the loaded data stay."""
-        from calviz.comparison import check_same_examples
+        from calviz._comparison import check_same_examples
 
         try:
             data = sources.read_upload(content, filename, limit=self.app.upload_limit, columns={})
@@ -178,7 +178,7 @@ class ComparisonMode:
 
     def request(self) -> ComparisonRequest | None:
         """The comparison the controls ask for (None: off); raises ValueError with the user's message."""
-        from calviz.comparison import check_same_examples
+        from calviz._comparison import check_same_examples
 
         mode, data, dataset = self.controls.mode, self.app.data, str(self.app.controls.dataset)
         if mode == "off":

@@ -26,9 +26,9 @@ from typing import Any
 import numpy as np
 import param
 
+from calviz._data import CalibrationData, InputError
 from calviz.analysis import AnalysisOptions
 from calviz.app.store import DEBOUNCE_S, Entry, ResultStore
-from calviz.data import CalibrationData, InputError
 
 __all__ = [
     "MODES",
@@ -123,9 +123,9 @@ def _scalar_target(options: AnalysisOptions) -> str:
 
 def compute_comparison(mode, labels, probs, other_probs, groups, names, method, options) -> ComparisonOutcome:
     """The comparison of one request on plain arrays (picklable: runs in a worker process)."""
-    from calviz.comparison import calibration_by_group, compare
-    from calviz.ece import reliability
-    from calviz.recalibration import recalibrate
+    from calviz._comparison import calibration_by_group, compare
+    from calviz._ece import reliability
+    from calviz._recalibration import recalibrate
 
     target = _scalar_target(options)
     common = dict(n_bins=options.n_bins, alpha=options.alpha, target=target, class_index=options.class_index)

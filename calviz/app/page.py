@@ -16,6 +16,7 @@ from functools import partial
 import panel as pn
 
 from calviz import plots
+from calviz._data import CalibrationData, as_calibration_data, message_for
 from calviz.analysis import Analysis, DataSummary, is_distributed, prepare, scalar_reliability
 from calviz.app import sources
 from calviz.app.controls import Controls
@@ -28,7 +29,6 @@ from calviz.app.views import (
     StatusView,
     TCalView,
 )
-from calviz.data import CalibrationData, as_calibration_data, message_for
 
 __all__ = ["CalvizApp", "dashboard", "create_app"]
 
@@ -36,9 +36,28 @@ _FONT = "system-ui, -apple-system, 'Segoe UI', Roboto, Helvetica, Arial, sans-se
 
 
 class CalvizApp:
-    """One session of the dashboard.  ``data``: predictions to open on (``CalibrationData``, a
-    ``(y_true, y_prob)`` tuple or a ``calviz.dask.DistributedSource``); ``params``: initial
-    :class:`~calviz.app.controls.Controls` values (``n_bins=20``, ``alpha=0.1`` …)."""
+    """One session of the dashboard: its controls, data and views.
+
+    Parameters
+    ----------
+    data : CalibrationData, (y_true, y_prob) or DistributedSource, optional
+        Predictions to open on (default: the embedded default dataset).
+    upload_limit : int
+        Largest upload accepted, in bytes.
+    datasets : list of str, optional
+        The embedded datasets offered (default: all).
+    data_root : path-like, optional
+        Directory whose prediction files may be opened by name.
+    **params
+        Initial :class:`~calviz.app.controls.Controls` values (``n_bins=20``, ``alpha=0.1`` …).
+
+    Attributes
+    ----------
+    controls : Controls
+        The widgets' values.
+    loaded : dict
+        Data opened in this session, by name.
+    """
 
     def __init__(
         self,
@@ -208,7 +227,7 @@ class CalvizApp:
         )
 
     def export_report(self) -> io.BytesIO:
-        from calviz import report
+        from calviz import _report as report
 
         html = report.render_report(
             self.data,
@@ -349,12 +368,37 @@ def _load_notebook_resources() -> None:
 
 
 def dashboard(y_true=None, y_prob=None, **params) -> pn.Row:
-    """The dashboard as a Panel layout that renders inline in Jupyter.
+    """The live dashboard as a Panel layout that renders inline in Jupyter.
 
-    ``calviz.dashboard(y_true, y_prob)`` opens on your predictions (validated with the usual rules);
-    ``calviz.dashboard(calviz.dask.open_source("preds/", scheduler="local"))`` on distributed data (every
-    view computed by Dask on all rows); without data it opens on the embedded default.  Keywords set
-    initial controls (``n_bins=20``, ``alpha=0.1``, ``target="classwise"`` …).
+    The four views — reliability diagram, multi-scale T-Cal, ECE interval, distance bounds — with their
+    controls, recomputed as the controls change; the exported report shows exactly what it shows.
+
+    Parameters
+    ----------
+    y_true : array-like, CalibrationData or DistributedSource, optional
+        Labels (then pass ``y_prob``), validated data, or distributed data
+        (``calviz.dask.open_source("preds/", scheduler="local")``: every view computed by Dask on all
+        rows).  Without data it opens on the embedded default.
+    y_prob : array-like, optional
+        The predicted probabilities.
+    **params
+        Initial controls (``n_bins=20``, ``alpha=0.1``, ``target="classwise"`` …).
+
+    Returns
+    -------
+    panel.Row
+        The layout; display it in a notebook cell, or ``.servable()`` it.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=500)
+    >>> y = (rng.uniform(size=500) < p ** 1.5).astype(int)
+    >>> app = calviz.dashboard(y, p, n_bins=10)
+    >>> type(app).__name__
+    'Row'
     """
     _load_notebook_resources()
     if y_prob is None:  # CalibrationData, (y_true, y_prob) or a DistributedSource — or nothing

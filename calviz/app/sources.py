@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from calviz.data import CalibrationData, InputError, as_calibration_data
+from calviz._data import CalibrationData, InputError, as_calibration_data
 
 __all__ = [
     "UPLOAD_LIMIT_BYTES",

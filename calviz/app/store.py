@@ -38,6 +38,7 @@ from typing import Any
 
 import param
 
+from calviz._data import CalibrationData
 from calviz.analysis import (
     AnalysisOptions,
     is_distributed,
@@ -47,7 +48,6 @@ from calviz.analysis import (
     scalar_reliability,
     scalar_target,
 )
-from calviz.data import CalibrationData
 from calviz.sampling import (
     BACKGROUND_WHEN_LARGE,
     LARGE_ROWS,

@@ -31,8 +31,8 @@ from bokeh.models import (
 from bokeh.plotting import figure
 
 from calviz import plots
+from calviz._data import message_for
 from calviz.analysis import is_distributed, resolve_target, scalar_target
-from calviz.data import message_for
 
 __all__ = [
     "ReliabilityView", "TCalView", "ClassicalView", "IntervalView", "DistanceView", "StatusView", "card",
@@ -53,11 +53,12 @@ _INFO_ICON_STYLE = (
 
 
 def card(title: str, *parts, view: str | None = None) -> pn.Column:
-    """A titled card; ``view`` adds its one-sentence explanation, with the mathematics in the tooltip of an
-    circled "i" after the title.  Title, ⓘ and sentence are one Bokeh ``Div``: every extra model on the page (a
-    Markdown pane, a TooltipIcon and its tooltips) takes part in the browser's style and layout passes that
-    each live change triggers."""
-    head = f"<div style='font-size:1.15em;font-weight:600;margin:0.4em 0 0.2em 0'><span>{html.escape(title)}</span>"
+    """A titled card; ``view`` adds its one-sentence explanation, with the mathematics in the tooltip of a
+    circled "i" after the title.  Title, "i" and sentence are one Bokeh ``Div``: every extra model on the
+    page (a Markdown pane, a TooltipIcon and its tooltips) takes part in the browser's style and layout
+    passes that each live change triggers."""
+    head = ("<div style='font-size:1.15em;font-weight:600;margin:0.4em 0 0.2em 0'>"
+            f"<span>{html.escape(title)}</span>")
     if view is not None:
         sentence, maths = plots.VIEW_EXPLANATIONS[view]
         head += (f" <span title='{html.escape(maths, quote=True)}' style='{_INFO_ICON_STYLE}'>i</span>"
@@ -536,8 +537,8 @@ class TCalView(_View):
 class ClassicalView(_View):
     """The classical tests beside T-Cal (Spiegelhalter, Hosmer–Lemeshow, Cox, Kolmogorov–Smirnov, Kuiper)
     as a compact table — statistic, p-value, decision at the α stated in the caption, what each detects —
-    under a caption with the MCE and ACE; shown in the T-Cal card's ``extra``.  The decisions follow the α control from the stored
-    p-values (the slot's result does not depend on α); a change of n or of the target brings new tests.
+    under a caption with the MCE and ACE; shown in the T-Cal card's ``extra``.  The decisions follow the α
+    control from the stored p-values (the slot's result does not depend on α); a change of n or of the target brings new tests.
     Caption and table are plain Bokeh models in one pane, updated in place."""
 
     slots = ("classical", "inputs")

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from calviz import analysis
+from calviz._data import InputError
 from calviz.dask._data import (
     DaskCalibrationData,
     as_dask_data,
@@ -26,7 +27,6 @@ from calviz.dask._data import (
     map_partitions,
     validate,
 )
-from calviz.data import InputError
 from calviz.sampling import SAMPLED_ROWS, sample_generator, sample_note
 
 

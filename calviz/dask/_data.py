@@ -14,8 +14,8 @@ import dask
 import numpy as np
 from dask.delayed import Delayed, delayed
 
+from calviz._data import CalibrationData, InputError, as_calibration_data, check_unique_columns
 from calviz._params import as_generator
-from calviz.data import CalibrationData, InputError, as_calibration_data, check_unique_columns
 from calviz.targets import Target
 
 #: fan-in of the tree reductions (how many partial results one task merges)

@@ -14,12 +14,14 @@ from typing import Any
 import numpy as np
 from dask.delayed import delayed
 
-from calviz import ece, intervals
+from calviz import _ece as ece
+from calviz import _intervals as intervals
+from calviz._binning import simplex_cell_keys
+from calviz._data import InputError, check_alpha
 from calviz._kernels.dask_scan import laplace_run_summary
 from calviz._params import SEED, Interval, check_param
 from calviz._results import ResultMixin
 from calviz._sums import BinSums, dyadic_keys
-from calviz.binning import simplex_cell_keys
 from calviz.dask._data import (
     SPLIT_EVERY,
     as_dask_data,
@@ -33,11 +35,10 @@ from calviz.dask._data import (
     validate,
 )
 from calviz.dask._twin import twin
-from calviz.data import InputError, check_alpha
 from calviz.sampling import smce_sampling_error
 from calviz.targets import Target, resolve
 
-distance = importlib.import_module("calviz.distance")
+distance = importlib.import_module("calviz._distance")
 
 
 def _merge(*partials):

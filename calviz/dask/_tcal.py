@@ -10,6 +10,7 @@ import importlib
 import numpy as np
 from dask.delayed import delayed
 
+from calviz._data import InputError
 from calviz._kernels import tcal as _k
 from calviz._kernels.dask_scan import y_only_partition
 from calviz._params import BOOLEAN, POSITIVE_INT
@@ -27,10 +28,9 @@ from calviz.dask._data import (
 )
 from calviz.dask._estimators import dyadic_merged, sorted_arrays, sorted_view
 from calviz.dask._twin import twin
-from calviz.data import InputError
 from calviz.targets import resolve
 
-tcal = importlib.import_module("calviz.tcal")  # (the attribute calviz.tcal is the function)
+tcal = importlib.import_module("calviz._tcal")  # (the attribute calviz.tcal is the function)
 
 #: default cap on Σ_b (rows of the merged sums of scale b) for the analytic test: bounds the memory of a
 #: partial result (≈ 200 bytes per row for 1-D targets, so 2^21 rows ≈ 400 MB); beyond it the 1-D targets

@@ -44,6 +44,9 @@ class InputError(ValueError):
     """Input that calviz refuses, with a message naming the row/column and the rule broken."""
 
 
+InputError.__module__ = "calviz"  # tracebacks name it where users import it from: calviz.InputError
+
+
 def _first_bad(mask: np.ndarray) -> int:
     return int(np.flatnonzero(mask.reshape(mask.shape[0], -1).any(axis=1))[0])
 
@@ -228,10 +231,36 @@ def _labels_from(arr: np.ndarray, n: int, n_classes: int) -> np.ndarray:
 
 @dataclass(frozen=True, repr=False)
 class CalibrationData:
-    """Validated predictions and labels.
+    """Validated predictions and labels, the input every calviz function accepts.
 
-    ``probs`` is (n,) for binary data (P(y = 1)) and (n, K) for multiclass data; ``labels`` are int64
-    class ids.  Instances are immutable (the arrays are read-only) so views can be cached.
+    Build it with :func:`as_calibration_data` (or :func:`calviz.io.read_predictions`,
+    :func:`calviz.datasets.load_dataset`); every estimator takes it in place of ``(y_true, y_prob)`` and
+    does not validate it again.  Instances are immutable (the arrays are read-only) so views are cached.
+
+    Attributes
+    ----------
+    probs : ndarray of shape (n,) or (n, K)
+        P(y = 1) for binary data; one probability row per sample for K classes.
+    labels : ndarray of shape (n,)
+        int64 class ids (0/1 for binary data).
+    n, n_classes, is_binary : int, int, bool
+        Sample size, number of classes K (2 for binary data) and whether ``probs`` is 1-D.
+
+    Notes
+    -----
+    Views of the data used by the calibration targets: :meth:`binary`, :meth:`top1` (confidence,
+    correct), :meth:`topk`, :meth:`classwise`, :meth:`full_probs`, :meth:`onehot`; :meth:`subsample`
+    draws a reproducible uniform subsample.
+
+    Examples
+    --------
+    >>> import calviz
+    >>> data = calviz.as_calibration_data([0, 2, 1], [[0.7, 0.2, 0.1], [0.1, 0.3, 0.6], [0.2, 0.5, 0.3]])
+    >>> data.n, data.n_classes
+    (3, 3)
+    >>> confidence, correct = data.top1()
+    >>> confidence.tolist(), correct.tolist()
+    ([0.7, 0.6, 0.5], [1.0, 1.0, 1.0])
     """
 
     probs: np.ndarray
@@ -382,9 +411,6 @@ def as_calibration_data(
 ) -> CalibrationData:
     """Validate ``(y_true, y_prob)`` into a :class:`CalibrationData` (or return it unchanged).
 
-    ``logits=True``: ``y_prob`` holds unnormalised scores, turned into probabilities by a numerically
-    stable softmax per row (a sigmoid for a single column) — :func:`from_logits`.
-
     Raises :class:`InputError` for: non-numeric or NaN/inf values, probabilities outside [0, 1], rows not
     summing to 1 within ``SIMPLEX_TOLERANCE`` (unless ``renormalize``, which divides each row by its
     sum), labels out of range or not integers, one-hot rows that are not one-hot, mismatched lengths,
@@ -392,6 +418,41 @@ def as_calibration_data(
 
     Validation costs a few vectorised passes and copies nothing that is already float64 / int64 (the
     stored arrays are read-only *views*: do not modify your arrays afterwards).
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n,) or (n, K), or CalibrationData
+        Labels: 0/1 for binary predictions, class ids 0..K−1 or one-hot rows for (n, K) predictions.
+    y_prob : array-like of shape (n,) or (n, K), optional
+        P(y = 1), or one probability row per sample; omitted when ``y_true`` is a CalibrationData.
+    renormalize : bool, default False
+        Divide each probability row by its sum instead of refusing rows that do not sum to 1.
+    min_samples : int, default 2
+        Fewest rows accepted.
+    logits : bool, default False
+        ``y_prob`` holds unnormalised scores, turned into probabilities by a numerically stable softmax
+        per row (a sigmoid for a single column) — :func:`from_logits`.
+
+    Returns
+    -------
+    CalibrationData
+        The validated data.
+
+    Raises
+    ------
+    InputError
+        With a message naming the row / column and the rule broken.
+
+    Examples
+    --------
+    >>> import calviz
+    >>> data = calviz.as_calibration_data([0, 1, 1], [0.2, 0.9, 0.6])
+    >>> data.n, data.n_classes, data.is_binary
+    (3, 2, True)
+    >>> calviz.as_calibration_data([0, 1], [0.2, 1.3])
+    Traceback (most recent call last):
+    ...
+    calviz.InputError: ...
     """
     if isinstance(y_true, CalibrationData):
         if y_prob is not None:
@@ -480,12 +541,38 @@ def binary_view(
     return target.view(data)
 
 
-def from_logits(logits, y_true=None):
-    """Numerically stable softmax of (n, K) logits (or sigmoid of (n,) binary logits).
+# here, not at the top: calviz._params imports InputError from this module
+from calviz._params import positional_deprecated  # noqa: E402
+
+
+@positional_deprecated("y_true")
+def from_logits(logits, *, y_true=None):
+    """Numerically stable softmax of (n, K) logits, or sigmoid of (n,) binary logits.
 
     softmax(x)_k = exp(x_k − max_j x_j) / Σ_j exp(x_j − max_j x_j) never overflows, whatever the size of
-    the logits; the sigmoid uses exp(−|x|) on both branches for the same reason.  Returns the
-    probabilities, or a validated :class:`CalibrationData` when ``y_true`` is given.
+    the logits; the sigmoid uses exp(−|x|) on both branches for the same reason.
+
+    Parameters
+    ----------
+    logits : array-like of shape (n,) or (n, K)
+        Unnormalised scores (finite).
+    y_true : array-like of shape (n,), optional
+        Labels; when given, the result is validated :class:`CalibrationData`.
+
+    Returns
+    -------
+    ndarray or CalibrationData
+        The probabilities, or the validated data when ``y_true`` is given.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> np.round(calviz.from_logits([[2.0, 0.0], [1000.0, -1000.0]]), 3)
+    array([[0.881, 0.119],
+           [1.   , 0.   ]])
+    >>> calviz.from_logits([0.0, 3.0], y_true=[0, 1]).probs.round(3).tolist()
+    [0.5, 0.953]
     """
     z = _as_float_array(logits, "logits")
     if z.ndim not in (1, 2):

@@ -31,6 +31,9 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
+from calviz._binning import check_n_bins
+from calviz._data import InputError, check_alpha
+from calviz._ece import equal_mass_sums, prepare_view
 from calviz._kernels.classical import (
     clipped_logit,
     cumulative_difference_extremes,
@@ -39,9 +42,6 @@ from calviz._kernels.classical import (
 )
 from calviz._params import ALPHA, BOOLEAN, POSITIVE_INT, UNIT_OPEN, Interval, validate_params
 from calviz._results import ResultMixin, with_classes
-from calviz.binning import check_n_bins
-from calviz.data import InputError, check_alpha
-from calviz.ece import equal_mass_sums, prepare_view
 from calviz.targets import SCALAR_TARGETS
 
 __all__ = [
@@ -73,11 +73,34 @@ COX_EPS = 1e-12
 class CalibrationTestResult(ResultMixin):
     """One classical calibration test.
 
-    name: short identifier (one of :data:`TEST_NAMES`); label: its display name; statistic: the test
-    statistic; pvalue: in [0, 1] (asymptotic, conditional on the predictions); null_distribution: what
-    the statistic is compared with; hypothesis: the null hypothesis tested; detects: what kind of
-    miscalibration the test is sensitive to and what it misses; reference: the paper; n, target: the
-    sample; df: degrees of freedom of a χ² null (None otherwise); n_classes: classes of the input.
+    Attributes
+    ----------
+    name : str
+        Short identifier (one of ``TEST_NAMES``).
+    label : str
+        Display name.
+    statistic : float
+        The test statistic.
+    pvalue : float
+        In [0, 1], asymptotic, conditional on the predictions.
+    null_distribution : str
+        What the statistic is compared with.
+    hypothesis : str
+        The null hypothesis tested.
+    detects : str
+        What kind of miscalibration the test is sensitive to, and what it misses.
+    reference : str
+        The paper.
+    n, target : int, str
+        The sample.
+    df : int or None
+        Degrees of freedom of a χ² null.
+    n_classes : int or None
+        Classes of the input.
+
+    Notes
+    -----
+    ``rejects(alpha)`` is ``pvalue <= alpha``.
     """
 
     name: str
@@ -100,10 +123,21 @@ class CalibrationTestResult(ResultMixin):
 
 @dataclass(frozen=True, repr=False)
 class CoxTestResult(CalibrationTestResult):
-    """Cox's test, with the maximum-likelihood recalibration fit logit P(y = 1 | z) = a + b logit(z):
-    ``intercept`` a and ``slope`` b (NaN when the fit does not exist, e.g. perfectly separated labels;
-    ``fit_converged`` says whether Newton's method converged).  The test itself is the score test at
-    (a, b) = (0, 1) and needs no fit."""
+    """Cox's test with the maximum-likelihood recalibration fit logit P(y = 1 | z) = a + b logit(z).
+
+    The test itself is the score test at (a, b) = (0, 1) and needs no fit.
+
+    Attributes
+    ----------
+    intercept, slope : float
+        The fitted a and b (NaN when the fit does not exist, e.g. perfectly separated labels).
+    fit_converged : bool
+        Whether Newton's method converged.
+    name, label, statistic, pvalue, null_distribution, hypothesis, detects, reference, n, target, df
+        As for :class:`CalibrationTestResult`.
+    n_classes
+        As for :class:`CalibrationTestResult`.
+    """
 
     intercept: float = math.nan
     slope: float = math.nan
@@ -112,10 +146,29 @@ class CoxTestResult(CalibrationTestResult):
 
 @dataclass(frozen=True, repr=False)
 class ClassicalTests(ResultMixin):
-    """All classical tests on one sample: ``tests`` (the results that could be computed, in the order
-    of :data:`TEST_NAMES`), ``errors`` (test name → why it could not be computed, e.g. too few groups),
-    the level ``alpha`` of the decisions, n and the target; ``measures``: the binned measures users
-    know beside them, ``{"mce": ECEResult, "ace": ECEResult}`` (empty when not requested)."""
+    """All classical tests on one sample, returned by :func:`classical_tests`.
+
+    Attributes
+    ----------
+    tests : tuple of CalibrationTestResult
+        The results that could be computed, in the order of ``TEST_NAMES``; ``result["cox"]`` picks one.
+    errors : dict
+        Test name → why it could not be computed (e.g. too few groups).
+    alpha : float
+        The level of the decisions.
+    n, target : int, str
+        The sample.
+    measures : dict
+        The binned measures users know beside them, ``{"mce": ECEResult, "ace": ECEResult}`` (empty when
+        not requested).
+    n_classes : int or None
+        Classes of the input.
+
+    Notes
+    -----
+    ``rows(alpha=None)`` gives one dict per test (test, statistic, p-value, decision at α, what it
+    detects), then one per test that could not be computed.
+    """
 
     tests: tuple
     errors: dict
@@ -165,11 +218,33 @@ def _brownian_sf(x, negligible: float, switch: float, cdf_small, sf_large) -> fl
 
 
 def brownian_max_abs_sf(x: float) -> float:
-    """P(sup_{0≤t≤1} |W_t| ≥ x) for a standard Brownian motion W (the asymptotic null distribution of
-    the scaled Kolmogorov–Smirnov statistic, Arrieta-Ibarra et al. 2022, §3.3).
+    """P(sup_{0≤t≤1} |W_t| ≥ x) for a standard Brownian motion W.
 
-    x < 1: 1 − (4/π) Σ_{k≥0} (−1)^k/(2k+1) exp(−π²(2k+1)²/(8x²)) (rapidly converging there);
-    x ≥ 1: 4 Σ_{k≥0} (−1)^k Φ̄((2k+1)x) (reflection principle; accurate far into the tail).
+    The asymptotic null distribution of the scaled Kolmogorov–Smirnov statistic of
+    :func:`kolmogorov_smirnov_test` (Arrieta-Ibarra et al. [1]_, §3.3).  For x < 1:
+    1 − (4/π) Σ_{k≥0} (−1)^k/(2k+1) exp(−π²(2k+1)²/(8x²)) (rapidly converging there); for x ≥ 1:
+    4 Σ_{k≥0} (−1)^k Φ̄((2k+1)x) (reflection principle; accurate far into the tail).
+
+    Parameters
+    ----------
+    x : float
+        The threshold (≥ 0).
+
+    Returns
+    -------
+    float
+        The tail probability, in [0, 1].
+
+    References
+    ----------
+    .. [1] I. Arrieta-Ibarra, P. Gujral, J. Tannen, M. Tygert and C. Xu. Metrics of calibration for
+       probabilistic predictions. *Journal of Machine Learning Research* 23(351), 2022.
+
+    Examples
+    --------
+    >>> from calviz._classical import brownian_max_abs_sf
+    >>> round(brownian_max_abs_sf(2.2414), 3)          # the 5 % critical value
+    0.05
     """
 
     def cdf_small(x):
@@ -185,11 +260,35 @@ def brownian_max_abs_sf(x: float) -> float:
 
 
 def brownian_range_sf(x: float) -> float:
-    """P(max_{t≤1} W_t − min_{t≤1} W_t ≥ x) for a standard Brownian motion W (the asymptotic null
-    distribution of the scaled Kuiper statistic, Arrieta-Ibarra et al. 2022, §3.3; Feller 1951).
+    """P(max_{t≤1} W_t − min_{t≤1} W_t ≥ x) for a standard Brownian motion W.
 
-    x < 2: 1 − Σ_{k≥0} (8/x² + 2/(π²(k+½)²)) exp(−2π²(k+½)²/x²);
-    x ≥ 2: 8 Σ_{k≥1} (−1)^{k−1} k Φ̄(kx) (the integral of Feller's density 8 Σ (−1)^{k−1} k² φ(kx)).
+    The asymptotic null distribution of the scaled Kuiper statistic of :func:`kuiper_test`
+    (Arrieta-Ibarra et al. [1]_, §3.3; Feller [2]_).  For x < 2:
+    1 − Σ_{k≥0} (8/x² + 2/(π²(k+½)²)) exp(−2π²(k+½)²/x²); for x ≥ 2: 8 Σ_{k≥1} (−1)^{k−1} k Φ̄(kx)
+    (the integral of Feller's density 8 Σ (−1)^{k−1} k² φ(kx)).
+
+    Parameters
+    ----------
+    x : float
+        The threshold (≥ 0).
+
+    Returns
+    -------
+    float
+        The tail probability, in [0, 1].
+
+    References
+    ----------
+    .. [1] I. Arrieta-Ibarra, P. Gujral, J. Tannen, M. Tygert and C. Xu. Metrics of calibration for
+       probabilistic predictions. *Journal of Machine Learning Research* 23(351), 2022.
+    .. [2] W. Feller. The asymptotic distribution of the range of sums of independent random variables.
+       *Annals of Mathematical Statistics* 22(3), 427–432, 1951.
+
+    Examples
+    --------
+    >>> from calviz._classical import brownian_range_sf
+    >>> round(brownian_range_sf(2.4977), 3)            # the 5 % critical value
+    0.05
     """
 
     def cdf_small(x):
@@ -409,17 +508,47 @@ def _cumulative_test(name, z, y, target, extremes=None) -> CalibrationTestResult
 def spiegelhalter_test(
     y_true, y_prob=None, *, target: str = "auto", class_index: int = 0,
 ) -> CalibrationTestResult:
-    """Spiegelhalter's (1986) z test of calibration.
+    """Spiegelhalter's z test of calibration.
 
-    z = Σ_i (y_i − z_i)(1 − 2z_i) / √(Σ_i (1 − 2z_i)² z_i(1 − z_i)); under calibration (given the
-    predictions) z has mean 0 and variance 1 and is asymptotically N(0, 1).  It is the standardised
-    Brier score, Σ (y − z)² − Σ z(1 − z) = Σ (y − z)(1 − 2z).  p-value 2 Φ̄(|z|) (two-sided).  When every
-    prediction is 0, ½ or 1 the variance is 0: z = 0, p = 1 if the numerator is 0, else ±∞, p = 0.
+    z = Σ_i (y_i − z_i)(1 − 2z_i) / √(Σ_i (1 − 2z_i)² z_i(1 − z_i)) (Spiegelhalter [1]_); under
+    calibration (given the predictions) z has mean 0 and variance 1 and is asymptotically N(0, 1).  It is
+    the standardised Brier score, Σ (y − z)² − Σ z(1 − z) = Σ (y − z)(1 − 2z).  p-value 2 Φ̄(|z|)
+    (two-sided).  When every prediction is 0, ½ or 1 the variance is 0: z = 0, p = 1 if the numerator
+    is 0, else ±∞, p = 0.
 
     Parameters
     ----------
-    y_true, y_prob: labels and probabilities (1-D P(y = 1), or (n, K)).
-    target: "auto" (binary, or top-1 for (n, K)), "binary", "top1" or "classwise" (with class_index).
+    y_true : array-like of shape (n,) or (n, K), or CalibrationData
+        Labels: 0/1 for binary predictions; class indices 0..K−1 (or one-hot rows) for (n, K) ones.  A
+        validated :class:`~calviz.data.CalibrationData` may be passed alone (``y_prob`` omitted).
+    y_prob : array-like of shape (n,) or (n, K), optional
+        Predicted P(y = 1), or one probability row per sample (rows sum to 1).
+    target : {"auto", "binary", "top1", "classwise"}, default "auto"
+        The scalar prediction tested ("auto": binary for 1-D input, the top-1 confidence otherwise).
+    class_index : int, default 0
+        The class of the ``classwise`` target.
+
+    Returns
+    -------
+    CalibrationTestResult
+        ``statistic``, ``pvalue`` (asymptotic, conditional on the predictions), ``null_distribution``,
+        what the test ``detects``, its ``reference``; ``rejects(alpha)`` gives the decision.
+
+    References
+    ----------
+    .. [1] D. J. Spiegelhalter. Probabilistic prediction in patient management and clinical trials.
+       *Statistics in Medicine* 5(5), 421–433, 1986.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=2000)                            # predicted P(y = 1)
+    >>> y = (rng.uniform(size=2000) < p ** 1.5).astype(int)   # outcomes: the model is over-confident
+    >>> res = calviz.spiegelhalter_test(y, p)
+    >>> round(res.statistic, 2), res.pvalue < 0.05
+    (-1.24, False)
     """
     target, z, y, n_classes = _scalar_view(y_true, y_prob, target, class_index, "spiegelhalter_test")
     return with_classes(_spiegelhalter(z, y, target), n_classes)
@@ -434,19 +563,63 @@ def hosmer_lemeshow_test(
     y_true, y_prob=None, *, n_groups: int = 10, fitted: bool = False, min_expected: float = 5.0,
     target: str = "auto", class_index: int = 0,
 ) -> CalibrationTestResult:
-    """Hosmer–Lemeshow (1980) goodness-of-fit test on groups of equal size by predicted risk.
+    """Hosmer–Lemeshow goodness-of-fit test on groups of equal size by predicted risk.
 
     The predictions are split into ``n_groups`` equal-mass groups (deciles of risk by default; calviz's
     equal-mass bins, so tied predictions are never split and heavy ties give fewer groups); with O_g,
     E_g, N_g the events, expected events Σ z and size of group g,
-    C = Σ_g (O_g − E_g)² / (E_g (1 − E_g/N_g)), compared with χ²(g − 2) when the predictions come from
-    a logistic model fitted on the same data (``fitted=True``, the 1980 setting) and with χ²(g) for
-    held-out predictions (``fitted=False``, the default: no parameter was estimated on this sample;
-    Hosmer, Lemeshow & Sturdivant 2013, §5.2.2).  Before that, adjacent groups are merged until each
-    expects at least ``min_expected`` events and non-events (Cochran's rule for the χ² approximation;
-    0 keeps every group); g is the number of groups left.
+    C = Σ_g (O_g − E_g)² / (E_g (1 − E_g/N_g)) (Hosmer and Lemeshow [1]_), compared with χ²(g − 2)
+    when the predictions come from a logistic model fitted on the same data (``fitted=True``, the 1980
+    setting) and with χ²(g) for held-out predictions (``fitted=False``, the default: no parameter was
+    estimated on this sample; Hosmer, Lemeshow and Sturdivant, *Applied Logistic Regression*, 3rd ed.,
+    2013, §5.2.2).  Before that, adjacent groups are merged until each expects at least
+    ``min_expected`` events and non-events (Cochran's rule for the χ² approximation; 0 keeps every
+    group); g is the number of groups left.
 
-    Raises InputError when fewer than 3 groups are left (e.g. fewer than 3 distinct predictions).
+    Parameters
+    ----------
+    y_true : array-like of shape (n,) or (n, K), or CalibrationData
+        Labels: 0/1 for binary predictions; class indices 0..K−1 (or one-hot rows) for (n, K) ones.  A
+        validated :class:`~calviz.data.CalibrationData` may be passed alone (``y_prob`` omitted).
+    y_prob : array-like of shape (n,) or (n, K), optional
+        Predicted P(y = 1), or one probability row per sample (rows sum to 1).
+    n_groups : int, default 10
+        Groups before merging.
+    fitted : bool, default False
+        The predictions were fitted on this sample (χ²(g − 2) instead of χ²(g)).
+    min_expected : float, default 5.0
+        Fewest expected events and non-events per group.
+    target : {"auto", "binary", "top1", "classwise"}, default "auto"
+        The scalar prediction tested ("auto": binary for 1-D input, the top-1 confidence otherwise).
+    class_index : int, default 0
+        The class of the ``classwise`` target.
+
+    Returns
+    -------
+    CalibrationTestResult
+        ``statistic``, ``pvalue`` (asymptotic, conditional on the predictions), ``null_distribution``,
+        what the test ``detects``, its ``reference``; ``rejects(alpha)`` gives the decision.
+
+    Raises
+    ------
+    InputError
+        When fewer than 3 groups are left (e.g. fewer than 3 distinct predictions).
+
+    References
+    ----------
+    .. [1] D. W. Hosmer and S. Lemeshow. Goodness of fit tests for the multiple logistic regression model.
+       *Communications in Statistics – Theory and Methods* 9(10), 1043–1069, 1980.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=2000)                            # predicted P(y = 1)
+    >>> y = (rng.uniform(size=2000) < p ** 1.5).astype(int)   # outcomes: the model is over-confident
+    >>> res = calviz.hosmer_lemeshow_test(y, p)
+    >>> round(res.statistic, 1), res.df, res.pvalue < 0.05
+    (126.0, 10, True)
     """
     fitted, min_expected = bool(fitted), float(min_expected)
     target, z, y, n_classes = _scalar_view(y_true, y_prob, target, class_index, "hosmer_lemeshow_test")
@@ -454,14 +627,49 @@ def hosmer_lemeshow_test(
 
 
 def cox_test(y_true, y_prob=None, *, target: str = "auto", class_index: int = 0) -> CoxTestResult:
-    """Cox's (1958) test of calibration intercept 0 and slope 1, as a score test (Rao 1948).
+    """Cox's test of calibration intercept 0 and slope 1, as a score test.
 
-    Model logit P(y = 1 | z) = a + b x with x = logit(z) (z clipped to [1e-12, 1 − 1e-12]); at the
-    null (a, b) = (0, 1) the model probability is z itself, the score is U = Σ (y − z)(1, x) and the
+    Model logit P(y = 1 | z) = a + b x with x = logit(z) (Cox [1]_; z clipped to [1e-12, 1 − 1e-12]); at
+    the null (a, b) = (0, 1) the model probability is z itself, the score is U = Σ (y − z)(1, x) and the
     Fisher information I = Σ z(1 − z)(1, x)(1, x)ᵀ; S = Uᵀ I⁻¹ U is asymptotically χ²₂ (χ²₁ when all
     predictions are equal, so that only one direction is identifiable).  This is the test compared with
-    T-Cal by Lee, Huang, Hassani & Dobriban (2023, §4.1).  The result also carries the maximum-likelihood
-    a and b (Newton's method; NaN when the labels are perfectly separated or all equal).
+    T-Cal by Lee et al. [2]_, §4.1.  The result also carries the maximum-likelihood a and b (Newton's
+    method; NaN when the labels are perfectly separated or all equal).
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n,) or (n, K), or CalibrationData
+        Labels: 0/1 for binary predictions; class indices 0..K−1 (or one-hot rows) for (n, K) ones.  A
+        validated :class:`~calviz.data.CalibrationData` may be passed alone (``y_prob`` omitted).
+    y_prob : array-like of shape (n,) or (n, K), optional
+        Predicted P(y = 1), or one probability row per sample (rows sum to 1).
+    target : {"auto", "binary", "top1", "classwise"}, default "auto"
+        The scalar prediction tested ("auto": binary for 1-D input, the top-1 confidence otherwise).
+    class_index : int, default 0
+        The class of the ``classwise`` target.
+
+    Returns
+    -------
+    CoxTestResult
+        ``statistic`` S, ``pvalue``, ``df``, and the fitted ``intercept`` and ``slope``.
+
+    References
+    ----------
+    .. [1] D. R. Cox. Two further applications of a model for binary regression. *Biometrika* 45(3/4),
+       562–565, 1958.
+    .. [2] D. Lee, X. Huang, H. Hassani and E. Dobriban. T-Cal: An optimal test for the calibration of
+       predictive models. *Journal of Machine Learning Research* 24, 2023.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=2000)                            # predicted P(y = 1)
+    >>> y = (rng.uniform(size=2000) < p ** 1.5).astype(int)   # outcomes: the model is over-confident
+    >>> res = calviz.cox_test(y, p)
+    >>> round(res.intercept, 2), round(res.slope, 2), res.pvalue < 0.05
+    (-0.66, 1.17, True)
     """
     target, z, y, n_classes = _scalar_view(y_true, y_prob, target, class_index, "cox_test")
     return with_classes(_cox(z, y, target), n_classes)
@@ -470,22 +678,93 @@ def cox_test(y_true, y_prob=None, *, target: str = "auto", class_index: int = 0)
 def kolmogorov_smirnov_test(
     y_true, y_prob=None, *, target: str = "auto", class_index: int = 0,
 ) -> CalibrationTestResult:
-    """Kolmogorov–Smirnov test of calibration on cumulative differences (Arrieta-Ibarra et al. 2022).
+    """Kolmogorov–Smirnov test of calibration on cumulative differences (no bins).
 
     With the predictions sorted increasingly, S_k = Σ_{j≤k} (y_j − z_j) (S_0 = 0) and
-    σ = √Σ_j z_j(1 − z_j): statistic G = max_k |S_k| / σ (the paper's (1/n)-scaled ECCE-MAD divided by
-    its null standard deviation); under calibration G → sup_{t≤1} |W_t| (:func:`brownian_max_abs_sf`).
-    S_k is read only at the last member of each group of tied predictions, so the result does not
-    depend on how ties are ordered.
+    σ = √Σ_j z_j(1 − z_j): statistic G = max_k |S_k| / σ (the (1/n)-scaled ECCE-MAD of Arrieta-Ibarra
+    et al. [1]_ divided by its null standard deviation); under calibration G → sup_{t≤1} |W_t|
+    (:func:`brownian_max_abs_sf`).  S_k is read only at the last member of each group of tied
+    predictions, so the result does not depend on how ties are ordered.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n,) or (n, K), or CalibrationData
+        Labels: 0/1 for binary predictions; class indices 0..K−1 (or one-hot rows) for (n, K) ones.  A
+        validated :class:`~calviz.data.CalibrationData` may be passed alone (``y_prob`` omitted).
+    y_prob : array-like of shape (n,) or (n, K), optional
+        Predicted P(y = 1), or one probability row per sample (rows sum to 1).
+    target : {"auto", "binary", "top1", "classwise"}, default "auto"
+        The scalar prediction tested ("auto": binary for 1-D input, the top-1 confidence otherwise).
+    class_index : int, default 0
+        The class of the ``classwise`` target.
+
+    Returns
+    -------
+    CalibrationTestResult
+        ``statistic``, ``pvalue`` (asymptotic, conditional on the predictions), ``null_distribution``,
+        what the test ``detects``, its ``reference``; ``rejects(alpha)`` gives the decision.
+
+    References
+    ----------
+    .. [1] I. Arrieta-Ibarra, P. Gujral, J. Tannen, M. Tygert and C. Xu. Metrics of calibration for
+       probabilistic predictions. *Journal of Machine Learning Research* 23(351), 2022.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=2000)                            # predicted P(y = 1)
+    >>> y = (rng.uniform(size=2000) < p ** 1.5).astype(int)   # outcomes: the model is over-confident
+    >>> res = calviz.kolmogorov_smirnov_test(y, p)
+    >>> round(res.statistic, 2), res.pvalue < 0.05
+    (11.22, True)
     """
     target, z, y, n_classes = _scalar_view(y_true, y_prob, target, class_index, "kolmogorov_smirnov_test")
     return with_classes(_cumulative_test("kolmogorov_smirnov", z, y, target), n_classes)
 
 
 def kuiper_test(y_true, y_prob=None, *, target: str = "auto", class_index: int = 0) -> CalibrationTestResult:
-    """Kuiper test of calibration on cumulative differences (Arrieta-Ibarra et al. 2022): statistic
-    H = (max_k S_k − min_k S_k) / σ with S, σ as in :func:`kolmogorov_smirnov_test` (S_0 = 0 included);
-    under calibration H → max W − min W on [0, 1] (:func:`brownian_range_sf`)."""
+    """Kuiper test of calibration on cumulative differences (no bins).
+
+    Statistic H = (max_k S_k − min_k S_k) / σ with S, σ as in :func:`kolmogorov_smirnov_test`
+    (S_0 = 0 included; Arrieta-Ibarra et al. [1]_); under calibration H → max W − min W on [0, 1]
+    (:func:`brownian_range_sf`).
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n,) or (n, K), or CalibrationData
+        Labels: 0/1 for binary predictions; class indices 0..K−1 (or one-hot rows) for (n, K) ones.  A
+        validated :class:`~calviz.data.CalibrationData` may be passed alone (``y_prob`` omitted).
+    y_prob : array-like of shape (n,) or (n, K), optional
+        Predicted P(y = 1), or one probability row per sample (rows sum to 1).
+    target : {"auto", "binary", "top1", "classwise"}, default "auto"
+        The scalar prediction tested ("auto": binary for 1-D input, the top-1 confidence otherwise).
+    class_index : int, default 0
+        The class of the ``classwise`` target.
+
+    Returns
+    -------
+    CalibrationTestResult
+        ``statistic``, ``pvalue`` (asymptotic, conditional on the predictions), ``null_distribution``,
+        what the test ``detects``, its ``reference``; ``rejects(alpha)`` gives the decision.
+
+    References
+    ----------
+    .. [1] I. Arrieta-Ibarra, P. Gujral, J. Tannen, M. Tygert and C. Xu. Metrics of calibration for
+       probabilistic predictions. *Journal of Machine Learning Research* 23(351), 2022.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=2000)                            # predicted P(y = 1)
+    >>> y = (rng.uniform(size=2000) < p ** 1.5).astype(int)   # outcomes: the model is over-confident
+    >>> res = calviz.kuiper_test(y, p)
+    >>> round(res.statistic, 2), res.pvalue < 0.05
+    (11.22, True)
+    """
     target, z, y, n_classes = _scalar_view(y_true, y_prob, target, class_index, "kuiper_test")
     return with_classes(_cumulative_test("kuiper", z, y, target), n_classes)
 
@@ -496,16 +775,69 @@ def classical_tests(
     n_groups: int = 10, fitted: bool = False, min_expected: float = 5.0, tests: tuple[str, ...] = TEST_NAMES,
     measures: bool = False, n_bins: int = 15,
 ) -> ClassicalTests:
-    """Run the classical tests on one validated view and collect them with their decisions at ``alpha``.
+    """Run the classical calibration tests on one sample and collect them with their decisions.
 
-    ``measures=True`` also computes the maximum calibration error of the same view
-    (:func:`calviz.mce`, ``n_bins`` equal-width bins) and the adaptive calibration error
-    (:func:`calviz.ace`, ``n_bins`` equal-mass bins, over all classes) into ``measures``.
+    Spiegelhalter's z [1]_, Hosmer–Lemeshow [2]_, Cox's intercept/slope test [3]_ and the
+    Kolmogorov–Smirnov and Kuiper tests on cumulative differences [4]_, on one validated scalar view.
+    A test that cannot be computed on this sample (e.g. Hosmer–Lemeshow with fewer distinct predictions
+    than groups) is listed in ``errors`` with the reason instead of failing the others; bad input raises
+    :class:`InputError` as every calviz function does.
 
-    ``tests``: a subset of :data:`TEST_NAMES`.  A test that cannot be computed on this sample (e.g.
-    Hosmer–Lemeshow with fewer distinct predictions than groups) is listed in ``errors`` with the reason
-    instead of failing the others; bad input raises :class:`InputError` as every calviz function does.
-    ``n_groups``, ``fitted``, ``min_expected``: Hosmer–Lemeshow's options (:func:`hosmer_lemeshow_test`).
+    Parameters
+    ----------
+    y_true : array-like of shape (n,) or (n, K), or CalibrationData
+        Labels: 0/1 for binary predictions; class indices 0..K−1 (or one-hot rows) for (n, K) ones.  A
+        validated :class:`~calviz.data.CalibrationData` may be passed alone (``y_prob`` omitted).
+    y_prob : array-like of shape (n,) or (n, K), optional
+        Predicted P(y = 1), or one probability row per sample (rows sum to 1).
+    alpha : float, default 0.05
+        Level of the decisions.
+    target : {"auto", "binary", "top1", "classwise"}, default "auto"
+        The scalar prediction tested ("auto": binary for 1-D input, the top-1 confidence otherwise).
+    class_index : int, default 0
+        The class of the ``classwise`` target.
+    n_groups, fitted, min_expected
+        Hosmer–Lemeshow's options (:func:`hosmer_lemeshow_test`).
+    tests : tuple of str
+        A subset of ``TEST_NAMES`` (default: all five).
+    measures : bool, default False
+        Also compute the maximum calibration error (:func:`calviz.mce`, ``n_bins`` equal-width bins) and
+        the adaptive calibration error (:func:`calviz.ace`, ``n_bins`` equal-mass bins, over all
+        classes) into ``measures``.
+    n_bins : int, default 15
+        Bins of the measures.
+
+    Returns
+    -------
+    ClassicalTests
+        ``tests``, ``errors``, ``alpha``, ``measures``; ``rows()`` tabulates them.
+
+    References
+    ----------
+    .. [1] D. J. Spiegelhalter. Probabilistic prediction in patient management and clinical trials.
+       *Statistics in Medicine* 5(5), 421–433, 1986.
+    .. [2] D. W. Hosmer and S. Lemeshow. Goodness of fit tests for the multiple logistic regression model.
+       *Communications in Statistics – Theory and Methods* 9(10), 1043–1069, 1980.
+    .. [3] D. R. Cox. Two further applications of a model for binary regression. *Biometrika* 45(3/4),
+       562–565, 1958.
+    .. [4] I. Arrieta-Ibarra, P. Gujral, J. Tannen, M. Tygert and C. Xu. Metrics of calibration for
+       probabilistic predictions. *Journal of Machine Learning Research* 23(351), 2022.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=2000)                            # predicted P(y = 1)
+    >>> y = (rng.uniform(size=2000) < p ** 1.5).astype(int)   # outcomes: the model is over-confident
+    >>> res = calviz.classical_tests(y, p, alpha=0.05)
+    >>> for row in res.rows():
+    ...     print(row["test"], row["reject"])
+    Spiegelhalter z False
+    Hosmer–Lemeshow True
+    Cox intercept/slope True
+    Kolmogorov–Smirnov True
+    Kuiper True
     """
     alpha = float(alpha)
     unknown = [t for t in tests if t not in TEST_NAMES]
@@ -531,7 +863,7 @@ def classical_tests(
             errors[name] = str(exc)
     found = {}
     if measures:
-        from calviz.ece import ace, mce
+        from calviz._ece import ace, mce
 
         found = {"mce": mce(y_true, y_prob, n_bins=n_bins, target=target, class_index=class_index),
                  "ace": ace(y_true, y_prob, n_bins=n_bins, target="classwise")}
@@ -539,11 +871,48 @@ def classical_tests(
 
 
 def analysis_tests(data, options) -> ClassicalTests:
-    """The classical tests and measures for what an :class:`calviz.analysis.AnalysisOptions` analyses:
-    the same (sub)sample, α, number of bins and class; ``topk`` / ``full`` targets are shown through
+    """The classical tests and measures for what an :class:`~calviz.analysis.AnalysisOptions` analyses.
+
+    The same (sub)sample, α, number of bins and class; ``topk`` / ``full`` targets are shown through
     their top-1 (binary data: binary) reduction, as the scalar views of the analysis are.  The command
-    line, the report and the dashboard make this one call (``calviz.analysis.COMPUTE["classical"]``).
-    Not on Dask: it sorts the whole sample (``calviz.dask`` says so)."""
+    line, the report and the dashboard make this one call.  Not on Dask: it sorts the whole sample.
+
+    Parameters
+    ----------
+    data : CalibrationData
+        Validated predictions.
+    options : AnalysisOptions
+        The analysis' options.
+
+    Returns
+    -------
+    ClassicalTests
+        As :func:`classical_tests` with ``measures=True``.
+
+    References
+    ----------
+    .. [1] D. J. Spiegelhalter. Probabilistic prediction in patient management and clinical trials.
+       *Statistics in Medicine* 5(5), 421–433, 1986.
+    .. [2] D. W. Hosmer and S. Lemeshow. Goodness of fit tests for the multiple logistic regression model.
+       *Communications in Statistics – Theory and Methods* 9(10), 1043–1069, 1980.
+    .. [3] D. R. Cox. Two further applications of a model for binary regression. *Biometrika* 45(3/4),
+       562–565, 1958.
+    .. [4] I. Arrieta-Ibarra, P. Gujral, J. Tannen, M. Tygert and C. Xu. Metrics of calibration for
+       probabilistic predictions. *Journal of Machine Learning Research* 23(351), 2022.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=2000)                            # predicted P(y = 1)
+    >>> y = (rng.uniform(size=2000) < p ** 1.5).astype(int)   # outcomes: the model is over-confident
+    >>> from calviz.analysis import AnalysisOptions
+    >>> from calviz._classical import analysis_tests
+    >>> res = analysis_tests(calviz.as_calibration_data(y, p), AnalysisOptions(n_bins=10))
+    >>> len(res.tests), sorted(res.measures)
+    (5, ['ace', 'mce'])
+    """
     from calviz.analysis import analysis_target, prepare
 
     sample = prepare(data, options)

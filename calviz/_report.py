@@ -16,13 +16,12 @@ import contextlib
 import datetime as _dt
 import html
 import os
-import sys
 import tempfile
-import types
 from pathlib import Path
 
+from calviz._data import CalibrationData, as_calibration_data
+from calviz._params import positional_deprecated
 from calviz.analysis import Analysis, AnalysisOptions, analyze
-from calviz.data import CalibrationData, as_calibration_data
 
 __all__ = ["render_report", "report", "render_analysis", "report_output", "VIEW_TITLES"]
 
@@ -197,8 +196,28 @@ _TIMING_NAMES = {
 
 
 def parameter_rows(options) -> list[tuple[str, str]]:
-    """(label, value) of every option that applies, in words: ``None`` says what it means ("all rows",
-    "automatic"), and ``class_index`` / ``top_k`` appear only for the target that reads them."""
+    """The options of an analysis as (label, value) rows in words, for the report.
+
+    ``None`` says what it means ("all rows", "automatic"), and ``class_index`` / ``top_k`` appear only
+    for the target that reads them.
+
+    Parameters
+    ----------
+    options : AnalysisOptions
+        The options of the analysis.
+
+    Returns
+    -------
+    list of tuple of str
+        (label, value) per option that applies.
+
+    Examples
+    --------
+    >>> from calviz.analysis import AnalysisOptions
+    >>> from calviz._report import parameter_rows
+    >>> dict(parameter_rows(AnalysisOptions()))["sample size"]
+    'all rows'
+    """
     from calviz.plots import method_name
 
     values = options.to_dict()
@@ -216,8 +235,27 @@ def parameter_rows(options) -> list[tuple[str, str]]:
 
 
 def source_name(source: str | None) -> str:
-    """What the report says its data came from: a file's base name (never the directories above it,
-    which may say more about the machine than the data), ``dataset:NAME`` or an app dataset as given."""
+    """What the report says its data came from.
+
+    A file's base name (never the directories above it, which may say more about the machine than the
+    data), ``dataset:NAME`` or an app dataset as given.
+
+    Parameters
+    ----------
+    source : str or None
+        A path, ``dataset:NAME``, a dataset name, or None for arrays.
+
+    Returns
+    -------
+    str
+        The name shown.
+
+    Examples
+    --------
+    >>> from calviz._report import source_name
+    >>> source_name("/home/me/project/preds.csv"), source_name(None)
+    ('preds.csv', 'arrays passed in Python')
+    """
     if not source:
         return "arrays passed in Python"
     if source.startswith("dataset:") or ("/" not in source and "\\" not in source):
@@ -272,9 +310,37 @@ def _classical_section(classical) -> str:
 
 def render_analysis(result: Analysis, *, title: str = "calviz report", source: str | None = None,
                     extra_sections: str = "") -> str:
-    """The report HTML for an already computed :class:`~calviz.analysis.Analysis`.  ``extra_sections``:
-    HTML ``<section>`` elements placed after the summary (the comparison sections of
-    :func:`calviz.cli_compare.comparison_html`)."""
+    """The report HTML for an already computed :class:`~calviz.analysis.Analysis`.
+
+    Parameters
+    ----------
+    result : Analysis
+        From :func:`calviz.analyze`.
+    title : str, default "calviz report"
+        The page title.
+    source : str, optional
+        Where the data came from (only its base name is shown, :func:`source_name`).
+    extra_sections : str, default ""
+        HTML ``<section>`` elements placed after the summary (e.g. the comparison sections).
+
+    Returns
+    -------
+    str
+        One self-contained HTML document (BokehJS inlined).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=500)
+    >>> y = (rng.uniform(size=500) < p ** 1.5).astype(int)
+    >>> from calviz._report import render_analysis
+    >>> result = calviz.analyze((y, p), resampling="analytic", resampled=False)
+    >>> html = render_analysis(result, title="my model")
+    >>> html.startswith("<!DOCTYPE html>"), "my model" in html
+    (True, True)
+    """
     import bokeh
     from bokeh.embed import components
 
@@ -357,12 +423,52 @@ def render_report(
     analysis: Analysis | None = None,
     extra_sections: str = "",
 ) -> str:
-    """Analyse ``data`` (``CalibrationData`` or ``(y_true, y_prob)``) with ``options`` and return one
-    self-contained HTML document: the four views (reliability diagram, multi-scale T-Cal, ECE interval
-    beside the bootstrap one, distance bounds), the verdicts, the parameters, a data summary and the
-    calviz version.  ``resampled=False`` skips the bootstrap interval and resampled T-Cal.
-    ``analysis``: results already computed for ``(data, options)`` (the dashboard passes its own, so
-    the report shows exactly what the app shows); nothing is recomputed then."""
+    """Analyse predictions and return the report as one self-contained HTML document.
+
+    The four views (reliability diagram, multi-scale T-Cal, ECE interval beside the bootstrap one,
+    distance bounds), the verdicts, the parameters, a data summary and the calviz version; BokehJS is
+    inlined, so the page opens offline and its plots stay interactive.
+
+    Parameters
+    ----------
+    data : CalibrationData or (y_true, y_prob)
+        The predictions.
+    options : AnalysisOptions, optional
+        The analysis' options (default :class:`~calviz.analysis.AnalysisOptions`).
+    title : str, default "calviz report"
+        The page title.
+    source : str, optional
+        Where the data came from (only its base name is shown).
+    resampled : bool, default True
+        False skips the bootstrap interval and resampled T-Cal.
+    analysis : Analysis, optional
+        Results already computed for ``(data, options)`` (the dashboard passes its own, so the report
+        shows exactly what the app shows); nothing is recomputed then.
+    extra_sections : str, default ""
+        HTML ``<section>`` elements placed after the summary.
+
+    Returns
+    -------
+    str
+        The HTML document.
+
+    See Also
+    --------
+    report : The same, written to a file.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=500)
+    >>> y = (rng.uniform(size=500) < p ** 1.5).astype(int)
+    >>> from calviz.analysis import AnalysisOptions
+    >>> from calviz._report import render_report
+    >>> html = render_report((y, p), AnalysisOptions(resampling="analytic"), resampled=False)
+    >>> "<html" in html and "T-Cal" in html
+    True
+    """
     if analysis is None:
         if isinstance(data, tuple):
             data = as_calibration_data(*data)
@@ -372,10 +478,34 @@ def render_report(
 
 @contextlib.contextmanager
 def report_output(path):
-    """Write a report atomically: a temporary file is created beside ``path`` at once (so a missing
-    directory or a read-only place fails *before* anything is computed), the caller writes the text to
-    the yielded handle, and only a complete write is renamed over ``path`` — a failed write (disk full,
-    file-size limit) leaves any previous report intact and removes the temporary file."""
+    """Write a report atomically, checking the output place before anything is computed.
+
+    A context manager: a temporary file is created beside ``path`` at once (so a missing directory or a
+    read-only place fails *before* anything is computed), the caller writes the text to the yielded
+    handle, and only a complete write is renamed over ``path`` — a failed write (disk full, file-size
+    limit) leaves any previous report intact and removes the temporary file.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The report's file.
+
+    Returns
+    -------
+    contextlib.AbstractContextManager
+        Yields a text handle to write to.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> from calviz._report import report_output
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     target = pathlib.Path(tmp) / "r.html"
+    ...     with report_output(target) as handle:
+    ...         _ = handle.write("<html></html>")
+    ...     print(target.read_text())
+    <html></html>
+    """
     path = Path(path)
     if path.is_dir():
         raise IsADirectoryError(21, "is a directory", str(path))
@@ -393,14 +523,48 @@ def report_output(path):
         raise
 
 
+@positional_deprecated("path")
 def report(
-    y_true, y_prob=None, path="calviz-report.html", *, title: str = "calviz report", **options
+    y_true, y_prob=None, *, path="calviz-report.html", title: str = "calviz report", **options
 ) -> Path:
-    """Write the static report for ``(y_true, y_prob)`` to ``path`` and return the path.
+    """Write the static HTML report for ``(y_true, y_prob)`` to a file.
 
-    ``options`` are :class:`~calviz.analysis.AnalysisOptions` fields (``n_bins=``, ``alpha=``,
-    ``target=``, ``resampling=``, ...).  ``y_true`` may also be a ``CalibrationData`` (then pass
-    ``y_prob=None``)."""
+    The report (see :func:`render_report`) is one HTML file with BokehJS inlined: it opens offline,
+    without a server, and its plots stay interactive.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n,) or (n, K), or CalibrationData
+        Labels: 0/1 for binary predictions; class indices 0..K−1 (or one-hot rows) for (n, K) ones.  A
+        validated :class:`~calviz.data.CalibrationData` may be passed alone (``y_prob`` omitted).
+    y_prob : array-like of shape (n,) or (n, K), optional
+        Predicted P(y = 1), or one probability row per sample (rows sum to 1).
+    path : str or path-like, default "calviz-report.html"
+        The file to write (checked before anything is computed; written atomically).
+    title : str, default "calviz report"
+        The page title.
+    **options
+        :class:`~calviz.analysis.AnalysisOptions` fields (``n_bins=``, ``alpha=``, ``target=``,
+        ``resampling=``, ...).
+
+    Returns
+    -------
+    pathlib.Path
+        The path written.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=500)
+    >>> y = (rng.uniform(size=500) < p ** 1.5).astype(int)
+    >>> import pathlib, tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     path = calviz.report(y, p, path=pathlib.Path(tmp) / "report.html", resampling="analytic")
+    ...     print(path.name, path.stat().st_size > 10_000)
+    report.html True
+    """
     if isinstance(y_true, CalibrationData) and y_prob is None:
         data = y_true
     else:
@@ -410,20 +574,3 @@ def report(
         handle.write(render_report(data, options, title=title))
     return Path(path)
 
-
-# ``from calviz import report`` yields this function or the module depending on import order (see
-# below); either way ``report.render_report`` / ``report.render_analysis`` must work
-report.render_report = render_report
-report.render_analysis = render_analysis
-
-
-class _CallableModule(types.ModuleType):
-    """``calviz.report`` is both this module and the public function: once ``calviz.report`` has been
-    imported as a submodule (e.g. by the CLI), Python binds the *module* to the package attribute,
-    so the module itself forwards calls to :func:`report`."""
-
-    def __call__(self, *args, **kwargs):
-        return report(*args, **kwargs)
-
-
-sys.modules[__name__].__class__ = _CallableModule

@@ -42,8 +42,8 @@ from functools import cache, lru_cache, partial
 import numpy as np
 from scipy import integrate
 
+from calviz._data import CalibrationData, InputError, as_calibration_data
 from calviz._results import ResultMixin
-from calviz.data import CalibrationData, InputError, as_calibration_data
 
 __all__ = [
     "Scenario",

@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import stats
 
+from calviz._binning import MAX_EDGE_TABLE, check_n_bins, equal_width_bounds
+from calviz._data import CalibrationData, InputError, as_calibration_data, check_alpha
 from calviz._kernels.compare import paired_debiased_kernel
 from calviz._params import (
     ALPHA,
@@ -32,8 +34,6 @@ from calviz._params import (
     validate_params,
 )
 from calviz._results import HasInterval, ResultMixin
-from calviz.binning import MAX_EDGE_TABLE, check_n_bins, equal_width_bounds
-from calviz.data import CalibrationData, InputError, as_calibration_data, check_alpha
 from calviz.targets import SCALAR_TARGETS, resolve, topk_view
 
 __all__ = [
@@ -60,10 +60,23 @@ _MAX_PAIRED_BINS = 2048
 # --------------------------------------------------------------------------------------------------
 @dataclass(frozen=True, repr=False)
 class PairedDifference(ResultMixin):
-    """D = T^d_a − T^d_b with its standard error (see :func:`compare` for the method).
+    """The paired difference of two models' debiased ECE² with its standard error (see :func:`compare`).
 
-    ``se_first_order`` = √V₁ (influence-function term, plug-in noise removed), ``se_second_order`` = √V₂
-    (degenerate pair term), ``se`` = √(V₁ + V₂)."""
+    Attributes
+    ----------
+    difference : float
+        D = T^d_a − T^d_b.
+    ece_sq_a, ece_sq_b : float
+        T^d of each model.
+    se : float
+        √(V₁ + V₂).
+    se_first_order : float
+        √V₁ (influence-function term, plug-in noise removed).
+    se_second_order : float
+        √V₂ (degenerate pair term).
+    n, n_bins : int
+        Examples and bins.
+    """
 
     difference: float
     ece_sq_a: float
@@ -76,9 +89,44 @@ class PairedDifference(ResultMixin):
 
 
 def paired_difference(z_a, y_a, z_b, y_b, *, n_bins: int = 15) -> PairedDifference:
-    """The paired statistic of :func:`compare` on already reduced scalar views: predictions z (n,) in
-    [0, 1] and 0/1 outcomes y (n,) of model a and model b on the same n examples (row i of a and of b
-    is the same example)."""
+    """The paired statistic of :func:`compare` on already reduced scalar views.
+
+    D = T^d_a − T^d_b (Lee et al. [1]_, eq. 6) with the variance V₁ + V₂ of its Hoeffding decomposition
+    (see :func:`compare`).
+
+    Parameters
+    ----------
+    z_a, y_a : ndarray of shape (n,)
+        Model a's predictions in [0, 1] and 0/1 outcomes.
+    z_b, y_b : ndarray of shape (n,)
+        Model b's, on the same n examples (row i of a and of b is the same example).
+    n_bins : int, default 15
+        Equal-width bins of each model's prediction.
+
+    Returns
+    -------
+    PairedDifference
+        D, both T^d and the standard errors.
+
+    References
+    ----------
+    .. [1] D. Lee, X. Huang, H. Hassani and E. Dobriban. T-Cal: An optimal test for the calibration of
+       predictive models. *Journal of Machine Learning Research* 24, 2023.
+    .. [2] W. Hoeffding. A class of statistics with asymptotically normal distribution. *Annals of
+       Mathematical Statistics* 19(3), 293–325, 1948.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=2000)                            # predicted P(y = 1)
+    >>> y = (rng.uniform(size=2000) < p ** 1.5).astype(int)   # outcomes: the model is over-confident
+    >>> from calviz._comparison import paired_difference
+    >>> d = paired_difference(p, y.astype(float), p ** 1.5, y.astype(float), n_bins=10)
+    >>> round(d.difference, 4), round(d.se, 4)
+    (0.0117, 0.0022)
+    """
     m = check_n_bins(n_bins)
     if m > _MAX_PAIRED_BINS:
         raise InputError(f"n_bins must be at most {_MAX_PAIRED_BINS} for a paired comparison; got {m}")
@@ -102,16 +150,41 @@ def paired_difference(z_a, y_a, z_b, y_b, *, n_bins: int = 15) -> PairedDifferen
 
 @dataclass(frozen=True, repr=False)
 class ModelComparison(HasInterval, ResultMixin):
-    """Two models on the same examples (see :func:`compare`).
+    """Two models compared on the same examples, returned by :func:`compare`.
 
-    ``difference`` = T^d_a − T^d_b, the difference of the debiased ℓ2-ECE² estimates (negative: model a
-    is better calibrated); ``low``, ``high``: its 1 − α confidence interval; ``se`` and its two parts;
-``se_first_order`` = √V₁, ``se_second_order`` = √V₂;
-    ``statistic`` = difference / se and ``pvalue``: the two-sided test of equal (binned) calibration;
-    ``reject``: p ≤ α; ``better``: the name of the better calibrated model when the test rejects, else
-    None.  ``ece_a``, ``ece_b``: each model's ECE interval (:func:`calviz.ece_interval`); ``tcal_a``,
-    ``tcal_b``: each model's adaptive T-Cal result (None when ``tcal=False``).  ``names``: the models'
-    labels; ``method``: how the interval was obtained.
+    Attributes
+    ----------
+    names : tuple of str
+        The models' labels.
+    difference : float
+        T^d_a − T^d_b, the difference of the debiased ℓ2-ECE² estimates (negative: model a is better
+        calibrated).
+    low, high : float
+        Its 1 − α confidence interval (``confidence_interval()``).
+    ece_sq_a, ece_sq_b : float
+        Each model's T^d.
+    se, se_first_order, se_second_order : float
+        √(V₁ + V₂), √V₁ and √V₂.
+    statistic, pvalue : float
+        difference / se and the two-sided p-value of the test of equal (binned) calibration.
+    reject : bool
+        p ≤ α.
+    better : str or None
+        The better calibrated model's name when the test rejects.
+    alpha, level : float
+        α and 1 − α.
+    n, n_bins, target, method : int, int, str, str
+        The sample, bins, target and how the interval was obtained.
+    ece_a, ece_b : ECEInterval
+        Each model's ECE interval (:func:`calviz.ece_interval`).
+    tcal_a, tcal_b : TCalResult or None
+        Each model's adaptive T-Cal result (None when ``tcal=False``).
+    n_classes : int or None
+        Classes of the input.
+
+    Notes
+    -----
+    ``verdict`` states the outcome in one sentence.
     """
 
     names: tuple
@@ -171,8 +244,8 @@ def _model_results(z, y, target, *, n_bins, alpha, tcal, resampling, n_resamples
 
     The public estimators receive the reduced view (0/1 outcome, scalar prediction) as binary data:
     the same numbers as on the original input with ``target``, without reducing it again."""
-    from calviz.intervals import ece_interval
-    from calviz.tcal import adaptive_tcal
+    from calviz._intervals import ece_interval
+    from calviz._tcal import adaptive_tcal
 
     interval = ece_interval(y, z, n_bins=n_bins, alpha=alpha, target="binary")
     interval = dataclasses.replace(interval, target=target)
@@ -187,8 +260,38 @@ def _model_results(z, y, target, *, n_bins, alpha, tcal, resampling, n_resamples
 def check_same_examples(
     data_a: CalibrationData, data_b: CalibrationData, names: tuple[str, str] = ("A", "B")
 ) -> None:
-    """Raise :class:`InputError` unless two loaded prediction sets hold the same examples in the same order
-    (same number of rows and identical labels) — what :func:`compare` assumes of a second file."""
+    """Refuse two prediction sets unless they hold the same examples in the same order.
+
+    Same number of rows and identical labels — what :func:`compare` assumes of a second file.
+
+    Parameters
+    ----------
+    data_a, data_b : CalibrationData
+        The two models' validated predictions.
+    names : tuple of str, default ("A", "B")
+        The models' names, for the message.
+
+    Returns
+    -------
+    None
+        Returns only when the two sets hold the same examples.
+
+    Raises
+    ------
+    InputError
+        Naming the first row whose label differs, or the two lengths.
+
+    Examples
+    --------
+    >>> import calviz
+    >>> from calviz._comparison import check_same_examples
+    >>> a = calviz.as_calibration_data([0, 1, 1], [0.2, 0.9, 0.6])
+    >>> check_same_examples(a, calviz.as_calibration_data([0, 1, 1], [0.3, 0.8, 0.7]))
+    >>> check_same_examples(a, calviz.as_calibration_data([0, 1, 0], [0.3, 0.8, 0.7]))
+    Traceback (most recent call last):
+    ...
+    calviz.InputError: ...
+    """
     if data_a.n != data_b.n or not np.array_equal(data_a.labels, data_b.labels):
         raise InputError(f"{names[1]}: the labels differ from {names[0]}'s: a comparison needs the same "
                          f"examples in the same order ({data_b.n} and {data_a.n} rows)")
@@ -255,18 +358,64 @@ def compare(
 
     Parameters
     ----------
-    y_true: labels of the n examples (binary 0/1 or class ids 0..K−1, or one-hot).
-    y_prob_a, y_prob_b: the two models' predictions for the same examples, same shape conventions as
-        everywhere in calviz ((n,) P(y = 1) or (n, K)).
-    n_bins: equal-width bins of each model's scalar prediction.
-    alpha: level of the interval (1 − α), of the test and of each T-Cal decision.
-    target: "auto" (binary, or top-1 for K classes), "binary", "top1" or "classwise" (``class_index``).
-    names: labels of the two models in the result and its verdict.
-    tcal: run each model's adaptive T-Cal (:func:`calviz.adaptive_tcal` with ``resampling``,
-        ``n_resamples`` and a seed derived from ``seed``).  The defaults are adaptive_tcal's own:
-        y-only resampling with its sequential Monte Carlo stopping rule (``n_resamples=None``), so each
-        model's decision is the one ``calviz.adaptive_tcal`` gives on that model alone;
-        ``resampling="analytic"`` is the fast scaled chi-square approximation.
+    y_true : array-like of shape (n,) or (n, K)
+        Labels of the n examples (binary 0/1 or class ids 0..K−1, or one-hot).
+    y_prob_a, y_prob_b : array-like of shape (n,) or (n, K)
+        The two models' predictions for the same examples.
+    n_bins : int, default 15
+        Equal-width bins of each model's scalar prediction.
+    alpha : float, default 0.05
+        Level of the interval (1 − α), of the test and of each T-Cal decision.
+    target : {"auto", "binary", "top1", "classwise"}, default "auto"
+        The scalar prediction compared ("auto": binary for 1-D input, the top-1 confidence otherwise).
+    class_index : int, default 0
+        The class of the ``classwise`` target.
+    names : tuple of str, default ("A", "B")
+        Labels of the two models in the result and its verdict.
+    tcal : bool, default True
+        Run each model's adaptive T-Cal (:func:`calviz.adaptive_tcal` with ``resampling``,
+        ``n_resamples`` and a seed derived from ``seed``).  The defaults are adaptive_tcal's own: y-only
+        resampling with its sequential Monte Carlo stopping rule (``n_resamples=None``), so each model's
+        decision is the one ``calviz.adaptive_tcal`` gives on that model alone; ``resampling="analytic"``
+        is the fast scaled chi-square approximation.
+    resampling : str, default "y_only"
+        T-Cal's critical values.
+    n_resamples : int, optional
+        A fixed number of T-Cal resamples instead of the sequential rule.
+    seed : int, numpy Generator or None
+        Seed of the T-Cal resampling.
+
+    Returns
+    -------
+    ModelComparison
+        The difference, its interval and test, each model's ECE interval and T-Cal decision, and a
+        one-line ``verdict``.
+
+    See Also
+    --------
+    recalibrate : Before/after recalibration, on held-out rows.
+    calibration_by_group : One model in every group.
+
+    References
+    ----------
+    .. [1] D. Lee, X. Huang, H. Hassani and E. Dobriban. T-Cal: An optimal test for the calibration of
+       predictive models. *Journal of Machine Learning Research* 24, 2023.
+    .. [2] Y. Sun, P. Chaudhari, I. J. Barnett and E. Dobriban. A confidence interval for the expected
+       calibration error. arXiv preprint, 2024.
+    .. [3] W. Hoeffding. A class of statistics with asymptotically normal distribution. *Annals of
+       Mathematical Statistics* 19(3), 293–325, 1948.
+    .. [4] A. W. van der Vaart. *Asymptotic Statistics*. Cambridge University Press, 1998.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=2000)                            # predicted P(y = 1)
+    >>> y = (rng.uniform(size=2000) < p ** 1.5).astype(int)   # outcomes: the model is over-confident
+    >>> res = calviz.compare(y, p, p ** 1.5, names=("raw", "fixed"), tcal=False)
+    >>> res.better, round(res.difference, 3), res.reject
+    ('fixed', 0.013, True)
     """
     alpha = check_alpha(alpha)
     if len(names) != 2 or names[0] == names[1]:
@@ -312,9 +461,32 @@ def compare(
 # subgroups
 # --------------------------------------------------------------------------------------------------
 def holm_adjust(pvalues) -> np.ndarray:
-    """Holm's (1979) step-down adjusted p-values: with p₍₁₎ ≤ … ≤ p₍ₘ₎,
-    p̃₍ᵢ₎ = max_{j ≤ i} min(1, (m − j + 1) p₍ⱼ₎).  Rejecting every hypothesis with p̃ ≤ α controls the
-    family-wise error rate at α for any dependence between the tests."""
+    """Holm's step-down adjusted p-values.
+
+    With p₍₁₎ ≤ … ≤ p₍ₘ₎, p̃₍ᵢ₎ = max_{j ≤ i} min(1, (m − j + 1) p₍ⱼ₎) (Holm [1]_).  Rejecting every
+    hypothesis with p̃ ≤ α controls the family-wise error rate at α for any dependence between the tests.
+
+    Parameters
+    ----------
+    pvalues : array-like of shape (m,)
+        The unadjusted p-values.
+
+    Returns
+    -------
+    ndarray of shape (m,)
+        The adjusted p-values, in the input's order.
+
+    References
+    ----------
+    .. [1] S. Holm. A simple sequentially rejective multiple test procedure. *Scandinavian Journal of
+       Statistics* 6(2), 65–70, 1979.
+
+    Examples
+    --------
+    >>> from calviz._comparison import holm_adjust
+    >>> holm_adjust([0.01, 0.04, 0.03]).round(3).tolist()
+    [0.03, 0.06, 0.06]
+    """
     p = np.asarray(pvalues, dtype=np.float64)
     if p.ndim != 1:
         raise InputError("pvalues must be 1-D")
@@ -330,11 +502,30 @@ def holm_adjust(pvalues) -> np.ndarray:
 
 @dataclass(frozen=True, repr=False)
 class GroupResult(ResultMixin):
-    """One group: its ``group`` value, ``n`` rows, ``status`` ("tested", "too small" — fewer than
-    ``min_group_size`` rows: reliability data only — or "not testable", with the ``reason``);
-    ``reliability`` (per-bin data, None below 2 rows), ``interval`` (ECE interval), ``tcal`` (adaptive
-    T-Cal), ``pvalue`` (T-Cal's p-value), ``adjusted_pvalue`` (Holm across the tested groups) and
-    ``reject`` (Holm-adjusted p ≤ α)."""
+    """One group of :func:`calibration_by_group`.
+
+    Attributes
+    ----------
+    group : object
+        The group value.
+    n : int
+        Its rows.
+    status : str
+        "tested", "too small" (fewer than ``min_group_size`` rows: reliability data only) or
+        "not testable".
+    reason : str
+        Why it was not tested or not rejected, in words.
+    reliability : ReliabilityData or None
+        Per-bin data (None below 2 rows).
+    interval : ECEInterval or None
+        ECE interval.
+    tcal : TCalResult or None
+        Adaptive T-Cal.
+    pvalue, adjusted_pvalue : float or None
+        T-Cal's p-value and Holm's adjustment across the tested groups.
+    reject : bool or None
+        The Holm-adjusted decision.
+    """
 
     group: object
     n: int
@@ -354,14 +545,27 @@ class GroupResult(ResultMixin):
 
 @dataclass(frozen=True, repr=False)
 class GroupCalibration(ResultMixin):
-    """Calibration in every group (see :func:`calibration_by_group`).
+    """Calibration in every group, returned by :func:`calibration_by_group`.
 
-    ``groups``: one :class:`GroupResult` per distinct group value (sorted), none dropped;
-    ``worst_group``: the tested group with the largest lower confidence bound of its ℓ2-ECE (then the
-    smallest Holm-adjusted p-value, then the largest estimate; None if no group was tested);
-    ``rejected``: groups whose Holm-adjusted T-Cal p-value is ≤ α (calibration rejected with family-wise
-    error rate α); ``too_small``: groups with fewer than ``min_group_size`` rows (listed, not tested);
-    ``not_testable``: groups where the test could not run (their ``reason`` says why).
+    Attributes
+    ----------
+    groups : tuple of GroupResult
+        One per distinct group value (sorted); none dropped.
+    worst_group : object
+        The tested group with the largest lower confidence bound of its ℓ2-ECE (then the smallest
+        Holm-adjusted p-value, then the largest estimate; None if no group was tested).
+    rejected : tuple
+        Groups whose calibration is rejected with family-wise error rate α (Holm).
+    too_small : tuple
+        Groups with fewer than ``min_group_size`` rows (listed, not tested).
+    not_testable : tuple
+        Groups where the test could not run (their ``reason`` says why).
+    alpha, min_group_size, n, n_bins, target, n_classes
+        The options and the sample.
+
+    Notes
+    -----
+    ``verdict`` states the outcome in one sentence.
     """
 
     groups: tuple
@@ -422,7 +626,7 @@ def _sequential_holm(groups, *, alpha, resampling, target, class_index) -> tuple
 
     ``groups``: (index, labels, predictions, seed) of each tested group.  Returns the indices rejected
     and, for groups left undecided at their last level, why."""
-    from calviz.tcal import RESAMPLING_RISK, adaptive_tcal
+    from calviz._tcal import RESAMPLING_RISK, adaptive_tcal
 
     g = len(groups)
     risk = RESAMPLING_RISK / max(1, g * (g + 1) // 2)  # at most G + (G − 1) + … + 1 decisions
@@ -499,10 +703,64 @@ def calibration_by_group(
     count N can reject a group only if B/(N + 1) ≤ α/G, B the number of scales).  The worst group is
     the tested group with the largest lower confidence bound for its ℓ2-ECE (ties, e.g. several at 0:
     the smallest Holm-adjusted p-value, then the larger estimate).
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n,) or (n, K), or CalibrationData
+        Labels: 0/1 for binary predictions; class indices 0..K−1 (or one-hot rows) for (n, K) ones.  A
+        validated :class:`~calviz.data.CalibrationData` may be passed alone (``y_prob`` omitted).
+    y_prob : array-like of shape (n,) or (n, K), optional
+        Predicted P(y = 1), or one probability row per sample (rows sum to 1).
+    groups : array-like of shape (n,)
+        One group value per row (any sortable values).
+    n_bins : int, default 15
+        Bins of the reliability data and ECE intervals.
+    alpha : float, default 0.05
+        Family-wise level of the decisions and 1 − the intervals' level.
+    target : {"auto", "binary", "top1", "classwise"}, default "auto"
+        The scalar prediction compared ("auto": binary for 1-D input, the top-1 confidence otherwise).
+    class_index : int, default 0
+        The class of the ``classwise`` target.
+    min_group_size : int, default 30
+        Groups with fewer rows are listed as "too small" and not tested.
+    resampling : str, default "y_only"
+        T-Cal's critical values.
+    n_resamples : int, optional
+        A fixed number of T-Cal resamples instead of the sequential rule.
+    interval : {"wilson", "jeffreys"}, default "wilson"
+        The per-bin interval of the reliability data.
+    seed : int, numpy Generator or None
+        Seed of the T-Cal resampling (one derived seed per group).
+
+    Returns
+    -------
+    GroupCalibration
+        Every group's result, the rejected groups, the worst group and a one-line ``verdict``.
+
+    References
+    ----------
+    .. [1] D. Lee, X. Huang, H. Hassani and E. Dobriban. T-Cal: An optimal test for the calibration of
+       predictive models. *Journal of Machine Learning Research* 24, 2023.
+    .. [2] Y. Sun, P. Chaudhari, I. J. Barnett and E. Dobriban. A confidence interval for the expected
+       calibration error. arXiv preprint, 2024.
+    .. [3] S. Holm. A simple sequentially rejective multiple test procedure. *Scandinavian Journal of
+       Statistics* 6(2), 65–70, 1979.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=2000)                            # predicted P(y = 1)
+    >>> y = (rng.uniform(size=2000) < p ** 1.5).astype(int)   # outcomes: the model is over-confident
+    >>> groups = np.where(p > 0.5, "high", "low")
+    >>> res = calviz.calibration_by_group(y, p, groups, resampling="analytic")
+    >>> [(g.group, g.n, g.status) for g in res.groups], res.worst_group
+    ([('high', 993, 'tested'), ('low', 1007, 'tested')], 'low')
     """
-    from calviz.ece import reliability
-    from calviz.intervals import ece_interval
-    from calviz.tcal import adaptive_tcal
+    from calviz._ece import reliability
+    from calviz._intervals import ece_interval
+    from calviz._tcal import adaptive_tcal
 
     alpha = check_alpha(alpha)
     m = check_n_bins(n_bins)

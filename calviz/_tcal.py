@@ -50,8 +50,6 @@ scale), or says "undecided" at the cap — so the decision does not depend on th
 from __future__ import annotations
 
 import math
-import sys
-import types
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -59,6 +57,9 @@ from typing import Literal
 import numba
 import numpy as np
 
+from calviz._binning import check_n_bins, simplex_cell_keys
+from calviz._data import InputError, as_calibration_data, check_alpha
+from calviz._ece import binned_sums, debiased_ece_sq, prepare_view
 from calviz._kernels import tcal as _k
 from calviz._params import (
     ALPHA,
@@ -101,9 +102,6 @@ from calviz._tcal_decision import TARGETS as _TARGETS
 from calviz._tcal_decision import adaptive as _adaptive_decision
 from calviz._tcal_decision import adjusted_interval as _adjusted_interval  # noqa: F401
 from calviz._tcal_decision import settled as _settled  # noqa: F401
-from calviz.binning import check_n_bins, simplex_cell_keys
-from calviz.data import InputError, as_calibration_data, check_alpha
-from calviz.ece import binned_sums, debiased_ece_sq, prepare_view
 
 __all__ = [
     "TCalResult",
@@ -137,28 +135,59 @@ _COMBINE = ("bonferroni", "max")
 
 @dataclass(frozen=True, repr=False)
 class TCalResult(ResultMixin):
-    """Outcome of a calibration test.
+    """Outcome of a calibration test (:func:`tcal`, :func:`adaptive_tcal`, :func:`split_tcal`).
 
-    reject: whether H₀ (calibrated) is rejected at level ``alpha``; pvalue: the p-value adjusted for the
-    multiple scales (or values); n_bins: the scales m (bins per axis) tested; statistics: T^d per scale;
-    critical_values: per scale, the value the statistic must exceed for the overall test to reject;
-    pvalues: unadjusted per-scale p-values; method: how critical values were obtained; combine: how scales
-    were combined; n, K: sample size and number of classes of the tested target; n_resamples: resamples
-    used (0 for none); min_attainable_pvalue: the smallest adjusted p-value this configuration can
-    produce (resampling: B/(N+1) for Bonferroni, N the fixed count or the sequential rule's cap) —
-    rejection is impossible when it exceeds alpha;
-    test: which test ran; reason: why, in one sentence; target: the calibration target tested.
-    For the binomial test (discrete predictors) ``values``/``counts`` are the distinct predictions and
-    their counts, ``statistics`` the observed frequencies and ``critical_values`` the predicted values.
-
-    decision: "reject", "accept" (H₀ not rejected) or "undecided" (resampling stopped at its cap with
-    the p-value's Monte Carlo interval still containing α: no decision is claimed and ``reject`` is
-    False); pvalue_interval: (low, high) Monte Carlo interval of the adjusted p-value — for the
-    sequential rule it holds at every look simultaneously with probability ≥ 1 − resampling_risk (for
-    a fixed ``n_resamples`` it is the same interval at the final count; (p, p) without resampling);
-    resampling_risk: bound on the probability that ``decision`` differs from the decision with
-    infinitely many resamples (0 without resampling, NaN for a fixed ``n_resamples``);
-    max_resamples: the cap of the sequential rule (0: not sequential).
+    Attributes
+    ----------
+    reject : bool
+        Whether H₀ (the model is calibrated) is rejected at level ``alpha``.
+    pvalue : float
+        The p-value, adjusted for the multiple scales (or values) tested.
+    alpha : float
+        The level of the test.
+    n_bins : tuple of int
+        The scales m (bins per axis) tested.
+    statistics : ndarray
+        T^d per scale (binomial test: the observed frequencies).
+    critical_values : ndarray
+        Per scale, the value the statistic must exceed for the overall test to reject (binomial test:
+        the predicted values).
+    pvalues : ndarray
+        Unadjusted per-scale p-values.
+    method : str
+        How critical values were obtained ("y_only", "consistency", "analytic", "threshold", …).
+    combine : str
+        How scales were combined ("bonferroni", "max" or "none").
+    n, K : int
+        Sample size and number of classes of the tested target.
+    n_resamples : int
+        Resamples used (0 for none).
+    min_attainable_pvalue : float
+        The smallest adjusted p-value this configuration can produce (resampling: B/(N + 1) for
+        Bonferroni, N the fixed count or the sequential rule's cap); rejection is impossible when it
+        exceeds ``alpha``.
+    test : str
+        Which test ran.
+    reason : str
+        Why, in one sentence.
+    target : str
+        The calibration target tested.
+    values, counts : ndarray or None
+        For the binomial test (discrete predictors): the distinct predictions and their counts.
+    decision : str
+        "reject", "accept" (H₀ not rejected) or "undecided" (resampling stopped at its cap with the
+        p-value's Monte Carlo interval still containing α: no decision is claimed and ``reject`` is
+        False).
+    pvalue_interval : tuple of float or None
+        Monte Carlo interval (low, high) of the adjusted p-value — for the sequential rule it holds at
+        every look simultaneously with probability ≥ 1 − ``resampling_risk``; (p, p) without resampling.
+    resampling_risk : float
+        Bound on the probability that ``decision`` differs from the decision with infinitely many
+        resamples (0 without resampling, NaN for a fixed ``n_resamples``).
+    max_resamples : int
+        The cap of the sequential rule (0: not sequential).
+    n_classes : int or None
+        Classes of the input.
     """
 
     reject: bool
@@ -338,13 +367,60 @@ def tcal(
     target: str = "auto",
     class_index: int = 0,
 ) -> TCalResult:
-    """Fixed-scale T-Cal ξ_{m,n}(α) (Lee et al. 2023, Theorem 3 / Algorithm 1).
+    """Fixed-scale T-Cal test ξ_{m,n}(α) with Chebyshev's threshold (Lee et al., Theorem 3).
 
-    Rejects iff T^d_{m,n} ≥ sqrt(2K²/α)·min(m^{(K−1)/2}/n, m^{−(K−1)/2}) (halved for the scalar statistic
-    of 1-D targets, see the module docstring), with m = ``n_bins`` or m* = ⌊n^{2/(4s+K−1)}⌋ for Hölder
-    smoothness s = ``smoothness``.  T^d is :func:`calviz.debiased_ece` on m equal-width bins (the simplex
-    partition for ``target="full"``).  The threshold comes from Chebyshev's inequality: the test is
+    The debiased statistic T^d_{m,n} (eq. 6, :func:`calviz.debiased_ece`) on m equal-width bins (the
+    simplex partition for ``target="full"``) is compared with the threshold of Theorem 3 /
+    Algorithm 1 of Lee et al. [1]_: reject iff
+
+        T^d_{m,n} ≥ √(2K²/α) · min(m^{(K−1)/2}/n, m^{−(K−1)/2})
+
+    (halved for the scalar statistic of 1-D targets), with m = ``n_bins`` or m* = ⌊n^{2/(4s+K−1)}⌋ for
+    Hölder smoothness s = ``smoothness``.  The threshold comes from Chebyshev's inequality: the test is
     valid but conservative; ``pvalue`` is the smallest α at which it rejects, min(1, 2K²r²/T²).
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n,) or (n, K), or CalibrationData
+        Labels: 0/1 for binary predictions; class indices 0..K−1 (or one-hot rows) for (n, K) ones.  A
+        validated :class:`~calviz.data.CalibrationData` may be passed alone (``y_prob`` omitted).
+    y_prob : array-like of shape (n,) or (n, K), optional
+        Predicted P(y = 1), or one probability row per sample (rows sum to 1).
+    alpha : float, default 0.05
+        Level of the test.
+    n_bins : int, optional
+        The number m of bins per axis; default m* from ``smoothness``.
+    smoothness : float, default 1.0
+        Hölder smoothness s of the calibration curve assumed by m*.
+    target : {"auto", "binary", "top1", "classwise", "full"}, default "auto"
+        Which probabilities are tested ("auto": binary for 1-D input, top-1 otherwise).
+    class_index : int, default 0
+        The class of the ``classwise`` target.
+
+    Returns
+    -------
+    TCalResult
+        ``reject``, ``pvalue``, the scale tested (``n_bins``), ``statistics`` and ``critical_values``.
+
+    See Also
+    --------
+    adaptive_tcal : The adaptive test over all dyadic scales, with exact resampled critical values.
+
+    References
+    ----------
+    .. [1] D. Lee, X. Huang, H. Hassani and E. Dobriban. T-Cal: An optimal test for the calibration of
+       predictive models. *Journal of Machine Learning Research* 24, 2023.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=2000)                            # predicted P(y = 1)
+    >>> y = (rng.uniform(size=2000) < p ** 1.5).astype(int)   # outcomes: the model is over-confident
+    >>> result = calviz.tcal(y, p)
+    >>> result.reject, result.n_bins, round(result.pvalue, 4)
+    (False, (20,), 0.0653)
     """
     s = float(smoothness)
     data, target, z, y, K = _prepare(y_true, y_prob, target, class_index, "tcal")
@@ -385,35 +461,69 @@ def adaptive_tcal(
     discrete: bool | None = None,
     seed=None,
 ) -> TCalResult:
-    """Adaptive T-Cal (Lee et al. 2023, eq. 7 and Algorithm 2) over the dyadic scales 2^1..2^B.
+    """Adaptive T-Cal: the multi-scale test of calibration of Lee et al., with a p-value.
+
+    The debiased statistic T^d (Lee et al. [1]_, eq. 6; :func:`calviz.debiased_ece`) is computed at every
+    dyadic number of bins m = 2^1..2^B and compared with its distribution under calibration; the test
+    rejects when some scale rejects at level α/B (Bonferroni; eq. 7 and Algorithm 2 of [1]_).  With
+    y-only resampling the critical values come from labels redrawn from the predictions, which makes
+    the test exact given the predictions; the number of resamples is chosen sequentially (Notes).
 
     Parameters
     ----------
-    alpha: level in (0, 1).
-    resampling: "y_only" (default, exactly valid given the predictions), "consistency", "analytic"
-        (scaled chi-square, no resampling) or "threshold" (Chebyshev, conservative); module docstring.
-    n_resamples: None (default) for the sequential rule below; an integer for exactly that many
-        resamples with p = (1 + #{T* ≥ T})/(N + 1) per scale.  A fixed count warns when it cannot reject
+    y_true : array-like of shape (n,) or (n, K), or CalibrationData
+        Labels: 0/1 for binary predictions; class indices 0..K−1 (or one-hot rows) for (n, K) ones.
+    y_prob : array-like of shape (n,) or (n, K), optional
+        Predicted P(y = 1), or one probability row per sample (omitted for CalibrationData).
+    alpha : float, default 0.05
+        Level in (0, 1).
+    resampling : {"y_only", "consistency", "analytic", "threshold"}, default "y_only"
+        "y_only" (exactly valid given the predictions), "consistency", "analytic" (scaled chi-square,
+        no resampling) or "threshold" (Chebyshev, conservative); see the module docstring.
+    n_resamples : int, optional
+        None (default) for the sequential rule below; an integer for exactly that many resamples with
+        p = (1 + #{T* ≥ T})/(N + 1) per scale.  A fixed count warns when it cannot reject
         (B/(N+1) > α) and when the p-value's Monte Carlo interval contains α (another seed may decide
         otherwise).  At most :data:`MAX_RESAMPLES`, and n·N (×K for full calibration) at most
         :data:`MAX_RESAMPLE_WORK`.
-    max_resamples: cap of the sequential rule; default :data:`DEFAULT_MAX_RESAMPLES`, lowered to
+    max_resamples : int, optional
+        Cap of the sequential rule; default :data:`DEFAULT_MAX_RESAMPLES`, lowered to
         :data:`DEFAULT_RESAMPLE_WORK`/n for n > 2·10⁵ (never below one first batch of
         :data:`FIRST_BATCH`).  Same limits as ``n_resamples``.
-    resampling_risk: bound ε on the probability that the sequential decision differs from the decision
-        with infinitely many resamples (default 10⁻³).
-    combine: "bonferroni" (reject iff min_b p_b ≤ α/B) or "max" (resampling only; max over standardised
+    resampling_risk : float, default 0.001
+        Bound ε on the probability that the sequential decision differs from the decision with
+        infinitely many resamples.
+    combine : {"bonferroni", "max"}, default "bonferroni"
+        "bonferroni" (reject iff min_b p_b ≤ α/B) or "max" (resampling only; max over standardised
         scales against its resampled distribution).
-    target: "auto" (binary P(y=1), or top-1 for (n, K) input), "binary", "top1", "classwise" (one class
-        with ``class_index``, or all classes with Bonferroni over K when class_index is None: each class at
-        α/K with risk ε/K and cap max_resamples/K) or "full" (K-class calibration on the simplex
-        partition).
-    discrete: None detects discrete predictors (1-D targets) and then runs the exact binomial test;
-        True forces it, False never uses it.
-    seed: int or numpy Generator for the resampling.
+    target : {"auto", "binary", "top1", "classwise", "full"}, default "auto"
+        "auto" (binary P(y=1), or top-1 for (n, K) input), "binary", "top1", "classwise" (one class
+        with ``class_index``, or all classes with Bonferroni over K when class_index is None: each
+        class at α/K with risk ε/K and cap max_resamples/K) or "full" (K-class calibration on the
+        simplex partition).
+    class_index : int, optional
+        The class of the ``classwise`` target (None: every class).
+    discrete : bool, optional
+        None detects discrete predictors (1-D targets) and then runs the exact binomial test; True
+        forces it, False never uses it.
+    seed : int, numpy Generator or None
+        Seed of the resampling.
 
-    The sequential rule
-    -------------------
+    Returns
+    -------
+    TCalResult
+        ``reject``, ``decision`` ("reject", "accept" or "undecided"), the adjusted ``pvalue`` and its Monte
+        Carlo ``pvalue_interval``, and per scale the number of bins (``n_bins``), the statistic, the
+        critical value and the p-value.
+
+    See Also
+    --------
+    tcal : The fixed-scale test with Chebyshev's threshold.
+    classical_tests : Spiegelhalter, Hosmer–Lemeshow, Cox, Kolmogorov–Smirnov and Kuiper.
+
+    Notes
+    -----
+    **The sequential rule.**
     Resample r uses its own random stream, so the first N resamples are the same whatever the batches.
     After each batch, scale b's exceedance count S_b = #{T*_b ≥ T_b} of N resamples is compared with the
     level t = α/B (Bonferroni; t = α and the single count of the maximum for "max") through Robbins'
@@ -441,17 +551,14 @@ def adaptive_tcal(
     settles the rejection with no Monte Carlo error.  For "max" the standardising sd is re-estimated at
     every look, so the guarantee holds for the final standardisation only approximately.
 
-    Returns
-    -------
-    TCalResult
-        ``reject``, ``decision`` ("reject", "accept" or "undecided"), the adjusted ``pvalue`` and its Monte
-        Carlo ``pvalue_interval``, and per scale the number of bins (``n_bins``), the statistic, the
-        critical value and the p-value.
-
     References
     ----------
     .. [1] D. Lee, X. Huang, H. Hassani and E. Dobriban. T-Cal: An optimal test for the calibration of
        predictive models. *Journal of Machine Learning Research* 24, 2023.
+    .. [2] H. Robbins. Statistical methods related to the law of the iterated logarithm. *Annals of
+       Mathematical Statistics* 41(5), 1397–1409, 1970.
+    .. [3] A. Gandy. Sequential implementation of Monte Carlo tests with uniformly bounded resampling
+       risk. *Journal of the American Statistical Association* 104(488), 1504–1511, 2009.
 
     Examples
     --------
@@ -598,20 +705,60 @@ def split_tcal(
     class_index: int = 0,
     seed=None,
 ) -> TCalResult:
-    """Sample-splitting calibration test ξ^split (Lee et al. 2023, Sec. 6, Algorithm 3).
+    """Sample-splitting calibration test ξ^split (Lee et al., Sec. 6, Algorithm 3).
 
     The first ⌊n/2⌋ samples keep their labels, the rest get synthetic labels ỹ ~ Cat(z).  For each class
-    k: reject if |T_{1,k}| = |mean (y − z)_k| or |T_{2,k}| = |mean z_k (y − z)_k| ≥ sqrt(3K/(αn)), or if
+    k: reject if |T_{1,k}| = |mean (y − z)_k| or |T_{2,k}| = |mean z_k (y − z)_k| ≥ √(3K/(αn)), or if
     the two-sample test at level α/(3K) says that the predictions of first-half samples with y = k and
     second-half samples with ỹ = k have different distributions.  Two-sample test: the chi-square
-    statistic Γ on m* = ⌊min(n1, n2)^{2/(4s+d)}⌋ equal-width cells per axis of the first d = K − 1
-    coordinates (App. B.2, Theorem 19), with permutation critical values (the pooled sample is
-    exchangeable under H₀, so the permutation p-value (1 + #{Γ* ≥ Γ})/(P + 1) is exact).
+    statistic Γ on m* = ⌊min(n₁, n₂)^{2/(4s+d)}⌋ equal-width cells per axis of the first d = K − 1
+    coordinates (Lee et al. [1]_, App. B.2, Theorem 19), with permutation critical values (the pooled
+    sample is exchangeable under H₀, so the permutation p-value (1 + #{Γ* ≥ Γ})/(P + 1) is exact).
     For 1-D targets K = 2 with classes y = 1 and y = 0 of the binary view.
 
-    ``n_permutations``: default max(199, ⌈2·3K/α⌉) within the budget (at most :data:`MAX_PERMUTATIONS`
-    and :data:`MAX_PERMUTATION_WORK` / (nK)); when the budget is too small to reach α/(3K) the reason
-    says so.  An explicit count beyond the budget raises ValueError.
+    Parameters
+    ----------
+    y_true : array-like of shape (n,) or (n, K), or CalibrationData
+        Labels: 0/1 for binary predictions; class indices 0..K−1 (or one-hot rows) for (n, K) ones.  A
+        validated :class:`~calviz.data.CalibrationData` may be passed alone (``y_prob`` omitted).
+    y_prob : array-like of shape (n,) or (n, K), optional
+        Predicted P(y = 1), or one probability row per sample (rows sum to 1).
+    alpha : float, default 0.05
+        Level of the test.
+    smoothness : float, default 1.0
+        Hölder smoothness s used for the number of cells m*.
+    n_permutations : int, optional
+        Permutations of each two-sample test; default max(199, ⌈2·3K/α⌉) within the budget (at most
+        :data:`MAX_PERMUTATIONS` and :data:`MAX_PERMUTATION_WORK` / (nK)); when the budget is too small
+        to reach α/(3K) the reason says so.  An explicit count beyond the budget raises ValueError.
+    target : {"auto", "binary", "top1", "classwise", "full"}, default "auto"
+        Which probabilities are tested.
+    class_index : int, default 0
+        The class of the ``classwise`` target.
+    seed : int, numpy Generator or None
+        Seed of the synthetic labels and the permutations.
+
+    Returns
+    -------
+    TCalResult
+        ``reject``, ``pvalue`` (3K times the smallest sub-test p-value, at most 1), the per-class
+        two-sample ``pvalues`` and the ``reason``.
+
+    References
+    ----------
+    .. [1] D. Lee, X. Huang, H. Hassani and E. Dobriban. T-Cal: An optimal test for the calibration of
+       predictive models. *Journal of Machine Learning Research* 24, 2023.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=2000)                            # predicted P(y = 1)
+    >>> y = (rng.uniform(size=2000) < p ** 1.5).astype(int)   # outcomes: the model is over-confident
+    >>> result = calviz.split_tcal(y, p, seed=0)
+    >>> result.reject, result.test
+    (False, 'sample-splitting T-Cal')
     """
     s = float(smoothness)
     data, target, z, y, K = _prepare(y_true, y_prob, target, class_index, "split_tcal")
@@ -681,13 +828,3 @@ def split_tcal(
                       "bonferroni", n, K, P, float(min(1.0, 3 * K / (P + 1.0))), "sample-splitting T-Cal",
                       reason, target, n_classes=data.n_classes)
 
-
-# ``calviz.tcal`` names both this module and the function :func:`tcal`.  Importing the submodule (e.g.
-# ``from calviz.tcal import adaptive_tcal``) rebinds the package attribute ``calviz.tcal`` to the module,
-# which would break ``calviz.tcal(y_true, y_prob)``; making the module callable keeps both spellings working.
-class _CallableModule(types.ModuleType):
-    def __call__(self, *args, **kwargs):
-        return tcal(*args, **kwargs)
-
-
-sys.modules[__name__].__class__ = _CallableModule

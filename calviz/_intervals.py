@@ -1,5 +1,5 @@
-"""Confidence interval for the ℓ2 ECE (Sun, Chaudhari, Barnett and Dobriban, 2024, Algorithm 1, which is the
-authority because the paper's formulas were lost in the seed text).
+"""Confidence interval for the ℓ2 ECE (Sun, Chaudhari, Barnett and Dobriban, 2024, "A confidence interval for
+the expected calibration error", eq. 5 and Algorithm 1).
 
 With the within-bin unbiased statistic T (Sun et al. 2024, eq. 4), the mis-calibrated-regime variance σ̂₁²
 (s = √(max(σ̂₁², 0)/n)) and the exact conditional null sd sd₀ = √Var₀(T | Z), z₁ = Φ⁻¹(1 − α),
@@ -23,6 +23,16 @@ from typing import Literal
 import numpy as np
 from scipy import stats
 
+from calviz._binning import check_n_bins
+from calviz._data import InputError, check_alpha
+from calviz._ece import (
+    BinSums,
+    binned_sums,
+    miscalibrated_variance,
+    null_variance,
+    prepare_view,
+    unbiased_ece_sq,
+)
 from calviz._kernels.ece import bootstrap_unbiased_kernel
 from calviz._params import (
     INTERVAL_ALPHA,
@@ -35,16 +45,6 @@ from calviz._params import (
     validate_params,
 )
 from calviz._results import HasInterval, ResultMixin
-from calviz.binning import check_n_bins
-from calviz.data import InputError, check_alpha
-from calviz.ece import (
-    BinSums,
-    binned_sums,
-    miscalibrated_variance,
-    null_variance,
-    prepare_view,
-    unbiased_ece_sq,
-)
 
 __all__ = ["ECEInterval", "ece_interval", "ece_ci", "interval_from_sums"]
 
@@ -57,12 +57,32 @@ BOOTSTRAP_WORK_BUDGET = 2 * 10**9
 
 @dataclass(frozen=True, repr=False)
 class ECEInterval(HasInterval, ResultMixin):
-    """A 1 − α confidence interval for the binned ℓ2 ECE (``low``, ``high``, point ``estimate`` = √T₊)
-    and for ECE² (``low_sq``, ``high_sq``, ``estimate_sq`` = T₊; ``statistic`` = T itself, which may be
-    negative).  ``se`` = s (mis-calibrated-regime standard error of T), ``null_sd`` = sd₀ (exact
-    conditional sd of T under calibration), ``regime`` says which rule produced the lower bound.
-    ``confidence_interval()`` is (``low``, ``high``) at confidence level ``level``; ``n_classes``: classes
-    of the input.
+    """A confidence interval for the binned ℓ2 ECE and for ECE², returned by :func:`ece_interval`.
+
+    Attributes
+    ----------
+    estimate, low, high : float
+        Point estimate √T₊ and the interval on the ℓ2-ECE scale (``confidence_interval()``).
+    estimate_sq, low_sq, high_sq : float
+        The same on the ECE² scale (``estimate_sq`` = T₊ = max(T, 0)).
+    statistic : float
+        T itself (Sun et al.'s unbiased statistic; may be negative).
+    se : float
+        s, the miscalibrated-regime standard error of T.
+    null_sd : float
+        sd₀, the exact conditional standard deviation of T under calibration.
+    level, alpha : float
+        Confidence level 1 − α and α.
+    n, n_bins, n_nonempty : int
+        Sample size, bins per axis and non-empty bins.
+    method : str
+        "asymptotic" or "bootstrap".
+    regime : str
+        Which rule set the lower end (for the bootstrap: the resamples drawn).
+    target : str
+        The calibration target.
+    n_classes : int or None
+        Classes of the input.
     """
 
     estimate: float
@@ -113,11 +133,63 @@ def interval_from_sums(
     sums: BinSums, alpha: float = INTERVAL_ALPHA, *, n_bins: int = 0, target: str = "binary",
     n_classes: int | None = None,
 ) -> ECEInterval:
-    """The asymptotic interval of Sun et al. (2024) from per-bin sums (in-memory and distributed use the
-    same code).
+    """The asymptotic ECE interval of Sun et al. from merged per-bin sums.
 
-    ``n_bins`` (a non-negative integer) is only recorded in the result (bins per axis).  Both ends are
-    clipped to the parameter's range, ECE² ∈ [0, 1] for a scalar target and [0, 2] for a vector."""
+    In-memory (:func:`ece_interval`) and distributed (:mod:`calviz.dask`) intervals are finalised by this
+    one function.
+
+    With the within-bin unbiased statistic T (Sun et al. [1]_, eq. 4; :func:`unbiased_ece`), the
+    miscalibrated-regime variance estimate σ̂₁² (eqs. 6–7; s = √(max(σ̂₁², 0)/n)), the exact conditional
+    null standard deviation sd₀ = √Var₀(T | Z), z₁ = Φ⁻¹(1 − α), z₂ = Φ⁻¹(1 − α/2) and T₊ = max(T, 0),
+    the interval for the binned ECE² is [L, U] (eq. 5, Algorithm 1):
+
+        U = T₊ + z₂ s
+        L = T₊ − z₂ s             if T₊ ≥ 2 z₂ s
+          = T₊ / 2                if 2 z₁ s ≤ T₊ < 2 z₂ s
+          = max(T₊ − z₁ s, 0)     if T₊ < 2 z₁ s
+        L = 0                     if T₊ < z₁ sd₀ (the test of calibration does not reject)
+
+    and [√L, √U] for the binned ℓ2 ECE; both ends are clipped to the parameter's range (ECE² ≤ 1 for a
+    scalar target, ≤ 2 for a vector).
+
+    Parameters
+    ----------
+    sums : BinSums
+        Per-bin sufficient statistics (:func:`calviz._sums.bin_sums`), possibly merged from chunks.
+    alpha : float, default 0.1
+        The interval has confidence 1 − α.
+    n_bins : int, default 0
+        Bins per axis, only recorded in the result (0: not recorded).
+    target : str, default "binary"
+        The calibration target, recorded in the result.
+    n_classes : int, optional
+        Classes of the input, recorded in the result.
+
+    Returns
+    -------
+    ECEInterval
+        As :func:`ece_interval` with ``method="asymptotic"``.
+
+    References
+    ----------
+    .. [1] Y. Sun, P. Chaudhari, I. J. Barnett and E. Dobriban. A confidence interval for the expected
+       calibration error. arXiv preprint, 2024.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=2000)                            # predicted P(y = 1)
+    >>> y = (rng.uniform(size=2000) < p ** 1.5).astype(int)   # outcomes: the model is over-confident
+    >>> from calviz._binning import assign_bins
+    >>> from calviz._intervals import interval_from_sums
+    >>> from calviz._sums import bin_sums
+    >>> sums = bin_sums(assign_bins(p, n_bins=10), p, y.astype(float))
+    >>> ci = interval_from_sums(sums, 0.1, n_bins=10)
+    >>> round(ci.low, 3), round(ci.high, 3)
+    (0.091, 0.125)
+    """
     alpha = check_alpha(alpha)
     n_bins = 0 if isinstance(n_bins, (int, np.integer)) and n_bins == 0 else check_n_bins(n_bins)
     if not isinstance(sums, BinSums):
@@ -147,23 +219,39 @@ def ece_interval(
     method: Literal["asymptotic", "bootstrap"] = "asymptotic", n_resamples: int = 1000, seed=None,
     target: str = "auto", class_index: int = 0,
 ) -> ECEInterval:
-    """1 − α confidence interval for the binned ℓ2 ECE with m = ``n_bins`` equal-width bins per axis
-    (Sun et al. 2024, Algorithm 1).
+    """Confidence interval for the binned ℓ2 ECE (Sun et al.'s asymptotic interval, or a bootstrap).
 
-    1-D binary input targets P(y = 1); (n, K) input targets top-1-to-k calibration with ``top_k``
-    (k = 1: confidence, k = K: full), binned on the cubic grid of the sorted top-k vector.
-    ``method="asymptotic"``: the three-regime interval above (no resampling).  ``method="bootstrap"``:
-    the percentile bootstrap of T resampling (z, y) pairs ``n_resamples`` times (reproducible with
-    ``seed``), clipped at 0 on the ECE² scale — the baseline Sun et al. (2024) shows to under-cover.  Interval
-    ends lie in the parameter's range (ECE² ≤ 1 for a scalar target, ≤ 2 for a vector).
+    The binned ℓ2 ECE with m = ``n_bins`` equal-width bins per axis.  1-D binary input targets
+    P(y = 1); (n, K) input targets top-1-to-k calibration with ``top_k`` (k = 1: the confidence, k = K:
+    full calibration), binned on the cubic grid of the sorted top-k vector (Sun et al. [1]_, Sec. 2).
 
-    Cost of the bootstrap: ``n_resamples`` × n × k ≤ ``BOOTSTRAP_WORK_BUDGET``; above it fewer
-    resamples are drawn and ``regime`` says how many.
+    ``method="asymptotic"`` (default, no resampling).  With the within-bin unbiased statistic T (Sun et
+    al. [1]_, eq. 4; :func:`unbiased_ece`), the miscalibrated-regime variance estimate σ̂₁² (eqs. 6–7;
+    s = √(max(σ̂₁², 0)/n)), the exact conditional null standard deviation sd₀ = √Var₀(T | Z),
+    z₁ = Φ⁻¹(1 − α), z₂ = Φ⁻¹(1 − α/2) and T₊ = max(T, 0), the interval for the binned ECE² is [L, U]
+    (eq. 5, Algorithm 1):
+
+        U = T₊ + z₂ s
+        L = T₊ − z₂ s             if T₊ ≥ 2 z₂ s
+          = T₊ / 2                if 2 z₁ s ≤ T₊ < 2 z₂ s
+          = max(T₊ − z₁ s, 0)     if T₊ < 2 z₁ s
+        L = 0                     if T₊ < z₁ sd₀ (the test of calibration does not reject)
+
+    and [√L, √U] for the binned ℓ2 ECE; both ends are clipped to the parameter's range (ECE² ≤ 1 for a
+    scalar target, ≤ 2 for a vector).
+
+    ``method="bootstrap"``: the percentile bootstrap of T, resampling (z, y) pairs ``n_resamples`` times
+    (reproducible with ``seed``), clipped at 0 on the ECE² scale — the baseline Sun et al. show to
+    under-cover.  Cost of the bootstrap: ``n_resamples`` × n × k ≤ ``BOOTSTRAP_WORK_BUDGET``; above it
+    fewer resamples are drawn and ``regime`` says how many.
 
     Parameters
     ----------
-    y_true, y_prob : array-like
-        Labels and predicted probabilities, as for :func:`calviz.binned_ece`.
+    y_true : array-like of shape (n,) or (n, K), or CalibrationData
+        Labels: 0/1 for binary predictions; class indices 0..K−1 (or one-hot rows) for (n, K) ones.  A
+        validated :class:`~calviz.data.CalibrationData` may be passed alone (``y_prob`` omitted).
+    y_prob : array-like of shape (n,) or (n, K), optional
+        Predicted P(y = 1), or one probability row per sample (rows sum to 1).
     n_bins : int, default 15
         Equal-width bins per axis.
     alpha : float, default 0.1
@@ -176,8 +264,10 @@ def ece_interval(
         Bootstrap resamples.
     seed : int, numpy Generator or None
         Seed of the bootstrap.
-    target, class_index
+    target : {"auto", "binary", "top1", "classwise", "topk", "full"}, default "auto"
         As for :func:`calviz.binned_ece`.
+    class_index : int, default 0
+        The class of the ``classwise`` target.
 
     Returns
     -------
@@ -186,10 +276,15 @@ def ece_interval(
         (``estimate_sq``, ``low_sq``, ``high_sq``), ``level``, ``regime`` (which case set the lower end),
         the standard errors and the bins.
 
+    See Also
+    --------
+    unbiased_ece : The statistic T.
+    compare : The interval for the difference of two models' ECE² on the same examples.
+
     References
     ----------
     .. [1] Y. Sun, P. Chaudhari, I. J. Barnett and E. Dobriban. A confidence interval for the expected
-       calibration error. 2024.
+       calibration error. arXiv preprint, 2024.
 
     Examples
     --------
@@ -201,6 +296,9 @@ def ece_interval(
     >>> ci = calviz.ece_interval(y, p, n_bins=10, alpha=0.1)
     >>> round(ci.estimate, 3), round(ci.low, 3), round(ci.high, 3), ci.level
     (0.11, 0.091, 0.125, 0.9)
+    >>> boot = calviz.ece_interval(y, p, n_bins=10, method="bootstrap", n_resamples=200, seed=0)
+    >>> boot.low <= boot.high
+    True
     """
     m = check_n_bins(n_bins)
     if target == "full":
@@ -214,7 +312,7 @@ def ece_interval(
     asked = int(n_resamples)
     R = max(2, min(asked, BOOTSTRAP_WORK_BUDGET // max(1, z.size)))
     if bins is None:  # fused 1-D path did not materialise ids
-        from calviz.binning import assign_bins
+        from calviz._binning import assign_bins
 
         bins = assign_bins(z, n_bins=m, scheme="equal_width")
     v = np.ascontiguousarray((y - z).reshape(z.shape[0], -1))
@@ -235,7 +333,29 @@ def ece_interval(
 
 
 def ece_ci(y_true, y_prob=None, **options) -> ECEInterval:
-    """Deprecated alias of :func:`ece_interval` (same arguments and result); it will be removed in the
-    next release."""
+    """Deprecated alias of :func:`ece_interval`; it will be removed in the next release.
+
+    Parameters
+    ----------
+    y_true, y_prob : array-like
+        As for :func:`ece_interval`.
+    **options
+        Keywords of :func:`ece_interval`.
+
+    Returns
+    -------
+    ECEInterval
+        The result of ``ece_interval(y_true, y_prob, **options)``.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import calviz
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     ci = calviz.ece_ci([0, 1, 1, 0, 1, 1], [0.2, 0.7, 0.9, 0.4, 0.6, 0.8], n_bins=2)
+    >>> caught[0].category.__name__, ci.n
+    ('DeprecationWarning', 6)
+    """
     warnings.warn("calviz.ece_ci is deprecated; use calviz.ece_interval", DeprecationWarning, stacklevel=2)
     return ece_interval(y_true, y_prob, **options)

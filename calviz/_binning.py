@@ -22,6 +22,7 @@ from typing import Literal
 
 import numpy as np
 
+from calviz._data import InputError
 from calviz._kernels.binning import (
     cubic_grid_keys_kernel,
     dense_ids_small_kernel,
@@ -29,7 +30,6 @@ from calviz._kernels.binning import (
     simplex_cell_keys_kernel,
 )
 from calviz._results import ResultMixin
-from calviz.data import InputError
 
 __all__ = [
     "Bins",
@@ -210,13 +210,25 @@ def dense_ids(keys) -> tuple[np.ndarray, np.ndarray]:
 
 @dataclass(frozen=True, repr=False)
 class Bins(ResultMixin):
-    """A binning of n samples.
+    """A binning of n samples, returned by :func:`assign_bins`.
 
-    ids: int64 (n,) dense ids in [0, n_nonempty); keys: int64 (n_nonempty,) sorted cell keys of the
-    non-empty bins (for 1-D schemes the bin index itself); n_bins_total: number of bins of the
-    partition including empty ones (Python int; m^{K-1} for the simplex); edges: bin edges for 1-D
-    schemes (None for multi-dimensional schemes and for more than ``MAX_EDGE_TABLE`` equal-width bins;
-    for ``distinct`` the distinct values); scheme and n_bins (m as requested).
+    Attributes
+    ----------
+    ids : ndarray of shape (n,)
+        int64 dense bin ids in [0, n_nonempty).
+    keys : ndarray of shape (n_nonempty,)
+        int64 sorted cell keys of the non-empty bins (for 1-D schemes the bin index itself).
+    n_nonempty : int
+        Non-empty bins.
+    n_bins_total : int
+        Bins of the partition including empty ones (m^{K−1} for the simplex).
+    n_bins : int
+        m as requested.
+    scheme : str
+        The binning scheme.
+    edges : ndarray or None
+        Bin edges of 1-D schemes (None for multi-dimensional schemes and for more than
+        ``MAX_EDGE_TABLE`` equal-width bins; for ``distinct`` the distinct values).
     """
 
     ids: np.ndarray
@@ -229,11 +241,34 @@ class Bins(ResultMixin):
 
 
 def assign_bins(z, *, n_bins: int = 15, scheme: Scheme = "equal_width") -> Bins:
-    """Bin predictions z: 1-D for ``equal_width``/``equal_mass``/``distinct``, (n, K) for
-    ``simplex`` (rows on the simplex) and (n, k) for ``grid``.
+    """Bin predictions: 1-D equal-width, equal-mass or distinct bins, or the multi-dimensional partitions.
 
-    ``distinct`` puts every distinct value in its own bin (Kumar et al.'s discrete predictors);
-    n_bins is ignored there.
+    ``equal_width``: m bins [i/m, (i+1)/m), the last one closed; ``equal_mass``: edges at the quantiles,
+    ties never split (so heavy ties give fewer bins); ``distinct``: every distinct value in its own bin
+    (Kumar et al.'s discrete predictors; ``n_bins`` is ignored); ``simplex``: the equal-volume partition
+    of the probability simplex into m^{K−1} cells of Lee et al. (2023, Sec. 8.2.3) for (n, K) rows;
+    ``grid``: the cubic grid with m cells per axis for (n, k) vectors.
+
+    Parameters
+    ----------
+    z : array-like of shape (n,) or (n, K)
+        Predictions in [0, 1] (rows on the simplex for ``simplex``).
+    n_bins : int, default 15
+        m, bins (per axis).
+    scheme : {"equal_width", "equal_mass", "distinct", "simplex", "grid"}, default "equal_width"
+        The partition.
+
+    Returns
+    -------
+    Bins
+        Per-sample dense ids, the keys of the non-empty bins and the edges of 1-D schemes.
+
+    Examples
+    --------
+    >>> from calviz._binning import assign_bins
+    >>> bins = assign_bins([0.05, 0.3, 0.35, 0.95], n_bins=4)
+    >>> bins.ids.tolist(), bins.keys.tolist(), bins.n_bins_total
+    ([0, 1, 1, 2], [0, 1, 3], 4)
     """
     m = check_n_bins(n_bins)
     if scheme == "equal_width":

@@ -58,11 +58,21 @@ import scipy.fft
 import scipy.sparse
 from scipy.optimize import brentq
 
+from calviz._data import InputError, check_alpha
+from calviz._ece import prepare_view
 from calviz._kernels.smooth import bin_by_cell_and_label, categories_and_fractions
-from calviz._params import BOOLEAN, SEED, UNIT_OPEN, Interval, NoneOr, Options, as_generator, validate_params
+from calviz._params import (
+    BOOLEAN,
+    INTERVAL_ALPHA,
+    SEED,
+    UNIT_OPEN,
+    Interval,
+    NoneOr,
+    Options,
+    as_generator,
+    validate_params,
+)
 from calviz._results import HasInterval, LevelFromAlpha, ResultMixin, ValueStatistic
-from calviz.data import InputError, check_alpha
-from calviz.ece import prepare_view
 from calviz.targets import SCALAR_TARGETS
 from calviz.targets import TargetName as Target
 
@@ -124,11 +134,25 @@ _MIN_POINTS_PER_WIDTH_BAND = 8
 
 @dataclass(frozen=True, repr=False)
 class SmoothECEResult(ValueStatistic, ResultMixin):
-    """SmoothECE at one bandwidth (``value`` = ``statistic``).
+    """SmoothECE at one bandwidth, returned by :func:`smooth_ece`.
 
-    ``bandwidth_rule`` says where the bandwidth came from: ``"given"``, ``"fixed point"`` (smECE(σ) = σ)
-    or ``"lower limit"`` (smECE(σ) < σ already at σ = MIN_BANDWIDTH, e.g. perfect predictions);
-    ``target`` the calibration target and ``n_classes`` the classes of the input.
+    Attributes
+    ----------
+    value : float
+        smECE(σ) (also ``statistic``).
+    bandwidth : float
+        σ.
+    kernel : str
+        "reflected_gaussian" or "logit_gaussian".
+    n : int
+        Sample size.
+    bandwidth_rule : str
+        Where σ came from: "given", "fixed point" (smECE(σ) = σ) or "lower limit" (smECE(σ) < σ
+        already at σ = MIN_BANDWIDTH, e.g. perfect predictions).
+    target : str
+        The calibration target.
+    n_classes : int or None
+        Classes of the input.
     """
 
     value: float
@@ -142,15 +166,35 @@ class SmoothECEResult(ValueStatistic, ResultMixin):
 
 @dataclass(frozen=True, repr=False)
 class SmoothReliability(HasInterval, LevelFromAlpha, ResultMixin):
-    """Smooth reliability diagram on ``grid`` (``grid_size`` points evenly spaced in [0, 1]).
+    """Smooth reliability diagram on an even grid of [0, 1], returned by :func:`smooth_reliability`.
 
-    ``curve`` is μ_σ(t) ≈ E[y | v = t] (``centered``: t + smoothed residual, see smooth_reliability);
-    ``band_low``/``band_high`` its pointwise bootstrap band at level
-    1 − ``alpha`` (NaN when ``n_resamples`` = 0) from ``n_resamples`` resamples — fewer than asked only
-    when the band would exceed its work budget, and then ``band_note`` says so (``""`` otherwise);
-    ``density`` the smoothed density of v (integrates to 1
-    over [0, 1]); ``smooth_ece`` (= ``statistic``) the SmoothECE at ``bandwidth``.  All arrays are plain
-    float64 numpy arrays of the grid's length.  ``confidence_interval()`` is the band at ``level``.
+    All arrays are plain float64 numpy arrays of the grid's length.
+
+    Attributes
+    ----------
+    grid : ndarray
+        ``grid_size`` points evenly spaced in [0, 1].
+    curve : ndarray
+        μ_σ(t) ≈ E[y | v = t] (``centered``: t + smoothed residual).
+    band_low, band_high : ndarray
+        Pointwise bootstrap band at level 1 − ``alpha`` (NaN when ``n_resamples`` = 0);
+        ``confidence_interval()``.
+    density : ndarray
+        The smoothed density δ_σ of the predictions (integrates to 1 over [0, 1]).
+    bandwidth : float
+        σ.
+    smooth_ece : float
+        SmoothECE at σ (also ``statistic``).
+    kernel, centered, bandwidth_rule : str, bool, str
+        As passed / as for :class:`SmoothECEResult`.
+    alpha : float
+        1 − the band's level (``level``).
+    n_resamples : int
+        Resamples of the band — fewer than asked only when the band would exceed its work budget.
+    band_note : str
+        Says when the band was computed on a coarser grid or from fewer resamples ("" otherwise).
+    n, target, n_classes : int, str, int or None
+        The sample.
     """
 
     _interval_fields = ("band_low", "band_high")
@@ -618,12 +662,54 @@ def smooth_ece(
     target: Target = "auto",
     class_index: int = 0,
 ) -> SmoothECEResult:
-    """SmoothECE of Błasiok & Nakkiran (2023): smECE(σ) = ∫ |A_σ(t)| dt / ∫ δ_σ(t) dt with
-    A_σ(t) = (1/n) Σ K_σ(t, v_i)(y_i − v_i) and δ_σ(t) = (1/n) Σ K_σ(t, v_i) (module docstring).
+    """SmoothECE: the kernel-smoothed calibration error of Błasiok and Nakkiran.
 
-    ``bandwidth=None`` picks the unique fixed point smECE(σ) = σ (relplot's ``smECE``); a number gives
-    smECE at that σ (relplot's ``smECE_sigma``).  ``target``/``class_index`` choose the scalar view of
-    multiclass input (top-1 confidence by default).  Deterministic; cost O(n + G log G) per bandwidth.
+    smECE(σ) = ∫ |A_σ(t)| dt / ∫ δ_σ(t) dt with the smoothed residual A_σ(t) = (1/n) Σ K_σ(t, v_i)(y_i − v_i)
+    and the smoothed density δ_σ(t) = (1/n) Σ K_σ(t, v_i) (Błasiok and Nakkiran [1]_; the kernels are
+    described in the module docstring).  ``bandwidth=None`` picks the unique fixed point smECE(σ) = σ
+    (relplot's ``smECE``); a number gives smECE at that σ (relplot's ``smECE_sigma``).  Deterministic;
+    cost O(n + G log G) per bandwidth.
+
+    Parameters
+    ----------
+    y_true : array-like of shape (n,) or (n, K), or CalibrationData
+        Labels: 0/1 for binary predictions; class indices 0..K−1 (or one-hot rows) for (n, K) ones.  A
+        validated :class:`~calviz.data.CalibrationData` may be passed alone (``y_prob`` omitted).
+    y_prob : array-like of shape (n,) or (n, K), optional
+        Predicted P(y = 1), or one probability row per sample (rows sum to 1).
+    bandwidth : float, optional
+        σ; default the fixed point smECE(σ) = σ.
+    kernel : {"reflected_gaussian", "logit_gaussian"}, default "reflected_gaussian"
+        The Gaussian folded into [0, 1] by reflection, or a Gaussian in logit space.
+    target : {"auto", "binary", "top1", "classwise"}, default "auto"
+        The scalar prediction tested ("auto": binary for 1-D input, the top-1 confidence otherwise).
+    class_index : int, default 0
+        The class of the ``classwise`` target.
+
+    Returns
+    -------
+    SmoothECEResult
+        ``value``, ``bandwidth`` and how it was chosen (``bandwidth_rule``).
+
+    See Also
+    --------
+    smooth_reliability : The smooth reliability curve of the same kernel.
+
+    References
+    ----------
+    .. [1] J. Błasiok and P. Nakkiran. Smooth ECE: Principled reliability diagrams via kernel smoothing.
+       arXiv preprint, 2023.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=2000)                            # predicted P(y = 1)
+    >>> y = (rng.uniform(size=2000) < p ** 1.5).astype(int)   # outcomes: the model is over-confident
+    >>> res = calviz.smooth_ece(y, p)
+    >>> round(res.value, 3), round(res.bandwidth, 3), res.bandwidth_rule
+    (0.1, 0.1, 'fixed point')
     """
     problem, sigma, rule, about = _problem_and_bandwidth(y_true, y_prob, bandwidth, kernel, target,
                                                          class_index, "smooth_ece")
@@ -640,31 +726,77 @@ def smooth_reliability(
     bandwidth: float | None = None,
     kernel: Kernel = "reflected_gaussian",
     centered: bool = False,
-    alpha: float = 0.05,
+    alpha: float = INTERVAL_ALPHA,
     n_resamples: int = 100,
     grid_size: int = 1001,
     target: Target = "auto",
     class_index: int = 0,
     seed: int | np.random.Generator | None = None,
 ) -> SmoothReliability:
-    """Smooth reliability diagram on ``grid_size`` points of [0, 1]: the curve, its pointwise bootstrap
-    band at level 1 − ``alpha`` (``n_resamples`` multinomial resamples of the pairs at fixed σ; 0 disables
-    the band), the smoothed density δ_σ of the predictions and SmoothECE(σ).
+    """Smooth reliability diagram: a kernel-smoothed curve of E[y | v], its bootstrap band and density.
 
-    The curve is the Nadaraya–Watson estimate of E[y | v = t] with the chosen kernel:
-    ``centered=False`` (default, as relplot's ``prepare_rel_diagram``):
-    μ_σ(t) = Σ K_σ(t, v_i) y_i / Σ K_σ(t, v_i), always in [0, 1].
+    The curve is the Nadaraya–Watson estimate of E[y | v = t] with the chosen kernel on ``grid_size``
+    points of [0, 1] (Błasiok and Nakkiran [1]_).  ``centered=False`` (default, as relplot's
+    ``prepare_rel_diagram``): μ_σ(t) = Σ K_σ(t, v_i) y_i / Σ K_σ(t, v_i), always in [0, 1].
     ``centered=True``: t + A_σ(t)/δ_σ(t), the smoothed residual added to the diagonal, whose
-    density-weighted distance from the diagonal integrates exactly to smECE(σ); it can leave [0, 1] where
-    the local mean of v differs from t, e.g. at the edges.  The two differ by t − Σ K v_i / Σ K, which is
-    O(σ²) inside the data.
+    density-weighted distance from the diagonal integrates exactly to smECE(σ); it can leave [0, 1]
+    where the local mean of v differs from t, e.g. at the edges.  The two differ by
+    t − Σ K v_i / Σ K, which is O(σ²) inside the data.  The band is pointwise, at level 1 − ``alpha``,
+    from ``n_resamples`` multinomial resamples of the pairs at fixed σ.
 
-    ``bandwidth=None`` uses the SmoothECE fixed point smECE(σ) = σ, as relplot's diagram does.  The
-    band is reproducible with ``seed`` (int or numpy Generator).
+    Cost: ``grid_size`` ≤ ``MAX_GRID_SIZE``, ``n_resamples`` ≤ ``MAX_RESAMPLES`` and their product
+    ≤ ``MAX_BAND_VALUES``, else ValueError; a band whose FFT work would exceed ``BAND_WORK_BUDGET`` is
+    computed on a coarser grid or from fewer resamples, and ``band_note`` says so.
 
-    Cost (module cost model): ``grid_size`` ≤ ``MAX_GRID_SIZE``, ``n_resamples`` ≤ ``MAX_RESAMPLES`` and
-    their product ≤ ``MAX_BAND_VALUES``, else ValueError; a band whose FFT work would exceed
-    ``BAND_WORK_BUDGET`` is computed on a coarser grid or from fewer resamples, and ``band_note`` says so.
+    Parameters
+    ----------
+    y_true : array-like of shape (n,) or (n, K), or CalibrationData
+        Labels: 0/1 for binary predictions; class indices 0..K−1 (or one-hot rows) for (n, K) ones.  A
+        validated :class:`~calviz.data.CalibrationData` may be passed alone (``y_prob`` omitted).
+    y_prob : array-like of shape (n,) or (n, K), optional
+        Predicted P(y = 1), or one probability row per sample (rows sum to 1).
+    bandwidth : float, optional
+        σ; default the SmoothECE fixed point smECE(σ) = σ, as relplot's diagram does.
+    kernel : {"reflected_gaussian", "logit_gaussian"}, default "reflected_gaussian"
+        The smoothing kernel.
+    centered : bool, default False
+        Draw t + smoothed residual instead of the Nadaraya–Watson curve.
+    alpha : float, default 0.1
+        The band has pointwise level 1 − α (90 % by default, the confidence level of every calviz
+        interval).
+    n_resamples : int, default 100
+        Bootstrap resamples of the band (0: no band).
+    grid_size : int, default 1001
+        Points of the grid.
+    target : {"auto", "binary", "top1", "classwise"}, default "auto"
+        The scalar prediction tested ("auto": binary for 1-D input, the top-1 confidence otherwise).
+    class_index : int, default 0
+        The class of the ``classwise`` target.
+    seed : int, numpy Generator or None
+        Seed of the band.
+
+    Returns
+    -------
+    SmoothReliability
+        ``grid``, ``curve``, ``band_low``, ``band_high``, ``density``, ``bandwidth`` and ``smooth_ece``.
+
+    References
+    ----------
+    .. [1] J. Błasiok and P. Nakkiran. Smooth ECE: Principled reliability diagrams via kernel smoothing.
+       arXiv preprint, 2023.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=2000)                            # predicted P(y = 1)
+    >>> y = (rng.uniform(size=2000) < p ** 1.5).astype(int)   # outcomes: the model is over-confident
+    >>> rel = calviz.smooth_reliability(y, p, n_resamples=20, grid_size=101, seed=0)
+    >>> rel.grid.shape, round(float(rel.curve[50]), 2)   # E[y | v = 0.5] ≈ 0.5 ** 1.5
+    ((101,), 0.35)
+    >>> bool(np.all(rel.band_low <= rel.band_high))
+    True
     """
     alpha = check_alpha(alpha)
     n_resamples = _check_int(n_resamples, "n_resamples", 0, MAX_RESAMPLES)

@@ -34,9 +34,9 @@ from typing import Literal
 
 import numpy as np
 
+from calviz._data import InputError, as_calibration_data
 from calviz._params import POSITIVE_INT, SEED, Interval, NoneOr, Options, as_generator, validate_params
 from calviz._results import ResultMixin
-from calviz.data import InputError, as_calibration_data
 
 __all__ = [
     "METHODS",
@@ -60,15 +60,62 @@ LOG_FLOOR = 1e-12
 # the maps themselves (also used by calviz.datasets)
 # --------------------------------------------------------------------------------------------------
 def softmax(logits: np.ndarray) -> np.ndarray:
-    """Row-wise softmax of (n, K) logits, shifted by the row maximum so that exp() stays finite."""
+    """Row-wise softmax of (n, K) logits, shifted by the row maximum so that exp() stays finite.
+
+    Parameters
+    ----------
+    logits : ndarray of shape (n, K)
+        Scores.
+
+    Returns
+    -------
+    ndarray of shape (n, K)
+        Per row, exp(x_k − max x) / Σ_j exp(x_j − max x).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from calviz._recalibration import softmax
+    >>> softmax(np.array([[0.0, np.log(3.0)]])).round(3).tolist()
+    [[0.25, 0.75]]
+    """
     e = np.exp(logits - logits.max(axis=1, keepdims=True))
     return e / e.sum(axis=1, keepdims=True)
 
 
 def fit_temperature(logits: np.ndarray, labels: np.ndarray) -> float:
-    """Temperature scaling (Guo et al. 2017): the T > 0 minimising the negative log-likelihood
-    ``-Σ_i log softmax(logits_i / T)[y_i]`` on held-out data, found by bounded scalar minimisation over
-    log T ∈ [-8, 12].  ``logits`` is (n, K); returns T."""
+    """Temperature scaling: the temperature T > 0 minimising the held-out negative log-likelihood.
+
+    T = argmin −Σ_i log softmax(logits_i / T)[y_i] (Guo et al. [1]_, Sec. 4.2), by bounded scalar
+    minimisation over log T ∈ [−8, 12].
+
+    Parameters
+    ----------
+    logits : ndarray of shape (n, K)
+        Logits (or log-probabilities) of the calibration rows.
+    labels : ndarray of shape (n,)
+        Their class ids.
+
+    Returns
+    -------
+    float
+        T (> 1: the model was over-confident).
+
+    References
+    ----------
+    .. [1] C. Guo, G. Pleiss, Y. Sun and K. Q. Weinberger. On calibration of modern neural networks.
+       *ICML*, 2017.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from calviz._recalibration import fit_temperature
+    >>> rng = np.random.default_rng(0)
+    >>> true_logits = rng.normal(size=(2000, 3))
+    >>> labels = np.array([rng.choice(3, p=np.exp(l) / np.exp(l).sum()) for l in true_logits])
+    >>> round(fit_temperature(3.0 * true_logits, labels), 1)       # three times over-confident
+    3.0
+    """
     from scipy.optimize import minimize_scalar
     from scipy.special import logsumexp
 
@@ -86,8 +133,43 @@ def fit_temperature(logits: np.ndarray, labels: np.ndarray) -> float:
 
 
 def calibrated_classifier(est, method: str):
-    """scikit-learn's ``CalibratedClassifierCV`` around an already fitted classifier: one calibrator
-    (``method`` "sigmoid" or "isotonic") per class, fitted on the data passed to ``fit``."""
+    """A scikit-learn ``CalibratedClassifierCV`` around an already fitted classifier.
+
+    One calibrator (``method`` "sigmoid" — Platt [1]_ — or "isotonic" — Zadrozny and Elkan [2]_) per
+    class, fitted on the data passed to ``fit``.
+
+    Parameters
+    ----------
+    est : fitted scikit-learn classifier
+        The classifier whose probabilities are recalibrated.
+    method : {"sigmoid", "isotonic"}
+        The calibrator.
+
+    Returns
+    -------
+    sklearn.calibration.CalibratedClassifierCV
+        Unfitted; call ``fit`` on calibration data.
+
+    References
+    ----------
+    .. [1] J. Platt. Probabilistic outputs for support vector machines and comparisons to regularized
+       likelihood methods. *Advances in Large Margin Classifiers*, 1999.
+    .. [2] B. Zadrozny and C. Elkan. Transforming classifier scores into accurate multiclass probability
+       estimates. *KDD*, 2002.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.naive_bayes import GaussianNB
+    >>> from calviz._recalibration import calibrated_classifier
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(400, 2))
+    >>> y = (X[:, 0] + rng.normal(size=400) > 0).astype(int)
+    >>> model = GaussianNB().fit(X[:200], y[:200])
+    >>> calibrated = calibrated_classifier(model, "isotonic").fit(X[200:300], y[200:300])
+    >>> calibrated.predict_proba(X[300:]).shape
+    (100, 2)
+    """
     from sklearn.calibration import CalibratedClassifierCV
 
     try:  # scikit-learn >= 1.6: wrap the fitted model instead of cv="prefit"
@@ -129,7 +211,7 @@ def _fixed_probability_classifier(n_classes: int):
 def _histogram_fit(p: np.ndarray, y: np.ndarray, n_bins: int) -> tuple[np.ndarray, np.ndarray]:
     """(edges, bin frequencies) of histogram binning of one column: equal-mass edges of the calibration
     probabilities (calviz.binning: ties never split), each bin's mean label (empty bins: bin midpoint)."""
-    from calviz.binning import equal_mass_edges, equal_mass_ids
+    from calviz._binning import equal_mass_edges, equal_mass_ids
 
     edges = equal_mass_edges(p, n_bins)
     ids = equal_mass_ids(p, edges)
@@ -143,9 +225,23 @@ def _histogram_fit(p: np.ndarray, y: np.ndarray, n_bins: int) -> tuple[np.ndarra
 
 @dataclass(frozen=True, repr=False)
 class RecalibrationMap(ResultMixin):
-    """A fitted recalibration map: ``method``, ``n_classes`` K, ``parameters`` (the temperature, or the
-    number of bins / calibrators) and ``n_fit`` (calibration rows it was fitted on).  ``transform``
-    applies it to new predictions of the same shape as the ones it was fitted on."""
+    """A fitted recalibration map.
+
+    Attributes
+    ----------
+    method : str
+        "temperature", "platt", "isotonic" or "histogram".
+    n_classes : int
+        K.
+    parameters : dict
+        The temperature, or the number of bins / calibrators.
+    n_fit : int
+        Calibration rows it was fitted on.
+
+    Notes
+    -----
+    ``transform(y_prob)`` applies it to new predictions of the same shape as the ones it was fitted on.
+    """
 
     method: str
     n_classes: int
@@ -163,7 +259,7 @@ class RecalibrationMap(ResultMixin):
         else:  # histogram
             cols = []
             for c, (edges, freq) in enumerate(self._fitted):
-                from calviz.binning import equal_mass_ids
+                from calviz._binning import equal_mass_ids
 
                 cols.append(freq[equal_mass_ids(np.clip(probs[:, c], 0.0, 1.0), edges)])
             out = np.column_stack(cols)
@@ -226,15 +322,31 @@ def _fit_map(method: str, probs: np.ndarray, labels: np.ndarray, n_bins: int) ->
 # --------------------------------------------------------------------------------------------------
 @dataclass(frozen=True, repr=False)
 class RecalibrationResult(ResultMixin):
-    """Recalibrated held-out predictions.
+    """Recalibrated held-out predictions, returned by :func:`recalibrate`.
 
-    ``y_true``, ``y_prob``: labels and recalibrated predictions of the evaluation rows
-    ``eval_indices`` (indices into the input, increasing) — the only rows on which "after" statistics
-    may be computed; ``y_prob_before``: the original predictions of the same rows (compare them with
-    :func:`calviz.compare`).  Split mode: ``calibration_indices`` are the rows the single map in
-    ``maps`` was fitted on, disjoint from ``eval_indices``; ``folds`` is None.  Cross-fitting:
-    ``eval_indices`` are all rows, ``folds[i]`` is row i's fold and ``maps[f]`` (fitted on every fold
-    but f) recalibrated the rows of fold f; ``calibration_indices`` is None.
+    Attributes
+    ----------
+    method : str
+        The recalibration method.
+    y_true, y_prob : ndarray
+        Labels and recalibrated predictions of the evaluation rows ``eval_indices`` — the only rows on
+        which "after" statistics may be computed.
+    y_prob_before : ndarray
+        The original predictions of the same rows (compare them with :func:`calviz.compare`).
+    eval_indices : ndarray
+        Indices into the input, increasing.
+    calibration_indices : ndarray or None
+        Split mode: the rows the single map in ``maps`` was fitted on, disjoint from ``eval_indices``
+        (None when cross-fitting).
+    folds : ndarray or None
+        Cross-fitting: ``folds[i]`` is row i's fold and ``maps[f]`` (fitted on every fold but f)
+        recalibrated the rows of fold f (None in split mode).
+    maps : tuple of RecalibrationMap
+        The fitted maps.
+    n_classes : int
+        K.
+    seed : int or None
+        The seed of the split.
     """
 
     method: str
@@ -295,28 +407,70 @@ def recalibrate(
 ) -> RecalibrationResult:
     """Fit a recalibration map on part of the data and recalibrate the rest.
 
+    Methods: temperature scaling (one T for all classes, Guo et al. [1]_), Platt's sigmoid [2]_ and
+    isotonic regression [3]_ (scikit-learn's calibrators, one per class), and histogram binning
+    (Zadrozny and Elkan [4]_, equal-mass bins).  The map is fitted on a random part of the rows and
+    applied to the others, so statistics of the recalibrated predictions are computed on rows the map
+    never saw.
+
     Parameters
     ----------
-    y_true, y_prob: labels and predictions (binary P(y = 1) of shape (n,), or (n, K) probabilities), or
-        a :class:`~calviz.data.CalibrationData` as ``y_true``.
-    method: "temperature" (Guo et al. 2017), "platt" (Platt 1999, scikit-learn's sigmoid calibrator),
-        "isotonic" (Zadrozny & Elkan 2002, scikit-learn) or "histogram" (Zadrozny & Elkan 2001,
-        equal-mass bins); see the module docstring.
-    calibration_size: rows used to fit the map — a fraction in (0, 1) or a count; drawn uniformly
-        without replacement with ``seed``.  The remaining rows are recalibrated and returned.
-    folds: cross-fitting instead of one split (pass ``calibration_size=None``): rows are dealt at random
-        into ``folds`` ≥ 2 folds and each fold is recalibrated by a map fitted on the other folds, so
-        every row is returned and no row's prediction comes from a map that saw it.  (Rows of different
-        folds share most of their maps' training data, so they are not independent given the maps;
-        statistics on the pooled rows are then approximations, as for any cross-fitted estimate.)
-    n_bins: bins of the histogram method (ignored by the others).
-    seed: the split (an int or None).
+    y_true : array-like of shape (n,) or (n, K), or CalibrationData
+        Labels: 0/1 for binary predictions; class indices 0..K−1 (or one-hot rows) for (n, K) ones.  A
+        validated :class:`~calviz.data.CalibrationData` may be passed alone (``y_prob`` omitted).
+    y_prob : array-like of shape (n,) or (n, K), optional
+        Predicted P(y = 1), or one probability row per sample (rows sum to 1).
+    method : {"temperature", "platt", "isotonic", "histogram"}, default "temperature"
+        The recalibration map.
+    calibration_size : float or int or None, default 0.5
+        Rows used to fit the map — a fraction in (0, 1) or a count; drawn uniformly without replacement
+        with ``seed``.  The remaining rows are recalibrated and returned.
+    folds : int, optional
+        Cross-fitting instead of one split (pass ``calibration_size=None``): rows are dealt at random into
+        ``folds`` ≥ 2 folds and each fold is recalibrated by a map fitted on the other folds, so every row
+        is returned and no row's prediction comes from a map that saw it.  (Rows of different folds share
+        most of their maps' training data, so they are not independent given the maps; statistics on the
+        pooled rows are then approximations, as for any cross-fitted estimate.)
+    n_bins : int, default 15
+        Bins of the histogram method (ignored by the others).
+    seed : int or None, default 0
+        Seed of the split.
 
     Returns
     -------
-    RecalibrationResult: held-out labels, recalibrated and original predictions, the split, the maps.
+    RecalibrationResult
+        Held-out labels, recalibrated and original predictions, the split and the maps.
+
+    See Also
+    --------
+    compare : Judge the recalibration on the held-out rows.
+
+    References
+    ----------
+    .. [1] C. Guo, G. Pleiss, Y. Sun and K. Q. Weinberger. On calibration of modern neural networks.
+       *ICML*, 2017.
+    .. [2] J. Platt. Probabilistic outputs for support vector machines and comparisons to regularized
+       likelihood methods. *Advances in Large Margin Classifiers*, 1999.
+    .. [3] B. Zadrozny and C. Elkan. Transforming classifier scores into accurate multiclass probability
+       estimates. *KDD*, 2002.
+    .. [4] B. Zadrozny and C. Elkan. Obtaining calibrated probability estimates from decision trees and
+       naive Bayesian classifiers. *ICML*, 2001.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> rng = np.random.default_rng(0)
+    >>> probs = rng.dirichlet([1.0, 1.0, 1.0], size=1500)     # 3 classes
+    >>> labels = np.array([rng.choice(3, p=row ** 2 / (row ** 2).sum()) for row in probs])
+    >>> res = calviz.recalibrate(labels, probs, method="temperature", seed=0)
+    >>> res.y_prob.shape, round(res.maps[0].parameters["temperature"], 2)
+    ((750, 3), 0.52)
+    >>> cmp = calviz.compare(res.y_true, res.y_prob_before, res.y_prob, names=("before", "after"), tcal=False)
+    >>> round(cmp.ece_a.estimate, 3), round(cmp.ece_b.estimate, 3)
+    (0.169, 0.032)
     """
-    from calviz.binning import check_n_bins
+    from calviz._binning import check_n_bins
 
     data = as_calibration_data(y_true, y_prob)
     n_bins = check_n_bins(n_bins)
