@@ -538,8 +538,8 @@ class ClassicalView(_View):
     """The classical tests beside T-Cal (Spiegelhalter, Hosmer–Lemeshow, Cox, Kolmogorov–Smirnov, Kuiper)
     as a compact table — statistic, p-value, decision at the α stated in the caption, what each detects —
     under a caption with the MCE and ACE; shown in the T-Cal card's ``extra``.  The decisions follow the α
-    control from the stored p-values (the slot's result does not depend on α); a change of n or of the target brings new tests.
-    Caption and table are plain Bokeh models in one pane, updated in place."""
+    control from the stored p-values (the slot's result does not depend on α); a change of n or of the
+    target brings new tests.  Caption and table are plain Bokeh models in one pane, updated in place."""
 
     slots = ("classical", "inputs")
     #: column → (title, width in px): the decision fits the card, "what it detects" scrolls into view
