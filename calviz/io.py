@@ -659,8 +659,15 @@ def _row_from(message: str, start: int) -> str:
 
 
 class SpilledColumns:
-    """The K probability columns of a file, each in its own temporary file (float64, file row order),
-    read back one at a time.  The directory is removed when the last data object using it is gone."""
+    """The K probability columns of a file, each in its own temporary file, read back one at a time.
+
+    Float64 in file row order; the directory is removed when the last data object using it is gone.
+
+    Attributes
+    ----------
+    n_classes : int
+        K, the number of columns.
+    """
 
     def __init__(self, n_classes: int):
         self.n_classes = int(n_classes)
@@ -689,6 +696,15 @@ class FileBackedData(CalibrationData):
     classwise target, the ACE).  Every view gives exactly the numbers of the :class:`CalibrationData`
     of the whole matrix; ``probs`` assembles that matrix (n·K·8 bytes) the first time something asks
     for it (the ``topk`` and ``full`` targets do).  Made by ``read_predictions(..., keep_matrix=False)``.
+
+    Attributes
+    ----------
+    labels : ndarray of shape (n,)
+        int64 class ids.
+    probs : ndarray of shape (n, K)
+        The whole probability matrix, assembled from the spilled columns on first access.
+    n, n_classes, is_binary : int, int, bool
+        Sample size, number of classes K and False (always multiclass).
     """
 
     def __init__(self, labels: np.ndarray, top1: tuple[np.ndarray, np.ndarray], columns: SpilledColumns,
