@@ -573,6 +573,11 @@ def cmd_serve(args) -> int:
         data_root = Path(args.data_root).resolve()
         if not data_root.is_dir():
             raise CLIError(f"--data-root {args.data_root}: not a directory")
+    # the background jobs' worker process starts now and loads the kernels (a first run compiles them)
+    # on the other core, while this process imports Panel and sends the first page
+    from calviz.app.store import start_spare_worker
+
+    start_spare_worker()
     new_session = session_factory(data, dataset, data_root=data_root)
 
     import panel as pn
@@ -592,11 +597,8 @@ def cmd_serve(args) -> int:
     url = f"http://{host}:{server.port}/"
     print(f"calviz dashboard at {url}  (Ctrl+C to stop)", flush=True)
     server.start()
-    # load the compiled kernels (compile them on a first run) and start the worker processes once the
-    # server answers: the first page comes at once and says "preparing" until they are ready
-    from calviz.app.store import warm_in_background
-
-    warm_in_background()
+    # this process loads its own kernels when the first page has loaded (CalvizApp.start), so that the
+    # page is not slowed by it; the page says "preparing" until the views arrive
     if args.show:
         server.io_loop.add_callback(_open_browser, url)
     # SIGTERM (a service manager, `kill`) stops like Ctrl+C, so the worker processes and a local Dask
