@@ -29,7 +29,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
 
 from calviz._kernels.classical import (
     clipped_logit,
@@ -37,12 +36,15 @@ from calviz._kernels.classical import (
     logistic_sums,
     spiegelhalter_sums,
 )
+from calviz._lazy import LazyModule
 from calviz._params import ALPHA, BOOLEAN, POSITIVE_INT, UNIT_OPEN, Interval, validate_params
 from calviz._results import ResultMixin, with_classes
 from calviz.binning import check_n_bins
 from calviz.data import InputError, check_alpha
 from calviz.ece import equal_mass_sums, prepare_view
 from calviz.targets import SCALAR_TARGETS
+
+stats = LazyModule("scipy.stats")
 
 __all__ = [
     "CalibrationTestResult",

@@ -21,9 +21,9 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
-from scipy import stats
 
 from calviz._kernels.ece import bootstrap_unbiased_kernel
+from calviz._lazy import LazyModule
 from calviz._params import (
     INTERVAL_ALPHA,
     POSITIVE_INT,
@@ -45,6 +45,8 @@ from calviz.ece import (
     prepare_view,
     unbiased_ece_sq,
 )
+
+stats = LazyModule("scipy.stats")
 
 __all__ = ["ECEInterval", "ece_interval", "ece_ci", "interval_from_sums"]
 
