@@ -407,21 +407,19 @@ def main(argv=None) -> int:
 
 def startups(tmp, npz, repos, sync_playwright, reps: int, *, cold: bool) -> dict:
     """Start-ups only: each implementation ``reps`` times with a warm numba cache (after one unmeasured
-    warm-up start) and, when ``cold``, ``reps`` times with an empty cache, alternating between them;
-    medians, and every run."""
+    warm-up start), then, when ``cold``, ``reps`` times with an empty cache, alternating between the
+    implementations; medians, and every run."""
     runs = {"startup": {name: [] for name in repos}, "cold": {name: [] for name in repos}}
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
         try:
             for repo in repos.values():
                 warm_up(repo, npz, tmp, browser)
-            for i in range(reps):
-                for name, repo in repos.items():
-                    runs["startup"][name].append(warm_start(repo, npz, tmp, browser))
-                    print(f"start-up ({name}, {i + 1}):", runs["startup"][name][-1], flush=True)
-                    if cold:
-                        runs["cold"][name].append(cold_start(repo, npz, tmp, browser))
-                        print(f"cold start ({name}, {i + 1}):", runs["cold"][name][-1], flush=True)
+            for kind, start in (("startup", warm_start), ("cold", cold_start if cold else None)):
+                for i in range(reps if start else 0):
+                    for name, repo in repos.items():
+                        runs[kind][name].append(start(repo, npz, tmp, browser))
+                        print(f"{kind} ({name}, {i + 1}):", runs[kind][name][-1], flush=True)
         finally:
             browser.close()
     out = {"startup": {}, "cold": {}, "changes": {}, "drag": {}}

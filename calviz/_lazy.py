@@ -7,8 +7,9 @@ from typing import Any
 
 
 class LazyModule:
-    """Stands for the module ``name``: the first attribute read imports it (``scipy.stats`` takes about
-    0.4 s to import, which ``calviz serve`` would otherwise pay before its first page)."""
+    """Stands for the module ``name``: the first attribute read imports it.  (``scipy.stats`` and
+    HoloViews take about 0.4 s each to import, which ``calviz serve`` would otherwise pay before it
+    sends its first page.)"""
 
     def __init__(self, name: str):
         self._name = name
