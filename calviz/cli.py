@@ -575,7 +575,7 @@ def cmd_serve(args) -> int:
             raise CLIError(f"--data-root {args.data_root}: not a directory")
     # the background jobs' worker process starts now and loads the kernels (a first run compiles them)
     # on the other core, while this process imports Panel and sends the first page
-    from calviz.app.store import start_spare_worker
+    from calviz.app.store import shutdown_workers, start_spare_worker
 
     start_spare_worker()
     new_session = session_factory(data, dataset, data_root=data_root)
@@ -592,6 +592,7 @@ def cmd_serve(args) -> int:
             title="calviz", verbose=False, websocket_max_message_size=WEBSOCKET_LIMIT_BYTES,
         )
     except OSError as exc:
+        shutdown_workers()
         raise CLIError(f"cannot listen on {args.address}:{args.port}: {exc.strerror or exc}") from None
     host = f"[{args.address}]" if ":" in args.address else args.address
     url = f"http://{host}:{server.port}/"
@@ -610,8 +611,6 @@ def cmd_serve(args) -> int:
         print("calviz: stopped", file=sys.stderr)
     finally:
         server.stop()
-        from calviz.app.store import shutdown_workers
-
         shutdown_workers()
     return EXIT_OK
 
