@@ -481,6 +481,7 @@ class SessionWorker:
 
     def __init__(self):
         self._pool: concurrent.futures.ProcessPoolExecutor | None = None
+        self._ready: concurrent.futures.Future | None = None  # the spare's warm-up, when this is it
         self._lock = threading.Lock()
 
     def submit(self, function, *args) -> concurrent.futures.Future:
@@ -489,17 +490,28 @@ class SessionWorker:
                 raise RuntimeError("the server is stopping")
             if self._pool is None:
                 _WORKERS.add(self)
-                self._pool = _take_spare()  # started and warmed before any session wanted it
-                if self._pool is not None:
-                    return self._pool.submit(function, *args)
-                self._pool = _new_pool(_warm_worker)
-                return _spawn(self._pool, function, *args)
-            return self._pool.submit(function, *args)
+                spare = _take_spare()  # started and warming before any session wanted it
+                if spare is None:
+                    self._pool = _new_pool(_warm_worker)
+                    return _spawn(self._pool, function, *args)
+                self._pool, self._ready = spare
+            pool, ready = self._pool, self._ready
+        if ready is not None:
+            # a first run compiles every kernel there: a job is submitted (and its time limit starts)
+            # once they are loaded; a spare that died is replaced by a new process
+            concurrent.futures.wait([ready])
+            with self._lock:
+                if self._pool is not pool:  # stopped meanwhile (the session ended, a job was stopped)
+                    raise concurrent.futures.CancelledError
+            if ready.cancelled() or ready.exception() is not None:
+                self.kill()
+                return self.submit(function, *args)
+        return pool.submit(function, *args)
 
     def kill(self) -> None:
         """Stop the process now, also mid-job (its pending jobs fail with ``BrokenProcessPool``)."""
         with self._lock:
-            pool, self._pool = self._pool, None
+            pool, self._pool, self._ready = self._pool, None, None
         if pool is not None:
             _stop_pool(pool)
 
@@ -527,7 +539,7 @@ def _stop_pool(pool) -> None:
         process.terminate()
 
 
-_SPARE: list = []  # the pool of the spare worker process until a session takes it
+_SPARE: list = []  # (pool, its warm-up's future) of the spare worker process until a session takes it
 _SPARE_STARTED = threading.Event()
 
 
@@ -540,8 +552,7 @@ def start_spare_worker() -> None:
             return
         _SPARE_STARTED.set()
         pool = _new_pool(_warm_spare)
-        _spawn(pool, os.getpid)
-        _SPARE.append(pool)
+        _SPARE.append((pool, _spawn(pool, os.getpid)))  # done once the initializer has warmed it
 
 
 def _take_spare():
@@ -555,8 +566,8 @@ def shutdown_workers() -> None:
     _STOPPING.set()
     for worker in list(_WORKERS):
         worker.kill()
-    while (pool := _take_spare()) is not None:
-        _stop_pool(pool)
+    while (spare := _take_spare()) is not None:
+        _stop_pool(spare[0])
 
 
 _WARM = threading.Event()  # set once this process has loaded (or compiled) its views' kernels
