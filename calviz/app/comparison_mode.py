@@ -58,8 +58,8 @@ class ComparisonMode:
         self.store = ComparisonStore(
             app.store, schedule=app._schedule, debounce=DEBOUNCE_S if app.served else 0, inline=not app.served
         )
-        self._view = None  # the card's figures are built when a mode is first chosen
-        self.panel = pn.Column(visible=False, sizing_mode="stretch_width")
+        self.view = ComparisonView(self.store)
+        self.panel = self.view.panel
         self.uploads: dict[str, tuple[bytes, str]] = {}  # dataset name → (content, filename)
         self.second = None  # (name, CalibrationData) of the second uploaded file
         self._arrays: dict[tuple, object] = {}  # (dataset, column/prefix) → model B or group values
@@ -72,14 +72,6 @@ class ComparisonMode:
         )
         app.controls.param.watch(lambda *_: self.refresh(), [*Controls.ANALYSIS, "dataset"])
         self._fit_other()
-
-    @property
-    def view(self) -> ComparisonView:
-        """The comparison card (built at first use: a page whose mode stays off never pays for it)."""
-        if self._view is None:
-            self._view = ComparisonView(self.store)
-            self.panel[:] = [self._view.panel]
-        return self._view
 
     # -- inputs -------------------------------------------------------------------------------------
     def remember_upload(self, name: str, content: bytes, filename: str) -> None:
@@ -218,8 +210,7 @@ class ComparisonMode:
         if self._widgets is not None:
             self._visibility()
         if off:  # nothing to compute or to check while the mode is off
-            if self._view is not None:
-                self._view.clear_error()
+            self.view.clear_error()
             self.store.update(None)
             return
         self._fit_other()
