@@ -573,11 +573,6 @@ def cmd_serve(args) -> int:
         data_root = Path(args.data_root).resolve()
         if not data_root.is_dir():
             raise CLIError(f"--data-root {args.data_root}: not a directory")
-    # the background jobs' worker process starts now and loads the kernels (a first run compiles them)
-    # on the other core, while this process imports Panel and sends the first page
-    from calviz.app.store import shutdown_workers, start_spare_worker
-
-    start_spare_worker()
     new_session = session_factory(data, dataset, data_root=data_root)
 
     import panel as pn
@@ -592,14 +587,14 @@ def cmd_serve(args) -> int:
             title="calviz", verbose=False, websocket_max_message_size=WEBSOCKET_LIMIT_BYTES,
         )
     except OSError as exc:
-        shutdown_workers()
         raise CLIError(f"cannot listen on {args.address}:{args.port}: {exc.strerror or exc}") from None
     host = f"[{args.address}]" if ":" in args.address else args.address
     url = f"http://{host}:{server.port}/"
     print(f"calviz dashboard at {url}  (Ctrl+C to stop)", flush=True)
     server.start()
-    # this process loads its own kernels when the first page has loaded (CalvizApp.start), so that the
-    # page is not slowed by it; the page says "preparing" until the views arrive
+    # the kernels are loaded (a first run compiles them) in this process and in a spare worker process
+    # when the first page has loaded (CalvizApp.start): started earlier they slow the page on 2 cores;
+    # the page says "preparing" until the views arrive
     if args.show:
         server.io_loop.add_callback(_open_browser, url)
     # SIGTERM (a service manager, `kill`) stops like Ctrl+C, so the worker processes and a local Dask
@@ -611,6 +606,8 @@ def cmd_serve(args) -> int:
         print("calviz: stopped", file=sys.stderr)
     finally:
         server.stop()
+        from calviz.app.store import shutdown_workers
+
         shutdown_workers()
     return EXIT_OK
 

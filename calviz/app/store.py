@@ -435,7 +435,7 @@ class ResultStore(param.Parameterized):
     def when_warm(self, callback) -> None:
         """Call ``callback`` (on a job thread) once this process has loaded the kernels."""
         warm_in_background()
-        start_spare_worker()  # (``panel serve``: at the first page; ``calviz serve`` started it already)
+        start_spare_worker()  # (once per process)
         self.in_background(lambda: (_WARM.wait(), callback()))
 
     def close(self) -> None:
@@ -544,9 +544,9 @@ _SPARE_STARTED = threading.Event()
 
 
 def start_spare_worker() -> None:
-    """Start one worker process now (once per server process) and load — on a first run compile — every
-    kernel in it, on a core the server does not use: the first session takes it for its background jobs,
-    which then wait for no process start, no imports and no kernel loading."""
+    """Start one worker process now (once per server process; the first page's start calls it) and load
+    — on a first run compile — every kernel in it, beside the server's own warm-up: the first session
+    takes it for its background jobs, which then wait for no process start after the debounce."""
     with _WARM_LOCK:
         if _SPARE_STARTED.is_set() or _STOPPING.is_set():
             return
