@@ -38,6 +38,7 @@ SECTIONS = [
     "smce_table1",
     "bench_smooth",
     "bench_dashboard",
+    "bench_dashboard_startup",
     "bench_dask",
     "bench_bigdata",
 ]

@@ -15,11 +15,14 @@ a select does on the client) until the page shows the new state of every view th
 * a 5-second drag of the bins slider (a new value every 50 ms): redraws per second seen in the page and
   the time from release until the released value is shown;
 * start-up: ``calviz serve`` start → first HTTP 200 of the page and → all four views drawn (numba cache
-  warm: a server of the same checkout ran before); for this checkout also with a cold numba cache
-  (``NUMBA_CACHE_DIR`` empty): → the "preparing" line visible, → all four views (the compile time).
+  warm: a server of the same checkout ran before); with a cold numba cache (``NUMBA_CACHE_DIR`` empty):
+  → the "preparing" line visible, → all four views (the compile time) — for this checkout, and with
+  ``--only startup`` for both.  ``--startup-reps N`` starts each implementation N times (alternating)
+  and reports the medians.
 
 Writes benchmarks/results/bench_dashboard.md.  ``--reps N`` changes per kind (default 15), ``--quick``:
-n = 10⁴, 4 changes per kind, no cold start.
+n = 10⁴, 4 changes per kind, no cold start.  ``--only startup`` measures the start-ups alone (with the
+cold cache unless ``--no-cold``).
 """
 
 from __future__ import annotations
@@ -308,10 +311,20 @@ def warm_up(repo: Path, npz: Path, workdir: Path, browser) -> None:
         server.stop()
 
 
+def warm_start(repo: Path, npz: Path, workdir: Path, browser) -> dict:
+    """A server of ``repo`` (numba cache warm): page (first HTTP 200), all four views drawn."""
+    server = Server(repo, npz, workdir)
+    try:
+        page, first = open_page(browser, server)
+        page.close()
+        return {"http_s": server.http_s, "views_s": server.http_s + first}
+    finally:
+        server.stop()
+
+
 def cold_start(repo: Path, npz: Path, workdir: Path, browser) -> dict:
-    """This checkout with an empty numba cache: page, "preparing" line, all four views (compile time)."""
-    cache = workdir / "numba-cold"
-    cache.mkdir()
+    """``repo`` with an empty numba cache: page, "preparing" line, all four views (compile time)."""
+    cache = Path(tempfile.mkdtemp(prefix="numba-cold-", dir=workdir))
     server = Server(repo, npz, workdir, numba_cache=cache)
     try:
         page = browser.new_page(viewport={"width": 1280, "height": 800})
@@ -339,11 +352,19 @@ def main(argv=None) -> int:
         "--only", help="comma-separated kinds to measure (e.g. 'target top-1 ↔ classwise,drag')"
     )
     parser.add_argument("--resume", help="JSON of an earlier run whose results this run completes")
+    parser.add_argument("--startup-reps", type=int, default=1, help="start-ups of each implementation")
+    parser.add_argument("--no-cold", action="store_true", help="no cold-cache start-up")
     args = parser.parse_args(argv)
     n = 10_000 if args.quick else 100_000
     reps = 4 if args.quick else args.reps
     load_before = os.getloadavg()
     command = "python benchmarks/bench_dashboard.py" + (" --quick" if args.quick else f" --reps {reps}")
+    if args.only:
+        command += f' --only "{args.only}"'
+    if args.startup_reps != 1:
+        command += f" --startup-reps {args.startup_reps}"
+    if args.before != "06ca4ac":
+        command += f" --before {args.before}"
     print(f"command: {command}; n = {n:,}; cores = {os.cpu_count()}; load {load_before}", flush=True)
     from playwright.sync_api import sync_playwright
 
@@ -362,24 +383,55 @@ def main(argv=None) -> int:
             np.savez(npz, y_true=labels, y_prob=probs)
             only = set(args.only.split(",")) if args.only else None
             earlier = json.loads(Path(args.resume).read_text()) if args.resume else {}
-            results = run(
-                tmp,
-                npz,
-                n,
-                reps,
-                {"before": before_repo, "now": REPO},
-                sync_playwright,
-                cold=not args.quick and only is None,
-                only=only,
-                earlier=earlier,
-            )
+            repos = {"before": before_repo, "now": REPO}
+            if only == {"startup"}:
+                results = {**earlier, **startups(tmp, npz, repos, sync_playwright, args.startup_reps,
+                                                 cold=not args.no_cold)}
+            else:
+                results = run(
+                    tmp,
+                    npz,
+                    n,
+                    reps,
+                    repos,
+                    sync_playwright,
+                    cold=not args.quick and only is None and not args.no_cold,
+                    only=only,
+                    earlier=earlier,
+                )
         finally:
             subprocess.run(
                 ["git", "worktree", "remove", "--force", str(before_repo)], cwd=REPO, capture_output=True
             )
     results["load"] = (load_before, os.getloadavg())
-    write_markdown(command, n, reps, args.before, results)
+    write_markdown(command, n, reps, args.before, results, startup_only=only == {"startup"})
     return 0
+
+
+def startups(tmp, npz, repos, sync_playwright, reps: int, *, cold: bool) -> dict:
+    """Start-ups only: each implementation ``reps`` times with a warm numba cache (after one unmeasured
+    warm-up start), then, when ``cold``, ``reps`` times with an empty cache, alternating between the
+    implementations; medians, and every run."""
+    runs = {"startup": {name: [] for name in repos}, "cold": {name: [] for name in repos}}
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+        try:
+            for repo in repos.values():
+                warm_up(repo, npz, tmp, browser)
+            for kind, start in (("startup", warm_start), ("cold", cold_start if cold else None)):
+                for i in range(reps if start else 0):
+                    for name, repo in repos.items():
+                        runs[kind][name].append(start(repo, npz, tmp, browser))
+                        print(f"{kind} ({name}, {i + 1}):", runs[kind][name][-1], flush=True)
+        finally:
+            browser.close()
+    out = {"startup": {}, "cold": {}, "changes": {}, "drag": {}}
+    for kind, by_name in runs.items():
+        for name, rows in by_name.items():
+            if rows:
+                out[kind][name] = {k: statistics.median(r[k] for r in rows) for k in rows[0]}
+                out[kind][name]["runs"] = rows
+    return out
 
 
 def run(tmp, npz, n, reps, repos, sync_playwright, *, cold: bool, only=None, earlier=None) -> dict:
@@ -388,8 +440,8 @@ def run(tmp, npz, n, reps, repos, sync_playwright, *, cold: bool, only=None, ear
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
         if cold:
-            results["cold"] = cold_start(REPO, npz, tmp, browser)
-            print("cold start (now):", results["cold"], flush=True)
+            results["cold"] = {"now": cold_start(REPO, npz, tmp, browser)}
+            print("cold start (now):", results["cold"]["now"], flush=True)
         servers, pages = {}, {}
         try:
             for name, repo in repos.items():
@@ -445,9 +497,25 @@ TARGETS = {
 }
 
 
-def write_markdown(command, n, reps, before, results):
+def write_markdown(command, n, reps, before, results, *, startup_only: bool = False):
     RESULTS.mkdir(parents=True, exist_ok=True)
     (l1, l5, _), (m1, m5, _) = results["load"]
+    if startup_only:  # its own section: a start-up run does not replace the latency run's results
+        lines = [
+            "# Dashboard start-up (`benchmarks/bench_dashboard.py --only startup`)",
+            "",
+            f"Command: `{command}`; `calviz serve FILE` of n = {n:,} top-1 predictions of a 10-class model "
+            f"(an NPZ file); `os.cpu_count()` = {os.cpu_count()}; headless Chromium. Times from starting "
+            "the server process: page = its first HTTP 200; \"preparing\" = that line visible in the "
+            "browser (which opened the page after the first HTTP 200); views = all four views drawn. "
+            f"**before** = a git worktree of `{before}`, **now** = this checkout, started in turn in the "
+            f"same run. Load average (1/5 min) {l1:.1f}/{l5:.1f} before the run, {m1:.1f}/{m5:.1f} after "
+            "it (on a shared machine compare before and now, not the absolute times).",
+        ]
+        _startup_lines(lines, results)
+        (RESULTS / "bench_dashboard_startup.md").write_text("\n".join(lines))
+        print(f"wrote {RESULTS / 'bench_dashboard_startup.md'}")
+        return
     lines = [
         "# Dashboard latency (`benchmarks/bench_dashboard.py`)",
         "",
@@ -486,6 +554,13 @@ def write_markdown(command, n, reps, before, results):
             f"| {name} | {d['redraws_per_s']:.1f} | {d['release_to_final_ms']:.0f} ms | "
             f"{'yes' if d['ends_on_released'] else 'NO'} | ≥ 3 redraws/s, ends on the released value |"
         )
+    _startup_lines(lines, results)
+    lines.append("")
+    (RESULTS / "bench_dashboard.md").write_text("\n".join(lines))
+    print(f"wrote {RESULTS / 'bench_dashboard.md'}")
+
+
+def _startup_lines(lines: list, results: dict) -> None:
     lines += [
         "",
         "| start-up (`calviz serve FILE`) | page: first HTTP 200 | all four views drawn | target |",
@@ -493,21 +568,32 @@ def write_markdown(command, n, reps, before, results):
     ]
     for name, s in results["startup"].items():
         lines.append(
-            f"| {name}, warm numba cache | {s['http_s']:.1f} s | {s['views_s']:.1f} s | "
+            f"| {name}, warm numba cache | {s['http_s']:.2f} s | {s['views_s']:.2f} s | "
             "page ≤ 3 s, views ≤ 8 s |"
         )
-    cold = results.get("cold")
+    cold = results.get("cold") or {}
+    if "http_s" in cold:  # (a results file of an earlier version of this script)
+        cold = {"now": cold}
     if cold:
         lines += [
             "",
-            f"Cold numba cache (now; `NUMBA_CACHE_DIR` empty): page {cold['http_s']:.1f} s, the "
-            f'"preparing" line visible {cold["preparing_s"]:.1f} s, all four views {cold["views_s"]:.1f} s '
-            "after `calviz serve` started — the kernels' compile time (target: a visible progress state "
-            "within 3 s).",
+            "| cold numba cache (`NUMBA_CACHE_DIR` empty) | page | \"preparing\" visible | all four views "
+            "(the compile time) | target |",
+            "|---|---|---|---|---|",
         ]
+        for name, c in cold.items():
+            lines.append(
+                f"| {name} | {c['http_s']:.2f} s | {c['preparing_s']:.2f} s | {c['views_s']:.1f} s "
+                "| a visible progress state within 3 s |"
+            )
+    runs = [(kind, name, r) for kind in ("startup", "cold") for name, row in (results.get(kind) or {}).items()
+            if isinstance(row, dict) for r in row.get("runs", [])]
+    if runs:
+        lines += ["", "Start-up runs (s after `calviz serve` started; medians above):", ""]
+        for kind, name, r in runs:
+            label = "warm" if kind == "startup" else "cold"
+            lines.append(f"* {name}, {label}: " + ", ".join(f"{k} {v:.2f}" for k, v in r.items()))
     lines.append("")
-    (RESULTS / "bench_dashboard.md").write_text("\n".join(lines))
-    print(f"wrote {RESULTS / 'bench_dashboard.md'}")
 
 
 if __name__ == "__main__":

@@ -29,7 +29,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
 
 from calviz._binning import check_n_bins
 from calviz._data import InputError, check_alpha
@@ -40,9 +39,12 @@ from calviz._kernels.classical import (
     logistic_sums,
     spiegelhalter_sums,
 )
+from calviz._lazy import LazyModule
 from calviz._params import ALPHA, BOOLEAN, POSITIVE_INT, UNIT_OPEN, Interval, validate_params
 from calviz._results import ResultMixin, with_classes
 from calviz.targets import SCALAR_TARGETS
+
+stats = LazyModule("scipy.stats")
 
 __all__ = [
     "CalibrationTestResult",

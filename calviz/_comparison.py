@@ -17,11 +17,11 @@ import dataclasses
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import stats
 
 from calviz._binning import MAX_EDGE_TABLE, check_n_bins, equal_width_bounds
 from calviz._data import CalibrationData, InputError, as_calibration_data, check_alpha
 from calviz._kernels.compare import paired_debiased_kernel
+from calviz._lazy import LazyModule
 from calviz._params import (
     ALPHA,
     BOOLEAN,
@@ -35,6 +35,8 @@ from calviz._params import (
 )
 from calviz._results import HasInterval, ResultMixin
 from calviz.targets import SCALAR_TARGETS, resolve, topk_view
+
+stats = LazyModule("scipy.stats")
 
 __all__ = [
     "ModelComparison",

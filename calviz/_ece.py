@@ -29,7 +29,6 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
-from scipy import stats
 
 from calviz._binning import (
     MAX_EDGE_TABLE,
@@ -41,6 +40,7 @@ from calviz._binning import (
 )
 from calviz._data import CalibrationData, InputError, as_calibration_data, check_alpha
 from calviz._kernels.classical import edge_bin_sums
+from calviz._lazy import LazyModule
 from calviz._params import INTERVAL_ALPHA, POSITIVE_INT, UNIT_OPEN, Options, validate_params
 from calviz._results import HasInterval, ResultMixin, ValueStatistic
 from calviz._sums import (  # the shared sums type and its finalisers (in-memory and Dask alike)
@@ -58,6 +58,8 @@ from calviz._sums import (  # the shared sums type and its finalisers (in-memory
     unbiased_ece_sq,
 )
 from calviz.targets import SCALAR_TARGETS, TARGETS, Target, TargetName, resolve, topk_view
+
+stats = LazyModule("scipy.stats")
 
 __all__ = [
     "BinSums",

@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
-from scipy import stats
 
 from calviz._binning import check_n_bins
 from calviz._data import InputError, check_alpha
@@ -34,6 +33,7 @@ from calviz._ece import (
     unbiased_ece_sq,
 )
 from calviz._kernels.ece import bootstrap_unbiased_kernel
+from calviz._lazy import LazyModule
 from calviz._params import (
     INTERVAL_ALPHA,
     POSITIVE_INT,
@@ -45,6 +45,8 @@ from calviz._params import (
     validate_params,
 )
 from calviz._results import HasInterval, ResultMixin
+
+stats = LazyModule("scipy.stats")
 
 __all__ = ["ECEInterval", "ece_interval", "ece_ci", "interval_from_sums"]
 

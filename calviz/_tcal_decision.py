@@ -25,12 +25,15 @@ import math
 import warnings
 
 import numpy as np
-from scipy import special, stats
+from scipy import special
 
 from calviz._data import InputError, check_alpha
 from calviz._kernels import tcal as _k
+from calviz._lazy import LazyModule
 from calviz._params import Interval, Options, check_param, kernel_seed
 from calviz.targets import TARGETS as ALL_TARGETS
+
+stats = LazyModule("scipy.stats")
 
 #: a 1-D predictor with at most this many distinct values ...
 DISCRETE_MAX_VALUES = 20

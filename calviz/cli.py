@@ -605,11 +605,9 @@ def cmd_serve(args) -> int:
     url = f"http://{host}:{server.port}/"
     print(f"calviz dashboard at {url}  (Ctrl+C to stop)", flush=True)
     server.start()
-    # load the compiled kernels (compile them on a first run) and start the worker processes once the
-    # server answers: the first page comes at once and says "preparing" until they are ready
-    from calviz.app.store import warm_in_background
-
-    warm_in_background()
+    # the kernels are loaded (a first run compiles them) in this process and in a spare worker process
+    # when the first page has loaded (CalvizApp.start): started earlier they slow the page on 2 cores;
+    # the page says "preparing" until the views arrive
     if args.show:
         server.io_loop.add_callback(_open_browser, url)
     # SIGTERM (a service manager, `kill`) stops like Ctrl+C, so the worker processes and a local Dask

@@ -15,8 +15,13 @@ from __future__ import annotations
 
 import math
 
-import holoviews as hv
 import numpy as np
+
+from calviz._lazy import LazyModule
+
+# the report's figures: the dashboard draws plain Bokeh figures and needs only this module's tables, so a
+# served page does not import HoloViews (and pandas) before it is sent
+hv = LazyModule("holoviews")
 
 __all__ = [
     "CALIBRATED",

@@ -161,6 +161,47 @@ def test_loads_without_console_errors_and_screenshot(served_app, chromium_browse
         context.close()
 
 
+# every animation frame from the page's first script on: the visible texts of the first Bokeh document
+# drawn (before any patch from the server), and whether a "preparing" line was ever visible
+JS_WATCH_FIRST_DOCUMENT = """
+window.__firstTexts = null;
+(function tick() {
+    const docs = window.Bokeh ? Bokeh.documents : [];
+    if (window.__firstTexts === null && docs.length > 0 && docs[0].all_models.size > 0) {
+        window.__firstTexts = [];
+        for (const d of docs) for (const m of d.all_models)
+            if (typeof m.text === 'string' && m.visible !== false) window.__firstTexts.push(m.text);
+    }
+    requestAnimationFrame(tick);
+})();
+"""
+
+
+def test_first_document_says_preparing_until_the_views_arrive(served_app, chromium_browser, artifacts_dir):
+    """The first document the browser draws already holds the "preparing" line (never a blank page while
+    the server loads its kernels and computes); the line is gone once the four views are drawn."""
+    context = chromium_browser.new_context(viewport={"width": 1280, "height": 800})
+    page = context.new_page()
+    page.add_init_script(JS_WATCH_FIRST_DOCUMENT)
+    try:
+        page.goto(served_app, timeout=LOAD_TIMEOUT)
+        page.wait_for_function("() => window.__firstTexts !== null", timeout=LOAD_TIMEOUT)
+        first = page.evaluate("() => window.__firstTexts")
+        assert any("preparing:" in text for text in first), first  # (a Str pane's text is <pre>-wrapped)
+        page.wait_for_function(f"() => ({JS_BAR_COUNTS})().hist.length > 0", timeout=LOAD_TIMEOUT)
+        wait_tcal(page)
+        wait_text(page, "% interval")
+        wait_text(page, "implied dCE")
+        page.wait_for_function(
+            f"() => !({_ALL_MODELS}).some(m => typeof m.text === 'string' && m.text.includes('preparing:')"
+            " && m.visible !== false)",
+            timeout=UPDATE_TIMEOUT,
+        )
+        shot(page, artifacts_dir, "first_views")
+    finally:
+        context.close()
+
+
 def test_bin_slider_changes_number_of_bars(served_app, chromium_browser, artifacts_dir):
     context, page = open_app(chromium_browser, served_app)
     try:

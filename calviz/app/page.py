@@ -32,6 +32,7 @@ from calviz.app.views import (
 
 __all__ = ["CalvizApp", "dashboard", "create_app"]
 
+_PREPARING = "preparing: loading the compiled kernels (compiling them on a first run)…"
 _FONT = "system-ui, -apple-system, 'Segoe UI', Roboto, Helvetica, Arial, sans-serif"
 
 
@@ -104,6 +105,8 @@ class CalvizApp:
         from calviz.app.comparison_mode import ComparisonMode
 
         self.comparison = ComparisonMode(self)  # the comparison card and its sidebar section
+        if served:  # in the page's first document: the views fill in after the browser has loaded it
+            self.status.show_preparing(_PREPARING)
 
     # -- data ---------------------------------------------------------------------------------------
     def _load(self, name: str):
@@ -184,12 +187,14 @@ class CalvizApp:
         else:
             held()
 
-    def refresh(self, *events, inline: bool = False) -> None:
+    def refresh(self, *events, inline: bool = False, start_now: bool = False) -> None:
         if self._fitting:
             return
         with self._hold():
             options = self.controls.options(self.data.n)
-            self.store.update(self.data, options, show_smooth=self.controls.show_smooth, inline=inline)
+            self.store.update(
+                self.data, options, show_smooth=self.controls.show_smooth, inline=inline, start_now=start_now
+            )
             self.status.draw()
 
     def start(self) -> None:
@@ -199,8 +204,7 @@ class CalvizApp:
         if not self.served:
             self.refresh(inline=True)
             return
-        self.status.show_preparing("preparing: loading the compiled kernels (compiling them on a first run)…")
-        self.store.when_warm(partial(self._schedule, self.refresh))
+        self.store.when_warm(partial(self._schedule, partial(self.refresh, start_now=True)))
 
     def wait(self, timeout: float = 120.0) -> None:
         """Block until background work has finished (tests, scripts)."""

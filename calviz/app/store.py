@@ -36,10 +36,12 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
+import numpy as np
 import param
 
-from calviz._data import CalibrationData
+from calviz._data import CalibrationData, as_calibration_data
 from calviz.analysis import (
+    COMPUTE,
     AnalysisOptions,
     is_distributed,
     prepare,
@@ -263,10 +265,11 @@ class ResultStore(param.Parameterized):
             "reliability": _Plan("reliability"),
             "smooth": _Plan("smooth", "smooth_curve") if smooth else _Plan(None),
             "tcal": _Plan("tcal_resampled", "tcal") if resampled else _Plan("tcal"),
-            "classical": _Plan("classical"),
             "interval": _Plan("interval"),
             "bootstrap": _Plan("bootstrap"),
             "distance": _Plan("distance"),
+            # last: jobs reach the session's worker in this order, the cards' order on the page
+            "classical": _Plan("classical"),
         }
 
     @staticmethod
@@ -278,11 +281,18 @@ class ResultStore(param.Parameterized):
         return view in ("smooth", "tcal_resampled", "bootstrap", "distance", "classical")
 
     def update(
-        self, data, options: AnalysisOptions, *, show_smooth: bool = True, inline: bool = False
+        self,
+        data,
+        options: AnalysisOptions,
+        *,
+        show_smooth: bool = True,
+        inline: bool = False,
+        start_now: bool = False,
     ) -> None:
         """Publish what every slot shows for these inputs; only slots whose wanted result changed get a
         new entry (their views redraw, the others do not).  ``inline``: compute background results now
-        too (a notebook's first render; tests)."""
+        too (a notebook's first render; tests).  ``start_now``: background jobs start without the
+        debounce (a page's first results: no slider is being dragged)."""
         self._pending_timings: dict[str, float] = {}
         changes, jobs = {}, dict(self.jobs)
         for slot, plan in self.plan(data, options, show_smooth=show_smooth).items():
@@ -308,7 +318,7 @@ class ResultStore(param.Parameterized):
             label = job_label(slot, plan.final, data, options)
             changes[slot] = Entry(key, stand_in, options, data, pending=label, error=error)
             jobs[slot] = label
-            self._submit(slot, key, plan.final, data, options)
+            self._submit(slot, key, plan.final, data, options, 0.0 if start_now else self._debounce)
         changes["jobs"] = jobs
         if self.inputs is None or self.inputs[0] is not data or self.inputs[1] != options:
             changes["inputs"] = (data, options)
@@ -317,12 +327,12 @@ class ResultStore(param.Parameterized):
         self.param.update(**changes)
 
     # -- background jobs ----------------------------------------------------------------------------
-    def _submit(self, slot, key, view, data, options) -> None:
+    def _submit(self, slot, key, view, data, options, delay: float) -> None:
         running = self._running.get(key)
         if running is not None and not running.done():
             self._futures[slot] = running  # wanted again while still running: its result will do
             return
-        future = self._running[key] = _in_thread(self._run_job, slot, key, view, data, options)
+        future = self._running[key] = _in_thread(self._run_job, slot, key, view, data, options, delay)
         future.add_done_callback(lambda done: (self._running.pop(key, None), _log_failure(done)))
         self._futures[slot] = future
 
@@ -339,9 +349,9 @@ class ResultStore(param.Parameterized):
     def _still_wanted(self, slot, key) -> bool:
         return self._wanted.get(slot) == key
 
-    def _run_job(self, slot, key, view, data, options) -> None:
-        if self._debounce:
-            time.sleep(self._debounce)
+    def _run_job(self, slot, key, view, data, options, delay: float) -> None:
+        if delay:
+            time.sleep(delay)
         for _ in range(3):  # again when the worker was replaced under another slot's stopped job
             if not self._still_wanted(slot, key):
                 return
@@ -425,6 +435,7 @@ class ResultStore(param.Parameterized):
     def when_warm(self, callback) -> None:
         """Call ``callback`` (on a job thread) once this process has loaded the kernels."""
         warm_in_background()
+        start_spare_worker()  # (once per process)
         self.in_background(lambda: (_WARM.wait(), callback()))
 
     def close(self) -> None:
@@ -470,6 +481,7 @@ class SessionWorker:
 
     def __init__(self):
         self._pool: concurrent.futures.ProcessPoolExecutor | None = None
+        self._ready: concurrent.futures.Future | None = None  # the spare's warm-up, when this is it
         self._lock = threading.Lock()
 
     def submit(self, function, *args) -> concurrent.futures.Future:
@@ -477,54 +489,105 @@ class SessionWorker:
             if _STOPPING.is_set():
                 raise RuntimeError("the server is stopping")
             if self._pool is None:
-                self._pool = concurrent.futures.ProcessPoolExecutor(
-                    max_workers=1,
-                    mp_context=multiprocessing.get_context("spawn"),
-                    initializer=_warm_worker,
-                    initargs=(os.getpid(),),
-                )
                 _WORKERS.add(self)
-                # the process is started by the first submit, on the calling thread; Linux ties a
-                # child's death signal to that thread, so it must be one that lives as long as the server
-                return _SPAWNER.submit(self._pool.submit, function, *args).result()
-            return self._pool.submit(function, *args)
+                spare = _take_spare()  # started and warming before any session wanted it
+                if spare is None:
+                    self._pool = _new_pool(_warm_worker)
+                    return _spawn(self._pool, function, *args)
+                self._pool, self._ready = spare
+            pool, ready = self._pool, self._ready
+        if ready is not None:
+            # a first run compiles every kernel there: a job is submitted (and its time limit starts)
+            # once they are loaded; a spare that died is replaced by a new process
+            concurrent.futures.wait([ready])
+            with self._lock:
+                if self._pool is not pool:  # stopped meanwhile (the session ended, a job was stopped)
+                    raise concurrent.futures.CancelledError
+            if ready.cancelled() or ready.exception() is not None:
+                self.kill()
+                return self.submit(function, *args)
+        return pool.submit(function, *args)
 
     def kill(self) -> None:
         """Stop the process now, also mid-job (its pending jobs fail with ``BrokenProcessPool``)."""
         with self._lock:
-            pool, self._pool = self._pool, None
-        if pool is None:
+            pool, self._pool, self._ready = self._pool, None, None
+        if pool is not None:
+            _stop_pool(pool)
+
+
+def _new_pool(initializer) -> concurrent.futures.ProcessPoolExecutor:
+    return concurrent.futures.ProcessPoolExecutor(
+        max_workers=1,
+        mp_context=multiprocessing.get_context("spawn"),
+        initializer=initializer,
+        initargs=(os.getpid(),),
+    )
+
+
+def _spawn(pool, function, *args) -> concurrent.futures.Future:
+    """``pool.submit(function, *args)`` on the spawner thread: the pool starts its process at the first
+    submit, on the calling thread, and Linux ties a child's death signal to that thread, so it must be
+    one that lives as long as the server."""
+    return _SPAWNER.submit(pool.submit, function, *args).result()
+
+
+def _stop_pool(pool) -> None:
+    processes = list((getattr(pool, "_processes", None) or {}).values())  # before shutdown clears them
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        process.terminate()
+
+
+_SPARE: list = []  # (pool, its warm-up's future) of the spare worker process until a session takes it
+_SPARE_STARTED = threading.Event()
+
+
+def start_spare_worker() -> None:
+    """Start one worker process now (once per server process; the first page's start calls it) and load
+    — on a first run compile — every kernel in it, beside the server's own warm-up: the first session
+    takes it for its background jobs, which then wait for no process start after the debounce."""
+    with _WARM_LOCK:
+        if _SPARE_STARTED.is_set() or _STOPPING.is_set():
             return
-        processes = list((getattr(pool, "_processes", None) or {}).values())  # before shutdown clears them
-        pool.shutdown(wait=False, cancel_futures=True)
-        for process in processes:
-            process.terminate()
+        _SPARE_STARTED.set()
+        pool = _new_pool(_warm_spare)
+        _SPARE.append((pool, _spawn(pool, os.getpid)))  # done once the initializer has warmed it
+
+
+def _take_spare():
+    with _WARM_LOCK:
+        return _SPARE.pop() if _SPARE else None
 
 
 def shutdown_workers() -> None:
-    """Stop every session's worker process (``calviz serve`` calls this when it stops), also mid-job;
-    no job starts a process afterwards."""
+    """Stop every session's worker process (``calviz serve`` calls this when it stops), also mid-job,
+    and the spare one; no job starts a process afterwards."""
     _STOPPING.set()
     for worker in list(_WORKERS):
         worker.kill()
+    while (spare := _take_spare()) is not None:
+        _stop_pool(spare[0])
 
 
-_WARM = threading.Event()  # set once this process has loaded (or compiled) the kernels
+_WARM = threading.Event()  # set once this process has loaded (or compiled) its views' kernels
 _WARM_LOCK = threading.Lock()
 _WARMING: list[threading.Thread] = []
 
 
 def warm_in_background() -> None:
-    """Start the worker processes and load the kernels in this process, in a background thread (once
-    per process): a served page shows "preparing" meanwhile instead of a blank page."""
+    """Load — on a first run compile — the kernels of the views computed on the session's thread, in a
+    background thread (once per process): a served page shows "preparing" meanwhile instead of a blank
+    page.  The background jobs' kernels are loaded by the worker processes (:func:`start_spare_worker`),
+    so this process loads only what it runs itself."""
     with _WARM_LOCK:
         if _WARMING:
             return
 
         def warm():
-            # this process first (a first run compiles; the workers then load the cached kernels)
             try:
-                warm_kernels()
+                data = _warm_data()
+                warm_kernels([v for v in COMPUTE if not ResultStore._in_background(v, data)], data)
             except Exception:  # warming is an optimisation; a failure shows up in the views themselves
                 logging.getLogger("calviz").exception("warming the kernels failed")
             finally:
@@ -534,16 +597,25 @@ def warm_in_background() -> None:
         _WARMING[0].start()
 
 
-def warm_kernels() -> None:
-    """Compile (or load from numba's cache) every kernel the dashboard runs, on a small embedded dataset:
-    the first call of a jitted function loads it, and a first run compiles it (tens of seconds)."""
-    from calviz.analysis import AnalysisOptions, analyze
-    from calviz.datasets import DEFAULT_DATASET, load_dataset
-
+def warm_kernels(views=None, data: CalibrationData | None = None) -> None:
+    """Compile (or load from numba's cache) the kernels of ``views`` (default: every view the dashboard
+    computes): the first call of a jitted function loads it, and a first run compiles it (tens of
+    seconds).  On :func:`_warm_data`: nothing to read or train, and scikit-learn is not imported."""
+    data = _warm_data() if data is None else data
     options = AnalysisOptions(resampling="y_only", n_resamples=20)
     with warnings.catch_warnings():  # 20 resamples cannot reject: said once per call, not wanted here
         warnings.simplefilter("ignore")
-        analyze(load_dataset(DEFAULT_DATASET, n=400), options)
+        for view in views or COMPUTE:
+            run_view(view, data, options)
+
+
+def _warm_data() -> CalibrationData:
+    """400 seeded predictions of a 4-class model.  A kernel is compiled per argument type, not per size,
+    and every dataset with more than two classes gives the views arrays of these types."""
+    rng = np.random.default_rng(0)
+    probs = rng.dirichlet(np.ones(4), size=400)
+    labels = (probs.cumsum(axis=1) < rng.random((400, 1))).sum(axis=1).clip(0, 3)
+    return as_calibration_data(labels, probs)
 
 
 def _exit_with_parent(parent: int) -> None:
@@ -573,6 +645,15 @@ def _warm_worker(server: int) -> None:
         target=_exit_with_parent, args=(server,), name="calviz-parent-watch", daemon=True
     ).start()
     import calviz.analysis  # noqa: F401  (imports every engine module)
+
+
+def _warm_spare(server: int) -> None:
+    """A spare worker's start: :func:`_warm_worker`, then every kernel loaded (or compiled)."""
+    _warm_worker(server)
+    try:
+        warm_kernels()
+    except Exception:  # warming is an optimisation; a failure shows up in the views themselves
+        logging.getLogger("calviz").exception("warming the kernels failed")
 
 
 def _compute_in_worker(view, probs, labels, options):
