@@ -88,7 +88,8 @@ JS_HIST = f"""() => {{
     return out;
 }}"""
 JS_IDLE = (
-    f"() => !({_ALL_MODELS}).some(m => typeof m.text === 'string' && m.text.startsWith('computing:')"
+    # the jobs line is plain text in a Div (now) or escaped HTML in a <pre> (before the rebuild)
+    f"() => !({_ALL_MODELS}).some(m => typeof m.text === 'string' && m.text.includes('computing:')"
     " && m.visible)"
 )
 JS_FRAMES = "() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))"
