@@ -187,7 +187,7 @@ def test_first_document_says_preparing_until_the_views_arrive(served_app, chromi
         page.goto(served_app, timeout=LOAD_TIMEOUT)
         page.wait_for_function("() => window.__firstTexts !== null", timeout=LOAD_TIMEOUT)
         first = page.evaluate("() => window.__firstTexts")
-        assert any("preparing:" in text for text in first), first  # (a Str pane's text is <pre>-wrapped)
+        assert any("preparing:" in text for text in first), first
         page.wait_for_function(f"() => ({JS_BAR_COUNTS})().hist.length > 0", timeout=LOAD_TIMEOUT)
         wait_tcal(page)
         wait_text(page, "% interval")

@@ -208,7 +208,7 @@ class ComparisonMode:
 
     def refresh(self) -> None:
         off = self.controls.mode == "off"
-        self.panel.visible = self.view.panel.visible = not off
+        self.panel.visible = not off
         self.panel.objects = [] if off else [self.view.panel]
         if self._widgets is not None:
             self._visibility()

@@ -275,7 +275,6 @@ class ComparisonView:
             ),
             self.note,
         )
-        self.panel.visible = False
         self._drawn = None
         store.param.watch(lambda *_: self.draw(), ["entry"])
 

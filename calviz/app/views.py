@@ -758,5 +758,5 @@ class StatusView(_View):
         self.draw()
 
     def show_preparing(self, text: str) -> None:
-        self.progress_text.object = text
-        self.progress.active = self.progress.visible = self.progress_text.visible = True
+        self.progress_text.object = html.escape(text)  # (a Dask path may hold any character)
+        self.progress.active = self.progress.visible = True
