@@ -25,26 +25,16 @@ from calviz.dask._data import (
     from_parquet,
     gather,
     map_partitions,
-    validate,
 )
 from calviz.sampling import SAMPLED_ROWS, sample_generator, sample_note
 
 
-def _partition_summary(part, index, row_offset):
+def _partition_summary(data):
     """(rows, correct predictions, sum of confidences) of one partition (its DataSummary, unnormalised)."""
-    data = validate(part, index, row_offset)
     if data.n == 0:
         return 0, 0.0, 0.0
     s = analysis.DataSummary.of(data, analysis.AnalysisOptions())
     return data.n, s.accuracy * data.n, s.mean_confidence * data.n
-
-
-def _client(scheduler):
-    """None: the current dask scheduler (a default distributed Client if one exists); a Client: itself;
-    "local" or an address "tcp://host:port": the shared client of :func:`get_client`."""
-    if scheduler is None or not isinstance(scheduler, str):
-        return scheduler
-    return get_client(scheduler)
 
 
 #: persistent clients of :func:`get_client` (one per scheduler address; "local" = one LocalCluster)
@@ -76,10 +66,9 @@ def get_client(scheduler: str):
         if client is not None and client.status in ("running", "connecting"):
             return client
         try:
-            if scheduler == "local":
-                cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                                   dashboard_address=None)
-                client = distributed.Client(cluster, set_as_default=False)
+            if scheduler == "local":  # (the client owns its LocalCluster and closes it with itself)
+                client = distributed.Client(n_workers=2, threads_per_worker=1, processes=True,
+                                            dashboard_address=None, set_as_default=False)
             else:
                 client = distributed.Client(scheduler, timeout="10s", set_as_default=False)
         except OSError as exc:
@@ -95,12 +84,8 @@ def _close_clients() -> None:
     workers stop cleanly instead of being killed mid-task."""
     with _CLIENTS_LOCK:
         for client in _CLIENTS.values():
-            cluster = getattr(client, "cluster", None)
             with contextlib.suppress(Exception):
                 client.close()
-            if cluster is not None:
-                with contextlib.suppress(Exception):
-                    cluster.close()
         _CLIENTS.clear()
 
 
@@ -303,5 +288,6 @@ def analyze_parquet(path, *, scheduler=None, y_true: str | None = None,
        predictive models. *Journal of Machine Learning Research* 24, 2023.
     """
     data = _open_data(path, y_true, y_prob, prob_prefix)
-    source = _source(data, _client(scheduler), scheduler, distance_sample)
+    client = get_client(scheduler) if isinstance(scheduler, str) else scheduler  # None: dask's scheduler
+    source = _source(data, client, scheduler, distance_sample)
     return analysis.analyze(source, options or analysis.AnalysisOptions(), **option_values)

@@ -4,6 +4,7 @@ partition by partition with the in-memory rules, and the map / tree-reduce / gat
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import os
 import re
@@ -16,6 +17,7 @@ from dask.delayed import Delayed, delayed
 
 from calviz._data import CalibrationData, InputError, as_calibration_data, check_unique_columns
 from calviz._params import as_generator
+from calviz._sums import BinSums
 from calviz.targets import Target
 
 #: fan-in of the tree reductions (how many partial results one task merges)
@@ -304,16 +306,24 @@ def validate(part, index: int, row_offset: int | None) -> CalibrationData:
         raise PartitionInputError(str(exc), index, match and int(match.group(1)), row_offset) from None
 
 
-def partition_view(part, index: int, row_offset: int | None, target: Target):
-    """(z, y) of one validated partition for the resolved target (:meth:`calviz.targets.Target.view`)."""
-    return target.view(validate(part, index, row_offset))
+def _apply(func, part, index: int, row_offset: int | None, target: Target | None, *args):
+    data = validate(part, index, row_offset)
+    return func(data, *args) if target is None else func(*target.view(data), *args)
 
 
-def map_partitions(data: DaskCalibrationData, func, *args) -> list[Delayed]:
-    """One task per partition: ``func(part, index, row_offset, *args)``."""
+def map_partitions(data: DaskCalibrationData, func, *args, target: Target | None = None) -> list[Delayed]:
+    """One task per partition: ``func(rows, *args)`` of its validated rows (a :class:`CalibrationData`),
+    or with ``target`` ``func(z, y, *args)`` of their view (:meth:`calviz.targets.Target.view`)."""
     offsets = data.row_offsets() if data.lengths is not None else [None] * data.npartitions
-    return [delayed(func, pure=True)(part, i, off, *args)
+    return [delayed(_apply, pure=True)(func, part, i, off, target, *args)
             for i, (part, off) in enumerate(zip(data.parts, offsets, strict=True))]
+
+
+def merge(*partials):
+    """Tree step: merge BinSums, or tuples of BinSums position by position."""
+    if not isinstance(partials[0], BinSums):
+        return tuple(merge(*group) for group in zip(*partials, strict=True))
+    return functools.reduce(BinSums.merge, partials)
 
 
 def tree_reduce(items: Sequence[Delayed], combine, split_every: int = SPLIT_EVERY) -> Delayed:
@@ -328,6 +338,14 @@ def tree_reduce(items: Sequence[Delayed], combine, split_every: int = SPLIT_EVER
         items = [delayed(combine, pure=True)(*items[i:i + split_every])
                  for i in range(0, len(items), split_every)]
     return items[0]
+
+
+def map_reduce(data: DaskCalibrationData, func, *args, target: Target | None = None, combine=merge,
+               split_every: int = SPLIT_EVERY, client=None):
+    """The one distributed pass of the drivers: :func:`map_partitions`, then a tree of ``combine``
+    (default :func:`merge` of BinSums)."""
+    tasks = map_partitions(data, func, *args, target=target)
+    return compute(data, tree_reduce(tasks, combine, split_every), client=client)[0]
 
 
 def compute(data: DaskCalibrationData, *graphs, client=None):
@@ -349,9 +367,7 @@ def partition_errors(data: DaskCalibrationData, client=None):
     try:
         yield
     except PartitionInputError as exc:
-        cut = exc.partition
-        earlier = DaskCalibrationData(data.parts[:cut], data.lengths and data.lengths[:cut], 2, True, "")
-        checks = map_partitions(earlier, _error_of)
+        checks = [delayed(_error_of, pure=True)(part, i) for i, part in enumerate(data.parts[:exc.partition])]
         found = client.compute(checks, sync=True) if client is not None else dask.compute(*checks)
         exc = next((e for e in found if e is not None), exc)
         offset = exc.row_offset
@@ -361,9 +377,9 @@ def partition_errors(data: DaskCalibrationData, client=None):
         raise InputError(_locate(exc.message, exc.partition, offset)) from None
 
 
-def _error_of(part, index, row_offset):
+def _error_of(part, index):
     try:
-        validate(part, index, row_offset)
+        validate(part, index, None)
     except PartitionInputError as exc:
         return exc
     return None
@@ -374,28 +390,28 @@ def check_n(n: int, min_samples: int = 2) -> None:
         raise InputError(f"need at least {min_samples} samples; got {n}")
 
 
-def _take(part, index, row_offset, rows):
-    data = validate(part, index, row_offset)
-    return (data.labels, data.probs) if rows is None else (data.labels[rows], data.probs[rows])
-
-
-def _length_of(part, index, row_offset) -> int:
-    return validate(part, index, row_offset).n
-
-
 def gather(data: DaskCalibrationData, size: int | None = None, seed=None, *,
            client=None) -> tuple[CalibrationData, int]:
     """(rows, n): the rows of ``data`` in one :class:`calviz.CalibrationData` — all n of them, or the
     uniform subsample of ``size`` rows without replacement that :meth:`calviz.CalibrationData.subsample`
     draws from the in-memory data with the same ``seed`` (the same global row indices, so the same rows)."""
-    lengths = compute(data, *map_partitions(data, _length_of), client=client)
+    lengths = compute(data, *map_partitions(data, _length), client=client)
     bounds = np.concatenate(([0], np.cumsum(lengths, dtype=np.int64)))
     n = int(bounds[-1])
     check_n(n)
     rows = None if size is None or size >= n else np.sort(
         as_generator(seed, "subsample").choice(n, size=int(size), replace=False))
     cuts = None if rows is None else np.searchsorted(rows, bounds)
-    picked = compute(data, *[delayed(_take, pure=True)(part, i, int(bounds[i]), None if rows is None else (
-        rows[cuts[i]:cuts[i + 1]] - bounds[i])) for i, part in enumerate(data.parts)], client=client)
+    picks = [None if rows is None else rows[cuts[i]:cuts[i + 1]] - bounds[i] for i in range(data.npartitions)]
+    picked = compute(data, *[delayed(_apply, pure=True)(_take, part, i, int(bounds[i]), None, picks[i])
+                             for i, part in enumerate(data.parts)], client=client)
     labels, probs = (np.concatenate(column) for column in zip(*picked, strict=True))
     return as_calibration_data(labels, probs), n
+
+
+def _length(rows: CalibrationData) -> int:
+    return rows.n
+
+
+def _take(rows: CalibrationData, picks):
+    return (rows.labels, rows.probs) if picks is None else (rows.labels[picks], rows.probs[picks])

@@ -29,10 +29,8 @@ from calviz.dask._data import (
     compute,
     gather,
     map_partitions,
+    map_reduce,
     partition_errors,
-    partition_view,
-    tree_reduce,
-    validate,
 )
 from calviz.dask._twin import twin
 from calviz.sampling import smce_sampling_error
@@ -41,45 +39,35 @@ from calviz.targets import Target, resolve
 distance = importlib.import_module("calviz._distance")
 
 
-def _merge(*partials):
-    """Tree step: merge BinSums, or tuples of BinSums position by position."""
-    if not isinstance(partials[0], BinSums):
-        return tuple(_merge(*group) for group in zip(*partials, strict=True))
-    out = partials[0]
-    for other in partials[1:]:
-        out = out.merge(other)
-    return out
+def _binned_sums(z, y, n_bins: int, scheme: str, target: str) -> BinSums:
+    return ece.binned_sums(z, y, n_bins=n_bins, scheme=scheme, target=target)[0]
 
 
-def _partition_sums(part, index, row_offset, target: Target, n_bins: int, scheme: str):
-    z, y = partition_view(part, index, row_offset, target)
-    return ece.binned_sums(z, y, n_bins=n_bins, scheme=scheme, target=target.name)[0]
-
-
-def merged_sums(data, target: Target, n_bins: int, scheme: str, split_every: int, client) -> BinSums:
-    """The BinSums of all rows: one task per partition, then a tree of :meth:`BinSums.merge`."""
+def resolved_sums(in_memory, data, options: dict, split_every: int, client):
+    """(the merged BinSums of all rows, the schema result): the in-memory function on the two-row schema
+    sample checks the options and resolves the bins, :func:`calviz.targets.resolve` the target."""
+    schema = in_memory(*data.schema(), **options)
+    scheme = getattr(schema, "scheme", "equal_width")
     if scheme in ("equal_mass", "distinct"):
         raise InputError(f"scheme {scheme!r} depends on the whole sample (global quantiles / distinct "
                          "values) and is not available on Dask; use 'equal_width' (or 'grid' / 'simplex' "
                          "for multi-dimensional targets)")
-    parts = map_partitions(data, _partition_sums, target, n_bins, scheme)
-    sums, = compute(data, tree_reduce(parts, _merge, split_every), client=client)
+    target = resolve(data, options["target"], options.get("top_k", 1), options.get("class_index", 0))
+    sums = map_reduce(data, _binned_sums, schema.n_bins, scheme, target.name, target=target,
+                      split_every=split_every, client=client)
     check_n(sums.n_total)
-    return sums
+    return sums, schema
 
 
 def _binned(in_memory, finish, note: str):
-    """The twin of an estimator finished from merged BinSums: the in-memory function on the two-row schema
-    sample resolves the target and the bins, ``finish(sums, schema, options)`` builds the result."""
+    """The twin of an estimator finished from merged BinSums (:func:`resolved_sums`) by
+    ``finish(sums, schema, options)``."""
 
     def driver(data, options, *, split_every=SPLIT_EVERY, client=None):
         if options.get("method", "asymptotic") != "asymptotic":
             raise InputError(f"calviz.dask.{in_memory.__name__} offers method='asymptotic' only (the "
                              f"bootstrap resamples the whole sample); got {options['method']!r}")
-        schema = in_memory(*data.schema(), **options)
-        target = resolve(data, options["target"], options.get("top_k", 1), options.get("class_index", 0))
-        scheme = getattr(schema, "scheme", "equal_width")
-        return finish(merged_sums(data, target, schema.n_bins, scheme, split_every, client), schema, options)
+        return finish(*resolved_sums(in_memory, data, options, split_every, client), options)
 
     driver.__doc__ = note
     return twin(in_memory)(driver)
@@ -125,17 +113,14 @@ def partition_sums(y_true, y_prob=None, *, n_bins: int = 15, scheme: str = "equa
     (BinSums, int, str, str)
         The sums, the total number of bins, the scheme and the resolved target.
     """
-    data = as_dask_data(y_true, y_prob, **columns)
-    schema = ece.debiased_ece(*data.schema(), n_bins=n_bins, scheme=scheme, target=target, top_k=top_k,
-                              class_index=class_index)
-    target = resolve(data, target, top_k, class_index)
-    return (merged_sums(data, target, schema.n_bins, schema.scheme, split_every, client), schema.n_bins_total,
-            schema.scheme, schema.target)
+    options = dict(n_bins=n_bins, scheme=scheme, target=target, top_k=top_k, class_index=class_index)
+    sums, schema = resolved_sums(ece.debiased_ece, as_dask_data(y_true, y_prob, **columns), options,
+                                 split_every, client)
+    return sums, schema.n_bins_total, schema.scheme, schema.target
 
 
-def _partition_marginals(part, index, row_offset, target: str, top_k: int, n_bins: int):
+def _partition_marginals(data, target: str, top_k: int, n_bins: int):
     """Per-rank (``topk``) or per-class (``full``; binary data: class 1) scalar BinSums of one partition."""
-    data = validate(part, index, row_offset)
     if target == "topk":
         z, y = Target("topk", data.n_classes, top_k).view(data)
         pairs = [(np.ascontiguousarray(z[:, r]), y[:, r]) for r in range(top_k)]
@@ -180,8 +165,8 @@ def multi_reliability(y_true, y_prob=None, *, target: str = "topk", top_k: int =
     data = as_dask_data(y_true, y_prob, **columns)
     k = resolve(data, "topk", min(int(top_k), data.n_classes)).top_k if target == "topk" else 0
     schema = ece.reliability(*data.schema(), n_bins=n_bins, alpha=alpha, interval=interval)
-    parts = map_partitions(data, _partition_marginals, target, k, schema.n_bins)
-    sums, = compute(data, tree_reduce(parts, _merge, split_every), client=client)
+    sums = map_reduce(data, _partition_marginals, target, k, schema.n_bins, split_every=split_every,
+                      client=client)
     n = int(sums[0].n_total)
     check_n(n)
     positives = np.array([int(round(float(s.y_sum.sum()))) for s in sums], dtype=np.int64)
@@ -195,7 +180,7 @@ def multi_reliability(y_true, y_prob=None, *, target: str = "topk", top_k: int =
                                      n_omitted=int(omitted))
 
 
-def dyadic_sums(z, y, exponents: tuple[int, ...], *, compensated: bool = False) -> tuple[BinSums, ...]:
+def dyadic_sums(z, y, exponents: tuple[int, ...], compensated: bool = False) -> tuple[BinSums, ...]:
     """BinSums of one sample at the dyadic scales 2^b, b in ``exponents`` (ascending): 1-D targets bin once
     at the finest scale and coarsen; full calibration bins the simplex cells of every scale."""
     if z.ndim == 1:
@@ -206,14 +191,10 @@ def dyadic_sums(z, y, exponents: tuple[int, ...], *, compensated: bool = False) 
     return tuple(BinSums.of(z, y, simplex_cell_keys(z, 2**b), compensated=compensated) for b in exponents)
 
 
-def _partition_dyadic(part, index, row_offset, target: Target, exponents, compensated: bool):
-    return dyadic_sums(*partition_view(part, index, row_offset, target), exponents, compensated=compensated)
-
-
 def dyadic_merged(data, target: Target, exps: tuple[int, ...], compensated: bool, split_every, client):
     """The merged :func:`dyadic_sums` of all rows."""
-    parts = map_partitions(data, _partition_dyadic, target, exps, compensated)
-    merged, = compute(data, tree_reduce(parts, _merge, split_every), client=client)
+    merged = map_reduce(data, dyadic_sums, exps, compensated, target=target, split_every=split_every,
+                        client=client)
     check_n(merged[0].n_total)
     return merged
 
@@ -270,10 +251,9 @@ def multiscale_debiased_ece(y_true, y_prob=None, *, exponents: Sequence[int], ta
                  for b, s in zip(sorted(int(b) for b in exponents), sums, strict=True))
 
 
-def _partition_frame(part, index, row_offset, target: Target):
+def _frame(z, y):
     import pandas as pd
 
-    z, y = partition_view(part, index, row_offset, target)
     return pd.DataFrame({"v": z, "y": np.asarray(y, dtype=np.float64)})
 
 
@@ -284,7 +264,7 @@ def sorted_view(data, target: Target):
     import pandas as pd
 
     meta = pd.DataFrame({"v": np.empty(0), "y": np.empty(0)})
-    frames = map_partitions(data, _partition_frame, target)
+    frames = map_partitions(data, _frame, target=target)
     return dd.from_delayed(frames, meta=meta, verify_meta=False).sort_values("v")
 
 
@@ -383,8 +363,7 @@ def uniform_subsample(y_true, y_prob=None, *, size: int, seed=None, target: str 
     return z, y, n, positive, seed, rows.n == n
 
 
-def _positives(part, index, row_offset, target: Target):
-    z, y = partition_view(part, index, row_offset, target)
+def _positives(z, y) -> float:
     return float(np.sum(y))
 
 
@@ -395,7 +374,7 @@ def _subsample(in_memory, y_true, y_prob, size, seed, target, class_index, clien
     in_memory(*data.schema(), target=target, class_index=class_index)  # the options, as in memory
     view = resolve(data, target, 1, class_index)
     rows, n = gather(data, size, seed, client=client)
-    positive = sum(compute(data, *map_partitions(data, _positives, view), client=client)) / n
+    positive = sum(compute(data, *map_partitions(data, _positives, target=view), client=client)) / n
     return rows, n, (positive, view)
 
 

@@ -16,16 +16,7 @@ from calviz._kernels.dask_scan import y_only_partition
 from calviz._params import BOOLEAN, POSITIVE_INT
 from calviz._sums import dyadic_keys, finish_terms
 from calviz._tcal_decision import adaptive, check_options
-from calviz.dask._data import (
-    SPLIT_EVERY,
-    check_n,
-    compute,
-    map_partitions,
-    partition_errors,
-    partition_view,
-    persist,
-    tree_reduce,
-)
+from calviz.dask._data import SPLIT_EVERY, check_n, compute, map_reduce, partition_errors, persist
 from calviz.dask._estimators import dyadic_merged, sorted_arrays, sorted_view
 from calviz.dask._twin import twin
 from calviz.targets import resolve
@@ -38,14 +29,11 @@ tcal = importlib.import_module("calviz._tcal")  # (the attribute calviz.tcal is 
 TCAL_MAX_BINS = 2**21
 
 
-def _partition_profile(part, index, row_offset, view, limit: int):
+def _partition_profile(z, y, limit: int):
     """(rows, distinct values, their counts and label sums) of a 1-D view; values None when there are
     more than ``limit`` distinct predictions."""
-    z, y = partition_view(part, index, row_offset, view)
-    if z.ndim != 1:
-        return int(z.shape[0]), None, None, None
-    values, inverse = np.unique(z, return_inverse=True)
-    if values.shape[0] > limit:
+    values, inverse = np.unique(z, return_inverse=True) if z.ndim == 1 else (z, None)
+    if inverse is None or values.shape[0] > limit:
         return int(z.shape[0]), None, None, None
     return (int(z.shape[0]), values, np.bincount(inverse, minlength=values.shape[0]).astype(np.int64),
             np.bincount(inverse, weights=y, minlength=values.shape[0]))
@@ -71,29 +59,22 @@ def _sorted_part(frame, levels: int):
     return z, y, _k.dyadic_split_levels(z, levels)
 
 
-def _length(sorted_part) -> int:
-    return int(sorted_part[0].shape[0])
-
-
 def _edge_keys(z, levels: int, lev: int) -> tuple[int, int]:
     first, last = dyadic_keys(z[[0, -1]], levels) >> (levels - 1 - lev)
     return int(first), int(last)
 
 
-def _partition_scan_terms(sorted_part, levels: int, n: int):
-    """Per scale: the double-double T-Cal terms of the bins inside the partition and the compensated sums
-    of its first and last bin (one pass of the in-memory scan kernel)."""
+def _on_sorted(sorted_part, levels: int, resample: tuple | None, n: int):
+    """(first and last prediction, kernel output) of one non-empty sorted partition: per scale the
+    double-double T-Cal terms of the bins inside it and the compensated sums of its first and last bin (one
+    pass of the in-memory scan kernel), or with ``resample`` = (base, start, count, global offset) the
+    y-only resampled statistics of :func:`calviz._kernels.dask_scan.y_only_partition`."""
     z, y, split = sorted_part
     if z.shape[0] == 0:
         return None
-    return z[[0, -1]], _k.scan_terms(split, levels, z.reshape(-1, 1), y, _k.SCALAR, int(n), True)
-
-
-def _partition_resample(sorted_part, levels: int, base, start: int, count: int, offset: int):
-    z, _, split = sorted_part
-    if z.shape[0] == 0:
-        return None
-    return z[[0, -1]], y_only_partition(split, levels, z, base, start, count, offset)
+    if resample is None:
+        return z[[0, -1]], _k.scan_terms(split, levels, z.reshape(-1, 1), y, _k.SCALAR, int(n), True)
+    return z[[0, -1]], y_only_partition(split, levels, z, *resample)
 
 
 class DaskSample:
@@ -115,8 +96,8 @@ class DaskSample:
         self.target = view.name
         self.K = data.n_classes if view.name == "full" else 2
         limit = DISCRETE_FORCED_MAX if discrete else DISCRETE_MAX_VALUES
-        parts = map_partitions(data, _partition_profile, view, limit)
-        (self.n, *summary), = compute(data, tree_reduce(parts, _merge_profiles, split_every), client=client)
+        self.n, *summary = map_reduce(data, _partition_profile, limit, target=view, combine=_merge_profiles,
+                                      split_every=split_every, client=client)
         check_n(self.n)
         self._distinct = None if summary[0] is None else tuple(summary)
         self._sorted = None
@@ -133,7 +114,7 @@ class DaskSample:
                 ordered = sorted_view(self.data, self.view)
                 parts = persist([delayed(_sorted_part, pure=True)(f, levels) for f in ordered.to_delayed()],
                                 self.client)
-            lengths = compute(self.data, *[delayed(_length)(p) for p in parts], client=self.client)
+            lengths = compute(self.data, *[delayed(len)(p[0]) for p in parts], client=self.client)
             self._sorted = levels, parts, np.concatenate(([0], np.cumsum(lengths)[:-1])).astype(np.int64)
         return self._sorted[1], self._sorted[2]
 
@@ -142,7 +123,7 @@ class DaskSample:
         in their partition, edge bins are merged by key, all totals double-double."""
         if levels not in self._scan:
             parts, _ = self._sorted_parts(levels)
-            results = [r for r in compute(self.data, *[delayed(_partition_scan_terms)(p, levels, self.n)
+            results = [r for r in compute(self.data, *[delayed(_on_sorted)(p, levels, None, self.n)
                                                         for p in parts], client=self.client) if r is not None]
             terms = np.zeros((5, levels))
             for lev in range(levels):
@@ -195,7 +176,7 @@ class DaskSample:
 
     def resample(self, levels: int, source: int, base, start: int, count: int) -> np.ndarray:
         parts, offsets = self._sorted_parts(levels)
-        tasks = [delayed(_partition_resample)(p, levels, base, start, count, int(off))
+        tasks = [delayed(_on_sorted)(p, levels, (base, start, count, int(off)), self.n)
                  for p, off in zip(parts, offsets, strict=True)]
         results = [r for r in compute(self.data, *tasks, client=self.client) if r is not None]
         out = sum(r[1][0] for r in results)

@@ -91,16 +91,6 @@ def _document(in_memory, note: str, added: dict, example: str) -> str:
     head, _, body = doc.partition("\n\n")
     others = "Other Parameters\n----------------\n" + "\n".join(
         f"{key} : {spec[2]}".replace("\n        ", "\n    ") for key, spec in added.items()) + "\n\n"
-    if "Parameters\n---" not in body:  # (the in-memory function documents them in its summary)
-        params = inspect.signature(in_memory).parameters.values()
-        kind = {True: "optional", False: "array-like"}
-        listed = "\n".join(f"{p.name} : {kind[p.kind is p.KEYWORD_ONLY]}\n    As for :func:`calviz.{name}`."
-                           for p in params)
-        body = f"Parameters\n----------\n{listed}\n\n{body}".rstrip()
-    if "Returns\n---" not in body:
-        result = inspect.signature(in_memory).return_annotation
-        body = re.sub(r"(\n\nReferences\n|$)", lambda m: f"\n\nReturns\n-------\n{result}\n    As "
-                      f":func:`calviz.{name}` returns it.{m.group(1)}", body, count=1)
     body = body.replace("Returns\n-------", others + "Returns\n-------", 1)
     text = (f"{head}\n\nOn Dask: :func:`calviz.{name}` with the same arguments, defaults and result, "
             f"computed partition by partition. {inspect.cleandoc(note)}\n\n{body}")
