@@ -59,9 +59,15 @@ def _sorted_part(frame, levels: int):
     return z, y, _k.dyadic_split_levels(z, levels)
 
 
-def _edge_keys(z, levels: int, lev: int) -> tuple[int, int]:
-    first, last = dyadic_keys(z[[0, -1]], levels) >> (levels - 1 - lev)
-    return int(first), int(last)
+def _edge_bins(results, levels: int, lev: int, first, last):
+    """(key, count, sums) of the first and last bin at scale ``lev`` of every partition, where they hold
+    points (a bin cut by partition boundaries appears once per piece, consecutively, with one key);
+    ``first(out)`` / ``last(out)`` pick (counts, *sums) from a partition's kernel output."""
+    for ends, out in results:
+        keys = dyadic_keys(ends, levels) >> (levels - 1 - lev)
+        for key, (count, *sums) in zip(keys.tolist(), (first(out), last(out)), strict=True):
+            if count[lev] > 0:
+                yield key, count[lev], sums
 
 
 def _on_sorted(sorted_part, levels: int, resample: tuple | None, n: int):
@@ -101,7 +107,7 @@ class DaskSample:
         check_n(self.n)
         self._distinct = None if summary[0] is None else tuple(summary)
         self._sorted = None
-        self._scan, self._terms = {}, {}
+        self._terms = {}
 
     def distinct(self, limit):
         if self._distinct is None or self._distinct[0].shape[0] > limit:
@@ -120,26 +126,24 @@ class DaskSample:
 
     def scan_terms(self, levels: int) -> np.ndarray:
         """(5, levels) T-Cal terms of every scale by the sorted scan (1-D targets): interior bins are final
-        in their partition, edge bins are merged by key, all totals double-double."""
-        if levels not in self._scan:
-            parts, _ = self._sorted_parts(levels)
-            results = [r for r in compute(self.data, *[delayed(_on_sorted)(p, levels, None, self.n)
-                                                        for p in parts], client=self.client) if r is not None]
-            terms = np.zeros((5, levels))
-            for lev in range(levels):
-                hi, lo = np.zeros(5), np.zeros(5)
-                edge = (np.empty(0, np.int64), np.empty(0, np.int64), np.empty((0, 7)), np.empty((0, 7)))
-                for ends, (out_hi, out_lo, f_n, f_hi, f_lo, l_n, l_hi, l_lo) in results:
-                    hi, lo = _k.add_terms(hi, lo, out_hi[:, lev].copy(), out_lo[:, lev].copy())
-                    first, last = _edge_keys(ends, levels, lev)
-                    for key, cnt, e_hi, e_lo in ((first, f_n, f_hi, f_lo), (last, l_n, l_hi, l_lo)):
-                        if cnt[lev] > 0:
-                            edge = _k.merge_features(*edge, np.array([key]), cnt[lev:lev + 1],
-                                                     e_hi[lev:lev + 1], e_lo[lev:lev + 1])
-                e_hi, e_lo = _k.features_terms(*edge[1:], self.n, _k.SCALAR, 2, 0, len(edge[0]))
-                terms[:, lev] = finish_terms(*_k.add_terms(hi, lo, e_hi, e_lo), self.n)
-            self._scan[levels] = terms
-        return self._scan[levels]
+        in their partition, edge bins are merged by key, all totals double-double (cached by
+        :meth:`analytic_terms`)."""
+        parts, _ = self._sorted_parts(levels)
+        results = [r for r in compute(self.data, *[delayed(_on_sorted)(p, levels, None, self.n)
+                                                    for p in parts], client=self.client) if r is not None]
+        terms = np.zeros((5, levels))
+        for lev in range(levels):
+            hi, lo = np.zeros(5), np.zeros(5)
+            edge = (np.empty(0, np.int64), np.empty(0, np.int64), np.empty((0, 7)), np.empty((0, 7)))
+            for _, (out_hi, out_lo, *_) in results:
+                hi, lo = _k.add_terms(hi, lo, out_hi[:, lev].copy(), out_lo[:, lev].copy())
+            for key, count, (e_hi, e_lo) in _edge_bins(results, levels, lev, lambda o: o[2:5],
+                                                        lambda o: o[5:]):
+                edge = _k.merge_features(*edge, np.array([key]), np.array([count]), e_hi[lev:lev + 1],
+                                         e_lo[lev:lev + 1])
+            e_hi, e_lo = _k.features_terms(*edge[1:], self.n, _k.SCALAR, 2, 0, len(edge[0]))
+            terms[:, lev] = finish_terms(*_k.add_terms(hi, lo, e_hi, e_lo), self.n)
+        return terms
 
     def analytic_terms(self, levels: int):
         if levels not in self._terms:
@@ -181,19 +185,12 @@ class DaskSample:
         results = [r for r in compute(self.data, *tasks, client=self.client) if r is not None]
         out = sum(r[1][0] for r in results)
         for lev in range(levels):
-            keys, counts, S, Q = [], [], [], []
-            for ends, (_, f_s, f_q, l_s, l_q, f_n, l_n) in results:
-                for key, cnt, s, q in zip(_edge_keys(ends, levels, lev), (f_n, l_n), (f_s, l_s), (f_q, l_q),
-                                          strict=True):
-                    if cnt[lev] > 0:
-                        keys.append(key)
-                        counts.append(cnt[lev])
-                        S.append(s[:, lev])
-                        Q.append(q[:, lev])
+            keys, counts, sums = zip(*_edge_bins(results, levels, lev, lambda o: (o[5], o[1], o[2]),
+                                                 lambda o: (o[6], o[3], o[4])), strict=True)
             starts = np.flatnonzero(np.r_[True, np.diff(keys) != 0])  # the edge bins in key order
             N = np.add.reduceat(np.array(counts, dtype=np.float64), starts)
-            S = np.add.reduceat(np.array(S), starts, axis=0)
-            Q = np.add.reduceat(np.array(Q), starts, axis=0)
+            S = np.add.reduceat(np.array([s[:, lev] for s, _ in sums]), starts, axis=0)
+            Q = np.add.reduceat(np.array([q[:, lev] for _, q in sums]), starts, axis=0)
             big = N >= 2
             out[:, lev] += ((S[big] ** 2 - Q[big]) / N[big, None]).sum(axis=0)
         return out / self.n

@@ -42,14 +42,6 @@ _EXAMPLE = """
 """
 
 
-def check_options(in_memory, options: dict, extra: dict | None = None) -> None:
-    """The constraints the in-memory function declares (and those of ``extra``), with its messages."""
-    constraints = {**getattr(in_memory, "parameter_constraints", {}), **(extra or {})}
-    for name, constraint in constraints.items():
-        if name in options and constraint is not None:
-            check_param(options[name], name, constraint, in_memory.__name__)
-
-
 def twin(in_memory, *, extra: dict | None = None, example: str = ""):
     """Decorator: the distributed twin of ``in_memory`` (module docstring); ``extra`` adds keywords
     (name → (default, constraint, documentation)) before the common ones of :data:`DASK_KEYWORDS`."""
@@ -58,6 +50,8 @@ def twin(in_memory, *, extra: dict | None = None, example: str = ""):
     keyword = inspect.Parameter.KEYWORD_ONLY
     signature = base.replace(parameters=[*base.parameters.values(), *(
         inspect.Parameter(name, keyword, default=spec[0]) for name, spec in added.items())])
+    #: the constraints the in-memory function declares and those of the added keywords
+    constraints = {**getattr(in_memory, "parameter_constraints", {}), **{k: s[1] for k, s in added.items()}}
 
     def decorate(driver):
         @functools.wraps(driver)
@@ -67,7 +61,9 @@ def twin(in_memory, *, extra: dict | None = None, example: str = ""):
             options = dict(bound.arguments)
             y_true, y_prob = options.pop("y_true"), options.pop("y_prob")
             names = {k: v for k in ("y_true_column", "y_prob_columns") if (v := options.pop(k)) is not None}
-            check_options(in_memory, options, {k: spec[1] for k, spec in added.items()})
+            for name, constraint in constraints.items():  # (checked with the in-memory messages)
+                if name in options and constraint is not None:
+                    check_param(options[name], name, constraint, in_memory.__name__)
             data = as_dask_data(y_true, y_prob, **names)
             dask_options = {k: options.pop(k) for k in list(options) if k in added}
             return driver(data, options, **dask_options)
