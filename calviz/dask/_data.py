@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import math
+import operator
 import os
 import re
 from collections.abc import Sequence
@@ -79,7 +80,7 @@ class DaskCalibrationData:
 
     def row_offsets(self) -> list[int]:
         """First global row of every partition (reads the partition lengths if they are not known)."""
-        lengths = self.lengths or dask.compute(*[delayed(_part_length)(p) for p in self.parts])
+        lengths = self.lengths or dask.compute(*[delayed(len)(part[0]) for part in self.parts])
         return np.concatenate(([0], np.cumsum(lengths, dtype=np.int64)[:-1])).tolist() if self.parts else []
 
     def schema(self):
@@ -88,10 +89,6 @@ class DaskCalibrationData:
         if self.is_binary:
             return np.array([0, 1]), np.array([0.5, 0.5])
         return np.array([0, 1]), np.full((2, self.n_classes), 1.0 / self.n_classes)
-
-
-def _part_length(part) -> int:
-    return int(np.shape(part[0])[0])
 
 
 def _column_values(frame, columns):
@@ -355,11 +352,6 @@ def compute(data: DaskCalibrationData, *graphs, client=None):
         return dask.compute(*graphs) if client is None else tuple(client.compute(list(graphs), sync=True))
 
 
-def persist(graphs: list, client=None) -> list:
-    """Keep the results of ``graphs`` in the cluster's memory for several computations."""
-    return list(client.persist(graphs)) if client is not None else list(dask.persist(*graphs))
-
-
 @contextlib.contextmanager
 def partition_errors(data: DaskCalibrationData, client=None):
     """A :class:`PartitionInputError` from a worker as the client-side :class:`InputError` of the first bad
@@ -395,7 +387,7 @@ def gather(data: DaskCalibrationData, size: int | None = None, seed=None, *,
     """(rows, n): the rows of ``data`` in one :class:`calviz.CalibrationData` — all n of them, or the
     uniform subsample of ``size`` rows without replacement that :meth:`calviz.CalibrationData.subsample`
     draws from the in-memory data with the same ``seed`` (the same global row indices, so the same rows)."""
-    lengths = compute(data, *map_partitions(data, _length), client=client)
+    lengths = compute(data, *map_partitions(data, operator.attrgetter("n")), client=client)
     bounds = np.concatenate(([0], np.cumsum(lengths, dtype=np.int64)))
     n = int(bounds[-1])
     check_n(n)
@@ -407,10 +399,6 @@ def gather(data: DaskCalibrationData, size: int | None = None, seed=None, *,
                              for i, part in enumerate(data.parts)], client=client)
     labels, probs = (np.concatenate(column) for column in zip(*picked, strict=True))
     return as_calibration_data(labels, probs), n
-
-
-def _length(rows: CalibrationData) -> int:
-    return rows.n
 
 
 def _take(rows: CalibrationData, picks):

@@ -191,14 +191,6 @@ def dyadic_sums(z, y, exponents: tuple[int, ...], compensated: bool = False) -> 
     return tuple(BinSums.of(z, y, simplex_cell_keys(z, 2**b), compensated=compensated) for b in exponents)
 
 
-def dyadic_merged(data, target: Target, exps: tuple[int, ...], compensated: bool, split_every, client):
-    """The merged :func:`dyadic_sums` of all rows."""
-    merged = map_reduce(data, dyadic_sums, exps, compensated, target=target, split_every=split_every,
-                        client=client)
-    check_n(merged[0].n_total)
-    return merged
-
-
 def scale_sums(y_true, y_prob=None, *, exponents: Sequence[int], target: str = "auto", class_index: int = 0,
                third_moments: bool = False, split_every: int = SPLIT_EVERY, client=None,
                **columns) -> tuple[tuple, str]:
@@ -223,7 +215,10 @@ def scale_sums(y_true, y_prob=None, *, exponents: Sequence[int], target: str = "
     if not exps or exps[0] < 0 or exps[-1] > 62:
         raise InputError(f"exponents must be integers in 0..62; got {exponents!r}")
     resolved = resolve(data, target, 1, class_index)
-    return dyadic_merged(data, resolved, exps, bool(third_moments), split_every, client), resolved.name
+    merged = map_reduce(data, dyadic_sums, exps, bool(third_moments), target=resolved,
+                        split_every=split_every, client=client)
+    check_n(merged[0].n_total)
+    return merged, resolved.name
 
 
 def multiscale_debiased_ece(y_true, y_prob=None, *, exponents: Sequence[int], target: str = "auto",

@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 
+import dask
 import numpy as np
 from dask.delayed import delayed
 
@@ -16,8 +17,8 @@ from calviz._kernels.dask_scan import y_only_partition
 from calviz._params import BOOLEAN, POSITIVE_INT
 from calviz._sums import dyadic_keys, finish_terms
 from calviz._tcal_decision import adaptive, check_options
-from calviz.dask._data import SPLIT_EVERY, check_n, compute, map_reduce, partition_errors, persist
-from calviz.dask._estimators import dyadic_merged, sorted_arrays, sorted_view
+from calviz.dask._data import SPLIT_EVERY, check_n, compute, map_reduce, partition_errors
+from calviz.dask._estimators import dyadic_sums, sorted_arrays, sorted_view
 from calviz.dask._twin import twin
 from calviz.targets import resolve
 
@@ -118,8 +119,9 @@ class DaskSample:
         if self._sorted is None or self._sorted[0] != levels:
             with partition_errors(self.data, self.client):
                 ordered = sorted_view(self.data, self.view)
-                parts = persist([delayed(_sorted_part, pure=True)(f, levels) for f in ordered.to_delayed()],
-                                self.client)
+                parts = [delayed(_sorted_part, pure=True)(f, levels) for f in ordered.to_delayed()]
+                # kept in the cluster's memory while the test runs (several passes: scan, resamples)
+                parts = list(dask.persist(*parts) if self.client is None else self.client.persist(parts))
             lengths = compute(self.data, *[delayed(len)(p[0]) for p in parts], client=self.client)
             self._sorted = levels, parts, np.concatenate(([0], np.cumsum(lengths)[:-1])).astype(np.int64)
         return self._sorted[1], self._sorted[2]
@@ -162,8 +164,8 @@ class DaskSample:
             return self.scan_terms(levels), ""
         if kept < 1:
             raise InputError(f"max_bins = {self.max_bins} is too small for even the coarsest scale")
-        merged = dyadic_merged(self.data, self.view, tuple(range(1, kept + 1)), True, self.split_every,
-                               self.client)
+        merged = map_reduce(self.data, dyadic_sums, tuple(range(1, kept + 1)), True, target=self.view,
+                            split_every=self.split_every, client=self.client)
         note = "" if kept == levels else (
             f"scales 2^{kept + 1}..2^{levels} omitted on Dask (merged bin sums would exceed max_bins = "
             f"{self.max_bins} rows); Bonferroni over the {kept} scales tested")
