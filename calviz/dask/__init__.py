@@ -54,7 +54,6 @@ from calviz.dask._estimators import (
     scale_sums,
     sintce,
     smce,
-    sorted_view,  # noqa: F401
     subsample_measure,
     unbiased_ece,
     uniform_subsample,
