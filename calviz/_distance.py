@@ -26,8 +26,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import sparse
-from scipy.optimize import linprog
 
 from calviz._binning import check_n_bins
 from calviz._data import InputError, check_alpha
@@ -40,6 +38,7 @@ from calviz._kernels.distance import (
     sintce_kernel,
     smce_solve,
 )
+from calviz._lazy import LazyModule
 from calviz._params import (
     BOOLEAN,
     INTERVAL_ALPHA,
@@ -56,6 +55,11 @@ from calviz._params import (
 )
 from calviz._results import LevelFromAlpha, ResultMixin, ValueStatistic
 from calviz.targets import SCALAR_TARGETS
+
+# for the lower distance's LP only, imported at its first use: 0.3 s that `calviz serve` would otherwise
+# pay before its first page (the distance view runs in a worker process)
+sparse = LazyModule("scipy.sparse")
+optimize = LazyModule("scipy.optimize")
 
 __all__ = [
     "SmCEResult",
@@ -423,7 +427,7 @@ def _lower_dce_lp(v: np.ndarray, y: np.ndarray, m: int) -> float:
     b_eq = np.concatenate([gamma[0], gamma[1], np.zeros(n_nodes)])
     cost = np.zeros(n_var)
     cost[: 4 * n_edges] = 1.0
-    res = linprog(cost, A_eq=a_eq, b_eq=b_eq, bounds=(0, None), method="highs")
+    res = optimize.linprog(cost, A_eq=a_eq, b_eq=b_eq, bounds=(0, None), method="highs")
     if res.status != 0:  # pragma: no cover - the LP is always feasible and bounded
         raise RuntimeError(f"HiGHS failed on the dCE LP: {res.message}")
     return max(float(res.fun) / m, 0.0)

@@ -202,6 +202,30 @@ def test_first_document_says_preparing_until_the_views_arrive(served_app, chromi
         context.close()
 
 
+def test_page_html_says_preparing_before_bokehjs_has_drawn(served_app, chromium_browser, artifacts_dir):
+    """Before BokehJS has run (here: never — its script is blocked), the page's own HTML and CSS already
+    show the "preparing" line where the status card will be drawn: on a first run the browser spends about
+    a second loading BokehJS and Panel, and the page must not be blank meanwhile."""
+    context = chromium_browser.new_context(viewport={"width": 1280, "height": 800})
+    page = context.new_page()
+    page.route("**/static/js/bokeh.min.js*", lambda route: route.abort())
+    try:
+        page.goto(served_app, timeout=LOAD_TIMEOUT, wait_until="domcontentloaded")
+        shown = page.evaluate(
+            "() => { const d = document.querySelector('#main > .card-margin:first-child [data-root-id]');"
+            " return d && d.matches(':empty') ? getComputedStyle(d, '::before').content : null; }"
+        )
+        assert shown is not None and "preparing:" in shown, shown
+        box = page.evaluate(
+            "() => document.querySelector('#main > .card-margin:first-child [data-root-id]')"
+            ".parentElement.getBoundingClientRect().height"
+        )
+        assert box > 10  # the text takes room on the page: it is drawn, not only styled
+        shot(page, artifacts_dir, "preparing_html")
+    finally:
+        context.close()
+
+
 def test_bin_slider_changes_number_of_bars(served_app, chromium_browser, artifacts_dir):
     context, page = open_app(chromium_browser, served_app)
     try:

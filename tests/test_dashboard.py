@@ -208,6 +208,15 @@ def test_changes_replace_data_not_figures(app):
     assert len(reliability.sources["hist"].data["count"]) == 9
 
 
+def test_sidebar_applies_browser_changes_without_panels_wait(app):
+    """Panel applies a browser change to a widget 50 ms after it arrives (``Reactive._debounce``), to fold
+    bursts; the sidebar's widgets apply it on the next tick (the store debounces the slow work itself)."""
+    widgets = app.widgets().select(pn.widgets.Widget)
+    assert {w.name for w in widgets} >= {"bins (m)", "level α", "sample size n (subsample)"}
+    assert [w.name for w in widgets if w._debounce != 0] == []
+    assert pn.widgets.IntSlider._debounce == 50  # the class default (other Panel objects) is untouched
+
+
 def test_target_switch_rebuilds_only_the_reliability_figures():
     from bokeh.document import Document
 

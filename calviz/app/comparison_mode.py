@@ -58,7 +58,7 @@ class ComparisonMode:
         self.store = ComparisonStore(
             app.store, schedule=app._schedule, debounce=DEBOUNCE_S if app.served else 0, inline=not app.served
         )
-        self.view = ComparisonView(self.store)
+        self._view: ComparisonView | None = None  # built when a mode is first chosen (see .view)
         # the card is in the page only while the mode is on: hidden Bokeh models still take part in every
         # style and layout pass of the browser, which made each live change of the other views ~2× slower
         self.panel = pn.Column(sizing_mode="stretch_width", margin=0, visible=False)
@@ -74,6 +74,14 @@ class ComparisonMode:
         )
         app.controls.param.watch(lambda *_: self.refresh(), [*Controls.ANALYSIS, "dataset"])
         self._fit_other()
+
+    @property
+    def view(self) -> ComparisonView:
+        """The comparison card, built on first use: its figures are a third of a session's start-up
+        (every page is built per browser session), and most sessions never compare."""
+        if self._view is None:
+            self._view = ComparisonView(self.store)
+        return self._view
 
     # -- inputs -------------------------------------------------------------------------------------
     def remember_upload(self, name: str, content: bytes, filename: str) -> None:
@@ -213,7 +221,8 @@ class ComparisonMode:
         if self._widgets is not None:
             self._visibility()
         if off:  # nothing to compute or to check while the mode is off
-            self.view.clear_error()
+            if self._view is not None:
+                self._view.clear_error()
             self.store.update(None)
             return
         self._fit_other()

@@ -278,7 +278,7 @@ class CalvizApp:
             # a changed caption or title is in again (measuring every element of it), so with one root per
             # card a live change costs the cards it touches, not the whole page
             main=[self.status.panel, *(view.panel for view in self.views), self.comparison.panel],
-            raw_css=[_MAIN_GRID_CSS],
+            raw_css=[_MAIN_GRID_CSS, _LOADING_CSS],
             sidebar_width=300,
             accent_base_color=plots.CALIBRATED,
             header_background="#134e4a",
@@ -315,6 +315,16 @@ _MAIN_GRID_CSS = """
 #main > .card-margin { margin: 4px 0; }
 #main > .card-margin:first-child, #main > .card-margin:last-child { grid-column: 1 / -1; }
 @media (max-width: 1000px) { #main { grid-template-columns: minmax(0, 1fr); } }
+"""
+
+# the page's HTML already says "preparing", before BokehJS has drawn the first card: on a first run the
+# browser spends about a second loading and running BokehJS and Panel, and the page would be blank meanwhile.
+# The status card's placeholder is empty until Bokeh draws the card into it (whose own line then says the
+# same), so the text goes as soon as the card is there.
+_LOADING_CSS = f"""
+#main > .card-margin:first-child [data-root-id]:empty::before {{
+  content: "{_PREPARING}"; display: block; padding: 8px 12px; font-size: 14px; color: #475569;
+}}
 """
 
 

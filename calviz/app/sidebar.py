@@ -106,7 +106,18 @@ def sidebar(app) -> pn.Column:
         **stretch,
     )
     column.n_widget = n_widget
+    for widget in column.select(pn.widgets.Widget):
+        _apply_at_once(widget)
     return column
+
+
+def _apply_at_once(widget) -> None:
+    """Apply a change made in the browser on the session's next tick instead of 50 ms later.  Panel waits
+    ``Reactive._debounce`` (50 ms) after each browser change before applying it, to fold a burst of
+    changes into one; on this page that wait was a quarter of a change's time to the screen.  A burst
+    still folds: while one change waits for the session's thread, later ones only replace its value
+    (Panel's pending ``_events``), and the store waits before starting background work (``DEBOUNCE_S``)."""
+    widget._debounce = 0
 
 
 def _resamples_input(controls, **kwargs) -> list:
