@@ -226,6 +226,22 @@ def test_page_html_says_preparing_before_bokehjs_has_drawn(served_app, chromium_
         context.close()
 
 
+def test_page_loads_no_mathjax(served_app, chromium_browser):
+    """No text of the page needs MathJax, so the browser does not load and parse it (1.8 MB) before it
+    draws: the page requests no MathJax script and draws its views without it."""
+    context = chromium_browser.new_context(viewport={"width": 1280, "height": 800})
+    page = context.new_page()
+    scripts: list[str] = []
+    page.on("request", lambda req: scripts.append(req.url) if req.resource_type == "script" else None)
+    try:
+        page.goto(served_app, timeout=LOAD_TIMEOUT)
+        page.wait_for_function(f"() => ({JS_BAR_COUNTS})().hist.length > 0", timeout=LOAD_TIMEOUT)
+        assert any("bokeh.min.js" in url for url in scripts), scripts
+        assert not [url for url in scripts if "mathjax" in url.lower()], scripts
+    finally:
+        context.close()
+
+
 def test_bin_slider_changes_number_of_bars(served_app, chromium_browser, artifacts_dir):
     context, page = open_app(chromium_browser, served_app)
     try:

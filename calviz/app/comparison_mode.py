@@ -26,6 +26,7 @@ from calviz.app.comparison_store import METHODS, MODES, ComparisonRequest, Compa
 from calviz.app.comparison_view import ComparisonView
 from calviz.app.controls import Controls
 from calviz.app.store import DEBOUNCE_S
+from calviz.app.views import Text, heading
 
 __all__ = ["ComparisonControls", "ComparisonMode", "SECOND_FILE", "OTHER_COLUMNS"]
 
@@ -268,7 +269,8 @@ class ComparisonMode:
                 self.file_widget.clear()
 
         self.file_widget.param.watch(on_file, "value")
-        self._file_label = pn.pane.Markdown("model B file", margin=(0, 10), styles={"font-size": "12px"})
+        self._file_label = Text("model B file")
+        self._heading = heading("Compare")
         self._widgets = pn.Column(**stretch)
         self._visibility()
         return self._widgets
@@ -277,7 +279,7 @@ class ComparisonMode:
         """Only the widgets of the chosen mode are in the page (so the page has one file input until a
         second file is asked for)."""
         mode, other = self.controls.mode, self.controls.other
-        shown = [pn.pane.Markdown("**Compare**", margin=(10, 10, 0, 10)), self.mode_widget]
+        shown = [self._heading, self.mode_widget]
         if mode == "recalibration":
             shown.append(self.method_widget)
         elif mode == "models":

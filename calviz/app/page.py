@@ -271,7 +271,7 @@ class CalvizApp:
 
     def template(self) -> pn.template.FastListTemplate:
         """The served page: the widgets in the sidebar, the views in main."""
-        return pn.template.FastListTemplate(
+        page = pn.template.FastListTemplate(
             title="calviz — is this classifier calibrated?",
             sidebar=[self.widgets()],
             # one Bokeh root per card, placed two by two by _MAIN_GRID_CSS: Bokeh lays out the whole root
@@ -290,6 +290,8 @@ class CalvizApp:
             # is drawn; the status line shows the background jobs
             busy_indicator=None,
         )
+        _without_mathjax(page)
+        return page
 
     def __panel__(self):
         return self.layout()
@@ -326,6 +328,17 @@ _LOADING_CSS = f"""
   content: "{_PREPARING}"; display: block; padding: 8px 12px; font-size: 14px; color: #475569;
 }}
 """
+
+
+def _without_mathjax(page) -> None:
+    """Any Panel HTML pane in a served page makes Panel send MathJax with it — 1.8 MB of JavaScript that
+    the browser parses before it draws anything (~0.2 s here) — and no text of this page needs it (the
+    texts are Bokeh Divs, see :class:`~calviz.app.views.Text`).  The one HTML pane left is the template's
+    empty ``js_area`` root, which nothing in Panel writes to: an empty spacer takes its place."""
+    js_area = page._render_items.get("js_area")
+    if js_area is not None and isinstance(js_area[0], pn.pane.HTML) and not js_area[0].object:
+        page._js_area = pn.Spacer(width=0, height=0, margin=0)
+        page._render_items["js_area"] = (page._js_area, [])
 
 
 def _offline_fast_design():

@@ -6,13 +6,10 @@ from __future__ import annotations
 import panel as pn
 
 from calviz.app import sources
+from calviz.app.views import Text, heading
 from calviz.sampling import SAMPLED_ROWS
 
 __all__ = ["sidebar"]
-
-
-def _heading(text: str) -> pn.pane.Markdown:
-    return pn.pane.Markdown(f"**{text}**", margin=(10, 10, 0, 10))
 
 
 def sidebar(app) -> pn.Column:
@@ -22,8 +19,8 @@ def sidebar(app) -> pn.Column:
     stretch = dict(sizing_mode="stretch_width")
     controls = app.controls
     target = w.Select.from_param(p.target, name="calibration target", **stretch)
-    class_index = w.IntSlider.from_param(p.class_index, name="class (classwise)", **stretch)
-    top_k = w.IntSlider.from_param(p.top_k, name="k (top-1-to-k)", **stretch)
+    class_index = _live(w.IntSlider.from_param(p.class_index, name="class (classwise)", **stretch))
+    top_k = _live(w.IntSlider.from_param(p.top_k, name="k (top-1-to-k)", **stretch))
 
     def visibility(*_):
         class_index.visible = controls.target == "classwise"
@@ -31,7 +28,7 @@ def sidebar(app) -> pn.Column:
 
     controls.param.watch(visibility, ["target"])
     visibility()
-    n_widget = w.IntSlider.from_param(p.n, name="sample size n (subsample)", **stretch)
+    n_widget = _live(w.IntSlider.from_param(p.n, name="sample size n (subsample)", **stretch))
     label_column = w.TextInput(name="label column (y_true / correct)", placeholder="auto", **stretch)
     prob_column = w.TextInput(name="probability column (or p_ prefix)", placeholder="auto", **stretch)
     accept = ".csv,.parquet,.pq,.npz,.npy"
@@ -78,23 +75,24 @@ def sidebar(app) -> pn.Column:
         class_index,
         top_k,
         n_widget,
-        _heading("Binning"),
-        w.RadioButtonGroup.from_param(p.scheme, **stretch),
-        w.IntSlider.from_param(p.n_bins, name="bins (m)", **stretch),
-        _heading("Smooth curve"),
-        w.Checkbox.from_param(p.show_smooth, name="smooth reliability curve"),
-        w.Select.from_param(p.kernel, name="kernel", **stretch),
-        w.FloatSlider.from_param(
+        heading("Binning"),
+        _live(w.RadioButtonGroup.from_param(p.scheme, **stretch)),
+        _live(w.IntSlider.from_param(p.n_bins, name="bins (m)", **stretch)),
+        heading("Smooth curve"),
+        _live(w.Checkbox.from_param(p.show_smooth, name="smooth reliability curve")),
+        _live(w.Select.from_param(p.kernel, name="kernel", **stretch)),
+        _live(w.FloatSlider.from_param(
             p.bandwidth, name="smooth-curve bandwidth (0 = automatic)", format="0.000", **stretch
-        ),
-        _heading("Testing"),
-        w.FloatSlider.from_param(p.alpha, name="level α", format="0.000", **stretch),
-        w.Select.from_param(p.resampling, name="T-Cal critical values", **stretch),
+        )),
+        heading("Testing"),
+        _live(w.FloatSlider.from_param(p.alpha, name="level α", format="0.000", **stretch)),
+        _live(w.Select.from_param(p.resampling, name="T-Cal critical values", **stretch)),
         *_resamples_input(controls, **stretch),
-        w.IntInput.from_param(p.seed, name="seed", **stretch),
-        w.Checkbox.from_param(p.all_rows, name=f"all rows (slow views use ≤ {max(SAMPLED_ROWS.values()):,} "
-                                                "rows otherwise)"),
-        _heading(f"Your predictions (CSV, Parquet, NPZ, NPY; ≤ {app.upload_limit // (1024 * 1024)} MB)"),
+        _live(w.IntInput.from_param(p.seed, name="seed", **stretch)),
+        _live(w.Checkbox.from_param(
+            p.all_rows, name=f"all rows (slow views use ≤ {max(SAMPLED_ROWS.values()):,} rows otherwise)"
+        )),
+        heading(f"Your predictions (CSV, Parquet, NPZ, NPY; ≤ {app.upload_limit // (1024 * 1024)} MB)"),
         label_column,
         prob_column,
         renormalize,
@@ -106,28 +104,29 @@ def sidebar(app) -> pn.Column:
         **stretch,
     )
     column.n_widget = n_widget
-    for widget in column.select(pn.widgets.Widget):
-        _apply_at_once(widget)
     return column
 
 
-def _apply_at_once(widget) -> None:
-    """Apply a change made in the browser on the session's next tick instead of 50 ms later.  Panel waits
-    ``Reactive._debounce`` (50 ms) after each browser change before applying it, to fold a burst of
-    changes into one; on this page that wait was a quarter of a change's time to the screen.  A burst
-    still folds: while one change waits for the session's thread, later ones only replace its value
-    (Panel's pending ``_events``), and the store waits before starting background work (``DEBOUNCE_S``)."""
+def _live(widget):
+    """``widget``, applying a change made in the browser on the session's next tick instead of 50 ms later.
+    Panel waits ``Reactive._debounce`` (50 ms) after each browser change before applying it, to fold a
+    burst of changes into one; on this page that wait was a quarter of a change's time to the screen.  A
+    burst still folds: while one change waits for the session's thread, later ones only replace its value
+    (Panel's pending ``_events``), and the store waits before starting background work (``DEBOUNCE_S``).
+    Only for the controls whose change updates data in place: a change that adds models to the page
+    (target, dataset, comparison mode) keeps Panel's wait — without it, Panel 1.9 can send a patch that
+    names a model before the patch that adds it (the browser: "reference … isn't known")."""
     widget._debounce = 0
+    return widget
 
 
 def _resamples_input(controls, **kwargs) -> list:
     """The resamples box and a note under it: a value outside the box's bounds (typed, not stepped) is
     set to the nearest bound, and the note says so — never silently ignored."""
     low, high = controls.param.n_resamples.bounds
-    box = pn.widgets.IntInput(name="resamples", value=controls.n_resamples, start=low, end=high, step=100,
-                              description=f"between {low} and {high}", **kwargs)
-    note = pn.pane.Markdown("", visible=False, margin=(0, 10),
-                            styles={"font-size": "12px", "color": "#8a6d3b"})
+    box = _live(pn.widgets.IntInput(name="resamples", value=controls.n_resamples, start=low, end=high,
+                                    step=100, description=f"between {low} and {high}", **kwargs))
+    note = Text(visible=False, styles={"color": "#8a6d3b"})
 
     def on_box(event) -> None:
         value = controls.n_resamples if event.new is None else int(event.new)
@@ -167,12 +166,8 @@ def _dask_inputs(app, columns) -> list:
 
     button.on_click(on_click)
     return [
-        _heading("Larger than memory"),
-        pn.pane.Markdown(
-            "All rows analysed on Dask; the distance measures on a uniform subsample.",
-            margin=(0, 10),
-            styles={"font-size": "12px"},
-        ),
+        heading("Larger than memory"),
+        Text("All rows analysed on Dask; the distance measures on a uniform subsample."),
         path,
         scheduler,
         button,
