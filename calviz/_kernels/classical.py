@@ -111,14 +111,15 @@ def clipped_logit(z, eps):
 
 
 @njit(cache=True)
-def edge_bin_sums(z, y, inner_edges):
+def edge_bin_sums(z, y, inner_edges, label=-1):
     """Per-bin count, Σz and Σy for the bins [e_i, e_{i+1}) cut at the sorted ``inner_edges`` (the
     outer edges 0 and 1 implicit, the last bin closed), z in [0, 1]: the bin of z is
     ``searchsorted(inner_edges, z, side="right")``, summed in the same pass in row order (no id array).
     The bin is read from a table on the top 16 bits of z's bit pattern
     (:func:`calviz._kernels.binning.edge_count_table`), searched only for the values sharing those
     bits with an edge — a binary search per value costs several mispredicted branches.  Used for
-    equal-mass bins (ACE, Hosmer–Lemeshow groups)."""
+    equal-mass bins (ACE, Hosmer–Lemeshow groups).  ``label ≥ 0``: y holds class ids and the summed
+    indicator is 1{y = label} (one class against the rest without an indicator array)."""
     m = inner_edges.shape[0]
     count = np.zeros(m + 1, dtype=np.int64)
     z_sum = np.zeros(m + 1)
@@ -132,5 +133,8 @@ def edge_bin_sums(z, y, inner_edges):
             b = edge_count(inner_edges, v)
         count[b] += 1
         z_sum[b] += v
-        y_sum[b] += y[i]
+        if label < 0:
+            y_sum[b] += y[i]
+        elif y[i] == label:
+            y_sum[b] += 1.0
     return count, z_sum, y_sum
