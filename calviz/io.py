@@ -26,6 +26,7 @@ import os
 import re
 import tempfile
 import zipfile
+import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -144,8 +145,6 @@ def read_predictions(
                 if not keep_matrix and read.n_prob_columns > 1:
                     try:
                         return _read_file_backed(read, renormalize, logits)
-                    except _UnreadableFile:
-                        raise
                     except InputError as exc:
                         raise _named(exc, read.columns) from None
                 read = _whole_arrays(read)
@@ -442,11 +441,6 @@ def _read_parquet_frame(raw, names):
 BLOCK_ROWS = 1 << 16
 #: Bytes of text per block of the CSV block reader.
 CSV_BLOCK_BYTES = 1 << 22
-
-
-class _UnreadableFile(InputError):
-    """The file cannot be read (a corrupt or truncated member): its message names no column, so it is
-    passed on as it is."""
 
 
 class _NotFast(Exception):
@@ -860,10 +854,10 @@ def _row_blocks_fit(labels_header, probs_header=None) -> bool:
             and len(probs_shape) == 2 and probs_shape[1] >= 2 and labels_shape[0] == probs_shape[0] >= 2)
 
 
-def _npy_row_blocks(stream, rows: int, corrupt: str) -> Iterator[np.ndarray]:
+def _npy_row_blocks(stream, rows: int) -> Iterator[np.ndarray]:
     """The NPY array in a stream (C order), :data:`BLOCK_ROWS` rows at a time, each read when it is
     needed (a zip member is read forwards only, decompressed as it is read).  A read error or a short
-    read raises ``InputError(corrupt + reason)``."""
+    read raises :class:`_NotFast`: the whole-array reader then says what is wrong, in its words."""
     try:
         shape, _, dtype = _npy_header(stream)
         row_bytes = math.prod(shape[1:]) * dtype.itemsize
@@ -871,11 +865,11 @@ def _npy_row_blocks(stream, rows: int, corrupt: str) -> Iterator[np.ndarray]:
             count = min(BLOCK_ROWS, rows - start)
             data = stream.read(count * row_bytes)
             if len(data) != count * row_bytes:
-                raise EOFError(f"the data ends in row {start + len(data) // row_bytes} of {rows}")
+                raise _NotFast
             yield np.frombuffer(data, dtype=dtype).reshape((count, *shape[1:]))
         stream.read(1)  # at the end of a zip member: its CRC is checked
-    except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:  # bad CRC, truncated member
-        raise _UnreadableFile(f"{corrupt} ({type(exc).__name__}: {exc})") from None
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError, zlib.error):  # bad CRC, cut member
+        raise _NotFast from None
 
 
 def _npz_blocks(raw, keys, probs_shape, fallback) -> _Blocks:
@@ -886,8 +880,7 @@ def _npz_blocks(raw, keys, probs_shape, fallback) -> _Blocks:
     def batches():
         with _as_stream(raw) as stream, zipfile.ZipFile(stream) as zf, \
                 zf.open(f"{keys[0]}.npy") as labels, zf.open(f"{keys[1]}.npy") as probs:
-            yield from zip(_npy_row_blocks(labels, n, f"array {keys[0]!r} is corrupt"),
-                           _npy_row_blocks(probs, n, f"array {keys[1]!r} is corrupt"), strict=True)
+            yield from zip(_npy_row_blocks(labels, n), _npy_row_blocks(probs, n), strict=True)
 
     return _Blocks({"y_true": keys[0], "y_prob": [keys[1]]}, n, batches, fallback, width)
 
@@ -898,7 +891,7 @@ def _npy_blocks(raw, n: int, width: int, fallback) -> _Blocks:
 
     def batches():
         with _as_stream(raw) as stream:
-            for block in _npy_row_blocks(stream, n, "not a readable NPY file"):
+            for block in _npy_row_blocks(stream, n):
                 yield block[:, 0], block[:, 1:]
 
     return _Blocks(_npy_columns(width + 1), n, batches, fallback)
