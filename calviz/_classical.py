@@ -39,6 +39,7 @@ from calviz._kernels.classical import (
     logistic_sums,
     spiegelhalter_sums,
 )
+from calviz._kernels.sorting import sort_unit_values_by_label
 from calviz._lazy import LazyModule
 from calviz._params import ALPHA, BOOLEAN, POSITIVE_INT, UNIT_OPEN, Interval, validate_params
 from calviz._results import ResultMixin, with_classes
@@ -476,8 +477,7 @@ def _cox(z, y, target, fit: bool = True) -> CoxTestResult:
 
 
 def _cumulative_extremes(z, y):
-    events = y == 1
-    return cumulative_difference_extremes(np.sort(z[events]), np.sort(z[~events]))
+    return cumulative_difference_extremes(*sort_unit_values_by_label(z, y))
 
 
 #: test name → (the deviation of the cumulative sums it measures, its null survival function, the null)

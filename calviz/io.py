@@ -689,10 +689,11 @@ class SpilledColumns:
                 column.tofile(f)
 
     def read(self, c: int) -> np.ndarray:
-        """Column ``c`` (read-only float64)."""
-        column = np.fromfile(self._paths[c], dtype=np.float64)
-        column.flags.writeable = False
-        return column
+        """Column ``c`` (read-only float64), mapped from its file (pages come from the page cache as
+        they are read, with no copy; the mapping goes with the last array using it)."""
+        if self._paths[c].stat().st_size == 0:
+            return np.zeros(0)
+        return np.asarray(np.memmap(self._paths[c], dtype=np.float64, mode="r"))
 
 
 class FileBackedData(CalibrationData):

@@ -1,6 +1,7 @@
 """Equal-mass bins without a sort: the radix selection of the order statistics at the edge ranks and the
 table-driven bin sums, against sort- and searchsorted-based references on inputs with ties, duplicates,
-values on the edges, −0.0, n = 1 and 2, and inputs concentrated enough to need every histogram pass."""
+values on the edges, −0.0, n = 1 and 2, and inputs concentrated enough to need every histogram pass;
+and the radix sort of the T-Cal keys and of the cumulative tests' two groups against ``np.sort``."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import calviz
 from calviz._binning import equal_mass_edges, order_statistics
 from calviz._ece import equal_mass_sums
 from calviz._kernels.classical import edge_bin_sums
+from calviz._kernels.sorting import radix_sort_keys, sort_unit_values_by_label
 
 
 def _reference_edges(z, m):
@@ -150,3 +152,20 @@ def test_ace_equals_the_sort_based_definition():
             keep = count > 0
             per_class.append(np.abs((y_sum[keep] - z_sum[keep]) / count[keep]).mean())
         assert calviz.ace(labels, probs, n_bins=10).value == float(np.mean(per_class))
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_radix_sort_equals_np_sort(kind):
+    rng = np.random.default_rng(50 + KINDS.index(kind))
+    for n in [0, 1, 2, 3, *rng.integers(4, 3000, size=30).tolist()]:
+        z = _random_values(rng, n, kind)
+        y = rng.integers(0, 2, size=n)
+        # the T-Cal keys: the bits of z with the label appended (ties in z ordered by the label)
+        keys = ((z.view(np.int64) & 0x7FFFFFFFFFFFFFFF) << 1) | y
+        np.testing.assert_array_equal(radix_sort_keys(keys.copy()), np.sort(keys))
+        for labels in (y, y.astype(np.float64)):
+            events, others = sort_unit_values_by_label(z, labels)
+            np.testing.assert_array_equal(events, np.sort(z[labels == 1]))
+            np.testing.assert_array_equal(others, np.sort(z[labels != 1]))
+    big = rng.integers(0, 2**63 - 1, size=5000)  # every digit in use, the top one included
+    np.testing.assert_array_equal(radix_sort_keys(big.copy()), np.sort(big))
