@@ -169,3 +169,20 @@ def test_radix_sort_equals_np_sort(kind):
             np.testing.assert_array_equal(others, np.sort(z[labels != 1]))
     big = rng.integers(0, 2**63 - 1, size=5000)  # every digit in use, the top one included
     np.testing.assert_array_equal(radix_sort_keys(big.copy()), np.sort(big))
+
+
+def test_top1_of_rows_equals_argmax_take_and_compare():
+    from calviz._kernels.views import top1_of_rows
+
+    rng = np.random.default_rng(60)
+    for trial in range(200):
+        n, k = int(rng.integers(1, 80)), int(rng.integers(2, 7))
+        probs = rng.dirichlet(np.full(k, 0.5), size=n)
+        if trial % 2:  # ties in the maximum: the lowest index wins
+            probs = np.round(probs, 1)
+        labels = rng.integers(0, k, size=n)
+        pred = probs.argmax(axis=1)
+        for matrix in (probs, np.asfortranarray(probs), probs[::-1][::-1]):
+            conf, correct = top1_of_rows(matrix, labels)
+            np.testing.assert_array_equal(conf, np.take_along_axis(probs, pred[:, None], axis=1)[:, 0])
+            np.testing.assert_array_equal(correct, (pred == labels).astype(np.float64))
