@@ -186,3 +186,19 @@ def test_top1_of_rows_equals_argmax_take_and_compare():
             conf, correct = top1_of_rows(matrix, labels)
             np.testing.assert_array_equal(conf, np.take_along_axis(probs, pred[:, None], axis=1)[:, 0])
             np.testing.assert_array_equal(correct, (pred == labels).astype(np.float64))
+
+
+def test_threaded_logistic_sums_equal_the_sequential_sums_bit_for_bit():
+    """The Cox test's sums on all threads: the terms computed in parallel, added in row order by one
+    thread, so every one of the six sums is the same double (blocks of 2^16 rows, a ragged last one)."""
+    from calviz._kernels.classical import clipped_logit, logistic_sums, logistic_sums_threaded
+
+    rng = np.random.default_rng(70)
+    for n in (1, 2, 1000, 3 * (1 << 16) + 17):
+        z = rng.uniform(size=n)
+        z[: n // 10] = np.round(z[: n // 10], 1)  # ties, and 0 and 1 clipped
+        labels = (rng.uniform(size=n) < z).astype(np.int64)
+        x = clipped_logit(z, 1e-12)
+        for y in (labels, labels.astype(np.float64)):
+            for a, b in ((0.0, 1.0), (0.4, 0.6), (-30.0, 8.0)):
+                assert logistic_sums_threaded(x, y, a, b) == logistic_sums(x, y, a, b)
