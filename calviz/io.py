@@ -759,9 +759,9 @@ def _read_npz(raw, names, max_bytes):
 
 
 def _read_npz_stream(stream, names, max_bytes, blocks=None):
-    """(labels, probabilities, columns) of an NPZ archive, or ``blocks(keys, n)`` (a :class:`_Blocks`)
-    when given and the arrays can be read a block of rows at a time (:func:`_row_blocks_fit`), after
-    the same checks."""
+    """(labels, probabilities, columns) of an NPZ archive, or ``blocks(keys, probabilities' shape)`` (a
+    :class:`_Blocks`) when given and the arrays can be read a block of rows at a time
+    (:func:`_row_blocks_fit`), after the same checks."""
     try:
         with zipfile.ZipFile(stream) as zf:
             total = sum(info.file_size for info in zf.infolist())
