@@ -20,11 +20,14 @@ unknown formats, files over ``max_bytes``, and every rule of :func:`calviz.data.
 
 from __future__ import annotations
 
+import contextlib
 import io as _io
 import math
 import os
+import queue
 import re
 import tempfile
+import threading
 import zipfile
 import zlib
 from collections.abc import Callable, Iterator
@@ -596,18 +599,70 @@ class _Growing:
         return self._out[:self.rows]
 
 
+#: blocks read ahead of the one being worked on
+READ_AHEAD = 2
+
+
+def read_ahead(items: Iterator, depth: int | None = None) -> Iterator:
+    """The items of ``items`` in order, each produced on a helper thread while the caller works on the
+    ones before it (at most ``depth`` waiting; default :data:`READ_AHEAD`).  Decompression (zlib) and
+    Arrow's decoding release the GIL, so reading a block overlaps validating the previous one.  An
+    exception raised while producing an item is raised here, in its place; when the caller stops early
+    the producer stops at its next item and closes ``items`` (its files) on its thread."""
+    depth = READ_AHEAD if depth is None else depth
+    handoff: queue.Queue = queue.Queue(maxsize=max(int(depth), 1))
+    stopped = threading.Event()
+
+    def offer(entry) -> bool:
+        while not stopped.is_set():
+            try:
+                handoff.put(entry, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def produce():
+        try:
+            for item in items:
+                if not offer(("item", item)):
+                    return
+            offer(("end", None))
+        except BaseException as exc:  # noqa: BLE001 (passed to the consumer, which raises it)
+            offer(("error", exc))
+        finally:
+            close = getattr(items, "close", None)
+            if close is not None:
+                close()
+
+    producer = threading.Thread(target=produce, name="calviz-read-ahead", daemon=True)
+    producer.start()
+    try:
+        while True:
+            kind, value = handoff.get()
+            if kind == "end":
+                return
+            if kind == "error":
+                raise value
+            yield value
+    finally:
+        stopped.set()
+        producer.join()
+
+
 def _whole_arrays(blocks: _Blocks):
     """(labels, probabilities, columns) of the whole file, written block by block into the final arrays
     (no DataFrame, no stacking copy: the peak memory of a 10⁷ × 10 file is its matrix plus a block)."""
     width = blocks.n_prob_columns
     y = p = None
-    for y_block, p_block in blocks.batches():
-        if y is None:
-            # integer labels stay integers (validated without a float copy)
-            y = _Growing(blocks.n, np.int64 if y_block.dtype.kind in "iu" else np.float64)
-            p = _Growing(blocks.n, np.float64, None if width == 1 else width)
-        y.add(y_block)
-        p.add(p_block)
+    with contextlib.closing(read_ahead(blocks.batches())) as batches:
+        for y_block, p_block in batches:
+            if y is None:
+                # integer labels stay integers (validated without a float copy)
+                y = _Growing(blocks.n, np.int64 if y_block.dtype.kind in "iu" else np.float64)
+                p = _Growing(blocks.n, np.float64, None if width == 1 else width)
+            y.add(y_block)
+            p.add(p_block)
     if y is None:
         raise _NotFast
     return y.array(), p.array(), blocks.columns
@@ -636,23 +691,24 @@ def _read_file_backed(blocks: _Blocks, renormalize: bool, logits: bool) -> FileB
     columns = SpilledColumns(width)
     failure = None  # (rank, first row of the block, message) of the first-ranked error found
     start = 0
-    for y_block, p_block in blocks.batches():
-        try:
-            block = as_calibration_data(y_block, p_block, renormalize=renormalize, logits=logits,
-                                        min_samples=0)
-        except InputError as exc:
-            rank = _check_rank(str(exc))
-            if rank < 0:
-                raise InputError(_row_from(str(exc), start)) from None
-            if failure is None or rank < failure[0]:
-                failure = (rank, start, str(exc))
-        else:
-            if failure is None:  # after an error the blocks are only checked
-                labels.add(block.labels)
-                for part, values in zip((conf, correct), block.top1(), strict=True):
-                    part.add(values)
-                columns.append(block.probs)
-        start += y_block.shape[0]
+    with contextlib.closing(read_ahead(blocks.batches())) as batches:
+        for y_block, p_block in batches:
+            try:
+                block = as_calibration_data(y_block, p_block, renormalize=renormalize, logits=logits,
+                                            min_samples=0)
+            except InputError as exc:
+                rank = _check_rank(str(exc))
+                if rank < 0:
+                    raise InputError(_row_from(str(exc), start)) from None
+                if failure is None or rank < failure[0]:
+                    failure = (rank, start, str(exc))
+            else:
+                if failure is None:  # after an error the blocks are only checked
+                    labels.add(block.labels)
+                    for part, values in zip((conf, correct), block.top1(), strict=True):
+                        part.add(values)
+                    columns.append(block.probs)
+            start += y_block.shape[0]
     if start < 2:  # too few rows: the whole-file reader says so
         raise _NotFast
     if failure is not None:

@@ -404,3 +404,41 @@ def test_check_json_is_the_same_with_and_without_the_matrix(tmp_path, fmt):
     got = cli.check_summary(lean, options, source=str(path))
     want = cli.check_summary(whole, options, source=str(path))
     assert json.dumps(got, sort_keys=True) == json.dumps(want, sort_keys=True)
+
+
+def test_read_ahead_keeps_order_passes_errors_and_closes_its_source():
+    import threading
+
+    assert list(cio.read_ahead(iter(range(50)), depth=3)) == list(range(50))
+    assert list(cio.read_ahead(iter([]))) == []
+
+    class Broken(Exception):
+        pass
+
+    def failing():
+        yield 1
+        yield 2
+        raise Broken("block 3 is unreadable")
+
+    got = []
+    with pytest.raises(Broken, match="block 3"):
+        for item in cio.read_ahead(failing()):
+            got.append(item)
+    assert got == [1, 2]
+
+    closed = threading.Event()
+
+    def endless():
+        try:
+            i = 0
+            while True:
+                yield i
+                i += 1
+        finally:
+            closed.set()
+
+    reader = cio.read_ahead(endless(), depth=2)
+    assert [next(reader) for _ in range(5)] == [0, 1, 2, 3, 4]
+    reader.close()  # the caller stops early: the producer stops and closes the source
+    assert closed.is_set()
+    assert not any(t.name == "calviz-read-ahead" for t in threading.enumerate())
