@@ -30,6 +30,7 @@ from calviz._kernels.binning import (
     order_statistics_kernel,
     simplex_cell_keys_kernel,
 )
+from calviz._kernels.validation import all_in_unit
 from calviz._results import ResultMixin
 
 __all__ = [
@@ -75,7 +76,7 @@ def _as_unit_array(z, ndim: int, name: str = "z") -> np.ndarray:
     arr = np.ascontiguousarray(z, dtype=np.float64)
     if arr.ndim != ndim:
         raise InputError(f"{name} must be {ndim}-D; got shape {arr.shape}")
-    if arr.size and not (np.all(arr >= 0.0) and np.all(arr <= 1.0)):  # also catches NaN
+    if arr.size and not all_in_unit(arr.reshape(-1)):  # also catches NaN
         raise InputError(f"{name} must lie in [0, 1] (no NaN)")
     return arr
 

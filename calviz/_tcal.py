@@ -61,7 +61,7 @@ from calviz._binning import check_n_bins, simplex_cell_keys
 from calviz._data import InputError, as_calibration_data, check_alpha
 from calviz._ece import binned_sums, debiased_ece_sq, prepare_view
 from calviz._kernels import tcal as _k
-from calviz._kernels.sorting import radix_sort_keys
+from calviz._kernels.sorting import count_runs, radix_sort_keys
 from calviz._params import (
     ALPHA,
     BOOLEAN,
@@ -629,6 +629,8 @@ class _MemorySample:
 
     def distinct(self, limit):
         z = self.z
+        if z.ndim == 1 and count_runs(z, limit) > limit:
+            return None
         starts = np.flatnonzero(np.concatenate(([True], z[1:] != z[:-1])))
         if starts.shape[0] > limit:
             return None

@@ -202,3 +202,16 @@ def test_threaded_logistic_sums_equal_the_sequential_sums_bit_for_bit():
         for y in (labels, labels.astype(np.float64)):
             for a, b in ((0.0, 1.0), (0.4, 0.6), (-30.0, 8.0)):
                 assert logistic_sums_threaded(x, y, a, b) == logistic_sums(x, y, a, b)
+
+
+def test_count_runs_stops_past_its_limit_and_is_exact_below():
+    from calviz._kernels.sorting import count_runs
+
+    rng = np.random.default_rng(80)
+    for trial in range(300):
+        n = int(rng.integers(0, 200))
+        z = np.sort(_random_values(rng, n, KINDS[trial % len(KINDS)]))
+        runs = 0 if n == 0 else 1 + int(np.count_nonzero(z[1:] != z[:-1]))  # −0.0 == 0.0 here too
+        for limit in (1, 3, 20, 10_000):
+            got = count_runs(z, limit)
+            assert got == runs if runs <= limit else got == limit + 1
