@@ -6,10 +6,10 @@
 
 Files (generated once into ``--data-dir`` by :mod:`calviz.synthetic`): a binary model
 (``temperature_family``, β = 1.2) as Parquet, NPZ and CSV, and a 10-class model
-(``dirichlet_temperature``, β = 1.5, top-1 target) as Parquet and CSV (``--skip-csv`` leaves the CSV
-files out).  Each command runs in a fresh process
-under ``/usr/bin/time -v`` (so the time includes Python start-up and imports, as a user sees it); the
-table gives the median over ``--repeats`` runs after one warm-up run on a small file (numba's cache).
+(``dirichlet_temperature``, β = 1.5, top-1 target) as Parquet, NPZ (compressed) and CSV
+(``--skip-csv`` leaves the CSV files out).  Each command runs in a fresh process under
+``/usr/bin/time -v`` (so the time includes Python start-up and imports, as a user sees it); the table
+gives the median over ``--repeats`` runs after one warm-up run on a small file (numba's cache).
 ``--baseline DIR`` runs the same commands with ``PYTHONPATH=DIR`` (e.g. an older commit unpacked with
 ``git archive``) interleaved with the current tree, so the ratios are measured under the same load.
 """
@@ -48,6 +48,7 @@ def make_files(n: int, directory: Path, csv: bool = True) -> dict[str, Path]:
         "binary, NPZ": directory / f"binary_{n}.npz",
         "binary, CSV": directory / f"binary_{n}.csv",
         "K = 10 top-1, Parquet": directory / f"k10_{n}.parquet",
+        "K = 10 top-1, NPZ": directory / f"k10_{n}.npz",
         "K = 10 top-1, CSV": directory / f"k10_{n}.csv",
     }
     if not csv:
@@ -181,8 +182,9 @@ median of {args.repeats} run(s) after a warm-up; {os.cpu_count()} cores ({platfo
 average (1, 5, 15 min) {load_before} before and {load_after} after{_niceness()}.  Targets: `check` under
 {TARGETS['check_seconds']:g} s and {TARGETS['check_rss_mb']:g} MB peak RSS, `report` under
 {TARGETS['report_seconds']:g} s.  Files from `calviz.synthetic`: binary `temperature_family` (β = 1.2) and
-10-class `dirichlet_temperature` (β = 1.5, top-1 target).  CSV and Parquet files are read a block of rows
-at a time; for the top-1 target a 10-class file keeps only the labels, the confidence and the correctness in
+10-class `dirichlet_temperature` (β = 1.5, top-1 target); NPZ files as `write_predictions` writes them
+(compressed).  CSV and Parquet files are read a block of rows at a time, and so are multiclass NPZ and NPY
+arrays; for the top-1 target a 10-class file keeps only the labels, the confidence and the correctness in
 memory (24 bytes a row; each class's column goes to a temporary file for the classwise ACE), never the
 (n, K) matrix (`read_predictions(..., keep_matrix=False)`).  The distance bounds and the resampled T-Cal
 run on a uniform subsample of 200,000 rows and the bootstrap interval on 50,000 (`calviz.sampling`, stated

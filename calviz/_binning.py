@@ -27,8 +27,10 @@ from calviz._kernels.binning import (
     cubic_grid_keys_kernel,
     dense_ids_small_kernel,
     equal_width_ids_kernel,
+    order_statistics_kernel,
     simplex_cell_keys_kernel,
 )
+from calviz._kernels.validation import all_in_unit
 from calviz._results import ResultMixin
 
 __all__ = [
@@ -74,7 +76,7 @@ def _as_unit_array(z, ndim: int, name: str = "z") -> np.ndarray:
     arr = np.ascontiguousarray(z, dtype=np.float64)
     if arr.ndim != ndim:
         raise InputError(f"{name} must be {ndim}-D; got shape {arr.shape}")
-    if arr.size and not (np.all(arr >= 0.0) and np.all(arr <= 1.0)):  # also catches NaN
+    if arr.size and not all_in_unit(arr.reshape(-1)):  # also catches NaN
         raise InputError(f"{name} must lie in [0, 1] (no NaN)")
     return arr
 
@@ -124,11 +126,20 @@ def equal_mass_edges(z, n_bins: int) -> np.ndarray:
     else:
         ranks = np.round(np.arange(1, m) * (n / m)).astype(np.int64)
     ranks = ranks[(ranks > 0) & (ranks < n)]
-    # only the order statistics at these ranks are needed: a partial sort (O(n) for few bins)
-    zs = np.sort(z) if ranks.size > 64 else np.partition(z, ranks)
-    interior = np.unique(zs[ranks])
+    # only the order statistics at these ranks are needed: for few bins a radix selection (a few O(n)
+    # passes over z, which is neither sorted nor copied)
+    interior = np.unique(np.sort(z)[ranks] if ranks.size > 64 else order_statistics(z, ranks))
     interior = interior[interior > 0.0]
     return np.concatenate([[0.0], interior, [1.0]])
+
+
+def order_statistics(z, ranks) -> np.ndarray:
+    """``np.sort(z)[ranks]`` for values z in [0, 1] (float64, contiguous) and nondecreasing int ranks in
+    [0, n), without sorting z (:func:`calviz._kernels.binning.order_statistics_kernel`); −0.0 is
+    returned as 0.0."""
+    ranks = np.ascontiguousarray(ranks, dtype=np.int64)
+    return order_statistics_kernel(np.ascontiguousarray(z, dtype=np.float64).view(np.int64),
+                                   ranks).view(np.float64)
 
 
 def equal_mass_ids(z, edges) -> np.ndarray:

@@ -37,8 +37,10 @@ from calviz._kernels.classical import (
     clipped_logit,
     cumulative_difference_extremes,
     logistic_sums,
+    logistic_sums_threaded,
     spiegelhalter_sums,
 )
+from calviz._kernels.sorting import sort_unit_values_by_label
 from calviz._lazy import LazyModule
 from calviz._params import ALPHA, BOOLEAN, POSITIVE_INT, UNIT_OPEN, Interval, validate_params
 from calviz._results import ResultMixin, with_classes
@@ -426,12 +428,21 @@ def _hosmer_lemeshow(z, y, target, n_groups, fitted, min_expected) -> Calibratio
     return _result("hosmer_lemeshow", stat, p, f"χ²({df})", hypothesis, z.shape[0], target, df=df)
 
 
+#: from this many rows the logistic sums are evaluated on all threads (the same sums, bit for bit)
+THREADED_ROWS = 1 << 18
+
+
+def _logistic_sums(x, y, intercept, slope):
+    kernel = logistic_sums_threaded if x.shape[0] >= THREADED_ROWS else logistic_sums
+    return kernel(x, y, intercept, slope)
+
+
 def _fit_recalibration(x, y, max_iter: int = 50) -> tuple[float, float, bool]:
     """Maximum-likelihood (a, b) of logit P(y = 1) = a + b x by Newton's method with step halving, started
     at the null (0, 1); one pass over the data per iteration.  (nan, nan, False) when the maximum does
     not exist (perfectly separated or constant labels) or is not reached."""
     theta = np.array([0.0, 1.0])
-    sums = logistic_sums(x, y, theta[0], theta[1])
+    sums = _logistic_sums(x, y, theta[0], theta[1])
     for _ in range(max_iter):
         g_a, g_b, i_aa, i_ab, i_bb, loglik = sums
         info = np.array([[i_aa, i_ab], [i_ab, i_bb]])
@@ -440,7 +451,7 @@ def _fit_recalibration(x, y, max_iter: int = 50) -> tuple[float, float, bool]:
         step = np.linalg.solve(info, np.array([g_a, g_b]))
         for _ in range(40):  # halve until the likelihood does not decrease
             candidate = theta + step
-            new = logistic_sums(x, y, candidate[0], candidate[1])
+            new = _logistic_sums(x, y, candidate[0], candidate[1])
             if new[5] >= loglik - 1e-12 * abs(loglik):
                 break
             step = step / 2.0
@@ -454,7 +465,7 @@ def _fit_recalibration(x, y, max_iter: int = 50) -> tuple[float, float, bool]:
 
 def _cox(z, y, target, fit: bool = True) -> CoxTestResult:
     x = clipped_logit(z, COX_EPS)
-    g_a, g_b, i_aa, i_ab, i_bb, _ = logistic_sums(x, y, 0.0, 1.0)
+    g_a, g_b, i_aa, i_ab, i_bb, _ = _logistic_sums(x, y, 0.0, 1.0)
     score = np.array([g_a, g_b])
     info = np.array([[i_aa, i_ab], [i_ab, i_bb]])
     # rank 1 when all predictions are equal (the slope is then confounded with the intercept): test the
@@ -476,8 +487,7 @@ def _cox(z, y, target, fit: bool = True) -> CoxTestResult:
 
 
 def _cumulative_extremes(z, y):
-    events = y == 1
-    return cumulative_difference_extremes(np.sort(z[events]), np.sort(z[~events]))
+    return cumulative_difference_extremes(*sort_unit_values_by_label(z, y))
 
 
 #: test name → (the deviation of the cumulative sums it measures, its null survival function, the null)

@@ -321,9 +321,9 @@ class CalibrationData:
                 pred = self.probs > 0.5
                 conf = np.where(pred, self.probs, 1.0 - self.probs)
                 return conf, (pred == (self.labels == 1)).astype(np.float64)
-            pred = self.probs.argmax(axis=1)
-            conf = np.take_along_axis(self.probs, pred[:, None], axis=1)[:, 0]
-            return conf, (pred == self.labels).astype(np.float64)
+            from calviz._kernels.views import top1_of_rows
+
+            return top1_of_rows(self.probs, self.labels)
 
         return self._cached("top1", make)
 

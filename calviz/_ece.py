@@ -602,13 +602,14 @@ def ace(
     m = check_n_bins(n_bins)
     data = as_calibration_data(y_true, y_prob)
     if target == "classwise":
-        # one class at a time, not kept: K cached views of 10⁷ rows would hold K · 160 MB
-        views = (data.classwise(c, cache=False) for c in range(data.n_classes))
+        # one class at a time, not kept (K cached views of 10⁷ rows would hold K · 160 MB), and the
+        # labels in place of the indicator 1{y = c}
+        views = ((data._class_probs(c), data.labels, c) for c in range(data.n_classes))
     else:
-        views = [resolve(data, target, allowed=("binary", "top1"), caller="ace").view(data)]
+        views = [(*resolve(data, target, allowed=("binary", "top1"), caller="ace").view(data), None)]
     per_view, nonempty, total = [], 0, 0
-    for z, y in views:
-        count, z_sum, y_sum, n_total = equal_mass_sums(z, y, m)
+    for z, y, label in views:
+        count, z_sum, y_sum, n_total = equal_mass_sums(z, y, m, label=label)
         per_view.append(float(np.abs((y_sum - z_sum) / count).mean()))
         nonempty += count.shape[0]
         total += n_total
@@ -616,12 +617,15 @@ def ace(
                      data.n_classes)
 
 
-def equal_mass_sums(z: np.ndarray, y: np.ndarray, n_bins: int):
+def equal_mass_sums(z: np.ndarray, y: np.ndarray, n_bins: int, *, label: int | None = None):
     """(count, Σz, Σy) of the non-empty equal-mass bins of a validated scalar view, in increasing order of
     z, and the number of bins formed: calviz's equal-mass edges (:func:`calviz.binning.equal_mass_edges`:
-    ties never split) and one fused binary-search-and-sum pass (no id array)."""
+    ties never split) and one fused bin-and-sum pass (no id array).  ``label``: y holds class ids and
+    the view is one class against the rest, indicator 1{y = label}."""
+    z = np.ascontiguousarray(z, dtype=np.float64)
     edges = equal_mass_edges(z, n_bins)
-    count, z_sum, y_sum = edge_bin_sums(z, y, np.ascontiguousarray(edges[1:-1]))
+    count, z_sum, y_sum = edge_bin_sums(z, y, np.ascontiguousarray(edges[1:-1]),
+                                        -1 if label is None else int(label))
     keep = count > 0
     return count[keep], z_sum[keep], y_sum[keep], int(edges.shape[0] - 1)
 

@@ -61,6 +61,7 @@ from calviz._binning import check_n_bins, simplex_cell_keys
 from calviz._data import InputError, as_calibration_data, check_alpha
 from calviz._ece import binned_sums, debiased_ece_sq, prepare_view
 from calviz._kernels import tcal as _k
+from calviz._kernels.sorting import count_runs, radix_sort_keys
 from calviz._params import (
     ALPHA,
     BOOLEAN,
@@ -276,11 +277,11 @@ class _ScanOrder:
 
 def _sort_binary(z: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(z, y) sorted by z.  Nonnegative doubles order like their bit patterns, so one sort of the 64-bit
-    keys (bits << 1 | y) sorts both arrays — ~10x faster than a stable argsort plus two gathers."""
+    keys (bits << 1 | y) sorts both arrays — ~10x faster than a stable argsort plus two gathers; the keys
+    (below 2^63) are radix sorted, twice as fast as ``np.sort`` at 10⁷ and the same sequence."""
     keys = _k.binary_sort_keys(np.ascontiguousarray(z, dtype=np.float64),
                                np.ascontiguousarray(y, dtype=np.float64))
-    keys.sort()
-    return _k.unpack_sort_keys(keys)
+    return _k.unpack_sort_keys(radix_sort_keys(keys.view(np.int64)).view(np.uint64))
 
 
 def _scan_order(z: np.ndarray, y: np.ndarray, max_level: int, full: bool,
@@ -628,6 +629,8 @@ class _MemorySample:
 
     def distinct(self, limit):
         z = self.z
+        if z.ndim == 1 and count_runs(z, limit) > limit:
+            return None
         starts = np.flatnonzero(np.concatenate(([True], z[1:] != z[:-1])))
         if starts.shape[0] > limit:
             return None

@@ -20,12 +20,16 @@ unknown formats, files over ``max_bytes``, and every rule of :func:`calviz.data.
 
 from __future__ import annotations
 
+import contextlib
 import io as _io
 import math
 import os
+import queue
 import re
 import tempfile
+import threading
 import zipfile
+import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -136,11 +140,12 @@ def read_predictions(
     raw, label = _open(path_or_buffer, max_bytes)
     fmt = _resolve_format(format, label, raw)
     names["_label"] = label
+    names["_blocks"] = not keep_matrix  # NPY / NPZ: read a block of rows at a time
     try:
         read = _READERS[fmt](raw, names, max_bytes)
         if isinstance(read, _Blocks):
             try:
-                if not keep_matrix and len(read.columns["y_prob"]) > 1:
+                if not keep_matrix and read.n_prob_columns > 1:
                     try:
                         return _read_file_backed(read, renormalize, logits)
                     except InputError as exc:
@@ -456,6 +461,11 @@ class _Blocks:
     n: int  # rows the file declares (Parquet) or at most holds (CSV: its line breaks)
     batches: Callable[[], Iterator[tuple[np.ndarray, np.ndarray]]]
     fallback: Callable[[], tuple]
+    width: int | None = None  # probability columns when not one per name (an NPZ's one (n, K) array)
+
+    @property
+    def n_prob_columns(self) -> int:
+        return len(self.columns["y_prob"]) if self.width is None else self.width
 
 
 def _arrow_block(batch) -> tuple[np.ndarray, np.ndarray]:
@@ -589,18 +599,70 @@ class _Growing:
         return self._out[:self.rows]
 
 
+#: blocks read ahead of the one being worked on
+READ_AHEAD = 2
+
+
+def read_ahead(items: Iterator, depth: int | None = None) -> Iterator:
+    """The items of ``items`` in order, each produced on a helper thread while the caller works on the
+    ones before it (at most ``depth`` waiting; default :data:`READ_AHEAD`).  Decompression (zlib) and
+    Arrow's decoding release the GIL, so reading a block overlaps validating the previous one.  An
+    exception raised while producing an item is raised here, in its place; when the caller stops early
+    the producer stops at its next item and closes ``items`` (its files) on its thread."""
+    depth = READ_AHEAD if depth is None else depth
+    handoff: queue.Queue = queue.Queue(maxsize=max(int(depth), 1))
+    stopped = threading.Event()
+
+    def offer(entry) -> bool:
+        while not stopped.is_set():
+            try:
+                handoff.put(entry, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def produce():
+        try:
+            for item in items:
+                if not offer(("item", item)):
+                    return
+            offer(("end", None))
+        except BaseException as exc:  # noqa: BLE001 (passed to the consumer, which raises it)
+            offer(("error", exc))
+        finally:
+            close = getattr(items, "close", None)
+            if close is not None:
+                close()
+
+    producer = threading.Thread(target=produce, name="calviz-read-ahead", daemon=True)
+    producer.start()
+    try:
+        while True:
+            kind, value = handoff.get()
+            if kind == "end":
+                return
+            if kind == "error":
+                raise value
+            yield value
+    finally:
+        stopped.set()
+        producer.join()
+
+
 def _whole_arrays(blocks: _Blocks):
     """(labels, probabilities, columns) of the whole file, written block by block into the final arrays
     (no DataFrame, no stacking copy: the peak memory of a 10⁷ × 10 file is its matrix plus a block)."""
-    width = len(blocks.columns["y_prob"])
+    width = blocks.n_prob_columns
     y = p = None
-    for y_block, p_block in blocks.batches():
-        if y is None:
-            # integer labels stay integers (validated without a float copy)
-            y = _Growing(blocks.n, np.int64 if y_block.dtype.kind in "iu" else np.float64)
-            p = _Growing(blocks.n, np.float64, None if width == 1 else width)
-        y.add(y_block)
-        p.add(p_block)
+    with contextlib.closing(read_ahead(blocks.batches())) as batches:
+        for y_block, p_block in batches:
+            if y is None:
+                # integer labels stay integers (validated without a float copy)
+                y = _Growing(blocks.n, np.int64 if y_block.dtype.kind in "iu" else np.float64)
+                p = _Growing(blocks.n, np.float64, None if width == 1 else width)
+            y.add(y_block)
+            p.add(p_block)
     if y is None:
         raise _NotFast
     return y.array(), p.array(), blocks.columns
@@ -624,28 +686,29 @@ def _read_file_backed(blocks: _Blocks, renormalize: bool, logits: bool) -> FileB
     on disk).  Each block is validated by :func:`calviz.data.as_calibration_data` itself; the error
     reported is the one validating the whole matrix at once would report (:data:`_CHECK_ORDER`), its row
     counted from the start of the file."""
-    width = len(blocks.columns["y_prob"])
+    width = blocks.n_prob_columns
     labels, conf, correct = (_Growing(blocks.n, dtype) for dtype in (np.int64, np.float64, np.float64))
     columns = SpilledColumns(width)
     failure = None  # (rank, first row of the block, message) of the first-ranked error found
     start = 0
-    for y_block, p_block in blocks.batches():
-        try:
-            block = as_calibration_data(y_block, p_block, renormalize=renormalize, logits=logits,
-                                        min_samples=0)
-        except InputError as exc:
-            rank = _check_rank(str(exc))
-            if rank < 0:
-                raise InputError(_row_from(str(exc), start)) from None
-            if failure is None or rank < failure[0]:
-                failure = (rank, start, str(exc))
-        else:
-            if failure is None:  # after an error the blocks are only checked
-                labels.add(block.labels)
-                for part, values in zip((conf, correct), block.top1(), strict=True):
-                    part.add(values)
-                columns.append(block.probs)
-        start += y_block.shape[0]
+    with contextlib.closing(read_ahead(blocks.batches())) as batches:
+        for y_block, p_block in batches:
+            try:
+                block = as_calibration_data(y_block, p_block, renormalize=renormalize, logits=logits,
+                                            min_samples=0)
+            except InputError as exc:
+                rank = _check_rank(str(exc))
+                if rank < 0:
+                    raise InputError(_row_from(str(exc), start)) from None
+                if failure is None or rank < failure[0]:
+                    failure = (rank, start, str(exc))
+            else:
+                if failure is None:  # after an error the blocks are only checked
+                    labels.add(block.labels)
+                    for part, values in zip((conf, correct), block.top1(), strict=True):
+                        part.add(values)
+                    columns.append(block.probs)
+            start += y_block.shape[0]
     if start < 2:  # too few rows: the whole-file reader says so
         raise _NotFast
     if failure is not None:
@@ -682,10 +745,11 @@ class SpilledColumns:
                 column.tofile(f)
 
     def read(self, c: int) -> np.ndarray:
-        """Column ``c`` (read-only float64)."""
-        column = np.fromfile(self._paths[c], dtype=np.float64)
-        column.flags.writeable = False
-        return column
+        """Column ``c`` (read-only float64), mapped from its file (pages come from the page cache as
+        they are read, with no copy; the mapping goes with the last array using it)."""
+        if self._paths[c].stat().st_size == 0:
+            return np.zeros(0)
+        return np.asarray(np.memmap(self._paths[c], dtype=np.float64, mode="r"))
 
 
 class FileBackedData(CalibrationData):
@@ -742,11 +806,18 @@ class FileBackedData(CalibrationData):
 
 
 def _read_npz(raw, names, max_bytes):
+    def blocks(keys, probs_shape):
+        whole = dict(names, _blocks=False)
+        return _npz_blocks(raw, keys, probs_shape, lambda: _read_npz(raw, whole, max_bytes))
+
     with _as_stream(raw) as stream:
-        return _read_npz_stream(stream, names, max_bytes)
+        return _read_npz_stream(stream, names, max_bytes, blocks if names.get("_blocks") else None)
 
 
-def _read_npz_stream(stream, names, max_bytes):
+def _read_npz_stream(stream, names, max_bytes, blocks=None):
+    """(labels, probabilities, columns) of an NPZ archive, or ``blocks(keys, probabilities' shape)`` (a
+    :class:`_Blocks`) when given and the arrays can be read a block of rows at a time
+    (:func:`_row_blocks_fit`), after the same checks."""
     try:
         with zipfile.ZipFile(stream) as zf:
             total = sum(info.file_size for info in zf.infolist())
@@ -773,12 +844,16 @@ def _read_npz_stream(stream, names, max_bytes):
                 f"missing array {missing[0]!r}: expected {names['y_true']!r} + {names['y_prob']!r} or "
                 f"{names['confidence']!r} + {names['correct']!r}; found arrays {found}"
             )
-        arrays = []
+        headers = []
         for key in keys:
             with zipfile.ZipFile(stream) as zf:
                 member = zf.getinfo(f"{key}.npy")
                 with zf.open(member) as entry:
-                    _check_declared_size(entry, member.file_size, f"array {key!r}")
+                    headers.append(_check_declared_size(entry, member.file_size, f"array {key!r}"))
+        if blocks is not None and _row_blocks_fit(*headers):
+            return blocks(keys, headers[1][0])
+        arrays = []
+        for key in keys:
             try:
                 arrays.append(archive[key])
             except ValueError as exc:  # "Object arrays cannot be loaded when allow_pickle=False"
@@ -791,29 +866,107 @@ def _read_npz_stream(stream, names, max_bytes):
     return y, p, {"y_true": keys[0], "y_prob": [keys[1]]}
 
 
-def _check_declared_size(stream, size: int, what: str) -> None:
+def _npy_header(stream) -> tuple[tuple, bool, np.dtype]:
+    """(shape, Fortran order, dtype) of the NPY array at the stream's position; the stream is left at
+    the first byte of the data."""
+    version = np.lib.format.read_magic(stream)
+    read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else (
+        np.lib.format.read_array_header_2_0)  # 3.0 has 2.0's layout (UTF-8 names)
+    return read_header(stream)
+
+
+def _check_declared_size(stream, size: int, what: str) -> tuple[tuple, bool, np.dtype]:
     """Refuse an NPY whose header declares more data than the ``size`` bytes that hold it (a few hundred
-    bytes declaring 10¹² elements would otherwise be allocated before the short read is noticed)."""
+    bytes declaring 10¹² elements would otherwise be allocated before the short read is noticed).
+    Returns the header (:func:`_npy_header`)."""
     try:
-        version = np.lib.format.read_magic(stream)
-        read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else (
-            np.lib.format.read_array_header_2_0)  # 3.0 has 2.0's layout (UTF-8 names)
-        shape, _, dtype = read_header(stream)
+        header = _npy_header(stream)
     except Exception as exc:
         raise InputError(f"{what} has no valid NPY header ({type(exc).__name__}: {exc})") from None
+    shape, _, dtype = header
     declared = math.prod(shape) * dtype.itemsize
     if declared > size:
         raise InputError(
             f"{what} declares shape {shape} ({declared:,} bytes) but holds only {size:,} bytes: the file is "
             "truncated or corrupt"
         )
+    return header
+
+
+def _row_blocks_fit(labels_header, probs_header=None) -> bool:
+    """Whether NPY arrays with these headers (:func:`_npy_header`) are read a block of rows at a time
+    when the matrix is not kept: a multiclass C-ordered numeric probability matrix (n ≥ 2, K ≥ 2) and,
+    in an NPZ archive, a C-ordered numeric 1-D label array of the same length.  Any other layout is read
+    whole, so its message (a wrong shape, booleans, pickled objects) comes from the whole-array rules.
+    One NPY array (labels in column 0) is passed as ``labels_header`` alone."""
+    def numeric_c_order(header):
+        _, fortran, dtype = header
+        return not fortran and not dtype.hasobject and dtype.kind in "iuf"
+
+    if probs_header is None:  # one NPY array: y_true in column 0, then K ≥ 2 probability columns
+        shape = labels_header[0]
+        return numeric_c_order(labels_header) and len(shape) == 2 and shape[0] >= 2 and shape[1] >= 3
+    labels_shape, probs_shape = labels_header[0], probs_header[0]
+    return (numeric_c_order(labels_header) and numeric_c_order(probs_header) and len(labels_shape) == 1
+            and len(probs_shape) == 2 and probs_shape[1] >= 2 and labels_shape[0] == probs_shape[0] >= 2)
+
+
+def _npy_row_blocks(stream, rows: int) -> Iterator[np.ndarray]:
+    """The NPY array in a stream (C order), :data:`BLOCK_ROWS` rows at a time, each read when it is
+    needed (a zip member is read forwards only, decompressed as it is read).  A read error or a short
+    read raises :class:`_NotFast`: the whole-array reader then says what is wrong, in its words."""
+    try:
+        shape, _, dtype = _npy_header(stream)
+        row_bytes = math.prod(shape[1:]) * dtype.itemsize
+        for start in range(0, rows, BLOCK_ROWS):
+            count = min(BLOCK_ROWS, rows - start)
+            data = stream.read(count * row_bytes)
+            if len(data) != count * row_bytes:
+                raise _NotFast
+            yield np.frombuffer(data, dtype=dtype).reshape((count, *shape[1:]))
+        stream.read(1)  # at the end of a zip member: its CRC is checked
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError, zlib.error):  # bad CRC, cut member
+        raise _NotFast from None
+
+
+def _npz_blocks(raw, keys, probs_shape, fallback) -> _Blocks:
+    """The label and probability arrays ``keys`` of an NPZ archive, read side by side a block of rows
+    at a time (stored and compressed members alike)."""
+    n, width = probs_shape
+
+    def batches():
+        with _as_stream(raw) as stream, zipfile.ZipFile(stream) as zf, \
+                zf.open(f"{keys[0]}.npy") as labels, zf.open(f"{keys[1]}.npy") as probs:
+            yield from zip(_npy_row_blocks(labels, n), _npy_row_blocks(probs, n), strict=True)
+
+    return _Blocks({"y_true": keys[0], "y_prob": [keys[1]]}, n, batches, fallback, width)
+
+
+def _npy_blocks(raw, n: int, width: int, fallback) -> _Blocks:
+    """One NPY array (labels in column 0, then ``width`` probability columns) a block of rows at a
+    time, read from the file as it is needed."""
+
+    def batches():
+        with _as_stream(raw) as stream:
+            for block in _npy_row_blocks(stream, n):
+                yield block[:, 0], block[:, 1:]
+
+    return _Blocks(_npy_columns(width + 1), n, batches, fallback)
+
+
+def _npy_columns(width: int) -> dict:
+    """The column names of an NPY array of ``width`` columns in messages."""
+    return {"y_true": "array column 0", "y_prob": [f"array column {j + 1}" for j in range(width - 1)]}
 
 
 def _read_npy(raw, names, max_bytes):
     with _as_stream(raw) as stream:
         size = stream.seek(0, os.SEEK_END)
         stream.seek(0)
-        _check_declared_size(stream, size, "the array")
+        header = _check_declared_size(stream, size, "the array")
+    if names.get("_blocks") and _row_blocks_fit(header):
+        whole = dict(names, _blocks=False)
+        return _npy_blocks(raw, header[0][0], header[0][1] - 1, lambda: _read_npy(raw, whole, max_bytes))
     try:
         with _as_stream(raw) as stream:
             arr = np.load(stream, allow_pickle=False)
@@ -832,11 +985,7 @@ def _read_npy(raw, names, max_bytes):
         raise InputError(f"NPY array must be numeric; got dtype {arr.dtype}")
     y = arr[:, 0]
     p = arr[:, 1] if arr.shape[1] == 2 else arr[:, 1:]
-    return (
-        y,
-        p,
-        {"y_true": "array column 0", "y_prob": [f"array column {j + 1}" for j in range(arr.shape[1] - 1)]},
-    )
+    return y, p, _npy_columns(arr.shape[1])
 
 
 _READERS = {"csv": _read_csv, "parquet": _read_parquet, "npz": _read_npz, "npy": _read_npy}

@@ -54,6 +54,15 @@ def _write(tmp_path: Path, fmt: str, y, p, *, float32=False, labels=None) -> Pat
         path = tmp_path / "m.parquet"
         pq.write_table(pa.table(columns), path, row_group_size=40)  # row groups across the blocks too
         return path
+    labels = np.asarray(y if labels is None else labels)
+    if fmt == "npy":  # one array: labels in column 0
+        path = tmp_path / "m.npy"
+        np.save(path, np.column_stack([labels.astype(np.float64), p]))
+        return path
+    if fmt in ("npz", "npz compressed"):
+        path = tmp_path / "m.npz"
+        (np.savez if fmt == "npz" else np.savez_compressed)(path, y_true=labels, y_prob=p)
+        return path
     path = tmp_path / f"m.{fmt}"
     sep = "\t" if fmt == "tsv" else ","
     header = sep.join(["y_true", *(f"p_{c}" for c in range(p.shape[1]))])
@@ -79,7 +88,7 @@ def _analysis(data, target: str) -> dict:
     return json.loads(json.dumps(out, default=repr))
 
 
-@pytest.mark.parametrize("fmt", ["parquet", "csv", "tsv"])
+@pytest.mark.parametrize("fmt", ["parquet", "csv", "tsv", "npy", "npz", "npz compressed"])
 def test_file_backed_data_gives_the_in_memory_numbers(tmp_path, fmt, block_rows):
     y, p = _sample()
     path = _write(tmp_path, fmt, y, p)
@@ -288,3 +297,148 @@ def test_cli_reads_the_matrix_only_when_the_options_need_it(tmp_path, monkeypatc
     got = outputs[()]
     for key in ("decision", "pvalue", "ece", "bounds", "summary", "classical", "errors"):
         assert got[key] == json.loads(json.dumps(expected[key])), key
+
+
+NUMPY_FORMATS = ["npy", "npz", "npz compressed"]
+
+
+@pytest.mark.parametrize("fmt", NUMPY_FORMATS)
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("row", [0, 6, 50, 102], ids=["first row", "end of block 1", "middle", "last row"])
+def test_numpy_files_a_bad_row_in_any_block_gives_the_whole_array_message(tmp_path, fmt, kind, row,
+                                                                          block_rows):
+    y, p = _sample(3)
+    p, y = _break(p, y, kind, row)
+    path = _write(tmp_path, fmt, y, p)
+    with pytest.raises(InputError) as whole:
+        read_predictions(path)
+    with pytest.raises(InputError) as lean:
+        read_predictions(path, keep_matrix=False)
+    with pytest.raises(InputError) as from_bytes:
+        cio.read_predictions_bytes(path.read_bytes(), path.name)  # a buffer: always read whole
+    assert str(lean.value) == str(whole.value) == str(from_bytes.value)
+    assert f"row {row}" in str(lean.value)
+
+
+@pytest.mark.parametrize("fmt", NUMPY_FORMATS)
+def test_numpy_files_from_bytes_and_streams_are_read_in_blocks_too(tmp_path, fmt, block_rows):
+    import io
+
+    y, p = _sample(6)
+    path = _write(tmp_path, fmt, y, p)
+    whole = read_predictions(path)
+    for source in (path.read_bytes(), io.BytesIO(path.read_bytes())):
+        lean = read_predictions(source, format=path.suffix, keep_matrix=False)
+        assert isinstance(lean, FileBackedData)
+        np.testing.assert_array_equal(lean.probs, whole.probs)
+        np.testing.assert_array_equal(lean.labels, whole.labels)
+
+
+def test_numpy_layouts_the_block_reader_does_not_take_are_read_whole(tmp_path, block_rows):
+    """Binary predictions, a Fortran-ordered matrix, one-hot labels, lengths that differ and a single
+    row are read by the whole-array reader (same result, same message)."""
+    y, p = _sample(7)
+    rng = np.random.default_rng(7)
+    q = rng.random(N)
+    binary = tmp_path / "b.npz"
+    np.savez(binary, y_true=(rng.random(N) < q).astype(int), y_prob=q)
+    fortran = tmp_path / "f.npy"
+    np.save(fortran, np.asfortranarray(np.column_stack([y.astype(float), p])))
+    onehot = tmp_path / "o.npz"
+    np.savez(onehot, y_true=np.eye(K)[y], y_prob=p)
+    for path in (binary, fortran, onehot):
+        data = read_predictions(path, keep_matrix=False)
+        assert type(data) is CalibrationData
+        np.testing.assert_array_equal(data.probs, read_predictions(path).probs)
+    short = tmp_path / "s.npz"
+    np.savez(short, y_true=y[:-1], y_prob=p)
+    one = tmp_path / "one.npy"
+    np.save(one, np.array([[1.0, 0.2, 0.8]]))
+    for path in (short, one):
+        messages = set()
+        for keep in (True, False):
+            with pytest.raises(InputError) as exc:
+                read_predictions(path, keep_matrix=keep)
+            messages.add(str(exc.value))
+        assert len(messages) == 1, messages
+
+
+@pytest.mark.parametrize("fmt", NUMPY_FORMATS)
+def test_numpy_files_corrupt_or_cut_members_give_the_whole_array_message(tmp_path, fmt, block_rows):
+    import zipfile
+
+    y, p = _sample(8, n=2000)  # members larger than one zip read, so the damage is met in the data
+    path = _write(tmp_path, fmt, y, p)
+    raw = bytearray(path.read_bytes())
+    if fmt == "npy":
+        cut = tmp_path / "cut.npy"
+        cut.write_bytes(bytes(raw[:-100]))  # the header declares more than the file holds
+        damaged = [cut]
+    else:
+        with zipfile.ZipFile(path) as zf:
+            info = zf.getinfo("y_prob.npy")
+        # the byte is inside the member's data: a stored member fails its CRC, a compressed one its CRC
+        # or its deflate stream
+        raw[info.header_offset + 30 + len(info.filename) + info.compress_size // 2] ^= 0x5A
+        bad = tmp_path / "bad.npz"
+        bad.write_bytes(bytes(raw))
+        damaged = [bad]
+    for damaged_path in damaged:
+        messages = set()
+        for keep in (True, False):
+            with pytest.raises(InputError) as exc:
+                read_predictions(damaged_path, keep_matrix=keep)
+            messages.add(str(exc.value))
+        assert len(messages) == 1, messages
+
+
+@pytest.mark.parametrize("fmt", ["parquet", *NUMPY_FORMATS])
+def test_check_json_is_the_same_with_and_without_the_matrix(tmp_path, fmt):
+    from calviz import cli
+
+    y, p = _sample(10, n=600)
+    path = _write(tmp_path, fmt, y, p)
+    options = AnalysisOptions()  # the defaults of calviz check (resampled T-Cal included)
+    lean, whole = read_predictions(path, keep_matrix=False), read_predictions(path)
+    assert isinstance(lean, FileBackedData)
+    got = cli.check_summary(lean, options, source=str(path))
+    want = cli.check_summary(whole, options, source=str(path))
+    assert json.dumps(got, sort_keys=True) == json.dumps(want, sort_keys=True)
+
+
+def test_read_ahead_keeps_order_passes_errors_and_closes_its_source():
+    import threading
+
+    assert list(cio.read_ahead(iter(range(50)), depth=3)) == list(range(50))
+    assert list(cio.read_ahead(iter([]))) == []
+
+    class Broken(Exception):
+        pass
+
+    def failing():
+        yield 1
+        yield 2
+        raise Broken("block 3 is unreadable")
+
+    got = []
+    with pytest.raises(Broken, match="block 3"):
+        for item in cio.read_ahead(failing()):
+            got.append(item)
+    assert got == [1, 2]
+
+    closed = threading.Event()
+
+    def endless():
+        try:
+            i = 0
+            while True:
+                yield i
+                i += 1
+        finally:
+            closed.set()
+
+    reader = cio.read_ahead(endless(), depth=2)
+    assert [next(reader) for _ in range(5)] == [0, 1, 2, 3, 4]
+    reader.close()  # the caller stops early: the producer stops and closes the source
+    assert closed.is_set()
+    assert not any(t.name == "calviz-read-ahead" for t in threading.enumerate())

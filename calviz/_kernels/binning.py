@@ -208,3 +208,183 @@ def _top2_view(probs: np.ndarray, labels: np.ndarray, k: int):
             z[i, 1] = v2
             y[i, 1] = 1.0 if i2 == lab else 0.0
     return z, y
+
+
+
+#: low bit of the 16, 16, 16 and 14 bits of a float64 key that the passes of
+#: :func:`order_statistics_kernel` resolve from the top down (keys of values in [0, 1] are below 2^62)
+_SELECT_SHIFTS = (46, 30, 14, 0)
+#: keys still in play once this few are gathered and sorted instead of histogrammed on 16 more bits
+_SELECT_GATHER = 1 << 18
+_SIGN_OFF = 0x7FFFFFFFFFFFFFFF
+
+
+@njit(cache=True)
+def order_statistics_kernel(bits, ranks):
+    """``np.sort(z)[ranks]`` as int64 bit patterns, from ``bits = z.view(np.int64)`` of values in
+    [0, 1] and nondecreasing ranks in [0, n), by radix selection: z is neither sorted nor copied.
+
+    A non-negative float64 orders like its bit pattern read as an integer (−0.0, whose pattern is the
+    sign bit alone, is cleared to +0.0: the two are equal).  The first pass histograms the top 16 bits
+    of every key; each further pass histograms the next 16 bits of the keys sharing the high bits
+    resolved so far for some requested rank and descends into the bucket holding that rank.  Once few
+    keys are still in play (``_SELECT_GATHER``) they are gathered and sorted.  The results are elements
+    of z, picked by exact counting, so they equal the order statistics of a sort whatever the ties.
+    """
+    q = ranks.shape[0]
+    if q == 0:
+        return np.empty(0, dtype=np.int64)
+    prefix = np.zeros(q, dtype=np.int64)  # per rank: its key's resolved high bits (key >> shift)
+    local = ranks.astype(np.int64)  # per rank: its rank among the keys sharing those bits
+    count = np.zeros(q, dtype=np.int64)  # per rank: the number of keys sharing those bits
+    top = _SELECT_SHIFTS[0]
+    hist = np.zeros((1, 1 << 16), dtype=np.int64)
+    for i in range(bits.shape[0]):
+        hist[0, (bits[i] & _SIGN_OFF) >> top] += 1
+    starts = np.array([0, q], dtype=np.int64)
+    _descend(hist, starts, prefix, local, count, 16)
+    shift = top
+    for level in range(1, len(_SELECT_SHIFTS)):
+        starts = _group_starts(prefix)
+        in_play = 0
+        for g in range(starts.shape[0] - 1):
+            in_play += count[starts[g]]
+        if in_play <= _SELECT_GATHER:
+            return _gather_select(bits, prefix, local, count, starts, shift)
+        next_shift = _SELECT_SHIFTS[level]
+        width = shift - next_shift
+        hist = np.zeros((starts.shape[0] - 1, 1 << width), dtype=np.int64)
+        low = (1 << width) - 1
+        first = _first_group_by_top(prefix, starts, shift)
+        for i in range(bits.shape[0]):
+            key = bits[i] & _SIGN_OFF
+            if first[key >> top] < 0:  # most keys: the test stays inside this loop (fast)
+                continue
+            g = _group_of(key, first, prefix, starts, shift)
+            if g >= 0:
+                hist[g, (key >> next_shift) & low] += 1
+        _descend(hist, starts, prefix, local, count, width)
+        shift = next_shift
+    return prefix  # shift 0: every bit resolved
+
+
+@njit(cache=True)
+def _descend(hist, starts, prefix, local, count, width):
+    """For the ranks of group g (``starts[g]:starts[g + 1]``) whose keys are histogrammed in ``hist[g]``
+    over their next ``width`` bits: the bucket holding each rank becomes part of its prefix."""
+    for g in range(starts.shape[0] - 1):
+        bucket = 0
+        below = 0  # keys in the buckets before ``bucket``
+        for t in range(starts[g], starts[g + 1]):  # ranks are nondecreasing: the bucket only moves up
+            while below + hist[g, bucket] <= local[t]:
+                below += hist[g, bucket]
+                bucket += 1
+            local[t] -= below
+            count[t] = hist[g, bucket]
+            prefix[t] = (prefix[t] << width) | bucket
+
+
+@njit(cache=True)
+def _group_starts(prefix):
+    """Start of each run of equal prefixes (nondecreasing) and the end, len(prefix)."""
+    q = prefix.shape[0]
+    starts = [0]
+    for t in range(1, q):
+        if prefix[t] != prefix[t - 1]:
+            starts.append(t)
+    starts.append(q)
+    return np.array(starts, dtype=np.int64)
+
+
+@njit(cache=True)
+def _first_group_by_top(prefix, starts, shift):
+    """For every value of a key's top 16 bits: the first group whose prefix has them, or −1."""
+    first = np.full(1 << 16, -1, dtype=np.int64)
+    for g in range(starts.shape[0] - 2, -1, -1):
+        first[prefix[starts[g]] >> (_SELECT_SHIFTS[0] - shift)] = g
+    return first
+
+
+@njit(cache=True)
+def _group_of(key, first, prefix, starts, shift):
+    """The group whose prefix ``key >> shift`` has, or −1, for a key whose top 16 bits are those of some
+    group (``first``; the callers reject the other keys, most of them, inside their loop)."""
+    g = first[key >> _SELECT_SHIFTS[0]]
+    if g < 0:
+        return -1
+    pre = key >> shift
+    n_groups = starts.shape[0] - 1
+    while g < n_groups and prefix[starts[g]] < pre:
+        g += 1
+    if g < n_groups and prefix[starts[g]] == pre:
+        return g
+    return -1
+
+
+@njit(cache=True)
+def _gather_select(bits, prefix, local, count, starts, shift):
+    """The keys of each group (``key >> shift`` equal to its prefix) gathered, sorted, and the requested
+    ranks read off."""
+    n_groups = starts.shape[0] - 1
+    offset = np.zeros(n_groups + 1, dtype=np.int64)
+    for g in range(n_groups):
+        offset[g + 1] = offset[g] + count[starts[g]]
+    gathered = np.empty(offset[n_groups], dtype=np.int64)
+    fill = offset[:n_groups].copy()
+    first = _first_group_by_top(prefix, starts, shift)
+    top = _SELECT_SHIFTS[0]
+    for i in range(bits.shape[0]):
+        key = bits[i] & _SIGN_OFF
+        if first[key >> top] < 0:
+            continue
+        g = _group_of(key, first, prefix, starts, shift)
+        if g >= 0:
+            gathered[fill[g]] = key
+            fill[g] += 1
+    out = np.empty(prefix.shape[0], dtype=np.int64)
+    for g in range(n_groups):
+        part = np.sort(gathered[offset[g]:offset[g + 1]])
+        for t in range(starts[g], starts[g + 1]):
+            out[t] = part[local[t]]
+    return out
+
+
+@njit(cache=True)
+def edge_count(inner_edges, v):
+    """``searchsorted(inner_edges, v, side="right")``: the number of sorted edges ≤ v (binary search)."""
+    lo = 0
+    hi = inner_edges.shape[0]
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if inner_edges[mid] <= v:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@njit(cache=True)
+def edge_count_table(inner_edges):
+    """For each value u of the top 16 bits of a float64 key (the buckets of the first pass of
+    :func:`order_statistics_kernel`): ``edge_count(inner_edges, v)``, the same for every v ≥ 0 in the
+    bucket, or −1 when an edge lies inside the bucket (its values are then searched one by one).
+
+    The bucket u holds the values whose bit patterns lie in [u·2^46, (u + 1)·2^46), an interval of
+    floats; the count is constant on it unless an edge's pattern lies strictly above the first."""
+    top = _SELECT_SHIFTS[0]
+    size = 1 << 16
+    edge_bits = np.ascontiguousarray(inner_edges).view(np.int64)
+    inside = np.zeros(size, dtype=np.bool_)
+    for j in range(edge_bits.shape[0]):
+        key = edge_bits[j]
+        if key >= 0 and (key >> top) < size and (key & ((1 << top) - 1)) != 0:
+            inside[key >> top] = True
+    table = np.empty(size, dtype=np.int64)
+    bucket_start = np.empty(1, dtype=np.int64)
+    for u in range(size):
+        if inside[u]:
+            table[u] = -1
+        else:
+            bucket_start[0] = u << top
+            table[u] = edge_count(inner_edges, bucket_start.view(np.float64)[0])
+    return table

@@ -1,0 +1,93 @@
+"""Jitted sorting of non-negative 64-bit keys (the bit patterns of non-negative doubles, possibly with a
+label bit appended): a least-significant-digit radix sort, O(n) per digit."""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+#: bits per digit (2048 buckets: the counters and the 2048 write positions stay in the cache)
+_DIGIT_BITS = 11
+_DIGITS = 6  # 66 bits: every non-negative int64
+
+
+@njit(cache=True)
+def radix_sort_keys(keys):
+    """The non-negative int64 ``keys`` in increasing order.  ``keys`` is used as one of the two buffers
+    (its content is lost); the sorted array returned is ``keys`` or a new array of the same size.
+
+    Each pass moves the keys by one 11-bit digit, lowest first, keeping the order of equal digits
+    (stable), so after the last pass the keys are sorted; a digit equal in every key is skipped (the
+    exponent bits of doubles in [0, 1] mostly are).  The result is the unique sorted sequence of the
+    keys, so it equals ``np.sort(keys)`` element for element."""
+    n = keys.shape[0]
+    size = 1 << _DIGIT_BITS
+    mask = size - 1
+    hist = np.zeros((_DIGITS, size), dtype=np.int64)
+    for i in range(n):
+        k = keys[i]
+        for d in range(_DIGITS):
+            hist[d, (k >> (d * _DIGIT_BITS)) & mask] += 1
+    src = keys
+    dst = np.empty(0, dtype=keys.dtype)
+    position = np.empty(size, dtype=np.int64)
+    for d in range(_DIGITS):
+        shift = d * _DIGIT_BITS
+        if n == 0 or hist[d, (src[0] >> shift) & mask] == n:
+            continue  # every key has this digit
+        if dst.shape[0] != n:
+            dst = np.empty(n, dtype=keys.dtype)
+        total = 0
+        for b in range(size):
+            position[b] = total
+            total += hist[d, b]
+        for i in range(n):
+            k = src[i]
+            b = (k >> shift) & mask
+            dst[position[b]] = k
+            position[b] += 1
+        src, dst = dst, src
+    return src
+
+
+@njit(cache=True)
+def sort_unit_values_by_label(z, y):
+    """``(np.sort(z[y == 1]), np.sort(z[y != 1]))`` for values z ≥ 0 (−0.0 comes out as +0.0, which
+    equals it): the two groups' bit patterns gathered in one pass and each sorted by
+    :func:`radix_sort_keys` (a non-negative double orders like its bit pattern read as an integer)."""
+    n = z.shape[0]
+    n_events = 0
+    for i in range(n):
+        if y[i] == 1:
+            n_events += 1
+    events = np.empty(n_events, dtype=np.int64)
+    others = np.empty(n - n_events, dtype=np.int64)
+    bits = z.view(np.int64)
+    e = 0
+    o = 0
+    for i in range(n):
+        key = bits[i] & 0x7FFFFFFFFFFFFFFF
+        if y[i] == 1:
+            events[e] = key
+            e += 1
+        else:
+            others[o] = key
+            o += 1
+    return radix_sort_keys(events).view(np.float64), radix_sort_keys(others).view(np.float64)
+
+
+@njit(cache=True)
+def count_runs(values, limit):
+    """The number of runs of equal neighbours in ``values`` (the distinct values of a sorted array), or
+    ``limit + 1`` as soon as there are more than ``limit``: continuous predictions stop after a few
+    hundred elements instead of a pass and three temporary arrays over all of them."""
+    n = values.shape[0]
+    if n == 0:
+        return 0
+    runs = 1
+    for i in range(1, n):
+        if values[i] != values[i - 1]:
+            runs += 1
+            if runs > limit:
+                return runs
+    return runs
