@@ -603,7 +603,7 @@ class _Growing:
 READ_AHEAD = 2
 
 
-def read_ahead(items: Iterator, depth: int | None = None) -> Iterator:
+def _read_ahead(items: Iterator, depth: int | None = None) -> Iterator:
     """The items of ``items`` in order, each produced on a helper thread while the caller works on the
     ones before it (at most ``depth`` waiting; default :data:`READ_AHEAD`).  Decompression (zlib) and
     Arrow's decoding release the GIL, so reading a block overlaps validating the previous one.  An
@@ -655,7 +655,7 @@ def _whole_arrays(blocks: _Blocks):
     (no DataFrame, no stacking copy: the peak memory of a 10⁷ × 10 file is its matrix plus a block)."""
     width = blocks.n_prob_columns
     y = p = None
-    with contextlib.closing(read_ahead(blocks.batches())) as batches:
+    with contextlib.closing(_read_ahead(blocks.batches())) as batches:
         for y_block, p_block in batches:
             if y is None:
                 # integer labels stay integers (validated without a float copy)
@@ -691,7 +691,7 @@ def _read_file_backed(blocks: _Blocks, renormalize: bool, logits: bool) -> FileB
     columns = SpilledColumns(width)
     failure = None  # (rank, first row of the block, message) of the first-ranked error found
     start = 0
-    with contextlib.closing(read_ahead(blocks.batches())) as batches:
+    with contextlib.closing(_read_ahead(blocks.batches())) as batches:
         for y_block, p_block in batches:
             try:
                 block = as_calibration_data(y_block, p_block, renormalize=renormalize, logits=logits,

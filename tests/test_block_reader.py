@@ -409,8 +409,8 @@ def test_check_json_is_the_same_with_and_without_the_matrix(tmp_path, fmt):
 def test_read_ahead_keeps_order_passes_errors_and_closes_its_source():
     import threading
 
-    assert list(cio.read_ahead(iter(range(50)), depth=3)) == list(range(50))
-    assert list(cio.read_ahead(iter([]))) == []
+    assert list(cio._read_ahead(iter(range(50)), depth=3)) == list(range(50))
+    assert list(cio._read_ahead(iter([]))) == []
 
     class Broken(Exception):
         pass
@@ -422,7 +422,7 @@ def test_read_ahead_keeps_order_passes_errors_and_closes_its_source():
 
     got = []
     with pytest.raises(Broken, match="block 3"):
-        for item in cio.read_ahead(failing()):
+        for item in cio._read_ahead(failing()):
             got.append(item)
     assert got == [1, 2]
 
@@ -437,7 +437,7 @@ def test_read_ahead_keeps_order_passes_errors_and_closes_its_source():
         finally:
             closed.set()
 
-    reader = cio.read_ahead(endless(), depth=2)
+    reader = cio._read_ahead(endless(), depth=2)
     assert [next(reader) for _ in range(5)] == [0, 1, 2, 3, 4]
     reader.close()  # the caller stops early: the producer stops and closes the source
     assert closed.is_set()
