@@ -528,8 +528,10 @@ def write_markdown(command, n, reps, before, results, *, startup_only: bool = Fa
             "",
             f"Command: `{command}`; `calviz serve FILE` of n = {n:,} top-1 predictions of a 10-class model "
             f"(an NPZ file); `os.cpu_count()` = {os.cpu_count()}; headless Chromium. Times from starting "
-            "the server process: page = its first HTTP 200; \"preparing\" = that line visible in the "
-            "browser (which opened the page after the first HTTP 200); views = all four views drawn. "
+            "the server process. Warm: page = its first HTTP 200 (fetching the page), views = all four "
+            "views drawn. Cold (this checkout): the browser opens the page as soon as the server listens "
+            "(probed with a static file, as `calviz serve` opens it); page response, \"preparing\" "
+            "visible (in the page's HTML or in the status card), all four views drawn. "
             f"**before** = a git worktree of `{before}`, **now** = this checkout, started in turn in the "
             f"same run. Load average (1/5 min) {l1:.1f}/{l5:.1f} before the run, {m1:.1f}/{m5:.1f} after "
             "it (on a shared machine compare before and now, not the absolute times).",
