@@ -40,10 +40,14 @@ from dataclasses import dataclass, field
 from functools import cache, lru_cache, partial
 
 import numpy as np
-from scipy import integrate
 
 from calviz._data import CalibrationData, InputError, as_calibration_data
+from calviz._lazy import LazyModule
 from calviz._results import ResultMixin
+
+# the reference integrals only: imported at first use (it imports scipy.optimize, 0.3 s), so listing the
+# scenarios — every served session does — costs nothing
+integrate = LazyModule("scipy.integrate")
 
 __all__ = [
     "Scenario",

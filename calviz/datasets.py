@@ -50,6 +50,7 @@ from calviz._results import ResultMixin
 __all__ = [
     "DatasetInfo",
     "list_datasets",
+    "dataset_names",
     "load_dataset",
     "dataset_info",
     "DEFAULT_DATASET",
@@ -330,6 +331,26 @@ def _scenario_meta(key: str) -> tuple[int, str]:
 # --------------------------------------------------------------------------------------------------
 # public API
 # --------------------------------------------------------------------------------------------------
+def dataset_names() -> list[str]:
+    """The names of the embedded datasets, in the order of :func:`list_datasets`.
+
+    Unlike :func:`list_datasets` it draws no sample of the scenarios (to learn their class counts), so
+    it is cheap: a served dashboard lists the names for every new browser session.
+
+    Returns
+    -------
+    list of str
+        First the trained models, then the paper scenarios (``scenario-…``).
+
+    Examples
+    --------
+    >>> from calviz.datasets import dataset_names, list_datasets
+    >>> dataset_names() == [d.name for d in list_datasets()]
+    True
+    """
+    return [name for name, *_ in _model_names()] + [_SCENARIO_PREFIX + key for key in _scenarios()]
+
+
 def list_datasets() -> list[DatasetInfo]:
     """All embedded datasets: first the trained models, then the paper scenarios.
 

@@ -39,7 +39,7 @@ def dataset_names() -> tuple[list[str], str]:
     try:
         from calviz import datasets
 
-        names = [info.name for info in datasets.list_datasets()]
+        names = datasets.dataset_names()
         if names:
             return names, datasets.DEFAULT_DATASET
     except Exception:  # datasets not installed / failed: the app still works on inline data
