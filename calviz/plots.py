@@ -14,6 +14,7 @@ the sample and is above 0 even for a calibrated model).
 from __future__ import annotations
 
 import math
+import sys
 
 import numpy as np
 
@@ -87,7 +88,25 @@ def _ensure_backend() -> None:
     global _BACKEND_LOADED
     if not _BACKEND_LOADED:
         hv.extension("bokeh", logo=False, inline=True)  # in a notebook: BokehJS inline, no CDN
+        _show_offline_in_notebooks()
         _BACKEND_LOADED = True
+
+
+def _show_offline_in_notebooks() -> None:
+    """In a notebook kernel, show HoloViews objects through Panel with every stylesheet inline.
+    HoloViews' own display builds the Panel models around a plot with stylesheets that point at Panel's
+    CDN, which an offline notebook cannot load; Panel's display inlines them when its config says inline."""
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None else None
+    if getattr(shell, "kernel", None) is None:
+        return  # not a notebook (a served page or a script: Panel's resources are left as they are)
+    import panel as pn
+
+    pn.config.inline = True
+    shell.display_formatter.mimebundle_formatter.for_type(
+        hv.core.Dimensioned,
+        lambda obj, include=None, exclude=None: pn.panel(obj)._repr_mimebundle_(include, exclude),
+    )
 
 
 #: view name → (what the view shows, in one plain sentence; the mathematics behind it, for a tooltip or a

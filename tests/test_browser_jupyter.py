@@ -103,8 +103,19 @@ def _in_ci() -> bool:
 
 @pytest.fixture(scope="module")
 def jupyterlab(tmp_path_factory):
-    """``(url, notebook name, server log)`` of a JupyterLab on loopback serving a temporary folder that holds
-    one notebook with the README cell; the server is killed afterwards."""
+    """``(url of a notebook by name, server log)`` of a JupyterLab on loopback serving a temporary folder
+    that holds the notebooks (the README cell, a plot function); the server is killed afterwards."""
+    yield from _jupyterlab(tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def jupyterlab_for_plot(tmp_path_factory):
+    """A second JupyterLab: each browser test opens one notebook in a fresh JupyterLab, which otherwise
+    reopens the notebooks of the test before it beside the new one."""
+    yield from _jupyterlab(tmp_path_factory)
+
+
+def _jupyterlab(tmp_path_factory):
     try:
         import jupyterlab  # noqa: F401
     except ImportError:
@@ -255,13 +266,9 @@ def test_updates_request_nothing_beyond_loopback(readme_run):
     assert readme_run["after_update"] == [], readme_run["after_update"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BokehJS loads inline and the plot draws offline, but HoloViews' notebook display wraps the "
-    "plot in Panel models whose stylesheets (loading, list panel, theme) still point at Panel's CDN",
-)
-def test_plot_function_renders_offline(jupyterlab, chromium_browser, artifacts_dir):
-    with notebook_page(chromium_browser, jupyterlab, "plot", artifacts_dir) as (page, blocked):
+def test_plot_function_renders_offline(jupyterlab_for_plot, chromium_browser, artifacts_dir):
+    """A plot function's HoloViews object in a notebook: BokehJS, Panel and every stylesheet inline."""
+    with notebook_page(chromium_browser, jupyterlab_for_plot, "plot", artifacts_dir) as (page, blocked):
         page.wait_for_function(f"() => ({JS_DRAWN_CANVASES})() >= 1", timeout=RUN_TIMEOUT)
         page.wait_for_function(f"() => ({JS_TEXT_CONTAINING})('T-Cal') !== null", timeout=RUN_TIMEOUT)
         page.screenshot(path=str(artifacts_dir / "jupyterlab_tcal_plot.png"), full_page=True)
