@@ -163,18 +163,30 @@ KINDS = ["inf", "above 1", "negative", "row sum", "label out of range", "half la
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("row", [0, 6, 50, 102], ids=["first row", "end of block 1", "middle", "last row"])
 def test_a_bad_row_in_any_block_gives_the_in_memory_message(tmp_path, fmt, kind, row, block_rows):
+    path, whole, lean = _bad_file_messages(tmp_path, fmt, kind, row)
+    with pytest.raises(InputError) as frame:
+        _frame_reference(path)
+    assert lean == whole
+    assert whole.endswith(str(frame.value))  # read_predictions prefixes the file name
+    assert f"row {row}" in lean or kind == "inf" and fmt == "csv"
+
+
+def _bad_file_messages(tmp_path, fmt, kind, row) -> tuple:
+    """A file with one bad row (``_break``): its path and the messages of the whole and the block reader."""
     y, p = _sample(3)
     p, y = _break(p, y, kind, row)
     path = _write(tmp_path, fmt, y, p)
-    with pytest.raises(InputError) as whole:
-        read_predictions(path)
-    with pytest.raises(InputError) as lean:
-        read_predictions(path, keep_matrix=False)
-    with pytest.raises(InputError) as frame:
-        _frame_reference(path)
-    assert str(lean.value) == str(whole.value)
-    assert str(whole.value).endswith(str(frame.value))  # read_predictions prefixes the file name
-    assert f"row {row}" in str(lean.value) or kind == "inf" and fmt == "csv"
+    return (path, *_refusals(path))
+
+
+def _refusals(path) -> tuple[str, str]:
+    """The messages of the whole reader and of the block reader (``keep_matrix=False``) refusing ``path``."""
+    messages = []
+    for keep in (True, False):
+        with pytest.raises(InputError) as exc:
+            read_predictions(path, keep_matrix=keep)
+        messages.append(str(exc.value))
+    return messages[0], messages[1]
 
 
 @pytest.mark.parametrize("fmt", ["parquet", "csv"])
@@ -307,17 +319,11 @@ NUMPY_FORMATS = ["npy", "npz", "npz compressed"]
 @pytest.mark.parametrize("row", [0, 6, 50, 102], ids=["first row", "end of block 1", "middle", "last row"])
 def test_numpy_files_a_bad_row_in_any_block_gives_the_whole_array_message(tmp_path, fmt, kind, row,
                                                                           block_rows):
-    y, p = _sample(3)
-    p, y = _break(p, y, kind, row)
-    path = _write(tmp_path, fmt, y, p)
-    with pytest.raises(InputError) as whole:
-        read_predictions(path)
-    with pytest.raises(InputError) as lean:
-        read_predictions(path, keep_matrix=False)
+    path, whole, lean = _bad_file_messages(tmp_path, fmt, kind, row)
     with pytest.raises(InputError) as from_bytes:
         cio.read_predictions_bytes(path.read_bytes(), path.name)  # a buffer: always read whole
-    assert str(lean.value) == str(whole.value) == str(from_bytes.value)
-    assert f"row {row}" in str(lean.value)
+    assert lean == whole == str(from_bytes.value)
+    assert f"row {row}" in lean
 
 
 @pytest.mark.parametrize("fmt", NUMPY_FORMATS)
@@ -355,12 +361,8 @@ def test_numpy_layouts_the_block_reader_does_not_take_are_read_whole(tmp_path, b
     one = tmp_path / "one.npy"
     np.save(one, np.array([[1.0, 0.2, 0.8]]))
     for path in (short, one):
-        messages = set()
-        for keep in (True, False):
-            with pytest.raises(InputError) as exc:
-                read_predictions(path, keep_matrix=keep)
-            messages.add(str(exc.value))
-        assert len(messages) == 1, messages
+        whole, lean = _refusals(path)
+        assert whole == lean
 
 
 @pytest.mark.parametrize("fmt", NUMPY_FORMATS)
@@ -384,12 +386,8 @@ def test_numpy_files_corrupt_or_cut_members_give_the_whole_array_message(tmp_pat
         bad.write_bytes(bytes(raw))
         damaged = [bad]
     for damaged_path in damaged:
-        messages = set()
-        for keep in (True, False):
-            with pytest.raises(InputError) as exc:
-                read_predictions(damaged_path, keep_matrix=keep)
-            messages.add(str(exc.value))
-        assert len(messages) == 1, messages
+        whole, lean = _refusals(damaged_path)
+        assert whole == lean
 
 
 @pytest.mark.parametrize("fmt", ["parquet", *NUMPY_FORMATS])
