@@ -211,3 +211,19 @@ def test_input_error_is_named_by_its_public_path():
         calviz.binned_ece([0, 1], [0.2, 1.3])
     assert type(caught.value).__module__ == "calviz"
     assert type(pickle.loads(pickle.dumps(caught.value))) is calviz.InputError
+
+
+# -- the old calviz.dask helpers -------------------------------------------------------------------------
+def test_old_dask_helpers_warn_and_equal_the_bin_sums_methods():
+    cdask = pytest.importorskip("calviz.dask")
+    from calviz._sums import BinSums, dyadic_keys
+
+    fine = BinSums.of(P, Y.astype(float), dyadic_keys(P, 5), compensated=True)
+    with pytest.warns(DeprecationWarning, match=r"calviz\.dask\.coarsen is deprecated.*BinSums\.coarsen"):
+        old = cdask.coarsen(fine, 2)
+    new = fine.coarsen(2)
+    assert np.array_equal(old.keys, new.keys) and old.terms() == pytest.approx(new.terms(), rel=0, abs=0)
+    with pytest.warns(DeprecationWarning, match=r"calviz\.dask\.third_cumulant is deprecated") as caught:
+        kappa = cdask.third_cumulant(fine)
+    assert caught[0].filename == __file__
+    assert kappa == fine.terms()[4]

@@ -18,6 +18,8 @@ to ``size`` rows, else on the uniform subsample the in-memory data gives for the
 
 from __future__ import annotations
 
+import warnings
+
 import dask  # noqa: F401 (the real package: ``calviz.dask.dask``)
 
 from calviz._sums import BinSums, dyadic_keys  # noqa: F401 (public since the first release)
@@ -71,11 +73,16 @@ __all__ = [
 
 
 def coarsen(sums: BinSums, shift: int = 1) -> BinSums:
-    """Deprecated: :meth:`calviz.BinSums.coarsen`."""
+    """Deprecated: :meth:`calviz.BinSums.coarsen`; it will be removed in the next release."""
+    warnings.warn("calviz.dask.coarsen is deprecated; use the method BinSums.coarsen(shift)",
+                  DeprecationWarning, stacklevel=2)
     return sums.coarsen(shift)
 
 
 def third_cumulant(sums: BinSums, third: BinSums | None = None) -> float:
-    """Deprecated: the exact third cumulant of T^d, ``BinSums.terms()[4]`` of compensated sums."""
+    """Deprecated: the exact third cumulant of T^d, ``BinSums.terms()[4]`` of compensated sums; it will be
+    removed in the next release."""
+    warnings.warn("calviz.dask.third_cumulant is deprecated; use BinSums.terms()[4] of the compensated "
+                  "sums (scale_sums(..., third_moments=True))", DeprecationWarning, stacklevel=2)
     return float((third if third is not None else sums).terms(sums.n_total)[4])
 
