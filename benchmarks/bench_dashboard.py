@@ -99,10 +99,13 @@ JS_FOUR_VIEWS = (
     f"() => window.Bokeh && Bokeh.documents.length > 0 && ({JS_HIST})().length > 0"
     f" && ({JS_TEXT})('T-Cal (') && ({JS_TEXT})('implied dCE') && ({JS_TEXT})('% interval')"
 )
-# the "preparing" line: in the page's HTML until BokehJS has drawn the status card (a CSS text on its empty
-# placeholder), then in the card (before the rebuild: only there)
+# the "preparing" line: in the page's first bytes, sent before the session is built, then in the page's
+# HTML until BokehJS has drawn the status card (a CSS text on its empty placeholder), then in the card
+# (before the rebuild: only there)
 JS_PREPARING = (
-    "() => { const d = document.querySelector('#main > .card-margin:first-child [data-root-id]');"
+    "() => { const s = document.getElementById('calviz-preparing');"
+    " if (s && getComputedStyle(s).display !== 'none' && s.textContent.includes('preparing')) return true;"
+    " const d = document.querySelector('#main > .card-margin:first-child [data-root-id]');"
     " if (d && d.matches(':empty') && getComputedStyle(d, '::before').content.includes('preparing'))"
     f" return true; return !!(window.Bokeh && Bokeh.documents.length > 0 && ({JS_TEXT})('preparing')); }}"
 )

@@ -590,6 +590,7 @@ def cmd_serve(args) -> int:
 
     import panel as pn
 
+    from calviz.app.page import say_preparing_first
     from calviz.app.sources import WEBSOCKET_LIMIT_BYTES
 
     try:
@@ -601,6 +602,7 @@ def cmd_serve(args) -> int:
         )
     except OSError as exc:
         raise CLIError(f"cannot listen on {args.address}:{args.port}: {exc.strerror or exc}") from None
+    say_preparing_first(server)
     host = f"[{args.address}]" if ":" in args.address else args.address
     url = f"http://{host}:{server.port}/"
     print(f"calviz dashboard at {url}  (Ctrl+C to stop)", flush=True)

@@ -197,6 +197,8 @@ def test_first_document_says_preparing_until_the_views_arrive(served_app, chromi
             " && m.visible !== false)",
             timeout=UPDATE_TIMEOUT,
         )
+        assert page.locator("#calviz-preparing").count() == 1  # (sent before the session was built)
+        assert not page.locator("#calviz-preparing").is_visible()
         shot(page, artifacts_dir, "first_views")
     finally:
         context.close()
@@ -222,6 +224,96 @@ def test_page_html_says_preparing_before_bokehjs_has_drawn(served_app, chromium_
         )
         assert box > 10  # the text takes room on the page: it is drawn, not only styled
         shot(page, artifacts_dir, "preparing_html")
+    finally:
+        context.close()
+
+
+@pytest.fixture
+def slow_session_server():
+    """``(url, release)``: a Panel server set up as ``calviz serve`` sets it up (:func:`say_preparing_first`),
+    in this process, whose sessions are built only after ``release`` is set (a session built while a first
+    run compiles); each session is a Fast template with one card, as the dashboard's page."""
+    import asyncio
+    import threading
+
+    import panel as pn
+
+    from calviz.app.page import say_preparing_first
+    from tests.conftest import free_port
+
+    port, release, ready, held = free_port(), threading.Event(), threading.Event(), {}
+
+    def new_session():
+        release.wait(120)
+        return pn.template.FastListTemplate(title="slow", main=[pn.pane.Markdown("the session's card")])
+
+    def run():
+        asyncio.set_event_loop(asyncio.new_event_loop())
+        server = pn.serve({"/": new_session}, port=port, address="127.0.0.1", show=False, start=False,
+                          websocket_origin=[f"127.0.0.1:{port}"], verbose=False)
+        held["installed"] = say_preparing_first(server)
+        held["server"] = server
+        server.start()
+        ready.set()
+        server.io_loop.start()
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    assert ready.wait(60)
+    assert held["installed"], "the page handler of the Panel server was not found"
+    try:
+        yield f"http://127.0.0.1:{port}/", release
+    finally:
+        release.set()
+        server = held["server"]
+        server.io_loop.add_callback(server.io_loop.stop)
+        thread.join(30)
+
+
+def test_first_bytes_say_preparing_before_the_session_is_built(slow_session_server):
+    """``calviz serve`` answers a page request at once with a "preparing" line, while the session is
+    still being built; the session's page follows in the same response."""
+    import http.client
+    from urllib.parse import urlsplit
+
+    url, release = slow_session_server
+    where = urlsplit(url)
+    connection = http.client.HTTPConnection(where.hostname, where.port, timeout=60)
+    try:
+        connection.request("GET", "/")
+        response = connection.getresponse()
+        assert response.status == 200 and response.getheader("Content-Type").startswith("text/html")
+        first = response.read1(65536).decode()
+        assert not release.is_set()  # (the session is not built yet)
+        assert first.startswith("<!DOCTYPE html>") and "preparing:" in first and "Bokeh" not in first
+        release.set()
+        page = first + response.read().decode()
+    finally:
+        connection.close()
+    # (then the session's whole page: its document, and the scripts that draw it)
+    assert page.count("<!DOCTYPE html>") == 2 and "docs_json" in page and "bokeh.min.js" in page
+
+
+def test_preparing_line_shows_at_once_and_goes_when_the_page_draws(slow_session_server, chromium_browser,
+                                                                    artifacts_dir):
+    """In Chromium: the "preparing" line is drawn while the session is built, and hidden once the page's
+    status card is there (the session's own page then draws normally, in standards mode)."""
+    url, release = slow_session_server
+    context = chromium_browser.new_context(viewport={"width": 1280, "height": 800})
+    page = context.new_page()
+    try:
+        page.goto(url, timeout=LOAD_TIMEOUT, wait_until="commit")
+        line = page.locator("#calviz-preparing")
+        line.wait_for(state="visible", timeout=LOAD_TIMEOUT)
+        assert "preparing:" in line.inner_text() and line.bounding_box()["height"] > 10
+        assert not release.is_set()
+        shot(page, artifacts_dir, "preparing_first_bytes")
+        release.set()
+        page.wait_for_function("() => window.Bokeh && Bokeh.documents.length > 0", timeout=LOAD_TIMEOUT)
+        page.get_by_text("the session's card").wait_for(timeout=LOAD_TIMEOUT)
+        assert not line.is_visible()
+        assert page.evaluate("() => document.compatMode") == "CSS1Compat"
+        assert page.title() == "slow"
     finally:
         context.close()
 

@@ -332,8 +332,9 @@ def test_serve_screenshot(served_url, chromium_browser):
         # the four views are drawn (reliability diagram + histogram + ... : at least one canvas each)
         page.locator("canvas").nth(3).wait_for(state="attached", timeout=300_000)
         page.wait_for_load_state("networkidle", timeout=300_000)
-        # let the resampled results (bootstrap interval, smooth band) replace the analytic ones
-        busy = page.get_by_text(re.compile(r"(computing|resampling):"))
+        # let the resampled results (bootstrap interval, smooth band) replace the analytic ones: the status
+        # line lists the running jobs after "computing: " (a result's text may say "resampling: …" too)
+        busy = page.get_by_text(re.compile(r"^computing: "))
         busy.first.wait_for(state="hidden", timeout=300_000)
         page.wait_for_timeout(2000)
         artifacts = REPO / "artifacts"

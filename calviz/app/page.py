@@ -329,6 +329,43 @@ _LOADING_CSS = f"""
 }}
 """
 
+# The first bytes of the served page, sent before the session's document is built: Bokeh writes the page
+# only once the session exists (0.5-1 s here, longer while a first run compiles) and the browser then runs
+# BokehJS before it draws, so the tab would be blank for a second or two.  The page that follows is a whole
+# HTML document; the HTML parser files its head's elements into this body (scripts and styles work there)
+# and merges its <html>/<body> attributes, and the first DOCTYPE keeps standards mode.  The line hides as
+# soon as the status card's placeholder is in the page, where _LOADING_CSS shows the same words.
+_PREPARING_FIRST = f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><style>
+#calviz-preparing {{ position: fixed; inset: 0 0 auto 0; margin: 0; padding: 26px 24px; font: 14px {_FONT};
+  color: #475569; border-top: 56px solid #134e4a; background: #fff; }}
+body:has(#main [data-root-id]) #calviz-preparing {{ display: none; }}
+</style></head><body><p id="calviz-preparing" role="status">{_PREPARING}</p>
+"""
+
+
+def say_preparing_first(server) -> bool:
+    """Make a Panel/Bokeh ``server``'s page handler send :data:`_PREPARING_FIRST` at once, then the page.
+
+    Only for servers calviz starts itself (``calviz serve``: no login, no URL prefix, whose redirects
+    cannot follow bytes already sent).  Returns whether the page handler was found."""
+    from panel.io.server import DocHandler
+
+    class PreparingFirst(DocHandler):
+        async def get(self, *args, **kwargs):
+            # headers go with the first bytes: the page handler's own ones would come too late
+            self.set_header("Content-Type", "text/html; charset=UTF-8")
+            self.set_header("Cache-Control", "no-store")
+            self.write(_PREPARING_FIRST)
+            await self.flush()
+            await super().get(*args, **kwargs)
+
+    found = False
+    for rule in server._tornado.wildcard_router.rules:  # (Bokeh has no public hook for its page handler)
+        if rule.target is DocHandler:
+            rule.target, found = PreparingFirst, True
+    return found
+
 
 def _without_mathjax(page) -> None:
     """Any Panel HTML pane in a served page makes Panel send MathJax with it — 1.8 MB of JavaScript that
