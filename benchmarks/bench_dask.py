@@ -158,7 +158,7 @@ def main(argv=None) -> int:
                                          lambda: cdask.binned_ece(small, n_bins=15)),
             "debiased_ece (T^d, 15 bins)": (lambda: ece.debiased_ece(y, p, n_bins=15),
                                             lambda: cdask.debiased_ece(small, n_bins=15)),
-            "ece_interval (seed 003, 15 bins)": (lambda: intervals.ece_interval(y, p, n_bins=15),
+            "ece_interval (Sun et al. (2024), 15 bins)": (lambda: intervals.ece_interval(y, p, n_bins=15),
                                                  lambda: cdask.ece_interval(small, n_bins=15)),
             "reliability (15 bins, Wilson)": (lambda: ece.reliability(y, p, n_bins=15),
                                               lambda: cdask.reliability(small, n_bins=15)),
@@ -187,7 +187,7 @@ def main(argv=None) -> int:
         one_pass = {
             "binned_ece (ℓ1, 15 bins)": lambda d: cdask.binned_ece(d, n_bins=15),
             "debiased_ece (T^d, 15 bins)": lambda d: cdask.debiased_ece(d, n_bins=15),
-            "ece_interval (seed 003, 15 bins)": lambda d: cdask.ece_interval(d, n_bins=15),
+            "ece_interval (Sun et al. (2024), 15 bins)": lambda d: cdask.ece_interval(d, n_bins=15),
             "reliability (15 bins, Wilson)": lambda d: cdask.reliability(d, n_bins=15),
         }
         big_rows = []

@@ -4,8 +4,8 @@
     python benchmarks/bench_distance.py --quick   # smoke run (smaller n, fewer repeats)
 
 * smce: exact O(n log n) DP (numba) vs scipy HiGHS on the LP at n = 2^12, and vs a plain-Python
-  version of the same dynamic program (written below) at n = 2^12.  Data: seed 001's Table-3 setup
-  (v ~ U[0, 0.99], y ~ Ber(v + 0.01)).
+  version of the same dynamic program (written below) at n = 2^12.  Data: the Table 3 setup of Hu et al.
+  (2024) (v ~ U[0, 0.99], y ~ Ber(v + 0.01)).
 * laplace_kce: exact O(n log n) recursion vs the paper's estimator (10n random pairs, numpy) and,
   at n = 2^12, vs the exact O(n²) double sum (numpy).
 * sintce: exact (all shifts, all scales until the exact stopping rule) vs the paper's estimator with
@@ -214,7 +214,8 @@ def main() -> int:
         y, v = data(n)
         t_cv, res = median_time(lambda y=y, v=v: calviz.smce(y, v), reps if n < 10 ** 6 else 5)
         alt, t_alt = "", None
-        if n == 2 ** 15:  # seed 001 Table 3 column: 10.6 s plain Python, 2.05 s PyPy for its O(n log² n) DP
+        # Hu et al. (2024), Table 3 column: 10.6 s plain Python, 2.05 s PyPy for its O(n log² n) DP
+        if n == 2 ** 15:
             t_alt, val_py = median_time(lambda y=y, v=v: smce_plain_python(v, y), 1)
             assert abs(val_py - res.value) < 1e-9
             alt = "same DP in plain Python"
@@ -231,7 +232,7 @@ def main() -> int:
     t_cv, _ = median_time(lambda: calviz.laplace_kce(y, v), reps)
     n_alt = min(n_big, 10 ** 6)
     t_sa, _ = median_time(lambda: kce_sampled(v[:n_alt], y[:n_alt], rng), 3)
-    alt = f"seed 004 §8.4 sampled, 10n pairs (numpy, n = {n_alt:,})"
+    alt = f"Błasiok et al. (2023) §8.4 sampled, 10n pairs (numpy, n = {n_alt:,})"
     rows.append(("laplace_kce (exact)", n_big, t_cv, alt, t_sa * n_big / n_alt, None if quick else 3.0))
 
     # SintCE
@@ -239,7 +240,8 @@ def main() -> int:
     y, v = data(n_si)
     t_cv, res = median_time(lambda: calviz.sintce(y, v), reps)
     t_sa, _ = median_time(lambda: sintce_sampled(v, y, rng, shifts=20 if quick else 100), 1)
-    alt = f"seed 004 §6.2 estimator, ε = 0.01, m = {20 if quick else 100} shifts per scale (numpy)"
+    shifts = 20 if quick else 100
+    alt = f"Błasiok et al. (2023) §6.2 estimator, ε = 0.01, m = {shifts} shifts per scale (numpy)"
     rows.append(("sintce (exact)", n_si, t_cv, alt, t_sa, None if quick else 3.0))
     levels = res.rintce_values.size
 
@@ -261,7 +263,8 @@ def main() -> int:
         "**Caveat:** measured on a shared 2-core machine while other developers were running tests and "
         "benchmarks, so absolute timings are pessimistic (repeat on a quiet machine).",
         "",
-        "Data: seed 001's setup (v ~ U[0, 0.99], y ~ Ber(v + 0.01)) from `calviz.synthetic.shifted_uniform`. "
+        "Data: the setup of Hu et al. (2024) (v ~ U[0, 0.99], y ~ Ber(v + 0.01)) from "
+        "`calviz.synthetic.shifted_uniform`. "
         "The smCE DP, the HiGHS LP and the plain-Python DP agree to < 1e-9 (asserted in the run); the exact "
         "kCE agrees with the O(n²) double sum to 1e-10 relative.",
         "",

@@ -270,7 +270,7 @@ def main(argv=None) -> int:
     # ---------------------------------------------------------------------------------------------
     RESULTS.mkdir(parents=True, exist_ok=True)
     lines = [
-        "# bench_ece — ECE estimators and the seed-003 interval",
+        "# bench_ece — ECE estimators and the Sun et al. (2024) interval",
         "",
         f"Command: `{cmd}` · `os.cpu_count()` = {os.cpu_count()} · Python {platform.python_version()} · "
         f"numpy {np.__version__} · medians of {repeats} runs after JIT warm-up, single process.",

@@ -1,4 +1,4 @@
-"""Coverage and length of the seed-003 ECE interval vs the percentile bootstrap (seed 003, Sec. 4.1).
+"""Coverage and length of the ECE interval of Sun et al. (2024) vs the percentile bootstrap (their Sec. 4.1).
 
 Reproduces the paper's three simulations with n = 1000 at the 90 % level:
 
@@ -199,7 +199,7 @@ def write_report(results, reps, resamples, processes, elapsed, command, name="ci
     threshold = LEVEL - 2.0 * se
     RESULTS.mkdir(parents=True, exist_ok=True)
     lines = [
-        "# Coverage of the seed-003 ECE interval (asymptotic) vs the percentile bootstrap",
+        "# Coverage of the Sun et al. (2024) ECE interval (asymptotic) vs the percentile bootstrap",
         "",
         f"Command: `{command}`. n = {N}, {reps} data sets per grid point, {resamples} bootstrap resamples, "
         f"level {LEVEL:.0%}, {processes} worker processes, os.cpu_count() = {os.cpu_count()}, "
@@ -264,7 +264,7 @@ def plot(results, threshold, name="ci_coverage") -> None:
         rows = [r for r in results if r["setting"] == setting]
         x = [r["value"] for r in rows]
         ax = axes[0, col]
-        ax.plot(x, [r["asym_cover"] for r in rows], "o-", label="calviz asymptotic (seed 003)")
+        ax.plot(x, [r["asym_cover"] for r in rows], "o-", label="calviz asymptotic (Sun et al. (2024))")
         ax.plot(x, [r["boot_cover"] for r in rows], "s--", label="percentile bootstrap")
         ax.axhline(LEVEL, color="k", lw=0.8)
         ax.axhline(threshold, color="k", lw=0.8, ls=":", label="0.9 − 2 MC s.e.")

@@ -1,4 +1,4 @@
-"""Reproduce seed 004 Sec. 10, Fig. 2: calibration measures on the temperature family D_β.
+"""Reproduce Błasiok et al. (2023) Sec. 10, Fig. 2: calibration measures on the temperature family D_β.
 
     python benchmarks/distance_fig2.py            # N = 10000 and 1000, 50 trials, 13 temperatures
     python benchmarks/distance_fig2.py --quick    # smoke run (5 temperatures, 5 trials)
@@ -87,7 +87,7 @@ def one_trial(n, beta, seed):
 
 
 def observations(table, temps, sizes) -> list[str]:
-    """Data-driven remarks comparing the run with seed 004 Sec. 10.3."""
+    """Data-driven remarks comparing the run with Błasiok et al. (2023) Sec. 10.3."""
     big = sizes[0]
     hot = [t for t in temps if t >= 10]
     cold = [t for t in temps if t <= 1]
@@ -95,7 +95,7 @@ def observations(table, temps, sizes) -> list[str]:
     def mean(key, t, n=big):
         return table[(n, t)][key][0]
 
-    out = ["Observations (compare with seed 004 Sec. 10.3):", ""]
+    out = ["Observations (compare with Błasiok et al. (2023) Sec. 10.3):", ""]
     if hot and cold:
         out.append(
             f"* Over-confident side (T ≤ 1) all measures move together.  At T = {hot[-1]:.3g}, N = {big}: "
@@ -164,7 +164,7 @@ def main() -> int:
         ax.set_ylabel("calibration error")
         ax.set_title(f"N = {n}: mean ± sd over {trials} trials")
         ax.axvline(1.0, color="grey", lw=0.5)
-    axes[-1].set_xlabel("temperature T = 1/β (D_β of seed 004 Sec. 10)")
+    axes[-1].set_xlabel("temperature T = 1/β (D_β of Błasiok et al. (2023) Sec. 10)")
     axes[0].legend(fontsize=7, ncol=2)
     fig.tight_layout()
     RESULTS.mkdir(exist_ok=True)
@@ -173,7 +173,7 @@ def main() -> int:
     cmd = "python benchmarks/distance_fig2.py" + (" --quick" if quick else "")
     cols = MEASURES + PAPER + [("lower", "implied dCE lower"), ("upper", "implied dCE upper")]
     lines = [
-        "# distance_fig2 — seed 004 Fig. 2: measures on the temperature family D_β",
+        "# distance_fig2 — Błasiok et al. (2023) Fig. 2: measures on the temperature family D_β",
         "",
         f"Command: `{cmd}` · `os.cpu_count()` = {os.cpu_count()} · Python {platform.python_version()} · "
         f"{trials} trials per temperature, N ∈ {{10000, 1000}} · total {elapsed:.0f} s.",
@@ -181,7 +181,8 @@ def main() -> int:
         "![distance_fig2](distance_fig2.png)",
         "",
         "Mean (sd) over trials. calviz columns are exact for the empirical distribution; the two "
-        "'paper' columns are seed 004's sampled approximations computed on the same samples.",
+        "'paper' columns are the sampled approximations of Błasiok et al. (2023) computed on the same "
+        "samples.",
         "",
     ]
     for n in sizes:

@@ -1,9 +1,9 @@
-"""Reproduce seed 001 Table 1 (and its Fig. 3): testing thresholds on v ~ U[0, 1−ε*], y ~ Ber(v + ε*).
+"""Reproduce Hu et al. (2024) Table 1 (and its Fig. 3): testing thresholds on v ~ U[0, 1−ε*], y ~ Ber(v + ε*).
 
     python benchmarks/smce_table1.py            # n = 2^6+1 … 2^14+1, 100 runs each
     python benchmarks/smce_table1.py --quick    # smoke run (n ≤ 2^10+1, 20 runs)
 
-ε* = 0.01, so the population has dCE = smCE = ε* (seed 001 Lemma 13).  For every n and run we compute
+ε* = 0.01, so the population has dCE = smCE = ε* (Hu et al. (2024) Lemma 13).  For every n and run we compute
 the empirical smCE exactly (calviz.smce) and dCE_lower by the grid LP (calviz.lower_dce, ε = 1e-3).
 Seed 001 thresholds the measure at ε/2 and reports, over the grid ε ∈ {0.01, 0.03, 0.05, 0.07, 0.1},
 the threshold at which the majority of 100 runs flips.  Writes benchmarks/results/smce_table1.md/.png.
@@ -28,7 +28,7 @@ from calviz._synthetic import shifted_uniform  # noqa: E402
 RESULTS = Path(__file__).resolve().parent / "results"
 EPS_STAR = 0.01
 GRID = (0.01, 0.03, 0.05, 0.07, 0.1)
-PAPER = {  # seed 001 Table 1 (columns as printed: 2^6+1 … 2^10+1 and 2^14+1)
+PAPER = {  # Hu et al. (2024) Table 1 (columns as printed: 2^6+1 … 2^10+1 and 2^14+1)
     "smCE": {65: 0.07, 129: 0.05, 257: 0.03, 513: 0.03, 1025: 0.01, 16385: 0.01},
     "dCE": {65: 0.03, 129: 0.01, 257: 0.01},
 }
@@ -75,7 +75,7 @@ def main() -> int:
         print(f"n = {n}: median smCE {np.median(sm[n]):.4f}, dCE_lower {np.median(lo[n]):.4f} "
               f"({time.perf_counter() - t0:.0f} s)", flush=True)
     elapsed = time.perf_counter() - t0
-    # seed 004 Thm 7.3 with the LP grid error: smCE/2 − ε ≤ LP and LP − 2ε ≤ 5·smCE
+    # Błasiok et al. (2023) Thm 7.3 with the LP grid error: smCE/2 − ε ≤ LP and LP − 2ε ≤ 5·smCE
     violations = sum(int(s_ / 2 - 1e-3 > d + 1e-12 or d - 2e-3 > 5 * s_ + 1e-12)
                      for n in sizes for s_, d in zip(sm[n], lo[n], strict=True))
 
@@ -94,7 +94,7 @@ def main() -> int:
     ax.set_yscale("log")
     ax.set_xlabel("log2(n − 1)")
     ax.set_ylabel("empirical measure (median, IQR)")
-    ax.set_title(f"seed 001 Table 1 / Fig. 3 setup, {runs} runs per n")
+    ax.set_title(f"Hu et al. (2024) Table 1 / Fig. 3 setup, {runs} runs per n")
     ax.legend(fontsize=8)
     fig.tight_layout()
     RESULTS.mkdir(exist_ok=True)
@@ -113,7 +113,7 @@ def main() -> int:
         return f"| {label} | " + " | ".join(fn(n) for n in sizes) + " |"
 
     lines = [
-        "# smce_table1 — seed 001 Table 1: calibration-testing thresholds, ε* = 0.01",
+        "# smce_table1 — Hu et al. (2024) Table 1: calibration-testing thresholds, ε* = 0.01",
         "",
         f"Command: `{cmd}` · `os.cpu_count()` = {os.cpu_count()} · Python {platform.python_version()} · "
         f"{runs} runs per n · total {elapsed:.0f} s.",
@@ -132,10 +132,10 @@ def main() -> int:
         row("median dCE_lower", lambda n: f"{np.median(lo[n]):.4f}"),
         row("smCE: smallest ε with majority \"yes\" (smCE ≤ ε/2)", lambda n: fmt(smallest_yes(sm[n]))),
         row("smCE: largest ε with majority flagging (smCE > ε/2)", lambda n: fmt(largest_flagged(sm[n]))),
-        row("seed 001 Table 1, smCE row", lambda n: fmt(PAPER["smCE"].get(n))),
+        row("Hu et al. (2024) Table 1, smCE row", lambda n: fmt(PAPER["smCE"].get(n))),
         row("dCE_lower: smallest ε with majority \"yes\"", lambda n: fmt(smallest_yes(lo[n]))),
         row("dCE_lower: largest ε with majority flagging", lambda n: fmt(largest_flagged(lo[n]))),
-        row("seed 001 Table 1, dCE row", lambda n: fmt(PAPER["dCE"].get(n))),
+        row("Hu et al. (2024) Table 1, dCE row", lambda n: fmt(PAPER["dCE"].get(n))),
         row("ground truth", lambda n: "0.01"),
         "",
         f"Reading the table.  The literal reading (\"smallest ε at which the majority says yes\", "
@@ -145,8 +145,9 @@ def main() -> int:
         f"{match(lo, largest_flagged, 'dCE')}.  Under the literal reading an entry must be at least twice "
         "the median measure, and the empirical smCE is biased upwards (a supremum over witnesses), so "
         "0.01 can only appear with the second reading.  The paper's dCE row comes from a CVXPY LP "
-        "on n ≤ 2^8+1; calviz's dCE_lower is the W₁ distance of seed 004 Lemma 7.10 with a certified grid "
-        "error; Thm 7.3 of seed 004 (smCE/2 ≤ dCE_lower ≤ 5·smCE, with the grid error) was "
+        "on n ≤ 2^8+1; calviz's dCE_lower is the W₁ distance of Błasiok et al. (2023) Lemma 7.10 with a "
+        "certified grid "
+        "error; Thm 7.3 of Błasiok et al. (2023) (smCE/2 ≤ dCE_lower ≤ 5·smCE, with the grid error) was "
         f"violated in {violations} of {runs * len(sizes)} runs.  Unlike the "
         "paper (CVXPY could not solve the dCE LP beyond n = 2^9+1), both measures are computed for every "
         "n: the smCE DP is exact and nearly linear, and the dCE LP has a size set by the grid, not by n.",

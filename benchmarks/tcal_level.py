@@ -1,4 +1,4 @@
-"""Level of adaptive T-Cal under calibration (issue 3 acceptance; seed 000 App. C.3).
+"""Level of adaptive T-Cal under calibration (issue 3 acceptance; Lee et al. (2023) App. C.3).
 
 For Z ~ U[0, 1] (P₀) and Z ~ Beta(5, 0.5), Y ~ Ber(Z), n ∈ {500, 5000}: the rejection rate at α = 0.05
 over R repetitions (default 1000) for every resampling method ("y_only", "consistency" with Bonferroni and

@@ -1,5 +1,5 @@
-"""Power of T-Cal on the oscillating alternative P_{1,m} (seed 000, Sec. 4.1, Fig. 3b, Fig. 4, Example 1,
-Sec. 6.1 / Fig. 7).
+"""Power of T-Cal on the oscillating alternative P_{1,m} (Lee et al. (2023), Sec. 4.1, Fig. 3b, Fig. 4,
+Example 1, Sec. 6.1 / Fig. 7).
 
 P_{1,m}: Z ~ U[0,1], Y ~ Ber(g_m(Z)), g_m(z) = z + ρ m^{−s} Σ_j (−1)^j ζ(2mz − m/2 − j) (calviz.synthetic);
 larger m = narrower bumps = smaller ℓ2-ECE = harder.  Type II error = fraction of repetitions that do not
@@ -256,7 +256,7 @@ def experiment_d(quick, rng, log):
 # E: Fig. 4 on the authors' own setting
 # ------------------------------------------------------------------------------------------------
 E_S, E_RHO, E_SIZES, E_MS = 0.6, 100.0, (2000, 5000, 10000), tuple(range(40, 200, 10))
-#: the published type II errors of seed 000's Fig. 4 (read from the authors' figure data, ±0.01), per n:
+#: the published type II errors of Lee et al. (2023), Fig. 4 (from the authors' figure data, ±0.01), per n:
 #: debiased ℓ2, biased ℓ2, ℓ1 at m = 40, 50, ..., 190
 E_PUBLISHED = {
     2000: ((0.42, 0.77, 0.89, 0.93, 0.94, 0.94, 0.94, 0.94, 0.94, 0.94, 0.94, 0.94, 0.94, 0.94, 0.94, 0.94),
@@ -908,7 +908,7 @@ def section_b(rec):
 
 
 def render(store):
-    lines = ["# T-Cal power on P_{1,m} (seed 000 Sec. 4.1, Figs. 3b, 4, 7; Example 1)", "",
+    lines = ["# T-Cal power on P_{1,m} (Lee et al. (2023) Sec. 4.1, Figs. 3b, 4, 7; Example 1)", "",
              "Produced by `benchmarks/tcal_power.py`; every experiment's record is stored in "
              "`benchmarks/results/tcal_power.json` and this file is rebuilt from the stored records, so the "
              "sections can come from different runs — each states its own command, core count and wall time. "

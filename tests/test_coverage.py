@@ -1,5 +1,5 @@
-"""Small version of benchmarks/ci_coverage.py: the seed-003 interval covers the binned ECE² of the
-paper's simulations (seed 003 Sec. 4.1) at the nominal 90 % level, within Monte Carlo error."""
+"""Small version of benchmarks/ci_coverage.py: the Sun et al. (2024) interval covers the binned ECE² of the
+paper's simulations (Sun et al. (2024) Sec. 4.1) at the nominal 90 % level, within Monte Carlo error."""
 
 from __future__ import annotations
 

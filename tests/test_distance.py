@@ -140,7 +140,7 @@ def test_smce_witness_sorted_and_ties_share_weight():
 
 
 def test_smce_simple_closed_forms():
-    # constant prediction 1/2, label frequency 1/2 + e  ->  smCE = e (seed 001 Lemma 13)
+    # constant prediction 1/2, label frequency 1/2 + e  ->  smCE = e (Hu et al. (2024) Lemma 13)
     y = np.array([1.0] * 7 + [0.0] * 3)
     v = np.full(10, 0.5)
     assert calviz.smce(y, v).value == pytest.approx(0.2, abs=1e-15)
@@ -217,7 +217,7 @@ def test_sintce_rintce_nondecreasing_in_level():
 # ------------------------------------------------------------------------------------------------
 def test_lower_dce_closed_forms():
     # constant prediction 0.5 with label frequency 0.7: the closest calibrated distribution moves all
-    # mass to 0.7 (W1 = 0.2, seed 001 Lemma 1 / Jensen)
+    # mass to 0.7 (W1 = 0.2, Hu et al. (2024) Lemma 1 / Jensen)
     y = np.array([1.0] * 7 + [0.0] * 3)
     v = np.full(10, 0.5)
     res = calviz.lower_dce(y, v, grid_step=0.01)
@@ -227,8 +227,8 @@ def test_lower_dce_closed_forms():
 
 
 def lower_dce_dual(v, y, m):
-    """The dual LP of seed 004 Lemma 7.11 on the grid k/m: max Σ Γ₀ r₀ + Γ₁ r₁ with r_b 1-Lipschitz per
-    grid step (unit edge cost) and (1 − u) r₀(u) + u r₁(u) ≤ 0; value divided by m."""
+    """The dual LP of Błasiok et al. (2023), Lemma 7.11, on the grid k/m: max Σ Γ₀ r₀ + Γ₁ r₁ with r_b
+    1-Lipschitz per grid step (unit edge cost) and (1 − u) r₀(u) + u r₁(u) ≤ 0; value divided by m."""
     n = v.size
     idx = np.clip(np.rint(v * m).astype(int), 0, m)
     g0 = np.bincount(idx[y < 0.5], minlength=m + 1) / n

@@ -1,4 +1,4 @@
-"""The seed-003 ECE confidence interval (estimators.md §4) and its percentile-bootstrap baseline."""
+"""The Sun et al. (2024) ECE confidence interval (estimators.md §4) and its percentile-bootstrap baseline."""
 
 from __future__ import annotations
 

@@ -205,7 +205,7 @@ def test_example1_pushes_down_below_half_and_up_above():
     assert sc.params["rho"] == 100.0
     t = np.linspace(0, 1, 200_001)
     r = sc.calibration_curve(t) - t
-    assert np.all(r * (2 * t - 1) >= -1e-15)  # res·(2z − 1) ≥ 0 (proof of seed 000 Prop. 7)
+    assert np.all(r * (2 * t - 1) >= -1e-15)  # res·(2z − 1) ≥ 0 (proof of Lee et al. (2023) Prop. 7)
     assert r[t < 0.5].min() < 0 < r[t > 0.5].max()
     # small n: rho is capped so that g stays inside [0, 1]
     small = S.tcal_example1(1000, 0)

@@ -1,5 +1,5 @@
-"""T-Cal (seed 000): statistics vs slow references, resampling kernels vs a Python replay of their random
-streams, thread independence, level by simulation (with Monte Carlo standard errors), power sanity,
+"""T-Cal (Lee et al., 2023): statistics vs slow references, resampling kernels vs a Python replay of their
+random streams, thread independence, level by simulation (with Monte Carlo standard errors), power sanity,
 discrete predictors, bad input."""
 
 from __future__ import annotations
