@@ -14,13 +14,13 @@ a select does on the client) until the page shows the new state of every view th
   a cache), target top-1 ↔ classwise (each after an untimed α change);
 * a 5-second drag of the bins slider (a new value every 50 ms): redraws per second seen in the page and
   the time from release until the released value is shown;
-* start-up: ``calviz serve`` start → first HTTP 200 of the page and → all four views drawn (numba cache
-  warm: a server of the same checkout ran before); with a cold numba cache (``NUMBA_CACHE_DIR`` empty),
-  the browser opened as soon as the server listens (as ``calviz serve`` opens it; probed with a static
-  file, so no session is built before the browser's): → the page's HTTP response, → the "preparing" line
-  visible, → all four views (the compile time) — for this checkout only (the implementation before has
-  no "preparing" state).  ``--only startup --startup-reps N`` starts each implementation N times warm
-  (alternating) and this checkout N times cold, and reports the medians.
+* start-up: ``calviz serve FILE``, the browser opened as soon as the server listens (as ``calviz serve``
+  opens it; probed with a static file, so no session is built before the browser's) → the page's whole
+  HTTP response, → the "preparing" line visible (the implementation before has none), → all four views
+  drawn; with a warm numba cache (a server of the same checkout ran before) for both implementations, and
+  with a cold one (``NUMBA_CACHE_DIR`` empty: the views' time is the compile time) for this checkout.
+  ``--only startup --startup-reps N`` starts each implementation N times warm (alternating) and this
+  checkout N times cold, and reports the medians.
 
 Writes benchmarks/results/bench_dashboard.md.  ``--reps N`` changes per kind (default 15), ``--quick``:
 n = 10⁴, 4 changes per kind, no cold start.  ``--only startup`` measures the start-ups alone (with the
@@ -327,43 +327,35 @@ def warm_up(repo: Path, npz: Path, workdir: Path, browser) -> None:
         server.stop()
 
 
-def warm_start(repo: Path, npz: Path, workdir: Path, browser) -> dict:
-    """A server of ``repo`` (numba cache warm): page (first HTTP 200), all four views drawn."""
-    server = Server(repo, npz, workdir)
-    try:
-        page, first = open_page(browser, server)
-        page.close()
-        return {"http_s": server.http_s, "views_s": server.http_s + first}
-    finally:
-        server.stop()
-
-
-def cold_start(repo: Path, npz: Path, workdir: Path, browser) -> dict:
-    """``repo`` with an empty numba cache, opened in the browser as soon as the server listens (as
-    ``calviz serve`` opens it): the page's HTTP response, the "preparing" line visible (in the page's HTML
-    before BokehJS has drawn, or in the status card), all four views (the compile time).  The server is
-    probed with a static file, so no session is built before the browser's."""
-    cache = Path(tempfile.mkdtemp(prefix="numba-cold-", dir=workdir))
+def start_up(repo: Path, npz: Path, workdir: Path, browser, *, cold: bool = False):
+    """``calviz serve FILE`` of ``repo``, opened in the browser as soon as the server listens (as ``calviz
+    serve`` opens it; the server is probed with a static file, so no session is built before the
+    browser's).  Times after the server process started: listening, the page's whole HTTP response, the
+    "preparing" line visible (None if the page never showed it: the implementation before the rebuild),
+    all four views drawn.  ``cold``: an empty numba cache (the views' time is then the compile time).
+    Returns ``(times, server, page)``; the caller stops the server."""
+    cache = Path(tempfile.mkdtemp(prefix="numba-cold-", dir=workdir)) if cold else None
     server = Server(repo, npz, workdir, numba_cache=cache, probe="favicon.ico")
-    try:
-        page = browser.new_page(viewport={"width": 1280, "height": 800})
-        opened = time.perf_counter()
-        page.goto(server.url, timeout=600_000, wait_until="commit")
-        page.wait_for_function(JS_PREPARING, timeout=600_000, polling="raf")
-        page.evaluate(JS_FRAMES)
-        preparing = time.perf_counter() - server.started
-        response = page.evaluate("() => performance.getEntriesByType('navigation')[0].responseEnd") / 1000
-        page.wait_for_function(JS_FOUR_VIEWS, timeout=900_000, polling="raf")
-        views = time.perf_counter() - server.started
-        page.close()
-        return {
-            "listening_s": server.http_s,
-            "http_s": opened - server.started + response,
-            "preparing_s": preparing,
-            "views_s": views,
-        }
-    finally:
-        server.stop()
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    opened = time.perf_counter()
+    page.goto(server.url, timeout=600_000, wait_until="commit")
+    page.wait_for_function(f"() => ({JS_PREPARING})() || ({JS_FOUR_VIEWS})()", timeout=900_000, polling="raf")
+    preparing = time.perf_counter() - server.started if page.evaluate(JS_PREPARING) else None
+    page.wait_for_function(JS_FOUR_VIEWS, timeout=900_000, polling="raf")
+    page.evaluate(JS_FRAMES)
+    views = time.perf_counter() - server.started
+    response = page.evaluate("() => performance.getEntriesByType('navigation')[0].responseEnd") / 1000
+    times = {"listening_s": server.http_s, "http_s": opened - server.started + response,
+             "preparing_s": preparing, "views_s": views}
+    return times, server, page
+
+
+def measured_start(repo: Path, npz: Path, workdir: Path, browser, *, cold: bool = False) -> dict:
+    """The times of :func:`start_up`, server stopped."""
+    times, server, page = start_up(repo, npz, workdir, browser, cold=cold)
+    page.close()
+    server.stop()
+    return times
 
 
 def main(argv=None) -> int:
@@ -441,12 +433,12 @@ def startups(tmp, npz, repos, sync_playwright, reps: int, *, cold: bool) -> dict
         try:
             for repo in repos.values():
                 warm_up(repo, npz, tmp, browser)
-            for kind, start in (("startup", warm_start), ("cold", cold_start if cold else None)):
-                for i in range(reps if start else 0):
+            for kind in ("startup", "cold") if cold else ("startup",):
+                for i in range(reps):
                     for name, repo in repos.items():
                         if kind == "cold" and name != "now":
                             continue  # the implementation before has no "preparing" state to wait for
-                        runs[kind][name].append(start(repo, npz, tmp, browser))
+                        runs[kind][name].append(measured_start(repo, npz, tmp, browser, cold=kind == "cold"))
                         print(f"{kind} ({name}, {i + 1}):", runs[kind][name][-1], flush=True)
         finally:
             browser.close()
@@ -454,7 +446,8 @@ def startups(tmp, npz, repos, sync_playwright, reps: int, *, cold: bool) -> dict
     for kind, by_name in runs.items():
         for name, rows in by_name.items():
             if rows:
-                out[kind][name] = {k: statistics.median(r[k] for r in rows) for k in rows[0]}
+                out[kind][name] = {k: statistics.median(v) if (v := [r[k] for r in rows if r[k] is not None])
+                                   else None for k in rows[0]}
                 out[kind][name]["runs"] = rows
     return out
 
@@ -465,19 +458,15 @@ def run(tmp, npz, n, reps, repos, sync_playwright, *, cold: bool, only=None, ear
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
         if cold:
-            results["cold"] = {"now": cold_start(REPO, npz, tmp, browser)}
+            results["cold"] = {"now": measured_start(REPO, npz, tmp, browser, cold=True)}
             print("cold start (now):", results["cold"]["now"], flush=True)
         servers, pages = {}, {}
         try:
             for name, repo in repos.items():
                 warm_up(repo, npz, tmp, browser)
-                servers[name] = Server(repo, npz, tmp)
-                pages[name], first = open_page(browser, servers[name])
+                times, servers[name], pages[name] = start_up(repo, npz, tmp, browser)
                 if only is None or "startup" in only:
-                    results["startup"][name] = {
-                        "http_s": servers[name].http_s,
-                        "views_s": servers[name].http_s + first,
-                    }
+                    results["startup"][name] = times
                     print(f"start-up ({name}):", results["startup"][name], flush=True)
             both = list(pages.values())
             for page in both:  # warm-up changes, not measured
@@ -530,11 +519,9 @@ def write_markdown(command, n, reps, before, results, *, startup_only: bool = Fa
             "# Dashboard start-up (`benchmarks/bench_dashboard.py --only startup`)",
             "",
             f"Command: `{command}`; `calviz serve FILE` of n = {n:,} top-1 predictions of a 10-class model "
-            f"(an NPZ file); `os.cpu_count()` = {os.cpu_count()}; headless Chromium. Times from starting "
-            "the server process. Warm: page = its first HTTP 200 (fetching the page), views = all four "
-            "views drawn. Cold (this checkout): the browser opens the page as soon as the server listens "
-            "(probed with a static file, as `calviz serve` opens it); page response, \"preparing\" "
-            "visible (in the page's HTML or in the status card), all four views drawn. "
+            f"(an NPZ file); `os.cpu_count()` = {os.cpu_count()}; headless Chromium. \"preparing\" "
+            "visible: in the page's first bytes (sent before the session is built), in its HTML or in the "
+            "status card. "
             f"**before** = a git worktree of `{before}`, **now** = this checkout, started in turn in the "
             f"same run. Load average (1/5 min) {l1:.1f}/{l5:.1f} before the run, {m1:.1f}/{m5:.1f} after "
             "it (on a shared machine compare before and now, not the absolute times).",
@@ -590,38 +577,34 @@ def write_markdown(command, n, reps, before, results, *, startup_only: bool = Fa
 def _startup_lines(lines: list, results: dict) -> None:
     lines += [
         "",
-        "| start-up (`calviz serve FILE`) | page: first HTTP 200 | all four views drawn | target |",
-        "|---|---|---|---|",
+        "Start-up: `calviz serve FILE`, the browser opened when the server listens; seconds after the server "
+        "process started (warm: numba cache filled by an earlier server of the same checkout; cold: "
+        "`NUMBA_CACHE_DIR` empty, the views' time is the compile time).",
+        "",
+        "| start-up | listening | page response | \"preparing\" visible | all four views drawn | target |",
+        "|---|---|---|---|---|---|",
     ]
-    for name, s in results["startup"].items():
-        lines.append(
-            f"| {name}, warm numba cache | {s['http_s']:.2f} s | {s['views_s']:.2f} s | "
-            "page ≤ 3 s, views ≤ 8 s |"
-        )
-    cold = results.get("cold") or {}
-    if "http_s" in cold:  # (a results file of an earlier version of this script)
-        cold = {"now": cold}
-    if cold:
-        lines += [
-            "",
-            "| cold numba cache (`NUMBA_CACHE_DIR` empty), browser opened when the server listens "
-            "| listening | page response | \"preparing\" visible | all four views (the compile time) "
-            "| target |",
-            "|---|---|---|---|---|---|",
-        ]
-        for name, c in cold.items():
-            listening = f"{c['listening_s']:.2f} s" if "listening_s" in c else "—"
-            lines.append(
-                f"| {name} | {listening} | {c['http_s']:.2f} s | {c['preparing_s']:.2f} s | "
-                f"{c['views_s']:.1f} s | a visible progress state within 3 s |"
-            )
+
+    def cell(row, key, digits=2):
+        value = row.get(key)
+        return "—" if value is None else f"{value:.{digits}f} s"
+
+    for kind, label, target in (("startup", "warm", "page ≤ 3 s, views ≤ 8 s"),
+                                ("cold", "cold", "a visible progress state within 3 s")):
+        rows = results.get(kind) or {}
+        if "http_s" in rows:  # (a results file of an earlier version of this script)
+            rows = {"now": rows}
+        for name, row in rows.items():
+            lines.append(f"| {name}, {label} | {cell(row, 'listening_s')} | {cell(row, 'http_s')} | "
+                         f"{cell(row, 'preparing_s')} | {cell(row, 'views_s')} | {target} |")
     runs = [(kind, name, r) for kind in ("startup", "cold") for name, row in (results.get(kind) or {}).items()
             if isinstance(row, dict) for r in row.get("runs", [])]
     if runs:
         lines += ["", "Start-up runs (s after `calviz serve` started; medians above):", ""]
         for kind, name, r in runs:
             label = "warm" if kind == "startup" else "cold"
-            lines.append(f"* {name}, {label}: " + ", ".join(f"{k} {v:.2f}" for k, v in r.items()))
+            shown = ", ".join(f"{k} {v:.2f}" for k, v in r.items() if v is not None)
+            lines.append(f"* {name}, {label}: {shown}")
     lines.append("")
 
 
