@@ -592,6 +592,7 @@ def cmd_serve(args) -> int:
 
     from calviz.app.page import say_preparing_first
     from calviz.app.sources import WEBSOCKET_LIMIT_BYTES
+    from calviz.app.store import start_spare_worker
 
     try:
         port = args.port or free_port(args.address)
@@ -602,13 +603,15 @@ def cmd_serve(args) -> int:
         )
     except OSError as exc:
         raise CLIError(f"cannot listen on {args.address}:{args.port}: {exc.strerror or exc}") from None
-    say_preparing_first(server)
+    # the spare worker process (the first session's background jobs) starts loading — on a first run
+    # compiling — every kernel as soon as the first page request has sent its "preparing" line, beside
+    # that page's session build.  This process loads its own kernels when the
+    # page has loaded (CalvizApp.start): earlier, they would hold its GIL while the session is built.
+    say_preparing_first(server, then=start_spare_worker)
     host = f"[{args.address}]" if ":" in args.address else args.address
     url = f"http://{host}:{server.port}/"
     print(f"calviz dashboard at {url}  (Ctrl+C to stop)", flush=True)
     server.start()
-    # the kernels are loaded (a first run compiles them) in this process and in a spare worker process
-    # when the first page has loaded (CalvizApp.start): started earlier they slow the page on 2 cores;
     # the page says "preparing" until the views arrive
     if args.show:
         server.io_loop.add_callback(_open_browser, url)

@@ -344,8 +344,9 @@ body:has(#main [data-root-id]) #calviz-preparing {{ display: none; }}
 """
 
 
-def say_preparing_first(server) -> bool:
-    """Make a Panel/Bokeh ``server``'s page handler send :data:`_PREPARING_FIRST` at once, then the page.
+def say_preparing_first(server, then=None) -> bool:
+    """Make a Panel/Bokeh ``server``'s page handler send :data:`_PREPARING_FIRST` at once, then the page;
+    ``then()`` is called once those first bytes are out (before the session is built).
 
     Only for servers calviz starts itself (``calviz serve``: no login, no URL prefix, whose redirects
     cannot follow bytes already sent).  Returns whether the page handler was found."""
@@ -358,6 +359,8 @@ def say_preparing_first(server) -> bool:
             self.set_header("Cache-Control", "no-store")
             self.write(_PREPARING_FIRST)
             await self.flush()
+            if then is not None:
+                then()
             await super().get(*args, **kwargs)
 
     found = False
