@@ -1,6 +1,7 @@
-"""The README's notebook cell in a real JupyterLab, offline, in headless Chromium (Playwright).
+"""The README's notebook cell in a real JupyterLab and a real Jupyter Notebook, offline, in headless
+Chromium (Playwright).
 
-A JupyterLab server runs on loopback with a token in a temporary notebook folder; the page may reach
+Each front end's server runs on loopback with a token in a temporary notebook folder; the page may reach
 nothing but that server (every other request is aborted and recorded), so the dashboard must bring
 BokehJS and Panel inline.  The cell is run as a user runs it (Shift+Enter); the checks read what the page
 shows: the four views' titles, non-empty Bokeh canvases, and a redraw after the bins slider moves (the
@@ -101,27 +102,39 @@ def _in_ci() -> bool:
     return os.environ.get("CI", "").lower() == "true"
 
 
-@pytest.fixture(scope="module")
-def jupyterlab(tmp_path_factory):
-    """``(url of a notebook by name, server log)`` of a JupyterLab on loopback serving a temporary folder
-    that holds the notebooks (the README cell, a plot function); the server is killed afterwards."""
-    yield from _jupyterlab(tmp_path_factory)
+#: the front ends: (module to run, the notebook's URL path, options keeping the server from reaching out)
+FRONT_ENDS = {
+    "jupyterlab": ("jupyterlab", "/lab/tree/{}.ipynb", (
+        "--LabApp.news_url=", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+        "--LabApp.extension_manager=readonly")),
+    # Jupyter Notebook 7, the classic notebook's successor (the same output renderers as JupyterLab)
+    "notebook": ("notebook", "/notebooks/{}.ipynb", ("--JupyterNotebookApp.extension_manager=readonly",)),
+}
 
 
-@pytest.fixture(scope="module")
-def jupyterlab_for_plot(tmp_path_factory):
-    """A second JupyterLab: each browser test opens one notebook in a fresh JupyterLab, which otherwise
-    reopens the notebooks of the test before it beside the new one."""
-    yield from _jupyterlab(tmp_path_factory)
+@pytest.fixture(scope="module", params=sorted(FRONT_ENDS))
+def jupyter(request, tmp_path_factory):
+    """``(url of a notebook by name, server log, front end)`` of a JupyterLab or a Jupyter Notebook on
+    loopback serving a temporary folder that holds the notebooks (the README cell, a plot function); the
+    server is killed afterwards."""
+    yield from _jupyter_server(tmp_path_factory, request.param)
 
 
-def _jupyterlab(tmp_path_factory):
+@pytest.fixture(scope="module", params=sorted(FRONT_ENDS))
+def jupyter_for_plot(request, tmp_path_factory):
+    """A second server: each browser test opens one notebook in a fresh server, because JupyterLab
+    otherwise reopens the notebooks of the test before it beside the new one."""
+    yield from _jupyter_server(tmp_path_factory, request.param)
+
+
+def _jupyter_server(tmp_path_factory, front_end: str):
+    module, path, quiet = FRONT_ENDS[front_end]
     try:
-        import jupyterlab  # noqa: F401
+        __import__(module)
     except ImportError:
         if _in_ci():
-            pytest.fail("jupyterlab is not installed (CI=true: browser tests must run)")
-        pytest.skip("jupyterlab is not installed")
+            pytest.fail(f"{module} is not installed (CI=true: browser tests must run)")
+        pytest.skip(f"{module} is not installed")
     root = tmp_path_factory.mktemp("jupyter")
     notebooks, home = root / "notebooks", root / "home"
     notebooks.mkdir()
@@ -145,12 +158,11 @@ def _jupyterlab(tmp_path_factory):
     env["JUPYTERLAB_WORKSPACES_DIR"] = str(home / "workspaces")
     env["JUPYTERLAB_SETTINGS_DIR"] = str(home / "settings")
     cmd = [
-        sys.executable, "-m", "jupyterlab",
+        sys.executable, "-m", module,
         "--no-browser", "--ip=127.0.0.1", f"--port={port}", "--port-retries=0",
         f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={notebooks}",
         # nothing on the server side reaches out either: no news, update or extension-index checks
-        "--LabApp.news_url=", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-        "--LabApp.extension_manager=readonly",
+        *quiet,
     ]
     if hasattr(os, "geteuid") and os.geteuid() == 0:  # containers run CI as root
         cmd.append("--allow-root")
@@ -161,8 +173,8 @@ def _jupyterlab(tmp_path_factory):
     base = f"http://127.0.0.1:{port}"
     try:
         wait_for_http(proc, f"{base}/api/status?token={token}", log_path, timeout=SERVER_TIMEOUT,
-                      name="JupyterLab", request_timeout=10)
-        yield f"{base}/lab/tree/{{}}.ipynb?token={token}", log_path
+                      name=front_end, request_timeout=10)
+        yield f"{base}{path}?token={token}", log_path, front_end
     finally:
         stop_server(proc)
 
@@ -190,10 +202,10 @@ def _offline_page(browser):
 
 
 @contextlib.contextmanager
-def notebook_page(browser, jupyterlab, name, artifacts_dir):
+def notebook_page(browser, jupyter, name, artifacts_dir):
     """An offline page on notebook ``name`` with its cell run; yields (page, blocked).  On failure: a
     screenshot and the blocked requests, console errors and server log."""
-    url, log_path = jupyterlab
+    url, log_path, front_end = jupyter
     context, page, blocked, errors = _offline_page(browser)
     try:
         page.goto(url.format(name), timeout=RUN_TIMEOUT)
@@ -202,7 +214,7 @@ def notebook_page(browser, jupyterlab, name, artifacts_dir):
         run_cell(page, cell)
         yield page, blocked
     except Exception:
-        page.screenshot(path=str(artifacts_dir / f"jupyterlab_{name}_failure.png"), full_page=True)
+        page.screenshot(path=str(artifacts_dir / f"{front_end}_{name}_failure.png"), full_page=True)
         print(f"blocked: {blocked}\nerrors: {errors[-20:]}\nserver log:\n{log_path.read_text()[-3000:]}")
         raise
     finally:
@@ -212,7 +224,9 @@ def notebook_page(browser, jupyterlab, name, artifacts_dir):
 def run_cell(page, cell):
     """Shift+Enter in ``cell`` once its kernel is idle; pressed again if the kernel was not yet listening
     (the prompt then stays ``[ ]``)."""
-    page.locator(".jp-StatusBar-Widget").get_by_text("Idle").first.wait_for(timeout=RUN_TIMEOUT)
+    # the kernel's state: JupyterLab's status bar, Jupyter Notebook's execution indicator
+    page.locator('.jp-StatusBar-Widget:has-text("Idle"), .jp-Notebook-ExecutionIndicator[data-status="idle"]'
+                 ).first.wait_for(timeout=RUN_TIMEOUT)
     prompt = cell.locator(".jp-InputPrompt")
     for _ in range(5):
         cell.locator(".jp-InputArea-editor").click()
@@ -228,18 +242,19 @@ def run_cell(page, cell):
 
 
 @pytest.fixture(scope="module")
-def readme_run(jupyterlab, chromium_browser, artifacts_dir):
+def readme_run(jupyter, chromium_browser, artifacts_dir):
     """Run the README cell, wait for the four views, move the bins slider and wait for the redraw.
     Returns the requests beyond loopback that the page made (and that were aborted): ``at_render``
     up to the first full render, ``after_update`` after the slider change."""
-    with notebook_page(chromium_browser, jupyterlab, "readme", artifacts_dir) as (page, blocked):
+    front_end = jupyter[2]
+    with notebook_page(chromium_browser, jupyter, "readme", artifacts_dir) as (page, blocked):
         for title in VIEW_TITLES:
             page.locator(".jp-OutputArea-output").get_by_text(title, exact=True).first.wait_for(
                 timeout=RUN_TIMEOUT
             )
         page.wait_for_function(f"() => ({JS_DRAWN_CANVASES})() >= 4", timeout=RUN_TIMEOUT)
         page.wait_for_function(f"() => ({JS_HIST_COUNTS})().includes(15)", timeout=RUN_TIMEOUT)
-        page.screenshot(path=str(artifacts_dir / "jupyterlab_dashboard.png"), full_page=True)
+        page.screenshot(path=str(artifacts_dir / f"{front_end}_dashboard.png"), full_page=True)
         at_render = list(blocked)
 
         # a widget change goes to the kernel over the comm and the views redraw
@@ -252,7 +267,7 @@ def readme_run(jupyterlab, chromium_browser, artifacts_dir):
         page.wait_for_function(
             f"() => ({JS_TEXT_CONTAINING})('intervals · 40 bins') !== null", timeout=UPDATE_TIMEOUT
         )
-        page.screenshot(path=str(artifacts_dir / "jupyterlab_bins_40.png"), full_page=True)
+        page.screenshot(path=str(artifacts_dir / f"{front_end}_bins_40.png"), full_page=True)
         return {"at_render": at_render, "after_update": blocked[len(at_render):]}
 
 
@@ -266,12 +281,12 @@ def test_updates_request_nothing_beyond_loopback(readme_run):
     assert readme_run["after_update"] == [], readme_run["after_update"]
 
 
-def test_plot_function_renders_offline(jupyterlab_for_plot, chromium_browser, artifacts_dir):
+def test_plot_function_renders_offline(jupyter_for_plot, chromium_browser, artifacts_dir):
     """A plot function's HoloViews object in a notebook: BokehJS, Panel and every stylesheet inline."""
-    with notebook_page(chromium_browser, jupyterlab_for_plot, "plot", artifacts_dir) as (page, blocked):
+    with notebook_page(chromium_browser, jupyter_for_plot, "plot", artifacts_dir) as (page, blocked):
         page.wait_for_function(f"() => ({JS_DRAWN_CANVASES})() >= 1", timeout=RUN_TIMEOUT)
         page.wait_for_function(f"() => ({JS_TEXT_CONTAINING})('T-Cal') !== null", timeout=RUN_TIMEOUT)
-        page.screenshot(path=str(artifacts_dir / "jupyterlab_tcal_plot.png"), full_page=True)
+        page.screenshot(path=str(artifacts_dir / f"{jupyter_for_plot[2]}_tcal_plot.png"), full_page=True)
         scripts = [u for u in blocked if not urllib.parse.urlsplit(u).path.endswith(".css")]
         assert scripts == [], f"scripts requested beyond loopback: {scripts}"
         assert blocked == [], f"requests beyond loopback: {blocked}"
