@@ -1,5 +1,5 @@
-"""The README's notebook cell in a real JupyterLab and a real Jupyter Notebook, offline, in headless
-Chromium (Playwright).
+"""The README's notebook cell in real JupyterLab, Jupyter Notebook 7 and classic notebook (nbclassic)
+servers, offline, in headless Chromium (Playwright).
 
 Each front end's server runs on loopback with a token in a temporary notebook folder; the page may reach
 nothing but that server (every other request is aborted and recorded), so the dashboard must bring
@@ -19,6 +19,7 @@ import sys
 import urllib.error
 import urllib.parse
 import urllib.request
+from dataclasses import dataclass
 
 import pytest
 from conftest import REPO, free_port, stop_server, wait_for_http
@@ -76,8 +77,9 @@ JS_TEXT_CONTAINING = f"""(needle) => {{
     for (const m of {_ALL_MODELS}) if (typeof m.text === 'string' && m.text.includes(needle)) return m.text;
     return null;
 }}"""
-# canvases inside the cell's output with a drawn area and at least one non-transparent pixel
-JS_DRAWN_CANVASES = """() => {
+# canvases inside the cells' outputs (the front end's output selector) with a drawn area and at least one
+# non-transparent pixel
+JS_DRAWN_CANVASES = """(outputs) => {
     const found = [];
     const visit = (root) => {
         for (const el of root.querySelectorAll('*')) {
@@ -85,7 +87,7 @@ JS_DRAWN_CANVASES = """() => {
             if (el.shadowRoot) visit(el.shadowRoot);
         }
     };
-    for (const out of document.querySelectorAll('.jp-OutputArea-output')) visit(out);
+    for (const out of document.querySelectorAll(outputs)) visit(out);
     let drawn = 0;
     for (const c of found) {
         if (c.width < 50 || c.height < 50) continue;
@@ -102,13 +104,36 @@ def _in_ci() -> bool:
     return os.environ.get("CI", "").lower() == "true"
 
 
-#: the front ends: (module to run, the notebook's URL path, options keeping the server from reaching out)
+@dataclass(frozen=True)
+class FrontEnd:
+    """A Jupyter front end: the module that serves it, a notebook's URL path, options that keep the server
+    from reaching out, and the CSS selectors of its code cells, their editors, input prompts and outputs,
+    and of its kernel's idle state."""
+
+    module: str
+    path: str
+    quiet: tuple[str, ...]
+    cell: str
+    editor: str
+    prompt: str
+    output: str
+    idle: str
+
+
+_LAB_PARTS = dict(cell=".jp-Notebook .jp-Cell.jp-CodeCell", editor=".jp-InputArea-editor",
+                  prompt=".jp-InputPrompt", output=".jp-OutputArea-output")
 FRONT_ENDS = {
-    "jupyterlab": ("jupyterlab", "/lab/tree/{}.ipynb", (
+    "jupyterlab": FrontEnd("jupyterlab", "/lab/tree/{}.ipynb", (
         "--LabApp.news_url=", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-        "--LabApp.extension_manager=readonly")),
-    # Jupyter Notebook 7, the classic notebook's successor (the same output renderers as JupyterLab)
-    "notebook": ("notebook", "/notebooks/{}.ipynb", ("--JupyterNotebookApp.extension_manager=readonly",)),
+        "--LabApp.extension_manager=readonly"), idle='.jp-StatusBar-Widget:has-text("Idle")', **_LAB_PARTS),
+    # Jupyter Notebook 7: JupyterLab's components in a one-notebook page
+    "notebook": FrontEnd("notebook", "/notebooks/{}.ipynb",
+                         ("--JupyterNotebookApp.extension_manager=readonly",),
+                         idle='.jp-Notebook-ExecutionIndicator[data-status="idle"]', **_LAB_PARTS),
+    # the classic notebook (Notebook 6's interface)
+    "nbclassic": FrontEnd("nbclassic", "/nbclassic/notebooks/{}.ipynb", (), cell=".cell.code_cell",
+                          editor=".CodeMirror", prompt=".input_prompt", output=".output_subarea",
+                          idle="#kernel_indicator_icon.kernel_idle_icon"),
 }
 
 
@@ -128,7 +153,7 @@ def jupyter_for_plot(request, tmp_path_factory):
 
 
 def _jupyter_server(tmp_path_factory, front_end: str):
-    module, path, quiet = FRONT_ENDS[front_end]
+    module, path, quiet = (getattr(FRONT_ENDS[front_end], k) for k in ("module", "path", "quiet"))
     try:
         __import__(module)
     except ImportError:
@@ -209,9 +234,9 @@ def notebook_page(browser, jupyter, name, artifacts_dir):
     context, page, blocked, errors = _offline_page(browser)
     try:
         page.goto(url.format(name), timeout=RUN_TIMEOUT)
-        cell = page.locator(".jp-Notebook .jp-Cell.jp-CodeCell").first
+        cell = page.locator(FRONT_ENDS[front_end].cell).first
         cell.wait_for(timeout=RUN_TIMEOUT)
-        run_cell(page, cell)
+        run_cell(page, cell, FRONT_ENDS[front_end])
         yield page, blocked
     except Exception:
         page.screenshot(path=str(artifacts_dir / f"{front_end}_{name}_failure.png"), full_page=True)
@@ -221,15 +246,13 @@ def notebook_page(browser, jupyter, name, artifacts_dir):
         context.close()
 
 
-def run_cell(page, cell):
+def run_cell(page, cell, front_end: FrontEnd):
     """Shift+Enter in ``cell`` once its kernel is idle; pressed again if the kernel was not yet listening
     (the prompt then stays ``[ ]``)."""
-    # the kernel's state: JupyterLab's status bar, Jupyter Notebook's execution indicator
-    page.locator('.jp-StatusBar-Widget:has-text("Idle"), .jp-Notebook-ExecutionIndicator[data-status="idle"]'
-                 ).first.wait_for(timeout=RUN_TIMEOUT)
-    prompt = cell.locator(".jp-InputPrompt")
+    page.locator(front_end.idle).first.wait_for(timeout=RUN_TIMEOUT)
+    prompt = cell.locator(front_end.prompt)
     for _ in range(5):
-        cell.locator(".jp-InputArea-editor").click()
+        cell.locator(front_end.editor).click()
         page.keyboard.press("Shift+Enter")
         try:
             page.wait_for_function(
@@ -247,12 +270,13 @@ def readme_run(jupyter, chromium_browser, artifacts_dir):
     Returns the requests beyond loopback that the page made (and that were aborted): ``at_render``
     up to the first full render, ``after_update`` after the slider change."""
     front_end = jupyter[2]
+    outputs = FRONT_ENDS[front_end].output
     with notebook_page(chromium_browser, jupyter, "readme", artifacts_dir) as (page, blocked):
         for title in VIEW_TITLES:
-            page.locator(".jp-OutputArea-output").get_by_text(title, exact=True).first.wait_for(
+            page.locator(outputs).get_by_text(title, exact=True).first.wait_for(
                 timeout=RUN_TIMEOUT
             )
-        page.wait_for_function(f"() => ({JS_DRAWN_CANVASES})() >= 4", timeout=RUN_TIMEOUT)
+        page.wait_for_function(f"(s) => ({JS_DRAWN_CANVASES})(s) >= 4", arg=outputs, timeout=RUN_TIMEOUT)
         page.wait_for_function(f"() => ({JS_HIST_COUNTS})().includes(15)", timeout=RUN_TIMEOUT)
         page.screenshot(path=str(artifacts_dir / f"{front_end}_dashboard.png"), full_page=True)
         at_render = list(blocked)
@@ -284,7 +308,8 @@ def test_updates_request_nothing_beyond_loopback(readme_run):
 def test_plot_function_renders_offline(jupyter_for_plot, chromium_browser, artifacts_dir):
     """A plot function's HoloViews object in a notebook: BokehJS, Panel and every stylesheet inline."""
     with notebook_page(chromium_browser, jupyter_for_plot, "plot", artifacts_dir) as (page, blocked):
-        page.wait_for_function(f"() => ({JS_DRAWN_CANVASES})() >= 1", timeout=RUN_TIMEOUT)
+        outputs = FRONT_ENDS[jupyter_for_plot[2]].output
+        page.wait_for_function(f"(s) => ({JS_DRAWN_CANVASES})(s) >= 1", arg=outputs, timeout=RUN_TIMEOUT)
         page.wait_for_function(f"() => ({JS_TEXT_CONTAINING})('T-Cal') !== null", timeout=RUN_TIMEOUT)
         page.screenshot(path=str(artifacts_dir / f"{jupyter_for_plot[2]}_tcal_plot.png"), full_page=True)
         scripts = [u for u in blocked if not urllib.parse.urlsplit(u).path.endswith(".css")]
