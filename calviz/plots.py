@@ -1248,6 +1248,18 @@ def tcal_verdict(tcal) -> tuple[str, str]:
     return f"{decision} · p{p} ({method_name(tcal.method)})", tcal_caption(tcal)
 
 
+def _title_lines(text: str, width: int = 72) -> str:
+    """``text`` on lines of at most ``width`` characters, broken only after "; " (a Bokeh title does not
+    wrap: a long one is cut at the figure's edge, and each clause stays whole)."""
+    lines: list[str] = []
+    for part in text.split("; "):
+        if lines and len(lines[-1]) + 2 + len(part) <= width:
+            lines[-1] += "; " + part
+        else:
+            lines.append(part)
+    return ";\n".join(lines)
+
+
 def tcal_caption(tcal) -> str:
     """One line on a T-Cal result: decision, adjusted p-value and how critical values were obtained.
 
@@ -1619,7 +1631,7 @@ def tcal_plot(tcal, *, title: str | None = None, height: int = 330, pending: str
     return (
         (zero * stat_line * crit_line * points).opts(
             hv.opts.Overlay(
-                title=title or caption,
+                title=title or _title_lines(caption),
                 logx=not discrete,
                 xlabel=tcal_xlabel(discrete),
                 ylabel="debiased ECE² statistic",
@@ -1899,7 +1911,7 @@ def interval_plot(
     return (
         (zero * segs * pts).opts(
             hv.opts.Overlay(
-                title=title or head,
+                title=title or _title_lines(head),
                 xlabel="ℓ2 expected calibration error",
                 xformatter=readable_ticks(),
                 ylabel="",

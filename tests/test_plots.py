@@ -132,6 +132,15 @@ def test_tcal_plot_points_per_scale_and_rejected_highlighted(miscalibrated, cali
     _rendered(plots.tcal_plot(None))
 
 
+def test_long_default_titles_break_between_clauses():
+    """A Bokeh title does not wrap (a long one is cut at the figure's edge): the default titles of the
+    T-Cal and interval plots break after "; ", keeping each clause whole."""
+    text = "a" * 50 + "; " + "b" * 30 + "; " + "c" * 10 + "; " + "d" * 90
+    assert plots._title_lines(text) == "a" * 50 + ";\n" + "b" * 30 + "; " + "c" * 10 + ";\n" + "d" * 90
+    assert plots._title_lines(text).replace(";\n", "; ") == text
+    assert plots._title_lines("short; clauses") == "short; clauses"
+
+
 def test_interval_plot_two_rows_and_regime_caption(miscalibrated, calibrated):
     options = AnalysisOptions(n_bins=10, alpha=0.1, n_resamples=50)
     asym = compute_interval(miscalibrated, options)
