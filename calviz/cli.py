@@ -604,9 +604,9 @@ def cmd_serve(args) -> int:
     except OSError as exc:
         raise CLIError(f"cannot listen on {args.address}:{args.port}: {exc.strerror or exc}") from None
     # the spare worker process (the first session's background jobs) starts loading — on a first run
-    # compiling — every kernel as soon as the first page request has sent its "preparing" line, beside
-    # that page's session build.  This process loads its own kernels when the
-    # page has loaded (CalvizApp.start): earlier, they would hold its GIL while the session is built.
+    # compiling — every kernel as soon as the first page has been sent, while the browser loads it (earlier,
+    # it would slow the session build on 2 cores); this process loads its own kernels when the page has
+    # loaded (CalvizApp.start), since they hold its GIL.
     say_preparing_first(server, then=start_spare_worker)
     host = f"[{args.address}]" if ":" in args.address else args.address
     url = f"http://{host}:{server.port}/"

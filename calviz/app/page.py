@@ -346,7 +346,7 @@ body:has(#main [data-root-id]) #calviz-preparing {{ display: none; }}
 
 def say_preparing_first(server, then=None) -> bool:
     """Make a Panel/Bokeh ``server``'s page handler send :data:`_PREPARING_FIRST` at once, then the page;
-    ``then()`` is called once those first bytes are out (before the session is built).
+    ``then()`` is called once the page has been sent.
 
     Only for servers calviz starts itself (``calviz serve``: no login, no URL prefix, whose redirects
     cannot follow bytes already sent).  Returns whether the page handler was found."""
@@ -359,9 +359,9 @@ def say_preparing_first(server, then=None) -> bool:
             self.set_header("Cache-Control", "no-store")
             self.write(_PREPARING_FIRST)
             await self.flush()
+            await super().get(*args, **kwargs)
             if then is not None:
                 then()
-            await super().get(*args, **kwargs)
 
     found = False
     for rule in server._tornado.wildcard_router.rules:  # (Bokeh has no public hook for its page handler)
