@@ -1249,8 +1249,9 @@ def tcal_verdict(tcal) -> tuple[str, str]:
 
 
 def _title_lines(text: str, width: int = 72) -> str:
-    """``text`` on lines of at most ``width`` characters, broken only after "; " (a Bokeh title does not
-    wrap: a long one is cut at the figure's edge, and each clause stays whole)."""
+    """``text`` broken into lines after "; ", joining clauses while a line stays within ``width``
+    characters (a Bokeh title does not wrap: a long one is cut at the figure's edge; a clause is never
+    split, so a line may hold one longer clause)."""
     lines: list[str] = []
     for part in text.split("; "):
         if lines and len(lines[-1]) + 2 + len(part) <= width:

@@ -237,9 +237,9 @@ def slow_session_server():
     import threading
 
     import panel as pn
+    from conftest import free_port
 
     from calviz.app.page import say_preparing_first
-    from tests.conftest import free_port
 
     port, release, ready, held = free_port(), threading.Event(), threading.Event(), {}
 

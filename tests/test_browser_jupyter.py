@@ -139,9 +139,9 @@ FRONT_ENDS = {
 
 @pytest.fixture(scope="module", params=sorted(FRONT_ENDS))
 def jupyter(request, tmp_path_factory):
-    """``(url of a notebook by name, server log, front end)`` of a JupyterLab or a Jupyter Notebook on
-    loopback serving a temporary folder that holds the notebooks (the README cell, a plot function); the
-    server is killed afterwards."""
+    """``(url of a notebook by name, server log, front end)`` of a Jupyter server (each of
+    :data:`FRONT_ENDS`) on loopback serving a temporary folder that holds the notebooks (the README cell,
+    a plot function); the server is killed afterwards."""
     yield from _jupyter_server(tmp_path_factory, request.param)
 
 
@@ -153,7 +153,8 @@ def jupyter_for_plot(request, tmp_path_factory):
 
 
 def _jupyter_server(tmp_path_factory, front_end: str):
-    module, path, quiet = (getattr(FRONT_ENDS[front_end], k) for k in ("module", "path", "quiet"))
+    spec = FRONT_ENDS[front_end]
+    module = spec.module
     try:
         __import__(module)
     except ImportError:
@@ -187,7 +188,7 @@ def _jupyter_server(tmp_path_factory, front_end: str):
         "--no-browser", "--ip=127.0.0.1", f"--port={port}", "--port-retries=0",
         f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={notebooks}",
         # nothing on the server side reaches out either: no news, update or extension-index checks
-        *quiet,
+        *spec.quiet,
     ]
     if hasattr(os, "geteuid") and os.geteuid() == 0:  # containers run CI as root
         cmd.append("--allow-root")
@@ -199,7 +200,7 @@ def _jupyter_server(tmp_path_factory, front_end: str):
     try:
         wait_for_http(proc, f"{base}/api/status?token={token}", log_path, timeout=SERVER_TIMEOUT,
                       name=front_end, request_timeout=10)
-        yield f"{base}{path}?token={token}", log_path, front_end
+        yield f"{base}{spec.path}?token={token}", log_path, front_end
     finally:
         stop_server(proc)
 
