@@ -80,27 +80,25 @@ def logistic_terms(xi, yi, intercept, slope):
 
 
 @njit(cache=True)
+def add_logistic_terms(sums, xi, r, w, ll):
+    """``sums`` = (g_a, g_b, i_aa, i_ab, i_bb, loglik) with one observation's terms (:func:`logistic_terms`)
+    added: the one sequence of additions of both logistic kernels, so their sums agree bit for bit."""
+    g_a, g_b, i_aa, i_ab, i_bb, loglik = sums
+    return g_a + r, g_b + r * xi, i_aa + w, i_ab + w * xi, i_bb + w * xi * xi, loglik + ll
+
+
+@njit(cache=True)
 def logistic_sums(x, y, intercept, slope):
     """Gradient, information and log-likelihood of the logistic model P(y = 1) = σ(a + b x) at (a, b).
 
     Returns (g_a, g_b, i_aa, i_ab, i_bb, loglik) with g = Σ (y − μ)(1, x), I = Σ μ(1 − μ)(1, x)(1, x)ᵀ,
     loglik = Σ y η − log(1 + e^η), η = a + b x (computed without overflow for any η)."""
-    g_a = 0.0
-    g_b = 0.0
-    i_aa = 0.0
-    i_ab = 0.0
-    i_bb = 0.0
-    loglik = 0.0
+    sums = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
     for i in range(x.shape[0]):
         xi = x[i]
         r, w, ll = logistic_terms(xi, y[i], intercept, slope)
-        g_a += r
-        g_b += r * xi
-        i_aa += w
-        i_ab += w * xi
-        i_bb += w * xi * xi
-        loglik += ll
-    return g_a, g_b, i_aa, i_ab, i_bb, loglik
+        sums = add_logistic_terms(sums, xi, r, w, ll)
+    return sums
 
 
 #: rows per block of :func:`logistic_sums_threaded`
@@ -116,27 +114,14 @@ def logistic_sums_threaded(x, y, intercept, slope):
     r_block = np.empty(_LOGISTIC_BLOCK)
     w_block = np.empty(_LOGISTIC_BLOCK)
     ll_block = np.empty(_LOGISTIC_BLOCK)
-    g_a = 0.0
-    g_b = 0.0
-    i_aa = 0.0
-    i_ab = 0.0
-    i_bb = 0.0
-    loglik = 0.0
+    sums = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
     for start in range(0, n, _LOGISTIC_BLOCK):
         size = min(_LOGISTIC_BLOCK, n - start)
         for j in prange(size):
             r_block[j], w_block[j], ll_block[j] = logistic_terms(x[start + j], y[start + j], intercept, slope)
         for j in range(size):
-            xi = x[start + j]
-            r = r_block[j]
-            w = w_block[j]
-            g_a += r
-            g_b += r * xi
-            i_aa += w
-            i_ab += w * xi
-            i_bb += w * xi * xi
-            loglik += ll_block[j]
-    return g_a, g_b, i_aa, i_ab, i_bb, loglik
+            sums = add_logistic_terms(sums, x[start + j], r_block[j], w_block[j], ll_block[j])
+    return sums
 
 
 @njit(cache=True)
