@@ -220,6 +220,13 @@ _SIGN_OFF = 0x7FFFFFFFFFFFFFFF
 
 
 @njit(cache=True)
+def top_bucket(bits):
+    """The first-pass bucket of a float64 bit pattern ``bits``: its top 16 bits below the sign, which is
+    cleared (−0.0 falls with +0.0).  :func:`edge_count_table` is indexed by it."""
+    return (bits & _SIGN_OFF) >> _SELECT_SHIFTS[0]
+
+
+@njit(cache=True)
 def order_statistics_kernel(bits, ranks):
     """``np.sort(z)[ranks]`` as int64 bit patterns, from ``bits = z.view(np.int64)`` of values in
     [0, 1] and nondecreasing ranks in [0, n), by radix selection: z is neither sorted nor copied.
@@ -240,7 +247,7 @@ def order_statistics_kernel(bits, ranks):
     top = _SELECT_SHIFTS[0]
     hist = np.zeros((1, 1 << 16), dtype=np.int64)
     for i in range(bits.shape[0]):
-        hist[0, (bits[i] & _SIGN_OFF) >> top] += 1
+        hist[0, top_bucket(bits[i])] += 1
     starts = np.array([0, q], dtype=np.int64)
     _descend(hist, starts, prefix, local, count, 16)
     shift = top

@@ -11,7 +11,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from calviz._kernels.binning import edge_count, edge_count_table
+from calviz._kernels.binning import edge_count, edge_count_table, top_bucket
 
 
 @njit(cache=True)
@@ -155,7 +155,7 @@ def edge_bin_sums(z, y, inner_edges, label=-1):
     bits = z.view(np.int64)
     for i in range(z.shape[0]):
         v = z[i]
-        b = table[(bits[i] & 0x7FFFFFFFFFFFFFFF) >> 46]
+        b = table[top_bucket(bits[i])]
         if b < 0:
             b = edge_count(inner_edges, v)
         count[b] += 1
