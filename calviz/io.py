@@ -57,6 +57,9 @@ FORMATS = {
     "npy": (".npy",),
 }
 
+#: the column (and array) names looked for by default (:func:`select_columns`)
+COLUMN_NAMES = {"y_true": "y_true", "y_prob": "y_prob", "prob_prefix": "p_", "confidence": "confidence",
+                "correct": "correct"}
 #: Default size limit (bytes) of a file, or of the uncompressed arrays in an NPZ / columns in a Parquet file.
 DEFAULT_MAX_BYTES = 2**31
 
@@ -493,7 +496,7 @@ def _parquet_blocks(raw, meta, names) -> _Blocks | None:
     found = [str(c) for c in schema.names]
     if meta.num_rows == 0 or len(found) != len(schema.names):
         return None
-    label_col, prob_cols = _select_columns(found, names)
+    label_col, prob_cols = select_columns(found, names)
     wanted = [label_col, *prob_cols]
     if not all(_is_number(schema.field(c).type) for c in wanted):
         return None
@@ -546,7 +549,7 @@ def _csv_blocks(raw, names) -> _Blocks | None:
             found = list(reader.schema.names)
         if len(set(found)) != len(found):
             return None
-        label_col, prob_cols = _select_columns(found, names)
+        label_col, prob_cols = select_columns(found, names)
     except (pa.ArrowException, InputError, OSError):
         return None
     convert = pacsv.ConvertOptions(include_columns=[label_col, *prob_cols],
@@ -1015,17 +1018,27 @@ def _from_frame(frame, names, header_lines):
     frame.columns = found
     if len(frame) == 0:
         raise InputError(f"no data rows (columns {found})")
-    label_col, prob_cols = _select_columns(found, names)
+    label_col, prob_cols = select_columns(found, names)
     y = _numeric_column(frame, label_col, header_lines)
     ps = [_numeric_column(frame, c, header_lines) for c in prob_cols]
     p = ps[0] if len(ps) == 1 else np.column_stack(ps)
     return y, p, {"y_true": label_col, "y_prob": prob_cols}
 
 
-def _select_columns(found: list[str], names) -> tuple[str, list[str]]:
-    """(label column, probability columns) of a table with columns ``found`` (module docstring)."""
-    prob_cols = _prob_columns(found, names["prob_prefix"])
-    if names["y_prob"] in found:
+def select_columns(found: list[str], names) -> tuple[str, list[str]]:
+    """(label column, probability columns) of a table with columns ``found`` (module docstring).
+
+    ``names`` maps ``y_true``, ``y_prob``, ``prob_prefix``, ``confidence`` and ``correct`` to the names
+    looked for (as the arguments of :func:`read_predictions`); a list as ``y_prob`` names the
+    probability columns themselves."""
+    explicit = not isinstance(names["y_prob"], str)
+    prob_cols = [] if explicit else _prob_columns(found, names["prob_prefix"])
+    if explicit:
+        label_col, prob_cols = names["y_true"], [str(c) for c in names["y_prob"]]
+        missing = [c for c in prob_cols if c not in found]
+        if missing:
+            raise InputError(f"missing probability column(s) {missing}; found columns {found}")
+    elif names["y_prob"] in found:
         label_col, prob_cols = names["y_true"], [names["y_prob"]]
     elif prob_cols:
         label_col = names["y_true"]

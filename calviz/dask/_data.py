@@ -19,6 +19,7 @@ from dask.delayed import Delayed, delayed
 from calviz._data import CalibrationData, InputError, as_calibration_data, check_unique_columns
 from calviz._params import as_generator
 from calviz._sums import BinSums
+from calviz.io import COLUMN_NAMES, select_columns
 from calviz.targets import Target
 
 #: fan-in of the tree reductions (how many partial results one task merges)
@@ -109,34 +110,6 @@ def _frame_part(frame, label: str, probs):
     return _column_values(frame, label), _column_values(frame, probs)
 
 
-def _detect_columns(cols: list[str], y_true, y_prob, prob_prefix) -> tuple[str, str | list[str]]:
-    """The label column and the probability column(s): given, or ``y_true``/``label``/``correct`` and
-    ``y_prob``/``confidence``/``<prefix>0..<prefix>K-1`` (``p_`` by default)."""
-    if y_true is None:
-        y_true = next((c for c in ("y_true", "label", "correct") if c in cols), None)
-        if y_true is None:
-            raise InputError(f"no label column found (looked for y_true, label, correct) in columns {cols}")
-    elif y_true not in cols:
-        raise InputError(f"label column {y_true!r} not found in columns {cols}")
-    if y_prob is None and prob_prefix is None:
-        y_prob = next((c for c in ("y_prob", "confidence") if c in cols), None)
-    if y_prob is None:
-        prefix = "p_" if prob_prefix is None else prob_prefix
-        pattern = re.compile(re.escape(prefix) + r"(\d+)")
-        found = sorted((int(m.group(1)), c) for c in cols if (m := pattern.fullmatch(c)))
-        if not found:
-            raise InputError(f"no probability columns found (looked for y_prob, confidence, "
-                             f"{prefix}0..{prefix}K-1) in {cols}")
-        if [k for k, _ in found] != list(range(len(found))):
-            raise InputError(f"probability columns must be {prefix}0..{prefix}{len(found) - 1}; got "
-                             f"{[c for _, c in found]}")
-        y_prob = [c for _, c in found]
-    missing = [c for c in ([y_prob] if isinstance(y_prob, str) else list(y_prob)) if c not in cols]
-    if missing:
-        raise InputError(f"probability column(s) {missing} not found in columns {cols}")
-    return y_true, (y_prob if isinstance(y_prob, str) else list(y_prob))
-
-
 def from_dataframe(frame, *, y_true: str | None = None, y_prob: str | Sequence[str] | None = None,
                    prob_prefix: str | None = None, source: str = "dask dataframe") -> DaskCalibrationData:
     """Distributed predictions from the columns of a dask DataFrame.
@@ -144,13 +117,10 @@ def from_dataframe(frame, *, y_true: str | None = None, y_prob: str | Sequence[s
     Parameters
     ----------
     frame : dask.dataframe.DataFrame
-    y_true : str, optional
-        The label column (detected: ``y_true``, ``label`` or ``correct``).
-    y_prob : str or list of str, optional
-        One column (binary P(y = 1), or the top-1 confidence with ``correct`` labels) or the K probability
-        columns (detected: ``y_prob``, ``confidence`` or ``p_0..p_{K-1}``).
-    prob_prefix : str, optional
-        The prefix of the columns ``<prefix>0..<prefix>K-1``.
+    y_true, y_prob, prob_prefix : str, optional
+        The columns, found as by :func:`calviz.io.read_predictions`: ``y_true`` + ``y_prob`` (binary),
+        ``y_true`` + ``p_0..p_{K-1}``, or ``correct`` + ``confidence``.  A list as ``y_prob`` names the K
+        probability columns.
     source : str
         A name for messages.
 
@@ -159,10 +129,11 @@ def from_dataframe(frame, *, y_true: str | None = None, y_prob: str | Sequence[s
     DaskCalibrationData
         Lazy: nothing is read until a driver computes.
     """
-    check_unique_columns(list(frame.columns))
-    label, probs = _detect_columns(list(frame.columns), y_true, y_prob, prob_prefix)
-    if isinstance(probs, list) and len(probs) == 1:
-        raise InputError("y_prob has a single column (a single class); pass the binary column by name")
+    found = list(frame.columns)
+    check_unique_columns(found)
+    given = {"y_true": y_true, "y_prob": y_prob, "prob_prefix": prob_prefix}
+    label, probs = select_columns(found, {**COLUMN_NAMES, **{k: v for k, v in given.items() if v is not None}})
+    probs = probs[0] if len(probs) == 1 else probs  # one column: binary P(y = 1) or the confidence
     frame = frame[[label] + ([probs] if isinstance(probs, str) else probs)]
     parts = tuple(delayed(_frame_part, pure=True)(p, label, probs) for p in frame.to_delayed())
     binary = isinstance(probs, str)
