@@ -294,6 +294,30 @@ def test_superseded_job_never_starts(monkeypatch):
     assert app.store.tcal.result.alpha == 0.09
 
 
+def test_resting_served_session_caches_the_other_binning_scheme(app):
+    """Once the controls rest, a served session (one with a debounce) computes the diagram of the binning
+    scheme it does not show, so toggling the scheme draws from the cache; the values a drag passes
+    through never get one; a notebook session (no debounce) computes nothing unasked."""
+
+    def cached(n_bins, scheme):
+        options = app.controls.options(app.data.n).replace(n_bins=n_bins, scheme=scheme)
+        return app.store.cached("reliability", app.data, options) is not None
+
+    app.controls.n_bins = 20
+    app.wait()
+    assert not cached(20, "equal_mass")  # the fixture's session is a notebook's
+    app.store._debounce = 0.3
+    for n_bins in (21, 22, 23):  # a drag
+        app.controls.n_bins = n_bins
+    app.wait()
+    assert cached(23, "equal_mass") and not cached(21, "equal_mass") and not cached(22, "equal_mass")
+    computed = app.store.calls["reliability"]
+    app.controls.scheme = "equal_mass"
+    app.wait()
+    assert app.store.calls["reliability"] == computed
+    assert app.store.reliability.result.scheme == "equal_mass" and app.store.reliability.result.n_bins == 23
+
+
 def test_progress_is_visible_while_jobs_run(app):
     app.controls.resampling = "y_only"
     assert any(label.startswith("T-Cal (") for label in app.store.jobs.values())  # with rows and duration

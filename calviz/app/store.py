@@ -16,6 +16,8 @@ which computation answers the options, and publishes what each slot shows as an 
   is already running in a worker process is not interrupted, but its result is only cached, never
   shown.  Jobs wait :data:`DEBOUNCE_S` before starting, so dragging a slider starts only the jobs of
   the value it rests on.
+* Once the controls rest, a served session also computes the diagram of the binning scheme it does not
+  show (:data:`PREFETCH_DELAY_S`), so toggling the scheme to compare the two redraws from the cache.
 * Only this module starts background work (threads, worker processes).
 """
 
@@ -66,6 +68,13 @@ __all__ = ["Entry", "ResultStore", "VIEW_INPUTS", "view_key", "effective_target"
 #: job starting sooner competes with the browser drawing the change itself
 DEBOUNCE_S = 0.6
 _CACHE_SIZE = 64
+#: s: the other binning scheme's diagram is computed after this much quiet — shorter than the jobs'
+#: debounce because it is one fast computation on this process, but long enough that a slider drag
+#: (a value per frame) never pays for it
+PREFETCH_DELAY_S = 0.2
+#: rows up to which that diagram is worth computing unasked (a few ms; it holds the session's GIL)
+PREFETCH_MAX_ROWS = 250_000
+_OTHER_SCHEME = {"equal_width": "equal_mass", "equal_mass": "equal_width"}
 #: s: a background job running longer is stopped, and its view says so (one session's pathological
 #: input must not occupy a core for minutes)
 JOB_LIMIT_S = 120.0
@@ -218,6 +227,7 @@ class ResultStore(param.Parameterized):
         self._worker_futures: dict[str, concurrent.futures.Future] = {}
         self.calls: dict[str, int] = {}
         self._pending_timings: dict[str, float] = {}
+        self._prefetching: concurrent.futures.Future | None = None
 
     # -- the cache ----------------------------------------------------------------------------------
     def result(self, view: str, data, options: AnalysisOptions):
@@ -325,6 +335,26 @@ class ResultStore(param.Parameterized):
         if self._pending_timings:
             changes["timings"] = dict(self._pending_timings)
         self.param.update(**changes)
+        self._prefetch_other_scheme(data, options)
+
+    def _prefetch_other_scheme(self, data, options: AnalysisOptions) -> None:
+        """Cache the scalar reliability diagram of the other binning scheme once the controls have rested
+        for :data:`PREFETCH_DELAY_S` (served sessions, in-memory data up to :data:`PREFETCH_MAX_ROWS`
+        rows).  Nothing is published; a change meanwhile drops it."""
+        other = _OTHER_SCHEME.get(options.scheme)
+        if (not self._debounce or other is None or self._in_background("reliability", data, options)
+                or _rows(data, options) > PREFETCH_MAX_ROWS or not scalar_reliability(data, options)):
+            return
+        wanted, alternative = self._wanted.get("reliability"), options.replace(scheme=other)
+
+        def prefetch():
+            time.sleep(PREFETCH_DELAY_S)
+            if self._wanted.get("reliability") == wanted and not self._has("reliability", data, alternative):
+                result, _, error = run_view("reliability", data, alternative)
+                self._remember(view_key("reliability", data, alternative), "reliability", result, error)
+
+        self._prefetching = _in_thread(prefetch)
+        self._prefetching.add_done_callback(_log_failure)
 
     # -- background jobs ----------------------------------------------------------------------------
     def _submit(self, slot, key, view, data, options, delay: float) -> None:
@@ -407,7 +437,8 @@ class ResultStore(param.Parameterized):
         """Block until every background job has finished (tests, scripts)."""
         deadline = time.monotonic() + timeout
         while True:
-            futures = [f for f in (*self._futures.values(), *self._running.values()) if not f.done()]
+            futures = [f for f in (*self._futures.values(), *self._running.values(), self._prefetching)
+                       if f is not None and not f.done()]
             if not futures:
                 return
             concurrent.futures.wait(futures, timeout=max(0.0, deadline - time.monotonic()))
