@@ -132,7 +132,8 @@ def from_dataframe(frame, *, y_true: str | None = None, y_prob: str | Sequence[s
     found = list(frame.columns)
     check_unique_columns(found)
     given = {"y_true": y_true, "y_prob": y_prob, "prob_prefix": prob_prefix}
-    label, probs = select_columns(found, {**COLUMN_NAMES, **{k: v for k, v in given.items() if v is not None}})
+    names = {**COLUMN_NAMES, **{k: v for k, v in given.items() if v is not None}}
+    label, probs = select_columns(found, names)
     probs = probs[0] if len(probs) == 1 else probs  # one column: binary P(y = 1) or the confidence
     frame = frame[[label] + ([probs] if isinstance(probs, str) else probs)]
     parts = tuple(delayed(_frame_part, pure=True)(p, label, probs) for p in frame.to_delayed())
