@@ -1026,11 +1026,39 @@ def _from_frame(frame, names, header_lines):
 
 
 def select_columns(found: list[str], names) -> tuple[str, list[str]]:
-    """(label column, probability columns) of a table with columns ``found`` (module docstring).
+    """The label column and the probability columns of a table, by the rule of :func:`read_predictions`.
 
-    ``names`` maps ``y_true``, ``y_prob``, ``prob_prefix``, ``confidence`` and ``correct`` to the names
-    looked for (as the arguments of :func:`read_predictions`); a list as ``y_prob`` names the
-    probability columns themselves."""
+    ``y_true`` + ``y_prob`` (binary), else ``y_true`` + ``p_0`` … ``p_{K−1}``, else ``correct`` +
+    ``confidence`` (the top-1 form); :func:`calviz.dask.from_dataframe` finds its columns the same way.
+
+    Parameters
+    ----------
+    found : list of str
+        The table's columns.
+    names : dict
+        The names looked for under the keys ``y_true``, ``y_prob``, ``prob_prefix``, ``confidence`` and
+        ``correct`` (defaults: :data:`COLUMN_NAMES`); a list as ``y_prob`` names the probability columns
+        themselves.
+
+    Returns
+    -------
+    (str, list of str)
+        The label column and the probability column(s).
+
+    Raises
+    ------
+    InputError
+        A column is missing (the message lists those found), ``p_0`` … have a gap, or a single ``p_*``
+        column would make a one-class model.
+
+    Examples
+    --------
+    >>> from calviz.io import COLUMN_NAMES, select_columns
+    >>> select_columns(["id", "y_true", "p_1", "p_0"], COLUMN_NAMES)
+    ('y_true', ['p_0', 'p_1'])
+    >>> select_columns(["correct", "confidence"], COLUMN_NAMES)
+    ('correct', ['confidence'])
+    """
     explicit = not isinstance(names["y_prob"], str)
     prob_cols = [] if explicit else _prob_columns(found, names["prob_prefix"])
     if explicit:

@@ -5,7 +5,6 @@ finalisers; the options are checked and the target and bins resolved by the in-m
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -14,6 +13,7 @@ from typing import Any
 import numpy as np
 from dask.delayed import delayed
 
+from calviz import _distance as distance
 from calviz import _ece as ece
 from calviz import _intervals as intervals
 from calviz._binning import simplex_cell_keys
@@ -35,8 +35,6 @@ from calviz.dask._data import (
 from calviz.dask._twin import twin
 from calviz.sampling import smce_sampling_error
 from calviz.targets import Target, resolve
-
-distance = importlib.import_module("calviz._distance")
 
 
 def _binned_sums(z, y, n_bins: int, scheme: str, target: str) -> BinSums:

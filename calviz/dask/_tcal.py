@@ -5,12 +5,12 @@ y-only resampling with the sequential rule) are the in-memory ones."""
 from __future__ import annotations
 
 import dataclasses
-import importlib
 
 import dask
 import numpy as np
 from dask.delayed import delayed
 
+from calviz import _tcal as tcal
 from calviz._data import InputError
 from calviz._kernels import tcal as _k
 from calviz._kernels.dask_scan import y_only_partition
@@ -21,8 +21,6 @@ from calviz.dask._data import SPLIT_EVERY, check_n, compute, map_reduce, partiti
 from calviz.dask._estimators import dyadic_sums, sorted_arrays, sorted_view
 from calviz.dask._twin import twin
 from calviz.targets import resolve
-
-tcal = importlib.import_module("calviz._tcal")  # (the attribute calviz.tcal is the function)
 
 #: default cap on Σ_b (rows of the merged sums of scale b) for the analytic test: bounds the memory of a
 #: partial result (≈ 200 bytes per row for 1-D targets, so 2^21 rows ≈ 400 MB); beyond it the 1-D targets
