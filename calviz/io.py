@@ -46,8 +46,8 @@ from calviz._data import (
     check_unique_columns,
 )
 
-__all__ = ["read_predictions", "read_predictions_bytes", "write_predictions", "FileBackedData", "FORMATS",
-           "DEFAULT_MAX_BYTES"]
+__all__ = ["read_predictions", "read_predictions_bytes", "write_predictions", "select_columns",
+           "COLUMN_NAMES", "FileBackedData", "FORMATS", "DEFAULT_MAX_BYTES"]
 
 #: Supported formats and the file extensions that select them.
 FORMATS = {
