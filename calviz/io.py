@@ -1038,7 +1038,7 @@ def select_columns(found: list[str], names) -> tuple[str, list[str]]:
     names : dict
         The names looked for under the keys ``y_true``, ``y_prob``, ``prob_prefix``, ``confidence`` and
         ``correct`` (defaults: :data:`COLUMN_NAMES`); a list as ``y_prob`` names the probability columns
-        themselves.
+        themselves.  A ``y_prob`` other than the default must be a column.
 
     Returns
     -------
@@ -1059,15 +1059,17 @@ def select_columns(found: list[str], names) -> tuple[str, list[str]]:
     >>> select_columns(["correct", "confidence"], COLUMN_NAMES)
     ('correct', ['confidence'])
     """
-    explicit = not isinstance(names["y_prob"], str)
-    prob_cols = [] if explicit else _prob_columns(found, names["prob_prefix"])
-    if explicit:
-        label_col, prob_cols = names["y_true"], [str(c) for c in names["y_prob"]]
-        missing = [c for c in prob_cols if c not in found]
-        if missing:
-            raise InputError(f"missing probability column(s) {missing}; found columns {found}")
-    elif names["y_prob"] in found:
-        label_col, prob_cols = names["y_true"], [names["y_prob"]]
+    given = names["y_prob"]
+    listed = not isinstance(given, str)  # the probability columns themselves
+    named = list(given) if listed else [given] if given != COLUMN_NAMES["y_prob"] else []
+    missing = [c for c in named if c not in found]
+    if missing:  # columns the caller named must be there: never fall back to other columns
+        raise InputError(f"missing probability column(s) {missing}; found columns {found}")
+    prob_cols = [] if listed else _prob_columns(found, names["prob_prefix"])
+    if listed:
+        label_col, prob_cols = names["y_true"], named
+    elif given in found:
+        label_col, prob_cols = names["y_true"], [given]
     elif prob_cols:
         label_col = names["y_true"]
     elif names["confidence"] in found and names["correct"] in found:

@@ -168,6 +168,13 @@ def test_parquet_and_dataframe_inputs(client, tmp_path):
     frame1 = pd.DataFrame({"correct": y1, "confidence": p1})
     data = cdask.from_dataframe(dd.from_pandas(frame1, npartitions=3), y_true="correct", y_prob="confidence")
     same_result(cdask.binned_ece(data), ece.binned_ece(y1, p1))
+    # the columns are found by the rule of calviz.io.read_predictions; named ones must exist
+    found = cdask.from_dataframe(dd.from_pandas(frame1, npartitions=3))
+    same_result(cdask.binned_ece(found), ece.binned_ece(y1, p1))
+    with pytest.raises(InputError, match=r"missing probability column\(s\) \['conf'\]"):
+        cdask.from_dataframe(ddf, y_prob="conf")
+    listed = cdask.from_dataframe(ddf, y_prob=[f"p_{k}" for k in range(prob.shape[1])])
+    assert listed.n_classes == prob.shape[1] and not listed.is_binary
 
 
 def test_nan_in_a_partition_names_partition_and_row(client):

@@ -234,3 +234,18 @@ def test_confidence_correct_npz(tmp_path):
     buf = io.BytesIO()
     np.savez(buf, confidence=np.array([0.9, 0.6]), correct=np.array([True, False]))
     _same(read_predictions_bytes(buf.getvalue(), "top1.npz"), [1, 0], [0.9, 0.6])
+
+
+def test_a_named_probability_column_must_exist_never_a_fallback(tmp_path):
+    """A ``y_prob`` the caller names (not the default) is required: the reader does not fall back to
+    the ``p_*`` columns; a listed set of columns is taken as given, in its order."""
+    from calviz.io import COLUMN_NAMES, select_columns
+
+    found = ["y_true", "p_0", "p_1", "score"]
+    with pytest.raises(InputError, match=r"missing probability column\(s\) \['scor'\]"):
+        select_columns(found, {**COLUMN_NAMES, "y_prob": "scor"})
+    assert select_columns(found, {**COLUMN_NAMES, "y_prob": "score"}) == ("y_true", ["score"])
+    assert select_columns(found, {**COLUMN_NAMES, "y_prob": ["p_1", "p_0"]}) == ("y_true", ["p_1", "p_0"])
+    (tmp_path / "m.csv").write_text("y_true,p_0,p_1\n0,0.7,0.3\n1,0.2,0.8\n")
+    with pytest.raises(InputError, match="scor"):
+        read_predictions(tmp_path / "m.csv", y_prob="scor")
