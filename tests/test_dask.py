@@ -353,6 +353,22 @@ def test_kce_scan_against_double_sum():
     close(total, direct, rtol=1e-12)
 
 
+def test_subsample_reads_each_partition_twice(monkeypatch):
+    """The subsample of the distance measures reads every partition twice: once to count its rows and
+    label-1 rows, once to take the drawn rows (the label count no longer takes a pass of its own)."""
+    from calviz.dask import _data
+
+    reads, validate = [], _data.validate
+    monkeypatch.setattr(_data, "validate", lambda part, index, offset: reads.append(index) or
+                        validate(part, index, offset))
+    y, prob = binary_data()
+    Y, P = as_dask(y, prob)
+    with dask.config.set(scheduler="synchronous"):
+        z, labels, n, positive, _, every_row = cdask.uniform_subsample(Y, P, size=300, seed=3)
+    assert sorted(reads) == sorted(2 * list(range(Y.numblocks[0]))) and n == N and not every_row
+    assert positive == y.mean() and z.shape == labels.shape == (300,)
+
+
 def test_subsample_measures_report_their_sampling_error(client):
     import importlib
 

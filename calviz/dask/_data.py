@@ -6,7 +6,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import math
-import operator
 import os
 import re
 from collections.abc import Sequence
@@ -354,12 +353,15 @@ def check_n(n: int, min_samples: int = 2) -> None:
         raise InputError(f"need at least {min_samples} samples; got {n}")
 
 
-def gather(data: DaskCalibrationData, size: int | None = None, seed=None, *,
-           client=None) -> tuple[CalibrationData, int]:
-    """(rows, n): the rows of ``data`` in one :class:`calviz.CalibrationData` — all n of them, or the
-    uniform subsample of ``size`` rows without replacement that :meth:`calviz.CalibrationData.subsample`
-    draws from the in-memory data with the same ``seed`` (the same global row indices, so the same rows)."""
-    lengths = compute(data, *map_partitions(data, operator.attrgetter("n")), client=client)
+def gather(data: DaskCalibrationData, size: int | None = None, seed=None, *, client=None,
+           view: Target | None = None) -> tuple[CalibrationData, int, float]:
+    """(rows, n, positives): the rows of ``data`` in one :class:`calviz.CalibrationData` — all n of them, or
+    the uniform subsample of ``size`` rows without replacement that :meth:`calviz.CalibrationData.subsample`
+    draws from the in-memory data with the same ``seed`` (the same global row indices, so the same rows) —
+    and, with ``view``, the number of label-1 rows of all n rows' view (0 without), counted in the pass
+    that counts the rows."""
+    counts = compute(data, *map_partitions(data, _count, view), client=client)
+    lengths = [c[0] for c in counts]
     bounds = np.concatenate(([0], np.cumsum(lengths, dtype=np.int64)))
     n = int(bounds[-1])
     check_n(n)
@@ -370,7 +372,11 @@ def gather(data: DaskCalibrationData, size: int | None = None, seed=None, *,
     picked = compute(data, *[delayed(_apply, pure=True)(_take, part, i, int(bounds[i]), None, picks[i])
                              for i, part in enumerate(data.parts)], client=client)
     labels, probs = (np.concatenate(column) for column in zip(*picked, strict=True))
-    return as_calibration_data(labels, probs), n
+    return as_calibration_data(labels, probs), n, float(sum(c[1] for c in counts))
+
+
+def _count(rows: CalibrationData, view: Target | None) -> tuple[int, float]:
+    return rows.n, (0.0 if view is None or rows.n == 0 else float(np.sum(view.view(rows)[1])))
 
 
 def _take(rows: CalibrationData, picks):

@@ -356,19 +356,14 @@ def uniform_subsample(y_true, y_prob=None, *, size: int, seed=None, target: str 
     return z, y, n, positive, seed, rows.n == n
 
 
-def _positives(z, y) -> float:
-    return float(np.sum(y))
-
-
 def _subsample(in_memory, y_true, y_prob, size, seed, target, class_index, client, columns):
     check_param(size, "size", Interval(int, 2, None), "uniform_subsample")
     check_param(seed, "seed", SEED, "uniform_subsample")
     data = as_dask_data(y_true, y_prob, **columns)
     in_memory(*data.schema(), target=target, class_index=class_index)  # the options, as in memory
     view = resolve(data, target, 1, class_index)
-    rows, n = gather(data, size, seed, client=client)
-    positive = sum(compute(data, *map_partitions(data, _positives, target=view), client=client)) / n
-    return rows, n, (positive, view)
+    rows, n, positives = gather(data, size, seed, client=client, view=view)
+    return rows, n, (positives / n, view)
 
 
 def subsample_measure(measure: str, y_true, y_prob=None, *, size: int = 200_000, delta: float = 0.05,
