@@ -355,8 +355,10 @@ def test_kce_scan_against_double_sum():
 
 def test_subsample_reads_each_partition_twice(monkeypatch):
     """The subsample of the distance measures reads every partition twice: once to count its rows and
-    label-1 rows, once to take the drawn rows (the label count no longer takes a pass of its own)."""
+    label-1 rows, once to take the drawn rows (the label count no longer takes a pass of its own); a
+    dashboard source, whose rows were counted when it was opened, reads them once."""
     from calviz.dask import _data
+    from calviz.dask._app import _source
 
     reads, validate = [], _data.validate
     monkeypatch.setattr(_data, "validate", lambda part, index, offset: reads.append(index) or
@@ -367,6 +369,13 @@ def test_subsample_reads_each_partition_twice(monkeypatch):
         z, labels, n, positive, _, every_row = cdask.uniform_subsample(Y, P, size=300, seed=3)
     assert sorted(reads) == sorted(2 * list(range(Y.numblocks[0]))) and n == N and not every_row
     assert positive == y.mean() and z.shape == labels.shape == (300,)
+    # the dashboard's source counted the rows when it was opened: its subsamples take one pass
+    with dask.config.set(scheduler="synchronous"):
+        frame = dd.from_pandas(pd.DataFrame({"y_true": y, "y_prob": prob}), npartitions=4)
+        source = _source(cdask.from_dataframe(frame), None, None, 1000)  # (as open_source, on this process)
+        reads.clear()
+        rows = source.rows(300, 3)
+    assert sorted(reads) == [0, 1, 2, 3] and rows.n == 300 and source.data.lengths is not None
 
 
 def test_subsample_measures_report_their_sampling_error(client):

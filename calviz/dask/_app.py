@@ -12,7 +12,7 @@ import os
 import threading
 import types
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from calviz import analysis
@@ -246,6 +246,8 @@ def _source(data: DaskCalibrationData, client, scheduler, distance_sample: int) 
     summaries = compute(data, *map_partitions(data, _partition_summary), client=client)
     n, correct, confidence = (sum(column) for column in zip(*summaries, strict=True))
     check_n(n)
+    # the lengths counted here spare later passes over the data (gather's count)
+    data = replace(data, lengths=tuple(int(s[0]) for s in summaries))
     name = scheduler if isinstance(scheduler, str) else str(getattr(client, "scheduler", None) and
                                                             client.scheduler.address)
     return DistributedSource(data, client, name, n, correct, confidence, int(distance_sample))

@@ -359,8 +359,12 @@ def gather(data: DaskCalibrationData, size: int | None = None, seed=None, *, cli
     the uniform subsample of ``size`` rows without replacement that :meth:`calviz.CalibrationData.subsample`
     draws from the in-memory data with the same ``seed`` (the same global row indices, so the same rows) —
     and, with ``view``, the number of label-1 rows of all n rows' view (0 without), counted in the pass
-    that counts the rows."""
-    counts = compute(data, *map_partitions(data, _count, view), client=client)
+    that counts the rows.  That pass is skipped when the partitions' lengths are known and no ``view``
+    is given: the pass that takes the rows validates every partition."""
+    if view is None and data.lengths is not None:
+        counts = [(length, 0.0) for length in data.lengths]
+    else:
+        counts = compute(data, *map_partitions(data, _count, view), client=client)
     lengths = [c[0] for c in counts]
     bounds = np.concatenate(([0], np.cumsum(lengths, dtype=np.int64)))
     n = int(bounds[-1])
