@@ -318,6 +318,33 @@ def test_resting_served_session_caches_the_other_binning_scheme(app):
     assert app.store.reliability.result.scheme == "equal_mass" and app.store.reliability.result.n_bins == 23
 
 
+def test_stopping_a_worker_resolves_every_job_it_held():
+    """Stopping a session's worker process resolves every job it held — cancelled, or failed with
+    ``BrokenProcessPool`` (the job threads then run them again or drop them) — also the jobs queued
+    behind one that was cancelled while it waited: CPython 3.11's pool manager leaves those unresolved
+    for ever, and a job thread waiting on one would wait out the job time limit."""
+    from concurrent.futures.process import BrokenProcessPool
+
+    worker = store_module.SessionWorker()
+    try:
+        running = worker.submit(time.sleep, 60)
+        deadline = time.monotonic() + 60
+        while not running.running() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        queued = [worker.submit(time.sleep, 0) for _ in range(4)]
+        time.sleep(0.5)  # the pool has passed the first two to its process's call queue
+        assert queued[2].cancel()
+        worker.kill()
+        held = (running, queued[0], queued[1], queued[3])
+        deadline = time.monotonic() + 40  # (a cancelled future does not wake concurrent.futures.wait)
+        while not all(job.done() for job in held) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert all(job.done() for job in held), held
+        assert all(job.cancelled() or isinstance(job.exception(), BrokenProcessPool) for job in held)
+    finally:
+        worker.kill()
+
+
 def test_progress_is_visible_while_jobs_run(app):
     app.controls.resampling = "y_only"
     assert any(label.startswith("T-Cal (") for label in app.store.jobs.values())  # with rows and duration

@@ -24,6 +24,7 @@ which computation answers the options, and publishes what each slot shows as an 
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import logging
 import multiprocessing
 import os
@@ -513,6 +514,7 @@ class SessionWorker:
     def __init__(self):
         self._pool: concurrent.futures.ProcessPoolExecutor | None = None
         self._ready: concurrent.futures.Future | None = None  # the spare's warm-up, when this is it
+        self._jobs: list[concurrent.futures.Future] = []  # submitted to this pool, maybe not done
         self._lock = threading.Lock()
 
     def submit(self, function, *args) -> concurrent.futures.Future:
@@ -524,7 +526,8 @@ class SessionWorker:
                 spare = _take_spare()  # started and warming before any session wanted it
                 if spare is None:
                     self._pool = _new_pool(_warm_worker)
-                    return _spawn(self._pool, function, *args)
+                    self._jobs = [_spawn(self._pool, function, *args)]
+                    return self._jobs[0]
                 self._pool, self._ready = spare
             pool, ready = self._pool, self._ready
         if ready is not None:
@@ -537,14 +540,20 @@ class SessionWorker:
             if ready.cancelled() or ready.exception() is not None:
                 self.kill()
                 return self.submit(function, *args)
-        return pool.submit(function, *args)
+        return self._track(pool.submit(function, *args))
+
+    def _track(self, job: concurrent.futures.Future) -> concurrent.futures.Future:
+        with self._lock:
+            self._jobs = [*(j for j in self._jobs if not j.done()), job]
+        return job
 
     def kill(self) -> None:
         """Stop the process now, also mid-job (its pending jobs fail with ``BrokenProcessPool``)."""
         with self._lock:
             pool, self._pool, self._ready = self._pool, None, None
+            jobs, self._jobs = self._jobs, []
         if pool is not None:
-            _stop_pool(pool)
+            _stop_pool(pool, jobs)
 
 
 def _new_pool(initializer) -> concurrent.futures.ProcessPoolExecutor:
@@ -563,11 +572,29 @@ def _spawn(pool, function, *args) -> concurrent.futures.Future:
     return _SPAWNER.submit(pool.submit, function, *args).result()
 
 
-def _stop_pool(pool) -> None:
-    processes = list((getattr(pool, "_processes", None) or {}).values())  # before shutdown clears them
+def _stop_pool(pool, jobs=()) -> None:
+    # (read before shutdown clears them)
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    manager = getattr(pool, "_executor_manager_thread", None)
     pool.shutdown(wait=False, cancel_futures=True)
     for process in processes:
         process.terminate()
+    if jobs:
+        _in_thread(_fail_unresolved, manager, jobs)
+
+
+def _fail_unresolved(manager, jobs) -> None:
+    """Fail the jobs a stopped pool left unresolved.  When its process dies, CPython 3.11's pool manager
+    (thread ``manager``) stops at the first job that was cancelled while queued and never resolves the
+    jobs after it (3.12 skips cancelled jobs); a job thread waiting on one would wait until the job
+    time limit."""
+    if manager is not None:
+        manager.join(timeout=30)  # (it resolves what it can first: no job is failed twice)
+    stopped = concurrent.futures.process.BrokenProcessPool("the worker process was stopped")
+    for job in jobs:
+        if not job.done():
+            with contextlib.suppress(concurrent.futures.InvalidStateError):
+                job.set_exception(stopped)
 
 
 _SPARE: list = []  # (pool, its warm-up's future) of the spare worker process until a session takes it
