@@ -294,7 +294,7 @@ def test_superseded_job_never_starts(monkeypatch):
     assert app.store.tcal.result.alpha == 0.09
 
 
-def test_resting_served_session_caches_the_other_binning_scheme(app):
+def test_resting_served_session_caches_the_other_binning_scheme(app, monkeypatch):
     """Once the controls rest, a served session (one with a debounce) computes the diagram of the binning
     scheme it does not show, so toggling the scheme draws from the cache; the values a drag passes
     through never get one; a notebook session (no debounce) computes nothing unasked."""
@@ -307,6 +307,7 @@ def test_resting_served_session_caches_the_other_binning_scheme(app):
     app.wait()
     assert not cached(20, "equal_mass")  # the fixture's session is a notebook's
     app.store._debounce = 0.3
+    monkeypatch.setattr(store_module, "PREFETCH_DELAY_S", 1.0)  # a drag's values come well within it
     for n_bins in (21, 22, 23):  # a drag
         app.controls.n_bins = n_bins
     app.wait()
