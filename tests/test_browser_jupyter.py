@@ -255,7 +255,7 @@ def run_cell(page, cell, front_end: FrontEnd):
     for _ in range(5):
         # Notebook 7 may ask which kernel to start although the notebook names one (its session start
         # races under load): take the kernel it proposes, as a user would
-        accept = page.locator(".jp-Dialog .jp-mod-accept")
+        accept = page.locator(".jp-Dialog", has_text="Select Kernel").locator(".jp-mod-accept")
         if accept.count():
             accept.first.click()
         try:

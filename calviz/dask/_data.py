@@ -362,10 +362,10 @@ def gather(data: DaskCalibrationData, size: int | None = None, seed=None, *, cli
     that counts the rows.  That pass is skipped when the partitions' lengths are known and no ``view``
     is given: the pass that takes the rows validates every partition."""
     if view is None and data.lengths is not None:
-        counts = [(length, 0.0) for length in data.lengths]
+        lengths, positives = data.lengths, 0.0
     else:
         counts = compute(data, *map_partitions(data, _count, view), client=client)
-    lengths = [c[0] for c in counts]
+        lengths, positives = [c[0] for c in counts], float(sum(c[1] for c in counts))
     bounds = np.concatenate(([0], np.cumsum(lengths, dtype=np.int64)))
     n = int(bounds[-1])
     check_n(n)
@@ -376,7 +376,7 @@ def gather(data: DaskCalibrationData, size: int | None = None, seed=None, *, cli
     picked = compute(data, *[delayed(_apply, pure=True)(_take, part, i, int(bounds[i]), None, picks[i])
                              for i, part in enumerate(data.parts)], client=client)
     labels, probs = (np.concatenate(column) for column in zip(*picked, strict=True))
-    return as_calibration_data(labels, probs), n, float(sum(c[1] for c in counts))
+    return as_calibration_data(labels, probs), n, positives
 
 
 def _count(rows: CalibrationData, view: Target | None) -> tuple[int, float]:
