@@ -27,12 +27,15 @@ Sampling errors stated (probability ≥ 0.95 over the draw of the subsample S of
 * smCE: |smCE(S) − smCE(P)| ≤ 2(1 + √(π(1 − π)))/√k + √(2 ln(1/δ)/k), π the fraction of label 1 —
   smCE's witness class is 2-Lipschitz on the line (v, y) ↦ v + 2y, so the error is at most twice the
   Wasserstein-1 distance between S and P, whose mean is ≤ (1 + √(π(1−π)))/√k, plus McDiarmid's
-  deviation (the bound of ``calviz.dask.subsample_measure``, following Błasiok et al. 2023, §9, which
+  deviation (:func:`subsample_interval`, following Błasiok et al. 2023, §9, which
   draws with replacement; it holds without replacement too: the empirical distribution function of S then
   has the smaller variance F(1 − F)(P − k)/(k(P − 1)), and McDiarmid's inequality holds for a uniformly
   random k-subset with the same bounded differences 2/k);
 * the ECE intervals (bootstrap; resampled T-Cal's decision): they are computed from k rows, so they
   describe what k rows can show — about √(P/k) times wider than from all rows.
+
+:func:`subsample_interval` gives the interval for the all-rows value of each distance measure (smCE,
+dCE_lower, SintCE) from its value on the subsample; the Dask drivers report it.
 """
 
 from __future__ import annotations
@@ -50,6 +53,7 @@ __all__ = [
     "sample_for_view",
     "sample_note",
     "smce_sampling_error",
+    "subsample_interval",
     "CONFIDENCE",
     "estimate_seconds",
     "format_seconds",
@@ -123,6 +127,58 @@ def smce_sampling_error(k: int, positive_fraction: float, confidence: float = CO
     delta = 1.0 - float(confidence)
     lipschitz = 2.0 * (1.0 + math.sqrt(pi * (1.0 - pi))) / math.sqrt(k)
     return lipschitz + math.sqrt(2.0 * math.log(1.0 / delta) / k)
+
+
+def subsample_interval(measure: str, result, *, n: int, positives: int, positive_fraction: float,
+                       confidence: float = CONFIDENCE) -> tuple[float, float, str]:
+    """Where the value of ``measure`` on all ``n`` rows P lies, given its ``result`` on a uniform subsample
+    S of k = ``result.n`` rows drawn without replacement: ``(low, high, bound)``, holding with probability
+    ≥ ``confidence`` = 1 − δ over the draw; ``bound`` names the bound.
+
+    ``positives``: rows of S with label 1; ``positive_fraction``: π, the fraction of label 1 in P.  The
+    bounds follow Błasiok, Gopalan, Hu and Nakkiran (2023), Sec. 9 (rates of Thm 9.5 / Cor. 9.9 and
+    Thm 9.10 with Lemmas 9.11-9.14, constants made explicit); they hold for draws without replacement too
+    (Hoeffding, 1963, Sec. 6; McDiarmid's inequality holds for a uniformly random k-subset with the same
+    bounded differences):
+
+    * ``smce``: value ± :func:`smce_sampling_error` (2-Lipschitz witnesses).
+    * ``lower_dce``: value ± [Σ_y π_y (1/(2√k_y) + √(ln(3/δ)/(2k_y))) + 2√(ln(6/δ)/(2k)) + the linear
+      program's grid error], since |dCE(S) − dCE(P)| ≤ Σ_y π_y W₁(μ_y, μ̂_y) + 2|π̂ − π| (Lemma 9.12).
+    * ``sintce``: per width ε, d(ε) = √((⌈1/ε⌉+1)/k) + √(2 ln(L/δ)/k) (a union over the L widths);
+      SintCE(P) ≤ min_ε [RintCE_S(ε) + ε + d(ε)] and ≥ min(min_ε [RintCE_S(ε) + ε − d(ε)],
+      RintCE_S(ε_L) − d(ε_L)).
+
+    When k = n the subsample is all of P: the interval is the value itself (for dCE_lower, the linear
+    program's own interval).  ``low`` is at least 0.
+    """
+    k, value, delta = int(result.n), float(result.value), 1.0 - float(confidence)
+    if k >= n:
+        if measure == "lower_dce":
+            return (float(result.lower), float(result.upper),
+                    "all rows used (no subsampling); LP grid error only")
+        return value, value, "all rows used (no subsampling)"
+    if measure == "smce":
+        error = smce_sampling_error(k, positive_fraction, confidence)
+        low, high = value - error, value + error
+        bound = "2(1+√(π(1−π)))/√k + √(2 ln(1/δ)/k) (2-Lipschitz witnesses)"
+    elif measure == "lower_dce":
+        error = 2.0 * math.sqrt(math.log(6.0 / delta) / (2.0 * k)) + float(result.error_bound)
+        for share, rows in ((1.0 - positive_fraction, k - positives), (positive_fraction, positives)):
+            if share > 0:  # π_y (E W₁ + McDiarmid's deviation) of the label's conditional distribution
+                mean = 0.5 / rows**0.5 if rows else math.inf
+                error += share * (mean + math.sqrt(math.log(3 / delta) / (2 * max(rows, 1))))
+        low, high = value - error, value + error
+        bound = "Σ_y π_y W₁(μ_y, μ̂_y) + 2|π̂ − π| + the LP grid error"
+    elif measure == "sintce":
+        widths, rint = (np.asarray(v, dtype=np.float64) for v in (result.widths, result.rintce_values))
+        union = math.sqrt(2 * math.log(max(len(widths), 1) / delta) / k)  # over the L widths
+        deviation = np.sqrt((np.ceil(1 / widths) + 1) / k) + union
+        high = float(np.min(rint + widths + deviation))
+        low = float(min(np.min(rint + widths - deviation), rint[-1] - deviation[-1]))
+        bound = "RintCE_S(ε) ± [√((⌈1/ε⌉+1)/k) + √(2 ln(L/δ)/k)] per width, monotone in the width"
+    else:
+        raise ValueError(f"measure must be 'smce', 'sintce' or 'lower_dce'; got {measure!r}")
+    return max(low, 0.0), float(high), bound
 
 
 def sample_note(view: str, sample: CalibrationData, n: int, options) -> str:

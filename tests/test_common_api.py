@@ -253,6 +253,30 @@ def test_comparison_results_follow_the_conventions():
     _check_result(by_group, n=N, n_classes=2)
 
 
+@pytest.mark.skipif(not DASK_TWINS, reason="the dask extra is not installed")
+@pytest.mark.parametrize("kind", ["binary", "multi"])
+def test_results_of_the_distributed_only_functions_follow_the_conventions(kind):
+    """The public ``calviz.dask`` functions without an in-memory twin return convention-following results
+    too (or tuples of them)."""
+    import calviz.dask as cdask
+
+    y, p = (Y_BINARY, P_BINARY) if kind == "binary" else (Y_MULTI, P_MULTI)
+    k = 2 if kind == "binary" else 3
+    for measure in ("smce", "sintce", "lower_dce"):
+        estimate = cdask.subsample_measure(measure, y, p, size=200, seed=1)
+        _check_result(estimate, n=N, n_classes=k)
+        assert estimate.level == 0.95 and estimate.confidence_interval() == (estimate.low, estimate.high)
+        with pytest.warns(DeprecationWarning, match="use .level"):
+            assert estimate.confidence == estimate.level  # the field's name before the conventions
+    for result in cdask.multiscale_debiased_ece(y, p, exponents=[1, 2]):
+        _check_result(result, n=N, n_classes=k)
+    _check_result(cdask.resampled_tcal(y, p, n_resamples=300, seed=1), n=N, n_classes=k)
+    panels = cdask.multi_reliability(y, p, target="topk", top_k=2)
+    assert panels.n == N and panels.n_classes == k
+    for panel in panels.panels:
+        _check_result(dataclasses.replace(panel, n_classes=k), n=N, n_classes=k)
+
+
 def _params(name):
     return inspect.signature(_function(name)).parameters
 

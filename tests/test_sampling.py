@@ -140,6 +140,38 @@ def test_smce_sampling_error_holds_by_simulation():
     assert max(errors) <= bound < 0.1
 
 
+@pytest.mark.parametrize("measure, draws", [("smce", 40), ("sintce", 40), ("lower_dce", 15)])
+def test_subsample_interval_covers_the_all_rows_value(measure, draws):
+    """The interval :func:`calviz.sampling.subsample_interval` gives from subsamples of k = 1500 of P = 15 000
+    rows holds the all-rows value in every one of ``draws`` draws: the bound is stated at 95 %, so an
+    exact-level bound would miss 0 of 40 with probability 13 % (0 of 15: 46 %); the bounds of Błasiok et al.
+    are conservative.  smCE's is the formula of :func:`calviz.sampling.smce_sampling_error`."""
+    from calviz import _distance
+
+    data = _binary(15_000, beta=2.0)
+    function = getattr(_distance, measure)
+    full = function(data.labels, data.probs).value
+    pi = float(np.mean(data.labels))
+    rng = np.random.default_rng(5)
+    for _ in range(draws):
+        s = data.subsample(1500, seed=rng)
+        result = function(s.labels, s.probs)
+        low, high, bound = sampling.subsample_interval(measure, result, n=data.n,
+                                                       positives=int(s.labels.sum()), positive_fraction=pi)
+        assert 0.0 <= low <= full <= high and bound
+        assert low <= result.value <= high or measure == "sintce"  # SintCE's is around min_ε, not the value
+        if measure == "smce":
+            assert high - result.value == pytest.approx(sampling.smce_sampling_error(1500, pi))
+    # every row: the value itself (dCE_lower: its own linear-programming interval)
+    result = function(data.labels, data.probs)
+    low, high, bound = sampling.subsample_interval(measure, result, n=data.n, positives=0,
+                                                   positive_fraction=pi)
+    expected = (result.lower, result.upper) if measure == "lower_dce" else (result.value, result.value)
+    assert (low, high) == expected and bound.startswith("all rows used")
+    with pytest.raises(ValueError, match="measure must be"):
+        sampling.subsample_interval("ece", result, n=data.n + 1, positives=0, positive_fraction=pi)
+
+
 def test_tcal_axis_stops_where_bins_are_mostly_empty():
     data = _binary(12_000, beta=1.0)
     result = adaptive_tcal(data.labels, data.probs, resampling="analytic")

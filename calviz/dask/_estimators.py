@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -20,7 +21,7 @@ from calviz._binning import simplex_cell_keys
 from calviz._data import InputError, check_alpha
 from calviz._kernels.dask_scan import laplace_run_summary
 from calviz._params import SEED, Interval, check_param
-from calviz._results import ResultMixin
+from calviz._results import HasInterval, ResultMixin, ValueStatistic
 from calviz._sums import BinSums, dyadic_keys
 from calviz.dask._data import (
     SPLIT_EVERY,
@@ -33,7 +34,7 @@ from calviz.dask._data import (
     partition_errors,
 )
 from calviz.dask._twin import twin
-from calviz.sampling import smce_sampling_error
+from calviz.sampling import subsample_interval
 from calviz.targets import Target, resolve
 
 
@@ -312,12 +313,13 @@ def laplace_kce(data, options, *, split_every=SPLIT_EVERY, client=None):
 
 
 @dataclass(frozen=True, repr=False)
-class SubsampleEstimate(ResultMixin):
+class SubsampleEstimate(ValueStatistic, HasInterval, ResultMixin):
     """A distance-to-calibration measure of a uniform subsample of distributed data.
 
-    ``value``: the measure of the subsample (``result``: the in-memory result object); [``low``, ``high``]:
-    where the measure of the *full data* lies with probability ≥ ``confidence`` over the draw, by the
-    bound named in ``bound`` (:func:`subsample_measure`); ``error_bound`` = max(value − low, high − value);
+    ``value`` (``statistic``): the measure of the subsample (``result``: the in-memory result object);
+    ``confidence_interval()`` = (``low``, ``high``): where the measure of the *full data* lies with
+    probability ≥ ``level`` over the draw, by the bound named in ``bound``
+    (:func:`calviz.sampling.subsample_interval`); ``error_bound`` = max(value − low, high − value);
     ``sample_size`` rows drawn without replacement from the ``n`` rows with ``seed``."""
 
     measure: str
@@ -325,16 +327,24 @@ class SubsampleEstimate(ResultMixin):
     low: float
     high: float
     error_bound: float
-    confidence: float
+    level: float
     sample_size: int
     n: int
     seed: Any
     bound: str
     target: str
+    n_classes: int
     result: Any = dataclasses.field(default=None, repr=False)
 
     def __float__(self) -> float:
         return float(self.value)
+
+    @property
+    def confidence(self) -> float:
+        """Deprecated: ``level``."""
+        warnings.warn("SubsampleEstimate.confidence is deprecated; use .level", DeprecationWarning,
+                      stacklevel=2)
+        return self.level
 
 
 def uniform_subsample(y_true, y_prob=None, *, size: int, seed=None, target: str = "auto",
@@ -371,20 +381,10 @@ def subsample_measure(measure: str, y_true, y_prob=None, *, size: int = 200_000,
                       measure_options: dict | None = None, **columns) -> SubsampleEstimate:
     """smCE, SintCE or dCE_lower of distributed data on a uniform subsample, with its sampling error.
 
-    These measures need the whole sorted sample in one process: they are computed in memory
-    (:mod:`calviz.distance`) on the k = ``size`` rows of :func:`uniform_subsample`, with a bound, holding
-    with probability ≥ 1 − δ, on |measure(S) − measure(P)| for the subsample S of the full data P (π its
-    fraction of label 1).  The bounds follow Błasiok, Gopalan, Hu and Nakkiran (2023), Sec. 9 (rates of
-    Thm 9.5 / Cor. 9.9 and Thm 9.10 with Lemmas 9.11-9.14, constants made explicit); they hold for draws
-    without replacement too (Hoeffding, 1963, Sec. 6; McDiarmid's inequality holds for a uniformly random
-    k-subset with the same bounded differences):
-
-    * smCE: 2(1 + √(π(1−π)))/√k + √(2 ln(1/δ)/k) (:func:`calviz.sampling.smce_sampling_error`): the witness
-      class is 2-Lipschitz on the line (v, y) ↦ v + 2y, so the error is at most 2 W₁(S, P).
-    * dCE_lower: Σ_y π_y (1/(2√k_y) + √(ln(3/δ)/(2k_y))) + 2√(ln(6/δ)/(2k)) (|dCE(S) − dCE(P)| ≤
-      Σ_y π_y W₁(μ_y, μ̂_y) + 2|π̂ − π|, Lemma 9.12), plus the LP's grid error.
-    * SintCE: per width ε, d(ε) = √((⌈1/ε⌉+1)/k) + √(2 ln(L/δ)/k) (union over the L widths); SintCE(P) ≤
-      min_ε [RintCE_S(ε) + ε + d(ε)] and ≥ min(min_ε [RintCE_S(ε) + ε − d(ε)], RintCE_S(ε_L) − d(ε_L)).
+    These measures need the whole sorted sample in one process: they are computed in memory on the
+    k = ``size`` rows of :func:`uniform_subsample`, and :func:`calviz.sampling.subsample_interval` bounds,
+    with probability ≥ 1 − δ, where the measure of all rows lies (Błasiok, Gopalan, Hu and Nakkiran, 2023,
+    Sec. 9).
 
     Parameters
     ----------
@@ -410,30 +410,12 @@ def subsample_measure(measure: str, y_true, y_prob=None, *, size: int = 200_000,
     rows, n, (pi, view) = _subsample(getattr(distance, measure), y_true, y_prob, size, seed, target,
                                      class_index, client, columns)
     res = getattr(distance, measure)(rows, target=view, **(measure_options or {}))
-    k, value = rows.n, float(res.value)
-    if k == n:  # every row was used: the value is the full-data value
-        low, high = (float(res.lower), float(res.upper)) if measure == "lower_dce" else (value, value)
-        bound = "all rows used (no subsampling)" + ("; LP grid error only" if measure == "lower_dce" else "")
-    elif measure == "smce":
-        err = smce_sampling_error(k, pi, 1.0 - d)
-        low, high = value - err, value + err
-        bound = "2(1+√(π(1−π)))/√k + √(2 ln(1/δ)/k) (2-Lipschitz witnesses)"
-    elif measure == "lower_dce":
-        k1 = int(view.view(rows)[1].sum())
-        err = 2.0 * math.sqrt(math.log(6.0 / d) / (2.0 * k)) + float(res.error_bound)
-        for p_y, k_y in ((1.0 - pi, k - k1), (pi, k1)):
-            if p_y > 0:  # Σ_y π_y (E W₁ + McDiarmid's deviation) of the label's conditional
-                err += p_y * (0.5 / k_y**0.5 + math.sqrt(math.log(3 / d) / (2 * k_y))) if k_y else math.inf
-        low, high, bound = value - err, value + err, "Σ_y π_y W₁(μ_y, μ̂_y) + 2|π̂ − π| + the LP grid error"
-    else:
-        widths, rint = (np.asarray(v, dtype=np.float64) for v in (res.widths, res.rintce_values))
-        dev = np.sqrt((np.ceil(1 / widths) + 1) / k) + math.sqrt(2 * math.log(max(len(widths), 1) / d) / k)
-        high = float(np.min(rint + widths + dev))
-        low = float(min(np.min(rint + widths - dev), rint[-1] - dev[-1]))
-        bound = "RintCE_S(ε) ± [√((⌈1/ε⌉+1)/k) + √(2 ln(L/δ)/k)] per width, monotone in the width"
-    low = max(low, 0.0)
-    return SubsampleEstimate(measure, value, low, float(high), float(max(value - low, high - value)), 1.0 - d,
-                             k, n, seed, bound, view.name, res)
+    positives = int(view.view(rows)[1].sum())
+    low, high, bound = subsample_interval(measure, res, n=n, positives=positives, positive_fraction=pi,
+                                          confidence=1.0 - d)
+    value = float(res.value)
+    return SubsampleEstimate(measure, value, low, high, float(max(value - low, high - value)), 1.0 - d,
+                             rows.n, n, seed, bound, view.name, rows.n_classes, res)
 
 
 _SUBSAMPLE = {
