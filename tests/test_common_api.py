@@ -96,6 +96,12 @@ def _dask_twins() -> dict:
 DASK_TWINS: dict = _dask_twins()
 
 
+def _dask(name):
+    import calviz.dask as cdask
+
+    return getattr(cdask, name)
+
+
 def _public(name):
     """``calviz.<name>`` (the function, also where the name is shared with its module, as for tcal)."""
     obj = getattr(calviz, name)
@@ -330,6 +336,25 @@ def test_seed_must_be_none_an_int_or_a_generator(name):
     for bad in (-1, 1.5, "0"):
         with pytest.raises(InputError, match=re.escape(f"The 'seed' parameter of {base} must be None, ")):
             _call(name, Y_BINARY, P_BINARY, seed=bad)
+
+
+#: the public ``calviz.dask`` functions without an in-memory twin: the keywords a valid call needs
+DISTRIBUTED_ONLY = {"partition_sums": {}, "scale_sums": {"exponents": [1, 2]},
+                    "multiscale_debiased_ece": {"exponents": [1, 2]}, "multi_reliability": {},
+                    "uniform_subsample": {"size": 100}, "subsample_measure": {"measure": "smce", "size": 100},
+                    "resampled_tcal": {"n_resamples": 300}}
+DISTRIBUTED_VALIDATED = [(name, param, bad) for name in DISTRIBUTED_ONLY if DASK_TWINS
+                         for param, constraint in _dask(name).parameter_constraints.items()
+                         for bad in _bad_values(constraint)] if DASK_TWINS else []
+
+
+@pytest.mark.parametrize("name, param, bad", DISTRIBUTED_VALIDATED,
+                         ids=[f"{n}-{p}-{b!r}" for n, p, b in DISTRIBUTED_VALIDATED])
+def test_distributed_only_function_refuses_with_the_uniform_message(name, param, bad):
+    """Their options are declared (with the in-memory constraints where the option is shared) and a bad
+    value names the distributed function, before any partition is read."""
+    with pytest.raises(InputError, match=_message(param, name)):
+        _dask(name)(y_true=Y_BINARY, y_prob=P_BINARY, **{**DISTRIBUTED_ONLY[name], param: bad})
 
 
 # -- the distributed twins: the same function on partitioned data ----------------------------------

@@ -237,7 +237,8 @@ def test_dask_refuses_missing_or_scalar_labels(synchronous_dask, y_true):
 
 @pytest.mark.parametrize("split_every", [None, 1, 2.5, True])
 def test_dask_refuses_bad_fan_in(synchronous_dask, split_every):
-    with pytest.raises(InputError, match="split_every must be an integer of at least 2"):
+    uniform = r"^The 'split_every' parameter of binned_ece must be an int in \[2, inf\); got "
+    with pytest.raises(InputError, match=uniform):
         synchronous_dask.binned_ece(np.array([0, 1, 1]), np.array([0.2, 0.3, 0.4]), split_every=split_every)
 
 

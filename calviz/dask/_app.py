@@ -17,6 +17,7 @@ from typing import Any
 
 from calviz import analysis
 from calviz._data import InputError
+from calviz._params import Interval, validate_params
 from calviz.dask._data import (
     DaskCalibrationData,
     as_dask_data,
@@ -98,6 +99,10 @@ _NOT_ON_DASK = {
 }
 
 
+_DISTANCE_SAMPLE = {"distance_sample": Interval(int, 2, None)}
+
+
+@validate_params(_DISTANCE_SAMPLE)
 def compute_view(view: str, data, options, *, client=None, distance_sample: int = SAMPLED_ROWS["distance"]):
     """One view of :mod:`calviz.analysis` on distributed data.
 
@@ -212,6 +217,7 @@ def _open_data(path, y_true, y_prob, prob_prefix) -> DaskCalibrationData:
     return as_dask_data(path, y_true_column=y_true, y_prob_columns=y_prob)
 
 
+@validate_params(_DISTANCE_SAMPLE)
 def open_source(path, *, scheduler: str | None = None, y_true: str | None = None,
                 y_prob: str | Sequence[str] | None = None, prob_prefix: str | None = None,
                 distance_sample: int = SAMPLED_ROWS["distance"], client=None) -> DistributedSource:
@@ -253,6 +259,7 @@ def _source(data: DaskCalibrationData, client, scheduler, distance_sample: int) 
     return DistributedSource(data, client, name, n, correct, confidence, int(distance_sample))
 
 
+@validate_params(_DISTANCE_SAMPLE)
 def analyze_parquet(path, *, scheduler=None, y_true: str | None = None,
                     y_prob: str | Sequence[str] | None = None, prob_prefix: str | None = None, options=None,
                     distance_sample: int = SAMPLED_ROWS["distance"],

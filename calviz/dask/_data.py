@@ -295,13 +295,11 @@ def merge(*partials):
 
 
 def tree_reduce(items: Sequence[Delayed], combine, split_every: int = SPLIT_EVERY) -> Delayed:
-    """A reduction tree of fan-in ``split_every`` (depth ⌈log_split_every P⌉)."""
+    """A reduction tree of fan-in ``split_every`` ≥ 2, checked by the public functions (depth
+    ⌈log_split_every P⌉)."""
     items = list(items)
     if not items:
         raise InputError("the data has no partitions")
-    if isinstance(split_every, (bool, np.bool_)) or not isinstance(split_every, (int, np.integer)) or (
-            split_every < 2):
-        raise InputError(f"split_every must be an integer of at least 2; got {split_every!r}")
     while len(items) > 1:
         items = [delayed(combine, pure=True)(*items[i:i + split_every])
                  for i in range(0, len(items), split_every)]

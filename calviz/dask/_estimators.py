@@ -18,9 +18,9 @@ from calviz import _distance as distance
 from calviz import _ece as ece
 from calviz import _intervals as intervals
 from calviz._binning import simplex_cell_keys
-from calviz._data import InputError, check_alpha
+from calviz._data import InputError
 from calviz._kernels.dask_scan import laplace_run_summary
-from calviz._params import SEED, Interval, check_param
+from calviz._params import BOOLEAN, NON_NEGATIVE_INT, SEED, UNIT_OPEN, Interval, Options, validate_params
 from calviz._results import HasInterval, ResultMixin, ValueStatistic
 from calviz._sums import BinSums, dyadic_keys
 from calviz.dask._data import (
@@ -33,7 +33,7 @@ from calviz.dask._data import (
     map_reduce,
     partition_errors,
 )
-from calviz.dask._twin import twin
+from calviz.dask._twin import inherited, twin
 from calviz.sampling import subsample_interval
 from calviz.targets import Target, resolve
 
@@ -95,6 +95,8 @@ ece_interval = _binned(intervals.ece_interval, lambda sums, schema, options: int
     refused.""")
 
 
+@validate_params(inherited(ece.debiased_ece, "n_bins", "scheme", top_k=Interval(int, 1, None),
+                           class_index=NON_NEGATIVE_INT))
 def partition_sums(y_true, y_prob=None, *, n_bins: int = 15, scheme: str = "equal_width",
                    target: str = "auto", top_k: int = 1, class_index: int = 0, split_every: int = SPLIT_EVERY,
                    client=None, **columns) -> tuple[BinSums, int, str, str]:
@@ -128,6 +130,8 @@ def _partition_marginals(data, target: str, top_k: int, n_bins: int):
     return tuple(ece.binned_sums(zc, yc, n_bins=n_bins)[0] for zc, yc in pairs)
 
 
+@validate_params(inherited(ece.reliability, "n_bins", "alpha", "interval", target=Options(("topk", "full")),
+                           top_k=Interval(int, 1, None)))
 def multi_reliability(y_true, y_prob=None, *, target: str = "topk", top_k: int = 2, n_bins: int = 15,
                       alpha: float = 0.1, interval: str = "wilson", split_every: int = SPLIT_EVERY,
                       client=None, **columns):
@@ -158,9 +162,6 @@ def multi_reliability(y_true, y_prob=None, *, target: str = "topk", top_k: int =
     """
     from calviz import analysis
 
-    alpha = check_alpha(alpha)
-    if target not in ("topk", "full"):
-        raise InputError(f"per-rank / per-class reliability needs target 'topk' or 'full'; got {target!r}")
     data = as_dask_data(y_true, y_prob, **columns)
     k = resolve(data, "topk", min(int(top_k), data.n_classes)).top_k if target == "topk" else 0
     schema = ece.reliability(*data.schema(), n_bins=n_bins, alpha=alpha, interval=interval)
@@ -190,6 +191,22 @@ def dyadic_sums(z, y, exponents: tuple[int, ...], compensated: bool = False) -> 
     return tuple(BinSums.of(z, y, simplex_cell_keys(z, 2**b), compensated=compensated) for b in exponents)
 
 
+class _Exponents:
+    """The b of the dyadic scales 2^b: a non-empty sequence of ints in [0, 62] (2^62 bins still fit the
+    int64 keys)."""
+
+    def __str__(self) -> str:
+        return "a non-empty sequence of ints in [0, 62]"
+
+    def accepts(self, value) -> bool:
+        if isinstance(value, str) or not hasattr(value, "__iter__"):
+            return False
+        values = list(value)
+        return bool(values) and all(Interval(int, 0, 62).accepts(b) for b in values)
+
+
+@validate_params(inherited(ece.debiased_ece, exponents=_Exponents(), class_index=NON_NEGATIVE_INT,
+                           third_moments=BOOLEAN))
 def scale_sums(y_true, y_prob=None, *, exponents: Sequence[int], target: str = "auto", class_index: int = 0,
                third_moments: bool = False, split_every: int = SPLIT_EVERY, client=None,
                **columns) -> tuple[tuple, str]:
@@ -211,8 +228,6 @@ def scale_sums(y_true, y_prob=None, *, exponents: Sequence[int], target: str = "
     """
     data = as_dask_data(y_true, y_prob, **columns)
     exps = tuple(sorted(int(b) for b in exponents))
-    if not exps or exps[0] < 0 or exps[-1] > 62:
-        raise InputError(f"exponents must be integers in 0..62; got {exponents!r}")
     resolved = resolve(data, target, 1, class_index)
     merged = map_reduce(data, dyadic_sums, exps, bool(third_moments), target=resolved,
                         split_every=split_every, client=client)
@@ -220,6 +235,7 @@ def scale_sums(y_true, y_prob=None, *, exponents: Sequence[int], target: str = "
     return merged, resolved.name
 
 
+@validate_params(inherited(ece.debiased_ece, exponents=_Exponents(), class_index=NON_NEGATIVE_INT))
 def multiscale_debiased_ece(y_true, y_prob=None, *, exponents: Sequence[int], target: str = "auto",
                             class_index: int = 0, split_every: int = SPLIT_EVERY, client=None,
                             **columns) -> tuple[ece.ECEResult, ...]:
@@ -347,6 +363,10 @@ class SubsampleEstimate(ValueStatistic, HasInterval, ResultMixin):
         return self.level
 
 
+_SUBSAMPLE_RULES = {"size": Interval(int, 2, None), "seed": SEED, "class_index": NON_NEGATIVE_INT}
+
+
+@validate_params(_SUBSAMPLE_RULES)
 def uniform_subsample(y_true, y_prob=None, *, size: int, seed=None, target: str = "auto",
                       class_index: int = 0, client=None, **columns):
     """A uniform subsample of the scalar view of distributed data, without replacement.
@@ -367,8 +387,6 @@ def uniform_subsample(y_true, y_prob=None, *, size: int, seed=None, target: str 
 
 
 def _subsample(in_memory, y_true, y_prob, size, seed, target, class_index, client, columns):
-    check_param(size, "size", Interval(int, 2, None), "uniform_subsample")
-    check_param(seed, "seed", SEED, "uniform_subsample")
     data = as_dask_data(y_true, y_prob, **columns)
     in_memory(*data.schema(), target=target, class_index=class_index)  # the options, as in memory
     view = resolve(data, target, 1, class_index)
@@ -376,6 +394,8 @@ def _subsample(in_memory, y_true, y_prob, size, seed, target, class_index, clien
     return rows, n, (positives / n, view)
 
 
+@validate_params({**_SUBSAMPLE_RULES, "measure": Options(("smce", "sintce", "lower_dce")),
+                  "delta": UNIT_OPEN})
 def subsample_measure(measure: str, y_true, y_prob=None, *, size: int = 200_000, delta: float = 0.05,
                       seed=None, target: str = "auto", class_index: int = 0, client=None,
                       measure_options: dict | None = None, **columns) -> SubsampleEstimate:
@@ -404,9 +424,7 @@ def subsample_measure(measure: str, y_true, y_prob=None, *, size: int = 200_000,
     -------
     SubsampleEstimate
     """
-    d = check_alpha(delta, "delta")
-    if measure not in ("smce", "sintce", "lower_dce"):
-        raise InputError(f"measure must be 'smce', 'sintce' or 'lower_dce'; got {measure!r}")
+    d = float(delta)
     rows, n, (pi, view) = _subsample(getattr(distance, measure), y_true, y_prob, size, seed, target,
                                      class_index, client, columns)
     res = getattr(distance, measure)(rows, target=view, **(measure_options or {}))
@@ -419,7 +437,7 @@ def subsample_measure(measure: str, y_true, y_prob=None, *, size: int = 200_000,
 
 
 _SUBSAMPLE = {
-    "size": (200_000, Interval(int, 2, None), "int, default 200000\n        Rows used: all of them when "
+    "size": (200_000, _SUBSAMPLE_RULES["size"], "int, default 200000\n        Rows used: all of them when "
              "there are at most ``size``, else a uniform subsample of ``size`` rows "
              "(:func:`subsample_measure` bounds its sampling error)."),
     "seed": (None, SEED, "None, int or numpy.random.Generator\n        The subsample's seed."),

@@ -14,12 +14,12 @@ from calviz import _tcal as tcal
 from calviz._data import InputError
 from calviz._kernels import tcal as _k
 from calviz._kernels.dask_scan import y_only_partition
-from calviz._params import BOOLEAN, POSITIVE_INT
+from calviz._params import BOOLEAN, POSITIVE_INT, validate_params
 from calviz._sums import dyadic_keys, finish_terms
 from calviz._tcal_decision import adaptive, check_options
 from calviz.dask._data import SPLIT_EVERY, check_n, compute, map_reduce, partition_errors
 from calviz.dask._estimators import dyadic_sums, sorted_arrays, sorted_view
-from calviz.dask._twin import twin
+from calviz.dask._twin import inherited, twin
 from calviz.targets import resolve
 
 #: default cap on Σ_b (rows of the merged sums of scale b) for the analytic test: bounds the memory of a
@@ -228,6 +228,7 @@ def adaptive_tcal(data, options, *, max_bins, sort_fine_scales, split_every=SPLI
     return dataclasses.replace(result, n_classes=data.n_classes)
 
 
+@validate_params(inherited(tcal.adaptive_tcal, "alpha", "n_resamples", "class_index", "seed"))
 def resampled_tcal(y_true, y_prob=None, *, alpha: float = 0.05, n_resamples: int | None = None,
                    target: str = "auto", class_index: int | None = None, seed=None,
                    max_cells: int | None = None, split_every: int = SPLIT_EVERY, client=None, **columns):

@@ -13,13 +13,16 @@ import functools
 import inspect
 import re
 
-from calviz._params import check_param
+from calviz._params import Interval, check_param
 from calviz.dask._data import SPLIT_EVERY, as_dask_data
+
+#: a tree step merges at least two partial results
+SPLIT_EVERY_RULE = Interval(int, 2, None)
 
 #: the keywords every driver adds: name → (default, constraint or None, documentation)
 DASK_KEYWORDS = {
-    "split_every": (SPLIT_EVERY, None, "int, default 8\n        Fan-in of the tree reduction of the "
-                    "per-partition sums (depth ⌈log_split_every P⌉ for P partitions)."),
+    "split_every": (SPLIT_EVERY, SPLIT_EVERY_RULE, "int, default 8\n        Fan-in of the tree reduction "
+                    "of the per-partition sums (depth ⌈log_split_every P⌉ for P partitions)."),
     "client": (None, None, "distributed.Client, optional\n        Where to compute (default: dask's current "
                "scheduler)."),
     "y_true_column": (None, None, "str, optional\n        The label column of DataFrame / Parquet input "
@@ -40,6 +43,13 @@ _EXAMPLE = """
     >>> bool(np.isclose(on_dask.statistic, calviz.{name}(y, p{options}).statistic, rtol=1e-12))
     True
 """
+
+
+def inherited(in_memory, *names: str, **more) -> dict:
+    """Constraints of a distributed-only function: those ``in_memory`` declares for ``names``, ``more``, and
+    the rule of ``split_every`` (for :func:`calviz._params.validate_params`)."""
+    return {**{name: in_memory.parameter_constraints[name] for name in names}, **more,
+            "split_every": SPLIT_EVERY_RULE}
 
 
 def twin(in_memory, *, extra: dict | None = None, example: str = ""):
