@@ -46,17 +46,41 @@ _CLIENTS_LOCK = threading.Lock()
 def get_client(scheduler: str):
     """A long-lived ``distributed.Client`` shared by every caller in this process.
 
+    One client per scheduler address: a second call with the same address returns the same client while
+    it is running (a closed one is replaced).  The clients still open are closed when the interpreter
+    exits.  A scheduler that cannot be reached raises :class:`calviz.InputError`.
+
     Parameters
     ----------
     scheduler : str
-        ``"local"``: one 2-process LocalCluster, created at first use and closed at exit;
-        ``"tcp://host:port"``: a connection to that scheduler.
+        ``"local"``: one LocalCluster of 2 worker processes, created at first use and closed at exit;
+        ``"tcp://host:port"`` (or any address ``distributed.Client`` accepts): a connection to that
+        scheduler.
 
     Returns
     -------
     distributed.Client
         Not made dask's default scheduler: calviz passes it explicitly.  The dashboard's sessions share the
         connection, not any state.
+
+    Examples
+    --------
+    A scheduler running in this process (a real deployment passes ``"tcp://host:8786"``):
+
+    >>> import numpy as np, dask.array as da, calviz, calviz.dask
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=2000)
+    >>> y = (rng.uniform(size=2000) < p ** 1.5).astype(int)
+    >>> Y, P = da.from_array(y, chunks=700), da.from_array(p, chunks=700)
+    >>> from distributed import Client, LocalCluster
+    >>> cluster = LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None)
+    >>> client = calviz.dask.get_client(cluster.scheduler_address)
+    >>> client is calviz.dask.get_client(cluster.scheduler_address)
+    True
+    >>> on_cluster = calviz.dask.debiased_ece(Y, P, n_bins=10, client=client)
+    >>> bool(np.isclose(on_cluster.value, calviz.debiased_ece(y, p, n_bins=10).value, rtol=1e-12))
+    True
+    >>> client.close(); cluster.close()
     """
     import distributed
 
@@ -106,20 +130,47 @@ _DISTANCE_SAMPLE = {"distance_sample": Interval(int, 2, None)}
 def compute_view(view: str, data, options, *, client=None, distance_sample: int = SAMPLED_ROWS["distance"]):
     """One view of :mod:`calviz.analysis` on distributed data.
 
+    The view is computed as :meth:`DistributedSource.compute_view` says: reliability, T-Cal and the
+    asymptotic interval on all rows on Dask, the distance measures (and, on large data, resampled T-Cal)
+    in memory on the subsample the in-memory analysis would use.  The smooth diagram, the bootstrap and
+    the classical tests need the whole sample in one process and raise :class:`calviz.InputError`.  Data
+    that is not a :class:`DistributedSource` is validated and counted first (one pass).
+
     Parameters
     ----------
     view : str
-        A key of :data:`calviz.analysis.COMPUTE`.
+        A key of :data:`calviz.analysis.COMPUTE` (``"reliability"``, ``"tcal"``, ``"interval"``, ...).
     data : DistributedSource or any input of :func:`as_dask_data`
+        The predictions.
     options : calviz.analysis.AnalysisOptions
+        The analysis options (target, bins, α, seed, ...).
     client : distributed.Client, optional
+        Where to compute (default: dask's current scheduler); a :class:`DistributedSource` uses its own.
     distance_sample : int, default 200000
         Rows of the distance measures' subsample.
 
     Returns
     -------
     (result, str or None)
-        The in-memory result type and a note on the rows used (:meth:`DistributedSource.compute_view`).
+        The in-memory result type of the view and a note on the rows used (a subsample) or the bins
+        (equal-width instead of equal-mass), None when there is nothing to note.
+
+    Examples
+    --------
+    >>> import numpy as np, dask.array as da, calviz, calviz.dask
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=2000)
+    >>> y = (rng.uniform(size=2000) < p ** 1.5).astype(int)
+    >>> Y, P = da.from_array(y, chunks=700), da.from_array(p, chunks=700)
+    >>> from calviz.analysis import COMPUTE, AnalysisOptions
+    >>> data = calviz.dask.from_dask(Y, P)
+    >>> interval, note = calviz.dask.compute_view("interval", data, AnalysisOptions(n_bins=10))
+    >>> in_memory = COMPUTE["interval"](calviz.as_calibration_data(y, p), AnalysisOptions(n_bins=10))
+    >>> bool(np.isclose(interval.estimate, in_memory.estimate, rtol=1e-12)), note
+    (True, None)
+    >>> diagram, note = calviz.dask.compute_view("reliability", data, AnalysisOptions(scheme="equal_mass"))
+    >>> diagram.scheme, note
+    ('equal_width', 'equal-mass bins need global quantiles; equal-width bins are used on Dask')
     """
     if view in _NOT_ON_DASK:
         raise InputError(f"not available on Dask: {_NOT_ON_DASK[view]}")
@@ -130,9 +181,34 @@ def compute_view(view: str, data, options, *, client=None, distance_sample: int 
 
 @dataclass(frozen=True, repr=False)
 class DistributedSource:
-    """Distributed predictions analysed in place: the data, the client that computes on it and the counts
-    of one validating pass.  The dashboard, :func:`calviz.analysis.analyze` and the report use it like a
-    :class:`calviz.CalibrationData` (``n``, ``n_classes``, ``is_binary``, ``distributed``)."""
+    """Distributed predictions analysed in place, with the client that computes on them.
+
+    Made by :func:`open_source` (or :func:`analyze_parquet`) after one validating pass that counts the
+    rows.  The dashboard, :func:`calviz.analysis.analyze` and the report use it like a
+    :class:`calviz.CalibrationData` (``n``, ``n_classes``, ``is_binary``, ``distributed``) and call
+    :meth:`compute_view` for each view.
+
+    Attributes
+    ----------
+    data : DaskCalibrationData
+        The predictions, with the partition lengths counted by the validating pass.
+    client : distributed.Client or None
+        Where to compute (None: dask's current scheduler).
+    scheduler : str
+        The scheduler's name or address, for display.
+    n : int
+        Rows of the data.
+    correct : float
+        Number of correct predictions (``accuracy`` × n of :class:`calviz.analysis.DataSummary`).
+    confidence_sum : float
+        Sum of the confidences (``mean_confidence`` × n); both are summed over the partitions.
+    distance_sample : int
+        Rows of the distance measures' subsample.
+    n_classes, is_binary, source
+        As for :class:`DaskCalibrationData`.
+    distributed : bool
+        Always True: tells the dashboard and the report that the data live on a cluster.
+    """
 
     data: DaskCalibrationData
     client: Any
@@ -223,22 +299,49 @@ def open_source(path, *, scheduler: str | None = None, y_true: str | None = None
                 distance_sample: int = SAMPLED_ROWS["distance"], client=None) -> DistributedSource:
     """Open distributed predictions for the dashboard, validated and counted in one pass.
 
+    The data stay on the cluster; the returned source is what ``calviz serve`` and
+    :class:`calviz.app.CalvizApp` analyse.  Without ``client`` the shared client of :func:`get_client` is
+    used (by default a local cluster of worker processes).
+
     Parameters
     ----------
     path : str, path, list of paths or any input of :func:`as_dask_data`
-        A Parquet file, directory or glob.
+        A Parquet file, directory or glob, or data already loaded.
     scheduler : str, optional
-        ``"local"`` (the default) or ``"tcp://host:port"`` (:func:`get_client`); or pass ``client``.
+        ``"local"`` (the default) or ``"tcp://host:port"`` (:func:`get_client`); ignored with ``client``.
     y_true, y_prob, prob_prefix : str, optional
         The columns (:func:`from_dataframe`).
     distance_sample : int, default 200000
         Rows of the distance measures' subsample.
     client : distributed.Client, optional
+        A client to compute with instead of the one of ``scheduler``.
 
     Returns
     -------
     DistributedSource
         An :class:`InputError` names the partition and the row of the first bad value instead.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import numpy as np, pandas as pd, calviz, calviz.dask
+    >>> from calviz.analysis import AnalysisOptions
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=2000)
+    >>> y = (rng.uniform(size=2000) < p ** 1.5).astype(int)
+    >>> from distributed import Client, LocalCluster
+    >>> cluster = LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None)
+    >>> client = Client(cluster, set_as_default=False)
+    >>> with tempfile.TemporaryDirectory() as directory:
+    ...     path = os.path.join(directory, "predictions.parquet")
+    ...     pd.DataFrame({"y_true": y, "y_prob": p}).to_parquet(path)
+    ...     source = calviz.dask.open_source(path, client=client)
+    ...     interval, note = source.compute_view("interval", AnalysisOptions(n_bins=10))
+    >>> source.n, source.is_binary, source.data.lengths
+    (2000, True, (2000,))
+    >>> bool(np.isclose(interval.estimate, calviz.ece_interval(y, p, n_bins=10).estimate, rtol=1e-12))
+    True
+    >>> client.close(); cluster.close()
     """
     data = _open_data(path, y_true, y_prob, prob_prefix)
     if client is None:
@@ -276,10 +379,12 @@ def analyze_parquet(path, *, scheduler=None, y_true: str | None = None,
     path : str, path or list
         Parquet data, or any input of :func:`as_dask_data`.
     scheduler : None, "local", "tcp://host:port" or distributed.Client
-        None: dask's current scheduler; "local": the LocalCluster of :func:`get_client`.
+        None: dask's current scheduler; "local": the LocalCluster of :func:`get_client`; an address: a
+        shared connection to that scheduler (:func:`get_client`); a client: that client.
     y_true, y_prob, prob_prefix : str, optional
         The columns (:func:`from_dataframe`).
     options : calviz.analysis.AnalysisOptions, optional
+        The analysis options (default: the defaults of :class:`calviz.analysis.AnalysisOptions`).
     distance_sample : int, default 200000
         Rows of the distance measures' subsample.
     **option_values
@@ -288,13 +393,35 @@ def analyze_parquet(path, *, scheduler=None, y_true: str | None = None,
     Returns
     -------
     calviz.analysis.Analysis
+        The same result as the in-memory analysis: T-Cal [2]_, the interval of the ℓ2 ECE [1]_, the
+        reliability diagram and the distance measures [3]_, with the views not available on Dask as None.
 
     References
     ----------
-    .. [1] Y. Sun, P. Chaudhari, I. J. Barnett and E. Dobriban. A confidence interval for the expected
+    .. [1] Y. Sun, P. Chaudhari, I. J. Barnett and E. Dobriban. A confidence interval for the ℓ2 expected
        calibration error. 2024.
     .. [2] D. Lee, X. Huang, H. Hassani and E. Dobriban. T-Cal: An optimal test for the calibration of
        predictive models. *Journal of Machine Learning Research* 24, 2023.
+    .. [3] J. Błasiok, P. Gopalan, L. Hu and P. Nakkiran. A unifying theory of distance from calibration.
+       *Proceedings of the 55th ACM Symposium on Theory of Computing (STOC)*, 2023.
+
+    Examples
+    --------
+    On dask's default scheduler (threads in this process); pass ``scheduler=`` for a cluster:
+
+    >>> import os, tempfile
+    >>> import numpy as np, pandas as pd, calviz, calviz.dask
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=2000)
+    >>> y = (rng.uniform(size=2000) < p ** 1.5).astype(int)
+    >>> with tempfile.TemporaryDirectory() as directory:
+    ...     path = os.path.join(directory, "predictions.parquet")
+    ...     pd.DataFrame({"y_true": y, "y_prob": p}).to_parquet(path)
+    ...     result = calviz.dask.analyze_parquet(path, n_bins=10, seed=0)
+    >>> result.summary.n, result.tcal.reject, sorted(result.errors)
+    (2000, True, ['bootstrap', 'classical', 'smooth'])
+    >>> bool(np.isclose(result.interval.estimate, calviz.ece_interval(y, p, n_bins=10).estimate, rtol=1e-12))
+    True
     """
     data = _open_data(path, y_true, y_prob, prob_prefix)
     client = get_client(scheduler) if isinstance(scheduler, str) else scheduler  # None: dask's scheduler

@@ -27,8 +27,35 @@ _ROW = re.compile(r"\brow (\d+)")
 
 
 class PartitionInputError(InputError):
-    """Bad input in one partition: the in-memory message, the partition and the row inside it (raised on a
-    worker; the client re-raises it as an :class:`InputError` naming the global row)."""
+    """Bad input in one partition: the in-memory message, the partition and the row inside it.
+
+    Raised on a worker by the per-partition validation; the drivers catch it on the client and re-raise
+    the :class:`calviz.InputError` of the first bad partition, naming the global row — so a user sees an
+    ``InputError`` and never a partial result.
+
+    Attributes
+    ----------
+    message : str
+        The in-memory validation message (rows counted within the partition).
+    partition : int
+        The partition's index.
+    local_row : int or None
+        The bad row within the partition, when the message names one.
+    row_offset : int or None
+        The partition's first global row, when the partition lengths are known.
+
+    Examples
+    --------
+    >>> import numpy as np, dask.array as da, calviz, calviz.dask
+    >>> p = np.linspace(0.05, 0.95, 12)
+    >>> p[9] = 1.5                                        # not a probability: row 9, in partition 2
+    >>> y = (p > 0.5).astype(int)
+    >>> try:
+    ...     calviz.dask.binned_ece(da.from_array(y, chunks=4), da.from_array(p, chunks=4))
+    ... except calviz.InputError as error:
+    ...     print(error)
+    y_prob must lie in [0, 1]; row 9 (partition 2, row 1 within it) has 1.5...
+    """
 
     def __init__(self, message: str, partition: int, local_row: int | None, row_offset: int | None):
         super().__init__(message)
@@ -57,11 +84,39 @@ def _locate(message: str, partition: int, row_offset: int | None) -> str:
 
 @dataclass(frozen=True, repr=False)
 class DaskCalibrationData:
-    """Lazily evaluated, partitioned (y_true, y_prob).
+    """Lazily evaluated, partitioned predictions (y_true, y_prob): the input of every distributed driver.
 
-    ``parts``: one ``dask.delayed`` per partition evaluating to the numpy pair ``(y_true, y_prob)`` (not
-    yet validated); ``lengths``: rows per partition when known without reading the data; ``n_classes``:
-    K (2 for 1-D binary ``y_prob``); ``is_binary``: 1-D ``y_prob``; ``source``: a name for messages."""
+    Made by :func:`from_dask`, :func:`from_dataframe`, :func:`from_parquet` or :func:`as_dask_data`;
+    nothing is read until a driver computes.  Each partition is validated by the in-memory rules of
+    :func:`calviz.as_calibration_data` on the worker that reads it.
+
+    Attributes
+    ----------
+    parts : tuple of dask.delayed.Delayed
+        One per partition, evaluating to the numpy pair ``(y_true, y_prob)`` (not yet validated).
+    lengths : tuple of int or None
+        Rows per partition when known without reading the data (dask arrays of known chunk sizes).
+    n_classes : int
+        K (2 for 1-D binary ``y_prob``).
+    is_binary : bool
+        Whether ``y_prob`` is 1-D, P(y = 1).
+    source : str
+        A name for messages and the repr.
+    npartitions : int
+        ``len(parts)``.
+
+    Examples
+    --------
+    >>> import numpy as np, dask.array as da, calviz.dask
+    >>> rng = np.random.default_rng(0)
+    >>> probs = rng.dirichlet(np.ones(3), size=1000)
+    >>> labels = rng.integers(0, 3, size=1000)
+    >>> data = calviz.dask.from_dask(da.from_array(labels, chunks=400), da.from_array(probs, chunks=(400, 3)))
+    >>> data
+    DaskCalibrationData(dask arrays, 3-class, npartitions=3, n=1000)
+    >>> data.lengths, data.n_classes, data.is_binary
+    ((400, 400, 200), 3, False)
+    """
 
     parts: tuple
     lengths: tuple | None
@@ -113,20 +168,46 @@ def from_dataframe(frame, *, y_true: str | None = None, y_prob: str | Sequence[s
                    prob_prefix: str | None = None, source: str = "dask dataframe") -> DaskCalibrationData:
     """Distributed predictions from the columns of a dask DataFrame.
 
+    Only the label and probability columns are kept; each partition of the frame becomes one partition
+    of the data.  Numeric columns are read as float64 with missing values as NaN, so the per-partition
+    validation names the row of a missing or out-of-range value.
+
     Parameters
     ----------
     frame : dask.dataframe.DataFrame
+        The predictions, one row per sample.
     y_true, y_prob, prob_prefix : str, optional
-        The columns, found as by :func:`calviz.io.read_predictions`: ``y_true`` + ``y_prob`` (binary),
-        ``y_true`` + ``p_0..p_{K-1}``, or ``correct`` + ``confidence``.  A list as ``y_prob`` names the K
-        probability columns.
-    source : str
+        The columns, found as by :func:`calviz.io.read_predictions` when omitted: ``y_true`` + ``y_prob``
+        (binary), ``y_true`` + ``p_0..p_{K-1}``, or ``correct`` + ``confidence``.  A list as ``y_prob``
+        names the K probability columns; ``prob_prefix`` replaces the ``p_`` of ``p_0..p_{K-1}``.
+    source : str, default "dask dataframe"
         A name for messages.
 
     Returns
     -------
     DaskCalibrationData
-        Lazy: nothing is read until a driver computes.
+        Lazy: nothing is read until a driver computes (the number of rows is unknown until then).
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd, dask.dataframe as dd, calviz, calviz.dask
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=2000)
+    >>> y = (rng.uniform(size=2000) < p ** 1.5).astype(int)
+    >>> frame = dd.from_pandas(pd.DataFrame({"label": y, "score": p}), npartitions=3)
+    >>> data = calviz.dask.from_dataframe(frame, y_true="label", y_prob="score")
+    >>> data
+    DaskCalibrationData(dask dataframe, binary, npartitions=3, n=unknown)
+    >>> bool(np.isclose(calviz.dask.binned_ece(data).value, calviz.binned_ece(y, p).value, rtol=1e-12))
+    True
+
+    Multiclass columns ``p_0..p_{K-1}`` are found by their prefix:
+
+    >>> probs = rng.dirichlet(np.ones(3), size=600)
+    >>> table = pd.DataFrame({"target": rng.integers(0, 3, size=600),
+    ...                       **{f"prob_{k}": probs[:, k] for k in range(3)}})
+    >>> calviz.dask.from_dataframe(dd.from_pandas(table, npartitions=2), y_true="target", prob_prefix="prob_")
+    DaskCalibrationData(dask dataframe, 3-class, npartitions=2, n=unknown)
     """
     found = list(frame.columns)
     check_unique_columns(found)
@@ -144,18 +225,43 @@ def from_parquet(path, *, y_true: str | None = None, y_prob: str | Sequence[str]
                  prob_prefix: str | None = None, **read_parquet_kwargs) -> DaskCalibrationData:
     """Distributed predictions in a Parquet file, directory, glob or list of files.
 
+    The data are read lazily by ``dask.dataframe.read_parquet`` (only the needed columns, one partition
+    per file or row group as dask chooses) and the columns are picked as by :func:`from_dataframe`.  A
+    local path that does not exist, or data that cannot be read, raise :class:`calviz.InputError`.
+
     Parameters
     ----------
-    path : str, path or list
-        Read lazily with ``dask.dataframe.read_parquet`` (only the needed columns).
-    y_true, y_prob, prob_prefix : optional
+    path : str, path-like or list of them
+        A Parquet file, a directory of Parquet files, a glob, a list of files or a remote URL
+        (``s3://...``, with the filesystem package installed).
+    y_true, y_prob, prob_prefix : str, optional
         The columns, as for :func:`from_dataframe`.
     **read_parquet_kwargs
-        Passed to ``dask.dataframe.read_parquet``.
+        Passed to ``dask.dataframe.read_parquet`` (e.g. ``storage_options=``).
 
     Returns
     -------
     DaskCalibrationData
+        Lazy: nothing is read until a driver computes.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import numpy as np, pandas as pd, calviz, calviz.dask
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=2000)
+    >>> y = (rng.uniform(size=2000) < p ** 1.5).astype(int)
+    >>> with tempfile.TemporaryDirectory() as directory:
+    ...     for i in range(2):                              # two files: two partitions
+    ...         rows = slice(1000 * i, 1000 * (i + 1))
+    ...         part = pd.DataFrame({"y_true": y[rows], "y_prob": p[rows]})
+    ...         part.to_parquet(os.path.join(directory, f"part-{i}.parquet"))
+    ...     data = calviz.dask.from_parquet(directory)
+    ...     on_dask = calviz.dask.debiased_ece(data, n_bins=10)
+    >>> data.npartitions, data.is_binary
+    (2, True)
+    >>> bool(np.isclose(on_dask.value, calviz.debiased_ece(y, p, n_bins=10).value, rtol=1e-12))
+    True
     """
     import dask.dataframe as dd
 
@@ -175,16 +281,36 @@ def from_parquet(path, *, y_true: str | None = None, y_prob: str | Sequence[str]
 def from_dask(y_true, y_prob) -> DaskCalibrationData:
     """Distributed predictions from dask arrays (or Series), paired partition by partition.
 
+    The partitions are the row chunks of ``y_prob`` (a 2-D ``y_prob`` is rechunked to whole rows).  Shapes
+    are checked here; the values are validated partition by partition when a driver computes.
+
     Parameters
     ----------
-    y_true : dask array, (n,) labels or (n, K) one-hot
-        With known chunk sizes rechunked to ``y_prob``'s rows, else paired by position (each pair's
-        lengths are checked by the validation).
-    y_prob : dask array, (n,) or (n, K)
+    y_true : dask array of shape (n,) or (n, K), or dask Series
+        Labels (0/1, or class indices 0..K−1) or one-hot rows.  With known chunk sizes rechunked to
+        ``y_prob``'s rows, else paired with ``y_prob``'s chunks by position (each pair's lengths are
+        checked by the validation).  A numpy array is split into about four chunks.
+    y_prob : dask array of shape (n,) or (n, K), or dask Series
+        Predicted P(y = 1), or one probability row per sample.
 
     Returns
     -------
     DaskCalibrationData
+        With ``lengths`` when the chunk sizes are known.
+
+    Examples
+    --------
+    >>> import numpy as np, dask.array as da, calviz, calviz.dask
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=2000)
+    >>> y = (rng.uniform(size=2000) < p ** 1.5).astype(int)
+    >>> data = calviz.dask.from_dask(da.from_array(y, chunks=500), da.from_array(p, chunks=700))
+    >>> data                                                  # the labels follow y_prob's chunks
+    DaskCalibrationData(dask arrays, binary, npartitions=3, n=2000)
+    >>> data.lengths
+    (700, 700, 600)
+    >>> bool(np.isclose(calviz.dask.binned_ece(data).value, calviz.binned_ece(y, p).value, rtol=1e-12))
+    True
     """
     y_true, y_prob = _as_dask_array(y_true, "y_true"), _as_dask_array(y_prob, "y_prob")
     if y_true.ndim not in (1, 2):
@@ -226,19 +352,37 @@ def _as_dask_array(x, name: str):
 
 
 def as_dask_data(y_true, y_prob=None, **columns) -> DaskCalibrationData:
-    """Any supported input as :class:`DaskCalibrationData`.
+    """Any supported input as :class:`DaskCalibrationData`: what every driver does with its data first.
 
     Parameters
     ----------
-    y_true : dask or numpy array, CalibrationData, dask DataFrame, Parquet path, DaskCalibrationData or
-        DistributedSource (all but the arrays alone, without ``y_prob``)
+    y_true : array, CalibrationData, DataFrame, path, DaskCalibrationData or DistributedSource
+        The labels (with ``y_prob``), or the whole dataset alone: a :class:`calviz.CalibrationData`, a
+        dask DataFrame (:func:`from_dataframe`), a Parquet path (:func:`from_parquet`), the data of a
+        :class:`DistributedSource`, or a :class:`DaskCalibrationData` (returned as it is).
     y_prob : dask or numpy array, optional
+        The probabilities, with array labels only (:func:`from_dask`).
     **columns
-        ``y_true_column=`` / ``y_prob_columns=``: the columns of a table.
+        ``y_true_column=`` / ``y_prob_columns=``: the columns of a table (any other keyword is an
+        :class:`calviz.InputError`).
 
     Returns
     -------
     DaskCalibrationData
+
+    Examples
+    --------
+    >>> import numpy as np, calviz, calviz.dask
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=2000)
+    >>> y = (rng.uniform(size=2000) < p ** 1.5).astype(int)
+    >>> data = calviz.dask.as_dask_data(y, p)                 # numpy arrays: about four chunks
+    >>> data
+    DaskCalibrationData(dask arrays, binary, npartitions=4, n=2000)
+    >>> calviz.dask.as_dask_data(data) is data
+    True
+    >>> calviz.dask.as_dask_data(calviz.as_calibration_data(y, p)).lengths
+    (500, 500, 500, 500)
     """
     import dask.dataframe as dd
 

@@ -100,19 +100,47 @@ ece_interval = _binned(intervals.ece_interval, lambda sums, schema, options: int
 def partition_sums(y_true, y_prob=None, *, n_bins: int = 15, scheme: str = "equal_width",
                    target: str = "auto", top_k: int = 1, class_index: int = 0, split_every: int = SPLIT_EVERY,
                    client=None, **columns) -> tuple[BinSums, int, str, str]:
-    """The merged :class:`calviz.BinSums` of distributed data.
+    """The merged per-bin sums (:class:`calviz.dask.BinSums`) of distributed data, in one pass.
+
+    Every binned estimator is a function of these sums — T^d of Lee et al. [1]_ is
+    (1/n) Σ_b (‖S_b‖² − Q_b) / N_b — so they are what a caller keeps to finish several estimators, or to
+    merge with the sums of more data (:meth:`BinSums.merge`), without reading the data again.  The bins
+    are those of :func:`calviz.debiased_ece` with the same options.
 
     Parameters
     ----------
     y_true, y_prob, n_bins, scheme, target, top_k, class_index
-        As for :func:`calviz.debiased_ece` (equal-width bins only).
+        As for :func:`calviz.debiased_ece` (equal-width bins, or the simplex partition of the full target:
+        equal-mass and distinct-value bins need the whole sample and are refused).
     split_every, client, **columns
         As for :func:`binned_ece`.
 
     Returns
     -------
     (BinSums, int, str, str)
-        The sums, the total number of bins, the scheme and the resolved target.
+        The sums (non-empty bins only), the total number of bins, the scheme and the resolved target.
+
+    References
+    ----------
+    .. [1] D. Lee, X. Huang, H. Hassani and E. Dobriban. T-Cal: An optimal test for the calibration of
+       predictive models. *Journal of Machine Learning Research* 24, 2023.
+
+    Examples
+    --------
+    >>> import numpy as np, dask.array as da, calviz, calviz.dask
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=2000)
+    >>> y = (rng.uniform(size=2000) < p ** 1.5).astype(int)
+    >>> Y, P = da.from_array(y, chunks=700), da.from_array(p, chunks=700)
+    >>> sums, n_bins_total, scheme, target = calviz.dask.partition_sums(Y, P, n_bins=10)
+    >>> sums.n_total, n_bins_total, scheme, target
+    (2000, 10, 'equal_width', 'binary')
+    >>> sums.count.tolist() == np.histogram(p, bins=10, range=(0, 1))[0].tolist()
+    True
+    >>> S, Q, N = sums.resid_sum[:, 0], sums.resid_sq_sum, sums.count        # T^d from the sums
+    >>> t_d = np.sum((S ** 2 - Q) / N) / sums.n_total
+    >>> bool(np.isclose(t_d, calviz.debiased_ece(y, p, n_bins=10).value, rtol=1e-12))
+    True
     """
     options = dict(n_bins=n_bins, scheme=scheme, target=target, top_k=top_k, class_index=class_index)
     sums, schema = resolved_sums(ece.debiased_ece, as_dask_data(y_true, y_prob, **columns), options,
@@ -140,14 +168,15 @@ def multi_reliability(y_true, y_prob=None, *, target: str = "topk", top_k: int =
     The distributed :func:`calviz.analysis.compute_multi_reliability`: the panels are chosen by
     :func:`calviz.analysis.multi_reliability_panels` and each is :func:`calviz.reliability` of its scalar
     pair (the rank's confidence and whether the label is that rank, or one-vs-rest for a class) on
-    equal-width bins.
+    equal-width bins.  A calibrated top-k vector has calibrated rank marginals (Sun et al. [1]_), so a
+    panel off the diagonal shows miscalibration at that rank.
 
     Parameters
     ----------
     y_true, y_prob
         Distributed predictions (see :func:`as_dask_data`).
     target : {"topk", "full"}, default "topk"
-        One panel per rank 1..k (Sun, Chaudhari, Barnett and Dobriban, 2024) or per class.
+        One panel per rank 1..k or per class.
     top_k : int, default 2
         k of the ``topk`` target (clipped to the number of classes).
     n_bins, alpha, interval
@@ -159,6 +188,31 @@ def multi_reliability(y_true, y_prob=None, *, target: str = "topk", top_k: int =
     -------
     calviz.analysis.MultiReliability
         The panels, their labels and the number of positives per panel.
+
+    References
+    ----------
+    .. [1] Y. Sun, P. Chaudhari, I. J. Barnett and E. Dobriban. A confidence interval for the ℓ2 expected
+       calibration error. 2024.
+
+    Examples
+    --------
+    >>> import numpy as np, dask.array as da, calviz, calviz.dask
+    >>> from calviz.analysis import AnalysisOptions, compute_multi_reliability
+    >>> rng = np.random.default_rng(0)
+    >>> probs = rng.dirichlet(np.ones(3), size=1500)
+    >>> labels = (probs.cumsum(axis=1) < rng.uniform(size=(1500, 1))).sum(axis=1)   # calibrated draws
+    >>> L, P = da.from_array(labels, chunks=500), da.from_array(probs, chunks=(500, 3))
+    >>> panels = calviz.dask.multi_reliability(L, P, target="topk", top_k=2, n_bins=10)
+    >>> panels.kind, panels.labels, panels.positives.tolist()
+    ('rank', ('rank 1 (top-1)', 'rank 2'), [923, 408])
+    >>> in_memory = compute_multi_reliability(calviz.as_calibration_data(labels, probs),
+    ...                                       AnalysisOptions(target="topk", top_k=2, n_bins=10, alpha=0.1))
+    >>> all(np.array_equal(a.counts, b.counts)                    # (empty bins: NaN frequencies)
+    ...     and np.allclose(a.observed_frequency, b.observed_frequency, equal_nan=True)
+    ...     for a, b in zip(panels.panels, in_memory.panels))
+    True
+    >>> calviz.dask.multi_reliability(L, P, target="full", n_bins=10).labels
+    ('class 0', 'class 1', 'class 2')
     """
     from calviz import analysis
 
@@ -212,12 +266,17 @@ def scale_sums(y_true, y_prob=None, *, exponents: Sequence[int], target: str = "
                **columns) -> tuple[tuple, str]:
     """Merged BinSums at the dyadic scales m = 2^b, b in ``exponents``, in one pass over the data.
 
+    The scales of adaptive T-Cal (Lee et al. [1]_): 1-D targets are binned once per partition at the
+    finest scale and coarsened (equal-width bins of width 2^−b), full calibration bins the simplex cells of
+    every scale.  ``BinSums.terms()`` of a scale gives T^d there and, with ``third_moments``, the null
+    variance and third cumulant of the analytic test.
+
     Parameters
     ----------
     exponents : sequence of int
         The b of the scales, each in 0..62.
     third_moments : bool, default False
-        Add the compensated sums of the analytic T-Cal test (:meth:`calviz.BinSums.terms`).
+        Add the compensated sums of the analytic T-Cal test (:meth:`calviz.dask.BinSums.terms`).
     y_true, y_prob, target, class_index, split_every, client, **columns
         As for :func:`debiased_ece`.
 
@@ -225,6 +284,24 @@ def scale_sums(y_true, y_prob=None, *, exponents: Sequence[int], target: str = "
     -------
     (tuple of BinSums, str)
         The sums per scale (ascending b) and the resolved target.
+
+    References
+    ----------
+    .. [1] D. Lee, X. Huang, H. Hassani and E. Dobriban. T-Cal: An optimal test for the calibration of
+       predictive models. *Journal of Machine Learning Research* 24, 2023.
+
+    Examples
+    --------
+    >>> import numpy as np, dask.array as da, calviz, calviz.dask
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=2000)
+    >>> y = (rng.uniform(size=2000) < p ** 1.5).astype(int)
+    >>> Y, P = da.from_array(y, chunks=700), da.from_array(p, chunks=700)
+    >>> sums, target = calviz.dask.scale_sums(Y, P, exponents=[3, 1, 2], third_moments=True)
+    >>> [len(s.keys) for s in sums], target, sums[0].compensated
+    ([2, 4, 8], 'binary', True)
+    >>> bool(np.isclose(sums[2].terms()[0], calviz.debiased_ece(y, p, n_bins=8).value, rtol=1e-12))
+    True
     """
     data = as_dask_data(y_true, y_prob, **columns)
     exps = tuple(sorted(int(b) for b in exponents))
@@ -239,7 +316,11 @@ def scale_sums(y_true, y_prob=None, *, exponents: Sequence[int], target: str = "
 def multiscale_debiased_ece(y_true, y_prob=None, *, exponents: Sequence[int], target: str = "auto",
                             class_index: int = 0, split_every: int = SPLIT_EVERY, client=None,
                             **columns) -> tuple[ece.ECEResult, ...]:
-    """T^d (Lee, Huang, Hassani and Dobriban, 2023, Eq. 3) at every dyadic scale m = 2^b in one pass.
+    """The debiased ECE T^d at every dyadic scale m = 2^b, in one pass over the data.
+
+    T^d is the statistic of T-Cal (Lee et al. [1]_): the plug-in squared ℓ2 ECE with each bin's diagonal
+    terms removed, so that it has mean 0 for a calibrated model.  Its value across scales shows at which
+    resolution the miscalibration appears; :func:`adaptive_tcal` tests all of them.
 
     Parameters
     ----------
@@ -248,9 +329,28 @@ def multiscale_debiased_ece(y_true, y_prob=None, *, exponents: Sequence[int], ta
 
     Returns
     -------
-    tuple of calviz.ece.ECEResult
-        One per scale; each equals ``calviz.debiased_ece(y_true, y_prob, n_bins=2**b)`` (equal-width
-        bins; full calibration: the simplex partition).
+    tuple of calviz.ECEResult
+        One per scale, in ascending b; each equals ``calviz.debiased_ece(y_true, y_prob, n_bins=2**b)``
+        (equal-width bins; full calibration: the simplex partition).
+
+    References
+    ----------
+    .. [1] D. Lee, X. Huang, H. Hassani and E. Dobriban. T-Cal: An optimal test for the calibration of
+       predictive models. *Journal of Machine Learning Research* 24, 2023.
+
+    Examples
+    --------
+    >>> import numpy as np, dask.array as da, calviz, calviz.dask
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=2000)
+    >>> y = (rng.uniform(size=2000) < p ** 1.5).astype(int)
+    >>> Y, P = da.from_array(y, chunks=700), da.from_array(p, chunks=700)
+    >>> results = calviz.dask.multiscale_debiased_ece(Y, P, exponents=[1, 2, 3])
+    >>> [r.n_bins for r in results], [round(r.value, 4) for r in results]
+    ([2, 4, 8], [0.0098, 0.0119, 0.0118])
+    >>> all(np.isclose(r.value, calviz.debiased_ece(y, p, n_bins=2 ** b).value, rtol=1e-12)
+    ...     for b, r in zip([1, 2, 3], results))
+    True
     """
     data = as_dask_data(y_true, y_prob, **columns)
     sums, target = scale_sums(data, exponents=exponents, target=target, class_index=class_index,
@@ -330,13 +430,40 @@ def laplace_kce(data, options, *, split_every=SPLIT_EVERY, client=None):
 
 @dataclass(frozen=True, repr=False)
 class SubsampleEstimate(ValueStatistic, HasInterval, ResultMixin):
-    """A distance-to-calibration measure of a uniform subsample of distributed data.
+    """A distance-to-calibration measure of a uniform subsample of distributed data, with its error bound.
 
-    ``value`` (``statistic``): the measure of the subsample (``result``: the in-memory result object);
-    ``confidence_interval()`` = (``low``, ``high``): where the measure of the *full data* lies with
-    probability ≥ ``level`` over the draw, by the bound named in ``bound``
-    (:func:`calviz.sampling.subsample_interval`); ``error_bound`` = max(value − low, high − value);
-    ``sample_size`` rows drawn without replacement from the ``n`` rows with ``seed``."""
+    The result of :func:`subsample_measure`.  ``float(estimate)`` and ``statistic`` are ``value``;
+    ``confidence_interval()`` is (``low``, ``high``).
+
+    Attributes
+    ----------
+    measure : {"smce", "sintce", "lower_dce"}
+        The measure.
+    value : float
+        The measure of the subsample (of all rows when ``sample_size == n``).
+    low, high : float
+        Where the measure of the *full data* lies with probability ≥ ``level`` over the draw, by the
+        bound named in ``bound`` (:func:`calviz.sampling.subsample_interval`); both equal ``value`` when
+        every row was used.
+    error_bound : float
+        max(value − low, high − value).
+    level : float
+        1 − δ.
+    sample_size : int
+        Rows drawn without replacement.
+    n : int
+        Rows of the data.
+    seed : None, int or numpy.random.Generator
+        The subsample's seed.
+    bound : str
+        The deviation bound used, in words.
+    target : str
+        The resolved calibration target.
+    n_classes : int
+        Classes of the input.
+    result : object
+        The in-memory result of the measure on the subsample (that of :func:`calviz.smce`, for example).
+    """
 
     measure: str
     value: float
@@ -372,13 +499,42 @@ def uniform_subsample(y_true, y_prob=None, *, size: int, seed=None, target: str 
     """A uniform subsample of the scalar view of distributed data, without replacement.
 
     The rows are those :meth:`calviz.CalibrationData.subsample` keeps with the same ``seed`` (every row
-    when ``size`` ≥ n).
+    when ``size`` ≥ n): the same global row indices, taken partition by partition, so a distributed
+    analysis and an in-memory one of the same data look at the same rows.  The pass that counts the rows
+    also counts the label-1 rows of the whole view.
+
+    Parameters
+    ----------
+    y_true, y_prob, client, **columns
+        Distributed predictions (see :func:`as_dask_data`) and where to compute, as for
+        :func:`binned_ece`.
+    size : int
+        Rows of the subsample, at least 2.
+    seed : None, int or numpy.random.Generator, optional
+        The subsample's seed.
+    target : {"auto", "binary", "top1", "classwise"}, default "auto"
+        The scalar view (as for :func:`calviz.smce`).
+    class_index : int, default 0
+        The class of the ``classwise`` target.
 
     Returns
     -------
     (z, y, n, float, seed, bool)
         The subsample's view, the number of rows of the data, the fraction of label 1 in the data's view,
         the seed and whether every row was taken.
+
+    Examples
+    --------
+    >>> import numpy as np, dask.array as da, calviz, calviz.dask
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=2000)
+    >>> y = (rng.uniform(size=2000) < p ** 1.5).astype(int)
+    >>> Y, P = da.from_array(y, chunks=700), da.from_array(p, chunks=700)
+    >>> z, labels, n, positive, seed, whole = calviz.dask.uniform_subsample(Y, P, size=500, seed=0)
+    >>> z.shape, n, round(positive, 4), whole
+    ((500,), 2000, 0.399, False)
+    >>> bool(np.array_equal(z, calviz.as_calibration_data(y, p).subsample(500, seed=0).probs))
+    True
     """
     rows, n, (positive, view) = _subsample(distance.smce, y_true, y_prob, size, seed, target, class_index,
                                            client, columns)
@@ -403,12 +559,12 @@ def subsample_measure(measure: str, y_true, y_prob=None, *, size: int = 200_000,
 
     These measures need the whole sorted sample in one process: they are computed in memory on the
     k = ``size`` rows of :func:`uniform_subsample`, and :func:`calviz.sampling.subsample_interval` bounds,
-    with probability ≥ 1 − δ, where the measure of all rows lies (Błasiok, Gopalan, Hu and Nakkiran, 2023,
-    Sec. 9).
+    with probability ≥ 1 − δ, where the measure of all rows lies (Błasiok et al. [1]_, Sec. 9).
 
     Parameters
     ----------
     measure : {"smce", "sintce", "lower_dce"}
+        The measure: :func:`calviz.smce`, :func:`calviz.sintce` or :func:`calviz.lower_dce`.
     y_true, y_prob, target, class_index, client, **columns
         As for :func:`smce`.
     size : int, default 200000
@@ -423,6 +579,29 @@ def subsample_measure(measure: str, y_true, y_prob=None, *, size: int = 200_000,
     Returns
     -------
     SubsampleEstimate
+        The measure of the subsample, the interval for the measure of all rows and the in-memory result.
+
+    References
+    ----------
+    .. [1] J. Błasiok, P. Gopalan, L. Hu and P. Nakkiran. A unifying theory of distance from calibration.
+       *Proceedings of the 55th ACM Symposium on Theory of Computing (STOC)*, 2023.
+
+    Examples
+    --------
+    >>> import numpy as np, dask.array as da, calviz, calviz.dask
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=2000)
+    >>> y = (rng.uniform(size=2000) < p ** 1.5).astype(int)
+    >>> Y, P = da.from_array(y, chunks=700), da.from_array(p, chunks=700)
+    >>> estimate = calviz.dask.subsample_measure("smce", Y, P, size=500, seed=0)
+    >>> estimate.sample_size, estimate.n, estimate.level, estimate.low <= estimate.value <= estimate.high
+    (500, 2000, 0.95, True)
+
+    With at most ``size`` rows every row is used and the value is exact:
+
+    >>> exact = calviz.dask.subsample_measure("smce", Y, P)
+    >>> exact.sample_size, bool(np.isclose(exact.value, calviz.smce(y, p).value)), exact.error_bound
+    (2000, True, 0.0)
     """
     d = float(delta)
     rows, n, (pi, view) = _subsample(getattr(distance, measure), y_true, y_prob, size, seed, target,

@@ -232,7 +232,12 @@ def adaptive_tcal(data, options, *, max_bins, sort_fine_scales, split_every=SPLI
 def resampled_tcal(y_true, y_prob=None, *, alpha: float = 0.05, n_resamples: int | None = None,
                    target: str = "auto", class_index: int | None = None, seed=None,
                    max_cells: int | None = None, split_every: int = SPLIT_EVERY, client=None, **columns):
-    """Y-only resampled T-Cal: :func:`adaptive_tcal` with ``resampling="y_only"``.
+    """Y-only resampled T-Cal on Dask: :func:`adaptive_tcal` with ``resampling="y_only"``.
+
+    The adaptive test of Lee et al. [1]_ at every dyadic number of bins, with the null distribution of
+    each scale's T^d estimated by redrawing the labels from the predictions (y ~ Bernoulli(z)).  With a
+    fixed ``seed`` the resampled statistics — and so the p-values and the decision — are those of
+    :func:`calviz.adaptive_tcal` on the same data.  1-D targets only (binary, top1, classwise).
 
     Parameters
     ----------
@@ -243,7 +248,25 @@ def resampled_tcal(y_true, y_prob=None, *, alpha: float = 0.05, n_resamples: int
 
     Returns
     -------
-    calviz.tcal.TCalResult
+    calviz.TCalResult
+        The decision, the p-value and the statistics of every scale.
+
+    References
+    ----------
+    .. [1] D. Lee, X. Huang, H. Hassani and E. Dobriban. T-Cal: An optimal test for the calibration of
+       predictive models. *Journal of Machine Learning Research* 24, 2023.
+
+    Examples
+    --------
+    >>> import numpy as np, dask.array as da, calviz, calviz.dask
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=2000)
+    >>> y = (rng.uniform(size=2000) < p ** 1.5).astype(int)
+    >>> Y, P = da.from_array(y, chunks=700), da.from_array(p, chunks=700)
+    >>> result = calviz.dask.resampled_tcal(Y, P, seed=0)
+    >>> in_memory = calviz.adaptive_tcal(y, p, resampling="y_only", seed=0)
+    >>> result.reject, in_memory.reject, bool(np.isclose(result.pvalue, in_memory.pvalue))
+    (True, True, True)
     """
     return adaptive_tcal(y_true, y_prob, alpha=alpha, resampling="y_only", n_resamples=n_resamples,
                          target=target, class_index=class_index, seed=seed, split_every=split_every,
