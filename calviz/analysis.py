@@ -170,7 +170,47 @@ def analysis_target(data: CalibrationData, options: AnalysisOptions, *, scalar: 
     ``auto`` is binary/top-1 whatever ``top_k`` says (``top_k`` belongs to the ``topk`` target);
     ``topk`` of a binary model is the full 2-vector; ``top_k`` and ``class_index`` beyond the number of
     classes are clipped to it.  ``scalar=True``: ``topk``/``full`` are shown through their top-1 (binary
-    for binary data) reduction, the view of the estimators defined for scalar predictions."""
+    for binary data) reduction, the view of the estimators defined for scalar predictions.
+
+    The targets are top-1 (confidence) calibration [1]_, top-1-to-k calibration [2]_ and classwise and
+    full calibration [3]_.
+
+    Parameters
+    ----------
+    data : CalibrationData
+        The (prepared) predictions.
+    options : AnalysisOptions
+        ``target``, ``top_k`` and ``class_index`` are read.
+    scalar : bool, default False
+        Reduce the vector targets (``topk``, ``full``) to their top-1 (binary) view.
+
+    Returns
+    -------
+    Target
+        The resolved target (never ``auto``).
+
+    References
+    ----------
+    .. [1] C. Guo, G. Pleiss, Y. Sun and K. Q. Weinberger. On calibration of modern neural networks.
+       *ICML*, 2017.
+    .. [2] Y. Sun, P. Chaudhari, I. J. Barnett and E. Dobriban. A confidence interval for the expected
+       calibration error. arXiv preprint, 2024.
+    .. [3] D. Lee, X. Huang, H. Hassani and E. Dobriban. T-Cal: An optimal test for the calibration of
+       predictive models. *Journal of Machine Learning Research* 24, 2023.
+
+    Examples
+    --------
+    >>> from calviz.analysis import AnalysisOptions, analysis_target
+    >>> from calviz.datasets import load_dataset
+    >>> data = load_dataset("digits-gnb")                 # 10 classes
+    >>> options = AnalysisOptions(target="topk", top_k=3)
+    >>> analysis_target(data, options)
+    Target(name='topk', n_classes=10, top_k=3, class_index=0)
+    >>> analysis_target(data, options, scalar=True).name
+    'top1'
+    >>> analysis_target(data, AnalysisOptions(target="classwise", class_index=12)).class_index  # clipped
+    9
+    """
     name = options.target
     if data.is_binary and name == "topk":
         name = "full"  # top-2 of a binary model is the full 2-vector
@@ -182,23 +222,127 @@ def analysis_target(data: CalibrationData, options: AnalysisOptions, *, scalar: 
 
 
 def resolve_target(data: CalibrationData, options: AnalysisOptions) -> str:
-    """The name of :func:`analysis_target`: ``auto`` → binary/top1; ``topk`` of binary data → ``full``."""
+    """The name of the calibration target these options analyse (:func:`analysis_target`).
+
+    ``auto`` → binary/top1; ``topk`` of binary data → ``full`` (the sorted top-2 vector of a binary
+    model is its full probability vector).  The target names are those of top-1 [1]_, top-1-to-k [2]_
+    and full [3]_ calibration.
+
+    Parameters
+    ----------
+    data : CalibrationData
+        The (prepared) predictions.
+    options : AnalysisOptions
+        ``target``, ``top_k`` and ``class_index`` are read.
+
+    Returns
+    -------
+    str
+        One of ``"binary"``, ``"top1"``, ``"topk"``, ``"classwise"``, ``"full"``.
+
+    References
+    ----------
+    .. [1] C. Guo, G. Pleiss, Y. Sun and K. Q. Weinberger. On calibration of modern neural networks.
+       *ICML*, 2017.
+    .. [2] Y. Sun, P. Chaudhari, I. J. Barnett and E. Dobriban. A confidence interval for the expected
+       calibration error. arXiv preprint, 2024.
+    .. [3] D. Lee, X. Huang, H. Hassani and E. Dobriban. T-Cal: An optimal test for the calibration of
+       predictive models. *Journal of Machine Learning Research* 24, 2023.
+
+    Examples
+    --------
+    >>> from calviz.analysis import AnalysisOptions, resolve_target
+    >>> from calviz.datasets import load_dataset
+    >>> digits = load_dataset("digits-gnb")              # 10 classes
+    >>> cancer = load_dataset("breast-cancer-gnb")       # binary: 1-D P(y = 1)
+    >>> resolve_target(digits, AnalysisOptions()), resolve_target(digits, AnalysisOptions(top_k=3))
+    ('top1', 'top1')
+    >>> resolve_target(cancer, AnalysisOptions()), resolve_target(cancer, AnalysisOptions(target="topk"))
+    ('binary', 'full')
+    """
     return analysis_target(data, options).name
 
 
 def scalar_target(data: CalibrationData, target: str) -> str:
-    """The scalar target a resolved target is shown through: ``topk``/``full`` → top-1 (binary for
-    binary data); scalar targets are themselves."""
+    """The scalar target a resolved target is shown through.
+
+    ``topk``/``full`` → top-1 (binary for binary data); scalar targets are themselves.  The top-1
+    (confidence) reduction [1]_ is the scalar view of the top-1-to-k [2]_ and full [3]_ targets.
+
+    Parameters
+    ----------
+    data : CalibrationData
+        The predictions the target was resolved for.
+    target : str
+        A resolved target name (e.g. from :func:`resolve_target`).
+
+    Returns
+    -------
+    str
+        ``"binary"``, ``"top1"`` or ``"classwise"``.
+
+    References
+    ----------
+    .. [1] C. Guo, G. Pleiss, Y. Sun and K. Q. Weinberger. On calibration of modern neural networks.
+       *ICML*, 2017.
+    .. [2] Y. Sun, P. Chaudhari, I. J. Barnett and E. Dobriban. A confidence interval for the expected
+       calibration error. arXiv preprint, 2024.
+    .. [3] D. Lee, X. Huang, H. Hassani and E. Dobriban. T-Cal: An optimal test for the calibration of
+       predictive models. *Journal of Machine Learning Research* 24, 2023.
+
+    Examples
+    --------
+    >>> from calviz.analysis import scalar_target
+    >>> from calviz.datasets import load_dataset
+    >>> digits, cancer = load_dataset("digits-gnb"), load_dataset("breast-cancer-gnb")
+    >>> scalar_target(digits, "topk"), scalar_target(cancer, "full"), scalar_target(digits, "classwise")
+    ('top1', 'binary', 'classwise')
+    """
     if target in SCALAR_TARGETS:
         return target
     return resolve(data, "auto").name
 
 
 def scalar_reliability(data: CalibrationData, options: AnalysisOptions) -> bool:
-    """Whether the reliability view of these options is one scalar diagram (binary, top-1, classwise:
-    the smooth curve and the smCE witness belong to it) rather than one curve per rank (``topk``) or
-    one panel per class (``full``).  Binary data: always (full calibration of a binary model *is* the
-    binary diagram; ``topk`` resolves to ``full`` there)."""
+    """Whether the reliability view of these options is one scalar diagram.
+
+    One scalar diagram: binary, top-1, classwise — the smooth curve [1]_ and the smCE witness [2]_
+    belong to it — rather than one curve per rank (``topk``) or one panel per class (``full``).  Binary
+    data: always (full calibration of a binary model *is* the binary diagram; ``topk`` resolves to
+    ``full`` there).
+
+    Parameters
+    ----------
+    data : CalibrationData
+        The (prepared) predictions.
+    options : AnalysisOptions
+        ``target`` is read.
+
+    Returns
+    -------
+    bool
+        True for one scalar diagram (then :func:`compute_reliability` returns ``ReliabilityData``),
+        False for a :class:`MultiReliability`.
+
+    References
+    ----------
+    .. [1] J. Błasiok and P. Nakkiran. Smooth ECE: Principled reliability diagrams via kernel smoothing.
+       arXiv preprint, 2023.
+    .. [2] J. Błasiok, P. Gopalan, L. Hu and P. Nakkiran. A unifying theory of distance from calibration.
+       *Proceedings of the 55th ACM Symposium on Theory of Computing (STOC)*, 2023.
+
+    Examples
+    --------
+    >>> from calviz.analysis import AnalysisOptions, scalar_reliability
+    >>> from calviz.datasets import load_dataset
+    >>> digits, cancer = load_dataset("digits-gnb"), load_dataset("breast-cancer-gnb")
+    >>> scalar_reliability(digits, AnalysisOptions(target="top1"))
+    True
+    >>> scalar_reliability(digits, AnalysisOptions(target="topk"))     # one curve per rank
+    False
+    >>> scalar_reliability(cancer, AnalysisOptions(target="topk"))     # binary data: always one diagram
+    True
+    """
     return data.is_binary or resolve_target(data, options) not in ("topk", "full")
 
 
@@ -211,13 +355,75 @@ def _estimator(data, name: str):
 
 
 def is_distributed(data) -> bool:
-    """Distributed data (``calviz.dask.DistributedSource``): every view is computed by Dask on all rows."""
+    """Whether ``data`` is distributed data, whose views Dask computes on all rows.
+
+    Distributed data (``calviz.dask.DistributedSource``, with the Dask [1]_ extra): every view is
+    computed by Dask on all rows, by the distributed twins of the estimators.  Any object whose
+    ``distributed`` attribute is true counts; in-memory data never does.
+
+    Parameters
+    ----------
+    data : CalibrationData or DistributedSource
+        The data of an analysis.
+
+    Returns
+    -------
+    bool
+        True for distributed data.
+
+    References
+    ----------
+    .. [1] M. Rocklin. Dask: Parallel computation with blocked algorithms and task scheduling.
+       *Proceedings of the 14th Python in Science Conference (SciPy)*, 126–132, 2015.
+
+    Examples
+    --------
+    >>> from calviz.analysis import is_distributed
+    >>> from calviz.datasets import load_dataset
+    >>> is_distributed(load_dataset("digits-gnb"))
+    False
+    """
     return bool(getattr(data, "distributed", False))
 
 
 def prepare(data: CalibrationData, options: AnalysisOptions) -> CalibrationData:
-    """The data the views analyse: the subsample of ``options.n`` rows (seeded), or all rows.  Distributed
-    data (``calviz.dask.DistributedSource``) is analysed in place, on all rows."""
+    """The data the views analyse: the subsample of ``options.n`` rows (seeded), or all rows.
+
+    Distributed data (``calviz.dask.DistributedSource``) is analysed in place, on all rows.  The
+    subsample is drawn uniformly without replacement from ``options.seed`` and cached on ``data``, so
+    every view of one analysis sees the same rows.  The estimators of the views assume i.i.d.
+    (prediction, label) pairs [1]_ [2]_; a uniform subsample of an i.i.d. sample is again i.i.d., so
+    their guarantees hold on it (at the precision of ``n`` rows).
+
+    Parameters
+    ----------
+    data : CalibrationData or DistributedSource
+        The predictions (validated again by :func:`calviz.data.as_calibration_data`).
+    options : AnalysisOptions
+        ``n`` and ``seed`` are read.
+
+    Returns
+    -------
+    CalibrationData or DistributedSource
+        The subsample, or ``data`` itself (``options.n`` None or at least the number of rows).
+
+    References
+    ----------
+    .. [1] D. Lee, X. Huang, H. Hassani and E. Dobriban. T-Cal: An optimal test for the calibration of
+       predictive models. *Journal of Machine Learning Research* 24, 2023.
+    .. [2] Y. Sun, P. Chaudhari, I. J. Barnett and E. Dobriban. A confidence interval for the expected
+       calibration error. arXiv preprint, 2024.
+
+    Examples
+    --------
+    >>> from calviz.analysis import AnalysisOptions, prepare
+    >>> from calviz.datasets import load_dataset
+    >>> data = load_dataset("digits-gnb")                 # 719 rows
+    >>> options = AnalysisOptions(n=200, seed=1)
+    >>> rows = prepare(data, options)
+    >>> rows.n, prepare(data, options) is rows, prepare(data, AnalysisOptions()) is data
+    (200, True, True)
+    """
     if is_distributed(data):
         return data
     data = as_calibration_data(data)
@@ -236,8 +442,50 @@ def analysis_view(data: CalibrationData, options: AnalysisOptions, *, scalar: bo
 
     ``scalar=True`` (distance family, smooth curve, the scalar reliability diagram — all defined for
     scalar predictions): ``topk`` and ``full`` fall back to the top-1 confidence view, which is what the
-    real-data experiments of the papers use (the reliability view of ``topk``/``full`` on multi-class data
-    is :func:`compute_multi_reliability` instead).  Returns ``(z, y, target_used)``.
+    real-data experiments of the papers use [1]_ [2]_ (the reliability view of ``topk``/``full`` on
+    multi-class data is :func:`compute_multi_reliability` instead).  Returns ``(z, y, target_used)``.
+    ``scalar=False`` gives the vector targets' own arrays: the sorted top-k probabilities [3]_ or the
+    whole probability vector.
+
+    Parameters
+    ----------
+    data : CalibrationData
+        The (prepared) predictions.
+    options : AnalysisOptions
+        ``target``, ``top_k`` and ``class_index`` are read.
+    scalar : bool, default True
+        Reduce ``topk``/``full`` to the top-1 (binary) view.
+
+    Returns
+    -------
+    z : ndarray of shape (n,) or (n, k)
+        Predictions of the target.
+    y : ndarray of shape (n,) or (n, k)
+        Their label indicators.
+    target_used : str
+        The resolved target of ``z`` and ``y``.
+
+    References
+    ----------
+    .. [1] J. Błasiok, P. Gopalan, L. Hu and P. Nakkiran. A unifying theory of distance from calibration.
+       *Proceedings of the 55th ACM Symposium on Theory of Computing (STOC)*, 2023.
+    .. [2] J. Błasiok and P. Nakkiran. Smooth ECE: Principled reliability diagrams via kernel smoothing.
+       arXiv preprint, 2023.
+    .. [3] Y. Sun, P. Chaudhari, I. J. Barnett and E. Dobriban. A confidence interval for the expected
+       calibration error. arXiv preprint, 2024.
+
+    Examples
+    --------
+    >>> from calviz.analysis import AnalysisOptions, analysis_view
+    >>> from calviz.datasets import load_dataset
+    >>> data = load_dataset("digits-gnb")
+    >>> options = AnalysisOptions(target="topk", top_k=3)
+    >>> z, y, used = analysis_view(data, options)
+    >>> z.shape, used
+    ((719,), 'top1')
+    >>> z, y, used = analysis_view(data, options, scalar=False)
+    >>> z.shape, y.shape, used
+    ((719, 3), (719, 3), 'topk')
     """
     target = analysis_target(data, options, scalar=scalar)
     z, y = target.view(data)
@@ -308,8 +556,45 @@ class MultiReliability(ResultMixin):
 def compute_reliability(data: CalibrationData, options: AnalysisOptions):
     """Reliability data for the target (``calviz.ece.reliability`` on scalar pairs).
 
-    Scalar targets (binary, top-1, classwise): one ``ReliabilityData``.  ``topk`` and ``full``: a
-    :class:`MultiReliability` (one diagram per rank / per class), see :func:`compute_multi_reliability`."""
+    Scalar targets (binary, top-1, classwise): one ``ReliabilityData`` — per bin the count, mean
+    confidence and observed frequency of the reliability diagram [1]_ with its Wilson interval [2]_ at
+    level 1 − ``options.alpha``.  ``topk`` and ``full``: a :class:`MultiReliability` (one diagram per
+    rank / per class), see :func:`compute_multi_reliability`.
+
+    Parameters
+    ----------
+    data : CalibrationData or DistributedSource
+        The predictions (subsampled first by :func:`prepare` when ``options.n`` is set).
+    options : AnalysisOptions
+        Target, ``n_bins``, ``scheme`` and ``alpha``.
+
+    Returns
+    -------
+    ReliabilityData or MultiReliability
+        The reliability view (see :func:`scalar_reliability`).
+
+    References
+    ----------
+    .. [1] C. Guo, G. Pleiss, Y. Sun and K. Q. Weinberger. On calibration of modern neural networks.
+       *ICML*, 2017.
+    .. [2] L. D. Brown, T. T. Cai and A. DasGupta. Interval estimation for a binomial proportion.
+       *Statistical Science* 16(2), 101–133, 2001.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> from calviz.analysis import AnalysisOptions, compute_reliability
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=300)                             # predicted P(y = 1)
+    >>> y = (rng.uniform(size=300) < p ** 1.5).astype(int)    # outcomes: the model is over-confident
+    >>> data = calviz.as_calibration_data(y, p)
+    >>> rel = compute_reliability(data, AnalysisOptions(n_bins=5))
+    >>> rel.counts.tolist(), rel.level, rel.target
+    ([58, 44, 62, 57, 79], 0.95, 'binary')
+    >>> np.round(rel.observed_frequency - rel.mean_confidence, 3)
+    array([-0.082, -0.202, -0.128, -0.214, -0.004])
+    """
     data = prepare(data, options)
     if not scalar_reliability(data, options):
         return compute_multi_reliability(data, options)
@@ -319,10 +604,52 @@ def compute_reliability(data: CalibrationData, options: AnalysisOptions):
 
 
 def compute_multi_reliability(data: CalibrationData, options: AnalysisOptions) -> MultiReliability:
-    """Per-rank (``topk``, k = ``options.top_k``) or per-class (``full``) reliability data: one
+    """Per-rank (``topk``) or per-class (``full``) reliability data of a vector target.
+
+    Per rank for ``topk`` (k = ``options.top_k``) [1]_, per class for ``full`` [2]_: one
     ``calviz.ece.reliability`` call per rank / class on its scalar pair, with the options' binning and
     α.  (Binary data get the binary diagram from :func:`compute_reliability`; here ``full`` on binary data
-    gives the single class-1 panel, which is that diagram.)"""
+    gives the single class-1 panel, which is that diagram.)  Each panel is a necessary condition of the
+    vector target's calibration (see :class:`MultiReliability`).
+
+    Parameters
+    ----------
+    data : CalibrationData or DistributedSource
+        The predictions (subsampled first by :func:`prepare` when ``options.n`` is set).
+    options : AnalysisOptions
+        ``target`` (``topk`` or ``full``), ``top_k``, ``n_bins``, ``scheme`` and ``alpha``.
+
+    Returns
+    -------
+    MultiReliability
+        One ``ReliabilityData`` per rank or per class (at most :data:`MAX_CLASS_PANELS` classes).
+
+    Raises
+    ------
+    InputError
+        The options' target resolves to a scalar target.
+
+    References
+    ----------
+    .. [1] Y. Sun, P. Chaudhari, I. J. Barnett and E. Dobriban. A confidence interval for the expected
+       calibration error. arXiv preprint, 2024.
+    .. [2] D. Lee, X. Huang, H. Hassani and E. Dobriban. T-Cal: An optimal test for the calibration of
+       predictive models. *Journal of Machine Learning Research* 24, 2023.
+
+    Examples
+    --------
+    >>> from calviz.analysis import AnalysisOptions, compute_multi_reliability
+    >>> from calviz.datasets import load_dataset
+    >>> data = load_dataset("digits-gnb")                 # 10 classes
+    >>> ranks = compute_multi_reliability(data, AnalysisOptions(target="topk", top_k=3))
+    >>> ranks.kind, ranks.labels
+    ('rank', ('rank 1 (top-1)', 'rank 2', 'rank 3'))
+    >>> ranks.positives.tolist()                          # true class ranked 1st, 2nd, 3rd
+    [651, 42, 16]
+    >>> classes = compute_multi_reliability(data, AnalysisOptions(target="full"))
+    >>> classes.kind, len(classes), classes.n_omitted
+    ('class', 10, 0)
+    """
     data = prepare(data, options)
     target = resolve_target(data, options)
     if target not in ("topk", "full"):
@@ -365,9 +692,55 @@ def multi_reliability_panels(
 ) -> tuple[str, np.ndarray, tuple, int]:
     """The panels of a :class:`MultiReliability`: ``(kind, index, labels, n_omitted)``.
 
-    ``topk``: ranks 1..min(k, K).  ``full``: every class, or for K > :data:`MAX_CLASS_PANELS` the classes
-    with the largest ``support`` (samples per class; ties: lower index) in class order; binary data: the
-    class-1 panel only (P(y = 0 | z) is its mirror image).  Shared by the in-memory and Dask engines."""
+    ``topk``: ranks 1..min(k, K) [1]_.  ``full``: every class [2]_, or for K > :data:`MAX_CLASS_PANELS`
+    the classes with the largest ``support`` (samples per class; ties: lower index) in class order;
+    binary data: the class-1 panel only (P(y = 0 | z) is its mirror image).  Shared by the in-memory and
+    Dask engines.
+
+    Parameters
+    ----------
+    target : {"topk", "full"}
+        The vector target (any other name is treated as ``full``).
+    n_classes : int
+        Classes K.
+    is_binary : bool
+        Whether the predictions are 1-D P(y = 1).
+    top_k : int
+        k of the ``topk`` target.
+    support : ndarray of shape (K,)
+        Samples per class (read only for ``full`` with more than :data:`MAX_CLASS_PANELS` classes).
+
+    Returns
+    -------
+    kind : {"rank", "class"}
+        One panel per rank or per class.
+    index : ndarray of int64
+        Ranks 1..k or class indices, increasing.
+    labels : tuple of str
+        Panel titles.
+    n_omitted : int
+        Classes without a panel.
+
+    References
+    ----------
+    .. [1] Y. Sun, P. Chaudhari, I. J. Barnett and E. Dobriban. A confidence interval for the expected
+       calibration error. arXiv preprint, 2024.
+    .. [2] D. Lee, X. Huang, H. Hassani and E. Dobriban. T-Cal: An optimal test for the calibration of
+       predictive models. *Journal of Machine Learning Research* 24, 2023.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from calviz.analysis import multi_reliability_panels
+    >>> kind, index, labels, omitted = multi_reliability_panels(
+    ...     "topk", n_classes=10, is_binary=False, top_k=3, support=np.ones(10))
+    >>> kind, index.tolist(), labels
+    ('rank', [1, 2, 3], ('rank 1 (top-1)', 'rank 2', 'rank 3'))
+    >>> kind, index, labels, omitted = multi_reliability_panels(     # 12 classes: the 10 largest
+    ...     "full", n_classes=12, is_binary=False, top_k=2, support=np.arange(12))
+    >>> kind, index.tolist(), omitted
+    ('class', [2, 3, 4, 5, 6, 7, 8, 9, 10, 11], 2)
+    """
     if target == "topk":
         index = np.arange(1, min(int(top_k), n_classes) + 1, dtype=np.int64)
         return "rank", index, tuple("rank 1 (top-1)" if r == 1 else f"rank {r}" for r in index), 0
@@ -389,6 +762,42 @@ def compute_tcal(data: CalibrationData, options: AnalysisOptions, resampling: st
     use the library's sequential rule (``n_resamples=None``: resample until the decision is settled with
     resampling risk ≤ 10⁻³, or say undecided at the cap) — the one decision rule of the library, the
     report, ``calviz check`` and the dashboard; ``options.n_resamples`` is for the bootstrap views.
+
+    T-Cal [1]_ tests the null hypothesis of calibration with the debiased ℓ2-ECE statistic at every dyadic
+    number of bins.  Vector targets (``topk``, ``full``) are tested for full calibration on the simplex
+    partition (top-k has no T-Cal).
+
+    Parameters
+    ----------
+    data : CalibrationData or DistributedSource
+        The predictions (subsampled first by :func:`prepare` when ``options.n`` is set).
+    options : AnalysisOptions
+        Target, ``alpha``, ``resampling`` and ``seed``.
+    resampling : {"analytic", "y_only", "consistency", "threshold"}, optional
+        Overrides ``options.resampling``.
+
+    Returns
+    -------
+    TCalResult
+        The decision (``reject``, ``decision``), the p-value and the per-scale statistics.
+
+    References
+    ----------
+    .. [1] D. Lee, X. Huang, H. Hassani and E. Dobriban. T-Cal: An optimal test for the calibration of
+       predictive models. *Journal of Machine Learning Research* 24, 2023.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=300)                             # predicted P(y = 1)
+    >>> y = (rng.uniform(size=300) < p ** 1.5).astype(int)    # outcomes: the model is over-confident
+    >>> data = calviz.as_calibration_data(y, p)
+    >>> from calviz.analysis import AnalysisOptions, compute_tcal
+    >>> result = compute_tcal(data, AnalysisOptions(), resampling="analytic")
+    >>> result.reject, result.method, result.pvalue < 0.001
+    (True, 'analytic', True)
     """
     data = prepare(data, options)
     resampling = options.resampling if resampling is None else resampling
@@ -413,13 +822,85 @@ def _interval(data: CalibrationData, options: AnalysisOptions, method: str):
 
 
 def compute_interval(data: CalibrationData, options: AnalysisOptions):
-    """The asymptotic confidence interval of Sun et al. (2024) for the ℓ2-ECE
-    (``calviz.intervals.ece_interval``)."""
+    """The asymptotic confidence interval of Sun et al. (2024) for the ℓ2-ECE.
+
+    Computed by ``calviz.intervals.ece_interval`` [1]_ with ``options.n_bins`` equal-width bins at level
+    1 − ``options.alpha``.  Vector targets bin the sorted top-k vector: ``topk`` with k =
+    ``options.top_k``, ``full`` as top-K.
+
+    Parameters
+    ----------
+    data : CalibrationData or DistributedSource
+        The predictions (subsampled first by :func:`prepare` when ``options.n`` is set).
+    options : AnalysisOptions
+        Target, ``n_bins`` and ``alpha``.
+
+    Returns
+    -------
+    ECEInterval
+        The estimate and the interval on the ECE scale (``estimate``, ``low``, ``high``) and squared.
+
+    References
+    ----------
+    .. [1] Y. Sun, P. Chaudhari, I. J. Barnett and E. Dobriban. A confidence interval for the expected
+       calibration error. arXiv preprint, 2024.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=300)                             # predicted P(y = 1)
+    >>> y = (rng.uniform(size=300) < p ** 1.5).astype(int)    # outcomes: the model is over-confident
+    >>> data = calviz.as_calibration_data(y, p)
+    >>> from calviz.analysis import AnalysisOptions, compute_interval
+    >>> interval = compute_interval(data, AnalysisOptions(n_bins=10))
+    >>> round(interval.estimate, 3), round(interval.low, 3), round(interval.high, 3), interval.method
+    (0.126, 0.067, 0.172, 'asymptotic')
+    """
     return _interval(data, options, "asymptotic")
 
 
 def compute_bootstrap_interval(data: CalibrationData, options: AnalysisOptions):
-    """The percentile-bootstrap interval for the same quantity (the baseline Sun et al. 2024 compare to)."""
+    """The percentile-bootstrap interval for the ℓ2-ECE (the baseline Sun et al. 2024 compare to).
+
+    The same quantity as :func:`compute_interval` [1]_; the interval is the percentile bootstrap [2]_
+    of ``options.n_resamples`` resamples of the (prediction, label) pairs, seeded by ``options.seed``.
+
+    Parameters
+    ----------
+    data : CalibrationData or DistributedSource
+        The predictions (subsampled first by :func:`prepare` when ``options.n`` is set).
+    options : AnalysisOptions
+        Target, ``n_bins``, ``alpha``, ``n_resamples`` and ``seed``.
+
+    Returns
+    -------
+    ECEInterval
+        ``method == "bootstrap"``; ``regime`` states the resamples.
+
+    References
+    ----------
+    .. [1] Y. Sun, P. Chaudhari, I. J. Barnett and E. Dobriban. A confidence interval for the expected
+       calibration error. arXiv preprint, 2024.
+    .. [2] B. Efron. Bootstrap methods: another look at the jackknife. *The Annals of Statistics* 7(1),
+       1–26, 1979.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=300)                             # predicted P(y = 1)
+    >>> y = (rng.uniform(size=300) < p ** 1.5).astype(int)    # outcomes: the model is over-confident
+    >>> data = calviz.as_calibration_data(y, p)
+    >>> from calviz.analysis import AnalysisOptions, compute_bootstrap_interval
+    >>> interval = compute_bootstrap_interval(data, AnalysisOptions(n_bins=10, n_resamples=100))
+    >>> round(interval.estimate, 3), round(interval.low, 3), round(interval.high, 3)
+    (0.126, 0.097, 0.19)
+    >>> interval.regime
+    'percentile bootstrap, 100 resamples of pairs'
+    """
     return _interval(data, options, "bootstrap")
 
 
@@ -429,7 +910,43 @@ def compute_distance(data: CalibrationData, options: AnalysisOptions):
     Returns ``(bounds, witness)``: the ``DistanceBounds`` and the smCE witness.  The kCE in the bounds
     uses the Laplace kernel with bandwidth 1 whatever ``options.bandwidth`` says (that option is the
     smooth curve's): with a data-dependent bandwidth it would no longer be the consistent estimator of
-    Błasiok et al. (2023), Thm 8.5."""
+    Błasiok et al. (2023) [1]_, Thm 8.5.  Computed on the scalar (top-1 / binary) view of vector targets.
+
+    Parameters
+    ----------
+    data : CalibrationData
+        The predictions (subsampled first by :func:`prepare` when ``options.n`` is set).
+    options : AnalysisOptions
+        The target is read.
+
+    Returns
+    -------
+    bounds : DistanceBounds
+        smCE, dCE_lower, SintCE, the Laplace kCE, binned ECEs and the bounds on the distance to
+        calibration they imply (``lower``, ``upper``).
+    witness : SmCEWitness
+        The smCE witness function at each prediction.
+
+    References
+    ----------
+    .. [1] J. Błasiok, P. Gopalan, L. Hu and P. Nakkiran. A unifying theory of distance from calibration.
+       *Proceedings of the 55th ACM Symposium on Theory of Computing (STOC)*, 2023.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=300)                             # predicted P(y = 1)
+    >>> y = (rng.uniform(size=300) < p ** 1.5).astype(int)    # outcomes: the model is over-confident
+    >>> data = calviz.as_calibration_data(y, p)
+    >>> from calviz.analysis import AnalysisOptions, compute_distance
+    >>> bounds, witness = compute_distance(data, AnalysisOptions())
+    >>> round(bounds.lower, 3), round(bounds.upper, 3), round(bounds.smce, 3)
+    (0.112, 0.17, 0.114)
+    >>> witness.witness.shape
+    (300,)
+    """
     data = prepare(data, options)
     target = analysis_target(data, options, scalar=True)
     return distance_bounds(data, target=target), smce_witness(data, target=target)
@@ -439,7 +956,46 @@ def compute_smooth(data: CalibrationData, options: AnalysisOptions, *, band: boo
     """Smooth reliability curve with a pointwise resampled band (``calviz.smooth.smooth_reliability``).
 
     ``band=False`` computes the curve alone (no resampling; the dashboard shows it at once and the
-    banded version when its background computation finishes)."""
+    banded version when its background computation finishes).
+
+    The curve is the kernel-smoothed reliability diagram of Błasiok and Nakkiran [1]_ with the options'
+    kernel and bandwidth (automatic: the fixed point smECE(σ) = σ); the band uses min(``n_resamples``,
+    200) resamples.  Computed on the scalar (top-1 / binary) view of vector targets.
+
+    Parameters
+    ----------
+    data : CalibrationData
+        The predictions (subsampled first by :func:`prepare` when ``options.n`` is set).
+    options : AnalysisOptions
+        Target, ``kernel``, ``bandwidth``, ``alpha``, ``n_resamples`` and ``seed``.
+    band : bool, default True
+        Compute the pointwise band too.
+
+    Returns
+    -------
+    SmoothReliability
+        The curve on a grid, its band (NaN without one), the density and smECE.
+
+    References
+    ----------
+    .. [1] J. Błasiok and P. Nakkiran. Smooth ECE: Principled reliability diagrams via kernel smoothing.
+       arXiv preprint, 2023.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=300)                             # predicted P(y = 1)
+    >>> y = (rng.uniform(size=300) < p ** 1.5).astype(int)    # outcomes: the model is over-confident
+    >>> data = calviz.as_calibration_data(y, p)
+    >>> from calviz.analysis import AnalysisOptions, compute_smooth
+    >>> smooth = compute_smooth(data, AnalysisOptions(n_resamples=50))
+    >>> round(smooth.smooth_ece, 3), smooth.n_resamples, bool(np.all(smooth.band_low <= smooth.band_high))
+    (0.114, 50, True)
+    >>> compute_smooth(data, AnalysisOptions(), band=False).n_resamples
+    0
+    """
     data = prepare(data, options)
     return smooth_reliability(
         data,

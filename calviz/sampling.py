@@ -62,7 +62,7 @@ __all__ = [
 ]
 
 #: rows each subsampled view analyses by default (module docstring), chosen so that each takes a few
-#: seconds on one core: the distance family ≈ 1 s on 2·10⁵ rows (smCE sampling error ≤ 0.0086 for
+#: seconds on one core: the distance family ≈ 1 s on 2·10⁵ rows (smCE sampling error ≤ 0.0122 for
 #: π = ½); the sequential T-Cal rule ≈ 0.5 s per 100 resamples of 2·10⁵ rows; the bootstrap's 500
 #: resamples ≈ 5 s on 5·10⁴ rows
 SAMPLED_ROWS = {"distance": 200_000, "tcal_resampled": 200_000, "bootstrap": 50_000}
@@ -84,8 +84,37 @@ CONFIDENCE = 0.95
 
 
 def sampled_rows(view: str, n: int, options) -> int | None:
-    """Rows ``view`` analyses out of ``n``: ``SAMPLED_ROWS[view]`` for a view of :data:`SAMPLED_VIEWS` on
-    more rows than that, ``None`` (every row) otherwise or when ``options.all_rows`` is true."""
+    """How many rows ``view`` analyses out of ``n``, or ``None`` for every row.
+
+    ``SAMPLED_ROWS[view]`` for a view of :data:`SAMPLED_VIEWS` on more rows than that, ``None`` (every
+    row) otherwise or when ``options.all_rows`` is true.
+
+    Parameters
+    ----------
+    view : str
+        A view name of :data:`calviz.analysis.COMPUTE` (``"distance"``, ``"bootstrap"``, …).
+    n : int
+        Rows of the (already prepared) data.
+    options : AnalysisOptions
+        Only ``all_rows`` is read (an object without it counts as ``all_rows=False``).
+
+    Returns
+    -------
+    int or None
+        The subsample size, or ``None`` when the view runs on all ``n`` rows.
+
+    Examples
+    --------
+    >>> from calviz.analysis import AnalysisOptions
+    >>> from calviz.sampling import sampled_rows
+    >>> options = AnalysisOptions()
+    >>> sampled_rows("distance", 10**6, options), sampled_rows("bootstrap", 10**6, options)
+    (200000, 50000)
+    >>> sampled_rows("distance", 10_000, options), sampled_rows("reliability", 10**6, options)
+    (None, None)
+    >>> print(sampled_rows("distance", 10**6, options.replace(all_rows=True)))
+    None
+    """
     size = SAMPLED_ROWS.get(view)
     if size is None or getattr(options, "all_rows", False) or n <= size:
         return None
@@ -105,9 +134,49 @@ def sample_generator(seed: int) -> np.random.Generator:
 
 
 def sample_for_view(view: str, data: CalibrationData, options) -> tuple[CalibrationData, str | None]:
-    """The rows ``view`` analyses (``data`` already prepared by :func:`calviz.analysis.prepare`) and the
-    note that says so (``None`` when every row is used).  The subsample is cached on ``data``: the
-    subsampled views of one change share it, and it changes only with the seed."""
+    """The rows ``view`` analyses and the note that says so.
+
+    ``data`` is already prepared by :func:`calviz.analysis.prepare`; the note (:func:`sample_note`) is
+    ``None`` when every row is used.  The subsample (:func:`sampled_rows` rows, drawn uniformly without
+    replacement from ``options.seed``) is cached on ``data``: the subsampled views of one change share
+    it, and it changes only with the seed.
+
+    Parameters
+    ----------
+    view : str
+        A view name of :data:`calviz.analysis.COMPUTE`.
+    data : CalibrationData
+        The prepared data.
+    options : AnalysisOptions
+        ``seed`` and ``all_rows`` are read (and the target, for the distance view's note).
+
+    Returns
+    -------
+    rows : CalibrationData
+        The subsample, or ``data`` itself.
+    note : str or None
+        Which rows were used and the sampling error that implies; ``None`` for all rows.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> from calviz.analysis import AnalysisOptions
+    >>> from calviz.sampling import sample_for_view
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=60_000)
+    >>> data = calviz.as_calibration_data((rng.uniform(size=60_000) < p).astype(int), p)
+    >>> options = AnalysisOptions(seed=1)
+    >>> rows, note = sample_for_view("bootstrap", data, options)    # more than 50,000 rows
+    >>> rows.n, sample_for_view("bootstrap", data, options)[0] is rows   # cached
+    (50000, True)
+    >>> print(note)
+    computed on a uniform subsample of 50,000 of 60,000 rows (without replacement, seed 1); ... to use
+    every row. The interval reflect 50,000 rows: about 1.1× less precise than all rows
+    >>> rows, note = sample_for_view("distance", data, options)     # at most 200,000 rows: all of them
+    >>> rows is data, note
+    (True, None)
+    """
     size = sampled_rows(view, data.n, options)
     if size is None:
         return data, None
@@ -120,9 +189,49 @@ def sample_for_view(view: str, data: CalibrationData, options) -> tuple[Calibrat
 
 
 def smce_sampling_error(k: int, positive_fraction: float, confidence: float = CONFIDENCE) -> float:
-    """Bound on |smCE(S) − smCE(P)| holding with probability ≥ ``confidence`` for a subsample S of ``k``
-    rows drawn with replacement from P, ``positive_fraction`` = π the fraction of label 1 in P (module
-    docstring)."""
+    """Sampling error of the smooth calibration error (smCE) computed on a subsample of ``k`` rows.
+
+    A bound on |smCE(S) − smCE(P)| holding with probability ≥ ``confidence`` for a subsample S of ``k``
+    rows drawn with replacement from P, ``positive_fraction`` = π the fraction of label 1 in P:
+
+        2(1 + √(π(1 − π)))/√k + √(2 ln(1/δ)/k),   δ = 1 − ``confidence``.
+
+    smCE's witness class is 2-Lipschitz on the line (v, y) ↦ v + 2y, so the error is at most twice the
+    Wasserstein-1 distance between S and P, whose mean is ≤ (1 + √(π(1−π)))/√k, plus McDiarmid's
+    deviation [3]_ (following [1]_, Sec. 9).  It holds for draws without replacement too (the module
+    docstring; [2]_, Sec. 6).
+
+    Parameters
+    ----------
+    k : int
+        Rows of the subsample.
+    positive_fraction : float
+        π, the fraction of label 1 in all rows P (for a non-binary target: of its indicator y).
+    confidence : float, default CONFIDENCE (0.95)
+        Probability 1 − δ with which the bound holds.
+
+    Returns
+    -------
+    float
+        The half-width of the interval around smCE(S) that contains smCE(P).
+
+    References
+    ----------
+    .. [1] J. Błasiok, P. Gopalan, L. Hu and P. Nakkiran. A unifying theory of distance from calibration.
+       *Proceedings of the 55th ACM Symposium on Theory of Computing (STOC)*, 2023.
+    .. [2] W. Hoeffding. Probability inequalities for sums of bounded random variables. *Journal of the
+       American Statistical Association* 58(301), 13–30, 1963.
+    .. [3] C. McDiarmid. On the method of bounded differences. *Surveys in Combinatorics*, London
+       Mathematical Society Lecture Note Series 141, 148–188, 1989.
+
+    Examples
+    --------
+    >>> from calviz.sampling import smce_sampling_error
+    >>> round(smce_sampling_error(200_000, 0.5), 4)         # the distance views' default subsample
+    0.0122
+    >>> round(smce_sampling_error(10_000, 0.1), 4), round(smce_sampling_error(10_000, 0.1, 0.99), 4)
+    (0.0505, 0.0563)
+    """
     pi = float(positive_fraction)
     delta = 1.0 - float(confidence)
     lipschitz = 2.0 * (1.0 + math.sqrt(pi * (1.0 - pi))) / math.sqrt(k)
@@ -131,15 +240,17 @@ def smce_sampling_error(k: int, positive_fraction: float, confidence: float = CO
 
 def subsample_interval(measure: str, result, *, n: int, positives: int, positive_fraction: float,
                        confidence: float = CONFIDENCE) -> tuple[float, float, str]:
-    """Where the value of ``measure`` on all ``n`` rows P lies, given its ``result`` on a uniform subsample
+    """Interval for a distance measure's all-rows value from its value on a uniform subsample.
+
+    Where the value of ``measure`` on all ``n`` rows P lies, given its ``result`` on a uniform subsample
     S of k = ``result.n`` rows drawn without replacement: ``(low, high, bound)``, holding with probability
     ≥ ``confidence`` = 1 − δ over the draw; ``bound`` names the bound.
 
     ``positives``: rows of S with label 1; ``positive_fraction``: π, the fraction of label 1 in P.  The
-    bounds follow Błasiok, Gopalan, Hu and Nakkiran (2023), Sec. 9 (rates of Thm 9.5 / Cor. 9.9 and
+    bounds follow Błasiok, Gopalan, Hu and Nakkiran (2023) [1]_, Sec. 9 (rates of Thm 9.5 / Cor. 9.9 and
     Thm 9.10 with Lemmas 9.11-9.14, constants made explicit); they hold for draws without replacement too
-    (Hoeffding, 1963, Sec. 6; McDiarmid's inequality holds for a uniformly random k-subset with the same
-    bounded differences):
+    (Hoeffding, 1963 [2]_, Sec. 6; McDiarmid's inequality [3]_ holds for a uniformly random k-subset with
+    the same bounded differences):
 
     * ``smce``: value ± :func:`smce_sampling_error` (2-Lipschitz witnesses).
     * ``lower_dce``: value ± [Σ_y π_y (1/(2√k_y) + √(ln(3/δ)/(2k_y))) + 2√(ln(6/δ)/(2k)) + the linear
@@ -150,6 +261,60 @@ def subsample_interval(measure: str, result, *, n: int, positives: int, positive
 
     When k = n the subsample is all of P: the interval is the value itself (for dCE_lower, the linear
     program's own interval).  ``low`` is at least 0.
+
+    Parameters
+    ----------
+    measure : {"smce", "lower_dce", "sintce"}
+        The distance measure of ``result``.
+    result : SmCEResult, LowerDCEResult or SintCEResult
+        The measure computed on the subsample S (:func:`calviz.smce`, :func:`calviz.lower_dce`,
+        :func:`calviz.sintce`); its ``n`` is k.
+    n : int
+        Rows of P.
+    positives : int
+        Rows of S with label 1.
+    positive_fraction : float
+        π, the fraction of label 1 in P.
+    confidence : float, default CONFIDENCE (0.95)
+        Probability 1 − δ with which the interval holds.
+
+    Returns
+    -------
+    low, high : float
+        The interval for the measure's value on all rows (``low`` ≥ 0).
+    bound : str
+        The bound used, in words.
+
+    Raises
+    ------
+    ValueError
+        An unknown ``measure``.
+
+    References
+    ----------
+    .. [1] J. Błasiok, P. Gopalan, L. Hu and P. Nakkiran. A unifying theory of distance from calibration.
+       *Proceedings of the 55th ACM Symposium on Theory of Computing (STOC)*, 2023.
+    .. [2] W. Hoeffding. Probability inequalities for sums of bounded random variables. *Journal of the
+       American Statistical Association* 58(301), 13–30, 1963.
+    .. [3] C. McDiarmid. On the method of bounded differences. *Surveys in Combinatorics*, London
+       Mathematical Society Lecture Note Series 141, 148–188, 1989.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> from calviz.sampling import subsample_interval
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=10_000)
+    >>> data = calviz.as_calibration_data((rng.uniform(size=10_000) < p).astype(int), p)  # calibrated
+    >>> rows = data.subsample(1000, seed=0)
+    >>> result = calviz.smce(rows)
+    >>> low, high, bound = subsample_interval("smce", result, n=data.n, positives=int(rows.labels.sum()),
+    ...                                       positive_fraction=float(data.labels.mean()))
+    >>> round(result.value, 4), round(low, 4), round(high, 4)
+    (0.0078, 0.0, 0.1801)
+    >>> bound
+    '2(1+√(π(1−π)))/√k + √(2 ln(1/δ)/k) (2-Lipschitz witnesses)'
     """
     k, value, delta = int(result.n), float(result.value), 1.0 - float(confidence)
     if k >= n:
@@ -182,7 +347,45 @@ def subsample_interval(measure: str, result, *, n: int, positives: int, positive
 
 
 def sample_note(view: str, sample: CalibrationData, n: int, options) -> str:
-    """One sentence saying which rows ``view`` used and the sampling error that implies."""
+    """One sentence saying which rows ``view`` used and the sampling error that implies.
+
+    For the distance view: the smCE sampling error (:func:`smce_sampling_error`, π from the sample's
+    labels of the scalar target of ``options``); for the others (bootstrap, resampled T-Cal): how much
+    less precise than all rows their result is, about √(n/k) for k rows.
+
+    Parameters
+    ----------
+    view : str
+        The view the subsample was drawn for (``"distance"``, ``"bootstrap"``, ``"tcal_resampled"``).
+    sample : CalibrationData
+        The subsample.
+    n : int
+        Rows it was drawn from.
+    options : AnalysisOptions
+        ``seed`` is stated; the target decides the distance view's labels.
+
+    Returns
+    -------
+    str
+        The note, shown with the view's result.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> from calviz.analysis import AnalysisOptions
+    >>> from calviz.sampling import sample_note
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=20_000)
+    >>> data = calviz.as_calibration_data((rng.uniform(size=20_000) < p).astype(int), p)
+    >>> sample = data.subsample(5000, seed=0)
+    >>> print(sample_note("distance", sample, data.n, AnalysisOptions()))
+    computed on a uniform subsample of 5,000 of 20,000 rows (without replacement, seed 0); ask for all
+    rows (all_rows=True, --all-rows, the 'all rows' box) to use every row. Sampling error: smCE within
+    ±0.077 of its all-rows value with probability 95% (2-Lipschitz witnesses, Błasiok et al. 2023, §9)
+    >>> print(sample_note("tcal_resampled", sample, data.n, AnalysisOptions()))
+    computed on ... The resampled p-values reflect 5,000 rows: about 2.0× less precise than all rows
+    """
     k = sample.n
     head = (f"computed on a uniform subsample of {k:,} of {n:,} rows (without replacement, seed "
             f"{int(options.seed)}); ask for all rows (all_rows=True, --all-rows, the 'all rows' box) "
@@ -211,8 +414,39 @@ _TYPICAL_TCAL_RESAMPLES = 2000
 
 
 def estimate_seconds(view: str, rows: int, n_classes: int, options) -> float:
-    """Rough duration of ``view`` on ``rows`` rows (a progress estimate, not a promise: the machine's
-    load, the data and, for the sequential T-Cal rule, how close the decision is all change it)."""
+    """Rough duration in seconds of ``view`` on ``rows`` rows, for a progress message.
+
+    A progress estimate, not a promise: the machine's load, the data and, for the sequential T-Cal rule,
+    how close the decision is all change it.  Per-row costs were measured on one core; the bootstrap
+    scales with ``options.n_resamples``, the resampled T-Cal assumes a typical 2000 resamples, the
+    smooth curve's band adds a fixed ≈ 4 s and the classical tests one pass per class.
+
+    Parameters
+    ----------
+    view : str
+        A view name of :data:`calviz.analysis.COMPUTE` (others get a generic one-pass rate).
+    rows : int
+        Rows the view analyses (after :func:`sampled_rows`).
+    n_classes : int
+        Classes of the data.
+    options : AnalysisOptions
+        ``n_resamples`` is read for the bootstrap.
+
+    Returns
+    -------
+    float
+        Expected seconds (see :func:`format_seconds`).
+
+    Examples
+    --------
+    >>> from calviz.analysis import AnalysisOptions
+    >>> from calviz.sampling import estimate_seconds
+    >>> options = AnalysisOptions(n_resamples=500)
+    >>> round(estimate_seconds("distance", 200_000, 2, options), 2)
+    0.7
+    >>> round(estimate_seconds("bootstrap", 50_000, 2, options), 2)    # 500 resamples
+    3.75
+    """
     rate = _SECONDS_PER_ROW.get(view, 1e-7) * rows
     if view == "bootstrap":
         return rate * int(options.n_resamples)
@@ -226,7 +460,26 @@ def estimate_seconds(view: str, rows: int, n_classes: int, options) -> float:
 
 
 def format_seconds(seconds: float) -> str:
-    """``"< 1 s"``, ``"12 s"``, ``"3 min"``."""
+    """A duration in words for a status line: ``"< 1 s"``, ``"12 s"``, ``"3 min"``.
+
+    Below 1 s: ``"< 1 s"``; below 90 s: whole seconds; otherwise whole minutes.
+
+    Parameters
+    ----------
+    seconds : float
+        The duration, e.g. from :func:`estimate_seconds`.
+
+    Returns
+    -------
+    str
+        The rounded duration with its unit.
+
+    Examples
+    --------
+    >>> from calviz.sampling import format_seconds
+    >>> format_seconds(0.3), format_seconds(12.4), format_seconds(200)
+    ('< 1 s', '12 s', '3 min')
+    """
     if seconds < 1.0:
         return "< 1 s"
     if seconds < 90.0:

@@ -40,7 +40,32 @@ class Target:
     """A resolved calibration target of a sample with ``n_classes`` classes.
 
     ``name`` is never ``auto``; ``top_k`` matters for ``topk`` and ``class_index`` for ``classwise``
-    (both are validated against ``n_classes`` by :func:`resolve`)."""
+    (both are validated against ``n_classes`` by :func:`resolve`, which is how targets are made).
+    ``str(target)`` is its name; :meth:`view` gives the (z, y) arrays the estimators test.
+
+    Attributes
+    ----------
+    name : {"binary", "top1", "topk", "classwise", "full"}
+        The resolved target (never ``auto``).
+    n_classes : int
+        Classes K of the sample it was resolved for (2 for binary input).
+    top_k : int
+        k of the ``topk`` target (1 for every other target).
+    class_index : int
+        The class c of the ``classwise`` target (0 for every other target).
+
+    Examples
+    --------
+    >>> from calviz.datasets import load_dataset
+    >>> from calviz.targets import resolve
+    >>> data = load_dataset("digits-gnb")                 # 719 predictions of 10 classes
+    >>> target = resolve(data, "topk", top_k=3)
+    >>> target.name, target.n_classes, target.top_k, target.is_scalar
+    ('topk', 10, 3, False)
+    >>> z, y = target.view(data)                           # sorted top-3 probabilities, label indicators
+    >>> z.shape, y.shape
+    ((719, 3), (719, 3))
+    """
 
     name: str
     n_classes: int
@@ -101,6 +126,61 @@ def resolve(
     in 0..K−1 for ``classwise``.  ``allowed`` lists the target names the caller accepts (``auto`` is
     checked by name, then the resolved target again); errors name the parameter and ``caller``.
     A :class:`Target` is accepted and checked against ``data``.
+
+    The targets are those of the calibration literature: top-1 (confidence) calibration [1]_, top-1-to-k
+    calibration of the sorted top-k vector [2]_, and classwise and full (canonical) calibration [3]_.
+
+    Parameters
+    ----------
+    data : CalibrationData
+        Validated predictions (:func:`calviz.data.as_calibration_data`).
+    target : {"auto", "binary", "top1", "topk", "classwise", "full"} or Target, default "auto"
+        The target asked for.
+    top_k : int, default 1
+        k of the ``topk`` target; ``auto`` with ``top_k > 1`` means ``topk``.
+    class_index : int, default 0
+        The class of the ``classwise`` target.
+    allowed : tuple of str, default TARGETS
+        The target names the caller accepts.
+    caller : str, optional
+        The public function named in error messages.
+
+    Returns
+    -------
+    Target
+        The resolved target: never ``auto``, with ``top_k`` and ``class_index`` checked against the
+        number of classes.
+
+    Raises
+    ------
+    InvalidParameterError
+        A target name, ``top_k`` or ``class_index`` out of range, or a target not in ``allowed``.
+    InputError
+        ``binary`` asked of multi-class (n, K) predictions.
+
+    References
+    ----------
+    .. [1] C. Guo, G. Pleiss, Y. Sun and K. Q. Weinberger. On calibration of modern neural networks.
+       *ICML*, 2017.
+    .. [2] Y. Sun, P. Chaudhari, I. J. Barnett and E. Dobriban. A confidence interval for the expected
+       calibration error. arXiv preprint, 2024.
+    .. [3] D. Lee, X. Huang, H. Hassani and E. Dobriban. T-Cal: An optimal test for the calibration of
+       predictive models. *Journal of Machine Learning Research* 24, 2023.
+
+    Examples
+    --------
+    >>> from calviz.datasets import load_dataset
+    >>> from calviz.targets import resolve
+    >>> data = load_dataset("digits-gnb")                 # 10-class predictions
+    >>> resolve(data).name, resolve(data, top_k=2).name
+    ('top1', 'topk')
+    >>> resolve(data, "classwise", class_index=3)
+    Target(name='classwise', n_classes=10, top_k=1, class_index=3)
+    >>> try:
+    ...     resolve(data, "classwise", class_index=10, caller="binned_ece")
+    ... except ValueError as error:                       # InvalidParameterError is a ValueError
+    ...     print(error)
+    The 'class_index' parameter of binned_ece must be an int in [0, 9]; got 10.
     """
     K = data.n_classes
     if isinstance(target, Target):
@@ -130,8 +210,44 @@ def resolve(
 
 
 def topk_view(data: CalibrationData, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """Same arrays as ``data.topk(k)`` (sorted top-k probabilities, ties to the lower class index, and
-    their label indicators) from a jitted O(n K k) partial sort instead of a full row argsort."""
+    """The sorted top-k probabilities of each row and their label indicators, by a partial sort.
+
+    Same arrays as ``data.topk(k)`` (sorted top-k probabilities, ties to the lower class index, and
+    their label indicators) from a jitted O(n K k) partial sort instead of a full row argsort.
+
+    Parameters
+    ----------
+    data : CalibrationData
+        Validated predictions of K classes.
+    k : int
+        Probabilities kept per row, 1 ≤ k ≤ K.
+
+    Returns
+    -------
+    z : ndarray of shape (n, k)
+        Each row's k largest probabilities, decreasing.
+    y : ndarray of shape (n, k)
+        y[i, r] = 1 when the true class of row i is its (r + 1)-th ranked class, else 0 (float64).
+
+    Raises
+    ------
+    InputError
+        ``k`` outside 1..K.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from calviz.datasets import load_dataset
+    >>> from calviz.targets import topk_view
+    >>> data = load_dataset("digits-gnb")
+    >>> z, y = topk_view(data, 2)
+    >>> z.shape, bool(np.all(z[:, 0] >= z[:, 1]))
+    ((719, 2), True)
+    >>> y.sum(axis=0)                                     # true class ranked first, second
+    array([651.,  42.])
+    >>> all(np.array_equal(a, b) for a, b in zip((z, y), data.topk(2)))
+    True
+    """
     k = int(k)
     if not 1 <= k <= data.n_classes:
         raise InputError(f"top_k must be in 1..{data.n_classes}; got {k}")
