@@ -172,7 +172,7 @@ def sample_for_view(view: str, data: CalibrationData, options) -> tuple[Calibrat
     (50000, True)
     >>> print(note)
     computed on a uniform subsample of 50,000 of 60,000 rows (without replacement, seed 1); ... to use
-    every row. The interval reflect 50,000 rows: about 1.1× less precise than all rows
+    every row. The interval reflects 50,000 rows: about 1.1× less precise than all rows
     >>> rows, note = sample_for_view("distance", data, options)     # at most 200,000 rows: all of them
     >>> rows is data, note
     (True, None)
@@ -398,8 +398,8 @@ def sample_note(view: str, sample: CalibrationData, n: int, options) -> str:
         return (f"{head}. Sampling error: smCE within ±{error:.2g} of its all-rows value with probability "
                 f"{CONFIDENCE:.0%} (2-Lipschitz witnesses, Błasiok et al. 2023, §9)")
     factor = math.sqrt(n / k)
-    what = "the interval" if view == "bootstrap" else "the resampled p-values"
-    return f"{head}. {what.capitalize()} reflect {k:,} rows: about {factor:.1f}× less precise than all rows"
+    what = "The interval reflects" if view == "bootstrap" else "The resampled p-values reflect"
+    return f"{head}. {what} {k:,} rows: about {factor:.1f}× less precise than all rows"
 
 
 #: seconds per row (per resample for the resampling views) of each background view, measured on one core

@@ -398,8 +398,8 @@ def analyze_parquet(path, *, scheduler=None, y_true: str | None = None,
 
     References
     ----------
-    .. [1] Y. Sun, P. Chaudhari, I. J. Barnett and E. Dobriban. A confidence interval for the ℓ2 expected
-       calibration error. 2024.
+    .. [1] Y. Sun, P. Chaudhari, I. J. Barnett and E. Dobriban. A confidence interval for the expected
+       calibration error. arXiv preprint, 2024.
     .. [2] D. Lee, X. Huang, H. Hassani and E. Dobriban. T-Cal: An optimal test for the calibration of
        predictive models. *Journal of Machine Learning Research* 24, 2023.
     .. [3] J. Błasiok, P. Gopalan, L. Hu and P. Nakkiran. A unifying theory of distance from calibration.

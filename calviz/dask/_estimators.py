@@ -191,8 +191,8 @@ def multi_reliability(y_true, y_prob=None, *, target: str = "topk", top_k: int =
 
     References
     ----------
-    .. [1] Y. Sun, P. Chaudhari, I. J. Barnett and E. Dobriban. A confidence interval for the ℓ2 expected
-       calibration error. 2024.
+    .. [1] Y. Sun, P. Chaudhari, I. J. Barnett and E. Dobriban. A confidence interval for the expected
+       calibration error. arXiv preprint, 2024.
 
     Examples
     --------
