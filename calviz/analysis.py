@@ -357,7 +357,7 @@ def _estimator(data, name: str):
 def is_distributed(data) -> bool:
     """Whether ``data`` is distributed data, whose views Dask computes on all rows.
 
-    Distributed data (``calviz.dask.DistributedSource``, with the Dask [1]_ extra): every view is
+    Distributed data (``calviz.dask.DistributedSource``, with the Dask extra): every view is
     computed by Dask on all rows, by the distributed twins of the estimators.  Any object whose
     ``distributed`` attribute is true counts; in-memory data never does.
 
@@ -370,11 +370,6 @@ def is_distributed(data) -> bool:
     -------
     bool
         True for distributed data.
-
-    References
-    ----------
-    .. [1] M. Rocklin. Dask: Parallel computation with blocked algorithms and task scheduling.
-       *Proceedings of the 14th Python in Science Conference (SciPy)*, 126–132, 2015.
 
     Examples
     --------
@@ -392,7 +387,7 @@ def prepare(data: CalibrationData, options: AnalysisOptions) -> CalibrationData:
     Distributed data (``calviz.dask.DistributedSource``) is analysed in place, on all rows.  The
     subsample is drawn uniformly without replacement from ``options.seed`` and cached on ``data``, so
     every view of one analysis sees the same rows.  The estimators of the views assume i.i.d.
-    (prediction, label) pairs [1]_ [2]_; a uniform subsample of an i.i.d. sample is again i.i.d., so
+    (prediction, label) pairs; a uniform subsample of an i.i.d. sample is again i.i.d., so
     their guarantees hold on it (at the precision of ``n`` rows).
 
     Parameters
@@ -406,13 +401,6 @@ def prepare(data: CalibrationData, options: AnalysisOptions) -> CalibrationData:
     -------
     CalibrationData or DistributedSource
         The subsample, or ``data`` itself (``options.n`` None or at least the number of rows).
-
-    References
-    ----------
-    .. [1] D. Lee, X. Huang, H. Hassani and E. Dobriban. T-Cal: An optimal test for the calibration of
-       predictive models. *Journal of Machine Learning Research* 24, 2023.
-    .. [2] Y. Sun, P. Chaudhari, I. J. Barnett and E. Dobriban. A confidence interval for the expected
-       calibration error. arXiv preprint, 2024.
 
     Examples
     --------

@@ -35,7 +35,8 @@ SUBMODULES = ["calviz.dask", "calviz.analysis", "calviz.targets", "calviz.sampli
 CITING_MODULES = {"calviz._ece", "calviz._intervals", "calviz._tcal", "calviz._distance", "calviz._smooth",
                   "calviz._classical", "calviz._comparison", "calviz._recalibration", "calviz.analysis"}
 #: functions of those modules that compute nothing from a paper (plumbing)
-NO_PAPER = {"check_same_examples", "calibrated_classifier", "softmax", "ece_ci", "bin_sums"}
+NO_PAPER = {"check_same_examples", "calibrated_classifier", "softmax", "ece_ci", "bin_sums", "is_distributed",
+            "prepare"}
 #: functions of the public submodules that compute a statistic from a paper (the distributed twins of the
 #: estimators cite through their in-memory documentation)
 CITING_FUNCTIONS = {f"calviz.dask.{name}" for name in (
