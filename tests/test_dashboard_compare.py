@@ -4,6 +4,7 @@ draws them, bad second inputs keep the loaded data, and background comparisons a
 from __future__ import annotations
 
 import ast
+import contextlib
 import html
 import inspect
 
@@ -88,6 +89,33 @@ def test_models_mode_defaults_to_the_recalibrated_partner_and_equals_compare(app
     # a recalibrated model's partner is its base model
     app.controls.dataset = "digits-gnb-platt"
     assert m.controls.other == "digits-gnb" and m.store.entry.result.comparison.n == 719
+
+
+def test_the_card_changes_only_inside_the_apps_hold(app, monkeypatch):
+    """Every change of the card's Bokeh models leaves under the app's hold, i.e. in Panel's one patch: a
+    raw Bokeh change outside it is sent by Bokeh once the widget's callback returns, and could reach the
+    browser before Panel's (queued) patch that defines the card ("reference pNNNN isn't known")."""
+    real, depth = app._hold, [0]
+
+    @contextlib.contextmanager
+    def hold():
+        depth[0] += 1
+        try:
+            with real():
+                yield
+        finally:
+            depth[0] -= 1
+
+    monkeypatch.setattr(app, "_hold", hold)
+    view, changes = app.comparison.view, []
+    for model, attr in [(view.verdict, "text"), (view.lines, "data"), (view.table_source, "data"),
+                        (view.figures["interval"].yaxis[0].ticker, "ticks")]:
+        model.on_change(attr, lambda attr, old, new, model=model: changes.append((model, depth[0])))
+    app.comparison.controls.mode = "models"  # as the widget's callback sets it
+    app.comparison.controls.other = "tabular-rf"
+    app.controls.n_bins = 10
+    assert {type(m).__name__ for m, _ in changes} == {"Div", "ColumnDataSource", "FixedTicker"}
+    assert all(d > 0 for _, d in changes), [(type(m).__name__, d) for m, d in changes]
 
 
 def test_models_of_another_test_set_are_refused_and_the_last_comparison_stays(app):

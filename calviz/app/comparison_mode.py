@@ -216,6 +216,16 @@ class ComparisonMode:
         )
 
     def refresh(self) -> None:
+        # One hold for the whole change, as CalvizApp.refresh does.  Called from a widget's callback, the
+        # card's Bokeh models (the verdict's "computing…" line) would otherwise be sent by Bokeh itself
+        # once the callback returns, while Panel sends its own layouts' changes at once — or, when the
+        # socket is still writing another message, queues them for a few ms.  The verdict's patch could
+        # then reach the browser before the patch defining the card it is in (BokehJS: "reference pNNNN
+        # isn't known"); held, every change of this refresh leaves as one patch, in order.
+        with self.app._hold():
+            self._refresh()
+
+    def _refresh(self) -> None:
         off = self.controls.mode == "off"
         self.panel.visible = not off
         self.panel.objects = [] if off else [self.view.panel]

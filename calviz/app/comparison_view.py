@@ -220,6 +220,7 @@ class ComparisonView:
             title="ℓ2-ECE with confidence interval",
         )
         interval.xaxis.axis_label = "ℓ2 expected calibration error"
+        interval.yaxis.ticker = FixedTicker(ticks=[])  # its ticks are set in place (_fit_intervals)
         self.interval_source = ColumnDataSource(interval_table(None))
         _hover(
             interval,
@@ -340,7 +341,7 @@ class ComparisonView:
         high = float(np.nanmax(rows["high"])) if k else 0.1
         fig.x_range.update(start=0.0, end=max(high * 1.1, 1e-3))
         fig.y_range.update(start=-0.6, end=max(k, 2) - 0.4)
-        fig.yaxis.ticker = FixedTicker(ticks=[float(r) for r in rows["row"]])
+        fig.yaxis[0].ticker.ticks = [float(r) for r in rows["row"]]
         fig.yaxis.major_label_overrides = {
             float(r): str(i) for r, i in zip(rows["row"], rows["item"], strict=True)
         }
