@@ -23,7 +23,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -485,10 +486,12 @@ def lower_dce(
     """
     m = _grid_size(grid_step)
     s = _sample(y_true, y_prob, target, class_index, "lower_dce")
-    value = _lower_dce_lp(s.v, s.y, m)
-    eps = 1.0 / m
-    return LowerDCEResult(value, eps, 2 * eps, max(value - 2 * eps, 0.0), value + eps, s.n, s.target,
-                          s.n_classes)
+    return _lower_dce_result(_lower_dce_lp(s.v, s.y, m), 1.0 / m, s.n, s.target, s.n_classes)
+
+
+def _lower_dce_result(value: float, eps: float, n: int, target: str, n_classes) -> LowerDCEResult:
+    """The LP optimum on the grid of step ε and the bracket of the exact dCE_lower (Lemmas 7.8–7.9)."""
+    return LowerDCEResult(value, eps, 2 * eps, max(value - 2 * eps, 0.0), value + eps, n, target, n_classes)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -1004,6 +1007,16 @@ class DistanceBounds(LevelFromAlpha, ResultMixin):
     n: int
     target: str
     n_classes: int | None = None
+    #: SintCE's result (its RintCE curve): :meth:`results` gives it
+    _sintce_result: Any = field(default=None, repr=False, compare=False)
+
+    def results(self) -> dict:
+        """smCE, dCE_lower and SintCE as the results :func:`smce`, :func:`lower_dce` and :func:`sintce`
+        return for the same sample (e.g. for :func:`calviz.sampling.subsample_interval`)."""
+        return {"smce": SmCEResult(self.smce, self.n, self.target, self.n_classes),
+                "lower_dce": _lower_dce_result(self.lower_dce, self.grid_step, self.n, self.target,
+                                               self.n_classes),
+                "sintce": self._sintce_result}
 
     @property
     def lower_source(self) -> str:
@@ -1035,7 +1048,7 @@ def _display(meas: dict, cands: list[Bound], bands: dict | None) -> tuple[dict, 
 
 def _sintce_pair(s: _Sample) -> dict:
     res = _sintce(s)
-    return {"sintce": res.value, "sintce_floor": res.floor}
+    return {"sintce": res.value, "sintce_floor": res.floor, "sintce_result": res}
 
 
 def _measures(s: _Sample, m_grid: int, n_bins: tuple[int, ...]) -> dict:
@@ -1193,7 +1206,7 @@ def distance_bounds(
         lower_bound.value, upper_bound.value, lower_bound, upper_bound, records, texts, meas["smce"],
         meas["lower_dce"], eps,
         meas["sintce"], meas["laplace_kce"], dict(meas["binned_ece_width"]), tuple(cands), bands,
-        int(n_resamples), a, s.n, s.target, s.n_classes,
+        int(n_resamples), a, s.n, s.target, s.n_classes, meas["sintce_result"],
     )
 
 

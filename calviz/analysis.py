@@ -26,7 +26,7 @@ from calviz._intervals import ece_interval  # noqa: F401 (called through _estima
 from calviz._results import ResultMixin, _jsonable
 from calviz._smooth import smooth_reliability
 from calviz._tcal import adaptive_tcal  # noqa: F401 (called through _estimator)
-from calviz.sampling import sample_for_view
+from calviz.sampling import result_note, sample_for_view
 from calviz.targets import SCALAR_TARGETS, TARGETS, Target, TargetName, resolve
 
 __all__ = [
@@ -1023,8 +1023,10 @@ def run_view(view: str, data: CalibrationData, options: AnalysisOptions):
         if compute_view is not None:
             result, error = compute_view(view, options)
         else:
-            rows, error = sample_for_view(view, prepare(data, options), options)
+            prepared = prepare(data, options)
+            rows, error = sample_for_view(view, prepared, options)
             result = COMPUTE[view](rows, options)
+            error = result_note(view, rows, prepared.n, options, result, error)
     except InputError as exc:
         result, error = None, f"{view}: {exc}"
     except Exception as exc:  # an engine bug must not take the dashboard down; it is reported instead

@@ -35,7 +35,8 @@ Sampling errors stated (probability ≥ 0.95 over the draw of the subsample S of
   describe what k rows can show — about √(P/k) times wider than from all rows.
 
 :func:`subsample_interval` gives the interval for the all-rows value of each distance measure (smCE,
-dCE_lower, SintCE) from its value on the subsample; the Dask drivers report it.
+dCE_lower, SintCE) from its value on the subsample: the distance view's note states the three once they
+are computed (:func:`result_note`), and ``calviz.dask.subsample_measure`` reports them.
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ __all__ = [
     "sampled_rows",
     "sample_for_view",
     "sample_note",
+    "result_note",
     "smce_sampling_error",
     "subsample_interval",
     "CONFIDENCE",
@@ -346,12 +348,13 @@ def subsample_interval(measure: str, result, *, n: int, positives: int, positive
     return max(low, 0.0), float(high), bound
 
 
-def sample_note(view: str, sample: CalibrationData, n: int, options) -> str:
+def sample_note(view: str, sample: CalibrationData, n: int, options, *, bounds=None) -> str:
     """One sentence saying which rows ``view`` used and the sampling error that implies.
 
     For the distance view: the smCE sampling error (:func:`smce_sampling_error`, π from the sample's
-    labels of the scalar target of ``options``); for the others (bootstrap, resampled T-Cal): how much
-    less precise than all rows their result is, about √(n/k) for k rows.
+    labels of the scalar target of ``options``) or, given the view's ``bounds``, where the all-rows smCE,
+    dCE_lower and SintCE lie (:func:`subsample_interval`); for the others (bootstrap, resampled T-Cal):
+    how much less precise than all rows their result is, about √(n/k) for k rows.
 
     Parameters
     ----------
@@ -363,6 +366,8 @@ def sample_note(view: str, sample: CalibrationData, n: int, options) -> str:
         Rows it was drawn from.
     options : AnalysisOptions
         ``seed`` is stated; the target decides the distance view's labels.
+    bounds : calviz.DistanceBounds, optional
+        The distance view's result on ``sample`` (:func:`calviz.analysis.compute_distance`).
 
     Returns
     -------
@@ -383,6 +388,10 @@ def sample_note(view: str, sample: CalibrationData, n: int, options) -> str:
     computed on a uniform subsample of 5,000 of 20,000 rows (without replacement, seed 0); ask for all
     rows (all_rows=True, --all-rows, the 'all rows' box) to use every row. Sampling error: smCE within
     ±0.077 of its all-rows value with probability 95% (2-Lipschitz witnesses, Błasiok et al. 2023, §9)
+    >>> bounds = calviz.distance_bounds(sample)        # the distance view's result on the subsample
+    >>> print(sample_note("distance", sample, data.n, AnalysisOptions(), bounds=bounds))
+    computed on ... With probability 95% over the subsample, the all-rows values lie in: smCE [0, 0.0...];
+    dCE_lower [0, 0.0...]; SintCE [0, 0.1...] (Błasiok et al. 2023, §9)
     >>> print(sample_note("tcal_resampled", sample, data.n, AnalysisOptions()))
     computed on ... The resampled p-values reflect 5,000 rows: about 2.0× less precise than all rows
     """
@@ -394,12 +403,67 @@ def sample_note(view: str, sample: CalibrationData, n: int, options) -> str:
         from calviz.analysis import analysis_view
 
         _, y, _ = analysis_view(sample, options, scalar=True)
-        error = smce_sampling_error(k, float(np.mean(y)))
+        pi = float(np.mean(y))  # π of all rows, estimated on the subsample
+        if bounds is not None:
+            intervals = "; ".join(
+                "{} [{:.2g}, {:.2g}]".format(label, *subsample_interval(
+                    measure, result, n=n, positives=int(np.sum(y)), positive_fraction=pi)[:2])
+                for (measure, result), label in zip(bounds.results().items(), ("smCE", "dCE_lower", "SintCE"),
+                                                    strict=True))
+            return (f"{head}. With probability {CONFIDENCE:.0%} over the subsample, the all-rows values lie "
+                    f"in: {intervals} (Błasiok et al. 2023, §9)")
+        error = smce_sampling_error(k, pi)
         return (f"{head}. Sampling error: smCE within ±{error:.2g} of its all-rows value with probability "
                 f"{CONFIDENCE:.0%} (2-Lipschitz witnesses, Błasiok et al. 2023, §9)")
     factor = math.sqrt(n / k)
     what = "The interval reflects" if view == "bootstrap" else "The resampled p-values reflect"
     return f"{head}. {what} {k:,} rows: about {factor:.1f}× less precise than all rows"
+
+
+def result_note(view: str, sample: CalibrationData, n: int, options, result, note: str | None) -> str | None:
+    """The note of ``view`` once its ``result`` on ``sample`` is known.
+
+    The distance view then states the interval of each measure for all ``n`` rows (:func:`sample_note`
+    with ``bounds``); the other views keep ``note``.
+
+    Parameters
+    ----------
+    view : str
+        The view.
+    sample : CalibrationData
+        The rows it analysed.
+    n : int
+        Rows they were drawn from.
+    options : AnalysisOptions
+        The analysis options.
+    result : object
+        The view's result (:data:`calviz.analysis.COMPUTE`); for the distance view
+        ``(DistanceBounds, SmCEWitness)``.
+    note : str or None
+        The note of :func:`sample_for_view` (``None``: every row was used, nothing to say).
+
+    Returns
+    -------
+    str or None
+        The note to show with the result.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> from calviz.analysis import COMPUTE, AnalysisOptions
+    >>> from calviz.sampling import result_note, sample_for_view
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=3000)
+    >>> data = calviz.as_calibration_data((rng.uniform(size=3000) < p).astype(int), p)
+    >>> options = AnalysisOptions()
+    >>> rows, note = sample_for_view("distance", data, options)   # 3,000 rows: all of them
+    >>> print(result_note("distance", rows, data.n, options, COMPUTE["distance"](rows, options), note))
+    None
+    """
+    if note is None or view != "distance" or result is None:
+        return note
+    return sample_note(view, sample, n, options, bounds=result[0])
 
 
 #: seconds per row (per resample for the resampling views) of each background view, measured on one core

@@ -448,3 +448,15 @@ def test_sintce_predictions_closer_than_deepest_scale():
     assert res.floor <= res.value == pytest.approx(resolved_ece(v, y), abs=1e-30)
     b = calviz.distance_bounds(y, v, grid_step=1e-2)
     assert b.lower <= b.upper
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_distance_bounds_results_are_the_measures_results(seed):
+    """``DistanceBounds.results()`` gives smCE, dCE_lower and SintCE exactly as :func:`calviz.smce`,
+    :func:`calviz.lower_dce` and :func:`calviz.sintce` return them for the same sample (ties included)."""
+    rng = np.random.default_rng(seed)
+    p = np.round(rng.uniform(size=300), 1)  # ties
+    y = (rng.uniform(size=300) < p).astype(int)
+    results = calviz.distance_bounds(y, p).results()
+    assert results["smce"] == calviz.smce(y, p) and results["lower_dce"] == calviz.lower_dce(y, p)
+    assert results["sintce"].to_dict() == calviz.sintce(y, p).to_dict()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 
 import numpy as np
 import pytest
@@ -93,7 +94,17 @@ def test_sampled_views_state_the_subsample_and_the_all_rows_override(small_polic
     sample = data.subsample(60, seed=np.random.default_rng([3, sampling.SAMPLE_STREAM]))
     want = distance_bounds(sample.labels, sample.probs)
     assert result[0].lower == want.lower and result[0].upper == want.upper
-    assert "60 of 400 rows" in note and "smCE within ±" in note
+    assert "60 of 400 rows" in note
+    # the note states where each measure's all-rows value lies: subsample_interval of the subsample's results
+    pi = float(np.mean(sample.labels))
+    stated = re.findall(r"(smCE|dCE_lower|SintCE) \[([0-9.e+-]+), ([0-9.e+-]+)\]", note)
+    assert [name for name, _, _ in stated] == ["smCE", "dCE_lower", "SintCE"], note
+    full_bounds = distance_bounds(data.labels, data.probs)
+    for (name, low, high), (measure, res) in zip(stated, want.results().items(), strict=True):
+        interval = sampling.subsample_interval(measure, res, n=400, positives=int(sample.labels.sum()),
+                                               positive_fraction=pi)
+        assert (float(low), float(high)) == pytest.approx(interval[:2], rel=0.06, abs=1e-12)
+        assert float(low) <= getattr(full_bounds, measure) <= float(high) * 1.06, (name, note)
     full, _, none = run_view("distance", data, opts.replace(all_rows=True))
     assert none is None
     assert full[0].lower == distance_bounds(data.labels, data.probs).lower

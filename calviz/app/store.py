@@ -58,6 +58,7 @@ from calviz.sampling import (
     LARGE_ROWS,
     estimate_seconds,
     format_seconds,
+    result_note,
     sample_for_view,
     sampled_rows,
 )
@@ -416,11 +417,13 @@ class ResultStore(param.Parameterized):
 
         # the worker process gets only the rows the view reads (calviz.sampling): a 10⁷-row array is
         # not copied to it for a view computed on a subsample
-        rows, note = sample_for_view(view, prepare(data, options), options)
+        prepared = prepare(data, options)
+        rows, note = sample_for_view(view, prepared, options)
         result, seconds, error = _run_remote(
             view, rows, options, worker=self._worker, on_submit=on_submit, timeout=self._job_limit
         )
-        return result, seconds, (error if result is None else note)
+        return result, seconds, (error if result is None else result_note(view, rows, prepared.n, options,
+                                                                          result, note))
 
     def _publish(self, slot, key, view, data, options, *, stopped: str | None = None) -> None:
         """On the session's thread: show a finished job's result, unless the slot moved on meanwhile."""

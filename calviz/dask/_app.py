@@ -27,7 +27,7 @@ from calviz.dask._data import (
     gather,
     map_partitions,
 )
-from calviz.sampling import SAMPLED_ROWS, sample_generator, sample_note
+from calviz.sampling import SAMPLED_ROWS, result_note, sample_generator, sample_note
 
 
 def _partition_summary(data):
@@ -268,8 +268,9 @@ class DistributedSource:
         if view == "distance" or (limit is not None and self.n > limit and not options.all_rows):
             size = None if options.all_rows or self.n <= limit else limit
             rows = self.rows(size, options.seed, view_sample=True)
+            result = analysis.COMPUTE[view](rows, options)
             note = None if size is None else sample_note(view, rows, self.n, options)
-            return analysis.COMPUTE[view](rows, options), note
+            return result, result_note(view, rows, self.n, options, result, note)
         note = None
         if view == "reliability" and options.scheme != "equal_width":
             note = "equal-mass bins need global quantiles; equal-width bins are used on Dask"
