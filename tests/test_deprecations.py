@@ -5,6 +5,7 @@ use instead, pointed at the caller's line) and gives the same result as the new 
 from __future__ import annotations
 
 import importlib
+import json
 import pathlib
 import sys
 import types
@@ -227,3 +228,16 @@ def test_old_dask_helpers_warn_and_equal_the_bin_sums_methods():
         kappa = cdask.third_cumulant(fine)
     assert caught[0].filename == __file__
     assert kappa == fine.terms()[4]
+
+
+def test_ignored_options_of_the_distributed_functions_warn_and_change_nothing():
+    cdask = pytest.importorskip("calviz.dask")
+    with pytest.warns(DeprecationWarning, match="max_cells option of calviz.dask.resampled_tcal") as caught:
+        old = cdask.resampled_tcal(Y, P, n_resamples=300, seed=2, max_cells=64)
+    assert caught[0].filename == __file__
+    new = cdask.resampled_tcal(Y, P, n_resamples=300, seed=2)
+    assert json.dumps(old.to_dict(), default=str) == json.dumps(new.to_dict(), default=str)  # NaN == NaN
+    estimate = cdask.subsample_measure("smce", Y, P, size=50, seed=1)
+    with pytest.warns(DeprecationWarning, match=r"use \.level") as caught:
+        assert estimate.confidence == estimate.level == 0.95
+    assert caught[0].filename == __file__

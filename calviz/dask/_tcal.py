@@ -5,6 +5,7 @@ y-only resampling with the sequential rule) are the in-memory ones."""
 from __future__ import annotations
 
 import dataclasses
+import warnings
 
 import dask
 import numpy as np
@@ -244,7 +245,7 @@ def resampled_tcal(y_true, y_prob=None, *, alpha: float = 0.05, n_resamples: int
     y_true, y_prob, alpha, n_resamples, target, class_index, seed, split_every, client, **columns
         As for :func:`adaptive_tcal`.
     max_cells : int, optional
-        Ignored (every scale is tested).
+        Deprecated and ignored (every scale is tested); passing it warns.
 
     Returns
     -------
@@ -268,6 +269,10 @@ def resampled_tcal(y_true, y_prob=None, *, alpha: float = 0.05, n_resamples: int
     >>> result.reject, in_memory.reject, bool(np.isclose(result.pvalue, in_memory.pvalue))
     (True, True, True)
     """
+    if max_cells is not None:
+        warnings.warn("the max_cells option of calviz.dask.resampled_tcal is deprecated and ignored (every "
+                      "scale is tested); it will be removed in the next release", DeprecationWarning,
+                      stacklevel=3)  # the caller's line, past validate_params's wrapper
     return adaptive_tcal(y_true, y_prob, alpha=alpha, resampling="y_only", n_resamples=n_resamples,
                          target=target, class_index=class_index, seed=seed, split_every=split_every,
                          client=client, **columns)
