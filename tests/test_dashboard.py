@@ -549,6 +549,49 @@ def test_the_dask_box_needs_a_data_root():
     assert "under the data root" in app.status.alert.object
 
 
+def test_refusals_change_the_status_only_inside_the_apps_hold(monkeypatch):
+    """The sidebar's refusals (Open on Dask, an upload, a dataset) change the status line's Bokeh Divs
+    only inside the app's hold: Panel may run a button's click outside the session's document lock (when
+    another widget's change is pending), where a raw Bokeh change raised in Bokeh's session and the
+    refusal never reached the page; held, Panel sends the changes as one patch."""
+    import contextlib
+
+    app = CalvizApp(_data(300), data_root="/nonexistent-root")
+    real, depth, changes = app._hold, [0], []
+
+    @contextlib.contextmanager
+    def hold():
+        depth[0] += 1
+        try:
+            with real():
+                yield
+        finally:
+            depth[0] -= 1
+
+    monkeypatch.setattr(app, "_hold", hold)
+    for text in (app.status.alert, app.status.progress_text, app.status.text):
+        for attr in ("text", "visible"):
+            text.div.on_change(attr, lambda attr, old, new: changes.append((attr, depth[0])))
+    widgets = {getattr(w, "name", ""): w for w in app.widgets().objects}
+    button = widgets["Open on Dask"]
+    button.clicks += 1  # the path box is empty
+    assert "Enter the path" in app.status.alert.object
+    app.status.clear_error()
+    changes.clear()
+    widgets["Parquet file or directory (on this machine)"].value = "/nonexistent/predictions"
+    button.clicks += 1
+    assert "under the data root" in app.status.alert.object
+    assert not app.load_file(b"", "empty.csv")
+
+    def unreadable(name):
+        raise OSError("gone")
+
+    monkeypatch.setattr(app, "_load", unreadable)
+    app._on_dataset(type("Event", (), {"new": "broken"})())  # as the dataset selector's watcher
+    assert "Could not load dataset" in app.status.alert.object
+    assert changes and all(d > 0 for _, d in changes), changes
+
+
 def test_empty_upload_and_long_messages_are_refused_readably(app):
     assert not app.load_file(b"", "empty.csv")
     assert "empty.csv: the file is empty" in app.status.alert.object

@@ -93,16 +93,17 @@ class ComparisonMode:
         """Model B from a second file; on failure the message shows and the loaded data stay."""
         from calviz._comparison import check_same_examples
 
-        try:
-            data = sources.read_upload(content, filename, limit=self.app.upload_limit, columns={})
-            check_same_examples(self.app.data, data, (_short(str(self.app.controls.dataset)), filename))
-        except Exception as exc:
-            self.view.show_error(f"Could not use the second file. {exc}")
-            return False
-        self.second = (filename, data)
-        self.controls.other = SECOND_FILE
-        self.refresh()
-        return True
+        with self.app._hold():  # the alert's Div too (see refresh and CalvizApp.open_dask_in_background)
+            try:
+                data = sources.read_upload(content, filename, limit=self.app.upload_limit, columns={})
+                check_same_examples(self.app.data, data, (_short(str(self.app.controls.dataset)), filename))
+            except Exception as exc:
+                self.view.show_error(f"Could not use the second file. {exc}")
+                return False
+            self.second = (filename, data)
+            self.controls.other = SECOND_FILE
+            self.refresh()
+            return True
 
     def _on_controls(self, *events) -> None:
         self._fit_other()

@@ -127,13 +127,14 @@ class CalvizApp:
             self.refresh()
 
     def _on_dataset(self, event) -> None:
-        try:
-            data = self._load(event.new)
-        except Exception as exc:
-            self.status.show_error(f"Could not load dataset {event.new!r}: {exc}")
-            return
-        self.status.clear_error()
-        self._set_data(data)
+        with self._hold():  # the alert's Div and the views change together (see open_dask_in_background)
+            try:
+                data = self._load(event.new)
+            except Exception as exc:
+                self.status.show_error(f"Could not load dataset {event.new!r}: {exc}")
+                return
+            self.status.clear_error()
+            self._set_data(data)
 
     def _add_dataset(self, name: str, data) -> None:
         """Offer loaded data first in the dataset selector and switch to it."""
@@ -149,15 +150,16 @@ class CalvizApp:
         """Load an uploaded file; on failure show the error and keep the current data.  Returns success."""
         if content is None:
             return False
-        try:
-            data = sources.read_upload(content, filename, limit=self.upload_limit, columns=columns)
-        except Exception as exc:
-            self.status.show_error(f"Could not read the file. {message_for(str(exc), 'app')}")
-            return False
-        self.status.clear_error()
-        self.comparison.remember_upload(sources.UPLOADED_PREFIX + filename, content, filename)
-        self._add_dataset(sources.UPLOADED_PREFIX + filename, data)
-        return True
+        with self._hold():  # called from the upload's message event: see open_dask_in_background
+            try:
+                data = sources.read_upload(content, filename, limit=self.upload_limit, columns=columns)
+            except Exception as exc:
+                self.status.show_error(f"Could not read the file. {message_for(str(exc), 'app')}")
+                return False
+            self.status.clear_error()
+            self.comparison.remember_upload(sources.UPLOADED_PREFIX + filename, content, filename)
+            self._add_dataset(sources.UPLOADED_PREFIX + filename, data)
+            return True
 
     def open_dask(self, path, scheduler: str = "local", **columns) -> bool:
         """Open a Parquet file/directory on a Dask scheduler ("local" or "tcp://host:port") as the current
@@ -298,12 +300,18 @@ class CalvizApp:
 
     def open_dask_in_background(self, path: str, scheduler: str, columns: dict) -> None:
         """The sidebar's "Open on Dask": a path under the data root, opened off the session's thread."""
-        try:
-            path = str(sources.path_under_root(path, self.data_root))
-        except Exception as exc:
-            self.status.show_error(str(exc))
-            return
-        self.status.show_preparing(f"opening {path} on Dask ({scheduler})…")
+        # One hold for the whole change.  Panel runs a button's click outside the session's document lock
+        # when another widget's change is still pending (the path just typed, debounced): a raw Bokeh
+        # change there (the alert's or the progress line's Div) reached Bokeh's session unlocked, which
+        # raised "_pending_writes should be non-None ..." and the refusal never showed.  Held, Panel
+        # collects the changes and sends them as one patch, locked and in order.
+        with self._hold():
+            try:
+                path = str(sources.path_under_root(path, self.data_root))
+            except Exception as exc:
+                self.status.show_error(str(exc))
+                return
+            self.status.show_preparing(f"opening {path} on Dask ({scheduler})…")
         if self.served:
             self.store.in_background(self.open_dask, path, scheduler, **columns)
         else:

@@ -43,13 +43,17 @@ def sidebar(app) -> pn.Column:
     if app.served:  # the size is checked in the browser, the file sent in pieces (see calviz.app.upload)
         from calviz.app.upload import UploadInput
 
+        def on_refused(filename: str, size: int) -> None:
+            with app._hold():  # a message event, maybe run unlocked: see CalvizApp.open_dask_in_background
+                app.status.show_error(
+                    "Could not read the file. " + sources.too_large(filename, size, app.upload_limit)
+                )
+
         file_input = UploadInput(
             accept=accept,
             max_bytes=app.upload_limit,
             on_file=lambda content, filename: app.load_file(content, filename, **columns()),
-            on_refused=lambda filename, size: app.status.show_error(
-                "Could not read the file. " + sources.too_large(filename, size, app.upload_limit)
-            ),
+            on_refused=on_refused,
             height=40,
             **stretch,
         )
@@ -160,7 +164,9 @@ def _dask_inputs(app, columns) -> list:
 
     def on_click(event=None) -> None:
         if not path.value.strip():
-            app.status.show_error("Enter the path of a Parquet file or directory first.")
+            # held: Panel may run the click outside the document lock (see CalvizApp.open_dask_in_background)
+            with app._hold():
+                app.status.show_error("Enter the path of a Parquet file or directory first.")
             return
         app.open_dask_in_background(path.value.strip(), scheduler.value.strip() or "local", columns())
 
