@@ -169,3 +169,24 @@ def local_cluster_client():
     with distributed.Client(cluster) as c:
         yield c
     cluster.close()
+
+
+def count_hold_depth(app, monkeypatch) -> list:
+    """Wrap ``app._hold`` so that ``depth[0]`` is how many holds are open while a change runs: the tests
+    that check a change of Bokeh models leaves inside the app's hold (as one patch) read it in their
+    ``on_change`` callbacks."""
+    import contextlib
+
+    real, depth = app._hold, [0]
+
+    @contextlib.contextmanager
+    def hold():
+        depth[0] += 1
+        try:
+            with real():
+                yield
+        finally:
+            depth[0] -= 1
+
+    monkeypatch.setattr(app, "_hold", hold)
+    return depth

@@ -554,21 +554,10 @@ def test_refusals_change_the_status_only_inside_the_apps_hold(monkeypatch):
     only inside the app's hold: Panel may run a button's click outside the session's document lock (when
     another widget's change is pending), where a raw Bokeh change raised in Bokeh's session and the
     refusal never reached the page; held, Panel sends the changes as one patch."""
-    import contextlib
+    from conftest import count_hold_depth
 
     app = CalvizApp(_data(300), data_root="/nonexistent-root")
-    real, depth, changes = app._hold, [0], []
-
-    @contextlib.contextmanager
-    def hold():
-        depth[0] += 1
-        try:
-            with real():
-                yield
-        finally:
-            depth[0] -= 1
-
-    monkeypatch.setattr(app, "_hold", hold)
+    depth, changes = count_hold_depth(app, monkeypatch), []
     for text in (app.status.alert, app.status.progress_text, app.status.text):
         for attr in ("text", "visible"):
             text.div.on_change(attr, lambda attr, old, new: changes.append((attr, depth[0])))

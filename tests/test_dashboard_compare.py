@@ -4,7 +4,6 @@ draws them, bad second inputs keep the loaded data, and background comparisons a
 from __future__ import annotations
 
 import ast
-import contextlib
 import html
 import inspect
 
@@ -95,18 +94,9 @@ def test_the_card_changes_only_inside_the_apps_hold(app, monkeypatch):
     """Every change of the card's Bokeh models leaves under the app's hold, i.e. in Panel's one patch: a
     raw Bokeh change outside it is sent by Bokeh once the widget's callback returns, and could reach the
     browser before Panel's (queued) patch that defines the card ("reference pNNNN isn't known")."""
-    real, depth = app._hold, [0]
+    from conftest import count_hold_depth
 
-    @contextlib.contextmanager
-    def hold():
-        depth[0] += 1
-        try:
-            with real():
-                yield
-        finally:
-            depth[0] -= 1
-
-    monkeypatch.setattr(app, "_hold", hold)
+    depth = count_hold_depth(app, monkeypatch)
     view, changes = app.comparison.view, []
     for model, attr in [(view.verdict, "text"), (view.lines, "data"), (view.table_source, "data"),
                         (view.figures["interval"].yaxis[0].ticker, "ticks")]:
