@@ -670,6 +670,23 @@ def test_resamples_box_keeps_its_bounds_visibly(app):
     assert box.value == low and app.controls.n_resamples == low
 
 
+def test_resamples_note_changes_only_inside_the_apps_hold(monkeypatch):
+    """The resamples box's note changes with the box and the views in one held patch, as the other sidebar
+    callbacks (see test_refusals_change_the_status_only_inside_the_apps_hold)."""
+    from conftest import count_hold_depth
+
+    app = CalvizApp(_data(300), n_resamples=100, resampling="analytic")
+    depth, changes = count_hold_depth(app, monkeypatch), []
+    box = next(w for w in app.widgets().select(pn.widgets.IntInput) if w.name == "resamples")
+    note = next(p.object for p in app.widgets().select(pn.pane.Bokeh) if p.object.text == "")
+    for attr in ("text", "visible"):
+        note.on_change(attr, lambda attr, old, new: changes.append((attr, depth[0])))
+    box.value = app.controls.param.n_resamples.bounds[1] * 3
+    box.value = 300
+    assert [attr for attr, _ in changes] == ["text", "visible", "text", "visible"]
+    assert all(d > 0 for _, d in changes), changes
+
+
 def test_a_worker_whose_server_died_while_it_started_exits_at_once():
     """The worker is told its server's pid: started after that server died (re-parented), it exits before
     its first job instead of waiting for a parent-death signal that can no longer come."""

@@ -91,7 +91,7 @@ def sidebar(app) -> pn.Column:
         heading("Testing"),
         _live(w.FloatSlider.from_param(p.alpha, name="level α", format="0.000", **stretch)),
         _live(w.Select.from_param(p.resampling, name="T-Cal critical values", **stretch)),
-        *_resamples_input(controls, **stretch),
+        *_resamples_input(app, controls, **stretch),
         _live(w.IntInput.from_param(p.seed, name="seed", **stretch)),
         _live(w.Checkbox.from_param(
             p.all_rows, name=f"all rows (slow views use ≤ {max(SAMPLED_ROWS.values()):,} rows otherwise)"
@@ -124,7 +124,7 @@ def _live(widget):
     return widget
 
 
-def _resamples_input(controls, **kwargs) -> list:
+def _resamples_input(app, controls, **kwargs) -> list:
     """The resamples box and a note under it: a value outside the box's bounds (typed, not stepped) is
     set to the nearest bound, and the note says so — never silently ignored."""
     low, high = controls.param.n_resamples.bounds
@@ -135,11 +135,13 @@ def _resamples_input(controls, **kwargs) -> list:
     def on_box(event) -> None:
         value = controls.n_resamples if event.new is None else int(event.new)
         kept = min(max(value, low), high)
-        controls.n_resamples = kept
-        if kept != value:
-            box.value = kept  # the box shows what is used (this call runs on_box once more, with kept)
-        note.object = f"resamples must be between {low} and {high}: set to {kept}." if kept != value else ""
-        note.visible = kept != value
+        with app._hold():  # the note, the box and the views change together (as the other sidebar callbacks)
+            controls.n_resamples = kept
+            if kept != value:
+                box.value = kept  # the box shows what is used (this call runs on_box once more, with kept)
+            clamped = kept != value
+            note.object = f"resamples must be between {low} and {high}: set to {kept}." if clamped else ""
+            note.visible = clamped
 
     box.param.watch(on_box, "value")
     controls.param.watch(lambda event: setattr(box, "value", event.new), "n_resamples")
