@@ -22,6 +22,7 @@ from __future__ import annotations
 import functools
 import inspect
 import math
+import os
 import warnings
 from collections.abc import Callable, Iterable
 
@@ -39,6 +40,8 @@ __all__ = [
     "Seed",
     "Boolean",
     "NoneOr",
+    "Instance",
+    "ListOf",
     "validate_params",
     "check_param",
     "parameter_message",
@@ -171,6 +174,36 @@ class NoneOr:
         return value is None or self.inner.accepts(value)
 
 
+class Instance:
+    """A value of a type: ``Instance(str)`` is "a str", ``Instance((str, os.PathLike), "a str or
+    path-like")`` takes a description when the type names do not say it."""
+
+    def __init__(self, kinds: type | tuple[type, ...], description: str | None = None):
+        self.kinds = kinds if isinstance(kinds, tuple) else (kinds,)
+        self.description = description or " or ".join(
+            f"{'an' if k.__name__[0] in 'AEIOUaeiou' else 'a'} {k.__name__}" for k in self.kinds)
+
+    def __str__(self) -> str:
+        return self.description
+
+    def accepts(self, value) -> bool:
+        return isinstance(value, self.kinds)
+
+
+class ListOf:
+    """A list, tuple or set whose items all satisfy another constraint (a str is not a list of its
+    characters): "a list, tuple or set, each item a str among {'tcal', 'interval'}"."""
+
+    def __init__(self, inner):
+        self.inner = inner
+
+    def __str__(self) -> str:
+        return f"a list, tuple or set, each item {self.inner}"
+
+    def accepts(self, value) -> bool:
+        return isinstance(value, (list, tuple, set, frozenset)) and all(self.inner.accepts(v) for v in value)
+
+
 def check_param(value, name: str, constraint, caller: str | None = None):
     """Return ``value`` if ``constraint`` accepts it, else raise :class:`InvalidParameterError`."""
     if not constraint.accepts(value):
@@ -214,6 +247,9 @@ NON_NEGATIVE_INT = Interval(int, 0, None)
 POSITIVE_REAL = Interval(float, 0, None, closed="neither")
 SEED = Seed()
 BOOLEAN = Boolean()
+STR = Instance(str)
+#: a file's path: what ``open`` and ``pathlib.Path`` take (bytes paths are not)
+PATH = Instance((str, os.PathLike), "a str or path-like")
 
 
 # ------------------------------------------------------------------------------------------------

@@ -20,8 +20,8 @@ import tempfile
 from pathlib import Path
 
 from calviz._data import CalibrationData, as_calibration_data
-from calviz._params import positional_deprecated
-from calviz.analysis import Analysis, AnalysisOptions, analyze
+from calviz._params import BOOLEAN, PATH, STR, Instance, NoneOr, positional_deprecated, validate_params
+from calviz.analysis import Analysis, AnalysisOptions, _with_option_values, analyze
 
 __all__ = ["render_report", "report", "render_analysis", "report_output", "VIEW_TITLES"]
 
@@ -308,6 +308,7 @@ def _classical_section(classical) -> str:
             f'<p class="caption">Tests {html.escape(classical_caption(classical))}.</p></section>')
 
 
+@validate_params({"title": STR, "source": NoneOr(STR), "extra_sections": STR})
 def render_analysis(result: Analysis, *, title: str = "calviz report", source: str | None = None,
                     extra_sections: str = "") -> str:
     """The report HTML for an already computed :class:`~calviz.analysis.Analysis`.
@@ -413,6 +414,8 @@ Nakkiran, STOC 2023; smCE in nearly-linear time: Hu, Jambulapati, Tian and Yang,
 """
 
 
+@validate_params({"options": NoneOr(Instance(AnalysisOptions)), "title": STR, "source": NoneOr(STR),
+                  "resampled": BOOLEAN, "analysis": NoneOr(Instance(Analysis)), "extra_sections": STR})
 def render_report(
     data,
     options: AnalysisOptions | None = None,
@@ -477,6 +480,7 @@ def render_report(
 
 
 @contextlib.contextmanager
+@validate_params({"path": PATH})
 def report_output(path):
     """Write a report atomically, checking the output place before anything is computed.
 
@@ -524,6 +528,7 @@ def report_output(path):
 
 
 @positional_deprecated("path")
+@validate_params({"path": PATH, "title": STR})
 def report(
     y_true, y_prob=None, *, path="calviz-report.html", title: str = "calviz report", **options
 ) -> Path:
@@ -552,6 +557,15 @@ def report(
     pathlib.Path
         The path written.
 
+    Raises
+    ------
+    InvalidParameterError
+        ``path``, ``title`` or one of ``**options`` (``AnalysisOptions.parameter_constraints``) outside
+        its range or of the wrong type, before anything is read or written, with the uniform message
+        naming ``report``: "The 'n_bins' parameter of report must be an int in [1, inf); got 0."
+    TypeError
+        A keyword that is no field of :class:`~calviz.analysis.AnalysisOptions`.
+
     Examples
     --------
     >>> import numpy as np
@@ -565,11 +579,11 @@ def report(
     ...     print(path.name, path.stat().st_size > 10_000)
     report.html True
     """
+    options = _with_option_values(None, options, "report")
     if isinstance(y_true, CalibrationData) and y_prob is None:
         data = y_true
     else:
         data = as_calibration_data(y_true, y_prob)
-    options = AnalysisOptions(**options)
     with report_output(path) as handle:
         handle.write(render_report(data, options, title=title))
     return Path(path)

@@ -14,15 +14,29 @@ import dataclasses
 import os
 import time
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 
 from calviz._classical import analysis_tests
-from calviz._data import CalibrationData, InputError, as_calibration_data, check_alpha
+from calviz._data import CalibrationData, InputError, as_calibration_data
 from calviz._distance import distance_bounds, smce_witness
 from calviz._ece import reliability
 from calviz._intervals import ece_interval  # noqa: F401 (called through _estimator)
+from calviz._params import (
+    BOOLEAN,
+    NON_NEGATIVE_INT,
+    POSITIVE_INT,
+    POSITIVE_REAL,
+    UNIT_OPEN,
+    Instance,
+    Interval,
+    ListOf,
+    NoneOr,
+    Options,
+    check_param,
+    validate_params,
+)
 from calviz._results import ResultMixin, _jsonable
 from calviz._smooth import smooth_reliability
 from calviz._tcal import adaptive_tcal  # noqa: F401 (called through _estimator)
@@ -55,15 +69,6 @@ __all__ = [
 SCHEMES = ("equal_width", "equal_mass")
 KERNELS = ("reflected_gaussian", "logit_gaussian")
 RESAMPLINGS = ("analytic", "y_only", "consistency", "threshold")
-
-
-def _check_whole(value, name: str, minimum: int) -> None:
-    """An integer (an integral float is accepted) of at least ``minimum``; bools, NaN and ±inf are
-    refused with an InputError (``int(inf)`` would raise OverflowError)."""
-    number = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
-        value, (bool, np.bool_))
-    if not (number and np.isfinite(value) and value == int(value) and value >= minimum):
-        raise InputError(f"{name} must be an integer of at least {minimum}; got {value!r}")
 
 
 @dataclass(frozen=True)
@@ -101,10 +106,19 @@ class AnalysisOptions:
         Run the views that cost more than one pass per change (distance family, bootstrap interval,
         resampled T-Cal) on every row instead of a stated uniform subsample (``calviz.sampling``).
 
+    Raises
+    ------
+    InvalidParameterError
+        A field outside its range or of the wrong type (an :class:`~calviz.data.InputError`, both a
+        ValueError and a TypeError), with the library's one message, e.g. "The 'n_bins' parameter of
+        AnalysisOptions must be an int in [1, inf); got 0."  The constraints are
+        ``AnalysisOptions.parameter_constraints`` (field → constraint); counts are ints (numpy integers
+        too), never floats or bools.
+
     Notes
     -----
     The parameters are attributes under the same names; ``to_dict()`` gives them as a dict and
-    ``replace(**changes)`` a modified copy.
+    ``replace(**changes)`` a modified copy (checked again).
 
     Examples
     --------
@@ -128,31 +142,26 @@ class AnalysisOptions:
     seed: int = 0
     all_rows: bool = False
 
+    #: field → constraint (:mod:`calviz._params`), the estimators' own where the meaning is the same
+    parameter_constraints: ClassVar[dict] = {
+        "target": Options(TARGETS),
+        "class_index": NON_NEGATIVE_INT,
+        "top_k": POSITIVE_INT,
+        "n": NoneOr(Interval(int, 2, None)),
+        "scheme": Options(SCHEMES),
+        "n_bins": POSITIVE_INT,
+        "kernel": Options(KERNELS),
+        "bandwidth": NoneOr(POSITIVE_REAL),
+        "alpha": UNIT_OPEN,
+        "resampling": Options(RESAMPLINGS),
+        "n_resamples": POSITIVE_INT,
+        "seed": NON_NEGATIVE_INT,
+        "all_rows": BOOLEAN,
+    }
+
     def __post_init__(self):
-        if self.target not in TARGETS:
-            raise InputError(f"target must be one of {TARGETS}; got {self.target!r}")
-        if self.scheme not in SCHEMES:
-            raise InputError(f"scheme must be one of {SCHEMES}; got {self.scheme!r}")
-        if self.kernel not in KERNELS:
-            raise InputError(f"kernel must be one of {KERNELS}; got {self.kernel!r}")
-        if self.resampling not in RESAMPLINGS:
-            raise InputError(f"resampling must be one of {RESAMPLINGS}; got {self.resampling!r}")
-        _check_whole(self.n_bins, "n_bins", 1)
-        _check_whole(self.n_resamples, "n_resamples", 1)
-        _check_whole(self.class_index, "class_index", 0)
-        _check_whole(self.top_k, "top_k", 1)
-        _check_whole(self.seed, "seed", 0)
-        if self.n is not None:
-            _check_whole(self.n, "n (subsample size)", 2)
-        if self.bandwidth is not None and not (
-            isinstance(self.bandwidth, (int, float, np.integer, np.floating))
-            and not isinstance(self.bandwidth, (bool, np.bool_))
-            and 0 < float(self.bandwidth) < float("inf")
-        ):
-            raise InputError(f"bandwidth must be positive or None (automatic); got {self.bandwidth!r}")
-        check_alpha(self.alpha)
-        if not isinstance(self.all_rows, (bool, np.bool_)):
-            raise InputError(f"all_rows must be True or False; got {self.all_rows!r}")
+        for name, constraint in self.parameter_constraints.items():
+            check_param(getattr(self, name), name, constraint, "AnalysisOptions")
 
     def replace(self, **changes) -> AnalysisOptions:
         return dataclasses.replace(self, **changes)
@@ -161,9 +170,26 @@ class AnalysisOptions:
         return dataclasses.asdict(self)
 
 
+def _with_option_values(options: AnalysisOptions | None, values: dict, caller: str) -> AnalysisOptions:
+    """``options`` (default :class:`AnalysisOptions`) with the fields in ``values`` replaced: the keyword
+    options of an entry point (``analyze(data, n_bins=10)``), checked against
+    ``AnalysisOptions.parameter_constraints`` with the uniform message naming that entry point."""
+    options = options or AnalysisOptions()
+    if not values:
+        return options
+    constraints = AnalysisOptions.parameter_constraints
+    for name, value in values.items():
+        if name not in constraints:
+            raise TypeError(f"{caller}() got an unexpected keyword argument {name!r}; the analysis options "
+                            f"are {', '.join(constraints)}")
+        check_param(value, name, constraints[name], caller)
+    return options.replace(**values)
+
+
 # -- data preparation -------------------------------------------------------------------------------
 
 
+@validate_params({"scalar": BOOLEAN})
 def analysis_target(data: CalibrationData, options: AnalysisOptions, *, scalar: bool = False) -> Target:
     """The calibration target these options analyse (decided by :func:`calviz.targets.resolve`).
 
@@ -263,6 +289,7 @@ def resolve_target(data: CalibrationData, options: AnalysisOptions) -> str:
     return analysis_target(data, options).name
 
 
+@validate_params({"target": Options(TARGETS)})
 def scalar_target(data: CalibrationData, target: str) -> str:
     """The scalar target a resolved target is shown through.
 
@@ -425,6 +452,7 @@ def prepare(data: CalibrationData, options: AnalysisOptions) -> CalibrationData:
     return data
 
 
+@validate_params({"scalar": BOOLEAN})
 def analysis_view(data: CalibrationData, options: AnalysisOptions, *, scalar: bool = True):
     """(z, y) arrays for the chosen target.
 
@@ -742,6 +770,7 @@ def multi_reliability_panels(
     return "class", index, tuple(f"class {c}" for c in index), omitted
 
 
+@validate_params({"resampling": NoneOr(Options(RESAMPLINGS))})
 def compute_tcal(data: CalibrationData, options: AnalysisOptions, resampling: str | None = None):
     """Adaptive multi-scale T-Cal (``calviz.tcal.adaptive_tcal``).
 
@@ -940,6 +969,7 @@ def compute_distance(data: CalibrationData, options: AnalysisOptions):
     return distance_bounds(data, target=target), smce_witness(data, target=target)
 
 
+@validate_params({"band": BOOLEAN})
 def compute_smooth(data: CalibrationData, options: AnalysisOptions, *, band: bool = True):
     """Smooth reliability curve with a pointwise resampled band (``calviz.smooth.smooth_reliability``).
 
@@ -1161,6 +1191,10 @@ class Analysis(ResultMixin):
         return out
 
 
+#: the views :func:`analyze` computes (``views=``): the names of ``COMPUTE`` that are results of an Analysis
+VIEWS = tuple(view for view in COMPUTE if view in {f.name for f in dataclasses.fields(Analysis)})
+
+
 def _result_dict(value):
     if value is None:
         return None
@@ -1171,6 +1205,8 @@ def _result_dict(value):
     return _jsonable(value)
 
 
+@validate_params({"options": NoneOr(Instance(AnalysisOptions)), "resampled": BOOLEAN,
+                  "views": NoneOr(ListOf(Options(VIEWS)))})
 def analyze(
     data,
     options: AnalysisOptions | None = None,
@@ -1204,8 +1240,10 @@ def analyze(
         Target, bins, level, resampling, … (defaults: :class:`AnalysisOptions`).
     resampled : bool, default True
         Also compute the resampled T-Cal decision and the bootstrap interval.
-    views : tuple of str, optional
-        Compute only these views (names of ``COMPUTE``).
+    views : list, tuple or set of str, optional
+        Compute only these views, among ``VIEWS``: ``"reliability"``, ``"smooth"``, ``"tcal"``,
+        ``"tcal_resampled"``, ``"interval"``, ``"bootstrap"``, ``"distance"`` (with the witness),
+        ``"classical"``.  A single name is passed as a one-element tuple, e.g. ``views=("tcal",)``.
     group : array-like or str, optional
         Group values, one per row, or a column name of the predictions file (see above).
     **option_values
@@ -1217,6 +1255,17 @@ def analyze(
         One result per view — ``reliability``, ``smooth``, ``tcal`` (analytic) and ``tcal_resampled``,
         ``interval`` and ``bootstrap``, ``distance`` and ``witness``, ``classical`` — with ``summary``,
         ``options``, ``timings`` and ``errors`` (views that could not be computed, and why).
+
+    Raises
+    ------
+    InvalidParameterError
+        An option outside its range or of the wrong type — ``options``, ``resampled``, ``views`` or one of
+        ``**option_values`` (checked against ``AnalysisOptions.parameter_constraints``) — before any file
+        is read, with the uniform message naming ``analyze``: "The 'n_bins' parameter of analyze must be
+        an int in [1, inf); got 0."  (A field of an ``AnalysisOptions`` built beforehand is refused when
+        it is built, naming ``AnalysisOptions``.)
+    TypeError
+        A keyword that is no field of :class:`AnalysisOptions`.
 
     References
     ----------
@@ -1239,6 +1288,7 @@ def analyze(
     >>> result.tcal.reject, round(result.interval.estimate, 3), result.summary.target
     (True, 0.11, 'binary')
     """
+    options = _with_option_values(options, option_values, "analyze")  # before a file is read
     path = None
     if isinstance(data, (str, os.PathLike)):
         from calviz.io import read_predictions
@@ -1248,11 +1298,6 @@ def analyze(
         data = as_calibration_data(*data)
     if not is_distributed(data):  # (distributed data: validated by calviz.dask.open_source)
         data = as_calibration_data(data)
-    options = (
-        (options or AnalysisOptions()).replace(**option_values)
-        if option_values
-        else (options or AnalysisOptions())
-    )
     prepared = prepare(data, options)
     selected = views or tuple(
         v for v in COMPUTE if v != "smooth_curve" and (resampled or v not in ("tcal_resampled", "bootstrap"))

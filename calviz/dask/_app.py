@@ -17,7 +17,7 @@ from typing import Any
 
 from calviz import analysis
 from calviz._data import InputError
-from calviz._params import Interval, validate_params
+from calviz._params import Instance, Interval, NoneOr, validate_params
 from calviz.dask._data import (
     DaskCalibrationData,
     as_dask_data,
@@ -363,7 +363,7 @@ def _source(data: DaskCalibrationData, client, scheduler, distance_sample: int) 
     return DistributedSource(data, client, name, n, correct, confidence, int(distance_sample))
 
 
-@validate_params(_DISTANCE_SAMPLE)
+@validate_params({**_DISTANCE_SAMPLE, "options": NoneOr(Instance(analysis.AnalysisOptions))})
 def analyze_parquet(path, *, scheduler=None, y_true: str | None = None,
                     y_prob: str | Sequence[str] | None = None, prob_prefix: str | None = None, options=None,
                     distance_sample: int = SAMPLED_ROWS["distance"],
@@ -389,7 +389,8 @@ def analyze_parquet(path, *, scheduler=None, y_true: str | None = None,
     distance_sample : int, default 200000
         Rows of the distance measures' subsample.
     **option_values
-        Fields of ``options`` to override.
+        Fields of ``options`` to override (checked before the data is opened; a bad value is refused with
+        the uniform message naming ``analyze_parquet``).
 
     Returns
     -------
@@ -424,7 +425,9 @@ def analyze_parquet(path, *, scheduler=None, y_true: str | None = None,
     >>> bool(np.isclose(result.interval.estimate, calviz.ece_interval(y, p, n_bins=10).estimate, rtol=1e-12))
     True
     """
+    # the keyword options are checked (naming analyze_parquet) before the data is opened
+    options = analysis._with_option_values(options, option_values, "analyze_parquet")
     data = _open_data(path, y_true, y_prob, prob_prefix)
     client = get_client(scheduler) if isinstance(scheduler, str) else scheduler  # None: dask's scheduler
     source = _source(data, client, scheduler, distance_sample)
-    return analysis.analyze(source, options or analysis.AnalysisOptions(), **option_values)
+    return analysis.analyze(source, options)
