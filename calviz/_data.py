@@ -46,6 +46,19 @@ class InputError(ValueError):
 
 InputError.__module__ = "calviz"  # tracebacks name it where users import it from: calviz.InputError
 
+# here, below InputError: calviz._params imports InputError from this module
+from calviz._params import (  # noqa: E402
+    BOOLEAN,
+    NON_NEGATIVE_INT,
+    SEED,
+    Interval,
+    InvalidParameterError,
+    check_param,
+    parameter_message,
+    positional_deprecated,
+    validate_params,
+)
+
 
 def _first_bad(mask: np.ndarray) -> int:
     return int(np.flatnonzero(mask.reshape(mask.shape[0], -1).any(axis=1))[0])
@@ -329,12 +342,9 @@ class CalibrationData:
 
     def topk(self, k: int) -> tuple[np.ndarray, np.ndarray]:
         """Top-1-to-k view (Sun et al., 2024): the k largest probabilities sorted decreasingly (n, k) and the
-        matching label indicators (n, k).  Ties keep class order (stable sort), so topk(1) == top1()."""
-        if isinstance(k, (bool, np.bool_)) or not isinstance(k, (int, np.integer)):
-            raise InputError(f"top_k must be an integer; got {k!r}")
-        k = int(k)
-        if not 1 <= k <= self.n_classes:
-            raise InputError(f"top_k must be in 1..{self.n_classes}; got {k}")
+        matching label indicators (n, k).  Ties keep class order (stable sort), so topk(1) == top1().
+        ``k`` is an int in [1, K]."""
+        k = _check_in(k, "k", 1, self.n_classes, "CalibrationData.topk", " (the number of classes)")
 
         def make():
             full = self.full_probs()
@@ -345,12 +355,10 @@ class CalibrationData:
 
     def classwise(self, class_index: int, *, cache: bool = True) -> tuple[np.ndarray, np.ndarray]:
         """One-vs-rest view for one class: (P(y = c), 1{y = c}).  ``cache=False`` does not keep the two
-        arrays on the data (a pass over every class would otherwise hold K·n·16 bytes)."""
-        if isinstance(class_index, (bool, np.bool_)) or not isinstance(class_index, (int, np.integer)):
-            raise InputError(f"class_index must be an integer; got {class_index!r}")
-        c = int(class_index)
-        if not 0 <= c < self.n_classes:
-            raise InputError(f"class_index must be in 0..{self.n_classes - 1}; got {c}")
+        arrays on the data (a pass over every class would otherwise hold K·n·16 bytes).  ``class_index``
+        is an int in [0, K − 1]."""
+        c = _check_in(class_index, "class_index", 0, self.n_classes - 1, "CalibrationData.classwise")
+        check_param(cache, "cache", BOOLEAN, "CalibrationData.classwise")
 
         def make():
             return self._class_probs(c), (self.labels == c).astype(np.float64)
@@ -371,22 +379,23 @@ class CalibrationData:
         return CalibrationData(_readonly_view(self.probs[idx]), _readonly_view(self.labels[idx]))
 
     def subsample(self, n: int, seed=None) -> CalibrationData:
-        """A uniform subsample of n rows without replacement (reproducible with ``seed``: an int, None
-        or a numpy Generator).  ``n >= self.n`` returns the data unchanged."""
-        if isinstance(n, (bool, np.bool_)) or not isinstance(n, (int, np.integer)):
-            raise InputError(f"subsample size must be an integer; got {n!r}")
-        if n < 2:
-            raise InputError(f"subsample size must be at least 2; got {n}")
+        """A uniform subsample of n rows without replacement (``n``: an int in [2, inf); reproducible with
+        ``seed``: None, a non-negative int or a numpy Generator).  ``n >= self.n`` returns the data
+        unchanged."""
+        check_param(n, "n", _SUBSAMPLE_SIZE, "CalibrationData.subsample")
+        check_param(seed, "seed", SEED, "CalibrationData.subsample")
         if n >= self.n:
             return self
         return self._rows(self.subsample_rows(n, seed))
 
     def subsample_rows(self, n: int, seed=None) -> np.ndarray:
-        """The sorted row indices :meth:`subsample` keeps (n < number of rows), e.g. to subsample a
-        column that belongs to the same rows."""
+        """The sorted row indices :meth:`subsample` keeps (``n``: an int in [0, number of rows]), e.g. to
+        subsample a column that belongs to the same rows."""
         from calviz._params import as_generator
 
-        return np.sort(as_generator(seed, "subsample").choice(self.n, size=int(n), replace=False))
+        n = _check_in(n, "n", 0, self.n, "CalibrationData.subsample_rows")
+        rng = as_generator(seed, "CalibrationData.subsample_rows")
+        return np.sort(rng.choice(self.n, size=n, replace=False))
 
     def view(
         self, target: str = "auto", *, top_k: int = 1, class_index: int = 0
@@ -395,12 +404,28 @@ class CalibrationData:
 
         ``auto``: binary data → ``binary``; multiclass → ``top1`` (``topk`` when ``top_k > 1``).
         ``binary``/``top1``/``classwise`` return 1-D arrays; ``topk`` and ``full`` return (n, k) arrays.
+        ``top_k`` is an int in [1, K] and ``class_index`` an int in [0, K − 1] (checked as by
+        :func:`calviz.targets.resolve`).
         """
         from calviz.targets import resolve
 
-        return resolve(self, target, top_k, class_index).view(self)
+        return resolve(self, target, top_k, class_index, caller="CalibrationData.view").view(self)
 
 
+#: ``n`` of :meth:`CalibrationData.subsample`
+_SUBSAMPLE_SIZE = Interval(int, 2, None)
+
+
+def _check_in(value, name: str, low: int, high: int, caller: str, note: str = "") -> int:
+    """``value`` as an int if it is one in [low, high], else the uniform message (with ``note`` after
+    the range, as :func:`calviz.targets.resolve` words the number of classes)."""
+    constraint = Interval(int, low, high)
+    if not constraint.accepts(value):
+        raise InvalidParameterError(parameter_message(name, caller, f"{constraint}{note}", value))
+    return int(value)
+
+
+@validate_params({"renormalize": BOOLEAN, "min_samples": NON_NEGATIVE_INT, "logits": BOOLEAN})
 def as_calibration_data(
     y_true,
     y_prob=None,
@@ -428,7 +453,7 @@ def as_calibration_data(
     renormalize : bool, default False
         Divide each probability row by its sum instead of refusing rows that do not sum to 1.
     min_samples : int, default 2
-        Fewest rows accepted.
+        Fewest rows accepted (an int ≥ 0).
     logits : bool, default False
         ``y_prob`` holds unnormalised scores, turned into probabilities by a numerically stable softmax
         per row (a sigmoid for a single column) — :func:`from_logits`.
@@ -441,7 +466,9 @@ def as_calibration_data(
     Raises
     ------
     InputError
-        With a message naming the row / column and the rule broken.
+        With a message naming the row / column and the rule broken; an option of the wrong type or out
+        of range (e.g. ``logits="no"``) is an :class:`~calviz._params.InvalidParameterError`, an
+        InputError with the uniform parameter message.
 
     Examples
     --------
@@ -539,10 +566,6 @@ def binary_view(
     data = as_calibration_data(y_true, y_prob, min_samples=min_samples)
     target = resolve(data, target, 1, class_index, allowed=("auto", *SCALAR_TARGETS), caller=caller)
     return target.view(data)
-
-
-# here, not at the top: calviz._params imports InputError from this module
-from calviz._params import positional_deprecated  # noqa: E402
 
 
 @positional_deprecated("y_true")

@@ -44,6 +44,7 @@ from typing import Literal
 import numpy as np
 
 from calviz._data import CalibrationData, InputError, as_calibration_data
+from calviz._params import SEED, Instance, Interval, NoneOr, validate_params
 from calviz._recalibration import calibrated_classifier, fit_temperature, softmax
 from calviz._results import ResultMixin
 
@@ -380,6 +381,7 @@ def list_datasets() -> list[DatasetInfo]:
     return out
 
 
+@validate_params({"name": Instance(str)})
 def dataset_info(name: str) -> DatasetInfo:
     """The :class:`DatasetInfo` of one embedded dataset.
 
@@ -396,7 +398,8 @@ def dataset_info(name: str) -> DatasetInfo:
     Raises
     ------
     InputError
-        For an unknown name.
+        For an unknown name (the message lists the names); a name that is not a str is refused with
+        the uniform parameter message.
 
     Examples
     --------
@@ -416,6 +419,7 @@ def _unknown(name: str) -> str:
     return f"unknown dataset {name!r}; choose one of: {', '.join(names)}"
 
 
+@validate_params({"name": Instance(str), "n": NoneOr(Interval(int, 2, None)), "seed": SEED})
 def load_dataset(name: str = DEFAULT_DATASET, *, n: int | None = None, seed: int = 0) -> CalibrationData:
     """Load an embedded dataset as validated :class:`~calviz.data.CalibrationData`.
 
@@ -429,14 +433,21 @@ def load_dataset(name: str = DEFAULT_DATASET, *, n: int | None = None, seed: int
     name : str, default "tabular-gnb"
         A name from :func:`list_datasets`.
     n : int, optional
-        Rows.
-    seed : int, default 0
-        Seed of the subsample or the scenario.
+        Rows (an int ≥ 2; for a model dataset at most its held-out size).
+    seed : int, None or numpy.random.Generator, default 0
+        Seed of the subsample or the scenario (an int ≥ 0, as everywhere in calviz).
 
     Returns
     -------
     CalibrationData
         The predictions and labels.
+
+    Raises
+    ------
+    InputError
+        For an unknown name (the message lists the names) or ``n`` above a model dataset's held-out
+        size; an option of the wrong type or out of range is refused with the uniform parameter
+        message.
 
     Examples
     --------
@@ -449,9 +460,7 @@ def load_dataset(name: str = DEFAULT_DATASET, *, n: int | None = None, seed: int
     False
     """
     if n is not None:
-        if isinstance(n, bool) or int(n) != n or n < 2:
-            raise InputError(f"n must be an integer >= 2; got {n!r}")
-        n = int(n)
+        n = int(n)  # a numpy integer too
     for model_name, family, model, recal in _model_names():
         if model_name == name:
             y_true, y_prob = _model_predictions(name, family, model, recal)

@@ -45,6 +45,7 @@ from calviz._data import (
     cell_repr,
     check_unique_columns,
 )
+from calviz._params import BOOLEAN, NON_NEGATIVE_INT, Instance, NoneOr, Options, validate_params
 
 __all__ = ["read_predictions", "read_predictions_bytes", "write_predictions", "select_columns",
            "COLUMN_NAMES", "FileBackedData", "FORMATS", "DEFAULT_MAX_BYTES"]
@@ -66,12 +67,54 @@ DEFAULT_MAX_BYTES = 2**31
 _MAGIC = ((b"\x93NUMPY", "npy"), (b"PK\x03\x04", "npz"), (b"PAR1", "parquet"))
 
 
+def _format_name(value: str) -> str:
+    """A format name as given (any case, with or without a leading dot; an extension such as "pq" or
+    "tsv" names its format) → one of :data:`FORMATS`, or the normalised text when it names none."""
+    fmt = value.lower().lstrip(".")
+    return {"pq": "parquet", "txt": "csv", "tsv": "csv"}.get(fmt, fmt)
+
+
+class _Format(Options):
+    """``format``: one of :data:`FORMATS`, spelt in any case or as an extension (".csv", "pq")."""
+
+    def accepts(self, value) -> bool:
+        return isinstance(value, str) and _format_name(value) in self.values
+
+
+class _ProbColumns:
+    """``y_prob``: one column name, or a non-empty list (or tuple) of the probability columns' names."""
+
+    def __str__(self) -> str:
+        return "a str or a non-empty list of str"
+
+    def accepts(self, value) -> bool:
+        if isinstance(value, str):
+            return True
+        return isinstance(value, (list, tuple)) and len(value) > 0 and all(isinstance(v, str) for v in value)
+
+
+_NAME = Instance(str)
+#: the options :func:`read_predictions` and :func:`read_predictions_bytes` share
+_READ_OPTIONS = {
+    "format": NoneOr(_Format(FORMATS)),
+    "y_true": _NAME,
+    "y_prob": _ProbColumns(),
+    "prob_prefix": _NAME,
+    "confidence": _NAME,
+    "correct": _NAME,
+    "renormalize": BOOLEAN,
+    "max_bytes": NoneOr(NON_NEGATIVE_INT),
+    "logits": BOOLEAN,
+}
+
+
+@validate_params({**_READ_OPTIONS, "keep_matrix": BOOLEAN})
 def read_predictions(
     path_or_buffer,
     *,
     format: str | None = None,
     y_true: str = "y_true",
-    y_prob: str = "y_prob",
+    y_prob: str | list[str] = "y_prob",
     prob_prefix: str = "p_",
     confidence: str = "confidence",
     correct: str = "correct",
@@ -94,15 +137,19 @@ def read_predictions(
         The predictions.
     format : {"csv", "parquet", "npz", "npy"}, optional
         By default from the file extension (``.csv/.txt/.tsv``, ``.parquet/.pq``, ``.npz``, ``.npy``),
-        else from the first bytes.
-    y_true, y_prob, prob_prefix, confidence, correct : str
-        Column / array names (defaults "y_true", "y_prob", "p_", "confidence", "correct").
+        else from the first bytes.  Case does not matter, and an extension (".csv", "pq") names its
+        format.
+    y_true, prob_prefix, confidence, correct : str
+        Column / array names (defaults "y_true", "p_", "confidence", "correct").
+    y_prob : str or list of str, default "y_prob"
+        The binary P(y = 1) column, or a list naming the probability columns themselves.
     renormalize : bool, default False
         Rescale multiclass rows to sum to 1.
     max_bytes : int or None, default 2**31
-        Bound on the file size and on the uncompressed size of NPZ arrays / Parquet columns (None: no
-        limit).
+        Bound (an int ≥ 0) on the file size and on the uncompressed size of NPZ arrays / Parquet
+        columns (None: no limit).
     logits : bool, default False
+        Read the probability columns as logits (a stable softmax per row, a sigmoid for one column).
     keep_matrix : bool, default True
         False (large multiclass CSV / Parquet files analysed for a scalar target: top-1 or one class
         against the rest): the file is read and validated a block of rows at a time and the (n, K)
@@ -110,7 +157,6 @@ def read_predictions(
         correct); each class's column goes to a temporary file and is read back when a one-vs-rest view
         needs it (:class:`FileBackedData`).  Every view gives the same numbers as with the whole matrix
         and every row is validated, with the same messages.  Other formats ignore it.
-        Read the probability columns as logits (a stable softmax per row, a sigmoid for one column).
 
     Returns
     -------
@@ -122,7 +168,8 @@ def read_predictions(
     InputError
         Starting with the file name and naming the column and row: missing columns (listing those
         found), non-numeric or empty cells, empty files, unknown formats, files over ``max_bytes``, and
-        every rule of :func:`calviz.as_calibration_data`.
+        every rule of :func:`calviz.as_calibration_data`.  An option of the wrong type or out of range
+        is refused first, with the uniform parameter message (no file name).
 
     Examples
     --------
@@ -162,13 +209,14 @@ def read_predictions(
         raise InputError(f"{label}: {exc}") from None
 
 
+@validate_params(_READ_OPTIONS)
 def read_predictions_bytes(
     data: bytes,
     filename: str,
     *,
     format: str | None = None,
     y_true: str = "y_true",
-    y_prob: str = "y_prob",
+    y_prob: str | list[str] = "y_prob",
     prob_prefix: str = "p_",
     confidence: str = "confidence",
     correct: str = "correct",
@@ -217,6 +265,7 @@ def read_predictions_bytes(
     )
 
 
+@validate_params({"format": NoneOr(_Format(FORMATS)), "prob_prefix": _NAME})
 def write_predictions(path, data, y_prob=None, *, format: str | None = None, prob_prefix: str = "p_") -> Path:
     """Write predictions in the layout :func:`read_predictions` reads back.
 
@@ -232,7 +281,7 @@ def write_predictions(path, data, y_prob=None, *, format: str | None = None, pro
     y_prob : array-like, optional
         Probabilities when ``data`` holds the labels.
     format : {"csv", "parquet", "npz", "npy"}, optional
-        The file format.
+        The file format (any case, or an extension such as ".csv" or "pq").
     prob_prefix : str, default "p_"
         Prefix of the multiclass probability columns.
 
@@ -322,12 +371,8 @@ def _check_size(size: int, max_bytes, label: str) -> None:
 
 
 def _resolve_format(format, label: str, raw) -> str:
-    if format is not None:
-        fmt = str(format).lower().lstrip(".")
-        fmt = {"pq": "parquet", "txt": "csv", "tsv": "csv"}.get(fmt, fmt)
-        if fmt not in FORMATS:
-            raise InputError(f"{label}: unknown format {format!r}; supported: {', '.join(FORMATS)}")
-        return fmt
+    if format is not None:  # checked by the public functions (validate_params)
+        return _format_name(format)
     name = label.lower()
     for fmt, extensions in FORMATS.items():
         if name.endswith(extensions):

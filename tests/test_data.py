@@ -347,7 +347,7 @@ def test_multiclass_views_and_top_k_ties():
     for bad in (-1, 3, 0.5):
         with pytest.raises(InputError):
             d.classwise(bad)
-    with pytest.raises(InputError, match="'target' parameter must be a str among"):
+    with pytest.raises(InputError, match="'target' parameter of CalibrationData.view must be a str among"):
         d.view("nonsense")
     # views are read-only and cached
     assert d.topk(2) is d.topk(2)

@@ -199,7 +199,7 @@ def test_unknown_format_missing_file_and_size_limit(tmp_path, binary):
     (tmp_path / "x.xlsx").write_bytes(b"PK\x05\x06" + b"\x00" * 20)
     with pytest.raises(InputError, match="unknown format"):
         read_predictions(tmp_path / "x.xlsx")
-    with pytest.raises(InputError, match="unknown format 'xls'"):
+    with pytest.raises(InputError, match=r"^The 'format' parameter of read_predictions .+; got 'xls'\.$"):
         read_predictions(tmp_path / "x.xlsx", format="xls")
     with pytest.raises(InputError, match="no such file"):
         read_predictions(tmp_path / "missing.csv")
