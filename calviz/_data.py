@@ -19,11 +19,25 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from calviz._errors import InputError
 from calviz._kernels.validation import (
     all_in_unit,
     int_labels_in_range,
     labels_to_int64,
     max_row_sum_deviation,
+)
+from calviz._params import (
+    BOOLEAN,
+    NON_NEGATIVE_INT,
+    SEED,
+    UNIT_OPEN,
+    Interval,
+    InvalidParameterError,
+    as_generator,
+    check_param,
+    parameter_message,
+    positional_deprecated,
+    validate_params,
 )
 
 __all__ = [
@@ -39,25 +53,6 @@ __all__ = [
 
 #: Row sums of a multiclass ``y_prob`` may deviate from 1 by this much (float32 storage round-off).
 SIMPLEX_TOLERANCE = 1e-6
-
-class InputError(ValueError):
-    """Input that calviz refuses, with a message naming the row/column and the rule broken."""
-
-
-InputError.__module__ = "calviz"  # tracebacks name it where users import it from: calviz.InputError
-
-# here, below InputError: calviz._params imports InputError from this module
-from calviz._params import (  # noqa: E402
-    BOOLEAN,
-    NON_NEGATIVE_INT,
-    SEED,
-    Interval,
-    InvalidParameterError,
-    check_param,
-    parameter_message,
-    positional_deprecated,
-    validate_params,
-)
 
 
 def _first_bad(mask: np.ndarray) -> int:
@@ -391,8 +386,6 @@ class CalibrationData:
     def subsample_rows(self, n: int, seed=None) -> np.ndarray:
         """The sorted row indices :meth:`subsample` keeps (``n``: an int in [0, number of rows]), e.g. to
         subsample a column that belongs to the same rows."""
-        from calviz._params import as_generator
-
         n = _check_in(n, "n", 0, self.n, "CalibrationData.subsample_rows")
         rng = as_generator(seed, "CalibrationData.subsample_rows")
         return np.sort(rng.choice(self.n, size=n, replace=False))
@@ -621,6 +614,5 @@ def from_logits(logits, *, y_true=None):
 
 def check_alpha(alpha: float, name: str = "alpha", caller: str | None = None) -> float:
     """α must be a number in the open interval (0, 1) (the uniform message of :mod:`calviz._params`)."""
-    from calviz._params import UNIT_OPEN, check_param
 
     return float(check_param(alpha, name, UNIT_OPEN, caller))

@@ -5,7 +5,7 @@ spirit of scikit-learn's ``validate_params``) and refuses a bad value with one u
 
     The 'n_bins' parameter of binned_ece must be an int in [1, inf); got 0.
 
-The error is an :class:`InvalidParameterError`, both a ``ValueError`` (an :class:`~calviz.data.InputError`)
+The error is an :class:`InvalidParameterError`, both a ``ValueError`` (an :class:`calviz.InputError`)
 and a ``TypeError``, whichever way the value is wrong.
 
 Defaults: calibration *tests* use the level ``ALPHA`` = 0.05; confidence *intervals* and bands use the
@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterable
 
 import numpy as np
 
-from calviz._data import InputError
+from calviz._errors import InputError
 
 __all__ = [
     "ALPHA",

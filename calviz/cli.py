@@ -220,13 +220,20 @@ def options_from_args(args):
     from calviz._data import InputError
     from calviz.analysis import AnalysisOptions
 
+    values = dict(
+        target=args.target, class_index=args.class_index, top_k=args.top_k, n=args.subsample,
+        scheme=args.scheme, n_bins=args.n_bins, kernel=args.kernel, bandwidth=args.bandwidth,
+        alpha=args.alpha, resampling=args.resampling, n_resamples=args.n_resamples, seed=args.seed,
+        all_rows=bool(getattr(args, "all_rows", False)),
+    )
+    # the options' own rules, worded with the flag the user typed rather than the field's Python name
+    for name, value in values.items():
+        rule = AnalysisOptions.parameter_constraints[name]
+        if not rule.accepts(value):
+            flag = "--subsample" if name == "n" else "--" + name.replace("_", "-")
+            raise CLIError(f"{flag} must be {getattr(rule, 'inner', rule)}; got {value!r}")  # (None: omitted)
     try:
-        return AnalysisOptions(
-            target=args.target, class_index=args.class_index, top_k=args.top_k, n=args.subsample,
-            scheme=args.scheme, n_bins=args.n_bins, kernel=args.kernel, bandwidth=args.bandwidth,
-            alpha=args.alpha, resampling=args.resampling, n_resamples=args.n_resamples, seed=args.seed,
-            all_rows=bool(getattr(args, "all_rows", False)),
-        )
+        return AnalysisOptions(**values)
     except InputError as exc:
         raise CLIError(str(exc)) from None
 

@@ -335,13 +335,14 @@ def test_dashboard_controls_build_int_options():
     assert controls.options(50).n is None and Controls(bandwidth=0.0).options(10).bandwidth is None
 
 
-@pytest.mark.parametrize("flag, value, param", [
-    ("--n-bins", "0", "n_bins"), ("--subsample", "1", "n"), ("--alpha", "nan", "alpha"),
-    ("--bandwidth", "-1", "bandwidth")])
-def test_cli_reports_the_uniform_message(flag, value, param, capsys):
+@pytest.mark.parametrize("flag, value, rule", [
+    ("--n-bins", "0", "an int in [1, inf)"), ("--subsample", "1", "an int in [2, inf)"),
+    ("--alpha", "nan", "a float in (0, 1)"), ("--bandwidth", "-1", "a float in (0, inf)")])
+def test_cli_names_the_flag_with_the_options_rule(flag, value, rule, capsys):
+    """The command line states the rule of AnalysisOptions, naming the flag the user typed."""
     from calviz import cli
 
     assert cli.main(["check", "dataset:breast-cancer-gnb", flag, value]) == cli.EXIT_INPUT
     err = capsys.readouterr().err
-    assert f"The '{param}' parameter of AnalysisOptions must be " in err
-    assert "Traceback" not in err
+    assert f"{flag} must be {rule}; got " in err
+    assert "AnalysisOptions" not in err and "Traceback" not in err
