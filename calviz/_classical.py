@@ -532,7 +532,7 @@ def spiegelhalter_test(
     ----------
     y_true : array-like of shape (n,) or (n, K), or CalibrationData
         Labels: 0/1 for binary predictions; class indices 0..K−1 (or one-hot rows) for (n, K) ones.  A
-        validated :class:`~calviz.data.CalibrationData` may be passed alone (``y_prob`` omitted).
+        validated :class:`calviz.CalibrationData` may be passed alone (``y_prob`` omitted).
     y_prob : array-like of shape (n,) or (n, K), optional
         Predicted P(y = 1), or one probability row per sample (rows sum to 1).
     target : {"auto", "binary", "top1", "classwise"}, default "auto"
@@ -592,7 +592,7 @@ def hosmer_lemeshow_test(
     ----------
     y_true : array-like of shape (n,) or (n, K), or CalibrationData
         Labels: 0/1 for binary predictions; class indices 0..K−1 (or one-hot rows) for (n, K) ones.  A
-        validated :class:`~calviz.data.CalibrationData` may be passed alone (``y_prob`` omitted).
+        validated :class:`calviz.CalibrationData` may be passed alone (``y_prob`` omitted).
     y_prob : array-like of shape (n,) or (n, K), optional
         Predicted P(y = 1), or one probability row per sample (rows sum to 1).
     n_groups : int, default 10
@@ -652,7 +652,7 @@ def cox_test(y_true, y_prob=None, *, target: str = "auto", class_index: int = 0)
     ----------
     y_true : array-like of shape (n,) or (n, K), or CalibrationData
         Labels: 0/1 for binary predictions; class indices 0..K−1 (or one-hot rows) for (n, K) ones.  A
-        validated :class:`~calviz.data.CalibrationData` may be passed alone (``y_prob`` omitted).
+        validated :class:`calviz.CalibrationData` may be passed alone (``y_prob`` omitted).
     y_prob : array-like of shape (n,) or (n, K), optional
         Predicted P(y = 1), or one probability row per sample (rows sum to 1).
     target : {"auto", "binary", "top1", "classwise"}, default "auto"
@@ -702,7 +702,7 @@ def kolmogorov_smirnov_test(
     ----------
     y_true : array-like of shape (n,) or (n, K), or CalibrationData
         Labels: 0/1 for binary predictions; class indices 0..K−1 (or one-hot rows) for (n, K) ones.  A
-        validated :class:`~calviz.data.CalibrationData` may be passed alone (``y_prob`` omitted).
+        validated :class:`calviz.CalibrationData` may be passed alone (``y_prob`` omitted).
     y_prob : array-like of shape (n,) or (n, K), optional
         Predicted P(y = 1), or one probability row per sample (rows sum to 1).
     target : {"auto", "binary", "top1", "classwise"}, default "auto"
@@ -747,7 +747,7 @@ def kuiper_test(y_true, y_prob=None, *, target: str = "auto", class_index: int =
     ----------
     y_true : array-like of shape (n,) or (n, K), or CalibrationData
         Labels: 0/1 for binary predictions; class indices 0..K−1 (or one-hot rows) for (n, K) ones.  A
-        validated :class:`~calviz.data.CalibrationData` may be passed alone (``y_prob`` omitted).
+        validated :class:`calviz.CalibrationData` may be passed alone (``y_prob`` omitted).
     y_prob : array-like of shape (n,) or (n, K), optional
         Predicted P(y = 1), or one probability row per sample (rows sum to 1).
     target : {"auto", "binary", "top1", "classwise"}, default "auto"
@@ -799,7 +799,7 @@ def classical_tests(
     ----------
     y_true : array-like of shape (n,) or (n, K), or CalibrationData
         Labels: 0/1 for binary predictions; class indices 0..K−1 (or one-hot rows) for (n, K) ones.  A
-        validated :class:`~calviz.data.CalibrationData` may be passed alone (``y_prob`` omitted).
+        validated :class:`calviz.CalibrationData` may be passed alone (``y_prob`` omitted).
     y_prob : array-like of shape (n,) or (n, K), optional
         Predicted P(y = 1), or one probability row per sample (rows sum to 1).
     alpha : float, default 0.05

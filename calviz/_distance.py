@@ -233,7 +233,7 @@ def smce(y_true, y_prob=None, *, target: str = "auto", class_index: int = 0) -> 
     ----------
     y_true : array-like of shape (n,) or (n, K), or CalibrationData
         Labels: 0/1 for binary predictions; class indices 0..K−1 (or one-hot rows) for (n, K) ones.  A
-        validated :class:`~calviz.data.CalibrationData` may be passed alone (``y_prob`` omitted).
+        validated :class:`calviz.CalibrationData` may be passed alone (``y_prob`` omitted).
     y_prob : array-like of shape (n,) or (n, K), optional
         Predicted P(y = 1), or one probability row per sample (rows sum to 1).
     target : {"auto", "binary", "top1", "classwise"}, default "auto"
@@ -287,7 +287,7 @@ def smce_witness(y_true, y_prob=None, *, target: str = "auto", class_index: int 
     ----------
     y_true : array-like of shape (n,) or (n, K), or CalibrationData
         Labels: 0/1 for binary predictions; class indices 0..K−1 (or one-hot rows) for (n, K) ones.  A
-        validated :class:`~calviz.data.CalibrationData` may be passed alone (``y_prob`` omitted).
+        validated :class:`calviz.CalibrationData` may be passed alone (``y_prob`` omitted).
     y_prob : array-like of shape (n,) or (n, K), optional
         Predicted P(y = 1), or one probability row per sample (rows sum to 1).
     target : {"auto", "binary", "top1", "classwise"}, default "auto"
@@ -451,7 +451,7 @@ def lower_dce(
     ----------
     y_true : array-like of shape (n,) or (n, K), or CalibrationData
         Labels: 0/1 for binary predictions; class indices 0..K−1 (or one-hot rows) for (n, K) ones.  A
-        validated :class:`~calviz.data.CalibrationData` may be passed alone (``y_prob`` omitted).
+        validated :class:`calviz.CalibrationData` may be passed alone (``y_prob`` omitted).
     y_prob : array-like of shape (n,) or (n, K), optional
         Predicted P(y = 1), or one probability row per sample (rows sum to 1).
     grid_step : float, default 0.001
@@ -585,7 +585,7 @@ def rintce(
     ----------
     y_true : array-like of shape (n,) or (n, K), or CalibrationData
         Labels: 0/1 for binary predictions; class indices 0..K−1 (or one-hot rows) for (n, K) ones.  A
-        validated :class:`~calviz.data.CalibrationData` may be passed alone (``y_prob`` omitted).
+        validated :class:`calviz.CalibrationData` may be passed alone (``y_prob`` omitted).
     y_prob : array-like of shape (n,) or (n, K), optional
         Predicted P(y = 1), or one probability row per sample (rows sum to 1).
     width : float
@@ -652,7 +652,7 @@ def sintce(y_true, y_prob=None, *, target: str = "auto", class_index: int = 0) -
     ----------
     y_true : array-like of shape (n,) or (n, K), or CalibrationData
         Labels: 0/1 for binary predictions; class indices 0..K−1 (or one-hot rows) for (n, K) ones.  A
-        validated :class:`~calviz.data.CalibrationData` may be passed alone (``y_prob`` omitted).
+        validated :class:`calviz.CalibrationData` may be passed alone (``y_prob`` omitted).
     y_prob : array-like of shape (n,) or (n, K), optional
         Predicted P(y = 1), or one probability row per sample (rows sum to 1).
     target : {"auto", "binary", "top1", "classwise"}, default "auto"
@@ -741,7 +741,7 @@ def laplace_kce(
     ----------
     y_true : array-like of shape (n,) or (n, K), or CalibrationData
         Labels: 0/1 for binary predictions; class indices 0..K−1 (or one-hot rows) for (n, K) ones.  A
-        validated :class:`~calviz.data.CalibrationData` may be passed alone (``y_prob`` omitted).
+        validated :class:`calviz.CalibrationData` may be passed alone (``y_prob`` omitted).
     y_prob : array-like of shape (n,) or (n, K), optional
         Predicted P(y = 1), or one probability row per sample (rows sum to 1).
     bandwidth : float, default 1.0
@@ -852,7 +852,7 @@ def binned_ece_with_width(
     ----------
     y_true : array-like of shape (n,) or (n, K), or CalibrationData
         Labels: 0/1 for binary predictions; class indices 0..K−1 (or one-hot rows) for (n, K) ones.  A
-        validated :class:`~calviz.data.CalibrationData` may be passed alone (``y_prob`` omitted).
+        validated :class:`calviz.CalibrationData` may be passed alone (``y_prob`` omitted).
     y_prob : array-like of shape (n,) or (n, K), optional
         Predicted P(y = 1), or one probability row per sample (rows sum to 1).
     n_bins : int, default 20
@@ -1122,7 +1122,7 @@ def distance_bounds(
     ----------
     y_true : array-like of shape (n,) or (n, K), or CalibrationData
         Labels: 0/1 for binary predictions; class indices 0..K−1 (or one-hot rows) for (n, K) ones.  A
-        validated :class:`~calviz.data.CalibrationData` may be passed alone (``y_prob`` omitted).
+        validated :class:`calviz.CalibrationData` may be passed alone (``y_prob`` omitted).
     y_prob : array-like of shape (n,) or (n, K), optional
         Predicted P(y = 1), or one probability row per sample (rows sum to 1).
     grid_step : float, default 0.001
@@ -1273,7 +1273,7 @@ def smce_test(
     ----------
     y_true : array-like of shape (n,) or (n, K), or CalibrationData
         Labels: 0/1 for binary predictions; class indices 0..K−1 (or one-hot rows) for (n, K) ones.  A
-        validated :class:`~calviz.data.CalibrationData` may be passed alone (``y_prob`` omitted).
+        validated :class:`calviz.CalibrationData` may be passed alone (``y_prob`` omitted).
     y_prob : array-like of shape (n,) or (n, K), optional
         Predicted P(y = 1), or one probability row per sample (rows sum to 1).
     eps0, eps1 : float

@@ -267,7 +267,7 @@ def binned_ece(
     ----------
     y_true : array-like of shape (n,) or (n, K), or CalibrationData
         Labels: 0/1 for binary predictions; class indices 0..K−1 (or one-hot rows) for (n, K) ones.  A
-        validated :class:`~calviz.data.CalibrationData` may be passed alone (``y_prob`` omitted).
+        validated :class:`calviz.CalibrationData` may be passed alone (``y_prob`` omitted).
     y_prob : array-like of shape (n,) or (n, K), optional
         Predicted P(y = 1), or one probability row per sample (rows sum to 1).
     n_bins : int, default 15
@@ -336,7 +336,7 @@ def debiased_ece(
     ----------
     y_true : array-like of shape (n,) or (n, K), or CalibrationData
         Labels: 0/1 for binary predictions; class indices 0..K−1 (or one-hot rows) for (n, K) ones.  A
-        validated :class:`~calviz.data.CalibrationData` may be passed alone (``y_prob`` omitted).
+        validated :class:`calviz.CalibrationData` may be passed alone (``y_prob`` omitted).
     y_prob : array-like of shape (n,) or (n, K), optional
         Predicted P(y = 1), or one probability row per sample (rows sum to 1).
     n_bins : int, default 15
@@ -395,7 +395,7 @@ def unbiased_ece(
     ----------
     y_true : array-like of shape (n,) or (n, K), or CalibrationData
         Labels: 0/1 for binary predictions; class indices 0..K−1 (or one-hot rows) for (n, K) ones.  A
-        validated :class:`~calviz.data.CalibrationData` may be passed alone (``y_prob`` omitted).
+        validated :class:`calviz.CalibrationData` may be passed alone (``y_prob`` omitted).
     y_prob : array-like of shape (n,) or (n, K), optional
         Predicted P(y = 1), or one probability row per sample (rows sum to 1).
     n_bins : int, default 15
@@ -455,7 +455,7 @@ def kumar_debiased_ece(
     ----------
     y_true : array-like of shape (n,) or (n, K), or CalibrationData
         Labels: 0/1 for binary predictions; class indices 0..K−1 (or one-hot rows) for (n, K) ones.  A
-        validated :class:`~calviz.data.CalibrationData` may be passed alone (``y_prob`` omitted).
+        validated :class:`calviz.CalibrationData` may be passed alone (``y_prob`` omitted).
     y_prob : array-like of shape (n,) or (n, K), optional
         Predicted P(y = 1), or one probability row per sample (rows sum to 1).
     n_bins : int, default 15
@@ -513,7 +513,7 @@ def mce(
     ----------
     y_true : array-like of shape (n,) or (n, K), or CalibrationData
         Labels: 0/1 for binary predictions; class indices 0..K−1 (or one-hot rows) for (n, K) ones.  A
-        validated :class:`~calviz.data.CalibrationData` may be passed alone (``y_prob`` omitted).
+        validated :class:`calviz.CalibrationData` may be passed alone (``y_prob`` omitted).
     y_prob : array-like of shape (n,) or (n, K), optional
         Predicted P(y = 1), or one probability row per sample (rows sum to 1).
     n_bins : int, default 15
@@ -570,7 +570,7 @@ def ace(
     ----------
     y_true : array-like of shape (n,) or (n, K), or CalibrationData
         Labels: 0/1 for binary predictions; class indices 0..K−1 (or one-hot rows) for (n, K) ones.  A
-        validated :class:`~calviz.data.CalibrationData` may be passed alone (``y_prob`` omitted).
+        validated :class:`calviz.CalibrationData` may be passed alone (``y_prob`` omitted).
     y_prob : array-like of shape (n,) or (n, K), optional
         Predicted P(y = 1), or one probability row per sample (rows sum to 1).
     n_bins : int, default 15
@@ -733,7 +733,7 @@ def reliability(
     ----------
     y_true : array-like of shape (n,) or (n, K), or CalibrationData
         Labels: 0/1 for binary predictions; class indices 0..K−1 (or one-hot rows) for (n, K) ones.  A
-        validated :class:`~calviz.data.CalibrationData` may be passed alone (``y_prob`` omitted).
+        validated :class:`calviz.CalibrationData` may be passed alone (``y_prob`` omitted).
     y_prob : array-like of shape (n,) or (n, K), optional
         Predicted P(y = 1), or one probability row per sample (rows sum to 1).
     n_bins : int, default 15

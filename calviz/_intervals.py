@@ -251,7 +251,7 @@ def ece_interval(
     ----------
     y_true : array-like of shape (n,) or (n, K), or CalibrationData
         Labels: 0/1 for binary predictions; class indices 0..K−1 (or one-hot rows) for (n, K) ones.  A
-        validated :class:`~calviz.data.CalibrationData` may be passed alone (``y_prob`` omitted).
+        validated :class:`calviz.CalibrationData` may be passed alone (``y_prob`` omitted).
     y_prob : array-like of shape (n,) or (n, K), optional
         Predicted P(y = 1), or one probability row per sample (rows sum to 1).
     n_bins : int, default 15

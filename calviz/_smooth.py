@@ -677,7 +677,7 @@ def smooth_ece(
     ----------
     y_true : array-like of shape (n,) or (n, K), or CalibrationData
         Labels: 0/1 for binary predictions; class indices 0..K−1 (or one-hot rows) for (n, K) ones.  A
-        validated :class:`~calviz.data.CalibrationData` may be passed alone (``y_prob`` omitted).
+        validated :class:`calviz.CalibrationData` may be passed alone (``y_prob`` omitted).
     y_prob : array-like of shape (n,) or (n, K), optional
         Predicted P(y = 1), or one probability row per sample (rows sum to 1).
     bandwidth : float, optional
@@ -755,7 +755,7 @@ def smooth_reliability(
     ----------
     y_true : array-like of shape (n,) or (n, K), or CalibrationData
         Labels: 0/1 for binary predictions; class indices 0..K−1 (or one-hot rows) for (n, K) ones.  A
-        validated :class:`~calviz.data.CalibrationData` may be passed alone (``y_prob`` omitted).
+        validated :class:`calviz.CalibrationData` may be passed alone (``y_prob`` omitted).
     y_prob : array-like of shape (n,) or (n, K), optional
         Predicted P(y = 1), or one probability row per sample (rows sum to 1).
     bandwidth : float, optional

@@ -192,7 +192,7 @@ class Scenario(ResultMixin):
         return self.true_ece == 0.0
 
     def data(self) -> CalibrationData:
-        """The validated :class:`~calviz.data.CalibrationData`."""
+        """The validated :class:`calviz.CalibrationData`."""
         return as_calibration_data(self.y_true, self.y_prob)
 
     def view(self) -> tuple[np.ndarray, np.ndarray]:

@@ -109,7 +109,7 @@ class AnalysisOptions:
     Raises
     ------
     InvalidParameterError
-        A field outside its range or of the wrong type (an :class:`~calviz.data.InputError`, both a
+        A field outside its range or of the wrong type (an :class:`calviz.InputError`, both a
         ValueError and a TypeError), with the library's one message, e.g. "The 'n_bins' parameter of
         AnalysisOptions must be an int in [1, inf); got 0."  The constraints are
         ``AnalysisOptions.parameter_constraints`` (field → constraint); counts are ints (numpy integers
@@ -420,7 +420,7 @@ def prepare(data: CalibrationData, options: AnalysisOptions) -> CalibrationData:
     Parameters
     ----------
     data : CalibrationData or DistributedSource
-        The predictions (validated again by :func:`calviz.data.as_calibration_data`).
+        The predictions (validated again by :func:`calviz.as_calibration_data`).
     options : AnalysisOptions
         ``n`` and ``seed`` are read.
 
@@ -1235,7 +1235,7 @@ def analyze(
     Parameters
     ----------
     data : CalibrationData, (y_true, y_prob) or path
-        The predictions, validated by :func:`calviz.data.as_calibration_data`.
+        The predictions, validated by :func:`calviz.as_calibration_data`.
     options : AnalysisOptions, optional
         Target, bins, level, resampling, … (defaults: :class:`AnalysisOptions`).
     resampled : bool, default True

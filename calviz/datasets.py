@@ -1,7 +1,7 @@
 """Embedded datasets: the papers' scenarios and real models trained locally — all offline.
 
 Two kinds of dataset ship with calviz (``list_datasets()`` lists them, ``load_dataset(name)`` loads one
-as a validated :class:`~calviz.data.CalibrationData`):
+as a validated :class:`calviz.CalibrationData`):
 
 * ``kind="scenario"``: the papers' simulation settings from :data:`calviz.synthetic.SCENARIOS`, generated
   on the fly for any ``n`` and ``seed`` (default ``n`` = :data:`SCENARIO_DEFAULT_N`).
@@ -421,7 +421,7 @@ def _unknown(name: str) -> str:
 
 @validate_params({"name": Instance(str), "n": NoneOr(Interval(int, 2, None)), "seed": SEED})
 def load_dataset(name: str = DEFAULT_DATASET, *, n: int | None = None, seed: int = 0) -> CalibrationData:
-    """Load an embedded dataset as validated :class:`~calviz.data.CalibrationData`.
+    """Load an embedded dataset as validated :class:`calviz.CalibrationData`.
 
     Model datasets are fixed held-out predictions (computed once, then read from the cache); ``n``
     draws a uniform subsample of that many rows (``seed`` chooses it) and may not exceed the held-out

@@ -13,9 +13,9 @@ Layouts (column / array names configurable):
   probabilities.
 
 NPY/NPZ are always read with ``allow_pickle=False`` (a pickled array is refused: loading it could run
-code).  Every problem is an :class:`~calviz.data.InputError` that starts with the file name and names
+code).  Every problem is an :class:`calviz.InputError` that starts with the file name and names
 the column and row: missing columns (listing those found), non-numeric or empty cells, empty files,
-unknown formats, files over ``max_bytes``, and every rule of :func:`calviz.data.as_calibration_data`.
+unknown formats, files over ``max_bytes``, and every rule of :func:`calviz.as_calibration_data`.
 """
 
 from __future__ import annotations
@@ -716,7 +716,7 @@ def _whole_arrays(blocks: _Blocks):
     return y.array(), p.array(), blocks.columns
 
 
-#: The messages of :func:`calviz.data.as_calibration_data`, in the order it checks (the whole matrix is
+#: The messages of :func:`calviz.as_calibration_data`, in the order it checks (the whole matrix is
 #: checked for one rule before the next rule, so a file's error is the first rule broken in any block,
 #: at its first row): logits, then probabilities (non-finite before out of range), then labels.
 _CHECK_ORDER = ("logits has a non-finite", "y_prob has a non-finite", "y_prob must lie in",
@@ -731,7 +731,7 @@ def _check_rank(message: str) -> int:
 
 def _read_file_backed(blocks: _Blocks, renormalize: bool, logits: bool) -> FileBackedData:
     """Validate a multiclass file block by block into a :class:`FileBackedData` (the matrix's columns
-    on disk).  Each block is validated by :func:`calviz.data.as_calibration_data` itself; the error
+    on disk).  Each block is validated by :func:`calviz.as_calibration_data` itself; the error
     reported is the one validating the whole matrix at once would report (:data:`_CHECK_ORDER`), its row
     counted from the start of the file."""
     width = blocks.n_prob_columns

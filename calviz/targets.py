@@ -133,7 +133,7 @@ def resolve(
     Parameters
     ----------
     data : CalibrationData
-        Validated predictions (:func:`calviz.data.as_calibration_data`).
+        Validated predictions (:func:`calviz.as_calibration_data`).
     target : {"auto", "binary", "top1", "topk", "classwise", "full"} or Target, default "auto"
         The target asked for.
     top_k : int, default 1

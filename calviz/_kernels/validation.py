@@ -1,7 +1,7 @@
-"""Single-pass input checks for calviz.data.
+"""Single-pass input checks for calviz._data.
 
 No Python objects and no messages: the kernels only answer "is everything valid?" in one branch-free
-(vectorisable) pass; calviz.data finds the first offending row on the slow path and words the message.
+(vectorisable) pass; calviz._data finds the first offending row on the slow path and words the message.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Jitted reductions of validated predictions to the scalar views of calviz.data (plain arrays in)."""
+"""Jitted reductions of validated predictions to the scalar views of calviz._data (plain arrays in)."""
 
 from __future__ import annotations
 

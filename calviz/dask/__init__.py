@@ -7,7 +7,7 @@ defaults, the option checks (with their messages) and the result type of its in-
 :class:`DaskCalibrationData` of :func:`from_dataframe` / :func:`from_parquet`.
 
 The functions are map/reduce drivers: each partition is validated by the in-memory rules (an
-:class:`calviz.data.InputError` names the global row and the partition; there is never a partial result)
+:class:`calviz.InputError` names the global row and the partition; there is never a partial result)
 and reduced to the mergeable :class:`calviz.BinSums`; the merged sums go through the in-memory finalisers,
 and T-Cal through the in-memory decision rules.  Results equal the in-memory ones up to floating-point
 summation order — y-only resampled T-Cal included: with a fixed seed it draws the same random numbers for
