@@ -20,6 +20,8 @@ import numpy as np
 
 from calviz._binning import MAX_EDGE_TABLE, check_n_bins, equal_width_bounds
 from calviz._data import CalibrationData, InputError, as_calibration_data, check_alpha
+from calviz._ece import reliability
+from calviz._intervals import ece_interval
 from calviz._kernels.compare import paired_debiased_kernel
 from calviz._lazy import LazyModule
 from calviz._params import (
@@ -27,13 +29,16 @@ from calviz._params import (
     BOOLEAN,
     POSITIVE_INT,
     SEED,
+    STR,
     UNIT_OPEN,
     Interval,
+    ListOf,
     NoneOr,
     spawn_seeds,
     validate_params,
 )
 from calviz._results import HasInterval, ResultMixin
+from calviz._tcal import adaptive_tcal
 from calviz.targets import SCALAR_TARGETS, resolve, topk_view
 
 stats = LazyModule("scipy.stats")
@@ -246,9 +251,6 @@ def _model_results(z, y, target, *, n_bins, alpha, tcal, resampling, n_resamples
 
     The public estimators receive the reduced view (0/1 outcome, scalar prediction) as binary data:
     the same numbers as on the original input with ``target``, without reducing it again."""
-    from calviz._intervals import ece_interval
-    from calviz._tcal import adaptive_tcal
-
     interval = ece_interval(y, z, n_bins=n_bins, alpha=alpha, target="binary")
     interval = dataclasses.replace(interval, target=target)
     decision = None
@@ -299,8 +301,25 @@ def check_same_examples(
                          f"examples in the same order ({data_b.n} and {data_a.n} rows)")
 
 
-@validate_params({"n_bins": POSITIVE_INT, "alpha": UNIT_OPEN, "tcal": BOOLEAN,
-                  "n_resamples": NoneOr(POSITIVE_INT), "seed": SEED})
+#: the T-Cal options both functions pass on, checked with adaptive_tcal's own rules
+_TCAL_RESAMPLING = adaptive_tcal.parameter_constraints["resampling"]
+
+
+class _TwoLabels(ListOf):
+    """The two models' labels: a list or tuple of two different strs."""
+
+    def __init__(self):
+        super().__init__(STR, (2, 2))
+
+    def __str__(self) -> str:
+        return "a list or tuple of two different strs"
+
+    def accepts(self, value) -> bool:
+        return isinstance(value, (list, tuple)) and super().accepts(value) and value[0] != value[1]
+
+
+@validate_params({"n_bins": POSITIVE_INT, "alpha": UNIT_OPEN, "tcal": BOOLEAN, "names": _TwoLabels(),
+                  "resampling": _TCAL_RESAMPLING, "n_resamples": NoneOr(POSITIVE_INT), "seed": SEED})
 def compare(
     y_true,
     y_prob_a,
@@ -420,9 +439,7 @@ def compare(
     ('fixed', 0.013, True)
     """
     alpha = check_alpha(alpha)
-    if len(names) != 2 or names[0] == names[1]:
-        raise InputError(f"names must be two different labels; got {names!r}")
-    names = (str(names[0]), str(names[1]))
+    names = tuple(names)
     data_a = as_calibration_data(y_true, y_prob_a)
     # the labels are validated once; model b only needs its predictions checked
     try:
@@ -656,7 +673,8 @@ def _sequential_holm(groups, *, alpha, resampling, target, class_index) -> tuple
 
 
 @validate_params({"n_bins": POSITIVE_INT, "alpha": UNIT_OPEN, "min_group_size": Interval(int, 2, None),
-                  "n_resamples": NoneOr(POSITIVE_INT), "seed": SEED})
+                  "resampling": _TCAL_RESAMPLING, "n_resamples": NoneOr(POSITIVE_INT),
+                  "interval": reliability.parameter_constraints["interval"], "seed": SEED})
 def calibration_by_group(
     y_true,
     y_prob=None,
@@ -760,10 +778,6 @@ def calibration_by_group(
     >>> [(g.group, g.n, g.status) for g in res.groups], res.worst_group
     ([('high', 993, 'tested'), ('low', 1007, 'tested')], 'low')
     """
-    from calviz._ece import reliability
-    from calviz._intervals import ece_interval
-    from calviz._tcal import adaptive_tcal
-
     alpha = check_alpha(alpha)
     m = check_n_bins(n_bins)
     if groups is None:

@@ -48,7 +48,9 @@ from calviz._params import (
     POSITIVE_REAL,
     SEED,
     UNIT_OPEN,
+    AnyOf,
     Interval,
+    ListOf,
     Options,
     as_generator,
     positional_deprecated,
@@ -1088,15 +1090,13 @@ def _bounds_from(meas: dict, eps: float) -> list[Bound]:
 
 
 def _check_bins_tuple(n_bins) -> tuple[int, ...]:
-    if isinstance(n_bins, (int, np.integer)) and not isinstance(n_bins, bool):
-        n_bins = (n_bins,)
-    if not isinstance(n_bins, Sequence) or len(n_bins) == 0:
-        raise InputError(f"n_bins must be a non-empty sequence of positive integers; got {n_bins!r}")
-    return tuple(sorted({check_n_bins(m) for m in n_bins}))
+    """The distinct bin counts, ascending (``n_bins`` as :func:`distance_bounds` declares it)."""
+    counts = (n_bins,) if isinstance(n_bins, (int, np.integer)) else n_bins
+    return tuple(sorted({check_n_bins(m) for m in counts}))  # (check_n_bins: at most 2^40 bins)
 
 
 @validate_params({"grid_step": POSITIVE_REAL, "n_resamples": NON_NEGATIVE_INT, "alpha": UNIT_OPEN,
-                  "seed": SEED})
+                  "seed": SEED, "n_bins": AnyOf(POSITIVE_INT, ListOf(POSITIVE_INT, (1, None)))})
 def distance_bounds(
     y_true, y_prob=None, *, grid_step: float = 1e-3, n_bins: Sequence[int] = (5, 10, 15, 20, 30, 50),
     n_resamples: int = 0, alpha: float = INTERVAL_ALPHA, seed=None, target: str = "auto",

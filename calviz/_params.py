@@ -42,6 +42,7 @@ __all__ = [
     "NoneOr",
     "Instance",
     "ListOf",
+    "AnyOf",
     "validate_params",
     "check_param",
     "parameter_message",
@@ -192,16 +193,36 @@ class Instance:
 
 class ListOf:
     """A list, tuple or set whose items all satisfy another constraint (a str is not a list of its
-    characters): "a list, tuple or set, each item a str among {'tcal', 'interval'}"."""
+    characters): "a list, tuple or set, each item a str among {'tcal', 'interval'}"; ``length`` = (min,
+    max) bounds its number of items ("a non-empty list, ..." for (1, None))."""
 
-    def __init__(self, inner):
-        self.inner = inner
+    def __init__(self, inner, length: tuple[int, int | None] = (0, None)):
+        self.inner, self.length = inner, length
 
     def __str__(self) -> str:
-        return f"a list, tuple or set, each item {self.inner}"
+        low, high = self.length
+        size = ("a non-empty " if (low, high) == (1, None) else
+                "a " if (low, high) == (0, None) else
+                f"a {low}-item " if low == high else f"a {low} to {high}-item ")
+        return f"{size}list, tuple or set, each item {self.inner}"
 
     def accepts(self, value) -> bool:
-        return isinstance(value, (list, tuple, set, frozenset)) and all(self.inner.accepts(v) for v in value)
+        low, high = self.length
+        return (isinstance(value, (list, tuple, set, frozenset)) and low <= len(value)
+                and (high is None or len(value) <= high) and all(self.inner.accepts(v) for v in value))
+
+
+class AnyOf:
+    """A value that one of several constraints accepts: "an int in [1, inf) or a non-empty list, ..."."""
+
+    def __init__(self, *constraints):
+        self.constraints = constraints
+
+    def __str__(self) -> str:
+        return " or ".join(str(c) for c in self.constraints)
+
+    def accepts(self, value) -> bool:
+        return any(c.accepts(value) for c in self.constraints)
 
 
 def check_param(value, name: str, constraint, caller: str | None = None):

@@ -35,7 +35,16 @@ from typing import Literal
 import numpy as np
 
 from calviz._data import InputError, as_calibration_data
-from calviz._params import POSITIVE_INT, SEED, Interval, NoneOr, Options, as_generator, validate_params
+from calviz._params import (
+    POSITIVE_INT,
+    SEED,
+    AnyOf,
+    Interval,
+    NoneOr,
+    Options,
+    as_generator,
+    validate_params,
+)
 from calviz._results import ResultMixin
 
 __all__ = [
@@ -373,20 +382,12 @@ class RecalibrationResult(ResultMixin):
 
 
 def _calibration_count(calibration_size, n: int) -> int:
-    if isinstance(calibration_size, (bool, np.bool_)):
-        raise InputError(f"calibration_size must be a fraction in (0, 1) or a row count; "
-                         f"got {calibration_size!r}")
+    """Rows of the calibration part: a row count, or a fraction of the ``n`` rows (checked by
+    :func:`recalibrate`'s declared rule; here only what depends on ``n``)."""
     if isinstance(calibration_size, (int, np.integer)):
         m = int(calibration_size)
     else:
-        try:
-            frac = float(calibration_size)
-        except (TypeError, ValueError):
-            raise InputError(f"calibration_size must be a fraction in (0, 1) or a row count; "
-                             f"got {calibration_size!r}") from None
-        if not 0.0 < frac < 1.0:
-            raise InputError(f"calibration_size as a fraction must lie in (0, 1); got {calibration_size!r}")
-        m = int(round(frac * n))
+        m = int(round(float(calibration_size) * n))
     if not 2 <= m <= n - 2:
         raise InputError(f"calibration_size must leave at least 2 calibration and 2 evaluation rows of "
                          f"{n}; got {calibration_size!r} ({m} rows)")
@@ -394,7 +395,8 @@ def _calibration_count(calibration_size, n: int) -> int:
 
 
 @validate_params({"method": Options(METHODS), "folds": NoneOr(Interval(int, 2, None)), "n_bins": POSITIVE_INT,
-                  "seed": SEED})
+                  "seed": SEED, "calibration_size": NoneOr(AnyOf(Interval(float, 0, 1, closed="neither"),
+                                                                 Interval(int, 2, None)))})
 def recalibrate(
     y_true,
     y_prob=None,

@@ -46,6 +46,7 @@ import math
 import numpy as np
 
 from calviz._data import CalibrationData
+from calviz._params import NON_NEGATIVE_INT, POSITIVE_INT, UNIT_OPEN, Interval, Options, validate_params
 
 __all__ = [
     "SAMPLED_ROWS",
@@ -240,6 +241,9 @@ def smce_sampling_error(k: int, positive_fraction: float, confidence: float = CO
     return lipschitz + math.sqrt(2.0 * math.log(1.0 / delta) / k)
 
 
+@validate_params({"measure": Options(("smce", "sintce", "lower_dce")), "n": POSITIVE_INT,
+                  "positives": NON_NEGATIVE_INT, "positive_fraction": Interval(float, 0, 1),
+                  "confidence": UNIT_OPEN})
 def subsample_interval(measure: str, result, *, n: int, positives: int, positive_fraction: float,
                        confidence: float = CONFIDENCE) -> tuple[float, float, str]:
     """Interval for a distance measure's all-rows value from its value on a uniform subsample.
@@ -336,15 +340,13 @@ def subsample_interval(measure: str, result, *, n: int, positives: int, positive
                 error += share * (mean + math.sqrt(math.log(3 / delta) / (2 * max(rows, 1))))
         low, high = value - error, value + error
         bound = "Σ_y π_y W₁(μ_y, μ̂_y) + 2|π̂ − π| + the LP grid error"
-    elif measure == "sintce":
+    else:  # sintce
         widths, rint = (np.asarray(v, dtype=np.float64) for v in (result.widths, result.rintce_values))
         union = math.sqrt(2 * math.log(max(len(widths), 1) / delta) / k)  # over the L widths
         deviation = np.sqrt((np.ceil(1 / widths) + 1) / k) + union
         high = float(np.min(rint + widths + deviation))
         low = float(min(np.min(rint + widths - deviation), rint[-1] - deviation[-1]))
         bound = "RintCE_S(ε) ± [√((⌈1/ε⌉+1)/k) + √(2 ln(L/δ)/k)] per width, monotone in the width"
-    else:
-        raise ValueError(f"measure must be 'smce', 'sintce' or 'lower_dce'; got {measure!r}")
     return max(low, 0.0), float(high), bound
 
 

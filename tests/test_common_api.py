@@ -27,7 +27,7 @@ import pytest
 
 import calviz
 from calviz._data import InputError, as_calibration_data
-from calviz._params import ALPHA, CONFIDENCE_LEVEL, Interval, NoneOr, Options
+from calviz._params import ALPHA, CONFIDENCE_LEVEL, AnyOf, Interval, ListOf, NoneOr, Options
 from calviz._results import ConfidenceInterval
 from calviz.targets import TARGETS
 
@@ -166,7 +166,11 @@ def _bad_values(constraint) -> list:
             bad.append(float("nan"))
     if isinstance(inner, Options) and all(isinstance(v, str) for v in inner.values):
         bad.append(inner.values[0].upper() + "?")
-    return bad
+    if isinstance(inner, ListOf):  # a str is not a list of its characters; an item the inner rule refuses
+        bad += ["abc", *([[b] for b in _bad_values(inner.inner)][:2])]
+    if isinstance(inner, AnyOf):  # what every alternative refuses
+        bad += [b for c in inner.constraints for b in _bad_values(c) if not inner.accepts(b)]
+    return list({repr(b): b for b in bad if not constraint.accepts(b)}.values())
 
 
 def _message(param, name):
@@ -177,6 +181,53 @@ VALIDATED = [(name, param, bad)
              for name in sorted(FUNCTIONS) + ["compare", "calibration_by_group", "recalibrate"]
              for param, constraint in getattr(_public(name), "parameter_constraints", {}).items()
              for bad in _bad_values(constraint)]
+
+
+#: options whose allowed range depends on the data (K classes), checked by calviz.targets.resolve with the
+#: uniform message (see test_unknown_target_gives_the_uniform_message)
+RESOLVED_OPTIONS = {"target", "top_k", "class_index"}
+#: keyword arguments that are data or plumbing between calviz's own modules, not user options
+NOT_OPTIONS = {
+    ("analyze", "group"): "a column of the data (checked against its rows)",
+    ("from_logits", "y_true"): "labels (the data)",
+    ("sample_note", "bounds"): "a result object",
+    ("resolve", "allowed"): "the targets the calling estimator supports (internal)",
+    ("resolve", "caller"): "the calling estimator's name, for the message (internal)",
+    ("multi_reliability_panels", "n_classes"): "the data's shape (shared by the in-memory and Dask drivers)",
+    ("multi_reliability_panels", "is_binary"): "the data's shape",
+    ("multi_reliability_panels", "top_k"): "already resolved against the data",
+    ("multi_reliability_panels", "support"): "the data's per-panel counts",
+}
+PUBLIC_MODULES = ("calviz", "calviz.analysis", "calviz.io", "calviz.datasets", "calviz.sampling",
+                  "calviz.targets")
+
+
+def _keyword_options():
+    import importlib
+
+    for module_name in PUBLIC_MODULES:
+        module = importlib.import_module(module_name)
+        for name in module.__all__:
+            func = getattr(module, name)
+            if inspect.isclass(func) or not callable(func):
+                continue
+            for param in inspect.signature(func).parameters.values():
+                if param.kind is inspect.Parameter.KEYWORD_ONLY:
+                    yield f"{module_name}.{name}", func, param.name
+
+
+def test_every_keyword_option_of_every_public_function_is_declared():
+    """Each keyword-only option of a public function has a declared constraint (so a bad value gets the
+    uniform message before any work), is a target option resolved against the data, or is listed above
+    as data or plumbing with the reason."""
+    options = list(_keyword_options())
+    assert len(options) > 150
+    undeclared = [f"{where}({option}=)" for where, func, option in options
+                  if option not in getattr(func, "parameter_constraints", {})
+                  and option not in RESOLVED_OPTIONS and (where.rsplit(".", 1)[1], option) not in NOT_OPTIONS]
+    assert not undeclared
+    listed = {(where.rsplit(".", 1)[1], option) for where, _, option in options}
+    assert set(NOT_OPTIONS) <= listed  # no stale entry
 
 
 def test_every_public_function_declares_its_options():

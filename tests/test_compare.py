@@ -326,16 +326,16 @@ def test_groups_accept_mixed_values_and_missing():
 
 
 def test_a_group_where_the_test_cannot_run_is_listed_with_the_reason(monkeypatch):
-    import calviz._tcal
+    import calviz._comparison
 
-    real = calviz._tcal.adaptive_tcal
+    real = calviz._comparison.adaptive_tcal
 
     def picky(y_true, y_prob, **kwargs):
         if len(y_true) == 80:
             raise InputError("cannot test this group")
         return real(y_true, y_prob, **kwargs)
 
-    monkeypatch.setattr(calviz._tcal, "adaptive_tcal", picky)
+    monkeypatch.setattr(calviz._comparison, "adaptive_tcal", picky)
     y, good, _ = _models(200, 12)
     res = calibration_by_group(y, good, np.repeat(["a", "b"], [80, 120]))
     assert res["a"].status == "not testable" and res["a"].reason == "cannot test this group"

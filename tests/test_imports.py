@@ -26,8 +26,10 @@ _OPTIONAL = ("calviz.__main__",)
 
 
 def test_every_module_imports_first_in_a_fresh_interpreter():
-    names = sorted(m.name for m in pkgutil.walk_packages(calviz.__path__, "calviz.") if m.name not in _OPTIONAL)
+    names = sorted(m.name for m in pkgutil.walk_packages(calviz.__path__, "calviz.")
+                   if m.name not in _OPTIONAL)
     assert "calviz._params" in names and "calviz._data" in names and len(names) > 40
-    done = subprocess.run([sys.executable, "-c", _SCRIPT, *names], capture_output=True, text=True, timeout=600)
+    done = subprocess.run([sys.executable, "-c", _SCRIPT, *names], capture_output=True, text=True,
+                          timeout=600)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "", done.stdout

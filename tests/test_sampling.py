@@ -179,7 +179,7 @@ def test_subsample_interval_covers_the_all_rows_value(measure, draws):
                                                    positive_fraction=pi)
     expected = (result.lower, result.upper) if measure == "lower_dce" else (result.value, result.value)
     assert (low, high) == expected and bound.startswith("all rows used")
-    with pytest.raises(ValueError, match="measure must be"):
+    with pytest.raises(ValueError, match="The 'measure' parameter of subsample_interval must be a str among"):
         sampling.subsample_interval("ece", result, n=data.n + 1, positives=0, positive_fraction=pi)
 
 
