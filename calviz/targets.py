@@ -24,6 +24,7 @@ import numpy as np
 
 from calviz._data import CalibrationData, InputError
 from calviz._kernels.binning import topk_view_kernel
+from calviz._params import InvalidParameterError, parameter_message
 
 __all__ = ["TARGETS", "SCALAR_TARGETS", "TargetName", "Target", "resolve", "topk_view"]
 
@@ -105,8 +106,6 @@ def _is_int(value) -> bool:
 
 
 def _refuse(name: str, value, rule: str, caller: str | None):
-    from calviz._params import InvalidParameterError, parameter_message
-
     return InvalidParameterError(parameter_message(name, caller, rule, value))
 
 
@@ -248,7 +247,6 @@ def topk_view(data: CalibrationData, k: int) -> tuple[np.ndarray, np.ndarray]:
     >>> all(np.array_equal(a, b) for a, b in zip((z, y), data.topk(2)))
     True
     """
-    k = int(k)
-    if not 1 <= k <= data.n_classes:
-        raise InputError(f"top_k must be in 1..{data.n_classes}; got {k}")
-    return topk_view_kernel(np.ascontiguousarray(data.full_probs()), data.labels, k)
+    if not (_is_int(k) and 1 <= k <= data.n_classes):
+        raise _refuse("k", k, f"an int in [1, {data.n_classes}] (the number of classes)", "topk_view")
+    return topk_view_kernel(np.ascontiguousarray(data.full_probs()), data.labels, int(k))

@@ -392,6 +392,10 @@ def test_topk_view_kernel_equals_data_topk(K):
         zr, yr = data.topk(k)
         np.testing.assert_array_equal(z, zr)
         np.testing.assert_array_equal(y, yr)
+    for k in (0, K + 1, 1.5, True, "2"):  # refused as CalibrationData.topk refuses them, not truncated
+        refused = rf"^The 'k' parameter of topk_view must be an int in \[1, {K}\]"
+        with pytest.raises(calviz.InputError, match=refused):
+            topk_view(data, k)
 
 
 def test_huge_bin_counts_use_memory_proportional_to_n():
