@@ -701,3 +701,37 @@ def test_a_worker_whose_server_died_while_it_started_exits_at_once():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == ["alive with its server"], done.stdout
+
+
+def test_controls_that_depend_on_the_data_can_be_given_with_it():
+    """class_index, top_k and n are bounded by the data (10 classes, 600 rows here): given with the data,
+    they are checked against its bounds and used from the first computation on."""
+    app = CalvizApp(_data(600, classes=10), target="classwise", class_index=7, top_k=4, n=300, n_bins=12)
+    controls = app.controls
+    assert (controls.class_index, controls.top_k, controls.n, controls.n_bins) == (7, 4, 300, 12)
+    options = controls.options(app.data.n)
+    assert (options.target, options.class_index, options.top_k, options.n) == ("classwise", 7, 4, 300)
+    layout = dashboard(_data(600, classes=10), target="topk", top_k=4)
+    assert layout.app.controls.top_k == 4
+
+
+def _refused_controls():
+    from calviz.app.controls import Controls
+
+    cases = [("class_index", 10), ("top_k", 11), ("n", 601), ("n", 5)]  # bounds of 10 classes, 600 rows
+    for name in Controls.ANALYSIS:
+        rule = Controls.rule(Controls.param[name])
+        cases += [(name, value) for value in ("__invalid__", 2.5, -1, 10**6, None) if not rule.accepts(value)
+                  and name not in Controls.DATA_DEPENDENT][:3]
+    return cases
+
+
+@pytest.mark.parametrize("name, value", _refused_controls())
+def test_a_bad_control_gives_the_uniform_message(name, value):
+    with pytest.raises(InputError, match=rf"^The '{name}' parameter of CalvizApp must be .+; got .+\.$"):
+        CalvizApp(_data(600, classes=10), **{name: value})
+
+
+def test_an_unknown_control_names_the_controls():
+    with pytest.raises(TypeError, match=r"unexpected keyword argument 'nbins'; the controls are dataset, .*"):
+        dashboard(_data(300), nbins=10)

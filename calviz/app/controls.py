@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import param
 
+from calviz._params import BOOLEAN, Interval, Options, check_param
 from calviz.analysis import RESAMPLINGS, TARGETS, AnalysisOptions
 from calviz.plots import method_name
 
@@ -69,6 +70,34 @@ class Controls(param.Parameterized):
         "seed",
         "all_rows",
     )
+
+    #: the parameters whose bounds follow the data (:meth:`fit_to`): a value given with the data is checked
+    #: and set once the data is loaded
+    DATA_DEPENDENT = ("class_index", "top_k", "n")
+
+    @classmethod
+    def rule(cls, parameter: param.Parameter):
+        """The calviz constraint that says what ``parameter`` accepts (its type, bounds or choices), for
+        the uniform message of :func:`calviz._params.check_param`."""
+        if isinstance(parameter, param.Boolean):
+            return BOOLEAN
+        if isinstance(parameter, param.Selector):
+            return Options(tuple(parameter.objects))
+        low, high = parameter.bounds or (None, None)
+        return Interval(int if isinstance(parameter, param.Integer) else float, low, high)
+
+    def check(self, values: dict, caller: str) -> dict:
+        """``values`` if every key is a control and every value is one this control accepts now, else the
+        uniform message naming ``caller`` (an unknown keyword: a TypeError listing the controls)."""
+        names = ("dataset", *self.ANALYSIS)
+        unknown = sorted(set(values) - set(names))
+        if unknown:
+            raise TypeError(f"{caller}() got an unexpected keyword argument {unknown[0]!r}; the controls are "
+                            f"{', '.join(names)}")
+        for name, value in values.items():
+            if name != "dataset":  # (its choices are the datasets offered; loading names a wrong one)
+                check_param(value, name, self.rule(self.param[name]), caller)
+        return values
 
     def options(self, n_rows: int) -> AnalysisOptions:
         """The options of these choices for data of ``n_rows`` rows (``n`` ≥ all rows: no subsample)."""

@@ -77,7 +77,9 @@ class CalvizApp:
             default = "your data (Dask)" if is_distributed(data) else "your data"
             names = [default, *names]
             self.loaded[default] = data
-        self.controls = Controls(**{"dataset": default, **params}, name="calviz")
+        self.controls = Controls(dataset=default, name="calviz")
+        fitted = {k: params.pop(k) for k in Controls.DATA_DEPENDENT if k in params}  # (bounds: the data's)
+        self.controls.param.update(**self.controls.check(params, "CalvizApp"))
         self.controls.param.dataset.objects = names
         self.upload_limit = int(upload_limit)
         # Parquet paths typed into the page are read on the server: only under this folder (None: no box)
@@ -100,6 +102,7 @@ class CalvizApp:
         self.data = self._sidebar = None
         self._fitting = False
         self._set_data(self._load(self.controls.dataset), refresh=False)
+        self.controls.param.update(**self.controls.check(fitted, "CalvizApp"))
         self.controls.param.watch(self.refresh, list(Controls.ANALYSIS))
         self.controls.param.watch(self._on_dataset, ["dataset"])
         from calviz.app.comparison_mode import ComparisonMode
