@@ -5,7 +5,7 @@ with :func:`bokeh.embed.components` as four separate Bokeh roots.  BokehJS and i
 (:data:`bokeh.resources.INLINE`), so the file needs no server and no network: open it in any browser,
 offline, and the plots keep their Bokeh tools (hover, zoom, pan, save).
 
-``calviz.report(y_true, y_prob, path, **options)`` writes the file; :func:`render_report` returns the
+``calviz.report(y_true, y_prob, path=..., **options)`` writes the file; :func:`render_report` returns the
 HTML as a string (the dashboard's *Export report* button and ``calviz report FILE -o report.html`` use
 it).
 """
