@@ -1105,12 +1105,15 @@ def select_columns(found: list[str], names) -> tuple[str, list[str]]:
     ('correct', ['confidence'])
     """
     given = names["y_prob"]
+    explicit = not isinstance(given, str) or given != COLUMN_NAMES["y_prob"]  # (not the default name)
+    if not isinstance(given, str) and len(given) == 1:  # one named column: binary P(y=1), as its name alone
+        given = given[0]
     listed = not isinstance(given, str)  # the probability columns themselves
-    named = list(given) if listed else [given] if given != COLUMN_NAMES["y_prob"] else []
+    named = list(given) if listed else [given] if explicit else []
     missing = [c for c in named if c not in found]
     if missing:  # columns the caller named must be there: never fall back to other columns
         raise InputError(f"missing probability column(s) {missing}; found columns {found}")
-    prob_cols = [] if listed else _prob_columns(found, names["prob_prefix"])
+    prob_cols = [] if listed or named else _prob_columns(found, names["prob_prefix"])  # (named: used as is)
     if listed:
         label_col, prob_cols = names["y_true"], named
     elif given in found:
@@ -1127,7 +1130,7 @@ def select_columns(found: list[str], names) -> tuple[str, list[str]]:
         )
     if label_col not in found:
         raise InputError(f"missing label column {label_col!r}; found columns {found}")
-    if len(prob_cols) == 1 and prob_cols[0] not in (names["y_prob"], names["confidence"]):
+    if len(prob_cols) == 1 and prob_cols[0] not in (given, names["confidence"]):
         raise InputError(
             f"only one probability column {prob_cols[0]!r} (a single class): binary files use "
             f"{names['y_prob']!r} = P(y=1), or {names['prob_prefix']}0 and {names['prob_prefix']}1"

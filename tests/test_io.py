@@ -249,3 +249,20 @@ def test_a_named_probability_column_must_exist_never_a_fallback(tmp_path):
     (tmp_path / "m.csv").write_text("y_true,p_0,p_1\n0,0.7,0.3\n1,0.2,0.8\n")
     with pytest.raises(InputError, match="scor"):
         read_predictions(tmp_path / "m.csv", y_prob="scor")
+
+
+def test_one_named_probability_column_is_binary_however_it_is_named(tmp_path):
+    """A single named column (a str or a one-item list) is P(y = 1), also when its name looks like one of
+    the p_0..p_{K-1} columns; the default detection still wants all of them."""
+    from calviz.io import COLUMN_NAMES, select_columns
+
+    found = ["y_true", "p_1", "y_prob"]
+    for given in ("p_1", ["p_1"]):
+        assert select_columns(found, {**COLUMN_NAMES, "y_prob": given}) == ("y_true", ["p_1"])
+    assert select_columns(found, {**COLUMN_NAMES, "y_prob": ["y_prob"]}) == ("y_true", ["y_prob"])
+    (tmp_path / "one.csv").write_text("y_true,p_1\n0,0.3\n1,0.8\n")
+    for given in ("p_1", ["p_1"]):
+        data = read_predictions(tmp_path / "one.csv", y_prob=given)
+        assert data.is_binary and data.probs.tolist() == [0.3, 0.8]
+    with pytest.raises(InputError, match="missing p_0"):
+        read_predictions(tmp_path / "one.csv")
