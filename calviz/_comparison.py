@@ -30,10 +30,10 @@ from calviz._params import (
     POSITIVE_INT,
     SEED,
     STR,
-    UNIT_OPEN,
     Interval,
+    InvalidParameterError,
     ListOf,
-    NoneOr,
+    parameter_message,
     spawn_seeds,
     validate_params,
 )
@@ -303,6 +303,10 @@ def check_same_examples(
 
 #: the T-Cal options both functions pass on, checked with adaptive_tcal's own rules
 _TCAL_RESAMPLING = adaptive_tcal.parameter_constraints["resampling"]
+# T-Cal's level and resample count (a count above adaptive_tcal's cap was refused naming adaptive_tcal by
+# compare and turned every group "not testable" in calibration_by_group)
+_TCAL_LEVEL = adaptive_tcal.parameter_constraints["alpha"]
+_TCAL_RESAMPLES = adaptive_tcal.parameter_constraints["n_resamples"]
 
 
 class _TwoLabels(ListOf):
@@ -318,8 +322,8 @@ class _TwoLabels(ListOf):
         return isinstance(value, (list, tuple)) and super().accepts(value) and value[0] != value[1]
 
 
-@validate_params({"n_bins": POSITIVE_INT, "alpha": UNIT_OPEN, "tcal": BOOLEAN, "names": _TwoLabels(),
-                  "resampling": _TCAL_RESAMPLING, "n_resamples": NoneOr(POSITIVE_INT), "seed": SEED})
+@validate_params({"n_bins": POSITIVE_INT, "alpha": _TCAL_LEVEL, "tcal": BOOLEAN, "names": _TwoLabels(),
+                  "resampling": _TCAL_RESAMPLING, "n_resamples": _TCAL_RESAMPLES, "seed": SEED})
 def compare(
     y_true,
     y_prob_a,
@@ -386,7 +390,8 @@ def compare(
     n_bins : int, default 15
         Equal-width bins of each model's scalar prediction.
     alpha : float, default 0.05
-        Level of the interval (1 − α), of the test and of each T-Cal decision.
+        Level of the interval (1 − α), of the test and of each T-Cal decision (at least 1e-300, as for
+        :func:`calviz.adaptive_tcal`).
     target : {"auto", "binary", "top1", "classwise"}, default "auto"
         The scalar prediction compared ("auto": binary for 1-D input, the top-1 confidence otherwise).
     class_index : int, default 0
@@ -402,7 +407,8 @@ def compare(
     resampling : str, default "y_only"
         T-Cal's critical values.
     n_resamples : int, optional
-        A fixed number of T-Cal resamples instead of the sequential rule.
+        A fixed number of T-Cal resamples instead of the sequential rule (at most 10⁶, adaptive_tcal's
+        cap).
     seed : int, numpy Generator or None
         Seed of the T-Cal resampling.
 
@@ -672,8 +678,9 @@ def _sequential_holm(groups, *, alpha, resampling, target, class_index) -> tuple
     return rejected, {i: r for i, r in reasons.items() if i not in rejected}
 
 
-@validate_params({"n_bins": POSITIVE_INT, "alpha": UNIT_OPEN, "min_group_size": Interval(int, 2, None),
-                  "resampling": _TCAL_RESAMPLING, "n_resamples": NoneOr(POSITIVE_INT),
+@validate_params({"n_bins": reliability.parameter_constraints["n_bins"], "alpha": _TCAL_LEVEL,
+                  "min_group_size": Interval(int, 2, None),
+                  "resampling": _TCAL_RESAMPLING, "n_resamples": _TCAL_RESAMPLES,
                   "interval": reliability.parameter_constraints["interval"], "seed": SEED})
 def calibration_by_group(
     y_true,
@@ -734,9 +741,10 @@ def calibration_by_group(
     groups : array-like of shape (n,)
         One group value per row (any sortable values).
     n_bins : int, default 15
-        Bins of the reliability data and ECE intervals.
+        Bins of the reliability data and ECE intervals (at most 10⁶, as for :func:`calviz.reliability`).
     alpha : float, default 0.05
-        Family-wise level of the decisions and 1 − the intervals' level.
+        Family-wise level of the decisions and 1 − the intervals' level: at least 1e-300 per group, since
+        Holm's levels α/m are :func:`calviz.adaptive_tcal`'s, at least 1e-300.
     target : {"auto", "binary", "top1", "classwise"}, default "auto"
         The scalar prediction compared ("auto": binary for 1-D input, the top-1 confidence otherwise).
     class_index : int, default 0
@@ -746,7 +754,8 @@ def calibration_by_group(
     resampling : str, default "y_only"
         T-Cal's critical values.
     n_resamples : int, optional
-        A fixed number of T-Cal resamples instead of the sequential rule.
+        A fixed number of T-Cal resamples instead of the sequential rule (at most 10⁶, adaptive_tcal's
+        cap).
     interval : {"wilson", "jeffreys"}, default "wilson"
         The per-bin interval of the reliability data.
     seed : int, numpy Generator or None
@@ -784,7 +793,16 @@ def calibration_by_group(
         raise InputError("groups is required: one group value per row")
     data = as_calibration_data(y_true, y_prob)
     resolved, _, _ = _scalar_view(data, target, class_index, "calibration_by_group")
+    if resolved != "classwise":
+        # ignored unless the target is classwise, as by every estimator (it was passed on to each group's
+        # adaptive_tcal, which refused e.g. -1 or NaN, so every group was silently "not testable")
+        class_index = 0
     uniques, codes = _group_codes(groups, data.n)
+    floor = _TCAL_LEVEL.low * uniques.shape[0]
+    if alpha < floor:  # Holm tests at α/m (m ≤ the number of groups) with adaptive_tcal, whose α ≥ 1e-300
+        raise InvalidParameterError(parameter_message(
+            "alpha", "calibration_by_group", f"a float in [{floor:g}, 1) (Holm's level α/m for up to "
+            f"{uniques.shape[0]} groups is adaptive_tcal's alpha, at least {_TCAL_LEVEL.low:g})", alpha))
     order = np.argsort(codes, kind="stable")
     starts = np.searchsorted(codes[order], np.arange(uniques.shape[0] + 1))
     seeds = spawn_seeds(seed, uniques.shape[0])

@@ -373,14 +373,15 @@ class LowerDCEResult(ValueStatistic, ResultMixin):
 
 def _grid_size(grid_step) -> int:
     eps = _positive(grid_step, "grid_step")
-    m = int(round(1.0 / eps))
-    if m < 1 or abs(m * eps - 1.0) > 1e-9:
-        raise InputError(f"grid_step must be 1/m for an integer m (e.g. 1e-3); got {grid_step!r}")
-    if m > MAX_LP_GRID:
+    if eps * MAX_LP_GRID < 1.0 - 1e-9:
+        # (checked before m = round(1/eps): 1/eps overflows to inf for a subnormal step such as 5e-324)
         raise InputError(
             f"grid_step must be at least 1/{MAX_LP_GRID} = {1 / MAX_LP_GRID:g} (the dCE_lower LP's cost "
             f"grows like (1/grid_step)^2.5); got {grid_step!r}"
         )
+    m = int(round(1.0 / eps))
+    if m < 1 or abs(m * eps - 1.0) > 1e-9:
+        raise InputError(f"grid_step must be 1/m for an integer m (e.g. 1e-3); got {grid_step!r}")
     return m
 
 
@@ -832,7 +833,9 @@ def _binned_with_width(s: _Sample, m: int, scheme: str) -> BinnedECEWidthResult:
         )
     sums, bins, _, _ = binned_sums(s.v, s.y, n_bins=m, scheme=scheme, target="binary")
     ece = plugin_ece_l1(sums)
-    if bins is None:  # equal-width fused path: every interval has width 1/m
+    if bins is None or bins.edges is None:
+        # equal-width fused path, or more bins than the edge table holds (m > MAX_EDGE_TABLE, where
+        # np.diff(None) raised a bare ValueError): every interval has width 1/m
         avg_width = 1.0 / m
     else:
         widths = np.diff(bins.edges)[sums.keys]

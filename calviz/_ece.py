@@ -41,7 +41,7 @@ from calviz._binning import (
 from calviz._data import CalibrationData, InputError, as_calibration_data, check_alpha
 from calviz._kernels.classical import edge_bin_sums
 from calviz._lazy import LazyModule
-from calviz._params import INTERVAL_ALPHA, POSITIVE_INT, UNIT_OPEN, Options, validate_params
+from calviz._params import INTERVAL_ALPHA, POSITIVE_INT, UNIT_OPEN, Interval, Options, validate_params
 from calviz._results import HasInterval, ResultMixin, ValueStatistic
 from calviz._sums import (  # the shared sums type and its finalisers (in-memory and Dask alike)
     BinSums,
@@ -716,8 +716,9 @@ def binomial_interval(
     return low, high
 
 
-@validate_params({"n_bins": POSITIVE_INT, "scheme": Options(("equal_width", "equal_mass")),
-                  "alpha": UNIT_OPEN, "interval": Options(("wilson", "jeffreys"))})
+@validate_params({"n_bins": Interval(int, 1, MAX_RELIABILITY_BINS),
+                  "scheme": Options(("equal_width", "equal_mass")), "alpha": UNIT_OPEN,
+                  "interval": Options(("wilson", "jeffreys"))})
 def reliability(
     y_true, y_prob=None, *, n_bins: int = 15, scheme: str = "equal_width", alpha: float = INTERVAL_ALPHA,
     interval: str = "wilson", target: TargetName = "auto", class_index: int = 0,
@@ -785,9 +786,7 @@ def reliability(
     """
     data, target, z, y = prepare_view(y_true, y_prob, target=target, class_index=class_index,
                                       allowed=("auto", *SCALAR_TARGETS), caller="reliability")
-    m = check_n_bins(n_bins)
-    if m > MAX_RELIABILITY_BINS:
-        raise InputError(f"reliability data list every bin; n_bins must be at most {MAX_RELIABILITY_BINS:,}")
+    m = check_n_bins(n_bins)  # (at most MAX_RELIABILITY_BINS: declared above, the uniform message)
     sums, bins, _, _ = binned_sums(z, y, n_bins=m, scheme=scheme, target=target)
     edges = equal_width_edges(m) if bins is None else bins.edges
     return reliability_from_sums(sums, edges, alpha=alpha, interval=interval, n_bins=m, scheme=scheme,

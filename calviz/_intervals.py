@@ -303,7 +303,7 @@ def ece_interval(
     True
     """
     m = check_n_bins(n_bins)
-    if target == "full":
+    if isinstance(target, str) and target == "full":  # (an array compared elementwise; resolve refuses it)
         raise InputError("ece_interval bins the sorted top-k vector; use top_k=K for full calibration")
     data, target, z, y = prepare_view(y_true, y_prob, target=target, top_k=top_k, class_index=class_index,
                                       integer_labels=True, caller="ece_interval")

@@ -101,11 +101,16 @@ class Interval:
                 return False
         elif not isinstance(value, (int, float, np.integer, np.floating)) or not math.isfinite(value):
             return False
+        # compared as a Python number: a numpy scalar compares in its own precision, where a bound can
+        # round (1e-300 is 0.0 in float32, so np.float32(0.0) passed "[1e-300, 1)")
+        number = int(value) if isinstance(value, (int, np.integer)) else float(value)
+        if not math.isfinite(number):  # (a long double beyond the float range)
+            return False
         if self.low is not None:
-            if value < self.low or (value == self.low and self.closed not in ("both", "left")):
+            if number < self.low or (number == self.low and self.closed not in ("both", "left")):
                 return False
         if self.high is not None:
-            if value > self.high or (value == self.high and self.closed not in ("both", "right")):
+            if number > self.high or (number == self.high and self.closed not in ("both", "right")):
                 return False
         return True
 
@@ -263,6 +268,10 @@ def validate_params(constraints: dict, *, caller: str | None = None) -> Callable
 # ------------------------------------------------------------------------------------------------
 #: α of a test or 1 − confidence level of an interval
 UNIT_OPEN = Interval(float, 0, 1, closed="neither")
+#: α of a test whose decision divides it among scales or classes (T-Cal: α/B, α/(3K)) and then divides
+#: by that: far below 1e-300 it underflows to 0 or its inverse overflows (adaptive_tcal(alpha=5e-324)
+#: raised ZeroDivisionError, split_tcal(alpha=1e-308) OverflowError)
+TEST_LEVEL = Interval(float, 1e-300, 1, closed="left")
 POSITIVE_INT = Interval(int, 1, None)
 NON_NEGATIVE_INT = Interval(int, 0, None)
 POSITIVE_REAL = Interval(float, 0, None, closed="neither")

@@ -562,7 +562,7 @@ def report(
     InvalidParameterError
         ``path``, ``title`` or one of ``**options`` (``AnalysisOptions.parameter_constraints``) outside
         its range or of the wrong type, before anything is read or written, with the uniform message
-        naming ``report``: "The 'n_bins' parameter of report must be an int in [1, inf); got 0."
+        naming ``report``: "The 'n_bins' parameter of report must be an int in [1, 1000000]; got 0."
     TypeError
         A keyword that is no field of :class:`~calviz.analysis.AnalysisOptions`.
 

@@ -68,6 +68,7 @@ from calviz._params import (
     POSITIVE_INT,
     POSITIVE_REAL,
     SEED,
+    TEST_LEVEL,
     UNIT_OPEN,
     Interval,
     NoneOr,
@@ -441,7 +442,7 @@ def tcal(
 
 
 @validate_params({
-    "alpha": UNIT_OPEN, "resampling": Options(_RESAMPLING),
+    "alpha": TEST_LEVEL, "resampling": Options(_RESAMPLING),
     "n_resamples": NoneOr(Interval(int, 1, MAX_RESAMPLES)),
     "max_resamples": NoneOr(Interval(int, FIRST_BATCH, MAX_RESAMPLES)), "resampling_risk": UNIT_OPEN,
     "combine": Options(_COMBINE), "class_index": NoneOr(Interval(int, 0, None)), "discrete": NoneOr(BOOLEAN),
@@ -477,7 +478,8 @@ def adaptive_tcal(
     y_prob : array-like of shape (n,) or (n, K), optional
         Predicted P(y = 1), or one probability row per sample (omitted for CalibrationData).
     alpha : float, default 0.05
-        Level in (0, 1).
+        Level in [1e-300, 1) (it is divided among the scales and then divided by; a smaller level would
+        underflow to 0).
     resampling : {"y_only", "consistency", "analytic", "threshold"}, default "y_only"
         "y_only" (exactly valid given the predictions), "consistency", "analytic" (scaled chi-square,
         no resampling) or "threshold" (Chebyshev, conservative); see the module docstring.
@@ -695,7 +697,7 @@ def _chi2_two_sample(v_keys: np.ndarray, w_keys: np.ndarray, n_cells: int) -> fl
     return float(((n2 * cv - n1 * cw) ** 2).sum())
 
 
-@validate_params({"alpha": UNIT_OPEN, "smoothness": POSITIVE_REAL,
+@validate_params({"alpha": TEST_LEVEL, "smoothness": POSITIVE_REAL,
                   "n_permutations": NoneOr(Interval(int, 1, MAX_PERMUTATIONS)), "seed": SEED})
 def split_tcal(
     y_true,
@@ -727,7 +729,7 @@ def split_tcal(
     y_prob : array-like of shape (n,) or (n, K), optional
         Predicted P(y = 1), or one probability row per sample (rows sum to 1).
     alpha : float, default 0.05
-        Level of the test.
+        Level of the test, in [1e-300, 1) (divided by 3K, then divided by).
     smoothness : float, default 1.0
         Hölder smoothness s used for the number of cells m*.
     n_permutations : int, optional

@@ -22,13 +22,11 @@ from calviz._classical import analysis_tests
 from calviz._data import CalibrationData, InputError, as_calibration_data
 from calviz._distance import distance_bounds, smce_witness
 from calviz._ece import reliability
-from calviz._intervals import ece_interval  # noqa: F401 (called through _estimator)
+from calviz._intervals import ece_interval
 from calviz._params import (
     BOOLEAN,
     NON_NEGATIVE_INT,
     POSITIVE_INT,
-    POSITIVE_REAL,
-    UNIT_OPEN,
     Instance,
     Interval,
     ListOf,
@@ -39,7 +37,7 @@ from calviz._params import (
 )
 from calviz._results import ResultMixin, _jsonable
 from calviz._smooth import smooth_reliability
-from calviz._tcal import adaptive_tcal  # noqa: F401 (called through _estimator)
+from calviz._tcal import adaptive_tcal
 from calviz.sampling import result_note, sample_for_view
 from calviz.targets import SCALAR_TARGETS, TARGETS, Target, TargetName, resolve
 
@@ -89,17 +87,19 @@ class AnalysisOptions:
     scheme : {"equal_width", "equal_mass"}, default "equal_width"
         Bins of the reliability diagram.
     n_bins : int, default 15
-        Bins of the reliability diagram and the ECE interval.
+        Bins of the reliability diagram and the ECE interval (at most 10⁶, as for
+        :func:`calviz.reliability`).
     kernel : {"reflected_gaussian", "logit_gaussian"}, default "reflected_gaussian"
         Kernel of the smooth reliability diagram.
     bandwidth : float or None, default None
-        None: automatic (smECE(σ) = σ for the smooth diagram; 1 for the Laplace kCE).
+        Bandwidth of the smooth diagram, in [1e-4, 10] as for :func:`calviz.smooth_reliability`; None:
+        automatic (smECE(σ) = σ; the Laplace kCE keeps bandwidth 1).
     alpha : float, default 0.05
-        Level of the tests.
+        Level of the tests, in [1e-300, 1) as for :func:`calviz.adaptive_tcal`.
     resampling : {"analytic", "y_only", "consistency", "threshold"}, default "y_only"
         T-Cal's critical values.
     n_resamples : int, default 500
-        Resamples of the bootstrap views.
+        Resamples of the bootstrap views, in [2, 100000] as for :func:`calviz.ece_interval`.
     seed : int, default 0
         Seed of every random choice.
     all_rows : bool, default False
@@ -111,7 +111,7 @@ class AnalysisOptions:
     InvalidParameterError
         A field outside its range or of the wrong type (an :class:`calviz.InputError`, both a
         ValueError and a TypeError), with the library's one message, e.g. "The 'n_bins' parameter of
-        AnalysisOptions must be an int in [1, inf); got 0."  The constraints are
+        AnalysisOptions must be an int in [1, 1000000]; got 0."  The constraints are
         ``AnalysisOptions.parameter_constraints`` (field → constraint); counts are ints (numpy integers
         too), never floats or bools.
 
@@ -142,19 +142,22 @@ class AnalysisOptions:
     seed: int = 0
     all_rows: bool = False
 
-    #: field → constraint (:mod:`calviz._params`), the estimators' own where the meaning is the same
+    #: field → constraint (:mod:`calviz._params`), the estimators' own where the meaning is the same: the
+    #: engine's (reliability's n_bins, smooth_reliability's bandwidth, adaptive_tcal's alpha, ece_interval's
+    #: n_resamples), so a value accepted here is one every view computes with (looser rules let a value
+    #: through that a view then refused, recorded in ``Analysis.errors`` instead of an InputError)
     parameter_constraints: ClassVar[dict] = {
         "target": Options(TARGETS),
         "class_index": NON_NEGATIVE_INT,
         "top_k": POSITIVE_INT,
         "n": NoneOr(Interval(int, 2, None)),
         "scheme": Options(SCHEMES),
-        "n_bins": POSITIVE_INT,
+        "n_bins": reliability.parameter_constraints["n_bins"],
         "kernel": Options(KERNELS),
-        "bandwidth": NoneOr(POSITIVE_REAL),
-        "alpha": UNIT_OPEN,
+        "bandwidth": smooth_reliability.parameter_constraints["bandwidth"],
+        "alpha": adaptive_tcal.parameter_constraints["alpha"],
         "resampling": Options(RESAMPLINGS),
-        "n_resamples": POSITIVE_INT,
+        "n_resamples": ece_interval.parameter_constraints["n_resamples"],
         "seed": NON_NEGATIVE_INT,
         "all_rows": BOOLEAN,
     }
@@ -1262,7 +1265,7 @@ def analyze(
         An option outside its range or of the wrong type — ``options``, ``resampled``, ``views`` or one of
         ``**option_values`` (checked against ``AnalysisOptions.parameter_constraints``) — before any file
         is read, with the uniform message naming ``analyze``: "The 'n_bins' parameter of analyze must be
-        an int in [1, inf); got 0."  (A field of an ``AnalysisOptions`` built beforehand is refused when
+        an int in [1, 1000000]; got 0."  (A field of an ``AnalysisOptions`` built beforehand is refused when
         it is built, naming ``AnalysisOptions``.)
     TypeError
         A keyword that is no field of :class:`AnalysisOptions`.

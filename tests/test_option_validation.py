@@ -4,7 +4,7 @@
 ``report`` and ``calviz.dask.analyze_parquet`` check their keyword options against them naming themselves,
 and their own plain options (``views``, ``resampled``, ``path``, ``title``, …) with ``validate_params``::
 
-    The 'n_bins' parameter of analyze must be an int in [1, inf); got 0.
+    The 'n_bins' parameter of analyze must be an int in [1, 1000000]; got 0.
 """
 
 from __future__ import annotations
@@ -83,7 +83,7 @@ def _good_values(constraint) -> list:
     if isinstance(inner, Interval):
         low = 0 if inner.low is None else inner.low
         if inner.kind is int:
-            good += [low, low + 1, np.int64(low + 7), 10**6]
+            good += [low, low + 1, np.int64(low + 7), 10**6 if inner.high is None else inner.high]
         else:
             edge = low if inner.closed in ("both", "left") else low + 1e-9
             good += [edge, np.float64(0.5 if inner.high == 1 else 0.25)]
@@ -121,14 +121,18 @@ def test_defaults_satisfy_the_constraints():
 
 
 def test_constraints_are_the_estimators_own():
-    """The same meaning, the same constraint (and so the same words) as the estimators'."""
-    alpha = calviz.reliability.parameter_constraints["alpha"]
-    assert str(CONSTRAINTS["alpha"]) == str(alpha) == "a float in (0, 1)"
-    assert str(CONSTRAINTS["n_bins"]) == str(calviz.binned_ece.parameter_constraints["n_bins"])
+    """The same meaning, the same constraint (and so the same words) as the estimators' — the views'
+    engines', so a value the options accept is one every view computes with."""
+    alpha = calviz.adaptive_tcal.parameter_constraints["alpha"]  # the level T-Cal divides by
+    assert str(CONSTRAINTS["alpha"]) == str(alpha) == "a float in [1e-300, 1)"
+    assert str(CONSTRAINTS["n_bins"]) == str(calviz.reliability.parameter_constraints["n_bins"])
+    assert str(CONSTRAINTS["n_bins"]) == "an int in [1, 1000000]"
     assert str(CONSTRAINTS["target"]) == str(Options(calviz.targets.TARGETS))
     assert str(CONSTRAINTS["seed"]) == "an int in [0, inf)"
     assert str(CONSTRAINTS["n"]) == "an int in [2, inf) or None"
-    assert str(CONSTRAINTS["bandwidth"]) == "a float in (0, inf) or None"
+    assert str(CONSTRAINTS["bandwidth"]) == str(calviz.smooth_reliability.parameter_constraints["bandwidth"])
+    assert str(CONSTRAINTS["bandwidth"]) == "a float in [0.0001, 10] or None"
+    assert str(CONSTRAINTS["n_resamples"]) == str(calviz.ece_interval.parameter_constraints["n_resamples"])
     assert str(CONSTRAINTS["all_rows"]) == "a bool"
 
 
@@ -148,7 +152,8 @@ def test_analysis_options_accept_good_values(name, good):
 def test_documented_example_message():
     with pytest.raises(InputError) as info:
         AnalysisOptions(n_bins=0)
-    assert str(info.value) == "The 'n_bins' parameter of AnalysisOptions must be an int in [1, inf); got 0."
+    assert str(info.value) == ("The 'n_bins' parameter of AnalysisOptions must be an int in [1, 1000000]; "
+                               "got 0.")
 
 
 # -- analyze --------------------------------------------------------------------------------------
@@ -197,7 +202,7 @@ def test_analyze_accepts_good_resampled(resampled):
 
 def test_analyze_accepts_edge_values_of_every_option():
     edges = dict(target="binary", class_index=0, top_k=1, n=2, scheme="equal_mass", n_bins=1,
-                 kernel="logit_gaussian", bandwidth=1e-9, alpha=1e-9, resampling="threshold", n_resamples=1,
+                 kernel="logit_gaussian", bandwidth=1e-4, alpha=1e-300, resampling="threshold", n_resamples=2,
                  seed=np.int64(0), all_rows=np.bool_(True))
     assert set(edges) == set(FIELDS)
     result = analyze(DATA, AnalysisOptions(), views=("reliability",), **edges)
@@ -336,8 +341,8 @@ def test_dashboard_controls_build_int_options():
 
 
 @pytest.mark.parametrize("flag, value, rule", [
-    ("--n-bins", "0", "an int in [1, inf)"), ("--subsample", "1", "an int in [2, inf)"),
-    ("--alpha", "nan", "a float in (0, 1)"), ("--bandwidth", "-1", "a float in (0, inf)")])
+    ("--n-bins", "0", "an int in [1, 1000000]"), ("--subsample", "1", "an int in [2, inf)"),
+    ("--alpha", "nan", "a float in [1e-300, 1)"), ("--bandwidth", "-1", "a float in [0.0001, 10]")])
 def test_cli_names_the_flag_with_the_options_rule(flag, value, rule, capsys):
     """The command line states the rule of AnalysisOptions, naming the flag the user typed."""
     from calviz import cli
