@@ -43,7 +43,6 @@ from calviz._lazy import LazyModule
 from calviz._params import (
     BOOLEAN,
     INTERVAL_ALPHA,
-    NON_NEGATIVE_INT,
     POSITIVE_INT,
     POSITIVE_REAL,
     SEED,
@@ -98,6 +97,10 @@ MAX_LP_GRID = 2000
 #: largest accepted n_resamples × (1000·grid_step)^−2.5 in :func:`distance_bounds`: one LP per resample,
 #: counted in LPs of the default grid (100 resamples at grid_step 1e-3, 17 at 5e-4)
 MAX_RESAMPLED_LPS = 100
+#: largest n_resamples of :func:`distance_bounds` whatever the grid: each resample also recomputes every
+#: O(n log n) measure (about 2 ms at n = 60), which the LP count above does not see — with a coarse grid
+#: (grid_step=0.5) n_resamples=10**5 took 200 s at n = 60 and 10**8 was accepted
+MAX_BOOTSTRAP_RESAMPLES = 10_000
 
 
 # ------------------------------------------------------------------------------------------------
@@ -1098,8 +1101,9 @@ def _check_bins_tuple(n_bins) -> tuple[int, ...]:
     return tuple(sorted({check_n_bins(m) for m in counts}))  # (check_n_bins: at most 2^40 bins)
 
 
-@validate_params({"grid_step": POSITIVE_REAL, "n_resamples": NON_NEGATIVE_INT, "alpha": UNIT_OPEN,
-                  "seed": SEED, "n_bins": AnyOf(POSITIVE_INT, ListOf(POSITIVE_INT, (1, None)))})
+@validate_params({"grid_step": POSITIVE_REAL, "n_resamples": Interval(int, 0, MAX_BOOTSTRAP_RESAMPLES),
+                  "alpha": UNIT_OPEN, "seed": SEED,
+                  "n_bins": AnyOf(POSITIVE_INT, ListOf(POSITIVE_INT, (1, None)))})
 def distance_bounds(
     y_true, y_prob=None, *, grid_step: float = 1e-3, n_bins: Sequence[int] = (5, 10, 15, 20, 30, 50),
     n_resamples: int = 0, alpha: float = INTERVAL_ALPHA, seed=None, target: str = "auto",
@@ -1118,8 +1122,9 @@ def distance_bounds(
     empirical distribution of the given sample.  ``n_resamples`` > 0 adds percentile bootstrap bands
     (level 1 − ``alpha``, reproducible with ``seed``) for every measure and for lower/upper.
 
-    Cost: O(n log n) plus one grid LP per sample; ``grid_step`` ≥ 1/``MAX_LP_GRID`` and
-    ``n_resamples`` · (1000·``grid_step``)^−2.5 ≤ ``MAX_RESAMPLED_LPS``, else ValueError.
+    Cost: O(n log n) plus one grid LP per sample; ``grid_step`` ≥ 1/``MAX_LP_GRID``,
+    ``n_resamples`` · (1000·``grid_step``)^−2.5 ≤ ``MAX_RESAMPLED_LPS`` and ``n_resamples`` ≤
+    ``MAX_BOOTSTRAP_RESAMPLES`` (10⁴), else ValueError.
 
     Parameters
     ----------
@@ -1133,7 +1138,7 @@ def distance_bounds(
     n_bins : sequence of int, default (5, 10, 15, 20, 30, 50)
         Equal-width bin counts for binnedECE + width.
     n_resamples : int, default 0
-        Bootstrap resamples for the bands (0: no bands).
+        Bootstrap resamples for the bands (0: no bands; at most 10⁴).
     alpha : float, default 0.1
         The bands have level 1 − α.
     seed : int, numpy Generator or None

@@ -290,6 +290,14 @@ def test_one_option_returns_or_refuses(name, option, data):
     only_returns_or_refuses(name, kind, option, value)
 
 
+def test_resample_count_of_distance_bounds_is_capped_whatever_the_grid():
+    """Two options together: a coarse grid made the LP budget admit any count (grid_step=0.5,
+    n_resamples=10**5 took 200 s at n = 60; 10**8 was accepted), each resample redoing every measure."""
+    with pytest.raises(InvalidParameterError, match=r"^The 'n_resamples' parameter of distance_bounds must "
+                                                    r"be an int in \[0, 10000\]; got 100000000\.$"):
+        calviz.distance_bounds(Y_BINARY, P_BINARY, grid_step=0.5, n_resamples=10**8)
+
+
 # ------------------------------------------------------------------------------------------------------
 # the fuzzing above is meaningful only if the defaults compute and every function is fuzzed
 
