@@ -570,3 +570,18 @@ def test_public_functions_are_documented():
         if name in ("open_source", "analyze_parquet", "multi_reliability", "scale_sums", "subsample_measure",
                     "partition_sums", "uniform_subsample"):
             assert "\n    Returns\n    -------\n" in doc, name
+
+
+@pytest.mark.parametrize("name", ["binned_ece", "smce", "adaptive_tcal", "partition_sums",
+                                  "uniform_subsample"])
+def test_client_must_be_a_client(name):
+    """A client that is not one is refused before any work, with the uniform message (smce and its kin
+    raised AttributeError from inside the subsample's gather)."""
+    import dask.array as da
+
+    rng = np.random.default_rng(0)
+    p = rng.uniform(size=200)
+    Y, P = da.from_array((rng.uniform(size=200) < p).astype(int), chunks=50), da.from_array(p, chunks=50)
+    extra = {"size": 100} if name == "uniform_subsample" else {}
+    with pytest.raises(InputError, match=rf"^The 'client' parameter of {name} must be None or a distributed"):
+        getattr(cdask, name)(Y, P, client="tcp://not-a-client", **extra)

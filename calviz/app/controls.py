@@ -4,11 +4,22 @@ from __future__ import annotations
 
 import param
 
-from calviz._params import BOOLEAN, Interval, Options, check_param
+from calviz._params import BOOLEAN, AnyOf, Interval, Options, check_param
+from calviz._smooth import MIN_BANDWIDTH
 from calviz.analysis import RESAMPLINGS, TARGETS, AnalysisOptions
 from calviz.plots import method_name
 
 __all__ = ["Controls"]
+
+
+class _Automatic:
+    """The bandwidth slider's 0: the automatic bandwidth."""
+
+    def __str__(self) -> str:
+        return "0 (automatic)"
+
+    def accepts(self, value) -> bool:
+        return Interval(float, 0, 0).accepts(value)
 
 
 class Controls(param.Parameterized):
@@ -84,6 +95,8 @@ class Controls(param.Parameterized):
         if isinstance(parameter, param.Selector):
             return Options(tuple(parameter.objects))
         low, high = parameter.bounds or (None, None)
+        if parameter.name == "bandwidth":  # 0 stands for automatic; else the smooth diagram's own range
+            return AnyOf(_Automatic(), Interval(float, MIN_BANDWIDTH, high))
         return Interval(int if isinstance(parameter, param.Integer) else float, low, high)
 
     def check(self, values: dict, caller: str) -> dict:

@@ -27,6 +27,7 @@ from calviz.dask._data import (
     gather,
     map_partitions,
 )
+from calviz.dask._twin import CLIENT_RULE
 from calviz.sampling import SAMPLED_ROWS, result_note, sample_generator, sample_note
 
 
@@ -126,7 +127,7 @@ _NOT_ON_DASK = {
 _DISTANCE_SAMPLE = {"distance_sample": Interval(int, 2, None)}
 
 
-@validate_params(_DISTANCE_SAMPLE)
+@validate_params({**_DISTANCE_SAMPLE, "client": CLIENT_RULE})
 def compute_view(view: str, data, options, *, client=None, distance_sample: int = SAMPLED_ROWS["distance"]):
     """One view of :mod:`calviz.analysis` on distributed data.
 
@@ -294,7 +295,7 @@ def _open_data(path, y_true, y_prob, prob_prefix) -> DaskCalibrationData:
     return as_dask_data(path, y_true_column=y_true, y_prob_columns=y_prob)
 
 
-@validate_params(_DISTANCE_SAMPLE)
+@validate_params({**_DISTANCE_SAMPLE, "client": CLIENT_RULE})
 def open_source(path, *, scheduler: str | None = None, y_true: str | None = None,
                 y_prob: str | Sequence[str] | None = None, prob_prefix: str | None = None,
                 distance_sample: int = SAMPLED_ROWS["distance"], client=None) -> DistributedSource:

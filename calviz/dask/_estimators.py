@@ -33,7 +33,7 @@ from calviz.dask._data import (
     map_reduce,
     partition_errors,
 )
-from calviz.dask._twin import inherited, twin
+from calviz.dask._twin import CLIENT_RULE, inherited, twin
 from calviz.sampling import subsample_interval
 from calviz.targets import Target, resolve
 
@@ -490,7 +490,8 @@ class SubsampleEstimate(ValueStatistic, HasInterval, ResultMixin):
         return self.level
 
 
-_SUBSAMPLE_RULES = {"size": Interval(int, 2, None), "seed": SEED, "class_index": NON_NEGATIVE_INT}
+_SUBSAMPLE_RULES = {"size": Interval(int, 2, None), "seed": SEED, "class_index": NON_NEGATIVE_INT,
+                    "client": CLIENT_RULE}
 
 
 @validate_params(_SUBSAMPLE_RULES)

@@ -19,12 +19,27 @@ from calviz.dask._data import SPLIT_EVERY, as_dask_data
 #: a tree step merges at least two partial results
 SPLIT_EVERY_RULE = Interval(int, 2, None)
 
+
+class _Client:
+    """Where to compute: None (dask's current scheduler) or a ``distributed.Client`` — anything with its
+    ``compute``, ``persist`` and ``gather`` (the drivers call them), so a client need not be imported."""
+
+    def __str__(self) -> str:
+        return "None or a distributed.Client"
+
+    def accepts(self, value) -> bool:
+        needed = ("compute", "persist", "gather")
+        return value is None or all(callable(getattr(value, m, None)) for m in needed)
+
+
+CLIENT_RULE = _Client()
+
 #: the keywords every driver adds: name → (default, constraint or None, documentation)
 DASK_KEYWORDS = {
     "split_every": (SPLIT_EVERY, SPLIT_EVERY_RULE, "int, default 8\n        Fan-in of the tree reduction "
                     "of the per-partition sums (depth ⌈log_split_every P⌉ for P partitions)."),
-    "client": (None, None, "distributed.Client, optional\n        Where to compute (default: dask's current "
-               "scheduler)."),
+    "client": (None, CLIENT_RULE, "distributed.Client, optional\n        Where to compute (default: dask's "
+               "current scheduler)."),
     "y_true_column": (None, None, "str, optional\n        The label column of DataFrame / Parquet input "
                       "(detected when omitted, see :func:`calviz.dask.from_dataframe`)."),
     "y_prob_columns": (None, None, "str or list of str, optional\n        The probability column(s) of "
@@ -47,9 +62,9 @@ _EXAMPLE = """
 
 def inherited(in_memory, *names: str, **more) -> dict:
     """Constraints of a distributed-only function: those ``in_memory`` declares for ``names``, ``more``, and
-    the rule of ``split_every`` (for :func:`calviz._params.validate_params`)."""
+    the rules of ``split_every`` and ``client`` (for :func:`calviz._params.validate_params`)."""
     return {**{name: in_memory.parameter_constraints[name] for name in names}, **more,
-            "split_every": SPLIT_EVERY_RULE}
+            "split_every": SPLIT_EVERY_RULE, "client": CLIENT_RULE}
 
 
 def twin(in_memory, *, extra: dict | None = None, example: str = ""):
