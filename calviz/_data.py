@@ -614,5 +614,4 @@ def from_logits(logits, *, y_true=None):
 
 def check_alpha(alpha: float, name: str = "alpha", caller: str | None = None) -> float:
     """α must be a number in the open interval (0, 1) (the uniform message of :mod:`calviz._params`)."""
-
     return float(check_param(alpha, name, UNIT_OPEN, caller))
