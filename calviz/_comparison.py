@@ -27,7 +27,6 @@ from calviz._lazy import LazyModule
 from calviz._params import (
     ALPHA,
     BOOLEAN,
-    POSITIVE_INT,
     SEED,
     STR,
     Interval,
@@ -322,7 +321,8 @@ class _TwoLabels(ListOf):
         return isinstance(value, (list, tuple)) and super().accepts(value) and value[0] != value[1]
 
 
-@validate_params({"n_bins": POSITIVE_INT, "alpha": _TCAL_LEVEL, "tcal": BOOLEAN, "names": _TwoLabels(),
+@validate_params({"n_bins": Interval(int, 1, _MAX_PAIRED_BINS), "alpha": _TCAL_LEVEL, "tcal": BOOLEAN,
+                  "names": _TwoLabels(),
                   "resampling": _TCAL_RESAMPLING, "n_resamples": _TCAL_RESAMPLES, "seed": SEED})
 def compare(
     y_true,
