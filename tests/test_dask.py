@@ -585,3 +585,22 @@ def test_client_must_be_a_client(name):
     extra = {"size": 100} if name == "uniform_subsample" else {}
     with pytest.raises(InputError, match=rf"^The 'client' parameter of {name} must be None or a distributed"):
         getattr(cdask, name)(Y, P, client="tcp://not-a-client", **extra)
+
+
+@pytest.mark.parametrize("name", ["smce", "sintce", "lower_dce"])
+def test_subsampled_measures_treat_class_index_as_in_memory(name):
+    """class_index is ignored unless the target is classwise, and then refused naming the function called
+    (it was refused naming subsample_measure, even where the in-memory function ignores it)."""
+    import dask.array as da
+
+    rng = np.random.default_rng(1)
+    probs = rng.dirichlet(np.ones(3), size=240)
+    labels = rng.integers(0, 3, size=240)
+    L, P = da.from_array(labels, chunks=80), da.from_array(probs, chunks=(80, 3))
+    import calviz
+
+    twin, in_memory = getattr(cdask, name), getattr(calviz, name)
+    assert np.isclose(twin(L, P, class_index=-1).value, in_memory(labels, probs, class_index=-1).value)
+    refused = rf"^The 'class_index' parameter of {name} must be an int in \[0, 2\]"
+    with pytest.raises(InputError, match=refused):
+        twin(L, P, target="classwise", class_index=3)

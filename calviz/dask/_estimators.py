@@ -629,6 +629,9 @@ def _measured(in_memory):
         """Computed in memory on all rows when there are at most ``size``, else on a uniform subsample of
         ``size`` rows (``n`` says how many were used)."""
         common = {k: options.pop(k) for k in ("target", "class_index")}
+        in_memory(*data.schema(), **common)  # class_index checked (classwise) or ignored, as in memory
+        if common["target"] != "classwise":
+            common["class_index"] = 0
         return subsample_measure(in_memory.__name__, data, size=size, seed=seed, client=client,
                                  measure_options=options, **common).result
 
