@@ -32,10 +32,9 @@ from calviz._params import (
     SEED,
     UNIT_OPEN,
     Interval,
-    InvalidParameterError,
     as_generator,
+    check_int_in,
     check_param,
-    parameter_message,
     positional_deprecated,
     validate_params,
 )
@@ -339,7 +338,7 @@ class CalibrationData:
         """Top-1-to-k view (Sun et al., 2024): the k largest probabilities sorted decreasingly (n, k) and the
         matching label indicators (n, k).  Ties keep class order (stable sort), so topk(1) == top1().
         ``k`` is an int in [1, K]."""
-        k = _check_in(k, "k", 1, self.n_classes, "CalibrationData.topk", " (the number of classes)")
+        k = check_int_in(k, "k", 1, self.n_classes, "CalibrationData.topk", " (the number of classes)")
 
         def make():
             full = self.full_probs()
@@ -352,7 +351,7 @@ class CalibrationData:
         """One-vs-rest view for one class: (P(y = c), 1{y = c}).  ``cache=False`` does not keep the two
         arrays on the data (a pass over every class would otherwise hold K·n·16 bytes).  ``class_index``
         is an int in [0, K − 1]."""
-        c = _check_in(class_index, "class_index", 0, self.n_classes - 1, "CalibrationData.classwise")
+        c = check_int_in(class_index, "class_index", 0, self.n_classes - 1, "CalibrationData.classwise")
         check_param(cache, "cache", BOOLEAN, "CalibrationData.classwise")
 
         def make():
@@ -386,7 +385,7 @@ class CalibrationData:
     def subsample_rows(self, n: int, seed=None) -> np.ndarray:
         """The sorted row indices :meth:`subsample` keeps (``n``: an int in [0, number of rows]), e.g. to
         subsample a column that belongs to the same rows."""
-        n = _check_in(n, "n", 0, self.n, "CalibrationData.subsample_rows")
+        n = check_int_in(n, "n", 0, self.n, "CalibrationData.subsample_rows")
         rng = as_generator(seed, "CalibrationData.subsample_rows")
         return np.sort(rng.choice(self.n, size=n, replace=False))
 
@@ -407,15 +406,6 @@ class CalibrationData:
 
 #: ``n`` of :meth:`CalibrationData.subsample`
 _SUBSAMPLE_SIZE = Interval(int, 2, None)
-
-
-def _check_in(value, name: str, low: int, high: int, caller: str, note: str = "") -> int:
-    """``value`` as an int if it is one in [low, high], else the uniform message (with ``note`` after
-    the range, as :func:`calviz.targets.resolve` words the number of classes)."""
-    constraint = Interval(int, low, high)
-    if not constraint.accepts(value):
-        raise InvalidParameterError(parameter_message(name, caller, f"{constraint}{note}", value))
-    return int(value)
 
 
 @validate_params({"renormalize": BOOLEAN, "min_samples": NON_NEGATIVE_INT, "logits": BOOLEAN})

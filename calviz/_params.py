@@ -45,6 +45,8 @@ __all__ = [
     "AnyOf",
     "validate_params",
     "check_param",
+    "check_int_in",
+    "check_keywords",
     "parameter_message",
     "as_generator",
     "kernel_seed",
@@ -235,6 +237,29 @@ def check_param(value, name: str, constraint, caller: str | None = None):
     if not constraint.accepts(value):
         raise InvalidParameterError(parameter_message(name, caller, str(constraint), value))
     return value
+
+
+def check_keywords(values: dict, constraints: dict, caller: str, kind: str) -> dict:
+    """``values`` (keyword → value, e.g. a function's ``**options``) if every keyword is one of
+    ``constraints`` and its value meets it (None: not checked here), else the uniform message naming
+    ``caller``; an unknown keyword is a TypeError listing the ``kind`` ("the analysis options are …")."""
+    unknown = [name for name in values if name not in constraints]
+    if unknown:
+        raise TypeError(f"{caller}() got an unexpected keyword argument {unknown[0]!r}; the {kind} are "
+                        f"{', '.join(constraints)}")
+    for name, value in values.items():
+        if constraints[name] is not None:
+            check_param(value, name, constraints[name], caller)
+    return values
+
+
+def check_int_in(value, name: str, low: int, high: int, caller: str, note: str = "") -> int:
+    """``value`` as an int if it is one in [low, high] — a range known only with the data, such as
+    [1, K] — else the uniform message, with ``note`` after the range ("(the number of classes)")."""
+    constraint = Interval(int, low, high)
+    if not constraint.accepts(value):
+        raise InvalidParameterError(parameter_message(name, caller, f"{constraint}{note}", value))
+    return int(value)
 
 
 def validate_params(constraints: dict, *, caller: str | None = None) -> Callable:

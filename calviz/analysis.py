@@ -32,6 +32,7 @@ from calviz._params import (
     ListOf,
     NoneOr,
     Options,
+    check_keywords,
     check_param,
     validate_params,
 )
@@ -180,13 +181,8 @@ def _with_option_values(options: AnalysisOptions | None, values: dict, caller: s
     options = options or AnalysisOptions()
     if not values:
         return options
-    constraints = AnalysisOptions.parameter_constraints
-    for name, value in values.items():
-        if name not in constraints:
-            raise TypeError(f"{caller}() got an unexpected keyword argument {name!r}; the analysis options "
-                            f"are {', '.join(constraints)}")
-        check_param(value, name, constraints[name], caller)
-    return options.replace(**values)
+    return options.replace(**check_keywords(values, AnalysisOptions.parameter_constraints, caller,
+                                            "analysis options"))
 
 
 # -- data preparation -------------------------------------------------------------------------------
@@ -1302,9 +1298,7 @@ def analyze(
     if not is_distributed(data):  # (distributed data: validated by calviz.dask.open_source)
         data = as_calibration_data(data)
     prepared = prepare(data, options)
-    selected = views or tuple(
-        v for v in COMPUTE if v != "smooth_curve" and (resampled or v not in ("tcal_resampled", "bootstrap"))
-    )
+    selected = views or tuple(v for v in VIEWS if resampled or v not in ("tcal_resampled", "bootstrap"))
     if not views and not scalar_reliability(prepared, options):
         # the smooth curve belongs to a scalar diagram; topk / full show one per rank / class instead
         selected = tuple(v for v in selected if v != "smooth")

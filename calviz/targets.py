@@ -24,7 +24,7 @@ import numpy as np
 
 from calviz._data import CalibrationData, InputError
 from calviz._kernels.binning import topk_view_kernel
-from calviz._params import InvalidParameterError, parameter_message
+from calviz._params import InvalidParameterError, check_int_in, parameter_message
 
 __all__ = ["TARGETS", "SCALAR_TARGETS", "TargetName", "Target", "resolve", "topk_view"]
 
@@ -247,6 +247,5 @@ def topk_view(data: CalibrationData, k: int) -> tuple[np.ndarray, np.ndarray]:
     >>> all(np.array_equal(a, b) for a, b in zip((z, y), data.topk(2)))
     True
     """
-    if not (_is_int(k) and 1 <= k <= data.n_classes):
-        raise _refuse("k", k, f"an int in [1, {data.n_classes}] (the number of classes)", "topk_view")
-    return topk_view_kernel(np.ascontiguousarray(data.full_probs()), data.labels, int(k))
+    k = check_int_in(k, "k", 1, data.n_classes, "topk_view", " (the number of classes)")
+    return topk_view_kernel(np.ascontiguousarray(data.full_probs()), data.labels, k)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import param
 
-from calviz._params import BOOLEAN, AnyOf, Interval, Options, check_param
+from calviz._params import BOOLEAN, AnyOf, Interval, Options, check_keywords
 from calviz._smooth import MIN_BANDWIDTH
 from calviz.analysis import RESAMPLINGS, TARGETS, AnalysisOptions
 from calviz.plots import method_name
@@ -102,15 +102,9 @@ class Controls(param.Parameterized):
     def check(self, values: dict, caller: str) -> dict:
         """``values`` if every key is a control and every value is one this control accepts now, else the
         uniform message naming ``caller`` (an unknown keyword: a TypeError listing the controls)."""
-        names = ("dataset", *self.ANALYSIS)
-        unknown = sorted(set(values) - set(names))
-        if unknown:
-            raise TypeError(f"{caller}() got an unexpected keyword argument {unknown[0]!r}; the controls are "
-                            f"{', '.join(names)}")
-        for name, value in values.items():
-            if name != "dataset":  # (its choices are the datasets offered; loading names a wrong one)
-                check_param(value, name, self.rule(self.param[name]), caller)
-        return values
+        # dataset: its choices are the datasets offered, and loading names a wrong one
+        rules = {"dataset": None, **{name: self.rule(self.param[name]) for name in self.ANALYSIS}}
+        return check_keywords(values, rules, caller, "controls")
 
     def options(self, n_rows: int) -> AnalysisOptions:
         """The options of these choices for data of ``n_rows`` rows (``n`` ≥ all rows: no subsample)."""

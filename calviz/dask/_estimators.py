@@ -629,7 +629,8 @@ def _measured(in_memory):
         """Computed in memory on all rows when there are at most ``size``, else on a uniform subsample of
         ``size`` rows (``n`` says how many were used)."""
         common = {k: options.pop(k) for k in ("target", "class_index")}
-        in_memory(*data.schema(), **common)  # class_index checked (classwise) or ignored, as in memory
+        # class_index as in memory: checked for the classwise target, naming this function, else ignored
+        resolve(data, common["target"], 1, common["class_index"], caller=in_memory.__name__)
         if common["target"] != "classwise":
             common["class_index"] = 0
         return subsample_measure(in_memory.__name__, data, size=size, seed=seed, client=client,
