@@ -44,7 +44,7 @@ from typing import Literal
 import numpy as np
 
 from calviz._data import CalibrationData, InputError, as_calibration_data
-from calviz._params import SEED, Instance, Interval, NoneOr, validate_params
+from calviz._params import SEED, STR, Interval, NoneOr, validate_params
 from calviz._recalibration import calibrated_classifier, fit_temperature, softmax
 from calviz._results import ResultMixin
 
@@ -381,7 +381,7 @@ def list_datasets() -> list[DatasetInfo]:
     return out
 
 
-@validate_params({"name": Instance(str)})
+@validate_params({"name": STR})
 def dataset_info(name: str) -> DatasetInfo:
     """The :class:`DatasetInfo` of one embedded dataset.
 
@@ -419,7 +419,7 @@ def _unknown(name: str) -> str:
     return f"unknown dataset {name!r}; choose one of: {', '.join(names)}"
 
 
-@validate_params({"name": Instance(str), "n": NoneOr(Interval(int, 2, None)), "seed": SEED})
+@validate_params({"name": STR, "n": NoneOr(Interval(int, 2, None)), "seed": SEED})
 def load_dataset(name: str = DEFAULT_DATASET, *, n: int | None = None, seed: int = 0) -> CalibrationData:
     """Load an embedded dataset as validated :class:`calviz.CalibrationData`.
 

@@ -45,7 +45,7 @@ from calviz._data import (
     cell_repr,
     check_unique_columns,
 )
-from calviz._params import BOOLEAN, NON_NEGATIVE_INT, Instance, NoneOr, Options, validate_params
+from calviz._params import BOOLEAN, NON_NEGATIVE_INT, STR, NoneOr, Options, validate_params
 
 __all__ = ["read_predictions", "read_predictions_bytes", "write_predictions", "select_columns",
            "COLUMN_NAMES", "FileBackedData", "FORMATS", "DEFAULT_MAX_BYTES"]
@@ -93,15 +93,14 @@ class _ProbColumns:
         return isinstance(value, (list, tuple)) and len(value) > 0 and all(isinstance(v, str) for v in value)
 
 
-_NAME = Instance(str)
 #: the options :func:`read_predictions` and :func:`read_predictions_bytes` share
 _READ_OPTIONS = {
     "format": NoneOr(_Format(FORMATS)),
-    "y_true": _NAME,
+    "y_true": STR,
     "y_prob": _ProbColumns(),
-    "prob_prefix": _NAME,
-    "confidence": _NAME,
-    "correct": _NAME,
+    "prob_prefix": STR,
+    "confidence": STR,
+    "correct": STR,
     "renormalize": BOOLEAN,
     "max_bytes": NoneOr(NON_NEGATIVE_INT),
     "logits": BOOLEAN,
@@ -265,7 +264,7 @@ def read_predictions_bytes(
     )
 
 
-@validate_params({"format": NoneOr(_Format(FORMATS)), "prob_prefix": _NAME})
+@validate_params({"format": NoneOr(_Format(FORMATS)), "prob_prefix": STR})
 def write_predictions(path, data, y_prob=None, *, format: str | None = None, prob_prefix: str = "p_") -> Path:
     """Write predictions in the layout :func:`read_predictions` reads back.
 
