@@ -5,6 +5,7 @@ partitions raise the in-memory InputError naming the partition and the row."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 import numpy as np
 import pandas as pd
@@ -604,3 +605,27 @@ def test_subsampled_measures_treat_class_index_as_in_memory(name):
     refused = rf"^The 'class_index' parameter of {name} must be an int in \[0, 2\]"
     with pytest.raises(InputError, match=refused):
         twin(L, P, target="classwise", class_index=3)
+
+
+@pytest.mark.parametrize("name", ["uniform_subsample", "subsample_measure"])
+def test_subsample_drivers_check_the_target_naming_themselves(name, monkeypatch):
+    """The target and class_index of the subsample drivers are refused naming the function called (they were
+    refused naming smce or the measure), before any partition is read and without running the measure on
+    placeholder rows (for dCE_lower an LP)."""
+    import dask.array as da
+
+    from calviz import _distance
+
+    rng = np.random.default_rng(2)
+    probs = rng.dirichlet(np.ones(3), size=90)
+    L, P = da.from_array(rng.integers(0, 3, size=90), chunks=30), da.from_array(probs, chunks=(30, 3))
+    call = functools.partial(getattr(cdask, name), *(("lower_dce",) if name == "subsample_measure" else ()),
+                             L, P, size=40, seed=0)
+    for options, refused in [({"target": "topk"}, "target"), ({"target": "full"}, "target"),
+                             ({"target": "classwise", "class_index": 3}, "class_index")]:
+        with pytest.raises(InputError, match=rf"^The '{refused}' parameter of {name} must be"):
+            call(**options)
+    measured, original = [], _distance._sample
+    monkeypatch.setattr(_distance, "_sample", lambda *a, **k: measured.append(a[0].n) or original(*a, **k))
+    call(target="classwise", class_index=2)
+    assert measured == ([40] if name == "subsample_measure" else [])  # the subsample's rows only

@@ -35,7 +35,7 @@ from calviz.dask._data import (
 )
 from calviz.dask._twin import CLIENT_RULE, inherited, twin
 from calviz.sampling import subsample_interval
-from calviz.targets import Target, resolve
+from calviz.targets import SCALAR_TARGETS, Target, resolve
 
 
 def _binned_sums(z, y, n_bins: int, scheme: str, target: str) -> BinSums:
@@ -537,16 +537,16 @@ def uniform_subsample(y_true, y_prob=None, *, size: int, seed=None, target: str 
     >>> bool(np.array_equal(z, calviz.as_calibration_data(y, p).subsample(500, seed=0).probs))
     True
     """
-    rows, n, (positive, view) = _subsample(distance.smce, y_true, y_prob, size, seed, target, class_index,
-                                           client, columns)
+    rows, n, (positive, view) = _subsample("uniform_subsample", y_true, y_prob, size, seed, target,
+                                           class_index, client, columns)
     z, y = view.view(rows)
     return z, y, n, positive, seed, rows.n == n
 
 
-def _subsample(in_memory, y_true, y_prob, size, seed, target, class_index, client, columns):
+def _subsample(caller: str, y_true, y_prob, size, seed, target, class_index, client, columns):
     data = as_dask_data(y_true, y_prob, **columns)
-    in_memory(*data.schema(), target=target, class_index=class_index)  # the options, as in memory
-    view = resolve(data, target, 1, class_index)
+    # the scalar targets of the distance measures, checked on the client before any partition is read
+    view = resolve(data, target, 1, class_index, allowed=("auto", *SCALAR_TARGETS), caller=caller)
     rows, n, positives = gather(data, size, seed, client=client, view=view)
     return rows, n, (positives / n, view)
 
@@ -605,8 +605,8 @@ def subsample_measure(measure: str, y_true, y_prob=None, *, size: int = 200_000,
     (2000, True, 0.0)
     """
     d = float(delta)
-    rows, n, (pi, view) = _subsample(getattr(distance, measure), y_true, y_prob, size, seed, target,
-                                     class_index, client, columns)
+    rows, n, (pi, view) = _subsample("subsample_measure", y_true, y_prob, size, seed, target, class_index,
+                                     client, columns)
     res = getattr(distance, measure)(rows, target=view, **(measure_options or {}))
     positives = int(view.view(rows)[1].sum())
     low, high, bound = subsample_interval(measure, res, n=n, positives=positives, positive_fraction=pi,
