@@ -55,7 +55,7 @@ from typing import Literal
 
 import numpy as np
 
-from calviz._data import InputError, check_alpha
+from calviz._data import InputError
 from calviz._ece import prepare_view
 from calviz._kernels.smooth import bin_by_cell_and_label, categories_and_fractions
 from calviz._lazy import LazyModule
@@ -608,39 +608,11 @@ def _trapezoid(values: np.ndarray) -> np.ndarray:
 # public API
 
 
-def _check_kernel(kernel) -> str:
-    if kernel not in KERNELS:
-        raise InputError(f"kernel must be one of {', '.join(map(repr, KERNELS))}; got {kernel!r}")
-    return kernel
-
-
-def _check_bandwidth(bandwidth) -> float | None:
-    if bandwidth is None:
-        return None
-    try:
-        value = float(bandwidth)
-    except (TypeError, ValueError):
-        raise InputError(f"bandwidth must be None (automatic) or a number; got {bandwidth!r}") from None
-    if not (MIN_BANDWIDTH <= value <= MAX_BANDWIDTH):
-        raise InputError(
-            f"bandwidth must be in [{MIN_BANDWIDTH:g}, {MAX_BANDWIDTH:g}] (or None for the automatic "
-            f"fixed point); got {bandwidth!r}"
-        )
-    return value
-
-
-def _check_int(value, name: str, minimum: int, maximum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not minimum <= value <= maximum:
-        raise InputError(f"{name} must be an integer in [{minimum}, {maximum}]; got {value!r}")
-    return int(value)
-
-
 def _problem_and_bandwidth(
     y_true, y_prob, bandwidth, kernel, target, class_index, caller
 ) -> tuple[_SmoothingProblem, float, str, dict]:
     """The smoothing problem, σ, the bandwidth rule and the result fields ``target`` and ``n_classes``."""
-    kernel = _check_kernel(kernel)
-    sigma = _check_bandwidth(bandwidth)
+    sigma = None if bandwidth is None else float(bandwidth)  # (in range: the public functions declare it)
     data, target, prob, label = prepare_view(y_true, y_prob, target=target, class_index=class_index,
                                              allowed=("auto", *SCALAR_TARGETS), caller=caller)
     problem = _SmoothingProblem(prob, label, kernel)
@@ -801,15 +773,12 @@ def smooth_reliability(
     >>> bool(np.all(rel.band_low <= rel.band_high))
     True
     """
-    alpha = check_alpha(alpha)
-    n_resamples = _check_int(n_resamples, "n_resamples", 0, MAX_RESAMPLES)
-    grid_size = _check_int(grid_size, "grid_size", 2, MAX_GRID_SIZE)
+    n_resamples, grid_size, centered = int(n_resamples), int(grid_size), bool(centered)
     if n_resamples * grid_size > MAX_BAND_VALUES:
         raise InputError(
             f"n_resamples × grid_size must be at most {MAX_BAND_VALUES} (the resampled curves are held in "
             f"memory); got {n_resamples} × {grid_size}"
         )
-    centered = bool(centered)
     rng = as_generator(seed)
     problem, sigma, rule, about = _problem_and_bandwidth(y_true, y_prob, bandwidth, kernel, target,
                                                          class_index, "smooth_reliability")
