@@ -42,7 +42,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_fuzz import PROFILE
+from test_fuzz import EXAMPLE_LIMIT, PROFILE, time_limit
 
 import calviz
 from calviz._params import InvalidParameterError
@@ -245,7 +245,8 @@ def only_returns_or_refuses(name, kind, option, value):
     """``name(data, option=value)`` returns a sound result or refuses with an InputError (the uniform
     message naming ``name`` when it is about ``option``); else an AssertionError saying what happened."""
     try:
-        result = _call(name, kind, **{option: value})
+        with time_limit(EXAMPLE_LIMIT):  # a hang fails the test (or ends the run) instead of stalling it
+            result = _call(name, kind, **{option: value})
     except calviz.InputError as error:
         if isinstance(error, InvalidParameterError) and f"'{option}' parameter" in str(error):
             # the uniform message names the function the user called, not one it delegates to
