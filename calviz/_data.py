@@ -38,6 +38,7 @@ from calviz._params import (
     positional_deprecated,
     validate_params,
 )
+from calviz.targets import SCALAR_TARGETS, resolve
 
 __all__ = [
     "InputError",
@@ -399,8 +400,6 @@ class CalibrationData:
         ``top_k`` is an int in [1, K] and ``class_index`` an int in [0, K − 1] (checked as by
         :func:`calviz.targets.resolve`).
         """
-        from calviz.targets import resolve
-
         return resolve(self, target, top_k, class_index, caller="CalibrationData.view").view(self)
 
 
@@ -544,8 +543,6 @@ def binary_view(
     The entry point of every estimator defined for scalar predictions (the distance family, the smooth
     reliability diagram); ``caller`` names that estimator in error messages.
     """
-    from calviz.targets import SCALAR_TARGETS, resolve
-
     data = as_calibration_data(y_true, y_prob, min_samples=min_samples)
     target = resolve(data, target, 1, class_index, allowed=("auto", *SCALAR_TARGETS), caller=caller)
     return target.view(data)

@@ -15,6 +15,7 @@ Every result is a frozen dataclass with a readable ``repr`` (in the style of sci
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
@@ -113,5 +114,22 @@ def _jsonable(value):
     if isinstance(value, dict):
         return {str(k): _jsonable(v) for k, v in value.items()}
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return value.to_dict() if hasattr(value, "to_dict") else dataclasses.asdict(value)
+        return _jsonable(value.to_dict() if hasattr(value, "to_dict") else dataclasses.asdict(value))
+    return value
+
+
+def strict_json(value):
+    """``value`` in strict JSON's types: numpy scalars and arrays and result objects as Python values
+    (:func:`_jsonable`), and non-finite floats as None, since JSON has no NaN or Infinity and strict
+    parsers reject them (``calviz check --json``)."""
+    return _finite_or_null(_jsonable(value))
+
+
+def _finite_or_null(value):
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {str(k): _finite_or_null(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_finite_or_null(v) for v in value]
     return value

@@ -1337,7 +1337,7 @@ def _by_group(data: CalibrationData, prepared: CalibrationData, options: Analysi
         if path is None:
             raise InputError(f"group={group!r} names a column: pass the predictions file's path as data, or "
                              f"the group values themselves (one per row)")
-        from calviz.cli_compare import read_group_column
+        from calviz.io import read_group_column
 
         group = read_group_column(path, group, data.n, labels=data.labels)
     values = np.asarray(group)

@@ -11,7 +11,6 @@ Heavy modules (Panel, the engine, scikit-learn) are imported only by the subcomm
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import importlib
 import json
 import math
@@ -238,27 +237,10 @@ def options_from_args(args):
         raise CLIError(str(exc)) from None
 
 
-def _clean_json(value):
-    """JSON has no NaN/Infinity: non-finite floats become null (strict parsers reject them)."""
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {str(k): _clean_json(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_clean_json(v) for v in value]
-    return value
-
-
 def _as_dict(result) -> dict | None:
-    from calviz._results import _jsonable
+    from calviz._results import strict_json
 
-    if result is None:
-        return None
-    if hasattr(result, "to_dict"):
-        return _clean_json(_jsonable(result.to_dict()))
-    if dataclasses.is_dataclass(result):
-        return _clean_json(_jsonable(dataclasses.asdict(result)))
-    return _clean_json(_jsonable(result))
+    return strict_json(result)
 
 
 def _num(value):
@@ -314,7 +296,7 @@ def check_summary(data, options, *, source: str = "", analysis=None) -> dict:
         "ece": ece,
         "bounds": _as_dict(result.distance),
         "summary": _as_dict(result.summary),
-        "options": _clean_json(options.to_dict()),
+        "options": _as_dict(options),
         "classical": _as_dict(result.classical),
         "errors": dict(result.errors),
     }

@@ -20,7 +20,6 @@ __all__ = [
     "comparison_summary",
     "print_comparison_text",
     "comparison_html",
-    "read_group_column",
 ]
 
 RECALIBRATION_METHODS = ("temperature", "platt", "isotonic", "histogram")
@@ -48,58 +47,6 @@ def has_comparison_options(args) -> bool:
                 or getattr(args, "recalibrate", None))
 
 
-# --------------------------------------------------------------------------------------------------
-# reading the extra inputs
-# --------------------------------------------------------------------------------------------------
-def read_group_column(file: str, column: str, n: int, *, label_column: str = "y_true", labels=None,
-                      content: bytes | None = None):
-    """The values of ``column`` in a predictions file (CSV/TSV, Parquet or NPZ array), one per row.
-
-    The label column (``label_column``) may always be named: its validated ``labels`` are used (this
-    also works for ``dataset:NAME``, which has no other columns).  ``content``: the file's bytes (an
-    upload; ``file`` is then its name)."""
-    import io
-
-    import numpy as np
-
-    from calviz._data import InputError
-
-    if column == label_column and labels is not None:
-        return np.asarray(labels)
-    if file.startswith("dataset:"):
-        raise InputError(f"embedded datasets have no column {column!r}; group by the labels with "
-                         f"--group-by {label_column}")
-    path = Path(file)
-    suffix = path.suffix.lower()
-    source = io.BytesIO(content) if content is not None else path
-    try:
-        if suffix == ".npz":
-            with np.load(source, allow_pickle=False) as f:
-                if column not in f.files:
-                    raise InputError(f"{file}: no array {column!r}; arrays: {', '.join(f.files)}")
-                values = np.asarray(f[column])
-        elif suffix in (".parquet", ".pq"):
-            import pandas as pd
-
-            values = pd.read_parquet(source, columns=[column]).iloc[:, 0].to_numpy()
-        elif suffix in (".csv", ".txt", ".tsv"):
-            import pandas as pd
-
-            frame = pd.read_csv(source, sep="\t" if suffix == ".tsv" else ",", usecols=[column],
-                                keep_default_na=False)
-            values = frame.iloc[:, 0].to_numpy()
-        else:
-            raise InputError(f"{file}: a group column needs a CSV, Parquet or NPZ file")
-    except InputError:
-        raise
-    except (KeyError, ValueError, OSError) as exc:
-        raise InputError(f"{file}: no column {column!r} ({str(exc).strip().splitlines()[0]})") from None
-    if values.ndim != 1 or values.shape[0] != n:
-        raise InputError(f"{file}: column {column!r} has shape {values.shape}, expected one value per row "
-                         f"({n})")
-    return values
-
-
 def compute_comparisons(args, data, options, *, load_input) -> dict:
     """{"comparison": ModelComparison, "groups": GroupCalibration, "recalibration": (RecalibrationResult,
     ModelComparison)} for the flags given (absent keys: flag not given).  ``load_input`` reads the second
@@ -107,6 +54,7 @@ def compute_comparisons(args, data, options, *, load_input) -> dict:
 
     from calviz._comparison import MIN_GROUP_SIZE, calibration_by_group, check_same_examples, compare
     from calviz._recalibration import recalibrate
+    from calviz.io import read_group_column
     from calviz.targets import SCALAR_TARGETS
 
     target = options.target if options.target in ("auto", *SCALAR_TARGETS) else "auto"
@@ -178,8 +126,7 @@ def _groups_dict(g) -> dict:
 
 def comparison_summary(results: dict) -> dict:
     """JSON-ready dict of :func:`compute_comparisons`'s results (non-finite numbers become null)."""
-    from calviz._results import _jsonable
-    from calviz.cli import _clean_json
+    from calviz._results import strict_json
 
     out = {}
     if "comparison" in results:
@@ -196,7 +143,7 @@ def comparison_summary(results: dict) -> dict:
                 "n_eval": res.n_eval, "temperature": res.temperature, "seed": res.seed,
                 "maps": [m.parameters for m in res.maps], "comparison": _comparison_dict(cmp),
             }
-    return _clean_json(_jsonable(out))
+    return strict_json(out)
 
 
 def _f(x) -> str:

@@ -1194,3 +1194,84 @@ def _named(exc: InputError, columns) -> InputError:
         message = re.sub(r"\by_prob\b", repr(prob_cols[0]), message)
     message = re.sub(r"\by_true\b", repr(columns["y_true"]), message)
     return InputError(message)
+
+
+def read_group_column(file: str, column: str, n: int, *, label_column: str = "y_true", labels=None,
+                      content: bytes | None = None):
+    """The values of one column of a predictions file, one per row.
+
+    They are the groups of :func:`calviz.calibration_by_group` (``calviz check --group-by``,
+    ``analyze(path, group=...)``).
+
+    Parameters
+    ----------
+    file : str
+        A CSV/TSV, Parquet or NPZ file (the format from its extension), or ``dataset:NAME``.
+    column : str
+        The column (NPZ: the array) to read.
+    n : int
+        The number of rows of the predictions; the column must have as many values.
+    label_column : str, default "y_true"
+        The name of the label column: naming it returns ``labels`` (so ``dataset:NAME``, which has no
+        other column, can be grouped by its labels).
+    labels : array-like, optional
+        The validated labels, returned when ``column`` is ``label_column``.
+    content : bytes, optional
+        The file's bytes (an upload; ``file`` is then only its name).
+
+    Returns
+    -------
+    numpy.ndarray of shape (n,)
+        The column's values as read (strings stay strings, missing text is the empty string).
+
+    Raises
+    ------
+    InputError
+        No such column or array, a format without columns, or not one value per row.
+
+    Examples
+    --------
+    >>> from calviz.io import read_group_column
+    >>> csv = b"y_true,y_prob,region\\n1,0.9,north\\n0,0.2,south\\n1,0.7,north\\n"
+    >>> read_group_column("predictions.csv", "region", 3, content=csv)
+    array(['north', 'south', 'north'], dtype=object)
+    >>> try:
+    ...     read_group_column("predictions.csv", "city", 3, content=csv)
+    ... except ValueError as error:                       # calviz.InputError is a ValueError
+    ...     print(str(error)[:39])
+    predictions.csv: no column 'city' (Usec
+    """
+    if column == label_column and labels is not None:
+        return np.asarray(labels)
+    if file.startswith("dataset:"):
+        raise InputError(f"embedded datasets have no column {column!r}; group by the labels with "
+                         f"--group-by {label_column}")
+    path = Path(file)
+    suffix = path.suffix.lower()
+    source = _io.BytesIO(content) if content is not None else path
+    try:
+        if suffix == ".npz":
+            with np.load(source, allow_pickle=False) as f:
+                if column not in f.files:
+                    raise InputError(f"{file}: no array {column!r}; arrays: {', '.join(f.files)}")
+                values = np.asarray(f[column])
+        elif suffix in (".parquet", ".pq"):
+            import pandas as pd
+
+            values = pd.read_parquet(source, columns=[column]).iloc[:, 0].to_numpy()
+        elif suffix in (".csv", ".txt", ".tsv"):
+            import pandas as pd
+
+            frame = pd.read_csv(source, sep="\t" if suffix == ".tsv" else ",", usecols=[column],
+                                keep_default_na=False)
+            values = frame.iloc[:, 0].to_numpy()
+        else:
+            raise InputError(f"{file}: a group column needs a CSV, Parquet or NPZ file")
+    except InputError:
+        raise
+    except (KeyError, ValueError, OSError) as exc:
+        raise InputError(f"{file}: no column {column!r} ({str(exc).strip().splitlines()[0]})") from None
+    if values.ndim != 1 or values.shape[0] != n:
+        raise InputError(f"{file}: column {column!r} has shape {values.shape}, expected one value per row "
+                         f"({n})")
+    return values

@@ -18,13 +18,16 @@ Targets (for n predictions of K classes):
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
-from calviz._data import CalibrationData, InputError
+from calviz._errors import InputError
 from calviz._kernels.binning import topk_view_kernel
 from calviz._params import InvalidParameterError, check_int_in, parameter_message
+
+if TYPE_CHECKING:  # (a type only: the data module resolves its views here)
+    from calviz._data import CalibrationData
 
 __all__ = ["TARGETS", "SCALAR_TARGETS", "TargetName", "Target", "resolve", "topk_view"]
 

@@ -127,7 +127,7 @@ def test_report_gets_the_comparison_sections(pair, tmp_path, capsys):
 
 def test_group_column_from_parquet_and_npz(tmp_path):
     from calviz._data import InputError
-    from calviz.cli_compare import read_group_column
+    from calviz.io import read_group_column
 
     rng = np.random.default_rng(0)
     labels, probs = rng.integers(0, 2, 50), rng.random(50)

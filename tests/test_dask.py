@@ -605,6 +605,11 @@ def test_subsampled_measures_treat_class_index_as_in_memory(name):
     refused = rf"^The 'class_index' parameter of {name} must be an int in \[0, 2\]"
     with pytest.raises(InputError, match=refused):
         twin(L, P, target="classwise", class_index=3)
+    for target in ("full", "topk"):  # not scalar: refused as in memory, naming the function called
+        with pytest.raises(InputError, match=rf"^The 'target' parameter of {name} must be a str among"):
+            in_memory(labels, probs, target=target)
+        with pytest.raises(InputError, match=rf"^The 'target' parameter of {name} must be a str among"):
+            twin(L, P, target=target)
 
 
 @pytest.mark.parametrize("name", ["uniform_subsample", "subsample_measure"])

@@ -169,7 +169,7 @@ class ComparisonMode:
         return other, self._models[other]
 
     def _groups(self, data, dataset: str):
-        from calviz.cli_compare import read_group_column
+        from calviz.io import read_group_column
 
         column = self.controls.group_column.strip() or _LABEL
         key = (dataset, "groups", column)

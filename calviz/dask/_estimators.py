@@ -630,7 +630,8 @@ def _measured(in_memory):
         ``size`` rows (``n`` says how many were used)."""
         common = {k: options.pop(k) for k in ("target", "class_index")}
         # class_index as in memory: checked for the classwise target, naming this function, else ignored
-        resolve(data, common["target"], 1, common["class_index"], caller=in_memory.__name__)
+        resolve(data, common["target"], 1, common["class_index"], allowed=("auto", *SCALAR_TARGETS),
+                caller=in_memory.__name__)
         if common["target"] != "classwise":
             common["class_index"] = 0
         return subsample_measure(in_memory.__name__, data, size=size, seed=seed, client=client,
