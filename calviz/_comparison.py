@@ -36,7 +36,7 @@ from calviz._params import (
     spawn_seeds,
     validate_params,
 )
-from calviz._results import HasInterval, ResultMixin
+from calviz._results import HasInterval, ResultMixin, pvalue_phrase
 from calviz._tcal import adaptive_tcal
 from calviz.targets import SCALAR_TARGETS, resolve, topk_view
 
@@ -224,15 +224,11 @@ class ModelComparison(HasInterval, ResultMixin):
         a, b = self.names
         pct = f"{100 * self.level:.0f}%"
         diff = (f"ECE²({a}) − ECE²({b}) = {self.difference:.3g}, {pct} interval "
-                f"[{self.low:.3g}, {self.high:.3g}], p {_p_text(self.pvalue)}")
+                f"[{self.low:.3g}, {self.high:.3g}], {pvalue_phrase(self.pvalue)}")
         if self.reject:
             worse = b if self.better == a else a
             return f"{self.better} is better calibrated than {worse} ({diff})."
         return f"No statistically supported difference in calibration between {a} and {b} ({diff})."
-
-
-def _p_text(p: float) -> str:
-    return "< 0.0001" if p < 1e-4 else f"= {p:.4f}"
 
 
 def _scalar_view(data: CalibrationData, target: str, class_index: int, caller: str):

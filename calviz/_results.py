@@ -133,3 +133,48 @@ def _finite_or_null(value):
     if isinstance(value, list):
         return [_finite_or_null(v) for v in value]
     return value
+
+
+def format_pvalue(p) -> str:
+    """A p-value for display: four decimals, and below 10⁻⁴ as '< 0.0001'.
+
+    A resampling p-value is never exactly 0, so none is shown as 0; a p-value that was not computed
+    (None or not finite) is '—'.
+
+    Parameters
+    ----------
+    p : float or None
+        The p-value.
+
+    Returns
+    -------
+    str
+        The text shown.
+
+    Examples
+    --------
+    >>> from calviz import plots
+    >>> plots.format_pvalue(0.01234), plots.format_pvalue(1e-7), plots.format_pvalue(None)
+    ('0.0123', '< 0.0001', '—')
+    """
+    if p is None or not math.isfinite(float(p)):
+        return "—"
+    p = float(p)
+    return "< 0.0001" if p < 1e-4 else f"{p:.4f}"
+
+
+def pvalue_phrase(p) -> str:
+    """'p = 0.1234', 'p < 0.0001' or 'p —' (not computed): :func:`format_pvalue` in a sentence."""
+    text = format_pvalue(p)
+    return f"p {text}" if text.startswith(("<", "—")) else f"p = {text}"
+
+
+def format_number(x) -> str:
+    """A statistic in text output: four decimals, in scientific notation below 10⁻³ or from 10⁴ on; None is
+    '—'."""
+    if x is None:
+        return "—"
+    x = float(x)
+    if x != 0 and (abs(x) < 1e-3 or abs(x) >= 1e4):
+        return f"{x:.3e}"
+    return f"{x:.4f}"

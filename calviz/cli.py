@@ -303,6 +303,9 @@ def check_summary(data, options, *, source: str = "", analysis=None) -> dict:
 
 
 def _print_check_text(summary: dict) -> None:
+    from calviz._results import format_number as _fmt  # (short: many in a line)
+    from calviz._results import format_pvalue as _fmt_p
+
     s = summary["summary"] or {}
     alpha = summary["alpha"]
     print(f"calviz {summary['calviz_version']} check {summary['source']}")
@@ -356,6 +359,9 @@ def _print_check_text(summary: dict) -> None:
 
 
 def _print_classical(classical: dict | None, alpha: float) -> None:
+    from calviz._results import format_number as _fmt  # (short: many in a line)
+    from calviz._results import format_pvalue as _fmt_p
+
     if classical is None:
         return
     measures = classical.get("measures") or {}
@@ -372,21 +378,6 @@ def _print_classical(classical: dict | None, alpha: float) -> None:
         print(f"    {test['label']:<32} statistic {stat:>10}  p {p:>8}  {verdict}{fit}")
     for name, message in (classical.get("errors") or {}).items():
         print(f"    {name}: not computed: {message}")
-
-
-def _fmt_p(p) -> str:
-    if p is None:
-        return "—"
-    return "< 0.0001" if p < 1e-4 else f"{p:.4f}"
-
-
-def _fmt(x) -> str:
-    if x is None:
-        return "—"
-    x = float(x)
-    if x != 0 and (abs(x) < 1e-3 or abs(x) >= 1e4):
-        return f"{x:.3e}"
-    return f"{x:.4f}"
 
 
 def _comparisons(args, data, options) -> dict:

@@ -5,13 +5,18 @@ and ``--recalibrate METHOD``.
 :func:`calviz.compare`, :func:`calviz.calibration_by_group` and :func:`calviz.recalibrate` as the flags ask;
 :func:`comparison_summary` turns the results into the JSON-ready dict ``calviz check --json`` prints,
 :func:`print_comparison_text` prints them as text and :func:`comparison_html` renders the report's sections.
-Nothing heavy is imported at module level (the command line must start quickly).
+The estimators are imported when a comparison runs (the command line must start quickly).
 """
 
 from __future__ import annotations
 
 import html
 from pathlib import Path
+
+from calviz._results import format_number as _f  # (short names: several in a line of text)
+from calviz._results import format_pvalue as _fmt_p
+from calviz._results import pvalue_phrase as _p
+from calviz._results import strict_json
 
 __all__ = [
     "add_comparison_options",
@@ -126,8 +131,6 @@ def _groups_dict(g) -> dict:
 
 def comparison_summary(results: dict) -> dict:
     """JSON-ready dict of :func:`compute_comparisons`'s results (non-finite numbers become null)."""
-    from calviz._results import strict_json
-
     out = {}
     if "comparison" in results:
         out["comparison"] = _comparison_dict(results["comparison"])
@@ -144,20 +147,6 @@ def comparison_summary(results: dict) -> dict:
                 "maps": [m.parameters for m in res.maps], "comparison": _comparison_dict(cmp),
             }
     return strict_json(out)
-
-
-def _f(x) -> str:
-    from calviz.cli import _fmt
-
-    return _fmt(x)
-
-
-def _p(p) -> str:
-    """"p < 0.0001", "p = 0.1234" or "p —" (not computed)."""
-    from calviz.cli import _fmt_p
-
-    text = _fmt_p(p)
-    return f"p {text}" if text.startswith(("<", "—")) else f"p = {text}"
 
 
 def _print_pair(c: dict, indent: str = "           ") -> None:
@@ -201,8 +190,6 @@ def print_comparison_text(summary: dict) -> None:
 
 
 def _pair_table(c: dict) -> str:
-    from calviz.cli import _fmt_p
-
     a, b = c["names"]
     rows = []
     for name in (a, b):
@@ -223,8 +210,6 @@ def _pair_table(c: dict) -> str:
 
 def comparison_html(summary: dict) -> str:
     """The report's comparison sections (HTML ``<section>`` elements) for a :func:`comparison_summary`."""
-    from calviz.cli import _fmt_p
-
     parts = []
     if summary.get("comparison"):
         c = summary["comparison"]

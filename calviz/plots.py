@@ -19,6 +19,7 @@ import sys
 import numpy as np
 
 from calviz._lazy import LazyModule
+from calviz._results import format_pvalue
 
 # the report's figures: the dashboard draws plain Bokeh figures and needs only this module's tables, so a
 # served page does not import HoloViews (and pandas) before it is sent
@@ -175,33 +176,6 @@ def _fmt(x) -> str:
     if x != 0 and (abs(x) < 1e-3 or abs(x) >= 1e4):
         return f"{x:.2e}"
     return f"{x:.4f}"
-
-
-def format_pvalue(p) -> str:
-    """A p-value for display: four decimals, and below 10⁻⁴ as '< 0.0001'.
-
-    A resampling p-value is never exactly 0, so none is shown as 0.
-
-    Parameters
-    ----------
-    p : float
-        The p-value.
-
-    Returns
-    -------
-    str
-        The text shown.
-
-    Examples
-    --------
-    >>> from calviz import plots
-    >>> plots.format_pvalue(0.01234), plots.format_pvalue(1e-7)
-    ('0.0123', '< 0.0001')
-    """
-    if p is None:
-        return "—"
-    p = float(p)
-    return "< 0.0001" if p < 1e-4 else f"{p:.4f}"
 
 
 def _display_curve(x: np.ndarray, y: np.ndarray, max_points: int = 2000):

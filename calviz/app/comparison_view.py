@@ -32,6 +32,7 @@ from bokeh.models import (
 from bokeh.palettes import Category10
 
 from calviz import plots
+from calviz._results import format_pvalue
 from calviz.app.comparison_store import ComparisonStore
 from calviz.app.views import LOW_HEIGHT, _diagram_axes, _figure, _hover, _set, _text, card, interval_glyphs
 
@@ -121,12 +122,6 @@ def interval_table(outcome) -> dict:
     return {k: _column(k, v) for k, v in rows.items()}
 
 
-def _p(p) -> str:
-    if p is None or not np.isfinite(p):
-        return "—"
-    return "< 0.0001" if p < 1e-4 else f"{p:.4f}"
-
-
 def summary_table(outcome) -> dict:
     """The decisions, one row per item: n, ECE interval, T-Cal decision and p-value, Holm-adjusted
     p-value (groups), status."""
@@ -143,10 +138,10 @@ def summary_table(outcome) -> dict:
         )
         decision = "—" if tcal is None else getattr(tcal, "decision", "reject" if tcal.reject else "accept")
         rows["tcal"].append({"reject": "rejects", "accept": "does not reject"}.get(decision, decision))
-        rows["pvalue"].append("—" if tcal is None else _p(float(tcal.pvalue)))
+        rows["pvalue"].append("—" if tcal is None else format_pvalue(float(tcal.pvalue)))
         if groups is not None:
             g = groups[i]
-            rows["holm"].append(_p(g.adjusted_pvalue))
+            rows["holm"].append(format_pvalue(g.adjusted_pvalue))
             status = g.status if g.status != "tested" else ("rejected (Holm)" if g.reject else "tested")
             rows["status"].append(status + (f": {g.reason}" if g.reason and g.status != "too small" else ""))
         else:
