@@ -712,7 +712,8 @@ def split_tcal(
 ) -> TCalResult:
     """Sample-splitting calibration test ξ^split (Lee et al., Sec. 6, Algorithm 3).
 
-    The first ⌊n/2⌋ samples keep their labels, the rest get synthetic labels ỹ ~ Cat(z).  For each class
+    The rows are split at random (by ``seed``) into halves of ⌊n/2⌋ and ⌈n/2⌉ rows: the first half keeps
+    its labels, the second gets synthetic labels ỹ ~ Cat(z).  For each class
     k: reject if |T_{1,k}| = |mean (y − z)_k| or |T_{2,k}| = |mean z_k (y − z)_k| ≥ √(3K/(αn)), or if
     the two-sample test at level α/(3K) says that the predictions of first-half samples with y = k and
     second-half samples with ỹ = k have different distributions.  Two-sample test: the chi-square
@@ -729,7 +730,7 @@ def split_tcal(
     y_prob : array-like of shape (n,) or (n, K), optional
         Predicted P(y = 1), or one probability row per sample (rows sum to 1).
     alpha : float, default 0.05
-        Level of the test, in [1e-300, 1) (divided by 3K, then divided by).
+        Level of the test, in [1e-300, 1) (each of the 3K components is tested at α/(3K)).
     smoothness : float, default 1.0
         Hölder smoothness s used for the number of cells m*.
     n_permutations : int, optional
@@ -741,7 +742,7 @@ def split_tcal(
     class_index : int, default 0
         The class of the ``classwise`` target.
     seed : int, numpy Generator or None
-        Seed of the synthetic labels and the permutations.
+        Seed of the split, the synthetic labels and the permutations.
 
     Returns
     -------
@@ -782,6 +783,10 @@ def split_tcal(
                              f"limit of {MAX_PERMUTATION_WORK:.0e} (calviz.tcal.MAX_PERMUTATION_WORK); "
                              f"use at most {max(1, MAX_PERMUTATION_WORK // (n * K))}")
     rng = as_generator(seed)
+    # a random split: the halves must be two samples of one distribution, whatever the row order (rows
+    # sorted by prediction split by position compare low with high predictions and reject a calibrated model)
+    order = rng.permutation(n)
+    z, y = z[order], y[order]
     probs = np.column_stack([1.0 - z, z]) if z.ndim == 1 else z
     labels = y.astype(np.int64) if z.ndim == 1 else y
     n1 = n // 2
