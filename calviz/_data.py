@@ -253,6 +253,11 @@ class CalibrationData:
         int64 class ids (0/1 for binary data).
     n, n_classes, is_binary : int, int, bool
         Sample size, number of classes K (2 for binary data) and whether ``probs`` is 1-D.
+    confidence_form : bool
+        Whether the data are the top-1 reduction of a classifier, (confidence, correct) pairs — read from
+        ``confidence`` + ``correct`` columns by :func:`calviz.io.read_predictions`.  They are analysed as
+        binary data (y = correct) and :meth:`top1` returns them as they are: the confidence may be below
+        0.5, and the top-1 prediction is the one whose correctness is given.
 
     Notes
     -----
@@ -273,6 +278,7 @@ class CalibrationData:
 
     probs: np.ndarray
     labels: np.ndarray
+    confidence_form: bool = False
     _cache: dict = field(default_factory=dict, compare=False, hash=False)
 
     @property
@@ -289,7 +295,7 @@ class CalibrationData:
 
     def __repr__(self) -> str:
         kind = "binary" if self.is_binary else f"{self.n_classes}-class"
-        return f"CalibrationData(n={self.n}, {kind})"
+        return f"CalibrationData(n={self.n}, {kind}{', confidence form' if self.confidence_form else ''})"
 
     # -- views -------------------------------------------------------------------------------------
     def _cached(self, key, make):
@@ -325,6 +331,8 @@ class CalibrationData:
         Ties go to the lowest class index (``argmax``), the same order as :meth:`topk`."""
 
         def make():
+            if self.confidence_form:  # already (confidence, correct)
+                return self.probs, self.labels.astype(np.float64)
             if self.is_binary:  # argmax of [1 - p, p] without building the (n, 2) matrix
                 pred = self.probs > 0.5
                 conf = np.where(pred, self.probs, 1.0 - self.probs)
@@ -371,7 +379,8 @@ class CalibrationData:
 
     def _rows(self, idx: np.ndarray) -> CalibrationData:
         """The data of rows ``idx`` (validated already: no second validation)."""
-        return CalibrationData(_readonly_view(self.probs[idx]), _readonly_view(self.labels[idx]))
+        return CalibrationData(_readonly_view(self.probs[idx]), _readonly_view(self.labels[idx]),
+                               self.confidence_form)
 
     def subsample(self, n: int, seed=None) -> CalibrationData:
         """A uniform subsample of n rows without replacement (``n``: an int in [2, inf); reproducible with

@@ -1099,7 +1099,7 @@ class DataSummary(ResultMixin):
         if is_distributed(data):
             return data.data_summary(options)
         z, y, target = analysis_view(data, options, scalar=True)
-        if data.is_binary:
+        if data.is_binary and not data.confidence_form:
             pred = (data.probs >= 0.5).astype(np.int64)
             conf = np.maximum(data.probs, 1.0 - data.probs)
         else:

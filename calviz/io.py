@@ -21,6 +21,7 @@ unknown formats, files over ``max_bytes``, and every rule of :func:`calviz.as_ca
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import io as _io
 import math
 import os
@@ -203,7 +204,10 @@ def read_predictions(
             except _NotFast:  # the DataFrame reader reads it and names the offending cell
                 read = read.fallback()
         y, p, columns = read
-        return _validate(y, p, columns, renormalize, logits)
+        data = _validate(y, p, columns, renormalize, logits)
+        # (confidence, correct) columns: the top-1 reduction of a classifier, not P(y = 1) of a binary one
+        confidence_form = columns == {"y_true": names["correct"], "y_prob": [names["confidence"]]}
+        return dataclasses.replace(data, confidence_form=True) if confidence_form else data
     except InputError as exc:
         raise InputError(f"{label}: {exc}") from None
 
@@ -816,6 +820,8 @@ class FileBackedData(CalibrationData):
         The whole probability matrix, assembled from the spilled columns on first access.
     n, n_classes, is_binary : int, int, bool
         Sample size, number of classes K and False (always multiclass).
+    confidence_form : bool
+        False: the classes' probabilities, not only the top-1 confidence.
     """
 
     def __init__(self, labels: np.ndarray, top1: tuple[np.ndarray, np.ndarray], columns: SpilledColumns,

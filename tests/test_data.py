@@ -489,3 +489,33 @@ def test_messages_name_rows_not_tracebacks():
         m = err(y, p)
         assert "\n" not in m and re.search(r"row \d", m), m
         assert "numba" not in m.lower() and "Traceback" not in m
+
+
+def test_the_confidence_form_is_summarised_as_the_top1_reduction_it_is(tmp_path):
+    """(confidence, correct) columns are the top-1 reduction of a classifier: the summary's accuracy is the
+    fraction correct and its mean confidence the mean of the confidences, which may be below 0.5.  They
+    were summarised as binary P(y = 1) data: accuracy = 1{confidence ≥ 0.5} = correct, confidence =
+    max(c, 1 − c)."""
+    from calviz.analysis import AnalysisOptions, DataSummary
+    from calviz.io import read_predictions
+
+    rng = np.random.default_rng(5)
+    confidence = rng.uniform(0.1, 0.6, size=400)  # a 10-class model's top-1 confidences
+    correct = (rng.uniform(size=400) < 0.8).astype(int)
+    path = tmp_path / "top1.csv"
+    rows = np.column_stack([confidence, correct]).tolist()
+    path.write_text("confidence,correct\n" + "".join(f"{c!r},{k}\n" for c, k in rows))
+    data = read_predictions(path)
+    assert data.confidence_form and data.is_binary and "confidence form" in repr(data)
+    np.testing.assert_array_equal(data.top1()[0], confidence)
+    np.testing.assert_array_equal(data.top1()[1], correct)
+    assert data.subsample(50, seed=1).confidence_form  # kept by every view of its rows
+    summary = DataSummary.of(data, AnalysisOptions())
+    assert summary.accuracy == pytest.approx(correct.mean(), abs=1e-12)
+    assert summary.mean_confidence == pytest.approx(confidence.mean(), abs=1e-12)
+    # the same numbers as P(y = 1) columns are binary data, summarised by thresholding at 0.5
+    path.write_text("y_true,y_prob\n" + "".join(f"{k},{c!r}\n" for c, k in rows))
+    binary = read_predictions(path)
+    assert not binary.confidence_form
+    thresholded = np.mean((confidence >= 0.5) == correct)
+    assert DataSummary.of(binary, AnalysisOptions()).accuracy == pytest.approx(thresholded)

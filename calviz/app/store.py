@@ -717,14 +717,14 @@ def _warm_spare(server: int) -> None:
         logging.getLogger("calviz").exception("warming the kernels failed")
 
 
-def _compute_in_worker(view, probs, labels, options):
-    return run_view(view, CalibrationData(probs, labels), options)
+def _compute_in_worker(view, probs, labels, confidence_form, options):
+    return run_view(view, CalibrationData(probs, labels, confidence_form), options)
 
 
 def _run_remote(view, data, options, *, worker: SessionWorker, on_submit=None, timeout=None):
     """:func:`calviz.analysis.run_view` in ``worker``'s process; raises ``TimeoutError`` after
     ``timeout`` seconds (the caller stops the process)."""
-    future = worker.submit(_compute_in_worker, view, data.probs, data.labels, options)
+    future = worker.submit(_compute_in_worker, view, data.probs, data.labels, data.confidence_form, options)
     if on_submit is not None:
         on_submit(future)
     return future.result(timeout=timeout)
