@@ -32,6 +32,7 @@ from calviz._params import (
     ListOf,
     NoneOr,
     Options,
+    check_int_in,
     check_keywords,
     check_param,
     validate_params,
@@ -55,6 +56,7 @@ __all__ = [
     "MultiReliability",
     "compute_multi_reliability",
     "multi_reliability_panels",
+    "check_options_fit",
     "scalar_reliability",
     "MAX_CLASS_PANELS",
     "compute_tcal",
@@ -244,6 +246,57 @@ def analysis_target(data: CalibrationData, options: AnalysisOptions, *, scalar: 
     K = data.n_classes
     return resolve(data, name, top_k=min(int(options.top_k), K) if name == "topk" else 1,
                    class_index=min(int(options.class_index), K - 1))
+
+
+def check_options_fit(data: CalibrationData, options: AnalysisOptions, caller: str = "analyze") -> None:
+    """Refuse a class or a k that the data do not have.
+
+    :func:`analysis_target` clips ``class_index`` to K − 1 and ``top_k`` to K, for the dashboard, whose
+    controls follow the data loaded; a caller who names class 7 of a 4-class model (``analyze``, the
+    command line) must get this message, not the numbers of class 3.
+
+    Parameters
+    ----------
+    data : CalibrationData or DistributedSource
+        The predictions (``n_classes`` and ``is_binary`` are read).
+    options : AnalysisOptions
+        ``target``, ``class_index`` and ``top_k`` are checked.
+    caller : str, default "analyze"
+        The function named in the message.
+
+    Returns
+    -------
+    None
+        The options fit the data.
+
+    Raises
+    ------
+    InvalidParameterError
+        ``class_index`` outside [0, K − 1] for the classwise target, or ``top_k`` outside [1, K] for the
+        topk target of multiclass data.
+
+    References
+    ----------
+    .. [1] Y. Sun, P. Chaudhari, I. J. Barnett and E. Dobriban. A confidence interval for the expected
+       calibration error. arXiv preprint, 2024 (the top-1-to-k target).
+
+    Examples
+    --------
+    >>> from calviz.analysis import AnalysisOptions, check_options_fit
+    >>> from calviz.datasets import load_dataset
+    >>> data = load_dataset("digits-gnb")                 # 10 classes
+    >>> check_options_fit(data, AnalysisOptions(target="classwise", class_index=9))
+    >>> try:
+    ...     check_options_fit(data, AnalysisOptions(target="classwise", class_index=12))
+    ... except ValueError as error:                       # InvalidParameterError is a ValueError
+    ...     print(error)
+    The 'class_index' parameter of analyze must be an int in [0, 9] (the classes are 0..K − 1); got 12.
+    """
+    K = data.n_classes
+    if options.target == "classwise":
+        check_int_in(options.class_index, "class_index", 0, K - 1, caller, " (the classes are 0..K − 1)")
+    if options.target == "topk" and not data.is_binary:
+        check_int_in(options.top_k, "top_k", 1, K, caller, " (the number of classes)")
 
 
 def resolve_target(data: CalibrationData, options: AnalysisOptions) -> str:
@@ -1297,6 +1350,7 @@ def analyze(
         data = as_calibration_data(*data)
     if not is_distributed(data):  # (distributed data: validated by calviz.dask.open_source)
         data = as_calibration_data(data)
+    check_options_fit(data, options)
     prepared = prepare(data, options)
     selected = views or tuple(v for v in VIEWS if resampled or v not in ("tcal_resampled", "bootstrap"))
     if not views and not scalar_reliability(prepared, options):

@@ -78,7 +78,9 @@ def _add_analysis_options(parser: argparse.ArgumentParser, *, resampling_default
     group.add_argument("--alpha", type=float, default=d.alpha, help="level α of tests and intervals")
     group.add_argument("--resampling", choices=RESAMPLINGS, default=resampling_default or d.resampling,
                        help="how T-Cal's critical values are obtained")
-    group.add_argument("--n-resamples", type=int, default=d.n_resamples, help="resampling count")
+    group.add_argument("--n-resamples", type=int, default=d.n_resamples,
+                       help="resamples of the bootstrap ECE interval and the smooth diagram's band (T-Cal "
+                            "resamples until its decision is settled)")
     group.add_argument("--seed", type=int, default=d.seed, help="seed of every random step")
     group.add_argument("--all-rows", action="store_true",
                        help="run the distance bounds, the bootstrap interval and the resampled T-Cal on "
@@ -113,7 +115,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="interface to bind (default 127.0.0.1: only this machine can connect)")
     serve.add_argument("--show", dest="show", action="store_true", default=True,
                        help="open a browser tab (default)")
-    serve.add_argument("--no-show", dest="show", action="store_false", help="do not open a browser")
+    serve.add_argument("--no-show", dest="show", action="store_false",
+                       help="do not open a browser (by default the app opens in one)")
     serve.add_argument("--scheduler",
                        help="analyse FILE (Parquet file or directory) on Dask without loading it: a "
                             "scheduler address (tcp://host:8786) or 'local' (default for a directory)")
@@ -229,12 +232,32 @@ def options_from_args(args):
     for name, value in values.items():
         rule = AnalysisOptions.parameter_constraints[name]
         if not rule.accepts(value):
-            flag = "--subsample" if name == "n" else "--" + name.replace("_", "-")
-            raise CLIError(f"{flag} must be {getattr(rule, 'inner', rule)}; got {value!r}")  # (None: omitted)
+            # (getattr: None means the flag was omitted, so the rule without "or None")
+            raise CLIError(f"{_flag(name)} must be {getattr(rule, 'inner', rule)}; got {value!r}")
     try:
         return AnalysisOptions(**values)
     except InputError as exc:
         raise CLIError(str(exc)) from None
+
+
+def _flag(option: str) -> str:
+    """The command-line flag of an option (``class_index`` → ``--class-index``)."""
+    return "--subsample" if option == "n" else "--" + option.replace("_", "-")
+
+
+def check_options_fit(data, options) -> None:
+    """The options that depend on the data (a class index, k), checked once the file is read and worded with
+    their flags (:func:`calviz.analysis.check_options_fit`)."""
+    import re
+
+    from calviz._params import InvalidParameterError
+    from calviz.analysis import check_options_fit as check
+
+    try:
+        check(data, options)
+    except InvalidParameterError as exc:
+        message = re.sub(r"^The '(\w+)' parameter of \w+", lambda m: _flag(m.group(1)), str(exc))
+        raise CLIError(message) from None
 
 
 def _as_dict(result) -> dict | None:
@@ -308,15 +331,26 @@ def _print_check_text(summary: dict) -> None:
 
     s = summary["summary"] or {}
     alpha = summary["alpha"]
+    target = s.get("target")
+    if target == "classwise":
+        target = f"classwise (class {summary['options']['class_index']})"
+
+    def on(section) -> str:
+        """The target a line analyses when it is not the header's: T-Cal tests a top-k or full target through
+        its full or sorted vector, and the distance measures through the top-1 confidence."""
+        other = (section or {}).get("target")
+        return f" [{other} target]" if other and other != s.get("target") else ""
+
     print(f"calviz {summary['calviz_version']} check {summary['source']}")
-    print(f"  data     n = {s.get('n')}, K = {s.get('n_classes')}, target = {s.get('target')}, "
+    print(f"  data     n = {s.get('n')}, K = {s.get('n_classes')}, target = {target}, "
           f"accuracy = {_fmt(s.get('accuracy'))}, mean confidence = {_fmt(s.get('mean_confidence'))}")
     if summary["decision"] is None:
         print("  T-Cal    not available")
     else:
         verdict = {"reject": "REJECTS calibration", "not rejected": "does not reject calibration",
                    "undecided": "is UNDECIDED at this resampling budget"}[summary["decision"]]
-        print(f"  T-Cal    {verdict} at α = {alpha:g} (adjusted p-value {_fmt_p(summary['pvalue'])})")
+        print(f"  T-Cal    {verdict} at α = {alpha:g} (adjusted p-value {_fmt_p(summary['pvalue'])})"
+              f"{on(summary['tcal'])}")
         tcal = summary["tcal"] or {}
         interval, used = tcal.get("pvalue_interval"), tcal.get("n_resamples")
         if interval and used and tcal.get("method") in ("y_only", "consistency"):
@@ -330,14 +364,15 @@ def _print_check_text(summary: dict) -> None:
         level = ece.get("level")
         level_txt = f"{100 * level:.0f}% " if level is not None else ""
         print(f"  ECE      {_fmt(ece['estimate'])}  ({level_txt}interval [{_fmt(ece['low'])}, "
-              f"{_fmt(ece['high'])}], {ece.get('n_bins', '?')} bins, {ece.get('method', '')})")
+              f"{_fmt(ece['high'])}], {ece.get('n_bins', '?')} bins, {ece.get('method', '')}){on(ece)}")
     bounds = summary["bounds"]
     if bounds is None:
         print("  distance not available")
     else:
         lower, upper = bounds.get("lower"), bounds.get("upper")
         if lower is not None or upper is not None:
-            print(f"  distance to calibration dCE in [{_fmt(lower)}, {_fmt(upper)}] (empirical distribution)")
+            print(f"  distance to calibration dCE in [{_fmt(lower)}, {_fmt(upper)}] (empirical distribution)"
+                  f"{on(bounds)}")
         for kind in ("lower_bound", "upper_bound"):
             bound = bounds.get(kind)
             if isinstance(bound, dict) and bound.get("inequality"):
@@ -394,9 +429,10 @@ def _comparisons(args, data, options) -> dict:
 
 
 def cmd_check(args) -> int:
-    from calviz.cli_compare import has_comparison_options, print_comparison_text
+    from calviz.cli_compare import check_comparison_flags, has_comparison_options, print_comparison_text
 
     options = options_from_args(args)
+    check_comparison_flags(args)
     if args.scheduler or Path(args.file).is_dir():
         if has_comparison_options(args):
             raise CLIError("--compare, --group-by and --recalibrate need a predictions file loaded in memory")
@@ -404,6 +440,7 @@ def cmd_check(args) -> int:
         summary = check_summary(None, options, source=args.file, analysis=analysis)
     else:
         data = load_input(args.file, args, keep_matrix=needs_matrix(args))
+        check_options_fit(data, options)
         summary = check_summary(data, options, source=args.file)
         summary.update(_comparisons(args, data, options))
     if args.json:
@@ -458,13 +495,15 @@ def cmd_report(args) -> int:
     out = Path(args.output)
     check_output_path(out)  # at once: the imports below alone take seconds
     from calviz._report import render_report, report_output
-    from calviz.cli_compare import comparison_html
+    from calviz.cli_compare import check_comparison_flags, comparison_html
 
     options = options_from_args(args)
+    check_comparison_flags(args)
     title = args.title or f"calviz report — {Path(args.file).name if ':' not in args.file else args.file}"
     try:
         with report_output(out) as handle:  # opened before reading and analysing: a bad path fails at once
             data = load_input(args.file, args, keep_matrix=needs_matrix(args))
+            check_options_fit(data, options)
             extra = comparison_html(_comparisons(args, data, options))
             html = render_report(data, options, title=title, source=args.file, extra_sections=extra)
             handle.write(html)

@@ -206,7 +206,8 @@ def resolve(
     if name == "classwise" and not (_is_int(class_index) and 0 <= class_index < K):
         raise _refuse("class_index", class_index, f"an int in [0, {K - 1}]", caller)
     if name == "binary" and not data.is_binary:
-        raise InputError("the binary view needs 1-D y_prob; use top1() or classwise() for multiclass")
+        raise InputError(f"the binary target needs binary predictions (1-D P(y = 1)); these have {K} "
+                         "classes: use the top1, classwise, topk or full target")
     k = int(top_k) if name == "topk" else 1
     return Target(name, K, k, int(class_index) if name == "classwise" else 0)
 

@@ -174,6 +174,50 @@ def test_check_text_output(miscalibrated_csv, capsys):
         assert re.search(rf"{name} \d+\.\d{{4}}", measures), measures
 
 
+@pytest.mark.parametrize("flags, refused", [
+    (["--target", "classwise", "--class-index", "7"], "--class-index must be an int in [0, 3]"),
+    (["--target", "topk", "--top-k", "10"], "--top-k must be an int in [1, 4] (the number of classes)"),
+])
+@pytest.mark.parametrize("command", ["check", "report"])
+def test_a_class_or_k_the_data_lack_is_refused_naming_the_flag(miscalibrated_csv, tmp_path, command, flags,
+                                                             refused, capsys):
+    """The 4-class file has no class 7 and no top-10: refused once the file is read, naming the flag (they
+    were clipped to class 3 and k = 4, and the output showed class 3's numbers under class_index 7)."""
+    output = ["-o", str(tmp_path / "r.html")] if command == "report" else []
+    assert main([command, str(miscalibrated_csv), *flags, *output]) == 2
+    assert refused in capsys.readouterr().err
+    assert not (tmp_path / "r.html").exists()
+    refused_in_python = r"'class_index' parameter of analyze must be an int in \[0, 3\]"
+    with pytest.raises(calviz.InputError, match=refused_in_python):
+        calviz.analyze(miscalibrated_csv, target="classwise", class_index=4, resampled=False)
+
+
+def test_check_text_names_the_class_and_every_other_target(miscalibrated_csv, capsys):
+    """A classwise check names its class; under topk, each line analysed through another target says which
+    (T-Cal tests the full vector, the distance measures the top-1 confidence)."""
+    assert main(["check", str(miscalibrated_csv), "--target", "classwise", "--class-index", "2"]) == 0
+    assert "target = classwise (class 2)" in capsys.readouterr().out
+    assert main(["check", str(miscalibrated_csv), "--target", "topk", "--top-k", "2"]) == 0
+    lines = {line.split()[0]: line for line in capsys.readouterr().out.splitlines() if line.strip()}
+    assert "target = topk" in lines["data"]
+    assert lines["T-Cal"].endswith("[full target]") and lines["distance"].endswith("[top1 target]")
+    assert "target]" not in lines["ECE"]
+
+
+@pytest.mark.parametrize("flags, refused", [
+    (["--recalibrate", "platt", "--calibration-size", "1.5"], "--calibration-size must be a float in (0, 1)"),
+    (["--group-by", "y_true", "--min-group-size", "-1"], "--min-group-size must be an int in [2, inf)"),
+])
+def test_comparison_flags_are_checked_before_the_analysis(flags, refused, monkeypatch, capsys):
+    """They were checked by recalibrate / calibration_by_group after the whole analysis, naming Python
+    parameters."""
+    import calviz.cli as cli
+
+    monkeypatch.setattr(cli, "load_input", lambda *a, **k: pytest.fail("the file was read"))
+    assert main(["check", "dataset:breast-cancer-gnb", *flags]) == 2
+    assert refused in capsys.readouterr().err
+
+
 def test_check_column_options(tmp_path, capsys):
     rng = np.random.default_rng(1)
     p = rng.uniform(size=500)
