@@ -12,7 +12,11 @@ differ only in how they reach the sample; both hand :func:`adaptive` an object w
 * ``resample(levels, source, base_seed, start, count)`` — the resampled statistics (count, levels) of
   the resamples start..start+count−1, resample r drawing from the SplitMix64 stream
   ``stream_seed(base_seed, r)`` point by point in scan order (sorted predictions), so that any backend
-  that draws the same stream at the same positions gives the same numbers.
+  that draws the same stream at the same positions gives the same numbers;
+* ``y_only_log_mgf_bounds(levels, level, thetas)`` — the bounds of
+  :func:`calviz._kernels.tcal.y_only_log_mgf_bounds` at scale 2^level of the scan (None for full
+  calibration): the Chernoff certificate of :func:`_tail_bound_reject`, which settles clear y-only
+  rejections without resampling — every backend must give it, or its results differ.
 
 Lee, Huang, Hassani and Dobriban (2023), "T-Cal: an optimal test for the calibration of predictive
 models", JMLR 24: Algorithm 2 (adaptive test), Theorem 3 (thresholds), App. B.4 (discrete predictors),
@@ -469,10 +473,11 @@ def _tail_bound_reject(sample, t_obs, levels, level):
     Carlo error):
 
     * Cantelli: Var₀/(Var₀ + T²) for T > 0; critical value sqrt(Var₀ (1 − t)/t) at level t.
-    * Chernoff (1-D targets, in memory): P(T* ≥ T) ≤ exp(−θnT + Λ(θ)) for every θ ∈ (0, 2), Λ the upper
-      bound of log E exp(θ n T*) of :func:`calviz._kernels.tcal.y_only_log_mgf_bounds` (independent
-      bins; labels sub-Gaussian with the Kearns–Saul constant).  Minimised over a few θ; the critical
-      value min_θ (Λ(θ) − ln t)/(θn) is where the bound reaches t.
+    * Chernoff (1-D targets; the sample's ``y_only_log_mgf_bounds``, in memory and on Dask alike):
+      P(T* ≥ T) ≤ exp(−θnT + Λ(θ)) for every θ ∈ (0, 2), Λ the upper bound of log E exp(θ n T*) of
+      :func:`calviz._kernels.tcal.y_only_log_mgf_bounds` (independent bins; labels sub-Gaussian with the
+      Kearns–Saul constant).  Minimised over a few θ; the critical value min_θ (Λ(θ) − ln t)/(θn) is
+      where the bound reaches t.
 
     If either is ≤ t = α/B at some scale, the infinite-resample p-value of that scale is ≤ α/B and the
     resampled test rejects.  T is lowered by the tie tolerance first (ties count as exceedances).
@@ -486,9 +491,6 @@ def _tail_bound_reject(sample, t_obs, levels, level):
     if bounds.min() <= level:
         return bounds, crit, int(np.argmin(bounds)), ("Cantelli's inequality with the exact null variance "
                                                       "given the predictions")
-    log_mgf = getattr(sample, "y_only_log_mgf_bounds", None)
-    if log_mgf is None:
-        return None
     sd = np.sqrt(var)
     with np.errstate(divide="ignore", invalid="ignore"):
         zscore = np.where(var > 0, t_obs / np.where(var > 0, sd, 1.0), -np.inf)
@@ -496,7 +498,7 @@ def _tail_bound_reject(sample, t_obs, levels, level):
     for b in np.argsort(-zscore, kind="stable")[:2]:
         if not zscore[b] >= CHERNOFF_MIN_Z:
             break
-        lam = log_mgf(levels, int(b) + 1, CHERNOFF_THETAS)
+        lam = sample.y_only_log_mgf_bounds(levels, int(b) + 1, CHERNOFF_THETAS)
         if lam is None:
             return None
         t_low = t_obs[b] - _TIE_RTOL * (abs(t_obs[b]) + sd[b])

@@ -40,8 +40,9 @@ def close(a, b, rtol=RTOL, scale=None):
     assert a.shape == b.shape
     ref = np.maximum(np.abs(b), 0.0 if scale is None else scale)
     both_nan = np.isnan(a) & np.isnan(b)
-    ok = both_nan | (np.abs(a - b) <= rtol * ref)
-    rel = np.abs(a - b)[~ok] / np.where(ref[~ok] > 0, ref[~ok], np.inf)
+    with np.errstate(invalid="ignore"):  # (inf − inf: equal infinities pass by a == b)
+        ok = both_nan | (a == b) | (np.abs(a - b) <= rtol * ref)
+        rel = np.abs(a - b)[~ok] / np.where(ref[~ok] > 0, ref[~ok], np.inf)
     assert ok.all(), (f"max abs diff {np.nanmax(np.abs(a - b))}, max rel diff of the failing entries "
                       f"{rel.max() if rel.size else 0:.3g}, reference {b[~ok][:5]}")
 
@@ -72,12 +73,16 @@ def as_dask(y, p, chunks=CHUNKS):
     return Y, P
 
 
-def same_result(a, b, scale=None):
+def same_result(a, b, scale=None, scaled=None):
+    """Field by field: floats (arrays and tuples of floats too) by :func:`close` — with ``scale`` for every
+    one, or only for the fields named in ``scaled`` —, everything else equal."""
     assert type(a) is type(b)
     for f in dataclasses.fields(a):
         x, y = getattr(a, f.name), getattr(b, f.name)
-        if isinstance(y, (float, np.floating)) or (isinstance(y, np.ndarray) and y.dtype.kind == "f"):
-            close(x, y, scale=scale)
+        floats = (isinstance(y, (float, np.floating)) or (isinstance(y, np.ndarray) and y.dtype.kind == "f")
+                  or (isinstance(y, tuple) and y != () and all(isinstance(v, float) for v in y)))
+        if floats:
+            close(x, y, scale=scale if scaled is None or f.name in scaled else None)
         elif isinstance(y, np.ndarray):
             np.testing.assert_array_equal(x, y)
         else:
@@ -491,6 +496,60 @@ def test_y_only_partition_kernel_is_the_in_memory_scan():
                 if cnt >= 2:
                     total[:, lev] += (s * s - q) / cnt
         close(total / len(zs), want, scale=1e-3)
+
+
+def independent_labels(n, seed, target):
+    """Labels independent of the predictions — clearly miscalibrated: at small n the sequential y-only
+    rule often rejects without resampling, by the Chernoff bound of
+    :func:`calviz._tcal_decision._tail_bound_reject`."""
+    rng = np.random.default_rng(seed)
+    if target == "binary":
+        return rng.integers(0, 2, n), rng.uniform(size=n)
+    prob = rng.dirichlet(np.full(3, 0.3), size=n)
+    return rng.integers(0, 3, n), prob
+
+
+# (target, class_index, n, s, settled by the Chernoff bound in memory); s seeds the data and the test
+@pytest.mark.parametrize("target, class_index, n, s, chernoff", [
+    ("binary", None, 50, 0, True), ("binary", None, 50, 1, True), ("binary", None, 50, 3, True),
+    ("binary", None, 80, 5, True), ("top1", None, 30, 1, True), ("top1", None, 30, 3, True),
+    ("classwise", 1, 80, 0, True), ("binary", None, 50, 2, False), ("top1", None, 30, 4, False)])
+def test_y_only_tail_bound_equals_in_memory(client, target, class_index, n, s, chernoff):
+    # the in-memory sequential rule settles clear rejections by a Chernoff bound without resampling; the
+    # Dask sample gives the same bound from its sorted partitions (bins cut by partition boundaries merged
+    # by key), so the result is the in-memory one field by field — and where the bound does not settle,
+    # both resample the same streams.  Uneven partitions with an empty one and one of a single row.
+    tcal = _tcal_module()
+    y, prob = independent_labels(n, s, target)
+    kwargs = dict(resampling="y_only", seed=s, target=target, class_index=class_index)
+    want = tcal.adaptive_tcal(y, prob, **kwargs)
+    assert ("Chernoff" in want.reason) == chernoff and (want.n_resamples == 0) == chernoff
+    got = cdask.adaptive_tcal(*as_dask(y, prob, chunks=(0, n // 7, 1, 0, n // 2, n - n // 7 - 1 - n // 2)),
+                              **kwargs)
+    assert got.n_resamples == want.n_resamples and got.decision == want.decision
+    close(got.pvalue, want.pvalue)
+    same_result(got, want, scale=1e-12, scaled=("statistics", "critical_values"))
+
+
+def test_y_only_log_mgf_bounds_on_partitions_equal_in_memory(client):
+    # the Chernoff certificate itself at every scale, for partitions that cut bins anywhere (a bin over
+    # several partitions at the coarse scales, single rows, empty partitions)
+    tcal = _tcal_module()
+    from calviz._tcal_decision import CHERNOFF_THETAS
+    from calviz.dask._data import as_dask_data
+    from calviz.dask._tcal import DaskSample
+    from calviz.targets import resolve
+
+    y, z = borderline_data(300, 2)
+    memory = tcal._MemorySample(z, y.astype(float), 2, "binary")
+    levels = tcal.dyadic_scales(len(z), 2)[1]
+    for chunks in ((300,), (0, 1, 150, 0, 1, 148), (6, 1, 93, 199, 1)):
+        data = as_dask_data(*as_dask(y, z, chunks=chunks))
+        sample = DaskSample(data, resolve(data, "binary", 1, 0), client=client, split_every=2, max_bins=2**21,
+                            sort_fine_scales=True, discrete=None)
+        for level in range(1, levels + 1):
+            close(sample.y_only_log_mgf_bounds(levels, level, CHERNOFF_THETAS),
+                  memory.y_only_log_mgf_bounds(levels, level, CHERNOFF_THETAS))
 
 
 def test_adaptive_tcal_sorted_scan_all_scales(client):

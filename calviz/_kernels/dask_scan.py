@@ -1,5 +1,6 @@
 """Jitted per-partition kernels for calviz.dask.  Partitions are contiguous, sorted runs of the globally
-sorted predictions: :func:`y_only_partition` gives a run's share of every y-only resampled T^d, and
+sorted predictions: :func:`y_only_partition` gives a run's share of every y-only resampled T^d,
+:func:`y_only_log_mgf_partition` its share of the Chernoff bound of the y-only p-value, and
 :func:`calviz._kernels.distance.laplace_run_summary` (re-exported here) its share of the Laplace kCE.
 """
 
@@ -9,7 +10,7 @@ import numpy as np
 from numba import njit
 
 from calviz._kernels.distance import laplace_run_summary  # noqa: F401 (the run summaries of the kCE scan)
-from calviz._kernels.tcal import _GOLDEN, LANES, stream_seed, y_only_walk
+from calviz._kernels.tcal import _GOLDEN, LANES, stream_seed, y_only_log_mgf_run, y_only_walk
 
 
 @njit(cache=True)
@@ -41,3 +42,18 @@ def y_only_partition(split, max_level, z, base_seed, start, count, offset):
         for j in range(5):
             out[j][block:block + R] = lanes[j].T
     return out[0], out[1], out[2], out[3], out[4], first_n, last_n
+
+
+@njit(cache=True)
+def y_only_log_mgf_partition(split, level, z, thetas, first_size, last_size):
+    """One sorted partition's share of :func:`calviz._kernels.tcal.y_only_log_mgf_bounds` at scale
+    2^level: ``interior`` (len(thetas),) the bounds of the bins inside the partition, summed, and ``edge``
+    (len(thetas), 2, 3) the sums (C, D, V) of its first and last bin — they may continue in the
+    neighbouring partitions — with λ = θ/first_size and θ/last_size, the bins' sizes in the whole sample
+    (edge[:, 1] is 0 when the first bin is also the last).  Summed by bin over the partitions, the edge
+    sums give the bins' bounds (:func:`calviz._kernels.tcal.log_mgf_bin_bound`)."""
+    interior = np.zeros(thetas.shape[0])
+    edge = np.zeros((thetas.shape[0], 2, 3))
+    for j in range(thetas.shape[0]):
+        interior[j] = y_only_log_mgf_run(split, level, z, thetas[j], first_size, last_size, edge[j])
+    return interior, edge

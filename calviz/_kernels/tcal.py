@@ -1303,32 +1303,67 @@ def y_only_log_mgf_bounds(split, level, z, thetas):
     Saul (1998) log φ_i(a) ≤ c_i + a μ_i + a² s_i²/2 with c_i = log φ_i(0), μ_i = p' − z and s_i² their
     Bernoulli proxy (≤ 1/4).  Summing over the bin (C, D, V) and integrating over g:
     log E exp(λ(S_k² − Q_k)) ≤ C + λD²/(1 − 2λV) − ½ log(1 − 2λV), finite because 2λV ≤ θ/2 < 1.  Bins
-    are independent, so the bin bounds add.
+    are independent, so the bin bounds add (:func:`y_only_log_mgf_run`, :func:`log_mgf_bin_bound`).
     """
-    n = z.shape[0]
     out = np.zeros(thetas.shape[0])
     for j in prange(thetas.shape[0]):  # one θ per thread: the sums do not depend on the thread count
-        total = 0.0
-        start = 0
-        for i in range(1, n + 1):
-            if i < n and split[i - 1] > level:
-                continue  # i is in the bin of i − 1 at this scale
-            count = i - start
-            if count >= 2:
-                lam = thetas[j] / count
-                c = 0.0
-                d = 0.0
-                v = 0.0
-                for t in range(start, i):
-                    zt = z[t]
-                    hit = zt * np.exp(-lam * (1.0 - zt) * (1.0 - zt))
-                    miss = (1.0 - zt) * np.exp(-lam * zt * zt)
-                    phi = hit + miss
-                    p = hit / phi
-                    c += np.log(phi)
-                    d += p - zt
-                    v += _bernoulli_proxy(p)
-                total += c + lam * d * d / (1.0 - 2.0 * lam * v) - 0.5 * np.log(1.0 - 2.0 * lam * v)
-            start = i
-        out[j] = total
+        out[j] = y_only_log_mgf_run(split, level, z, thetas[j], 0, 0, np.zeros((0, 3)))
     return out
+
+
+@njit(cache=True)
+def y_only_log_mgf_run(split, level, z, theta, first_size, last_size, edge):
+    """Σ of the bin bounds of :func:`y_only_log_mgf_bounds` for one θ over the bins of ≥ 2 points of a
+    sorted run z at scale 2^level, bin by bin in sorted order.
+
+    ``edge`` of shape (0, 3): the run is the whole sample.  Shape (2, 3) (a sorted partition of a larger
+    sample, see :mod:`calviz._kernels.dask_scan`): the run's first and last bin may continue in the
+    neighbouring partitions, so instead of their bounds their sums (C, D, V) go to edge[0] and edge[1],
+    with λ = θ/first_size and θ/last_size, their sizes in the whole sample (edge[1] stays untouched when
+    the first bin is also the last); :func:`log_mgf_bin_bound` bounds the merged sums."""
+    n = z.shape[0]
+    edges = edge.shape[0] > 0
+    total = 0.0
+    start = 0
+    for i in range(1, n + 1):
+        if i < n and split[i - 1] > level:
+            continue  # i is in the bin of i − 1 at this scale
+        count = i - start
+        if edges and (start == 0 or i == n):
+            row = 0 if start == 0 else 1
+            c, d, v = _log_mgf_sums(z, start, i, theta / (first_size if start == 0 else last_size))
+            edge[row, 0] = c
+            edge[row, 1] = d
+            edge[row, 2] = v
+        elif count >= 2:
+            lam = theta / count
+            c, d, v = _log_mgf_sums(z, start, i, lam)
+            total += log_mgf_bin_bound(c, d, v, lam)
+        start = i
+    return total
+
+
+@njit(cache=True, inline="always")
+def _log_mgf_sums(z, start, stop, lam):
+    """(C, D, V) of the points start..stop−1 for λ (see :func:`y_only_log_mgf_bounds`): the sums of
+    c_i = log φ_i(0), μ_i and s_i², additive over the pieces of a bin."""
+    c = 0.0
+    d = 0.0
+    v = 0.0
+    for t in range(start, stop):
+        zt = z[t]
+        hit = zt * np.exp(-lam * (1.0 - zt) * (1.0 - zt))
+        miss = (1.0 - zt) * np.exp(-lam * zt * zt)
+        phi = hit + miss
+        p = hit / phi
+        c += np.log(phi)
+        d += p - zt
+        v += _bernoulli_proxy(p)
+    return c, d, v
+
+
+@njit(cache=True)
+def log_mgf_bin_bound(c, d, v, lam):
+    """The bound C + λD²/(1 − 2λV) − ½ log(1 − 2λV) of log E exp(λ(S² − Q)) of one bin from its sums
+    (scalars, or arrays elementwise)."""
+    return c + lam * d * d / (1.0 - 2.0 * lam * v) - 0.5 * np.log(1.0 - 2.0 * lam * v)

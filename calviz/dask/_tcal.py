@@ -1,6 +1,6 @@
 """Adaptive T-Cal on Dask: the sample interface of :func:`calviz._tcal_decision.adaptive` over
 partitions, so the scale plan, the discrete-predictor test and every decision rule (analytic, threshold,
-y-only resampling with the sequential rule) are the in-memory ones."""
+y-only resampling with the sequential rule and its Chernoff shortcut) are the in-memory ones."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from dask.delayed import delayed
 from calviz import _tcal as tcal
 from calviz._data import InputError
 from calviz._kernels import tcal as _k
-from calviz._kernels.dask_scan import y_only_partition
+from calviz._kernels.dask_scan import y_only_log_mgf_partition, y_only_partition
 from calviz._params import BOOLEAN, POSITIVE_INT, validate_params
 from calviz._sums import dyadic_keys, finish_terms
 from calviz._tcal_decision import adaptive, check_options
@@ -59,12 +59,35 @@ def _sorted_part(frame, levels: int):
     return z, y, _k.dyadic_split_levels(z, levels)
 
 
+def _run_edges(sorted_part, levels: int):
+    """(rows, first and last prediction, (first_n, last_n)) of one sorted partition: the sizes (levels,) of
+    its first and last bin of every scale (last_n = 0 where the scale has a single bin in the partition);
+    (0, None, None) when it is empty."""
+    z, _, split = sorted_part
+    rows = z.shape[0]
+    if rows == 0:
+        return 0, None, None
+    scale = np.arange(1, levels + 1)
+    # a bin of scale 2^b ends between rows i and i + 1 iff split[i] ≤ b: the first such i is where the
+    # running minimum of split falls to b, the last one where its minimum from the end stops being ≤ b
+    first_end = np.searchsorted(-np.minimum.accumulate(split), -scale)
+    cut_after = np.searchsorted(np.minimum.accumulate(split[::-1])[::-1], scale, side="right")
+    first_n = np.where(first_end < rows - 1, first_end + 1, rows)
+    last_n = np.where(cut_after > 0, rows - cut_after, 0)
+    return rows, z[[0, -1]], (first_n, last_n)
+
+
+def _edge_keys(ends, levels: int, lev: int) -> np.ndarray:
+    """Keys at scale 2^(lev + 1) of the bins of a partition's first and last prediction ``ends``."""
+    return dyadic_keys(ends, levels) >> (levels - 1 - lev)
+
+
 def _edge_bins(results, levels: int, lev: int, first, last):
     """(key, count, sums) of the first and last bin at scale ``lev`` of every partition, where they hold
     points (a bin cut by partition boundaries appears once per piece, consecutively, with one key);
     ``first(out)`` / ``last(out)`` pick (counts, *sums) from a partition's kernel output."""
     for ends, out in results:
-        keys = dyadic_keys(ends, levels) >> (levels - 1 - lev)
+        keys = _edge_keys(ends, levels, lev)
         for key, (count, *sums) in zip(keys.tolist(), (first(out), last(out)), strict=True):
             if count[lev] > 0:
                 yield key, count[lev], sums
@@ -83,6 +106,14 @@ def _on_sorted(sorted_part, levels: int, resample: tuple | None, n: int):
     return z[[0, -1]], y_only_partition(split, levels, z, *resample)
 
 
+def _log_mgf_on_sorted(sorted_part, level: int, thetas, first_size: int, last_size: int):
+    """(interior, edge) of :func:`calviz._kernels.dask_scan.y_only_log_mgf_partition` for one non-empty
+    sorted partition whose first and last bin at scale 2^level hold first_size and last_size points in
+    the whole sample."""
+    z, _, split = sorted_part
+    return y_only_log_mgf_partition(split, level, z, thetas, first_size, last_size)
+
+
 class DaskSample:
     """The sample of :func:`calviz._tcal_decision.adaptive` on partitions (see its module docstring).
 
@@ -92,7 +123,9 @@ class DaskSample:
     by key; the sorted partitions are kept in the cluster's memory while a resampled test runs.  Y-only
     resample r draws, for the point at global sorted position g, the g-th number of the in-memory stream
     r (:func:`calviz._kernels.dask_scan.y_only_partition`), so the resampled statistics — and the
-    p-values and decisions — are those of :func:`calviz.adaptive_tcal` with the same seed."""
+    p-values and decisions — are those of :func:`calviz.adaptive_tcal` with the same seed.  The Chernoff
+    bound that settles clear rejections without resampling (:meth:`y_only_log_mgf_bounds`) is the
+    in-memory one, summed over the sorted partitions."""
 
     def __init__(self, data, view, *, client, split_every, max_bins, sort_fine_scales, discrete):
         from calviz._tcal_decision import DISCRETE_FORCED_MAX, DISCRETE_MAX_VALUES
@@ -121,15 +154,16 @@ class DaskSample:
                 parts = [delayed(_sorted_part, pure=True)(f, levels) for f in ordered.to_delayed()]
                 # kept in the cluster's memory while the test runs (several passes: scan, resamples)
                 parts = list(dask.persist(*parts) if self.client is None else self.client.persist(parts))
-            lengths = compute(self.data, *[delayed(len)(p[0]) for p in parts], client=self.client)
-            self._sorted = levels, parts, np.concatenate(([0], np.cumsum(lengths)[:-1])).astype(np.int64)
-        return self._sorted[1], self._sorted[2]
+            runs = compute(self.data, *[delayed(_run_edges)(p, levels) for p in parts], client=self.client)
+            offsets = np.concatenate(([0], np.cumsum([r[0] for r in runs])[:-1])).astype(np.int64)
+            self._sorted = levels, parts, offsets, [r[1:] for r in runs]
+        return self._sorted[1:]
 
     def scan_terms(self, levels: int) -> np.ndarray:
         """(5, levels) T-Cal terms of every scale by the sorted scan (1-D targets): interior bins are final
         in their partition, edge bins are merged by key, all totals double-double (cached by
         :meth:`analytic_terms`)."""
-        parts, _ = self._sorted_parts(levels)
+        parts, _, _ = self._sorted_parts(levels)
         results = [r for r in compute(self.data, *[delayed(_on_sorted)(p, levels, None, self.n)
                                                     for p in parts], client=self.client) if r is not None]
         terms = np.zeros((5, levels))
@@ -180,7 +214,7 @@ class DaskSample:
         return self.analytic_terms(levels)[0][1]
 
     def resample(self, levels: int, source: int, base, start: int, count: int) -> np.ndarray:
-        parts, offsets = self._sorted_parts(levels)
+        parts, offsets, _ = self._sorted_parts(levels)
         tasks = [delayed(_on_sorted)(p, levels, (base, start, count, int(off)), self.n)
                  for p, off in zip(parts, offsets, strict=True)]
         results = [r for r in compute(self.data, *tasks, client=self.client) if r is not None]
@@ -195,6 +229,38 @@ class DaskSample:
             big = N >= 2
             out[:, lev] += ((S[big] ** 2 - Q[big]) / N[big, None]).sum(axis=0)
         return out / self.n
+
+    def y_only_log_mgf_bounds(self, levels: int, level: int, thetas) -> np.ndarray | None:
+        """The bounds of :func:`calviz._kernels.tcal.y_only_log_mgf_bounds` at scale 2^level (the Chernoff
+        certificate of the sequential rule; None for full calibration), from the sorted partitions: the
+        bins inside a partition are bounded there; a bin holding a partition's first or last point may
+        continue in its neighbours, so its size in the whole sample (the sum of its pieces' sizes from
+        the sort) fixes λ = θ/size, each piece returns its sums (C, D, V) and their totals are bounded
+        here."""
+        if self.target == "full":
+            return None
+        parts, _, edges = self._sorted_parts(levels)
+        lev = level - 1
+        runs = [(part, edge) for part, edge in zip(parts, edges, strict=True) if edge[0] is not None]
+        sizes = {}  # by key, the sizes of the bins holding a partition's first or last point
+        for key, count, _ in _edge_bins([edge for _, edge in runs], levels, lev, lambda o: (o[0],),
+                                        lambda o: (o[1],)):
+            sizes[key] = sizes.get(key, 0) + int(count)
+        tasks = [delayed(_log_mgf_on_sorted)(part, level, thetas,
+                                             *(sizes[key] for key in _edge_keys(ends, levels, lev).tolist()))
+                 for part, (ends, _) in runs]
+        results = compute(self.data, *tasks, client=self.client)
+        total = sum(interior for interior, _ in results)
+        pieces = [(ends, (*counts, edge))
+                  for (_, (ends, counts)), (_, edge) in zip(runs, results, strict=True)]
+        sums = {}
+        for key, _, (piece,) in _edge_bins(pieces, levels, lev, lambda o: (o[0], o[2][:, 0]),
+                                           lambda o: (o[1], o[2][:, 1])):
+            sums[key] = sums.get(key, 0.0) + piece
+        for key, piece in sums.items():
+            if sizes[key] >= 2:
+                total = total + _k.log_mgf_bin_bound(*piece.T, thetas / sizes[key])
+        return total
 
 
 @twin(tcal.adaptive_tcal, example=", seed=0", extra={
