@@ -58,7 +58,6 @@ __all__ = [
     "kolmogorov_smirnov_test",
     "kuiper_test",
     "classical_tests",
-    "analysis_tests",
     "brownian_max_abs_sf",
     "brownian_range_sf",
     "TEST_NAMES",
@@ -878,54 +877,3 @@ def classical_tests(
         found = {"mce": mce(y_true, y_prob, n_bins=n_bins, target=target, class_index=class_index),
                  "ace": ace(y_true, y_prob, n_bins=n_bins, target="classwise")}
     return ClassicalTests(tuple(results), errors, alpha, int(z.shape[0]), target, found, n_classes)
-
-
-def analysis_tests(data, options) -> ClassicalTests:
-    """The classical tests and measures for what an :class:`~calviz.analysis.AnalysisOptions` analyses.
-
-    The same (sub)sample, α, number of bins and class; ``topk`` / ``full`` targets are shown through
-    their top-1 (binary data: binary) reduction, as the scalar views of the analysis are.  The command
-    line, the report and the dashboard make this one call.  Not on Dask: it sorts the whole sample.
-
-    Parameters
-    ----------
-    data : CalibrationData
-        Validated predictions.
-    options : AnalysisOptions
-        The analysis' options.
-
-    Returns
-    -------
-    ClassicalTests
-        As :func:`classical_tests` with ``measures=True``.
-
-    References
-    ----------
-    .. [1] D. J. Spiegelhalter. Probabilistic prediction in patient management and clinical trials.
-       *Statistics in Medicine* 5(5), 421–433, 1986.
-    .. [2] D. W. Hosmer and S. Lemeshow. Goodness of fit tests for the multiple logistic regression model.
-       *Communications in Statistics – Theory and Methods* 9(10), 1043–1069, 1980.
-    .. [3] D. R. Cox. Two further applications of a model for binary regression. *Biometrika* 45(3/4),
-       562–565, 1958.
-    .. [4] I. Arrieta-Ibarra, P. Gujral, J. Tannen, M. Tygert and C. Xu. Metrics of calibration for
-       probabilistic predictions. *Journal of Machine Learning Research* 23(351), 2022.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> import calviz
-    >>> rng = np.random.default_rng(0)
-    >>> p = rng.uniform(size=2000)                            # predicted P(y = 1)
-    >>> y = (rng.uniform(size=2000) < p ** 1.5).astype(int)   # outcomes: the model is over-confident
-    >>> from calviz.analysis import AnalysisOptions
-    >>> from calviz._classical import analysis_tests
-    >>> res = analysis_tests(calviz.as_calibration_data(y, p), AnalysisOptions(n_bins=10))
-    >>> len(res.tests), sorted(res.measures)
-    (5, ['ace', 'mce'])
-    """
-    from calviz.analysis import analysis_target, prepare
-
-    sample = prepare(data, options)
-    target = analysis_target(sample, options, scalar=True)
-    return classical_tests(sample, alpha=options.alpha, target=target.name, class_index=target.class_index,
-                           measures=True, n_bins=options.n_bins)

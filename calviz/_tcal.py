@@ -549,7 +549,7 @@ def adaptive_tcal(
     ln(1/ε)/(−ln(1 − α/B)) resamples under any rule with risk ≤ ε (3 313 at n = 10⁴, α = 0.05, ε = 10⁻³;
     the argument is in :func:`calviz._tcal_decision._sequential_resampling`), so for y-only resampling
     (Bonferroni) a rejection is first tried without resampling: Cantelli's inequality with the exact
-    conditional null variance, then (1-D targets, in memory) a Chernoff bound of the y-only null
+    conditional null variance, then (1-D targets) a Chernoff bound of the y-only null
     distribution (independent bins, Kearns–Saul sub-Gaussian labels) — either one below α/B at some scale
     settles the rejection with no Monte Carlo error.  For "max" the standardising sd is re-estimated at
     every look, so the guarantee holds for the final standardisation only approximately.

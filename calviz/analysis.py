@@ -18,7 +18,7 @@ from typing import Any, ClassVar, Literal
 
 import numpy as np
 
-from calviz._classical import analysis_tests
+from calviz._classical import ClassicalTests, classical_tests
 from calviz._data import CalibrationData, InputError, as_calibration_data
 from calviz._distance import distance_bounds, smce_witness
 from calviz._ece import reliability
@@ -41,7 +41,7 @@ from calviz._results import ResultMixin, _jsonable
 from calviz._smooth import smooth_reliability
 from calviz._tcal import adaptive_tcal
 from calviz.sampling import result_note, sample_for_view
-from calviz.targets import SCALAR_TARGETS, TARGETS, Target, TargetName, resolve
+from calviz.targets import SCALAR_TARGETS, TARGETS, TargetName, analysis_target, resolve
 
 __all__ = [
     "AnalysisOptions",
@@ -64,6 +64,7 @@ __all__ = [
     "compute_bootstrap_interval",
     "compute_distance",
     "compute_smooth",
+    "compute_classical",
     "analyze",
 ]
 
@@ -188,64 +189,6 @@ def _with_option_values(options: AnalysisOptions | None, values: dict, caller: s
 
 
 # -- data preparation -------------------------------------------------------------------------------
-
-
-@validate_params({"scalar": BOOLEAN})
-def analysis_target(data: CalibrationData, options: AnalysisOptions, *, scalar: bool = False) -> Target:
-    """The calibration target these options analyse (decided by :func:`calviz.targets.resolve`).
-
-    ``auto`` is binary/top-1 whatever ``top_k`` says (``top_k`` belongs to the ``topk`` target);
-    ``topk`` of a binary model is the full 2-vector; ``top_k`` and ``class_index`` beyond the number of
-    classes are clipped to it.  ``scalar=True``: ``topk``/``full`` are shown through their top-1 (binary
-    for binary data) reduction, the view of the estimators defined for scalar predictions.
-
-    The targets are top-1 (confidence) calibration [1]_, top-1-to-k calibration [2]_ and classwise and
-    full calibration [3]_.
-
-    Parameters
-    ----------
-    data : CalibrationData
-        The (prepared) predictions.
-    options : AnalysisOptions
-        ``target``, ``top_k`` and ``class_index`` are read.
-    scalar : bool, default False
-        Reduce the vector targets (``topk``, ``full``) to their top-1 (binary) view.
-
-    Returns
-    -------
-    Target
-        The resolved target (never ``auto``).
-
-    References
-    ----------
-    .. [1] C. Guo, G. Pleiss, Y. Sun and K. Q. Weinberger. On calibration of modern neural networks.
-       *ICML*, 2017.
-    .. [2] Y. Sun, P. Chaudhari, I. J. Barnett and E. Dobriban. A confidence interval for the expected
-       calibration error. arXiv preprint, 2024.
-    .. [3] D. Lee, X. Huang, H. Hassani and E. Dobriban. T-Cal: An optimal test for the calibration of
-       predictive models. *Journal of Machine Learning Research* 24, 2023.
-
-    Examples
-    --------
-    >>> from calviz.analysis import AnalysisOptions, analysis_target
-    >>> from calviz.datasets import load_dataset
-    >>> data = load_dataset("digits-gnb")                 # 10 classes
-    >>> options = AnalysisOptions(target="topk", top_k=3)
-    >>> analysis_target(data, options)
-    Target(name='topk', n_classes=10, top_k=3, class_index=0)
-    >>> analysis_target(data, options, scalar=True).name
-    'top1'
-    >>> analysis_target(data, AnalysisOptions(target="classwise", class_index=12)).class_index  # clipped
-    9
-    """
-    name = options.target
-    if data.is_binary and name == "topk":
-        name = "full"  # top-2 of a binary model is the full 2-vector
-    if scalar and name in ("topk", "full"):
-        name = "auto"
-    K = data.n_classes
-    return resolve(data, name, top_k=min(int(options.top_k), K) if name == "topk" else 1,
-                   class_index=min(int(options.class_index), K - 1))
 
 
 def check_options_fit(data: CalibrationData, options: AnalysisOptions, caller: str = "analyze") -> None:
@@ -1078,6 +1021,54 @@ def compute_smooth(data: CalibrationData, options: AnalysisOptions, *, band: boo
     )
 
 
+def compute_classical(data: CalibrationData, options: AnalysisOptions) -> ClassicalTests:
+    """The classical tests and measures for what an :class:`AnalysisOptions` analyses.
+
+    The same (sub)sample, α, number of bins and class; ``topk`` / ``full`` targets are shown through
+    their top-1 (binary data: binary) reduction, as the scalar views of the analysis are.  The command
+    line, the report and the dashboard make this one call.  Not on Dask: it sorts the whole sample.
+
+    Parameters
+    ----------
+    data : CalibrationData
+        Validated predictions.
+    options : AnalysisOptions
+        The analysis' options.
+
+    Returns
+    -------
+    ClassicalTests
+        As :func:`calviz.classical_tests` with ``measures=True``.
+
+    References
+    ----------
+    .. [1] D. J. Spiegelhalter. Probabilistic prediction in patient management and clinical trials.
+       *Statistics in Medicine* 5(5), 421–433, 1986.
+    .. [2] D. W. Hosmer and S. Lemeshow. Goodness of fit tests for the multiple logistic regression model.
+       *Communications in Statistics – Theory and Methods* 9(10), 1043–1069, 1980.
+    .. [3] D. R. Cox. Two further applications of a model for binary regression. *Biometrika* 45(3/4),
+       562–565, 1958.
+    .. [4] I. Arrieta-Ibarra, P. Gujral, J. Tannen, M. Tygert and C. Xu. Metrics of calibration for
+       probabilistic predictions. *Journal of Machine Learning Research* 23(351), 2022.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=2000)                            # predicted P(y = 1)
+    >>> y = (rng.uniform(size=2000) < p ** 1.5).astype(int)   # outcomes: the model is over-confident
+    >>> from calviz.analysis import AnalysisOptions, compute_classical
+    >>> res = compute_classical(calviz.as_calibration_data(y, p), AnalysisOptions(n_bins=10))
+    >>> len(res.tests), sorted(res.measures)
+    (5, ['ace', 'mce'])
+    """
+    sample = prepare(data, options)
+    target = analysis_target(sample, options, scalar=True)
+    return classical_tests(sample, alpha=options.alpha, target=target.name, class_index=target.class_index,
+                           measures=True, n_bins=options.n_bins)
+
+
 #: view name -> compute function (the dashboard and report iterate over this)
 COMPUTE = {
     "reliability": compute_reliability,
@@ -1088,7 +1079,7 @@ COMPUTE = {
     "interval": compute_interval,
     "bootstrap": compute_bootstrap_interval,
     "distance": compute_distance,
-    "classical": analysis_tests,  # Spiegelhalter, Hosmer–Lemeshow, Cox, KS, Kuiper; MCE, ACE
+    "classical": compute_classical,  # Spiegelhalter, Hosmer–Lemeshow, Cox, KS, Kuiper; MCE, ACE
 }
 
 

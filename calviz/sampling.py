@@ -47,6 +47,7 @@ import numpy as np
 
 from calviz._data import CalibrationData
 from calviz._params import NON_NEGATIVE_INT, POSITIVE_INT, UNIT_OPEN, Interval, Options, validate_params
+from calviz.targets import analysis_target
 
 __all__ = [
     "SAMPLED_ROWS",
@@ -402,9 +403,7 @@ def sample_note(view: str, sample: CalibrationData, n: int, options, *, bounds=N
             f"{int(options.seed)}); ask for all rows (all_rows=True, --all-rows, the 'all rows' box) "
             "to use every row")
     if view == "distance":
-        from calviz.analysis import analysis_view
-
-        _, y, _ = analysis_view(sample, options, scalar=True)
+        _, y = analysis_target(sample, options, scalar=True).view(sample)
         pi = float(np.mean(y))  # π of all rows, estimated on the subsample
         if bounds is not None:
             intervals = "; ".join(

@@ -24,7 +24,7 @@ import numpy as np
 
 from calviz._errors import InputError
 from calviz._kernels.binning import topk_view_kernel
-from calviz._params import InvalidParameterError, check_int_in, parameter_message
+from calviz._params import BOOLEAN, InvalidParameterError, check_int_in, parameter_message, validate_params
 
 if TYPE_CHECKING:  # (a type only: the data module resolves its views here)
     from calviz._data import CalibrationData
@@ -210,6 +210,64 @@ def resolve(
                          "classes: use the top1, classwise, topk or full target")
     k = int(top_k) if name == "topk" else 1
     return Target(name, K, k, int(class_index) if name == "classwise" else 0)
+
+
+@validate_params({"scalar": BOOLEAN})
+def analysis_target(data: CalibrationData, options, *, scalar: bool = False) -> Target:
+    """The calibration target an :class:`calviz.analysis.AnalysisOptions` analyses (by :func:`resolve`).
+
+    ``auto`` is binary/top-1 whatever ``top_k`` says (``top_k`` belongs to the ``topk`` target);
+    ``topk`` of a binary model is the full 2-vector; ``top_k`` and ``class_index`` beyond the number of
+    classes are clipped to it.  ``scalar=True``: ``topk``/``full`` are shown through their top-1 (binary
+    for binary data) reduction, the view of the estimators defined for scalar predictions.
+
+    The targets are top-1 (confidence) calibration [1]_, top-1-to-k calibration [2]_ and classwise and
+    full calibration [3]_.
+
+    Parameters
+    ----------
+    data : CalibrationData
+        The (prepared) predictions.
+    options : calviz.analysis.AnalysisOptions
+        ``target``, ``top_k`` and ``class_index`` are read.
+    scalar : bool, default False
+        Reduce the vector targets (``topk``, ``full``) to their top-1 (binary) view.
+
+    Returns
+    -------
+    Target
+        The resolved target (never ``auto``).
+
+    References
+    ----------
+    .. [1] C. Guo, G. Pleiss, Y. Sun and K. Q. Weinberger. On calibration of modern neural networks.
+       *ICML*, 2017.
+    .. [2] Y. Sun, P. Chaudhari, I. J. Barnett and E. Dobriban. A confidence interval for the expected
+       calibration error. arXiv preprint, 2024.
+    .. [3] D. Lee, X. Huang, H. Hassani and E. Dobriban. T-Cal: An optimal test for the calibration of
+       predictive models. *Journal of Machine Learning Research* 24, 2023.
+
+    Examples
+    --------
+    >>> from calviz.analysis import AnalysisOptions, analysis_target
+    >>> from calviz.datasets import load_dataset
+    >>> data = load_dataset("digits-gnb")                 # 10 classes
+    >>> options = AnalysisOptions(target="topk", top_k=3)
+    >>> analysis_target(data, options)
+    Target(name='topk', n_classes=10, top_k=3, class_index=0)
+    >>> analysis_target(data, options, scalar=True).name
+    'top1'
+    >>> analysis_target(data, AnalysisOptions(target="classwise", class_index=12)).class_index  # clipped
+    9
+    """
+    name = options.target
+    if data.is_binary and name == "topk":
+        name = "full"  # top-2 of a binary model is the full 2-vector
+    if scalar and name in ("topk", "full"):
+        name = "auto"
+    K = data.n_classes
+    return resolve(data, name, top_k=min(int(options.top_k), K) if name == "topk" else 1,
+                   class_index=min(int(options.class_index), K - 1))
 
 
 def topk_view(data: CalibrationData, k: int) -> tuple[np.ndarray, np.ndarray]:

@@ -572,12 +572,12 @@ def test_dashboard_table_follows_alpha_without_recomputation():
 
 
 def test_analysis_tests_follow_the_options_and_are_refused_on_dask():
-    from calviz.analysis import AnalysisOptions, analyze
+    from calviz.analysis import AnalysisOptions, analyze, compute_classical
 
     rng = np.random.default_rng(20)
     y, z = _sample(800, rng)
     data = calviz.as_calibration_data(y, z)
-    res = classical.analysis_tests(data, AnalysisOptions(n=300, alpha=0.1, n_bins=7))
+    res = compute_classical(data, AnalysisOptions(n=300, alpha=0.1, n_bins=7))
     assert (res.n, res.alpha, res.measures["mce"].n_bins, res.measures["ace"].n_bins) == (300, 0.1, 7, 7)
     assert analyze(data, AnalysisOptions(n=300, alpha=0.1, n_bins=7), views=("classical",)).classical == res
     da = pytest.importorskip("dask.array")
