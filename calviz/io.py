@@ -7,7 +7,9 @@ Layouts (column / array names configurable):
   ``y_true`` + ``p_0`` … ``p_{K−1}`` (multiclass; the prefix is ``prob_prefix``), or
   ``confidence`` + ``correct`` (the top-1 / confidence form: read as binary data with y = correct).
   If both ``y_prob`` and ``p_*`` columns exist, ``y_prob`` wins.
-* **NPZ** — arrays ``y_true`` and ``y_prob`` ((n,) or (n, K)), or ``confidence`` and ``correct``.
+* **NPZ** — one array per column, found as the tabular columns are: ``y_true`` + ``y_prob`` ((n,), or
+  (n, K): the whole matrix in one array), ``y_true`` + ``p_0`` … ``p_{K−1}`` (each (n,)), or
+  ``confidence`` + ``correct``.
 * **NPY** — one 2-D array whose **first column is y_true** and whose remaining columns are the
   probabilities: (n, 2) = labels + P(y = 1) (binary), (n, 1 + K) with K ≥ 2 = labels + K class
   probabilities.
@@ -127,9 +129,9 @@ def read_predictions(
 
     Column / array names are configurable; the layouts are: tabular (CSV, Parquet) ``y_true`` +
     ``y_prob`` (binary: P(y = 1)), ``y_true`` + ``p_0`` … ``p_{K−1}`` (multiclass), or ``confidence`` +
-    ``correct`` (read as binary data with y = correct); NPZ arrays ``y_true`` and ``y_prob`` (or
-    ``confidence`` and ``correct``); NPY one 2-D array whose first column is y_true and whose other
-    columns are the probabilities.  NPY/NPZ are read with ``allow_pickle=False``.
+    ``correct`` (read as binary data with y = correct); NPZ one array per column, found as the columns
+    are (``y_prob`` may also be the whole (n, K) matrix); NPY one 2-D array whose first column is y_true
+    and whose other columns are the probabilities.  NPY/NPZ are read with ``allow_pickle=False``.
 
     Parameters
     ----------
@@ -885,38 +887,39 @@ def _read_npz_stream(stream, names, max_bytes, blocks=None):
         raise InputError(f"not a readable NPZ archive ({type(exc).__name__}: {exc})") from None
     with archive:
         found = list(archive.files)
-        if names["y_prob"] in found:
-            keys = (names["y_true"], names["y_prob"])
-        elif names["confidence"] in found and names["correct"] in found:
-            keys = (names["correct"], names["confidence"])
-        else:
-            keys = (names["y_true"], names["y_prob"])
-        missing = [k for k in keys if k not in found]
-        if missing:
-            raise InputError(
-                f"missing array {missing[0]!r}: expected {names['y_true']!r} + {names['y_prob']!r} or "
-                f"{names['confidence']!r} + {names['correct']!r}; found arrays {found}"
-            )
+        label_key, prob_keys = select_columns(found, names, kind="array")
+        keys = (label_key, *prob_keys)
         headers = []
         for key in keys:
             with zipfile.ZipFile(stream) as zf:
                 member = zf.getinfo(f"{key}.npy")
                 with zf.open(member) as entry:
                     headers.append(_check_declared_size(entry, member.file_size, f"array {key!r}"))
+        shapes = {key: header[0] for key, header in zip(prob_keys, headers[1:], strict=True)}
+        if len(prob_keys) > 1 and (len(set(shapes.values())) > 1 or len(headers[1][0]) != 1):
+            raise InputError(f"the probability arrays must be 1-D and of one length (one value per row); "
+                             f"got shapes {', '.join(f'{k!r} {v}' for k, v in shapes.items())}")
         if blocks is not None and _row_blocks_fit(*headers):
             return blocks(keys, headers[1][0])
-        arrays = []
-        for key in keys:
-            try:
-                arrays.append(archive[key])
-            except ValueError as exc:  # "Object arrays cannot be loaded when allow_pickle=False"
-                raise InputError(
-                    f"array {key!r} holds pickled Python objects, refused for safety ({exc})"
-                ) from None
-            except (zipfile.BadZipFile, OSError, EOFError) as exc:  # bad CRC, truncated member
-                raise InputError(f"array {key!r} is corrupt ({type(exc).__name__}: {exc})") from None
-    y, p = arrays
-    return y, p, {"y_true": keys[0], "y_prob": [keys[1]]}
+        y = _npz_array(archive, label_key)
+        if len(prob_keys) == 1:
+            p = _npz_array(archive, prob_keys[0])
+        else:  # one column at a time into the matrix (at most one column more than the matrix in memory)
+            dtype = np.result_type(*(header[2] for header in headers[1:]))
+            p = np.empty((headers[1][0][0], len(prob_keys)), dtype=dtype)
+            for j, key in enumerate(prob_keys):
+                p[:, j] = _npz_array(archive, key)
+    return y, p, {"y_true": label_key, "y_prob": prob_keys}
+
+
+def _npz_array(archive, key: str) -> np.ndarray:
+    """One array of an open NPZ archive, refused when pickled or corrupt."""
+    try:
+        return archive[key]
+    except ValueError as exc:  # "Object arrays cannot be loaded when allow_pickle=False"
+        raise InputError(f"array {key!r} holds pickled Python objects, refused for safety ({exc})") from None
+    except (zipfile.BadZipFile, OSError, EOFError) as exc:  # bad CRC, truncated member
+        raise InputError(f"array {key!r} is corrupt ({type(exc).__name__}: {exc})") from None
 
 
 def _npy_header(stream) -> tuple[tuple, bool, np.dtype]:
@@ -946,22 +949,25 @@ def _check_declared_size(stream, size: int, what: str) -> tuple[tuple, bool, np.
     return header
 
 
-def _row_blocks_fit(labels_header, probs_header=None) -> bool:
+def _row_blocks_fit(labels_header, *probs_headers) -> bool:
     """Whether NPY arrays with these headers (:func:`_npy_header`) are read a block of rows at a time
-    when the matrix is not kept: a multiclass C-ordered numeric probability matrix (n ≥ 2, K ≥ 2) and,
-    in an NPZ archive, a C-ordered numeric 1-D label array of the same length.  Any other layout is read
-    whole, so its message (a wrong shape, booleans, pickled objects) comes from the whole-array rules.
-    One NPY array (labels in column 0) is passed as ``labels_header`` alone."""
+    when the matrix is not kept: multiclass C-ordered numeric probabilities (n ≥ 2, K ≥ 2) — one (n, K)
+    matrix or, in an NPZ archive, K ≥ 2 arrays of shape (n,) — and, in an NPZ archive, a C-ordered
+    numeric 1-D label array of the same length.  Any other layout is read whole, so its message (a wrong
+    shape, booleans, pickled objects) comes from the whole-array rules.  One NPY array (labels in column
+    0) is passed as ``labels_header`` alone."""
     def numeric_c_order(header):
         _, fortran, dtype = header
         return not fortran and not dtype.hasobject and dtype.kind in "iuf"
 
-    if probs_header is None:  # one NPY array: y_true in column 0, then K ≥ 2 probability columns
+    if not probs_headers:  # one NPY array: y_true in column 0, then K ≥ 2 probability columns
         shape = labels_header[0]
         return numeric_c_order(labels_header) and len(shape) == 2 and shape[0] >= 2 and shape[1] >= 3
-    labels_shape, probs_shape = labels_header[0], probs_header[0]
-    return (numeric_c_order(labels_header) and numeric_c_order(probs_header) and len(labels_shape) == 1
-            and len(probs_shape) == 2 and probs_shape[1] >= 2 and labels_shape[0] == probs_shape[0] >= 2)
+    n = labels_header[0][0] if len(labels_header[0]) == 1 else -1
+    shapes = [header[0] for header in probs_headers]
+    matrix = len(shapes) == 1 and len(shapes[0]) == 2 and shapes[0][1] >= 2 and shapes[0][0] == n
+    columns = len(shapes) >= 2 and all(shape == (n,) for shape in shapes)
+    return all(map(numeric_c_order, (labels_header, *probs_headers))) and n >= 2 and (matrix or columns)
 
 
 def _npy_row_blocks(stream, rows: int) -> Iterator[np.ndarray]:
@@ -983,16 +989,19 @@ def _npy_row_blocks(stream, rows: int) -> Iterator[np.ndarray]:
 
 
 def _npz_blocks(raw, keys, probs_shape, fallback) -> _Blocks:
-    """The label and probability arrays ``keys`` of an NPZ archive, read side by side a block of rows
-    at a time (stored and compressed members alike)."""
-    n, width = probs_shape
+    """The label and probability arrays ``keys`` of an NPZ archive — the labels, then one (n, K) matrix
+    of shape ``probs_shape`` or K arrays of shape (n,) — read side by side a block of rows at a time
+    (stored and compressed members alike)."""
+    n = probs_shape[0]
+    width = probs_shape[1] if len(keys) == 2 else None  # (None: one array per column)
 
     def batches():
-        with _as_stream(raw) as stream, zipfile.ZipFile(stream) as zf, \
-                zf.open(f"{keys[0]}.npy") as labels, zf.open(f"{keys[1]}.npy") as probs:
-            yield from zip(_npy_row_blocks(labels, n), _npy_row_blocks(probs, n), strict=True)
+        with _as_stream(raw) as stream, zipfile.ZipFile(stream) as zf, contextlib.ExitStack() as members:
+            streams = [_npy_row_blocks(members.enter_context(zf.open(f"{key}.npy")), n) for key in keys]
+            for labels, *probs in zip(*streams, strict=True):
+                yield labels, probs[0] if width is not None else np.column_stack(probs)
 
-    return _Blocks({"y_true": keys[0], "y_prob": [keys[1]]}, n, batches, fallback, width)
+    return _Blocks({"y_true": keys[0], "y_prob": list(keys[1:])}, n, batches, fallback, width)
 
 
 def _npy_blocks(raw, n: int, width: int, fallback) -> _Blocks:
@@ -1044,7 +1053,7 @@ def _read_npy(raw, names, max_bytes):
 _READERS = {"csv": _read_csv, "parquet": _read_parquet, "npz": _read_npz, "npy": _read_npy}
 
 
-def _prob_columns(columns, prefix: str) -> list[str]:
+def _prob_columns(columns, prefix: str, kind: str = "column") -> list[str]:
     pattern = re.compile(re.escape(prefix) + r"(\d+)$")
     numbered = {}
     for c in columns:
@@ -1057,7 +1066,7 @@ def _prob_columns(columns, prefix: str) -> list[str]:
     gaps = [i for i in range(k) if i not in numbered]
     if gaps:
         raise InputError(
-            f"probability columns {prefix}0..{prefix}{k - 1} must all be present; missing {prefix}{gaps[0]}"
+            f"probability {kind}s {prefix}0..{prefix}{k - 1} must all be present; missing {prefix}{gaps[0]}"
         )
     return [numbered[i] for i in range(k)]
 
@@ -1075,11 +1084,12 @@ def _from_frame(frame, names, header_lines):
     return y, p, {"y_true": label_col, "y_prob": prob_cols}
 
 
-def select_columns(found: list[str], names) -> tuple[str, list[str]]:
+def select_columns(found: list[str], names, kind: str = "column") -> tuple[str, list[str]]:
     """The label column and the probability columns of a table, by the rule of :func:`read_predictions`.
 
     ``y_true`` + ``y_prob`` (binary), else ``y_true`` + ``p_0`` … ``p_{K−1}``, else ``correct`` +
-    ``confidence`` (the top-1 form); :func:`calviz.dask.from_dataframe` finds its columns the same way.
+    ``confidence`` (the top-1 form); :func:`calviz.dask.from_dataframe` finds its columns, and the NPZ
+    reader its arrays, the same way.
 
     Parameters
     ----------
@@ -1089,6 +1099,8 @@ def select_columns(found: list[str], names) -> tuple[str, list[str]]:
         The names looked for under the keys ``y_true``, ``y_prob``, ``prob_prefix``, ``confidence`` and
         ``correct`` (defaults: :data:`COLUMN_NAMES`); a list as ``y_prob`` names the probability columns
         themselves.  A ``y_prob`` other than the default must be a column.
+    kind : str, default "column"
+        What the names are, in messages ("array": the arrays of an NPZ archive).
 
     Returns
     -------
@@ -1117,8 +1129,9 @@ def select_columns(found: list[str], names) -> tuple[str, list[str]]:
     named = list(given) if listed else [given] if explicit else []
     missing = [c for c in named if c not in found]
     if missing:  # columns the caller named must be there: never fall back to other columns
-        raise InputError(f"missing probability column(s) {missing}; found columns {found}")
-    prob_cols = [] if listed or named else _prob_columns(found, names["prob_prefix"])  # (named: used as is)
+        raise InputError(f"missing probability {kind}(s) {missing}; found {kind}s {found}")
+    # columns the caller named are used as they are; otherwise p_0..p_{K-1} are looked for
+    prob_cols = [] if listed or named else _prob_columns(found, names["prob_prefix"], kind)
     if listed:
         label_col, prob_cols = names["y_true"], named
     elif given in found:
@@ -1129,15 +1142,15 @@ def select_columns(found: list[str], names) -> tuple[str, list[str]]:
         label_col, prob_cols = names["correct"], [names["confidence"]]
     else:
         raise InputError(
-            f"no probability columns: expected {names['y_prob']!r}, {names['prob_prefix']}0.."
+            f"no probability {kind}s: expected {names['y_prob']!r}, {names['prob_prefix']}0.."
             f"{names['prob_prefix']}{{K-1}}, or {names['confidence']!r} + {names['correct']!r}; "
-            f"found columns {found}"
+            f"found {kind}s {found}"
         )
     if label_col not in found:
-        raise InputError(f"missing label column {label_col!r}; found columns {found}")
+        raise InputError(f"missing label {kind} {label_col!r}; found {kind}s {found}")
     if len(prob_cols) == 1 and prob_cols[0] not in (given, names["confidence"]):
         raise InputError(
-            f"only one probability column {prob_cols[0]!r} (a single class): binary files use "
+            f"only one probability {kind} {prob_cols[0]!r} (a single class): binary files use "
             f"{names['y_prob']!r} = P(y=1), or {names['prob_prefix']}0 and {names['prob_prefix']}1"
         )
     return label_col, prob_cols
@@ -1191,15 +1204,20 @@ def _validate(y, p, columns, renormalize, logits=False) -> CalibrationData:
 
 def _named(exc: InputError, columns) -> InputError:
     """A validation error with the file's column names in place of y_true / y_prob."""
-    message = str(exc)
+    return InputError(name_columns(str(exc), columns))
+
+
+def name_columns(message: str, columns) -> str:
+    """A message of :func:`calviz.as_calibration_data` naming the file's columns ``columns`` (``{"y_true":
+    label column, "y_prob": [probability columns]}``) instead of y_true / y_prob and positions in the
+    probability matrix ("column 1" → "column 'p_1'"): the readers of files and of Dask partitions alike."""
     prob_cols = columns["y_prob"]
     if len(prob_cols) > 1:
         message = re.sub(r"column (\d+)", lambda m: f"column {prob_cols[int(m.group(1))]!r}", message)
         message = re.sub(r"\by_prob\b", "probabilities", message)
     else:
         message = re.sub(r"\by_prob\b", repr(prob_cols[0]), message)
-    message = re.sub(r"\by_true\b", repr(columns["y_true"]), message)
-    return InputError(message)
+    return re.sub(r"\by_true\b", repr(columns["y_true"]), message)
 
 
 def read_group_column(file: str, column: str, n: int, *, label_column: str = "y_true", labels=None,

@@ -202,3 +202,124 @@ def test_all_rows_and_the_view_subsample_as_in_memory(client, tmp_path, monkeypa
     want = analyze((y, p), AnalysisOptions(n=1000, seed=5), views=("reliability",))
     assert summary.summary == want.summary
     np.testing.assert_array_equal(summary.reliability.counts, want.reliability.counts)
+
+
+def _multiclass_parts(directory, bad_row=None):
+    """Two Parquet files of 4-class predictions (y_true, p_0..p_3); ``bad_row`` (global) gets p_1 = 1.7."""
+    rng = np.random.default_rng(3)
+    probs = rng.dirichlet(np.ones(4), size=600)
+    frame = pd.DataFrame({"y_true": rng.integers(0, 4, size=600),
+                          **{f"p_{k}": probs[:, k] for k in range(4)}})
+    if bad_row is not None:
+        frame.loc[bad_row, "p_1"] = 1.7
+    directory.mkdir()
+    frame.iloc[:400].to_parquet(directory / "part-0.parquet", index=False)
+    frame.iloc[400:].to_parquet(directory / "part-1.parquet", index=False)
+    return frame
+
+
+def test_a_bad_partition_is_one_line_on_the_local_cluster(tmp_path):
+    """`calviz check DIR` on its own local cluster: bad data is the one-line refusal (exit 2) naming the
+    file's column as the in-memory reader does — not also the workers' "Compute Failed" log and traceback
+    on the same terminal, nor a warning that the dashboard port 8787 is taken."""
+    import contextlib
+    import socket
+    import subprocess
+    import sys
+
+    frame = _multiclass_parts(tmp_path / "bad", bad_row=410)
+    frame.to_parquet(tmp_path / "whole.parquet", index=False)
+    with contextlib.ExitStack() as stack:  # dask's default dashboard port taken (by another cluster)
+        with contextlib.suppress(OSError):
+            stack.enter_context(socket.create_server(("", 8787)))
+        run = subprocess.run([sys.executable, "-m", "calviz", "check", str(tmp_path / "bad"), "--resampling",
+                              "analytic"], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 2 and run.stdout == ""
+    assert run.stderr.splitlines() == [
+        f"calviz check: error: {tmp_path / 'bad'}: probabilities must lie in [0, 1]; row 410 (partition 1, "
+        "row 10 within it), column 'p_1' has 1.7. If these are logits (unnormalised scores), add --logits to "
+        "apply a softmax."]
+    with pytest.raises(calviz.InputError) as in_memory:
+        calviz.read_predictions(tmp_path / "whole.parquet")
+    assert "row 410, column 'p_1' has 1.7" in str(in_memory.value)
+
+
+def test_the_refusal_filter_drops_only_refusals():
+    """The filter the local cluster's workers get: a task's PartitionInputError is not logged; any other
+    task failure and any other record still are."""
+    import logging
+
+    from calviz.dask._app import _not_a_refusal
+
+    def record(msg, *args):
+        return logging.LogRecord("distributed.worker", logging.ERROR, __file__, 1, msg, args, None)
+
+    failed = "Compute Failed\nKey: %s\nState: %s\nTask: %s\nException: %r\nTraceback: %r\n"
+    refusal = "PartitionInputError('y_prob must lie in [0, 1]; row 3 has 1.5')"
+    assert not _not_a_refusal(record(failed, "k", "executing", "task", refusal, "tb"))
+    assert _not_a_refusal(record(failed, "k", "executing", "task", "ZeroDivisionError('x')", "tb"))
+    assert _not_a_refusal(record("Worker %s: %s", "w", refusal))
+
+
+@pytest.mark.parametrize("where", ["threads", "cluster"])
+def test_dask_messages_name_the_files_columns(client, tmp_path, where):
+    """A bad value in Parquet or DataFrame data analysed on Dask: the message names the file's columns as
+    the in-memory reader does ("column 'p_1'", "'score'", "'label'"), with the global row."""
+    import dataclasses
+
+    import dask.dataframe as dd
+
+    kwargs = {"client": client} if where == "cluster" else {}
+    frame = _multiclass_parts(tmp_path / "bad", bad_row=410)
+    with pytest.raises(calviz.InputError) as info:
+        cdask.binned_ece(cdask.from_parquet(tmp_path / "bad"), **kwargs)
+    assert str(info.value).startswith("probabilities must lie in [0, 1]; row 410 (partition 1, row 10 within "
+                                      "it), column 'p_1' has 1.7.")
+    frame.to_csv(tmp_path / "whole.csv", index=False)
+    with pytest.raises(calviz.InputError) as in_memory:
+        calviz.read_predictions(tmp_path / "whole.csv")
+    assert str(in_memory.value).startswith("whole.csv: probabilities must lie in [0, 1]; row 410, "
+                                           "column 'p_1' has 1.7.")
+    table = pd.DataFrame({"label": [0, 1, 1, 0], "score": [0.2, 0.9, 1.5, 0.4]})
+    data = cdask.from_dataframe(dd.from_pandas(table, npartitions=2), y_true="label", y_prob="score")
+    assert data.columns == {"y_true": "label", "y_prob": ["score"]}
+    same = dataclasses.replace(data, columns=None)  # the columns only name things: data stay hashable, equal
+    assert hash(same) == hash(data) and same == data
+    with pytest.raises(calviz.InputError, match=r"^'score' must lie in \[0, 1\]; row 2 \(partition 1, "):
+        cdask.binned_ece(data, **kwargs)
+    table["score"] = [0.2, 0.9, 0.5, 0.4]
+    table["label"] = [0, 1, 2, 0]
+    data = cdask.from_dataframe(dd.from_pandas(table, npartitions=2), y_true="label", y_prob="score")
+    with pytest.raises(calviz.InputError, match=r"^'label' must be"):
+        cdask.binned_ece(data, **kwargs)
+
+
+def test_parquet_directory_without_parquet_files(tmp_path):
+    """A directory with no Parquet files says so (not dask's "An error occurred while calling the
+    read_parquet method"); an unreadable file gives the reader's own message."""
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "notes.txt").write_text("not data")
+    for directory in (empty, other):
+        with pytest.raises(calviz.InputError) as info:
+            cdask.from_parquet(directory)
+        assert str(info.value) == ("no Parquet files (*.parquet, *.pq, *.parq) in the directory "
+                                   f"{str(directory)!r}")
+    nested = tmp_path / "nested"
+    (nested / "year=2024").mkdir(parents=True)
+    pd.DataFrame({"y_true": [0, 1], "y_prob": [0.2, 0.8]}).to_parquet(nested / "year=2024" / "a.parquet")
+    assert cdask.from_parquet(nested).npartitions == 1  # a Parquet file at any depth is read
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    pd.DataFrame({"y_true": [0, 1], "y_prob": [0.2, 0.8]}).to_parquet(bare / "part0")  # no extension
+    with pytest.raises(calviz.InputError, match="no Parquet files"):
+        cdask.from_parquet(bare)
+    assert cdask.from_parquet(bare, parquet_file_extension=None).npartitions == 1  # dask's option: as given
+    (tmp_path / "corrupt").mkdir()
+    (tmp_path / "corrupt" / "x.parquet").write_bytes(b"not parquet")
+    with pytest.raises(calviz.InputError) as info:
+        cdask.from_parquet(tmp_path / "corrupt")
+    assert "could not read Parquet data" in str(info.value) and "magic bytes" in str(info.value)
+    assert "An error occurred while calling" not in str(info.value)

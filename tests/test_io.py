@@ -266,3 +266,68 @@ def test_one_named_probability_column_is_binary_however_it_is_named(tmp_path):
         assert data.is_binary and data.probs.tolist() == [0.3, 0.8]
     with pytest.raises(InputError, match="missing p_0"):
         read_predictions(tmp_path / "one.csv")
+
+
+def _npz(path, **arrays):
+    np.savez(path, **arrays)
+    return path
+
+
+@pytest.mark.parametrize("keep_matrix", [True, False])
+def test_npz_one_array_per_column_as_the_csv_columns(tmp_path, multiclass, monkeypatch, keep_matrix):
+    """An NPZ holds the tabular layouts too, one array per column: ``y_true`` + ``p_0..p_{K-1}`` (any
+    prefix, listed arrays), read as the CSV with the same columns — also a block of rows at a time (the
+    matrix never held: keep_matrix=False), with the CSV's messages naming the array."""
+    import calviz.io as cio
+
+    monkeypatch.setattr(cio, "BLOCK_ROWS", 7)  # several blocks of rows
+    y, p = multiclass
+    columns = {f"p_{k}": p[:, k] for k in range(4)}
+    write_predictions(tmp_path / "m.csv", y, p)
+    csv = read_predictions(tmp_path / "m.csv", keep_matrix=keep_matrix)
+    for name, arrays, options in [
+        ("p.npz", {"y_true": y, **columns}, {}),
+        ("q.npz", {"label": y, **{f"q{k}": p[:, k].astype(np.float32) for k in range(4)}},
+         {"y_true": "label", "prob_prefix": "q"}),
+        ("listed.npz", {"y_true": y, **{f"c{k}": p[:, k] for k in range(4)}},
+         {"y_prob": ["c0", "c1", "c2", "c3"]}),
+    ]:
+        data = read_predictions(_npz(tmp_path / name, **arrays), keep_matrix=keep_matrix, **options)
+        assert type(data) is type(csv) and (type(data).__name__ == "FileBackedData") == (not keep_matrix)
+        _same(data, y, p if name != "q.npz" else p.astype(np.float32).astype(np.float64))
+    bad = dict(columns, p_1=np.where(np.arange(50) == 9, 1.5, p[:, 1]))
+    with pytest.raises(InputError) as npz:
+        read_predictions(_npz(tmp_path / "bad.npz", y_true=y, **bad), keep_matrix=keep_matrix)
+    pd.DataFrame({"y_true": y, **bad}).to_csv(tmp_path / "bad.csv", index=False)
+    with pytest.raises(InputError) as table:
+        read_predictions(tmp_path / "bad.csv", keep_matrix=keep_matrix)
+    assert "row 9, column 'p_1' has 1.5" in str(npz.value)
+    assert str(npz.value).removeprefix("bad.npz: ") == str(table.value).removeprefix("bad.csv: ")
+
+
+def test_npz_columns_refused_as_the_csv_columns(tmp_path, multiclass):
+    y, p = multiclass
+    m = _err(tmp_path, "gap.npz", _npz(io.BytesIO(), y_true=y, p_0=p[:, 0], p_2=p[:, 2]).getvalue())
+    assert m == "gap.npz: probability arrays p_0..p_2 must all be present; missing p_1"
+    m = _err(tmp_path, "one.npz", _npz(io.BytesIO(), y_true=y, p_0=p[:, 0]).getvalue())
+    assert "only one probability array 'p_0'" in m
+    m = _err(tmp_path, "short.npz", _npz(io.BytesIO(), y_true=y, p_0=p[:, 0], p_1=p[:7, 1]).getvalue())
+    assert "must be 1-D and of one length" in m and "'p_1' (7,)" in m
+    m = _err(tmp_path, "nolabel.npz", _npz(io.BytesIO(), p_0=p[:, 0], p_1=p[:, 1]).getvalue())
+    assert m == "nolabel.npz: missing label array 'y_true'; found arrays ['p_0', 'p_1']"
+    m = _err(tmp_path, "named.npz", _npz(io.BytesIO(), y_true=y, p_0=p[:, 0], p_1=p[:, 1]).getvalue(),
+             y_prob=["p_0", "p_9"])
+    assert "missing probability array(s) ['p_9']" in m
+    # a 2-D y_prob still wins over p_* arrays, as y_prob wins over p_* columns
+    raw = _npz(io.BytesIO(), y_true=y, y_prob=p, p_0=p[:, 1], p_1=p[:, 0]).getvalue()
+    _same(read_predictions_bytes(raw, "both.npz"), y, p)
+
+
+def test_cli_reads_npz_columns_with_the_prefix_option(tmp_path, multiclass, capsys):
+    """``--prob-prefix`` is listed under "file columns (CSV / Parquet / NPZ)": it selects NPZ arrays."""
+    from calviz.cli import main
+
+    y, p = multiclass
+    path = _npz(tmp_path / "q.npz", y_true=y, **{f"q_{k}": p[:, k] for k in range(4)})
+    assert main(["check", str(path), "--prob-prefix", "q_", "--resampling", "analytic", "--json"]) == 0
+    assert '"n_classes": 4' in capsys.readouterr().out

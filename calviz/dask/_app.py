@@ -8,6 +8,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import functools
+import logging
 import os
 import threading
 import types
@@ -20,6 +21,7 @@ from calviz._data import InputError
 from calviz._params import Instance, Interval, NoneOr, validate_params
 from calviz.dask._data import (
     DaskCalibrationData,
+    PartitionInputError,
     as_dask_data,
     check_n,
     compute,
@@ -93,8 +95,12 @@ def get_client(scheduler: str):
             return client
         try:
             if scheduler == "local":  # (the client owns its LocalCluster and closes it with itself)
+                # no dashboard; the scheduler's HTTP server (always started) on a free port: on the
+                # default 8787, taken by any other cluster, it would warn on the user's terminal
                 client = distributed.Client(n_workers=2, threads_per_worker=1, processes=True,
-                                            dashboard_address=None, set_as_default=False)
+                                            dashboard_address=":0", scheduler_kwargs={"dashboard": False},
+                                            set_as_default=False)
+                client.register_plugin(_quiet_refusals(), name="calviz-quiet-refusals")
             else:
                 client = distributed.Client(scheduler, timeout="10s", set_as_default=False)
         except OSError as exc:
@@ -103,6 +109,30 @@ def get_client(scheduler: str):
             atexit.register(_close_clients)
         _CLIENTS[scheduler] = client
         return client
+
+
+def _not_a_refusal(record: logging.LogRecord) -> bool:
+    """Filter of the ``distributed.worker`` logger: False for the "Compute Failed" record (with the
+    worker's traceback) of a task that refused a bad partition — a :class:`PartitionInputError`, which the
+    client raises as one :class:`calviz.InputError` line; True for every other record."""
+    refusal = f"{PartitionInputError.__name__}("
+    return not (str(record.msg).startswith("Compute Failed") and isinstance(record.args, tuple)
+                and any(isinstance(arg, str) and arg.startswith(refusal) for arg in record.args))
+
+
+def _quiet_refusals():
+    """The worker plugin of the local cluster of :func:`get_client`: its workers' ``distributed.worker``
+    logger gets :func:`_not_a_refusal`, so bad data is reported once, by the client, and not also as a
+    worker failure on the terminal the workers share with the user.  Other clusters keep their logging."""
+    from distributed.diagnostics.plugin import WorkerPlugin
+
+    class QuietRefusals(WorkerPlugin):
+        def setup(self, worker):
+            logger = logging.getLogger("distributed.worker")
+            if _not_a_refusal not in logger.filters:
+                logger.addFilter(_not_a_refusal)
+
+    return QuietRefusals()
 
 
 def _close_clients() -> None:

@@ -9,7 +9,7 @@ import math
 import os
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import dask
 import numpy as np
@@ -18,7 +18,7 @@ from dask.delayed import Delayed, delayed
 from calviz._data import CalibrationData, InputError, as_calibration_data, check_unique_columns
 from calviz._params import as_generator
 from calviz._sums import BinSums
-from calviz.io import COLUMN_NAMES, select_columns
+from calviz.io import COLUMN_NAMES, name_columns, select_columns
 from calviz.targets import Target
 
 #: fan-in of the tree reductions (how many partial results one task merges)
@@ -102,6 +102,10 @@ class DaskCalibrationData:
         Whether ``y_prob`` is 1-D, P(y = 1).
     source : str
         A name for messages and the repr.
+    columns : dict or None
+        The table's columns ``{"y_true": label column, "y_prob": [probability columns]}``
+        (:func:`from_dataframe`, :func:`from_parquet`): messages name them as the file readers do.  None
+        for arrays.
     npartitions : int
         ``len(parts)``.
 
@@ -123,6 +127,7 @@ class DaskCalibrationData:
     n_classes: int
     is_binary: bool
     source: str
+    columns: dict | None = field(default=None, compare=False)  # (from the parts: not compared, hashed)
 
     @property
     def npartitions(self) -> int:
@@ -218,7 +223,8 @@ def from_dataframe(frame, *, y_true: str | None = None, y_prob: str | Sequence[s
     frame = frame[[label] + ([probs] if isinstance(probs, str) else probs)]
     parts = tuple(delayed(_frame_part, pure=True)(p, label, probs) for p in frame.to_delayed())
     binary = isinstance(probs, str)
-    return DaskCalibrationData(parts, None, 2 if binary else len(probs), binary, source)
+    columns = {"y_true": label, "y_prob": [probs] if binary else list(probs)}
+    return DaskCalibrationData(parts, None, 2 if binary else len(probs), binary, source, columns)
 
 
 def from_parquet(path, *, y_true: str | None = None, y_prob: str | Sequence[str] | None = None,
@@ -227,7 +233,8 @@ def from_parquet(path, *, y_true: str | None = None, y_prob: str | Sequence[str]
 
     The data are read lazily by ``dask.dataframe.read_parquet`` (only the needed columns, one partition
     per file or row group as dask chooses) and the columns are picked as by :func:`from_dataframe`.  A
-    local path that does not exist, or data that cannot be read, raise :class:`calviz.InputError`.
+    local path that does not exist, a local directory without Parquet files, or data that cannot be read,
+    raise :class:`calviz.InputError`.
 
     Parameters
     ----------
@@ -270,12 +277,30 @@ def from_parquet(path, *, y_true: str | None = None, y_prob: str | Sequence[str]
                if "://" not in p and not set("*?[") & set(p) and not os.path.exists(p)]
     if missing:
         raise InputError(f"{missing[0]}: no such file or directory")
+    if "parquet_file_extension" not in read_parquet_kwargs:  # (dask's default: these extensions only)
+        empty = [p for p in ([path] if isinstance(path, str) else path)
+                 if "://" not in p and os.path.isdir(p) and not _has_parquet_files(p)]
+        if empty:
+            raise InputError(f"no Parquet files ({', '.join('*' + e for e in PARQUET_EXTENSIONS)}) in the "
+                             f"directory {empty[0]!r}")
     try:
         frame = dd.read_parquet(path, **read_parquet_kwargs)
     except (FileNotFoundError, OSError, ValueError) as exc:
-        raise InputError(f"could not read Parquet data at {path!r}: {exc}") from None
+        # dask wraps the reader's error ("An error occurred while calling the read_parquet method ...
+        # Original Message: ..."): the original says what is wrong
+        raise InputError(f"could not read Parquet data at {path!r}: {exc.__cause__ or exc}") from None
     return from_dataframe(frame, y_true=y_true, y_prob=y_prob, prob_prefix=prob_prefix,
                           source=f"parquet {path!r}")
+
+
+#: the file extensions ``dask.dataframe.read_parquet`` reads in a directory by default
+PARQUET_EXTENSIONS = (".parquet", ".pq", ".parq")
+
+
+def _has_parquet_files(directory: str) -> bool:
+    """Whether a directory holds, at any depth, a file that ``dask.dataframe.read_parquet`` reads by
+    default (:data:`PARQUET_EXTENSIONS`)."""
+    return any(name.endswith(PARQUET_EXTENSIONS) for _, _, names in os.walk(directory) for name in names)
 
 
 def from_dask(y_true, y_prob) -> DaskCalibrationData:
@@ -479,7 +504,8 @@ def partition_errors(data: DaskCalibrationData, client=None):
         if offset is None:
             with contextlib.suppress(Exception):  # lengths unreadable: name the partition and its row
                 offset = data.row_offsets()[exc.partition]
-        raise InputError(_locate(exc.message, exc.partition, offset)) from None
+        message = exc.message if data.columns is None else name_columns(exc.message, data.columns)
+        raise InputError(_locate(message, exc.partition, offset)) from None
 
 
 def _error_of(part, index):
