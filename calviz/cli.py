@@ -210,9 +210,7 @@ def load_input(file: str, args=None, *, keep_matrix: bool = True):
     except CLIError:
         raise
     except (InputError, ValueError, KeyError, OSError, UnicodeDecodeError) as exc:
-        message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        # the reader's messages already start with the file name
-        raise CLIError(message if Path(file).name in message else f"{file}: {message}") from None
+        raise CLIError(_about(file, exc)) from None
     except Exception as exc:  # a reader library's own exception type (pandas/pyarrow parser errors)
         raise CLIError(f"{file}: could not read predictions ({type(exc).__name__}: {exc})") from None
 
@@ -472,7 +470,14 @@ def _on_dask(args, function: str, **kwargs):
         raise CLIError(f"{args.file}: Dask is needed for out-of-core analysis (pip install calviz[dask]): "
                        f"{exc}") from None
     except (InputError, ValueError, OSError) as exc:
-        raise CLIError(f"{args.file}: {str(exc).strip().splitlines()[0]}") from None
+        raise CLIError(_about(args.file, exc)) from None
+
+
+def _about(file: str, exc: Exception) -> str:
+    """The first line of ``exc``'s message, led by ``file`` unless the message names it already (the
+    readers' messages start with the file's name)."""
+    message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return message if Path(file).name in message else f"{file}: {message}"
 
 
 # --------------------------------------------------------------------------------------------------
