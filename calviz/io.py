@@ -207,9 +207,7 @@ def read_predictions(
                 read = read.fallback()
         y, p, columns = read
         data = _validate(y, p, columns, renormalize, logits)
-        # (confidence, correct) columns: the top-1 reduction of a classifier, not P(y = 1) of a binary one
-        confidence_form = columns == {"y_true": names["correct"], "y_prob": [names["confidence"]]}
-        return dataclasses.replace(data, confidence_form=True) if confidence_form else data
+        return dataclasses.replace(data, confidence_form=True) if is_confidence_form(columns, names) else data
     except InputError as exc:
         raise InputError(f"{label}: {exc}") from None
 
@@ -1082,6 +1080,13 @@ def _from_frame(frame, names, header_lines):
     ps = [_numeric_column(frame, c, header_lines) for c in prob_cols]
     p = ps[0] if len(ps) == 1 else np.column_stack(ps)
     return y, p, {"y_true": label_col, "y_prob": prob_cols}
+
+
+def is_confidence_form(columns: dict, names: dict) -> bool:
+    """Whether the columns :func:`select_columns` chose are ``confidence`` + ``correct``: the top-1
+    reduction of a classifier (:attr:`calviz.CalibrationData.confidence_form`), not P(y = 1) of a binary
+    one."""
+    return columns == {"y_true": names["correct"], "y_prob": [names["confidence"]]}
 
 
 def select_columns(found: list[str], names, kind: str = "column") -> tuple[str, list[str]]:

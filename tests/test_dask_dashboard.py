@@ -323,3 +323,33 @@ def test_parquet_directory_without_parquet_files(tmp_path):
         cdask.from_parquet(tmp_path / "corrupt")
     assert "could not read Parquet data" in str(info.value) and "magic bytes" in str(info.value)
     assert "An error occurred while calling" not in str(info.value)
+
+
+def test_confidence_and_correct_columns_are_summarised_as_in_memory(client, tmp_path):
+    """Parquet (confidence, correct) columns on the cluster are the top-1 reduction, as in memory: accuracy
+    is the fraction correct and the mean confidence the mean of the confidences (below 0.5 here), on all
+    rows and on a user subsample (the partitions were validated as binary P(y = 1) data)."""
+    rng = np.random.default_rng(11)
+    confidence = rng.uniform(0.1, 0.6, size=3000)
+    correct = (rng.uniform(size=3000) < 0.8).astype(np.int64)
+    directory = tmp_path / "top1"
+    directory.mkdir()
+    for i, rows in enumerate((slice(0, 1200), slice(1200, 1200), slice(1200, 3000))):
+        frame = pd.DataFrame({"confidence": confidence[rows], "correct": correct[rows]})
+        frame.to_parquet(directory / f"part.{i}.parquet", index=False)
+    in_memory = calviz.read_predictions(directory / "part.2.parquet")
+    assert in_memory.confidence_form
+    for options in ({"resampling": "analytic"}, {"resampling": "analytic", "n": 500}):
+        on_dask = cdask.analyze_parquet(directory, scheduler=client, **options)
+        whole = analyze((correct, confidence), **options).summary  # the arrays: binary data
+        top1 = analyze(_confidence_form(correct, confidence), **options).summary
+        assert on_dask.summary.accuracy == pytest.approx(top1.accuracy, abs=1e-12)
+        assert on_dask.summary.mean_confidence == pytest.approx(top1.mean_confidence, abs=1e-12)
+        assert top1.mean_confidence != pytest.approx(whole.mean_confidence)
+    assert cdask.as_dask_data(in_memory).confidence_form
+
+
+def _confidence_form(correct, confidence):
+    import dataclasses
+
+    return dataclasses.replace(calviz.as_calibration_data(correct, confidence), confidence_form=True)

@@ -9,7 +9,7 @@ import math
 import os
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import dask
 import numpy as np
@@ -18,7 +18,7 @@ from dask.delayed import Delayed, delayed
 from calviz._data import CalibrationData, InputError, as_calibration_data, check_unique_columns
 from calviz._params import as_generator
 from calviz._sums import BinSums
-from calviz.io import COLUMN_NAMES, name_columns, select_columns
+from calviz.io import COLUMN_NAMES, is_confidence_form, name_columns, select_columns
 from calviz.targets import Target
 
 #: fan-in of the tree reductions (how many partial results one task merges)
@@ -106,6 +106,9 @@ class DaskCalibrationData:
         The table's columns ``{"y_true": label column, "y_prob": [probability columns]}``
         (:func:`from_dataframe`, :func:`from_parquet`): messages name them as the file readers do.  None
         for arrays.
+    confidence_form : bool
+        Whether the columns are ``confidence`` + ``correct`` (:attr:`calviz.CalibrationData.confidence_form`):
+        every partition is validated with the mark.
     npartitions : int
         ``len(parts)``.
 
@@ -128,6 +131,7 @@ class DaskCalibrationData:
     is_binary: bool
     source: str
     columns: dict | None = field(default=None, compare=False)  # (from the parts: not compared, hashed)
+    confidence_form: bool = False
 
     @property
     def npartitions(self) -> int:
@@ -224,7 +228,8 @@ def from_dataframe(frame, *, y_true: str | None = None, y_prob: str | Sequence[s
     parts = tuple(delayed(_frame_part, pure=True)(p, label, probs) for p in frame.to_delayed())
     binary = isinstance(probs, str)
     columns = {"y_true": label, "y_prob": [probs] if binary else list(probs)}
-    return DaskCalibrationData(parts, None, 2 if binary else len(probs), binary, source, columns)
+    return DaskCalibrationData(parts, None, 2 if binary else len(probs), binary, source, columns,
+                               is_confidence_form(columns, names))
 
 
 def from_parquet(path, *, y_true: str | None = None, y_prob: str | Sequence[str] | None = None,
@@ -420,7 +425,7 @@ def as_dask_data(y_true, y_prob=None, **columns) -> DaskCalibrationData:
             raise InputError("pass either a dataset (DataFrame, Parquet path) or (y_true, y_prob), not both; "
                              "name the columns with y_true_column= / y_prob_columns=")
         if isinstance(y_true, CalibrationData):
-            return from_dask(y_true.labels, y_true.probs)
+            return replace(from_dask(y_true.labels, y_true.probs), confidence_form=y_true.confidence_form)
         if isinstance(y_true, DaskCalibrationData):
             return y_true
         if isinstance(y_true, dd.DataFrame):
@@ -434,17 +439,17 @@ def as_dask_data(y_true, y_prob=None, **columns) -> DaskCalibrationData:
 # ------------------------------------------------------------------------------------------------
 # per-partition work (on the workers) and the reductions
 # ------------------------------------------------------------------------------------------------
-def validate(part, index: int, row_offset: int | None) -> CalibrationData:
+def validate(part, index: int, row_offset: int | None, confidence_form: bool = False) -> CalibrationData:
     """The in-memory validation of one partition (which may be empty); errors name the partition."""
     try:
-        return as_calibration_data(*part, min_samples=0)
+        return replace(as_calibration_data(*part, min_samples=0), confidence_form=confidence_form)
     except InputError as exc:
         match = _ROW.search(str(exc))
         raise PartitionInputError(str(exc), index, match and int(match.group(1)), row_offset) from None
 
 
-def _apply(func, part, index: int, row_offset: int | None, target: Target | None, *args):
-    data = validate(part, index, row_offset)
+def _apply(func, part, index: int, row_offset: int | None, form: bool, target: Target | None, *args):
+    data = validate(part, index, row_offset, form)
     return func(data, *args) if target is None else func(*target.view(data), *args)
 
 
@@ -452,7 +457,7 @@ def map_partitions(data: DaskCalibrationData, func, *args, target: Target | None
     """One task per partition: ``func(rows, *args)`` of its validated rows (a :class:`CalibrationData`),
     or with ``target`` ``func(z, y, *args)`` of their view (:meth:`calviz.targets.Target.view`)."""
     offsets = data.row_offsets() if data.lengths is not None else [None] * data.npartitions
-    return [delayed(_apply, pure=True)(func, part, i, off, target, *args)
+    return [delayed(_apply, pure=True)(func, part, i, off, data.confidence_form, target, *args)
             for i, (part, off) in enumerate(zip(data.parts, offsets, strict=True))]
 
 
@@ -541,10 +546,10 @@ def gather(data: DaskCalibrationData, size: int | None = None, seed=None, *, cli
         as_generator(seed, "subsample").choice(n, size=int(size), replace=False))
     cuts = None if rows is None else np.searchsorted(rows, bounds)
     picks = [None if rows is None else rows[cuts[i]:cuts[i + 1]] - bounds[i] for i in range(data.npartitions)]
-    picked = compute(data, *[delayed(_apply, pure=True)(_take, part, i, int(bounds[i]), None, picks[i])
+    picked = compute(data, *[delayed(_apply, pure=True)(_take, part, i, int(bounds[i]), False, None, picks[i])
                              for i, part in enumerate(data.parts)], client=client)
     labels, probs = (np.concatenate(column) for column in zip(*picked, strict=True))
-    return as_calibration_data(labels, probs), n, positives
+    return replace(as_calibration_data(labels, probs), confidence_form=data.confidence_form), n, positives
 
 
 def _count(rows: CalibrationData, view: Target | None) -> tuple[int, float]:
