@@ -1083,9 +1083,32 @@ def _from_frame(frame, names, header_lines):
 
 
 def is_confidence_form(columns: dict, names: dict) -> bool:
-    """Whether the columns :func:`select_columns` chose are ``confidence`` + ``correct``: the top-1
-    reduction of a classifier (:attr:`calviz.CalibrationData.confidence_form`), not P(y = 1) of a binary
-    one."""
+    """Whether the columns :func:`select_columns` chose are the confidence form, ``confidence`` + ``correct``.
+
+    That form is the top-1 reduction of a classifier (:attr:`calviz.CalibrationData.confidence_form`), not
+    P(y = 1) of a binary one.
+
+    Parameters
+    ----------
+    columns : dict
+        ``{"y_true": label column, "y_prob": [probability columns]}`` as chosen.
+    names : dict
+        The names looked for (:data:`COLUMN_NAMES` and the caller's).
+
+    Returns
+    -------
+    bool
+
+    Examples
+    --------
+    >>> from calviz.io import COLUMN_NAMES, is_confidence_form, select_columns
+    >>> label, probs = select_columns(["correct", "confidence"], COLUMN_NAMES)
+    >>> is_confidence_form({"y_true": label, "y_prob": probs}, COLUMN_NAMES)
+    True
+    >>> label, probs = select_columns(["y_true", "y_prob"], COLUMN_NAMES)
+    >>> is_confidence_form({"y_true": label, "y_prob": probs}, COLUMN_NAMES)
+    False
+    """
     return columns == {"y_true": names["correct"], "y_prob": [names["confidence"]]}
 
 
@@ -1213,9 +1236,33 @@ def _named(exc: InputError, columns) -> InputError:
 
 
 def name_columns(message: str, columns) -> str:
-    """A message of :func:`calviz.as_calibration_data` naming the file's columns ``columns`` (``{"y_true":
-    label column, "y_prob": [probability columns]}``) instead of y_true / y_prob and positions in the
-    probability matrix ("column 1" → "column 'p_1'"): the readers of files and of Dask partitions alike."""
+    """A validation message that names a table's columns instead of the arguments y_true and y_prob.
+
+    The readers of files and of Dask partitions both word :func:`calviz.as_calibration_data`'s messages
+    this way, so that a user reads the names of their own columns.
+
+    Parameters
+    ----------
+    message : str
+        The message of :func:`calviz.as_calibration_data` (it names ``y_true``, ``y_prob`` and positions
+        in the probability matrix, "column 1").
+    columns : dict
+        ``{"y_true": label column, "y_prob": [probability columns]}``.
+
+    Returns
+    -------
+    str
+        The message with the columns' names.
+
+    Examples
+    --------
+    >>> from calviz.io import name_columns
+    >>> columns = {"y_true": "label", "y_prob": ["p_0", "p_1", "p_2"]}
+    >>> name_columns("y_prob must lie in [0, 1]; row 4, column 1 has 1.5", columns)
+    "probabilities must lie in [0, 1]; row 4, column 'p_1' has 1.5"
+    >>> name_columns("y_true has 2 rows but y_prob has 3", {"y_true": "label", "y_prob": ["score"]})
+    "'label' has 2 rows but 'score' has 3"
+    """
     prob_cols = columns["y_prob"]
     if len(prob_cols) > 1:
         message = re.sub(r"column (\d+)", lambda m: f"column {prob_cols[int(m.group(1))]!r}", message)

@@ -367,8 +367,8 @@ def test_subsample_reads_each_partition_twice(monkeypatch):
     from calviz.dask._app import _source
 
     reads, validate = [], _data.validate
-    monkeypatch.setattr(_data, "validate", lambda part, index, offset: reads.append(index) or
-                        validate(part, index, offset))
+    monkeypatch.setattr(_data, "validate", lambda part, index, offset, form=False: reads.append(index) or
+                        validate(part, index, offset, form))
     y, prob = binary_data()
     Y, P = as_dask(y, prob)
     with dask.config.set(scheduler="synchronous"):

@@ -370,12 +370,12 @@ def test_long_cells_are_cut_in_messages():
 
 def test_dask_refuses_what_memory_refuses(synchronous_dask):
     dd = pytest.importorskip("dask.dataframe")
-    text = STRINGS.replace("'y_prob'", "y_prob")  # the in-memory message, naming the argument
+    # the in-memory file reader's messages, naming the table's column
     cases = [
-        (pd.DataFrame({"y_true": [0, 1, 1], "y_prob": ["0.5", "0.2", "0.3"]}), text),
+        (pd.DataFrame({"y_true": [0, 1, 1], "y_prob": ["0.5", "0.2", "0.3"]}), STRINGS),
         (pd.DataFrame({"y_true": [0, 1, 1], "y_prob": pd.array(["0.5", "0.2", "0.3"], dtype="string")}),
-         text),
-        (pd.DataFrame({"y_true": [0, 1, 1], "y_prob": [True, False, True]}), f"y_prob {BOOLEANS}"),
+         STRINGS),
+        (pd.DataFrame({"y_true": [0, 1, 1], "y_prob": [True, False, True]}), f"'y_prob' {BOOLEANS}"),
         (pd.DataFrame([[0, 0.2, 0.9], [1, 0.6, 0.1]], columns=["y_true", "y_prob", "y_prob"]),
          "duplicate column name 'y_prob'"),
     ]
