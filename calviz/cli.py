@@ -464,8 +464,8 @@ def _on_dask(args, function: str, **kwargs):
 
     try:
         func = getattr(importlib.import_module("calviz.dask"), function)
-        return func(args.file, scheduler=args.scheduler or "local", y_true=args.correct or args.y_true,
-                    y_prob=args.confidence or args.y_prob, prob_prefix=args.prob_prefix, **kwargs)
+        return func(args.file, scheduler=args.scheduler or "local", y_true=args.y_true, y_prob=args.y_prob,
+                    prob_prefix=args.prob_prefix, confidence=args.confidence, correct=args.correct, **kwargs)
     except ImportError as exc:
         raise CLIError(f"{args.file}: Dask is needed for out-of-core analysis (pip install calviz[dask]): "
                        f"{exc}") from None

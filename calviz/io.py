@@ -1149,6 +1149,14 @@ def select_columns(found: list[str], names, kind: str = "column") -> tuple[str, 
     >>> select_columns(["correct", "confidence"], COLUMN_NAMES)
     ('correct', ['confidence'])
     """
+    if any(names[k] != COLUMN_NAMES[k] for k in ("confidence", "correct")):
+        # the caller named the confidence form: it is read, or refused, never another layout instead
+        pair = [names["confidence"], names["correct"]]
+        missing = [c for c in pair if c not in found]
+        if missing:
+            raise InputError(f"missing {kind}(s) {missing} of the confidence form ({pair[0]!r} + "
+                             f"{pair[1]!r}); found {kind}s {found}")
+        return names["correct"], [names["confidence"]]
     given = names["y_prob"]
     explicit = not isinstance(given, str) or given != COLUMN_NAMES["y_prob"]  # (not the default name)
     if not isinstance(given, str) and len(given) == 1:  # one named column: binary P(y=1), as its name alone

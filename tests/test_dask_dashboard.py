@@ -353,3 +353,32 @@ def _confidence_form(correct, confidence):
     import dataclasses
 
     return dataclasses.replace(calviz.as_calibration_data(correct, confidence), confidence_form=True)
+
+
+def test_named_confidence_columns_on_dask_and_the_command_line(tmp_path):
+    """Named confidence columns (--confidence / --correct) mark the distributed data as the confidence
+    form, as in memory: the command line passed them to Dask as y_prob / y_true, a binary P(y = 1)."""
+    import json
+
+    from calviz.cli import main
+
+    rng = np.random.default_rng(12)
+    frame = pd.DataFrame({"conf": rng.uniform(0.1, 0.6, size=400), "ok": (rng.uniform(size=400) < 0.8) * 1})
+    directory = tmp_path / "named"
+    directory.mkdir()
+    frame.to_parquet(directory / "part.0.parquet", index=False)
+    assert cdask.from_parquet(directory, confidence="conf", correct="ok").confidence_form
+    assert not cdask.from_parquet(directory, y_true="ok", y_prob="conf").confidence_form
+    with pytest.raises(calviz.InputError, match=r"missing column\(s\) \['correct'\] of the confidence form"):
+        cdask.from_parquet(directory, confidence="conf")
+    import contextlib
+    import io
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = main(["check", str(directory), "--confidence", "conf", "--correct", "ok", "--json",
+                     "--resampling", "analytic"])
+    assert code == 0
+    summary = json.loads(out.getvalue())["summary"]
+    assert summary["accuracy"] == pytest.approx(frame["ok"].mean())
+    assert summary["mean_confidence"] == pytest.approx(frame["conf"].mean())

@@ -519,3 +519,21 @@ def test_the_confidence_form_is_summarised_as_the_top1_reduction_it_is(tmp_path)
     assert not binary.confidence_form
     thresholded = np.mean((confidence >= 0.5) == correct)
     assert DataSummary.of(binary, AnalysisOptions()).accuracy == pytest.approx(thresholded)
+
+
+def test_named_confidence_columns_are_read_as_the_confidence_form_or_refused(tmp_path):
+    """--confidence / --correct (confidence=, correct=) name the confidence form: it is read with the
+    mark, or refused when a named column is missing; a file of y_true + p_0..p_{K-1} was read silently
+    as K classes with the named confidence column ignored."""
+    from calviz.io import read_predictions
+
+    path = tmp_path / "top1.csv"
+    path.write_text("conf,ok\n0.3,1\n0.45,0\n0.8,1\n")
+    data = read_predictions(path, confidence="conf", correct="ok")
+    assert data.confidence_form and data.probs.tolist() == [0.3, 0.45, 0.8]
+    with pytest.raises(InputError, match=r"missing column\(s\) \['correct'\] of the confidence form"):
+        read_predictions(path, confidence="conf")
+    multiclass = tmp_path / "three.csv"
+    multiclass.write_text("y_true,p_0,p_1,p_2\n0,0.7,0.2,0.1\n2,0.1,0.3,0.6\n")
+    with pytest.raises(InputError, match=r"missing column\(s\) \['correct'\] of the confidence form \('p_0'"):
+        read_predictions(multiclass, confidence="p_0")

@@ -192,7 +192,7 @@ def test_logits_true_still_applies_the_sigmoid():
     {}, {"format": "csv"}, {"format": "CSV"}, {"format": ".csv"}, {"format": None}, {"max_bytes": None},
     {"max_bytes": len(CSV)}, {"max_bytes": np.int64(len(CSV))}, {"renormalize": np.False_},
     {"keep_matrix": False}, {"y_true": "y_true", "y_prob": "y_prob", "prob_prefix": "p_"},
-    {"confidence": "c", "correct": "k"},
+    {"confidence": "confidence", "correct": "correct"},  # (the default names: not the confidence form)
 ])
 def test_read_predictions_good_options(csv_path, options):
     _same(read_predictions(csv_path, **options), Y, P)

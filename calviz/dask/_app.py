@@ -29,6 +29,8 @@ from calviz.dask._data import (
     gather,
     map_partitions,
 )
+from calviz.dask._estimators import ece_interval, multi_reliability, reliability
+from calviz.dask._tcal import adaptive_tcal
 from calviz.dask._twin import CLIENT_RULE
 from calviz.sampling import SAMPLED_ROWS, result_note, sample_generator, sample_note
 
@@ -264,11 +266,9 @@ class DistributedSource:
     @property
     def estimators(self):
         """The distributed twins :mod:`calviz.analysis` calls instead of the in-memory estimators."""
-        from calviz import dask as twins
-
-        names = ("reliability", "multi_reliability", "adaptive_tcal", "ece_interval")
-        return types.SimpleNamespace(**{name: functools.partial(getattr(twins, name), client=self.client)
-                                        for name in names})
+        twins = (reliability, multi_reliability, adaptive_tcal, ece_interval)
+        return types.SimpleNamespace(**{twin.__name__: functools.partial(twin, client=self.client)
+                                        for twin in twins})
 
     def rows(self, size: int | None, seed: int, *, view_sample: bool = False):
         """In memory: every row, or the subsample of ``size`` rows the in-memory data would give —
@@ -318,16 +318,18 @@ class DistributedSource:
                                     mean_confidence=self.confidence_sum / self.n)
 
 
-def _open_data(path, y_true, y_prob, prob_prefix) -> DaskCalibrationData:
-    """A Parquet path (file, directory, glob, list) or any input of :func:`as_dask_data`."""
+def _open_data(path, **columns) -> DaskCalibrationData:
+    """A Parquet path (file, directory, glob, list) or any input of :func:`as_dask_data` (which takes the
+    label and probability columns of a table only)."""
     if isinstance(path, (str, os.PathLike, list, tuple)):
-        return from_parquet(path, y_true=y_true, y_prob=y_prob, prob_prefix=prob_prefix)
-    return as_dask_data(path, y_true_column=y_true, y_prob_columns=y_prob)
+        return from_parquet(path, **columns)
+    return as_dask_data(path, y_true_column=columns["y_true"], y_prob_columns=columns["y_prob"])
 
 
 @validate_params({**_DISTANCE_SAMPLE, "client": CLIENT_RULE})
 def open_source(path, *, scheduler: str | None = None, y_true: str | None = None,
                 y_prob: str | Sequence[str] | None = None, prob_prefix: str | None = None,
+                confidence: str | None = None, correct: str | None = None,
                 distance_sample: int = SAMPLED_ROWS["distance"], client=None) -> DistributedSource:
     """Open distributed predictions for the dashboard, validated and counted in one pass.
 
@@ -341,7 +343,7 @@ def open_source(path, *, scheduler: str | None = None, y_true: str | None = None
         A Parquet file, directory or glob, or data already loaded.
     scheduler : str, optional
         ``"local"`` (the default) or ``"tcp://host:port"`` (:func:`get_client`); ignored with ``client``.
-    y_true, y_prob, prob_prefix : str, optional
+    y_true, y_prob, prob_prefix, confidence, correct : str, optional
         The columns (:func:`from_dataframe`).
     distance_sample : int, default 200000
         Rows of the distance measures' subsample.
@@ -375,7 +377,8 @@ def open_source(path, *, scheduler: str | None = None, y_true: str | None = None
     True
     >>> client.close(); cluster.close()
     """
-    data = _open_data(path, y_true, y_prob, prob_prefix)
+    data = _open_data(path, y_true=y_true, y_prob=y_prob, prob_prefix=prob_prefix, confidence=confidence,
+                      correct=correct)
     if client is None:
         scheduler = scheduler or "local"
         client = get_client(scheduler)
@@ -396,9 +399,9 @@ def _source(data: DaskCalibrationData, client, scheduler, distance_sample: int) 
 
 @validate_params({**_DISTANCE_SAMPLE, "options": NoneOr(Instance(analysis.AnalysisOptions))})
 def analyze_parquet(path, *, scheduler=None, y_true: str | None = None,
-                    y_prob: str | Sequence[str] | None = None, prob_prefix: str | None = None, options=None,
-                    distance_sample: int = SAMPLED_ROWS["distance"],
-                    **option_values):
+                    y_prob: str | Sequence[str] | None = None, prob_prefix: str | None = None,
+                    confidence: str | None = None, correct: str | None = None, options=None,
+                    distance_sample: int = SAMPLED_ROWS["distance"], **option_values):
     """:func:`calviz.analysis.analyze` of a Parquet file, directory or glob on Dask.
 
     Every view is computed as :meth:`DistributedSource.compute_view` says: on all rows on the cluster, or
@@ -413,7 +416,7 @@ def analyze_parquet(path, *, scheduler=None, y_true: str | None = None,
     scheduler : None, "local", "tcp://host:port" or distributed.Client
         None: dask's current scheduler; "local": the LocalCluster of :func:`get_client`; an address: a
         shared connection to that scheduler (:func:`get_client`); a client: that client.
-    y_true, y_prob, prob_prefix : str, optional
+    y_true, y_prob, prob_prefix, confidence, correct : str, optional
         The columns (:func:`from_dataframe`).
     options : calviz.analysis.AnalysisOptions, optional
         The analysis options (default: the defaults of :class:`calviz.analysis.AnalysisOptions`).
@@ -458,7 +461,8 @@ def analyze_parquet(path, *, scheduler=None, y_true: str | None = None,
     """
     # the keyword options are checked (naming analyze_parquet) before the data is opened
     options = analysis._with_option_values(options, option_values, "analyze_parquet")
-    data = _open_data(path, y_true, y_prob, prob_prefix)
+    data = _open_data(path, y_true=y_true, y_prob=y_prob, prob_prefix=prob_prefix, confidence=confidence,
+                      correct=correct)
     client = get_client(scheduler) if isinstance(scheduler, str) else scheduler  # None: dask's scheduler
     source = _source(data, client, scheduler, distance_sample)
     return analysis.analyze(source, options)

@@ -174,7 +174,8 @@ def _frame_part(frame, label: str, probs):
 
 
 def from_dataframe(frame, *, y_true: str | None = None, y_prob: str | Sequence[str] | None = None,
-                   prob_prefix: str | None = None, source: str = "dask dataframe") -> DaskCalibrationData:
+                   prob_prefix: str | None = None, confidence: str | None = None, correct: str | None = None,
+                   source: str = "dask dataframe") -> DaskCalibrationData:
     """Distributed predictions from the columns of a dask DataFrame.
 
     Only the label and probability columns are kept; each partition of the frame becomes one partition
@@ -189,6 +190,9 @@ def from_dataframe(frame, *, y_true: str | None = None, y_prob: str | Sequence[s
         The columns, found as by :func:`calviz.io.read_predictions` when omitted: ``y_true`` + ``y_prob``
         (binary), ``y_true`` + ``p_0..p_{K-1}``, or ``correct`` + ``confidence``.  A list as ``y_prob``
         names the K probability columns; ``prob_prefix`` replaces the ``p_`` of ``p_0..p_{K-1}``.
+    confidence, correct : str, optional
+        The columns of the confidence form (default "confidence" and "correct"); naming either means that
+        form (:attr:`DaskCalibrationData.confidence_form`), as for :func:`calviz.io.read_predictions`.
     source : str, default "dask dataframe"
         A name for messages.
 
@@ -220,7 +224,8 @@ def from_dataframe(frame, *, y_true: str | None = None, y_prob: str | Sequence[s
     """
     found = list(frame.columns)
     check_unique_columns(found)
-    given = {"y_true": y_true, "y_prob": y_prob, "prob_prefix": prob_prefix}
+    given = {"y_true": y_true, "y_prob": y_prob, "prob_prefix": prob_prefix, "confidence": confidence,
+             "correct": correct}
     names = {**COLUMN_NAMES, **{k: v for k, v in given.items() if v is not None}}
     label, probs = select_columns(found, names)
     probs = probs[0] if len(probs) == 1 else probs  # one column: binary P(y = 1) or the confidence
@@ -233,7 +238,8 @@ def from_dataframe(frame, *, y_true: str | None = None, y_prob: str | Sequence[s
 
 
 def from_parquet(path, *, y_true: str | None = None, y_prob: str | Sequence[str] | None = None,
-                 prob_prefix: str | None = None, **read_parquet_kwargs) -> DaskCalibrationData:
+                 prob_prefix: str | None = None, confidence: str | None = None, correct: str | None = None,
+                 **read_parquet_kwargs) -> DaskCalibrationData:
     """Distributed predictions in a Parquet file, directory, glob or list of files.
 
     The data are read lazily by ``dask.dataframe.read_parquet`` (only the needed columns, one partition
@@ -246,7 +252,7 @@ def from_parquet(path, *, y_true: str | None = None, y_prob: str | Sequence[str]
     path : str, path-like or list of them
         A Parquet file, a directory of Parquet files, a glob, a list of files or a remote URL
         (``s3://...``, with the filesystem package installed).
-    y_true, y_prob, prob_prefix : str, optional
+    y_true, y_prob, prob_prefix, confidence, correct : str, optional
         The columns, as for :func:`from_dataframe`.
     **read_parquet_kwargs
         Passed to ``dask.dataframe.read_parquet`` (e.g. ``storage_options=``).
@@ -294,8 +300,8 @@ def from_parquet(path, *, y_true: str | None = None, y_prob: str | Sequence[str]
         # dask wraps the reader's error ("An error occurred while calling the read_parquet method ...
         # Original Message: ..."): the original says what is wrong
         raise InputError(f"could not read Parquet data at {path!r}: {exc.__cause__ or exc}") from None
-    return from_dataframe(frame, y_true=y_true, y_prob=y_prob, prob_prefix=prob_prefix,
-                          source=f"parquet {path!r}")
+    return from_dataframe(frame, y_true=y_true, y_prob=y_prob, prob_prefix=prob_prefix, confidence=confidence,
+                          correct=correct, source=f"parquet {path!r}")
 
 
 #: the file extensions ``dask.dataframe.read_parquet`` reads in a directory by default
