@@ -142,7 +142,8 @@ def read_predictions(
         else from the first bytes.  Case does not matter, and an extension (".csv", "pq") names its
         format.
     y_true, prob_prefix, confidence, correct : str
-        Column / array names (defaults "y_true", "p_", "confidence", "correct").
+        Column / array names (defaults "y_true", "p_", "confidence", "correct").  Naming ``confidence`` or
+        ``correct`` asks for the confidence form: it is read, or refused when one of its columns is missing.
     y_prob : str or list of str, default "y_prob"
         The binary P(y = 1) column, or a list naming the probability columns themselves.
     renormalize : bool, default False
