@@ -713,12 +713,15 @@ def test_controls_that_depend_on_the_data_can_be_given_with_it():
     assert (options.target, options.class_index, options.top_k, options.n) == ("classwise", 7, 4, 300)
     layout = dashboard(_data(600, classes=10), target="topk", top_k=4)
     assert layout.app.controls.top_k == 4
+    # n beyond the rows means all rows, as for analyze(n=...) (it was refused: "an int in [20, 600]")
+    everything = CalvizApp(_data(600, classes=10), n=5000)
+    assert everything.controls.n == 600 and everything.controls.options(600).n is None
 
 
 def _refused_controls():
     from calviz.app.controls import Controls
 
-    cases = [("class_index", 10), ("top_k", 11), ("n", 601), ("n", 5),  # bounds of 10 classes, 600 rows
+    cases = [("class_index", 10), ("top_k", 11), ("n", 5),  # bounds of 10 classes, 600 rows
              ("bandwidth", 5e-5)]  # inside the slider's range but below the smooth diagram's smallest
     for name in Controls.ANALYSIS:
         rule = Controls.rule(Controls.param[name])

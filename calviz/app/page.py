@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import numbers
 import threading
 from functools import partial
 
@@ -102,6 +103,9 @@ class CalvizApp:
         self.data = self._sidebar = None
         self._fitting = False
         self._set_data(self._load(self.controls.dataset), refresh=False)
+        n = fitted.get("n")
+        if isinstance(n, numbers.Integral) and not isinstance(n, bool) and n > self.data.n:
+            fitted["n"] = self.data.n  # as analyze(n=...): a subsample as large as the data is all of it
         self.controls.param.update(**self.controls.check(fitted, "CalvizApp"))
         self.controls.param.watch(self.refresh, list(Controls.ANALYSIS))
         self.controls.param.watch(self._on_dataset, ["dataset"])
