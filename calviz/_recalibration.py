@@ -259,7 +259,8 @@ class RecalibrationMap(ResultMixin):
     _fitted: object = field(default=None, repr=False, compare=False)
 
     def transform(self, y_prob) -> np.ndarray:
-        """Recalibrated probabilities for ``y_prob`` ((n,) P(y = 1) for binary maps, (n, K) otherwise)."""
+        """Recalibrated probabilities for ``y_prob``, in its shape: (n,) P(y = 1), or (n, K) rows (also for
+        K = 2)."""
         probs = _full_probs(y_prob, self.n_classes)
         if self.method == "temperature":
             out = softmax(_log_probs(probs) / self.parameters["temperature"])
@@ -278,7 +279,7 @@ class RecalibrationMap(ResultMixin):
                 out = _renormalise(out)
         out = np.clip(np.asarray(out, dtype=np.float64), 0.0, 1.0)
         out /= out.sum(axis=1, keepdims=True)  # exact simplex rows after clipping round-off
-        return out[:, 1].copy() if self.n_classes == 2 else out
+        return out[:, 1].copy() if np.ndim(y_prob) == 1 else out
 
 
 def _renormalise(out: np.ndarray) -> np.ndarray:

@@ -175,3 +175,23 @@ def test_platt_needs_every_class_in_the_calibration_rows():
     with pytest.raises(InputError):
         fitted = calviz.RecalibrationMap("temperature", 3, {"temperature": 1.0}, 10)
         fitted.transform(np.ones((2, 4)))
+
+
+@pytest.mark.parametrize("method", ["temperature", "platt", "isotonic", "histogram"])
+def test_two_probability_columns_stay_two_columns(method):
+    """(n, 2) probability rows come back as (n, 2) rows — the 1-D recalibration of P(y = 1) in the second
+    column — with one split or cross-fitted; they came back 1-D, so compare(before, after) refused them as
+    different classes and cross-fitting crashed or wrote 1-D values into both columns."""
+    rng = np.random.default_rng(3)
+    p = rng.uniform(size=400)
+    y = (rng.uniform(size=400) < p**2).astype(int)
+    rows = np.column_stack([1.0 - p, p])
+    one_d = calviz.recalibrate(y, p, method=method, seed=0)
+    two_d = calviz.recalibrate(y, rows, method=method, seed=0)
+    assert two_d.y_prob.shape == two_d.y_prob_before.shape == (200, 2)
+    np.testing.assert_allclose(two_d.y_prob[:, 1], one_d.y_prob, atol=1e-12)
+    np.testing.assert_allclose(two_d.y_prob.sum(axis=1), 1.0, atol=1e-12)
+    calviz.compare(two_d.y_true, two_d.y_prob_before, two_d.y_prob, tcal=False)
+    crossed = calviz.recalibrate(y, rows, method=method, seed=0, folds=4, calibration_size=None)
+    assert crossed.y_prob.shape == (400, 2)
+    np.testing.assert_allclose(crossed.y_prob.sum(axis=1), 1.0, atol=1e-12)
