@@ -10,6 +10,7 @@ The estimators are imported when a comparison runs (the command line must start 
 
 from __future__ import annotations
 
+import dataclasses
 import html
 from pathlib import Path
 
@@ -74,6 +75,7 @@ def compute_comparisons(args, data, options, *, load_input) -> dict:
     file exactly as the first (the CLI's reader, with the same column options)."""
 
     from calviz._comparison import MIN_GROUP_SIZE, calibration_by_group, check_same_examples, compare
+    from calviz._data import as_calibration_data
     from calviz._recalibration import recalibrate
     from calviz.io import read_group_column
     from calviz.targets import SCALAR_TARGETS
@@ -88,7 +90,7 @@ def compute_comparisons(args, data, options, *, load_input) -> dict:
         names = (_short_name(args.file), _short_name(args.compare))
         if names[0] == names[1]:
             names = (f"A ({names[0]})", f"B ({names[1]})")
-        out["comparison"] = compare(data.labels, data.probs, other.probs, names=names, **common)
+        out["comparison"] = compare(data, None, other.probs, names=names, **common)
     if args.group_by:
         label_column = getattr(args, "correct", None) or getattr(args, "y_true", None) or "y_true"
         groups = read_group_column(args.file, args.group_by, data.n, label_column=label_column,
@@ -98,7 +100,10 @@ def compute_comparisons(args, data, options, *, load_input) -> dict:
     if args.recalibrate:
         res = recalibrate(data, method=args.recalibrate, calibration_size=args.calibration_size,
                           n_bins=options.n_bins, seed=options.seed)
-        cmp = compare(res.y_true, res.y_prob_before, res.y_prob, names=("before", "after"), **common)
+        # the held-out rows before, in the data's form (the confidence form stays one)
+        before = dataclasses.replace(as_calibration_data(res.y_true, res.y_prob_before),
+                                     confidence_form=data.confidence_form)
+        cmp = compare(before, None, res.y_prob, names=("before", "after"), **common)
         out["recalibration"] = (res, cmp)
     return out
 

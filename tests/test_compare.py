@@ -293,12 +293,12 @@ def test_sequential_holm_steps_equal_holm_on_exact_pvalues(seed, monkeypatch):
             self.decision = "reject" if self.reject else "accept"
             self.pvalue_interval = (p, p)
 
-    def fake(y, p, *, alpha, **kwargs):
+    def fake(rows, *, alpha, **kwargs):  # (a group's rows stand for its exact p-value here)
         calls.append(alpha)
-        return Decision(float(p[0]), alpha)
+        return Decision(float(rows), alpha)
 
     monkeypatch.setattr(tcal, "adaptive_tcal", fake)
-    groups = [(i, np.zeros(1), np.array([pv]), 0) for i, pv in enumerate(pvalues)]
+    groups = [(i, pv, 0) for i, pv in enumerate(pvalues)]
     rejected, _ = comparison._sequential_holm(groups, alpha=0.05, resampling="y_only", target="binary",
                                               class_index=0)
     assert rejected == _slow_sequential_holm(pvalues, 0.05)
@@ -330,10 +330,10 @@ def test_a_group_where_the_test_cannot_run_is_listed_with_the_reason(monkeypatch
 
     real = calviz._comparison.adaptive_tcal
 
-    def picky(y_true, y_prob, **kwargs):
-        if len(y_true) == 80:
+    def picky(rows, **kwargs):
+        if rows.n == 80:
             raise InputError("cannot test this group")
-        return real(y_true, y_prob, **kwargs)
+        return real(rows, **kwargs)
 
     monkeypatch.setattr(calviz._comparison, "adaptive_tcal", picky)
     y, good, _ = _models(200, 12)
@@ -399,3 +399,41 @@ def test_analyze_group_column_of_a_file(tmp_path):
         analyze((y, z), group="region", views=("reliability",))
     with pytest.raises(InputError, match="one value per row"):
         analyze((y, z), group=region[:-1], views=("reliability",))
+
+
+def _confidence_rows(n=600, seed=8):
+    import dataclasses
+
+    rng = np.random.default_rng(seed)
+    confidence = rng.uniform(0.1, 0.6, size=n)
+    correct = (rng.uniform(size=n) < confidence + 0.2).astype(int)
+    return dataclasses.replace(calviz.as_calibration_data(correct, confidence), confidence_form=True)
+
+
+def test_comparisons_keep_the_confidence_form():
+    """(confidence, correct) rows stay that form inside compare and calibration_by_group: the top-1 view of
+    the same predictions is the same (compare reported D = 0.034, p = 6e-7, "B is better" for identical
+    predictions, and the groups' ECEs were those of max(c, 1 − c))."""
+    data = _confidence_rows()
+    same = calviz.compare(data, None, data.probs, target="top1", tcal=False)
+    assert same.difference == 0.0 and not same.reject
+    groups = np.where(np.arange(data.n) % 3 == 0, "a", "b")
+    by_group = calviz.calibration_by_group(data, groups=groups, target="top1", resampling="analytic")
+    for name in ("a", "b"):
+        alone = calviz.ece_interval(data._rows(np.flatnonzero(groups == name)), target="top1")
+        assert by_group[name].ece == pytest.approx(alone.estimate, abs=1e-12)
+
+
+def test_missing_group_values_form_a_group_that_can_be_named():
+    """A NaN group is found by res[nan] and named "(missing)" in the verdict (res.verdict raised KeyError
+    when it was the worst group); int groups with a None stay ints (they became the strings '0', '1')."""
+    rng = np.random.default_rng(9)
+    p = rng.uniform(size=600)
+    y = (rng.uniform(size=600) < p**2).astype(int)
+    floats = np.where(p > 0.66, np.nan, np.where(p > 0.33, 1.0, 2.0))
+    res = calviz.calibration_by_group(y, p, groups=floats, resampling="analytic")
+    assert res[np.nan].n == int(np.sum(p > 0.66)) and "(missing)" in res.verdict
+    ints = [0 if v < 0.5 else 1 if v < 0.8 else None for v in p]
+    res = calviz.calibration_by_group(y, p, groups=ints, resampling="analytic")
+    assert res[0].n == int(np.sum(p < 0.5)) and res[1].n == int(np.sum((p >= 0.5) & (p < 0.8)))
+    assert res[None].n == int(np.sum(p >= 0.8))

@@ -16,6 +16,7 @@ scalar targets only: top-k and full calibration are compared on their top-1 redu
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 from collections import OrderedDict
@@ -26,7 +27,7 @@ from typing import Any
 import numpy as np
 import param
 
-from calviz._data import CalibrationData, InputError
+from calviz._data import CalibrationData, InputError, as_calibration_data
 from calviz.analysis import AnalysisOptions
 from calviz.app.store import DEBOUNCE_S, Entry, ResultStore
 
@@ -121,8 +122,10 @@ def _scalar_target(options: AnalysisOptions) -> str:
     return options.target if options.target in _SCALAR else "auto"
 
 
-def compute_comparison(mode, labels, probs, other_probs, groups, names, method, options) -> ComparisonOutcome:
-    """The comparison of one request on plain arrays (picklable: runs in a worker process)."""
+def compute_comparison(mode, labels, probs, other_probs, groups, names, method, options,
+                       confidence_form=False) -> ComparisonOutcome:
+    """The comparison of one request on plain arrays (picklable: runs in a worker process); with
+    ``confidence_form`` the rows are (confidence, correct) pairs (:attr:`CalibrationData.confidence_form`)."""
     from calviz._comparison import calibration_by_group, compare
     from calviz._ece import reliability
     from calviz._recalibration import recalibrate
@@ -131,11 +134,14 @@ def compute_comparison(mode, labels, probs, other_probs, groups, names, method, 
     common = dict(n_bins=options.n_bins, alpha=options.alpha, target=target, class_index=options.class_index)
     tcal = dict(resampling=options.resampling, seed=options.seed)  # T-Cal's own rule (sequential)
 
+    def rows(y, p) -> CalibrationData:
+        return dataclasses.replace(as_calibration_data(y, p), confidence_form=confidence_form)
+
     def diagrams(y, *models):
-        return tuple(reliability(y, p, **common) for p in models)
+        return tuple(reliability(rows(y, p), **common) for p in models)
 
     if mode == "groups":
-        by_group = calibration_by_group(labels, probs, groups, **common, **tcal)
+        by_group = calibration_by_group(rows(labels, probs), groups=groups, **common, **tcal)
         return ComparisonOutcome(
             mode,
             tuple(str(g.group) for g in by_group.groups),
@@ -148,7 +154,8 @@ def compute_comparison(mode, labels, probs, other_probs, groups, names, method, 
         res = recalibrate(
             labels, probs, method=method, calibration_size=0.5, n_bins=options.n_bins, seed=options.seed
         )
-        cmp = compare(res.y_true, res.y_prob_before, res.y_prob, names=("before", "after"), **common, **tcal)
+        before = rows(res.y_true, res.y_prob_before)
+        cmp = compare(before, None, res.y_prob, names=("before", "after"), **common, **tcal)
         info = {
             "method": method,
             "n_eval": res.n_eval,
@@ -165,7 +172,7 @@ def compute_comparison(mode, labels, probs, other_probs, groups, names, method, 
             recalibration=info,
         )
     if mode == "models":
-        cmp = compare(labels, probs, other_probs, names=tuple(names), **common, **tcal)
+        cmp = compare(rows(labels, probs), None, other_probs, names=tuple(names), **common, **tcal)
         return ComparisonOutcome(
             mode, cmp.names, diagrams(labels, probs, other_probs), cmp.target, cmp.n, comparison=cmp
         )
@@ -183,6 +190,7 @@ def _arguments(request: ComparisonRequest) -> tuple:
         tuple(request.names),
         request.method,
         request.options,
+        request.data.confidence_form,
     )
 
 
