@@ -28,15 +28,14 @@ JS_VERDICT = f"""() => {{
     return null;
 }}"""
 
-# the comparison table's columns (its source is the one with a 'holm' column)
+# the comparison table's columns (the rows its current source holds)
 JS_TABLE = f"""() => {{
     for (const m of {_ALL_MODELS}) {{
-        const data = m.data;
-        if (!data || m.selected === undefined) continue;
+        if (m.name !== 'comparison_table') continue;
+        const data = m.source.data;
         const get = (k) => data instanceof Map ? data.get(k) : data[k];
-        if (get('holm') !== undefined)
-            return {{item: Array.from(get('item')), status: Array.from(get('status')),
-                     tcal: Array.from(get('tcal'))}};
+        return {{item: Array.from(get('item')), status: Array.from(get('status')),
+                 tcal: Array.from(get('tcal'))}};
     }}
     return null;
 }}"""

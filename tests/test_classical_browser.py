@@ -3,6 +3,8 @@ under T-Cal with one row per test, and its decisions and caption follow the α c
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 pytestmark = pytest.mark.browser
@@ -32,8 +34,30 @@ JS_SET_WIDGET = f"""([title, value]) => {{
 }}"""
 
 
+# the table as drawn: the text of every rendered grid row (the page nests them in shadow roots)
+JS_RENDERED = """() => {
+    const rows = [];
+    const walk = (root) => {
+        for (const e of root.querySelectorAll('*')) {
+            if (e.classList && e.classList.contains('slick-row'))
+                rows.push(e.innerText.replace(/\\s+/g, ' '));
+            if (e.shadowRoot) walk(e.shadowRoot);
+        }
+    };
+    walk(document);
+    return rows;
+}"""
+
+
 def _table(page):
     return page.evaluate(JS_TABLE)
+
+
+def _drawn_as_held(page) -> bool:
+    """Whether every row the table holds is drawn with its p-value and decision (not older rows)."""
+    table, drawn = _table(page), page.evaluate(JS_RENDERED)
+    rows = zip(table["test"], table["pvalue"], table["decision"], strict=True)
+    return all(any(t in row and p in row and d in row for row in drawn) for t, p, d in rows)
 
 
 def test_classical_table_is_visible_and_follows_alpha(served_app, chromium_browser, artifacts_dir):
@@ -63,6 +87,14 @@ def test_classical_table_is_visible_and_follows_alpha(served_app, chromium_brows
                 assert decision == "rejects"
             elif pvalue != "—":
                 assert decision == ("rejects" if float(pvalue) <= 0.2 else "does not reject")
+        # new data: the rows drawn follow the rows held (Bokeh 3.9.2 kept drawing the first data's rows)
+        first = json.dumps(_table(page)["pvalue"], separators=(",", ":"), ensure_ascii=False)  # (as JS does)
+        assert page.evaluate(JS_SET_WIDGET, ["dataset", "scenario-beta_calibrated"])
+        page.wait_for_function(f"() => JSON.stringify(({JS_TABLE})().pvalue) !== {json.dumps(first)}",
+                               timeout=UPDATE_TIMEOUT)
+        page.wait_for_function(f"() => ({JS_RENDERED})().length > 0", timeout=UPDATE_TIMEOUT)
+        page.wait_for_timeout(1000)
+        assert _drawn_as_held(page), (_table(page), page.evaluate(JS_RENDERED))
         assert not errors, errors
     finally:
         context.close()

@@ -32,7 +32,7 @@ def app():
 
 
 def _table(app) -> dict:
-    return {k: list(v) for k, v in app.comparison.view.table_source.data.items()}
+    return {k: list(v) for k, v in app.comparison.view.table.source.data.items()}
 
 
 def _verdict(app) -> str:
@@ -98,13 +98,13 @@ def test_the_card_changes_only_inside_the_apps_hold(app, monkeypatch):
 
     depth = count_hold_depth(app, monkeypatch)
     view, changes = app.comparison.view, []
-    for model, attr in [(view.verdict, "text"), (view.lines, "data"), (view.table_source, "data"),
+    for model, attr in [(view.verdict, "text"), (view.lines, "data"), (view.table, "source"),
                         (view.figures["interval"].yaxis[0].ticker, "ticks")]:
         model.on_change(attr, lambda attr, old, new, model=model: changes.append((model, depth[0])))
     app.comparison.controls.mode = "models"  # as the widget's callback sets it
     app.comparison.controls.other = "tabular-rf"
     app.controls.n_bins = 10
-    assert {type(m).__name__ for m, _ in changes} == {"Div", "ColumnDataSource", "FixedTicker"}
+    assert {type(m).__name__ for m, _ in changes} == {"Div", "ColumnDataSource", "DataTable", "FixedTicker"}
     assert all(d > 0 for _, d in changes), [(type(m).__name__, d) for m, d in changes]
 
 

@@ -34,7 +34,17 @@ from bokeh.palettes import Category10
 from calviz import plots
 from calviz._results import format_pvalue
 from calviz.app.comparison_store import ComparisonStore
-from calviz.app.views import LOW_HEIGHT, _diagram_axes, _figure, _hover, _set, _text, card, interval_glyphs
+from calviz.app.views import (
+    LOW_HEIGHT,
+    _diagram_axes,
+    _figure,
+    _hover,
+    _set,
+    _set_rows,
+    _text,
+    card,
+    interval_glyphs,
+)
 
 #: the comparison's note is Markdown (its verdict lists items); the live views' captions are plain HTML
 _NOTE = dict(sizing_mode="stretch_width", margin=(0, 10), styles={"font-size": "12px"})
@@ -223,14 +233,13 @@ class ComparisonView:
             [("", "@item"), ("ECE", "@estimate{0.0000}"), ("interval", "[@low{0.0000}, @high{0.0000}]")],
         )
         self.figures = {"reliability": rel, "tcal": tcal, "interval": interval}
-        self.table_source = ColumnDataSource({k: [] for k in self.TABLE})
         columns = [TableColumn(field=k, title=t, width=w) for k, (t, w) in self.TABLE.items()]
         colour = f"<%= value == 'rejects' ? '{plots.MISCALIBRATED}' : '{plots.CALIBRATED}' %>"
         columns[3].formatter = HTMLTemplateFormatter(
             template=f'<span style="color:{colour}"><%= value %></span>'
         )
         self.table = DataTable(
-            source=self.table_source,
+            source=ColumnDataSource({k: [] for k in self.TABLE}),
             columns=columns,
             index_position=None,
             height=160,
@@ -305,7 +314,7 @@ class ComparisonView:
                 (self.interval_source, interval_table(None)),
             ):
                 source.data = dict(table)
-            _set(self.table_source, {k: np.asarray([]) for k in self.TABLE})
+            _set_rows(self.table, {k: np.asarray([]) for k in self.TABLE})
             return
         lines, points = reliability_tables(outcome)
         self.lines.data = lines
@@ -316,7 +325,7 @@ class ComparisonView:
         intervals = interval_table(outcome)
         _set(self.interval_source, intervals)
         self._fit_intervals(intervals)
-        _set(self.table_source, {k: np.asarray(v, dtype=object) for k, v in summary_table(outcome).items()})
+        _set_rows(self.table, {k: np.asarray(v, dtype=object) for k, v in summary_table(outcome).items()})
         supported = outcome.groups.rejected if outcome.groups is not None else outcome.comparison.reject
         colour = plots.MISCALIBRATED if supported else plots.NEUTRAL
         self.verdict.text = f"<span style='color:{colour}'>{html.escape(outcome.verdict)}</span>"

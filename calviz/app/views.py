@@ -93,14 +93,27 @@ def _hover(fig, renderer, tooltips) -> None:
     fig.add_tools(HoverTool(renderers=[renderer], tooltips=list(tooltips)))
 
 
+def _holds(source: ColumnDataSource, table: dict) -> bool:
+    """Whether ``source`` holds exactly these columns (numpy arrays)."""
+    current = source.data
+    return current.keys() == table.keys() and all(_same(current[k], v) for k, v in table.items())
+
+
 def _set(source: ColumnDataSource, table: dict) -> None:
     """Give ``source`` these columns — unless it holds them already (nothing is sent then: e.g. an α
     change leaves the confidence histogram as it is)."""
     table = {k: np.asarray(v) for k, v in table.items()}
-    current = source.data
-    if current.keys() == table.keys() and all(_same(current[k], v) for k, v in table.items()):
-        return
-    source.data = table
+    if not _holds(source, table):
+        source.data = table
+
+
+def _set_rows(table: DataTable, rows: dict) -> None:
+    """Give a ``DataTable`` these rows.  Bokeh 3.9.1–3.9.2 tables do not redraw when their source's data
+    is replaced (bokeh/bokeh#15328): the browser kept showing the first rows, so a table whose rows change
+    gets a new source (a few rows: one small model per change)."""
+    rows = {k: np.asarray(v) for k, v in rows.items()}
+    if not _holds(table.source, rows):
+        table.source = ColumnDataSource(rows)
 
 
 class Text:
@@ -575,14 +588,13 @@ class ClassicalView(_View):
                "decision": ("decision", 115), "detects": ("what it detects", 640)}
 
     def __init__(self, store):
-        self.source = ColumnDataSource({k: [] for k in self.COLUMNS})
         columns = [TableColumn(field=k, title=t, width=w) for k, (t, w) in self.COLUMNS.items()]
         colour = f"<%= value == 'rejects' ? '{plots.MISCALIBRATED}' : '{plots.CALIBRATED}' %>"
         decision = f'<span style="color:{colour}"><%= value %></span>'
         columns[3].formatter = HTMLTemplateFormatter(template=decision)
         self.table = DataTable(
-            source=self.source, columns=columns, index_position=None, height=160, sizing_mode="stretch_width",
-            autosize_mode="none", name="classical_tests",
+            source=ColumnDataSource({k: [] for k in self.COLUMNS}), columns=columns, index_position=None,
+            height=160, sizing_mode="stretch_width", autosize_mode="none", name="classical_tests",
         )
         self.caption = Div(text="", sizing_mode="stretch_width", styles={"font-size": "12px"},
                            name="classical_caption")
@@ -606,10 +618,10 @@ class ClassicalView(_View):
             return
         alpha = inputs[1].alpha
         if tests is None:
-            _set(self.source, {k: [] for k in self.COLUMNS})
+            _set_rows(self.table, {k: [] for k in self.COLUMNS})
             self._caption("Other tests: not computed" + _error_text(entry))
             return
-        _set(self.source, plots.classical_columns(tests, alpha=alpha))
+        _set_rows(self.table, plots.classical_columns(tests, alpha=alpha))
         self._caption(f"<b>Other tests</b> {html.escape(plots.classical_caption(tests, alpha=alpha))}")
 
 
