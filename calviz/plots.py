@@ -1284,7 +1284,7 @@ def tcal_caption(tcal) -> str:
                 tcal.decision != "undecided") else "; raise the number of resamples to settle"
         text += ")"
     elif method in ("y_only", "consistency") and not resamples and tcal.decision == "reject":
-        text += " (settled without resampling: Cantelli or Chernoff bound)"
+        text += " (settled without resampling: a tail bound of the null distribution is already below α)"
     return text
 
 

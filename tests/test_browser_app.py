@@ -618,7 +618,7 @@ def test_stopped_server_leaves_no_worker_processes(tmp_path, chromium_browser, s
         context, page = open_app(chromium_browser, url)
         page.wait_for_function(f"() => ({JS_TEXT_CONTAINING})('implied dCE') !== null",
                                timeout=UPDATE_TIMEOUT)
-        set_widget(page, "resamples", 5000)  # a long job, running when the signal arrives
+        set_widget(page, "bootstrap resamples", 5000)  # a long job, running when the signal arrives
         set_widget(page, "T-Cal critical values", "consistency")
         wait_text(page, "resampling running")
         workers = _busy_workers(proc.pid)

@@ -214,7 +214,7 @@ def test_sidebar_applies_data_changes_without_panels_wait(app):
     the slow work itself); those that add models to the page keep Panel's wait."""
     wait = {w.name: w._debounce for w in app.widgets().select(pn.widgets.Widget)}
     live = ["bins (m)", "level α", "sample size n (subsample)", "kernel", "T-Cal critical values", "seed",
-            "resamples", "class (classwise)", "k (top-1-to-k)"]
+            "bootstrap resamples", "class (classwise)", "k (top-1-to-k)"]
     assert {name: wait[name] for name in live} == dict.fromkeys(live, 0)
     assert wait["calibration target"] == wait["dataset"] == 50
     assert pn.widgets.IntSlider._debounce == 50  # the class default (other Panel objects) is untouched
@@ -658,7 +658,7 @@ def test_upload_messages_name_the_sidebar_controls(app):
 
 
 def test_resamples_box_keeps_its_bounds_visibly(app):
-    box = next(w for w in app.widgets().select(pn.widgets.IntInput) if w.name == "resamples")
+    box = next(w for w in app.widgets().select(pn.widgets.IntInput) if w.name == "bootstrap resamples")
     low, high = app.controls.param.n_resamples.bounds
     box.value = high * 3
     assert box.value == high and app.controls.n_resamples == high
@@ -677,7 +677,7 @@ def test_resamples_note_changes_only_inside_the_apps_hold(monkeypatch):
 
     app = CalvizApp(_data(300), n_resamples=100, resampling="analytic")
     depth, changes = count_hold_depth(app, monkeypatch), []
-    box = next(w for w in app.widgets().select(pn.widgets.IntInput) if w.name == "resamples")
+    box = next(w for w in app.widgets().select(pn.widgets.IntInput) if w.name == "bootstrap resamples")
     note = next(p.object for p in app.widgets().select(pn.pane.Bokeh) if p.object.text == "")
     for attr in ("text", "visible"):
         note.on_change(attr, lambda attr, old, new: changes.append((attr, depth[0])))

@@ -128,8 +128,10 @@ def _resamples_input(app, controls, **kwargs) -> list:
     """The resamples box and a note under it: a value outside the box's bounds (typed, not stepped) is
     set to the nearest bound, and the note says so — never silently ignored."""
     low, high = controls.param.n_resamples.bounds
-    box = _live(pn.widgets.IntInput(name="resamples", value=controls.n_resamples, start=low, end=high,
-                                    step=100, description=f"between {low} and {high}", **kwargs))
+    box = _live(pn.widgets.IntInput(
+        name="bootstrap resamples", value=controls.n_resamples, start=low, end=high, step=100, **kwargs,
+        description=f"between {low} and {high}: resamples of the bootstrap ECE interval and of the smooth "
+                    "curve's band (T-Cal resamples until its decision is settled, whatever this says)"))
     note = Text(visible=False, styles={"color": "#8a6d3b"})
 
     def on_box(event) -> None:

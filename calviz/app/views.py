@@ -552,8 +552,8 @@ class TCalView(_View):
         title, caption = plots.tcal_verdict(result)
         self.figure.title.text = title if result is not None else (entry.pending or title)
         note = caption
-        if result is not None and result.method != "analytic":
-            note += f" ({result.n_resamples} resamples)"
+        if result is not None and result.method not in ("analytic", "y_only", "consistency"):
+            note += f" ({result.n_resamples} resamples)"  # (the resampled methods' caption states them)
         note += ". Solid line: statistic Tᵈ per scale; dashed: critical value"
         floor = None if result is None else result.min_attainable_pvalue
         if floor is not None and float(floor) > float(result.alpha):
