@@ -634,7 +634,9 @@ class IntervalView(_View):
     slots = ("interval", "bootstrap")
 
     def __init__(self, store):
-        fig = _figure(LOW_HEIGHT - 20, x_range=Range1d(0, 0.1), y_range=Range1d(-0.6, 1.6))
+        # a title from the start: a figure first drawn without one is not relaid out when it gets one
+        fig = _figure(LOW_HEIGHT - 20, title="computing the interval…", x_range=Range1d(0, 0.1),
+                      y_range=Range1d(-0.6, 1.6))
         fig.xaxis.axis_label = "ℓ2 expected calibration error"
         frame = plots.interval_frame(None, None)
         fig.yaxis.ticker = FixedTicker(ticks=list(frame["table"]["row"]))
@@ -678,7 +680,8 @@ class DistanceView(_View):
 
     def __init__(self, store):
         frame = plots.distance_frame(None)
-        fig = _figure(LOW_HEIGHT - 20, x_range=Range1d(*frame["xlim"]), y_range=Range1d(*frame["ylim"]))
+        fig = _figure(LOW_HEIGHT - 20, title="computing the distance bounds…",
+                      x_range=Range1d(*frame["xlim"]), y_range=Range1d(*frame["ylim"]))
         fig.xaxis.axis_label = "calibration error"
         fig.yaxis.ticker = FixedTicker(ticks=[y for y, _ in frame["yticks"]])
         fig.yaxis.major_label_overrides = {float(y): name for y, name in frame["yticks"]}
