@@ -604,7 +604,7 @@ def test_dashboard_table_follows_alpha_and_n():
     for alpha in (0.3, 0.001, 0.05):
         app.controls.alpha = alpha
         app.wait()
-        assert list(view.source.data["decision"]) == ["rejects" if p <= alpha else "does not reject"
+        assert list(view.table.source.data["decision"]) == ["rejects" if p <= alpha else "does not reject"
                                                       for p in pvalues]
         assert view.table.columns[3].title == "decision"  # α is stated in the caption, checked next
         assert f"at α = {alpha:g} (binary, n = 3,000" in view.caption.text
