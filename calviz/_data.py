@@ -513,9 +513,12 @@ def as_calibration_data(
                 raise InputError(f"y_prob row {_first_bad(~(sums > 0))} sums to 0 and cannot be renormalized")
             probs = probs / sums[:, None]
         _check_finite_unit(probs, "y_prob")
-        if not max_row_sum_deviation(probs) <= SIMPLEX_TOLERANCE:
+        # (plus the round-off of adding up a row: a row written as decimals summing to exactly 1 + 1e-6
+        # adds up to 1.0000010000000001 in binary floating point)
+        limit = SIMPLEX_TOLERANCE + 1e-12
+        if not max_row_sum_deviation(probs) <= limit:
             dev = np.abs(probs.sum(axis=1) - 1.0)
-            i = _first_bad(~(dev <= SIMPLEX_TOLERANCE))
+            i = _first_bad(~(dev <= limit))
             raise InputError(
                 f"y_prob rows must sum to 1 (tolerance {SIMPLEX_TOLERANCE:g}); row {i} sums to "
                 f"{float(probs[i].sum())!r}. Pass renormalize=True to rescale rows."

@@ -537,3 +537,14 @@ def test_named_confidence_columns_are_read_as_the_confidence_form_or_refused(tmp
     multiclass.write_text("y_true,p_0,p_1,p_2\n0,0.7,0.2,0.1\n2,0.1,0.3,0.6\n")
     with pytest.raises(InputError, match=r"missing column\(s\) \['correct'\] of the confidence form \('p_0'"):
         read_predictions(multiclass, confidence="p_0")
+
+
+def test_a_row_exactly_at_the_tolerance_is_accepted_despite_round_off():
+    """Decimals that sum to exactly 1 + 1e-6 add up to 1.0000010000000001 in floating point; the row is
+    within the tolerance and accepted (it was refused), while 1 + 2e-6 is still refused."""
+    at_tolerance = np.array([[0.333334, 0.333333, 0.333334], [0.2, 0.3, 0.5]])
+    assert float(np.abs(at_tolerance.sum(axis=1) - 1).max()) > 1e-6  # the round-off
+    assert as_calibration_data([0, 1], at_tolerance).n == 2
+    beyond = np.array([[0.333334, 0.333334, 0.333334], [0.2, 0.3, 0.5]])
+    with pytest.raises(InputError, match=r"row 0 sums to 1\.000002"):
+        as_calibration_data([0, 1], beyond)
