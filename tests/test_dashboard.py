@@ -368,6 +368,8 @@ def test_bad_upload_keeps_previous_data(app):
     data_before = app.data
     assert not app.load_file(b"y_true,y_prob\n1,0.5\n0,banana\n", "bad.csv")
     assert app.status.alert.visible and "bad.csv" in app.status.alert.object
+    assert ". The previous dataset stays loaded." in app.status.alert.object  # (one sentence each)
+    assert ".. The previous" not in app.status.alert.object
     assert app.data is data_before
     app.controls.n_bins = 9  # the app keeps working
     app.wait()

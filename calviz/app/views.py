@@ -789,8 +789,10 @@ class StatusView(_View):
         )
 
     def show_error(self, message: str) -> None:
+        message = message.rstrip()
+        end = "" if message.endswith((".", "!", "?")) else "."
         self.alert.object = (
-            f"<strong>Input refused.</strong> {html.escape(message)} The previous dataset stays loaded."
+            f"<strong>Input refused.</strong> {html.escape(message)}{end} The previous dataset stays loaded."
         )
         self.alert.visible = True
         self.draw()  # ends a "preparing …" line
