@@ -154,6 +154,15 @@ def test_kernel_recomputes_only_smooth(app):
     assert _delta(app, {"kernel": "logit_gaussian"}) == {"smooth_curve": 1, "smooth": 1}
 
 
+def test_the_legend_names_the_smooth_curve_only_when_it_is_drawn(app):
+    view = app.views[0]
+    assert view.smooth_legend.visible and view.sources["smooth"].data["x"].size
+    app.controls.show_smooth = False
+    assert not view.smooth_legend.visible and not view.sources["smooth"].data["x"].size
+    app.controls.show_smooth = True
+    assert view.smooth_legend.visible
+
+
 def test_bandwidth_drives_the_smooth_curve_only(app):
     """The bandwidth control is the smooth curve's: the kCE of the distance family has the fixed Laplace
     bandwidth 1 (its consistent form), so a bandwidth change recomputes the curve and nothing else, and

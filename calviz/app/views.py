@@ -305,6 +305,10 @@ class ReliabilityView(_View):
             self.figures[0].title.text = self._scalar_title(rel_entry)
         if self._changed("smooth"):
             _set(self.sources["smooth"], plots.smooth_table(smooth_entry.result))
+            # the legend names the curve only when one is drawn (the box unticked: none)
+            shown = smooth_entry.result is not None or bool(smooth_entry.pending)
+            if self.smooth_legend.visible != shown:
+                self.smooth_legend.visible = shown
         if self._changed("distance"):
             dist = dist_entry.result
             _set(self.sources["witness"], plots.witness_table(dist[1] if dist is not None else None))
@@ -334,6 +338,7 @@ class ReliabilityView(_View):
             "x", "y", source=src["smooth"], color=plots.ACCENT, line_width=2, legend_label="smooth curve"
         )
         _legend_above(main, padding=2, margin=0, border_line_alpha=0, label_height=12, glyph_height=12)
+        self.smooth_legend = next(item for item in main.legend[0].items if item.label.value == "smooth curve")
         hist = _figure(max(90, height // 3), x_range=x_range)
         hist.yaxis.axis_label = "count"
         hist.yaxis.ticker.desired_num_ticks = 3
