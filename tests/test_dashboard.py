@@ -154,13 +154,25 @@ def test_kernel_recomputes_only_smooth(app):
     assert _delta(app, {"kernel": "logit_gaussian"}) == {"smooth_curve": 1, "smooth": 1}
 
 
-def test_the_legend_names_the_smooth_curve_only_when_it_is_drawn(app):
+def test_the_smooth_curve_legend_and_settings_follow_the_checkbox(app):
     view = app.views[0]
     assert view.smooth_legend.visible and view.sources["smooth"].data["x"].size
+    settings = [w for w in app.widgets().select(pn.widgets.Widget) if w.name in (
+        "kernel", "smooth-curve bandwidth (0 = automatic)")]
+    assert len(settings) == 2 and not any(w.disabled for w in settings)
     app.controls.show_smooth = False
     assert not view.smooth_legend.visible and not view.sources["smooth"].data["x"].size
+    assert all(w.disabled for w in settings)  # the curve's settings wait for the curve
     app.controls.show_smooth = True
-    assert view.smooth_legend.visible
+    assert view.smooth_legend.visible and not any(w.disabled for w in settings)
+
+
+def test_the_tcal_card_says_a_topk_target_is_tested_through_the_full_vector():
+    application = CalvizApp(_data(600, classes=4), target="topk", top_k=2, resampling="analytic")
+    application.start()
+    application.wait()
+    assert application.store.tcal.result.target == "full"
+    assert "T-Cal has no top-k form: it tests the full probability vector" in application.views[1].note.object
 
 
 def test_bandwidth_drives_the_smooth_curve_only(app):

@@ -28,6 +28,16 @@ def sidebar(app) -> pn.Column:
 
     controls.param.watch(visibility, ["target"])
     visibility()
+    kernel = _live(w.Select.from_param(p.kernel, name="kernel", **stretch))
+    bandwidth = _live(w.FloatSlider.from_param(
+        p.bandwidth, name="smooth-curve bandwidth (0 = automatic)", format="0.000", **stretch
+    ))
+
+    def smooth_inputs(*_):  # the smooth curve's settings, usable while the curve is shown
+        kernel.disabled = bandwidth.disabled = not controls.show_smooth
+
+    controls.param.watch(smooth_inputs, ["show_smooth"])
+    smooth_inputs()
     n_widget = _live(w.IntSlider.from_param(p.n, name="sample size n (subsample)", **stretch))
     label_column = w.TextInput(name="label column (y_true / correct)", placeholder="auto", **stretch)
     prob_column = w.TextInput(name="probability column (or p_ prefix)", placeholder="auto", **stretch)
@@ -84,10 +94,8 @@ def sidebar(app) -> pn.Column:
         _live(w.IntSlider.from_param(p.n_bins, name="bins (m)", **stretch)),
         heading("Smooth curve"),
         _live(w.Checkbox.from_param(p.show_smooth, name="smooth reliability curve")),
-        _live(w.Select.from_param(p.kernel, name="kernel", **stretch)),
-        _live(w.FloatSlider.from_param(
-            p.bandwidth, name="smooth-curve bandwidth (0 = automatic)", format="0.000", **stretch
-        )),
+        kernel,
+        bandwidth,
         heading("Testing"),
         _live(w.FloatSlider.from_param(p.alpha, name="level α", format="0.000", **stretch)),
         _live(w.Select.from_param(p.resampling, name="T-Cal critical values", **stretch)),

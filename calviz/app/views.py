@@ -560,6 +560,9 @@ class TCalView(_View):
         if result is not None and result.method not in ("analytic", "y_only", "consistency"):
             note += f" ({result.n_resamples} resamples)"  # (the resampled methods' caption states them)
         note += ". Solid line: statistic Tᵈ per scale; dashed: critical value"
+        if result is not None and entry.options.target == "topk" and result.target == "full":
+            note += (". T-Cal has no top-k form: it tests the full probability vector, whose calibration "
+                     "implies the top-k vector's")
         floor = None if result is None else result.min_attainable_pvalue
         if floor is not None and float(floor) > float(result.alpha):
             note += (
