@@ -65,6 +65,8 @@ def test_classical_table_is_visible_and_follows_alpha(served_app, chromium_brows
     page = context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
+    warned: list[str] = []
+    page.on("console", lambda message: warned.append(message.text) if message.type == "warning" else None)
     try:
         page.goto(served_app, timeout=LOAD_TIMEOUT)
         page.wait_for_function(f"() => window.Bokeh && ({JS_TABLE})() !== null && ({JS_TABLE})().test.length "
@@ -96,5 +98,6 @@ def test_classical_table_is_visible_and_follows_alpha(served_app, chromium_brows
         page.wait_for_timeout(1000)
         assert _drawn_as_held(page), (_table(page), page.evaluate(JS_RENDERED))
         assert not errors, errors
+        assert not [w for w in warned if "jquery" in w.lower()], warned  # (DataTable.reorderable off)
     finally:
         context.close()

@@ -246,6 +246,7 @@ class ComparisonView:
             sizing_mode="stretch_width",
             autosize_mode="none",
             name="comparison_table",
+            reorderable=False,  # (reordering needs jquery-ui, which the page does not load)
         )
         self.verdict = Div(
             text="",

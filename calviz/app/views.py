@@ -603,6 +603,7 @@ class ClassicalView(_View):
         self.table = DataTable(
             source=ColumnDataSource({k: [] for k in self.COLUMNS}), columns=columns, index_position=None,
             height=160, sizing_mode="stretch_width", autosize_mode="none", name="classical_tests",
+            reorderable=False,  # (reordering needs jquery-ui, which the page does not load)
         )
         self.caption = Div(text="", sizing_mode="stretch_width", styles={"font-size": "12px"},
                            name="classical_caption")
