@@ -90,7 +90,9 @@ def sidebar(app) -> pn.Column:
         top_k,
         n_widget,
         heading("Binning"),
-        _live(w.RadioButtonGroup.from_param(p.scheme, **stretch)),
+        # the chosen scheme filled, the other outlined (the default light and grey are hard to tell apart)
+        _live(w.RadioButtonGroup.from_param(p.scheme, button_type="primary", button_style="outline",
+                                            **stretch)),
         _live(w.IntSlider.from_param(p.n_bins, name="bins (m)", **stretch)),
         heading("Smooth curve"),
         _live(w.Checkbox.from_param(p.show_smooth, name="smooth reliability curve")),
