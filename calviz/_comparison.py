@@ -451,8 +451,7 @@ def compare(
     # the labels are validated once; model b only needs its predictions checked (in a's form: b's
     # confidences of the same top-1 correctness, when a's rows are the confidence form)
     try:
-        data_b = dataclasses.replace(as_calibration_data(data_a.labels, y_prob_b),
-                                     confidence_form=data_a.confidence_form)
+        data_b = as_calibration_data(data_a.labels, y_prob_b, confidence_form=data_a.confidence_form)
     except InputError as exc:
         raise InputError(f"y_prob_b: {exc}") from None
     if data_a.n_classes != data_b.n_classes or data_a.is_binary != data_b.is_binary:

@@ -15,7 +15,7 @@ Input conventions (scikit-learn order, ``y_true`` first):
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -32,6 +32,7 @@ from calviz._params import (
     SEED,
     UNIT_OPEN,
     Interval,
+    NoneOr,
     as_generator,
     check_int_in,
     check_param,
@@ -416,7 +417,8 @@ class CalibrationData:
 _SUBSAMPLE_SIZE = Interval(int, 2, None)
 
 
-@validate_params({"renormalize": BOOLEAN, "min_samples": NON_NEGATIVE_INT, "logits": BOOLEAN})
+@validate_params({"renormalize": BOOLEAN, "min_samples": NON_NEGATIVE_INT, "logits": BOOLEAN,
+                  "confidence_form": NoneOr(BOOLEAN)})
 def as_calibration_data(
     y_true,
     y_prob=None,
@@ -424,6 +426,7 @@ def as_calibration_data(
     renormalize: bool = False,
     min_samples: int = 2,
     logits: bool = False,
+    confidence_form: bool | None = None,
 ) -> CalibrationData:
     """Validate ``(y_true, y_prob)`` into a :class:`CalibrationData` (or return it unchanged).
 
@@ -448,6 +451,10 @@ def as_calibration_data(
     logits : bool, default False
         ``y_prob`` holds unnormalised scores, turned into probabilities by a numerically stable softmax
         per row (a sigmoid for a single column) — :func:`from_logits`.
+    confidence_form : bool, optional
+        Whether the pairs are (confidence, correct) of a classifier's top-1 prediction
+        (:attr:`CalibrationData.confidence_form`); they must be 1-D.  None: as ``y_true`` says when it
+        is a CalibrationData, else False.
 
     Returns
     -------
@@ -477,7 +484,10 @@ def as_calibration_data(
             raise InputError("pass either CalibrationData or (y_true, y_prob), not both")
         if y_true.n < min_samples:
             raise InputError(f"need at least {min_samples} samples; got {y_true.n}")
-        return y_true
+        if confidence_form is None or bool(confidence_form) == y_true.confidence_form:
+            return y_true
+        _check_confidence_form(y_true.probs)
+        return replace(y_true, confidence_form=bool(confidence_form))
     if y_prob is None:
         raise InputError("y_prob is required")
     if logits:
@@ -527,7 +537,14 @@ def as_calibration_data(
         _check_finite_unit(probs, "y_prob")
         n_classes = 2
     labels = _labels_from(labels_in, n, n_classes)
-    return CalibrationData(_readonly_view(probs), _readonly_view(labels))
+    if confidence_form:
+        _check_confidence_form(probs)
+    return CalibrationData(_readonly_view(probs), _readonly_view(labels), bool(confidence_form))
+
+
+def _check_confidence_form(probs: np.ndarray) -> None:
+    if probs.ndim != 1:
+        raise InputError(f"the confidence form holds one confidence per row (1-D); got shape {probs.shape}")
 
 
 def _check_nonnegative_finite(probs: np.ndarray) -> None:

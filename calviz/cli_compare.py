@@ -10,7 +10,6 @@ The estimators are imported when a comparison runs (the command line must start 
 
 from __future__ import annotations
 
-import dataclasses
 import html
 from pathlib import Path
 
@@ -101,8 +100,7 @@ def compute_comparisons(args, data, options, *, load_input) -> dict:
         res = recalibrate(data, method=args.recalibrate, calibration_size=args.calibration_size,
                           n_bins=options.n_bins, seed=options.seed)
         # the held-out rows before, in the data's form (the confidence form stays one)
-        before = dataclasses.replace(as_calibration_data(res.y_true, res.y_prob_before),
-                                     confidence_form=data.confidence_form)
+        before = as_calibration_data(res.y_true, res.y_prob_before, confidence_form=data.confidence_form)
         cmp = compare(before, None, res.y_prob, names=("before", "after"), **common)
         out["recalibration"] = (res, cmp)
     return out

@@ -23,7 +23,6 @@ unknown formats, files over ``max_bytes``, and every rule of :func:`calviz.as_ca
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import io as _io
 import math
 import os
@@ -207,8 +206,7 @@ def read_predictions(
             except _NotFast:  # the DataFrame reader reads it and names the offending cell
                 read = read.fallback()
         y, p, columns = read
-        data = _validate(y, p, columns, renormalize, logits)
-        return dataclasses.replace(data, confidence_form=True) if is_confidence_form(columns, names) else data
+        return _validate(y, p, columns, renormalize, logits, is_confidence_form(columns, names))
     except InputError as exc:
         raise InputError(f"{label}: {exc}") from None
 
@@ -1230,11 +1228,12 @@ def _numeric_column(frame, name: str, header_lines) -> np.ndarray:
     return arr
 
 
-def _validate(y, p, columns, renormalize, logits=False) -> CalibrationData:
+def _validate(y, p, columns, renormalize, logits=False, confidence_form=False) -> CalibrationData:
     """as_calibration_data, with messages naming the file's columns instead of y_true / y_prob and
     positions in the probability matrix."""
     try:
-        return as_calibration_data(y, p, renormalize=renormalize, logits=logits)
+        return as_calibration_data(y, p, renormalize=renormalize, logits=logits,
+                                   confidence_form=confidence_form)
     except InputError as exc:
         raise _named(exc, columns) from None
 

@@ -402,12 +402,10 @@ def test_analyze_group_column_of_a_file(tmp_path):
 
 
 def _confidence_rows(n=600, seed=8):
-    import dataclasses
-
     rng = np.random.default_rng(seed)
     confidence = rng.uniform(0.1, 0.6, size=n)
     correct = (rng.uniform(size=n) < confidence + 0.2).astype(int)
-    return dataclasses.replace(calviz.as_calibration_data(correct, confidence), confidence_form=True)
+    return calviz.as_calibration_data(correct, confidence, confidence_form=True)
 
 
 def test_comparisons_keep_the_confidence_form():

@@ -342,17 +342,13 @@ def test_confidence_and_correct_columns_are_summarised_as_in_memory(client, tmp_
     for options in ({"resampling": "analytic"}, {"resampling": "analytic", "n": 500}):
         on_dask = cdask.analyze_parquet(directory, scheduler=client, **options)
         whole = analyze((correct, confidence), **options).summary  # the arrays: binary data
-        top1 = analyze(_confidence_form(correct, confidence), **options).summary
+        marked = calviz.as_calibration_data(correct, confidence, confidence_form=True)
+        top1 = analyze(marked, **options).summary
         assert on_dask.summary.accuracy == pytest.approx(top1.accuracy, abs=1e-12)
         assert on_dask.summary.mean_confidence == pytest.approx(top1.mean_confidence, abs=1e-12)
         assert top1.mean_confidence != pytest.approx(whole.mean_confidence)
     assert cdask.as_dask_data(in_memory).confidence_form
 
-
-def _confidence_form(correct, confidence):
-    import dataclasses
-
-    return dataclasses.replace(calviz.as_calibration_data(correct, confidence), confidence_form=True)
 
 
 def test_named_confidence_columns_on_dask_and_the_command_line(tmp_path):

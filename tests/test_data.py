@@ -548,3 +548,17 @@ def test_a_row_exactly_at_the_tolerance_is_accepted_despite_round_off():
     beyond = np.array([[0.333334, 0.333334, 0.333334], [0.2, 0.3, 0.5]])
     with pytest.raises(InputError, match=r"row 0 sums to 1\.000002"):
         as_calibration_data([0, 1], beyond)
+
+
+def test_as_calibration_data_sets_or_keeps_the_confidence_form():
+    """confidence_form=True marks 1-D pairs and refuses (n, K) rows; None keeps a CalibrationData's mark."""
+    marked = as_calibration_data([1, 0, 1], [0.4, 0.3, 0.9], confidence_form=True)
+    assert marked.confidence_form and marked.top1()[0].tolist() == [0.4, 0.3, 0.9]
+    assert as_calibration_data(marked) is as_calibration_data(marked, confidence_form=True) is marked
+    assert not as_calibration_data(marked, confidence_form=False).confidence_form
+    assert not as_calibration_data([1, 0], [0.4, 0.3]).confidence_form
+    rows = [[0.7, 0.2, 0.1], [0.1, 0.3, 0.6]]
+    with pytest.raises(InputError, match=r"the confidence form holds one confidence per row \(1-D\)"):
+        as_calibration_data([0, 2], rows, confidence_form=True)
+    with pytest.raises(InputError, match=r"'confidence_form' parameter of as_calibration_data"):
+        as_calibration_data([1, 0], [0.4, 0.3], confidence_form="yes")

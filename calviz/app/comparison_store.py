@@ -16,7 +16,6 @@ scalar targets only: top-k and full calibration are compared on their top-1 redu
 
 from __future__ import annotations
 
-import dataclasses
 import threading
 import time
 from collections import OrderedDict
@@ -135,7 +134,7 @@ def compute_comparison(mode, labels, probs, other_probs, groups, names, method, 
     tcal = dict(resampling=options.resampling, seed=options.seed)  # T-Cal's own rule (sequential)
 
     def rows(y, p) -> CalibrationData:
-        return dataclasses.replace(as_calibration_data(y, p), confidence_form=confidence_form)
+        return as_calibration_data(y, p, confidence_form=confidence_form)
 
     def diagrams(y, *models):
         return tuple(reliability(rows(y, p), **common) for p in models)

@@ -448,7 +448,7 @@ def as_dask_data(y_true, y_prob=None, **columns) -> DaskCalibrationData:
 def validate(part, index: int, row_offset: int | None, confidence_form: bool = False) -> CalibrationData:
     """The in-memory validation of one partition (which may be empty); errors name the partition."""
     try:
-        return replace(as_calibration_data(*part, min_samples=0), confidence_form=confidence_form)
+        return as_calibration_data(*part, min_samples=0, confidence_form=confidence_form)
     except InputError as exc:
         match = _ROW.search(str(exc))
         raise PartitionInputError(str(exc), index, match and int(match.group(1)), row_offset) from None
@@ -555,7 +555,7 @@ def gather(data: DaskCalibrationData, size: int | None = None, seed=None, *, cli
     picked = compute(data, *[delayed(_apply, pure=True)(_take, part, i, int(bounds[i]), False, None, picks[i])
                              for i, part in enumerate(data.parts)], client=client)
     labels, probs = (np.concatenate(column) for column in zip(*picked, strict=True))
-    return replace(as_calibration_data(labels, probs), confidence_form=data.confidence_form), n, positives
+    return as_calibration_data(labels, probs, confidence_form=data.confidence_form), n, positives
 
 
 def _count(rows: CalibrationData, view: Target | None) -> tuple[int, float]:
