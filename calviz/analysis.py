@@ -32,7 +32,6 @@ from calviz._params import (
     ListOf,
     NoneOr,
     Options,
-    check_int_in,
     check_keywords,
     check_param,
     validate_params,
@@ -233,13 +232,11 @@ def check_options_fit(data: CalibrationData, options: AnalysisOptions, caller: s
     ...     check_options_fit(data, AnalysisOptions(target="classwise", class_index=12))
     ... except ValueError as error:                       # InvalidParameterError is a ValueError
     ...     print(error)
-    The 'class_index' parameter of analyze must be an int in [0, 9] (the classes are 0..K − 1); got 12.
+    The 'class_index' parameter of analyze must be an int in [0, 9]; got 12.
     """
-    K = data.n_classes
-    if options.target == "classwise":
-        check_int_in(options.class_index, "class_index", 0, K - 1, caller, " (the classes are 0..K − 1)")
-    if options.target == "topk" and not data.is_binary:
-        check_int_in(options.top_k, "top_k", 1, K, caller, " (the number of classes)")
+    # (topk of binary data is the full 2-vector, with no k to check: analysis_target)
+    if options.target == "classwise" or (options.target == "topk" and not data.is_binary):
+        resolve(data, options.target, options.top_k, options.class_index, caller=caller)
 
 
 def resolve_target(data: CalibrationData, options: AnalysisOptions) -> str:
@@ -1142,7 +1139,6 @@ class DataSummary(ResultMixin):
     def of(cls, data: CalibrationData, options: AnalysisOptions, n_total: int | None = None):
         if is_distributed(data):
             return data.data_summary(options)
-        z, y, target = analysis_view(data, options, scalar=True)
         if data.is_binary and not data.confidence_form:
             pred = (data.probs >= 0.5).astype(np.int64)
             conf = np.maximum(data.probs, 1.0 - data.probs)
