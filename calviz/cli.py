@@ -226,16 +226,29 @@ def options_from_args(args):
         alpha=args.alpha, resampling=args.resampling, n_resamples=args.n_resamples, seed=args.seed,
         all_rows=bool(getattr(args, "all_rows", False)),
     )
-    # the options' own rules, worded with the flag the user typed rather than the field's Python name
-    for name, value in values.items():
-        rule = AnalysisOptions.parameter_constraints[name]
-        if not rule.accepts(value):
-            # (getattr: None means the flag was omitted, so the rule without "or None")
-            raise CLIError(f"{_flag(name)} must be {getattr(rule, 'inner', rule)}; got {value!r}")
+    _check_flags(values, AnalysisOptions.parameter_constraints)  # the options' own rules
     try:
         return AnalysisOptions(**values)
     except InputError as exc:
         raise CLIError(str(exc)) from None
+
+
+def _check_flags(values: dict, rules: dict) -> None:
+    """Each value by its rule (option → constraint), refused worded with the flag the user typed rather
+    than the option's Python name."""
+    for name, value in values.items():
+        rule = rules[name]
+        if not rule.accepts(value):
+            # (getattr: None means the flag was omitted, so the rule without "or None")
+            raise CLIError(f"{_flag(name)} must be {getattr(rule, 'inner', rule)}; got {value!r}")
+
+
+def _check_comparison_flags(args) -> None:
+    """The comparison flags given, checked before any file is read or analysed."""
+    from calviz.cli_compare import comparison_flag_rules
+
+    rules = comparison_flag_rules()
+    _check_flags({name: getattr(args, name) for name in rules if getattr(args, name) is not None}, rules)
 
 
 def _flag(option: str) -> str:
@@ -427,10 +440,10 @@ def _comparisons(args, data, options) -> dict:
 
 
 def cmd_check(args) -> int:
-    from calviz.cli_compare import check_comparison_flags, has_comparison_options, print_comparison_text
+    from calviz.cli_compare import has_comparison_options, print_comparison_text
 
     options = options_from_args(args)
-    check_comparison_flags(args)
+    _check_comparison_flags(args)
     if args.scheduler or Path(args.file).is_dir():
         if has_comparison_options(args):
             raise CLIError("--compare, --group-by and --recalibrate need a predictions file loaded in memory")
@@ -500,10 +513,10 @@ def cmd_report(args) -> int:
     out = Path(args.output)
     check_output_path(out)  # at once: the imports below alone take seconds
     from calviz._report import render_report, report_output
-    from calviz.cli_compare import check_comparison_flags, comparison_html
+    from calviz.cli_compare import comparison_html
 
     options = options_from_args(args)
-    check_comparison_flags(args)
+    _check_comparison_flags(args)
     title = args.title or f"calviz report — {Path(args.file).name if ':' not in args.file else args.file}"
     try:
         with report_output(out) as handle:  # opened before reading and analysing: a bad path fails at once

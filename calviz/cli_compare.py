@@ -21,7 +21,7 @@ from calviz._results import strict_json
 __all__ = [
     "add_comparison_options",
     "has_comparison_options",
-    "check_comparison_flags",
+    "comparison_flag_rules",
     "compute_comparisons",
     "comparison_summary",
     "print_comparison_text",
@@ -53,19 +53,15 @@ def has_comparison_options(args) -> bool:
                 or getattr(args, "recalibrate", None))
 
 
-def check_comparison_flags(args) -> None:
-    """``--calibration-size`` and ``--min-group-size`` by the rules of :func:`calviz.recalibrate` and
-    :func:`calviz.calibration_by_group`, worded with the flags, before any file is read or analysed."""
+def comparison_flag_rules() -> dict:
+    """``--calibration-size`` and ``--min-group-size`` (by their option names): the rules of
+    :func:`calviz.recalibrate` and :func:`calviz.calibration_by_group`, which the command line checks before
+    any file is read or analysed."""
     from calviz._comparison import calibration_by_group
-    from calviz._data import InputError
     from calviz._recalibration import recalibrate
 
-    rules = {"calibration_size": recalibrate.parameter_constraints["calibration_size"],
-             "min_group_size": calibration_by_group.parameter_constraints["min_group_size"]}
-    for name, rule in rules.items():
-        value, flag = getattr(args, name), "--" + name.replace("_", "-")
-        if value is not None and not rule.accepts(value):  # (None: not given, the function's default)
-            raise InputError(f"{flag} must be {getattr(rule, 'inner', rule)}; got {value!r}")
+    return {"calibration_size": recalibrate.parameter_constraints["calibration_size"],
+            "min_group_size": calibration_by_group.parameter_constraints["min_group_size"]}
 
 
 def compute_comparisons(args, data, options, *, load_input) -> dict:
