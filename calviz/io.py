@@ -1334,16 +1334,16 @@ def read_group_column(file: str, column: str, n: int, *, label_column: str = "y_
     suffix = path.suffix.lower()
     source = _io.BytesIO(content) if content is not None else path
     try:
-        if suffix == ".npz":
+        if suffix in FORMATS["npz"]:
             with np.load(source, allow_pickle=False) as f:
                 if column not in f.files:
                     raise InputError(f"{file}: no array {column!r}; arrays: {', '.join(f.files)}")
                 values = np.asarray(f[column])
-        elif suffix in (".parquet", ".pq"):
+        elif suffix in FORMATS["parquet"]:
             import pandas as pd
 
             values = pd.read_parquet(source, columns=[column]).iloc[:, 0].to_numpy()
-        elif suffix in (".csv", ".txt", ".tsv"):
+        elif suffix in FORMATS["csv"]:
             import pandas as pd
 
             frame = pd.read_csv(source, sep="\t" if suffix == ".tsv" else ",", usecols=[column],
