@@ -148,7 +148,7 @@ def summary_table(outcome) -> dict:
         )
         decision = "—" if tcal is None else getattr(tcal, "decision", "reject" if tcal.reject else "accept")
         rows["tcal"].append({"reject": "rejects", "accept": "does not reject"}.get(decision, decision))
-        rows["pvalue"].append("—" if tcal is None else format_pvalue(float(tcal.pvalue)))
+        rows["pvalue"].append(format_pvalue(None if tcal is None else tcal.pvalue))
         if groups is not None:
             g = groups[i]
             rows["holm"].append(format_pvalue(g.adjusted_pvalue))
