@@ -379,8 +379,8 @@ def compare(
     model, so the comparison is of calibration at the resolution of ``n_bins`` bins.  Below a few hundred
     examples the normal approximation is liberal: between two equally miscalibrated models (z ± 0.05,
     z ~ U(0, 1), y ~ Bernoulli(z), 15 bins), 4000 simulations at α = 0.05 (Monte Carlo s.e. 0.0034)
-    rejected 0.063 at n = 100 and 0.053 at n = 300 — the variance estimate is right, the tails of D at
-    such n are not yet normal.
+    rejected 0.063 at n = 100 and 0.053 at n = 300 (``benchmarks/compare_small_n.py``) — the variance
+    estimate is right, the tails of D at such n are not yet normal.
 
     Parameters
     ----------
