@@ -527,10 +527,14 @@ def report_output(path):
         raise
 
 
+#: the file name a report gets when none is given (``calviz.report``, ``calviz report``, the app's button)
+DEFAULT_REPORT_NAME = "calviz-report.html"
+
+
 @positional_deprecated("path")
 @validate_params({"path": PATH, "title": STR})
 def report(
-    y_true, y_prob=None, *, path="calviz-report.html", title: str = "calviz report", **options
+    y_true, y_prob=None, *, path=DEFAULT_REPORT_NAME, title: str = "calviz report", **options
 ) -> Path:
     """Write the static HTML report for ``(y_true, y_prob)`` to a file.
 

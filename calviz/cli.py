@@ -129,7 +129,9 @@ def build_parser() -> argparse.ArgumentParser:
                             help="write a self-contained static HTML report",
                             description="Write one self-contained HTML file (no network needed to view it).")
     report.add_argument("file", help="predictions file (CSV, Parquet, NPZ, NPY) or `dataset:NAME`")
-    report.add_argument("-o", "--output", default="report.html", help="output path (default report.html)")
+    # (calviz._report.DEFAULT_REPORT_NAME, written out: importing the report module would slow every start)
+    report.add_argument("-o", "--output", default="calviz-report.html",
+                        help="output path (default calviz-report.html)")
     report.add_argument("--title", help="report title (default: the file name)")
     _add_file_options(report)
     _add_analysis_options(report)

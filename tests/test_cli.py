@@ -424,3 +424,18 @@ def test_check_parquet_directory_on_dask_matches_in_memory(tmp_path, capsys):
     assert distributed["decision"] == in_memory["decision"] == "reject"
     for key in ("estimate", "low", "high"):
         assert np.isclose(distributed["ece"][key], in_memory["ece"][key], rtol=1e-12, atol=0)
+
+
+def test_every_way_of_exporting_a_report_gives_it_the_same_default_name(miscalibrated_csv, tmp_path,
+                                                                        monkeypatch):
+    import inspect
+
+    from calviz._report import DEFAULT_REPORT_NAME, report
+    from calviz.cli import build_parser
+
+    assert inspect.signature(report).parameters["path"].default == DEFAULT_REPORT_NAME
+    args = build_parser().parse_args(["report", "x.csv"])
+    assert args.output == DEFAULT_REPORT_NAME
+    monkeypatch.chdir(tmp_path)
+    assert main(["report", str(miscalibrated_csv), "--n-bins", "10", "--resampling", "analytic"]) == 0
+    assert (tmp_path / DEFAULT_REPORT_NAME).stat().st_size > 10_000  # (the app's button: test_dashboard)

@@ -503,9 +503,14 @@ def test_binary_data_topk_is_the_binary_diagram(app):
 
 
 def test_export_report_html(app):
+    from calviz._report import DEFAULT_REPORT_NAME
+
     out = app.export_report()
     assert isinstance(out, io.BytesIO)
     assert b"<html" in out.getvalue()[:2000].lower()
+    # the button's file name is that of calviz.report and calviz report (test_cli)
+    buttons = [w for w in app.widgets().select(pn.widgets.FileDownload)]
+    assert [b.filename for b in buttons] == [DEFAULT_REPORT_NAME]
 
 
 def test_views_compute_no_statistics():

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import panel as pn
 
+from calviz._report import DEFAULT_REPORT_NAME
 from calviz.app import sources
 from calviz.app.views import Text, heading
 from calviz.sampling import SAMPLED_ROWS
@@ -78,7 +79,7 @@ def sidebar(app) -> pn.Column:
         file_input.param.watch(on_upload, "value")
     export = w.FileDownload(
         callback=app.export_report,
-        filename="calviz_report.html",
+        filename=DEFAULT_REPORT_NAME,
         color="primary",
         label="Export report",
         **stretch,
