@@ -452,6 +452,10 @@ def test_upload_malformed_shows_error_and_app_keeps_working(served_app, chromium
         set_widget(page, "bins (m)", 25)  # and the app still answers the next widget change
         wait_hist(page, 25)
         assert status_n(page) == n_before
+        # ... and the alert, about the refused file, goes with that change
+        page.wait_for_function(
+            f"() => ({JS_TEXT_CONTAINING})('Input refused') === null", timeout=UPDATE_TIMEOUT
+        )
     finally:
         context.close()
 

@@ -392,9 +392,10 @@ def test_bad_upload_keeps_previous_data(app):
     assert ". The previous dataset stays loaded." in app.status.alert.object  # (one sentence each)
     assert ".. The previous" not in app.status.alert.object
     assert app.data is data_before
-    app.controls.n_bins = 9  # the app keeps working
+    app.controls.n_bins = 9  # the app keeps working, and the alert goes with the next change
     app.wait()
     assert app.store.calls["reliability"] >= 2
+    assert not app.status.alert.visible and app.status.alert.object == ""
 
 
 def test_upload_over_size_limit_is_refused(app):

@@ -200,6 +200,10 @@ class CalvizApp:
         if self._fitting:
             return
         with self._hold():
+            if events and self.status.alert.visible:
+                # the user has moved on from the refused input: its alert would read as news about the
+                # change just made
+                self.status.clear_error()
             options = self.controls.options(self.data.n)
             self.store.update(
                 self.data, options, show_smooth=self.controls.show_smooth, inline=inline, start_now=start_now
