@@ -61,6 +61,7 @@ __all__ = [
     "brownian_max_abs_sf",
     "brownian_range_sf",
     "TEST_NAMES",
+    "TEST_LABELS",
 ]
 
 #: the tests :func:`classical_tests` runs, in the order it reports them
@@ -200,7 +201,7 @@ class ClassicalTests(ResultMixin):
         a = self.alpha if alpha is None else check_alpha(alpha)
         out = [{"test": t.label, "statistic": t.statistic, "pvalue": t.pvalue, "reject": t.rejects(a),
                 "detects": t.detects} for t in self.tests]
-        out += [{"test": _LABELS[name], "statistic": None, "pvalue": None, "reject": None,
+        out += [{"test": TEST_LABELS[name], "statistic": None, "pvalue": None, "reject": None,
                  "detects": f"not computed: {message}"} for name, message in self.errors.items()]
         return out
 
@@ -309,7 +310,8 @@ def brownian_range_sf(x: float) -> float:
 # ------------------------------------------------------------------------------------------------
 # what each test is
 # ------------------------------------------------------------------------------------------------
-_LABELS = {
+#: each test's name for display
+TEST_LABELS = {
     "spiegelhalter": "Spiegelhalter z",
     "hosmer_lemeshow": "Hosmer–Lemeshow",
     "cox": "Cox intercept/slope",
@@ -342,7 +344,7 @@ def _result(name, statistic, pvalue, null, hypothesis, n, target, df=None, cls=C
     p = float(pvalue)
     if math.isnan(p):
         raise AssertionError(f"{name}: NaN p-value")  # every degenerate case is handled before this
-    return cls(name=name, label=_LABELS[name], statistic=float(statistic), pvalue=min(max(p, 0.0), 1.0),
+    return cls(name=name, label=TEST_LABELS[name], statistic=float(statistic), pvalue=min(max(p, 0.0), 1.0),
                null_distribution=null, hypothesis=hypothesis, detects=_DETECTS[name],
                reference=_REFERENCES[name], n=int(n), target=target, df=df, **extra)
 

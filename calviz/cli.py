@@ -382,22 +382,25 @@ def _print_check_text(summary: dict) -> None:
     if bounds is None:
         print("  distance not available")
     else:
+        from calviz.plots import measure_label
+
+        def by(kind: str) -> str:
+            """The measure that gives the bound (the inequality behind it and its reference: --json)."""
+            bound = bounds.get(f"{kind}_bound")
+            known = isinstance(bound, dict) and bound.get("measure")
+            return measure_label(bound["measure"]) if known else "?"
+
         lower, upper = bounds.get("lower"), bounds.get("upper")
         if lower is not None or upper is not None:
-            print(f"  distance to calibration dCE in [{_fmt(lower)}, {_fmt(upper)}] (empirical distribution)"
-                  f"{on(bounds)}")
-        for kind in ("lower_bound", "upper_bound"):
-            bound = bounds.get(kind)
-            if isinstance(bound, dict) and bound.get("inequality"):
-                print(f"    {kind.replace('_', ' ')} from {bound['inequality']}  [{bound.get('source', '')}]")
+            print(f"  distance to calibration of these predictions: between {_fmt(lower)} and {_fmt(upper)}"
+                  f"{on(bounds)}\n    lower bound from {by('lower')}, upper bound from {by('upper')} "
+                  "(Błasiok et al. 2023; the inequalities: --json)")
         measures = bounds.get("measures")
         if not isinstance(measures, dict):  # another layout: every top-level number
             measures = {k: v for k, v in bounds.items() if isinstance(v, (int, float)) and k not in (
                 "lower", "upper") and not isinstance(v, bool)}
         # each measure is a record {"value": …, "inequality": …, band} (or, in another layout, a number)
         values = {k: v.get("value") if isinstance(v, dict) else v for k, v in measures.items()}
-        from calviz.plots import measure_label
-
         shown = [f"{measure_label(k)} {_fmt(v)}" for k, v in values.items() if isinstance(v, (int, float))]
         if shown:
             print("    measures: " + ", ".join(shown))
@@ -407,6 +410,7 @@ def _print_check_text(summary: dict) -> None:
 
 
 def _print_classical(classical: dict | None, alpha: float) -> None:
+    from calviz._classical import TEST_LABELS
     from calviz._results import format_number as _fmt  # (short: many in a line)
     from calviz._results import format_pvalue as _fmt_p
 
@@ -425,7 +429,7 @@ def _print_classical(classical: dict | None, alpha: float) -> None:
         stat, p = _fmt(test["statistic"]), _fmt_p(test["pvalue"])
         print(f"    {test['label']:<32} statistic {stat:>10}  p {p:>8}  {verdict}{fit}")
     for name, message in (classical.get("errors") or {}).items():
-        print(f"    {name}: not computed: {message}")
+        print(f"    {TEST_LABELS.get(name, name):<32} not computed: {message}")
 
 
 def _comparisons(args, data, options) -> dict:
