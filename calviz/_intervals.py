@@ -224,8 +224,14 @@ def ece_interval(
     """Confidence interval for the binned ℓ2 ECE (Sun et al.'s asymptotic interval, or a bootstrap).
 
     The binned ℓ2 ECE with m = ``n_bins`` equal-width bins per axis.  1-D binary input targets
-    P(y = 1); (n, K) input targets top-1-to-k calibration with ``top_k`` (k = 1: the confidence, k = K:
-    full calibration), binned on the cubic grid of the sorted top-k vector (Sun et al. [1]_, Sec. 2).
+    P(y = 1); (n, K) input targets top-1-to-k calibration with ``top_k`` (k = 1: the confidence),
+    binned on the cubic grid of the sorted top-k vector (Sun et al. [1]_, Sec. 2), or, with
+    ``target="full"``, full calibration E[y | z] = z: the probability vector itself on the m^(K−1)
+    equal-volume cells of the simplex, the partition of :func:`debiased_ece` and :func:`adaptive_tcal`
+    (Lee et al. [2]_).  Sorting forgets which class has which probability, so top-1-to-K calibration is
+    weaker than full calibration: a binary model whose P(y = 1) is 0.1 too low everywhere, on
+    predictions symmetric about 1/2, is top-1-to-2 calibrated.  The interval's asymptotics hold
+    for any fixed partition.
 
     ``method="asymptotic"`` (default, no resampling).  With the within-bin unbiased statistic T (Sun et
     al. [1]_, eq. 4; :func:`unbiased_ece`), the miscalibrated-regime variance estimate σ̂₁² (eqs. 6–7;
@@ -287,6 +293,8 @@ def ece_interval(
     ----------
     .. [1] Y. Sun, P. Chaudhari, I. J. Barnett and E. Dobriban. A confidence interval for the expected
        calibration error. arXiv preprint, 2024.
+    .. [2] D. Lee, X. Huang, H. Hassani and E. Dobriban. T-Cal: An optimal test for the calibration of
+       predictive models. *Journal of Machine Learning Research* 24, 2023.
 
     Examples
     --------
@@ -303,8 +311,6 @@ def ece_interval(
     True
     """
     m = check_n_bins(n_bins)
-    if isinstance(target, str) and target == "full":  # (an array compared elementwise; resolve refuses it)
-        raise InputError("ece_interval bins the sorted top-k vector; use top_k=K for full calibration")
     data, target, z, y = prepare_view(y_true, y_prob, target=target, top_k=top_k, class_index=class_index,
                                       integer_labels=True, caller="ece_interval")
     sums, bins, _, _ = binned_sums(z, y, n_bins=m, scheme="equal_width", target=target)

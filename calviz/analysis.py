@@ -821,10 +821,8 @@ def compute_tcal(data: CalibrationData, options: AnalysisOptions, resampling: st
 def _interval(data: CalibrationData, options: AnalysisOptions, method: str):
     data = prepare(data, options)
     target = analysis_target(data, options)
-    if not target.is_scalar:
-        # the interval bins the sorted top-k vector: full calibration is top-K (top-1 when k = 1)
-        k = data.n_classes if target.name == "full" else target.top_k
-        target = resolve(data, "auto", top_k=k)
+    if target.name == "topk":  # the sorted top-k vector (k = 1: the top-1 confidence)
+        target = resolve(data, "auto", top_k=target.top_k)
     interval = _estimator(data, "ece_interval")
     return interval(data, target=target, n_bins=int(options.n_bins), alpha=options.alpha, method=method,
                     n_resamples=int(options.n_resamples), seed=int(options.seed))
@@ -834,8 +832,8 @@ def compute_interval(data: CalibrationData, options: AnalysisOptions):
     """The asymptotic confidence interval of Sun et al. (2024) for the ℓ2-ECE.
 
     Computed by ``calviz.intervals.ece_interval`` [1]_ with ``options.n_bins`` equal-width bins at level
-    1 − ``options.alpha``.  Vector targets bin the sorted top-k vector: ``topk`` with k =
-    ``options.top_k``, ``full`` as top-K.
+    1 − ``options.alpha``.  ``topk`` bins the sorted top-k vector (k = ``options.top_k``), ``full`` the
+    probability vector on the equal-volume simplex partition, as T-Cal does.
 
     Parameters
     ----------

@@ -76,10 +76,40 @@ def test_topk_interval_and_alias():
     assert 0 <= ci.low <= ci.estimate <= ci.high
     # labels independent of P: strongly mis-calibrated at top-1, the lower bound is positive
     assert ci.low > 0.1
-    # top_k = K is full calibration on the sorted vector
+    # top_k = K: top-1-to-K calibration of the sorted vector
     P3 = P[:300, :3] / P[:300, :3].sum(1, keepdims=True)
     ci_full = ece_interval(labels[:300] % 3, P3, n_bins=2, top_k=3)
     assert ci_full.high >= ci_full.low >= 0
+
+
+def test_full_target_interval_is_of_full_calibration_not_of_the_sorted_vector():
+    """A binary model whose P(y = 1) is 0.1 too low everywhere, on predictions symmetric about 1/2: the
+    sorted vector is calibrated (at every top-1 value the model is under-confident where class 1 is on top
+    and over-confident where class 0 is, equally often), the model is not.  The full target's interval
+    bins the vector itself on the simplex partition: its statistic is the unbiased ECE² of those bins,
+    and it excludes 0 as the binary interval does."""
+    rng = np.random.default_rng(3)
+    n, m = 20_000, 10
+    p = rng.uniform(0.15, 0.85, n)
+    y = (rng.uniform(size=n) < p + 0.1).astype(int)
+    P = np.c_[1 - p, p]
+    full = ece_interval(y, P, n_bins=m, target="full")
+    binary = ece_interval(y, p, n_bins=m)
+    sorted_vector = ece_interval(y, P, n_bins=m, top_k=2)
+    assert full.target == "full" and full.low > 0.1 and binary.low > 0.05
+    assert sorted_vector.low == 0.0  # top-1-to-2 calibrated: it cannot see this miscalibration
+    # the statistic of the simplex cells, by a direct sum over each cell's pairs (cells of the K = 2 simplex
+    # are equal-width bins of z_1 = P(y = 0))
+    cells = np.minimum((P[:, 0] * m).astype(int), m - 1)
+    residual = np.eye(2)[y] - P
+    total = 0.0
+    for c in np.unique(cells):
+        r = residual[cells == c]
+        if len(r) >= 2:
+            s = r.sum(axis=0)
+            total += (s @ s - np.sum(r * r)) / (len(r) - 1)
+    assert full.statistic == pytest.approx(total / n, rel=1e-9)
+    assert np.isclose(full.statistic, calviz.unbiased_ece(y, P, n_bins=m, target="full").value, rtol=1e-12)
 
 
 def test_interval_from_merged_sums_equals_in_memory():
@@ -159,7 +189,7 @@ def test_coverage_sanity_small(power):
     "kwargs",
     [dict(alpha=0), dict(alpha=1), dict(alpha="x"), dict(n_bins=0), dict(method="subsample"),
      dict(method="bootstrap", n_resamples=1), dict(method="bootstrap", n_resamples=2.5), dict(top_k=0),
-     dict(top_k=3), dict(target="full")],
+     dict(top_k=3)],
 )
 def test_bad_options(kwargs):
     with pytest.raises(ValueError):
