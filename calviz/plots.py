@@ -19,7 +19,7 @@ import sys
 import numpy as np
 
 from calviz._lazy import LazyModule
-from calviz._results import format_pvalue
+from calviz._results import format_pvalue, pvalue_phrase
 
 # the report's figures: the dashboard draws plain Bokeh figures and needs only this module's tables, so a
 # served page does not import HoloViews (and pandas) before it is sent
@@ -1269,9 +1269,8 @@ def tcal_caption(tcal) -> str:
     p = tcal.pvalue
     method = tcal.method
     alpha_txt = f" at α = {float(alpha):g}" if alpha is not None else ""
-    p_txt = format_pvalue(p)
-    p_txt = p_txt if p_txt.startswith("<") else f"= {p_txt}"
-    text = f"T-Cal ({method_name(method)}): {_tcal_decision(tcal)}{alpha_txt}; adjusted p {p_txt}"
+    p_txt = pvalue_phrase(p, bound=tcal.pvalue_is_bound)
+    text = f"T-Cal ({method_name(method)}): {_tcal_decision(tcal)}{alpha_txt}; adjusted {p_txt}"
     resamples = tcal.n_resamples or 0
     interval = tcal.pvalue_interval
     if interval is not None and resamples and method in ("y_only", "consistency"):
@@ -1672,7 +1671,10 @@ def interval_caption(interval) -> str:
         "far": "Clearly miscalibrated: the estimate is far from 0, so the interval is centred on it.",
         "middle": "Miscalibrated: the estimate is moderately far from 0; the interval starts at half of it "
         "(on the squared scale).",
-        "near": "Close to calibrated: the interval starts one margin below the estimate, or at 0.",
+        # T₊ < 2 z₁ s: small for its own noise, which says nothing about calibration until the lower end does
+        "near": "Miscalibrated: the interval excludes 0, though the estimate is small for its noise, so the "
+        "interval starts a one-sided error margin below it." if low is not None and float(low) > 0 else
+        "Consistent with calibration: the estimate is small for its noise, so the interval reaches 0.",
     }.get(kind)
     if explain is None:
         explain = (

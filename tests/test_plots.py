@@ -160,11 +160,28 @@ def test_interval_plot_two_rows_and_regime_caption(miscalibrated, calibrated):
     assert "90% interval" in caption and plots.BOOTSTRAP_NOTE in caption
     assert "T₊" not in caption and "z₂" not in caption  # plain words; the case rule is in the details
     if cal.low == 0:
-        assert "Consistent with calibration" in caption or "Close to calibrated" in caption
+        assert "Consistent with calibration" in caption
         details = plots.interval_details(cal)
         assert "lower end is 0" in details or "max(T₊ − z₁ s, 0)" in details
     _rendered(overlay)
     _rendered(pending)
+
+
+def test_interval_caption_says_miscalibrated_whenever_the_interval_excludes_0():
+    """In the "near" case (the estimate within two of its standard errors of 0) the lower end may or may
+    not be 0: the caption follows the lower end, not the case name (it said "close to calibrated" of
+    [0.0596, 0.1151])."""
+    from calviz._intervals import ECEInterval
+
+    def near(low):
+        return ECEInterval(estimate=0.0893, low=low, high=0.1151, estimate_sq=0.0893**2, low_sq=low**2,
+                           high_sq=0.1151**2, statistic=0.0893**2, se=0.003, null_sd=0.0001, level=0.95,
+                           alpha=0.05, n=719, n_bins=15, n_nonempty=9, method="asymptotic",
+                           regime="near: T+ < 2 z1 s, L = max(T+ - z1 s, 0)", target="top1", n_classes=10)
+
+    caption = plots.interval_caption(near(0.0596))
+    assert caption.split(". ")[1].startswith("Miscalibrated: the interval excludes 0"), caption
+    assert "Consistent with calibration" in plots.interval_caption(near(0.0))
 
 
 def test_distance_plot_every_measure_with_inequality(miscalibrated):
