@@ -135,7 +135,7 @@ def _finite_or_null(value):
     return value
 
 
-def format_pvalue(p) -> str:
+def format_pvalue(p, *, bound: bool = False) -> str:
     """A p-value for display: four decimals, and below 10⁻⁴ as '< 0.0001'.
 
     A resampling p-value is never exactly 0, so none is shown as 0; a p-value that was not computed
@@ -145,6 +145,8 @@ def format_pvalue(p) -> str:
     ----------
     p : float or None
         The p-value.
+    bound : bool, default False
+        ``p`` is only an upper bound (``TCalResult.pvalue_is_bound``): shown as '≤ 0.0375'.
 
     Returns
     -------
@@ -156,17 +158,20 @@ def format_pvalue(p) -> str:
     >>> from calviz import plots
     >>> plots.format_pvalue(0.01234), plots.format_pvalue(1e-7), plots.format_pvalue(None)
     ('0.0123', '< 0.0001', '—')
+    >>> plots.format_pvalue(0.0375, bound=True)
+    '≤ 0.0375'
     """
     if p is None or not math.isfinite(float(p)):
         return "—"
     p = float(p)
-    return "< 0.0001" if p < 1e-4 else f"{p:.4f}"
+    return "< 0.0001" if p < 1e-4 else f"{'≤ ' if bound else ''}{p:.4f}"
 
 
-def pvalue_phrase(p) -> str:
-    """'p = 0.1234', 'p < 0.0001' or 'p —' (not computed): :func:`format_pvalue` in a sentence."""
-    text = format_pvalue(p)
-    return f"p {text}" if text.startswith(("<", "—")) else f"p = {text}"
+def pvalue_phrase(p, *, bound: bool = False) -> str:
+    """'p = 0.1234', 'p ≤ 0.0375', 'p < 0.0001' or 'p —' (not computed): :func:`format_pvalue` in a
+    sentence."""
+    text = format_pvalue(p, bound=bound)
+    return f"p {text}" if text.startswith(("<", "—", "≤")) else f"p = {text}"
 
 
 def format_number(x) -> str:

@@ -230,6 +230,12 @@ class TCalResult(ResultMixin):
         return self.decision == "undecided"
 
     @property
+    def pvalue_is_bound(self) -> bool:
+        """True when ``pvalue`` is only an upper bound: a resampled test whose rejection a tail bound of the
+        null distribution settled before any resample (the p-value lies in ``pvalue_interval``)."""
+        return self.method in ("y_only", "consistency") and not self.n_resamples and self.decision == "reject"
+
+    @property
     def scales(self) -> tuple:
         """The scales m (same as ``n_bins``)."""
         return self.n_bins

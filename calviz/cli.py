@@ -327,6 +327,7 @@ def check_summary(data, options, *, source: str = "", analysis=None) -> dict:
             else "reject" if bool(reject) else "not rejected"),
         "reject": None if reject is None else bool(reject),
         "pvalue": None if tcal is None else _num(tcal.pvalue),
+        "pvalue_is_bound": None if tcal is None else tcal.pvalue_is_bound,
         "alpha": options.alpha,
         "tcal": _as_dict(tcal),
         "ece": ece,
@@ -362,7 +363,8 @@ def _print_check_text(summary: dict) -> None:
     else:
         verdict = {"reject": "REJECTS calibration", "not rejected": "does not reject calibration",
                    "undecided": "is UNDECIDED at this resampling budget"}[summary["decision"]]
-        print(f"  T-Cal    {verdict} at α = {alpha:g} (adjusted p-value {_fmt_p(summary['pvalue'])})"
+        print(f"  T-Cal    {verdict} at α = {alpha:g} (adjusted p-value "
+              f"{_fmt_p(summary['pvalue'], bound=bool(summary.get('pvalue_is_bound')))})"
               f"{on(summary['tcal'])}")
         tcal = summary["tcal"] or {}
         interval, used = tcal.get("pvalue_interval"), tcal.get("n_resamples")

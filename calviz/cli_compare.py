@@ -113,7 +113,9 @@ def _model_part(interval, tcal) -> dict:
     return {
         "ece": None if interval is None else {"estimate": interval.estimate, "low": interval.low,
                                               "high": interval.high, "level": interval.level},
-        "tcal": None if tcal is None else {"reject": bool(tcal.reject), "pvalue": float(tcal.pvalue)},
+        "tcal": None if tcal is None else {"reject": bool(tcal.reject), "decision": tcal.decision,
+                                           "pvalue": float(tcal.pvalue),
+                                           "pvalue_is_bound": tcal.pvalue_is_bound},
     }
 
 
@@ -164,14 +166,29 @@ def comparison_summary(results: dict) -> dict:
     return strict_json(out)
 
 
+def _decision(tcal: dict | None) -> str:
+    """A model's T-Cal decision in words; an undecided test (resampling cap reached) is not rejected."""
+    if tcal is None:
+        return "—"
+    if tcal.get("decision") == "undecided":
+        return "undecided (not rejected)"
+    return "rejects" if tcal["reject"] else "does not reject"
+
+
+def _tcal_p(tcal: dict | None, key: str = "pvalue", phrase: bool = False) -> str:
+    """A p-value of a model's (or group's) T-Cal dict: '≤ …' when the test settled a rejection by a tail
+    bound, without resampling (the adjusted p-value of such a group is a bound too)."""
+    p, bound = (None, False) if tcal is None else (tcal.get(key), bool(tcal.get("pvalue_is_bound")))
+    return _p(p, bound=bound) if phrase else _fmt_p(p, bound=bound)
+
+
 def _print_pair(c: dict, indent: str = "           ") -> None:
     a, b = c["names"]
     for name in (a, b):
         m = c["models"][name]
         ece, tcal = m["ece"] or {}, m["tcal"]
-        decision = "—" if tcal is None else ("rejects" if tcal["reject"] else "does not reject")
         print(f"{indent}{name}: ECE {_f(ece.get('estimate'))} [{_f(ece.get('low'))}, {_f(ece.get('high'))}], "
-              f"T-Cal {decision} ({_p(None if tcal is None else tcal['pvalue'])})")
+              f"T-Cal {_decision(tcal)} ({_tcal_p(tcal, phrase=True)})")
     print(f"{indent}ECE²({a}) − ECE²({b}) = {_f(c['difference'])}, {100 * c['level']:.0f}% interval "
           f"[{_f(c['low'])}, {_f(c['high'])}], test of equal calibration {_p(c['pvalue'])}")
     print(f"{indent}verdict: {c['verdict']}")
@@ -197,10 +214,10 @@ def print_comparison_text(summary: dict) -> None:
                 print(f"           {row['group']!s:>12}  n = {row['n']:>6}  {row['status']}: {row['reason']}")
                 continue
             ece = row["ece"] or {}
-            verdict = "REJECTS" if row["reject"] else "not rejected"
             print(f"           {row['group']!s:>12}  n = {row['n']:>6}  ECE {_f(ece.get('estimate'))} "
-                  f"[{_f(ece.get('low'))}, {_f(ece.get('high'))}]  {_p(row['pvalue'])}  "
-                  f"Holm {_p(row['adjusted_pvalue'])}  {verdict}")
+                  f"[{_f(ece.get('low'))}, {_f(ece.get('high'))}]  {_tcal_p(_group_p(row), phrase=True)}  "
+                  f"Holm {_tcal_p(_group_p(row), 'adjusted_pvalue', phrase=True)}  {_group_decision(row)}"
+                  + (f" ({row['reason']})" if row["reason"] else ""))
         print(f"           verdict: {g['verdict']}")
 
 
@@ -210,10 +227,9 @@ def _pair_table(c: dict) -> str:
     for name in (a, b):
         m = c["models"][name]
         ece, tcal = m["ece"] or {}, m["tcal"]
-        decision = "—" if tcal is None else ("rejects" if tcal["reject"] else "does not reject")
         rows.append(f"<tr><td>{html.escape(name)}</td><td>{_f(ece.get('estimate'))}</td>"
-                    f"<td>[{_f(ece.get('low'))}, {_f(ece.get('high'))}]</td><td>{decision}</td>"
-                    f"<td>{html.escape(_fmt_p(None if tcal is None else tcal['pvalue']))}</td></tr>")
+                    f"<td>[{_f(ece.get('low'))}, {_f(ece.get('high'))}]</td><td>{_decision(tcal)}</td>"
+                    f"<td>{html.escape(_tcal_p(tcal))}</td></tr>")
     head = "<tr><th>model</th><th>ℓ2-ECE</th><th>interval</th><th>T-Cal</th><th>p-value</th></tr>"
     diff = (f"<p class=\"caption\">ECE²({html.escape(a)}) − ECE²({html.escape(b)}) = {_f(c['difference'])}, "
             f"{100 * c['level']:.0f}% interval [{_f(c['low'])}, {_f(c['high'])}]; test of equal calibration "
@@ -221,6 +237,25 @@ def _pair_table(c: dict) -> str:
     cls = "reject" if c["reject"] else "accept"
     return (f'<div class="verdict {cls}"><b>{html.escape(c["verdict"])}</b></div>'
             f"<table>{head}{''.join(rows)}</table>{diff}")
+
+
+#: why a group's decision and its Holm p-value may seem to disagree (calviz.calibration_by_group)
+_HOLM_NOTE = ("The decisions are Holm's step-down procedure run on each group's sequential test, which "
+              "settles at every Holm level with its own resamples; the p-values and their Holm adjustment "
+              "are the tests' Monte Carlo estimates (≤: a bound), for reading.")
+
+
+def _group_p(row: dict) -> dict:
+    """A group row's p-values with the bound mark of its T-Cal result."""
+    return {**row, "pvalue_is_bound": bool((row.get("tcal") or {}).get("pvalue_is_bound"))}
+
+
+def _group_decision(row: dict) -> str:
+    if row["reject"] is None:
+        return "—"
+    if row["reject"]:
+        return "rejects"
+    return "undecided (not rejected)" if "undecided" in (row.get("reason") or "") else "not rejected"
 
 
 def comparison_html(summary: dict) -> str:
@@ -243,15 +278,15 @@ def comparison_html(summary: dict) -> str:
         rows = []
         for row in g["groups"]:
             ece = row["ece"] or {}
-            decision = ("—" if row["reject"] is None else ("rejects" if row["reject"] else "not rejected"))
-            status = row["status"] if row["status"] == "tested" else f"{row['status']}: {row['reason']}"
+            status = f"{row['status']}: {row['reason']}" if row["reason"] else row["status"]
             rows.append(f"<tr><td>{html.escape(str(row['group']))}</td><td>{row['n']}</td>"
                         f"<td>{html.escape(status)}</td><td>{_f(ece.get('estimate'))}</td>"
                         f"<td>[{_f(ece.get('low'))}, {_f(ece.get('high'))}]</td>"
-                        f"<td>{html.escape(_fmt_p(row['pvalue']))}</td>"
-                        f"<td>{html.escape(_fmt_p(row['adjusted_pvalue']))}</td>"
-                        f"<td>{decision}</td></tr>")
+                        f"<td>{html.escape(_tcal_p(_group_p(row)))}</td>"
+                        f"<td>{html.escape(_tcal_p(_group_p(row), 'adjusted_pvalue'))}</td>"
+                        f"<td>{html.escape(_group_decision(row))}</td></tr>")
         cls = "reject" if g["rejected"] else "accept"
         parts.append(f"<section><h2>Calibration by group</h2><div class=\"verdict {cls}\"><b>"
-                     f"{html.escape(g['verdict'])}</b></div><table>{head}{''.join(rows)}</table></section>")
+                     f"{html.escape(g['verdict'])}</b></div><table>{head}{''.join(rows)}</table>"
+                     f"<p class=\"caption\">{_HOLM_NOTE}</p></section>")
     return "".join(parts)
