@@ -179,6 +179,7 @@ PARAMETER_NAMES = {
     "resampling": "T-Cal critical values",
     "n_resamples": "resamples",
     "seed": "random seed",
+    "all_rows": "every view on all rows",
 }
 
 
@@ -195,7 +196,7 @@ _TIMING_NAMES = {
 }
 
 
-def parameter_rows(options) -> list[tuple[str, str]]:
+def parameter_rows(options, n_total: int | None = None) -> list[tuple[str, str]]:
     """The options of an analysis as (label, value) rows in words, for the report.
 
     ``None`` says what it means ("all rows", "automatic"), and ``class_index`` / ``top_k`` appear only
@@ -205,6 +206,8 @@ def parameter_rows(options) -> list[tuple[str, str]]:
     ----------
     options : AnalysisOptions
         The options of the analysis.
+    n_total : int, optional
+        Rows of the data: a subsample size ``n`` of at least as many is all rows, as the analysis reads it.
 
     Returns
     -------
@@ -221,8 +224,10 @@ def parameter_rows(options) -> list[tuple[str, str]]:
     from calviz.plots import method_name
 
     values = options.to_dict()
+    whole = values["n"] is None or (n_total is not None and values["n"] >= n_total)
     shown = {
-        "n": "all rows" if values["n"] is None else f"uniform subsample of {values['n']:,} rows",
+        "n": "all rows" if whole else f"uniform subsample of {values['n']:,} rows",
+        "all_rows": "yes" if values["all_rows"] else "no (on large data some views use a subsample)",
         "bandwidth": "automatic" if values["bandwidth"] is None else f"{values['bandwidth']:g}",
         "scheme": str(values["scheme"]).replace("_", "-"),
         "kernel": str(values["kernel"]).replace("_", " "),
@@ -359,7 +364,7 @@ def render_analysis(result: Analysis, *, title: str = "calviz report", source: s
         ("accuracy (top-1)", _fmt(s.accuracy)),
         ("mean confidence (top-1)", _fmt(s.mean_confidence)),
     ]
-    option_rows = [(k, html.escape(v)) for k, v in parameter_rows(result.options)]
+    option_rows = [(k, html.escape(v)) for k, v in parameter_rows(result.options, s.n_total)]
     timing_rows = [(_TIMING_NAMES.get(k, k.replace("_", " ")), f"{1000 * v:.0f} ms")
                    for k, v in result.timings.items()]
     captions = _captions(result)

@@ -159,3 +159,18 @@ def test_report_shows_the_per_rank_and_per_class_views(target):
     else:
         assert "Full calibration: one panel per class" in html_text
         assert all(f"class {c}" in html_text for c in range(10))
+
+
+def test_parameter_rows_say_every_option_in_words():
+    """all_rows reads yes/no (it showed "all rows: False"), and a subsample size beyond the data's rows is
+    all rows, as the analysis reads it (it showed "uniform subsample of 100,000 rows" of 400 rows)."""
+    from calviz._report import parameter_rows
+    from calviz.analysis import AnalysisOptions
+
+    rows = dict(parameter_rows(AnalysisOptions(n=100_000), n_total=400))
+    assert rows["sample size"] == "all rows"
+    assert rows["every view on all rows"].startswith("no")
+    assert dict(parameter_rows(AnalysisOptions(n=300), n_total=400))["sample size"] == (
+        "uniform subsample of 300 rows")
+    assert dict(parameter_rows(AnalysisOptions(all_rows=True)))["every view on all rows"] == "yes"
+    assert "False" not in dict(parameter_rows(AnalysisOptions())).values()
