@@ -693,3 +693,88 @@ def test_subsample_drivers_check_the_target_naming_themselves(name, monkeypatch)
     monkeypatch.setattr(_distance, "_sample", lambda *a, **k: measured.append(a[0].n) or original(*a, **k))
     call(target="classwise", class_index=2)
     assert measured == ([40] if name == "subsample_measure" else [])  # the subsample's rows only
+
+
+# -- inputs the drivers refused badly, and targets they mishandled ------------------------------------
+def test_a_later_file_without_a_column_is_one_input_error(client, tmp_path):
+    """The columns are picked from the first file's schema; a later file that lacks one failed on the
+    worker with pandas' KeyError."""
+    rng = np.random.default_rng(4)
+    p = rng.uniform(size=300)
+    y = (rng.uniform(size=300) < p).astype(int)
+    pd.DataFrame({"y_true": y[:150], "y_prob": p[:150]}).to_parquet(tmp_path / "part.0.parquet")
+    pd.DataFrame({"y_true": y[150:], "score": p[150:]}).to_parquet(tmp_path / "part.1.parquet")
+    for call in (lambda: cdask.debiased_ece(str(tmp_path)), lambda: cdask.debiased_ece(str(tmp_path),
+                                                                                       client=client)):
+        with pytest.raises(InputError, match=r"a file lacks a needed column .*'y_prob'.*every file needs "
+                                             r"the columns 'y_true', 'y_prob'"):
+            call()
+
+
+@pytest.mark.parametrize("dtype", ["boolean", "bool[pyarrow]"])
+def test_a_missing_value_in_a_boolean_label_column_names_its_row(dtype, tmp_path):
+    rng = np.random.default_rng(4)
+    p = rng.uniform(size=400)
+    labels = pd.array(rng.uniform(size=400) < p, dtype=dtype)
+    labels[300] = None
+    frame = pd.DataFrame({"y_true": labels, "y_prob": p})
+    with pytest.raises(InputError, match=r"'y_true' .*row 300 \(partition 2"):
+        cdask.debiased_ece(dd.from_pandas(frame, npartitions=3))
+    labels[300] = True  # without the missing value: the booleans are labels, as before
+    frame = pd.DataFrame({"y_true": labels, "y_prob": p})
+    expected = ece.debiased_ece(np.asarray(labels, dtype=int), p).value
+    close(cdask.debiased_ece(dd.from_pandas(frame, npartitions=3)).value, expected)
+
+
+def test_scale_drivers_refuse_topk_and_name_themselves():
+    rng = np.random.default_rng(0)
+    P = rng.dirichlet(np.ones(3), 300)
+    y = rng.integers(0, 3, 300)
+    Y, P_ = da.from_array(y, chunks=100), da.from_array(P, chunks=(100, 3))
+    for driver in (cdask.multiscale_debiased_ece, cdask.scale_sums):
+        with pytest.raises(InputError, match=rf"The 'target' parameter of {driver.__name__} must be a str "
+                                             r"among \{'auto', 'binary', 'top1', 'classwise', 'full'\}; "
+                                             r"got 'topk'"):
+            driver(Y, P_, exponents=[2], target="topk")
+    for driver, options in ((cdask.multiscale_debiased_ece, {"exponents": [2]}),
+                            (cdask.scale_sums, {"exponents": [2]}), (cdask.partition_sums, {})):
+        with pytest.raises(InputError, match=rf"'class_index' parameter of {driver.__name__} must be an int"):
+            driver(Y, P_, target="classwise", class_index=3, **options)
+
+
+def test_multi_reliability_panels_are_those_of_the_analysis():
+    """Panels record their two classes, and a binary model's top-k is its full vector (one class-1 panel),
+    as calviz.analysis.compute_multi_reliability gives."""
+    from calviz import as_calibration_data
+    from calviz.analysis import AnalysisOptions, compute_multi_reliability
+
+    rng = np.random.default_rng(1)
+    p = rng.uniform(size=300)
+    y = (rng.uniform(size=300) < p).astype(int)
+    for target in ("topk", "full"):
+        on_dask = cdask.multi_reliability(da.from_array(y, chunks=100), da.from_array(p, chunks=100),
+                                          target=target)
+        in_memory = compute_multi_reliability(as_calibration_data(y, p), AnalysisOptions(target=target))
+        assert (on_dask.kind, on_dask.labels) == (in_memory.kind, in_memory.labels) == ("class", ("class 1",))
+        assert [panel.n_classes for panel in on_dask.panels] == [p.n_classes for p in in_memory.panels]
+        assert on_dask.positives.tolist() == in_memory.positives.tolist()
+
+
+def test_column_names_with_arrays_are_refused():
+    with pytest.raises(InputError, match="name the columns of a DataFrame or Parquet data; got ndarray"):
+        cdask.binned_ece(np.array([0, 1, 1]), np.array([0.2, 0.6, 0.9]), y_true_column="label")
+
+
+def test_full_target_interval_equals_in_memory():
+    rng = np.random.default_rng(1)
+    P = rng.dirichlet(np.ones(3), size=3000)
+    y = (P.cumsum(axis=1) < rng.uniform(size=(3000, 1))).sum(axis=1)
+    whole = intervals.ece_interval(y, P, target="full", n_bins=4)
+    on_dask = cdask.ece_interval(da.from_array(y, chunks=700), da.from_array(P, chunks=(700, 3)),
+                                 target="full", n_bins=4)
+    assert on_dask.target == "full"
+    for key, value in whole.to_dict().items():
+        if isinstance(value, float):
+            close(on_dask.to_dict()[key], value)
+        else:
+            assert on_dask.to_dict()[key] == value, key

@@ -115,11 +115,15 @@ def get_client(scheduler: str):
 
 def _not_a_refusal(record: logging.LogRecord) -> bool:
     """Filter of the ``distributed.worker`` logger: False for the "Compute Failed" record (with the
-    worker's traceback) of a task that refused a bad partition — a :class:`PartitionInputError`, which the
-    client raises as one :class:`calviz.InputError` line; True for every other record."""
-    refusal = f"{PartitionInputError.__name__}("
+    worker's traceback) of a task that refused a bad partition — a :class:`PartitionInputError`, or the
+    KeyError of a table's file that lacks a column — which the client raises as one
+    :class:`calviz.InputError` line; True for every other record."""
+    def refused(arg) -> bool:  # bad values, or a table's file without a needed column (partition_errors)
+        return isinstance(arg, str) and (arg.startswith(f"{PartitionInputError.__name__}(") or (
+            arg.startswith("KeyError(") and "not in index" in arg))
+
     return not (str(record.msg).startswith("Compute Failed") and isinstance(record.args, tuple)
-                and any(isinstance(arg, str) and arg.startswith(refusal) for arg in record.args))
+                and any(refused(arg) for arg in record.args))
 
 
 def _quiet_refusals():

@@ -165,6 +165,9 @@ def _column_values(frame, columns):
     if all(pd.api.types.is_numeric_dtype(d) and not pd.api.types.is_bool_dtype(d) for d in kinds):
         return selected.to_numpy(dtype=np.float64, na_value=np.nan)
     if all(pd.api.types.is_bool_dtype(d) for d in kinds):
+        # a nullable boolean column with a missing value: 0/1 with NaN, for the validation to name the row
+        if np.any(selected.isna().to_numpy()):
+            return selected.to_numpy(dtype=np.float64, na_value=np.nan)
         return selected.to_numpy(dtype=bool)
     return selected.to_numpy(dtype=object, na_value=None)
 
@@ -426,7 +429,11 @@ def as_dask_data(y_true, y_prob=None, **columns) -> DaskCalibrationData:
     if columns:
         raise InputError(f"unknown keyword(s) {sorted(columns)}")
     y_true = getattr(y_true, "data", y_true) if getattr(y_true, "distributed", False) else y_true
-    if isinstance(y_true, (DaskCalibrationData, str, os.PathLike, dd.DataFrame, CalibrationData)):
+    table = isinstance(y_true, (str, os.PathLike, dd.DataFrame))
+    if not table and (label is not None or probs is not None):
+        raise InputError("y_true_column= / y_prob_columns= name the columns of a DataFrame or Parquet data; "
+                         f"got {type(y_true).__name__} input, which has no columns")
+    if table or isinstance(y_true, (DaskCalibrationData, CalibrationData)):
         if y_prob is not None:
             raise InputError("pass either a dataset (DataFrame, Parquet path) or (y_true, y_prob), not both; "
                              "name the columns with y_true_column= / y_prob_columns=")
@@ -507,6 +514,12 @@ def partition_errors(data: DaskCalibrationData, client=None):
     partition (which one fails first on a cluster is a matter of scheduling)."""
     try:
         yield
+    except KeyError as exc:  # a table whose later file lacks a column: the reader fails on the worker
+        wanted = [] if data.columns is None else [data.columns["y_true"], *data.columns["y_prob"]]
+        if not any(repr(name) in str(exc) for name in wanted):
+            raise
+        raise InputError(f"{data.source}: a file lacks a needed column ({exc.args[0]}); every file needs the "
+                         f"columns {', '.join(map(repr, wanted))}") from None
     except PartitionInputError as exc:
         checks = [delayed(_error_of, pure=True)(part, i) for i, part in enumerate(data.parts[:exc.partition])]
         found = client.compute(checks, sync=True) if client is not None else dask.compute(*checks)

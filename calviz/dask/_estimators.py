@@ -35,7 +35,7 @@ from calviz.dask._data import (
 )
 from calviz.dask._twin import CLIENT_RULE, inherited, twin
 from calviz.sampling import subsample_interval
-from calviz.targets import SCALAR_TARGETS, Target, resolve
+from calviz.targets import SCALAR_TARGETS, TARGETS, Target, resolve
 
 
 def _binned_sums(z, y, n_bins: int, scheme: str, target: str) -> BinSums:
@@ -95,8 +95,8 @@ ece_interval = _binned(intervals.ece_interval, lambda sums, schema, options: int
     refused.""")
 
 
-@validate_params(inherited(ece.debiased_ece, "n_bins", "scheme", top_k=Interval(int, 1, None),
-                           class_index=NON_NEGATIVE_INT))
+@validate_params(inherited(ece.debiased_ece, "n_bins", "scheme", target=Options(TARGETS),
+                           top_k=Interval(int, 1, None), class_index=NON_NEGATIVE_INT))
 def partition_sums(y_true, y_prob=None, *, n_bins: int = 15, scheme: str = "equal_width",
                    target: str = "auto", top_k: int = 1, class_index: int = 0, split_every: int = SPLIT_EVERY,
                    client=None, **columns) -> tuple[BinSums, int, str, str]:
@@ -143,8 +143,9 @@ def partition_sums(y_true, y_prob=None, *, n_bins: int = 15, scheme: str = "equa
     True
     """
     options = dict(n_bins=n_bins, scheme=scheme, target=target, top_k=top_k, class_index=class_index)
-    sums, schema = resolved_sums(ece.debiased_ece, as_dask_data(y_true, y_prob, **columns), options,
-                                 split_every, client)
+    data = as_dask_data(y_true, y_prob, **columns)
+    resolve(data, target, top_k, class_index, caller="partition_sums")  # (messages naming this function)
+    sums, schema = resolved_sums(ece.debiased_ece, data, options, split_every, client)
     return sums, schema.n_bins_total, schema.scheme, schema.target
 
 
@@ -217,6 +218,8 @@ def multi_reliability(y_true, y_prob=None, *, target: str = "topk", top_k: int =
     from calviz import analysis
 
     data = as_dask_data(y_true, y_prob, **columns)
+    if data.is_binary:  # the sorted top-2 vector of a binary model is its full vector (analysis_target)
+        target = "full"
     k = resolve(data, "topk", min(int(top_k), data.n_classes)).top_k if target == "topk" else 0
     schema = ece.reliability(*data.schema(), n_bins=n_bins, alpha=alpha, interval=interval)
     sums = map_reduce(data, _partition_marginals, target, k, schema.n_bins, split_every=split_every,
@@ -228,7 +231,8 @@ def multi_reliability(y_true, y_prob=None, *, target: str = "topk", top_k: int =
         target, n_classes=data.n_classes, is_binary=data.is_binary, top_k=k, support=positives)
     rows = index - 1 if kind == "rank" else (np.zeros(1, dtype=np.int64) if data.is_binary else index)
     panels = tuple(ece.reliability_from_sums(sums[r], schema.edges, alpha=alpha, interval=interval,
-                                             n_bins=schema.n_bins, target="binary") for r in rows)
+                                             n_bins=schema.n_bins, target="binary", n_classes=2)
+                   for r in rows)
     return analysis.MultiReliability(target=target, kind=kind, index=index, labels=labels, panels=panels,
                                      positives=positives[rows], n=n, n_classes=data.n_classes,
                                      n_omitted=int(omitted))
@@ -259,8 +263,13 @@ class _Exponents:
         return bool(values) and all(Interval(int, 0, 62).accepts(b) for b in values)
 
 
-@validate_params(inherited(ece.debiased_ece, exponents=_Exponents(), class_index=NON_NEGATIVE_INT,
-                           third_moments=BOOLEAN))
+#: the targets of the dyadic scales: 1-D views on equal-width bins, or the full vector on the simplex
+#: partition (top-k has no dyadic scales: T-Cal tests it through the full vector)
+_SCALE_TARGETS = Options(("auto", *SCALAR_TARGETS, "full"))
+
+
+@validate_params(inherited(ece.debiased_ece, exponents=_Exponents(), target=_SCALE_TARGETS,
+                           class_index=NON_NEGATIVE_INT, third_moments=BOOLEAN))
 def scale_sums(y_true, y_prob=None, *, exponents: Sequence[int], target: str = "auto", class_index: int = 0,
                third_moments: bool = False, split_every: int = SPLIT_EVERY, client=None,
                **columns) -> tuple[tuple, str]:
@@ -305,14 +314,15 @@ def scale_sums(y_true, y_prob=None, *, exponents: Sequence[int], target: str = "
     """
     data = as_dask_data(y_true, y_prob, **columns)
     exps = tuple(sorted(int(b) for b in exponents))
-    resolved = resolve(data, target, 1, class_index)
+    resolved = resolve(data, target, 1, class_index, caller="scale_sums")
     merged = map_reduce(data, dyadic_sums, exps, bool(third_moments), target=resolved,
                         split_every=split_every, client=client)
     check_n(merged[0].n_total)
     return merged, resolved.name
 
 
-@validate_params(inherited(ece.debiased_ece, exponents=_Exponents(), class_index=NON_NEGATIVE_INT))
+@validate_params(inherited(ece.debiased_ece, exponents=_Exponents(), target=_SCALE_TARGETS,
+                           class_index=NON_NEGATIVE_INT))
 def multiscale_debiased_ece(y_true, y_prob=None, *, exponents: Sequence[int], target: str = "auto",
                             class_index: int = 0, split_every: int = SPLIT_EVERY, client=None,
                             **columns) -> tuple[ece.ECEResult, ...]:
@@ -353,6 +363,7 @@ def multiscale_debiased_ece(y_true, y_prob=None, *, exponents: Sequence[int], ta
     True
     """
     data = as_dask_data(y_true, y_prob, **columns)
+    resolve(data, target, 1, class_index, caller="multiscale_debiased_ece")  # (messages naming it)
     sums, target = scale_sums(data, exponents=exponents, target=target, class_index=class_index,
                               split_every=split_every, client=client)
     return tuple(ece.ece_from_sums(s, "debiased_l2_sq", n_bins=2**b, n_bins_total=(2**b) ** max(s.dim - 1, 1),

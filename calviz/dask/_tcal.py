@@ -284,8 +284,9 @@ def adaptive_tcal(data, options, *, max_bins, sort_fine_scales, split_every=SPLI
         raise InputError("calviz.dask.adaptive_tcal needs class_index for target='classwise'")
     view = resolve(data, o["target"], 1, o["class_index"] or 0, caller="adaptive_tcal")
     if o["resampling"] == "y_only" and view.name == "full":
+        tested = "" if o["target"] == "full" else " (T-Cal tests it through the full probability vector)"
         raise InputError("y-only resampling on Dask is available for 1-D targets (binary, top1, classwise); "
-                         "use resampling='analytic' for target='full'")
+                         f"use resampling='analytic' for target={o['target']!r}{tested}")
     sample = DaskSample(data, view, client=client, split_every=split_every, max_bins=max_bins,
                         sort_fine_scales=sort_fine_scales, discrete=o["discrete"])
     fields = adaptive(sample, alpha=alpha, resampling=o["resampling"], n_resamples=n_resamples,
