@@ -144,3 +144,56 @@ def test_group_column_from_parquet_and_npz(tmp_path):
         with pytest.raises(InputError):
             read_group_column(str(path), "region", 49)
     np.testing.assert_array_equal(read_group_column(str(npz), "y_true", 50, labels=labels + 0), labels)
+
+
+def test_tables_show_undecided_tests_and_bounded_pvalues():
+    """An undecided T-Cal (resampling cap reached) is not shown as a plain "not rejected", and a p-value a
+    tail bound settled is shown as a bound (the group table read "T-Cal p 0.0351 · Holm p 0.1402 ·
+    rejects")."""
+    from calviz.cli_compare import comparison_html
+
+    def group(name, reject, reason, p, bound):
+        tcal = {"reject": reject, "decision": "reject" if reject else "undecided", "pvalue": p,
+                "pvalue_is_bound": bound}
+        return {"group": name, "n": 70, "status": "tested", "reason": reason,
+                "ece": {"estimate": 0.07, "low": 0.0, "high": 0.17, "level": 0.95}, "tcal": tcal,
+                "pvalue": p, "adjusted_pvalue": min(1.0, 4 * p), "reject": reject}
+
+    undecided = "undecided at the Holm level α/3 = 0.0167 (resampling cap reached, …): not rejected"
+    summary = {"groups": {"groups": [group("a", True, "", 0.0351, True), group("b", False, undecided, 0.02,
+                                                                                 False)],
+                          "verdict": "calibration rejected in a", "rejected": ["a"], "alpha": 0.05}}
+    text = comparison_html(summary)
+    assert "≤ 0.0351" in text and "≤ 0.1404" in text and "rejects" in text
+    assert "undecided (not rejected)" in text and html_escape(undecided) in text
+    assert "Holm's step-down procedure" in text
+    pair = {"names": ["A", "B"], "difference": 0.01, "low": 0.0, "high": 0.02, "level": 0.95, "pvalue": 0.2,
+            "method": "asymptotic", "reject": False, "verdict": "no difference",
+            "models": {"A": {"ece": None, "tcal": {"reject": False, "decision": "undecided", "pvalue": 0.04,
+                                                   "pvalue_is_bound": False}},
+                       "B": {"ece": None, "tcal": None}}}
+    assert "undecided (not rejected)" in comparison_html({"comparison": pair})
+
+
+def html_escape(text: str) -> str:
+    import html
+
+    return html.escape(text)
+
+
+def test_tcal_caption_shows_a_tail_bound_as_a_bound():
+    """y-only T-Cal at n = 50 (seed 0) rejects by its tail bound before any resample: its p-value is only
+    an upper bound, and the caption and calviz check say "≤"."""
+    from calviz import plots
+
+    rng = np.random.default_rng(0)
+    p = rng.uniform(size=50)
+    y = (rng.uniform(size=50) < p ** 3).astype(int)
+    for seed in range(20):
+        result = calviz.adaptive_tcal(y, p, seed=seed)
+        if result.pvalue_is_bound:
+            break
+    assert result.pvalue_is_bound and result.n_resamples == 0 and result.reject
+    assert f"adjusted p ≤ {result.pvalue:.4f}" in plots.tcal_caption(result)
+    exact = calviz.adaptive_tcal(y, p, resampling="analytic")
+    assert not exact.pvalue_is_bound and "≤" not in plots.tcal_caption(exact)
