@@ -351,8 +351,10 @@ def render_analysis(result: Analysis, *, title: str = "calviz report", source: s
     from bokeh.embed import components
 
     from calviz import __version__
+    from calviz.plots import no_notebook_output
 
-    models = _bokeh_models(_figures(result))
+    with no_notebook_output():  # (a notebook cell that writes a report gets no BokehJS printed into it)
+        models = _bokeh_models(_figures(result))
     script, divs = components(models)
     s = result.summary
     n_txt = f"{s.n:,}" + (f" (uniform subsample of {s.n_total:,} rows)" if s.n_total != s.n else "")

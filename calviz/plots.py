@@ -13,6 +13,7 @@ the sample and is above 0 even for a calibrated model).
 
 from __future__ import annotations
 
+import contextlib
 import math
 import sys
 
@@ -80,27 +81,58 @@ _TOOLS = ["hover"]
 
 
 _BACKEND_LOADED = False
+#: whether BokehJS has been sent to this notebook kernel's page (by a display, not by a report)
+_NOTEBOOK_SHOWN = False
+#: > 0 while figures are built for a file only (:func:`no_notebook_output`)
+_QUIET = 0
+
+
+def _notebook_shell():
+    """The IPython shell of a notebook kernel, or None (a served page, a script, a terminal IPython)."""
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None else None
+    return shell if getattr(shell, "kernel", None) is not None else None
 
 
 def _ensure_backend() -> None:
     """Load HoloViews' Bokeh backend once per process.  Checking ``hv.Store.renderers`` is not enough:
     importing ``holoviews.plotting.bokeh`` (Panel does) registers the renderer but not the ``hv.opts``
-    builders, which only ``hv.extension`` sets up."""
-    global _BACKEND_LOADED
-    if not _BACKEND_LOADED:
+    builders, which only ``hv.extension`` sets up.  In a notebook, ``hv.extension`` also prints BokehJS
+    (about 3 MB) into the cell: only a cell that will display plots gets it, not one that writes a report
+    (:func:`no_notebook_output`)."""
+    global _BACKEND_LOADED, _NOTEBOOK_SHOWN
+    shell = _notebook_shell()
+    if _BACKEND_LOADED and (shell is None or _NOTEBOOK_SHOWN or _QUIET):
+        return
+    if shell is not None and _QUIET:
+        from IPython.utils.capture import capture_output
+
+        with capture_output(stdout=False, stderr=False, display=True):
+            hv.extension("bokeh", logo=False, inline=True)
+    else:
         hv.extension("bokeh", logo=False, inline=True)  # in a notebook: BokehJS inline, no CDN
-        _show_offline_in_notebooks()
-        _BACKEND_LOADED = True
+        if shell is not None:
+            _show_offline_in_notebooks(shell)
+            _NOTEBOOK_SHOWN = True
+    _BACKEND_LOADED = True
 
 
-def _show_offline_in_notebooks() -> None:
+@contextlib.contextmanager
+def no_notebook_output():
+    """Figures built inside are for a file (a report): in a notebook, loading the backend prints nothing
+    into the cell; the first plot displayed afterwards sends BokehJS to the page."""
+    global _QUIET
+    _QUIET += 1
+    try:
+        yield
+    finally:
+        _QUIET -= 1
+
+
+def _show_offline_in_notebooks(shell) -> None:
     """In a notebook kernel, show HoloViews objects through Panel with every stylesheet inline.
     HoloViews' own display builds the Panel models around a plot with stylesheets that point at Panel's
     CDN, which an offline notebook cannot load; Panel's display inlines them when its config says inline."""
-    ipython = sys.modules.get("IPython")
-    shell = ipython.get_ipython() if ipython is not None else None
-    if getattr(shell, "kernel", None) is None:
-        return  # not a notebook (a served page or a script: Panel's resources are left as they are)
     import panel as pn
 
     pn.config.inline = True

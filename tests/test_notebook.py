@@ -43,3 +43,21 @@ def test_tour_notebook_executes_and_embeds_the_dashboard(tmp_path, monkeypatch):
     assert dashboard_mimes & set(BUNDLE_MIME_TYPES), dashboard_mimes
     text = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []))
     assert "reject calibration: True" in text and "wrote " in text
+
+
+def test_a_cell_that_writes_a_report_prints_no_bokehjs(tmp_path, monkeypatch):
+    """calviz.report only writes a file: its cell output stays empty (it held ~3 MB of BokehJS); the first
+    plot displayed afterwards still brings BokehJS to the page, so it renders."""
+    monkeypatch.setenv("PYTHONPATH", str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    monkeypatch.setenv("CALVIZ_CACHE_DIR", str(tmp_path / "cache"))
+    setup = ("import numpy as np, calviz\nfrom calviz import plots\nrng = np.random.default_rng(0)\n"
+             "p = rng.uniform(size=300)\ny = (rng.uniform(size=300) < p ** 2).astype(int)")
+    write = "path = calviz.report(y, p, path='r.html', resampling='analytic')"
+    show = "plots.reliability_plot(calviz.reliability(y, p))"
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in (setup, write, show)])
+    nbclient.NotebookClient(nb, kernel_name="python3", timeout=600,
+                            resources={"metadata": {"path": str(tmp_path)}}).execute()
+    assert (tmp_path / "r.html").stat().st_size > 100_000
+    assert nb.cells[1].outputs == []
+    shown = {key for o in nb.cells[2].outputs for key in o.get("data", {})}
+    assert shown & set(BUNDLE_MIME_TYPES), shown
