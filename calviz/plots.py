@@ -119,8 +119,26 @@ def _ensure_backend() -> None:
 
 @contextlib.contextmanager
 def no_notebook_output():
-    """Figures built inside are for a file (a report): in a notebook, loading the backend prints nothing
-    into the cell; the first plot displayed afterwards sends BokehJS to the page."""
+    """Build figures for a file (a report) without printing BokehJS into a notebook cell.
+
+    In a notebook, loading HoloViews' Bokeh backend prints BokehJS (about 3 MB) into the cell; inside this
+    context it prints nothing, and the first plot displayed afterwards sends it to the page.  Outside a
+    notebook it changes nothing.
+
+    Returns
+    -------
+    contextlib.AbstractContextManager
+        The context (it yields None).
+
+    Examples
+    --------
+    >>> import calviz
+    >>> from calviz import plots
+    >>> with plots.no_notebook_output():
+    ...     figure = plots.reliability_plot(calviz.reliability([0, 1, 1, 0], [0.2, 0.7, 0.9, 0.4]))
+    >>> type(figure).__name__
+    'Layout'
+    """
     global _QUIET
     _QUIET += 1
     try:
@@ -1316,6 +1334,9 @@ def tcal_caption(tcal) -> str:
         text += ")"
     elif method in ("y_only", "consistency") and not resamples and tcal.decision == "reject":
         text += " (settled without resampling: a tail bound of the null distribution is already below α)"
+    if resamples and method in ("y_only", "consistency") and not np.isfinite(tcal.critical_values).any():
+        # the sequential rule stops once the p-value's Monte Carlo interval clears α
+        text += "; no critical values are drawn: the decision was settled before they could be estimated"
     return text
 
 
@@ -1374,13 +1395,15 @@ def _fmt_interval_end(x: float) -> str:
     return "0" if x == 0 else format_pvalue(x).replace("< ", "<")
 
 
-def tcal_xlabel(discrete: bool) -> str:
+def tcal_xlabel(discrete: bool, tcal=None) -> str:
     """The x-axis label of the T-Cal view.
 
     Parameters
     ----------
     discrete : bool
         Whether the exact binomial test ran (x is a predicted value).
+    tcal : TCalResult, optional
+        The result: full calibration of K > 2 classes counts bins per axis of the simplex partition.
 
     Returns
     -------
@@ -1393,7 +1416,11 @@ def tcal_xlabel(discrete: bool) -> str:
     >>> plots.tcal_xlabel(False)
     'number of bins at each dyadic scale (log scale)'
     """
-    return "distinct predicted value" if discrete else "number of bins at each dyadic scale (log scale)"
+    if discrete:
+        return "distinct predicted value"
+    if tcal is not None and tcal.target == "full" and int(tcal.K) > 2:
+        return f"bins per axis m at each dyadic scale (m^{int(tcal.K) - 1} simplex cells; log scale)"
+    return "number of bins at each dyadic scale (log scale)"
 
 
 def tcal_tooltips(discrete: bool) -> list:
@@ -1639,7 +1666,7 @@ def tcal_plot(tcal, *, title: str | None = None, height: int = 330, pending: str
             hv.opts.Overlay(
                 title=title or _title_lines(caption),
                 logx=not discrete,
-                xlabel=tcal_xlabel(discrete),
+                xlabel=tcal_xlabel(discrete, tcal),
                 ylabel="debiased ECE² statistic",
                 yformatter=readable_ticks(),
                 height=height,

@@ -363,3 +363,24 @@ def test_binary_topk_and_full_keep_the_binary_diagram(miscalibrated):
         assert not plots.is_multi(rel)
         binary = compute_reliability(miscalibrated, AnalysisOptions(target="binary", n_bins=10))
         np.testing.assert_array_equal(rel.counts, binary.counts)
+
+
+def test_tcal_view_says_why_no_critical_value_is_drawn_and_what_full_scales_count():
+    """A sequential y-only test that accepts stops before estimating critical values (all inf): the
+    caption says so instead of promising a dashed line; full calibration of K classes counts bins per
+    axis (the scale of 4 bins per axis has 4^(K−1) cells)."""
+    import calviz
+
+    rng = np.random.default_rng(0)
+    p = rng.uniform(size=2000)
+    y = (rng.uniform(size=2000) < p).astype(int)
+    accepted = calviz.adaptive_tcal(y, p, seed=0)
+    assert accepted.decision == "accept" and not np.isfinite(accepted.critical_values).any()
+    assert "no critical values are drawn" in plots.tcal_caption(accepted)
+    analytic = calviz.adaptive_tcal(y, p, resampling="analytic")
+    assert "no critical values" not in plots.tcal_caption(analytic)
+    P = rng.dirichlet(np.ones(4), size=500)
+    full = calviz.adaptive_tcal(rng.integers(0, 4, 500), P, target="full", resampling="analytic")
+    label = plots.tcal_xlabel(False, full)
+    assert label.startswith("bins per axis m") and "m^3" in label
+    assert plots.tcal_xlabel(False, analytic) == "number of bins at each dyadic scale (log scale)"

@@ -551,6 +551,7 @@ class TCalView(_View):
         frame = plots.tcal_frame(result)
         if frame["discrete"] != self.discrete:
             self._build(frame["discrete"])
+        self.figure.xaxis.axis_label = plots.tcal_xlabel(frame["discrete"], result)
         _set(self.source, frame["table"])
         self.figure.x_range.update(start=frame["xlim"][0], end=frame["xlim"][1])
         self.figure.y_range.update(start=frame["ylim"][0], end=frame["ylim"][1])
