@@ -520,7 +520,10 @@ def report_output(path):
     path = Path(path)
     if path.is_dir():
         raise IsADirectoryError(21, "is a directory", str(path))
-    fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent)
+    try:
+        fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent)
+    except OSError as exc:  # (named after the report, not the temporary file the user never asked for)
+        raise type(exc)(exc.errno, exc.strerror, str(path)) from None
     try:
         os.chmod(temporary, 0o644)  # mkstemp's 0600 would make the report private to its writer
         with os.fdopen(fd, "w", encoding="utf-8") as handle:

@@ -66,9 +66,10 @@ def _add_analysis_options(parser: argparse.ArgumentParser, *, resampling_default
     group = parser.add_argument_group("analysis options")
     group.add_argument("--target", choices=TARGETS, default=d.target,
                        help="calibration target (auto: binary for 1-D, top-1 for K classes)")
-    group.add_argument("--class-index", type=int, default=d.class_index, metavar="C",
-                       help="class for --target classwise")
-    group.add_argument("--top-k", type=int, default=d.top_k, metavar="K", help="k for --target topk")
+    # (no defaults here: a flag given for another target is refused, options_from_args fills them in)
+    group.add_argument("--class-index", type=int, metavar="C",
+                       help=f"class for --target classwise (default {d.class_index})")
+    group.add_argument("--top-k", type=int, metavar="K", help=f"k for --target topk (default {d.top_k})")
     group.add_argument("--subsample", type=int, default=None, metavar="N",
                        help="analyse a uniform subsample of N rows (drawn with --seed; default: all rows)")
     group.add_argument("--scheme", choices=SCHEMES, default=d.scheme, help="binning scheme")
@@ -222,8 +223,15 @@ def options_from_args(args):
     from calviz._data import InputError
     from calviz.analysis import AnalysisOptions
 
+    for flag, value, target in (("--class-index", args.class_index, "classwise"),
+                                ("--top-k", args.top_k, "topk")):
+        if value is not None and args.target != target:
+            raise CLIError(f"{flag} applies to --target {target} only; got --target {args.target}")
+    default = AnalysisOptions()
     values = dict(
-        target=args.target, class_index=args.class_index, top_k=args.top_k, n=args.subsample,
+        target=args.target, n=args.subsample,
+        class_index=default.class_index if args.class_index is None else args.class_index,
+        top_k=default.top_k if args.top_k is None else args.top_k,
         scheme=args.scheme, n_bins=args.n_bins, kernel=args.kernel, bandwidth=args.bandwidth,
         alpha=args.alpha, resampling=args.resampling, n_resamples=args.n_resamples, seed=args.seed,
         all_rows=bool(getattr(args, "all_rows", False)),

@@ -451,3 +451,13 @@ def test_every_way_of_exporting_a_report_gives_it_the_same_default_name(miscalib
     monkeypatch.chdir(tmp_path)
     assert main(["report", str(miscalibrated_csv), "--n-bins", "10", "--resampling", "analytic"]) == 0
     assert (tmp_path / DEFAULT_REPORT_NAME).stat().st_size > 10_000  # (the app's button: test_dashboard)
+
+
+@pytest.mark.parametrize("flags, refused", [
+    (["--class-index", "2"], "--class-index applies to --target classwise only; got --target auto"),
+    (["--target", "top1", "--top-k", "3"], "--top-k applies to --target topk only; got --target top1"),
+])
+def test_a_flag_of_another_target_is_refused(miscalibrated_csv, flags, refused, capsys):
+    """--class-index without --target classwise was silently ignored (the output was top-1's)."""
+    assert main(["check", str(miscalibrated_csv), *flags]) == 2
+    assert refused in capsys.readouterr().err

@@ -400,7 +400,8 @@ def predictions_csv(tmp_path) -> Path:
     return path
 
 
-@pytest.mark.parametrize("option", [["--class-index", "-1"], ["--seed", "-1"], ["--top-k", "0"],
+@pytest.mark.parametrize("option", [["--target", "classwise", "--class-index", "-1"], ["--seed", "-1"],
+                                    ["--target", "topk", "--top-k", "0"],
                                     ["--n-bins", "0"], ["--n-resamples", "0"], ["--alpha", "nan"],
                                     ["--bandwidth", "inf"], ["--subsample", "1"]])
 def test_check_option_errors_exit_2_with_one_line(predictions_csv, option, capsys):

@@ -174,3 +174,13 @@ def test_parameter_rows_say_every_option_in_words():
         "uniform subsample of 300 rows")
     assert dict(parameter_rows(AnalysisOptions(all_rows=True)))["every view on all rows"] == "yes"
     assert "False" not in dict(parameter_rows(AnalysisOptions())).values()
+
+
+def test_a_report_into_a_missing_directory_names_the_report(tmp_path):
+    """The error named the hidden temporary file (".r.html.je3vskf_.partial") the user never asked for."""
+    import calviz
+
+    target = tmp_path / "missing" / "r.html"
+    with pytest.raises(FileNotFoundError) as error:
+        calviz.report([0, 1, 1, 0], [0.2, 0.7, 0.9, 0.4], path=target, resampling="analytic")
+    assert str(target) in str(error.value) and ".partial" not in str(error.value)
