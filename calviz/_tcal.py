@@ -11,8 +11,9 @@
     at fine scales the duplicated draws share bins, which makes it conservative there;
   - ``"analytic"``: no resampling — a moment-matched scaled chi-square T^d ≈ c(χ²_ν − ν) with the exact
     conditional null variance given the predictions (the normal tail is 4–9× too
-    liberal at coarse scales); for 1-D targets ν also matches the exact third cumulant (see
-    :func:`analytic_pvalues`), for full calibration it is Satterthwaite's; meant for live use;
+    liberal at coarse scales); for 1-D targets ν also matches the exact third cumulant, and where that
+    leaves ν < 1 the p-value is at least Cantelli's bound (see :func:`analytic_pvalues`), for full
+    calibration it is Satterthwaite's; meant for live use;
   - ``"threshold"``: the paper's Chebyshev threshold at level α/B.
 
   ``combine="bonferroni"`` rejects iff min_b p_b ≤ α/B (the paper's rule); ``combine="max"`` (resampling
