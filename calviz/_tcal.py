@@ -243,9 +243,24 @@ class TCalResult(ResultMixin):
 
     @property
     def rejected_scales(self) -> tuple:
-        """The scales whose statistic reaches its critical value (empty unless ``reject``)."""
-        rows = zip(self.n_bins, self.statistics, self.critical_values, strict=True)
-        return tuple(m for m, t, c in rows if t >= c)
+        """The scales that reject (:attr:`scale_rejections`; empty unless ``reject``)."""
+        return tuple(m for m, hit in zip(self.n_bins, self.scale_rejections, strict=True) if hit)
+
+    @property
+    def scale_rejections(self) -> np.ndarray:
+        """Per scale, whether it rejects: with Bonferroni, its p-value is at most α/B — the decision's own
+        rule (a resampled critical value is a quantile of a discrete law, which the statistic can equal
+        with a p-value far above α/B); with ``combine="max"``, the statistic reaches its critical value.
+        Never where T^d = 0 (a scale without a bin of two points, where T^d ≡ 0)."""
+        t = np.asarray(self.statistics, dtype=np.float64)
+        if self.combine == "bonferroni" and self.pvalues is not None:
+            hit = np.asarray(self.pvalues, dtype=np.float64) <= self.alpha / max(len(t), 1)
+        elif self.critical_values is not None:
+            with np.errstate(invalid="ignore"):
+                hit = t >= np.asarray(self.critical_values, dtype=np.float64)
+        else:
+            hit = np.zeros(t.shape, dtype=bool)
+        return hit & (t != 0)
 
     def __bool__(self) -> bool:
         return bool(self.reject)

@@ -1382,7 +1382,7 @@ GLYPHS = {
     ),
     "tcal": (
         "Solid line: the statistic at each number of bins; dashed: its critical value; dots crimson where "
-        "the statistic reaches the critical value (that bin count rejects), teal where it does not."
+        "that bin count rejects (its p-value is at most α over the number of scales), teal where it does not."
     ),
     "interval": (
         "Bars: the intervals (crimson when they exclude 0, teal when they include it); white dots: the "
@@ -1567,8 +1567,7 @@ def tcal_frame(tcal) -> dict:
         pvals = _arr(pvals) if pvals is not None else np.full_like(stats, np.nan)
     else:
         scales = stats = crit = pvals = empty
-    with np.errstate(invalid="ignore"):
-        rejected = stats >= crit
+    rejected = tcal.scale_rejections if tcal is not None else np.zeros(stats.shape, dtype=bool)
     shown = np.ones(scales.shape, dtype=bool) if discrete else tcal_shown_scales(tcal, scales, rejected)
     hidden = int(scales.size - shown.sum())
     scales, stats, crit, pvals, rejected = (a[shown] for a in (scales, stats, crit, pvals, rejected))
@@ -1598,8 +1597,8 @@ def tcal_frame(tcal) -> dict:
 def tcal_plot(tcal, *, title: str | None = None, height: int = 330, pending: str | None = None) -> hv.Overlay:
     """T-Cal view: the debiased statistic T^d against its critical value at each dyadic scale.
 
-    x = number of bins (log axis).  Scales whose statistic reaches the critical value are crimson
-    (rejected), the others teal; the title carries the adaptive decision and the adjusted p-value.  When
+    x = number of bins (log axis).  Scales that reject (``TCalResult.scale_rejections``) are crimson,
+    the others teal; the title carries the adaptive decision and the adjusted p-value.  When
     the engine ran the exact binomial test for discrete predictors, x is the distinct predicted value
     instead (linear axis).  ``tcal=None`` gives the same (empty) layers.
 
