@@ -524,8 +524,9 @@ def adaptive_tcal(
     target : {"auto", "binary", "top1", "classwise", "full"}, default "auto"
         "auto" (binary P(y=1), or top-1 for (n, K) input), "binary", "top1", "classwise" (one class
         with ``class_index``, or all classes with Bonferroni over K when class_index is None: each
-        class at α/K with risk ε/K and cap max_resamples/K) or "full" (K-class calibration on the
-        simplex partition).
+        class at α/K with risk ε/K; sequential resampling tests the classes from the smallest analytic
+        p-value on, each with the resamples the previous ones left of one shared cap, and stops at the
+        first rejection) or "full" (K-class calibration on the simplex partition).
     class_index : int, optional
         The class of the ``classwise`` target (None: every class).
     discrete : bool, optional
@@ -614,32 +615,49 @@ def _classwise_all(y_true, y_prob, *, alpha, resampling, n_resamples, max_resamp
     data = as_calibration_data(y_true, y_prob)
     K = data.n_classes
     rng = as_generator(seed)
-    # the budget and the resampling risk are shared by the K tests (union bound over classes)
     n = data.n
+    views = [tuple(np.ascontiguousarray(a) for a in data.classwise(c)) for c in range(K)]
+    sequential = n_resamples is None and resampling in ("y_only", "consistency")
+    order = list(range(K))
     cap = resample_cap(max_resamples, n)
-    class_cap = max(FIRST_BATCH, cap // K)
-    results = []
-    for c in range(K):
-        z, y = data.classwise(c)
-        results.append(_adaptive(np.ascontiguousarray(z), np.ascontiguousarray(y), 2, "classwise", alpha / K,
-                                 resampling, n_resamples, None if n_resamples is not None else class_cap,
-                                 risk / K, combine, discrete, rng))
-    best = min(range(K), key=lambda c: results[c].pvalue)
+    if sequential:
+        # Settling a resampled rejection at α/(K·B) takes ~ln(K/ε)·K·B/α resamples (24 000 for K = 10 and
+        # 13 scales): an equal share of the budget per class (cap/K) left nearly every such test undecided.
+        # The classes are tested from the smallest analytic p-value on, each with the budget the previous
+        # ones left (an accepted class stops after a few hundred resamples), and the first rejection at α/K
+        # settles the Bonferroni test; the resampling risk stays ε/K per class (union bound).
+        analytic = [_adaptive(z, y, 2, "classwise", alpha / K, "analytic", None, None, risk, combine,
+                              discrete, None).pvalue for z, y in views]
+        order = sorted(order, key=lambda c: analytic[c])
+    results = {}
+    left = cap
+    for c in order:
+        class_cap = max(FIRST_BATCH, left) if sequential else None
+        results[c] = _adaptive(*views[c], 2, "classwise", alpha / K, resampling, n_resamples, class_cap,
+                               risk / K, combine, discrete, rng)
+        left -= results[c].n_resamples
+        if sequential and results[c].decision == "reject":
+            break
+    best = min(results, key=lambda c: results[c].pvalue)
     r = results[best]
     padj = float(min(1.0, K * r.pvalue))
-    decisions = [res.decision for res in results]
+    decisions = [res.decision for res in results.values()]
     decision = ("reject" if "reject" in decisions else "undecided" if "undecided" in decisions else "accept")
-    reason = (f"classwise over {K} one-vs-rest targets, Bonferroni over classes (each at level α/K"
-              f"{', resampling risk ε/K and cap ' + str(class_cap) if n_resamples is None else ''}); "
+    untested = K - len(results)
+    shared = (f", resampling risk ε/K, a shared cap of {cap} resamples, classes in the order of their "
+              "analytic p-values") if sequential else ""
+    reason = (f"classwise over {K} one-vs-rest targets, Bonferroni over classes (each at level α/K{shared}); "
               f"decisions: {decisions.count('reject')} reject, {decisions.count('accept')} accept, "
-              f"{decisions.count('undecided')} undecided; smallest p-value for class {best}: {r.reason}")
-    low = float(min(1.0, K * min(res.pvalue_interval[0] for res in results)))
-    high = float(min(1.0, K * min(res.pvalue_interval[1] for res in results)))
+              f"{decisions.count('undecided')} undecided"
+              f"{f', {untested} not tested (a rejection settled the test)' if untested else ''}; "
+              f"smallest p-value for class {best}: {r.reason}")
+    low = float(min(1.0, K * min(res.pvalue_interval[0] for res in results.values())))
+    high = float(min(1.0, K * min(res.pvalue_interval[1] for res in results.values())))
     return TCalResult(decision == "reject", padj, alpha, r.n_bins, r.statistics, r.critical_values, r.pvalues,
-                      r.method, r.combine, r.n, K, int(sum(res.n_resamples for res in results)),
+                      r.method, r.combine, r.n, K, int(sum(res.n_resamples for res in results.values())),
                       float(min(1.0, K * r.min_attainable_pvalue)),
                       r.test + " (classwise)", reason, "classwise", r.values, r.counts, decision, (low, high),
-                      float(risk if n_resamples is None else r.resampling_risk), int(class_cap), K)
+                      float(risk if n_resamples is None else r.resampling_risk), int(cap), K)
 
 
 class _MemorySample:

@@ -316,7 +316,9 @@ def test_classwise_with_many_classes_shares_one_budget():
     probs = rng.dirichlet(np.ones(1000), 5)
     labels = rng.integers(0, 1000, 5)
     r = calviz.adaptive_tcal(labels, probs, target="classwise", seed=0)  # was 1.6·10⁸ resamples
-    assert r.n_resamples <= 1000 * T.FIRST_BATCH and r.max_resamples == T.FIRST_BATCH
+    # one cap shared by the classes, each given at least a first batch
+    assert r.max_resamples == T.resample_cap(None, 5)
+    assert r.n_resamples <= r.max_resamples + 1000 * T.FIRST_BATCH
     assert r.decision in ("accept", "undecided")
 
 
@@ -369,3 +371,21 @@ def test_default_decision_is_the_reference_decision_or_undecided(case):
     decisions = [calviz.adaptive_tcal(y, z, seed=s).decision for s in STABILITY_SEEDS]
     opposite = sum(d not in (ref.decision, "undecided") for d in decisions)
     assert opposite <= 1, (ref.decision, ref.pvalue, decisions)
+
+
+def test_classwise_over_all_classes_can_settle_a_rejection():
+    """Ten classes: a resampled rejection at α/(K·B) needs ~24 000 resamples, and an equal share of the
+    budget per class (10 000) left 36 of 40 over-confident models undecided.  The classes now share the
+    budget, most significant first; 30 of 40 were rejected in the audit's run (seeds 0..39)."""
+    rng = np.random.default_rng(1)
+    rejected = 0
+    for seed in range(10):
+        logits = 2.0 * rng.normal(size=(200, 10))
+        truth = np.exp(logits - logits.max(axis=1, keepdims=True))
+        truth /= truth.sum(axis=1, keepdims=True)
+        model = truth ** 2 / (truth ** 2).sum(axis=1, keepdims=True)  # temperature 0.5: over-confident
+        y = (truth.cumsum(axis=1) < rng.random((200, 1))).sum(axis=1)
+        result = calviz.adaptive_tcal(y, model, target="classwise", seed=seed)
+        rejected += result.reject
+        assert result.reject == (result.decision == "reject")
+    assert rejected >= 5, f"{rejected} of 10 rejected"
