@@ -248,6 +248,12 @@ def ece_interval(
     and [√L, √U] for the binned ℓ2 ECE; both ends are clipped to the parameter's range (ECE² ≤ 1 for a
     scalar target, ≤ 2 for a vector).
 
+    A bin holding one point contributes nothing to T, so E[T] = ECE²_m − Σ_b ‖μ_b‖² p_b (1 − p_b)^(n−1)
+    (μ_b the bin's mean residual, p_b its probability): with many sparsely filled bins — a vector target
+    with m bins per axis, or tiny n — T is biased down and the interval covers less than its level (a
+    confident 10-class model, top-3 with 15 bins per axis: 0.854 and 0.881 at n = 100 and 300 for 0.9).
+    Fewer bins keep every bin populated.
+
     ``method="bootstrap"``: the percentile bootstrap of T, resampling (z, y) pairs ``n_resamples`` times
     (reproducible with ``seed``), clipped at 0 on the ECE² scale — the baseline Sun et al. show to
     under-cover.  Cost of the bootstrap: ``n_resamples`` × n × k ≤ ``BOOTSTRAP_WORK_BUDGET``; above it
