@@ -410,8 +410,9 @@ def analyze_parquet(path, *, scheduler=None, y_true: str | None = None,
 
     Every view is computed as :meth:`DistributedSource.compute_view` says: on all rows on the cluster, or
     in memory on the subsample the in-memory analysis would use (``errors[view]`` says so), unless
-    ``all_rows=True``; the smooth diagram, the bootstrap interval and consistency resampling are not
-    available (``None``, the reason in ``errors``).
+    ``all_rows=True``; the smooth diagram, the bootstrap interval, consistency resampling and the
+    resampled T-Cal of the ``full`` and ``topk`` targets (y-only resampling on Dask is for 1-D targets)
+    are not available (``None``, the reason in ``errors``).
 
     Parameters
     ----------
