@@ -658,10 +658,11 @@ def reliability_elements(
         framewise=True,
     )
     wt = witness_table(witness)
-    wit_panel = hv.Curve((wt["x"], wt["w"]), "x0", "witness").opts(
+    # "x0": the histogram's x dimension, so the panels share their x axis
+    wit_panel = hv.Curve((wt["x"], wt["w"]), hv.Dimension("x0", label="prediction v"), "witness").opts(
         color=MISCALIBRATED,
         line_width=1.5,
-        tools=["hover"],
+        tools=[HoverTool(tooltips=[("prediction v", "@x0{0.000}"), ("witness w(v)", "@witness{0.000}")])],
         xlim=(0, 1),
         ylim=(-1.05, 1.05),
         height=max(90, height // 3),
