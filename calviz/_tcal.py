@@ -248,13 +248,16 @@ class TCalResult(ResultMixin):
 
     @property
     def scale_rejections(self) -> np.ndarray:
-        """Per scale, whether it rejects: with Bonferroni, its p-value is at most α/B — the decision's own
+        """Per scale, whether it rejects: with Bonferroni, its p-value is at most α/B (α/(KB) for
+        classwise over all K classes) — the decision's own
         rule (a resampled critical value is a quantile of a discrete law, which the statistic can equal
         with a p-value far above α/B); with ``combine="max"``, the statistic reaches its critical value.
         Never where T^d = 0 (a scale without a bin of two points, where T^d ≡ 0)."""
         t = np.asarray(self.statistics, dtype=np.float64)
         if self.combine == "bonferroni" and self.pvalues is not None:
-            hit = np.asarray(self.pvalues, dtype=np.float64) <= self.alpha / max(len(t), 1)
+            # (classwise over all K classes: the scales shown are one class's, tested at α/K)
+            classes = self.K if self.test.endswith("(classwise)") else 1
+            hit = np.asarray(self.pvalues, dtype=np.float64) <= self.alpha / (classes * max(len(t), 1))
         elif self.critical_values is not None:
             with np.errstate(invalid="ignore"):
                 hit = t >= np.asarray(self.critical_values, dtype=np.float64)

@@ -2122,7 +2122,7 @@ def distance_caption(bounds) -> str:
         "the inequality behind each end). All measures describe this sample (its empirical distribution), "
         "not the population, so the "
         "bar stays above 0 even for a calibrated model: T-Cal and the ECE interval say whether the error "
-        "is real. kCE uses the Laplace kernel with bandwidth 1 (the smooth curve's bandwidth "
+        "is real. kCE uses the Laplace kernel with bandwidth 1 (the smooth-curve bandwidth "
         "option does not change it): a Gaussian kernel would not be consistent (Błasiok et al. 2023, "
         "Thm 8.6)."
     )

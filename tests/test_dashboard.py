@@ -181,7 +181,7 @@ def test_bandwidth_drives_the_smooth_curve_only(app):
     the distance view's caption says so."""
     assert _delta(app, {"bandwidth": 0.05}) == {"smooth_curve": 1, "smooth": 1}
     assert "bandwidth" not in VIEW_INPUTS["distance"]
-    assert "bandwidth 1 (the smooth curve's bandwidth option does not change it)" in app.views[3].note.object
+    assert "bandwidth 1 (the smooth-curve bandwidth option does not change it)" in app.views[3].note.object
     bounds = {bw: compute_distance(app.data, AnalysisOptions(bandwidth=bw))[0] for bw in (0.05, 0.4)}
     assert bounds[0.05].measures["laplace_kce"].value == bounds[0.4].measures["laplace_kce"].value
 

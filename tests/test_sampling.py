@@ -193,9 +193,10 @@ def test_tcal_axis_stops_where_bins_are_mostly_empty():
     assert not result.reject and shown.max() <= 12_000 < 2 * shown.max()
     assert frame["hidden"] == int((scales > 12_000).sum()) > 0
     # a finer scale that rejects stays on the axis
-    crit = np.asarray(result.critical_values, dtype=float).copy()
-    crit[-1] = -1.0
-    forced = dataclasses.replace(result, critical_values=crit)
+    # (a scale rejects by its p-value, TCalResult.scale_rejections; T^d = 0 never does)
+    pvalues, statistics = (np.asarray(a, dtype=float).copy() for a in (result.pvalues, result.statistics))
+    pvalues[-1], statistics[-1] = 0.0, 1e-3
+    forced = dataclasses.replace(result, pvalues=pvalues, statistics=statistics)
     frame = plots.tcal_frame(forced)
     assert frame["table"]["bins"].max() == scales.max()
     assert frame["hidden"] == int((scales > 12_000).sum()) - 1

@@ -388,4 +388,6 @@ def test_classwise_over_all_classes_can_settle_a_rejection():
         result = calviz.adaptive_tcal(y, model, target="classwise", seed=seed)
         rejected += result.reject
         assert result.reject == (result.decision == "reject")
+        # the scales shown are the most significant class's, each tested at α/(K·B)
+        assert bool(result.rejected_scales) == result.reject or result.decision == "undecided"
     assert rejected >= 5, f"{rejected} of 10 rejected"
