@@ -21,7 +21,7 @@ from pathlib import Path
 
 from calviz._data import CalibrationData, as_calibration_data
 from calviz._params import BOOLEAN, PATH, STR, Instance, NoneOr, positional_deprecated, validate_params
-from calviz.analysis import Analysis, AnalysisOptions, _with_option_values, analyze
+from calviz.analysis import Analysis, AnalysisOptions, _with_option_values, analyze, check_options_fit
 
 __all__ = ["render_report", "report", "render_analysis", "report_output", "VIEW_TITLES"]
 
@@ -598,6 +598,7 @@ def report(
         data = y_true
     else:
         data = as_calibration_data(y_true, y_prob)
+    check_options_fit(data, options, caller="report")  # (a class or k the data lack, named as report's)
     with report_output(path) as handle:
         handle.write(render_report(data, options, title=title))
     return Path(path)

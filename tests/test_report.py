@@ -184,3 +184,14 @@ def test_a_report_into_a_missing_directory_names_the_report(tmp_path):
     with pytest.raises(FileNotFoundError) as error:
         calviz.report([0, 1, 1, 0], [0.2, 0.7, 0.9, 0.4], path=target, resampling="analytic")
     assert str(target) in str(error.value) and ".partial" not in str(error.value)
+
+
+def test_a_class_the_data_lack_is_refused_naming_report(tmp_path):
+    import calviz
+
+    rng = np.random.default_rng(0)
+    probs = rng.dirichlet(np.ones(3), size=60)
+    labels = rng.integers(0, 3, size=60)
+    with pytest.raises(calviz.InputError, match=r"'class_index' parameter of report must be an int in \[0, 2\]"):
+        calviz.report(labels, probs, path=tmp_path / "r.html", target="classwise", class_index=5)
+    assert list(tmp_path.iterdir()) == []
