@@ -192,6 +192,7 @@ def test_a_class_the_data_lack_is_refused_naming_report(tmp_path):
     rng = np.random.default_rng(0)
     probs = rng.dirichlet(np.ones(3), size=60)
     labels = rng.integers(0, 3, size=60)
-    with pytest.raises(calviz.InputError, match=r"'class_index' parameter of report must be an int in \[0, 2\]"):
+    refused = r"'class_index' parameter of report must be an int in \[0, 2\]"
+    with pytest.raises(calviz.InputError, match=refused):
         calviz.report(labels, probs, path=tmp_path / "r.html", target="classwise", class_index=5)
     assert list(tmp_path.iterdir()) == []
