@@ -351,7 +351,7 @@ _LEGEND_OPTS = {"label_text_font_size": "8pt", "spacing": 14, "padding": 2, "mar
 BIN_TOOLTIPS = (
     ("bin", "[@x0{0.000}, @x1{0.000})"),
     ("count", "@count"),
-    ("mean confidence", "@confidence{0.0000}"),
+    ("mean predicted probability", "@confidence{0.0000}"),  # (a class panel: of that class)
     ("observed frequency", "@frequency{0.0000}"),
     ("interval", "[@low{0.000}, @high{0.000}]"),
     ("", "@status"),
