@@ -818,13 +818,58 @@ def compute_tcal(data: CalibrationData, options: AnalysisOptions, resampling: st
                 resampling=resampling, seed=int(options.seed))
 
 
+#: rows per cell, on average, that the full target's interval keeps (:func:`interval_bins`)
+ROWS_PER_CELL = 10
+
+
+def interval_bins(n: int, target: str, n_classes: int, n_bins: int) -> int:
+    """Bins per axis of the ECE interval: ``n_bins``, or for full calibration of K > 2 classes the largest
+    m ≤ ``n_bins`` (at least 2) whose m^(K−1) simplex cells hold :data:`ROWS_PER_CELL` rows on average.
+
+    A cell of one row adds nothing to Sun et al.'s statistic, so with most rows alone in their cells it is
+    biased far below the binned ECE² and the interval misses it (15 bins per axis for 10 classes are 15⁹
+    cells: 719 rows gave [0, 0.16] beside T-Cal's p < 10⁻⁴; 2 per axis, 512 cells: [0.08, 0.14]).
+
+    Parameters
+    ----------
+    n : int
+        Rows analysed.
+    target : str
+        The resolved target's name.
+    n_classes : int
+        K.
+    n_bins : int
+        The bins per axis asked for (``AnalysisOptions.n_bins``).
+
+    Returns
+    -------
+    int
+        The bins per axis of the interval.
+
+    Examples
+    --------
+    >>> from calviz.analysis import interval_bins
+    >>> interval_bins(719, "full", 10, 15), interval_bins(12_000, "full", 4, 15)
+    (2, 10)
+    >>> interval_bins(719, "top1", 10, 15)
+    15
+    """
+    if target != "full" or n_classes <= 2:
+        return n_bins
+    m = 2
+    while m < n_bins and ROWS_PER_CELL * (m + 1) ** (n_classes - 1) <= n:
+        m += 1
+    return m
+
+
 def _interval(data: CalibrationData, options: AnalysisOptions, method: str):
     data = prepare(data, options)
     target = analysis_target(data, options)
     if target.name == "topk":  # the sorted top-k vector (k = 1: the top-1 confidence)
         target = resolve(data, "auto", top_k=target.top_k)
+    n_bins = interval_bins(data.n, target.name, data.n_classes, int(options.n_bins))
     interval = _estimator(data, "ece_interval")
-    return interval(data, target=target, n_bins=int(options.n_bins), alpha=options.alpha, method=method,
+    return interval(data, target=target, n_bins=n_bins, alpha=options.alpha, method=method,
                     n_resamples=int(options.n_resamples), seed=int(options.seed))
 
 
@@ -833,7 +878,8 @@ def compute_interval(data: CalibrationData, options: AnalysisOptions):
 
     Computed by ``calviz.intervals.ece_interval`` [1]_ with ``options.n_bins`` equal-width bins at level
     1 − ``options.alpha``.  ``topk`` bins the sorted top-k vector (k = ``options.top_k``), ``full`` the
-    probability vector on the equal-volume simplex partition, as T-Cal does.
+    probability vector on the equal-volume simplex partition, as T-Cal does, with fewer bins per axis
+    when the cells would be too sparse (:func:`interval_bins`).
 
     Parameters
     ----------

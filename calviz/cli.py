@@ -386,8 +386,12 @@ def _print_check_text(summary: dict) -> None:
     else:
         level = ece.get("level")
         level_txt = f"{100 * level:.0f}% " if level is not None else ""
+        from calviz.plots import bins_phrase
+
+        bins = "? bins" if not ece.get("n_bins") else bins_phrase(ece["n_bins"], ece.get("target"),
+                                                                   ece.get("n_classes"))
         print(f"  ECE      {_fmt(ece['estimate'])}  ({level_txt}interval [{_fmt(ece['low'])}, "
-              f"{_fmt(ece['high'])}], {ece.get('n_bins', '?')} bins, {ece.get('method', '')}){on(ece)}")
+              f"{_fmt(ece['high'])}], {bins}, {ece.get('method', '')}){on(ece)}")
     bounds = summary["bounds"]
     if bounds is None:
         print("  distance not available")

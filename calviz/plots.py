@@ -1877,8 +1877,36 @@ def interval_title(interval) -> str:
     if level is not None:
         head = f"ℓ2-ECE, {100 * float(level):.0f}% intervals"
     if n_bins is not None:
-        head += f" ({int(np.asarray(n_bins).ravel()[0])} bins)"
+        head += f" ({bins_phrase(int(np.asarray(n_bins).ravel()[0]), interval.target, interval.n_classes)})"
     return head
+
+
+def bins_phrase(n_bins: int, target: str | None, n_classes: int | None) -> str:
+    """'15 bins', or for full calibration of K > 2 classes '2 bins per axis, 512 simplex cells'.
+
+    Parameters
+    ----------
+    n_bins : int
+        Bins (per axis).
+    target : str or None
+        The result's target.
+    n_classes : int or None
+        K.
+
+    Returns
+    -------
+    str
+        The phrase.
+
+    Examples
+    --------
+    >>> from calviz import plots
+    >>> plots.bins_phrase(15, "top1", 10), plots.bins_phrase(2, "full", 10)
+    ('15 bins', '2 bins per axis, 512 simplex cells')
+    """
+    if target == "full" and n_classes is not None and int(n_classes) > 2:
+        return f"{n_bins} bins per axis, {n_bins ** (int(n_classes) - 1):,} simplex cells"
+    return f"{n_bins} bins"
 
 
 def interval_plot(

@@ -217,3 +217,20 @@ def test_property_interval_validates_or_value_error(z, y, m, alpha, method):
     assert 0.0 <= ci.low <= ci.high and np.isfinite(ci.high)
     assert 0.0 <= ci.low_sq <= ci.estimate_sq + 1e-15 or ci.method == "bootstrap"
     assert ci.level == pytest.approx(1 - alpha)
+
+
+def test_the_analysis_keeps_the_full_targets_cells_populated():
+    """15 bins per axis of a 10-class simplex are 15⁹ cells: nearly every row alone, nothing left of the
+    statistic.  The analysis lowers the bins per axis to keep ~10 rows per cell and says so."""
+    from calviz import plots
+    from calviz.analysis import AnalysisOptions, compute_interval, interval_bins
+    from calviz.datasets import load_dataset
+
+    digits = load_dataset("digits-gnb")
+    interval = compute_interval(digits, AnalysisOptions(target="full"))
+    assert interval.n_bins == interval_bins(digits.n, "full", 10, 15) == 2
+    assert interval.low > 0.05  # over-confident naive Bayes: the interval excludes 0, as T-Cal rejects
+    assert plots.interval_title(interval).endswith("(2 bins per axis, 512 simplex cells)")
+    assert interval_bins(10 * 4**3, "full", 4, 15) == 4 and interval_bins(10 * 4**3 - 1, "full", 4, 15) == 3
+    assert interval_bins(50, "full", 4, 15) == 2 and interval_bins(10**9, "full", 3, 15) == 15
+    assert interval_bins(50, "full", 2, 15) == 15  # K = 2: the bins of the one probability
