@@ -243,8 +243,11 @@ class TCalResult(ResultMixin):
 
     @property
     def rejected_scales(self) -> tuple:
-        """The scales that reject (:attr:`scale_rejections`; empty unless ``reject``)."""
-        return tuple(m for m, hit in zip(self.n_bins, self.scale_rejections, strict=True) if hit)
+        """The scales (the predicted values, when the binomial test of discrete predictors ran) that reject
+        (:attr:`scale_rejections`; empty unless ``reject``)."""
+        binomial = self.values is not None and len(self.values) == len(self.statistics)
+        scales = self.values if binomial else self.n_bins
+        return tuple(m for m, hit in zip(scales, self.scale_rejections, strict=True) if hit)
 
     @property
     def scale_rejections(self) -> np.ndarray:
@@ -252,7 +255,8 @@ class TCalResult(ResultMixin):
         classwise over all K classes) — the decision's own
         rule (a resampled critical value is a quantile of a discrete law, which the statistic can equal
         with a p-value far above α/B); with ``combine="max"``, the statistic reaches its critical value.
-        Never where T^d = 0 (a scale without a bin of two points, where T^d ≡ 0)."""
+        Never where T^d = 0 (a scale without a bin of two points, where T^d ≡ 0), and none while the
+        resampled decision is undecided."""
         t = np.asarray(self.statistics, dtype=np.float64)
         if self.combine == "bonferroni" and self.pvalues is not None:
             # (classwise over all K classes: the scales shown are one class's, tested at α/K)
@@ -263,7 +267,9 @@ class TCalResult(ResultMixin):
                 hit = t >= np.asarray(self.critical_values, dtype=np.float64)
         else:
             hit = np.zeros(t.shape, dtype=bool)
-        return hit & (t != 0)
+        if self.values is None:  # (the binomial test's statistics are observed frequencies: 0 is one)
+            hit &= t != 0
+        return hit & (self.decision != "undecided")
 
     def __bool__(self) -> bool:
         return bool(self.reject)
@@ -528,8 +534,9 @@ def adaptive_tcal(
         "auto" (binary P(y=1), or top-1 for (n, K) input), "binary", "top1", "classwise" (one class
         with ``class_index``, or all classes with Bonferroni over K when class_index is None: each
         class at α/K with risk ε/K; sequential resampling tests the classes from the smallest analytic
-        p-value on, each with the resamples the previous ones left of one shared cap, and stops at the
-        first rejection) or "full" (K-class calibration on the simplex partition).
+        p-value on, each with the resamples the previous ones left of one shared cap (at least one
+        batch of 128), and stops at the first rejection) or "full" (K-class calibration on the simplex
+        partition).
     class_index : int, optional
         The class of the ``classwise`` target (None: every class).
     discrete : bool, optional
@@ -647,8 +654,8 @@ def _classwise_all(y_true, y_prob, *, alpha, resampling, n_resamples, max_resamp
     decisions = [res.decision for res in results.values()]
     decision = ("reject" if "reject" in decisions else "undecided" if "undecided" in decisions else "accept")
     untested = K - len(results)
-    shared = (f", resampling risk ε/K, a shared cap of {cap} resamples, classes in the order of their "
-              "analytic p-values") if sequential else ""
+    shared = (f", resampling risk ε/K, a shared cap of {cap} resamples (each class at least {FIRST_BATCH}), "
+              "classes in the order of their analytic p-values") if sequential else ""
     reason = (f"classwise over {K} one-vs-rest targets, Bonferroni over classes (each at level α/K{shared}); "
               f"decisions: {decisions.count('reject')} reject, {decisions.count('accept')} accept, "
               f"{decisions.count('undecided')} undecided"
@@ -660,7 +667,8 @@ def _classwise_all(y_true, y_prob, *, alpha, resampling, n_resamples, max_resamp
                       r.method, r.combine, r.n, K, int(sum(res.n_resamples for res in results.values())),
                       float(min(1.0, K * r.min_attainable_pvalue)),
                       r.test + " (classwise)", reason, "classwise", r.values, r.counts, decision, (low, high),
-                      float(risk if n_resamples is None else r.resampling_risk), int(cap), K)
+                      float(risk if sequential else r.resampling_risk),
+                      int(cap if sequential else r.max_resamples), K)
 
 
 class _MemorySample:

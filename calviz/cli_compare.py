@@ -115,7 +115,8 @@ def _model_part(interval, tcal) -> dict:
                                               "high": interval.high, "level": interval.level},
         "tcal": None if tcal is None else {"reject": bool(tcal.reject), "decision": tcal.decision,
                                            "pvalue": float(tcal.pvalue),
-                                           "pvalue_is_bound": tcal.pvalue_is_bound},
+                                           "pvalue_is_bound": tcal.pvalue_is_bound,
+                                           "sequential": bool(tcal.max_resamples)},
     }
 
 
@@ -239,10 +240,14 @@ def _pair_table(c: dict) -> str:
             f"<table>{head}{''.join(rows)}</table>{diff}")
 
 
-#: why a group's decision and its Holm p-value may seem to disagree (calviz.calibration_by_group)
-_HOLM_NOTE = ("The decisions are Holm's step-down procedure run on each group's sequential test, which "
-              "settles at every Holm level with its own resamples; the p-values and their Holm adjustment "
-              "are the tests' Monte Carlo estimates (≤: a bound), for reading.")
+def _holm_note(groups: dict) -> str:
+    """How the group decisions were made (calviz.calibration_by_group): with sequential resampling a
+    decision and its Holm p-value may seem to disagree."""
+    if any((row.get("tcal") or {}).get("sequential") for row in groups["groups"]):
+        return ("The decisions are Holm's step-down procedure run on each group's sequential test, which "
+                "settles at every Holm level with its own resamples; the p-values and their Holm adjustment "
+                "are the tests' Monte Carlo estimates (≤: a bound), for reading.")
+    return f"A group is rejected when its Holm-adjusted p-value is at most α = {groups['alpha']:g}."
 
 
 def _group_p(row: dict) -> dict:
@@ -288,5 +293,5 @@ def comparison_html(summary: dict) -> str:
         cls = "reject" if g["rejected"] else "accept"
         parts.append(f"<section><h2>Calibration by group</h2><div class=\"verdict {cls}\"><b>"
                      f"{html.escape(g['verdict'])}</b></div><table>{head}{''.join(rows)}</table>"
-                     f"<p class=\"caption\">{_HOLM_NOTE}</p></section>")
+                     f"<p class=\"caption\">{_holm_note(g)}</p></section>")
     return "".join(parts)

@@ -1486,8 +1486,7 @@ def tcal_shown_scales(tcal, scales: np.ndarray, rejected: np.ndarray) -> np.ndar
     >>> y = (rng.uniform(size=500) < p ** 1.5).astype(int)
     >>> t = calviz.adaptive_tcal(y, p, resampling="analytic")
     >>> scales = np.asarray(t.n_bins)
-    >>> rejected = np.asarray(t.statistics) >= np.asarray(t.critical_values)
-    >>> bool(scales[plots.tcal_shown_scales(t, scales, rejected)].max() <= t.n)
+    >>> bool(scales[plots.tcal_shown_scales(t, scales, t.scale_rejections)].max() <= t.n)
     True
     """
     n = getattr(tcal, "n", None)

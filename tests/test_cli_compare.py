@@ -154,7 +154,7 @@ def test_tables_show_undecided_tests_and_bounded_pvalues():
 
     def group(name, reject, reason, p, bound):
         tcal = {"reject": reject, "decision": "reject" if reject else "undecided", "pvalue": p,
-                "pvalue_is_bound": bound}
+                "pvalue_is_bound": bound, "sequential": True}
         return {"group": name, "n": 70, "status": "tested", "reason": reason,
                 "ece": {"estimate": 0.07, "low": 0.0, "high": 0.17, "level": 0.95}, "tcal": tcal,
                 "pvalue": p, "adjusted_pvalue": min(1.0, 4 * p), "reject": reject}
@@ -167,6 +167,10 @@ def test_tables_show_undecided_tests_and_bounded_pvalues():
     assert "≤ 0.0351" in text and "≤ 0.1404" in text and "rejects" in text
     assert "undecided (not rejected)" in text and html_escape(undecided) in text
     assert "Holm's step-down procedure" in text
+    for row in summary["groups"]["groups"]:  # analytic critical values: no sequential tests
+        row["tcal"]["sequential"] = False
+    text = comparison_html(summary)
+    assert "Holm's step-down" not in text and "Holm-adjusted p-value is at most α = 0.05" in text
     pair = {"names": ["A", "B"], "difference": 0.01, "low": 0.0, "high": 0.02, "level": 0.95, "pvalue": 0.2,
             "method": "asymptotic", "reject": False, "verdict": "no difference",
             "models": {"A": {"ece": None, "tcal": {"reject": False, "decision": "undecided", "pvalue": 0.04,

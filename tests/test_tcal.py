@@ -773,3 +773,16 @@ def test_scales_without_a_pair_in_a_bin_never_count_as_rejected():
             assert plots.CALIBRATED in set(plots.tcal_frame(result)["table"]["color"])
             assert plots.MISCALIBRATED not in set(plots.tcal_frame(result)["table"]["color"])
     assert found  # the case occurs in this setting
+
+
+def test_binomial_test_rejections_name_the_predicted_value():
+    """Discrete predictors: the statistics are observed frequencies, 0 among them; a value never followed
+    by a 1 rejects (p ≈ 1e−157) and rejected_scales names it (it raised ValueError, then hid it)."""
+    values = np.repeat([0.3, 0.5, 0.7], 300)
+    rng = np.random.default_rng(0)
+    y = (rng.uniform(size=values.size) < values).astype(int)
+    y[values == 0.7] = 0
+    result = calviz.adaptive_tcal(y, values, seed=0)
+    assert result.test.startswith("binomial") and result.reject
+    assert result.rejected_scales == (0.7,)
+    assert result.scale_rejections.tolist() == [False, False, True]
