@@ -768,3 +768,27 @@ def test_a_bad_control_gives_the_uniform_message(name, value):
 def test_an_unknown_control_names_the_controls():
     with pytest.raises(TypeError, match=r"unexpected keyword argument 'nbins'; the controls are dataset, .*"):
         dashboard(_data(300), nbins=10)
+
+
+def test_a_target_the_data_cannot_have_is_not_offered_and_a_refused_setting_is_said(app):
+    """"binary" on 4-class data froze every view with nothing on the page (the error only reached the
+    server log), and so did switching a binary model's "binary" target to multiclass data."""
+    assert app.data.is_binary and "binary" in app.controls.param.target.objects
+    app.controls.target = "binary"
+    app.wait()
+    app._add_dataset("four classes", _data(classes=4))
+    app.wait()
+    assert app.controls.target == "auto" and app.data.n_classes == 4
+    assert "binary" not in app.controls.param.target.objects
+    assert app.status.data is app.data and not app.status.alert.visible
+    # a setting refused anyway (here forced past the selector) is said, and the control goes back
+    n_calls = app.store.calls["reliability"]
+    app.controls.param.target.objects = [*app.controls.param.target.objects, "binary"]
+    app.controls.target = "binary"
+    app.wait()
+    assert app.controls.target == "auto"
+    assert app.status.alert.visible and "Setting refused." in app.status.alert.object
+    assert "binary target needs binary predictions" in app.status.alert.object
+    app.controls.n_bins = 9  # the app keeps working
+    app.wait()
+    assert app.store.calls["reliability"] > n_calls and not app.status.alert.visible

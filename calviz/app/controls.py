@@ -124,14 +124,18 @@ class Controls(param.Parameterized):
             all_rows=bool(self.all_rows),
         )
 
-    def fit_to(self, n_rows: int, n_classes: int) -> dict:
+    def fit_to(self, n_rows: int, n_classes: int, is_binary: bool = True) -> dict:
         """Bounds of the data-dependent parameters for new data; returns the values to set with them
-        (all rows, and a class / k that exists)."""
+        (all rows, a class / k that exists, and a target the data have: "binary" is offered for 1-D
+        P(y = 1) only)."""
         self.param.class_index.bounds = (0, n_classes - 1)
         self.param.top_k.bounds = (1, max(2, n_classes))
         self.param.n.bounds = (min(n_rows, 20), n_rows)
+        targets = [t for t in TARGETS if is_binary or t != "binary"]
+        self.param.target.objects = targets
         return {
             "n": n_rows,
             "class_index": min(self.class_index, n_classes - 1),
             "top_k": min(max(self.top_k, 1), n_classes),
+            "target": self.target if self.target in targets else "auto",
         }

@@ -17,7 +17,7 @@ from functools import partial
 import panel as pn
 
 from calviz import plots
-from calviz._data import CalibrationData, as_calibration_data, message_for
+from calviz._data import CalibrationData, InputError, as_calibration_data, message_for
 from calviz.analysis import Analysis, DataSummary, is_distributed, prepare, scalar_reliability
 from calviz.app import sources
 from calviz.app.controls import Controls
@@ -125,7 +125,7 @@ class CalvizApp:
         self.data = self.status.data = data
         self._fitting = True  # the widgets follow the new bounds and values; one refresh follows below
         try:
-            self.controls.param.update(**self.controls.fit_to(data.n, data.n_classes))
+            self.controls.param.update(**self.controls.fit_to(data.n, data.n_classes, data.is_binary))
         finally:
             self._fitting = False
         if self._sidebar is not None:
@@ -205,9 +205,22 @@ class CalvizApp:
                 # change just made
                 self.status.clear_error()
             options = self.controls.options(self.data.n)
-            self.store.update(
-                self.data, options, show_smooth=self.controls.show_smooth, inline=inline, start_now=start_now
-            )
+            try:
+                self.store.update(
+                    self.data, options, show_smooth=self.controls.show_smooth, inline=inline,
+                    start_now=start_now,
+                )
+            except InputError as exc:
+                # a setting these data cannot have: said on the page, and the control goes back to the
+                # value the views show (an uncaught error froze every view, with nothing on the page)
+                self._fitting = True
+                try:
+                    self.controls.param.update(**{event.name: event.old for event in events})
+                finally:
+                    self._fitting = False
+                self.status.show_error(str(exc), refused="Setting refused.",
+                                       kept="The views keep the previous settings.")
+                return
             self.status.draw()
 
     def start(self) -> None:

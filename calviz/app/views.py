@@ -798,12 +798,11 @@ class StatusView(_View):
             + (f" <small>({parts} ms)</small>" if parts else "")
         )
 
-    def show_error(self, message: str) -> None:
+    def show_error(self, message: str, *, refused: str = "Input refused.",
+                   kept: str = "The previous dataset stays loaded.") -> None:
         message = message.rstrip()
         end = "" if message.endswith((".", "!", "?")) else "."
-        self.alert.object = (
-            f"<strong>Input refused.</strong> {html.escape(message)}{end} The previous dataset stays loaded."
-        )
+        self.alert.object = f"<strong>{refused}</strong> {html.escape(message)}{end} {kept}"
         self.alert.visible = True
         self.draw()  # ends a "preparing …" line
 
