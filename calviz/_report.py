@@ -150,7 +150,7 @@ def _captions(result: Analysis) -> dict:
         reliability = plots.GLYPHS["reliability"]
     return {
         "reliability": reliability,
-        "tcal": f"{plots.tcal_caption(tcal)}. {plots.GLYPHS['tcal']}",
+        "tcal": f"{plots.tcal_caption(tcal)}. {plots.tcal_marks(tcal)}",
         "interval": f"{plots.interval_caption(result.interval)} {plots.GLYPHS['interval']}",
         "distance": plots.distance_caption(result.distance),
     }

@@ -1264,13 +1264,48 @@ def tcal_verdict(tcal) -> tuple[str, str]:
     """
     if tcal is None:
         return "T-Cal not available", tcal_caption(None)
-    p = format_pvalue(tcal.pvalue)
-    p = f" {p}" if p.startswith("<") else f" = {p}"
     if tcal.decision == "undecided":
         decision = "UNDECIDED"
     else:
         decision = "REJECT" if bool(tcal.reject) else "not rejected"
-    return f"{decision} · p{p} ({method_name(tcal.method)})", tcal_caption(tcal)
+    p = pvalue_phrase(tcal.pvalue, bound=tcal.pvalue_is_bound)
+    return f"{decision} · {p} ({method_name(tcal.method)})", tcal_caption(tcal)
+
+
+def tcal_marks(tcal) -> str:
+    """What the T-Cal view's marks mean, for its caption.
+
+    The dashed critical value is named only when one was computed: a sequential test that settled
+    before estimating them, or a tail bound that settled it without resampling, computes none.
+
+    Parameters
+    ----------
+    tcal : TCalResult or None
+        The result shown (None: the general sentence).
+
+    Returns
+    -------
+    str
+        The sentence.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> from calviz import plots
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=2000)
+    >>> y = (rng.uniform(size=2000) < p).astype(int)
+    >>> print(plots.tcal_marks(calviz.adaptive_tcal(y, p, resampling="analytic")).split(";")[1])
+     dashed: its critical value
+    >>> "dashed" in plots.tcal_marks(calviz.adaptive_tcal(y, p, seed=0))   # settled before estimating them
+    False
+    """
+    crit = None if tcal is None else tcal.critical_values
+    drawn = tcal is None or (crit is not None and bool(np.isfinite(np.asarray(crit, dtype=np.float64)).any()))
+    dashed = "; dashed: its critical value" if drawn else ""
+    return (f"Solid line: the statistic at each number of bins{dashed}; dots crimson where that bin count "
+            "rejects (its p-value is at most α over the number of scales), teal where it does not.")
 
 
 def _title_lines(text: str, width: int = 72) -> str:
@@ -1381,10 +1416,7 @@ GLYPHS = {
         "witness w(v), far from 0 where the observed frequency is above (w > 0) or below (w < 0) the "
         "prediction."
     ),
-    "tcal": (
-        "Solid line: the statistic at each number of bins; dashed: its critical value; dots crimson where "
-        "that bin count rejects (its p-value is at most α over the number of scales), teal where it does not."
-    ),
+    "tcal": tcal_marks(None),
     "interval": (
         "Bars: the intervals (crimson when they exclude 0, teal when they include it); white dots: the "
         "point estimate; grey line: 0."
@@ -1420,7 +1452,8 @@ def tcal_xlabel(discrete: bool, tcal=None) -> str:
     if discrete:
         return "distinct predicted value"
     if tcal is not None and tcal.target == "full" and int(tcal.K) > 2:
-        return f"bins per axis m at each dyadic scale (m^{int(tcal.K) - 1} simplex cells; log scale)"
+        exponent = str(int(tcal.K) - 1).translate(str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹"))
+        return f"bins per axis m (m{exponent} simplex cells; log scale)"
     return "number of bins at each dyadic scale (log scale)"
 
 

@@ -382,5 +382,7 @@ def test_tcal_view_says_why_no_critical_value_is_drawn_and_what_full_scales_coun
     P = rng.dirichlet(np.ones(4), size=500)
     full = calviz.adaptive_tcal(rng.integers(0, 4, 500), P, target="full", resampling="analytic")
     label = plots.tcal_xlabel(False, full)
-    assert label.startswith("bins per axis m") and "m^3" in label
+    assert label == "bins per axis m (m³ simplex cells; log scale)"
+    assert "dashed" not in plots.tcal_marks(accepted)  # (no dashed line is drawn)
+    assert "; dashed: its critical value;" in plots.tcal_marks(analytic)
     assert plots.tcal_xlabel(False, analytic) == "number of bins at each dyadic scale (log scale)"

@@ -398,7 +398,8 @@ class ReliabilityView(_View):
         note += " Red, below: the smCE witness w(v)" + (
             " (computing…)."
             if self.store.distance.pending
-            else "; where it is far from 0 the model is miscalibrated."
+            else "; it marks where the predictions are most off — above 0 where outcomes exceed them, "
+            "below 0 where they fall short — not how much (smCE, in the distance view, says how much)."
         )
         return note + _error_text(entry, smooth_entry)
 
@@ -558,9 +559,10 @@ class TCalView(_View):
         title, caption = plots.tcal_verdict(result)
         self.figure.title.text = title if result is not None else (entry.pending or title)
         note = caption
-        if result is not None and result.method not in ("analytic", "y_only", "consistency"):
+        if result is not None and result.n_resamples and result.method not in ("analytic", "y_only",
+                                                                              "consistency"):
             note += f" ({result.n_resamples} resamples)"  # (the resampled methods' caption states them)
-        note += ". Solid line: statistic Tᵈ per scale; dashed: critical value"
+        note += ". " + plots.tcal_marks(result).rstrip(".")
         if result is not None and entry.options.target == "topk" and result.target == "full":
             note += (". T-Cal has no top-k form: it tests the full probability vector, whose calibration "
                      "implies the top-k vector's")
@@ -673,7 +675,8 @@ class IntervalView(_View):
         self.figure.x_range.update(start=frame["xlim"][0], end=frame["xlim"][1])
         if interval is not None:
             level = 100 * float(interval.level)
-            title = f"{level:.0f}% intervals · {entry.options.n_bins} bins"
+            bins = plots.bins_phrase(interval.n_bins, interval.target, interval.n_classes)
+            title = f"{level:.0f}% intervals · {bins}"
             self.figure.title.text = title + (" · bootstrap…" if boot.pending else "")
         else:
             self.figure.title.text = plots.interval_title(None) + (" · computing…" if entry.pending else "")
