@@ -396,6 +396,12 @@ def test_bad_upload_keeps_previous_data(app):
     app.wait()
     assert app.store.calls["reliability"] >= 2
     assert not app.status.alert.visible and app.status.alert.object == ""
+    # ... a change of the comparison controls too
+    assert not app.load_file(b"y_true,y_prob\n1,0.5\n0,banana\n", "bad.csv")
+    assert app.status.alert.visible
+    app.comparison.controls.mode = "recalibration"
+    app.wait()
+    assert not app.status.alert.visible
 
 
 def test_upload_over_size_limit_is_refused(app):

@@ -106,6 +106,7 @@ class ComparisonMode:
             return True
 
     def _on_controls(self, *events) -> None:
+        self.app.moved_on()
         self._fit_other()
         self.refresh()
 

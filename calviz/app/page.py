@@ -196,14 +196,18 @@ class CalvizApp:
         else:
             held()
 
+    def moved_on(self) -> None:
+        """The user changed a control: the alert of a refused input goes (it would read as news about the
+        change just made)."""
+        if self.status.alert.visible:
+            self.status.clear_error()
+
     def refresh(self, *events, inline: bool = False, start_now: bool = False) -> None:
         if self._fitting:
             return
         with self._hold():
-            if events and self.status.alert.visible:
-                # the user has moved on from the refused input: its alert would read as news about the
-                # change just made
-                self.status.clear_error()
+            if events:
+                self.moved_on()
             options = self.controls.options(self.data.n)
             try:
                 self.store.update(
