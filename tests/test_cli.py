@@ -461,3 +461,16 @@ def test_a_flag_of_another_target_is_refused(miscalibrated_csv, flags, refused, 
     """--class-index without --target classwise was silently ignored (the output was top-1's)."""
     assert main(["check", str(miscalibrated_csv), *flags]) == 2
     assert refused in capsys.readouterr().err
+
+
+def test_readme_shows_what_calviz_check_prints(tmp_path, capsys):
+    """README's `calviz check preds.csv` block is the command's output on the default dataset as a CSV
+    (it went stale when the distance lines changed)."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    block = readme.split("$ calviz check preds.csv ", 1)[1].split("\n$ ", 1)[0].splitlines()[1:]
+    data = load_dataset(DEFAULT_DATASET)
+    table = {"y_true": data.labels, **{f"p_{k}": data.probs[:, k] for k in range(data.n_classes)}}
+    pd.DataFrame(table).to_csv(tmp_path / "preds.csv", index=False)  # (shortest round-trip floats)
+    assert main(["check", str(tmp_path / "preds.csv")]) == 0
+    printed = capsys.readouterr().out.replace(str(tmp_path / "preds.csv"), "preds.csv").splitlines()
+    assert printed == block
