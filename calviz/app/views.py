@@ -791,7 +791,7 @@ class StatusView(_View):
             return
         timings = self.store.timings
         total = sum(timings.values())
-        parts = ", ".join(f"{k} {1000 * v:.0f}" for k, v in timings.items())
+        parts = ", ".join(f"{k.replace('_', ' ')} {1000 * v:.0f}" for k, v in timings.items())
         options = self.controls.options(data.n)
         where = f" · on <b>Dask</b> ({html.escape(data.scheduler)})" if is_distributed(data) else ""
         self.text.object = (
