@@ -1232,17 +1232,20 @@ def _tcal_decision(tcal) -> str:
     return "REJECT calibration" if bool(tcal.reject) else "calibration not rejected"
 
 
-def tcal_verdict(tcal) -> tuple[str, str]:
+def tcal_verdict(tcal, *, method: bool = True) -> tuple[str, str]:
     """The T-Cal view's title and one-line caption, both from the result alone.
 
-    The title gives the decision and the adjusted p-value (e.g. "REJECT · p = 0.0120 (y_only)",
-    "UNDECIDED · …"), the caption is :func:`tcal_caption`.  Everything the live view and the report say
-    about the verdict is written here.
+    The title gives the decision and the adjusted p-value (e.g. "REJECT · p = 0.0120 (Y-only
+    resampling)", "UNDECIDED · …"), the caption is :func:`tcal_caption`.  Everything the live view and the
+    report say about the verdict is written here.
 
     Parameters
     ----------
     tcal : TCalResult
         From :func:`calviz.adaptive_tcal`.
+    method : bool, default True
+        Name the critical values' method in the title too (the caption always does; a half-width card
+        has no room for both).
 
     Returns
     -------
@@ -1269,7 +1272,8 @@ def tcal_verdict(tcal) -> tuple[str, str]:
     else:
         decision = "REJECT" if bool(tcal.reject) else "not rejected"
     p = pvalue_phrase(tcal.pvalue, bound=tcal.pvalue_is_bound)
-    return f"{decision} · {p} ({method_name(tcal.method)})", tcal_caption(tcal)
+    named = f" ({method_name(tcal.method)})" if method else ""
+    return f"{decision} · {p}{named}", tcal_caption(tcal)
 
 
 def tcal_marks(tcal) -> str:

@@ -556,7 +556,7 @@ class TCalView(_View):
         _set(self.source, frame["table"])
         self.figure.x_range.update(start=frame["xlim"][0], end=frame["xlim"][1])
         self.figure.y_range.update(start=frame["ylim"][0], end=frame["ylim"][1])
-        title, caption = plots.tcal_verdict(result)
+        title, caption = plots.tcal_verdict(result, method=False)
         self.figure.title.text = title if result is not None else (entry.pending or title)
         note = caption
         if result is not None and result.n_resamples and result.method not in ("analytic", "y_only",
