@@ -388,11 +388,15 @@ def test_serve_screenshot(served_url, chromium_browser):
         # the four views are drawn (reliability diagram + histogram + ... : at least one canvas each)
         page.locator("canvas").nth(3).wait_for(state="attached", timeout=300_000)
         page.wait_for_load_state("networkidle", timeout=300_000)
-        # let the resampled results (bootstrap interval, smooth band) replace the analytic ones: the status
-        # line lists the running jobs after "computing: " (a result's text may say "resampling: …" too)
-        busy = page.get_by_text(re.compile(r"^computing: "))
-        busy.first.wait_for(state="hidden", timeout=300_000)
-        page.wait_for_timeout(2000)
+        # let the background results (bootstrap interval, smooth band, distance family and witness) arrive:
+        # while any runs, the status line lists it after "computing: " and the views say "computing…"
+        # (waited for twice: the jobs start after the first views are drawn)
+        busy = ("() => { for (const d of Bokeh.documents) for (const m of d.all_models)"
+                " if (typeof m.text === 'string' && m.text.includes('computing')) return false;"
+                " return true; }")
+        for _ in range(2):
+            page.wait_for_timeout(2000)
+            page.wait_for_function(busy, timeout=300_000)
         artifacts = REPO / "artifacts"
         artifacts.mkdir(exist_ok=True)
         shot = artifacts / "screenshot.png"
