@@ -533,10 +533,9 @@ def adaptive_tcal(
     target : {"auto", "binary", "top1", "classwise", "full"}, default "auto"
         "auto" (binary P(y=1), or top-1 for (n, K) input), "binary", "top1", "classwise" (one class
         with ``class_index``, or all classes with Bonferroni over K when class_index is None: each
-        class at α/K with risk ε/K; sequential resampling tests the classes from the smallest analytic
-        p-value on, each with the resamples the previous ones left of one shared cap (at least one
-        batch of 128), and stops at the first rejection) or "full" (K-class calibration on the simplex
-        partition).
+        class at α/K with risk ε/K; sequential resampling shares one cap: the classes are tested from
+        the smallest analytic p-value on, each with half of what is left (at least 128), and a
+        rejection ends the test) or "full" (K-class calibration on the simplex partition).
     class_index : int, optional
         The class of the ``classwise`` target (None: every class).
     discrete : bool, optional
@@ -633,16 +632,18 @@ def _classwise_all(y_true, y_prob, *, alpha, resampling, n_resamples, max_resamp
     if sequential:
         # Settling a resampled rejection at α/(K·B) takes ~ln(K/ε)·K·B/α resamples (24 000 for K = 10 and
         # 13 scales): an equal share of the budget per class (cap/K) left nearly every such test undecided.
-        # The classes are tested from the smallest analytic p-value on, each with the budget the previous
-        # ones left (an accepted class stops after a few hundred resamples), and the first rejection at α/K
-        # settles the Bonferroni test; the resampling risk stays ε/K per class (union bound).
+        # The classes are tested from the smallest analytic p-value on, each with half of what is left (at
+        # least one batch): the most significant get room to settle, a borderline one cannot starve the
+        # rest (a calibrated class accepts after a few hundred resamples), and a rejection at α/K settles
+        # the Bonferroni test.  Each class's cap is fixed before its own resamples are drawn, so its
+        # resampling risk stays ε/K (union bound over classes).
         analytic = [_adaptive(z, y, 2, "classwise", alpha / K, "analytic", None, None, risk, combine,
                               discrete, None).pvalue for z, y in views]
         order = sorted(order, key=lambda c: analytic[c])
     results = {}
     left = cap
     for c in order:
-        class_cap = max(FIRST_BATCH, left) if sequential else None
+        class_cap = max(FIRST_BATCH, left // 2) if sequential else None
         results[c] = _adaptive(*views[c], 2, "classwise", alpha / K, resampling, n_resamples, class_cap,
                                risk / K, combine, discrete, rng)
         left -= results[c].n_resamples
@@ -654,8 +655,8 @@ def _classwise_all(y_true, y_prob, *, alpha, resampling, n_resamples, max_resamp
     decisions = [res.decision for res in results.values()]
     decision = ("reject" if "reject" in decisions else "undecided" if "undecided" in decisions else "accept")
     untested = K - len(results)
-    shared = (f", resampling risk ε/K, a shared cap of {cap} resamples (each class at least {FIRST_BATCH}), "
-              "classes in the order of their analytic p-values") if sequential else ""
+    shared = (f", resampling risk ε/K, one cap of {cap} resamples: classes from the smallest analytic "
+              f"p-value on, each with half of what is left (at least {FIRST_BATCH})") if sequential else ""
     reason = (f"classwise over {K} one-vs-rest targets, Bonferroni over classes (each at level α/K{shared}); "
               f"decisions: {decisions.count('reject')} reject, {decisions.count('accept')} accept, "
               f"{decisions.count('undecided')} undecided"
