@@ -798,3 +798,14 @@ def test_a_target_the_data_cannot_have_is_not_offered_and_a_refused_setting_is_s
     app.controls.n_bins = 9  # the app keeps working
     app.wait()
     assert app.store.calls["reliability"] > n_calls and not app.status.alert.visible
+
+
+def test_tcal_title_and_status_line_fit_their_place(app):
+    """The T-Cal card's title is the decision and p-value (the caption names the method: at 1280 px a
+    title with both was cut at the card's edge); the status line names computations in words."""
+    app.controls.show_smooth = True
+    app.wait()
+    title = app.views[1].figure.title.text
+    assert title.split(" · ")[0] in ("REJECT", "not rejected", "UNDECIDED") and "(" not in title, title
+    assert "T-Cal (analytic critical values)" in app.views[1].note.object
+    assert "_" not in app.status.text.object.split("last update")[1], app.status.text.object
