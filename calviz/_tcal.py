@@ -136,6 +136,10 @@ _RESAMPLING = ("y_only", "consistency", "analytic", "threshold")
 _COMBINE = ("bonferroni", "max")
 
 
+#: the end of ``TCalResult.test`` for classwise T-Cal over all classes (each class tested at α/K)
+ALL_CLASSES = " (classwise)"
+
+
 @dataclass(frozen=True, repr=False)
 class TCalResult(ResultMixin):
     """Outcome of a calibration test (:func:`tcal`, :func:`adaptive_tcal`, :func:`split_tcal`).
@@ -260,7 +264,7 @@ class TCalResult(ResultMixin):
         t = np.asarray(self.statistics, dtype=np.float64)
         if self.combine == "bonferroni" and self.pvalues is not None:
             # (classwise over all K classes: the scales shown are one class's, tested at α/K)
-            classes = self.K if self.test.endswith("(classwise)") else 1
+            classes = self.K if self.test.endswith(ALL_CLASSES) else 1
             hit = np.asarray(self.pvalues, dtype=np.float64) <= self.alpha / (classes * max(len(t), 1))
         elif self.critical_values is not None:
             with np.errstate(invalid="ignore"):
@@ -667,7 +671,7 @@ def _classwise_all(y_true, y_prob, *, alpha, resampling, n_resamples, max_resamp
     return TCalResult(decision == "reject", padj, alpha, r.n_bins, r.statistics, r.critical_values, r.pvalues,
                       r.method, r.combine, r.n, K, int(sum(res.n_resamples for res in results.values())),
                       float(min(1.0, K * r.min_attainable_pvalue)),
-                      r.test + " (classwise)", reason, "classwise", r.values, r.counts, decision, (low, high),
+                      r.test + ALL_CLASSES, reason, "classwise", r.values, r.counts, decision, (low, high),
                       float(risk if sequential else r.resampling_risk),
                       int(cap if sequential else r.max_resamples), K)
 

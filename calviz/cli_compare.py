@@ -176,10 +176,10 @@ def _decision(tcal: dict | None) -> str:
     return "rejects" if tcal["reject"] else "does not reject"
 
 
-def _tcal_p(tcal: dict | None, key: str = "pvalue", phrase: bool = False) -> str:
-    """A p-value of a model's (or group's) T-Cal dict: '≤ …' when the test settled a rejection by a tail
-    bound, without resampling (the adjusted p-value of such a group is a bound too)."""
-    p, bound = (None, False) if tcal is None else (tcal.get(key), bool(tcal.get("pvalue_is_bound")))
+def _tcal_p(p, tcal: dict | None, phrase: bool = False) -> str:
+    """A p-value from a model's (or a group's) T-Cal dict: '≤ …' when the test settled a rejection by a
+    tail bound, without resampling (the Holm-adjusted p-value of such a group is a bound too)."""
+    bound = bool((tcal or {}).get("pvalue_is_bound"))
     return _p(p, bound=bound) if phrase else _fmt_p(p, bound=bound)
 
 
@@ -189,7 +189,7 @@ def _print_pair(c: dict, indent: str = "           ") -> None:
         m = c["models"][name]
         ece, tcal = m["ece"] or {}, m["tcal"]
         print(f"{indent}{name}: ECE {_f(ece.get('estimate'))} [{_f(ece.get('low'))}, {_f(ece.get('high'))}], "
-              f"T-Cal {_decision(tcal)} ({_tcal_p(tcal, phrase=True)})")
+              f"T-Cal {_decision(tcal)} ({_tcal_p(tcal and tcal['pvalue'], tcal, phrase=True)})")
     print(f"{indent}ECE²({a}) − ECE²({b}) = {_f(c['difference'])}, {100 * c['level']:.0f}% interval "
           f"[{_f(c['low'])}, {_f(c['high'])}], test of equal calibration {_p(c['pvalue'])}")
     print(f"{indent}verdict: {c['verdict']}")
@@ -214,10 +214,10 @@ def print_comparison_text(summary: dict) -> None:
             if row["status"] != "tested":
                 print(f"           {row['group']!s:>12}  n = {row['n']:>6}  {row['status']}: {row['reason']}")
                 continue
-            ece = row["ece"] or {}
+            ece, tcal = row["ece"] or {}, row["tcal"]
             print(f"           {row['group']!s:>12}  n = {row['n']:>6}  ECE {_f(ece.get('estimate'))} "
-                  f"[{_f(ece.get('low'))}, {_f(ece.get('high'))}]  {_tcal_p(_group_p(row), phrase=True)}  "
-                  f"Holm {_tcal_p(_group_p(row), 'adjusted_pvalue', phrase=True)}  {_group_decision(row)}"
+                  f"[{_f(ece.get('low'))}, {_f(ece.get('high'))}]  {_tcal_p(row['pvalue'], tcal, True)}  "
+                  f"Holm {_tcal_p(row['adjusted_pvalue'], tcal, True)}  {_group_decision(row)}"
                   + (f" ({row['reason']})" if row["reason"] else ""))
         print(f"           verdict: {g['verdict']}")
 
@@ -230,7 +230,7 @@ def _pair_table(c: dict) -> str:
         ece, tcal = m["ece"] or {}, m["tcal"]
         rows.append(f"<tr><td>{html.escape(name)}</td><td>{_f(ece.get('estimate'))}</td>"
                     f"<td>[{_f(ece.get('low'))}, {_f(ece.get('high'))}]</td><td>{_decision(tcal)}</td>"
-                    f"<td>{html.escape(_tcal_p(tcal))}</td></tr>")
+                    f"<td>{html.escape(_tcal_p(tcal and tcal['pvalue'], tcal))}</td></tr>")
     head = "<tr><th>model</th><th>ℓ2-ECE</th><th>interval</th><th>T-Cal</th><th>p-value</th></tr>"
     diff = (f"<p class=\"caption\">ECE²({html.escape(a)}) − ECE²({html.escape(b)}) = {_f(c['difference'])}, "
             f"{100 * c['level']:.0f}% interval [{_f(c['low'])}, {_f(c['high'])}]; test of equal calibration "
@@ -248,11 +248,6 @@ def _holm_note(groups: dict) -> str:
                 "settles at every Holm level with its own resamples; the p-values and their Holm adjustment "
                 "are the tests' Monte Carlo estimates (≤: a bound), for reading.")
     return f"A group is rejected when its Holm-adjusted p-value is at most α = {groups['alpha']:g}."
-
-
-def _group_p(row: dict) -> dict:
-    """A group row's p-values with the bound mark of its T-Cal result."""
-    return {**row, "pvalue_is_bound": bool((row.get("tcal") or {}).get("pvalue_is_bound"))}
 
 
 def _group_decision(row: dict) -> str:
@@ -287,8 +282,8 @@ def comparison_html(summary: dict) -> str:
             rows.append(f"<tr><td>{html.escape(str(row['group']))}</td><td>{row['n']}</td>"
                         f"<td>{html.escape(status)}</td><td>{_f(ece.get('estimate'))}</td>"
                         f"<td>[{_f(ece.get('low'))}, {_f(ece.get('high'))}]</td>"
-                        f"<td>{html.escape(_tcal_p(_group_p(row)))}</td>"
-                        f"<td>{html.escape(_tcal_p(_group_p(row), 'adjusted_pvalue'))}</td>"
+                        f"<td>{html.escape(_tcal_p(row['pvalue'], row['tcal']))}</td>"
+                        f"<td>{html.escape(_tcal_p(row['adjusted_pvalue'], row['tcal']))}</td>"
                         f"<td>{html.escape(_group_decision(row))}</td></tr>")
         cls = "reject" if g["rejected"] else "accept"
         parts.append(f"<section><h2>Calibration by group</h2><div class=\"verdict {cls}\"><b>"

@@ -1276,6 +1276,12 @@ def tcal_verdict(tcal, *, method: bool = True) -> tuple[str, str]:
     return f"{decision} · {p}{named}", tcal_caption(tcal)
 
 
+def _critical_values_drawn(tcal) -> bool:
+    """Whether the T-Cal view draws a critical value: some scale has a finite one."""
+    crit = tcal.critical_values
+    return crit is not None and bool(np.isfinite(np.asarray(crit, dtype=np.float64)).any())
+
+
 def tcal_marks(tcal) -> str:
     """What the T-Cal view's marks mean, for its caption.
 
@@ -1305,9 +1311,7 @@ def tcal_marks(tcal) -> str:
     >>> "dashed" in plots.tcal_marks(calviz.adaptive_tcal(y, p, seed=0))   # settled before estimating them
     False
     """
-    crit = None if tcal is None else tcal.critical_values
-    drawn = tcal is None or (crit is not None and bool(np.isfinite(np.asarray(crit, dtype=np.float64)).any()))
-    dashed = "; dashed: its critical value" if drawn else ""
+    dashed = "; dashed: its critical value" if tcal is None or _critical_values_drawn(tcal) else ""
     return (f"Solid line: the statistic at each number of bins{dashed}; dots crimson where that bin count "
             "rejects (its p-value is at most α over the number of scales), teal where it does not.")
 
@@ -1374,7 +1378,7 @@ def tcal_caption(tcal) -> str:
         text += ")"
     elif method in ("y_only", "consistency") and not resamples and tcal.decision == "reject":
         text += " (settled without resampling: a tail bound of the null distribution is already below α)"
-    if resamples and method in ("y_only", "consistency") and not np.isfinite(tcal.critical_values).any():
+    if resamples and method in ("y_only", "consistency") and not _critical_values_drawn(tcal):
         # the sequential rule stops once the p-value's Monte Carlo interval clears α
         text += "; no critical values are drawn: the decision was settled before they could be estimated"
     return text
