@@ -21,7 +21,7 @@ from pathlib import Path
 
 from calviz._data import CalibrationData, as_calibration_data
 from calviz._params import BOOLEAN, PATH, STR, Instance, NoneOr, positional_deprecated, validate_params
-from calviz.analysis import Analysis, AnalysisOptions, _with_option_values, analyze, check_options_fit
+from calviz.analysis import Analysis, AnalysisOptions, analyze, check_options_fit, with_option_values
 
 __all__ = ["render_report", "report", "render_analysis", "report_output", "VIEW_TITLES"]
 
@@ -593,7 +593,7 @@ def report(
     ...     print(path.name, path.stat().st_size > 10_000)
     report.html True
     """
-    options = _with_option_values(None, options, "report")
+    options = with_option_values(None, options, "report")
     if isinstance(y_true, CalibrationData) and y_prob is None:
         data = y_true
     else:

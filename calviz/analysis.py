@@ -56,6 +56,7 @@ __all__ = [
     "compute_multi_reliability",
     "multi_reliability_panels",
     "check_options_fit",
+    "with_option_values",
     "scalar_reliability",
     "MAX_CLASS_PANELS",
     "compute_tcal",
@@ -176,10 +177,38 @@ class AnalysisOptions:
         return dataclasses.asdict(self)
 
 
-def _with_option_values(options: AnalysisOptions | None, values: dict, caller: str) -> AnalysisOptions:
-    """``options`` (default :class:`AnalysisOptions`) with the fields in ``values`` replaced: the keyword
-    options of an entry point (``analyze(data, n_bins=10)``), checked against
-    ``AnalysisOptions.parameter_constraints`` with the uniform message naming that entry point."""
+def with_option_values(options: AnalysisOptions | None, values: dict, caller: str) -> AnalysisOptions:
+    """``options`` with the fields in ``values`` replaced, each checked as the entry point ``caller`` must.
+
+    The keyword options of an entry point (``analyze(data, n_bins=10)``, ``calviz.report``,
+    ``calviz.dask.analyze_parquet``) are checked against ``AnalysisOptions.parameter_constraints`` before
+    any data is read, with the uniform message naming that entry point.
+
+    Parameters
+    ----------
+    options : AnalysisOptions or None
+        The starting options (None: the defaults).
+    values : dict
+        Field name → value; an unknown name or a bad value is an :class:`calviz.InputError`.
+    caller : str
+        The entry point the messages name.
+
+    Returns
+    -------
+    AnalysisOptions
+
+    Examples
+    --------
+    >>> import calviz
+    >>> from calviz.analysis import with_option_values
+    >>> with_option_values(None, {"n_bins": 10}, "analyze").n_bins
+    10
+    >>> try:
+    ...     with_option_values(None, {"n_bins": 0}, "analyze")
+    ... except calviz.InputError as error:
+    ...     print(error)
+    The 'n_bins' parameter of analyze must be an int in [1, 1000000]; got 0.
+    """
     options = options or AnalysisOptions()
     if not values:
         return options
@@ -1371,7 +1400,7 @@ def analyze(
     >>> result.tcal.reject, round(result.interval.estimate, 3), result.summary.target
     (True, 0.11, 'binary')
     """
-    options = _with_option_values(options, option_values, "analyze")  # before a file is read
+    options = with_option_values(options, option_values, "analyze")  # before a file is read
     path = None
     if isinstance(data, (str, os.PathLike)):
         from calviz.io import read_predictions

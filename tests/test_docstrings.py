@@ -36,7 +36,7 @@ CITING_MODULES = {"calviz._ece", "calviz._intervals", "calviz._tcal", "calviz._d
                   "calviz._classical", "calviz._comparison", "calviz._recalibration", "calviz.analysis"}
 #: functions of those modules that compute nothing from a paper (plumbing)
 NO_PAPER = {"check_same_examples", "calibrated_classifier", "softmax", "ece_ci", "bin_sums", "is_distributed",
-            "prepare"}
+            "prepare", "with_option_values"}
 #: functions of the public submodules that compute a statistic from a paper (the distributed twins of the
 #: estimators cite through their in-memory documentation)
 CITING_FUNCTIONS = {f"calviz.dask.{name}" for name in (

@@ -465,7 +465,7 @@ def analyze_parquet(path, *, scheduler=None, y_true: str | None = None,
     True
     """
     # the keyword options are checked (naming analyze_parquet) before the data is opened
-    options = analysis._with_option_values(options, option_values, "analyze_parquet")
+    options = analysis.with_option_values(options, option_values, "analyze_parquet")
     data = _open_data(path, y_true=y_true, y_prob=y_prob, prob_prefix=prob_prefix, confidence=confidence,
                       correct=correct)
     client = get_client(scheduler) if isinstance(scheduler, str) else scheduler  # None: dask's scheduler
