@@ -40,7 +40,7 @@ from calviz._results import ResultMixin, _jsonable
 from calviz._smooth import smooth_reliability
 from calviz._tcal import adaptive_tcal
 from calviz.sampling import result_note, sample_for_view
-from calviz.targets import SCALAR_TARGETS, TARGETS, TargetName, analysis_target, resolve
+from calviz.targets import SCALAR_TARGETS, TARGETS, TargetName, analysis_target, resolve, simplex_cells
 
 __all__ = [
     "AnalysisOptions",
@@ -883,10 +883,10 @@ def interval_bins(n: int, target: str, n_classes: int, n_bins: int) -> int:
     >>> interval_bins(719, "top1", 10, 15)
     15
     """
-    if target != "full" or n_classes <= 2:
+    if simplex_cells(target, n_classes) is None:
         return n_bins
     m = 2
-    while m < n_bins and ROWS_PER_CELL * (m + 1) ** (n_classes - 1) <= n:
+    while m < n_bins and ROWS_PER_CELL * simplex_cells(target, n_classes, m + 1) <= n:
         m += 1
     return m
 

@@ -21,6 +21,7 @@ import numpy as np
 
 from calviz._lazy import LazyModule
 from calviz._results import format_pvalue, pvalue_phrase
+from calviz.targets import simplex_cells
 
 # the report's figures: the dashboard draws plain Bokeh figures and needs only this module's tables, so a
 # served page does not import HoloViews (and pandas) before it is sent
@@ -1459,7 +1460,7 @@ def tcal_xlabel(discrete: bool, tcal=None) -> str:
     """
     if discrete:
         return "distinct predicted value"
-    if tcal is not None and tcal.target == "full" and int(tcal.K) > 2:
+    if tcal is not None and simplex_cells(tcal.target, tcal.K) is not None:
         exponent = str(int(tcal.K) - 1).translate(str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹"))
         return f"bins per axis m (m{exponent} simplex cells; log scale)"
     return "number of bins at each dyadic scale (log scale)"
@@ -1944,9 +1945,8 @@ def bins_phrase(n_bins: int, target: str | None, n_classes: int | None) -> str:
     >>> plots.bins_phrase(15, "top1", 10), plots.bins_phrase(2, "full", 10)
     ('15 bins', '2 bins per axis, 512 simplex cells')
     """
-    if target == "full" and n_classes is not None and int(n_classes) > 2:
-        return f"{n_bins} bins per axis, {n_bins ** (int(n_classes) - 1):,} simplex cells"
-    return f"{n_bins} bins"
+    cells = simplex_cells(target, n_classes, n_bins)
+    return f"{n_bins} bins" if cells is None else f"{n_bins} bins per axis, {cells:,} simplex cells"
 
 
 def interval_plot(

@@ -29,7 +29,7 @@ from calviz._params import BOOLEAN, InvalidParameterError, check_int_in, paramet
 if TYPE_CHECKING:  # (a type only: the data module resolves its views here)
     from calviz._data import CalibrationData
 
-__all__ = ["TARGETS", "SCALAR_TARGETS", "TargetName", "Target", "resolve", "topk_view"]
+__all__ = ["TARGETS", "SCALAR_TARGETS", "TargetName", "Target", "resolve", "topk_view", "simplex_cells"]
 
 #: Every target name a user may pass (``auto`` is resolved to one of the others).
 TARGETS = ("auto", "binary", "top1", "topk", "classwise", "full")
@@ -268,6 +268,39 @@ def analysis_target(data: CalibrationData, options, *, scalar: bool = False) -> 
     K = data.n_classes
     return resolve(data, name, top_k=min(int(options.top_k), K) if name == "topk" else 1,
                    class_index=min(int(options.class_index), K - 1))
+
+
+def simplex_cells(target: str | None, n_classes: int | None, bins_per_axis: int = 1) -> int | None:
+    """The cells of full calibration's simplex partition, or None where bins are not counted per axis.
+
+    Full calibration of K > 2 classes bins the probability vector on the equal-volume partition of the
+    simplex (Lee et al. (2023), Sec. 3): m bins per axis are m^(K−1) cells, so a bin count means bins
+    *per axis* there and the displays say so.  Every other target (binary full calibration included)
+    has m bins.
+
+    Parameters
+    ----------
+    target : str or None
+        A resolved target's name.
+    n_classes : int or None
+        K.
+    bins_per_axis : int, default 1
+        m.
+
+    Returns
+    -------
+    int or None
+        m^(K−1), or None for a target binned on m bins.
+
+    Examples
+    --------
+    >>> from calviz.targets import simplex_cells
+    >>> simplex_cells("full", 10, 2), simplex_cells("full", 2, 15), simplex_cells("top1", 10, 15)
+    (512, None, None)
+    """
+    if target != "full" or n_classes is None or int(n_classes) <= 2:
+        return None
+    return int(bins_per_axis) ** (int(n_classes) - 1)
 
 
 def topk_view(data: CalibrationData, k: int) -> tuple[np.ndarray, np.ndarray]:
