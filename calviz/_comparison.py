@@ -555,6 +555,10 @@ class GroupResult(ResultMixin):
         T-Cal's p-value and Holm's adjustment across the tested groups.
     reject : bool or None
         The Holm-adjusted decision.
+    decision : {"reject", "accept", "undecided"} or None
+        The same decision in one word: "undecided" when the group's sequential test reached its
+        resampling cap at its Holm level (not rejected; ``reason`` gives its p-value interval); None for
+        a group not tested.
     """
 
     group: object
@@ -567,6 +571,7 @@ class GroupResult(ResultMixin):
     pvalue: float | None = None
     adjusted_pvalue: float | None = None
     reject: bool | None = None
+    decision: str | None = None
 
     @property
     def ece(self) -> float | None:
@@ -858,12 +863,10 @@ def calibration_by_group(
             [(i, data._rows(group_rows[i]), seeds[i]) for i in tested],
             alpha=alpha, resampling=resampling, target=resolved, class_index=class_index)
     for i, p_adj in zip(tested, adjusted, strict=True):
-        if sequential:
-            results[i] = dataclasses.replace(results[i], adjusted_pvalue=float(p_adj), reject=i in rejected,
-                                             reason=reasons.get(i, ""))
-        else:
-            results[i] = dataclasses.replace(results[i], adjusted_pvalue=float(p_adj),
-                                             reject=bool(p_adj <= alpha))
+        reject = i in rejected if sequential else bool(p_adj <= alpha)
+        decision = "reject" if reject else "undecided" if sequential and i in reasons else "accept"
+        results[i] = dataclasses.replace(results[i], adjusted_pvalue=float(p_adj), reject=reject,
+                                         decision=decision, reason=reasons.get(i, "") if sequential else "")
     # ranked by the lower end of the ECE interval, then by the evidence against calibration (Holm p),
     # then the estimate: a small group's noisy, upward-biased estimate alone should not make it the worst
     worst = max(tested, key=lambda i: (results[i].interval.low, -results[i].adjusted_pvalue, results[i].ece),

@@ -138,7 +138,7 @@ def _groups_dict(g) -> dict:
             "group": r.group, "n": r.n, "status": r.status, "reason": r.reason,
             **_model_part(r.interval, r.tcal),
             "pvalue": r.pvalue, "adjusted_pvalue": r.adjusted_pvalue, "reject": r.reject,
-            "reliability": None if rel is None else {
+            "decision": r.decision, "reliability": None if rel is None else {
                 "edges": rel.edges, "counts": rel.counts, "mean_confidence": rel.mean_confidence,
                 "observed_frequency": rel.observed_frequency, "low": rel.low, "high": rel.high},
         })
@@ -255,7 +255,7 @@ def _group_decision(row: dict) -> str:
         return "—"
     if row["reject"]:
         return "rejects"
-    return "undecided (not rejected)" if "undecided" in (row.get("reason") or "") else "not rejected"
+    return "undecided (not rejected)" if row.get("decision") == "undecided" else "not rejected"
 
 
 def comparison_html(summary: dict) -> str:

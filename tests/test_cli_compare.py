@@ -157,7 +157,8 @@ def test_tables_show_undecided_tests_and_bounded_pvalues():
                 "pvalue_is_bound": bound, "sequential": True}
         return {"group": name, "n": 70, "status": "tested", "reason": reason,
                 "ece": {"estimate": 0.07, "low": 0.0, "high": 0.17, "level": 0.95}, "tcal": tcal,
-                "pvalue": p, "adjusted_pvalue": min(1.0, 4 * p), "reject": reject}
+                "pvalue": p, "adjusted_pvalue": min(1.0, 4 * p), "reject": reject,
+                "decision": tcal["decision"]}
 
     undecided = "undecided at the Holm level α/3 = 0.0167 (resampling cap reached, …): not rejected"
     summary = {"groups": {"groups": [group("a", True, "", 0.0351, True), group("b", False, undecided, 0.02,

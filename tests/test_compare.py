@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 from scipy import stats
@@ -263,6 +265,30 @@ def test_group_tcal_is_the_library_default_rule():
         assert g.tcal.method == ref.method and g.tcal.max_resamples == ref.max_resamples > 0
         mine = (g.tcal.decision, g.tcal.pvalue, g.tcal.n_resamples)
         assert mine == (ref.decision, ref.pvalue, ref.n_resamples)
+
+
+def test_group_decisions_name_an_undecided_group(monkeypatch):
+    """``GroupResult.decision`` says "undecided" for a group whose sequential test hit its cap at its Holm
+    level (not rejected, the reason says why), "reject" and "accept" for the others; None untested."""
+    from calviz import _tcal as tcal
+
+    y, z, labels = _three_groups_one_overconfident(2)
+    labels = labels.astype(object)
+    labels[:10] = "tiny"
+    real = tcal.adaptive_tcal
+
+    def capped_in_group_c(rows, **kwargs):  # group c's sequential test reaches its cap undecided
+        result = real(rows, **kwargs)
+        if rows.n == 300 and np.array_equal(rows.probs, z[labels == "c"]):
+            return dataclasses.replace(result, reject=False, decision="undecided")
+        return result
+
+    monkeypatch.setattr(tcal, "adaptive_tcal", capped_in_group_c)
+    res = calibration_by_group(y, z, labels, seed=0, min_group_size=20)
+    decisions = {g.group: (g.decision, g.reject) for g in res.groups}
+    assert decisions == {"a": ("accept", False), "b": ("accept", False), "c": ("undecided", False),
+                         "d": ("reject", True), "tiny": (None, None)}
+    assert "undecided at the Holm level" in next(g.reason for g in res.groups if g.group == "c")
 
 
 def _slow_sequential_holm(pvalues, alpha):
