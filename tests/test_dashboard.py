@@ -340,6 +340,23 @@ def test_resting_served_session_caches_the_other_binning_scheme(app, monkeypatch
     assert app.store.reliability.result.scheme == "equal_mass" and app.store.reliability.result.n_bins == 23
 
 
+def test_status_line_times_each_change_itself(app):
+    """The status line's "last update" is the latest change's own computations — a background job's
+    time joins them when it ends — and a change served wholly from the cache says so, instead of
+    repeating the previous change's timings."""
+    app.controls.n_bins = 20
+    app.wait()
+    first = dict(app.store.timings)
+    assert "reliability" in first and "ms" in app.status.text.object.split("last update")[1]
+    app.controls.n_bins = 15  # the fixture's own results: every view from the cache
+    app.wait()
+    assert app.store.timings == {}
+    assert "from the cache" in app.status.text.object.split("last update")[1], app.status.text.object
+    app.controls.resampling = "y_only"  # resampled T-Cal: a background job; its time is reported
+    app.wait()
+    assert "tcal_resampled" in app.store.timings and "from the cache" not in app.status.text.object
+
+
 def test_stopping_a_worker_resolves_every_job_it_held():
     """Stopping a session's worker process resolves every job it held — cancelled, or failed with
     ``BrokenProcessPool`` (the job threads then run them again or drop them) — also the jobs queued

@@ -331,11 +331,13 @@ class ResultStore(param.Parameterized):
             changes[slot] = Entry(key, stand_in, options, data, pending=label, error=error)
             jobs[slot] = label
             self._submit(slot, key, plan.final, data, options, 0.0 if start_now else self._debounce)
+        if changes or self._pending_timings:
+            # a new change: its own computations (none when every result came from the cache), not the
+            # previous change's
+            changes["timings"] = dict(self._pending_timings)
         changes["jobs"] = jobs
         if self.inputs is None or self.inputs[0] is not data or self.inputs[1] != options:
             changes["inputs"] = (data, options)
-        if self._pending_timings:
-            changes["timings"] = dict(self._pending_timings)
         self.param.update(**changes)
         self._prefetch_other_scheme(data, options)
 
@@ -388,7 +390,7 @@ class ResultStore(param.Parameterized):
             if not self._still_wanted(slot, key):
                 return
             try:
-                result, _, error = self._compute(slot, key, view, data, options)
+                result, seconds, error = self._compute(slot, key, view, data, options)
                 break
             except (concurrent.futures.CancelledError, concurrent.futures.process.BrokenProcessPool):
                 continue
@@ -401,7 +403,7 @@ class ResultStore(param.Parameterized):
             return
         self._remember(key, view, result, error)
         if self._still_wanted(slot, key):
-            self._schedule(lambda: self._publish(slot, key, view, data, options))
+            self._schedule(lambda: self._publish(slot, key, view, data, options, seconds=seconds))
 
     def _compute(self, slot, key, view, data, options):
         """``run_view`` for a job: in this session's worker process (a numba kernel holds the GIL: in a
@@ -425,8 +427,10 @@ class ResultStore(param.Parameterized):
         return result, seconds, (error if result is None else result_note(view, rows, prepared.n, options,
                                                                           result, note))
 
-    def _publish(self, slot, key, view, data, options, *, stopped: str | None = None) -> None:
-        """On the session's thread: show a finished job's result, unless the slot moved on meanwhile."""
+    def _publish(self, slot, key, view, data, options, *, stopped: str | None = None,
+                 seconds: float | None = None) -> None:
+        """On the session's thread: show a finished job's result, unless the slot moved on meanwhile; its
+        ``seconds`` join the timings of the change that asked for it."""
         if not self._still_wanted(slot, key):
             return
         if stopped is not None:  # the fast stand-in (e.g. the analytic T-Cal) stays, with the reason
@@ -435,7 +439,8 @@ class ResultStore(param.Parameterized):
             error = self._error(view, data, options)
             entry = Entry(key, self.cached(view, data, options), options, data, error=error)
         jobs = {k: v for k, v in self.jobs.items() if k != slot}
-        self.param.update(**{slot: entry, "jobs": jobs})
+        timings = self.timings if seconds is None else {**self.timings, view: seconds}
+        self.param.update(**{slot: entry, "jobs": jobs, "timings": timings})
 
     def wait(self, timeout: float = 120.0) -> None:
         """Block until every background job has finished (tests, scripts)."""

@@ -790,15 +790,17 @@ class StatusView(_View):
         if data is None:
             return
         timings = self.store.timings
-        total = sum(timings.values())
         parts = ", ".join(f"{k.replace('_', ' ')} {1000 * v:.0f}" for k, v in timings.items())
+        if timings:
+            took = f"<b>{1000 * sum(timings.values()):.0f} ms</b> <small>({parts} ms)</small>"
+        else:  # nothing computed yet for this change
+            took = "<b>computing</b>" if jobs else "<b>from the cache</b>"
         options = self.controls.options(data.n)
         where = f" · on <b>Dask</b> ({html.escape(data.scheduler)})" if is_distributed(data) else ""
         self.text.object = (
             f"<b>n</b> = {min(self.controls.n, data.n):,} of {data.n:,} · <b>K</b> = {data.n_classes}{where}"
             f" · target <strong>{resolve_target(data, options)}</strong>"
-            f" · last update <b>{1000 * total:.0f} ms</b>"
-            + (f" <small>({parts} ms)</small>" if parts else "")
+            f" · last update {took}"
         )
 
     def show_error(self, message: str, *, refused: str = "Input refused.",
