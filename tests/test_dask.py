@@ -778,3 +778,15 @@ def test_full_target_interval_equals_in_memory():
             close(on_dask.to_dict()[key], value)
         else:
             assert on_dask.to_dict()[key] == value, key
+
+
+def test_series_of_unknown_lengths_paired_by_position_must_match():
+    """Series of unknown partition lengths are paired partition by partition: a pair of unequal lengths is
+    refused naming the partition and the remedy, not with a row count that reads like the whole data's."""
+    import dask.dataframe as dd
+
+    y = dd.from_pandas(pd.Series(np.r_[np.zeros(5, int), np.ones(5, int)]), npartitions=2)
+    p = dd.from_pandas(pd.Series(np.linspace(0.1, 0.9, 11)), npartitions=2)
+    with pytest.raises(InputError, match=r"^partition 0 has 5 rows of y_true but 6 of y_prob; .*paired by "
+                                         r"position.*lengths=True\)\)$"):
+        cdask.binned_ece(y, p)

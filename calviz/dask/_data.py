@@ -79,7 +79,9 @@ def _locate(message: str, partition: int, row_offset: int | None) -> str:
         return f"row {row_offset + local} (partition {partition}, row {local} within it)"
 
     located, count = _ROW.subn(repl, message, count=1)
-    return located if count else f"{message} (in partition {partition})"
+    if count or f"partition {partition} " in message:
+        return located
+    return f"{message} (in partition {partition})"
 
 
 @dataclass(frozen=True, repr=False)
@@ -454,6 +456,12 @@ def as_dask_data(y_true, y_prob=None, **columns) -> DaskCalibrationData:
 # ------------------------------------------------------------------------------------------------
 def validate(part, index: int, row_offset: int | None, confidence_form: bool = False) -> CalibrationData:
     """The in-memory validation of one partition (which may be empty); errors name the partition."""
+    rows = [len(column) if np.ndim(column) else 1 for column in part]
+    if rows[0] != rows[1]:  # dask arrays of unknown chunk sizes, paired by position (from_dask)
+        raise PartitionInputError(
+            f"partition {index} has {rows[0]} rows of y_true but {rows[1]} of y_prob; with unknown chunk "
+            "sizes the chunks of y_true and y_prob are paired by position and must have equal lengths (give "
+            "the sizes, e.g. to_dask_array(lengths=True))", index, None, row_offset)
     try:
         return as_calibration_data(*part, min_samples=0, confidence_form=confidence_form)
     except InputError as exc:
