@@ -406,7 +406,9 @@ self-contained: works offline, plots are interactive (hover, zoom, pan)</div></h
 <section class="tables">
 <div><h2>Data</h2><table>{_rows(summary_rows)}</table></div>
 <div><h2>Parameters</h2><table>{_rows(option_rows)}</table></div>
-<div><h2>Compute time</h2><table>{_rows(timing_rows)}</table></div>
+<div><h2>Compute time</h2><table>{_rows(timing_rows)}</table>
+<p class="caption">Wall-clock time of each computation of this report; the first run after installing calviz
+also compiles its kernels (cached on disk for later runs).</p></div>
 </section>
 {errors}
 {sections}
