@@ -649,6 +649,7 @@ def test_a_job_over_the_time_limit_is_stopped_and_says_so():
     app.wait()
     assert "T-Cal: stopped: took longer than 0.5 s" in app.views[1].note.object
     assert app.store.tcal.result.method == "analytic" and not app.store.jobs  # the analytic test stays
+    assert app.store.timings == {"tcal_resampled": 0.5}  # the status line reports the time it was given
     app.store._job_limit = 120.0
     app.controls.alpha = 0.06  # the session's worker was replaced: the next job runs
     app.wait()

@@ -397,7 +397,9 @@ class ResultStore(param.Parameterized):
             except TimeoutError:
                 self._worker.kill()
                 stopped = f"{JOB_LABELS[slot]}: stopped: took longer than {self._job_limit:g} s"
-                self._schedule(partial(self._publish, slot, key, view, data, options, stopped=stopped))
+                # (the time it was given joins the change's timings: "from the cache" would be wrong)
+                self._schedule(partial(self._publish, slot, key, view, data, options, stopped=stopped,
+                                       seconds=self._job_limit))
                 return
         else:
             return
