@@ -244,3 +244,26 @@ def test_exported_report_has_the_comparison_shown(app):
     assert m.store.entry.result.comparison.verdict in text
     m.controls.mode = "groups"
     assert "Calibration by group" in app.export_report().getvalue().decode()
+
+
+def test_group_table_status_follows_each_groups_holm_decision():
+    """The group table's status is the group's Holm decision in words — an undecided group (resampling
+    cap reached at its Holm level) is neither "rejected" nor a plain "tested" — with the reason."""
+    import dataclasses
+    import types
+
+    from calviz.app.comparison_view import summary_table
+
+    rng = np.random.default_rng(3)
+    z = rng.uniform(size=900)
+    y = (rng.uniform(size=900) < z).astype(int)
+    labels = np.repeat(["a", "b", "c"], 300)
+    z[labels == "c"] = z[labels == "c"] ** 3  # miscalibrated: rejected
+    groups = calibration_by_group(y, z, labels, seed=0)
+    undecided = dataclasses.replace(groups.groups[1], reject=False, decision="undecided",
+                                    reason="undecided at the Holm level α/2 = 0.025 (…): not rejected")
+    groups = dataclasses.replace(groups, groups=(groups.groups[0], undecided, groups.groups[2]))
+    rows = summary_table(types.SimpleNamespace(groups=groups))
+    assert rows["status"] == ["not rejected (Holm)",
+                              "undecided (Holm): undecided at the Holm level α/2 = 0.025 (…): not rejected",
+                              "rejected (Holm)"], rows["status"]
