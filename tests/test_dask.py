@@ -576,6 +576,26 @@ def test_analyze_parquet_multiclass_prefix_and_resampled(client, tmp_path):
     assert result.tcal_resampled is not None and result.tcal_resampled.method == "y_only"
 
 
+@pytest.mark.parametrize("target, resampling", [("full", "y_only"), ("topk", "y_only"),
+                                                ("top1", "consistency")])
+def test_analyze_parquet_tcal_that_dask_cannot_resample_runs_on_the_gathered_rows(client, tmp_path, target,
+                                                                                   resampling):
+    """A resampled T-Cal Dask cannot draw (y-only resampling of the full vector, consistency resampling) is
+    computed in memory on every row gathered from the cluster: the in-memory result, not an error."""
+    from calviz import as_calibration_data
+    from calviz.analysis import AnalysisOptions, compute_tcal
+
+    y, prob = multiclass_data()
+    frame = pd.DataFrame({"label": y, **{f"prob{k}": prob[:, k] for k in range(prob.shape[1])}})
+    path = _write_parquet(tmp_path / "mc", frame, CHUNKS)
+    options = dict(target=target, top_k=2, n_bins=10, resampling=resampling, n_resamples=200, seed=1)
+    result = cdask.analyze_parquet(path, scheduler=client, y_true="label", prob_prefix="prob", **options)
+    want = compute_tcal(as_calibration_data(y, prob), AnalysisOptions(**options))
+    assert "tcal_resampled" not in result.errors, result.errors
+    same_result(result.tcal_resampled, want)
+    assert want.method == resampling and want.n == N
+
+
 @pytest.mark.parametrize("K, target, k", [(4, "topk", 3), (3, "topk", 9), (4, "full", 2), (12, "full", 2),
                                           (2, "full", 2)])
 def test_multi_reliability_equals_in_memory(client, K, target, k):

@@ -292,15 +292,19 @@ class DistributedSource:
         equal-mass ones were asked for); the distance measures (``distance_sample`` rows, by default the
         in-memory 2·10⁵) and, beyond 2·10⁵ rows, resampled T-Cal run in memory on the in-memory view
         subsample, with its note — or, with ``options.all_rows``, on every row (T-Cal on Dask; the
-        distance measures gather every row into this process, as in memory).  The smooth diagram, the
-        bootstrap and the classical tests are refused with the reason."""
+        distance measures gather every row into this process, as in memory).  A resampled T-Cal that Dask
+        cannot draw (consistency resampling, or y-only resampling of the full vector: the ``full`` and
+        ``topk`` targets) is computed in memory like the distance measures: on every row gathered into
+        this process, or beyond 2·10⁵ rows on the view subsample.  The smooth diagram, the bootstrap and
+        the classical tests are refused with the reason."""
         if view in _NOT_ON_DASK:
             raise InputError(f"not available on Dask: {_NOT_ON_DASK[view]}")
         if options.n is not None and options.n < self.n:
             rows = self.rows(int(options.n), options.seed)
             return analysis.run_view(view, rows, options.replace(n=None))[::2]
         limit = self.distance_sample if view == "distance" else SAMPLED_ROWS.get(view)
-        if view == "distance" or (limit is not None and self.n > limit and not options.all_rows):
+        in_memory = view == "distance" or (view == "tcal_resampled" and not self._resamples_on_dask(options))
+        if in_memory or (limit is not None and self.n > limit and not options.all_rows):
             size = None if options.all_rows or self.n <= limit else limit
             rows = self.rows(size, options.seed, view_sample=True)
             result = analysis.COMPUTE[view](rows, options)
@@ -311,6 +315,15 @@ class DistributedSource:
             note = "equal-mass bins need global quantiles; equal-width bins are used on Dask"
             options = options.replace(scheme="equal_width")
         return analysis.COMPUTE[view](self, options), note
+
+    def _resamples_on_dask(self, options) -> bool:
+        """Whether :func:`calviz.dask.adaptive_tcal` draws the analysis's resampled T-Cal: y-only
+        resampling of a 1-D view (the analysis tests the ``full`` and ``topk`` targets through the full
+        vector, whose scan order has no distributed sort; consistency resampling draws predictions from
+        the whole sample)."""
+        if options.resampling == "consistency":
+            return False
+        return options.resampling != "y_only" or analysis.analysis_target(self, options).is_scalar
 
     def data_summary(self, options):
         """The :class:`calviz.analysis.DataSummary` of all rows (of the user subsample with ``options.n``)."""
@@ -410,9 +423,10 @@ def analyze_parquet(path, *, scheduler=None, y_true: str | None = None,
 
     Every view is computed as :meth:`DistributedSource.compute_view` says: on all rows on the cluster, or
     in memory on the subsample the in-memory analysis would use (``errors[view]`` says so), unless
-    ``all_rows=True``; the smooth diagram, the bootstrap interval, consistency resampling and the
-    resampled T-Cal of the ``full`` and ``topk`` targets (y-only resampling on Dask is for 1-D targets)
-    are not available (``None``, the reason in ``errors``).
+    ``all_rows=True``; a resampled T-Cal that Dask cannot draw (consistency resampling; y-only resampling
+    of the ``full`` and ``topk`` targets, tested through the full vector) is computed in memory on every
+    row gathered from the cluster, or beyond 2·10⁵ rows on that subsample; the smooth diagram, the
+    bootstrap interval and the classical tests are not available (``None``, the reason in ``errors``).
 
     Parameters
     ----------
