@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 import param
 
-from calviz._data import CalibrationData, as_calibration_data
+from calviz._data import CalibrationData, InputError, as_calibration_data
 from calviz.analysis import (
     COMPUTE,
     AnalysisOptions,
@@ -409,9 +409,18 @@ class ResultStore(param.Parameterized):
 
     def _compute(self, slot, key, view, data, options):
         """``run_view`` for a job: in this session's worker process (a numba kernel holds the GIL: in a
-        thread it would stall the session's event loop), within the job time limit."""
-        if is_distributed(data):  # the work runs on the Dask workers; this thread only waits for it
-            return run_view(view, data, options)
+        thread it would stall the session's event loop), within the job time limit.  Distributed data:
+        on the Dask workers, or — for a view computed in memory — on the rows gathered from the cluster,
+        in the worker process too."""
+        total = None
+        if is_distributed(data):
+            try:  # the rows a view computes in memory, gathered from the cluster (this thread waits)
+                gathered = data.gathered(view, options)
+            except InputError as exc:
+                return None, 0.0, f"{view}: {exc}"
+            if gathered is None:  # the work runs on the Dask workers; this thread only waits for it
+                return run_view(view, data, options)
+            rows, total, note = gathered
 
         def on_submit(future):
             if self._still_wanted(slot, key):
@@ -419,14 +428,16 @@ class ResultStore(param.Parameterized):
             else:
                 future.cancel()
 
-        # the worker process gets only the rows the view reads (calviz.sampling): a 10⁷-row array is
-        # not copied to it for a view computed on a subsample
-        prepared = prepare(data, options)
-        rows, note = sample_for_view(view, prepared, options)
+        if total is None:
+            # the worker process gets only the rows the view reads (calviz.sampling): a 10⁷-row array is
+            # not copied to it for a view computed on a subsample
+            prepared = prepare(data, options)
+            rows, note = sample_for_view(view, prepared, options)
+            total = prepared.n
         result, seconds, error = _run_remote(
             view, rows, options, worker=self._worker, on_submit=on_submit, timeout=self._job_limit
         )
-        return result, seconds, (error if result is None else result_note(view, rows, prepared.n, options,
+        return result, seconds, (error if result is None else result_note(view, rows, total, options,
                                                                           result, note))
 
     def _publish(self, slot, key, view, data, options, *, stopped: str | None = None,

@@ -12,8 +12,9 @@ and reduced to the mergeable :class:`calviz.BinSums`; the merged sums go through
 and T-Cal through the in-memory decision rules.  Results equal the in-memory ones up to floating-point
 summation order — y-only resampled T-Cal included: with a fixed seed it draws the same random numbers for
 the same sorted points.  Equal-mass and distinct-value bins, the bootstrap interval and consistency
-resampling need the whole sample and are refused; smCE, SintCE and dCE_lower run in memory on all rows up
-to ``size`` rows, else on the uniform subsample the in-memory data gives for the seed.
+resampling need the whole sample and are refused here (the Dask analysis of :func:`analyze_parquet` and the
+app computes the last two in memory on the rows it gathers); smCE, SintCE and dCE_lower run in memory on all
+rows up to ``size`` rows, else on the uniform subsample the in-memory data gives for the seed.
 """
 
 from __future__ import annotations

@@ -32,7 +32,7 @@ from calviz.dask._data import (
 from calviz.dask._estimators import ece_interval, multi_reliability, reliability
 from calviz.dask._tcal import adaptive_tcal
 from calviz.dask._twin import CLIENT_RULE
-from calviz.sampling import SAMPLED_ROWS, result_note, sample_generator, sample_note
+from calviz.sampling import SAMPLED_ROWS, result_note, sample_for_view, sample_generator, sample_note
 
 
 def _partition_summary(data):
@@ -155,7 +155,6 @@ def _close_clients() -> None:
 _NOT_ON_DASK = {
     "smooth": "the smooth diagram needs the whole sample in one process",
     "smooth_curve": "the smooth diagram needs the whole sample in one process",
-    "bootstrap": "the bootstrap resamples the whole sample; the asymptotic interval is computed instead",
     "classical": "the classical tests and the ACE sort the whole sample",
 }
 
@@ -168,10 +167,11 @@ def compute_view(view: str, data, options, *, client=None, distance_sample: int 
     """One view of :mod:`calviz.analysis` on distributed data.
 
     The view is computed as :meth:`DistributedSource.compute_view` says: reliability, T-Cal and the
-    asymptotic interval on all rows on Dask, the distance measures (and, on large data, resampled T-Cal)
-    in memory on the subsample the in-memory analysis would use.  The smooth diagram, the bootstrap and
-    the classical tests need the whole sample in one process and raise :class:`calviz.InputError`.  Data
-    that is not a :class:`DistributedSource` is validated and counted first (one pass).
+    asymptotic interval on all rows on Dask, the distance measures and the bootstrap interval (and, on
+    large data, resampled T-Cal) in memory on the rows the in-memory analysis would use.  The smooth
+    diagram and the classical tests need the whole sample in one process and raise
+    :class:`calviz.InputError`.  Data that is not a :class:`DistributedSource` is validated and counted
+    first (one pass).
 
     Parameters
     ----------
@@ -290,31 +290,47 @@ class DistributedSource:
         A user subsample (``options.n``) is gathered and analysed in memory.  Otherwise reliability,
         T-Cal and the asymptotic interval run on Dask on all rows (equal-width bins: a note says so when
         equal-mass ones were asked for); the distance measures (``distance_sample`` rows, by default the
-        in-memory 2·10⁵) and, beyond 2·10⁵ rows, resampled T-Cal run in memory on the in-memory view
-        subsample, with its note — or, with ``options.all_rows``, on every row (T-Cal on Dask; the
-        distance measures gather every row into this process, as in memory).  A resampled T-Cal that Dask
+        in-memory 2·10⁵), the bootstrap interval (5·10⁴) and, beyond 2·10⁵ rows, resampled T-Cal run in
+        memory on the in-memory view subsample, with its note — or, with ``options.all_rows``, on every
+        row (T-Cal on Dask; the distance measures and the bootstrap gather every row into this process, as
+        in memory).  A resampled T-Cal that Dask
         cannot draw (consistency resampling, or y-only resampling of the full vector: the ``full`` and
         ``topk`` targets) is computed in memory like the distance measures: on every row gathered into
-        this process, or beyond 2·10⁵ rows on the view subsample.  The smooth diagram, the bootstrap and
-        the classical tests are refused with the reason."""
+        this process, or beyond 2·10⁵ rows on the view subsample.  The smooth diagram and the classical
+        tests are refused with the reason."""
         if view in _NOT_ON_DASK:
             raise InputError(f"not available on Dask: {_NOT_ON_DASK[view]}")
-        if options.n is not None and options.n < self.n:
-            rows = self.rows(int(options.n), options.seed)
-            return analysis.run_view(view, rows, options.replace(n=None))[::2]
-        limit = self.distance_sample if view == "distance" else SAMPLED_ROWS.get(view)
-        in_memory = view == "distance" or (view == "tcal_resampled" and not self._resamples_on_dask(options))
-        if in_memory or (limit is not None and self.n > limit and not options.all_rows):
-            size = None if options.all_rows or self.n <= limit else limit
-            rows = self.rows(size, options.seed, view_sample=True)
+        gathered = self.gathered(view, options)
+        if gathered is not None:
+            rows, n, note = gathered
             result = analysis.COMPUTE[view](rows, options)
-            note = None if size is None else sample_note(view, rows, self.n, options)
-            return result, result_note(view, rows, self.n, options, result, note)
+            return result, result_note(view, rows, n, options, result, note)
         note = None
         if view == "reliability" and options.scheme != "equal_width":
             note = "equal-mass bins need global quantiles; equal-width bins are used on Dask"
             options = options.replace(scheme="equal_width")
         return analysis.COMPUTE[view](self, options), note
+
+    def gathered(self, view: str, options):
+        """``(rows, n, note)`` when :meth:`compute_view` computes ``view`` in memory: the rows it reads,
+        gathered into this process (``n``: the rows they stand for; ``note``: the subsample's note or
+        None), as :func:`calviz.sampling.sample_for_view` gives them in memory; None when the view runs on
+        Dask (or is not available there).  The dashboard sends these rows to its worker process, as for
+        in-memory data."""
+        if view in _NOT_ON_DASK:
+            return None
+        if options.n is not None and options.n < self.n:
+            prepared = self.rows(int(options.n), options.seed)
+            rows, note = sample_for_view(view, prepared, options)
+            return rows, prepared.n, note
+        limit = self.distance_sample if view == "distance" else SAMPLED_ROWS.get(view)
+        in_memory = view in ("distance", "bootstrap") or (view == "tcal_resampled"
+                                                          and not self._resamples_on_dask(options))
+        if not in_memory and (limit is None or self.n <= limit or options.all_rows):
+            return None
+        size = None if options.all_rows or self.n <= limit else limit
+        rows = self.rows(size, options.seed, view_sample=True)
+        return rows, self.n, None if size is None else sample_note(view, rows, self.n, options)
 
     def _resamples_on_dask(self, options) -> bool:
         """Whether :func:`calviz.dask.adaptive_tcal` draws the analysis's resampled T-Cal: y-only
@@ -425,8 +441,9 @@ def analyze_parquet(path, *, scheduler=None, y_true: str | None = None,
     in memory on the subsample the in-memory analysis would use (``errors[view]`` says so), unless
     ``all_rows=True``; a resampled T-Cal that Dask cannot draw (consistency resampling; y-only resampling
     of the ``full`` and ``topk`` targets, tested through the full vector) is computed in memory on every
-    row gathered from the cluster, or beyond 2·10⁵ rows on that subsample; the smooth diagram, the
-    bootstrap interval and the classical tests are not available (``None``, the reason in ``errors``).
+    row gathered from the cluster, or beyond 2·10⁵ rows on that subsample, and so is the bootstrap interval
+    (beyond 5·10⁴ rows on its subsample, as in memory); the smooth diagram and the classical tests are not
+    available (``None``, the reason in ``errors``).
 
     Parameters
     ----------
@@ -474,7 +491,7 @@ def analyze_parquet(path, *, scheduler=None, y_true: str | None = None,
     ...     pd.DataFrame({"y_true": y, "y_prob": p}).to_parquet(path)
     ...     result = calviz.dask.analyze_parquet(path, n_bins=10, seed=0)
     >>> result.summary.n, result.tcal.reject, sorted(result.errors)
-    (2000, True, ['bootstrap', 'classical', 'smooth'])
+    (2000, True, ['classical', 'smooth'])
     >>> bool(np.isclose(result.interval.estimate, calviz.ece_interval(y, p, n_bins=10).estimate, rtol=1e-12))
     True
     """
