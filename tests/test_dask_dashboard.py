@@ -53,7 +53,17 @@ def _close(a, b, rtol=1e-12, atol=0.0):
     np.testing.assert_allclose(np.asarray(a, dtype=float), np.asarray(b, dtype=float), rtol=rtol, atol=atol)
 
 
-def test_dashboard_views_on_dask_equal_in_memory(client, tmp_path):
+def test_dashboard_views_on_dask_equal_in_memory(client, tmp_path, monkeypatch):
+    from calviz.app import store as store_module
+
+    in_worker = []  # the views computed in the session's worker process (not on its event-loop thread)
+    run_remote = store_module._run_remote
+
+    def recorded(view, *args, **kwargs):
+        in_worker.append(view)
+        return run_remote(view, *args, **kwargs)
+
+    monkeypatch.setattr(store_module, "_run_remote", recorded)
     y, p = _predictions(sum(SIZES))
     source = cdask.open_source(_write(tmp_path / "preds", y, p), client=client)
     assert source.n == y.size and source.n_classes == 2 and source.distributed
@@ -96,6 +106,9 @@ def test_dashboard_views_on_dask_equal_in_memory(client, tmp_path):
     rel7 = app.store.reliability.result
     assert rel7 is not None and rel7.counts.size == 7
     np.testing.assert_array_equal(rel7.counts, ece.reliability(y, p, n_bins=7).counts)
+    # the background jobs: the bootstrap's gathered rows went to the session's worker process (a numba
+    # kernel on the event-loop thread would stall the page); the reliability diagram ran on Dask
+    assert "bootstrap" in in_worker and "reliability" not in in_worker, in_worker
 
 
 def test_open_dask_from_the_app_and_bad_inputs(client, tmp_path):
