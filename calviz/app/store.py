@@ -412,7 +412,7 @@ class ResultStore(param.Parameterized):
         thread it would stall the session's event loop), within the job time limit.  Distributed data:
         on the Dask workers, or — for a view computed in memory — on the rows gathered from the cluster,
         in the worker process too."""
-        total = None
+        total, remote_options = None, options
         if is_distributed(data):
             try:  # the rows a view computes in memory, gathered from the cluster (this thread waits)
                 gathered = data.gathered(view, options)
@@ -421,6 +421,8 @@ class ResultStore(param.Parameterized):
             if gathered is None:  # the work runs on the Dask workers; this thread only waits for it
                 return run_view(view, data, options)
             rows, total, note = gathered
+            # exactly these rows (the source's own subsample size may differ from calviz.sampling's)
+            remote_options = options.replace(all_rows=True)
 
         def on_submit(future):
             if self._still_wanted(slot, key):
@@ -435,7 +437,7 @@ class ResultStore(param.Parameterized):
             rows, note = sample_for_view(view, prepared, options)
             total = prepared.n
         result, seconds, error = _run_remote(
-            view, rows, options, worker=self._worker, on_submit=on_submit, timeout=self._job_limit
+            view, rows, remote_options, worker=self._worker, on_submit=on_submit, timeout=self._job_limit
         )
         return result, seconds, (error if result is None else result_note(view, rows, total, options,
                                                                           result, note))

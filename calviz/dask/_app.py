@@ -293,11 +293,10 @@ class DistributedSource:
         in-memory 2·10⁵), the bootstrap interval (5·10⁴) and, beyond 2·10⁵ rows, resampled T-Cal run in
         memory on the in-memory view subsample, with its note — or, with ``options.all_rows``, on every
         row (T-Cal on Dask; the distance measures and the bootstrap gather every row into this process, as
-        in memory).  A resampled T-Cal that Dask
-        cannot draw (consistency resampling, or y-only resampling of the full vector: the ``full`` and
-        ``topk`` targets) is computed in memory like the distance measures: on every row gathered into
-        this process, or beyond 2·10⁵ rows on the view subsample.  The smooth diagram and the classical
-        tests are refused with the reason."""
+        in memory).  A resampled T-Cal that Dask cannot draw (consistency resampling, or y-only resampling
+        of the full vector: the ``full`` and ``topk`` targets) is computed in memory like the distance
+        measures: on every row gathered into this process, or beyond 2·10⁵ rows on the view subsample.
+        The smooth diagram and the classical tests are refused with the reason."""
         if view in _NOT_ON_DASK:
             raise InputError(f"not available on Dask: {_NOT_ON_DASK[view]}")
         gathered = self.gathered(view, options)
