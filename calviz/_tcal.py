@@ -619,8 +619,8 @@ def adaptive_tcal(
                               seed=seed)
     data, target, z, y, K = _prepare(y_true, y_prob, target, 0 if class_index is None else class_index,
                                      "adaptive_tcal")
-    return with_classes(_adaptive(z, y, K, target, alpha, resampling, n_resamples, max_resamples, risk,
-                                  combine, discrete, seed), data.n_classes)
+    return with_classes(_adaptive(_MemorySample(z, y, K, target), alpha, resampling, n_resamples,
+                                  max_resamples, risk, combine, discrete, seed), data.n_classes)
 
 
 def _classwise_all(y_true, y_prob, *, alpha, resampling, n_resamples, max_resamples, risk, combine, discrete,
@@ -629,7 +629,9 @@ def _classwise_all(y_true, y_prob, *, alpha, resampling, n_resamples, max_resamp
     K = data.n_classes
     rng = as_generator(seed)
     n = data.n
-    views = [tuple(np.ascontiguousarray(a) for a in data.classwise(c)) for c in range(K)]
+    # each class's view sorted once: the analytic ordering pass and its resampled test share it
+    samples = [_MemorySample(*(np.ascontiguousarray(a) for a in data.classwise(c)), 2, "classwise")
+               for c in range(K)]
     sequential = n_resamples is None and resampling in ("y_only", "consistency")
     order = list(range(K))
     cap = resample_cap(max_resamples, n)
@@ -641,15 +643,15 @@ def _classwise_all(y_true, y_prob, *, alpha, resampling, n_resamples, max_resamp
         # rest (a calibrated class accepts after a few hundred resamples), and a rejection at α/K settles
         # the Bonferroni test.  Each class's cap is fixed before its own resamples are drawn, so its
         # resampling risk stays ε/K (union bound over classes).
-        analytic = [_adaptive(z, y, 2, "classwise", alpha / K, "analytic", None, None, risk, combine,
-                              discrete, None).pvalue for z, y in views]
+        analytic = [_adaptive(sample, alpha / K, "analytic", None, None, risk, combine, discrete, None).pvalue
+                    for sample in samples]
         order = sorted(order, key=lambda c: analytic[c])
     results = {}
     left = cap
     for c in order:
         class_cap = max(FIRST_BATCH, left // 2) if sequential else None
-        results[c] = _adaptive(*views[c], 2, "classwise", alpha / K, resampling, n_resamples, class_cap,
-                               risk / K, combine, discrete, rng)
+        results[c] = _adaptive(samples[c], alpha / K, resampling, n_resamples, class_cap, risk / K, combine,
+                               discrete, rng)
         left -= results[c].n_resamples
         if sequential and results[c].decision == "reject":
             break
@@ -724,10 +726,10 @@ class _MemorySample:
         return _k.y_only_log_mgf_bounds(scan.split, level, np.ascontiguousarray(scan.z[:, 0]), thetas)
 
 
-def _adaptive(z, y, K, target, alpha, resampling, n_resamples, max_resamples, risk, combine, discrete,
+def _adaptive(sample: _MemorySample, alpha, resampling, n_resamples, max_resamples, risk, combine, discrete,
               seed) -> TCalResult:
     return TCalResult(*_adaptive_decision(
-        _MemorySample(z, y, K, target), alpha=alpha, resampling=resampling, n_resamples=n_resamples,
+        sample, alpha=alpha, resampling=resampling, n_resamples=n_resamples,
         max_resamples=max_resamples, risk=risk, combine=combine, discrete=discrete, seed=seed,
         work_limit=MAX_RESAMPLE_WORK))
 
