@@ -15,8 +15,6 @@ from __future__ import annotations
 import contextlib
 import datetime as _dt
 import html
-import os
-import tempfile
 from pathlib import Path
 
 from calviz._data import CalibrationData, as_calibration_data
@@ -519,24 +517,10 @@ def report_output(path):
     ...     print(target.read_text())
     <html></html>
     """
-    path = Path(path)
-    if path.is_dir():
-        raise IsADirectoryError(21, "is a directory", str(path))
-    try:
-        fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent)
-    except OSError as exc:  # (named after the report, not the temporary file the user never asked for)
-        raise type(exc)(exc.errno, exc.strerror, str(path)) from None
-    try:
-        os.chmod(temporary, 0o644)  # mkstemp's 0600 would make the report private to its writer
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            yield handle
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
+    from calviz._files import atomic_text
+
+    with atomic_text(path) as handle:  # (anything but a regular file is refused)
+        yield handle
 
 
 #: the file name a report gets when none is given (``calviz.report``, ``calviz report``, the app's button)

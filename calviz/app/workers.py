@@ -423,7 +423,10 @@ class WorkerPool:
                 _stop_pool(executor)
                 _resolve(job.future, exception=JobStopped(f"took longer than {job.limit:g} s"))
             if not stopped:
-                action()
+                try:
+                    action()
+                except Exception:  # (a bug): logged, and the pool keeps serving the other jobs
+                    logging.getLogger("calviz").exception("the worker pool failed to start a job")
 
     def _next(self):
         """(under the lock) What the pool's thread does next, as a function, or ``None``: hand a job to a
