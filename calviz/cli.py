@@ -711,6 +711,10 @@ def cmd_serve(args) -> int:
         for each in (signal.SIGINT, signal.SIGTERM):
             signal.signal(each, signal.SIG_IGN)
         server.io_loop.add_callback_from_signal(server.io_loop.stop)
+        # the loop stops after the callback it runs now (a session's change: seconds on large data)
+        threading.Thread(target=_exit_after_grace, name="calviz-stop", daemon=True).start()
+
+    import threading
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
@@ -726,6 +730,29 @@ def cmd_serve(args) -> int:
 
 #: s: a stopping server waits this long for a Dask cluster to close, then kills its workers and exits
 STOP_GRACE_S = 3.0
+
+
+def _exit_after_grace() -> None:
+    """A stop that has not ended after :data:`STOP_WAIT_S` (the event loop's thread still busy): stop the
+    worker processes and exit now, status 0."""
+    import os
+    import time
+
+    time.sleep(STOP_WAIT_S)
+    import multiprocessing
+
+    from calviz.app import workers
+
+    workers.shutdown_workers()
+    for child in multiprocessing.active_children():  # (a local Dask cluster's workers)
+        child.kill()
+    print("calviz: stopped", file=sys.stderr, flush=True)
+    sys.stdout.flush()
+    os._exit(EXIT_OK)
+
+
+#: s: a stop asked for by a signal ends within this time, whatever the event loop's thread is doing
+STOP_WAIT_S = 5.0
 
 
 def _stop_serving(server) -> None:
