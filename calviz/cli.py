@@ -130,7 +130,7 @@ def build_parser() -> argparse.ArgumentParser:
                             help="write a self-contained static HTML report",
                             description="Write one self-contained HTML file (no network needed to view it).")
     report.add_argument("file", help="predictions file (CSV, Parquet, NPZ, NPY) or `dataset:NAME`")
-    # (calviz._report.DEFAULT_REPORT_NAME, written out: importing the report module would slow every start)
+    # (calviz.present.report.DEFAULT_REPORT_NAME, written out: importing the report would slow every start)
     report.add_argument("-o", "--output", default="calviz-report.html",
                         help="output path (default calviz-report.html)")
     report.add_argument("--title", help="report title (default: the file name)")
@@ -532,8 +532,8 @@ def check_output_path(out: Path) -> None:
 def cmd_report(args) -> int:
     out = Path(args.output)
     check_output_path(out)  # at once: the imports below alone take seconds
-    from calviz._report import render_report, report_output
     from calviz.cli_compare import comparison_html
+    from calviz.present.report import render_report, report_output
 
     options = options_from_args(args)
     _check_comparison_flags(args)

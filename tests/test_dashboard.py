@@ -527,7 +527,7 @@ def test_binary_data_topk_is_the_binary_diagram(app):
 
 
 def test_export_report_html(app):
-    from calviz._report import DEFAULT_REPORT_NAME
+    from calviz.present.report import DEFAULT_REPORT_NAME
 
     out = app.export_report()
     assert isinstance(out, io.BytesIO)

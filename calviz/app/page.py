@@ -261,7 +261,7 @@ class CalvizApp:
         )
 
     def export_report(self) -> io.BytesIO:
-        from calviz import _report as report
+        from calviz.present import report
 
         html = report.render_report(
             self.data,

@@ -217,7 +217,7 @@ def parameter_rows(options, n_total: int | None = None) -> list[tuple[str, str]]
     Examples
     --------
     >>> from calviz.analysis import AnalysisOptions
-    >>> from calviz._report import parameter_rows
+    >>> from calviz.present.report import parameter_rows
     >>> dict(parameter_rows(AnalysisOptions()))["sample size"]
     'all rows'
     """
@@ -257,7 +257,7 @@ def source_name(source: str | None) -> str:
 
     Examples
     --------
-    >>> from calviz._report import source_name
+    >>> from calviz.present.report import source_name
     >>> source_name("/home/me/project/preds.csv"), source_name(None)
     ('preds.csv', 'arrays passed in Python')
     """
@@ -341,7 +341,7 @@ def render_analysis(result: Analysis, *, title: str = "calviz report", source: s
     >>> rng = np.random.default_rng(0)
     >>> p = rng.uniform(size=500)
     >>> y = (rng.uniform(size=500) < p ** 1.5).astype(int)
-    >>> from calviz._report import render_analysis
+    >>> from calviz.present.report import render_analysis
     >>> result = calviz.analyze((y, p), resampling="analytic", resampled=False)
     >>> html = render_analysis(result, title="my model")
     >>> html.startswith("<!DOCTYPE html>"), "my model" in html
@@ -476,7 +476,7 @@ def render_report(
     >>> p = rng.uniform(size=500)
     >>> y = (rng.uniform(size=500) < p ** 1.5).astype(int)
     >>> from calviz.analysis import AnalysisOptions
-    >>> from calviz._report import render_report
+    >>> from calviz.present.report import render_report
     >>> html = render_report((y, p), AnalysisOptions(resampling="analytic"), resampled=False)
     >>> "<html" in html and "T-Cal" in html
     True
@@ -511,7 +511,7 @@ def report_output(path):
     Examples
     --------
     >>> import pathlib, tempfile
-    >>> from calviz._report import report_output
+    >>> from calviz.present.report import report_output
     >>> with tempfile.TemporaryDirectory() as tmp:
     ...     target = pathlib.Path(tmp) / "r.html"
     ...     with report_output(target) as handle:
