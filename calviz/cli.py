@@ -369,8 +369,9 @@ def _print_check_text(summary: dict) -> None:
     if summary["decision"] is None:
         print("  T-Cal    not available")
     else:
-        verdict = {"reject": "REJECTS calibration", "not rejected": "does not reject calibration",
-                   "undecided": "is UNDECIDED at this resampling budget"}[summary["decision"]]
+        from calviz.present.text import tcal_decision_words
+
+        verdict = tcal_decision_words(summary["decision"], "sentence")
         print(f"  T-Cal    {verdict} at α = {alpha:g} (adjusted p-value "
               f"{_fmt_p(summary['pvalue'], bound=bool(summary.get('pvalue_is_bound')))})"
               f"{on(summary['tcal'])}")
@@ -386,7 +387,7 @@ def _print_check_text(summary: dict) -> None:
     else:
         level = ece.get("level")
         level_txt = f"{100 * level:.0f}% " if level is not None else ""
-        from calviz.plots import bins_phrase
+        from calviz.present.text import bins_phrase
 
         bins = "? bins" if not ece.get("n_bins") else bins_phrase(ece["n_bins"], ece.get("target"),
                                                                    ece.get("n_classes"))
@@ -396,7 +397,7 @@ def _print_check_text(summary: dict) -> None:
     if bounds is None:
         print("  distance not available")
     else:
-        from calviz.plots import measure_label
+        from calviz.present.labels import measure_label
 
         def by(kind: str) -> str:
             """The measure that gives the bound (the inequality behind it and its reference: --json)."""
