@@ -83,6 +83,8 @@ def _rows(pairs) -> str:
 
 def _verdicts(result: Analysis) -> str:
     from calviz.present.text import (
+        DISTANCE_MISSING,
+        INTERVAL_MISSING,
         TCAL_MISSING,
         distance_caption,
         interval_caption,
@@ -105,7 +107,7 @@ def _verdicts(result: Analysis) -> str:
         head = f"ℓ2-ECE {_fmt(interval.estimate)} in [{_fmt(low)}, {_fmt(high)}]"
         boxes.append((("reject" if (low or 0) > 0 else "accept"), head, interval_caption(interval)))
     else:
-        boxes.append(("", "ECE interval not available", result.errors.get("interval", "")))
+        boxes.append(("", INTERVAL_MISSING, result.errors.get("interval", "")))
     bounds = result.distance
     if bounds is not None:
         lower, upper = bounds.lower, bounds.upper
@@ -114,7 +116,7 @@ def _verdicts(result: Analysis) -> str:
         # neutral: a size, not a test (the sample's distance is above 0 even for a calibrated model)
         boxes.append(("", head, distance_caption(bounds)))
     else:
-        boxes.append(("", "distance bounds not available", result.errors.get("distance", "")))
+        boxes.append(("", DISTANCE_MISSING, result.errors.get("distance", "")))
     return "".join(
         f'<div class="verdict {cls}"><b>{html.escape(head)}</b>{html.escape(text)}</div>'
         for cls, head, text in boxes

@@ -15,7 +15,8 @@ from calviz.present.labels import format_interval_end, format_value, method_name
 from calviz.targets import simplex_cells
 
 __all__ = [
-    "TCAL_DECISION_WORDS", "TCAL_MISSING", "tcal_decision", "tcal_decision_words", "decision_cell",
+    "TCAL_DECISION_WORDS", "TCAL_MISSING", "RELIABILITY_MISSING", "INTERVAL_MISSING", "DISTANCE_MISSING",
+    "tcal_decision", "tcal_decision_words", "decision_cell",
     "scalar_reliability_title", "rank_reliability_title", "reliability_caption", "tcal_verdict",
     "tcal_marks", "tcal_caption", "tcal_hidden_note", "GLYPHS", "interval_title", "bins_phrase",
     "interval_caption", "BOOTSTRAP_NOTE", "interval_details", "distance_title", "distance_caption",
@@ -50,7 +51,7 @@ def scalar_reliability_title(reliability) -> str:
     '10 non-empty of 10 bins, n = 500, 4 miss the diagonal'
     """
     if reliability is None:
-        return "reliability data not available"
+        return RELIABILITY_MISSING
     b = bins(reliability)
     sel = b["sel"]
     n_missed = int((~b["covered"] & sel).sum())
@@ -84,7 +85,7 @@ def rank_reliability_title(multi, tables: dict | None = None) -> str:
     'top-2: one curve per rank · n = 2,000 · 6 of 14 bins miss the diagonal'
     """
     if multi is None:
-        return "reliability data not available"
+        return RELIABILITY_MISSING
     tables = tables or rank_tables(multi)
     return (f"top-{len(tables['lines'])}: one curve per rank · n = {int(multi.n):,} · "
             f"{tables['n_missed']} of {tables['n_bins']} bins miss the diagonal")
@@ -165,6 +166,12 @@ TCAL_DECISION_WORDS = {
 
 #: what a view, a caption or a summary says when T-Cal could not be computed
 TCAL_MISSING = "T-Cal not available"
+#: ... the reliability diagram
+RELIABILITY_MISSING = "reliability data not available"
+#: ... the ECE interval
+INTERVAL_MISSING = "ECE interval not available"
+#: ... the distance bounds
+DISTANCE_MISSING = "distance bounds not available"
 
 
 def tcal_decision(tcal) -> str | None:
@@ -448,7 +455,7 @@ def interval_title(interval) -> str:
     'ℓ2-ECE, 90% intervals (10 bins)'
     """
     if interval is None:
-        return "ECE interval not available"
+        return INTERVAL_MISSING
     level = interval.level
     n_bins = interval.n_bins
     head = "ℓ2-ECE with confidence interval"
@@ -519,7 +526,7 @@ def interval_caption(interval) -> str:
     it, so with few rows per bin its interval can lie above the point estimate.
     """
     if interval is None:
-        return "ECE interval not available"
+        return INTERVAL_MISSING
     regime = str(interval.regime or "")
     level = interval.level
     level_txt = f"{100 * float(level):.0f}% " if level is not None else ""
