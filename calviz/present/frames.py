@@ -937,10 +937,10 @@ def _groups_dict(g) -> dict:
 
 
 def comparison_summary(results: dict) -> dict:
-    """The comparison results as one JSON-ready dict: what ``calviz check --json`` prints and what the
-    comparison text and the report's sections are written from.
+    """The comparison results as one JSON-ready dict (non-finite numbers become null).
 
-    Non-finite numbers become null.
+    What ``calviz check --json`` prints, and what the comparison text and the report's sections are
+    written from.
 
     Parameters
     ----------

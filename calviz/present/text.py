@@ -18,7 +18,8 @@ __all__ = [
     "TCAL_DECISION_WORDS", "TCAL_MISSING", "RELIABILITY_MISSING", "INTERVAL_MISSING", "DISTANCE_MISSING",
     "tcal_decision", "tcal_decision_words", "decision_cell",
     "scalar_reliability_title", "rank_reliability_title", "reliability_caption", "tcal_verdict",
-    "tcal_marks", "tcal_caption", "tcal_hidden_note", "GLYPHS", "interval_title", "bins_phrase",
+    "tcal_marks", "tcal_caption", "tcal_view_note", "running_note", "tcal_hidden_note", "GLYPHS",
+    "interval_title", "bins_phrase",
     "interval_caption", "BOOTSTRAP_NOTE", "interval_details", "distance_title", "distance_caption",
     "classical_caption", "tcal_pvalue_text", "difference_sentence", "holm_note", "recalibration_sentence",
     "comparison_lines", "GROUP_STATUS",
@@ -297,6 +298,77 @@ def tcal_verdict(tcal, *, method: bool = True) -> tuple[str, str]:
     p = pvalue_phrase(tcal.pvalue, bound=tcal.pvalue_is_bound)
     named = f" ({method_name(tcal.method)})" if method else ""
     return f"{decision} · {p}{named}", tcal_caption(tcal)
+
+
+def tcal_view_note(tcal, *, target: str | None = None) -> str:
+    """The live T-Cal view's caption: the verdict, what the marks mean, and what limits this result.
+
+    :func:`tcal_caption`, the resamples of a method whose caption does not state them, :func:`tcal_marks`,
+    why a top-k analysis shows the full vector's test, and why a test with too few resamples cannot
+    reject.
+
+    Parameters
+    ----------
+    tcal : TCalResult or None
+        The result shown (None: still computing or refused).
+    target : str, optional
+        The target the analysis asked for ("topk": T-Cal tested the full vector instead).
+
+    Returns
+    -------
+    str
+        The caption (without a final period).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> from calviz.present import text
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=500)
+    >>> y = (rng.uniform(size=500) < p ** 1.5).astype(int)
+    >>> print(text.tcal_view_note(calviz.adaptive_tcal(y, p, resampling="analytic")))
+    T-Cal (analytic critical values): REJECT calibration at α = 0.05; adjusted p < 0.0001. Solid line:
+    the statistic at each number of bins; dashed: its critical value; dots crimson where that bin count
+    rejects (its p-value is at most α over the number of scales), teal where it does not
+    """
+    note = tcal_caption(tcal)
+    if tcal is not None and tcal.n_resamples and tcal.method not in ("analytic", "y_only", "consistency"):
+        note += f" ({tcal.n_resamples} resamples)"  # (the resampled methods' caption states them)
+    note += ". " + tcal_marks(tcal).rstrip(".")
+    if tcal is not None and target == "topk" and tcal.target == "full":
+        note += (". T-Cal has no top-k form: it tests the full probability vector, whose calibration "
+                 "implies the top-k vector's")
+    floor = None if tcal is None else tcal.min_attainable_pvalue
+    if floor is not None and float(floor) > float(tcal.alpha):
+        note += (f". With {tcal.n_resamples} resamples the smallest attainable p-value is "
+                 f"{float(floor):.3g} > α, so this test cannot reject: raise the number of resamples")
+    return note
+
+
+def running_note(method, shown) -> str:
+    """What a T-Cal view says while its resampled test runs.
+
+    Parameters
+    ----------
+    method : str
+        The resampling method running.
+    shown : TCalResult or None
+        The result shown meanwhile (the analytic test), if any.
+
+    Returns
+    -------
+    str
+        The note.
+
+    Examples
+    --------
+    >>> from calviz.present import text
+    >>> text.running_note("y_only", None)
+    'Y-only resampling running… (computing)'
+    """
+    meanwhile = "the analytic result is shown meanwhile" if shown is not None else "computing"
+    return f"{method_name(method)} running… ({meanwhile})"
 
 
 def tcal_marks(tcal) -> str:
@@ -785,8 +857,9 @@ def difference_sentence(c: dict) -> str:
 
 
 def holm_note(groups: dict) -> str:
-    """How the group decisions were made: with sequential resampling a decision and its Holm-adjusted
-    p-value may seem to disagree.
+    """How the group decisions were made, under the group table.
+
+    With sequential resampling a decision and its Holm-adjusted p-value may seem to disagree.
 
     Parameters
     ----------
