@@ -1,20 +1,16 @@
-"""The analysis layer shared by the dashboard, the static report and the command line.
+"""The compute functions of the views: thin calls into the engine, one per view.
 
-One frozen :class:`AnalysisOptions` describes what the user asked for; one compute function per view
-turns ``(data, options)`` into the engine's own result objects with plain keyword calls into
-``calviz.ece``, ``calviz.intervals``, ``calviz.tcal``, ``calviz.distance`` and ``calviz.smooth``;
-:func:`analyze` runs them all and records timings.  Views (``calviz.plots``, ``calviz.app``,
-``calviz.report``) only *read* these results: every number shown to a user is computed here, by the
-engine.
+Each turns ``(data, options)`` into the engine's own result objects with plain keyword calls into
+``calviz.ece``, ``calviz.intervals``, ``calviz.tcal``, ``calviz.distance``, ``calviz.smooth`` and
+``calviz.classical``.  They take data validated once (:func:`calviz.analysis.run.analyze` validates at the
+public boundary) or a distributed backend (:class:`DistributedBackend`), whose estimators they call instead
+of the in-memory ones.  The registry (:mod:`calviz.analysis.views`) points to them.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import os
-import time
-from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal
+import abc
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -23,200 +19,45 @@ from calviz._data import CalibrationData, InputError, as_calibration_data
 from calviz._distance import distance_bounds, smce_witness
 from calviz._ece import reliability
 from calviz._intervals import ece_interval
-from calviz._params import (
-    BOOLEAN,
-    NON_NEGATIVE_INT,
-    POSITIVE_INT,
-    Instance,
-    Interval,
-    ListOf,
-    NoneOr,
-    Options,
-    check_keywords,
-    check_param,
-    validate_params,
-)
-from calviz._results import ResultMixin, _jsonable
+from calviz._params import BOOLEAN, NoneOr, Options, validate_params
+from calviz._results import ResultMixin
 from calviz._smooth import smooth_reliability
 from calviz._tcal import adaptive_tcal
-from calviz.sampling import result_note, sample_for_view
-from calviz.targets import SCALAR_TARGETS, TARGETS, TargetName, analysis_target, resolve, simplex_cells
-
-__all__ = [
-    "AnalysisOptions",
-    "Analysis",
-    "analysis_target",
-    "resolve_target",
-    "scalar_target",
-    "is_distributed",
-    "prepare",
-    "analysis_view",
-    "compute_reliability",
-    "MultiReliability",
-    "compute_multi_reliability",
-    "multi_reliability_panels",
-    "check_options_fit",
-    "with_option_values",
-    "scalar_reliability",
-    "MAX_CLASS_PANELS",
-    "compute_tcal",
-    "compute_interval",
-    "compute_bootstrap_interval",
-    "compute_distance",
-    "compute_smooth",
-    "compute_classical",
-    "analyze",
-]
-
-SCHEMES = ("equal_width", "equal_mass")
-KERNELS = ("reflected_gaussian", "logit_gaussian")
-RESAMPLINGS = ("analytic", "y_only", "consistency", "threshold")
+from calviz.analysis.options import RESAMPLINGS, AnalysisOptions
+from calviz.targets import SCALAR_TARGETS, TARGETS, analysis_target, resolve, simplex_cells
 
 
-@dataclass(frozen=True)
-class AnalysisOptions:
-    """Everything a user can choose for an analysis, as one immutable (hashable) value.
+class DistributedBackend(abc.ABC):
+    """The one interface of distributed data (``calviz.dask.DistributedSource``) to the analysis.
 
-    Parameters
-    ----------
-    target : {"auto", "binary", "top1", "classwise", "topk", "full"}, default "auto"
-        ``auto``: binary data → ``binary``, multi-class → ``top1``; ``classwise`` is one-vs-rest for
-        ``class_index``; ``topk`` is top-1-to-``top_k`` calibration (Sun et al. 2024).
-    class_index : int, default 0
-        The class of the ``classwise`` target.
-    top_k : int, default 2
-        k of the ``topk`` target.
-    n : int or None, default None
-        Analyse a uniform subsample of this many rows (None: all rows; drawn with ``seed``).
-    scheme : {"equal_width", "equal_mass"}, default "equal_width"
-        Bins of the reliability diagram.
-    n_bins : int, default 15
-        Bins of the reliability diagram and the ECE interval (at most 10⁶, as for
-        :func:`calviz.reliability`).
-    kernel : {"reflected_gaussian", "logit_gaussian"}, default "reflected_gaussian"
-        Kernel of the smooth reliability diagram.
-    bandwidth : float or None, default None
-        Bandwidth of the smooth diagram, in [1e-4, 10] as for :func:`calviz.smooth_reliability`; None:
-        automatic (smECE(σ) = σ; the Laplace kCE keeps bandwidth 1).
-    alpha : float, default 0.05
-        Level of the tests, in [1e-300, 1) as for :func:`calviz.adaptive_tcal`.
-    resampling : {"analytic", "y_only", "consistency", "threshold"}, default "y_only"
-        T-Cal's critical values.
-    n_resamples : int, default 500
-        Resamples of the bootstrap views, in [2, 100000] as for :func:`calviz.ece_interval`.
-    seed : int, default 0
-        Seed of every random choice.
-    all_rows : bool, default False
-        Run the views that cost more than one pass per change (distance family, bootstrap interval,
-        resampled T-Cal) on every row instead of a stated uniform subsample (``calviz.sampling``).
-
-    Raises
-    ------
-    InvalidParameterError
-        A field outside its range or of the wrong type (an :class:`calviz.InputError`, both a
-        ValueError and a TypeError), with the library's one message, e.g. "The 'n_bins' parameter of
-        AnalysisOptions must be an int in [1, 1000000]; got 0."  The constraints are
-        ``AnalysisOptions.parameter_constraints`` (field → constraint); counts are ints (numpy integers
-        too), never floats or bools.
-
-    Notes
-    -----
-    The parameters are attributes under the same names; ``to_dict()`` gives them as a dict and
-    ``replace(**changes)`` a modified copy (checked again).
-
-    Examples
-    --------
-    >>> from calviz.analysis import AnalysisOptions
-    >>> options = AnalysisOptions(n_bins=10, alpha=0.1)
-    >>> options.n_bins, options.target, options == AnalysisOptions(alpha=0.1, n_bins=10)
-    (10, 'auto', True)
+    A backend is analysed in place: the compute functions call its :attr:`estimators` (the distributed
+    twins of the in-memory estimators, same signatures and results) instead of the in-memory ones,
+    :func:`calviz.analysis.run_view` asks it for each view (:meth:`compute_view`), and the dashboard asks
+    which rows a view computes in memory (:meth:`gathered`).  ``n``, ``n_classes`` and ``is_binary`` are
+    those of :class:`calviz.CalibrationData`.
     """
 
-    target: TargetName = "auto"
-    class_index: int = 0
-    top_k: int = 2
-    n: int | None = None
-    scheme: Literal["equal_width", "equal_mass"] = "equal_width"
-    n_bins: int = 15
-    kernel: Literal["reflected_gaussian", "logit_gaussian"] = "reflected_gaussian"
-    bandwidth: float | None = None
-    alpha: float = 0.05
-    resampling: Literal["analytic", "y_only", "consistency", "threshold"] = "y_only"
-    n_resamples: int = 500
-    seed: int = 0
-    all_rows: bool = False
+    #: tells every surface the data live on a cluster
+    distributed = True
 
-    #: field → constraint (:mod:`calviz._params`), the estimators' own where the meaning is the same: the
-    #: engine's (reliability's n_bins, smooth_reliability's bandwidth, adaptive_tcal's alpha, ece_interval's
-    #: n_resamples), so a value accepted here is one every view computes with (looser rules let a value
-    #: through that a view then refused, recorded in ``Analysis.errors`` instead of an InputError)
-    parameter_constraints: ClassVar[dict] = {
-        "target": Options(TARGETS),
-        "class_index": NON_NEGATIVE_INT,
-        "top_k": POSITIVE_INT,
-        "n": NoneOr(Interval(int, 2, None)),
-        "scheme": Options(SCHEMES),
-        "n_bins": reliability.parameter_constraints["n_bins"],
-        "kernel": Options(KERNELS),
-        "bandwidth": smooth_reliability.parameter_constraints["bandwidth"],
-        "alpha": adaptive_tcal.parameter_constraints["alpha"],
-        "resampling": Options(RESAMPLINGS),
-        "n_resamples": ece_interval.parameter_constraints["n_resamples"],
-        "seed": NON_NEGATIVE_INT,
-        "all_rows": BOOLEAN,
-    }
+    @property
+    @abc.abstractmethod
+    def estimators(self):
+        """Namespace of the distributed twins: ``reliability``, ``multi_reliability``, ``adaptive_tcal``,
+        ``ece_interval``."""
 
-    def __post_init__(self):
-        for name, constraint in self.parameter_constraints.items():
-            check_param(getattr(self, name), name, constraint, "AnalysisOptions")
+    @abc.abstractmethod
+    def compute_view(self, view: str, options):
+        """``(result, note)`` of one view of the registry."""
 
-    def replace(self, **changes) -> AnalysisOptions:
-        return dataclasses.replace(self, **changes)
+    @abc.abstractmethod
+    def gathered(self, view: str, options):
+        """``(rows, n, note)`` when ``view`` is computed in memory on rows gathered from the cluster, else
+        None."""
 
-    def to_dict(self) -> dict:
-        return dataclasses.asdict(self)
-
-
-def with_option_values(options: AnalysisOptions | None, values: dict, caller: str) -> AnalysisOptions:
-    """``options`` with the fields in ``values`` replaced, each checked as the entry point ``caller`` must.
-
-    The keyword options of an entry point (``analyze(data, n_bins=10)``, ``calviz.report``,
-    ``calviz.dask.analyze_parquet``) are checked against ``AnalysisOptions.parameter_constraints`` before
-    any data is read, with the uniform message naming that entry point.
-
-    Parameters
-    ----------
-    options : AnalysisOptions or None
-        The starting options (None: the defaults).
-    values : dict
-        Field name → value; an unknown name or a bad value is an :class:`calviz.InputError`.
-    caller : str
-        The entry point the messages name.
-
-    Returns
-    -------
-    AnalysisOptions
-
-    Examples
-    --------
-    >>> import calviz
-    >>> from calviz.analysis import with_option_values
-    >>> with_option_values(None, {"n_bins": 10}, "analyze").n_bins
-    10
-    >>> try:
-    ...     with_option_values(None, {"n_bins": 0}, "analyze")
-    ... except calviz.InputError as error:
-    ...     print(error)
-    The 'n_bins' parameter of analyze must be an int in [1, 1000000]; got 0.
-    """
-    options = options or AnalysisOptions()
-    if not values:
-        return options
-    return options.replace(**check_keywords(values, AnalysisOptions.parameter_constraints, caller,
-                                            "analysis options"))
-
-
-# -- data preparation -------------------------------------------------------------------------------
+    @abc.abstractmethod
+    def data_summary(self, options):
+        """The :class:`calviz.analysis.DataSummary` of the rows analysed."""
 
 
 def check_options_fit(data: CalibrationData, options: AnalysisOptions, caller: str = "analyze") -> None:
@@ -395,19 +236,19 @@ def scalar_reliability(data: CalibrationData, options: AnalysisOptions) -> bool:
 
 
 def _estimator(data, name: str):
-    """The function ``name`` that computes on ``data``: the in-memory one, or the distributed twin bound to
-    the cluster of a ``calviz.dask.DistributedSource`` (its ``estimators``), so one compute function serves
-    both."""
-    engine = getattr(data, "estimators", None)
-    return globals()[name] if engine is None else getattr(engine, name)
+    """The function ``name`` that computes on ``data``: the in-memory one, or the distributed twin of a
+    :class:`DistributedBackend` (its ``estimators``), so one compute function serves both."""
+    if isinstance(data, DistributedBackend):
+        return getattr(data.estimators, name)
+    return {"reliability": reliability, "adaptive_tcal": adaptive_tcal, "ece_interval": ece_interval}[name]
 
 
 def is_distributed(data) -> bool:
     """Whether ``data`` is distributed data, whose views Dask computes on all rows.
 
-    Distributed data (``calviz.dask.DistributedSource``, with the Dask extra): every view is
-    computed by Dask on all rows, by the distributed twins of the estimators.  Any object whose
-    ``distributed`` attribute is true counts; in-memory data never does.
+    Distributed data (a :class:`DistributedBackend`: ``calviz.dask.DistributedSource``, with the Dask
+    extra): every view is computed by Dask on all rows, by the distributed twins of the estimators;
+    in-memory data never is.
 
     Parameters
     ----------
@@ -426,7 +267,7 @@ def is_distributed(data) -> bool:
     >>> is_distributed(load_dataset("digits-gnb"))
     False
     """
-    return bool(getattr(data, "distributed", False))
+    return isinstance(data, DistributedBackend)
 
 
 def prepare(data: CalibrationData, options: AnalysisOptions) -> CalibrationData:
@@ -1138,330 +979,3 @@ def compute_classical(data: CalibrationData, options: AnalysisOptions) -> Classi
     return classical_tests(sample, alpha=options.alpha, target=target.name, class_index=target.class_index,
                            measures=True, n_bins=options.n_bins)
 
-
-#: view name -> compute function (the dashboard and report iterate over this)
-COMPUTE = {
-    "reliability": compute_reliability,
-    "smooth": compute_smooth,
-    "smooth_curve": lambda data, options: compute_smooth(data, options, band=False),
-    "tcal": lambda data, options: compute_tcal(data, options, resampling="analytic"),
-    "tcal_resampled": compute_tcal,
-    "interval": compute_interval,
-    "bootstrap": compute_bootstrap_interval,
-    "distance": compute_distance,
-    "classical": compute_classical,  # Spiegelhalter, Hosmer–Lemeshow, Cox, KS, Kuiper; MCE, ACE
-}
-
-
-def run_view(view: str, data: CalibrationData, options: AnalysisOptions):
-    """Run one view's computation; returns ``(result or None, seconds, message or None)``.
-
-    ``message`` says why the result is ``None``, or how a result differs from the all-rows one: views that
-    cost more than one pass run on the subsample of ``calviz.sampling`` (the message states it and its
-    sampling error), and distributed data (``calviz.dask`` ``DistributedSource``, which computes each view
-    itself) says e.g. that distance measures come from a uniform subsample."""
-    start = time.perf_counter()
-    try:
-        compute_view = getattr(data, "compute_view", None)
-        if compute_view is not None:
-            result, error = compute_view(view, options)
-        else:
-            prepared = prepare(data, options)
-            rows, error = sample_for_view(view, prepared, options)
-            result = COMPUTE[view](rows, options)
-            error = result_note(view, rows, prepared.n, options, result, error)
-    except InputError as exc:
-        result, error = None, f"{view}: {exc}"
-    except Exception as exc:  # an engine bug must not take the dashboard down; it is reported instead
-        result, error = None, f"{view} failed: {type(exc).__name__}: {exc}"
-    return result, time.perf_counter() - start, error
-
-
-# -- the whole analysis -----------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, repr=False)
-class DataSummary(ResultMixin):
-    """What was analysed: sizes, the target used and simple descriptive numbers.
-
-    Attributes
-    ----------
-    n : int
-        Rows analysed.
-    n_total : int
-        Rows of the data (more than ``n`` when a subsample was analysed).
-    n_classes : int
-        Classes.
-    is_binary : bool
-        Whether the predictions are 1-D P(y = 1).
-    target : str
-        The calibration target used.
-    accuracy, mean_confidence : float
-        Top-1 accuracy and mean top-1 confidence.
-    """
-
-    n: int
-    n_total: int
-    n_classes: int
-    is_binary: bool
-    target: str
-    accuracy: float
-    mean_confidence: float
-
-    @classmethod
-    def of(cls, data: CalibrationData, options: AnalysisOptions, n_total: int | None = None):
-        if is_distributed(data):
-            return data.data_summary(options)
-        if data.is_binary and not data.confidence_form:
-            pred = (data.probs >= 0.5).astype(np.int64)
-            conf = np.maximum(data.probs, 1.0 - data.probs)
-        else:
-            conf, correct = data.top1()
-            pred = None
-        accuracy = float(np.mean(pred == data.labels)) if pred is not None else float(np.mean(correct))
-        return cls(
-            n=data.n,
-            n_total=data.n if n_total is None else int(n_total),
-            n_classes=data.n_classes,
-            is_binary=data.is_binary,
-            target=resolve_target(data, options),
-            accuracy=accuracy,
-            mean_confidence=float(np.mean(conf)),
-        )
-
-
-@dataclass(frozen=True, repr=False)
-class Analysis(ResultMixin):
-    """All results for one (data, options) pair, returned by :func:`analyze`.
-
-    A result is ``None`` when its engine refused the input (or failed); ``errors`` says why.
-
-    Attributes
-    ----------
-    options : AnalysisOptions
-        What was asked.
-    summary : DataSummary
-        What was analysed.
-    reliability : ReliabilityData or MultiReliability
-        The reliability view.
-    smooth : SmoothReliability
-        The smooth reliability curve.
-    tcal, tcal_resampled : TCalResult
-        Adaptive T-Cal with analytic and with resampled critical values.
-    interval, bootstrap : ECEInterval
-        The asymptotic and the bootstrap ECE interval.
-    distance : DistanceBounds
-        The distance-to-calibration measures and bounds.
-    witness : SmCEWitness
-        The smCE witness.
-    classical : ClassicalTests
-        The classical tests, MCE and ACE.
-    groups : GroupCalibration or None
-        Per-group results when ``group`` was given.
-    timings : dict
-        Seconds per view.
-    errors : dict
-        View → why it could not be computed.
-    """
-
-    options: AnalysisOptions
-    summary: DataSummary
-    reliability: Any = None
-    smooth: Any = None
-    tcal: Any = None
-    tcal_resampled: Any = None
-    interval: Any = None
-    bootstrap: Any = None
-    distance: Any = None
-    witness: Any = None
-    classical: Any = None
-    groups: Any = None  # calviz.comparison.GroupCalibration when analyze(..., group=...) was asked
-    timings: dict = field(default_factory=dict)
-    errors: dict = field(default_factory=dict)
-
-    @property
-    def total_time(self) -> float:
-        return float(sum(self.timings.values()))
-
-    def to_dict(self) -> dict:
-        out = {"options": self.options.to_dict(), "summary": self.summary.to_dict()}
-        for name in (
-            "reliability",
-            "smooth",
-            "tcal",
-            "tcal_resampled",
-            "interval",
-            "bootstrap",
-            "distance",
-            "witness",
-            "classical",
-            "groups",
-        ):
-            out[name] = _result_dict(getattr(self, name))
-        out["timings"] = {k: float(v) for k, v in self.timings.items()}
-        out["errors"] = dict(self.errors)
-        return out
-
-
-#: the views :func:`analyze` computes (``views=``): the names of ``COMPUTE`` that are results of an Analysis
-VIEWS = tuple(view for view in COMPUTE if view in {f.name for f in dataclasses.fields(Analysis)})
-
-
-def _result_dict(value):
-    if value is None:
-        return None
-    if hasattr(value, "to_dict"):
-        return value.to_dict()
-    if isinstance(value, tuple) and hasattr(value, "_asdict"):
-        return _jsonable(dict(value._asdict()))
-    return _jsonable(value)
-
-
-@validate_params({"options": NoneOr(Instance(AnalysisOptions)), "resampled": BOOLEAN,
-                  "views": NoneOr(ListOf(Options(VIEWS)))})
-def analyze(
-    data,
-    options: AnalysisOptions | None = None,
-    *,
-    resampled: bool = True,
-    views: tuple[str, ...] | None = None,
-    group=None,
-    **option_values,
-) -> Analysis:
-    """Run every view's computation on a set of predictions: the whole analysis the app and report show.
-
-    ``data`` is a ``CalibrationData``, a ``(y_true, y_prob)`` tuple or the path of a predictions file,
-    read with :func:`calviz.io.read_predictions`.
-
-    ``resampled=False`` skips the resampling-based results (resampled T-Cal, bootstrap interval) — the
-    dashboard computes those off the UI thread.  Extra keywords override fields of ``options``.
-
-    ``group``: one group value per row (an array), or the name of a column of the predictions file
-    ``data`` (CSV/TSV, Parquet or an NPZ array; the label column's name groups by the label).  Then
-    ``Analysis.groups`` is :func:`calviz.calibration_by_group` on the analysed rows (the subsample's
-    rows when ``n`` is set) with the options' bins, α, seed and T-Cal resampling (resampled: the
-    sequential rule of adaptive_tcal): per-group reliability data, ECE interval and T-Cal decision,
-    Holm's correction across groups, the worst group, and the groups too small to test.  Top-k and
-    full targets are compared per group on their top-1 reduction.
-
-    Parameters
-    ----------
-    data : CalibrationData, (y_true, y_prob) or path
-        The predictions, validated by :func:`calviz.as_calibration_data`.
-    options : AnalysisOptions, optional
-        Target, bins, level, resampling, … (defaults: :class:`AnalysisOptions`).
-    resampled : bool, default True
-        Also compute the resampled T-Cal decision and the bootstrap interval.
-    views : list, tuple or set of str, optional
-        Compute only these views, among ``VIEWS``: ``"reliability"``, ``"smooth"``, ``"tcal"``,
-        ``"tcal_resampled"``, ``"interval"``, ``"bootstrap"``, ``"distance"`` (with the witness),
-        ``"classical"``.  A single name is passed as a one-element tuple, e.g. ``views=("tcal",)``.
-    group : array-like or str, optional
-        Group values, one per row, or a column name of the predictions file (see above).
-    **option_values
-        Fields of ``options`` to override, e.g. ``n_bins=10``.
-
-    Returns
-    -------
-    Analysis
-        One result per view — ``reliability``, ``smooth``, ``tcal`` (analytic) and ``tcal_resampled``,
-        ``interval`` and ``bootstrap``, ``distance`` and ``witness``, ``classical`` — with ``summary``,
-        ``options``, ``timings`` and ``errors`` (views that could not be computed, and why).
-
-    Raises
-    ------
-    InvalidParameterError
-        An option outside its range or of the wrong type — ``options``, ``resampled``, ``views`` or one of
-        ``**option_values`` (checked against ``AnalysisOptions.parameter_constraints``) — before any file
-        is read, with the uniform message naming ``analyze``: "The 'n_bins' parameter of analyze must be
-        an int in [1, 1000000]; got 0."  (A field of an ``AnalysisOptions`` built beforehand is refused when
-        it is built, naming ``AnalysisOptions``.)
-    TypeError
-        A keyword that is no field of :class:`AnalysisOptions`.
-
-    References
-    ----------
-    .. [1] D. Lee, X. Huang, H. Hassani and E. Dobriban. T-Cal: An optimal test for the calibration of
-       predictive models. *Journal of Machine Learning Research* 24, 2023.
-    .. [2] Y. Sun, P. Chaudhari, I. J. Barnett and E. Dobriban. A confidence interval for the expected
-       calibration error. 2024.
-    .. [3] J. Błasiok, P. Gopalan, L. Hu and P. Nakkiran. A unifying theory of distance from calibration.
-       *STOC* 2023.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> import calviz
-    >>> rng = np.random.default_rng(0)
-    >>> p = rng.uniform(size=2000)                            # predicted P(y = 1)
-    >>> y = (rng.uniform(size=2000) < p ** 1.5).astype(int)   # outcomes: the model is over-confident
-    >>> from calviz.analysis import analyze
-    >>> result = analyze((y, p), n_bins=10, resampling="analytic", resampled=False)
-    >>> result.tcal.reject, round(result.interval.estimate, 3), result.summary.target
-    (True, 0.11, 'binary')
-    """
-    options = with_option_values(options, option_values, "analyze")  # before a file is read
-    path = None
-    if isinstance(data, (str, os.PathLike)):
-        from calviz.io import read_predictions
-
-        path, data = os.fspath(data), read_predictions(data)
-    if isinstance(data, tuple):
-        data = as_calibration_data(*data)
-    if not is_distributed(data):  # (distributed data: validated by calviz.dask.open_source)
-        data = as_calibration_data(data)
-    check_options_fit(data, options)
-    prepared = prepare(data, options)
-    selected = views or tuple(v for v in VIEWS if resampled or v not in ("tcal_resampled", "bootstrap"))
-    if not views and not scalar_reliability(prepared, options):
-        # the smooth curve belongs to a scalar diagram; topk / full show one per rank / class instead
-        selected = tuple(v for v in selected if v != "smooth")
-    if options.resampling == "analytic" and "tcal_resampled" in selected:
-        selected = tuple(v for v in selected if v != "tcal_resampled")
-    results: dict[str, Any] = {}
-    timings: dict[str, float] = {}
-    errors: dict[str, str] = {}
-    for view in selected:
-        result, seconds, error = run_view(view, prepared, options)
-        timings[view] = seconds
-        if error:  # with a result: a note (e.g. the subsample it used); without one: why it is missing
-            errors[view] = error
-        if view == "distance" and result is not None:
-            results["distance"], results["witness"] = result
-        else:
-            results[view] = result
-    if group is not None:
-        start = time.perf_counter()
-        results["groups"] = _by_group(data, prepared, options, group, path)
-        timings["groups"] = time.perf_counter() - start
-    return Analysis(
-        options=options,
-        summary=DataSummary.of(prepared, options, n_total=data.n),
-        timings=timings,
-        errors=errors,
-        **results,
-    )
-
-
-def _by_group(data: CalibrationData, prepared: CalibrationData, options: AnalysisOptions, group, path):
-    """``calibration_by_group`` of :func:`analyze`'s ``group`` on the analysed rows."""
-    from calviz._comparison import calibration_by_group
-
-    if isinstance(group, str):
-        if path is None:
-            raise InputError(f"group={group!r} names a column: pass the predictions file's path as data, or "
-                             f"the group values themselves (one per row)")
-        from calviz.io import read_group_column
-
-        group = read_group_column(path, group, data.n, labels=data.labels)
-    values = np.asarray(group)
-    if values.ndim != 1 or values.shape[0] != data.n:
-        raise InputError(f"group must have one value per row ({data.n}); got shape {values.shape}")
-    if prepared is not data:  # the subsample's rows
-        values = values[data.subsample_rows(int(options.n), seed=int(options.seed))]
-    target = resolve_target(prepared, options)
-    target = target if target in ("binary", "top1", "classwise") else "auto"
-    return calibration_by_group(
-        prepared, groups=values, n_bins=options.n_bins, alpha=options.alpha, target=target,
-        class_index=options.class_index, resampling=options.resampling, seed=options.seed,
-    )
