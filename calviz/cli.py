@@ -650,7 +650,7 @@ def cmd_serve(args) -> int:
 
     from calviz.app.page import say_preparing_first
     from calviz.app.sources import WEBSOCKET_LIMIT_BYTES
-    from calviz.app.store import start_spare_worker
+    from calviz.app.workers import start_spare_worker
 
     try:
         port = args.port or free_port(args.address)
@@ -682,7 +682,7 @@ def cmd_serve(args) -> int:
         print("calviz: stopped", file=sys.stderr)
     finally:
         server.stop()
-        from calviz.app.store import shutdown_workers
+        from calviz.app.workers import shutdown_workers
 
         shutdown_workers()
     return EXIT_OK
