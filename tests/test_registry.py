@@ -158,9 +158,9 @@ def test_analyze_iterates_the_registry(small):
 #: tables that stay, each with the reason (presentation: the report's figure and caption per section and
 #: the captions of the marks, which move to the presentation package; the comparison card's own figures)
 ALLOWED = {
-    ("_report.py", "_figures"): "the report's figure builders, one per section (presentation)",
-    ("_report.py", "_captions"): "the report's caption sentences, one per section (presentation)",
-    ("plots.py", "GLYPHS"): "what each figure's marks mean (presentation sentences)",
+    ("present/report.py", "_figures"): "the report's figure builders, one per section (presentation)",
+    ("present/report.py", "_captions"): "the report's caption sentences, one per section (presentation)",
+    ("present/text.py", "GLYPHS"): "what each figure's marks mean (presentation sentences)",
     ("app/comparison_view.py", "figures"): "the comparison card's own three figures",
 }
 
