@@ -81,6 +81,7 @@ def test_every_compute_function_runs(record: View, small):
 
 def test_derived_tables_follow_the_registry():
     from calviz._report import VIEW_TITLES
+
     from calviz.app.store import SLOTS, VIEW_INPUTS, ResultStore
     from calviz.plots import VIEW_EXPLANATIONS
 
