@@ -148,7 +148,7 @@ def resolve_target(data: CalibrationData, options: AnalysisOptions) -> str:
     >>> resolve_target(cancer, AnalysisOptions()), resolve_target(cancer, AnalysisOptions(target="topk"))
     ('binary', 'full')
     """
-    return analysis_target(data, options).name
+    return _target(data, options).name
 
 
 @validate_params({"target": Options(TARGETS)})
@@ -189,7 +189,7 @@ def scalar_target(data: CalibrationData, target: str) -> str:
     """
     if target in SCALAR_TARGETS:
         return target
-    return resolve(data, "auto").name
+    return _resolved(data, "auto").name
 
 
 def scalar_reliability(data: CalibrationData, options: AnalysisOptions) -> bool:
@@ -233,6 +233,33 @@ def scalar_reliability(data: CalibrationData, options: AnalysisOptions) -> bool:
     True
     """
     return data.is_binary or resolve_target(data, options) not in ("topk", "full")
+
+
+def _resolved(data, name: str, top_k: int = 1, class_index: int = 0):
+    """:func:`calviz.targets.resolve` of a target name, once per data: the resolved target is cached on
+    validated data (``CalibrationData._cache``), so the views of one analysis share it."""
+    if not isinstance(data, CalibrationData):
+        return resolve(data, name, top_k, class_index)
+    key = ("resolved", name, int(top_k), int(class_index))
+    target = data._cache.get(key)
+    if target is None:
+        target = data._cache[key] = resolve(data, name, top_k, class_index)
+    return target
+
+
+def _target(data, options: AnalysisOptions, *, scalar: bool = False):
+    """:func:`calviz.targets.analysis_target` of ``options``, once per data (cached as :func:`_resolved`)."""
+    if not isinstance(data, CalibrationData):
+        return analysis_target(data, options, scalar=scalar)
+    key = ("analysis_target", options.target, int(options.top_k), int(options.class_index), bool(scalar))
+    target = data._cache.get(key)
+    if target is None:
+        if scalar and _target(data, options).is_scalar:  # a scalar target is its own scalar view
+            target = _target(data, options)
+        else:
+            target = analysis_target(data, options, scalar=scalar)
+        data._cache[key] = target
+    return target
 
 
 def _estimator(data, name: str):
@@ -303,7 +330,8 @@ def prepare(data: CalibrationData, options: AnalysisOptions) -> CalibrationData:
     """
     if is_distributed(data):
         return data
-    data = as_calibration_data(data)
+    if not isinstance(data, CalibrationData):  # (validated data is used as it is: validated once)
+        data = as_calibration_data(data)
     if options.n is not None and options.n < data.n:
         key = ("subsample", int(options.n), int(options.seed))
         cached = data._cache.get(key)
@@ -365,7 +393,7 @@ def analysis_view(data: CalibrationData, options: AnalysisOptions, *, scalar: bo
     >>> z.shape, y.shape, used
     ((719, 3), (719, 3), 'topk')
     """
-    target = analysis_target(data, options, scalar=scalar)
+    target = _target(data, options, scalar=scalar)
     z, y = target.view(data)
     return z, y, target.name
 
@@ -477,7 +505,7 @@ def compute_reliability(data: CalibrationData, options: AnalysisOptions):
     if not scalar_reliability(data, options):
         return compute_multi_reliability(data, options)
     diagram = _estimator(data, "reliability")
-    return diagram(data, target=analysis_target(data, options, scalar=True), n_bins=int(options.n_bins),
+    return diagram(data, target=_target(data, options, scalar=True), n_bins=int(options.n_bins),
                    scheme=options.scheme, alpha=options.alpha)
 
 
@@ -680,9 +708,9 @@ def compute_tcal(data: CalibrationData, options: AnalysisOptions, resampling: st
     """
     data = prepare(data, options)
     resampling = options.resampling if resampling is None else resampling
-    target = analysis_target(data, options)
+    target = _target(data, options)
     if not target.is_scalar:  # full calibration on the simplex partition (top-k has no T-Cal: use full)
-        target = resolve(data, "full")
+        target = _resolved(data, "full")
     test = _estimator(data, "adaptive_tcal")
     return test(data, target=target.name, class_index=target.class_index, alpha=options.alpha,
                 resampling=resampling, seed=int(options.seed))
@@ -734,9 +762,9 @@ def interval_bins(n: int, target: str, n_classes: int, n_bins: int) -> int:
 
 def _interval(data: CalibrationData, options: AnalysisOptions, method: str):
     data = prepare(data, options)
-    target = analysis_target(data, options)
+    target = _target(data, options)
     if target.name == "topk":  # the sorted top-k vector (k = 1: the top-1 confidence)
-        target = resolve(data, "auto", top_k=target.top_k)
+        target = _resolved(data, "auto", top_k=target.top_k)
     n_bins = interval_bins(data.n, target.name, data.n_classes, int(options.n_bins))
     interval = _estimator(data, "ece_interval")
     return interval(data, target=target, n_bins=n_bins, alpha=options.alpha, method=method,
@@ -871,7 +899,7 @@ def compute_distance(data: CalibrationData, options: AnalysisOptions):
     (300,)
     """
     data = prepare(data, options)
-    target = analysis_target(data, options, scalar=True)
+    target = _target(data, options, scalar=True)
     return distance_bounds(data, target=target), smce_witness(data, target=target)
 
 
@@ -923,7 +951,7 @@ def compute_smooth(data: CalibrationData, options: AnalysisOptions, *, band: boo
     data = prepare(data, options)
     return smooth_reliability(
         data,
-        target=analysis_target(data, options, scalar=True),
+        target=_target(data, options, scalar=True),
         bandwidth=options.bandwidth,
         kernel=options.kernel,
         alpha=options.alpha,
@@ -975,7 +1003,7 @@ def compute_classical(data: CalibrationData, options: AnalysisOptions) -> Classi
     (5, ['ace', 'mce'])
     """
     sample = prepare(data, options)
-    target = analysis_target(sample, options, scalar=True)
+    target = _target(sample, options, scalar=True)
     return classical_tests(sample, alpha=options.alpha, target=target.name, class_index=target.class_index,
                            measures=True, n_bins=options.n_bins)
 

@@ -293,8 +293,8 @@ def analyze(
         path, data = os.fspath(data), read_predictions(data)
     if isinstance(data, tuple):
         data = as_calibration_data(*data)
-    elif not is_distributed(data):  # (distributed data: validated by calviz.dask.open_source)
-        data = as_calibration_data(data)
+    elif not is_distributed(data) and not isinstance(data, CalibrationData):
+        data = as_calibration_data(data)  # (validated once; distributed data: by calviz.dask.open_source)
     check_options_fit(data, options)
     prepared = prepare(data, options)
     results: dict[str, Any] = {}
