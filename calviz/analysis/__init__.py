@@ -14,10 +14,7 @@ here, by the engine.
 from calviz.analysis.compute import (
     MAX_CLASS_PANELS,
     ROWS_PER_CELL,
-    DistributedBackend,
     MultiReliability,
-    analysis_view,
-    check_options_fit,
     compute_bootstrap_interval,
     compute_classical,
     compute_distance,
@@ -27,8 +24,13 @@ from calviz.analysis.compute import (
     compute_smooth,
     compute_tcal,
     interval_bins,
-    is_distributed,
     multi_reliability_panels,
+)
+from calviz.analysis.data import (
+    DistributedBackend,
+    analysis_view,
+    check_options_fit,
+    is_distributed,
     prepare,
     resolve_target,
     scalar_reliability,

@@ -20,7 +20,7 @@ import calviz.sampling as sampling_policy
 from calviz._data import CalibrationData, InputError, as_calibration_data
 from calviz._params import BOOLEAN, Instance, ListOf, NoneOr, Options, validate_params
 from calviz._results import ResultMixin, _jsonable
-from calviz.analysis.compute import (
+from calviz.analysis.data import (
     DistributedBackend,
     check_options_fit,
     is_distributed,

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from calviz.analysis import compute as _compute
+from calviz.analysis import data as _data
 from calviz.analysis.options import OPTIONS, AnalysisOptions
 
 __all__ = ["View", "TargetRule", "REGISTRY", "view", "view_names", "effective_target", "LARGE_ROWS",
@@ -72,7 +73,7 @@ def _always(data, options) -> bool:
 
 
 def _scalar_diagram(data, options) -> bool:
-    return _compute.scalar_reliability(data, options)
+    return _data.scalar_reliability(data, options)
 
 
 def _resampled_tcal_asked(data, options) -> bool:
@@ -341,11 +342,11 @@ def effective_target(name: str, data, options: AnalysisOptions) -> tuple:
     :class:`TargetRule`), so e.g. switching ``auto`` → ``top1`` or moving k while the target is ``full``
     reuses every cached result."""
     rule = view(name).targets
-    target = _compute.resolve_target(data, options)
+    target = _data.resolve_target(data, options)
     if rule.kind == "full" and target in ("topk", "full"):
         return ("full",)
-    if rule.kind == "scalar" or (rule.kind == "diagram" and _compute.scalar_reliability(data, options)):
-        target = _compute.scalar_target(data, target)
+    if rule.kind == "scalar" or (rule.kind == "diagram" and _data.scalar_reliability(data, options)):
+        target = _data.scalar_target(data, target)
     if target == "classwise":
         return (target, min(int(options.class_index), data.n_classes - 1))
     if target == "topk":

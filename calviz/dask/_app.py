@@ -19,7 +19,7 @@ from typing import Any
 from calviz import analysis
 from calviz._data import InputError
 from calviz._params import Instance, Interval, NoneOr, validate_params
-from calviz.analysis.compute import DistributedBackend
+from calviz.analysis.data import DistributedBackend
 from calviz.analysis.views import view as view_record
 from calviz.dask._data import (
     DaskCalibrationData,
