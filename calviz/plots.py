@@ -57,7 +57,9 @@ from calviz.present.frames import (  # noqa: F401  (public names of calviz.plots
 from calviz.present.labels import METHOD_NAMES, measure_label, method_name, tcal_xlabel  # noqa: F401
 from calviz.present.text import (  # noqa: F401
     BOOTSTRAP_NOTE,
+    DISTANCE_MISSING,
     GLYPHS,
+    RELIABILITY_MISSING,
     bins_phrase,
     classical_caption,
     distance_caption,
@@ -519,7 +521,7 @@ def class_reliability_elements(multi, *, panel_height: int = 150) -> dict[str, h
             )
         )
     if not out:
-        out["no classes"] = placeholder("reliability data not available", height=panel_height)
+        out["no classes"] = placeholder(RELIABILITY_MISSING, height=panel_height)
     return out
 
 
@@ -834,7 +836,7 @@ def distance_plot(bounds, *, title: str | None = None, height: int = 330) -> hv.
     default = (
         "Distance to calibration (empirical distribution)"
         if bounds is not None
-        else ("distance bounds not available")
+        else DISTANCE_MISSING
     )
     return (
         (stems * pts * seg).opts(

@@ -366,7 +366,7 @@ class ReliabilityView(_View):
     def _scalar_title(self, entry) -> str:
         options, data = entry.options, entry.data
         if entry.result is None:
-            return f"reliability: {entry.pending}…" if entry.pending else "reliability data not available"
+            return f"reliability: {entry.pending}…" if entry.pending else text.RELIABILITY_MISSING
         used = scalar_target(data, resolve_target(data, options))
         m = int(np.asarray(entry.result.counts).size)
         n_used = int(entry.result.n)
@@ -752,7 +752,7 @@ class DistanceView(_View):
         self.figure.x_range.update(start=frame["xlim"][0], end=frame["xlim"][1])
         title = text.distance_title(bounds)
         if title is None:
-            title = "computing the distance bounds…" if entry.pending else "distance bounds not available"
+            title = "computing the distance bounds…" if entry.pending else text.DISTANCE_MISSING
         self.figure.title.text = title
 
 

@@ -9,17 +9,19 @@ from __future__ import annotations
 
 import numpy as np
 
-from calviz._results import pvalue_phrase
+from calviz._results import format_number, format_pvalue, pvalue_phrase
 from calviz.present.frames import bins, critical_values_drawn, is_multi, rank_tables
 from calviz.present.labels import format_interval_end, format_value, method_name
 from calviz.targets import simplex_cells
 
 __all__ = [
-    "TCAL_DECISION_WORDS", "TCAL_MISSING", "tcal_decision", "tcal_decision_words", "decision_cell",
+    "TCAL_DECISION_WORDS", "TCAL_MISSING", "RELIABILITY_MISSING", "INTERVAL_MISSING", "DISTANCE_MISSING",
+    "tcal_decision", "tcal_decision_words", "decision_cell",
     "scalar_reliability_title", "rank_reliability_title", "reliability_caption", "tcal_verdict",
     "tcal_marks", "tcal_caption", "tcal_hidden_note", "GLYPHS", "interval_title", "bins_phrase",
     "interval_caption", "BOOTSTRAP_NOTE", "interval_details", "distance_title", "distance_caption",
-    "classical_caption",
+    "classical_caption", "tcal_pvalue_text", "difference_sentence", "holm_note", "recalibration_sentence",
+    "comparison_lines", "GROUP_STATUS",
 ]
 
 
@@ -49,7 +51,7 @@ def scalar_reliability_title(reliability) -> str:
     '10 non-empty of 10 bins, n = 500, 4 miss the diagonal'
     """
     if reliability is None:
-        return "reliability data not available"
+        return RELIABILITY_MISSING
     b = bins(reliability)
     sel = b["sel"]
     n_missed = int((~b["covered"] & sel).sum())
@@ -83,7 +85,7 @@ def rank_reliability_title(multi, tables: dict | None = None) -> str:
     'top-2: one curve per rank · n = 2,000 · 6 of 14 bins miss the diagonal'
     """
     if multi is None:
-        return "reliability data not available"
+        return RELIABILITY_MISSING
     tables = tables or rank_tables(multi)
     return (f"top-{len(tables['lines'])}: one curve per rank · n = {int(multi.n):,} · "
             f"{tables['n_missed']} of {tables['n_bins']} bins miss the diagonal")
@@ -164,6 +166,12 @@ TCAL_DECISION_WORDS = {
 
 #: what a view, a caption or a summary says when T-Cal could not be computed
 TCAL_MISSING = "T-Cal not available"
+#: ... the reliability diagram
+RELIABILITY_MISSING = "reliability data not available"
+#: ... the ECE interval
+INTERVAL_MISSING = "ECE interval not available"
+#: ... the distance bounds
+DISTANCE_MISSING = "distance bounds not available"
 
 
 def tcal_decision(tcal) -> str | None:
@@ -447,7 +455,7 @@ def interval_title(interval) -> str:
     'ℓ2-ECE, 90% intervals (10 bins)'
     """
     if interval is None:
-        return "ECE interval not available"
+        return INTERVAL_MISSING
     level = interval.level
     n_bins = interval.n_bins
     head = "ℓ2-ECE with confidence interval"
@@ -518,7 +526,7 @@ def interval_caption(interval) -> str:
     it, so with few rows per bin its interval can lie above the point estimate.
     """
     if interval is None:
-        return "ECE interval not available"
+        return INTERVAL_MISSING
     regime = str(interval.regime or "")
     level = interval.level
     level_txt = f"{100 * float(level):.0f}% " if level is not None else ""
@@ -705,3 +713,185 @@ def classical_caption(tests, *, alpha: float | None = None) -> str:
     if ace is not None:
         text += f" · ACE {format_value(ace.value)} ({ace.n_bins} equal-mass bins, averaged over classes)"
     return text
+
+
+# -- comparisons: model vs model, groups, before / after recalibration --------------------------------
+# (each reads :func:`calviz.present.frames.comparison_summary`'s dict: the command line prints these
+# lines, the report and the app's export put the same sentences in HTML)
+
+
+#: a tested group's status by its Holm decision (:attr:`calviz.GroupResult.decision`); the reason of an
+#: undecided one says at which level and why it is not rejected
+GROUP_STATUS = {"reject": "rejected (Holm)", "accept": "not rejected (Holm)", "undecided": "undecided (Holm)"}
+
+
+def tcal_pvalue_text(p, tcal: dict | None, *, phrase: bool = False) -> str:
+    """A T-Cal p-value of a comparison's model or group, "≤ …" when a tail bound settled the test.
+
+    Without resampling, the Holm-adjusted p-value of such a group is a bound too.
+
+    Parameters
+    ----------
+    p : float or None
+        The p-value.
+    tcal : dict or None
+        The model's (or group's) T-Cal dict (its ``pvalue_is_bound``).
+    phrase : bool, default False
+        "p = 0.0123" rather than "0.0123".
+
+    Returns
+    -------
+    str
+        The text.
+
+    Examples
+    --------
+    >>> from calviz.present import text
+    >>> text.tcal_pvalue_text(0.0351, {"pvalue_is_bound": True})
+    '≤ 0.0351'
+    >>> text.tcal_pvalue_text(0.2, None, phrase=True)
+    'p = 0.2000'
+    """
+    bound = bool((tcal or {}).get("pvalue_is_bound"))
+    return pvalue_phrase(p, bound=bound) if phrase else format_pvalue(p, bound=bound)
+
+
+def difference_sentence(c: dict) -> str:
+    """The paired difference of two models' ECE², its interval and the test of equal calibration.
+
+    Parameters
+    ----------
+    c : dict
+        A comparison of :func:`calviz.present.frames.comparison_summary`.
+
+    Returns
+    -------
+    str
+        The sentence.
+
+    Examples
+    --------
+    >>> from calviz.present import text
+    >>> c = {"names": ["A", "B"], "difference": 0.01, "low": 0.0, "high": 0.02, "level": 0.95,
+    ...      "pvalue": 0.2, "method": "asymptotic"}
+    >>> print(text.difference_sentence(c))
+    ECE²(A) − ECE²(B) = 0.0100, 95% interval [0.0000, 0.0200]; test of equal calibration p = 0.2000
+    (asymptotic)
+    """
+    a, b = c["names"]
+    return (f"ECE²({a}) − ECE²({b}) = {format_number(c['difference'])}, {100 * c['level']:.0f}% interval "
+            f"[{format_number(c['low'])}, {format_number(c['high'])}]; test of equal calibration "
+            f"{pvalue_phrase(c['pvalue'])} ({c['method']})")
+
+
+def holm_note(groups: dict) -> str:
+    """How the group decisions were made: with sequential resampling a decision and its Holm-adjusted
+    p-value may seem to disagree.
+
+    Parameters
+    ----------
+    groups : dict
+        The groups of :func:`calviz.present.frames.comparison_summary`.
+
+    Returns
+    -------
+    str
+        The note.
+
+    Examples
+    --------
+    >>> from calviz.present import text
+    >>> text.holm_note({"groups": [], "alpha": 0.05})
+    'A group is rejected when its Holm-adjusted p-value is at most α = 0.05.'
+    """
+    if any((row.get("tcal") or {}).get("sequential") for row in groups["groups"]):
+        return ("The decisions are Holm's step-down procedure run on each group's sequential test, which "
+                "settles at every Holm level with its own resamples; the p-values and their Holm adjustment "
+                "are the tests' Monte Carlo estimates (≤: a bound), for reading.")
+    return f"A group is rejected when its Holm-adjusted p-value is at most α = {groups['alpha']:g}."
+
+
+def recalibration_sentence(r: dict) -> str:
+    """Which rows fitted the recalibration map and which rows every number after it is computed on.
+
+    Parameters
+    ----------
+    r : dict
+        The recalibration of :func:`calviz.present.frames.comparison_summary`.
+
+    Returns
+    -------
+    str
+        The sentence.
+
+    Examples
+    --------
+    >>> from calviz.present import text
+    >>> text.recalibration_sentence({"n_calibration": 600, "n_eval": 400})
+    'Map fitted on 600 rows; every number below is computed on the other 400 rows.'
+    """
+    return (f"Map fitted on {r['n_calibration']} rows; every number below is computed on the other "
+            f"{r['n_eval']} rows.")
+
+
+def _pair_lines(c: dict, indent: str = "           ") -> list[str]:
+    f, lines = format_number, []
+    for name in c["names"]:
+        m = c["models"][name]
+        ece, tcal = m["ece"] or {}, m["tcal"]
+        lines.append(f"{indent}{name}: ECE {f(ece.get('estimate'))} [{f(ece.get('low'))}, "
+                     f"{f(ece.get('high'))}], T-Cal {tcal_decision_words(tcal)} "
+                     f"({tcal_pvalue_text(tcal and tcal['pvalue'], tcal, phrase=True)})")
+    lines.append(f"{indent}{difference_sentence(c)}")
+    lines.append(f"{indent}verdict: {c['verdict']}")
+    return lines
+
+
+def comparison_lines(summary: dict) -> list[str]:
+    """The comparison sections of ``calviz check`` as lines of text.
+
+    Parameters
+    ----------
+    summary : dict
+        From :func:`calviz.present.frames.comparison_summary` (other keys are ignored).
+
+    Returns
+    -------
+    list of str
+        The lines, indented under the check's own.
+
+    Examples
+    --------
+    >>> from calviz.present import text
+    >>> text.comparison_lines({})
+    []
+    """
+    f = format_number
+    lines = []
+    if summary.get("comparison"):
+        c = summary["comparison"]
+        lines.append(f"  compare  {c['names'][0]} vs {c['names'][1]} on the same {c['n']} examples "
+                     f"({c['target']}, {c['n_bins']} bins)")
+        lines += _pair_lines(c)
+    if summary.get("recalibration"):
+        r = summary["recalibration"]
+        extra = f", T = {f(r['temperature'])}" if r.get("temperature") is not None else ""
+        lines.append(f"  recalibrate {r['method']}{extra}: fitted on {r['n_calibration']} rows, evaluated on "
+                     f"the other {r['n_eval']}")
+        lines += _pair_lines(r["comparison"])
+    if summary.get("groups"):
+        g = summary["groups"]
+        lines.append(f"  groups   {len(g['groups'])} groups, T-Cal p-values Holm-adjusted at "
+                     f"α = {g['alpha']:g}")
+        for row in g["groups"]:
+            head = f"           {row['group']!s:>12}  n = {row['n']:>6}  "
+            if row["status"] != "tested":
+                lines.append(f"{head}{row['status']}: {row['reason']}")
+                continue
+            ece, tcal = row["ece"] or {}, row["tcal"]
+            p, holm = (tcal_pvalue_text(row[k], tcal, phrase=True) for k in ("pvalue", "adjusted_pvalue"))
+            lines.append(f"{head}ECE {f(ece.get('estimate'))} [{f(ece.get('low'))}, {f(ece.get('high'))}]  "
+                         f"{p}  Holm {holm}  {tcal_decision_words(row)}"
+                         + (f" ({row['reason']})" if row["reason"] else ""))
+        lines.append(f"           verdict: {g['verdict']}")
+    return lines
