@@ -67,15 +67,10 @@ def compute_comparisons(args, data, options, *, load_input) -> dict:
     ModelComparison)} for the flags given (absent keys: flag not given).  ``load_input`` reads the second
     file exactly as the first (the CLI's reader, with the same column options)."""
 
-    from calviz._comparison import MIN_GROUP_SIZE, calibration_by_group, check_same_examples, compare
-    from calviz._data import as_calibration_data
-    from calviz._recalibration import recalibrate
+    from calviz._comparison import check_same_examples
+    from calviz.analysis.comparisons import compare_models, group_calibration, recalibration
     from calviz.io import read_group_column
-    from calviz.targets import SCALAR_TARGETS
 
-    target = options.target if options.target in ("auto", *SCALAR_TARGETS) else "auto"
-    common = dict(n_bins=options.n_bins, alpha=options.alpha, target=target, class_index=options.class_index,
-                  resampling=options.resampling, n_resamples=None, seed=options.seed)  # T-Cal's own rule
     out = {}
     if args.compare:
         other = load_input(args.compare, args)
@@ -83,20 +78,15 @@ def compute_comparisons(args, data, options, *, load_input) -> dict:
         names = (_short_name(args.file), _short_name(args.compare))
         if names[0] == names[1]:
             names = (f"A ({names[0]})", f"B ({names[1]})")
-        out["comparison"] = compare(data, None, other.probs, names=names, **common)
+        out["comparison"] = compare_models(data, other.probs, names, options)
     if args.group_by:
         label_column = getattr(args, "correct", None) or getattr(args, "y_true", None) or "y_true"
         groups = read_group_column(args.file, args.group_by, data.n, label_column=label_column,
                                    labels=data.labels)
-        size = MIN_GROUP_SIZE if args.min_group_size is None else args.min_group_size
-        out["groups"] = calibration_by_group(data, groups=groups, min_group_size=size, **common)
+        out["groups"] = group_calibration(data, groups, options, min_group_size=args.min_group_size)
     if args.recalibrate:
-        res = recalibrate(data, method=args.recalibrate, calibration_size=args.calibration_size,
-                          n_bins=options.n_bins, seed=options.seed)
-        # the held-out rows before, in the data's form (the confidence form stays one)
-        before = as_calibration_data(res.y_true, res.y_prob_before, confidence_form=data.confidence_form)
-        cmp = compare(before, None, res.y_prob, names=("before", "after"), **common)
-        out["recalibration"] = (res, cmp)
+        out["recalibration"] = recalibration(data, args.recalibrate, options,
+                                             calibration_size=args.calibration_size)
     return out
 
 

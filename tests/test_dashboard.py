@@ -20,6 +20,7 @@ from calviz._dashboard import CalvizApp, dashboard
 from calviz._data import InputError, as_calibration_data
 from calviz.analysis import AnalysisOptions, MultiReliability, analyze, compute_distance
 from calviz.app import store as store_module
+from calviz.app import workers as workers_module
 from calviz.app.store import VIEW_INPUTS, view_key
 
 
@@ -377,7 +378,7 @@ def test_stopping_a_worker_resolves_every_job_it_held():
     for ever, and a job thread waiting on one would wait out the job time limit."""
     from concurrent.futures.process import BrokenProcessPool
 
-    worker = store_module.SessionWorker()
+    worker = workers_module.SessionWorker()
     try:
         running = worker.submit(time.sleep, 60)
         deadline = time.monotonic() + 60
@@ -760,7 +761,7 @@ def test_a_worker_whose_server_died_while_it_started_exits_at_once():
     import sys
 
     code = (
-        "import os; from calviz.app.store import _warm_worker; "
+        "import os; from calviz.app.workers import _warm_worker; "
         "_warm_worker(os.getppid()); print('alive with its server', flush=True); "
         "_warm_worker(os.getppid() + 1); print('alive without it')"
     )

@@ -22,16 +22,15 @@ from pathlib import Path
 from calviz._data import CalibrationData, as_calibration_data
 from calviz._params import BOOLEAN, PATH, STR, Instance, NoneOr, positional_deprecated, validate_params
 from calviz.analysis import Analysis, AnalysisOptions, analyze, check_options_fit, with_option_values
+from calviz.analysis.views import REGISTRY, view, view_names
 
 __all__ = ["render_report", "report", "render_analysis", "report_output", "comparison_html", "VIEW_TITLES"]
 
-#: the four views, in the order the report shows them (also the Bokeh root names)
-VIEW_TITLES = {
-    "reliability": "1. Reliability diagram",
-    "tcal": "2. Multi-scale T-Cal",
-    "interval": "3. ECE with confidence interval",
-    "distance": "4. Distance-to-calibration bounds",
-}
+#: the views with a section (the registry's ``View.title``), in the order the report shows them (also the
+#: Bokeh root names)
+VIEW_TITLES = {record.name: f"{number}. {record.title}"
+               for number, record in enumerate((r for r in REGISTRY if r.title is not None), 1)}
+_VIEW_NAMES = frozenset(view_names())
 
 _CSS = """
 body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 0; color: #1f2933;
@@ -186,19 +185,6 @@ PARAMETER_NAMES = {
     "n_resamples": "resamples",
     "seed": "random seed",
     "all_rows": "every view on all rows",
-}
-
-
-#: report labels of the computations timed in "Compute time"
-_TIMING_NAMES = {
-    "reliability": "reliability diagram",
-    "smooth": "smooth curve",
-    "tcal": "T-Cal (analytic)",
-    "tcal_resampled": "T-Cal (resampled)",
-    "interval": "ECE interval",
-    "bootstrap": "bootstrap interval",
-    "distance": "distance bounds",
-    "classical": "other tests",
 }
 
 
@@ -374,7 +360,7 @@ def render_analysis(result: Analysis, *, title: str = "calviz report", source: s
         ("mean confidence (top-1)", _fmt(s.mean_confidence)),
     ]
     option_rows = [(k, html.escape(v)) for k, v in parameter_rows(result.options, s.n_total)]
-    timing_rows = [(_TIMING_NAMES.get(k, k.replace("_", " ")), f"{1000 * v:.0f} ms")
+    timing_rows = [(view(k).label if k in _VIEW_NAMES else k.replace("_", " "), f"{1000 * v:.0f} ms")
                    for k, v in result.timings.items()]
     captions = _captions(result)
     sections = "".join(
