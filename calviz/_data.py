@@ -35,6 +35,7 @@ from calviz._params import (
     NoneOr,
     as_generator,
     check_int_in,
+    check_n_classes,
     check_param,
     positional_deprecated,
     validate_params,
@@ -514,6 +515,7 @@ def as_calibration_data(
         raise InputError(f"need at least {min_samples} samples; got {n}")
     if probs.ndim == 2:
         n_classes = probs.shape[1]
+        check_n_classes(n_classes)
         if renormalize:
             _check_nonnegative_finite(probs)
             sums = probs.sum(axis=1)

@@ -47,6 +47,7 @@ import numpy as np
 
 from calviz._data import CalibrationData
 from calviz._params import NON_NEGATIVE_INT, POSITIVE_INT, UNIT_OPEN, Interval, Options, validate_params
+from calviz._results import DISTANCE_RANGE, clip_interval
 from calviz.analysis.views import LARGE_ROWS, REGISTRY, view
 from calviz.targets import analysis_target
 
@@ -347,7 +348,7 @@ def subsample_interval(measure: str, result, *, n: int, positives: int, positive
         high = float(np.min(rint + widths + deviation))
         low = float(min(np.min(rint + widths - deviation), rint[-1] - deviation[-1]))
         bound = "RintCE_S(ε) ± [√((⌈1/ε⌉+1)/k) + √(2 ln(L/δ)/k)] per width, monotone in the width"
-    return max(low, 0.0), float(high), bound
+    return (*clip_interval(low, high, *DISTANCE_RANGE), bound)  # each measure lies in [0, 1]
 
 
 def sample_note(view: str, sample: CalibrationData, n: int, options, *, bounds=None) -> str:
