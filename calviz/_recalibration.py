@@ -172,10 +172,13 @@ def _newton_convex(sums, start: float, lo: float, hi: float, flat: float, rtol: 
             lo = x
         else:
             return x
-        new = x - g / h if h > 0.0 else np.nan
+        step = g / h if h > 0.0 else np.nan
+        if abs(step) <= rtol * x:  # converged (the step may even round to nothing)
+            return min(max(x - step, lo), hi)
+        new = x - step
         if not lo < new < hi:
             new = float(np.sqrt(lo * hi))
-        if abs(new - x) <= rtol * x or hi - lo <= rtol * lo or abs(g * (new - x)) <= flat:
+        if hi - lo <= rtol * lo or abs(g * (new - x)) <= flat:
             return new
         x = new
     return x
