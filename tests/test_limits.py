@@ -149,6 +149,21 @@ def test_a_csv_within_the_byte_limit_always_passes_the_decoded_limit(rows, class
         pass  # (rows that do not sum to 1: refused for that, after the size checks)
 
 
+def test_parquet_group_column_of_long_text_decoded_once():
+    """A group column the predictions' size check did not count: 1,000 rows of the same 100 kB text take
+    a few kB in the file and are decoded once (100 MB as one string per row)."""
+    from calviz.io import read_group_column
+
+    buffer = io.BytesIO()
+    pq.write_table(pa.table({"y_true": [0, 1] * 500, "y_prob": [0.5] * 1000, "g": ["x" * 100_000] * 1000,
+                             "h": ["a", None] * 500}), buffer)
+    assert len(buffer.getvalue()) < 50_000
+    values = read_group_column("f.parquet", "g", 1000, content=buffer.getvalue())
+    assert values.shape == (1000,) and values[0] == "x" * 100_000 and values[0] is values[999]
+    missing = read_group_column("f.parquet", "h", 1000, content=buffer.getvalue())
+    assert missing[:3].tolist() == ["a", None, "a"]
+
+
 # -- wide files: more classes than MAX_CLASSES ----------------------------------------------------------
 def _wide_csv(classes: int) -> bytes:
     header = "y_true," + ",".join(f"p_{k}" for k in range(classes))
