@@ -18,8 +18,10 @@ from calviz._kernels.monitor import eprocess_pass
 from calviz._params import (
     ALPHA,
     UNIT_OPEN,
+    AnyOf,
     Interval,
     ListOf,
+    NoneOr,
     validate_params,
 )
 from calviz._results import ResultMixin
@@ -42,6 +44,11 @@ DEFAULT_BINS = (1, 4, 16)
 #: default prior count κ: a bin's estimated shift S_b/(N_b + κ) is shrunk towards 0 until it holds many
 #: more than κ rows, so the first bets are small
 DEFAULT_PRIOR_COUNT = 20.0
+#: default half-lives of the memory of the bets, in rows: a row's weight in the estimated shifts halves
+#: with every this many rows logged after its batch, so the bets follow a drift that starts late in a
+#: long calibrated log (None: no forgetting); a short memory follows a drift sooner, a long one estimates
+#: a small shift better and loses less while calibrated (benchmarks/bench_monitor.py)
+DEFAULT_HALF_LIFE = (2_000, 20_000)
 #: most bins of one resolution (the state is O(Σ bins))
 MAX_BINS = 4096
 
@@ -74,8 +81,8 @@ class CalibrationMonitor(ResultMixin):
         Rows per batch.
     log_evalues : ndarray
         ln E_k, the natural logarithm of the e-process after batch k.
-    log_evalues_by_bins : ndarray of shape (len(n_bins), K)
-        ln of each resolution's test martingale (E_k is their average).
+    log_evalues_by_expert : ndarray of shape (len(experts), K)
+        ln of each expert's test martingale (E_k is their average).
     alarm : bool
         Whether E_k ≥ 1/α at some batch.
     alarm_index : int or None
@@ -92,6 +99,8 @@ class CalibrationMonitor(ResultMixin):
         The resolutions of the bets.
     prior_count : float
         κ, the shrinkage of the estimated shifts.
+    half_life : tuple of float or None
+        Half-lives (rows) of the memory of the bets (None: no forgetting).
     n : int
         Rows monitored.
     target : str
@@ -106,7 +115,7 @@ class CalibrationMonitor(ResultMixin):
     end: np.ndarray
     batch_n: np.ndarray
     log_evalues: np.ndarray
-    log_evalues_by_bins: np.ndarray
+    log_evalues_by_expert: np.ndarray
     alarm: bool
     alarm_index: int | None
     alarm_time: Any
@@ -115,6 +124,7 @@ class CalibrationMonitor(ResultMixin):
     alpha: float
     n_bins: tuple
     prior_count: float
+    half_life: tuple
     n: int
     target: str
     window: str
@@ -126,6 +136,11 @@ class CalibrationMonitor(ResultMixin):
         """E_k after every batch (inf where it overflows a float)."""
         with np.errstate(over="ignore"):
             return np.exp(self.log_evalues)
+
+    @property
+    def experts(self) -> tuple:
+        """(bins, half-life) of each test martingale averaged: every resolution with every memory."""
+        return tuple((m, h) for h in self.half_life for m in self.n_bins)
 
     @property
     def statistic(self) -> float:
@@ -170,7 +185,8 @@ class CalibrationMonitor(ResultMixin):
 
 def _run(z, y, t, time_col, spec, previous: CalibrationMonitor | None, state: _State | None):
     """Advance the e-process over the sorted rows (z, y, t) from ``state`` (None: from the start)."""
-    bins = np.asarray(previous.n_bins if previous else (), dtype=np.int64)
+    bins = np.asarray([m for m, _ in previous.experts], dtype=np.int64)
+    decay = np.asarray([1.0 if h is None else 0.5 ** (1.0 / h) for _, h in previous.experts])
     first_row = state.rows if state else 0
     windows = TimeWindows.of(t, spec, first_row=first_row)
     starts = windows.starts
@@ -181,7 +197,8 @@ def _run(z, y, t, time_col, spec, previous: CalibrationMonitor | None, state: _S
         # a new batch: the previous open batch is committed by a zero-row step
         starts = np.concatenate(([0], starts))
     log_by = eprocess_pass(np.ascontiguousarray(z, dtype=np.float64), y, starts.astype(np.int64), bins,
-                           float(previous.prior_count), state.committed_sum, state.committed_count,
+                           float(previous.prior_count), decay, state.committed_sum,
+                           state.committed_count,
                            state.pending_sum, state.pending_count, state.log_wealth)
     if previous is not None and previous.batch_n.size > 0 and not continues:
         log_by = log_by[:, 1:]
@@ -189,7 +206,7 @@ def _run(z, y, t, time_col, spec, previous: CalibrationMonitor | None, state: _S
     start, end = window_bounds(windows, spec)
     show = time_col.show if time_col is not None else np.asarray
     start, end = show(start), show(end)
-    old_log = previous.log_evalues_by_bins
+    old_log = previous.log_evalues_by_expert
     if continues:
         old_log = old_log[:, :-1]
         counts = counts.copy()
@@ -210,11 +227,12 @@ def _run(z, y, t, time_col, spec, previous: CalibrationMonitor | None, state: _S
     new_state = dataclasses.replace(state, rows=first_row + z.shape[0], last_key=windows.keys[-1],
                                     last_time=t[-1], time=time_col)
     return CalibrationMonitor(
-        start=all_start, end=all_end, batch_n=all_n, log_evalues=log_e, log_evalues_by_bins=log_by,
+        start=all_start, end=all_end, batch_n=all_n, log_evalues=log_e, log_evalues_by_expert=log_by,
         alarm=alarm_index is not None, alarm_index=alarm_index,
         alarm_time=None if alarm_index is None else _item(all_end[alarm_index]), threshold=1.0 / alpha,
         pvalue=float(min(1.0, math.exp(-max_log))), alpha=alpha, n_bins=previous.n_bins,
-        prior_count=previous.prior_count, n=int(all_n.sum()), target=previous.target, window=spec.text,
+        prior_count=previous.prior_count, half_life=previous.half_life, n=int(all_n.sum()),
+        target=previous.target, window=spec.text,
         n_classes=previous.n_classes, _state=new_state)
 
 
@@ -231,7 +249,9 @@ def _log_mean_exp(log_by: np.ndarray) -> np.ndarray:
 
 
 @validate_params({"window": WINDOW, "alpha": UNIT_OPEN, "n_bins": ListOf(Interval(int, 1, MAX_BINS), (1, 8)),
-                  "prior_count": Interval(float, 0, None, closed="neither")})
+                  "prior_count": Interval(float, 0, None, closed="neither"),
+                  "half_life": AnyOf(NoneOr(Interval(float, 1, None)),
+                                     ListOf(NoneOr(Interval(float, 1, None)), (1, 4)))})
 def monitor_calibration(
     y_true,
     y_prob=None,
@@ -241,6 +261,7 @@ def monitor_calibration(
     alpha: float = ALPHA,
     n_bins=DEFAULT_BINS,
     prior_count: float = DEFAULT_PRIOR_COUNT,
+    half_life=DEFAULT_HALF_LIFE,
     target: Literal["auto", "binary", "top1"] = "auto",
 ) -> CalibrationMonitor:
     """Anytime-valid monitor of calibration: an e-process that may be read after every batch.
@@ -256,23 +277,25 @@ def monitor_calibration(
     **The construction** (a betting / plug-in likelihood-ratio test martingale, not the e-values of
     Arnold, Henzi & Ziegel (2023), which test *probabilistic* calibration — uniformity of the PIT — of
     forecast distributions; this tests the *conditional* calibration E[y | z] = z of classifiers).  For
-    each resolution m ∈ ``n_bins`` (equal-width bins of z, bin b(z) = min(⌊m z⌋, m − 1)), a row i of batch
-    k bets with the recalibrated forecast
+    each expert (m, h) — a resolution m ∈ ``n_bins`` (equal-width bins of z, b(z) = min(⌊m z⌋, m − 1))
+    with a memory h ∈ ``half_life`` — a row i of batch k bets with the recalibrated forecast
 
         q_i = z_i + clip(S_b / (N_b + κ), −z_i/2, (1 − z_i)/2),   b = b(z_i),
 
-    where S_b = Σ (y − z) and N_b are the sums over bin b of the rows of batches *before* k and κ =
-    ``prior_count``; its factor is the likelihood ratio of q_i against z_i,
+    where S_b = Σ w (y − z) and N_b = Σ w are sums over bin b of the rows of batches *before* k, with a
+    forgetting weight w = 2^(−r/h) for a row of batch l, r the rows of batches l + 1..k − 1
+    (the bets follow a drift that begins late in a long log; h = None: w = 1), and κ = ``prior_count``;
+    its factor is the likelihood ratio of q_i against z_i,
 
         f_i = q_i^{y_i} (1 − q_i)^{1−y_i} / (z_i^{y_i} (1 − z_i)^{1−y_i}) = 1 + λ_i (y_i − z_i),
         λ_i = (q_i − z_i) / (z_i (1 − z_i)),
 
     i.e. a bet of λ_i on the calibration residual y_i − z_i with E₀[f_i | past] = 1, and f_i ≥ ½ (rows
-    predicted exactly 0 or 1 do not bet: f_i = 1).  The martingale of resolution m is
-    E^{(m)}_k = Π_{i in batches ≤ k} f_i, and the e-process is their average
-    E_k = (1/|n_bins|) Σ_m E^{(m)}_k (an average of test martingales is one).  This is Wald's
-    likelihood ratio with the alternative estimated from the past — the plug-in method of Ramdas,
-    Grünwald, Vovk & Shafer (2023, Sec. 5), equivalently the betting capital process
+    predicted exactly 0 or 1 do not bet: f_i = 1).  The martingale of expert e is
+    E^{(e)}_k = Π_{i in batches ≤ k} f_i, and the e-process is their average
+    E_k = (1/J) Σ_e E^{(e)}_k over the J = |n_bins|·|half_life| experts (an average of test martingales
+    is one).  This is Wald's likelihood ratio with the alternative estimated from the past — the plug-in
+    method surveyed by Ramdas, Grünwald, Vovk & Shafer (2023) — equivalently the betting capital process
     Π (1 + λ_i (y_i − z_i)) of Waudby-Smith & Ramdas (2024) with predictable bets λ_i; its expected log
     growth under an alternative P(y = 1 | z) = z + δ(z) tends to the Kullback–Leibler divergence between
     the true and predicted outcome laws, averaged over the bins.  Bets within a batch use earlier
@@ -296,6 +319,10 @@ def monitor_calibration(
         Resolutions of the bets (1 to 8 of them, each in [1, 4096]); 1 bin bets on calibration in the large.
     prior_count : float, default 20
         κ > 0: shrinkage of the estimated shift of each bin towards 0.
+    half_life : float, None or a sequence of them, default (2000, 20000)
+        Half-lives h ≥ 1 in rows of the memory of the bets (1 to 4 of them); None: every past row weighs
+        1.  Any choice keeps the level (the bets only need to be fixed before the batch); a short memory
+        follows a drift sooner, a long one estimates a small shift better.
     target : {"auto", "binary", "top1"}, default "auto"
         Binary P(y = 1), or top-1 calibration of (n, K) input.
 
@@ -330,7 +357,7 @@ def monitor_calibration(
     >>> y = (rng.uniform(size=day.size) < truth).astype(int)
     >>> monitor = calviz.monitor_calibration(y, p, time=day, alpha=0.05)
     >>> monitor.alarm, monitor.alarm_index
-    (True, 33)
+    (True, 31)
     >>> bool(monitor.evalues[29] < 1 / 0.05)                       # no alarm while calibrated
     True
     """
@@ -351,14 +378,17 @@ def monitor_calibration(
         t = time_col.values if order is None else time_col.values[order]
         if order is not None:
             z, y = z[order], y[order]
-    J, width = len(bins), max(bins)
+    memories = tuple(half_life) if isinstance(half_life, (list, tuple, set, frozenset)) else (half_life,)
+    memories = tuple(dict.fromkeys(None if h is None else float(h) for h in memories))
+    J, width = len(bins) * len(memories), max(bins)
     state = _State(np.zeros((J, width)), np.zeros((J, width)), np.zeros((J, width)), np.zeros((J, width)),
                    np.zeros(J), time_col, spec, 0, None, None)
     empty = CalibrationMonitor(
         start=np.empty(0, dtype=_shown_dtype(time_col)), end=np.empty(0, dtype=_shown_dtype(time_col)),
-        batch_n=np.empty(0, np.int64), log_evalues=np.empty(0), log_evalues_by_bins=np.empty((J, 0)),
+        batch_n=np.empty(0, np.int64), log_evalues=np.empty(0), log_evalues_by_expert=np.empty((J, 0)),
         alarm=False, alarm_index=None, alarm_time=None, threshold=1.0 / float(alpha), pvalue=1.0,
-        alpha=float(alpha), n_bins=bins, prior_count=float(prior_count), n=0, target=target,
+        alpha=float(alpha), n_bins=bins, prior_count=float(prior_count),
+        half_life=memories, n=0, target=target,
         window=spec.text, n_classes=data.n_classes)
     return _run(z, y, t, time_col, spec, empty, state)
 

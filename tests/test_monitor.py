@@ -13,9 +13,9 @@ import calviz
 from calviz import InputError
 
 
-def direct_log_eprocess(z, y, batch, bins=(1, 4, 16), kappa=20.0):
+def direct_log_eprocess(z, y, batch, bins=(1, 4, 16), kappa=20.0, half_life=None):
     """ln E_k at every batch end by the formula of monitor_calibration's docstring, term by term: for every
-    row, the bin sums S_b, N_b recomputed from all rows of earlier batches (slow, pure Python)."""
+    row, the weighted bin sums S_b, N_b recomputed from all rows of earlier batches (slow, pure Python)."""
     z = [float(v) for v in z]
     y = [float(v) for v in y]
     batch = list(batch)
@@ -25,11 +25,15 @@ def direct_log_eprocess(z, y, batch, bins=(1, 4, 16), kappa=20.0):
     out = []
     for k_end in ends:
         first = max([e for e in ends if e < k_end], default=-1) + 1  # first row of this batch
+        # weight of an earlier row j: 2^(-r/h), r = rows of the batches after j's batch and before this one
+        own_end = [min(e for e in ends if e >= j) for j in range(first)]  # last row of j's batch
+        w = [1.0 if half_life is None else 0.5 ** ((first - 1 - own_end[j]) / half_life)
+             for j in range(first)]
         for i in range(first, k_end + 1):
             for m in bins:
                 b = min(int(z[i] * m), m - 1)
-                S = sum(y[j] - z[j] for j in range(first) if min(int(z[j] * m), m - 1) == b)
-                N = sum(1 for j in range(first) if min(int(z[j] * m), m - 1) == b)
+                S = sum(w[j] * (y[j] - z[j]) for j in range(first) if min(int(z[j] * m), m - 1) == b)
+                N = sum(w[j] for j in range(first) if min(int(z[j] * m), m - 1) == b)
                 if not 0.0 < z[i] < 1.0:
                     continue
                 shift = min(max(S / (N + kappa), -z[i] / 2), (1 - z[i]) / 2)
@@ -62,8 +66,11 @@ def test_fast_eprocess_equals_the_direct_formula(seed):
     z = np.round(z, 2)  # ties in z
     y = (rng.uniform(size=n) < np.clip(z + 0.2, 0, 1)).astype(np.int64)
     batch = np.sort(rng.integers(0, 12, size=n))  # uneven batches, ties in time
-    fast = calviz.monitor_calibration(y, z, time=batch, prior_count=3.0)
+    fast = calviz.monitor_calibration(y, z, time=batch, prior_count=3.0, half_life=None)
     slow = direct_log_eprocess(z, y, batch, kappa=3.0)
+    np.testing.assert_allclose(fast.log_evalues, slow, rtol=0, atol=1e-10)
+    fast = calviz.monitor_calibration(y, z, time=batch, prior_count=3.0, half_life=25)
+    slow = direct_log_eprocess(z, y, batch, kappa=3.0, half_life=25)
     np.testing.assert_allclose(fast.log_evalues, slow, rtol=0, atol=1e-10)
     assert fast.batch_n.tolist() == np.bincount(batch)[np.bincount(batch) > 0].tolist()
 
@@ -73,10 +80,10 @@ def test_fast_eprocess_equals_the_direct_formula_for_one_resolution_and_top1():
     probs = rng.dirichlet(np.ones(3), size=90)
     labels = np.array([rng.choice(3, p=row) for row in probs])
     batch = np.repeat(np.arange(9), 10)
-    fast = calviz.monitor_calibration(labels, probs, time=batch, n_bins=[7], prior_count=1.0)
+    fast = calviz.monitor_calibration(labels, probs, time=batch, n_bins=[7], prior_count=1.0, half_life=30)
     conf = probs.max(axis=1)
     correct = (probs.argmax(axis=1) == labels).astype(float)
-    np.testing.assert_allclose(fast.log_evalues, direct_log_eprocess(conf, correct, batch, (7,), 1.0),
+    np.testing.assert_allclose(fast.log_evalues, direct_log_eprocess(conf, correct, batch, (7,), 1.0, 30),
                                rtol=0, atol=1e-10)
     assert fast.target == "top1" and fast.n_classes == 3
 
@@ -91,9 +98,9 @@ def test_rows_are_sorted_by_time_and_batch_order_within_a_batch_does_not_matter(
 
 def test_append_continues_exactly():
     y, z, batch = _drifting(30, 40, 4, start=15, shift=0.6)
-    whole = calviz.monitor_calibration(y, z, time=batch)
+    whole = calviz.monitor_calibration(y, z, time=batch, half_life=100)
     for cut in (400, 410, 2, 1199):  # at a batch boundary, inside a batch (it continues), one row added
-        part = calviz.monitor_calibration(y[:cut], z[:cut], time=batch[:cut])
+        part = calviz.monitor_calibration(y[:cut], z[:cut], time=batch[:cut], half_life=100)
         part = part.append(y[cut:], z[cut:], time=batch[cut:])
         np.testing.assert_allclose(part.log_evalues, whole.log_evalues, rtol=0, atol=1e-9)
         assert part.batch_n.tolist() == whole.batch_n.tolist()
@@ -109,7 +116,9 @@ def test_without_time_every_row_is_a_batch_and_row_windows_group():
     grouped = calviz.monitor_calibration(y, z, window="10 rows")
     assert grouped.batch_n.tolist() == [10] * 10
     batch = np.repeat(np.arange(10), 10)
-    np.testing.assert_allclose(grouped.log_evalues, direct_log_eprocess(z, y, batch), atol=1e-10)
+    slow = [direct_log_eprocess(z, y, batch, half_life=h) for h in (2000, 20_000)]
+    np.testing.assert_allclose(grouped.log_evalues, np.logaddexp(*slow) - np.log(2), atol=1e-10)
+    assert len(grouped.experts) == 6 and grouped.log_evalues_by_expert.shape == (6, 10)
 
 
 def test_datetime_batches_and_alarm_time():
