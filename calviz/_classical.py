@@ -429,7 +429,7 @@ def _hosmer_lemeshow(z, y, target, n_groups, fitted, min_expected) -> Calibratio
     return _result("hosmer_lemeshow", stat, p, f"χ²({df})", hypothesis, z.shape[0], target, df=df)
 
 
-#: from this many rows the logistic sums are evaluated on all threads (the same sums, bit for bit)
+#: from this many rows the logistic sums' terms are evaluated on all threads (the same sums, bit for bit)
 THREADED_ROWS = 1 << 18
 
 

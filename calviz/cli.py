@@ -58,37 +58,15 @@ def _add_file_options(parser: argparse.ArgumentParser) -> None:
                             "softmax per row (a sigmoid for one column)")
 
 
-def _add_analysis_options(parser: argparse.ArgumentParser, *, resampling_default: str | None = None) -> None:
-    from calviz.analysis import KERNELS, RESAMPLINGS, SCHEMES, TARGETS, AnalysisOptions
+def _add_analysis_options(parser: argparse.ArgumentParser) -> None:
+    """One flag per analysis option, generated from the option schema (:mod:`calviz.analysis.options`)."""
+    from calviz.analysis.options import add_arguments
     from calviz.sampling import SAMPLED_ROWS
 
-    d = AnalysisOptions()
-    group = parser.add_argument_group("analysis options")
-    group.add_argument("--target", choices=TARGETS, default=d.target,
-                       help="calibration target (auto: binary for 1-D, top-1 for K classes)")
-    # (no defaults here: a flag given for another target is refused, options_from_args fills them in)
-    group.add_argument("--class-index", type=int, metavar="C",
-                       help=f"class for --target classwise (default {d.class_index})")
-    group.add_argument("--top-k", type=int, metavar="K", help=f"k for --target topk (default {d.top_k})")
-    group.add_argument("--subsample", type=int, default=None, metavar="N",
-                       help="analyse a uniform subsample of N rows (drawn with --seed; default: all rows)")
-    group.add_argument("--scheme", choices=SCHEMES, default=d.scheme, help="binning scheme")
-    group.add_argument("--n-bins", type=int, default=d.n_bins, help="bins of ECE and diagram")
-    group.add_argument("--kernel", choices=KERNELS, default=d.kernel, help="kernel of the smooth diagram")
-    group.add_argument("--bandwidth", type=float, default=d.bandwidth, help="bandwidth (default: auto)")
-    group.add_argument("--alpha", type=float, default=d.alpha, help="level α of tests and intervals")
-    group.add_argument("--resampling", choices=RESAMPLINGS, default=resampling_default or d.resampling,
-                       help="how T-Cal's critical values are obtained")
-    group.add_argument("--n-resamples", type=int, default=d.n_resamples,
-                       help="resamples of the bootstrap ECE interval and the smooth diagram's band (T-Cal "
-                            "resamples until its decision is settled)")
-    group.add_argument("--seed", type=int, default=d.seed, help="seed of every random step")
-    group.add_argument("--all-rows", action="store_true",
-                       help="run the distance bounds, the bootstrap interval and the resampled T-Cal on "
-                            "every row (default: each on a uniform subsample of "
-                            f"{SAMPLED_ROWS['distance']:,}, {SAMPLED_ROWS['bootstrap']:,} and "
-                            f"{SAMPLED_ROWS['tcal_resampled']:,} rows when there are more, with its sampling "
-                            "error stated)")
+    sizes = ", ".join(f"{size:,} ({name.replace('_', ' ')})" for name, size in SAMPLED_ROWS.items())
+    add_arguments(parser.add_argument_group("analysis options"), extra_help={
+        "all_rows": f" (default: each on a uniform subsample of {sizes} rows when there are more, with its "
+                    "sampling error stated)"})
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -230,15 +208,9 @@ def options_from_args(args):
                                 ("--top-k", args.top_k, "topk")):
         if value is not None and args.target != target:
             raise CLIError(f"{flag} applies to --target {target} only; got --target {args.target}")
-    default = AnalysisOptions()
-    values = dict(
-        target=args.target, n=args.subsample,
-        class_index=default.class_index if args.class_index is None else args.class_index,
-        top_k=default.top_k if args.top_k is None else args.top_k,
-        scheme=args.scheme, n_bins=args.n_bins, kernel=args.kernel, bandwidth=args.bandwidth,
-        alpha=args.alpha, resampling=args.resampling, n_resamples=args.n_resamples, seed=args.seed,
-        all_rows=bool(getattr(args, "all_rows", False)),
-    )
+    from calviz.analysis.options import values_from_arguments
+
+    values = values_from_arguments(args)
     _check_flags(values, AnalysisOptions.parameter_constraints)  # the options' own rules
     try:
         return AnalysisOptions(**values)
@@ -265,8 +237,13 @@ def _check_comparison_flags(args) -> None:
 
 
 def _flag(option: str) -> str:
-    """The command-line flag of an option (``class_index`` → ``--class-index``)."""
-    return "--subsample" if option == "n" else "--" + option.replace("_", "-")
+    """The command-line flag of an option (``class_index`` → ``--class-index``; the option schema's)."""
+    from calviz.analysis.options import option as declared
+
+    try:
+        return declared(option).cli_flag
+    except KeyError:  # a comparison flag's option
+        return "--" + option.replace("_", "-")
 
 
 def check_options_fit(data, options) -> None:
@@ -312,9 +289,9 @@ def check_summary(data, options, *, source: str = "", analysis=None) -> dict:
     """
     from calviz import __version__
     from calviz.analysis import analyze
-    views = ("tcal", "interval", "distance", "classical")
-    if options.resampling != "analytic":
-        views += ("tcal_resampled",)
+    from calviz.analysis.views import view_names
+
+    views = view_names(in_check=True)  # (the resampled T-Cal only when a resampling is asked: View.applies)
     result = analysis if analysis is not None else analyze(data, options, views=views)
     # the decision asked for: the resampled test when resampling is chosen (never silently the analytic
     # one in its place — a failed resampled test leaves the decision unavailable)
