@@ -83,6 +83,13 @@ _EXPORTS = {
     "analyze": "calviz.analysis",
     "AnalysisOptions": "calviz.analysis",
     "report": "calviz._report",
+    # CORP reliability and score decompositions
+    "corp_reliability": "calviz._corp",
+    "CORPReliability": "calviz._corp",
+    "score_decomposition": "calviz._corp",
+    "ScoreDecomposition": "calviz._corp",
+    "murphy_decomposition": "calviz._corp",
+    "MurphyDecomposition": "calviz._corp",
 }
 
 

@@ -1,0 +1,64 @@
+"""Sample weights: validated once at the public boundary, and the weighted per-bin sums.
+
+A weight w_i ≥ 0 multiplies row i in every sum an estimator forms (a row of integer weight k counts as k
+copies of the row); the weights must be finite, not all zero, and one per row.  The functions that take
+``sample_weight`` are listed in :data:`calviz._params.WEIGHTED_FUNCTIONS`; every other public function
+refuses the argument with a message naming them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from calviz._errors import InputError
+
+__all__ = ["check_sample_weight", "weighted_bin_sums"]
+
+
+def check_sample_weight(sample_weight, n: int, caller: str | None = None) -> np.ndarray | None:
+    """``sample_weight`` as a contiguous float64 array of length n (None stays None).
+
+    Raises
+    ------
+    InputError
+        Weights that are not one real number per row (wrong length, not 1-D, text), negative, NaN or
+        infinite, or all zero.
+    """
+    if sample_weight is None:
+        return None
+    where = f" of {caller}" if caller else ""
+    try:
+        arr = np.asarray(sample_weight)
+    except Exception as exc:  # ragged nesting, exotic objects
+        raise InputError(f"sample_weight{where} could not be read as a numeric array ({exc})") from None
+    if arr.dtype.kind not in "biuf":
+        raise InputError(f"sample_weight{where} must be real numbers; got dtype {arr.dtype}")
+    if arr.ndim != 1:
+        raise InputError(f"sample_weight{where} must be 1-D (one weight per row); got shape {arr.shape}")
+    if arr.shape[0] != n:
+        raise InputError(f"sample_weight{where} has {arr.shape[0]} entries but the data have {n} rows; "
+                         "one weight per row is needed")
+    w = np.ascontiguousarray(arr, dtype=np.float64)
+    finite = np.isfinite(w)
+    if not finite.all():
+        i = int(np.flatnonzero(~finite)[0])
+        raise InputError(f"sample_weight{where} must be finite; row {i} has {w[i]!r}")
+    if n and w.min() < 0:
+        i = int(np.flatnonzero(w < 0)[0])
+        raise InputError(f"sample_weight{where} must be non-negative; row {i} has {w[i]!r}")
+    if not w.sum() > 0:
+        raise InputError(f"sample_weight{where} are all zero: at least one row must have positive weight")
+    return w
+
+
+def weighted_bin_sums(ids: np.ndarray, n_bins: int, z: np.ndarray, y: np.ndarray, w: np.ndarray):
+    """(W_b, Σ_b w z, Σ_b w y) of dense bin ids ``ids`` in [0, n_bins): (B,), (B, k), (B, k) arrays
+    (k = 1 for scalar views)."""
+    z2 = z.reshape(z.shape[0], -1)
+    y2 = np.asarray(y, dtype=np.float64).reshape(z2.shape[0], -1)
+    weight = np.bincount(ids, weights=w, minlength=n_bins)
+    z_sum = np.stack([np.bincount(ids, weights=w * z2[:, j], minlength=n_bins) for j in range(z2.shape[1])],
+                     axis=1)
+    y_sum = np.stack([np.bincount(ids, weights=w * y2[:, j], minlength=n_bins) for j in range(y2.shape[1])],
+                     axis=1)
+    return weight, z_sum, y_sum
