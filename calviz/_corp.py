@@ -181,6 +181,11 @@ class CORPReliability(LevelFromAlpha, HasInterval, ResultMixin):
 
     _interval_fields = ("confidence_low", "confidence_high")
 
+    @property
+    def statistic(self) -> float:
+        """The Brier score's miscalibration component MCB."""
+        return float(self.mcb)
+
     def predict(self, p) -> np.ndarray:
         """The recalibrated probability at predictions ``p``: the step function of the diagram
         (constant between distinct predictions, right-continuous; constant beyond the ends)."""
@@ -456,8 +461,7 @@ def score_decomposition(
 # ------------------------------------------------------------------------------------------------
 @dataclass(frozen=True, repr=False)
 class MurphyDecomposition(ResultMixin):
-    """The Brier score over bins, BS = REL − RES + UNC + WBV − WBC, returned by
-    :func:`murphy_decomposition`.
+    """The binned Brier score BS = REL − RES + UNC + WBV − WBC, returned by :func:`murphy_decomposition`.
 
     Attributes
     ----------
