@@ -90,6 +90,8 @@ _EXPORTS = {
     "ScoreDecomposition": "calviz._corp",
     "murphy_decomposition": "calviz._corp",
     "MurphyDecomposition": "calviz._corp",
+    "ici": "calviz._ici",
+    "ICIResult": "calviz._ici",
 }
 
 

@@ -74,6 +74,7 @@ FUNCTIONS = {
     "corp_reliability": ({"n_resamples": 20}, True),
     "score_decomposition": ({"n_resamples": 20}, True),
     "murphy_decomposition": ({}, True),
+    "ici": ({}, True),
 }
 #: functions whose data arguments are more than (y_true, y_prob)
 OTHER_DATA = {"compare": ("y_true", "y_prob_a", "y_prob_b"),
