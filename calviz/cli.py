@@ -130,7 +130,7 @@ def build_parser() -> argparse.ArgumentParser:
                             help="write a self-contained static HTML report",
                             description="Write one self-contained HTML file (no network needed to view it).")
     report.add_argument("file", help="predictions file (CSV, Parquet, NPZ, NPY) or `dataset:NAME`")
-    # (calviz._report.DEFAULT_REPORT_NAME, written out: importing the report module would slow every start)
+    # (calviz.present.report.DEFAULT_REPORT_NAME, written out: importing the report would slow every start)
     report.add_argument("-o", "--output", default="calviz-report.html",
                         help="output path (default calviz-report.html)")
     report.add_argument("--title", help="report title (default: the file name)")
@@ -369,8 +369,9 @@ def _print_check_text(summary: dict) -> None:
     if summary["decision"] is None:
         print("  T-Cal    not available")
     else:
-        verdict = {"reject": "REJECTS calibration", "not rejected": "does not reject calibration",
-                   "undecided": "is UNDECIDED at this resampling budget"}[summary["decision"]]
+        from calviz.present.text import tcal_decision_words
+
+        verdict = tcal_decision_words(summary["decision"], "sentence")
         print(f"  T-Cal    {verdict} at α = {alpha:g} (adjusted p-value "
               f"{_fmt_p(summary['pvalue'], bound=bool(summary.get('pvalue_is_bound')))})"
               f"{on(summary['tcal'])}")
@@ -386,7 +387,7 @@ def _print_check_text(summary: dict) -> None:
     else:
         level = ece.get("level")
         level_txt = f"{100 * level:.0f}% " if level is not None else ""
-        from calviz.plots import bins_phrase
+        from calviz.present.text import bins_phrase
 
         bins = "? bins" if not ece.get("n_bins") else bins_phrase(ece["n_bins"], ece.get("target"),
                                                                    ece.get("n_classes"))
@@ -396,7 +397,7 @@ def _print_check_text(summary: dict) -> None:
     if bounds is None:
         print("  distance not available")
     else:
-        from calviz.plots import measure_label
+        from calviz.present.labels import measure_label
 
         def by(kind: str) -> str:
             """The measure that gives the bound (the inequality behind it and its reference: --json)."""
@@ -532,8 +533,8 @@ def check_output_path(out: Path) -> None:
 def cmd_report(args) -> int:
     out = Path(args.output)
     check_output_path(out)  # at once: the imports below alone take seconds
-    from calviz._report import render_report, report_output
     from calviz.cli_compare import comparison_html
+    from calviz.present.report import render_report, report_output
 
     options = options_from_args(args)
     _check_comparison_flags(args)
@@ -649,7 +650,7 @@ def cmd_serve(args) -> int:
 
     from calviz.app.page import say_preparing_first
     from calviz.app.sources import WEBSOCKET_LIMIT_BYTES
-    from calviz.app.store import start_spare_worker
+    from calviz.app.workers import start_spare_worker
 
     try:
         port = args.port or free_port(args.address)
@@ -681,7 +682,7 @@ def cmd_serve(args) -> int:
         print("calviz: stopped", file=sys.stderr)
     finally:
         server.stop()
-        from calviz.app.store import shutdown_workers
+        from calviz.app.workers import shutdown_workers
 
         shutdown_workers()
     return EXIT_OK

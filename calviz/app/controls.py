@@ -7,7 +7,7 @@ import param
 from calviz._params import BOOLEAN, AnyOf, Interval, Options, check_keywords
 from calviz._smooth import MIN_BANDWIDTH
 from calviz.analysis import RESAMPLINGS, TARGETS, AnalysisOptions
-from calviz.plots import method_name
+from calviz.present.labels import method_name
 
 __all__ = ["Controls"]
 

@@ -16,7 +16,6 @@ from functools import partial
 
 import panel as pn
 
-from calviz import plots
 from calviz._data import CalibrationData, InputError, as_calibration_data, message_for
 from calviz.analysis import Analysis, DataSummary, is_distributed, prepare, scalar_reliability
 from calviz.app import sources
@@ -30,6 +29,7 @@ from calviz.app.views import (
     StatusView,
     TCalView,
 )
+from calviz.present import frames
 
 __all__ = ["CalvizApp", "dashboard", "create_app"]
 
@@ -261,7 +261,7 @@ class CalvizApp:
         )
 
     def export_report(self) -> io.BytesIO:
-        from calviz import _report as report
+        from calviz.present import report
 
         html = report.render_report(
             self.data,
@@ -310,7 +310,7 @@ class CalvizApp:
             main=[self.status.panel, *(view.panel for view in self.views), self.comparison.panel],
             raw_css=[_MAIN_GRID_CSS, _LOADING_CSS],
             sidebar_width=300,
-            accent_base_color=plots.CALIBRATED,
+            accent_base_color=frames.CALIBRATED,
             header_background="#134e4a",
             main_layout=None,
             font=_FONT,

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import panel as pn
 
-from calviz._report import DEFAULT_REPORT_NAME
 from calviz.app import sources
 from calviz.app.views import Text, heading
+from calviz.present.report import DEFAULT_REPORT_NAME
 from calviz.sampling import SAMPLED_ROWS
 
 __all__ = ["sidebar"]

@@ -82,19 +82,23 @@ def _rows(pairs) -> str:
 
 
 def _verdicts(result: Analysis) -> str:
-    from calviz.plots import distance_caption, interval_caption, tcal_caption
+    from calviz.present.text import (
+        TCAL_MISSING,
+        distance_caption,
+        interval_caption,
+        tcal_caption,
+        tcal_decision,
+        tcal_decision_words,
+    )
 
     tcal = result.tcal_resampled if result.tcal_resampled is not None else result.tcal
     boxes = []
     if tcal is not None:
-        reject = bool(tcal.reject)
-        if tcal.decision == "undecided":
-            boxes.append(("", "T-Cal undecided at this resampling budget", tcal_caption(tcal)))
-        else:
-            head = "T-Cal rejects calibration" if reject else "T-Cal does not reject calibration"
-            boxes.append((("reject" if reject else "accept"), head, tcal_caption(tcal)))
+        decision = tcal_decision(tcal)
+        head = f"T-Cal {tcal_decision_words(decision, 'sentence')}"
+        boxes.append((decision if decision != "undecided" else "", head, tcal_caption(tcal)))
     else:
-        boxes.append(("", "T-Cal not available", result.errors.get("tcal", "")))
+        boxes.append(("", TCAL_MISSING, result.errors.get("tcal", "")))
     interval = result.interval
     if interval is not None:
         low, high = interval.confidence_interval()
@@ -136,23 +140,23 @@ def _figures(result: Analysis) -> dict:
 
 def _captions(result: Analysis) -> dict:
     """view name -> the caption under its figure: what the marks mean and what this result says."""
-    from calviz import plots
+    from calviz.present import frames, text
 
     rel = result.reliability
     tcal = result.tcal_resampled if result.tcal_resampled is not None else result.tcal
-    if plots.is_multi(rel):
-        reliability = plots.reliability_caption(rel) + (
+    if frames.is_multi(rel):
+        reliability = text.reliability_caption(rel) + (
             " The smooth curve and the smCE witness are defined for scalar predictions and are omitted for"
             f" the {rel.target} target; the distance bounds (section 4) use the top-1"
             " reduction."
         )
     else:
-        reliability = plots.GLYPHS["reliability"]
+        reliability = text.GLYPHS["reliability"]
     return {
         "reliability": reliability,
-        "tcal": f"{plots.tcal_caption(tcal)}. {plots.tcal_marks(tcal)}",
-        "interval": f"{plots.interval_caption(result.interval)} {plots.GLYPHS['interval']}",
-        "distance": plots.distance_caption(result.distance),
+        "tcal": f"{text.tcal_caption(tcal)}. {text.tcal_marks(tcal)}",
+        "interval": f"{text.interval_caption(result.interval)} {text.GLYPHS['interval']}",
+        "distance": text.distance_caption(result.distance),
     }
 
 
@@ -217,11 +221,11 @@ def parameter_rows(options, n_total: int | None = None) -> list[tuple[str, str]]
     Examples
     --------
     >>> from calviz.analysis import AnalysisOptions
-    >>> from calviz._report import parameter_rows
+    >>> from calviz.present.report import parameter_rows
     >>> dict(parameter_rows(AnalysisOptions()))["sample size"]
     'all rows'
     """
-    from calviz.plots import method_name
+    from calviz.present.labels import method_name
 
     values = options.to_dict()
     whole = values["n"] is None or (n_total is not None and values["n"] >= n_total)
@@ -257,7 +261,7 @@ def source_name(source: str | None) -> str:
 
     Examples
     --------
-    >>> from calviz._report import source_name
+    >>> from calviz.present.report import source_name
     >>> source_name("/home/me/project/preds.csv"), source_name(None)
     ('preds.csv', 'arrays passed in Python')
     """
@@ -298,7 +302,8 @@ def _inline_resources(models) -> str:
 def _classical_section(classical) -> str:
     """Section 5: MCE, ACE and the classical tests (calviz.classical) with their decisions at α, or why
     they are missing (a string)."""
-    from calviz.plots import classical_caption, classical_columns
+    from calviz.present.frames import classical_columns
+    from calviz.present.text import classical_caption
 
     if classical is None:
         return ""
@@ -341,7 +346,7 @@ def render_analysis(result: Analysis, *, title: str = "calviz report", source: s
     >>> rng = np.random.default_rng(0)
     >>> p = rng.uniform(size=500)
     >>> y = (rng.uniform(size=500) < p ** 1.5).astype(int)
-    >>> from calviz._report import render_analysis
+    >>> from calviz.present.report import render_analysis
     >>> result = calviz.analyze((y, p), resampling="analytic", resampled=False)
     >>> html = render_analysis(result, title="my model")
     >>> html.startswith("<!DOCTYPE html>"), "my model" in html
@@ -351,7 +356,7 @@ def render_analysis(result: Analysis, *, title: str = "calviz report", source: s
     from bokeh.embed import components
 
     from calviz import __version__
-    from calviz.plots import no_notebook_output
+    from calviz._notebook import no_notebook_output
 
     with no_notebook_output():  # (a notebook cell that writes a report gets no BokehJS printed into it)
         models = _bokeh_models(_figures(result))
@@ -476,7 +481,7 @@ def render_report(
     >>> p = rng.uniform(size=500)
     >>> y = (rng.uniform(size=500) < p ** 1.5).astype(int)
     >>> from calviz.analysis import AnalysisOptions
-    >>> from calviz._report import render_report
+    >>> from calviz.present.report import render_report
     >>> html = render_report((y, p), AnalysisOptions(resampling="analytic"), resampled=False)
     >>> "<html" in html and "T-Cal" in html
     True
@@ -511,7 +516,7 @@ def report_output(path):
     Examples
     --------
     >>> import pathlib, tempfile
-    >>> from calviz._report import report_output
+    >>> from calviz.present.report import report_output
     >>> with tempfile.TemporaryDirectory() as tmp:
     ...     target = pathlib.Path(tmp) / "r.html"
     ...     with report_output(target) as handle:
