@@ -92,6 +92,7 @@ _EXPORTS = {
     "MurphyDecomposition": "calviz._corp",
     "ici": "calviz._ici",
     "ICIResult": "calviz._ici",
+    "top_label_ece": "calviz._toplabel",
 }
 
 

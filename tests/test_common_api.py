@@ -78,7 +78,8 @@ FUNCTIONS = {
 }
 #: functions whose data arguments are more than (y_true, y_prob)
 OTHER_DATA = {"compare": ("y_true", "y_prob_a", "y_prob_b"),
-              "calibration_by_group": ("y_true", "y_prob", "groups"), "recalibrate": ("y_true", "y_prob")}
+              "calibration_by_group": ("y_true", "y_prob", "groups"), "recalibrate": ("y_true", "y_prob"),
+              "top_label_ece": ("y_true", "y_prob")}
 #: results that collect other results (each of those follows the conventions itself)
 COLLECTIONS = ("ClassicalTests", "DistanceBounds", "GroupCalibration")
 #: results of calibration tests: they carry a p-value
