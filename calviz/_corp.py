@@ -6,7 +6,8 @@ the predictions, with tied predictions pooled first — is the CORP reliability 
 optimally binned, reproducible, with no bin count to choose.  The same fit splits a mean proper score
 exactly into miscalibration, discrimination and uncertainty.
 
-Cost model: one sort of the n predictions (O(n log n), the only super-linear step), then O(n) to pool
+Cost model: one sort of the n predictions (a radix sort of packed (prediction, label) keys without
+weights, a comparison sort with them: the only step beyond O(n)), then O(n) to pool
 ties and fit; every resample of the bands or intervals is O(n) on the sorted rows (no re-sort), and the
 work n_resamples × n is capped by :data:`RESAMPLE_WORK_BUDGET` (fewer resamples beyond it, said in the
 result's ``note``).  Bands are held at no more than :data:`MAX_BAND_POINTS` predictions.
@@ -22,6 +23,8 @@ import numpy as np
 from calviz._binning import assign_bins, check_n_bins
 from calviz._ece import prepare_view
 from calviz._kernels import isotonic as _k
+from calviz._kernels.sorting import radix_sort_keys
+from calviz._kernels.tcal import binary_sort_keys
 from calviz._params import (
     INTERVAL_ALPHA,
     SEED,
@@ -95,11 +98,17 @@ def isotonic_fit(z: np.ndarray, y: np.ndarray, w: np.ndarray | None = None) -> _
         keep = w > 0
         if not keep.all():
             z, y, w = z[keep], y[keep], w[keep]
-    order = np.argsort(z, kind="stable")
-    zs = z[order]
-    ys = np.ascontiguousarray(y[order], dtype=np.float64)
-    ws = np.empty(0) if w is None else np.ascontiguousarray(w[order])
-    x, weight, label_sum, start = _k.pool_ties(zs, ys, ws)
+    if w is None:
+        # unweighted 0/1 labels: (z, y) packed into one non-negative 64-bit key and radix-sorted, O(n) per
+        # digit — a few times faster than a comparison sort of n doubles
+        keys = radix_sort_keys(binary_sort_keys(z, np.ascontiguousarray(y)).view(np.int64))
+        x, weight, label_sum, start, ys = _k.pool_sorted_keys(keys)
+        ws = np.empty(0)
+    else:
+        order = np.argsort(z, kind="stable")
+        ys = np.ascontiguousarray(y[order], dtype=np.float64)
+        ws = np.ascontiguousarray(w[order])
+        x, weight, label_sum, start = _k.pool_ties(z[order], ys, ws)
     fit = np.empty_like(x)
     _k.pav_fit(weight, label_sum, fit)
     return _IsotonicFit(ys, ws, x, weight, label_sum, start, fit)

@@ -62,6 +62,36 @@ def pool_ties(z, y, w):
 
 
 @njit(cache=True)
+def pool_sorted_keys(keys):
+    """:func:`pool_ties` of unweighted 0/1 labels from sorted keys bits(z) << 1 | y (the radix-sorted
+    output of :func:`calviz._kernels.tcal.binary_sort_keys`); also returns the sorted labels."""
+    n = keys.shape[0]
+    xu = np.empty(n)
+    sw = np.empty(n)
+    swy = np.empty(n)
+    y = np.empty(n)
+    start = np.empty(n + 1, dtype=np.int64)
+    bits = np.empty(1, dtype=np.uint64)
+    z = bits.view(np.float64)
+    m = 0
+    for i in range(n):
+        bits[0] = np.uint64(keys[i]) >> np.uint64(1)
+        zi = z[0]
+        yi = float(keys[i] & 1)
+        y[i] = yi
+        if i == 0 or zi - xu[m - 1] >= TIE_RESOLUTION:
+            xu[m] = zi
+            sw[m] = 0.0
+            swy[m] = 0.0
+            start[m] = i
+            m += 1
+        sw[m - 1] += 1.0
+        swy[m - 1] += yi
+    start[m] = n
+    return xu[:m].copy(), sw[:m].copy(), swy[:m].copy(), start[:m + 1].copy(), y
+
+
+@njit(cache=True)
 def pav_fit(sw, swy, out):
     """Weighted isotonic (non-decreasing) least-squares fit of the unit means swy/sw into ``out``, by
     pool-adjacent-violators with a stack of blocks (each unit pushed and popped at most once).  Units
