@@ -98,9 +98,14 @@ def pav_fit(sw, swy, out):
     of zero weight get the value of the block on their left.  Returns the number of blocks (0: no
     weight at all, ``out`` is NaN)."""
     m = sw.shape[0]
-    bw = np.empty(m)
-    bs = np.empty(m)
-    bstart = np.empty(m + 1, dtype=np.int64)
+    return pav_fit_into(sw, swy, out, np.empty(m), np.empty(m), np.empty(m + 1, dtype=np.int64))
+
+
+@njit(cache=True)
+def pav_fit_into(sw, swy, out, bw, bs, bstart):
+    """:func:`pav_fit` with its stack in caller-owned buffers (m, m and m + 1 entries): resampling
+    kernels reuse them across resamples."""
+    m = sw.shape[0]
     top = 0
     for u in range(m):
         if sw[u] <= 0.0:
@@ -211,16 +216,23 @@ def corp_resample_fits(xu, start, y, w, unit_of, mode, n_resamples, seed, eval_u
     m = xu.shape[0]
     E = eval_units.shape[0]
     out = np.empty((n_resamples, E))
-    for r in prange(n_resamples):
-        state = stream_seed(seed, r)
+    # resamples in chunks, each with its own buffers (allocated once per chunk, not per resample); every
+    # resample's stream depends only on its index, so the chunking does not change the result
+    n_chunks = min(n_resamples, 64)
+    for chunk in prange(n_chunks):
         sw = np.empty(m)
         swy = np.empty(m)
         fit = np.empty(m)
+        bw = np.empty(m)
+        bs = np.empty(m)
+        bstart = np.empty(m + 1, dtype=np.int64)
         rows = np.empty(0)
-        state = _resample_units(xu, start, y, w, unit_of, mode, state, sw, swy, rows)
-        pav_fit(sw, swy, fit)
-        for e in range(E):
-            out[r, e] = fit[eval_units[e]]
+        for r in range(chunk * n_resamples // n_chunks, (chunk + 1) * n_resamples // n_chunks):
+            state = stream_seed(seed, r)
+            state = _resample_units(xu, start, y, w, unit_of, mode, state, sw, swy, rows)
+            pav_fit_into(sw, swy, fit, bw, bs, bstart)
+            for e in range(E):
+                out[r, e] = fit[eval_units[e]]
     return out
 
 
