@@ -93,7 +93,7 @@ def _add_analysis_options(parser: argparse.ArgumentParser, *, resampling_default
 
 def build_parser() -> argparse.ArgumentParser:
     from calviz import __version__
-    from calviz.cli_compare import add_comparison_options
+    from calviz.cli_compare import add_compare_command, add_comparison_options
 
     parser = argparse.ArgumentParser(
         prog="calviz", formatter_class=_HelpFormatter,
@@ -103,7 +103,7 @@ def build_parser() -> argparse.ArgumentParser:
                "3 the T-Cal decision could not be computed",
     )
     parser.add_argument("--version", action="version", version=f"calviz {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="{serve,report,check,datasets}")
+    sub = parser.add_subparsers(dest="command", metavar="{serve,report,check,compare,datasets}")
 
     serve = sub.add_parser("serve", formatter_class=_HelpFormatter,
                            help="open the interactive dashboard in a browser",
@@ -153,6 +153,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_analysis_options(check)
     add_comparison_options(check)
 
+    add_compare_command(sub, _HelpFormatter, _add_file_options, _add_analysis_options)
     sub.add_parser("datasets", help="list the embedded datasets", description="List the embedded datasets.")
     return parser
 
@@ -716,7 +717,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:  # a subcommand is required: say which exist, as for any other usage error
         parser.print_help(sys.stderr)
         return EXIT_INPUT
-    handler = {"serve": cmd_serve, "report": cmd_report, "check": cmd_check, "datasets": cmd_datasets}
+    from calviz.cli_compare import cmd_compare
+
+    handler = {"serve": cmd_serve, "report": cmd_report, "check": cmd_check, "compare": cmd_compare,
+               "datasets": cmd_datasets}
     try:
         return handler[args.command](args)
     except (CLIError, InputError) as exc:  # InputError: an option or input the engine refuses
