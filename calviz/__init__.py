@@ -82,7 +82,7 @@ _EXPORTS = {
     "CalvizApp": "calviz.app.page",
     "analyze": "calviz.analysis",
     "AnalysisOptions": "calviz.analysis",
-    "report": "calviz._report",
+    "report": "calviz.present.report",
 }
 
 
@@ -109,6 +109,7 @@ _DEPRECATED_NAMES = {
 _RENAMED_MODULES = {name: f"_{name}" for name in (
     "binning", "classical", "comparison", "dashboard", "data", "distance", "ece", "intervals",
     "recalibration", "report", "smooth", "synthetic", "tcal")}
+_RENAMED_MODULES["report"] = "present.report"  # the report renders results: it is presentation
 
 
 def _caller_stacklevel() -> int:

@@ -121,14 +121,26 @@ def equal_mass_edges(z, n_bins: int) -> np.ndarray:
     n = z.shape[0]
     if n == 0:
         return np.array([0.0, 1.0])
+    ranks = equal_mass_ranks(n, m)
+    # only the order statistics at these ranks are needed: for few bins a radix selection (a few O(n)
+    # passes over z, which is neither sorted nor copied)
+    return equal_mass_edges_from(np.sort(z)[ranks] if ranks.size > 64 else order_statistics(z, ranks))
+
+
+def equal_mass_ranks(n: int, m: int) -> np.ndarray:
+    """The ranks round(j n / m), j = 1..m−1, inside (0, n) whose order statistics are the candidate
+    interior edges of :func:`equal_mass_edges` (every rank 1..n−1 when m ≥ n)."""
     if m >= n:  # steps n/m <= 1 hit every rank: each distinct value gets its own bin
         ranks = np.arange(1, n, dtype=np.int64)
     else:
         ranks = np.round(np.arange(1, m) * (n / m)).astype(np.int64)
-    ranks = ranks[(ranks > 0) & (ranks < n)]
-    # only the order statistics at these ranks are needed: for few bins a radix selection (a few O(n)
-    # passes over z, which is neither sorted nor copied)
-    interior = np.unique(np.sort(z)[ranks] if ranks.size > 64 else order_statistics(z, ranks))
+    return ranks[(ranks > 0) & (ranks < n)]
+
+
+def equal_mass_edges_from(candidates: np.ndarray) -> np.ndarray:
+    """Edges [0, e_1, ..., 1] from the order statistics at :func:`equal_mass_ranks`: duplicates and
+    candidates at 0 dropped (a bin [0, 0) would be empty)."""
+    interior = np.unique(candidates)
     interior = interior[interior > 0.0]
     return np.concatenate([[0.0], interior, [1.0]])
 

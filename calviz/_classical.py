@@ -497,7 +497,7 @@ def _hosmer_lemeshow_statistic(zs, bin_count, min_expected):
     return statistic
 
 
-#: from this many rows the logistic sums are evaluated on all threads (the same sums, bit for bit)
+#: from this many rows the logistic sums' terms are evaluated on all threads (the same sums, bit for bit)
 THREADED_ROWS = 1 << 18
 
 

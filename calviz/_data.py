@@ -334,12 +334,10 @@ class CalibrationData:
         def make():
             if self.confidence_form:  # already (confidence, correct)
                 return self.probs, self.labels.astype(np.float64)
-            if self.is_binary:  # argmax of [1 - p, p] without building the (n, 2) matrix
-                pred = self.probs > 0.5
-                conf = np.where(pred, self.probs, 1.0 - self.probs)
-                return conf, (pred == (self.labels == 1)).astype(np.float64)
-            from calviz._kernels.views import top1_of_rows
+            from calviz._kernels.views import top1_of_binary, top1_of_rows
 
+            if self.is_binary:  # argmax of [1 - p, p] without building the (n, 2) matrix
+                return top1_of_binary(self.probs, self.labels)
             return top1_of_rows(self.probs, self.labels)
 
         return self._cached("top1", make)

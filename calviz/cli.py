@@ -58,37 +58,15 @@ def _add_file_options(parser: argparse.ArgumentParser) -> None:
                             "softmax per row (a sigmoid for one column)")
 
 
-def _add_analysis_options(parser: argparse.ArgumentParser, *, resampling_default: str | None = None) -> None:
-    from calviz.analysis import KERNELS, RESAMPLINGS, SCHEMES, TARGETS, AnalysisOptions
+def _add_analysis_options(parser: argparse.ArgumentParser) -> None:
+    """One flag per analysis option, generated from the option schema (:mod:`calviz.analysis.options`)."""
+    from calviz.analysis.options import add_arguments
     from calviz.sampling import SAMPLED_ROWS
 
-    d = AnalysisOptions()
-    group = parser.add_argument_group("analysis options")
-    group.add_argument("--target", choices=TARGETS, default=d.target,
-                       help="calibration target (auto: binary for 1-D, top-1 for K classes)")
-    # (no defaults here: a flag given for another target is refused, options_from_args fills them in)
-    group.add_argument("--class-index", type=int, metavar="C",
-                       help=f"class for --target classwise (default {d.class_index})")
-    group.add_argument("--top-k", type=int, metavar="K", help=f"k for --target topk (default {d.top_k})")
-    group.add_argument("--subsample", type=int, default=None, metavar="N",
-                       help="analyse a uniform subsample of N rows (drawn with --seed; default: all rows)")
-    group.add_argument("--scheme", choices=SCHEMES, default=d.scheme, help="binning scheme")
-    group.add_argument("--n-bins", type=int, default=d.n_bins, help="bins of ECE and diagram")
-    group.add_argument("--kernel", choices=KERNELS, default=d.kernel, help="kernel of the smooth diagram")
-    group.add_argument("--bandwidth", type=float, default=d.bandwidth, help="bandwidth (default: auto)")
-    group.add_argument("--alpha", type=float, default=d.alpha, help="level α of tests and intervals")
-    group.add_argument("--resampling", choices=RESAMPLINGS, default=resampling_default or d.resampling,
-                       help="how T-Cal's critical values are obtained")
-    group.add_argument("--n-resamples", type=int, default=d.n_resamples,
-                       help="resamples of the bootstrap ECE interval and the smooth diagram's band (T-Cal "
-                            "resamples until its decision is settled)")
-    group.add_argument("--seed", type=int, default=d.seed, help="seed of every random step")
-    group.add_argument("--all-rows", action="store_true",
-                       help="run the distance bounds, the bootstrap interval and the resampled T-Cal on "
-                            "every row (default: each on a uniform subsample of "
-                            f"{SAMPLED_ROWS['distance']:,}, {SAMPLED_ROWS['bootstrap']:,} and "
-                            f"{SAMPLED_ROWS['tcal_resampled']:,} rows when there are more, with its sampling "
-                            "error stated)")
+    sizes = ", ".join(f"{size:,} ({name.replace('_', ' ')})" for name, size in SAMPLED_ROWS.items())
+    add_arguments(parser.add_argument_group("analysis options"), extra_help={
+        "all_rows": f" (default: each on a uniform subsample of {sizes} rows when there are more, with its "
+                    "sampling error stated)"})
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -130,7 +108,7 @@ def build_parser() -> argparse.ArgumentParser:
                             help="write a self-contained static HTML report",
                             description="Write one self-contained HTML file (no network needed to view it).")
     report.add_argument("file", help="predictions file (CSV, Parquet, NPZ, NPY) or `dataset:NAME`")
-    # (calviz._report.DEFAULT_REPORT_NAME, written out: importing the report module would slow every start)
+    # (calviz.present.report.DEFAULT_REPORT_NAME, written out: importing the report would slow every start)
     report.add_argument("-o", "--output", default="calviz-report.html",
                         help="output path (default calviz-report.html)")
     report.add_argument("--title", help="report title (default: the file name)")
@@ -228,15 +206,9 @@ def options_from_args(args):
                                 ("--top-k", args.top_k, "topk")):
         if value is not None and args.target != target:
             raise CLIError(f"{flag} applies to --target {target} only; got --target {args.target}")
-    default = AnalysisOptions()
-    values = dict(
-        target=args.target, n=args.subsample,
-        class_index=default.class_index if args.class_index is None else args.class_index,
-        top_k=default.top_k if args.top_k is None else args.top_k,
-        scheme=args.scheme, n_bins=args.n_bins, kernel=args.kernel, bandwidth=args.bandwidth,
-        alpha=args.alpha, resampling=args.resampling, n_resamples=args.n_resamples, seed=args.seed,
-        all_rows=bool(getattr(args, "all_rows", False)),
-    )
+    from calviz.analysis.options import values_from_arguments
+
+    values = values_from_arguments(args)
     _check_flags(values, AnalysisOptions.parameter_constraints)  # the options' own rules
     try:
         return AnalysisOptions(**values)
@@ -263,8 +235,13 @@ def _check_comparison_flags(args) -> None:
 
 
 def _flag(option: str) -> str:
-    """The command-line flag of an option (``class_index`` → ``--class-index``)."""
-    return "--subsample" if option == "n" else "--" + option.replace("_", "-")
+    """The command-line flag of an option (``class_index`` → ``--class-index``; the option schema's)."""
+    from calviz.analysis.options import option as declared
+
+    try:
+        return declared(option).cli_flag
+    except KeyError:  # a comparison flag's option
+        return "--" + option.replace("_", "-")
 
 
 def check_options_fit(data, options) -> None:
@@ -310,9 +287,9 @@ def check_summary(data, options, *, source: str = "", analysis=None) -> dict:
     """
     from calviz import __version__
     from calviz.analysis import analyze
-    views = ("tcal", "interval", "distance", "classical")
-    if options.resampling != "analytic":
-        views += ("tcal_resampled",)
+    from calviz.analysis.views import view_names
+
+    views = view_names(in_check=True)  # (the resampled T-Cal only when a resampling is asked: View.applies)
     result = analysis if analysis is not None else analyze(data, options, views=views)
     # the decision asked for: the resampled test when resampling is chosen (never silently the analytic
     # one in its place — a failed resampled test leaves the decision unavailable)
@@ -370,8 +347,9 @@ def _print_check_text(summary: dict) -> None:
     if summary["decision"] is None:
         print("  T-Cal    not available")
     else:
-        verdict = {"reject": "REJECTS calibration", "not rejected": "does not reject calibration",
-                   "undecided": "is UNDECIDED at this resampling budget"}[summary["decision"]]
+        from calviz.present.text import tcal_decision_words
+
+        verdict = tcal_decision_words(summary["decision"], "sentence")
         print(f"  T-Cal    {verdict} at α = {alpha:g} (adjusted p-value "
               f"{_fmt_p(summary['pvalue'], bound=bool(summary.get('pvalue_is_bound')))})"
               f"{on(summary['tcal'])}")
@@ -387,7 +365,7 @@ def _print_check_text(summary: dict) -> None:
     else:
         level = ece.get("level")
         level_txt = f"{100 * level:.0f}% " if level is not None else ""
-        from calviz.plots import bins_phrase
+        from calviz.present.text import bins_phrase
 
         bins = "? bins" if not ece.get("n_bins") else bins_phrase(ece["n_bins"], ece.get("target"),
                                                                    ece.get("n_classes"))
@@ -397,7 +375,7 @@ def _print_check_text(summary: dict) -> None:
     if bounds is None:
         print("  distance not available")
     else:
-        from calviz.plots import measure_label
+        from calviz.present.labels import measure_label
 
         def by(kind: str) -> str:
             """The measure that gives the bound (the inequality behind it and its reference: --json)."""
@@ -533,8 +511,8 @@ def check_output_path(out: Path) -> None:
 def cmd_report(args) -> int:
     out = Path(args.output)
     check_output_path(out)  # at once: the imports below alone take seconds
-    from calviz._report import render_report, report_output
     from calviz.cli_compare import comparison_html
+    from calviz.present.report import render_report, report_output
 
     options = options_from_args(args)
     _check_comparison_flags(args)
@@ -650,7 +628,7 @@ def cmd_serve(args) -> int:
 
     from calviz.app.page import say_preparing_first
     from calviz.app.sources import WEBSOCKET_LIMIT_BYTES
-    from calviz.app.store import start_spare_worker
+    from calviz.app.workers import start_spare_worker
 
     try:
         port = args.port or free_port(args.address)
@@ -682,7 +660,7 @@ def cmd_serve(args) -> int:
         print("calviz: stopped", file=sys.stderr)
     finally:
         server.stop()
-        from calviz.app.store import shutdown_workers
+        from calviz.app.workers import shutdown_workers
 
         shutdown_workers()
     return EXIT_OK

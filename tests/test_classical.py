@@ -548,7 +548,7 @@ def test_check_json_and_text_show_the_classical_tests(overconfident_csv, capsys)
 
 
 def test_report_has_the_classical_section():
-    from calviz._report import render_report
+    from calviz.present.report import render_report
 
     rng = np.random.default_rng(18)
     y, z = _sample(600, rng, power=1.5)

@@ -249,7 +249,8 @@ class ComparisonMode:
 
     def report_sections(self) -> str:
         """The exported report's comparison section for the comparison shown ("" when none)."""
-        from calviz.cli_compare import comparison_html, comparison_summary
+        from calviz.present.frames import comparison_summary
+        from calviz.present.report import comparison_html
 
         outcome = self.store.entry.result
         if self.controls.mode == "off" or outcome is None:

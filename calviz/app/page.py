@@ -16,9 +16,8 @@ from functools import partial
 
 import panel as pn
 
-from calviz import plots
 from calviz._data import CalibrationData, InputError, as_calibration_data, message_for
-from calviz.analysis import Analysis, DataSummary, is_distributed, prepare, scalar_reliability
+from calviz.analysis import Analysis, DataSummary, is_distributed, prepare, result_fields, selected_views
 from calviz.app import sources
 from calviz.app.controls import Controls
 from calviz.app.store import DEBOUNCE_S, ResultStore
@@ -30,6 +29,7 @@ from calviz.app.views import (
     StatusView,
     TCalView,
 )
+from calviz.present import frames
 
 __all__ = ["CalvizApp", "dashboard", "create_app"]
 
@@ -244,24 +244,19 @@ class CalvizApp:
         """The :class:`calviz.analysis.Analysis` the app shows now (from the store's cache: the exported
         report shows exactly these results; only missing ones are computed)."""
         data, options = self.data, self.controls.options(self.data.n)
-        views = ["reliability", "smooth", "tcal", "interval", "bootstrap", "distance", "classical"]
-        if not scalar_reliability(data, options):
-            views.remove("smooth")
-        if options.resampling != "analytic":
-            views.append("tcal_resampled")
-        results = {view: self.store.result(view, data, options) for view in views}
-        distance = results.pop("distance")
+        # the views of the analysis that apply (the registry's records), each from the store's cache
+        results: dict = {}
+        for name in selected_views(data, options):
+            results.update(result_fields(name, self.store.result(name, data, options)))
         return Analysis(
             options=options,
             summary=DataSummary.of(prepare(data, options), options, n_total=data.n),
-            distance=distance[0] if distance is not None else None,
-            witness=distance[1] if distance is not None else None,
             timings=dict(self.store.timings),
             **results,
         )
 
     def export_report(self) -> io.BytesIO:
-        from calviz import _report as report
+        from calviz.present import report
 
         html = report.render_report(
             self.data,
@@ -310,7 +305,7 @@ class CalvizApp:
             main=[self.status.panel, *(view.panel for view in self.views), self.comparison.panel],
             raw_css=[_MAIN_GRID_CSS, _LOADING_CSS],
             sidebar_width=300,
-            accent_base_color=plots.CALIBRATED,
+            accent_base_color=frames.CALIBRATED,
             header_background="#134e4a",
             main_layout=None,
             font=_FONT,

@@ -1,6 +1,6 @@
 """The dashboard, the report and ``calviz check`` on distributed data: a :class:`DistributedSource` runs the
 compute functions of :mod:`calviz.analysis` with the distributed estimators on all rows, and the views
-that need the rows in one process (:data:`calviz.sampling.SAMPLED_VIEWS`) in memory on the subsample the
+that need the rows in one process (the registry's ``View.dask == "gathered"``) in memory on the subsample the
 in-memory data would use — the same rows for the same seed — or on every row when ``all_rows`` is set."""
 
 from __future__ import annotations
@@ -19,6 +19,8 @@ from typing import Any
 from calviz import analysis
 from calviz._data import InputError
 from calviz._params import Instance, Interval, NoneOr, validate_params
+from calviz.analysis.data import DistributedBackend
+from calviz.analysis.views import view as view_record
 from calviz.dask._data import (
     DaskCalibrationData,
     PartitionInputError,
@@ -151,12 +153,11 @@ def _close_clients() -> None:
         _CLIENTS.clear()
 
 
-#: the views that need the whole sample in one process, and why
-_NOT_ON_DASK = {
-    "smooth": "the smooth diagram needs the whole sample in one process",
-    "smooth_curve": "the smooth diagram needs the whole sample in one process",
-    "classical": "the classical tests and the ACE sort the whole sample",
-}
+def _refuse_if_not_on_dask(view: str) -> None:
+    """The views that need the whole sample in one process (the registry's ``View.not_on_dask`` says why)."""
+    reason = view_record(view).not_on_dask
+    if reason is not None:
+        raise InputError(f"not available on Dask: {reason}")
 
 
 _DISTANCE_SAMPLE = {"distance_sample": Interval(int, 2, None)}
@@ -176,7 +177,7 @@ def compute_view(view: str, data, options, *, client=None, distance_sample: int 
     Parameters
     ----------
     view : str
-        A key of :data:`calviz.analysis.COMPUTE` (``"reliability"``, ``"tcal"``, ``"interval"``, ...).
+        A view of the registry ``calviz.analysis.views`` (``"reliability"``, ``"tcal"``, ``"interval"``, ...).
     data : DistributedSource or any input of :func:`as_dask_data`
         The predictions.
     options : calviz.analysis.AnalysisOptions
@@ -209,15 +210,14 @@ def compute_view(view: str, data, options, *, client=None, distance_sample: int 
     >>> diagram.scheme, note
     ('equal_width', 'equal-mass bins need global quantiles; equal-width bins are used on Dask')
     """
-    if view in _NOT_ON_DASK:
-        raise InputError(f"not available on Dask: {_NOT_ON_DASK[view]}")
+    _refuse_if_not_on_dask(view)
     if not isinstance(data, DistributedSource):
         data = _source(as_dask_data(data), client, None, distance_sample)
     return data.compute_view(view, options)
 
 
 @dataclass(frozen=True, repr=False)
-class DistributedSource:
+class DistributedSource(DistributedBackend):
     """Distributed predictions analysed in place, with the client that computes on them.
 
     Made by :func:`open_source` (or :func:`analyze_parquet`) after one validating pass that counts the
@@ -255,7 +255,7 @@ class DistributedSource:
     confidence_sum: float
     distance_sample: int = SAMPLED_ROWS["distance"]
     _rows: dict = field(default_factory=dict, compare=False)
-    #: the dashboard's cache keys and the report read this
+    #: the dashboard's cache keys and the report read this (:class:`calviz.analysis.DistributedBackend`)
     distributed = True
 
     n_classes = property(lambda self: self.data.n_classes)
@@ -285,7 +285,7 @@ class DistributedSource:
         return self._rows[key]
 
     def compute_view(self, view: str, options):
-        """``(result, note)`` of one view (:data:`calviz.analysis.COMPUTE`), computed as in memory.
+        """``(result, note)`` of one view of the registry (``calviz.analysis.views``), computed as in memory.
 
         A user subsample (``options.n``) is gathered and analysed in memory.  Otherwise reliability,
         T-Cal and the asymptotic interval run on Dask on all rows (equal-width bins: a note says so when
@@ -297,18 +297,17 @@ class DistributedSource:
         of the full vector: the ``full`` and ``topk`` targets) is computed in memory like the distance
         measures: on every row gathered into this process, or beyond 2·10⁵ rows on the view subsample.
         The smooth diagram and the classical tests are refused with the reason."""
-        if view in _NOT_ON_DASK:
-            raise InputError(f"not available on Dask: {_NOT_ON_DASK[view]}")
+        _refuse_if_not_on_dask(view)
         gathered = self.gathered(view, options)
         if gathered is not None:
             rows, n, note = gathered
-            result = analysis.COMPUTE[view](rows, options)
+            result = view_record(view).compute(rows, options)
             return result, result_note(view, rows, n, options, result, note)
         note = None
         if view == "reliability" and options.scheme != "equal_width":
             note = "equal-mass bins need global quantiles; equal-width bins are used on Dask"
             options = options.replace(scheme="equal_width")
-        return analysis.COMPUTE[view](self, options), note
+        return view_record(view).compute(self, options), note
 
     def gathered(self, view: str, options):
         """``(rows, n, note)`` when :meth:`compute_view` computes ``view`` in memory: the rows it reads,
@@ -316,15 +315,16 @@ class DistributedSource:
         None), as :func:`calviz.sampling.sample_for_view` gives them in memory; None when the view runs on
         Dask (or is not available there).  The dashboard sends these rows to its worker process, as for
         in-memory data."""
-        if view in _NOT_ON_DASK:
+        where = view_record(view).dask
+        if where is None:  # not on Dask
             return None
         if options.n is not None and options.n < self.n:
             prepared = self.rows(int(options.n), options.seed)
             rows, note = sample_for_view(view, prepared, options)
             return rows, prepared.n, note
         limit = self.distance_sample if view == "distance" else SAMPLED_ROWS.get(view)
-        in_memory = view in ("distance", "bootstrap") or (view == "tcal_resampled"
-                                                          and not self._resamples_on_dask(options))
+        in_memory = where == "gathered" or (where == "dask_or_gathered"
+                                            and not self._resamples_on_dask(options))
         if not in_memory and (limit is None or self.n <= limit or options.all_rows):
             return None
         size = None if options.all_rows or self.n <= limit else limit
