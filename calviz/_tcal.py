@@ -565,14 +565,14 @@ def adaptive_tcal(
         forces it, False never uses it.
     seed : int, numpy Generator or None
         Seed of the resampling.
-    time_budget : float or None, default 10.0
+    time_budget : float or None, default None
         The sequential rule's budget of time: at most this many seconds of resampling (None: only the cap
         of resamples limits it; classwise over all classes: one budget for all).  Whichever budget ends
         first, an unsettled decision is "undecided" with its Monte Carlo interval and the analytic
         p-value (``analytic_pvalue``) beside it; the decision itself never depends on the budget when
-        it is settled.  With a time budget, how many resamples an undecided case draws (and so its
-        interval) depends on the machine's speed; give ``time_budget=None`` for results that depend on
-        the seed alone.
+        it is settled.  With a time budget, whether a borderline case is settled or "undecided" (and
+        its interval) depends on the machine's speed; the default, None, gives results that depend on the
+        seed alone.
 
     Returns
     -------

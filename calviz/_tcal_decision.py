@@ -55,10 +55,12 @@ RESAMPLING_RISK = 1e-3
 #: default cap of the sequential rule (resamples; every resample gives a statistic at every scale): a
 #: borderline p-value 0.2 % from α needs a few 10⁵ resamples to settle, a genuine coin flip never does
 DEFAULT_MAX_RESAMPLES = 1_000_000
-#: default time budget of the sequential rule, in seconds of resampling: it stops at the budget of time or
-#: of resamples, whichever comes first, and says "undecided" with the Monte Carlo interval (and the
-#: analytic p-value) if the decision is not settled by then
-DEFAULT_TIME_BUDGET = 10.0
+#: default time budget of the sequential rule, in seconds of resampling: none, so that a result depends on
+#: the seed alone (a budget of time makes an undecided case's resamples depend on the machine's speed);
+#: the budget of resamples (DEFAULT_MAX_RESAMPLES, DEFAULT_RESAMPLE_WORK) bounds the work.  A caller that
+#: gives seconds stops at the budget of time or of resamples, whichever comes first, and gets "undecided"
+#: with the Monte Carlo interval (and the analytic p-value) if the decision is not settled by then
+DEFAULT_TIME_BUDGET = None
 #: the clock of the time budget (monotonic seconds); tests replace it to check the budget deterministically
 clock = time.monotonic
 #: default cap on resampling work, in point-resamples (n × resamples; × K for full calibration): the cap
@@ -442,8 +444,9 @@ def _sequential_resampling(sample, t_obs, levels, scales, source, base, cap, alp
                            target, head, cost, time_budget=None, started=None):
     """The sequential rule (see :func:`adaptive_tcal`): resample in growing batches until the decision at
     ``alpha`` is settled with resampling risk ≤ ``risk``, or ``cap`` resamples are spent, or
-    ``time_budget`` seconds of resampling (:data:`clock`): a batch is cut to the resamples that fit in the
-    time left at the rate measured so far, and none is drawn when fewer than a block of 64 fit.  Stopping
+    ``time_budget`` seconds of resampling (:data:`clock`): a batch that does not fit in the time left at
+    the rate measured so far is cut to whole blocks of 64 that do and is the last one (none is drawn when
+    fewer than a block fit); until the budget binds, the looks, and so the result, depend on the seed alone.  Stopping
     at a budget never changes a decision the rule settles (its guarantee holds at any stopping time); it
     only leaves the result "undecided" with the Monte Carlo interval and the analytic p-value beside it.
 
@@ -500,7 +503,7 @@ def _sequential_resampling(sample, t_obs, levels, scales, source, base, cap, alp
     exceed = np.zeros(levels, dtype=np.int64)
     tol = None
     started = clock() if started is None else started
-    out_of_time = False
+    out_of_time = last_batch = False
     slowest = 0.0  # seconds per resample of the slowest batch so far (the load of a machine changes)
     per_value = 0.0  # seconds per resampled statistic of the slowest pass counting exceedances
     while True:
@@ -511,11 +514,14 @@ def _sequential_resampling(sample, t_obs, levels, scales, source, base, cap, alp
             # resamples (a few passes over them: FINAL_PASSES counting passes)
             rate = slowest + FINAL_PASSES * per_value * levels
             fits = int((0.75 * left - FINAL_PASSES * per_value * levels * N) / max(rate, 1e-12))
-            fits = fits // _BLOCK * _BLOCK
-            if fits < _BLOCK:
-                out_of_time = True
-                break
-            count = min(count, fits)
+            # a batch is cut to the time left only as the budget's last one (whole blocks): until the
+            # budget binds, the batches, and so the looks of the rule and the result, depend on the seed alone
+            if fits < count:
+                fits = fits // _BLOCK * _BLOCK
+                if fits < _BLOCK:
+                    out_of_time = True
+                    break
+                count, last_batch = fits, True
         batch_started = clock()
         rows = sample.resample(levels, source, base, N, count)
         slowest = max(slowest, (clock() - batch_started) / count)
@@ -535,6 +541,9 @@ def _sequential_resampling(sample, t_obs, levels, scales, source, base, cap, alp
             per_value = max(per_value, (clock() - counted) / rows.size)
         else:  # the standardisation of "max" uses every resample so far: recount
             exceed, _ = _exceedances(t_obs, store[:N], alpha, combine)
+        if last_batch and not any(settled(exceed, N, level, risk)):
+            out_of_time = True
+            break
         if any(settled(exceed, N, level, risk)) or N >= cap:
             break
         look = _next_look(exceed, N, level, risk, cap)
