@@ -448,7 +448,8 @@ def _sequential_resampling(sample, t_obs, levels, scales, source, base, cap, alp
     the rate measured so far is cut to whole blocks of 64 that do and is the last one (none is drawn when
     fewer than a block fit); until the budget binds, the looks, and so the result, depend on the seed
     alone.  Stopping at a budget never changes a decision the rule settles (its guarantee holds at any
-    stopping time); it only leaves the result "undecided" with the Monte Carlo interval and the analytic p-value beside it.
+    stopping time); it only leaves the result "undecided" with the Monte Carlo interval and the analytic
+    p-value beside it.
 
     Rule.  Scale b's exceedance indicators 1{T*_b ≥ T_b} are Bernoulli(p_b), p_b the infinite-resample
     p-value; the decision is "reject" iff min_b p_b ≤ t (t = α/B; "max": one count, t = α).  After N
