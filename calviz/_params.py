@@ -267,9 +267,24 @@ def check_int_in(value, name: str, low: int, high: int, caller: str, note: str =
     return int(value)
 
 
+#: the public functions that take ``sample_weight`` (a row of integer weight k counts as k copies of the
+#: row); every other function declared with :func:`validate_params` refuses it naming these
+WEIGHTED_FUNCTIONS = ("binned_ece", "mce", "ace", "top_label_ece", "reliability", "corp_reliability",
+                      "score_decomposition", "murphy_decomposition")
+
+
+def weights_refused(caller: str) -> InvalidParameterError:
+    """The one message of a function that cannot take sample weights."""
+    return InvalidParameterError(
+        f"{caller} does not take sample_weight (its statistic has no standard weighted version); the "
+        f"functions that take sample weights are {', '.join(WEIGHTED_FUNCTIONS)}.")
+
+
 def validate_params(constraints: dict, *, caller: str | None = None) -> Callable:
     """Decorator: check the arguments a call passes against ``constraints`` (parameter name →
-    constraint) before the function runs; defaults are not re-checked.  Errors name the function."""
+    constraint) before the function runs; defaults are not re-checked.  Errors name the function; a
+    ``sample_weight`` passed to a function without that parameter is refused naming the functions
+    that take weights (:data:`WEIGHTED_FUNCTIONS`)."""
 
     def decorate(func):
         signature = inspect.signature(func)
@@ -277,9 +292,13 @@ def validate_params(constraints: dict, *, caller: str | None = None) -> Callable
         unknown = set(constraints) - set(signature.parameters)
         if unknown:  # a typo in a declaration would silently check nothing
             raise RuntimeError(f"{name} has no parameter(s) {sorted(unknown)}")
+        takes_weights = "sample_weight" in signature.parameters or any(
+            p.kind is p.VAR_KEYWORD for p in signature.parameters.values())
 
         @functools.wraps(func)
         def wrapper(*args, **kwargs):
+            if "sample_weight" in kwargs and not takes_weights:
+                raise weights_refused(name)
             bound = signature.bind(*args, **kwargs)
             for param, value in bound.arguments.items():
                 constraint = constraints.get(param)

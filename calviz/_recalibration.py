@@ -164,6 +164,7 @@ def _newton_convex(sums, start: float, lo: float, hi: float, flat: float, rtol: 
     the decrease a step promises, |f'·Δx|, is below ``flat`` (a function flat to round-off towards a
     bound, e.g. a likelihood saturating as every prediction becomes certain)."""
     x = min(max(start, lo), hi)
+    bounds = [lo, hi]  # not yet evaluated: a step beyond one first checks whether the minimum is there
     for _ in range(max_iter):
         _, g, h = sums(x)
         if g > 0.0:
@@ -172,10 +173,19 @@ def _newton_convex(sums, start: float, lo: float, hi: float, flat: float, rtol: 
             lo = x
         else:
             return x
-        new = x - g / h if h > 0.0 else np.nan
+        step = g / h if h > 0.0 else np.nan
+        if abs(step) <= rtol * x:  # converged (the step may even round to nothing)
+            return min(max(x - step, lo), hi)
+        new = x - step
+        side = 0 if not new > lo else 1 if not new < hi else -1
+        if side >= 0 and bounds[side] is not None:
+            bound, bounds[side] = bounds[side], None
+            _, g_bound, _ = sums(bound)
+            if (g_bound >= 0.0) if side == 0 else (g_bound <= 0.0):
+                return bound  # f increases (decreases) all the way from the bound: the minimum is there
         if not lo < new < hi:
             new = float(np.sqrt(lo * hi))
-        if abs(new - x) <= rtol * x or hi - lo <= rtol * lo or abs(g * (new - x)) <= flat:
+        if hi - lo <= rtol * lo or abs(g * (new - x)) <= flat:
             return new
         x = new
     return x

@@ -26,6 +26,7 @@ App. C.3 (resampling).  The sequential rule: Robbins (1970); Gandy (2009); Ding,
 from __future__ import annotations
 
 import math
+import time
 import warnings
 
 import numpy as np
@@ -51,8 +52,15 @@ MAX_LEVEL = 62
 #: default bound on the resampling risk: the probability that the decision reported by the sequential
 #: rule differs from the decision with infinitely many resamples
 RESAMPLING_RISK = 1e-3
-#: default cap of the sequential rule (resamples; every resample gives a statistic at every scale)
-DEFAULT_MAX_RESAMPLES = 100_000
+#: default cap of the sequential rule (resamples; every resample gives a statistic at every scale): a
+#: borderline p-value 0.2 % from α needs a few 10⁵ resamples to settle, a genuine coin flip never does
+DEFAULT_MAX_RESAMPLES = 1_000_000
+#: default time budget of the sequential rule, in seconds of resampling: it stops at the budget of time or
+#: of resamples, whichever comes first, and says "undecided" with the Monte Carlo interval (and the
+#: analytic p-value) if the decision is not settled by then
+DEFAULT_TIME_BUDGET = 10.0
+#: the clock of the time budget (monotonic seconds); tests replace it to check the budget deterministically
+clock = time.monotonic
 #: default cap on resampling work, in point-resamples (n × resamples; × K for full calibration): the cap
 #: falls below DEFAULT_MAX_RESAMPLES only beyond n = 2·10⁵ (about a minute of work at most)
 DEFAULT_RESAMPLE_WORK = 20_000_000_000
@@ -122,10 +130,12 @@ def scale_plan(n: int, K: int, full: bool) -> tuple[int, int, str]:
 
 
 def adaptive(sample, *, alpha, resampling, n_resamples, max_resamples, risk, combine, discrete, seed,
-             work_limit=MAX_RESAMPLE_WORK) -> tuple:
+             work_limit=MAX_RESAMPLE_WORK, time_budget=DEFAULT_TIME_BUDGET) -> tuple:
     """Adaptive T-Cal of ``sample`` (see the module docstring) with validated options: the discrete
     predictor test, then the analytic, threshold or resampled decision over the dyadic scales.  Returns the
-    fields of the :class:`calviz.tcal.TCalResult`.  ``work_limit``: most point-resamples (n × resamples)."""
+    fields of the :class:`calviz.tcal.TCalResult`.  ``work_limit``: most point-resamples (n × resamples);
+    ``time_budget``: most seconds of sequential resampling (None: no time limit)."""
+    started = clock()  # the time budget counts from here
     n, K, target = int(sample.n), int(sample.K), sample.target
     full = target == "full"
     if not full and discrete is not False:
@@ -170,7 +180,7 @@ def adaptive(sample, *, alpha, resampling, n_resamples, max_resamples, risk, com
         return _fixed_resampling(sample, t_obs, levels, scales, source, base, n_resamples, alpha, combine, n,
                                  K, target, head)
     return _sequential_resampling(sample, t_obs, levels, scales, source, base, max_resamples, alpha, combine,
-                                  risk, n, K, target, head, cost)
+                                  risk, n, K, target, head, cost, time_budget, started)
 
 
 def threshold_decision(t_obs, scales, alpha, n, K, target, reason):
@@ -390,9 +400,13 @@ def _method_name(source: int) -> str:
 
 
 def _sequential_resampling(sample, t_obs, levels, scales, source, base, cap, alpha, combine, risk, n, K,
-                           target, head, cost):
+                           target, head, cost, time_budget=None, started=None):
     """The sequential rule (see :func:`adaptive_tcal`): resample in growing batches until the decision at
-    ``alpha`` is settled with resampling risk ≤ ``risk`` or ``cap`` resamples are spent.
+    ``alpha`` is settled with resampling risk ≤ ``risk``, or ``cap`` resamples are spent, or
+    ``time_budget`` seconds of resampling (:data:`clock`): a batch is cut to the resamples that fit in the
+    time left at the rate measured so far, and none is drawn when fewer than a block of 64 fit.  Stopping
+    at a budget never changes a decision the rule settles (its guarantee holds at any stopping time); it
+    only leaves the result "undecided" with the Monte Carlo interval and the analytic p-value beside it.
 
     Rule.  Scale b's exceedance indicators 1{T*_b ≥ T_b} are Bernoulli(p_b), p_b the infinite-resample
     p-value; the decision is "reject" iff min_b p_b ≤ t (t = α/B; "max": one count, t = α).  After N
@@ -446,9 +460,26 @@ def _sequential_resampling(sample, t_obs, levels, scales, source, base, cap, alp
     look = FIRST_BATCH
     exceed = np.zeros(levels, dtype=np.int64)
     tol = None
+    started = clock() if started is None else started
+    out_of_time = False
+    slowest = 0.0  # seconds per resample of the slowest batch so far (the load of a machine changes)
+    per_value = 0.0  # seconds per resampled statistic of the slowest pass counting exceedances
     while True:
         count = min(look, cap) - N
+        if N and time_budget is not None:
+            left = time_budget - (clock() - started)
+            # a batch must fit in 3/4 of what is left, after the final count and decision over all the
+            # resamples (a few passes over them: FINAL_PASSES counting passes)
+            rate = slowest + FINAL_PASSES * per_value * levels
+            fits = int((0.75 * left - FINAL_PASSES * per_value * levels * N) / max(rate, 1e-12))
+            fits = fits // _BLOCK * _BLOCK
+            if fits < _BLOCK:
+                out_of_time = True
+                break
+            count = min(count, fits)
+        batch_started = clock()
         rows = sample.resample(levels, source, base, N, count)
+        slowest = max(slowest, (clock() - batch_started) / count)
         if N + count > store.shape[0]:
             grown = np.empty((min(cap, max(N + count, 2 * store.shape[0])), levels))
             grown[:N] = store[:N]
@@ -460,7 +491,9 @@ def _sequential_resampling(sample, t_obs, levels, scales, source, base, cap, alp
             if tol is None:
                 sd = np.sqrt(np.concatenate([rows, t_obs[None, :]]).var(axis=0))
                 tol = _TIE_RTOL * (np.abs(t_obs) + sd)
+            counted = clock()
             exceed += (rows >= (t_obs - tol)[None, :]).sum(axis=0)
+            per_value = max(per_value, (clock() - counted) / rows.size)
         else:  # the standardisation of "max" uses every resample so far: recount
             exceed, _ = _exceedances(t_obs, store[:N], alpha, combine)
         if any(settled(exceed, N, level, risk)) or N >= cap:
@@ -469,21 +502,50 @@ def _sequential_resampling(sample, t_obs, levels, scales, source, base, cap, alp
     boot = store[:N]
     reject, padj, crit, p = _resampling_decision(t_obs, boot, alpha, combine)
     # the reported p-values and interval come from the final counts (the same up to exact ties)
-    exceed, _ = _exceedances(t_obs, boot, alpha, combine)
+    if combine == "bonferroni":  # the counts behind p = (1 + #{T* ≥ T})/(N + 1)
+        exceed = np.rint(p * (N + 1.0) - 1.0).astype(np.int64)
+    else:
+        exceed, _ = _exceedances(t_obs, boot, alpha, combine)
     rejected, accepted = settled(exceed, N, level, risk)
     interval = adjusted_interval(exceed, N, level, risk, combine, levels)
     decision = "reject" if rejected else "accept" if accepted else "undecided"
     reject = decision == "reject"
     # the smallest p-value this configuration can produce is reached at the cap
     floor = levels / (cap + 1) if combine == "bonferroni" else 1.0 / (cap + 1)
-    state = {"reject": "settled: reject", "accept": "settled: not rejected",
-             "undecided": f"undecided at this budget (cap {cap} resamples reached with the p-value's Monte "
-                          f"Carlo interval [{interval[0]:.3g}, {interval[1]:.3g}] containing α)"}[decision]
+    analytic = None
+    if decision == "undecided":
+        budget = (f"time budget of {time_budget:g} s of resampling spent" if out_of_time
+                  else f"cap {cap} resamples reached")
+        analytic = _analytic_adjusted_pvalue(sample, levels, alpha, n, K, target)
+        state = (f"undecided at this budget ({budget} with the p-value's Monte Carlo interval "
+                 f"[{interval[0]:.3g}, {interval[1]:.3g}] containing α; analytic p-value {analytic:.3g})")
+    else:
+        state = {"reject": "settled: reject", "accept": "settled: not rejected"}[decision]
     reason = (f"{head} (sequential, {N} resamples, resampling risk ≤ {risk:g}), {combine}; {state}")
     return _result(reject, padj, alpha, scales, t_obs, crit, p, method, combine, n, K, N,
                       float(min(1.0, floor)), "adaptive T-Cal", reason, target, None, None, decision,
                       interval,
-                      float(risk), int(cap))
+                      float(risk), int(cap), None, analytic)
+
+
+#: resamples of one block of the resampling kernels' lanes (a batch is cut to whole blocks)
+_BLOCK = 64
+#: the final decision over N resamples costs about this many passes counting the exceedances of N
+#: resamples (the variance, the counts, the order statistic): the time budget keeps room for them
+FINAL_PASSES = 12
+
+
+def _analytic_adjusted_pvalue(sample, levels, alpha, n, K, target) -> float:
+    """The adjusted p-value of the analytic test (scaled chi-square, Bonferroni) of ``sample``, shown beside
+    an undecided resampled result (NaN where the backend cannot give its terms)."""
+    try:
+        terms, _ = sample.analytic_terms(levels)
+    except (InputError, NotImplementedError):
+        return math.nan
+    kept = terms.shape[1]
+    moments = terms[1:4] if target == "full" else terms[1:]
+    return float(analytic_decision(terms[0], moments, tuple(2**b for b in range(1, kept + 1)), alpha, n, K,
+                                   target, "adaptive T-Cal", "")[1])
 
 
 #: parameters θ of the Chernoff bound tried (any θ in (0, 2) gives a valid bound; clear rejections have
@@ -689,7 +751,9 @@ def _resampling_decision(t_obs: np.ndarray, boot: np.ndarray, alpha: float, comb
         # reject at scale b iff #{T* ≥ T} ≤ j with j = floor(α(N+1)/B) − 1: T must exceed the (j+1)-th
         # largest resampled value
         j = math.floor(alpha * (N + 1) / levels + 1e-12) - 1
-        crit = np.full(levels, np.inf) if j < 0 else -np.sort(-boot, axis=0)[min(j, N - 1)]
+        # (the (j+1)-th largest by selection, O(N) per scale: the same order statistic as a sort)
+        k = N - 1 - min(j, N - 1)
+        crit = np.full(levels, np.inf) if j < 0 else np.partition(boot, k, axis=0)[k]
         return bool(p.min() <= alpha / levels), float(min(1.0, levels * p.min())), crit, p
     live = sd > 0
     scale_sd = np.where(live, sd, 1.0)
@@ -699,5 +763,5 @@ def _resampling_decision(t_obs: np.ndarray, boot: np.ndarray, alpha: float, comb
     m_boot = np.max(np.where(live[None, :], boot / scale_sd[None, :], -np.inf), axis=1)
     padj = float((1.0 + np.sum(m_boot >= m_obs - _TIE_RTOL * (abs(m_obs) + 1.0))) / (N + 1.0))
     j = math.floor(alpha * (N + 1) + 1e-12) - 1
-    c_max = np.inf if j < 0 else float(-np.sort(-m_boot)[min(j, N - 1)])
+    c_max = np.inf if j < 0 else float(np.partition(m_boot, N - 1 - min(j, N - 1))[N - 1 - min(j, N - 1)])
     return bool(padj <= alpha), padj, np.where(live, c_max * sd, np.inf), p

@@ -5,7 +5,7 @@ and ``--recalibrate METHOD``.
 :func:`calviz.compare`, :func:`calviz.calibration_by_group` and :func:`calviz.recalibrate` as the flags ask;
 :func:`comparison_summary` turns the results into the JSON-ready dict ``calviz check --json`` prints,
 :func:`print_comparison_text` prints them as text and :func:`comparison_html` renders the report's sections
-(all three written in :mod:`calviz.present`, which the dashboard reads too).
+(written in :mod:`calviz.present.comparisons`, which the dashboard reads too).
 The estimators are imported when a comparison runs (the command line must start quickly).
 """
 
@@ -13,8 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from calviz.present.frames import comparison_summary
-from calviz.present.text import comparison_lines
+from calviz.present.comparisons import comparison_html, comparison_lines, comparison_summary
 
 __all__ = [
     "add_comparison_options",
@@ -98,14 +97,7 @@ def _short_name(file: str) -> str:
 # JSON, text and HTML: written by calviz.present, which the app's comparison and its report export read too
 # --------------------------------------------------------------------------------------------------
 def print_comparison_text(summary: dict) -> None:
-    """Print the comparison sections of ``calviz check`` (:func:`calviz.present.text.comparison_lines`)."""
+    """Print the comparison sections of ``calviz check`` (written by
+    :func:`calviz.present.comparisons.comparison_lines`)."""
     for line in comparison_lines(summary):
         print(line)
-
-
-def comparison_html(summary: dict) -> str:
-    """The report's comparison sections (:func:`calviz.present.report.comparison_html`; the report
-    module is imported here, when a report is written, not when the command line starts)."""
-    from calviz.present.report import comparison_html as sections
-
-    return sections(summary)

@@ -52,7 +52,7 @@ def test_plots_keeps_no_notebook_state():
 
 def test_presentation_imports_no_gui_library():
     code = ("import sys\nimport calviz.present.labels, calviz.present.frames, calviz.present.text\n"
-            "import calviz.present.report, calviz.plots\n"
+            "import calviz.present.report, calviz.present.comparisons, calviz.plots\n"
             "print(sorted(m for m in ('panel', 'bokeh', 'holoviews', 'param') if m in sys.modules))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
@@ -78,7 +78,8 @@ def _tcal(decision: str):
 @pytest.mark.parametrize("decision", ["reject", "accept", "undecided"])
 def test_every_surface_words_the_tcal_decision_from_one_table(decision, capsys):
     from calviz.cli import _print_check_text
-    from calviz.present.report import _verdicts, comparison_html
+    from calviz.present.comparisons import comparison_html, comparison_lines
+    from calviz.present.report import _verdicts
 
     words = {form: text.TCAL_DECISION_WORDS[form][decision] for form in text.TCAL_DECISION_WORDS}
     tcal = _tcal(decision)
@@ -100,7 +101,7 @@ def test_every_surface_words_the_tcal_decision_from_one_table(decision, capsys):
     pair = {"names": ["A", "B"], "difference": 0.01, "low": 0.0, "high": 0.02, "level": 0.95, "pvalue": 0.2,
             "method": "asymptotic", "reject": False, "verdict": "no difference", "n": 10, "target": "binary",
             "n_bins": 15, "models": {"A": model, "B": {"ece": None, "tcal": None}}}
-    lines = text.comparison_lines({"comparison": pair})
+    lines = comparison_lines({"comparison": pair})
     assert f"A: ECE — [—, —], T-Cal {words['cell']} (p = 0.0100)" in lines[1]
     assert f"<td>{words['cell']}</td>" in comparison_html({"comparison": pair})
 
@@ -114,13 +115,13 @@ def test_the_decision_words_read_results_dicts_and_json_decisions():
 
 
 def test_the_difference_of_two_models_is_one_sentence_in_the_text_and_the_report():
-    from calviz.present.report import comparison_html
+    from calviz.present.comparisons import comparison_html, comparison_lines, difference_sentence
 
     model = {"ece": {"estimate": 0.1, "low": 0.05, "high": 0.15}, "tcal": None}
     pair = {"names": ["A<1>", "B"], "difference": 0.01, "low": 0.0, "high": 0.02, "level": 0.95,
             "pvalue": 0.2, "method": "asymptotic", "reject": False, "verdict": "no difference", "n": 10,
             "target": "binary", "n_bins": 15, "models": {"A<1>": model, "B": model}}
-    sentence = text.difference_sentence(pair)
+    sentence = difference_sentence(pair)
     assert sentence.endswith("test of equal calibration p = 0.2000 (asymptotic)")
-    assert any(line.strip() == sentence for line in text.comparison_lines({"comparison": pair}))
+    assert any(line.strip() == sentence for line in comparison_lines({"comparison": pair}))
     assert sentence.replace("<", "&lt;").replace(">", "&gt;") in comparison_html({"comparison": pair})

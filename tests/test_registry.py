@@ -80,10 +80,9 @@ def test_every_compute_function_runs(record: View, small):
 
 
 def test_derived_tables_follow_the_registry():
-    from calviz._report import VIEW_TITLES
-
     from calviz.app.store import SLOTS, VIEW_INPUTS, ResultStore
     from calviz.plots import VIEW_EXPLANATIONS
+    from calviz.present.report import VIEW_TITLES
 
     assert analysis.COMPUTE == {r.name: r.compute for r in REGISTRY}
     assert analysis.VIEWS == view_names(in_analysis=True)

@@ -73,7 +73,7 @@ def platt_sums(x, t, intercept, slope, start, stop):
 
 @njit(cache=True)
 def isotonic_fit(x, y):
-    """(thresholds, values) of the isotonic regression of 0/1 (or real) y on x, as scikit-learn's
+    """(thresholds, values) of the isotonic regression of 0/1 labels y on x, as scikit-learn's
     ``IsotonicRegression(out_of_bounds="clip")`` builds them: the points ordered by (x, y); values of x
     closer than the float64 resolution (1e−15) to the first of a group pooled into it with their mean
     response and count as weight; :func:`calviz._kernels.pav.pav`; then the interior points whose value
@@ -81,9 +81,9 @@ def isotonic_fit(x, y):
     ``np.interp`` of x clipped to the thresholds, as scikit-learn's (scipy's linear interpolation
     delegates to it)."""
     n = x.shape[0]
-    # within equal x, order by y (lexsort((y, x))): a stable sort by x of the points sorted by y
-    by_y = np.argsort(y, kind="mergesort")
-    order = by_y[np.argsort(x[by_y], kind="mergesort")]
+    # one sort by x: the order inside a group does not change its count, and its sum of 0/1 labels is
+    # exact in any order (scikit-learn sorts by (x, y))
+    order = np.argsort(x)
     eps = 1e-15
     ux = np.empty(n)
     uy = np.empty(n)

@@ -249,8 +249,7 @@ class ComparisonMode:
 
     def report_sections(self) -> str:
         """The exported report's comparison section for the comparison shown ("" when none)."""
-        from calviz.present.frames import comparison_summary
-        from calviz.present.report import comparison_html
+        from calviz.present.comparisons import comparison_html, comparison_summary
 
         outcome = self.store.entry.result
         if self.controls.mode == "off" or outcome is None:

@@ -44,7 +44,7 @@ from calviz.app.views import (
     card,
     interval_glyphs,
 )
-from calviz.present import frames, text
+from calviz.present import comparisons, frames, text
 
 #: the comparison's note is Markdown (its verdict lists items); the live views' captions are plain HTML
 _NOTE = dict(sizing_mode="stretch_width", margin=(0, 10), styles={"font-size": "12px"})
@@ -151,7 +151,7 @@ def summary_table(outcome) -> dict:
         if groups is not None:
             g = groups[i]
             rows["holm"].append(format_pvalue(g.adjusted_pvalue))
-            status = text.GROUP_STATUS.get(g.decision, g.status)
+            status = comparisons.GROUP_STATUS.get(g.decision, g.status)
             rows["status"].append(status + (f": {g.reason}" if g.reason and g.status != "too small" else ""))
         else:
             rows["holm"].append("—")

@@ -29,6 +29,7 @@ from calviz.app.views import (
     StatusView,
     TCalView,
 )
+from calviz.app.workers import share_data, share_named
 from calviz.present import frames
 
 __all__ = ["CalvizApp", "dashboard", "create_app"]
@@ -117,8 +118,9 @@ class CalvizApp:
 
     # -- data ---------------------------------------------------------------------------------------
     def _load(self, name: str):
-        if name not in self.loaded:
-            self.loaded[name] = sources.load_named(name)
+        if name not in self.loaded:  # served: one copy per server, which the worker processes map
+            load = sources.load_named
+            self.loaded[name] = share_named(name, load) if self.served else load(name)
         return self.loaded[name]
 
     def _set_data(self, data, *, refresh: bool = True) -> None:
@@ -160,6 +162,7 @@ class CalvizApp:
         with self._hold():  # called from the upload's message event: see open_dask_in_background
             try:
                 data = sources.read_upload(content, filename, limit=self.upload_limit, columns=columns)
+                data = share_data(data) if self.served else data  # (mapped by the worker processes)
             except Exception as exc:
                 self.status.show_error(f"Could not read the file. {message_for(str(exc), 'app')}")
                 return False

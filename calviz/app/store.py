@@ -48,10 +48,12 @@ from calviz.analysis import (
 from calviz.analysis.views import effective_target
 from calviz.app.workers import (
     _WARM,
+    ServerStopping,
     SessionWorker,
     _in_thread,
     _log_failure,
     _run_remote,
+    _shared,
     start_spare_worker,
     warm_in_background,
 )
@@ -336,8 +338,8 @@ class ResultStore(_Slots):
         if future is not None:
             future.cancel()
         future = self._worker_futures.pop(slot, None)
-        if future is not None and not future.cancel() and not future.done():
-            self._worker.kill()
+        if future is not None and not future.done():
+            self._worker.stop(future)
 
     def _still_wanted(self, slot, key) -> bool:
         return self._wanted.get(slot) == key
@@ -353,9 +355,10 @@ class ResultStore(_Slots):
                 break
             except (concurrent.futures.CancelledError, concurrent.futures.process.BrokenProcessPool):
                 continue
-            except TimeoutError:
-                self._worker.kill()
-                stopped = f"{view_record(view).job_label}: stopped: took longer than {self._job_limit:g} s"
+            except ServerStopping:
+                return
+            except TimeoutError as exc:  # (JobStopped: over the time or memory limit; said so)
+                stopped = f"{view_record(view).job_label}: stopped: {exc}"
                 # (the time it was given joins the change's timings: "from the cache" would be wrong)
                 self._schedule(partial(self._publish, slot, key, view, data, options, stopped=stopped,
                                        seconds=self._job_limit))
@@ -433,17 +436,15 @@ class ResultStore(_Slots):
         _in_thread(function, *args, **kwargs).add_done_callback(_log_failure)
 
     def run_in_worker(self, function, *args):
-        """``function(*args)`` (module-level, picklable arguments) in this session's worker process, waited
-        for on the calling job thread within the job time limit (``TimeoutError``: the process is
-        stopped); run again if the process was replaced under it (another slot's stopped job)."""
+        """``function(*args)`` (module-level, picklable arguments; arrays go by shared memory) in a worker
+        process of the server, waited for on the calling job thread; ``JobStopped`` (a ``TimeoutError``)
+        when it is stopped by the job time or memory limit; run again if its process was stopped under it."""
+        args = tuple(_shared(arg) for arg in args)
         for _ in range(3):
             try:
-                return self._worker.submit(function, *args).result(timeout=self._job_limit)
+                return self._worker.submit(function, *args, limit=self._job_limit).result()
             except (concurrent.futures.CancelledError, concurrent.futures.process.BrokenProcessPool):
                 continue
-            except TimeoutError:
-                self._worker.kill()
-                raise TimeoutError(f"took longer than {self._job_limit:g} s") from None
         raise RuntimeError("the worker process was replaced three times during one job")
 
     def when_warm(self, callback) -> None:

@@ -45,6 +45,9 @@ def _partition_summary(data):
     return data.n, s.accuracy * data.n, s.mean_confidence * data.n
 
 
+#: the interface every server of calviz's own local cluster listens on
+LOOPBACK = "127.0.0.1"
+
 #: persistent clients of :func:`get_client` (one per scheduler address; "local" = one LocalCluster)
 _CLIENTS: dict = {}
 _CLIENTS_LOCK = threading.Lock()
@@ -97,13 +100,16 @@ def get_client(scheduler: str):
         client = _CLIENTS.get(scheduler)
         if client is not None and client.status in ("running", "connecting"):
             return client
+        if scheduler != "local":
+            _check_address(distributed, scheduler)
         try:
             if scheduler == "local":  # (the client owns its LocalCluster and closes it with itself)
                 # no dashboard; the scheduler's HTTP server (always started) on a free port: on the
-                # default 8787, taken by any other cluster, it would warn on the user's terminal
+                # default 8787, taken by any other cluster, it would warn on the user's terminal.  Every
+                # listener on the loopback interface: the cluster serves this process alone
                 client = distributed.Client(n_workers=2, threads_per_worker=1, processes=True,
-                                            dashboard_address=":0", scheduler_kwargs={"dashboard": False},
-                                            set_as_default=False)
+                                            host=LOOPBACK, dashboard_address=f"{LOOPBACK}:0",
+                                            scheduler_kwargs={"dashboard": False}, set_as_default=False)
                 client.register_plugin(_quiet_refusals(), name="calviz-quiet-refusals")
             else:
                 client = distributed.Client(scheduler, timeout="10s", set_as_default=False)
@@ -113,6 +119,18 @@ def get_client(scheduler: str):
             atexit.register(_close_clients)
         _CLIENTS[scheduler] = client
         return client
+
+
+def _check_address(distributed, scheduler: str) -> None:
+    """Refuse a scheduler address ``distributed.Client`` cannot parse before making one: a client whose
+    construction failed part-way blocks the interpreter's exit for its connection timeout."""
+    try:
+        protocol, location = distributed.comm.parse_address(scheduler)
+        if protocol in ("tcp", "tls", "ws", "wss"):
+            distributed.comm.parse_host_port(location)
+    except ValueError as exc:
+        raise InputError(f"scheduler must be 'local' or an address like 'tcp://host:8786'; "
+                         f"got {scheduler!r} ({exc})") from None
 
 
 def _not_a_refusal(record: logging.LogRecord) -> bool:
@@ -131,7 +149,8 @@ def _not_a_refusal(record: logging.LogRecord) -> bool:
 def _quiet_refusals():
     """The worker plugin of the local cluster of :func:`get_client`: its workers' ``distributed.worker``
     logger gets :func:`_not_a_refusal`, so bad data is reported once, by the client, and not also as a
-    worker failure on the terminal the workers share with the user.  Other clusters keep their logging."""
+    worker failure on the terminal the workers share with the user, and they ignore Ctrl+C.  Other
+    clusters keep their logging and signals."""
     from distributed.diagnostics.plugin import WorkerPlugin
 
     class QuietRefusals(WorkerPlugin):
@@ -139,18 +158,46 @@ def _quiet_refusals():
             logger = logging.getLogger("distributed.worker")
             if _not_a_refusal not in logger.filters:
                 logger.addFilter(_not_a_refusal)
+            # Ctrl+C reaches the whole foreground process group: calviz stops the cluster itself, so a
+            # worker ignores it instead of printing a KeyboardInterrupt traceback on the user's terminal
+            if threading.current_thread() is threading.main_thread():
+                import signal
+
+                signal.signal(signal.SIGINT, signal.SIG_IGN)
 
     return QuietRefusals()
 
 
 def _close_clients() -> None:
     """Close the clients (and the LocalCluster) of :func:`get_client` before the interpreter exits, so the
-    workers stop cleanly instead of being killed mid-task."""
+    workers stop cleanly instead of being killed mid-task.  The cluster's shutdown warnings (a worker slow
+    to exit on a loaded machine is killed) are not shown: the user asked for nothing then."""
+    if _CLIENTS:
+        logging.getLogger("distributed").setLevel(logging.ERROR)
     with _CLIENTS_LOCK:
         for client in _CLIENTS.values():
             with contextlib.suppress(Exception):
                 client.close()
         _CLIENTS.clear()
+
+
+def close_clients(timeout: float) -> bool:
+    """Close the clients of :func:`get_client` within ``timeout`` seconds (a server stopping); whether
+    they closed.  If not, the local cluster's worker processes are killed (they hold nothing that must
+    be saved) and the caller should exit at once: the unfinished close holds the clients.  The
+    cluster's own shutdown warnings are not shown (the stop is intended)."""
+    logging.getLogger("distributed").setLevel(logging.CRITICAL)
+    closing = threading.Thread(target=_close_clients, name="calviz-close-dask", daemon=True)
+    closing.start()
+    closing.join(timeout)
+    if closing.is_alive():
+        import multiprocessing
+
+        for child in multiprocessing.active_children():
+            with contextlib.suppress(Exception):
+                child.kill()
+        return False
+    return True
 
 
 def _refuse_if_not_on_dask(view: str) -> None:

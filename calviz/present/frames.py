@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from calviz._results import format_pvalue, strict_json
+from calviz._results import format_pvalue
 from calviz.present.labels import MEASURE_LABELS, bound_label, format_value
 
 __all__ = [
@@ -23,7 +23,7 @@ __all__ = [
     "witness_table", "is_multi", "RANK_POINT_COLUMNS", "RANK_HIST_COLUMNS", "rank_tables",
     "class_grid_columns", "tcal_tooltips", "tcal_shown_scales", "critical_values_drawn", "tcal_frame",
     "INTERVAL_TOOLTIPS", "interval_frame", "DISTANCE_TOOLTIPS", "DISTANCE_BAND_TOOLTIPS", "distance_measures",
-    "distance_frame", "classical_columns", "comparison_summary",
+    "distance_frame", "classical_columns",
 ]
 
 
@@ -895,92 +895,3 @@ def classical_columns(tests, *, alpha: float | None = None) -> dict[str, list]:
         "decision": [decision_cell(r["reject"]) for r in rows],
         "detects": [r["detects"] for r in rows],
     }
-
-
-# -- comparisons: model vs model, groups, before / after recalibration --------------------------------
-def _model_part(interval, tcal) -> dict:
-    return {
-        "ece": None if interval is None else {"estimate": interval.estimate, "low": interval.low,
-                                              "high": interval.high, "level": interval.level},
-        "tcal": None if tcal is None else {"reject": bool(tcal.reject), "decision": tcal.decision,
-                                           "pvalue": float(tcal.pvalue),
-                                           "pvalue_is_bound": tcal.pvalue_is_bound,
-                                           "sequential": bool(tcal.max_resamples)},
-    }
-
-
-def _comparison_dict(c) -> dict:
-    return {
-        "names": list(c.names), "difference": c.difference, "low": c.low, "high": c.high, "level": c.level,
-        "se": c.se, "pvalue": c.pvalue, "reject": c.reject, "better": c.better, "verdict": c.verdict,
-        "n": c.n, "n_bins": c.n_bins, "target": c.target, "method": c.method,
-        "ece_sq": {c.names[0]: c.ece_sq_a, c.names[1]: c.ece_sq_b},
-        "models": {c.names[0]: _model_part(c.ece_a, c.tcal_a), c.names[1]: _model_part(c.ece_b, c.tcal_b)},
-    }
-
-
-def _groups_dict(g) -> dict:
-    rows = []
-    for r in g.groups:
-        rel = r.reliability
-        rows.append({
-            "group": r.group, "n": r.n, "status": r.status, "reason": r.reason,
-            **_model_part(r.interval, r.tcal),
-            "pvalue": r.pvalue, "adjusted_pvalue": r.adjusted_pvalue, "reject": r.reject,
-            "decision": r.decision, "reliability": None if rel is None else {
-                "edges": rel.edges, "counts": rel.counts, "mean_confidence": rel.mean_confidence,
-                "observed_frequency": rel.observed_frequency, "low": rel.low, "high": rel.high},
-        })
-    return {"groups": rows, "worst_group": g.worst_group, "rejected": list(g.rejected),
-            "too_small": list(g.too_small), "not_testable": list(g.not_testable), "alpha": g.alpha,
-            "correction": "Holm", "min_group_size": g.min_group_size, "verdict": g.verdict}
-
-
-def comparison_summary(results: dict) -> dict:
-    """The comparison results as one JSON-ready dict: what ``calviz check --json`` prints and what the
-    comparison text and the report's sections are written from.
-
-    Non-finite numbers become null.
-
-    Parameters
-    ----------
-    results : dict
-        ``"comparison"``: a ``ModelComparison`` (:func:`calviz.compare`); ``"groups"``: a
-        ``GroupCalibration`` (:func:`calviz.calibration_by_group`); ``"recalibration"``: a pair
-        (``RecalibrationResult`` or its summary dict, ``ModelComparison`` of before and after).  Absent
-        keys: not computed.
-
-    Returns
-    -------
-    dict
-        The same keys, each a dict of plain values.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> import calviz
-    >>> from calviz.present import frames
-    >>> rng = np.random.default_rng(0)
-    >>> p = rng.uniform(size=500)
-    >>> y = (rng.uniform(size=500) < p ** 1.5).astype(int)
-    >>> cmp = calviz.compare(y, p, np.clip(p + 0.1, 0, 1), names=("a", "b"), resampling="analytic")
-    >>> summary = frames.comparison_summary({"comparison": cmp})
-    >>> summary["comparison"]["names"], sorted(summary["comparison"]["models"])
-    (['a', 'b'], ['a', 'b'])
-    """
-    out = {}
-    if "comparison" in results:
-        out["comparison"] = _comparison_dict(results["comparison"])
-    if "groups" in results:
-        out["groups"] = _groups_dict(results["groups"])
-    if "recalibration" in results:
-        res, cmp = results["recalibration"]
-        if isinstance(res, dict):  # already summarised (the dashboard keeps no predictions in its result)
-            out["recalibration"] = {**res, "comparison": _comparison_dict(cmp)}
-        else:
-            out["recalibration"] = {
-                "method": res.method, "n_calibration": int(res.calibration_indices.shape[0]),
-                "n_eval": res.n_eval, "temperature": res.temperature, "seed": res.seed,
-                "maps": [m.parameters for m in res.maps], "comparison": _comparison_dict(cmp),
-            }
-    return strict_json(out)

@@ -15,8 +15,6 @@ from __future__ import annotations
 import contextlib
 import datetime as _dt
 import html
-import os
-import tempfile
 from pathlib import Path
 
 from calviz._data import CalibrationData, as_calibration_data
@@ -24,7 +22,7 @@ from calviz._params import BOOLEAN, PATH, STR, Instance, NoneOr, positional_depr
 from calviz.analysis import Analysis, AnalysisOptions, analyze, check_options_fit, with_option_values
 from calviz.analysis.views import REGISTRY, view, view_names
 
-__all__ = ["render_report", "report", "render_analysis", "report_output", "comparison_html", "VIEW_TITLES"]
+__all__ = ["render_report", "report", "render_analysis", "report_output", "VIEW_TITLES"]
 
 #: the views with a section (the registry's ``View.title``), in the order the report shows them (also the
 #: Bokeh root names)
@@ -512,24 +510,10 @@ def report_output(path):
     ...     print(target.read_text())
     <html></html>
     """
-    path = Path(path)
-    if path.is_dir():
-        raise IsADirectoryError(21, "is a directory", str(path))
-    try:
-        fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent)
-    except OSError as exc:  # (named after the report, not the temporary file the user never asked for)
-        raise type(exc)(exc.errno, exc.strerror, str(path)) from None
-    try:
-        os.chmod(temporary, 0o644)  # mkstemp's 0600 would make the report private to its writer
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            yield handle
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
+    from calviz._files import atomic_text
+
+    with atomic_text(path) as handle:  # (anything but a regular file is refused)
+        yield handle
 
 
 #: the file name a report gets when none is given (``calviz.report``, ``calviz report``, the app's button)
@@ -597,84 +581,3 @@ def report(
     with report_output(path) as handle:
         handle.write(render_report(data, options, title=title))
     return Path(path)
-
-
-
-def _pair_table(c: dict) -> str:
-    from calviz._results import format_number as f
-    from calviz.present.text import difference_sentence, tcal_decision_words, tcal_pvalue_text
-
-    rows = []
-    for name in c["names"]:
-        m = c["models"][name]
-        ece, tcal = m["ece"] or {}, m["tcal"]
-        rows.append(f"<tr><td>{html.escape(name)}</td><td>{f(ece.get('estimate'))}</td>"
-                    f"<td>[{f(ece.get('low'))}, {f(ece.get('high'))}]</td>"
-                    f"<td>{tcal_decision_words(tcal)}</td>"
-                    f"<td>{html.escape(tcal_pvalue_text(tcal and tcal['pvalue'], tcal))}</td></tr>")
-    head = "<tr><th>model</th><th>ℓ2-ECE</th><th>interval</th><th>T-Cal</th><th>p-value</th></tr>"
-    diff = f'<p class="caption">{html.escape(difference_sentence(c), quote=False)}.</p>'
-    cls = "reject" if c["reject"] else "accept"
-    return (f'<div class="verdict {cls}"><b>{html.escape(c["verdict"])}</b></div>'
-            f"<table>{head}{''.join(rows)}</table>{diff}")
-
-
-def comparison_html(summary: dict) -> str:
-    """The report's comparison sections: model vs model, before / after recalibration, groups.
-
-    Parameters
-    ----------
-    summary : dict
-        From :func:`calviz.present.frames.comparison_summary` (other keys are ignored).
-
-    Returns
-    -------
-    str
-        HTML ``<section>`` elements ("" without comparisons).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> import calviz
-    >>> from calviz.present.frames import comparison_summary
-    >>> from calviz.present.report import comparison_html
-    >>> rng = np.random.default_rng(0)
-    >>> p = rng.uniform(size=500)
-    >>> y = (rng.uniform(size=500) < p ** 1.5).astype(int)
-    >>> cmp = calviz.compare(y, p, np.clip(p + 0.1, 0, 1), names=("a", "b"), resampling="analytic")
-    >>> comparison_html(comparison_summary({"comparison": cmp})).startswith("<section><h2>Model comparison")
-    True
-    """
-    from calviz._results import format_number as f
-    from calviz.present.text import holm_note, recalibration_sentence, tcal_decision_words, tcal_pvalue_text
-
-    parts = []
-    if summary.get("comparison"):
-        c = summary["comparison"]
-        parts.append(f"<section><h2>Model comparison: {html.escape(c['names'][0])} vs "
-                     f"{html.escape(c['names'][1])}</h2>{_pair_table(c)}</section>")
-    if summary.get("recalibration"):
-        r = summary["recalibration"]
-        extra = f" (T = {f(r['temperature'])})" if r.get("temperature") is not None else ""
-        parts.append(f"<section><h2>Before / after {html.escape(r['method'])} recalibration{extra}</h2>"
-                     f'<p class="caption">{html.escape(recalibration_sentence(r), quote=False)}</p>'
-                     f"{_pair_table(r['comparison'])}</section>")
-    if summary.get("groups"):
-        g = summary["groups"]
-        head = ("<tr><th>group</th><th>n</th><th>status</th><th>ℓ2-ECE</th><th>interval</th><th>T-Cal p</th>"
-                "<th>Holm p</th><th>decision</th></tr>")
-        rows = []
-        for row in g["groups"]:
-            ece = row["ece"] or {}
-            status = f"{row['status']}: {row['reason']}" if row["reason"] else row["status"]
-            rows.append(f"<tr><td>{html.escape(str(row['group']))}</td><td>{row['n']}</td>"
-                        f"<td>{html.escape(status)}</td><td>{f(ece.get('estimate'))}</td>"
-                        f"<td>[{f(ece.get('low'))}, {f(ece.get('high'))}]</td>"
-                        f"<td>{html.escape(tcal_pvalue_text(row['pvalue'], row['tcal']))}</td>"
-                        f"<td>{html.escape(tcal_pvalue_text(row['adjusted_pvalue'], row['tcal']))}</td>"
-                        f"<td>{html.escape(tcal_decision_words(row))}</td></tr>")
-        cls = "reject" if g["rejected"] else "accept"
-        parts.append(f"<section><h2>Calibration by group</h2><div class=\"verdict {cls}\"><b>"
-                     f"{html.escape(g['verdict'])}</b></div><table>{head}{''.join(rows)}</table>"
-                     f'<p class="caption">{html.escape(holm_note(g), quote=False)}</p></section>')
-    return "".join(parts)

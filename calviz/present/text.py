@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from calviz._results import format_number, format_pvalue, pvalue_phrase
+from calviz._results import pvalue_phrase
 from calviz.present.frames import bins, critical_values_drawn, is_multi, rank_tables
 from calviz.present.labels import format_interval_end, format_value, method_name
 from calviz.targets import simplex_cells
@@ -18,10 +18,10 @@ __all__ = [
     "TCAL_DECISION_WORDS", "TCAL_MISSING", "RELIABILITY_MISSING", "INTERVAL_MISSING", "DISTANCE_MISSING",
     "tcal_decision", "tcal_decision_words", "decision_cell",
     "scalar_reliability_title", "rank_reliability_title", "reliability_caption", "tcal_verdict",
-    "tcal_marks", "tcal_caption", "tcal_hidden_note", "GLYPHS", "interval_title", "bins_phrase",
+    "tcal_marks", "tcal_caption", "tcal_view_note", "running_note", "tcal_hidden_note", "GLYPHS",
+    "interval_title", "bins_phrase",
     "interval_caption", "BOOTSTRAP_NOTE", "interval_details", "distance_title", "distance_caption",
-    "classical_caption", "tcal_pvalue_text", "difference_sentence", "holm_note", "recalibration_sentence",
-    "comparison_lines", "GROUP_STATUS",
+    "classical_caption",
 ]
 
 
@@ -297,6 +297,77 @@ def tcal_verdict(tcal, *, method: bool = True) -> tuple[str, str]:
     p = pvalue_phrase(tcal.pvalue, bound=tcal.pvalue_is_bound)
     named = f" ({method_name(tcal.method)})" if method else ""
     return f"{decision} · {p}{named}", tcal_caption(tcal)
+
+
+def tcal_view_note(tcal, *, target: str | None = None) -> str:
+    """The live T-Cal view's caption: the verdict, what the marks mean, and what limits this result.
+
+    :func:`tcal_caption`, the resamples of a method whose caption does not state them, :func:`tcal_marks`,
+    why a top-k analysis shows the full vector's test, and why a test with too few resamples cannot
+    reject.
+
+    Parameters
+    ----------
+    tcal : TCalResult or None
+        The result shown (None: still computing or refused).
+    target : str, optional
+        The target the analysis asked for ("topk": T-Cal tested the full vector instead).
+
+    Returns
+    -------
+    str
+        The caption (without a final period).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> from calviz.present import text
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=500)
+    >>> y = (rng.uniform(size=500) < p ** 1.5).astype(int)
+    >>> print(text.tcal_view_note(calviz.adaptive_tcal(y, p, resampling="analytic")))
+    T-Cal (analytic critical values): REJECT calibration at α = 0.05; adjusted p < 0.0001. Solid line:
+    the statistic at each number of bins; dashed: its critical value; dots crimson where that bin count
+    rejects (its p-value is at most α over the number of scales), teal where it does not
+    """
+    note = tcal_caption(tcal)
+    if tcal is not None and tcal.n_resamples and tcal.method not in ("analytic", "y_only", "consistency"):
+        note += f" ({tcal.n_resamples} resamples)"  # (the resampled methods' caption states them)
+    note += ". " + tcal_marks(tcal).rstrip(".")
+    if tcal is not None and target == "topk" and tcal.target == "full":
+        note += (". T-Cal has no top-k form: it tests the full probability vector, whose calibration "
+                 "implies the top-k vector's")
+    floor = None if tcal is None else tcal.min_attainable_pvalue
+    if floor is not None and float(floor) > float(tcal.alpha):
+        note += (f". With {tcal.n_resamples} resamples the smallest attainable p-value is "
+                 f"{float(floor):.3g} > α, so this test cannot reject: raise the number of resamples")
+    return note
+
+
+def running_note(method, shown) -> str:
+    """What a T-Cal view says while its resampled test runs.
+
+    Parameters
+    ----------
+    method : str
+        The resampling method running.
+    shown : TCalResult or None
+        The result shown meanwhile (the analytic test), if any.
+
+    Returns
+    -------
+    str
+        The note.
+
+    Examples
+    --------
+    >>> from calviz.present import text
+    >>> text.running_note("y_only", None)
+    'Y-only resampling running… (computing)'
+    """
+    meanwhile = "the analytic result is shown meanwhile" if shown is not None else "computing"
+    return f"{method_name(method)} running… ({meanwhile})"
 
 
 def tcal_marks(tcal) -> str:
@@ -714,184 +785,3 @@ def classical_caption(tests, *, alpha: float | None = None) -> str:
         text += f" · ACE {format_value(ace.value)} ({ace.n_bins} equal-mass bins, averaged over classes)"
     return text
 
-
-# -- comparisons: model vs model, groups, before / after recalibration --------------------------------
-# (each reads :func:`calviz.present.frames.comparison_summary`'s dict: the command line prints these
-# lines, the report and the app's export put the same sentences in HTML)
-
-
-#: a tested group's status by its Holm decision (:attr:`calviz.GroupResult.decision`); the reason of an
-#: undecided one says at which level and why it is not rejected
-GROUP_STATUS = {"reject": "rejected (Holm)", "accept": "not rejected (Holm)", "undecided": "undecided (Holm)"}
-
-
-def tcal_pvalue_text(p, tcal: dict | None, *, phrase: bool = False) -> str:
-    """A T-Cal p-value of a comparison's model or group, "≤ …" when a tail bound settled the test.
-
-    Without resampling, the Holm-adjusted p-value of such a group is a bound too.
-
-    Parameters
-    ----------
-    p : float or None
-        The p-value.
-    tcal : dict or None
-        The model's (or group's) T-Cal dict (its ``pvalue_is_bound``).
-    phrase : bool, default False
-        "p = 0.0123" rather than "0.0123".
-
-    Returns
-    -------
-    str
-        The text.
-
-    Examples
-    --------
-    >>> from calviz.present import text
-    >>> text.tcal_pvalue_text(0.0351, {"pvalue_is_bound": True})
-    '≤ 0.0351'
-    >>> text.tcal_pvalue_text(0.2, None, phrase=True)
-    'p = 0.2000'
-    """
-    bound = bool((tcal or {}).get("pvalue_is_bound"))
-    return pvalue_phrase(p, bound=bound) if phrase else format_pvalue(p, bound=bound)
-
-
-def difference_sentence(c: dict) -> str:
-    """The paired difference of two models' ECE², its interval and the test of equal calibration.
-
-    Parameters
-    ----------
-    c : dict
-        A comparison of :func:`calviz.present.frames.comparison_summary`.
-
-    Returns
-    -------
-    str
-        The sentence.
-
-    Examples
-    --------
-    >>> from calviz.present import text
-    >>> c = {"names": ["A", "B"], "difference": 0.01, "low": 0.0, "high": 0.02, "level": 0.95,
-    ...      "pvalue": 0.2, "method": "asymptotic"}
-    >>> print(text.difference_sentence(c))
-    ECE²(A) − ECE²(B) = 0.0100, 95% interval [0.0000, 0.0200]; test of equal calibration p = 0.2000
-    (asymptotic)
-    """
-    a, b = c["names"]
-    return (f"ECE²({a}) − ECE²({b}) = {format_number(c['difference'])}, {100 * c['level']:.0f}% interval "
-            f"[{format_number(c['low'])}, {format_number(c['high'])}]; test of equal calibration "
-            f"{pvalue_phrase(c['pvalue'])} ({c['method']})")
-
-
-def holm_note(groups: dict) -> str:
-    """How the group decisions were made: with sequential resampling a decision and its Holm-adjusted
-    p-value may seem to disagree.
-
-    Parameters
-    ----------
-    groups : dict
-        The groups of :func:`calviz.present.frames.comparison_summary`.
-
-    Returns
-    -------
-    str
-        The note.
-
-    Examples
-    --------
-    >>> from calviz.present import text
-    >>> text.holm_note({"groups": [], "alpha": 0.05})
-    'A group is rejected when its Holm-adjusted p-value is at most α = 0.05.'
-    """
-    if any((row.get("tcal") or {}).get("sequential") for row in groups["groups"]):
-        return ("The decisions are Holm's step-down procedure run on each group's sequential test, which "
-                "settles at every Holm level with its own resamples; the p-values and their Holm adjustment "
-                "are the tests' Monte Carlo estimates (≤: a bound), for reading.")
-    return f"A group is rejected when its Holm-adjusted p-value is at most α = {groups['alpha']:g}."
-
-
-def recalibration_sentence(r: dict) -> str:
-    """Which rows fitted the recalibration map and which rows every number after it is computed on.
-
-    Parameters
-    ----------
-    r : dict
-        The recalibration of :func:`calviz.present.frames.comparison_summary`.
-
-    Returns
-    -------
-    str
-        The sentence.
-
-    Examples
-    --------
-    >>> from calviz.present import text
-    >>> text.recalibration_sentence({"n_calibration": 600, "n_eval": 400})
-    'Map fitted on 600 rows; every number below is computed on the other 400 rows.'
-    """
-    return (f"Map fitted on {r['n_calibration']} rows; every number below is computed on the other "
-            f"{r['n_eval']} rows.")
-
-
-def _pair_lines(c: dict, indent: str = "           ") -> list[str]:
-    f, lines = format_number, []
-    for name in c["names"]:
-        m = c["models"][name]
-        ece, tcal = m["ece"] or {}, m["tcal"]
-        lines.append(f"{indent}{name}: ECE {f(ece.get('estimate'))} [{f(ece.get('low'))}, "
-                     f"{f(ece.get('high'))}], T-Cal {tcal_decision_words(tcal)} "
-                     f"({tcal_pvalue_text(tcal and tcal['pvalue'], tcal, phrase=True)})")
-    lines.append(f"{indent}{difference_sentence(c)}")
-    lines.append(f"{indent}verdict: {c['verdict']}")
-    return lines
-
-
-def comparison_lines(summary: dict) -> list[str]:
-    """The comparison sections of ``calviz check`` as lines of text.
-
-    Parameters
-    ----------
-    summary : dict
-        From :func:`calviz.present.frames.comparison_summary` (other keys are ignored).
-
-    Returns
-    -------
-    list of str
-        The lines, indented under the check's own.
-
-    Examples
-    --------
-    >>> from calviz.present import text
-    >>> text.comparison_lines({})
-    []
-    """
-    f = format_number
-    lines = []
-    if summary.get("comparison"):
-        c = summary["comparison"]
-        lines.append(f"  compare  {c['names'][0]} vs {c['names'][1]} on the same {c['n']} examples "
-                     f"({c['target']}, {c['n_bins']} bins)")
-        lines += _pair_lines(c)
-    if summary.get("recalibration"):
-        r = summary["recalibration"]
-        extra = f", T = {f(r['temperature'])}" if r.get("temperature") is not None else ""
-        lines.append(f"  recalibrate {r['method']}{extra}: fitted on {r['n_calibration']} rows, evaluated on "
-                     f"the other {r['n_eval']}")
-        lines += _pair_lines(r["comparison"])
-    if summary.get("groups"):
-        g = summary["groups"]
-        lines.append(f"  groups   {len(g['groups'])} groups, T-Cal p-values Holm-adjusted at "
-                     f"α = {g['alpha']:g}")
-        for row in g["groups"]:
-            head = f"           {row['group']!s:>12}  n = {row['n']:>6}  "
-            if row["status"] != "tested":
-                lines.append(f"{head}{row['status']}: {row['reason']}")
-                continue
-            ece, tcal = row["ece"] or {}, row["tcal"]
-            p, holm = (tcal_pvalue_text(row[k], tcal, phrase=True) for k in ("pvalue", "adjusted_pvalue"))
-            lines.append(f"{head}ECE {f(ece.get('estimate'))} [{f(ece.get('low'))}, {f(ece.get('high'))}]  "
-                         f"{p}  Holm {holm}  {tcal_decision_words(row)}"
-                         + (f" ({row['reason']})" if row["reason"] else ""))
-        lines.append(f"           verdict: {g['verdict']}")
-    return lines
