@@ -183,6 +183,14 @@ def test_wide_csv_refused_from_its_header_naming_the_limit_and_the_way_around(mo
     assert "'confidence' + 'correct'" in message
 
 
+def test_a_huge_column_number_is_refused_in_o_k():
+    """``p_0, p_99999999999``: the first missing column is found among the K names given (it was looked
+    for among all the numbers up to 10¹¹)."""
+    raw = b"y_true,p_0,p_99999999999\n0,0.5,0.5\n1,0.5,0.5\n"
+    with pytest.raises(InputError, match=r"p_0\.\.p_99999999999 must all be present; missing p_1$"):
+        read_predictions_bytes(raw, "gap.csv")
+
+
 def test_class_limit_everywhere():
     """In-memory arrays (every estimator), Parquet, NPY and NPZ, at the limit and one above."""
     over = MAX_CLASSES + 1
