@@ -50,6 +50,7 @@ scale), or says "undecided" at the cap — so the decision does not depend on th
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -79,6 +80,7 @@ from calviz._params import (
     validate_params,
 )
 from calviz._results import ResultMixin, with_classes
+from calviz._small_n import floor_at_labels, full_label_log_probability, label_log_probability
 from calviz._sums import BinSums, MomentSums, finish_terms, null_moments_from_sums  # noqa: F401 (re-exported)
 from calviz._tcal_decision import (  # noqa: F401 (the decision rules, shared with calviz.dask; re-exported)
     DEFAULT_MAX_RESAMPLES,
@@ -102,6 +104,7 @@ from calviz._tcal_decision import (  # noqa: F401 (the decision rules, shared wi
     check_options,
     dyadic_scales,
     resample_cap,
+    undecided_advice,
 )
 from calviz._tcal_decision import TARGETS as _TARGETS
 from calviz._tcal_decision import adaptive as _adaptive_decision
@@ -239,6 +242,14 @@ class TCalResult(ResultMixin):
     def undecided(self) -> bool:
         """True when the resampled decision was not settled within the resampling budget."""
         return self.decision == "undecided"
+
+    @property
+    def advice(self) -> str:
+        """What the user can do about an undecided decision ("" when it is settled): the one text of
+        :func:`calviz._tcal_decision.undecided_advice`."""
+        if self.decision != "undecided":
+            return ""
+        return undecided_advice(self.n, self.max_resamples or self.n_resamples)
 
     @property
     def pvalue_is_bound(self) -> bool:
@@ -658,7 +669,8 @@ def _classwise_all(y_true, y_prob, *, alpha, resampling, n_resamples, max_resamp
         # rest (a calibrated class accepts after a few hundred resamples), and a rejection at α/K settles
         # the Bonferroni test.  Each class's cap is fixed before its own resamples are drawn, so its
         # resampling risk stays ε/K (union bound over classes).
-        analytic = [_adaptive(sample, alpha / K, "analytic", None, None, risk, combine, discrete, None).pvalue
+        analytic = [_adaptive(sample, alpha / K, "analytic", None, None, risk, combine, discrete, None,
+                              small_sample=False).pvalue
                     for sample in samples]
         order = sorted(order, key=lambda c: analytic[c])
     results = {}
@@ -736,6 +748,13 @@ class _MemorySample:
     def resample(self, levels, source, base, start, count):
         return _resample(self.scan(levels), levels, source, base, start, count)
 
+    def label_log_probability(self):
+        """log P(labels | predictions) under calibration: Bernoulli(z) indicators for a 1-D target,
+        Categorical(z) class ids for full calibration."""
+        if self.full:
+            return full_label_log_probability(self.z, self.y)
+        return label_log_probability(self.z, self.y)
+
     def y_only_log_mgf_bounds(self, levels, level, thetas):
         # the Chernoff certificate of the sequential rule: 1-D targets only (None for full calibration)
         if self.full:
@@ -745,11 +764,31 @@ class _MemorySample:
 
 
 def _adaptive(sample: _MemorySample, alpha, resampling, n_resamples, max_resamples, risk, combine, discrete,
-              seed, time_budget=DEFAULT_TIME_BUDGET) -> TCalResult:
-    return TCalResult(*_adaptive_decision(
+              seed, time_budget=DEFAULT_TIME_BUDGET, small_sample: bool = True) -> TCalResult:
+    """Adaptive T-Cal of an in-memory sample; with ``small_sample`` its p-value is raised to the probability
+    of the observed labels under calibration, below which no valid p-value can be (only a resampled
+    p-value at tiny n can fall there: below ASYMPTOTIC_MIN_ROWS rows the analytic one is at least
+    Cantelli's bound, :func:`calviz._tcal_decision.analytic_decision`)."""
+    result = TCalResult(*_adaptive_decision(
         sample, alpha=alpha, resampling=resampling, n_resamples=n_resamples,
         max_resamples=max_resamples, risk=risk, combine=combine, discrete=discrete, seed=seed,
         work_limit=MAX_RESAMPLE_WORK, time_budget=time_budget))
+    return _floor_at_labels(result, sample.label_log_probability()) if small_sample else result
+
+
+def _floor_at_labels(result: TCalResult, log_label_probability: float) -> TCalResult:
+    """``result`` with its p-value (and the ends of its Monte Carlo interval) raised to the probability of
+    the observed labels under calibration; a floor above α settles the decision: not rejected."""
+    floor = floor_at_labels(0.0, log_label_probability)
+    if not result.pvalue < floor:
+        return result
+    low, high = result.pvalue_interval
+    changes = {"pvalue": floor, "pvalue_interval": (max(float(low), floor), max(float(high), floor)),
+               "reason": (f"{result.reason}; p-value raised to {floor:.3g}, the probability of the observed "
+                          f"labels under calibration, below which no valid p-value can be")}
+    if floor > result.alpha:
+        changes.update(reject=False, decision="accept")
+    return dataclasses.replace(result, **changes)
 
 
 def _resample(scan: _ScanOrder, levels: int, source: int, base, start: int, count: int) -> np.ndarray:

@@ -79,6 +79,30 @@ COMBINES = ("bonferroni", "max")
 TARGETS = tuple(t for t in ALL_TARGETS if t != "topk")
 
 
+#: what a user can do about an undecided resampled T-Cal — written here once, where the decision is made
+#: (:func:`undecided_advice` fills it in; ``TCalResult.advice``)
+UNDECIDED_ADVICE = ("the p-value is too close to α to settle with {cap} resamples: read it as borderline "
+                    "evidence")
+#: ... and the remedies that apply: the analytic critical values (from ASYMPTOTIC_MIN_ROWS rows on) ...
+UNDECIDED_ANALYTIC = "choose the analytic critical values for a decision without resampling error"
+#: ... and a larger cap of the sequential rule
+UNDECIDED_MORE = "settle it in Python with calviz.adaptive_tcal(y_true, y_prob, max_resamples={more})"
+
+
+def undecided_advice(n: int, cap: int) -> str:
+    """:data:`UNDECIDED_ADVICE` for an undecided test of n rows that reached the cap of ``cap`` resamples,
+    with the remedies that apply: the analytic critical values (used from ASYMPTOTIC_MIN_ROWS rows on)
+    and a larger cap (up to MAX_RESAMPLES and the work limit)."""
+    from calviz._small_n import ASYMPTOTIC_MIN_ROWS
+
+    more = int(min(MAX_RESAMPLES, MAX_RESAMPLE_WORK // max(int(n), 1), 10 * int(cap)))
+    remedies = [UNDECIDED_ANALYTIC] if n >= ASYMPTOTIC_MIN_ROWS else []
+    if more > cap:
+        remedies.append(UNDECIDED_MORE.format(more=f"{more:_}"))
+    return UNDECIDED_ADVICE.format(cap=cap) + "".join(f"; or {r}" if k else f"; {r}"
+                                                      for k, r in enumerate(remedies))
+
+
 def _result(*fields) -> tuple:
     """The fields of a :class:`calviz.tcal.TCalResult` in order: the callers build the result with the
     in-memory constructor (``TCalResult(*fields)``), so its conventions hold on every backend."""
@@ -248,7 +272,8 @@ def chebyshev_pvalue(T: float, m: int, n: int, K: int, scalar: bool) -> float:
     if not t_vec > 0.0:
         return 1.0
     r = min(m ** ((K - 1) / 2.0) / n, m ** (-(K - 1) / 2.0))
-    return float(min(1.0, 2.0 * K * K * r * r / (t_vec * t_vec)))
+    ratio = r / t_vec  # (T² underflows to 0 for T below 1e-154: the ratio first)
+    return float(min(1.0, 2.0 * K * K * ratio * ratio))
 
 
 def check_choice(value, allowed, name, caller: str | None = None):
@@ -345,11 +370,25 @@ def _analytic_critical(level: float, nu: np.ndarray, c: np.ndarray, var: np.ndar
 
 def analytic_decision(t, moments, scales, alpha, n, K, target, test, reason):
     """Adaptive T-Cal with the analytic (scaled chi-square) critical values from per-scale T^d and null
-    moments [Var₀, Σ tr A_b, Σ tr A_b², (κ₃)] (see :func:`analytic_pvalues`), Bonferroni over the scales."""
+    moments [Var₀, Σ tr A_b, Σ tr A_b², (κ₃)] (see :func:`analytic_pvalues`), Bonferroni over the scales.
+
+    Below ASYMPTOTIC_MIN_ROWS rows (where the approximation's level was not checked) each scale's p-value is
+    at least Cantelli's bound Var₀/(Var₀ + T²), an upper bound of the exact p-value given the predictions
+    for any law of mean 0 and variance Var₀ (:func:`cantelli_bound`): the test is then valid at every n,
+    conservatively (the resampled test is exact and more powerful there), and no p-value falls below the
+    probability of the observed labels."""
+    from calviz._small_n import ASYMPTOTIC_MIN_ROWS
+
     B = len(scales)
     k3 = moments[3] if len(moments) > 3 else None
     p, nu, c = analytic_pvalues(t, moments[0], moments[1], moments[2], k3)
-    crit = _analytic_critical(alpha / B, nu, c, np.asarray(moments[0], dtype=np.float64))
+    var = np.asarray(moments[0], dtype=np.float64)
+    crit = _analytic_critical(alpha / B, nu, c, var)
+    if n < ASYMPTOTIC_MIN_ROWS:
+        p = np.maximum(p, cantelli_bound(t, var))
+        crit = np.where(var > 0, np.maximum(crit, cantelli_critical(np.maximum(var, 0.0), alpha / B)), crit)
+        reason += (f"; n < {ASYMPTOTIC_MIN_ROWS}: each p-value at least Cantelli's bound Var₀/(Var₀ + T²), "
+                   f"valid at any n")
     padj = float(min(1.0, B * p.min()))
     return _result(bool(p.min() <= alpha / B), padj, alpha, scales, t, crit, p, "analytic", "bonferroni",
                       n, K, 0, 0.0, test, reason, target)
@@ -518,7 +557,8 @@ def _sequential_resampling(sample, t_obs, levels, scales, source, base, cap, alp
                   else f"cap {cap} resamples reached")
         analytic = _analytic_adjusted_pvalue(sample, levels, alpha, n, K, target)
         state = (f"undecided at this budget ({budget} with the p-value's Monte Carlo interval "
-                 f"[{interval[0]:.3g}, {interval[1]:.3g}] containing α; analytic p-value {analytic:.3g})")
+                 f"[{interval[0]:.3g}, {interval[1]:.3g}] containing α; analytic p-value {analytic:.3g}): "
+                 f"{undecided_advice(n, cap)}")
     else:
         state = {"reject": "settled: reject", "accept": "settled: not rejected"}[decision]
     reason = (f"{head} (sequential, {N} resamples, resampling risk ≤ {risk:g}), {combine}; {state}")
