@@ -179,31 +179,39 @@ def test_wide_csv_refused_from_its_header_naming_the_limit_and_the_way_around(mo
     with pytest.raises(InputError) as refused:
         read_predictions_bytes(_wide_csv(199_999), "wide.csv")
     message = str(refused.value)
-    assert message.startswith("wide.csv: 199,999 classes exceed calviz's limit of MAX_CLASSES = 10,000")
+    assert message.startswith("wide.csv: 199,999 classes exceed calviz's limit of MAX_CLASSES = 1,000")
     assert "'confidence' + 'correct'" in message
+
+
+def test_a_huge_column_number_is_refused_in_o_k():
+    """``p_0, p_99999999999``: the first missing column is found among the K names given (it was looked
+    for among all the numbers up to 10¹¹)."""
+    raw = b"y_true,p_0,p_99999999999\n0,0.5,0.5\n1,0.5,0.5\n"
+    with pytest.raises(InputError, match=r"p_0\.\.p_99999999999 must all be present; missing p_1$"):
+        read_predictions_bytes(raw, "gap.csv")
 
 
 def test_class_limit_everywhere():
     """In-memory arrays (every estimator), Parquet, NPY and NPZ, at the limit and one above."""
     over = MAX_CLASSES + 1
     p = np.full((2, over), 1.0 / over)
-    with pytest.raises(InputError, match="10,001 classes exceed"):
+    with pytest.raises(InputError, match="1,001 classes exceed"):
         calviz.ace(np.array([0, 1]), p)
-    with pytest.raises(InputError, match="10,001 classes exceed"):
+    with pytest.raises(InputError, match="1,001 classes exceed"):
         calviz.as_calibration_data(np.array([0, 1]), p)
     assert calviz.as_calibration_data(np.array([0, 1]), p[:, :MAX_CLASSES] * over / MAX_CLASSES).n_classes \
         == MAX_CLASSES
     npy = io.BytesIO()
     np.save(npy, np.column_stack([[0, 1], p]))
-    with pytest.raises(InputError, match="10,001 classes exceed"):
+    with pytest.raises(InputError, match="1,001 classes exceed"):
         read_predictions_bytes(npy.getvalue(), "wide.npy")
     npz = io.BytesIO()
     np.savez(npz, y_true=np.array([0, 1]), y_prob=p)
-    with pytest.raises(InputError, match="10,001 classes exceed"):
+    with pytest.raises(InputError, match="1,001 classes exceed"):
         read_predictions_bytes(npz.getvalue(), "wide.npz")
     buffer = io.BytesIO()
     pq.write_table(pa.table({"y_true": [0, 1], **{f"p_{k}": p[:, k] for k in range(over)}}), buffer)
-    with pytest.raises(InputError, match="10,001 classes exceed"):
+    with pytest.raises(InputError, match="1,001 classes exceed"):
         read_predictions_bytes(buffer.getvalue(), "wide.parquet")
 
 
@@ -385,13 +393,13 @@ def test_class_limit_on_dask():
     import calviz.dask as cdask
 
     over = MAX_CLASSES + 1
-    with pytest.raises(InputError, match="10,001 classes exceed"):
+    with pytest.raises(InputError, match="1,001 classes exceed"):
         cdask.from_dask(da.zeros(2, chunks=2), da.full((2, over), 1.0 / over, chunks=(2, over)))
     import dask.dataframe as dd
 
     frame = pd.DataFrame(np.full((2, over), 1.0 / over), columns=[f"p_{k}" for k in range(over)])
     frame.insert(0, "y_true", [0, 1])
-    with pytest.raises(InputError, match="10,001 classes exceed"):
+    with pytest.raises(InputError, match="1,001 classes exceed"):
         cdask.from_dataframe(dd.from_pandas(frame, npartitions=1))
 
 
@@ -401,7 +409,7 @@ def test_cli_refuses_the_wide_csv_and_too_many_groups(tmp_path, capsys):
 
     (tmp_path / "wide.csv").write_bytes(_wide_csv(MAX_CLASSES + 1))
     assert main(["check", str(tmp_path / "wide.csv")]) == 2
-    assert "10,001 classes exceed calviz's limit of MAX_CLASSES" in capsys.readouterr().err
+    assert "1,001 classes exceed calviz's limit of MAX_CLASSES" in capsys.readouterr().err
     rng = np.random.default_rng(2)
     p = rng.uniform(size=2_004)
     frame = {"y_true": (rng.uniform(size=2_004) < p).astype(int), "y_prob": p, "id": np.arange(2_004) // 2}

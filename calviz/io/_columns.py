@@ -28,10 +28,10 @@ def _prob_columns(columns, prefix: str, kind: str = "column") -> list[str]:
     if not numbered:
         return []
     k = max(numbered) + 1
-    gaps = [i for i in range(k) if i not in numbered]
-    if gaps:
+    if k > len(numbered):  # a gap; the first lies in 0..len(numbered): found in O(K), whatever "p_10¹²" says
+        gap = next(i for i in range(len(numbered) + 1) if i not in numbered)
         raise InputError(
-            f"probability {kind}s {prefix}0..{prefix}{k - 1} must all be present; missing {prefix}{gaps[0]}"
+            f"probability {kind}s {prefix}0..{prefix}{k - 1} must all be present; missing {prefix}{gap}"
         )
     return [numbered[i] for i in range(k)]
 
