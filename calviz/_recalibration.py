@@ -10,8 +10,8 @@ calibration rows: a map evaluated on its own training rows looks better calibrat
 Methods (K classes; binary input is P(y = 1)):
 
 * ``temperature`` — softmax(log p / T) with the T > 0 minimising the negative log-likelihood on the
-  calibration rows (Guo, Pleiss, Sun & Weinberger 2017, Sec. 4.2); scipy's bounded scalar minimiser
-  over log T.  One parameter for all K classes; the top-1 class never changes.
+  calibration rows (Guo, Pleiss, Sun & Weinberger 2017, Sec. 4.2), log T in [−8, 12], by safeguarded
+  Newton steps on 1/T.  One parameter for all K classes; the top-1 class never changes.
 * ``platt`` — Platt (1999) scaling: a logistic regression of the label on the logit of the predicted
   probability, with Platt's smoothed targets, fitted by Newton's method; the map of scikit-learn's
   ``CalibratedClassifierCV(method="sigmoid")``, one-vs-rest and renormalised for K > 2.
