@@ -82,7 +82,22 @@ _EXPORTS = {
     "CalvizApp": "calviz.app.page",
     "analyze": "calviz.analysis",
     "AnalysisOptions": "calviz.analysis",
-    "report": "calviz._report",
+    "report": "calviz.present.report",
+    # calibration over time
+    "calibration_over_time": "calviz._windows",
+    "CalibrationOverTime": "calviz._windows",
+    "monitor_calibration": "calviz._monitor",
+    "CalibrationMonitor": "calviz._monitor",
+    # CORP reliability and score decompositions
+    "corp_reliability": "calviz._corp",
+    "CORPReliability": "calviz._corp",
+    "score_decomposition": "calviz._corp",
+    "ScoreDecomposition": "calviz._corp",
+    "murphy_decomposition": "calviz._corp",
+    "MurphyDecomposition": "calviz._corp",
+    "ici": "calviz._ici",
+    "ICIResult": "calviz._ici",
+    "top_label_ece": "calviz._toplabel",
 }
 
 
@@ -109,6 +124,7 @@ _DEPRECATED_NAMES = {
 _RENAMED_MODULES = {name: f"_{name}" for name in (
     "binning", "classical", "comparison", "dashboard", "data", "distance", "ece", "intervals",
     "recalibration", "report", "smooth", "synthetic", "tcal")}
+_RENAMED_MODULES["report"] = "present.report"  # the report renders results: it is presentation
 
 
 def _caller_stacklevel() -> int:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from calviz.app.page import CalvizApp, create_app, dashboard
 from calviz.app.sources import FALLBACK_DATASET, UPLOAD_LIMIT_BYTES
-from calviz.app.store import shutdown_workers
+from calviz.app.workers import shutdown_workers
 
 __all__ = [
     "CalvizApp",

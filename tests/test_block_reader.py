@@ -19,6 +19,8 @@ import pyarrow.parquet as pq
 import pytest
 
 import calviz.io as cio
+import calviz.io._blocks as io_blocks
+import calviz.io._tabular as io_tabular
 from calviz._data import CalibrationData, InputError, as_calibration_data
 from calviz.analysis import AnalysisOptions, analyze
 from calviz.io import FileBackedData, read_predictions, write_predictions
@@ -31,8 +33,8 @@ VIEWS = ("reliability", "tcal", "interval", "distance", "classical")
 def block_rows(request, monkeypatch):
     """Parquet blocks of 7 rows (103 = 14·7 + 5: a ragged last block), 10 rows (…+ 3) or one block;
     CSV blocks of a few rows' worth of text."""
-    monkeypatch.setattr(cio, "BLOCK_ROWS", request.param)
-    monkeypatch.setattr(cio, "CSV_BLOCK_BYTES", 60 * request.param)
+    monkeypatch.setattr(io_blocks, "BLOCK_ROWS", request.param)
+    monkeypatch.setattr(io_blocks, "CSV_BLOCK_BYTES", 60 * request.param)
     return request.param
 
 
@@ -76,7 +78,7 @@ def _frame_reference(path: Path, **kw) -> CalibrationData:
     """The whole file through the DataFrame (pandas) reader of record."""
     names = {"y_true": "y_true", "y_prob": "y_prob", "prob_prefix": "p_", "confidence": "confidence",
              "correct": "correct", "_label": path.name}
-    reader = cio._read_csv_frame if path.suffix in (".csv", ".tsv") else cio._read_parquet_frame
+    reader = io_tabular._read_csv_frame if path.suffix in (".csv", ".tsv") else io_tabular._read_parquet_frame
     y, p, columns = reader(path, names)
     return cio._validate(y, p, columns, kw.get("renormalize", False), kw.get("logits", False))
 
@@ -221,7 +223,7 @@ def test_the_error_reported_is_the_first_rule_broken_not_the_first_block(tmp_pat
 def test_csv_cells_pandas_names_still_name_their_line(tmp_path, monkeypatch):
     """Text, empty cells, a cut last line, repeated columns, a bool label column: the Arrow reader
     gives way and the message is the DataFrame reader's."""
-    monkeypatch.setattr(cio, "CSV_BLOCK_BYTES", 200)
+    monkeypatch.setattr(io_blocks, "CSV_BLOCK_BYTES", 200)
     y, p = _sample(6)
     good = _write(tmp_path, "csv", y, p).read_text().splitlines()
     cases = {
@@ -407,8 +409,8 @@ def test_check_json_is_the_same_with_and_without_the_matrix(tmp_path, fmt):
 def test_read_ahead_keeps_order_passes_errors_and_closes_its_source():
     import threading
 
-    assert list(cio._read_ahead(iter(range(50)), depth=3)) == list(range(50))
-    assert list(cio._read_ahead(iter([]))) == []
+    assert list(io_blocks._read_ahead(iter(range(50)), depth=3)) == list(range(50))
+    assert list(io_blocks._read_ahead(iter([]))) == []
 
     class Broken(Exception):
         pass
@@ -420,7 +422,7 @@ def test_read_ahead_keeps_order_passes_errors_and_closes_its_source():
 
     got = []
     with pytest.raises(Broken, match="block 3"):
-        for item in cio._read_ahead(failing()):
+        for item in io_blocks._read_ahead(failing()):
             got.append(item)
     assert got == [1, 2]
 
@@ -435,7 +437,7 @@ def test_read_ahead_keeps_order_passes_errors_and_closes_its_source():
         finally:
             closed.set()
 
-    reader = cio._read_ahead(endless(), depth=2)
+    reader = io_blocks._read_ahead(endless(), depth=2)
     assert [next(reader) for _ in range(5)] == [0, 1, 2, 3, 4]
     reader.close()  # the caller stops early: the producer stops and closes the source
     assert closed.is_set()

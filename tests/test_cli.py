@@ -446,8 +446,8 @@ def test_every_way_of_exporting_a_report_gives_it_the_same_default_name(miscalib
                                                                         monkeypatch):
     import inspect
 
-    from calviz._report import DEFAULT_REPORT_NAME, report
     from calviz.cli import build_parser
+    from calviz.present.report import DEFAULT_REPORT_NAME, report
 
     assert inspect.signature(report).parameters["path"].default == DEFAULT_REPORT_NAME
     args = build_parser().parse_args(["report", "x.csv"])

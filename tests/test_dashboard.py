@@ -10,6 +10,7 @@ import json
 import re
 import threading
 import time
+import types
 
 import numpy as np
 import panel as pn
@@ -19,6 +20,7 @@ from calviz._dashboard import CalvizApp, dashboard
 from calviz._data import InputError, as_calibration_data
 from calviz.analysis import AnalysisOptions, MultiReliability, analyze, compute_distance
 from calviz.app import store as store_module
+from calviz.app import workers as workers_module
 from calviz.app.store import VIEW_INPUTS, view_key
 
 
@@ -295,21 +297,33 @@ def test_slow_stale_job_overtaken_by_a_fast_one_is_never_painted(app, monkeypatc
 
 
 def test_superseded_job_never_starts(monkeypatch):
+    """A drag: each value supersedes the last within the debounce time, so only the last value's job
+    starts.  The debounce ends when the drag has ended (an event), not after 0.3 s of wall-clock time,
+    which four changes can outlast on a loaded machine (each recomputes the fast views on this thread)."""
     app = CalvizApp(_data(), n_resamples=100, resampling="analytic")
     app.store._debounce = 0.3
     app.start()
     app.wait()
     started = []
     original = store_module._run_remote
+    drag_over = threading.Event()
 
     def run(view, *args, **kwargs):
         started.append((view, args[1].alpha))
         return original(view, *args, **kwargs)
 
+    def sleep(seconds):
+        if threading.current_thread().name == "calviz-job":  # a job's debounce: until the drag is over
+            drag_over.wait(timeout=120)
+        else:
+            time.sleep(seconds)
+
     monkeypatch.setattr(store_module, "_run_remote", run)
+    monkeypatch.setattr(store_module, "time", types.SimpleNamespace(sleep=sleep, monotonic=time.monotonic))
     app.controls.resampling = "y_only"
     for alpha in (0.06, 0.07, 0.08, 0.09):  # a drag: each value supersedes the last within the debounce time
         app.controls.alpha = alpha
+    drag_over.set()
     app.wait()
     assert {a for view, a in started if view == "tcal_resampled"} == {0.09}, started
     assert app.store.tcal.result.alpha == 0.09
@@ -364,7 +378,7 @@ def test_stopping_a_worker_resolves_every_job_it_held():
     for ever, and a job thread waiting on one would wait out the job time limit."""
     from concurrent.futures.process import BrokenProcessPool
 
-    worker = store_module.SessionWorker()
+    worker = workers_module.SessionWorker()
     try:
         running = worker.submit(time.sleep, 60)
         deadline = time.monotonic() + 60
@@ -527,7 +541,7 @@ def test_binary_data_topk_is_the_binary_diagram(app):
 
 
 def test_export_report_html(app):
-    from calviz._report import DEFAULT_REPORT_NAME
+    from calviz.present.report import DEFAULT_REPORT_NAME
 
     out = app.export_report()
     assert isinstance(out, io.BytesIO)
@@ -747,7 +761,7 @@ def test_a_worker_whose_server_died_while_it_started_exits_at_once():
     import sys
 
     code = (
-        "import os; from calviz.app.store import _warm_worker; "
+        "import os; from calviz.app.workers import _warm_worker; "
         "_warm_worker(os.getppid()); print('alive with its server', flush=True); "
         "_warm_worker(os.getppid() + 1); print('alive without it')"
     )

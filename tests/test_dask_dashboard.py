@@ -145,7 +145,7 @@ def test_open_dask_from_the_app_and_bad_inputs(client, tmp_path):
 def test_analyze_parquet_notes_and_report(client, tmp_path):
     """The Analysis of distributed data renders as the static report, with the notes on what Dask could not
     compute."""
-    from calviz._report import render_analysis
+    from calviz.present.report import render_analysis
 
     y, p = _predictions(4000, seed=2)
     path = _write(tmp_path / "preds", y, p, sizes=(1000, 0, 3000))
@@ -159,7 +159,7 @@ def test_analyze_parquet_notes_and_report(client, tmp_path):
 
 def test_topk_and_full_views_on_dask(client, tmp_path):
     """topk / full on distributed multi-class data: one diagram per rank / per class, as in memory."""
-    from calviz._report import render_analysis
+    from calviz.present.report import render_analysis
 
     rng = np.random.default_rng(3)
     probs = rng.dirichlet(np.full(4, 0.6), size=2500)

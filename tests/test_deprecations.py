@@ -54,11 +54,11 @@ def _import_old(name):
 @pytest.mark.parametrize("name", RENAMED)
 def test_old_module_path_warns_and_forwards(name, fresh_old_paths):
     old, caught = _import_old(name)
-    private = importlib.import_module(f"calviz._{name}")
+    private = importlib.import_module(f"calviz.{calviz._RENAMED_MODULES[name]}")
     message = str(caught[0].message)
     assert "removed in the next release" in message
-    public = [n for n, module in calviz._EXPORTS.items() if module == f"calviz._{name}"]
-    assert ("calviz." in message.split("; ")[1]) if public else (f"calviz._{name}" in message)
+    public = [n for n, module in calviz._EXPORTS.items() if module == private.__name__]
+    assert ("calviz." in message.split("; ")[1]) if public else (private.__name__ in message)
     for attribute in [n for n in vars(private) if not n.startswith("__")][:50]:
         assert getattr(old, attribute) is getattr(private, attribute)
     assert set(dir(old)) == set(dir(private))
@@ -108,7 +108,7 @@ def test_modules_named_like_their_function_stay_callable(name, fresh_old_paths, 
     assert isinstance(getattr(calviz, name), types.FunctionType)  # the function, without any old import
     old, _ = _import_old(name)
     assert getattr(calviz, name) is old  # what the import system binds on the package
-    private = importlib.import_module(f"calviz._{name}")
+    private = importlib.import_module(f"calviz.{calviz._RENAMED_MODULES[name]}")
     calls = []
     monkeypatch.setattr(private, name, lambda *args, **kwargs: calls.append((args, kwargs)) or "result")
     assert old(1, 2, key=3) == "result" and calls == [((1, 2), {"key": 3})]

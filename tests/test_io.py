@@ -278,9 +278,9 @@ def test_npz_one_array_per_column_as_the_csv_columns(tmp_path, multiclass, monke
     """An NPZ holds the tabular layouts too, one array per column: ``y_true`` + ``p_0..p_{K-1}`` (any
     prefix, listed arrays), read as the CSV with the same columns — also a block of rows at a time (the
     matrix never held: keep_matrix=False), with the CSV's messages naming the array."""
-    import calviz.io as cio
+    import calviz.io._blocks as io_blocks
 
-    monkeypatch.setattr(cio, "BLOCK_ROWS", 7)  # several blocks of rows
+    monkeypatch.setattr(io_blocks, "BLOCK_ROWS", 7)  # several blocks of rows
     y, p = multiclass
     columns = {f"p_{k}": p[:, k] for k in range(4)}
     write_predictions(tmp_path / "m.csv", y, p)

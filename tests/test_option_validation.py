@@ -20,8 +20,8 @@ import calviz
 from calviz import analysis
 from calviz._data import InputError
 from calviz._params import Boolean, Instance, Interval, ListOf, NoneOr, Options
-from calviz._report import render_analysis, render_report, report_output
 from calviz.analysis import VIEWS, AnalysisOptions, analyze
+from calviz.present.report import render_analysis, render_report, report_output
 
 _rng = np.random.default_rng(3)
 P = _rng.uniform(0.02, 0.98, size=200)

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 import calviz
-from calviz._report import VIEW_TITLES, render_report
 from calviz.analysis import AnalysisOptions
 from calviz.datasets import load_dataset
+from calviz.present.report import VIEW_TITLES, render_report
 
 ROOT_NAMES = [f"calviz-{name}" for name in VIEW_TITLES]
 
@@ -138,7 +138,7 @@ def test_render_report_uses_a_given_analysis():
     from calviz import report as public
     from calviz.analysis import analyze
 
-    assert public is calviz.report and public.__module__ == "calviz._report"
+    assert public is calviz.report and public.__module__ == "calviz.present.report"
     data = load_dataset("breast-cancer-logreg")
     result = analyze(data, AnalysisOptions(n=100, seed=3), resampled=False)
     html_text = render_report(None, analysis=result, title="precomputed")
@@ -164,8 +164,8 @@ def test_report_shows_the_per_rank_and_per_class_views(target):
 def test_parameter_rows_say_every_option_in_words():
     """all_rows reads yes/no (it showed "all rows: False"), and a subsample size beyond the data's rows is
     all rows, as the analysis reads it (it showed "uniform subsample of 100,000 rows" of 400 rows)."""
-    from calviz._report import parameter_rows
     from calviz.analysis import AnalysisOptions
+    from calviz.present.report import parameter_rows
 
     rows = dict(parameter_rows(AnalysisOptions(n=100_000), n_total=400))
     assert rows["sample size"] == "all rows"

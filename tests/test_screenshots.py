@@ -135,9 +135,9 @@ def test_app_screenshots(served_app, chromium_browser, screenshots):
 
 
 def test_report_screenshot(tmp_path, chromium_browser, screenshots):
-    from calviz._report import render_report
     from calviz.analysis import AnalysisOptions
     from calviz.datasets import load_dataset
+    from calviz.present.report import render_report
 
     path = tmp_path / "report.html"
     path.write_text(render_report(load_dataset("tabular-rf"), AnalysisOptions(n_resamples=100),

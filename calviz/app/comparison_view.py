@@ -31,7 +31,6 @@ from bokeh.models import (
 )
 from bokeh.palettes import Category10
 
-from calviz import plots
 from calviz._results import format_pvalue
 from calviz.app.comparison_store import ComparisonStore
 from calviz.app.views import (
@@ -45,6 +44,7 @@ from calviz.app.views import (
     card,
     interval_glyphs,
 )
+from calviz.present import comparisons, frames, text
 
 #: the comparison's note is Markdown (its verdict lists items); the live views' captions are plain HTML
 _NOTE = dict(sizing_mode="stretch_width", margin=(0, 10), styles={"font-size": "12px"})
@@ -81,7 +81,7 @@ def reliability_tables(outcome) -> tuple[dict, dict]:
     ):
         if rel is None:
             continue
-        b = plots.bins(rel)
+        b = frames.bins(rel)
         sel = b["sel"]
         lines["xs"].append(b["conf"][sel])
         lines["ys"].append(b["freq"][sel])
@@ -104,9 +104,9 @@ def tcal_tables(outcome) -> dict:
     for (item, _, tcal), colour in zip(_parts(outcome), _colors(len(outcome.items)), strict=True):
         if tcal is None:
             continue
-        table = plots.tcal_frame(tcal)["table"]
+        table = frames.tcal_frame(tcal)["table"]
         x = np.asarray(table["bins"], dtype=float)
-        if plots.tcal_frame(tcal)["discrete"]:
+        if frames.tcal_frame(tcal)["discrete"]:
             x = np.arange(1, x.size + 1, dtype=float)
         out["xs"].append(x)
         out["statistic"].append(np.asarray(table["statistic"], dtype=float))
@@ -132,12 +132,6 @@ def interval_table(outcome) -> dict:
     return {k: _column(k, v) for k, v in rows.items()}
 
 
-#: a tested group's status by its Holm decision (:attr:`calviz.GroupResult.decision`); the reason of an
-#: undecided one says at which level and why it is not rejected
-_GROUP_STATUS = {"reject": "rejected (Holm)", "accept": "not rejected (Holm)",
-                 "undecided": "undecided (Holm)"}
-
-
 def summary_table(outcome) -> dict:
     """The decisions, one row per item: n, ECE interval, T-Cal decision and p-value, Holm-adjusted
     p-value (groups), status."""
@@ -152,13 +146,12 @@ def summary_table(outcome) -> dict:
         rows["ece"].append(
             "—" if interval is None else f"{interval.estimate:.4f} [{interval.low:.4f}, {interval.high:.4f}]"
         )
-        decision = "—" if tcal is None else getattr(tcal, "decision", "reject" if tcal.reject else "accept")
-        rows["tcal"].append({"reject": "rejects", "accept": "does not reject"}.get(decision, decision))
+        rows["tcal"].append(text.tcal_decision_words(tcal))
         rows["pvalue"].append(format_pvalue(None if tcal is None else tcal.pvalue))
         if groups is not None:
             g = groups[i]
             rows["holm"].append(format_pvalue(g.adjusted_pvalue))
-            status = _GROUP_STATUS.get(g.decision, g.status)
+            status = comparisons.GROUP_STATUS.get(g.decision, g.status)
             rows["status"].append(status + (f": {g.reason}" if g.reason and g.status != "too small" else ""))
         else:
             rows["holm"].append("—")
@@ -187,7 +180,7 @@ class ComparisonView:
         rel = _diagram_axes(height, x_range=Range1d(0, 1), title="reliability diagrams (shared axes)")
         rel.xaxis.axis_label = "predicted probability (scalar target)"
         rel.yaxis.axis_label = "observed frequency"
-        rel.line([0, 1], [0, 1], color=plots.NEUTRAL, line_dash="dashed", line_width=1.5)
+        rel.line([0, 1], [0, 1], color=frames.NEUTRAL, line_dash="dashed", line_width=1.5)
         lines, points = reliability_tables(None)
         self.lines, self.points = ColumnDataSource(lines), ColumnDataSource(points)
         rel.multi_line("xs", "ys", source=self.lines, color="color", line_width=2, legend_field="item")
@@ -240,7 +233,7 @@ class ComparisonView:
         )
         self.figures = {"reliability": rel, "tcal": tcal, "interval": interval}
         columns = [TableColumn(field=k, title=t, width=w) for k, (t, w) in self.TABLE.items()]
-        colour = f"<%= value == 'rejects' ? '{plots.MISCALIBRATED}' : '{plots.CALIBRATED}' %>"
+        colour = f"<%= value == 'rejects' ? '{frames.MISCALIBRATED}' : '{frames.CALIBRATED}' %>"
         columns[3].formatter = HTMLTemplateFormatter(
             template=f'<span style="color:{colour}"><%= value %></span>'
         )
@@ -334,7 +327,7 @@ class ComparisonView:
         self._fit_intervals(intervals)
         _set_rows(self.table, {k: np.asarray(v, dtype=object) for k, v in summary_table(outcome).items()})
         supported = outcome.groups.rejected if outcome.groups is not None else outcome.comparison.reject
-        colour = plots.MISCALIBRATED if supported else plots.NEUTRAL
+        colour = frames.MISCALIBRATED if supported else frames.NEUTRAL
         self.verdict.text = f"<span style='color:{colour}'>{html.escape(outcome.verdict)}</span>"
         _text(self.note, self._note(outcome))
 

@@ -18,52 +18,48 @@ which computation answers the options, and publishes what each slot shows as an 
   the value it rests on.
 * Once the controls rest, a served session also computes the diagram of the binning scheme it does not
   show (:data:`PREFETCH_DELAY_S`), so toggling the scheme to compare the two redraws from the cache.
-* Only this module starts background work (threads, worker processes).
+* Background work (threads, worker processes) is started through :mod:`calviz.app.workers` only.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
-import contextlib
-import logging
-import multiprocessing
-import os
-import signal
 import threading
 import time
-import warnings
-import weakref
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-import numpy as np
 import param
 
-from calviz._data import CalibrationData, InputError, as_calibration_data
+from calviz._data import InputError
 from calviz.analysis import (
     COMPUTE,
+    REGISTRY,
     AnalysisOptions,
     is_distributed,
     prepare,
-    resolve_target,
     run_view,
     scalar_reliability,
-    scalar_target,
+    view,
 )
-from calviz.sampling import (
-    BACKGROUND_WHEN_LARGE,
-    LARGE_ROWS,
-    estimate_seconds,
-    format_seconds,
-    result_note,
-    sample_for_view,
-    sampled_rows,
+from calviz.analysis.views import effective_target
+from calviz.app.workers import (
+    _WARM,
+    ServerStopping,
+    SessionWorker,
+    _in_thread,
+    _log_failure,
+    _run_remote,
+    _shared,
+    start_spare_worker,
+    warm_in_background,
 )
+from calviz.sampling import estimate_seconds, format_seconds, result_note, sample_for_view, sampled_rows
 
-__all__ = ["Entry", "ResultStore", "VIEW_INPUTS", "view_key", "effective_target", "shutdown_workers"]
+__all__ = ["Entry", "ResultStore", "VIEW_INPUTS", "view_key", "effective_target"]
 
 #: s: background jobs start this long after the change that wants them: a slider drag sends a value per
 #: frame, and only the value it rests on should occupy the worker processes; and on a 2-core machine a
@@ -81,68 +77,26 @@ _OTHER_SCHEME = {"equal_width": "equal_mass", "equal_mass": "equal_width"}
 #: input must not occupy a core for minutes)
 JOB_LIMIT_S = 120.0
 
-#: option fields each computation reads (besides the data).  ``n`` and ``seed`` select the subsample;
-#: every view depends on them through :func:`calviz.analysis.prepare`, but ``seed`` only matters when a
-#: subsample is drawn — :func:`view_key` accounts for that.  ``top_k`` is read only by the views that
-#: treat the top-k vector as such (reliability: one curve per rank; the interval on the top-1-to-k grid).
-VIEW_INPUTS: dict[str, tuple[str, ...]] = {
-    "reliability": ("target", "class_index", "top_k", "n", "scheme", "n_bins", "alpha"),
-    "smooth": ("target", "class_index", "n", "kernel", "bandwidth", "alpha", "n_resamples", "seed"),
-    "smooth_curve": ("target", "class_index", "n", "kernel", "bandwidth"),
-    "tcal": ("target", "class_index", "n", "alpha"),
-    "tcal_resampled": ("target", "class_index", "n", "alpha", "resampling", "seed", "all_rows"),
-    "interval": ("target", "class_index", "top_k", "n", "n_bins", "alpha"),
-    "bootstrap": ("target", "class_index", "top_k", "n", "n_bins", "alpha", "n_resamples", "seed",
-                  "all_rows"),
-    # the Laplace kCE has the fixed bandwidth 1: the bandwidth option is the smooth curve's alone
-    "distance": ("target", "class_index", "n", "all_rows"),
-    # α only re-decides from the stored p-values: the view reads it from ``inputs``, nothing is recomputed
-    "classical": ("target", "class_index", "n", "n_bins"),
-}
+#: option fields each computation reads (besides the data): the registry's ``View.reads``.  ``n`` and
+#: ``seed`` select the subsample; every view depends on them through :func:`calviz.analysis.prepare`, but
+#: ``seed`` only matters when a subsample is drawn — :func:`view_key` accounts for that.  ``top_k`` is read
+#: only by the views that treat the top-k vector as such.
+VIEW_INPUTS: dict[str, tuple[str, ...]] = {record.name: record.reads for record in REGISTRY}
 
+#: the option fields that select the target (:func:`calviz.analysis.views.effective_target` reads them)
 _TARGET_FIELDS = ("target", "class_index", "top_k")
-_SCALAR_VIEWS = ("smooth", "smooth_curve", "distance", "classical")
-
-#: what the progress line says while a slot's job runs
-JOB_LABELS = {
-    "reliability": "reliability on Dask",
-    "smooth": "smooth band",
-    "tcal": "T-Cal",
-    "interval": "interval on Dask",
-    "bootstrap": "bootstrap interval",
-    "distance": "distance bounds",
-    "classical": "classical tests",
-}
-
-
-def effective_target(view: str, data, options: AnalysisOptions) -> tuple:
-    """What a computation actually runs on, as a hashable tuple: ``("top1",)``, ``("classwise", c)``,
-    ``("topk", k)``, ``("full",)`` …  ``auto`` is resolved, ``class_index`` counts only for
-    ``classwise`` and ``top_k`` only for views that read the top-k vector, so e.g. switching
-    ``auto`` → ``top1`` or moving k while the target is ``full`` reuses every cached result."""
-    target = resolve_target(data, options)
-    if view.startswith("tcal") and target in ("topk", "full"):
-        return ("full",)  # top-k has no T-Cal: full calibration is tested for both
-    if view in _SCALAR_VIEWS or (view == "reliability" and scalar_reliability(data, options)):
-        target = scalar_target(data, target)
-    if target == "classwise":
-        return (target, min(int(options.class_index), data.n_classes - 1))
-    if target == "topk":
-        return (target, min(int(options.top_k), data.n_classes))
-    if target == "full" and view in ("interval", "bootstrap"):
-        return ("topk", data.n_classes)  # the interval of full calibration is its top-K interval
-    return (target,)
 
 
 def view_key(view: str, data, options: AnalysisOptions) -> tuple:
     """Cache key of one computation: the identity of the data and the option values it reads (the
     target-selecting ones through :func:`effective_target`)."""
+    reads = view_record(view).reads
     values = [("target", effective_target(view, data, options))]
-    for name in VIEW_INPUTS[view]:
+    for name in reads:
         if name not in _TARGET_FIELDS:
             values.append((name, getattr(options, name)))
     subsampled = options.n is not None and options.n < data.n
-    if "seed" not in VIEW_INPUTS[view] and (subsampled or sampled_rows(view, _rows(data, options), options)):
+    if "seed" not in reads and (subsampled or sampled_rows(view, _rows(data, options), options)):
         values.append(("seed", options.seed))  # the subsample depends on the seed
     return (view, id(data), tuple(values))
 
@@ -155,7 +109,7 @@ def _rows(data, options: AnalysisOptions) -> int:
 def job_label(slot: str, view: str, data, options: AnalysisOptions) -> str:
     """What the status line says while ``view``'s job runs: its name, the rows it reads and how long it
     should take (``calviz.sampling.estimate_seconds``)."""
-    label = JOB_LABELS[slot]
+    label = view_record(view).job_label
     if is_distributed(data):
         return label
     n = _rows(data, options)
@@ -191,21 +145,29 @@ class _Plan:
     stand_in: str | None = None
 
 
-class ResultStore(param.Parameterized):
+#: the store's slots, in the order of the registry (the cards' order on the page: jobs reach the session's
+#: worker in this order): one per ``View.slot``, answered by the last of its views that applies
+SLOTS = tuple(dict.fromkeys(record.slot for record in REGISTRY if record.slot is not None))
+
+#: one reactive :class:`Entry` parameter per slot
+_Slots = type("_Slots", (param.Parameterized,), {
+    slot: param.ClassSelector(class_=Entry, default=_EMPTY, doc=", then ".join(
+        r.label for r in REGISTRY if r.slot == slot)) for slot in SLOTS})
+
+
+def view_record(name: str):
+    """The registry's record of view ``name``."""
+    return view(name)
+
+
+class ResultStore(_Slots):
     """Results of one session, one reactive :class:`Entry` per slot (see the module docstring)."""
 
-    reliability = param.ClassSelector(class_=Entry, default=_EMPTY, doc="binned reliability data")
-    smooth = param.ClassSelector(class_=Entry, default=_EMPTY, doc="smooth reliability curve (and band)")
-    tcal = param.ClassSelector(class_=Entry, default=_EMPTY, doc="T-Cal (analytic, then resampled)")
-    interval = param.ClassSelector(class_=Entry, default=_EMPTY, doc="asymptotic ECE interval")
-    bootstrap = param.ClassSelector(class_=Entry, default=_EMPTY, doc="bootstrap ECE interval")
-    distance = param.ClassSelector(class_=Entry, default=_EMPTY, doc="(distance bounds, smCE witness)")
-    classical = param.ClassSelector(class_=Entry, default=_EMPTY, doc="classical tests, MCE and ACE")
     inputs = param.Parameter(default=None, doc="(data, options) of the latest update (for captions)")
     jobs = param.Dict(default={}, doc="slot → label of each background job running now")
     timings = param.Dict(default={}, doc="seconds of each computation of the latest change")
 
-    SLOTS = ("reliability", "smooth", "tcal", "interval", "bootstrap", "distance", "classical")
+    SLOTS = SLOTS
 
     def __init__(
         self,
@@ -268,29 +230,28 @@ class ResultStore(param.Parameterized):
     # -- what each slot shows -----------------------------------------------------------------------
     @staticmethod
     def plan(data, options: AnalysisOptions, *, show_smooth: bool = True) -> dict[str, _Plan]:
-        """Per slot, the computation it shows and its fast stand-in (the views' inputs, visible here)."""
+        """Per slot, the computation it shows and its fast stand-in: the last of the slot's views (the
+        registry's ``View.slot``) that applies to these inputs (``View.applies``; an overlay, e.g. the smooth
+        curve, only while shown, ``show_smooth``, and where it can be computed), or none."""
         distributed = is_distributed(data)
-        scalar = scalar_reliability(data, options)
-        resampled = options.resampling != "analytic"
-        smooth = show_smooth and scalar and not distributed
-        return {
-            "reliability": _Plan("reliability"),
-            "smooth": _Plan("smooth", "smooth_curve") if smooth else _Plan(None),
-            "tcal": _Plan("tcal_resampled", "tcal") if resampled else _Plan("tcal"),
-            "interval": _Plan("interval"),
-            "bootstrap": _Plan("bootstrap"),
-            "distance": _Plan("distance"),
-            # last: jobs reach the session's worker in this order, the cards' order on the page
-            "classical": _Plan("classical"),
-        }
+        plans = {}
+        for slot in SLOTS:
+            final = None
+            for record in REGISTRY:
+                if record.slot != slot or not record.applies(data, options):
+                    continue
+                if record.overlay and (not show_smooth or (distributed and record.dask is None)):
+                    continue
+                final = record
+            plans[slot] = _Plan(None) if final is None else _Plan(final.name, final.stand_in)
+        return plans
 
     @staticmethod
     def _in_background(view: str, data, options: AnalysisOptions | None = None) -> bool:
         if is_distributed(data):
             return True  # a pass over all rows on Dask: seconds
-        if view in BACKGROUND_WHEN_LARGE and _rows(data, options or AnalysisOptions()) >= LARGE_ROWS:
-            return True  # one pass, but seconds at this size (calviz.sampling.LARGE_ROWS)
-        return view in ("smooth", "tcal_resampled", "bootstrap", "distance", "classical")
+        # (the registry's background rule: always, or one pass that takes seconds from LARGE_ROWS rows)
+        return view_record(view).in_background(_rows(data, options or AnalysisOptions()))
 
     def update(
         self,
@@ -377,8 +338,8 @@ class ResultStore(param.Parameterized):
         if future is not None:
             future.cancel()
         future = self._worker_futures.pop(slot, None)
-        if future is not None and not future.cancel() and not future.done():
-            self._worker.kill()
+        if future is not None and not future.done():
+            self._worker.stop(future)
 
     def _still_wanted(self, slot, key) -> bool:
         return self._wanted.get(slot) == key
@@ -394,9 +355,10 @@ class ResultStore(param.Parameterized):
                 break
             except (concurrent.futures.CancelledError, concurrent.futures.process.BrokenProcessPool):
                 continue
-            except TimeoutError:
-                self._worker.kill()
-                stopped = f"{JOB_LABELS[slot]}: stopped: took longer than {self._job_limit:g} s"
+            except ServerStopping:
+                return
+            except TimeoutError as exc:  # (JobStopped: over the time or memory limit; said so)
+                stopped = f"{view_record(view).job_label}: stopped: {exc}"
                 # (the time it was given joins the change's timings: "from the cache" would be wrong)
                 self._schedule(partial(self._publish, slot, key, view, data, options, stopped=stopped,
                                        seconds=self._job_limit))
@@ -474,22 +436,20 @@ class ResultStore(param.Parameterized):
         _in_thread(function, *args, **kwargs).add_done_callback(_log_failure)
 
     def run_in_worker(self, function, *args):
-        """``function(*args)`` (module-level, picklable arguments) in this session's worker process, waited
-        for on the calling job thread within the job time limit (``TimeoutError``: the process is
-        stopped); run again if the process was replaced under it (another slot's stopped job)."""
+        """``function(*args)`` (module-level, picklable arguments; arrays go by shared memory) in a worker
+        process of the server, waited for on the calling job thread; ``JobStopped`` (a ``TimeoutError``)
+        when it is stopped by the job time or memory limit; run again if its process was stopped under it."""
+        args = tuple(_shared(arg) for arg in args)
         for _ in range(3):
             try:
-                return self._worker.submit(function, *args).result(timeout=self._job_limit)
+                return self._worker.submit(function, *args, limit=self._job_limit).result()
             except (concurrent.futures.CancelledError, concurrent.futures.process.BrokenProcessPool):
                 continue
-            except TimeoutError:
-                self._worker.kill()
-                raise TimeoutError(f"took longer than {self._job_limit:g} s") from None
         raise RuntimeError("the worker process was replaced three times during one job")
 
     def when_warm(self, callback) -> None:
         """Call ``callback`` (on a job thread) once this process has loaded the kernels."""
-        warm_in_background()
+        warm_in_background(lambda data: [v for v in COMPUTE if not self._in_background(v, data)])
         start_spare_worker()  # (once per process)
         self.in_background(lambda: (_WARM.wait(), callback()))
 
@@ -499,252 +459,3 @@ class ResultStore(param.Parameterized):
             self._wanted.pop(slot, None)
             self._cancel(slot)
         self._worker.kill()
-
-
-def _in_thread(function, *args, **kwargs) -> concurrent.futures.Future:
-    """Run ``function`` on a new daemon thread; its future.  Daemon: a job waiting for a worker (or for
-    Dask) never delays the server's exit — the workers are stopped by :func:`shutdown_workers`."""
-    future: concurrent.futures.Future = concurrent.futures.Future()
-
-    def run():
-        if not future.set_running_or_notify_cancel():
-            return
-        try:
-            future.set_result(function(*args, **kwargs))
-        except BaseException as exc:  # handed to whoever reads the future (wait, _log_failure)
-            future.set_exception(exc)
-
-    threading.Thread(target=run, name="calviz-job", daemon=True).start()
-    return future
-
-
-def _log_failure(future: concurrent.futures.Future) -> None:
-    if not future.cancelled() and future.exception() is not None:
-        logging.getLogger("calviz").error("background job failed", exc_info=future.exception())
-
-
-# -- the worker processes ------------------------------------------------------------------------------
-_WORKERS: weakref.WeakSet = weakref.WeakSet()  # every session's worker, for shutdown_workers
-_STOPPING = threading.Event()
-_SPAWNER = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="calviz-spawner")
-
-
-class SessionWorker:
-    """One session's worker process (spawned at its first job): sessions never wait for each other's
-    jobs — each has its own process, and the OS shares the cores between them — and a job a session no
-    longer wants can be stopped by replacing the process, which touches no other session."""
-
-    def __init__(self):
-        self._pool: concurrent.futures.ProcessPoolExecutor | None = None
-        self._ready: concurrent.futures.Future | None = None  # the spare's warm-up, when this is it
-        self._jobs: list[concurrent.futures.Future] = []  # submitted to this pool, maybe not done
-        self._lock = threading.Lock()
-
-    def submit(self, function, *args) -> concurrent.futures.Future:
-        with self._lock:
-            if _STOPPING.is_set():
-                raise RuntimeError("the server is stopping")
-            if self._pool is None:
-                _WORKERS.add(self)
-                spare = _take_spare()  # started and warming before any session wanted it
-                if spare is None:
-                    self._pool = _new_pool(_warm_worker)
-                    self._jobs = [_spawn(self._pool, function, *args)]
-                    return self._jobs[0]
-                self._pool, self._ready = spare
-            pool, ready = self._pool, self._ready
-        if ready is not None:
-            # a first run compiles every kernel there: a job is submitted (and its time limit starts)
-            # once they are loaded; a spare that died is replaced by a new process
-            concurrent.futures.wait([ready])
-            with self._lock:
-                if self._pool is not pool:  # stopped meanwhile (the session ended, a job was stopped)
-                    raise concurrent.futures.CancelledError
-            if ready.cancelled() or ready.exception() is not None:
-                self.kill()
-                return self.submit(function, *args)
-        return self._track(pool.submit(function, *args))
-
-    def _track(self, job: concurrent.futures.Future) -> concurrent.futures.Future:
-        with self._lock:
-            self._jobs = [*(j for j in self._jobs if not j.done()), job]
-        return job
-
-    def kill(self) -> None:
-        """Stop the process now, also mid-job (its pending jobs fail with ``BrokenProcessPool``)."""
-        with self._lock:
-            pool, self._pool, self._ready = self._pool, None, None
-            jobs, self._jobs = self._jobs, []
-        if pool is not None:
-            _stop_pool(pool, jobs)
-
-
-def _new_pool(initializer) -> concurrent.futures.ProcessPoolExecutor:
-    return concurrent.futures.ProcessPoolExecutor(
-        max_workers=1,
-        mp_context=multiprocessing.get_context("spawn"),
-        initializer=initializer,
-        initargs=(os.getpid(),),
-    )
-
-
-def _spawn(pool, function, *args) -> concurrent.futures.Future:
-    """``pool.submit(function, *args)`` on the spawner thread: the pool starts its process at the first
-    submit, on the calling thread, and Linux ties a child's death signal to that thread, so it must be
-    one that lives as long as the server."""
-    return _SPAWNER.submit(pool.submit, function, *args).result()
-
-
-def _stop_pool(pool, jobs=()) -> None:
-    # (read before shutdown clears them)
-    processes = list((getattr(pool, "_processes", None) or {}).values())
-    manager = getattr(pool, "_executor_manager_thread", None)
-    pool.shutdown(wait=False, cancel_futures=True)
-    for process in processes:
-        process.terminate()
-    if jobs:
-        _in_thread(_fail_unresolved, manager, jobs)
-
-
-def _fail_unresolved(manager, jobs) -> None:
-    """Fail the jobs a stopped pool left unresolved.  When its process dies, CPython 3.11's pool manager
-    (thread ``manager``) stops at the first job that was cancelled while queued and never resolves the
-    jobs after it (3.12 skips cancelled jobs); a job thread waiting on one would wait until the job
-    time limit."""
-    if manager is not None:
-        manager.join(timeout=30)  # (it resolves what it can first: no job is failed twice)
-    stopped = concurrent.futures.process.BrokenProcessPool("the worker process was stopped")
-    for job in jobs:
-        if not job.done():
-            with contextlib.suppress(concurrent.futures.InvalidStateError):
-                job.set_exception(stopped)
-
-
-_SPARE: list = []  # (pool, its warm-up's future) of the spare worker process until a session takes it
-_SPARE_STARTED = threading.Event()
-
-
-def start_spare_worker() -> None:
-    """Start one worker process now (once per server process; the first page's start calls it) and load
-    — on a first run compile — every kernel in it, beside the server's own warm-up: the first session
-    takes it for its background jobs, which then wait for no process start after the debounce."""
-    with _WARM_LOCK:
-        if _SPARE_STARTED.is_set() or _STOPPING.is_set():
-            return
-        _SPARE_STARTED.set()
-        pool = _new_pool(_warm_spare)
-        _SPARE.append((pool, _spawn(pool, os.getpid)))  # done once the initializer has warmed it
-
-
-def _take_spare():
-    with _WARM_LOCK:
-        return _SPARE.pop() if _SPARE else None
-
-
-def shutdown_workers() -> None:
-    """Stop every session's worker process (``calviz serve`` calls this when it stops), also mid-job,
-    and the spare one; no job starts a process afterwards."""
-    _STOPPING.set()
-    for worker in list(_WORKERS):
-        worker.kill()
-    while (spare := _take_spare()) is not None:
-        _stop_pool(spare[0])
-
-
-_WARM = threading.Event()  # set once this process has loaded (or compiled) its views' kernels
-_WARM_LOCK = threading.Lock()
-_WARMING: list[threading.Thread] = []
-
-
-def warm_in_background() -> None:
-    """Load — on a first run compile — the kernels of the views computed on the session's thread, in a
-    background thread (once per process): a served page shows "preparing" meanwhile instead of a blank
-    page.  The background jobs' kernels are loaded by the worker processes (:func:`start_spare_worker`),
-    so this process loads only what it runs itself."""
-    with _WARM_LOCK:
-        if _WARMING:
-            return
-
-        def warm():
-            try:
-                data = _warm_data()
-                warm_kernels([v for v in COMPUTE if not ResultStore._in_background(v, data)], data)
-            except Exception:  # warming is an optimisation; a failure shows up in the views themselves
-                logging.getLogger("calviz").exception("warming the kernels failed")
-            finally:
-                _WARM.set()
-
-        _WARMING.append(threading.Thread(target=warm, name="calviz-warm", daemon=True))
-        _WARMING[0].start()
-
-
-def warm_kernels(views=None, data: CalibrationData | None = None) -> None:
-    """Compile (or load from numba's cache) the kernels of ``views`` (default: every view the dashboard
-    computes): the first call of a jitted function loads it, and a first run compiles it (tens of
-    seconds).  On :func:`_warm_data`: nothing to read or train, and scikit-learn is not imported."""
-    data = _warm_data() if data is None else data
-    options = AnalysisOptions(resampling="y_only", n_resamples=20)
-    with warnings.catch_warnings():  # 20 resamples cannot reject: said once per call, not wanted here
-        warnings.simplefilter("ignore")
-        for view in views or COMPUTE:
-            run_view(view, data, options)
-
-
-def _warm_data() -> CalibrationData:
-    """400 seeded predictions of a 4-class model.  A kernel is compiled per argument type, not per size,
-    and every dataset with more than two classes gives the views arrays of these types."""
-    rng = np.random.default_rng(0)
-    probs = rng.dirichlet(np.ones(4), size=400)
-    labels = (probs.cumsum(axis=1) < rng.random((400, 1))).sum(axis=1).clip(0, 3)
-    return as_calibration_data(labels, probs)
-
-
-def _exit_with_parent(parent: int) -> None:
-    """A worker whose server died (killed, so it could not stop its pool) is re-parented: exit then,
-    instead of lingering — and finishing a stale job — forever."""
-    while True:
-        time.sleep(1.0)
-        if os.getppid() != parent:
-            os._exit(0)
-
-
-def _warm_worker(server: int) -> None:
-    """Import the engine in a new worker (loading numba's cached kernels) before its first job, and tie
-    the worker's life to the server's (process ``server``): on Linux the kernel kills it when the server
-    dies (even mid-way through a kernel, which holds the GIL: a watching thread could not run then);
-    elsewhere a thread watches the parent.  A server that died while this worker was starting (before
-    the death signal was asked for) is noticed at once."""
-    try:
-        import ctypes
-
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
-    if os.getppid() != server:
-        os._exit(0)
-    threading.Thread(
-        target=_exit_with_parent, args=(server,), name="calviz-parent-watch", daemon=True
-    ).start()
-    import calviz.analysis  # noqa: F401  (imports every engine module)
-
-
-def _warm_spare(server: int) -> None:
-    """A spare worker's start: :func:`_warm_worker`, then every kernel loaded (or compiled)."""
-    _warm_worker(server)
-    try:
-        warm_kernels()
-    except Exception:  # warming is an optimisation; a failure shows up in the views themselves
-        logging.getLogger("calviz").exception("warming the kernels failed")
-
-
-def _compute_in_worker(view, probs, labels, confidence_form, options):
-    return run_view(view, CalibrationData(probs, labels, confidence_form), options)
-
-
-def _run_remote(view, data, options, *, worker: SessionWorker, on_submit=None, timeout=None):
-    """:func:`calviz.analysis.run_view` in ``worker``'s process; raises ``TimeoutError`` after
-    ``timeout`` seconds (the caller stops the process)."""
-    future = worker.submit(_compute_in_worker, view, data.probs, data.labels, data.confidence_form, options)
-    if on_submit is not None:
-        on_submit(future)
-    return future.result(timeout=timeout)

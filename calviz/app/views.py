@@ -33,6 +33,7 @@ from bokeh.plotting import figure
 from calviz import plots
 from calviz._data import message_for
 from calviz.analysis import is_distributed, resolve_target, scalar_target
+from calviz.present import frames, labels, text
 
 __all__ = [
     "ReliabilityView", "TCalView", "ClassicalView", "IntervalView", "DistanceView", "StatusView", "card",
@@ -83,7 +84,7 @@ def _figure(height: int, *, title: str = "", small: bool = False, **kwargs):
     fig.title.text_font_size = "9pt" if small else "11pt"
     for axis in (fig.xaxis, fig.yaxis):
         if type(axis[0].formatter) is BasicTickFormatter:  # linear axes: never "7.000e-3"
-            axis[0].formatter = plots.readable_ticks()
+            axis[0].formatter = frames.readable_ticks()
         axis.axis_label_text_font_size = "10pt"
         axis.major_label_text_font_size = "8pt" if small else "9pt"
     return fig
@@ -214,9 +215,9 @@ def _bars(fig, source: ColumnDataSource, **legend) -> None:
         fill_alpha=0.55,
         line_width=1,
     )
-    _hover(fig, quads, plots.BIN_TOOLTIPS)
+    _hover(fig, quads, frames.BIN_TOOLTIPS)
     _diagonal(fig, **legend)
-    _whiskers(fig, source, plots.NEUTRAL)
+    _whiskers(fig, source, frames.NEUTRAL)
 
 
 def _legend_above(fig, **style) -> None:
@@ -227,7 +228,7 @@ def _legend_above(fig, **style) -> None:
 
 
 def _diagonal(fig, **legend) -> None:
-    fig.line([0, 1], [0, 1], color=plots.NEUTRAL, line_dash="dashed", line_width=1.5, **legend)
+    fig.line([0, 1], [0, 1], color=frames.NEUTRAL, line_dash="dashed", line_width=1.5, **legend)
 
 
 def _whiskers(fig, source: ColumnDataSource, color: str, **kwargs) -> None:
@@ -292,26 +293,26 @@ class ReliabilityView(_View):
         rel = rel_entry.result
         if rel_entry.options is None:
             return
-        if plots.is_multi(rel):
+        if frames.is_multi(rel):
             self._draw_multi(rel_entry)
             return
         if self.structure != ("scalar",):
             self._build_scalar()
             self._drawn.clear()
         if self._changed("reliability"):
-            b = plots.bins(rel)
-            _set(self.sources["bars"], plots.bar_table(b))
-            _set(self.sources["hist"], plots.hist_table(b))
+            b = frames.bins(rel)
+            _set(self.sources["bars"], frames.bar_table(b))
+            _set(self.sources["hist"], frames.hist_table(b))
             self.figures[0].title.text = self._scalar_title(rel_entry)
         if self._changed("smooth"):
-            _set(self.sources["smooth"], plots.smooth_table(smooth_entry.result))
+            _set(self.sources["smooth"], frames.smooth_table(smooth_entry.result))
             # the legend names the curve only when one is drawn (the box unticked: none)
             shown = smooth_entry.result is not None or bool(smooth_entry.pending)
             if self.smooth_legend.visible != shown:
                 self.smooth_legend.visible = shown
         if self._changed("distance"):
             dist = dist_entry.result
-            _set(self.sources["witness"], plots.witness_table(dist[1] if dist is not None else None))
+            _set(self.sources["witness"], frames.witness_table(dist[1] if dist is not None else None))
         _text(self.note, self._scalar_note(rel_entry, smooth_entry))
 
     # scalar diagram
@@ -323,19 +324,20 @@ class ReliabilityView(_View):
     def _build_scalar(self) -> None:
         height = REL_HEIGHT - 190
         src = self.sources = {
-            "bars": ColumnDataSource(plots.bar_table(plots.bins(None))),
-            "hist": ColumnDataSource(plots.hist_table(plots.bins(None))),
-            "smooth": ColumnDataSource(plots.smooth_table(None)),
-            "witness": ColumnDataSource(plots.witness_table(None)),
+            "bars": ColumnDataSource(frames.bar_table(frames.bins(None))),
+            "hist": ColumnDataSource(frames.hist_table(frames.bins(None))),
+            "smooth": ColumnDataSource(frames.smooth_table(None)),
+            "witness": ColumnDataSource(frames.witness_table(None)),
         }
         x_range = Range1d(0, 1)
         main = _diagram_axes(height, x_range=x_range)
         main.yaxis.axis_label = "observed frequency"
         _bars(main, src["bars"], legend_label="perfect calibration")
         main.scatter("confidence", "frequency", source=src["bars"], color="color", size=5, line_color="white")
-        main.varea(x="x", y1="low", y2="high", source=src["smooth"], fill_color=plots.ACCENT, fill_alpha=0.18)
+        main.varea(x="x", y1="low", y2="high", source=src["smooth"], fill_color=frames.ACCENT,
+                   fill_alpha=0.18)
         main.line(
-            "x", "y", source=src["smooth"], color=plots.ACCENT, line_width=2, legend_label="smooth curve"
+            "x", "y", source=src["smooth"], color=frames.ACCENT, line_width=2, legend_label="smooth curve"
         )
         _legend_above(main, padding=2, margin=0, border_line_alpha=0, label_height=12, glyph_height=12)
         self.smooth_legend = next(item for item in main.legend[0].items if item.label.value == "smooth curve")
@@ -348,14 +350,14 @@ class ReliabilityView(_View):
             bottom="c0",
             top="c1",
             source=src["hist"],
-            fill_color=plots.HIST,
+            fill_color=frames.HIST,
             line_color="white",
         )
-        _hover(hist, bars_h, plots.HIST_TOOLTIPS)
+        _hover(hist, bars_h, frames.HIST_TOOLTIPS)
         witness = _figure(max(90, height // 3), x_range=x_range, y_range=Range1d(-1.05, 1.05))
         witness.yaxis.axis_label = "w(v)"
         witness.yaxis.ticker = FixedTicker(ticks=[-1, 0, 1])
-        line = witness.line("x", "w", source=src["witness"], color=plots.MISCALIBRATED, line_width=1.5)
+        line = witness.line("x", "w", source=src["witness"], color=frames.MISCALIBRATED, line_width=1.5)
         _hover(witness, line, [("v", "@x{0.000}"), ("w(v)", "@w{0.000}")])
         self.figures = [main, hist, witness]
         self.structure = ("scalar",)
@@ -364,7 +366,7 @@ class ReliabilityView(_View):
     def _scalar_title(self, entry) -> str:
         options, data = entry.options, entry.data
         if entry.result is None:
-            return f"reliability: {entry.pending}…" if entry.pending else "reliability data not available"
+            return f"reliability: {entry.pending}…" if entry.pending else text.RELIABILITY_MISSING
         used = scalar_target(data, resolve_target(data, options))
         m = int(np.asarray(entry.result.counts).size)
         n_used = int(entry.result.n)
@@ -379,8 +381,8 @@ class ReliabilityView(_View):
         data, options = self.store.inputs or (entry.data, entry.options)
         note = "Bars: observed frequency per bin; whiskers: per-bin interval at level 1 − α. "
         note += (
-            f"<span style='color:{plots.MISCALIBRATED}'>Crimson</span> bins' intervals miss the diagonal, "
-            f"<span style='color:{plots.CALIBRATED}'>teal</span> ones cover it."
+            f"<span style='color:{frames.MISCALIBRATED}'>Crimson</span> bins' intervals miss the diagonal, "
+            f"<span style='color:{frames.CALIBRATED}'>teal</span> ones cover it."
         )
         target = resolve_target(data, options)
         if scalar_target(data, target) != target:
@@ -416,7 +418,7 @@ class ReliabilityView(_View):
             return
         scheme = entry.options.scheme.replace("_", "-")
         if structure[0] == "rank":
-            tables = plots.rank_tables(rel)
+            tables = frames.rank_tables(rel)
             _set(self.sources["points"], tables["points"])
             _set(self.sources["bars"], tables["bars"])
             for (_, _, x, y), source in zip(tables["lines"], self.sources["lines"], strict=True):
@@ -430,9 +432,9 @@ class ReliabilityView(_View):
             for i, (panel, source) in enumerate(
                 zip(rel.panels, self.sources["panels"], strict=True)
             ):
-                _set(source, plots.bar_table(plots.bins(panel)))
+                _set(source, frames.bar_table(frames.bins(panel)))
                 self.figures[i].title.text = f"{labels[i]} · {int(positives[i]):,}"
-        note = html.escape(plots.reliability_caption(rel))
+        note = html.escape(text.reliability_caption(rel))
         note += (
             " <i>The smooth curve and the smCE witness are defined for scalar predictions and are omitted for"
             " this target (select top1 or classwise to see them).</i>"
@@ -441,7 +443,7 @@ class ReliabilityView(_View):
 
     def _build_ranks(self, rel) -> None:
         height = REL_HEIGHT - 120
-        tables = plots.rank_tables(rel)
+        tables = frames.rank_tables(rel)
         x_range = Range1d(0, 1)
         main = _diagram_axes(height, x_range=x_range)
         main.yaxis.axis_label = "observed frequency"
@@ -461,7 +463,7 @@ class ReliabilityView(_View):
             line_color="outline",
             line_width=1.5,
         )
-        _hover(main, marks, [("", "@rank"), *plots.BIN_TOOLTIPS])
+        _hover(main, marks, [("", "@rank"), *frames.BIN_TOOLTIPS])
         _legend_above(main, location="top_left")
         hist = _figure(max(90, height // 3), x_range=x_range)
         hist.xaxis.axis_label = "r-th largest predicted probability"
@@ -478,14 +480,14 @@ class ReliabilityView(_View):
             line_color="color",
             line_width=1.2,
         )
-        _hover(hist, quads, [("", "@rank"), *plots.HIST_TOOLTIPS])
+        _hover(hist, quads, [("", "@rank"), *frames.HIST_TOOLTIPS])
         self.sources = {"points": points, "bars": bars, "lines": lines}
         self.figures = [main, hist]
         self._show(column(main, hist, sizing_mode="stretch_width"), REL_HEIGHT)
 
     def _build_classes(self, rel) -> None:
         panels = list(rel.panels)
-        ncols = plots.class_grid_columns(len(panels))
+        ncols = frames.class_grid_columns(len(panels))
         rows = max(1, -(-len(panels) // ncols))
         panel_height = max(CLASS_PANEL_HEIGHT, min(200, (REL_HEIGHT - 10) // rows))
         self.sources = {"panels": []}
@@ -493,7 +495,7 @@ class ReliabilityView(_View):
         for _ in panels:
             fig = _diagram_axes(panel_height, small=True, x_range=Range1d(0, 1))
             fig.xaxis.ticker = fig.yaxis.ticker = FixedTicker(ticks=[0, 0.5, 1])
-            source = ColumnDataSource(plots.bar_table(plots.bins(None)))
+            source = ColumnDataSource(frames.bar_table(frames.bins(None)))
             _bars(fig, source)
             self.sources["panels"].append(source)
             self.figures.append(fig)
@@ -529,18 +531,18 @@ class TCalView(_View):
             x_range=Range1d(1, 1024),
             y_range=Range1d(-1, 1),
         )
-        fig.xaxis.axis_label = plots.tcal_xlabel(discrete)
+        fig.xaxis.axis_label = labels.tcal_xlabel(discrete)
         fig.yaxis.axis_label = "debiased ECE² statistic"
-        fig.add_layout(Span(location=0, dimension="width", line_color=plots.HIST, line_width=1))
-        self.source = ColumnDataSource(plots.tcal_frame(None)["table"])
-        fig.line("bins", "statistic", source=self.source, color=plots.NEUTRAL, line_width=1.5)
+        fig.add_layout(Span(location=0, dimension="width", line_color=frames.HIST, line_width=1))
+        self.source = ColumnDataSource(frames.tcal_frame(None)["table"])
+        fig.line("bins", "statistic", source=self.source, color=frames.NEUTRAL, line_width=1.5)
         fig.line(
-            "bins", "critical", source=self.source, color=plots.NEUTRAL, line_dash="dashed", line_width=1.5
+            "bins", "critical", source=self.source, color=frames.NEUTRAL, line_dash="dashed", line_width=1.5
         )
         points = fig.scatter(
             "bins", "statistic", source=self.source, color="color", size=10, line_color="white"
         )
-        _hover(fig, points, plots.tcal_tooltips(discrete))
+        _hover(fig, points, frames.tcal_tooltips(discrete))
         self.figure, self.discrete = fig, discrete
         self.pane.object = fig
 
@@ -549,38 +551,23 @@ class TCalView(_View):
         if entry.options is None or not self._changed("tcal"):
             return
         result = entry.result
-        frame = plots.tcal_frame(result)
+        frame = frames.tcal_frame(result)
         if frame["discrete"] != self.discrete:
             self._build(frame["discrete"])
-        self.figure.xaxis.axis_label = plots.tcal_xlabel(frame["discrete"], result)
+        self.figure.xaxis.axis_label = labels.tcal_xlabel(frame["discrete"], result)
         _set(self.source, frame["table"])
         self.figure.x_range.update(start=frame["xlim"][0], end=frame["xlim"][1])
         self.figure.y_range.update(start=frame["ylim"][0], end=frame["ylim"][1])
-        title, caption = plots.tcal_verdict(result, method=False)
+        title, _ = text.tcal_verdict(result, method=False)
         self.figure.title.text = title if result is not None else (entry.pending or title)
-        note = caption
-        if result is not None and result.n_resamples and result.method not in ("analytic", "y_only",
-                                                                              "consistency"):
-            note += f" ({result.n_resamples} resamples)"  # (the resampled methods' caption states them)
-        note += ". " + plots.tcal_marks(result).rstrip(".")
-        if result is not None and entry.options.target == "topk" and result.target == "full":
-            note += (". T-Cal has no top-k form: it tests the full probability vector, whose calibration "
-                     "implies the top-k vector's")
-        floor = None if result is None else result.min_attainable_pvalue
-        if floor is not None and float(floor) > float(result.alpha):
-            note += (
-                f". With {result.n_resamples} resamples the smallest attainable p-value is "
-                f"{float(floor):.3g} > α, so this test cannot reject: raise the number of resamples"
-            )
+        note = text.tcal_view_note(result, target=entry.options.target)
         if entry.pending:
-            shown = "the analytic result is shown meanwhile" if result is not None else "computing"
-            running = (f" — <i>{html.escape(plots.method_name(entry.options.resampling))} running… "
-                       f"({shown})</i>")
+            running = f" — <i>{html.escape(text.running_note(entry.options.resampling, result))}</i>"
         else:
             running = ""
         # no result (refused input, still computing): no verdict colour
-        colour = plots.NEUTRAL if result is None else (
-            plots.MISCALIBRATED if result.reject else plots.CALIBRATED)
+        colour = frames.NEUTRAL if result is None else (
+            frames.MISCALIBRATED if result.reject else frames.CALIBRATED)
         _text(self.note, f"<b style='color:{colour}'>{html.escape(note)}{running}</b>" + _error_text(entry))
 
 
@@ -600,7 +587,7 @@ class ClassicalView(_View):
 
     def __init__(self, store):
         columns = [TableColumn(field=k, title=t, width=w) for k, (t, w) in self.COLUMNS.items()]
-        colour = f"<%= value == 'rejects' ? '{plots.MISCALIBRATED}' : '{plots.CALIBRATED}' %>"
+        colour = f"<%= value == 'rejects' ? '{frames.MISCALIBRATED}' : '{frames.CALIBRATED}' %>"
         decision = f'<span style="color:{colour}"><%= value %></span>'
         columns[3].formatter = HTMLTemplateFormatter(template=decision)
         self.table = DataTable(
@@ -633,8 +620,8 @@ class ClassicalView(_View):
             _set_rows(self.table, {k: [] for k in self.COLUMNS})
             self._caption("Other tests: not computed" + _error_text(entry))
             return
-        _set_rows(self.table, plots.classical_columns(tests, alpha=alpha))
-        self._caption(f"<b>Other tests</b> {html.escape(plots.classical_caption(tests, alpha=alpha))}")
+        _set_rows(self.table, frames.classical_columns(tests, alpha=alpha))
+        self._caption(f"<b>Other tests</b> {html.escape(text.classical_caption(tests, alpha=alpha))}")
 
 
 # -- 3. ECE interval -----------------------------------------------------------------------------------
@@ -650,14 +637,14 @@ class IntervalView(_View):
         fig = _figure(LOW_HEIGHT - 20, title="computing the interval…", x_range=Range1d(0, 0.1),
                       y_range=Range1d(-0.6, 1.6))
         fig.xaxis.axis_label = "ℓ2 expected calibration error"
-        frame = plots.interval_frame(None, None)
+        frame = frames.interval_frame(None, None)
         fig.yaxis.ticker = FixedTicker(ticks=list(frame["table"]["row"]))
         fig.yaxis.major_label_overrides = {
             float(r): m for r, m in zip(frame["table"]["row"], frame["table"]["method"], strict=True)
         }
-        fig.add_layout(Span(location=0, dimension="height", line_color=plots.NEUTRAL, line_width=1))
+        fig.add_layout(Span(location=0, dimension="height", line_color=frames.NEUTRAL, line_width=1))
         self.source = ColumnDataSource(frame["table"])
-        _hover(fig, interval_glyphs(fig, self.source), plots.INTERVAL_TOOLTIPS)
+        _hover(fig, interval_glyphs(fig, self.source), frames.INTERVAL_TOOLTIPS)
         self.figure = fig
         self.pane = pn.pane.Bokeh(fig, height=LOW_HEIGHT, sizing_mode="stretch_width", min_width=320)
         self.note = Text()
@@ -670,17 +657,17 @@ class IntervalView(_View):
         if entry.options is None or not changed:
             return
         interval = entry.result
-        frame = plots.interval_frame(interval, boot.result)
+        frame = frames.interval_frame(interval, boot.result)
         _set(self.source, frame["table"])
         self.figure.x_range.update(start=frame["xlim"][0], end=frame["xlim"][1])
         if interval is not None:
             level = 100 * float(interval.level)
-            bins = plots.bins_phrase(interval.n_bins, interval.target, interval.n_classes)
+            bins = text.bins_phrase(interval.n_bins, interval.target, interval.n_classes)
             title = f"{level:.0f}% intervals · {bins}"
             self.figure.title.text = title + (" · bootstrap…" if boot.pending else "")
         else:
-            self.figure.title.text = plots.interval_title(None) + (" · computing…" if entry.pending else "")
-        _text(self.note, html.escape(plots.interval_caption(interval)) + _error_text(entry, boot))
+            self.figure.title.text = text.interval_title(None) + (" · computing…" if entry.pending else "")
+        _text(self.note, html.escape(text.interval_caption(interval)) + _error_text(entry, boot))
 
 
 # -- 4. distance ---------------------------------------------------------------------------------------
@@ -692,7 +679,7 @@ class DistanceView(_View):
     slots = ("distance", "inputs")
 
     def __init__(self, store):
-        frame = plots.distance_frame(None)
+        frame = frames.distance_frame(None)
         fig = _figure(LOW_HEIGHT - 20, title="computing the distance bounds…",
                       x_range=Range1d(*frame["xlim"]), y_range=Range1d(*frame["ylim"]))
         fig.xaxis.axis_label = "calibration error"
@@ -706,17 +693,17 @@ class DistanceView(_View):
             x1="value",
             y1="measure_row",
             source=self.source,
-            color=plots.HIST,
+            color=frames.HIST,
             line_width=2,
         )
         pts = fig.scatter(
-            "value", "measure_row", source=self.source, color=plots.ACCENT, size=10, line_color="white"
+            "value", "measure_row", source=self.source, color=frames.ACCENT, size=10, line_color="white"
         )
         seg = fig.segment(
             x0="v0", y0="r0", x1="v1", y1="r1", source=self.band, color="color", line_width=8, alpha=0.75
         )
-        _hover(fig, pts, plots.DISTANCE_TOOLTIPS)
-        _hover(fig, seg, plots.DISTANCE_BAND_TOOLTIPS)
+        _hover(fig, pts, frames.DISTANCE_TOOLTIPS)
+        _hover(fig, seg, frames.DISTANCE_BAND_TOOLTIPS)
         self.figure = fig
         self.pane = pn.pane.Bokeh(fig, height=LOW_HEIGHT, sizing_mode="stretch_width", min_width=320)
         self.note = Text()
@@ -734,7 +721,7 @@ class DistanceView(_View):
         if self._changed("distance"):
             self._draw_figure(entry)
         bounds = entry.result[0] if entry.result is not None else None
-        note = "Computing…" if entry.pending else html.escape(plots.distance_caption(bounds))
+        note = "Computing…" if entry.pending else html.escape(text.distance_caption(bounds))
         data, options = self.store.inputs or (entry.data, entry.options)
         target = resolve_target(data, options)
         if not data.is_binary and target in ("topk", "full"):
@@ -744,13 +731,13 @@ class DistanceView(_View):
 
     def _draw_figure(self, entry) -> None:
         bounds = entry.result[0] if entry.result is not None else None
-        frame = plots.distance_frame(bounds)
+        frame = frames.distance_frame(bounds)
         _set(self.source, self._stems(frame["table"]))
         _set(self.band, frame["band"])
         self.figure.x_range.update(start=frame["xlim"][0], end=frame["xlim"][1])
-        title = plots.distance_title(bounds)
+        title = text.distance_title(bounds)
         if title is None:
-            title = "computing the distance bounds…" if entry.pending else "distance bounds not available"
+            title = "computing the distance bounds…" if entry.pending else text.DISTANCE_MISSING
         self.figure.title.text = title
 
 

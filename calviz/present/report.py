@@ -15,23 +15,20 @@ from __future__ import annotations
 import contextlib
 import datetime as _dt
 import html
-import os
-import tempfile
 from pathlib import Path
 
 from calviz._data import CalibrationData, as_calibration_data
 from calviz._params import BOOLEAN, PATH, STR, Instance, NoneOr, positional_deprecated, validate_params
 from calviz.analysis import Analysis, AnalysisOptions, analyze, check_options_fit, with_option_values
+from calviz.analysis.views import REGISTRY, view, view_names
 
 __all__ = ["render_report", "report", "render_analysis", "report_output", "VIEW_TITLES"]
 
-#: the four views, in the order the report shows them (also the Bokeh root names)
-VIEW_TITLES = {
-    "reliability": "1. Reliability diagram",
-    "tcal": "2. Multi-scale T-Cal",
-    "interval": "3. ECE with confidence interval",
-    "distance": "4. Distance-to-calibration bounds",
-}
+#: the views with a section (the registry's ``View.title``), in the order the report shows them (also the
+#: Bokeh root names)
+VIEW_TITLES = {record.name: f"{number}. {record.title}"
+               for number, record in enumerate((r for r in REGISTRY if r.title is not None), 1)}
+_VIEW_NAMES = frozenset(view_names())
 
 _CSS = """
 body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 0; color: #1f2933;
@@ -82,26 +79,32 @@ def _rows(pairs) -> str:
 
 
 def _verdicts(result: Analysis) -> str:
-    from calviz.plots import distance_caption, interval_caption, tcal_caption
+    from calviz.present.text import (
+        DISTANCE_MISSING,
+        INTERVAL_MISSING,
+        TCAL_MISSING,
+        distance_caption,
+        interval_caption,
+        tcal_caption,
+        tcal_decision,
+        tcal_decision_words,
+    )
 
     tcal = result.tcal_resampled if result.tcal_resampled is not None else result.tcal
     boxes = []
     if tcal is not None:
-        reject = bool(tcal.reject)
-        if tcal.decision == "undecided":
-            boxes.append(("", "T-Cal undecided at this resampling budget", tcal_caption(tcal)))
-        else:
-            head = "T-Cal rejects calibration" if reject else "T-Cal does not reject calibration"
-            boxes.append((("reject" if reject else "accept"), head, tcal_caption(tcal)))
+        decision = tcal_decision(tcal)
+        head = f"T-Cal {tcal_decision_words(decision, 'sentence')}"
+        boxes.append((decision if decision != "undecided" else "", head, tcal_caption(tcal)))
     else:
-        boxes.append(("", "T-Cal not available", result.errors.get("tcal", "")))
+        boxes.append(("", TCAL_MISSING, result.errors.get("tcal", "")))
     interval = result.interval
     if interval is not None:
         low, high = interval.confidence_interval()
         head = f"ℓ2-ECE {_fmt(interval.estimate)} in [{_fmt(low)}, {_fmt(high)}]"
         boxes.append((("reject" if (low or 0) > 0 else "accept"), head, interval_caption(interval)))
     else:
-        boxes.append(("", "ECE interval not available", result.errors.get("interval", "")))
+        boxes.append(("", INTERVAL_MISSING, result.errors.get("interval", "")))
     bounds = result.distance
     if bounds is not None:
         lower, upper = bounds.lower, bounds.upper
@@ -110,7 +113,7 @@ def _verdicts(result: Analysis) -> str:
         # neutral: a size, not a test (the sample's distance is above 0 even for a calibrated model)
         boxes.append(("", head, distance_caption(bounds)))
     else:
-        boxes.append(("", "distance bounds not available", result.errors.get("distance", "")))
+        boxes.append(("", DISTANCE_MISSING, result.errors.get("distance", "")))
     return "".join(
         f'<div class="verdict {cls}"><b>{html.escape(head)}</b>{html.escape(text)}</div>'
         for cls, head, text in boxes
@@ -136,23 +139,23 @@ def _figures(result: Analysis) -> dict:
 
 def _captions(result: Analysis) -> dict:
     """view name -> the caption under its figure: what the marks mean and what this result says."""
-    from calviz import plots
+    from calviz.present import frames, text
 
     rel = result.reliability
     tcal = result.tcal_resampled if result.tcal_resampled is not None else result.tcal
-    if plots.is_multi(rel):
-        reliability = plots.reliability_caption(rel) + (
+    if frames.is_multi(rel):
+        reliability = text.reliability_caption(rel) + (
             " The smooth curve and the smCE witness are defined for scalar predictions and are omitted for"
             f" the {rel.target} target; the distance bounds (section 4) use the top-1"
             " reduction."
         )
     else:
-        reliability = plots.GLYPHS["reliability"]
+        reliability = text.GLYPHS["reliability"]
     return {
         "reliability": reliability,
-        "tcal": f"{plots.tcal_caption(tcal)}. {plots.tcal_marks(tcal)}",
-        "interval": f"{plots.interval_caption(result.interval)} {plots.GLYPHS['interval']}",
-        "distance": plots.distance_caption(result.distance),
+        "tcal": f"{text.tcal_caption(tcal)}. {text.tcal_marks(tcal)}",
+        "interval": f"{text.interval_caption(result.interval)} {text.GLYPHS['interval']}",
+        "distance": text.distance_caption(result.distance),
     }
 
 
@@ -183,19 +186,6 @@ PARAMETER_NAMES = {
 }
 
 
-#: report labels of the computations timed in "Compute time"
-_TIMING_NAMES = {
-    "reliability": "reliability diagram",
-    "smooth": "smooth curve",
-    "tcal": "T-Cal (analytic)",
-    "tcal_resampled": "T-Cal (resampled)",
-    "interval": "ECE interval",
-    "bootstrap": "bootstrap interval",
-    "distance": "distance bounds",
-    "classical": "other tests",
-}
-
-
 def parameter_rows(options, n_total: int | None = None) -> list[tuple[str, str]]:
     """The options of an analysis as (label, value) rows in words, for the report.
 
@@ -217,11 +207,11 @@ def parameter_rows(options, n_total: int | None = None) -> list[tuple[str, str]]
     Examples
     --------
     >>> from calviz.analysis import AnalysisOptions
-    >>> from calviz._report import parameter_rows
+    >>> from calviz.present.report import parameter_rows
     >>> dict(parameter_rows(AnalysisOptions()))["sample size"]
     'all rows'
     """
-    from calviz.plots import method_name
+    from calviz.present.labels import method_name
 
     values = options.to_dict()
     whole = values["n"] is None or (n_total is not None and values["n"] >= n_total)
@@ -257,7 +247,7 @@ def source_name(source: str | None) -> str:
 
     Examples
     --------
-    >>> from calviz._report import source_name
+    >>> from calviz.present.report import source_name
     >>> source_name("/home/me/project/preds.csv"), source_name(None)
     ('preds.csv', 'arrays passed in Python')
     """
@@ -298,7 +288,8 @@ def _inline_resources(models) -> str:
 def _classical_section(classical) -> str:
     """Section 5: MCE, ACE and the classical tests (calviz.classical) with their decisions at α, or why
     they are missing (a string)."""
-    from calviz.plots import classical_caption, classical_columns
+    from calviz.present.frames import classical_columns
+    from calviz.present.text import classical_caption
 
     if classical is None:
         return ""
@@ -341,7 +332,7 @@ def render_analysis(result: Analysis, *, title: str = "calviz report", source: s
     >>> rng = np.random.default_rng(0)
     >>> p = rng.uniform(size=500)
     >>> y = (rng.uniform(size=500) < p ** 1.5).astype(int)
-    >>> from calviz._report import render_analysis
+    >>> from calviz.present.report import render_analysis
     >>> result = calviz.analyze((y, p), resampling="analytic", resampled=False)
     >>> html = render_analysis(result, title="my model")
     >>> html.startswith("<!DOCTYPE html>"), "my model" in html
@@ -351,7 +342,7 @@ def render_analysis(result: Analysis, *, title: str = "calviz report", source: s
     from bokeh.embed import components
 
     from calviz import __version__
-    from calviz.plots import no_notebook_output
+    from calviz._notebook import no_notebook_output
 
     with no_notebook_output():  # (a notebook cell that writes a report gets no BokehJS printed into it)
         models = _bokeh_models(_figures(result))
@@ -367,7 +358,7 @@ def render_analysis(result: Analysis, *, title: str = "calviz report", source: s
         ("mean confidence (top-1)", _fmt(s.mean_confidence)),
     ]
     option_rows = [(k, html.escape(v)) for k, v in parameter_rows(result.options, s.n_total)]
-    timing_rows = [(_TIMING_NAMES.get(k, k.replace("_", " ")), f"{1000 * v:.0f} ms")
+    timing_rows = [(view(k).label if k in _VIEW_NAMES else k.replace("_", " "), f"{1000 * v:.0f} ms")
                    for k, v in result.timings.items()]
     captions = _captions(result)
     sections = "".join(
@@ -476,7 +467,7 @@ def render_report(
     >>> p = rng.uniform(size=500)
     >>> y = (rng.uniform(size=500) < p ** 1.5).astype(int)
     >>> from calviz.analysis import AnalysisOptions
-    >>> from calviz._report import render_report
+    >>> from calviz.present.report import render_report
     >>> html = render_report((y, p), AnalysisOptions(resampling="analytic"), resampled=False)
     >>> "<html" in html and "T-Cal" in html
     True
@@ -511,7 +502,7 @@ def report_output(path):
     Examples
     --------
     >>> import pathlib, tempfile
-    >>> from calviz._report import report_output
+    >>> from calviz.present.report import report_output
     >>> with tempfile.TemporaryDirectory() as tmp:
     ...     target = pathlib.Path(tmp) / "r.html"
     ...     with report_output(target) as handle:
@@ -519,24 +510,10 @@ def report_output(path):
     ...     print(target.read_text())
     <html></html>
     """
-    path = Path(path)
-    if path.is_dir():
-        raise IsADirectoryError(21, "is a directory", str(path))
-    try:
-        fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent)
-    except OSError as exc:  # (named after the report, not the temporary file the user never asked for)
-        raise type(exc)(exc.errno, exc.strerror, str(path)) from None
-    try:
-        os.chmod(temporary, 0o644)  # mkstemp's 0600 would make the report private to its writer
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            yield handle
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
+    from calviz._files import atomic_text
+
+    with atomic_text(path) as handle:  # (anything but a regular file is refused)
+        yield handle
 
 
 #: the file name a report gets when none is given (``calviz.report``, ``calviz report``, the app's button)
@@ -604,4 +581,3 @@ def report(
     with report_output(path) as handle:
         handle.write(render_report(data, options, title=title))
     return Path(path)
-
