@@ -518,6 +518,7 @@ def _cumulative_test(name, z, y, target, extremes=None) -> CalibrationTestResult
 # ------------------------------------------------------------------------------------------------
 # public tests
 # ------------------------------------------------------------------------------------------------
+@validate_params({})  # no option to check; refuses sample_weight with the one message
 def spiegelhalter_test(
     y_true, y_prob=None, *, target: str = "auto", class_index: int = 0,
 ) -> CalibrationTestResult:
@@ -639,6 +640,7 @@ def hosmer_lemeshow_test(
     return with_classes(_hosmer_lemeshow(z, y, target, n_groups, fitted, min_expected), n_classes)
 
 
+@validate_params({})  # no option to check; refuses sample_weight with the one message
 def cox_test(y_true, y_prob=None, *, target: str = "auto", class_index: int = 0) -> CoxTestResult:
     """Cox's test of calibration intercept 0 and slope 1, as a score test.
 
@@ -688,6 +690,7 @@ def cox_test(y_true, y_prob=None, *, target: str = "auto", class_index: int = 0)
     return with_classes(_cox(z, y, target), n_classes)
 
 
+@validate_params({})  # no option to check; refuses sample_weight with the one message
 def kolmogorov_smirnov_test(
     y_true, y_prob=None, *, target: str = "auto", class_index: int = 0,
 ) -> CalibrationTestResult:
@@ -737,6 +740,7 @@ def kolmogorov_smirnov_test(
     return with_classes(_cumulative_test("kolmogorov_smirnov", z, y, target), n_classes)
 
 
+@validate_params({})  # no option to check; refuses sample_weight with the one message
 def kuiper_test(y_true, y_prob=None, *, target: str = "auto", class_index: int = 0) -> CalibrationTestResult:
     """Kuiper test of calibration on cumulative differences (no bins).
 
