@@ -29,6 +29,7 @@ scikit-learn wrapper for their ``-temperature``, ``-platt`` and ``-isotonic`` mo
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -92,7 +93,7 @@ def softmax(logits: np.ndarray) -> np.ndarray:
     return e / e.sum(axis=1, keepdims=True)
 
 
-def fit_temperature(logits: np.ndarray, labels: np.ndarray) -> float:
+def fit_temperature(logits: np.ndarray, labels: np.ndarray, sample_weight: np.ndarray | None = None) -> float:
     """Temperature scaling: the temperature T > 0 minimising the held-out negative log-likelihood.
 
     T = argmin −Σ_i log softmax(logits_i / T)[y_i] (Guo et al. [1]_, Sec. 4.2), by bounded scalar
@@ -104,6 +105,8 @@ def fit_temperature(logits: np.ndarray, labels: np.ndarray) -> float:
         Logits (or log-probabilities) of the calibration rows.
     labels : ndarray of shape (n,)
         Their class ids.
+    sample_weight : ndarray of shape (n,), optional
+        Row weights of the log-likelihood (validated by the caller).
 
     Returns
     -------
@@ -135,7 +138,8 @@ def fit_temperature(logits: np.ndarray, labels: np.ndarray) -> float:
 
     def nll(log_t: float) -> float:
         scaled = z / np.exp(log_t)
-        return float(np.sum(logsumexp(scaled, axis=1) - picked / np.exp(log_t)))
+        terms = logsumexp(scaled, axis=1) - picked / np.exp(log_t)
+        return float(np.sum(terms if sample_weight is None else sample_weight * terms))
 
     res = minimize_scalar(nll, bounds=(-8.0, 12.0), method="bounded", options={"xatol": 1e-6})
     return float(np.exp(res.x))
@@ -217,16 +221,19 @@ def _fixed_probability_classifier(n_classes: int):
     return FixedProbabilities().fit(None)
 
 
-def _histogram_fit(p: np.ndarray, y: np.ndarray, n_bins: int) -> tuple[np.ndarray, np.ndarray]:
+def _histogram_fit(p: np.ndarray, y: np.ndarray, n_bins: int,
+                   w: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(edges, bin frequencies) of histogram binning of one column: equal-mass edges of the calibration
-    probabilities (calviz.binning: ties never split), each bin's mean label (empty bins: bin midpoint)."""
+    probabilities (calviz.binning: ties never split), each bin's mean label (empty bins: bin midpoint);
+    with weights ``w`` the edges and means of the weighted sample."""
     from calviz._binning import equal_mass_edges, equal_mass_ids
+    from calviz._weights import weighted_equal_mass_edges
 
-    edges = equal_mass_edges(p, n_bins)
+    edges = equal_mass_edges(p, n_bins) if w is None else weighted_equal_mass_edges(p, w, n_bins)
     ids = equal_mass_ids(p, edges)
     B = edges.shape[0] - 1
-    counts = np.bincount(ids, minlength=B)
-    hits = np.bincount(ids, weights=y, minlength=B)
+    counts = np.bincount(ids, weights=w, minlength=B)
+    hits = np.bincount(ids, weights=y if w is None else w * y, minlength=B)
     with np.errstate(invalid="ignore", divide="ignore"):
         freq = np.where(counts > 0, hits / np.maximum(counts, 1), 0.5 * (edges[:-1] + edges[1:]))
     return edges, freq
@@ -298,11 +305,12 @@ def _full_probs(y_prob, n_classes: int) -> np.ndarray:
     return p
 
 
-def _fit_map(method: str, probs: np.ndarray, labels: np.ndarray, n_bins: int) -> RecalibrationMap:
+def _fit_map(method: str, probs: np.ndarray, labels: np.ndarray, n_bins: int,
+             w: np.ndarray | None = None) -> RecalibrationMap:
     K = probs.shape[1]
     n = int(labels.shape[0])
     if method == "temperature":
-        temperature = fit_temperature(_log_probs(probs), labels)
+        temperature = fit_temperature(_log_probs(probs), labels, w)
         return RecalibrationMap("temperature", K, {"temperature": temperature}, n)
     if method in ("platt", "isotonic"):
         if np.unique(labels).shape[0] < 2:
@@ -316,11 +324,16 @@ def _fit_map(method: str, probs: np.ndarray, labels: np.ndarray, n_bins: int) ->
         # around a frozen model scikit-learn fits one calibrator per class on every row passed to fit;
         # its cross-validation only re-predicts the fixed probabilities, so 2 folds suffice
         est.set_params(cv=2)
-        est.fit(probs, labels)
+        with warnings.catch_warnings():
+            # the frozen model is not refitted, so weights belong to the calibrators alone: exactly the
+            # use scikit-learn warns about as possibly unintended
+            warnings.filterwarnings("ignore", message=".*does not appear to accept sample_weight",
+                                    category=UserWarning)
+            est.fit(probs, labels, **({} if w is None else {"sample_weight": w}))
         return RecalibrationMap(method, K, {"calibrators": K if K > 2 else 1}, n, est)
     if method == "histogram":
         columns = range(K) if K > 2 else (1,)
-        fitted = [_histogram_fit(probs[:, c], (labels == c).astype(np.float64), n_bins) for c in columns]
+        fitted = [_histogram_fit(probs[:, c], (labels == c).astype(np.float64), n_bins, w) for c in columns]
         if K == 2:
             fitted = [(np.array([0.0, 1.0]), np.array([0.5]))] + fitted  # column 0 is 1 − column 1
         return RecalibrationMap("histogram", K, {"n_bins": int(n_bins)}, n, tuple(fitted))
@@ -357,6 +370,8 @@ class RecalibrationResult(ResultMixin):
         K.
     seed : int or None
         The seed of the split.
+    sample_weight : ndarray or None
+        The weights of the evaluation rows (weighted statistics after recalibration use them).
     """
 
     method: str
@@ -369,6 +384,7 @@ class RecalibrationResult(ResultMixin):
     maps: tuple
     n_classes: int
     seed: int | None
+    sample_weight: np.ndarray | None = None
 
     @property
     def n_eval(self) -> int:
@@ -407,6 +423,7 @@ def recalibrate(
     folds: int | None = None,
     n_bins: int = 15,
     seed: int | None = 0,
+    sample_weight=None,
 ) -> RecalibrationResult:
     """Fit a recalibration map on part of the data and recalibrate the rest.
 
@@ -438,6 +455,11 @@ def recalibrate(
         Bins of the histogram method (ignored by the others).
     seed : int or None, default 0
         Seed of the split.
+    sample_weight : array-like of shape (n,), optional
+        Non-negative row weights of the fit (weighted log-likelihood for the temperature, the
+        calibrators' sample weights for Platt and isotonic — Platt's smoothed targets count rows —, the
+        weighted sample's edges and frequencies for histogram binning); the evaluation rows' weights
+        are returned as ``sample_weight``.
 
     Returns
     -------
@@ -474,8 +496,10 @@ def recalibrate(
     (0.169, 0.032)
     """
     from calviz._binning import check_n_bins
+    from calviz._weights import check_sample_weight
 
     data = as_calibration_data(y_true, y_prob)
+    w = check_sample_weight(sample_weight, data.n, "recalibrate")
     n_bins = check_n_bins(n_bins)
     n, K = data.n, data.n_classes
     probs = data.full_probs()
@@ -490,10 +514,10 @@ def recalibrate(
         m = _calibration_count(calibration_size, n)
         cal = np.sort(order[:m])
         ev = np.sort(order[m:])
-        fitted = _fit_map(method, probs[cal], labels[cal], n_bins)
+        fitted = _fit_map(method, probs[cal], labels[cal], n_bins, None if w is None else w[cal])
         after = fitted.transform(data.probs[ev])
         return RecalibrationResult(method, labels[ev].copy(), after, data.probs[ev].copy(), ev, cal, None,
-                                   (fitted,), K, seed)
+                                   (fitted,), K, seed, None if w is None else w[ev])
     if isinstance(folds, (bool, np.bool_)) or not isinstance(folds, (int, np.integer)) \
             or not 2 <= folds <= n // 2:
         raise InputError(f"folds must be an integer in 2..n/2 = {n // 2}; got {folds!r}")
@@ -503,9 +527,9 @@ def recalibrate(
     maps = []
     for f in range(int(folds)):
         inside = fold_of == f
-        fitted = _fit_map(method, probs[~inside], labels[~inside], n_bins)
+        fitted = _fit_map(method, probs[~inside], labels[~inside], n_bins, None if w is None else w[~inside])
         after[inside] = fitted.transform(data.probs[inside])
         maps.append(fitted)
     ev = np.arange(n)
     return RecalibrationResult(method, labels.copy(), after, np.array(data.probs), ev, None, fold_of,
-                               tuple(maps), K, seed)
+                               tuple(maps), K, seed, w)
