@@ -83,6 +83,11 @@ _EXPORTS = {
     "analyze": "calviz.analysis",
     "AnalysisOptions": "calviz.analysis",
     "report": "calviz.present.report",
+    # calibration over time
+    "calibration_over_time": "calviz._windows",
+    "CalibrationOverTime": "calviz._windows",
+    "monitor_calibration": "calviz._monitor",
+    "CalibrationMonitor": "calviz._monitor",
     # CORP reliability and score decompositions
     "corp_reliability": "calviz._corp",
     "CORPReliability": "calviz._corp",

@@ -121,14 +121,26 @@ def equal_mass_edges(z, n_bins: int) -> np.ndarray:
     n = z.shape[0]
     if n == 0:
         return np.array([0.0, 1.0])
+    ranks = equal_mass_ranks(n, m)
+    # only the order statistics at these ranks are needed: for few bins a radix selection (a few O(n)
+    # passes over z, which is neither sorted nor copied)
+    return equal_mass_edges_from(np.sort(z)[ranks] if ranks.size > 64 else order_statistics(z, ranks))
+
+
+def equal_mass_ranks(n: int, m: int) -> np.ndarray:
+    """The ranks round(j n / m), j = 1..m−1, inside (0, n) whose order statistics are the candidate
+    interior edges of :func:`equal_mass_edges` (every rank 1..n−1 when m ≥ n)."""
     if m >= n:  # steps n/m <= 1 hit every rank: each distinct value gets its own bin
         ranks = np.arange(1, n, dtype=np.int64)
     else:
         ranks = np.round(np.arange(1, m) * (n / m)).astype(np.int64)
-    ranks = ranks[(ranks > 0) & (ranks < n)]
-    # only the order statistics at these ranks are needed: for few bins a radix selection (a few O(n)
-    # passes over z, which is neither sorted nor copied)
-    interior = np.unique(np.sort(z)[ranks] if ranks.size > 64 else order_statistics(z, ranks))
+    return ranks[(ranks > 0) & (ranks < n)]
+
+
+def equal_mass_edges_from(candidates: np.ndarray) -> np.ndarray:
+    """Edges [0, e_1, ..., 1] from the order statistics at :func:`equal_mass_ranks`: duplicates and
+    candidates at 0 dropped (a bin [0, 0) would be empty)."""
+    interior = np.unique(candidates)
     interior = interior[interior > 0.0]
     return np.concatenate([[0.0], interior, [1.0]])
 
@@ -179,17 +191,52 @@ def simplex_cell_keys(z, n_bins: int) -> np.ndarray:
     K = arr.shape[1]
     if K < 2:
         raise InputError(f"the simplex partition needs K >= 2 columns; got {K}")
-    if simplex_key_space(K, m) > _INT64_MAX:
-        fits = [b for b in range(2, m) if simplex_key_space(K, b) <= _INT64_MAX]
-        # fewer bins only helps when some bin count fits: with K ≥ 21 not even 2 bins do (K! > 2^63)
-        fix = (f"use at most n_bins = {fits[-1]}, or target='topk'" if fits
-               else "no number of bins fits; use target='topk' (the k largest probabilities) or "
-                    "target='classwise' (one class against the rest)")
-        raise InputError(
-            f"full calibration of K = {K} classes bins the probability simplex into m (m+1) ... (m+K-2) "
-            f"cells, too many to number with n_bins = {m}: {fix}"
-        )
+    check_simplex_bins(K, m)
     return simplex_cell_keys_kernel(arr, m)
+
+
+def _simplex_keys_fit(n_classes: int, n_bins: int) -> bool:
+    """Whether :func:`simplex_key_space` = m (m+1) ... (m+K-2) ≤ 2^63 − 1, multiplied until it exceeds:
+    at most 63 factors (each ≥ 2), whatever K is (K! itself has a million digits at K = 2·10⁵)."""
+    space = 1
+    for factor in range(int(n_bins), int(n_bins) + int(n_classes) - 1):
+        space *= factor
+        if space > _INT64_MAX:
+            return False
+    return True
+
+
+def largest_simplex_bins(n_classes: int, n_bins: int) -> int:
+    """The largest m' ≤ ``n_bins`` whose simplex partition of K = ``n_classes`` classes can be numbered
+    in int64 (:func:`simplex_key_space` ≤ 2^63 − 1), or 0 when none ≥ 2 can.  The key space grows with m,
+    so a bisection finds it: O(log n_bins) key-space evaluations, whatever ``n_bins`` is."""
+    if not _simplex_keys_fit(n_classes, 2):
+        return 0
+    lo, hi = 2, int(n_bins)  # key_space(lo) fits; find the last m in [lo, hi] that fits
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if _simplex_keys_fit(n_classes, mid):
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def check_simplex_bins(n_classes: int, n_bins: int) -> None:
+    """Refuse (:class:`InputError`, in O(log n_bins)) a simplex partition whose cells cannot be numbered
+    in int64, naming the largest number of bins that can, or the targets to use instead."""
+    K, m = int(n_classes), int(n_bins)
+    if _simplex_keys_fit(K, m):
+        return
+    fits = largest_simplex_bins(K, m - 1)
+    # fewer bins only helps when some bin count fits: with K ≥ 21 not even 2 bins do (K! > 2^63)
+    fix = (f"use at most n_bins = {fits}, or target='topk'" if fits
+           else "no number of bins fits; use target='topk' (the k largest probabilities) or "
+                "target='classwise' (one class against the rest)")
+    raise InputError(
+        f"full calibration of K = {K} classes bins the probability simplex into m (m+1) ... (m+K-2) "
+        f"cells, too many to number with n_bins = {m}: {fix}"
+    )
 
 
 def cubic_grid_keys(z, n_bins: int) -> np.ndarray:

@@ -33,11 +33,12 @@ from calviz._params import (
     Interval,
     InvalidParameterError,
     ListOf,
+    check_n_groups,
     parameter_message,
     spawn_seeds,
     validate_params,
 )
-from calviz._results import HasInterval, ResultMixin, pvalue_phrase
+from calviz._results import HasInterval, ResultMixin, clip_interval, pvalue_phrase
 from calviz._tcal import adaptive_tcal
 from calviz.targets import SCALAR_TARGETS, resolve
 
@@ -167,7 +168,8 @@ class ModelComparison(HasInterval, ResultMixin):
         T^d_a − T^d_b, the difference of the debiased ℓ2-ECE² estimates (negative: model a is better
         calibrated).
     low, high : float
-        Its 1 − α confidence interval (``confidence_interval()``).
+        Its 1 − α confidence interval (``confidence_interval()``), clipped to [−1, 1], where the
+        difference of two ECE² lies.
     ece_sq_a, ece_sq_b : float
         Each model's T^d.
     se, se_first_order, se_second_order : float
@@ -475,8 +477,10 @@ def compare(
                   n_resamples=n_resamples)
     ece_a, tcal_a = _model_results(za, ya, resolved, seed=seeds[0], **common)
     ece_b, tcal_b = _model_results(zb, yb, resolved, seed=seeds[1], **common)
+    # the difference of two ECE² of scalar targets lies in [−1, 1]
+    low, high = clip_interval(D - zq * se, D + zq * se, -1.0, 1.0)
     return ModelComparison(
-        names=names, difference=D, low=D - zq * se, high=D + zq * se, ece_sq_a=paired.ece_sq_a,
+        names=names, difference=D, low=low, high=high, ece_sq_a=paired.ece_sq_a,
         ece_sq_b=paired.ece_sq_b, se=se, se_first_order=paired.se_first_order,
         se_second_order=paired.se_second_order, statistic=float(statistic), pvalue=pvalue, reject=reject,
         better=better, alpha=alpha, level=1.0 - alpha, n=paired.n, n_bins=paired.n_bins, target=resolved,
@@ -763,7 +767,8 @@ def calibration_by_group(
     y_prob : array-like of shape (n,) or (n, K), optional
         Predicted P(y = 1), or one probability row per sample (rows sum to 1).
     groups : array-like of shape (n,)
-        One group value per row (any sortable values).
+        One group value per row (any sortable values); at most ``MAX_GROUPS`` = 1,000 distinct values
+        (every group costs a diagram, an interval and a test).
     n_bins : int, default 15
         Bins of the reliability data and ECE intervals (at most 10⁶, as for :func:`calviz.reliability`).
     alpha : float, default 0.05
@@ -822,6 +827,7 @@ def calibration_by_group(
         # adaptive_tcal, which refused e.g. -1 or NaN, so every group was silently "not testable")
         class_index = 0
     uniques, codes = _group_codes(groups, data.n)
+    check_n_groups(uniques.shape[0])
     floor = _TCAL_LEVEL.low * uniques.shape[0]
     if alpha < floor:  # Holm tests at α/m (m ≤ the number of groups) with adaptive_tcal, whose α ≥ 1e-300
         raise InvalidParameterError(parameter_message(

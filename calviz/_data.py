@@ -36,6 +36,7 @@ from calviz._params import (
     NoneOr,
     as_generator,
     check_int_in,
+    check_n_classes,
     check_param,
     positional_deprecated,
     validate_params,
@@ -382,12 +383,10 @@ class CalibrationData:
         def make():
             if self.confidence_form:  # already (confidence, correct)
                 return self.probs, self.labels.astype(np.float64)
-            if self.is_binary:  # argmax of [1 - p, p] without building the (n, 2) matrix
-                pred = self.probs > 0.5
-                conf = np.where(pred, self.probs, 1.0 - self.probs)
-                return conf, (pred == (self.labels == 1)).astype(np.float64)
-            from calviz._kernels.views import top1_of_rows
+            from calviz._kernels.views import top1_of_binary, top1_of_rows
 
+            if self.is_binary:  # argmax of [1 - p, p] without building the (n, 2) matrix
+                return top1_of_binary(self.probs, self.labels)
             return top1_of_rows(self.probs, self.labels)
 
         return self._cached("top1", make)
@@ -571,6 +570,7 @@ def as_calibration_data(
         raise InputError(f"need at least {min_samples} samples; got {n}")
     if probs.ndim == 2:
         n_classes = probs.shape[1]
+        check_n_classes(n_classes)
         if renormalize:
             _check_nonnegative_finite(probs)
             sums = probs.sum(axis=1)

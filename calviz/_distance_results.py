@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from calviz._results import LevelFromAlpha, ResultMixin, ValueStatistic
+from calviz._results import DISTANCE_RANGE, LevelFromAlpha, ResultMixin, ValueStatistic, clip_interval
 
 __all__ = [
     "SmCEResult",
@@ -108,7 +108,8 @@ class LowerDCEResult(ValueStatistic, ResultMixin):
         2ε.
     lower, upper : float
         The true dCE_lower of the sample lies in [value − 2ε, value + ε] (Lemmas 7.8, 7.9: rounding
-        moves the sample by ≤ ε and the nearest calibrated distribution by ≤ ε).
+        moves the sample by ≤ ε and the nearest calibrated distribution by ≤ ε), clipped to [0, 1],
+        where dCE_lower lies.
     n : int
         Sample size.
     target : str
@@ -132,7 +133,8 @@ class LowerDCEResult(ValueStatistic, ResultMixin):
 
 def _lower_dce_result(value: float, eps: float, n: int, target: str, n_classes) -> LowerDCEResult:
     """The LP optimum on the grid of step ε and the bracket of the exact dCE_lower (Lemmas 7.8–7.9)."""
-    return LowerDCEResult(value, eps, 2 * eps, max(value - 2 * eps, 0.0), value + eps, n, target, n_classes)
+    lower, upper = clip_interval(value - 2 * eps, value + eps, *DISTANCE_RANGE)
+    return LowerDCEResult(value, eps, 2 * eps, lower, upper, n, target, n_classes)
 
 
 @dataclass(frozen=True, repr=False)

@@ -34,11 +34,25 @@ def _notebook_shell():
 
 
 def ensure_backend() -> None:
-    """Load HoloViews' Bokeh backend once per process.  Checking ``hv.Store.renderers`` is not enough:
-    importing ``holoviews.plotting.bokeh`` (Panel does) registers the renderer but not the ``hv.opts``
-    builders, which only ``hv.extension`` sets up.  In a notebook, ``hv.extension`` also prints BokehJS
-    (about 3 MB) into the cell: only a cell that will display plots gets it, not one that writes a report
-    (:func:`no_notebook_output`)."""
+    """Load HoloViews' Bokeh backend once per process (and, in a notebook, send BokehJS once).
+
+    Checking ``hv.Store.renderers`` is not enough: importing ``holoviews.plotting.bokeh`` (Panel does)
+    registers the renderer but not the ``hv.opts`` builders, which only ``hv.extension`` sets up.  In a
+    notebook, ``hv.extension`` also prints BokehJS (about 3 MB) into the cell: only a cell that will
+    display plots gets it, not one that writes a report (:func:`no_notebook_output`).
+
+    Returns
+    -------
+    None
+
+    Examples
+    --------
+    >>> import holoviews as hv
+    >>> from calviz._notebook import ensure_backend
+    >>> ensure_backend()
+    >>> "bokeh" in hv.Store.renderers
+    True
+    """
     global _BACKEND_LOADED, _NOTEBOOK_SHOWN
     shell = _notebook_shell()
     if _BACKEND_LOADED and (shell is None or _NOTEBOOK_SHOWN or _QUIET):

@@ -52,6 +52,11 @@ __all__ = [
     "kernel_seed",
     "spawn_seeds",
     "positional_deprecated",
+    "MAX_CLASSES",
+    "MAX_GROUPS",
+    "LimitExceeded",
+    "check_n_classes",
+    "check_n_groups",
 ]
 
 #: Default level α of every calibration test (reject H₀ "calibrated" when p ≤ α).
@@ -265,7 +270,7 @@ def check_int_in(value, name: str, low: int, high: int, caller: str, note: str =
 #: the public functions that take ``sample_weight`` (a row of integer weight k counts as k copies of the
 #: row); every other function declared with :func:`validate_params` refuses it naming these
 WEIGHTED_FUNCTIONS = ("binned_ece", "mce", "ace", "top_label_ece", "reliability", "corp_reliability",
-                      "score_decomposition", "murphy_decomposition", "recalibrate")
+                      "score_decomposition", "murphy_decomposition")
 
 
 def weights_refused(caller: str) -> InvalidParameterError:
@@ -324,6 +329,42 @@ BOOLEAN = Boolean()
 STR = Instance(str)
 #: a file's path: what ``open`` and ``pathlib.Path`` take (bytes paths are not)
 PATH = Instance((str, os.PathLike), "a str or path-like")
+
+
+# ------------------------------------------------------------------------------------------------
+# limits: costs that grow with the data's shape, refused in O(1) with the way around them
+# ------------------------------------------------------------------------------------------------
+#: Most classes (probability columns) a model may have.  Per-class views (classwise, the ACE, the
+#: classwise T-Cal) cost a pass over the data per class, so cost grows with K even at n = 2 (a 2.5 MB
+#: CSV of two rows and 2·10⁵ columns took minutes and 2 GB); 10⁴ classes take seconds.
+MAX_CLASSES = 10_000
+#: Most groups :func:`calviz.calibration_by_group` compares: each group is a reliability diagram, an
+#: interval and a test, so cost grows with the number of groups whatever their size.
+MAX_GROUPS = 1_000
+
+
+class LimitExceeded(InputError):
+    """Input refused for its size alone (classes, groups, a file's bytes or decoded size), before the
+    work it would cost; the message names the limit and the way around it."""
+
+
+def check_n_classes(n_classes: int) -> None:
+    """Refuse more than :data:`MAX_CLASSES` classes, naming the limit and the ways around it."""
+    if int(n_classes) > MAX_CLASSES:
+        raise LimitExceeded(
+            f"{int(n_classes):,} classes exceed calviz's limit of MAX_CLASSES = {MAX_CLASSES:,} probability "
+            "columns: pass the top-1 form instead (columns 'confidence' + 'correct': each row's largest "
+            "probability and whether it was the label), or merge rare classes into one column"
+        )
+
+
+def check_n_groups(n_groups: int) -> None:
+    """Refuse more than :data:`MAX_GROUPS` groups, naming the limit and the ways around it."""
+    if int(n_groups) > MAX_GROUPS:
+        raise LimitExceeded(
+            f"{int(n_groups):,} groups exceed calviz's limit of MAX_GROUPS = {MAX_GROUPS:,}: group by a "
+            "coarser variable (merge small groups into one), or pass the rows of the groups of interest"
+        )
 
 
 # ------------------------------------------------------------------------------------------------

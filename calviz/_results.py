@@ -28,6 +28,44 @@ class ConfidenceInterval(NamedTuple):
     high: Any
 
 
+#: The range of the distance-to-calibration measures (smCE, dCE_lower, SintCE, intCE, kCE) of predictions
+#: and labels in [0, 1]: each is at most E|y − v| ≤ 1 (Błasiok, Gopalan, Hu and Nakkiran 2023, Sec. 4–6:
+#: the constant predictor E[y] is calibrated), and 1 is reached by v ≡ 0 with y ≡ 1.
+DISTANCE_RANGE = (0.0, 1.0)
+
+
+def clip_interval(low, high, lowest: float, highest: float) -> ConfidenceInterval:
+    """An interval's ends clipped to ``[lowest, highest]``, the range of the quantity it covers.
+
+    A normal-approximation or deviation-bound interval can reach past the range (a difference of two
+    ECE² ∈ [−1, 1] got [−3.58, 3.58]); the quantity never lies there, so the clipped interval covers it
+    exactly when the raw one does, and says no more than the raw one.  Floats stay floats; arrays
+    (per-bin, pointwise) are clipped elementwise, NaN kept.
+
+    Parameters
+    ----------
+    low, high : float or ndarray
+        The interval's ends.
+    lowest, highest : float
+        The quantity's range.
+
+    Returns
+    -------
+    ConfidenceInterval
+        ``(low, high)`` clipped.
+
+    Examples
+    --------
+    >>> from calviz._results import clip_interval
+    >>> clip_interval(-3.58, 3.58, -1.0, 1.0)
+    ConfidenceInterval(low=-1.0, high=1.0)
+    """
+    if np.ndim(low) == 0 and np.ndim(high) == 0:
+        return ConfidenceInterval(float(np.clip(float(low), lowest, highest)),
+                                  float(np.clip(float(high), lowest, highest)))
+    return ConfidenceInterval(np.clip(low, lowest, highest), np.clip(high, lowest, highest))
+
+
 def _short(value) -> str:
     if isinstance(value, np.ndarray):
         if value.size <= 8:

@@ -27,8 +27,9 @@ import numpy as np
 from calviz._binning import Bins, dense_ids, equal_width_bounds
 from calviz._data import InputError
 from calviz._kernels import tcal as _k
-from calviz._kernels.ece import bin_sums_1d_kernel, bin_sums_equal_width_1d_kernel, bin_sums_kernel
+from calviz._kernels.ece import bin_sums_1d_kernel, bin_sums_kernel, equal_width_1d_acc, split_equal_width_acc
 from calviz._results import ResultMixin
+from calviz._threads import map_chunks
 
 
 @dataclass(frozen=True, repr=False)
@@ -295,8 +296,15 @@ def bin_sums(bins, z, y, *, keys: np.ndarray | None = None) -> BinSums:
 
 
 def equal_width_1d_sums(z: np.ndarray, y: np.ndarray, m: int) -> BinSums:
-    """Fused fast path for 1-D equal-width bins: no id array, no sort; keys are the bin indices."""
-    count, rs, rq, zs, ys, nc, nq = bin_sums_equal_width_1d_kernel(z, y, m, *equal_width_bounds(m))
+    """Fused fast path for 1-D equal-width bins: no id array, no sort; keys are the bin indices.  Large
+    inputs are summed in row chunks on several threads (:func:`calviz._threads.map_chunks`; the chunks
+    depend on n only, so the sums do not depend on the threads)."""
+    lower, upper = equal_width_bounds(m)
+    parts = map_chunks(lambda start, stop: equal_width_1d_acc(z, y, m, lower, upper, start, stop), z.shape[0])
+    acc = parts[0]
+    for part in parts[1:]:
+        acc += part
+    count, rs, rq, zs, ys, nc, nq = split_equal_width_acc(acc)
     keep = np.flatnonzero(count)
     return _from_1d(keep.astype(np.int64), count[keep], rs[keep], rq[keep], zs[keep], ys[keep],
                     nc[keep], nq[keep])

@@ -58,42 +58,20 @@ def _add_file_options(parser: argparse.ArgumentParser) -> None:
                             "softmax per row (a sigmoid for one column)")
 
 
-def _add_analysis_options(parser: argparse.ArgumentParser, *, resampling_default: str | None = None) -> None:
-    from calviz.analysis import KERNELS, RESAMPLINGS, SCHEMES, TARGETS, AnalysisOptions
+def _add_analysis_options(parser: argparse.ArgumentParser) -> None:
+    """One flag per analysis option, generated from the option schema (:mod:`calviz.analysis.options`)."""
+    from calviz.analysis.options import add_arguments
     from calviz.sampling import SAMPLED_ROWS
 
-    d = AnalysisOptions()
-    group = parser.add_argument_group("analysis options")
-    group.add_argument("--target", choices=TARGETS, default=d.target,
-                       help="calibration target (auto: binary for 1-D, top-1 for K classes)")
-    # (no defaults here: a flag given for another target is refused, options_from_args fills them in)
-    group.add_argument("--class-index", type=int, metavar="C",
-                       help=f"class for --target classwise (default {d.class_index})")
-    group.add_argument("--top-k", type=int, metavar="K", help=f"k for --target topk (default {d.top_k})")
-    group.add_argument("--subsample", type=int, default=None, metavar="N",
-                       help="analyse a uniform subsample of N rows (drawn with --seed; default: all rows)")
-    group.add_argument("--scheme", choices=SCHEMES, default=d.scheme, help="binning scheme")
-    group.add_argument("--n-bins", type=int, default=d.n_bins, help="bins of ECE and diagram")
-    group.add_argument("--kernel", choices=KERNELS, default=d.kernel, help="kernel of the smooth diagram")
-    group.add_argument("--bandwidth", type=float, default=d.bandwidth, help="bandwidth (default: auto)")
-    group.add_argument("--alpha", type=float, default=d.alpha, help="level α of tests and intervals")
-    group.add_argument("--resampling", choices=RESAMPLINGS, default=resampling_default or d.resampling,
-                       help="how T-Cal's critical values are obtained")
-    group.add_argument("--n-resamples", type=int, default=d.n_resamples,
-                       help="resamples of the bootstrap ECE interval and the smooth diagram's band (T-Cal "
-                            "resamples until its decision is settled)")
-    group.add_argument("--seed", type=int, default=d.seed, help="seed of every random step")
-    group.add_argument("--all-rows", action="store_true",
-                       help="run the distance bounds, the bootstrap interval and the resampled T-Cal on "
-                            "every row (default: each on a uniform subsample of "
-                            f"{SAMPLED_ROWS['distance']:,}, {SAMPLED_ROWS['bootstrap']:,} and "
-                            f"{SAMPLED_ROWS['tcal_resampled']:,} rows when there are more, with its sampling "
-                            "error stated)")
+    sizes = ", ".join(f"{size:,} ({name.replace('_', ' ')})" for name, size in SAMPLED_ROWS.items())
+    add_arguments(parser.add_argument_group("analysis options"), extra_help={
+        "all_rows": f" (default: each on a uniform subsample of {sizes} rows when there are more, with its "
+                    "sampling error stated)"})
 
 
 def build_parser() -> argparse.ArgumentParser:
     from calviz import __version__
-    from calviz.cli_compare import add_comparison_options
+    from calviz.cli_compare import add_compare_command, add_comparison_options
 
     parser = argparse.ArgumentParser(
         prog="calviz", formatter_class=_HelpFormatter,
@@ -103,7 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
                "3 the T-Cal decision could not be computed",
     )
     parser.add_argument("--version", action="version", version=f"calviz {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="{serve,report,check,datasets}")
+    sub = parser.add_subparsers(dest="command", metavar="{serve,report,check,compare,monitor,datasets}")
 
     serve = sub.add_parser("serve", formatter_class=_HelpFormatter,
                            help="open the interactive dashboard in a browser",
@@ -124,6 +102,13 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--data-root", metavar="DIR",
                        help="offer a box that opens Parquet files or directories under DIR on Dask "
                             "(only with a loopback --address: it reads files on this machine)")
+    serve.add_argument("--workers", type=int, metavar="N",
+                       help="worker processes computing the sessions' background jobs, shared fairly by "
+                            "every session (default: one per core, at most 8)")
+    serve.add_argument("--job-memory", type=float, metavar="GB",
+                       help="memory one background job may allocate besides the shared data; a job "
+                            "needing more is stopped with a message (default: half of the machine's "
+                            "memory shared by the workers, at least 1 GB)")
     _add_file_options(serve)
 
     report = sub.add_parser("report", formatter_class=_HelpFormatter,
@@ -153,6 +138,10 @@ def build_parser() -> argparse.ArgumentParser:
     _add_analysis_options(check)
     add_comparison_options(check)
 
+    add_compare_command(sub, _HelpFormatter, _add_file_options, _add_analysis_options)
+    from calviz.cli_monitor import add_monitor_parser
+
+    add_monitor_parser(sub, _HelpFormatter, _add_file_options)
     sub.add_parser("datasets", help="list the embedded datasets", description="List the embedded datasets.")
     return parser
 
@@ -227,15 +216,9 @@ def options_from_args(args):
                                 ("--top-k", args.top_k, "topk")):
         if value is not None and args.target != target:
             raise CLIError(f"{flag} applies to --target {target} only; got --target {args.target}")
-    default = AnalysisOptions()
-    values = dict(
-        target=args.target, n=args.subsample,
-        class_index=default.class_index if args.class_index is None else args.class_index,
-        top_k=default.top_k if args.top_k is None else args.top_k,
-        scheme=args.scheme, n_bins=args.n_bins, kernel=args.kernel, bandwidth=args.bandwidth,
-        alpha=args.alpha, resampling=args.resampling, n_resamples=args.n_resamples, seed=args.seed,
-        all_rows=bool(getattr(args, "all_rows", False)),
-    )
+    from calviz.analysis.options import values_from_arguments
+
+    values = values_from_arguments(args)
     _check_flags(values, AnalysisOptions.parameter_constraints)  # the options' own rules
     try:
         return AnalysisOptions(**values)
@@ -262,8 +245,13 @@ def _check_comparison_flags(args) -> None:
 
 
 def _flag(option: str) -> str:
-    """The command-line flag of an option (``class_index`` → ``--class-index``)."""
-    return "--subsample" if option == "n" else "--" + option.replace("_", "-")
+    """The command-line flag of an option (``class_index`` → ``--class-index``; the option schema's)."""
+    from calviz.analysis.options import option as declared
+
+    try:
+        return declared(option).cli_flag
+    except KeyError:  # a comparison flag's option
+        return "--" + option.replace("_", "-")
 
 
 def check_options_fit(data, options) -> None:
@@ -309,9 +297,9 @@ def check_summary(data, options, *, source: str = "", analysis=None) -> dict:
     """
     from calviz import __version__
     from calviz.analysis import analyze
-    views = ("tcal", "interval", "distance", "classical")
-    if options.resampling != "analytic":
-        views += ("tcal_resampled",)
+    from calviz.analysis.views import view_names
+
+    views = view_names(in_check=True)  # (the resampled T-Cal only when a resampling is asked: View.applies)
     result = analysis if analysis is not None else analyze(data, options, views=views)
     # the decision asked for: the resampled test when resampling is chosen (never silently the analytic
     # one in its place — a failed resampled test leaves the decision unavailable)
@@ -521,16 +509,33 @@ def check_output_path(out: Path) -> None:
     """Refuse an output path that cannot be written, before anything heavy is imported or computed."""
     import os
 
+    from calviz._files import check_target
+
     parent = out.parent
     if out.is_dir():
         raise CLIError(f"cannot write {out}: it is a directory")
+    try:
+        check_target(out)  # a device node, a FIFO, …: never replaced with a report
+    except OSError as exc:
+        raise CLIError(f"cannot write {out}: {exc.strerror}") from None
     if not parent.is_dir():
         raise CLIError(f"cannot write {out}: the directory {parent} does not exist")
     if not os.access(parent, os.W_OK | os.X_OK):
         raise CLIError(f"cannot write {out}: the directory {parent} is not writable")
 
 
+def _stop_on_sigterm() -> None:
+    """SIGTERM (a service manager, `kill`) stops like Ctrl+C: as ``KeyboardInterrupt``, so files being
+    written are removed, worker processes stopped, and :func:`main` says "stopped" (no traceback)."""
+
+    def interrupt(*_):
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, interrupt)
+
+
 def cmd_report(args) -> int:
+    _stop_on_sigterm()
     out = Path(args.output)
     check_output_path(out)  # at once: the imports below alone take seconds
     from calviz.cli_compare import comparison_html
@@ -614,6 +619,7 @@ def session_factory(data=None, dataset: str | None = None, **app_params):
 
 
 def cmd_serve(args) -> int:
+    _stop_on_sigterm()  # (while the data loads; the event loop's own stop is installed below)
     dataset = args.dataset
     if args.file is not None and dataset is not None:
         raise CLIError("pass either FILE or --dataset, not both")
@@ -644,14 +650,22 @@ def cmd_serve(args) -> int:
         data_root = Path(args.data_root).resolve()
         if not data_root.is_dir():
             raise CLIError(f"--data-root {args.data_root}: not a directory")
+    if args.workers is not None and args.workers < 1:
+        raise CLIError(f"--workers must be at least 1; got {args.workers}")
+    if args.job_memory is not None and not 0 < args.job_memory < float("inf"):
+        raise CLIError(f"--job-memory must be a positive number of GB; got {args.job_memory}")
+    from calviz.app import workers
+
+    workers.configure(workers=args.workers,
+                      job_memory=None if args.job_memory is None else int(args.job_memory * 2**30))
+    # the worker processes map the server's one copy of the data instead of receiving it per job
+    data = workers.share_data(data)
     new_session = session_factory(data, dataset, data_root=data_root)
 
     import panel as pn
 
     from calviz.app.page import say_preparing_first
     from calviz.app.sources import WEBSOCKET_LIMIT_BYTES
-    from calviz.app.workers import start_spare_worker
-
     try:
         port = args.port or free_port(args.address)
         server = pn.serve(
@@ -665,7 +679,7 @@ def cmd_serve(args) -> int:
     # compiling — every kernel as soon as the first page has been sent, while the browser loads it (earlier,
     # it would slow the session build on 2 cores); this process loads its own kernels when the page has
     # loaded (CalvizApp.start), since they hold its GIL.
-    say_preparing_first(server, then=start_spare_worker)
+    say_preparing_first(server, then=workers.start_spare_worker)
     host = f"[{args.address}]" if ":" in args.address else args.address
     url = f"http://{host}:{server.port}/"
     print(f"calviz dashboard at {url}  (Ctrl+C to stop)", flush=True)
@@ -673,19 +687,73 @@ def cmd_serve(args) -> int:
     # the page says "preparing" until the views arrive
     if args.show:
         server.io_loop.add_callback(_open_browser, url)
-    # SIGTERM (a service manager, `kill`) stops like Ctrl+C, so the worker processes and a local Dask
-    # cluster are shut down instead of being orphaned
-    signal.signal(signal.SIGTERM, lambda *_: server.io_loop.add_callback_from_signal(server.io_loop.stop))
+    # SIGTERM (a service manager, `kill`) and Ctrl+C stop the event loop, so the worker processes and a
+    # local Dask cluster are shut down instead of being orphaned; a second signal meanwhile is ignored
+    def stop(*_):
+        for each in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(each, signal.SIG_IGN)
+        server.io_loop.add_callback_from_signal(server.io_loop.stop)
+        # the loop stops after the callback it runs now (a session's change: seconds on large data)
+        threading.Thread(target=_exit_after_grace, name="calviz-stop", daemon=True).start()
+
+    import threading
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
     try:
         server.io_loop.start()
-    except KeyboardInterrupt:
-        print("calviz: stopped", file=sys.stderr)
+    except KeyboardInterrupt:  # (a Ctrl+C before the handler above was installed)
+        pass
     finally:
-        server.stop()
-        from calviz.app.workers import shutdown_workers
-
-        shutdown_workers()
+        _stop_serving(server)
+    print("calviz: stopped", file=sys.stderr, flush=True)
     return EXIT_OK
+
+
+#: s: a stopping server waits this long for a Dask cluster to close, then kills its workers and exits
+STOP_GRACE_S = 3.0
+
+
+def _exit_after_grace() -> None:
+    """A stop that has not ended after :data:`STOP_WAIT_S` (the event loop's thread still busy): stop the
+    worker processes and exit now, status 0."""
+    import os
+    import time
+
+    time.sleep(STOP_WAIT_S)
+    import multiprocessing
+
+    from calviz.app import workers
+
+    workers.shutdown_workers()
+    for child in multiprocessing.active_children():  # (a local Dask cluster's workers)
+        child.kill()
+    print("calviz: stopped", file=sys.stderr, flush=True)
+    sys.stdout.flush()
+    os._exit(EXIT_OK)
+
+
+#: s: a stop asked for by a signal ends within this time, whatever the event loop's thread is doing
+STOP_WAIT_S = 5.0
+
+
+def _stop_serving(server) -> None:
+    """Stop listening, stop the worker processes (also mid-job) and close the Dask clients; if they do not
+    close within :data:`STOP_GRACE_S`, exit now (status 0: the stop was asked for) instead of waiting on
+    the cluster."""
+    from calviz.app import workers
+
+    server.stop()
+    workers.shutdown_workers()
+    if "calviz.dask._app" in sys.modules:  # (only when a Dask source was opened)
+        from calviz.dask._app import close_clients
+
+        if not close_clients(STOP_GRACE_S):
+            import os
+
+            print("calviz: stopped", file=sys.stderr, flush=True)
+            sys.stdout.flush()
+            os._exit(EXIT_OK)
 
 
 def _is_loopback(address: str) -> bool:
@@ -717,7 +785,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:  # a subcommand is required: say which exist, as for any other usage error
         parser.print_help(sys.stderr)
         return EXIT_INPUT
-    handler = {"serve": cmd_serve, "report": cmd_report, "check": cmd_check, "datasets": cmd_datasets}
+    from calviz.cli_compare import cmd_compare
+
+    handler = {"serve": cmd_serve, "report": cmd_report, "check": cmd_check, "compare": cmd_compare,
+               "datasets": cmd_datasets,
+               "monitor": lambda args: importlib.import_module("calviz.cli_monitor").cmd_monitor(args)}
     try:
         return handler[args.command](args)
     except (CLIError, InputError) as exc:  # InputError: an option or input the engine refuses
@@ -725,6 +797,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"calviz {args.command}: error: {message_for(message, 'cli')}", file=sys.stderr)
         return EXIT_INPUT
     except BrokenPipeError:  # `calviz check ... | head`
+        return EXIT_OK
+    except KeyboardInterrupt:  # Ctrl+C, or SIGTERM (:func:`_stop_on_sigterm`): a stop the user asked for
+        print(f"calviz {args.command}: stopped", file=sys.stderr, flush=True)
         return EXIT_OK
 
 

@@ -20,6 +20,7 @@ import numpy as np
 from calviz._lazy import LazyModule
 from calviz._notebook import ensure_backend, no_notebook_output  # noqa: F401
 from calviz._results import format_pvalue, pvalue_phrase  # noqa: F401
+from calviz.analysis.views import REGISTRY
 from calviz.present.frames import (  # noqa: F401  (public names of calviz.plots before they moved)
     ACCENT,
     BIN_TOOLTIPS,
@@ -56,7 +57,9 @@ from calviz.present.frames import (  # noqa: F401  (public names of calviz.plots
 from calviz.present.labels import METHOD_NAMES, measure_label, method_name, tcal_xlabel  # noqa: F401
 from calviz.present.text import (  # noqa: F401
     BOOTSTRAP_NOTE,
+    DISTANCE_MISSING,
     GLYPHS,
+    RELIABILITY_MISSING,
     bins_phrase,
     classical_caption,
     distance_caption,
@@ -105,56 +108,8 @@ _TOOLS = ["hover"]
 
 
 #: view name → (what the view shows, in one plain sentence; the mathematics behind it, for a tooltip or a
-#: "more" link).  The app's cards and the report's sections both read these.
-VIEW_EXPLANATIONS = {
-    "reliability": (
-        "How often the model is right, against how sure it says it is: a calibrated model's bars follow "
-        "the dashed diagonal.",
-        "Per bin b: mean predicted probability z̄_b (x) and observed frequency ȳ_b (y), with a per-bin "
-        "interval at level 1 − α. Blue: a kernel regression of y on the prediction (SmoothECE, Błasiok and "
-        "Nakkiran 2023) with a pointwise band. Red panel: the witness w(v) of the smooth calibration error "
-        "smCE = max over 1-Lipschitz w: [0, 1] → [−1, 1] of E[(y − v) w(v)] (Błasiok, Gopalan, Hu and "
-        "Nakkiran 2023, Def. 7.2): it is near ±1 where outcomes are above or below the predictions.",
-    ),
-    "tcal": (
-        "A test of \"the model is calibrated\": it compares the calibration error measured with 2, 4, 8, … "
-        "bins against what chance alone would give, and rejects if any bin count shows too much error.",
-        "Adaptive T-Cal (Lee, Huang, Hassani and Dobriban, JMLR 2023, eq. 7 and Algorithm 2): at each "
-        "dyadic scale m = 2^b the debiased estimator T^d of ℓ2-ECE² (their eq. 6, the plug-in estimator "
-        "minus its bias) is compared with its critical value at level α/B (Bonferroni over B scales); "
-        "critical values are analytic (scaled chi-square), or from resampling labels from the predictions "
-        "(Y-only or consistency resampling, their App. C.3).",
-    ),
-    "interval": (
-        "How large the calibration error is, with a confidence interval: an interval that excludes 0 "
-        "means the model is miscalibrated.",
-        "The ℓ2 expected calibration error with m equal-width bins, estimated by the within-bin unbiased "
-        "statistic T (Sun, Chaudhari, Barnett and Dobriban 2024, eq. 4). Its interval (their Algorithm 1) "
-        "is asymptotically valid: with z₁ = Φ⁻¹(1 − α), z₂ = Φ⁻¹(1 − α/2), T₊ = max(T, 0) and standard error "
-        "s, the upper end is T₊ + z₂ s and the lower end T₊ − z₂ s, T₊/2 or max(T₊ − z₁ s, 0) depending on "
-        "T₊/s, and 0 when T₊ is below z₁ times the exact null standard deviation. Beside it: the percentile "
-        "bootstrap of the same statistic T.",
-    ),
-    "distance": (
-        "How far the predictions are from the nearest perfectly calibrated ones, bounded from below and "
-        "above by several calibration measures.",
-        "The distance to calibration dCE (Błasiok, Gopalan, Hu and Nakkiran, STOC 2023) is the smallest "
-        "expected change of the predictions that makes them calibrated. It is bounded by measures computed "
-        "from the sample: the lower distance dCE_lower (a linear program, their Lemma 7.10), the smooth "
-        "calibration error smCE (dCE_lower/5 ≤ smCE ≤ 2·dCE_lower, their Thm 7.3; computed in nearly-linear "
-        "time as in Hu, Jambulapati, Tian and Yang 2024), the interval calibration error SintCE "
-        "(SintCE ≤ 6√dCE_lower, their Thm 6.11), the Laplace-kernel calibration error kCE (Sec. 8) and the "
-        "binned ECE plus the bin width (≥ dCE, eq. (5) and Thm 6.2).",
-    ),
-    "classical": (
-        "Older calibration tests and error measures, for comparison with T-Cal.",
-        "Spiegelhalter's z-test (1986), Hosmer and Lemeshow's χ² test (1980), Cox's logistic recalibration "
-        "test (1958) and the Kolmogorov-Smirnov and Kuiper tests of cumulative differences (Arrieta-Ibarra "
-        "et al. 2022), all asymptotic and conditional on the predictions. MCE: the largest gap between "
-        "observed frequency and mean prediction over equal-width bins; ACE: the average gap over "
-        "equal-mass bins.",
-    ),
-}
+#: "more" link): the registry's ``View.explanation``.  The app's cards and the report's sections read these.
+VIEW_EXPLANATIONS = {record.name: record.explanation for record in REGISTRY if record.explanation is not None}
 
 
 def placeholder(message: str, title: str = "", *, height: int = 300) -> hv.Element:
@@ -566,7 +521,7 @@ def class_reliability_elements(multi, *, panel_height: int = 150) -> dict[str, h
             )
         )
     if not out:
-        out["no classes"] = placeholder("reliability data not available", height=panel_height)
+        out["no classes"] = placeholder(RELIABILITY_MISSING, height=panel_height)
     return out
 
 
@@ -881,7 +836,7 @@ def distance_plot(bounds, *, title: str | None = None, height: int = 330) -> hv.
     default = (
         "Distance to calibration (empirical distribution)"
         if bounds is not None
-        else ("distance bounds not available")
+        else DISTANCE_MISSING
     )
     return (
         (stems * pts * seg).opts(

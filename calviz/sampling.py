@@ -47,6 +47,8 @@ import numpy as np
 
 from calviz._data import CalibrationData
 from calviz._params import NON_NEGATIVE_INT, POSITIVE_INT, UNIT_OPEN, Interval, Options, validate_params
+from calviz._results import DISTANCE_RANGE, clip_interval
+from calviz.analysis.views import LARGE_ROWS, REGISTRY, view
 from calviz.targets import analysis_target
 
 __all__ = [
@@ -65,11 +67,11 @@ __all__ = [
     "BACKGROUND_WHEN_LARGE",
 ]
 
-#: rows each subsampled view analyses by default (module docstring), chosen so that each takes a few
-#: seconds on one core: the distance family ≈ 1 s on 2·10⁵ rows (smCE sampling error ≤ 0.0122 for
-#: π = ½); the sequential T-Cal rule ≈ 0.5 s per 100 resamples of 2·10⁵ rows; the bootstrap's 500
-#: resamples ≈ 5 s on 5·10⁴ rows
-SAMPLED_ROWS = {"distance": 200_000, "tcal_resampled": 200_000, "bootstrap": 50_000}
+#: rows each subsampled view analyses by default (module docstring), derived from the view registry
+#: (``View.subsample``), chosen so that each takes a few seconds on one core: the distance family ≈ 1 s on
+#: 2·10⁵ rows (smCE sampling error ≤ 0.0122 for π = ½); the sequential T-Cal rule ≈ 0.5 s per 100 resamples
+#: of 2·10⁵ rows; the bootstrap's 500 resamples ≈ 5 s on 5·10⁴ rows
+SAMPLED_ROWS = {record.name: record.subsample for record in REGISTRY if record.subsample is not None}
 
 #: views that cost more than one pass over the rows per change (module docstring)
 SAMPLED_VIEWS = frozenset(SAMPLED_ROWS)
@@ -77,11 +79,9 @@ SAMPLED_VIEWS = frozenset(SAMPLED_ROWS)
 #: second word of the subsample's seed sequence (a fixed, arbitrary constant that separates its stream)
 SAMPLE_STREAM = 0x5A3
 
-#: rows from which the dashboard computes the one-pass views that still take seconds there
-#: (:data:`BACKGROUND_WHEN_LARGE`) off its UI thread, so the page answers at once
-LARGE_ROWS = 1_000_000
-#: the classical tests sort the sample and the ACE makes one pass per class; the analytic T-Cal sorts
-BACKGROUND_WHEN_LARGE = frozenset({"classical", "tcal"})
+#: the one-pass views that still take seconds from :data:`LARGE_ROWS` rows, which the dashboard computes
+#: off its UI thread there (``View.background == "when_large"``: the analytic T-Cal sorts)
+BACKGROUND_WHEN_LARGE = frozenset(record.name for record in REGISTRY if record.background == "when_large")
 
 #: probability with which the stated sampling errors hold
 CONFIDENCE = 0.95
@@ -348,7 +348,7 @@ def subsample_interval(measure: str, result, *, n: int, positives: int, positive
         high = float(np.min(rint + widths + deviation))
         low = float(min(np.min(rint + widths - deviation), rint[-1] - deviation[-1]))
         bound = "RintCE_S(ε) ± [√((⌈1/ε⌉+1)/k) + √(2 ln(L/δ)/k)] per width, monotone in the width"
-    return max(low, 0.0), float(high), bound
+    return (*clip_interval(low, high, *DISTANCE_RANGE), bound)  # each measure lies in [0, 1]
 
 
 def sample_note(view: str, sample: CalibrationData, n: int, options, *, bounds=None) -> str:
@@ -402,7 +402,8 @@ def sample_note(view: str, sample: CalibrationData, n: int, options, *, bounds=N
     head = (f"computed on a uniform subsample of {k:,} of {n:,} rows (without replacement, seed "
             f"{int(options.seed)}); ask for all rows (all_rows=True, --all-rows, the 'all rows' box) "
             "to use every row")
-    if view == "distance":
+    kind = _view(view).sampling_error
+    if kind == "smce":
         _, y = analysis_target(sample, options, scalar=True).view(sample)
         pi = float(np.mean(y))  # π of all rows, estimated on the subsample
         if bounds is not None:
@@ -417,7 +418,7 @@ def sample_note(view: str, sample: CalibrationData, n: int, options, *, bounds=N
         return (f"{head}. Sampling error: smCE within ±{error:.2g} of its all-rows value with probability "
                 f"{CONFIDENCE:.0%} (2-Lipschitz witnesses, Błasiok et al. 2023, §9)")
     factor = math.sqrt(n / k)
-    what = "The interval reflects" if view == "bootstrap" else "The resampled p-values reflect"
+    what = "The interval reflects" if kind == "interval" else "The resampled p-values reflect"
     return f"{head}. {what} {k:,} rows: about {factor:.1f}× less precise than all rows"
 
 
@@ -462,20 +463,9 @@ def result_note(view: str, sample: CalibrationData, n: int, options, result, not
     >>> print(result_note("distance", rows, data.n, options, COMPUTE["distance"](rows, options), note))
     None
     """
-    if note is None or view != "distance" or result is None:
+    if note is None or _view(view).sampling_error != "smce" or result is None:
         return note
     return sample_note(view, sample, n, options, bounds=result[0])
-
-
-#: seconds per row (per resample for the resampling views) of each background view, measured on one core
-#: of a 2-core x86-64 machine at 2·10⁵ rows (benchmarks/bench_bigdata.py); the dashboard's status line
-#: turns them into an expected duration.  ``smooth``: the band resamples the grid, ≈ 4 s whatever n.
-_SECONDS_PER_ROW = {"distance": 3.5e-6, "bootstrap": 1.5e-7, "tcal_resampled": 2.5e-8, "smooth": 1e-7,
-                    "classical": 1e-6, "tcal": 3e-7}
-_SMOOTH_BAND_SECONDS = 4.0
-#: resamples the estimate assumes for the sequential T-Cal rule (it stops sooner when the decision is
-#: clear, later when the p-value is close to α)
-_TYPICAL_TCAL_RESAMPLES = 2000
 
 
 def estimate_seconds(view: str, rows: int, n_classes: int, options) -> float:
@@ -512,16 +502,7 @@ def estimate_seconds(view: str, rows: int, n_classes: int, options) -> float:
     >>> round(estimate_seconds("bootstrap", 50_000, 2, options), 2)    # 500 resamples
     3.75
     """
-    rate = _SECONDS_PER_ROW.get(view, 1e-7) * rows
-    if view == "bootstrap":
-        return rate * int(options.n_resamples)
-    if view == "tcal_resampled":
-        return rate * _TYPICAL_TCAL_RESAMPLES
-    if view == "smooth":
-        return rate + _SMOOTH_BAND_SECONDS
-    if view == "classical":
-        return rate * max(int(n_classes), 2) / 2  # the ACE is one pass per class
-    return rate
+    return _view(view).estimate_seconds(rows, n_classes, options)
 
 
 def format_seconds(seconds: float) -> str:
@@ -550,3 +531,8 @@ def format_seconds(seconds: float) -> str:
     if seconds < 90.0:
         return f"{seconds:.0f} s"
     return f"{seconds / 60.0:.0f} min"
+
+
+def _view(name: str):
+    """The registry's record of view ``name`` (its row policy, sampling error and cost model)."""
+    return view(name)

@@ -190,3 +190,35 @@ def count_hold_depth(app, monkeypatch) -> list:
 
     monkeypatch.setattr(app, "_hold", hold)
     return depth
+
+
+@pytest.fixture(scope="session")
+def fixed_probability_classifier():
+    """Factory of a fitted scikit-learn classifier whose input X *is* the (n, K) probability matrix:
+    predict_proba returns X, decision_function its log-odds (binary: log p₁ − log p₀, so that Platt's
+    sigmoid is fitted on the log-odds as Platt 1999 does; K > 2: log p_k, one-vs-rest) — the scikit-learn
+    reference of calviz's Platt, isotonic and temperature maps."""
+    import numpy as np
+    from sklearn.base import BaseEstimator, ClassifierMixin
+
+    from calviz._recalibration import LOG_FLOOR
+
+    def make(n_classes: int):
+        class FixedProbabilities(ClassifierMixin, BaseEstimator):
+            def fit(self, X, y=None):
+                self.classes_ = np.arange(n_classes)
+                return self
+
+            def predict_proba(self, X):
+                return np.asarray(X, dtype=np.float64)
+
+            def predict(self, X):
+                return np.asarray(X).argmax(axis=1)
+
+            def decision_function(self, X):
+                logp = np.log(np.clip(np.asarray(X, dtype=np.float64), LOG_FLOOR, 1.0))
+                return logp[:, 1] - logp[:, 0] if n_classes == 2 else logp
+
+        return FixedProbabilities().fit(None)
+
+    return make

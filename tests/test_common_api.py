@@ -197,6 +197,8 @@ DATA_OPTIONS = {"sample_weight"}
 NOT_OPTIONS = {
     ("analyze", "group"): "a column of the data (checked against its rows)",
     ("from_logits", "y_true"): "labels (the data)",
+    ("calibration_over_time", "time"): "a column of the data (checked against its rows)",
+    ("monitor_calibration", "time"): "a column of the data (checked against its rows)",
     ("sample_note", "bounds"): "a result object",
     ("resolve", "allowed"): "the targets the calling estimator supports (internal)",
     ("resolve", "caller"): "the calling estimator's name, for the message (internal)",

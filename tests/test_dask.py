@@ -395,6 +395,9 @@ def test_subsample_measures_report_their_sampling_error(client):
         full = getattr(distance, measure)(y, prob)
         assert est.sample_size == 1500 and est.n == N and 0 < est.error_bound < 1
         assert est.low <= full.value <= est.high, (measure, est, full)
+        # 5 rows: the deviation bound is wider than [0, 1], where each measure lies (highs were 4.68)
+        tiny = cdask.subsample_measure(measure, Y, P, size=5, seed=7)
+        assert 0.0 <= tiny.low <= tiny.value <= tiny.high <= 1.0, (measure, tiny)
         # the same result type as in memory; every row (the exact value) when size >= n
         got = getattr(cdask, measure)(Y, P, size=1500, seed=7)
         assert type(got) is type(full) and got.n == 1500 and got.value == est.value  # reproducible

@@ -26,8 +26,9 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 #: modules whose public functions (defined there, name without a leading underscore) are documented
 MODULES = ["calviz.plots", "calviz.present.report", "calviz.present.text", "calviz.present.frames",
-           "calviz.present.labels", "calviz._notebook", "calviz.datasets", "calviz._recalibration",
-           "calviz._comparison", "calviz._classical", "calviz.io", "calviz._distance_results"]
+           "calviz.present.labels", "calviz.present.comparisons", "calviz._notebook", "calviz.datasets",
+           "calviz._recalibration", "calviz._comparison", "calviz._classical", "calviz.io",
+           "calviz._distance_results"]
 
 #: public submodules: every name in their ``__all__`` (functions and result classes) is documented
 SUBMODULES = ["calviz.dask", "calviz.analysis", "calviz.targets", "calviz.sampling"]
@@ -151,10 +152,31 @@ def test_class_docstring_lists_attributes(key):
         assert not missing, f"{key}: fields not in the Attributes section: {missing}"
 
 
+def _doctest_flags() -> int:
+    """The doctest flags of the project's pytest configuration: ``pytest --doctest-modules calviz`` runs the
+    examples with these, and so does this file (one configuration, so both agree on every example)."""
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        tomllib = pytest.importorskip("tomli")
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    names = config["tool"]["pytest"]["ini_options"].get("doctest_optionflags", [])
+    flags = 0
+    for flag in names.split() if isinstance(names, str) else names:
+        flags |= doctest.OPTIONFLAGS_BY_NAME[flag]
+    return flags
+
+
+def test_doctest_flags_are_the_projects():
+    """The examples wrap long outputs: without NORMALIZE_WHITESPACE in the project's configuration,
+    ``pytest --doctest-modules calviz`` failed on them while this file's runner passed them."""
+    assert _doctest_flags() & doctest.NORMALIZE_WHITESPACE and _doctest_flags() & doctest.ELLIPSIS
+
+
 def _run_examples(obj, name, module):
     tests = doctest.DocTestFinder(recurse=False).find(obj, name, module=module, globs={})
     examples = [e for t in tests for e in t.examples]
-    runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE | doctest.ELLIPSIS)
+    runner = doctest.DocTestRunner(optionflags=_doctest_flags())
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
         state = np.get_printoptions()

@@ -422,7 +422,7 @@ def test_failed_resampled_test_with_fail_on_reject_exits_3(predictions_csv, monk
         return analytic(*args, resampling=resampling, **kwargs)
 
     monkeypatch.setattr(tcal_module, "adaptive_tcal", failing)
-    monkeypatch.setattr(importlib.import_module("calviz.analysis"), "adaptive_tcal", failing)
+    monkeypatch.setattr(importlib.import_module("calviz.analysis.compute"), "adaptive_tcal", failing)
     code = cli.main(["check", str(predictions_csv), "--resampling", "y_only", "--n-resamples", "50",
                      "--fail-on-reject"])
     assert code == cli.EXIT_ENGINE

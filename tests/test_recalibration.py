@@ -25,7 +25,7 @@ def _direct_temperature(probs: np.ndarray, labels: np.ndarray) -> float:
 
 
 @pytest.mark.parametrize("name", ["tabular-gnb", "digits-gnb"])
-def test_temperature_on_embedded_naive_bayes_uses_held_out_rows_only(name):
+def test_temperature_on_embedded_naive_bayes_uses_held_out_rows_only(name, fixed_probability_classifier):
     data = load_dataset(name)
     res = recalibrate(data, method="temperature", calibration_size=0.5, seed=3)
     ev, cal = res.eval_indices, res.calibration_indices
@@ -45,9 +45,7 @@ def test_temperature_on_embedded_naive_bayes_uses_held_out_rows_only(name):
     from sklearn.calibration import CalibratedClassifierCV
     from sklearn.frozen import FrozenEstimator
 
-    from calviz._recalibration import _fixed_probability_classifier
-
-    sk = CalibratedClassifierCV(FrozenEstimator(_fixed_probability_classifier(data.n_classes)),
+    sk = CalibratedClassifierCV(FrozenEstimator(fixed_probability_classifier(data.n_classes)),
                                 method="temperature", cv=2).fit(data.probs[cal], data.labels[cal])
     np.testing.assert_allclose(res.y_prob, sk.predict_proba(data.probs[ev]), atol=1e-3)
     # the held-out T-Cal decision and ECE interval are those of the direct predictions on the held-out rows

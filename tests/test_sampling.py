@@ -4,6 +4,7 @@ scale-axis rule, the column-block Parquet reader and a 10⁶-row file through ``
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import json
 import re
 
@@ -221,7 +222,7 @@ def test_store_keys_and_status_name_the_rows(small_policy):
 def test_store_computes_slow_one_pass_views_off_the_ui_thread_on_large_data(small_policy, monkeypatch):
     from calviz.app import store as store_module
 
-    monkeypatch.setattr(store_module, "LARGE_ROWS", 300)
+    monkeypatch.setattr(importlib.import_module("calviz.analysis.views"), "LARGE_ROWS", 300)
     data, opts = _binary(500), AnalysisOptions(resampling="analytic")
     store = store_module.ResultStore(debounce=0)
     try:

@@ -123,32 +123,3 @@ def test_functions_without_weights_refuse_them_naming_those_with(function):
     for name in WEIGHTED_FUNCTIONS:
         assert name in str(info.value)
         assert "sample_weight" in inspect.signature(getattr(calviz, name)).parameters
-
-
-@pytest.mark.parametrize("method", ["temperature", "isotonic", "histogram"])
-def test_weighted_recalibration_map_equals_repeated_rows(method):
-    from calviz._recalibration import _fit_map
-
-    rng = np.random.default_rng(7)
-    probs = np.round(rng.dirichlet([1, 1, 1], size=300), 2)
-    probs /= probs.sum(axis=1, keepdims=True)
-    labels = np.array([rng.choice(3, p=row ** 2 / (row ** 2).sum()) for row in probs])
-    w = rng.integers(1, 4, size=300)
-    weighted = _fit_map(method, probs, labels, 8, w.astype(float))
-    repeated = _fit_map(method, np.repeat(probs, w, axis=0), np.repeat(labels, w), 8)
-    grid = rng.dirichlet([1, 1, 1], size=50)
-    # the temperature is found by a bounded scalar minimiser to 1e-6 in log T
-    np.testing.assert_allclose(weighted.transform(grid), repeated.transform(grid), atol=1e-5)
-
-
-def test_recalibrate_returns_the_evaluation_weights():
-    rng = np.random.default_rng(8)
-    p = rng.uniform(0.05, 0.95, size=400)
-    y = (rng.uniform(size=400) < p ** 2).astype(int)
-    w = rng.uniform(0.5, 2.0, size=400)
-    result = calviz.recalibrate(y, p, method="platt", sample_weight=w, seed=1)
-    np.testing.assert_array_equal(result.sample_weight, w[result.eval_indices])
-    unweighted = calviz.recalibrate(y, p, method="platt", seed=1)
-    assert unweighted.sample_weight is None and not np.allclose(result.y_prob, unweighted.y_prob)
-    folds = calviz.recalibrate(y, p, method="histogram", calibration_size=None, folds=3, sample_weight=w)
-    np.testing.assert_array_equal(folds.sample_weight, w)

@@ -9,9 +9,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from calviz._kernels.binning import edge_count, edge_count_table, top_bucket
+from calviz._threads import map_chunks
 
 
 @njit(cache=True)
@@ -101,26 +102,44 @@ def logistic_sums(x, y, intercept, slope):
     return sums
 
 
-#: rows per block of :func:`logistic_sums_threaded`
-_LOGISTIC_BLOCK = 1 << 16
+#: rows per block of :func:`logistic_sums_threaded` (three term arrays of this many doubles are held)
+_LOGISTIC_BLOCK = 1 << 20
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, nogil=True)
+def logistic_terms_into(x, y, intercept, slope, offset, start, stop, r, w, ll):
+    """The terms (:func:`logistic_terms`) of the rows offset + start .. offset + stop − 1 into r, w, ll at
+    start..stop−1."""
+    for j in range(start, stop):
+        r[j], w[j], ll[j] = logistic_terms(x[offset + j], y[offset + j], intercept, slope)
+
+
+@njit(cache=True)
+def add_logistic_block(sums, x, offset, r, w, ll, size):
+    """``sums`` with the first ``size`` terms of a block added in row order (rows offset.., as
+    :func:`logistic_sums` adds them)."""
+    for j in range(size):
+        sums = add_logistic_terms(sums, x[offset + j], r[j], w[j], ll[j])
+    return sums
+
+
 def logistic_sums_threaded(x, y, intercept, slope):
     """:func:`logistic_sums`, bit for bit, with the terms (two logarithm-and-exponential evaluations per
-    row: most of the time) computed by all threads a block at a time and added by one thread in row
-    order — the same additions in the same order, so the same sums."""
+    row: most of the time) computed a block at a time in row chunks on several threads
+    (:func:`calviz._threads.map_chunks`: blocked threads wait without spinning, so a busy machine costs
+    no more than one thread) and added by one thread in row order — the same additions in the same
+    order, so the same sums."""
     n = x.shape[0]
-    r_block = np.empty(_LOGISTIC_BLOCK)
-    w_block = np.empty(_LOGISTIC_BLOCK)
-    ll_block = np.empty(_LOGISTIC_BLOCK)
+    size = min(_LOGISTIC_BLOCK, n)
+    r = np.empty(size)
+    w = np.empty(size)
+    ll = np.empty(size)
     sums = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
-    for start in range(0, n, _LOGISTIC_BLOCK):
-        size = min(_LOGISTIC_BLOCK, n - start)
-        for j in prange(size):
-            r_block[j], w_block[j], ll_block[j] = logistic_terms(x[start + j], y[start + j], intercept, slope)
-        for j in range(size):
-            sums = add_logistic_terms(sums, x[start + j], r_block[j], w_block[j], ll_block[j])
+    for offset in range(0, n, _LOGISTIC_BLOCK):
+        rows = min(_LOGISTIC_BLOCK, n - offset)
+        map_chunks(lambda start, stop, offset=offset: logistic_terms_into(  # noqa: B023
+            x, y, intercept, slope, offset, start, stop, r, w, ll), rows)
+        sums = add_logistic_block(sums, x, offset, r, w, ll, rows)
     return sums
 
 

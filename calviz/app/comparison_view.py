@@ -44,7 +44,7 @@ from calviz.app.views import (
     card,
     interval_glyphs,
 )
-from calviz.present import frames, text
+from calviz.present import comparisons, frames, text
 
 #: the comparison's note is Markdown (its verdict lists items); the live views' captions are plain HTML
 _NOTE = dict(sizing_mode="stretch_width", margin=(0, 10), styles={"font-size": "12px"})
@@ -132,12 +132,6 @@ def interval_table(outcome) -> dict:
     return {k: _column(k, v) for k, v in rows.items()}
 
 
-#: a tested group's status by its Holm decision (:attr:`calviz.GroupResult.decision`); the reason of an
-#: undecided one says at which level and why it is not rejected
-_GROUP_STATUS = {"reject": "rejected (Holm)", "accept": "not rejected (Holm)",
-                 "undecided": "undecided (Holm)"}
-
-
 def summary_table(outcome) -> dict:
     """The decisions, one row per item: n, ECE interval, T-Cal decision and p-value, Holm-adjusted
     p-value (groups), status."""
@@ -157,7 +151,7 @@ def summary_table(outcome) -> dict:
         if groups is not None:
             g = groups[i]
             rows["holm"].append(format_pvalue(g.adjusted_pvalue))
-            status = _GROUP_STATUS.get(g.decision, g.status)
+            status = comparisons.GROUP_STATUS.get(g.decision, g.status)
             rows["status"].append(status + (f": {g.reason}" if g.reason and g.status != "too small" else ""))
         else:
             rows["holm"].append("—")

@@ -1,4 +1,5 @@
-"""The dashboard's controls: parameters only (the sidebar's widgets are generated from them)."""
+"""The dashboard's controls: parameters only, generated from the option schema (the sidebar's widgets are
+generated from them)."""
 
 from __future__ import annotations
 
@@ -6,10 +7,12 @@ import param
 
 from calviz._params import BOOLEAN, AnyOf, Interval, Options, check_keywords
 from calviz._smooth import MIN_BANDWIDTH
-from calviz.analysis import RESAMPLINGS, TARGETS, AnalysisOptions
+from calviz.analysis import OPTIONS, TARGETS, AnalysisOptions, Option
 from calviz.present.labels import method_name
 
-__all__ = ["Controls"]
+__all__ = ["Controls", "parameter_of"]
+
+_SCHEMA = {o.name: o for o in OPTIONS}
 
 
 class _Automatic:
@@ -22,69 +25,53 @@ class _Automatic:
         return Interval(float, 0, 0).accepts(value)
 
 
+#: the widget's value that stands for the option's None (the bandwidth's 0: automatic; the subsample's
+#: size is the data's rows, set by :meth:`Controls.fit_to`)
+_NONE_AS = {"bandwidth": 0.0}
+
+
+def parameter_of(o: Option) -> param.Parameter:
+    """The control of one option of the schema: its default, its bounds (the API's: what the option
+    accepts), a slider's soft range, its choices in words."""
+    doc = o.help[:1].upper() + o.help[1:]
+    if o.widget == "checkbox":
+        return param.Boolean(default=o.default, doc=doc)
+    if o.choices is not None:
+        words = o.choice_labels or (tuple(method_name(c) for c in o.choices) if o.name == "resampling"
+                                    else None)
+        objects = dict(zip(words, o.choices, strict=True)) if words else list(o.choices)
+        return param.Selector(default=o.default, objects=objects, doc=doc)
+    low, high = o.bounds
+    kind = param.Integer if o.annotation.startswith("int") else param.Number
+    if o.data_dependent:  # bounds for the data: Controls.fit_to
+        default = low if o.default is None else o.default
+        return kind(default=default, bounds=(low, max(default, low + 1)), doc=doc)
+    default = _NONE_AS.get(o.name, o.default) if o.default is None else o.default
+    if o.name in _NONE_AS:
+        low = _NONE_AS[o.name]
+    rule = getattr(o.constraint, "inner", o.constraint)
+    closed = getattr(rule, "closed", "both")
+    extra = {"step": o.step} if o.step is not None and kind is param.Number else {}
+    return kind(default=default, bounds=(low, high), softbounds=o.soft_range, doc=doc,
+                inclusive_bounds=(closed in ("both", "left"), closed in ("both", "right")), **extra)
+
+
 class Controls(param.Parameterized):
-    """What the user chose.  :meth:`options` turns it into the analysis layer's ``AnalysisOptions``."""
+    """What the user chose.  :meth:`options` turns it into the analysis layer's ``AnalysisOptions``.
+
+    One parameter per option of the schema (:data:`calviz.analysis.OPTIONS`, :func:`parameter_of`), plus
+    the dataset and whether the smooth curve is shown."""
 
     dataset = param.Selector(default=None, objects=[], doc="Embedded dataset or uploaded file")
-    target = param.Selector(
-        default="auto",
-        objects=list(TARGETS),
-        doc="Calibration target: auto = binary for binary data, top-1 otherwise",
-    )
-    class_index = param.Integer(default=0, bounds=(0, 1), doc="Class for the classwise (one-vs-rest) view")
-    top_k = param.Integer(default=2, bounds=(1, 2), doc="k for top-1-to-k calibration")
-    n = param.Integer(default=2, bounds=(2, 2), doc="Subsample size (all rows by default)")
-    # choices shown by what they are (label → value: the value is the API keyword)
-    scheme = param.Selector(
-        default="equal_width", objects={"equal width": "equal_width", "equal mass": "equal_mass"},
-        doc="Binning scheme",
-    )
-    n_bins = param.Integer(default=15, bounds=(2, 100), doc="Number of bins (per axis)")
     show_smooth = param.Boolean(default=True, doc="Overlay the smooth reliability curve")
-    kernel = param.Selector(
-        default="reflected_gaussian",
-        objects={"reflected Gaussian": "reflected_gaussian", "logit Gaussian": "logit_gaussian"},
-        doc="Kernel of the smooth reliability curve",
-    )
-    bandwidth = param.Number(
-        default=0.0,
-        bounds=(0.0, 0.5),
-        step=0.005,
-        doc="Bandwidth of the smooth reliability curve (0 = automatic); the kCE keeps bandwidth 1",
-    )
-    alpha = param.Number(default=0.05, bounds=(0.001, 0.5), step=0.001, doc="Level α (1 − confidence)")
-    resampling = param.Selector(default=AnalysisOptions().resampling,
-                                objects={method_name(r): r for r in RESAMPLINGS},
-                                doc="Critical values of T-Cal")
-    n_resamples = param.Integer(default=500, bounds=(20, 5000), doc="Number of resamples")
-    seed = param.Integer(default=0, bounds=(0, None), doc="Random seed (subsample and resampling)")
-    all_rows = param.Boolean(
-        default=False,
-        doc="Compute the distance bounds, bootstrap interval and resampled T-Cal on every row (slow on large "
-            "data) instead of a stated uniform subsample",
-    )
+    locals().update({o.name: parameter_of(o) for o in OPTIONS})
 
     #: the parameters that change what is computed (``dataset`` changes the data instead)
-    ANALYSIS = (
-        "target",
-        "class_index",
-        "top_k",
-        "n",
-        "scheme",
-        "n_bins",
-        "show_smooth",
-        "kernel",
-        "bandwidth",
-        "alpha",
-        "resampling",
-        "n_resamples",
-        "seed",
-        "all_rows",
-    )
+    ANALYSIS = (*(o.name for o in OPTIONS), "show_smooth")
 
     #: the parameters whose bounds follow the data (:meth:`fit_to`): a value given with the data is checked
     #: and set once the data is loaded
-    DATA_DEPENDENT = ("class_index", "top_k", "n")
+    DATA_DEPENDENT = tuple(o.name for o in OPTIONS if o.data_dependent)
 
     @classmethod
     def rule(cls, parameter: param.Parameter):
@@ -97,7 +84,9 @@ class Controls(param.Parameterized):
         low, high = parameter.bounds or (None, None)
         if parameter.name == "bandwidth":  # 0 stands for automatic; else the smooth diagram's own range
             return AnyOf(_Automatic(), Interval(float, MIN_BANDWIDTH, high))
-        return Interval(int if isinstance(parameter, param.Integer) else float, low, high)
+        if parameter.name in cls.DATA_DEPENDENT:  # the bounds of the data loaded
+            return Interval(int if isinstance(parameter, param.Integer) else float, low, high)
+        return getattr(_SCHEMA[parameter.name].constraint, "inner", _SCHEMA[parameter.name].constraint)
 
     def check(self, values: dict, caller: str) -> dict:
         """``values`` if every key is a control and every value is one this control accepts now, else the
@@ -108,21 +97,19 @@ class Controls(param.Parameterized):
 
     def options(self, n_rows: int) -> AnalysisOptions:
         """The options of these choices for data of ``n_rows`` rows (``n`` ≥ all rows: no subsample)."""
-        return AnalysisOptions(
-            target=self.target,
-            class_index=int(self.class_index),
-            top_k=int(self.top_k),
-            n=None if self.n >= n_rows else int(self.n),
-            scheme=self.scheme,
-            n_bins=int(self.n_bins),
-            kernel=self.kernel,
-            bandwidth=None if not self.bandwidth else float(self.bandwidth),
-            alpha=float(self.alpha),
-            resampling=self.resampling,
-            n_resamples=int(self.n_resamples),
-            seed=int(self.seed),
-            all_rows=bool(self.all_rows),
-        )
+        values = {}
+        for o in OPTIONS:
+            value = getattr(self, o.name)
+            if o.name == "n":
+                value = None if value >= n_rows else int(value)
+            elif o.name in _NONE_AS:
+                value = None if value == _NONE_AS[o.name] else float(value)
+            elif isinstance(value, bool) or o.choices is not None:
+                pass
+            else:
+                value = int(value) if o.annotation.startswith("int") else float(value)
+            values[o.name] = value
+        return AnalysisOptions(**values)
 
     def fit_to(self, n_rows: int, n_classes: int, is_binary: bool = True) -> dict:
         """Bounds of the data-dependent parameters for new data; returns the values to set with them
@@ -130,7 +117,8 @@ class Controls(param.Parameterized):
         P(y = 1) only)."""
         self.param.class_index.bounds = (0, n_classes - 1)
         self.param.top_k.bounds = (1, max(2, n_classes))
-        self.param.n.bounds = (min(n_rows, 20), n_rows)
+        # (the subsample's smallest size is the option's: what the API accepts, the slider accepts)
+        self.param.n.bounds = (min(n_rows, _SCHEMA["n"].bounds[0]), n_rows)
         targets = [t for t in TARGETS if is_binary or t != "binary"]
         self.param.target.objects = targets
         return {

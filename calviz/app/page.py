@@ -17,7 +17,7 @@ from functools import partial
 import panel as pn
 
 from calviz._data import CalibrationData, InputError, as_calibration_data, message_for
-from calviz.analysis import Analysis, DataSummary, is_distributed, prepare, scalar_reliability
+from calviz.analysis import Analysis, DataSummary, is_distributed, prepare, result_fields, selected_views
 from calviz.app import sources
 from calviz.app.controls import Controls
 from calviz.app.store import DEBOUNCE_S, ResultStore
@@ -29,6 +29,7 @@ from calviz.app.views import (
     StatusView,
     TCalView,
 )
+from calviz.app.workers import share_data, share_named
 from calviz.present import frames
 
 __all__ = ["CalvizApp", "dashboard", "create_app"]
@@ -117,8 +118,9 @@ class CalvizApp:
 
     # -- data ---------------------------------------------------------------------------------------
     def _load(self, name: str):
-        if name not in self.loaded:
-            self.loaded[name] = sources.load_named(name)
+        if name not in self.loaded:  # served: one copy per server, which the worker processes map
+            load = sources.load_named
+            self.loaded[name] = share_named(name, load) if self.served else load(name)
         return self.loaded[name]
 
     def _set_data(self, data, *, refresh: bool = True) -> None:
@@ -160,6 +162,7 @@ class CalvizApp:
         with self._hold():  # called from the upload's message event: see open_dask_in_background
             try:
                 data = sources.read_upload(content, filename, limit=self.upload_limit, columns=columns)
+                data = share_data(data) if self.served else data  # (mapped by the worker processes)
             except Exception as exc:
                 self.status.show_error(f"Could not read the file. {message_for(str(exc), 'app')}")
                 return False
@@ -244,18 +247,13 @@ class CalvizApp:
         """The :class:`calviz.analysis.Analysis` the app shows now (from the store's cache: the exported
         report shows exactly these results; only missing ones are computed)."""
         data, options = self.data, self.controls.options(self.data.n)
-        views = ["reliability", "smooth", "tcal", "interval", "bootstrap", "distance", "classical"]
-        if not scalar_reliability(data, options):
-            views.remove("smooth")
-        if options.resampling != "analytic":
-            views.append("tcal_resampled")
-        results = {view: self.store.result(view, data, options) for view in views}
-        distance = results.pop("distance")
+        # the views of the analysis that apply (the registry's records), each from the store's cache
+        results: dict = {}
+        for name in selected_views(data, options):
+            results.update(result_fields(name, self.store.result(name, data, options)))
         return Analysis(
             options=options,
             summary=DataSummary.of(prepare(data, options), options, n_total=data.n),
-            distance=distance[0] if distance is not None else None,
-            witness=distance[1] if distance is not None else None,
             timings=dict(self.store.timings),
             **results,
         )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import panel as pn
 
+from calviz.analysis.options import OPTIONS
 from calviz.app import sources
 from calviz.app.views import Text, heading
 from calviz.present.report import DEFAULT_REPORT_NAME
@@ -19,9 +20,9 @@ def sidebar(app) -> pn.Column:
     w, p = pn.widgets, app.controls.param
     stretch = dict(sizing_mode="stretch_width")
     controls = app.controls
-    target = w.Select.from_param(p.target, name="calibration target", **stretch)
-    class_index = _live(w.IntSlider.from_param(p.class_index, name="class (classwise)", **stretch))
-    top_k = _live(w.IntSlider.from_param(p.top_k, name="k (top-1-to-k)", **stretch))
+    made = {o.name: option_widget(app, o, **stretch) for o in OPTIONS}  # one widget per option of the schema
+    class_index, top_k, kernel, bandwidth = (made[name] for name in ("class_index", "top_k", "kernel",
+                                                                       "bandwidth"))
 
     def visibility(*_):
         class_index.visible = controls.target == "classwise"
@@ -29,17 +30,13 @@ def sidebar(app) -> pn.Column:
 
     controls.param.watch(visibility, ["target"])
     visibility()
-    kernel = _live(w.Select.from_param(p.kernel, name="kernel", **stretch))
-    bandwidth = _live(w.FloatSlider.from_param(
-        p.bandwidth, name="smooth-curve bandwidth (0 = automatic)", format="0.000", **stretch
-    ))
 
     def smooth_inputs(*_):  # the smooth curve's settings, usable while the curve is shown
         kernel.disabled = bandwidth.disabled = not controls.show_smooth
 
     controls.param.watch(smooth_inputs, ["show_smooth"])
     smooth_inputs()
-    n_widget = _live(w.IntSlider.from_param(p.n, name="sample size n (subsample)", **stretch))
+    n_widget = made["n"]
     label_column = w.TextInput(name="label column (y_true / correct)", placeholder="auto", **stretch)
     prob_column = w.TextInput(name="probability column (or p_ prefix)", placeholder="auto", **stretch)
     accept = ".csv,.parquet,.pq,.npz,.npy"
@@ -86,27 +83,23 @@ def sidebar(app) -> pn.Column:
     )
     column = pn.Column(
         w.Select.from_param(p.dataset, name="dataset", **stretch),
-        target,
+        made["target"],
         class_index,
         top_k,
         n_widget,
         heading("Binning"),
-        # the chosen scheme filled, the other outlined (the default light and grey are hard to tell apart)
-        _live(w.RadioButtonGroup.from_param(p.scheme, button_type="primary", button_style="outline",
-                                            **stretch)),
-        _live(w.IntSlider.from_param(p.n_bins, name="bins (m)", **stretch)),
+        made["scheme"],
+        made["n_bins"],
         heading("Smooth curve"),
         _live(w.Checkbox.from_param(p.show_smooth, name="smooth reliability curve")),
         kernel,
         bandwidth,
         heading("Testing"),
-        _live(w.FloatSlider.from_param(p.alpha, name="level α", format="0.000", **stretch)),
-        _live(w.Select.from_param(p.resampling, name="T-Cal critical values", **stretch)),
-        *_resamples_input(app, controls, **stretch),
-        _live(w.IntInput.from_param(p.seed, name="seed", **stretch)),
-        _live(w.Checkbox.from_param(
-            p.all_rows, name=f"all rows (slow views use ≤ {max(SAMPLED_ROWS.values()):,} rows otherwise)"
-        )),
+        made["alpha"],
+        made["resampling"],
+        *made["n_resamples"],
+        made["seed"],
+        made["all_rows"],
         heading(f"Your predictions (CSV, Parquet, NPZ, NPY; ≤ {app.upload_limit // (1024 * 1024)} MB)"),
         label_column,
         prob_column,
@@ -122,6 +115,32 @@ def sidebar(app) -> pn.Column:
     return column
 
 
+#: the controls whose change adds models to the page (keep Panel's wait: see :func:`_live`)
+_ADDS_MODELS = frozenset({"target"})
+
+
+def option_widget(app, o, **stretch):
+    """The widget of one option of the schema (``Option.widget``, ``Option.label``), bound to its control
+    (whose bounds are the option's: a slider shows the soft range). The resamples box is a list: the box
+    and its note (:func:`_resamples_input`)."""
+    w, parameter = pn.widgets, app.controls.param[o.name]
+    if o.name == "n_resamples":
+        return _resamples_input(app, app.controls, label=o.label, **stretch)
+    if o.widget == "radio":  # the chosen one filled, the other outlined (light and grey look alike)
+        widget = w.RadioButtonGroup.from_param(parameter, button_type="primary", button_style="outline",
+                                               **stretch)
+    elif o.widget == "checkbox":
+        rows = max(SAMPLED_ROWS.values())
+        suffix = f" (slow views use ≤ {rows:,} rows otherwise)" if o.name == "all_rows" else ""
+        widget = w.Checkbox.from_param(parameter, name=o.label + suffix)
+    else:
+        kind = {"select": w.Select, "int_slider": w.IntSlider, "float_slider": w.FloatSlider,
+                "int_input": w.IntInput}[o.widget]
+        extra = {"format": "0.000"} if o.widget == "float_slider" else {}
+        widget = kind.from_param(parameter, name=o.label, **extra, **stretch)
+    return widget if o.name in _ADDS_MODELS else _live(widget)
+
+
 def _live(widget):
     """``widget``, applying a change made in the browser on the session's next tick instead of 50 ms later.
     Panel waits ``Reactive._debounce`` (50 ms) after each browser change before applying it, to fold a
@@ -135,12 +154,12 @@ def _live(widget):
     return widget
 
 
-def _resamples_input(app, controls, **kwargs) -> list:
+def _resamples_input(app, controls, *, label: str, **kwargs) -> list:
     """The resamples box and a note under it: a value outside the box's bounds (typed, not stepped) is
     set to the nearest bound, and the note says so — never silently ignored."""
     low, high = controls.param.n_resamples.bounds
     box = _live(pn.widgets.IntInput(
-        name="bootstrap resamples", value=controls.n_resamples, start=low, end=high, step=100, **kwargs,
+        name=label, value=controls.n_resamples, start=low, end=high, step=100, **kwargs,
         description=f"between {low} and {high}: resamples of the bootstrap ECE interval and of the smooth "
                     "curve's band (T-Cal resamples until its decision is settled, whatever this says)"))
     note = Text(visible=False, styles={"color": "#8a6d3b"})

@@ -84,16 +84,22 @@ def read_upload(content: bytes, filename: str, *, limit: int, columns: dict) -> 
 
     try:
         data = calviz_io.read_predictions_bytes(content, filename, max_bytes=limit, **columns)
+    except calviz_io.SizeLimitError as exc:  # decoding to more than the limit allows, from the metadata
+        raise InputError(too_large(filename, exc.size, exc.limit, exc.decoded)) from None
     except Exception as exc:  # every reader failure becomes a message naming the file
         message = str(exc) if filename in str(exc) else f"{filename}: {exc}"
         raise InputError(shorten(message)) from None
     return as_calibration_data(data)
 
 
-def too_large(filename: str, size: int, limit: int) -> str:
-    """Why a file of ``size`` bytes is refused (the browser checks the size before sending the file)."""
+def too_large(filename: str, size: int, limit: int, decoded: str | None = None) -> str:
+    """Why a file of ``size`` bytes is refused (the browser checks the size before sending the file), or
+    (``decoded``: its "rows × columns", read from its metadata) a file that decodes to ``size`` bytes,
+    above the decoded limit."""
+    what = f"{size / 1e6:.1f} MB" if decoded is None else f"{decoded} decode to {size / 1e6:.1f} MB, which"
+    limit_name = "upload limit" if decoded is None else "upload limit for decoded data"
     return (
-        f"{filename}: {size / 1e6:.1f} MB is above the upload limit of {limit / 1e6:.1f} MB; "
+        f"{filename}: {what} is above the {limit_name} of {limit / 1e6:.1f} MB; "
         "use `calviz serve FILE` or `calviz report FILE`."
     )
 
@@ -113,7 +119,24 @@ def path_under_root(path: str, root) -> Path:
         raise refused from None
     if not target.is_relative_to(base) or not target.exists() or not os.access(target, os.R_OK):
         raise refused
+    if target.is_dir() and _links_out_of(target, base):  # a dataset's files are opened one by one
+        raise refused
     return target
+
+
+def _links_out_of(directory: Path, base: Path) -> bool:
+    """Whether a symbolic link anywhere under ``directory`` (followed, link after link) leads out of
+    ``base``: a Parquet dataset's reader would open what it points to."""
+    for folder, dirs, files in os.walk(directory):  # (links to folders are listed, not entered)
+        for name in (*dirs, *files):
+            entry = Path(folder) / name
+            if entry.is_symlink():
+                try:
+                    if not entry.resolve().is_relative_to(base):
+                        return True
+                except (OSError, RuntimeError):  # a loop of links
+                    return True
+    return False
 
 
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")

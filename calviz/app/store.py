@@ -37,32 +37,27 @@ import param
 from calviz._data import InputError
 from calviz.analysis import (
     COMPUTE,
+    REGISTRY,
     AnalysisOptions,
     is_distributed,
     prepare,
-    resolve_target,
     run_view,
     scalar_reliability,
-    scalar_target,
+    view,
 )
+from calviz.analysis.views import effective_target
 from calviz.app.workers import (
     _WARM,
+    ServerStopping,
     SessionWorker,
     _in_thread,
     _log_failure,
     _run_remote,
+    _shared,
     start_spare_worker,
     warm_in_background,
 )
-from calviz.sampling import (
-    BACKGROUND_WHEN_LARGE,
-    LARGE_ROWS,
-    estimate_seconds,
-    format_seconds,
-    result_note,
-    sample_for_view,
-    sampled_rows,
-)
+from calviz.sampling import estimate_seconds, format_seconds, result_note, sample_for_view, sampled_rows
 
 __all__ = ["Entry", "ResultStore", "VIEW_INPUTS", "view_key", "effective_target"]
 
@@ -82,68 +77,26 @@ _OTHER_SCHEME = {"equal_width": "equal_mass", "equal_mass": "equal_width"}
 #: input must not occupy a core for minutes)
 JOB_LIMIT_S = 120.0
 
-#: option fields each computation reads (besides the data).  ``n`` and ``seed`` select the subsample;
-#: every view depends on them through :func:`calviz.analysis.prepare`, but ``seed`` only matters when a
-#: subsample is drawn — :func:`view_key` accounts for that.  ``top_k`` is read only by the views that
-#: treat the top-k vector as such (reliability: one curve per rank; the interval on the top-1-to-k grid).
-VIEW_INPUTS: dict[str, tuple[str, ...]] = {
-    "reliability": ("target", "class_index", "top_k", "n", "scheme", "n_bins", "alpha"),
-    "smooth": ("target", "class_index", "n", "kernel", "bandwidth", "alpha", "n_resamples", "seed"),
-    "smooth_curve": ("target", "class_index", "n", "kernel", "bandwidth"),
-    "tcal": ("target", "class_index", "n", "alpha"),
-    "tcal_resampled": ("target", "class_index", "n", "alpha", "resampling", "seed", "all_rows"),
-    "interval": ("target", "class_index", "top_k", "n", "n_bins", "alpha"),
-    "bootstrap": ("target", "class_index", "top_k", "n", "n_bins", "alpha", "n_resamples", "seed",
-                  "all_rows"),
-    # the Laplace kCE has the fixed bandwidth 1: the bandwidth option is the smooth curve's alone
-    "distance": ("target", "class_index", "n", "all_rows"),
-    # α only re-decides from the stored p-values: the view reads it from ``inputs``, nothing is recomputed
-    "classical": ("target", "class_index", "n", "n_bins"),
-}
+#: option fields each computation reads (besides the data): the registry's ``View.reads``.  ``n`` and
+#: ``seed`` select the subsample; every view depends on them through :func:`calviz.analysis.prepare`, but
+#: ``seed`` only matters when a subsample is drawn — :func:`view_key` accounts for that.  ``top_k`` is read
+#: only by the views that treat the top-k vector as such.
+VIEW_INPUTS: dict[str, tuple[str, ...]] = {record.name: record.reads for record in REGISTRY}
 
+#: the option fields that select the target (:func:`calviz.analysis.views.effective_target` reads them)
 _TARGET_FIELDS = ("target", "class_index", "top_k")
-_SCALAR_VIEWS = ("smooth", "smooth_curve", "distance", "classical")
-
-#: what the progress line says while a slot's job runs
-JOB_LABELS = {
-    "reliability": "reliability on Dask",
-    "smooth": "smooth band",
-    "tcal": "T-Cal",
-    "interval": "interval on Dask",
-    "bootstrap": "bootstrap interval",
-    "distance": "distance bounds",
-    "classical": "classical tests",
-}
-
-
-def effective_target(view: str, data, options: AnalysisOptions) -> tuple:
-    """What a computation actually runs on, as a hashable tuple: ``("top1",)``, ``("classwise", c)``,
-    ``("topk", k)``, ``("full",)`` …  ``auto`` is resolved, ``class_index`` counts only for
-    ``classwise`` and ``top_k`` only for views that read the top-k vector, so e.g. switching
-    ``auto`` → ``top1`` or moving k while the target is ``full`` reuses every cached result."""
-    target = resolve_target(data, options)
-    if view.startswith("tcal") and target in ("topk", "full"):
-        return ("full",)  # top-k has no T-Cal: full calibration is tested for both
-    if view in _SCALAR_VIEWS or (view == "reliability" and scalar_reliability(data, options)):
-        target = scalar_target(data, target)
-    if target == "classwise":
-        return (target, min(int(options.class_index), data.n_classes - 1))
-    if target == "topk":
-        return (target, min(int(options.top_k), data.n_classes))
-    if target == "full" and view in ("interval", "bootstrap"):
-        return ("topk", data.n_classes)  # the interval of full calibration is its top-K interval
-    return (target,)
 
 
 def view_key(view: str, data, options: AnalysisOptions) -> tuple:
     """Cache key of one computation: the identity of the data and the option values it reads (the
     target-selecting ones through :func:`effective_target`)."""
+    reads = view_record(view).reads
     values = [("target", effective_target(view, data, options))]
-    for name in VIEW_INPUTS[view]:
+    for name in reads:
         if name not in _TARGET_FIELDS:
             values.append((name, getattr(options, name)))
     subsampled = options.n is not None and options.n < data.n
-    if "seed" not in VIEW_INPUTS[view] and (subsampled or sampled_rows(view, _rows(data, options), options)):
+    if "seed" not in reads and (subsampled or sampled_rows(view, _rows(data, options), options)):
         values.append(("seed", options.seed))  # the subsample depends on the seed
     return (view, id(data), tuple(values))
 
@@ -156,7 +109,7 @@ def _rows(data, options: AnalysisOptions) -> int:
 def job_label(slot: str, view: str, data, options: AnalysisOptions) -> str:
     """What the status line says while ``view``'s job runs: its name, the rows it reads and how long it
     should take (``calviz.sampling.estimate_seconds``)."""
-    label = JOB_LABELS[slot]
+    label = view_record(view).job_label
     if is_distributed(data):
         return label
     n = _rows(data, options)
@@ -192,21 +145,29 @@ class _Plan:
     stand_in: str | None = None
 
 
-class ResultStore(param.Parameterized):
+#: the store's slots, in the order of the registry (the cards' order on the page: jobs reach the session's
+#: worker in this order): one per ``View.slot``, answered by the last of its views that applies
+SLOTS = tuple(dict.fromkeys(record.slot for record in REGISTRY if record.slot is not None))
+
+#: one reactive :class:`Entry` parameter per slot
+_Slots = type("_Slots", (param.Parameterized,), {
+    slot: param.ClassSelector(class_=Entry, default=_EMPTY, doc=", then ".join(
+        r.label for r in REGISTRY if r.slot == slot)) for slot in SLOTS})
+
+
+def view_record(name: str):
+    """The registry's record of view ``name``."""
+    return view(name)
+
+
+class ResultStore(_Slots):
     """Results of one session, one reactive :class:`Entry` per slot (see the module docstring)."""
 
-    reliability = param.ClassSelector(class_=Entry, default=_EMPTY, doc="binned reliability data")
-    smooth = param.ClassSelector(class_=Entry, default=_EMPTY, doc="smooth reliability curve (and band)")
-    tcal = param.ClassSelector(class_=Entry, default=_EMPTY, doc="T-Cal (analytic, then resampled)")
-    interval = param.ClassSelector(class_=Entry, default=_EMPTY, doc="asymptotic ECE interval")
-    bootstrap = param.ClassSelector(class_=Entry, default=_EMPTY, doc="bootstrap ECE interval")
-    distance = param.ClassSelector(class_=Entry, default=_EMPTY, doc="(distance bounds, smCE witness)")
-    classical = param.ClassSelector(class_=Entry, default=_EMPTY, doc="classical tests, MCE and ACE")
     inputs = param.Parameter(default=None, doc="(data, options) of the latest update (for captions)")
     jobs = param.Dict(default={}, doc="slot → label of each background job running now")
     timings = param.Dict(default={}, doc="seconds of each computation of the latest change")
 
-    SLOTS = ("reliability", "smooth", "tcal", "interval", "bootstrap", "distance", "classical")
+    SLOTS = SLOTS
 
     def __init__(
         self,
@@ -269,29 +230,28 @@ class ResultStore(param.Parameterized):
     # -- what each slot shows -----------------------------------------------------------------------
     @staticmethod
     def plan(data, options: AnalysisOptions, *, show_smooth: bool = True) -> dict[str, _Plan]:
-        """Per slot, the computation it shows and its fast stand-in (the views' inputs, visible here)."""
+        """Per slot, the computation it shows and its fast stand-in: the last of the slot's views (the
+        registry's ``View.slot``) that applies to these inputs (``View.applies``; an overlay, e.g. the smooth
+        curve, only while shown, ``show_smooth``, and where it can be computed), or none."""
         distributed = is_distributed(data)
-        scalar = scalar_reliability(data, options)
-        resampled = options.resampling != "analytic"
-        smooth = show_smooth and scalar and not distributed
-        return {
-            "reliability": _Plan("reliability"),
-            "smooth": _Plan("smooth", "smooth_curve") if smooth else _Plan(None),
-            "tcal": _Plan("tcal_resampled", "tcal") if resampled else _Plan("tcal"),
-            "interval": _Plan("interval"),
-            "bootstrap": _Plan("bootstrap"),
-            "distance": _Plan("distance"),
-            # last: jobs reach the session's worker in this order, the cards' order on the page
-            "classical": _Plan("classical"),
-        }
+        plans = {}
+        for slot in SLOTS:
+            final = None
+            for record in REGISTRY:
+                if record.slot != slot or not record.applies(data, options):
+                    continue
+                if record.overlay and (not show_smooth or (distributed and record.dask is None)):
+                    continue
+                final = record
+            plans[slot] = _Plan(None) if final is None else _Plan(final.name, final.stand_in)
+        return plans
 
     @staticmethod
     def _in_background(view: str, data, options: AnalysisOptions | None = None) -> bool:
         if is_distributed(data):
             return True  # a pass over all rows on Dask: seconds
-        if view in BACKGROUND_WHEN_LARGE and _rows(data, options or AnalysisOptions()) >= LARGE_ROWS:
-            return True  # one pass, but seconds at this size (calviz.sampling.LARGE_ROWS)
-        return view in ("smooth", "tcal_resampled", "bootstrap", "distance", "classical")
+        # (the registry's background rule: always, or one pass that takes seconds from LARGE_ROWS rows)
+        return view_record(view).in_background(_rows(data, options or AnalysisOptions()))
 
     def update(
         self,
@@ -378,8 +338,8 @@ class ResultStore(param.Parameterized):
         if future is not None:
             future.cancel()
         future = self._worker_futures.pop(slot, None)
-        if future is not None and not future.cancel() and not future.done():
-            self._worker.kill()
+        if future is not None and not future.done():
+            self._worker.stop(future)
 
     def _still_wanted(self, slot, key) -> bool:
         return self._wanted.get(slot) == key
@@ -395,9 +355,10 @@ class ResultStore(param.Parameterized):
                 break
             except (concurrent.futures.CancelledError, concurrent.futures.process.BrokenProcessPool):
                 continue
-            except TimeoutError:
-                self._worker.kill()
-                stopped = f"{JOB_LABELS[slot]}: stopped: took longer than {self._job_limit:g} s"
+            except ServerStopping:
+                return
+            except TimeoutError as exc:  # (JobStopped: over the time or memory limit; said so)
+                stopped = f"{view_record(view).job_label}: stopped: {exc}"
                 # (the time it was given joins the change's timings: "from the cache" would be wrong)
                 self._schedule(partial(self._publish, slot, key, view, data, options, stopped=stopped,
                                        seconds=self._job_limit))
@@ -475,17 +436,15 @@ class ResultStore(param.Parameterized):
         _in_thread(function, *args, **kwargs).add_done_callback(_log_failure)
 
     def run_in_worker(self, function, *args):
-        """``function(*args)`` (module-level, picklable arguments) in this session's worker process, waited
-        for on the calling job thread within the job time limit (``TimeoutError``: the process is
-        stopped); run again if the process was replaced under it (another slot's stopped job)."""
+        """``function(*args)`` (module-level, picklable arguments; arrays go by shared memory) in a worker
+        process of the server, waited for on the calling job thread; ``JobStopped`` (a ``TimeoutError``)
+        when it is stopped by the job time or memory limit; run again if its process was stopped under it."""
+        args = tuple(_shared(arg) for arg in args)
         for _ in range(3):
             try:
-                return self._worker.submit(function, *args).result(timeout=self._job_limit)
+                return self._worker.submit(function, *args, limit=self._job_limit).result()
             except (concurrent.futures.CancelledError, concurrent.futures.process.BrokenProcessPool):
                 continue
-            except TimeoutError:
-                self._worker.kill()
-                raise TimeoutError(f"took longer than {self._job_limit:g} s") from None
         raise RuntimeError("the worker process was replaced three times during one job")
 
     def when_warm(self, callback) -> None:

@@ -366,7 +366,7 @@ class ReliabilityView(_View):
     def _scalar_title(self, entry) -> str:
         options, data = entry.options, entry.data
         if entry.result is None:
-            return f"reliability: {entry.pending}…" if entry.pending else "reliability data not available"
+            return f"reliability: {entry.pending}…" if entry.pending else text.RELIABILITY_MISSING
         used = scalar_target(data, resolve_target(data, options))
         m = int(np.asarray(entry.result.counts).size)
         n_used = int(entry.result.n)
@@ -558,26 +558,11 @@ class TCalView(_View):
         _set(self.source, frame["table"])
         self.figure.x_range.update(start=frame["xlim"][0], end=frame["xlim"][1])
         self.figure.y_range.update(start=frame["ylim"][0], end=frame["ylim"][1])
-        title, caption = text.tcal_verdict(result, method=False)
+        title, _ = text.tcal_verdict(result, method=False)
         self.figure.title.text = title if result is not None else (entry.pending or title)
-        note = caption
-        if result is not None and result.n_resamples and result.method not in ("analytic", "y_only",
-                                                                              "consistency"):
-            note += f" ({result.n_resamples} resamples)"  # (the resampled methods' caption states them)
-        note += ". " + text.tcal_marks(result).rstrip(".")
-        if result is not None and entry.options.target == "topk" and result.target == "full":
-            note += (". T-Cal has no top-k form: it tests the full probability vector, whose calibration "
-                     "implies the top-k vector's")
-        floor = None if result is None else result.min_attainable_pvalue
-        if floor is not None and float(floor) > float(result.alpha):
-            note += (
-                f". With {result.n_resamples} resamples the smallest attainable p-value is "
-                f"{float(floor):.3g} > α, so this test cannot reject: raise the number of resamples"
-            )
+        note = text.tcal_view_note(result, target=entry.options.target)
         if entry.pending:
-            shown = "the analytic result is shown meanwhile" if result is not None else "computing"
-            running = (f" — <i>{html.escape(labels.method_name(entry.options.resampling))} running… "
-                       f"({shown})</i>")
+            running = f" — <i>{html.escape(text.running_note(entry.options.resampling, result))}</i>"
         else:
             running = ""
         # no result (refused input, still computing): no verdict colour
@@ -752,7 +737,7 @@ class DistanceView(_View):
         self.figure.x_range.update(start=frame["xlim"][0], end=frame["xlim"][1])
         title = text.distance_title(bounds)
         if title is None:
-            title = "computing the distance bounds…" if entry.pending else "distance bounds not available"
+            title = "computing the distance bounds…" if entry.pending else text.DISTANCE_MISSING
         self.figure.title.text = title
 
 

@@ -5,17 +5,25 @@ starts threads and processes for the dashboard."""
 
 from __future__ import annotations
 
+import collections
 import concurrent.futures
+import concurrent.futures.process
 import contextlib
 import logging
+import mmap
 import multiprocessing
 import os
+import secrets
 import signal
+import tempfile
 import threading
 import time
 import warnings
 import weakref
 from collections.abc import Callable
+from functools import partial
+from multiprocessing import resource_tracker
+from typing import Any
 
 import numpy as np
 
@@ -23,6 +31,9 @@ from calviz._data import CalibrationData, as_calibration_data
 from calviz.analysis import COMPUTE, AnalysisOptions, run_view
 
 __all__ = ["SessionWorker", "shutdown_workers", "start_spare_worker", "warm_in_background", "warm_kernels"]
+
+
+_STOPPING = threading.Event()  # set when the server stops: no job starts any more
 
 
 def _in_thread(function, *args, **kwargs) -> concurrent.futures.Future:
@@ -43,136 +54,554 @@ def _in_thread(function, *args, **kwargs) -> concurrent.futures.Future:
 
 
 def _log_failure(future: concurrent.futures.Future) -> None:
+    if _STOPPING.is_set():
+        return  # jobs cut short by the server's stop are no failures
     if not future.cancelled() and future.exception() is not None:
         logging.getLogger("calviz").error("background job failed", exc_info=future.exception())
 
 
+# -- data shared with the worker processes ----------------------------------------------------------------
+#: arrays smaller than this are pickled to a worker with its job (copying them costs less than a mapping)
+SHARE_MIN_BYTES = 1 << 20
+_SHARED_DIRS = tuple(d for d in ("/dev/shm", tempfile.gettempdir()) if os.path.isdir(d))
+_BLOCKS: dict[int, tuple[weakref.ref, str, int]] = {}  # id(mmap) → (the mmap, its file, its address)
+_COPIES: dict[int, np.ndarray] = {}  # id(array not in a block) → its copy in one, while the array lives
+_NAMED: collections.OrderedDict = collections.OrderedDict()  # dataset name → its data, shared
+_SHARED_LOCK = threading.Lock()
+
+
+def _new_block(nbytes: int):
+    """A new memory-mapped file of ``nbytes`` (in ``/dev/shm`` when it has room, else in the temporary
+    directory; ``None`` when neither has), deleted once no array of this process maps it.  Workers map
+    the same file: the data exists once on the machine, however many processes read it."""
+    size = max(1, int(nbytes))
+    for directory in _SHARED_DIRS:
+        path = os.path.join(directory, f"calviz-{os.getpid()}-{secrets.token_hex(8)}")
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+        except OSError:
+            continue
+        try:
+            # reserved now: writing to a tmpfs page past its room would kill the process (SIGBUS)
+            os.posix_fallocate(fd, 0, size)
+            mapped = mmap.mmap(fd, size)
+        except OSError:
+            os.unlink(path)
+            continue
+        finally:
+            os.close(fd)
+        tracked = directory == "/dev/shm"
+        if tracked:  # a server killed outright leaves no file behind: the tracker deletes it
+            resource_tracker.register("/" + os.path.basename(path), "shared_memory")
+        address = np.frombuffer(mapped, np.uint8).ctypes.data
+        _BLOCKS[id(mapped)] = (weakref.ref(mapped), path, address)
+        weakref.finalize(mapped, _delete_block, id(mapped), path, tracked)
+        return mapped
+    return None
+
+
+def _delete_block(key: int, path: str, tracked: bool) -> None:
+    _BLOCKS.pop(key, None)
+    with contextlib.suppress(OSError):
+        os.unlink(path)
+    if tracked:
+        with contextlib.suppress(Exception):
+            resource_tracker.unregister("/" + os.path.basename(path), "shared_memory")
+
+
+def shared_copy(array: np.ndarray) -> np.ndarray:
+    """A read-only copy of ``array`` in a shared block (``array`` itself when no block can be made)."""
+    mapped = _new_block(array.nbytes)
+    if mapped is None:
+        return array
+    copy = np.ndarray(array.shape, array.dtype, buffer=mapped)
+    copy[...] = array
+    copy.flags.writeable = False
+    return copy
+
+
+def _block_of(array: np.ndarray):
+    """``(mmap, file, address)`` of the shared block ``array`` is a view of, or ``None``."""
+    base = array
+    while isinstance(base, np.ndarray):
+        base = base.base
+    if isinstance(base, memoryview):
+        base = base.obj
+    if isinstance(base, mmap.mmap):
+        entry = _BLOCKS.get(id(base))
+        if entry is not None and entry[0]() is base:
+            return base, entry[1], entry[2]
+    return None
+
+
+def share_data(data):
+    """``data`` with its arrays in shared blocks (:class:`~calviz.CalibrationData` of at least
+    :data:`SHARE_MIN_BYTES`; anything else as it is): the server's one copy, which every worker maps
+    instead of receiving a pickle of it."""
+    if not isinstance(data, CalibrationData) or data.probs.nbytes + data.labels.nbytes < SHARE_MIN_BYTES:
+        return data
+    if _block_of(data.probs) is not None and _block_of(data.labels) is not None:
+        return data
+    return CalibrationData(shared_copy(data.probs), shared_copy(data.labels), data.confidence_form)
+
+
+def share_named(name: str, load: Callable[[str], Any]):
+    """``load(name)`` shared (:func:`share_data`), once per server for the last few names: sessions that
+    open the same embedded dataset read one copy of it."""
+    with _SHARED_LOCK:
+        if name in _NAMED:
+            _NAMED.move_to_end(name)
+            return _NAMED[name]
+    data = share_data(load(name))
+    with _SHARED_LOCK:
+        data = _NAMED.setdefault(name, data)
+        while len(_NAMED) > 4:
+            _NAMED.popitem(last=False)
+    return data
+
+
+class _SharedArray:
+    """What a job's argument array becomes on its way to a worker: where it lies in a shared block (the
+    worker maps the block; :func:`_map_shared`).  The parent keeps the block while the job holds this."""
+
+    def __init__(self, array: np.ndarray, mapped, path: str, address: int, cached: bool):
+        self._mapped = mapped  # (not pickled: the parent's block lives as long as the job's arguments)
+        self.where = (path, array.dtype.str, array.shape, array.strides, array.ctypes.data - address, cached)
+
+    def __reduce__(self):
+        return _map_shared, self.where
+
+
+def _shared(array):
+    """A job's argument: arrays of :data:`SHARE_MIN_BYTES` or more go by their shared block — the data's
+    own (:func:`share_data`), or a copy made for the job (a subsample, a view's column) — never by a
+    pickle of their values."""
+    if not isinstance(array, np.ndarray) or array.nbytes < SHARE_MIN_BYTES or array.dtype.hasobject:
+        return array
+    block = _block_of(array)
+    cached = block is not None  # the data's own block: worth keeping mapped in the worker
+    if block is None:
+        with _SHARED_LOCK:
+            copy = _COPIES.get(id(array))
+            if copy is None:
+                copy = shared_copy(array)
+                if copy is array:  # no room for a block: pickled after all
+                    return array
+                _COPIES[id(array)] = copy
+                weakref.finalize(array, _COPIES.pop, id(array), None)
+        array, block = copy, _block_of(copy)
+    return _SharedArray(array, *block, cached)
+
+
+_MAPPED: collections.OrderedDict = collections.OrderedDict()  # (a worker's) file → its mapping
+
+
+def _map_shared(path, dtype, shape, strides, offset, cached):
+    """(in a worker) The array a :class:`_SharedArray` names, read-only.  The data's blocks stay mapped
+    for the next jobs (the last few); a job's own copy is unmapped with its last array."""
+    mapped = _MAPPED.get(path)
+    if mapped is None:
+        with open(path, "rb") as file:
+            mapped = mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ)
+        if cached:
+            _MAPPED[path] = mapped
+            while len(_MAPPED) > 4:
+                _MAPPED.popitem(last=False)
+    else:
+        _MAPPED.move_to_end(path)
+    return np.ndarray(shape, np.dtype(dtype), buffer=mapped, offset=offset, strides=strides)
+
+
 # -- the worker processes ------------------------------------------------------------------------------
-_WORKERS: weakref.WeakSet = weakref.WeakSet()  # every session's worker, for shutdown_workers
-_STOPPING = threading.Event()
-_SPAWNER = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="calviz-spawner")
+#: worker processes at most by default: one per core (a job is one CPU-bound computation), but never so
+#: many that their baseline memory (≈ 0.2 GB each: Python, numpy, numba and the loaded kernels) dominates
+MAX_DEFAULT_WORKERS = 8
+#: bytes of memory a job may allocate at least by default (see :func:`default_job_memory`)
+MIN_JOB_MEMORY = 1 << 30
+
+
+def default_workers() -> int:
+    """Worker processes of ``calviz serve`` unless ``--workers`` says otherwise: one per core this process
+    may run on, at most :data:`MAX_DEFAULT_WORKERS`."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # (not Linux)
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, MAX_DEFAULT_WORKERS))
+
+
+def default_job_memory(workers: int) -> int:
+    """Bytes one job may allocate (its worker process's private memory, the shared data excluded):
+    together, ``workers`` jobs at their limit hold half of the machine's memory, and a job gets at least
+    :data:`MIN_JOB_MEMORY`."""
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return MIN_JOB_MEMORY
+    return max(MIN_JOB_MEMORY, total // (2 * max(1, workers)))
+
+
+class JobStopped(TimeoutError):
+    """A job stopped by a limit — longer than its time limit, more memory than a job may use — or whose
+    worker process ended under it; the message says which (a ``TimeoutError``, as the time limit is the
+    common case)."""
+
+
+class ServerStopping(RuntimeError):
+    """No job starts any more: the server is stopping."""
+
+
+class _Job:
+    __slots__ = ("session", "function", "args", "limit", "future", "deadline")
+
+    def __init__(self, session, function, args, limit):
+        self.session, self.function, self.args, self.limit = session, function, args, limit
+        self.future: concurrent.futures.Future = concurrent.futures.Future()
+        self.deadline = float("inf")
+
+
+class _Slot:
+    """One worker process of the pool: ``executor`` (a one-process pool) is ``None`` until the process is
+    needed, ``starting`` while it loads the engine, then it runs ``job`` or waits for one."""
+
+    def __init__(self):
+        self.executor: concurrent.futures.ProcessPoolExecutor | None = None
+        self.starting = False
+        self.job: _Job | None = None
+
+    @property
+    def idle(self) -> bool:
+        return self.executor is not None and not self.starting and self.job is None
+
+
+class WorkerPool:
+    """``size`` worker processes shared by every session of the server, fairly.
+
+    * Each session has its own queue; a free process takes the oldest job of the session that has
+      waited longest since its last turn (round robin), and a session runs at most ``max(1, size // 2)``
+      jobs at once, so one session's jobs never hold every process while another session waits.
+    * A job cancelled while it waits never starts; :meth:`stop` stops a running one (its process is
+      replaced, the other processes keep running).
+    * A job gets ``limit`` seconds from the moment a warm process starts it (the time it waited for a
+      process does not count), and ``job_memory`` bytes of private memory (the address-space limit
+      ``RLIMIT_DATA`` of its process; the data shared by :func:`share_data` is not counted); over
+      either, it is stopped with :class:`JobStopped` saying so.
+    * Processes start when jobs need them (the first one with :meth:`start_spare`, when the first page
+      is sent, loading — on a first run compiling — every kernel), and are replaced when stopped.
+
+    One thread (``calviz-pool``) starts the processes and hands them their jobs: Linux ties a child's
+    death signal to the thread that started it, which must live as long as the server."""
+
+    def __init__(self, size: int, job_memory: int):
+        self.size = int(size)
+        self.job_memory = int(job_memory)
+        self.per_session = max(1, self.size // 2)
+        self._cond = threading.Condition()
+        self._queues: dict[object, collections.deque] = {}  # session → its waiting jobs
+        self._served: dict[object, int] = {}  # session → the turn it last had a job started
+        self._turns = 0
+        self._running: dict[object, int] = {}
+        self._slots = [_Slot() for _ in range(self.size)]
+        self._spare_wanted = False
+        self._stopping = False
+        self._thread: threading.Thread | None = None
+
+    # -- the sessions' side -------------------------------------------------------------------------
+    def submit(self, session, function, args, limit: float) -> concurrent.futures.Future:
+        job = _Job(session, function, args, float(limit))
+        with self._cond:
+            if self._stopping:
+                raise ServerStopping("the server is stopping")
+            self._queues.setdefault(session, collections.deque()).append(job)
+            self._start_thread()
+            self._cond.notify_all()
+        job.future.add_done_callback(self._wake)  # (a job cancelled while waiting frees its place)
+        return job.future
+
+    def stop(self, future: concurrent.futures.Future) -> None:
+        """Stop one job: cancelled if it waits, its process stopped (and replaced) if it runs."""
+        if future.cancel():
+            return
+        self._stop_where(lambda job: job.future is future, "the job was stopped")
+
+    def stop_session(self, session) -> None:
+        """Stop every job of ``session``, waiting or running (the session ended, or gave up on them)."""
+        with self._cond:
+            waiting = self._queues.pop(session, ())
+        for job in waiting:
+            job.future.cancel()
+        self._stop_where(lambda job: job.session is session, "the session's jobs were stopped")
+
+    def start_spare(self) -> None:
+        """Start one process now and load every kernel in it (see the class docstring)."""
+        with self._cond:
+            if self._stopping:
+                return
+            self._spare_wanted = True
+            self._start_thread()
+            self._cond.notify_all()
+
+    def shutdown(self) -> None:
+        """Stop every process, also mid-job; every job waiting or running is cancelled or fails with
+        :class:`ServerStopping`, and none starts afterwards."""
+        with self._cond:
+            self._stopping = True
+            waiting = [job for queue in self._queues.values() for job in queue]
+            self._queues.clear()
+            executors = [slot.executor for slot in self._slots if slot.executor is not None]
+            running = [slot.job for slot in self._slots if slot.job is not None]
+            for slot in self._slots:
+                slot.executor, slot.job, slot.starting = None, None, False
+            self._cond.notify_all()
+        for job in waiting:
+            job.future.cancel()
+        for executor in executors:
+            _stop_pool(executor)
+        for job in running:
+            _resolve(job.future, exception=ServerStopping("the server is stopping"))
+
+    def processes(self) -> int:
+        """Worker processes started now (tests, benchmarks)."""
+        with self._cond:
+            return sum(slot.executor is not None for slot in self._slots)
+
+    # -- the pool's thread --------------------------------------------------------------------------
+    def _wake(self, _future=None) -> None:
+        with self._cond:
+            self._cond.notify_all()
+
+    def _start_thread(self) -> None:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._serve, name="calviz-pool", daemon=True)
+            self._thread.start()
+
+    def _stop_where(self, matches, why: str) -> None:
+        stopped = []
+        with self._cond:
+            for slot in self._slots:
+                if slot.job is not None and matches(slot.job):
+                    stopped.append((slot.executor, slot.job))
+                    self._release(slot, replace=True)
+            self._cond.notify_all()
+        for executor, job in stopped:
+            _stop_pool(executor)
+            _resolve(job.future, exception=concurrent.futures.process.BrokenProcessPool(why))
+
+    def _release(self, slot: _Slot, *, replace: bool) -> None:
+        """(under the lock) ``slot``'s job is over; ``replace``: its process is being stopped."""
+        job, slot.job = slot.job, None
+        if job is not None:
+            self._running[job.session] = self._running.get(job.session, 1) - 1
+            if not self._running[job.session]:
+                del self._running[job.session]
+        if replace:
+            slot.executor, slot.starting = None, False
+
+    def _serve(self) -> None:
+        while True:
+            with self._cond:
+                while True:
+                    if self._stopping:
+                        return
+                    now = time.monotonic()
+                    expired = [slot for slot in self._slots
+                               if slot.job is not None and slot.job.deadline <= now]
+                    if expired:
+                        stopped = []
+                        for slot in expired:
+                            stopped.append((slot.executor, slot.job))
+                            self._release(slot, replace=True)
+                        break
+                    action = self._next()
+                    if action is not None:
+                        stopped = []
+                        break
+                    deadlines = [slot.job.deadline for slot in self._slots
+                                 if slot.job is not None and slot.job.deadline != float("inf")]
+                    self._cond.wait(max(0.0, min(deadlines) - now) if deadlines else None)
+            for executor, job in stopped:
+                _stop_pool(executor)
+                _resolve(job.future, exception=JobStopped(f"took longer than {job.limit:g} s"))
+            if not stopped:
+                try:
+                    action()
+                except Exception:  # (a bug): logged, and the pool keeps serving the other jobs
+                    logging.getLogger("calviz").exception("the worker pool failed to start a job")
+
+    def _next(self):
+        """(under the lock) What the pool's thread does next, as a function, or ``None``: hand a job to a
+        free process, or start a process for waiting jobs (or the spare)."""
+        for queue in self._queues.values():
+            while queue and queue[0].future.cancelled():
+                queue.popleft()
+        for session in [s for s, queue in self._queues.items() if not queue and not self._running.get(s)]:
+            del self._queues[session]
+            self._served.pop(session, None)
+        ready = [session for session, queue in self._queues.items()
+                 if queue and self._running.get(session, 0) < self.per_session]
+        ready.sort(key=lambda session: self._served.get(session, 0))  # the longest without a turn first
+        idle = [slot for slot in self._slots if slot.idle]
+        if ready and idle:
+            session = ready[0]
+            job = self._queues[session].popleft()
+            self._turns += 1
+            self._served[session] = self._turns
+            if not job.future.set_running_or_notify_cancel():
+                return lambda: None
+            slot = idle[0]
+            slot.job = job
+            self._running[session] = self._running.get(session, 0) + 1
+            job.deadline = time.monotonic() + job.limit
+            return partial(self._hand, slot, slot.executor, job)
+        starting = sum(slot.starting for slot in self._slots)
+        waiting = sum(min(len(self._queues[s]), self.per_session - self._running.get(s, 0)) for s in ready)
+        empty = [slot for slot in self._slots if slot.executor is None]
+        if empty and (waiting > starting or (self._spare_wanted and not any(
+                slot.executor is not None for slot in self._slots))):
+            spare, self._spare_wanted = self._spare_wanted, False
+            slot = empty[0]
+            slot.starting = True
+            slot.executor = _new_pool(_warm_spare if spare else _warm_worker, self.job_memory)
+            return partial(self._start, slot, slot.executor)
+        return None
+
+    def _start(self, slot: _Slot, executor) -> None:
+        """Start ``slot``'s process (on this thread: see the class docstring); it takes jobs once warm."""
+        try:
+            ready = executor.submit(os.getpid)
+        except Exception:  # (a pool stopped meanwhile): the slot stays empty
+            ready = concurrent.futures.Future()
+            ready.set_exception(concurrent.futures.process.BrokenProcessPool("not started"))
+        ready.add_done_callback(partial(self._started, slot, executor))
+
+    def _started(self, slot: _Slot, executor, ready) -> None:
+        failed = ready.cancelled() or ready.exception() is not None
+        with self._cond:
+            if slot.executor is not executor:
+                return  # stopped meanwhile
+            slot.starting = False
+            if failed:
+                slot.executor = None
+            self._cond.notify_all()
+        if failed:
+            _stop_pool(executor)
+
+    def _hand(self, slot: _Slot, executor, job: _Job) -> None:
+        try:
+            inner = executor.submit(_call_in_worker, job.function, *job.args)
+        except Exception as exc:  # the process died meanwhile (or was stopped)
+            inner = concurrent.futures.Future()
+            inner.set_exception(concurrent.futures.process.BrokenProcessPool(str(exc)))
+        inner.add_done_callback(partial(self._finished, slot, executor, job))
+
+    def _finished(self, slot: _Slot, executor, job: _Job, inner) -> None:
+        died = not inner.cancelled() and isinstance(inner.exception(),
+                                                      concurrent.futures.process.BrokenProcessPool)
+        with self._cond:
+            ours = slot.job is job and slot.executor is executor
+            if ours:
+                self._release(slot, replace=died)
+                self._cond.notify_all()
+        if not ours:
+            return  # stopped by the pool (time limit, stop, shutdown): already resolved
+        if died:
+            _stop_pool(executor)
+            _resolve(job.future, exception=JobStopped(
+                "its worker process ended (out of memory?)"))
+        elif inner.cancelled():
+            _resolve(job.future, exception=concurrent.futures.CancelledError())
+        elif inner.exception() is not None:
+            _resolve(job.future, exception=inner.exception())
+        else:
+            _resolve(job.future, result=inner.result())
+
+
+def _resolve(future: concurrent.futures.Future, *, result=None, exception=None) -> None:
+    with contextlib.suppress(concurrent.futures.InvalidStateError):
+        if exception is not None:
+            future.set_exception(exception)
+        else:
+            future.set_result(result)
+
+
+_POOL_LOCK = threading.Lock()
+_POOL: list[WorkerPool] = []
+_SETTINGS: dict[str, int | None] = {"workers": None, "job_memory": None}
+
+
+def configure(*, workers: int | None = None, job_memory: int | None = None) -> None:
+    """The worker processes of this server (``calviz serve --workers N --job-memory GB``) — before the
+    first job: the pool is made then.  ``None``: :func:`default_workers`, :func:`default_job_memory`."""
+    if workers is not None and int(workers) < 1:
+        raise ValueError(f"workers must be at least 1; got {workers}")
+    if job_memory is not None and int(job_memory) < 1:
+        raise ValueError(f"job_memory must be positive; got {job_memory}")
+    with _POOL_LOCK:
+        _SETTINGS.update(workers=workers, job_memory=job_memory)
+
+
+def pool() -> WorkerPool:
+    """The server's worker pool (made at first use, with :func:`configure`'s settings)."""
+    with _POOL_LOCK:
+        if not _POOL:
+            workers = _SETTINGS["workers"] or default_workers()
+            _POOL.append(WorkerPool(workers, _SETTINGS["job_memory"] or default_job_memory(workers)))
+        return _POOL[0]
 
 
 class SessionWorker:
-    """One session's worker process (spawned at its first job): sessions never wait for each other's
-    jobs — each has its own process, and the OS shares the cores between them — and a job a session no
-    longer wants can be stopped by replacing the process, which touches no other session."""
+    """One session's access to the server's worker pool (:class:`WorkerPool`): its jobs wait in its own
+    queue and take turns with the other sessions'."""
 
-    def __init__(self):
-        self._pool: concurrent.futures.ProcessPoolExecutor | None = None
-        self._ready: concurrent.futures.Future | None = None  # the spare's warm-up, when this is it
-        self._jobs: list[concurrent.futures.Future] = []  # submitted to this pool, maybe not done
-        self._lock = threading.Lock()
+    def submit(self, function, *args, limit: float = float("inf")) -> concurrent.futures.Future:
+        """``function(*args)`` (module-level, picklable) in a worker process, stopped with
+        :class:`JobStopped` after ``limit`` seconds of running."""
+        if _STOPPING.is_set():
+            raise ServerStopping("the server is stopping")
+        return pool().submit(self, function, args, limit)
 
-    def submit(self, function, *args) -> concurrent.futures.Future:
-        with self._lock:
-            if _STOPPING.is_set():
-                raise RuntimeError("the server is stopping")
-            if self._pool is None:
-                _WORKERS.add(self)
-                spare = _take_spare()  # started and warming before any session wanted it
-                if spare is None:
-                    self._pool = _new_pool(_warm_worker)
-                    self._jobs = [_spawn(self._pool, function, *args)]
-                    return self._jobs[0]
-                self._pool, self._ready = spare
-            pool, ready = self._pool, self._ready
-        if ready is not None:
-            # a first run compiles every kernel there: a job is submitted (and its time limit starts)
-            # once they are loaded; a spare that died is replaced by a new process
-            concurrent.futures.wait([ready])
-            with self._lock:
-                if self._pool is not pool:  # stopped meanwhile (the session ended, a job was stopped)
-                    raise concurrent.futures.CancelledError
-            if ready.cancelled() or ready.exception() is not None:
-                self.kill()
-                return self.submit(function, *args)
-        return self._track(pool.submit(function, *args))
-
-    def _track(self, job: concurrent.futures.Future) -> concurrent.futures.Future:
-        with self._lock:
-            self._jobs = [*(j for j in self._jobs if not j.done()), job]
-        return job
+    def stop(self, future: concurrent.futures.Future) -> None:
+        """Stop one job of this session (a waiting one never starts)."""
+        pool().stop(future)
 
     def kill(self) -> None:
-        """Stop the process now, also mid-job (its pending jobs fail with ``BrokenProcessPool``)."""
-        with self._lock:
-            pool, self._pool, self._ready = self._pool, None, None
-            jobs, self._jobs = self._jobs, []
-        if pool is not None:
-            _stop_pool(pool, jobs)
+        """Stop every job of this session now, also mid-job (they fail with ``BrokenProcessPool``)."""
+        pool().stop_session(self)
 
 
-def _new_pool(initializer) -> concurrent.futures.ProcessPoolExecutor:
+def _new_pool(initializer, job_memory: int) -> concurrent.futures.ProcessPoolExecutor:
     return concurrent.futures.ProcessPoolExecutor(
         max_workers=1,
         mp_context=multiprocessing.get_context("spawn"),
         initializer=initializer,
-        initargs=(os.getpid(),),
+        initargs=(os.getpid(), job_memory),
     )
 
 
-def _spawn(pool, function, *args) -> concurrent.futures.Future:
-    """``pool.submit(function, *args)`` on the spawner thread: the pool starts its process at the first
-    submit, on the calling thread, and Linux ties a child's death signal to that thread, so it must be
-    one that lives as long as the server."""
-    return _SPAWNER.submit(pool.submit, function, *args).result()
-
-
-def _stop_pool(pool, jobs=()) -> None:
+def _stop_pool(pool) -> None:
     # (read before shutdown clears them)
     processes = list((getattr(pool, "_processes", None) or {}).values())
-    manager = getattr(pool, "_executor_manager_thread", None)
     pool.shutdown(wait=False, cancel_futures=True)
     for process in processes:
         process.terminate()
-    if jobs:
-        _in_thread(_fail_unresolved, manager, jobs)
-
-
-def _fail_unresolved(manager, jobs) -> None:
-    """Fail the jobs a stopped pool left unresolved.  When its process dies, CPython 3.11's pool manager
-    (thread ``manager``) stops at the first job that was cancelled while queued and never resolves the
-    jobs after it (3.12 skips cancelled jobs); a job thread waiting on one would wait until the job
-    time limit."""
-    if manager is not None:
-        manager.join(timeout=30)  # (it resolves what it can first: no job is failed twice)
-    stopped = concurrent.futures.process.BrokenProcessPool("the worker process was stopped")
-    for job in jobs:
-        if not job.done():
-            with contextlib.suppress(concurrent.futures.InvalidStateError):
-                job.set_exception(stopped)
-
-
-_SPARE: list = []  # (pool, its warm-up's future) of the spare worker process until a session takes it
-_SPARE_STARTED = threading.Event()
 
 
 def start_spare_worker() -> None:
-    """Start one worker process now (once per server process; the first page's start calls it) and load
-    — on a first run compile — every kernel in it, beside the server's own warm-up: the first session
-    takes it for its background jobs, which then wait for no process start after the debounce."""
-    with _WARM_LOCK:
-        if _SPARE_STARTED.is_set() or _STOPPING.is_set():
-            return
-        _SPARE_STARTED.set()
-        pool = _new_pool(_warm_spare)
-        _SPARE.append((pool, _spawn(pool, os.getpid)))  # done once the initializer has warmed it
-
-
-def _take_spare():
-    with _WARM_LOCK:
-        return _SPARE.pop() if _SPARE else None
+    """Start one worker process now (the first page's start calls it) and load — on a first run compile
+    — every kernel in it, beside the server's own warm-up: the first background jobs then wait for no
+    process start after the debounce."""
+    if not _STOPPING.is_set():
+        pool().start_spare()
 
 
 def shutdown_workers() -> None:
-    """Stop every session's worker process (``calviz serve`` calls this when it stops), also mid-job,
-    and the spare one; no job starts a process afterwards."""
+    """Stop every worker process (``calviz serve`` calls this when it stops), also mid-job; no job
+    starts a process afterwards."""
     _STOPPING.set()
-    for worker in list(_WORKERS):
-        worker.kill()
-    while (spare := _take_spare()) is not None:
-        _stop_pool(spare[0])
+    with _POOL_LOCK:
+        pools = list(_POOL)
+    for each in pools:
+        each.shutdown()
 
 
 _WARM = threading.Event()  # set once this process has loaded (or compiled) its views' kernels
@@ -223,6 +652,9 @@ def _warm_data() -> CalibrationData:
     return as_calibration_data(labels, probs)
 
 
+_JOB_MEMORY: list[int] = []  # (a worker's) the memory limit of its jobs, for the message
+
+
 def _exit_with_parent(parent: int) -> None:
     """A worker whose server died (killed, so it could not stop its pool) is re-parented: exit then,
     instead of lingering — and finishing a stale job — forever."""
@@ -232,12 +664,14 @@ def _exit_with_parent(parent: int) -> None:
             os._exit(0)
 
 
-def _warm_worker(server: int) -> None:
-    """Import the engine in a new worker (loading numba's cached kernels) before its first job, and tie
-    the worker's life to the server's (process ``server``): on Linux the kernel kills it when the server
-    dies (even mid-way through a kernel, which holds the GIL: a watching thread could not run then);
-    elsewhere a thread watches the parent.  A server that died while this worker was starting (before
-    the death signal was asked for) is noticed at once."""
+def _warm_worker(server: int, job_memory: int | None = None) -> None:
+    """Import the engine in a new worker (loading numba's cached kernels) before its first job, limit
+    the private memory of its jobs to ``job_memory`` bytes (``RLIMIT_DATA``: an allocation beyond it
+    fails with ``MemoryError``, which stops the job, not the machine; the shared data is not counted),
+    and tie the worker's life to the server's (process ``server``): on Linux the kernel kills it when
+    the server dies (even mid-way through a kernel, which holds the GIL: a watching thread could not
+    run then); elsewhere a thread watches the parent.  A server that died while this worker was
+    starting (before the death signal was asked for) is noticed at once."""
     try:
         import ctypes
 
@@ -246,29 +680,71 @@ def _warm_worker(server: int) -> None:
         pass
     if os.getppid() != server:
         os._exit(0)
+    # a worker never handles Ctrl+C itself: the server stops it (the terminal sends SIGINT to the group)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     threading.Thread(
         target=_exit_with_parent, args=(server,), name="calviz-parent-watch", daemon=True
     ).start()
+    if job_memory is not None:
+        _JOB_MEMORY.append(int(job_memory))
+        with contextlib.suppress(ImportError, ValueError, OSError):
+            import resource
+
+            _, hard = resource.getrlimit(resource.RLIMIT_DATA)
+            limit = job_memory + _baseline_memory()
+            if hard != resource.RLIM_INFINITY:
+                limit = min(limit, hard)
+            resource.setrlimit(resource.RLIMIT_DATA, (limit, hard))
     import calviz.analysis  # noqa: F401  (imports every engine module)
 
 
-def _warm_spare(server: int) -> None:
+def _baseline_memory() -> int:
+    """Bytes of private memory this process holds before its first job, with room for the engine's
+    imports (the limit is on the job, not on Python itself)."""
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmData:"):
+                    return int(line.split()[1]) * 1024 + (512 << 20)
+    return 1 << 30
+
+
+def _warm_spare(server: int, job_memory: int | None = None) -> None:
     """A spare worker's start: :func:`_warm_worker`, then every kernel loaded (or compiled)."""
-    _warm_worker(server)
+    _warm_worker(server, job_memory)
     try:
         warm_kernels()
     except Exception:  # warming is an optimisation; a failure shows up in the views themselves
         logging.getLogger("calviz").exception("warming the kernels failed")
 
 
+def _memory_message() -> str:
+    limit = f"{_JOB_MEMORY[0] / 2**30:.1f} GB" if _JOB_MEMORY else "its limit"
+    return (f"needed more memory than a job may use ({limit}); choose a subsample (the n control) "
+            "or start the server with a larger --job-memory")
+
+
+def _call_in_worker(function, *args):
+    """(in a worker) One job: a ``MemoryError`` (the job's memory limit) stops it with a message."""
+    try:
+        return function(*args)
+    except MemoryError:
+        raise JobStopped(_memory_message()) from None
+
+
 def _compute_in_worker(view, probs, labels, confidence_form, options):
-    return run_view(view, CalibrationData(probs, labels, confidence_form), options)
+    result, seconds, error = run_view(view, CalibrationData(probs, labels, confidence_form), options)
+    if result is None and error is not None and f"{view} failed: MemoryError" in error:
+        raise JobStopped(_memory_message())  # (run_view turns every exception into a message)
+    return result, seconds, error
 
 
 def _run_remote(view, data, options, *, worker: SessionWorker, on_submit=None, timeout=None):
-    """:func:`calviz.analysis.run_view` in ``worker``'s process; raises ``TimeoutError`` after
-    ``timeout`` seconds (the caller stops the process)."""
-    future = worker.submit(_compute_in_worker, view, data.probs, data.labels, data.confidence_form, options)
+    """:func:`calviz.analysis.run_view` in a worker process, on ``data``'s arrays shared (never pickled:
+    :func:`_shared`); raises :class:`JobStopped` after ``timeout`` seconds of running."""
+    future = worker.submit(_compute_in_worker, view, _shared(data.probs), _shared(data.labels),
+                           data.confidence_form, options,
+                           limit=float("inf") if timeout is None else timeout)
     if on_submit is not None:
         on_submit(future)
-    return future.result(timeout=timeout)
+    return future.result()

@@ -1,6 +1,6 @@
 """The dashboard, the report and ``calviz check`` on distributed data: a :class:`DistributedSource` runs the
 compute functions of :mod:`calviz.analysis` with the distributed estimators on all rows, and the views
-that need the rows in one process (:data:`calviz.sampling.SAMPLED_VIEWS`) in memory on the subsample the
+that need the rows in one process (the registry's ``View.dask == "gathered"``) in memory on the subsample the
 in-memory data would use — the same rows for the same seed — or on every row when ``all_rows`` is set."""
 
 from __future__ import annotations
@@ -19,6 +19,8 @@ from typing import Any
 from calviz import analysis
 from calviz._data import InputError
 from calviz._params import Instance, Interval, NoneOr, validate_params
+from calviz.analysis.data import DistributedBackend
+from calviz.analysis.views import view as view_record
 from calviz.dask._data import (
     DaskCalibrationData,
     PartitionInputError,
@@ -42,6 +44,9 @@ def _partition_summary(data):
     s = analysis.DataSummary.of(data, analysis.AnalysisOptions())
     return data.n, s.accuracy * data.n, s.mean_confidence * data.n
 
+
+#: the interface every server of calviz's own local cluster listens on
+LOOPBACK = "127.0.0.1"
 
 #: persistent clients of :func:`get_client` (one per scheduler address; "local" = one LocalCluster)
 _CLIENTS: dict = {}
@@ -95,13 +100,16 @@ def get_client(scheduler: str):
         client = _CLIENTS.get(scheduler)
         if client is not None and client.status in ("running", "connecting"):
             return client
+        if scheduler != "local":
+            _check_address(distributed, scheduler)
         try:
             if scheduler == "local":  # (the client owns its LocalCluster and closes it with itself)
                 # no dashboard; the scheduler's HTTP server (always started) on a free port: on the
-                # default 8787, taken by any other cluster, it would warn on the user's terminal
+                # default 8787, taken by any other cluster, it would warn on the user's terminal.  Every
+                # listener on the loopback interface: the cluster serves this process alone
                 client = distributed.Client(n_workers=2, threads_per_worker=1, processes=True,
-                                            dashboard_address=":0", scheduler_kwargs={"dashboard": False},
-                                            set_as_default=False)
+                                            host=LOOPBACK, dashboard_address=f"{LOOPBACK}:0",
+                                            scheduler_kwargs={"dashboard": False}, set_as_default=False)
                 client.register_plugin(_quiet_refusals(), name="calviz-quiet-refusals")
             else:
                 client = distributed.Client(scheduler, timeout="10s", set_as_default=False)
@@ -111,6 +119,18 @@ def get_client(scheduler: str):
             atexit.register(_close_clients)
         _CLIENTS[scheduler] = client
         return client
+
+
+def _check_address(distributed, scheduler: str) -> None:
+    """Refuse a scheduler address ``distributed.Client`` cannot parse before making one: a client whose
+    construction failed part-way blocks the interpreter's exit for its connection timeout."""
+    try:
+        protocol, location = distributed.comm.parse_address(scheduler)
+        if protocol in ("tcp", "tls", "ws", "wss"):
+            distributed.comm.parse_host_port(location)
+    except ValueError as exc:
+        raise InputError(f"scheduler must be 'local' or an address like 'tcp://host:8786'; "
+                         f"got {scheduler!r} ({exc})") from None
 
 
 def _not_a_refusal(record: logging.LogRecord) -> bool:
@@ -129,7 +149,8 @@ def _not_a_refusal(record: logging.LogRecord) -> bool:
 def _quiet_refusals():
     """The worker plugin of the local cluster of :func:`get_client`: its workers' ``distributed.worker``
     logger gets :func:`_not_a_refusal`, so bad data is reported once, by the client, and not also as a
-    worker failure on the terminal the workers share with the user.  Other clusters keep their logging."""
+    worker failure on the terminal the workers share with the user, and they ignore Ctrl+C.  Other
+    clusters keep their logging and signals."""
     from distributed.diagnostics.plugin import WorkerPlugin
 
     class QuietRefusals(WorkerPlugin):
@@ -137,13 +158,22 @@ def _quiet_refusals():
             logger = logging.getLogger("distributed.worker")
             if _not_a_refusal not in logger.filters:
                 logger.addFilter(_not_a_refusal)
+            # Ctrl+C reaches the whole foreground process group: calviz stops the cluster itself, so a
+            # worker ignores it instead of printing a KeyboardInterrupt traceback on the user's terminal
+            if threading.current_thread() is threading.main_thread():
+                import signal
+
+                signal.signal(signal.SIGINT, signal.SIG_IGN)
 
     return QuietRefusals()
 
 
 def _close_clients() -> None:
     """Close the clients (and the LocalCluster) of :func:`get_client` before the interpreter exits, so the
-    workers stop cleanly instead of being killed mid-task."""
+    workers stop cleanly instead of being killed mid-task.  The cluster's shutdown warnings (a worker slow
+    to exit on a loaded machine is killed) are not shown: the user asked for nothing then."""
+    if _CLIENTS:
+        logging.getLogger("distributed").setLevel(logging.ERROR)
     with _CLIENTS_LOCK:
         for client in _CLIENTS.values():
             with contextlib.suppress(Exception):
@@ -151,12 +181,30 @@ def _close_clients() -> None:
         _CLIENTS.clear()
 
 
-#: the views that need the whole sample in one process, and why
-_NOT_ON_DASK = {
-    "smooth": "the smooth diagram needs the whole sample in one process",
-    "smooth_curve": "the smooth diagram needs the whole sample in one process",
-    "classical": "the classical tests and the ACE sort the whole sample",
-}
+def close_clients(timeout: float) -> bool:
+    """Close the clients of :func:`get_client` within ``timeout`` seconds (a server stopping); whether
+    they closed.  If not, the local cluster's worker processes are killed (they hold nothing that must
+    be saved) and the caller should exit at once: the unfinished close holds the clients.  The
+    cluster's own shutdown warnings are not shown (the stop is intended)."""
+    logging.getLogger("distributed").setLevel(logging.CRITICAL)
+    closing = threading.Thread(target=_close_clients, name="calviz-close-dask", daemon=True)
+    closing.start()
+    closing.join(timeout)
+    if closing.is_alive():
+        import multiprocessing
+
+        for child in multiprocessing.active_children():
+            with contextlib.suppress(Exception):
+                child.kill()
+        return False
+    return True
+
+
+def _refuse_if_not_on_dask(view: str) -> None:
+    """The views that need the whole sample in one process (the registry's ``View.not_on_dask`` says why)."""
+    reason = view_record(view).not_on_dask
+    if reason is not None:
+        raise InputError(f"not available on Dask: {reason}")
 
 
 _DISTANCE_SAMPLE = {"distance_sample": Interval(int, 2, None)}
@@ -176,7 +224,7 @@ def compute_view(view: str, data, options, *, client=None, distance_sample: int 
     Parameters
     ----------
     view : str
-        A key of :data:`calviz.analysis.COMPUTE` (``"reliability"``, ``"tcal"``, ``"interval"``, ...).
+        A view of the registry ``calviz.analysis.views`` (``"reliability"``, ``"tcal"``, ``"interval"``, ...).
     data : DistributedSource or any input of :func:`as_dask_data`
         The predictions.
     options : calviz.analysis.AnalysisOptions
@@ -209,15 +257,14 @@ def compute_view(view: str, data, options, *, client=None, distance_sample: int 
     >>> diagram.scheme, note
     ('equal_width', 'equal-mass bins need global quantiles; equal-width bins are used on Dask')
     """
-    if view in _NOT_ON_DASK:
-        raise InputError(f"not available on Dask: {_NOT_ON_DASK[view]}")
+    _refuse_if_not_on_dask(view)
     if not isinstance(data, DistributedSource):
         data = _source(as_dask_data(data), client, None, distance_sample)
     return data.compute_view(view, options)
 
 
 @dataclass(frozen=True, repr=False)
-class DistributedSource:
+class DistributedSource(DistributedBackend):
     """Distributed predictions analysed in place, with the client that computes on them.
 
     Made by :func:`open_source` (or :func:`analyze_parquet`) after one validating pass that counts the
@@ -255,7 +302,7 @@ class DistributedSource:
     confidence_sum: float
     distance_sample: int = SAMPLED_ROWS["distance"]
     _rows: dict = field(default_factory=dict, compare=False)
-    #: the dashboard's cache keys and the report read this
+    #: the dashboard's cache keys and the report read this (:class:`calviz.analysis.DistributedBackend`)
     distributed = True
 
     n_classes = property(lambda self: self.data.n_classes)
@@ -285,7 +332,7 @@ class DistributedSource:
         return self._rows[key]
 
     def compute_view(self, view: str, options):
-        """``(result, note)`` of one view (:data:`calviz.analysis.COMPUTE`), computed as in memory.
+        """``(result, note)`` of one view of the registry (``calviz.analysis.views``), computed as in memory.
 
         A user subsample (``options.n``) is gathered and analysed in memory.  Otherwise reliability,
         T-Cal and the asymptotic interval run on Dask on all rows (equal-width bins: a note says so when
@@ -297,18 +344,17 @@ class DistributedSource:
         of the full vector: the ``full`` and ``topk`` targets) is computed in memory like the distance
         measures: on every row gathered into this process, or beyond 2·10⁵ rows on the view subsample.
         The smooth diagram and the classical tests are refused with the reason."""
-        if view in _NOT_ON_DASK:
-            raise InputError(f"not available on Dask: {_NOT_ON_DASK[view]}")
+        _refuse_if_not_on_dask(view)
         gathered = self.gathered(view, options)
         if gathered is not None:
             rows, n, note = gathered
-            result = analysis.COMPUTE[view](rows, options)
+            result = view_record(view).compute(rows, options)
             return result, result_note(view, rows, n, options, result, note)
         note = None
         if view == "reliability" and options.scheme != "equal_width":
             note = "equal-mass bins need global quantiles; equal-width bins are used on Dask"
             options = options.replace(scheme="equal_width")
-        return analysis.COMPUTE[view](self, options), note
+        return view_record(view).compute(self, options), note
 
     def gathered(self, view: str, options):
         """``(rows, n, note)`` when :meth:`compute_view` computes ``view`` in memory: the rows it reads,
@@ -316,15 +362,16 @@ class DistributedSource:
         None), as :func:`calviz.sampling.sample_for_view` gives them in memory; None when the view runs on
         Dask (or is not available there).  The dashboard sends these rows to its worker process, as for
         in-memory data."""
-        if view in _NOT_ON_DASK:
+        where = view_record(view).dask
+        if where is None:  # not on Dask
             return None
         if options.n is not None and options.n < self.n:
             prepared = self.rows(int(options.n), options.seed)
             rows, note = sample_for_view(view, prepared, options)
             return rows, prepared.n, note
         limit = self.distance_sample if view == "distance" else SAMPLED_ROWS.get(view)
-        in_memory = view in ("distance", "bootstrap") or (view == "tcal_resampled"
-                                                          and not self._resamples_on_dask(options))
+        in_memory = where == "gathered" or (where == "dask_or_gathered"
+                                            and not self._resamples_on_dask(options))
         if not in_memory and (limit is None or self.n <= limit or options.all_rows):
             return None
         size = None if options.all_rows or self.n <= limit else limit

@@ -16,7 +16,7 @@ import numpy as np
 from dask.delayed import Delayed, delayed
 
 from calviz._data import CalibrationData, InputError, as_calibration_data, check_unique_columns
-from calviz._params import as_generator
+from calviz._params import as_generator, check_n_classes
 from calviz._sums import BinSums
 from calviz.io import COLUMN_NAMES, is_confidence_form, name_columns, select_columns
 from calviz.targets import Target
@@ -360,6 +360,8 @@ def from_dask(y_true, y_prob) -> DaskCalibrationData:
         raise InputError(f"y_prob must be 1-D (binary) or 2-D (n, K); got {y_prob.ndim} dimensions")
     if y_prob.ndim == 2 and y_prob.shape[1] == 1:
         raise InputError("y_prob has a single column (a single class); pass binary P(y=1) as 1-D")
+    if y_prob.ndim == 2:
+        check_n_classes(y_prob.shape[1])
     y_prob, y_true = (a.rechunk({1: -1}) if a.ndim == 2 else a for a in (y_prob, y_true))
     lengths = None
     if not any(math.isnan(c) for c in y_prob.chunks[0] + y_true.chunks[0]):

@@ -41,12 +41,20 @@ from calviz.io._columns import (
     read_group_column,
     select_columns,
 )
-from calviz.io._sniff import DEFAULT_MAX_BYTES, FORMATS, _Format, _open, _resolve_format
+from calviz.io._sniff import (
+    DECODED_PER_FILE_BYTE,
+    DEFAULT_MAX_BYTES,
+    FORMATS,
+    SizeLimitError,
+    _Format,
+    _open,
+    _resolve_format,
+)
 from calviz.io._spill import FileBackedData, SpilledColumns, _read_file_backed
 from calviz.io._tabular import _read_csv, _read_parquet
 
 __all__ = ["read_predictions", "read_predictions_bytes", "write_predictions", "select_columns",
-           "COLUMN_NAMES", "FileBackedData", "FORMATS", "DEFAULT_MAX_BYTES"]
+           "COLUMN_NAMES", "FileBackedData", "FORMATS", "DEFAULT_MAX_BYTES", "DECODED_PER_FILE_BYTE"]
 
 
 class _ProbColumns:
@@ -114,8 +122,11 @@ def read_predictions(
     renormalize : bool, default False
         Rescale multiclass rows to sum to 1.
     max_bytes : int or None, default 2**31
-        Bound (an int ≥ 0) on the file size and on the uncompressed size of NPZ arrays / Parquet
-        columns (None: no limit).
+        Bound (an int ≥ 0) on the file size and on the uncompressed size of NPZ arrays (None: no
+        limit).  The arrays the file decodes to — rows × columns read × 8 bytes, from its metadata (a
+        Parquet footer, NPY headers, a CSV header and line breaks) before anything is decoded — are
+        bounded by :data:`DECODED_PER_FILE_BYTE` × ``max_bytes``, the most a CSV file of ``max_bytes``
+        holds: a small compressed file cannot decode to any number of rows.
     logits : bool, default False
         Read the probability columns as logits (a stable softmax per row, a sigmoid for one column).
     keep_matrix : bool, default True
@@ -135,9 +146,11 @@ def read_predictions(
     ------
     InputError
         Starting with the file name and naming the column and row: missing columns (listing those
-        found), non-numeric or empty cells, empty files, unknown formats, files over ``max_bytes``, and
-        every rule of :func:`calviz.as_calibration_data`.  An option of the wrong type or out of range
-        is refused first, with the uniform parameter message (no file name).
+        found), non-numeric or empty cells, empty files, unknown formats, every rule of
+        :func:`calviz.as_calibration_data`, and files over ``max_bytes`` or decoding to more than
+        :data:`DECODED_PER_FILE_BYTE` × ``max_bytes`` (a ``SizeLimitError``, which holds the sizes).
+        An option of the wrong type or out of range is refused first, with the uniform parameter
+        message (no file name).
 
     Examples
     --------
@@ -173,6 +186,8 @@ def read_predictions(
                 read = read.fallback()
         y, p, columns = read
         return _validate(y, p, columns, renormalize, logits, is_confidence_form(columns, names))
+    except SizeLimitError as exc:
+        raise exc.prefixed(label) from None
     except InputError as exc:
         raise InputError(f"{label}: {exc}") from None
 

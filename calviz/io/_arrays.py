@@ -13,10 +13,11 @@ from collections.abc import Iterator
 import numpy as np
 
 from calviz._data import InputError
+from calviz._params import check_n_classes
 from calviz.io import _blocks
 from calviz.io._blocks import _Blocks, _NotFast
 from calviz.io._columns import select_columns
-from calviz.io._sniff import _as_stream
+from calviz.io._sniff import _as_stream, check_decoded_size
 
 
 def _read_npz(raw, names, max_bytes):
@@ -54,6 +55,11 @@ def _read_npz_stream(stream, names, max_bytes, blocks=None):
                 member = zf.getinfo(f"{key}.npy")
                 with zf.open(member) as entry:
                     headers.append(_check_declared_size(entry, member.file_size, f"array {key!r}"))
+        # the arrays read, by their headers' shapes, before any is decompressed (as float64)
+        dims = [header[0] or (1,) for header in headers]
+        check_decoded_size(max(d[0] for d in dims), sum(math.prod(d[1:]) for d in dims), max_bytes)
+        if len(prob_keys) == 1 and len(dims[1]) == 2:  # one (n, K) matrix
+            check_n_classes(dims[1][1])
         shapes = {key: header[0] for key, header in zip(prob_keys, headers[1:], strict=True)}
         if len(prob_keys) > 1 and (len(set(shapes.values())) > 1 or len(headers[1][0]) != 1):
             raise InputError(f"the probability arrays must be 1-D and of one length (one value per row); "
@@ -185,6 +191,10 @@ def _read_npy(raw, names, max_bytes):
         size = stream.seek(0, os.SEEK_END)
         stream.seek(0)
         header = _check_declared_size(stream, size, "the array")
+    shape = header[0]
+    check_decoded_size(shape[0] if len(shape) else 1, math.prod(shape[1:]), max_bytes)
+    if len(shape) == 2:
+        check_n_classes(shape[1] - 1)  # (column 0 holds the labels)
     if names.get("_blocks") and _row_blocks_fit(header):
         whole = dict(names, _blocks=False)
         return _npy_blocks(raw, header[0][0], header[0][1] - 1, lambda: _read_npy(raw, whole, max_bytes))

@@ -119,8 +119,9 @@ def _whole_arrays(blocks: _Blocks):
     with contextlib.closing(_read_ahead(blocks.batches())) as batches:
         for y_block, p_block in batches:
             if y is None:
-                # integer labels stay integers (validated without a float copy)
-                y = _Growing(blocks.n, np.int64 if y_block.dtype.kind in "iu" else np.float64)
+                # integer labels stay integers of their own type (validated without a float copy; a
+                # uint64 label above 2^63 would wrap to a negative int64 and be shown as such)
+                y = _Growing(blocks.n, y_block.dtype if y_block.dtype.kind in "iu" else np.float64)
                 p = _Growing(blocks.n, np.float64, None if width == 1 else width)
             y.add(y_block)
             p.add(p_block)

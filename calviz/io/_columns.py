@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from calviz._data import CalibrationData, InputError, as_calibration_data, cell_repr, check_unique_columns
+from calviz._params import check_n_classes
 from calviz.io._sniff import FORMATS
 
 #: the column (and array) names looked for by default (:func:`select_columns`)
@@ -104,8 +105,8 @@ def select_columns(found: list[str], names, kind: str = "column") -> tuple[str, 
     Raises
     ------
     InputError
-        A column is missing (the message lists those found), ``p_0`` … have a gap, or a single ``p_*``
-        column would make a one-class model.
+        A column is missing (the message lists those found), ``p_0`` … have a gap, a single ``p_*``
+        column would make a one-class model, or more than ``MAX_CLASSES`` probability columns.
 
     Examples
     --------
@@ -155,6 +156,7 @@ def select_columns(found: list[str], names, kind: str = "column") -> tuple[str, 
             f"only one probability {kind} {prob_cols[0]!r} (a single class): binary files use "
             f"{names['y_prob']!r} = P(y=1), or {names['prob_prefix']}0 and {names['prob_prefix']}1"
         )
+    check_n_classes(len(prob_cols))
     return label_col, prob_cols
 
 
@@ -174,6 +176,8 @@ def _numeric_column(frame, name: str, header_lines) -> np.ndarray:
             i = int(np.flatnonzero(col.isna().to_numpy())[0])
             raise InputError(f"column {name!r} has an empty cell at {_row_ref(i, header_lines)}")
         return col.to_numpy(dtype=bool)
+    if isinstance(col.dtype, np.dtype) and col.dtype.kind in "iu":  # integers as they are (uint64 included)
+        return col.to_numpy()
     if not pd.api.types.is_numeric_dtype(col.dtype):
         if header_lines is None:
             return col.to_numpy(dtype=object, na_value=None)
@@ -309,7 +313,16 @@ def read_group_column(file: str, column: str, n: int, *, label_column: str = "y_
         elif suffix in FORMATS["parquet"]:
             import pandas as pd
 
-            values = pd.read_parquet(source, columns=[column]).iloc[:, 0].to_numpy()
+            # text read as a dictionary: each distinct value decoded once, the rows referring to it (the
+            # decoded-size check of the predictions did not count this column; 10⁶ rows of a 1 MB text
+            # take a few kB in the file)
+            read = pd.read_parquet(source, columns=[column], read_dictionary=[column]).iloc[:, 0]
+            if isinstance(read.dtype, pd.CategoricalDtype):
+                distinct = np.asarray(read.cat.categories, dtype=object)
+                codes = read.cat.codes.to_numpy()
+                values = np.where(codes >= 0, distinct[np.maximum(codes, 0)], None)
+            else:
+                values = read.to_numpy()
         elif suffix in FORMATS["csv"]:
             import pandas as pd
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from calviz._data import InputError
-from calviz._params import Options
+from calviz._params import LimitExceeded, Options
 
 #: Supported formats and the file extensions that select them.
 FORMATS = {
@@ -21,6 +21,12 @@ FORMATS = {
 
 #: Default size limit (bytes) of a file, or of the uncompressed arrays in an NPZ / columns in a Parquet file.
 DEFAULT_MAX_BYTES = 2**31
+#: The decoded arrays of a file (rows × columns × 8 bytes) may be this many times ``max_bytes``: the most
+#: a CSV file of ``max_bytes`` holds (two characters, a digit and a separator, per 8-byte value), so a text
+#: file within the byte limit always passes and a compressed one decodes to no more than that.
+DECODED_PER_FILE_BYTE = 4
+#: Bytes a value takes once decoded (float64 probabilities, int64 or float64 labels).
+DECODED_VALUE_BYTES = 8
 
 _MAGIC = ((b"\x93NUMPY", "npy"), (b"PK\x03\x04", "npz"), (b"PAR1", "parquet"))
 
@@ -78,9 +84,40 @@ def _read_limited(stream: BinaryIO, max_bytes, label) -> bytes:
     return raw
 
 
+class SizeLimitError(LimitExceeded):
+    """A file refused for its size: its bytes (``decoded`` None) or the arrays it decodes to, from its
+    metadata before anything is decoded (``decoded``: "rows × columns")."""
+
+    def __init__(self, message: str, size: int, limit: int, decoded: str | None = None):
+        super().__init__(message)
+        self.size, self.limit, self.decoded = int(size), int(limit), decoded
+
+    def prefixed(self, label: str) -> SizeLimitError:
+        """The same refusal, its message starting with the file's name."""
+        return SizeLimitError(f"{label}: {self}", self.size, self.limit, self.decoded)
+
+
 def _check_size(size: int, max_bytes, label: str) -> None:
     if max_bytes is not None and size > max_bytes:
-        raise InputError(f"{label}: {size:,} bytes exceeds the size limit max_bytes={int(max_bytes):,}")
+        raise SizeLimitError(f"{label}: {size:,} bytes exceeds the size limit max_bytes={int(max_bytes):,}",
+                             size, max_bytes)
+
+
+def check_decoded_size(rows: int, columns: int, max_bytes) -> None:
+    """Refuse a file whose ``rows`` × ``columns`` values, read from its metadata (a Parquet footer, NPY
+    headers, a CSV header and its line breaks), decode to more than :data:`DECODED_PER_FILE_BYTE` ×
+    ``max_bytes`` bytes: checked before anything is decoded, in O(1), whatever the file's compression."""
+    if max_bytes is None:
+        return
+    size = int(rows) * int(columns) * DECODED_VALUE_BYTES
+    limit = DECODED_PER_FILE_BYTE * int(max_bytes)
+    if size > limit:
+        shape = f"{int(rows):,} rows × {int(columns):,} columns"
+        raise SizeLimitError(
+            f"{shape} decode to {size:,} bytes, which exceeds the decoded size limit "
+            f"{DECODED_PER_FILE_BYTE} × max_bytes = {limit:,} bytes "
+            "(read it with a larger max_bytes, or a subsample of its rows)",
+            size, limit, shape)
 
 
 def _resolve_format(format, label: str, raw) -> str:

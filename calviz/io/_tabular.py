@@ -6,15 +6,29 @@ from __future__ import annotations
 import numpy as np
 
 from calviz._data import InputError, check_unique_columns
+from calviz._params import MAX_CLASSES, LimitExceeded
 from calviz.io import _blocks
 from calviz.io._blocks import _Blocks, _NotFast
 from calviz.io._columns import _from_frame, select_columns
-from calviz.io._sniff import _as_stream, _last_byte
+from calviz.io._sniff import _as_stream, _last_byte, check_decoded_size
 
 
 # -- readers: each returns (y_true array, y_prob array, names of the probability columns) -------------
 def _read_csv(raw, names, max_bytes):
-    blocks = _csv_blocks(raw, names)
+    # the values the file can hold — its header's columns on each line — before anything is parsed
+    breaks = _line_breaks(raw)
+    separator = _csv_separator(names)
+    header = _first_line(raw)
+    fields = header.count(separator.encode()) + 1  # (quoted separators aside: a bound)
+    check_decoded_size(max(breaks - 1, 0), fields, max_bytes)
+    if fields > MAX_CLASSES + 1:  # more classes than allowed? Said before any parser sees the wide header
+        try:
+            select_columns(_header_names(header, separator), names)
+        except LimitExceeded:
+            raise
+        except InputError:
+            pass  # (any other problem is said by the parsers, in the words of the parsed header)
+    blocks = _csv_blocks(raw, names, breaks)
     if blocks is not None:
         return blocks
     return _read_csv_frame(raw, names)
@@ -60,27 +74,50 @@ def _read_parquet(raw, names, max_bytes):
     except Exception as exc:  # pyarrow's ArrowInvalid and friends
         raise InputError(f"not a readable Parquet file ({type(exc).__name__}: {exc})") from None
     check_unique_columns(meta.schema.names)
-    uncompressed = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
-    if max_bytes is not None and uncompressed > max_bytes:
-        raise InputError(f"uncompressed size {uncompressed:,} bytes exceeds max_bytes={int(max_bytes):,}")
+    found = [str(c) for c in meta.schema.names]
+    try:
+        label_col, prob_cols = select_columns(found, names)
+        wanted = [label_col, *prob_cols]
+    except LimitExceeded:
+        raise
+    except InputError:
+        wanted = None  # (the reader says what is missing, in the words of a table's columns)
+    # the columns read, as the footer declares them, before any page is decoded (the pages' own sizes,
+    # after dictionary and run-length encoding, say nothing: 10⁸ equal rows take 0.8 MB)
+    # (the row groups' own counts too: the file's total is a separate field a crafted footer can understate)
+    rows = max(meta.num_rows, sum(meta.row_group(i).num_rows for i in range(meta.num_row_groups)))
+    check_decoded_size(rows, len(wanted or found), max_bytes)
     try:
         blocks = _parquet_blocks(raw, meta, names)
     except InputError:
         raise
     except Exception as exc:
         raise InputError(f"not a readable Parquet file ({type(exc).__name__}: {exc})") from None
-    return blocks if blocks is not None else _read_parquet_frame(raw, names)
+    return blocks if blocks is not None else _read_parquet_frame(raw, names, wanted)
 
 
-def _read_parquet_frame(raw, names):
+def _read_parquet_frame(raw, names, columns=None):
+    """The whole file (its ``columns`` only, when given) through pandas; text columns are read as
+    dictionaries, so a short string repeated on every row is decoded once."""
     import pandas as pd
+    import pyarrow.parquet as pq
 
     try:
         with _as_stream(raw) as stream:
-            frame = pd.read_parquet(stream, engine="pyarrow")
+            schema = pq.ParquetFile(stream).schema_arrow
+            text = [f.name for f in schema if _is_text(f.type) and (columns is None or f.name in columns)]
+            stream.seek(0)
+            frame = pd.read_parquet(stream, engine="pyarrow", columns=columns, read_dictionary=text or None)
     except Exception as exc:
         raise InputError(f"not a readable Parquet file ({type(exc).__name__}: {exc})") from None
     return _from_frame(frame, names, header_lines=None)
+
+
+def _is_text(arrow_type) -> bool:
+    import pyarrow as pa
+
+    return pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type) or (
+        pa.types.is_binary(arrow_type) or pa.types.is_large_binary(arrow_type))
 
 
 
@@ -138,7 +175,7 @@ def _parquet_blocks(raw, meta, names) -> _Blocks | None:
                    lambda: _read_parquet_frame(raw, names))
 
 
-def _csv_blocks(raw, names) -> _Blocks | None:
+def _csv_blocks(raw, names, line_breaks: int) -> _Blocks | None:
     """The needed columns of a CSV file parsed by Arrow's streaming reader in blocks of
     :data:`_blocks.CSV_BLOCK_BYTES` (probability
     columns as float64, labels as Arrow infers them: integer or floating point).  ``None`` — and any
@@ -179,8 +216,32 @@ def _csv_blocks(raw, names) -> _Blocks | None:
         finally:
             pa.default_memory_pool().release_unused()
 
-    return _Blocks({"y_true": label_col, "y_prob": prob_cols}, _line_breaks(raw), batches,
+    return _Blocks({"y_true": label_col, "y_prob": prob_cols}, line_breaks, batches,
                    lambda: _read_csv_frame(raw, names))
+
+
+def _first_line(raw) -> bytes:
+    """A CSV file's first line, without its line break."""
+    def cut(chunk: bytes) -> int:
+        return min((i for i in (chunk.find(b"\n"), chunk.find(b"\r")) if i >= 0), default=-1)
+
+    if isinstance(raw, bytes):
+        end = cut(raw)
+        return raw if end < 0 else raw[:end]
+    parts = []
+    with open(raw, "rb") as f:
+        while chunk := f.read(1 << 20):
+            end = cut(chunk)
+            parts.append(chunk if end < 0 else chunk[:end])
+            if end >= 0:
+                break
+    return b"".join(parts)
+
+
+def _header_names(line: bytes, separator: str) -> list[str]:
+    """The names of a CSV header line, split at the separator (quotes stripped, not parsed)."""
+    text = line.decode("utf-8", errors="replace").lstrip("\ufeff")
+    return [name.strip().strip('"') for name in text.split(separator)]
 
 
 def _line_breaks(raw) -> int:

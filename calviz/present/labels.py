@@ -16,8 +16,9 @@ __all__ = ["format_value", "format_interval_end", "METHOD_NAMES", "method_name",
 
 
 def format_value(x) -> str:
-    """A number as the views print it: 4 decimals, or 3 significant digits in scientific notation when it
-    is below 10⁻³ or at least 10⁴; "—" for None.
+    """A number as the views print it: 4 decimals, or 3 significant digits in scientific notation.
+
+    Scientific notation below 10⁻³ and from 10⁴ on; "—" for None.
 
     Parameters
     ----------

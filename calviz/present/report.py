@@ -15,23 +15,20 @@ from __future__ import annotations
 import contextlib
 import datetime as _dt
 import html
-import os
-import tempfile
 from pathlib import Path
 
 from calviz._data import CalibrationData, as_calibration_data
 from calviz._params import BOOLEAN, PATH, STR, Instance, NoneOr, positional_deprecated, validate_params
 from calviz.analysis import Analysis, AnalysisOptions, analyze, check_options_fit, with_option_values
+from calviz.analysis.views import REGISTRY, view, view_names
 
 __all__ = ["render_report", "report", "render_analysis", "report_output", "VIEW_TITLES"]
 
-#: the four views, in the order the report shows them (also the Bokeh root names)
-VIEW_TITLES = {
-    "reliability": "1. Reliability diagram",
-    "tcal": "2. Multi-scale T-Cal",
-    "interval": "3. ECE with confidence interval",
-    "distance": "4. Distance-to-calibration bounds",
-}
+#: the views with a section (the registry's ``View.title``), in the order the report shows them (also the
+#: Bokeh root names)
+VIEW_TITLES = {record.name: f"{number}. {record.title}"
+               for number, record in enumerate((r for r in REGISTRY if r.title is not None), 1)}
+_VIEW_NAMES = frozenset(view_names())
 
 _CSS = """
 body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 0; color: #1f2933;
@@ -83,6 +80,8 @@ def _rows(pairs) -> str:
 
 def _verdicts(result: Analysis) -> str:
     from calviz.present.text import (
+        DISTANCE_MISSING,
+        INTERVAL_MISSING,
         TCAL_MISSING,
         distance_caption,
         interval_caption,
@@ -105,7 +104,7 @@ def _verdicts(result: Analysis) -> str:
         head = f"ℓ2-ECE {_fmt(interval.estimate)} in [{_fmt(low)}, {_fmt(high)}]"
         boxes.append((("reject" if (low or 0) > 0 else "accept"), head, interval_caption(interval)))
     else:
-        boxes.append(("", "ECE interval not available", result.errors.get("interval", "")))
+        boxes.append(("", INTERVAL_MISSING, result.errors.get("interval", "")))
     bounds = result.distance
     if bounds is not None:
         lower, upper = bounds.lower, bounds.upper
@@ -114,7 +113,7 @@ def _verdicts(result: Analysis) -> str:
         # neutral: a size, not a test (the sample's distance is above 0 even for a calibrated model)
         boxes.append(("", head, distance_caption(bounds)))
     else:
-        boxes.append(("", "distance bounds not available", result.errors.get("distance", "")))
+        boxes.append(("", DISTANCE_MISSING, result.errors.get("distance", "")))
     return "".join(
         f'<div class="verdict {cls}"><b>{html.escape(head)}</b>{html.escape(text)}</div>'
         for cls, head, text in boxes
@@ -184,19 +183,6 @@ PARAMETER_NAMES = {
     "n_resamples": "resamples",
     "seed": "random seed",
     "all_rows": "every view on all rows",
-}
-
-
-#: report labels of the computations timed in "Compute time"
-_TIMING_NAMES = {
-    "reliability": "reliability diagram",
-    "smooth": "smooth curve",
-    "tcal": "T-Cal (analytic)",
-    "tcal_resampled": "T-Cal (resampled)",
-    "interval": "ECE interval",
-    "bootstrap": "bootstrap interval",
-    "distance": "distance bounds",
-    "classical": "other tests",
 }
 
 
@@ -372,7 +358,7 @@ def render_analysis(result: Analysis, *, title: str = "calviz report", source: s
         ("mean confidence (top-1)", _fmt(s.mean_confidence)),
     ]
     option_rows = [(k, html.escape(v)) for k, v in parameter_rows(result.options, s.n_total)]
-    timing_rows = [(_TIMING_NAMES.get(k, k.replace("_", " ")), f"{1000 * v:.0f} ms")
+    timing_rows = [(view(k).label if k in _VIEW_NAMES else k.replace("_", " "), f"{1000 * v:.0f} ms")
                    for k, v in result.timings.items()]
     captions = _captions(result)
     sections = "".join(
@@ -524,24 +510,10 @@ def report_output(path):
     ...     print(target.read_text())
     <html></html>
     """
-    path = Path(path)
-    if path.is_dir():
-        raise IsADirectoryError(21, "is a directory", str(path))
-    try:
-        fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent)
-    except OSError as exc:  # (named after the report, not the temporary file the user never asked for)
-        raise type(exc)(exc.errno, exc.strerror, str(path)) from None
-    try:
-        os.chmod(temporary, 0o644)  # mkstemp's 0600 would make the report private to its writer
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            yield handle
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
+    from calviz._files import atomic_text
+
+    with atomic_text(path) as handle:  # (anything but a regular file is refused)
+        yield handle
 
 
 #: the file name a report gets when none is given (``calviz.report``, ``calviz report``, the app's button)
@@ -609,4 +581,3 @@ def report(
     with report_output(path) as handle:
         handle.write(render_report(data, options, title=title))
     return Path(path)
-

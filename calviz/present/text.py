@@ -15,9 +15,11 @@ from calviz.present.labels import format_interval_end, format_value, method_name
 from calviz.targets import simplex_cells
 
 __all__ = [
-    "TCAL_DECISION_WORDS", "TCAL_MISSING", "tcal_decision", "tcal_decision_words", "decision_cell",
+    "TCAL_DECISION_WORDS", "TCAL_MISSING", "RELIABILITY_MISSING", "INTERVAL_MISSING", "DISTANCE_MISSING",
+    "tcal_decision", "tcal_decision_words", "decision_cell",
     "scalar_reliability_title", "rank_reliability_title", "reliability_caption", "tcal_verdict",
-    "tcal_marks", "tcal_caption", "tcal_hidden_note", "GLYPHS", "interval_title", "bins_phrase",
+    "tcal_marks", "tcal_caption", "tcal_view_note", "running_note", "tcal_hidden_note", "GLYPHS",
+    "interval_title", "bins_phrase",
     "interval_caption", "BOOTSTRAP_NOTE", "interval_details", "distance_title", "distance_caption",
     "classical_caption",
 ]
@@ -49,7 +51,7 @@ def scalar_reliability_title(reliability) -> str:
     '10 non-empty of 10 bins, n = 500, 4 miss the diagonal'
     """
     if reliability is None:
-        return "reliability data not available"
+        return RELIABILITY_MISSING
     b = bins(reliability)
     sel = b["sel"]
     n_missed = int((~b["covered"] & sel).sum())
@@ -83,7 +85,7 @@ def rank_reliability_title(multi, tables: dict | None = None) -> str:
     'top-2: one curve per rank · n = 2,000 · 6 of 14 bins miss the diagonal'
     """
     if multi is None:
-        return "reliability data not available"
+        return RELIABILITY_MISSING
     tables = tables or rank_tables(multi)
     return (f"top-{len(tables['lines'])}: one curve per rank · n = {int(multi.n):,} · "
             f"{tables['n_missed']} of {tables['n_bins']} bins miss the diagonal")
@@ -164,6 +166,12 @@ TCAL_DECISION_WORDS = {
 
 #: what a view, a caption or a summary says when T-Cal could not be computed
 TCAL_MISSING = "T-Cal not available"
+#: ... the reliability diagram
+RELIABILITY_MISSING = "reliability data not available"
+#: ... the ECE interval
+INTERVAL_MISSING = "ECE interval not available"
+#: ... the distance bounds
+DISTANCE_MISSING = "distance bounds not available"
 
 
 def tcal_decision(tcal) -> str | None:
@@ -289,6 +297,77 @@ def tcal_verdict(tcal, *, method: bool = True) -> tuple[str, str]:
     p = pvalue_phrase(tcal.pvalue, bound=tcal.pvalue_is_bound)
     named = f" ({method_name(tcal.method)})" if method else ""
     return f"{decision} · {p}{named}", tcal_caption(tcal)
+
+
+def tcal_view_note(tcal, *, target: str | None = None) -> str:
+    """The live T-Cal view's caption: the verdict, what the marks mean, and what limits this result.
+
+    :func:`tcal_caption`, the resamples of a method whose caption does not state them, :func:`tcal_marks`,
+    why a top-k analysis shows the full vector's test, and why a test with too few resamples cannot
+    reject.
+
+    Parameters
+    ----------
+    tcal : TCalResult or None
+        The result shown (None: still computing or refused).
+    target : str, optional
+        The target the analysis asked for ("topk": T-Cal tested the full vector instead).
+
+    Returns
+    -------
+    str
+        The caption (without a final period).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> from calviz.present import text
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=500)
+    >>> y = (rng.uniform(size=500) < p ** 1.5).astype(int)
+    >>> print(text.tcal_view_note(calviz.adaptive_tcal(y, p, resampling="analytic")))
+    T-Cal (analytic critical values): REJECT calibration at α = 0.05; adjusted p < 0.0001. Solid line:
+    the statistic at each number of bins; dashed: its critical value; dots crimson where that bin count
+    rejects (its p-value is at most α over the number of scales), teal where it does not
+    """
+    note = tcal_caption(tcal)
+    if tcal is not None and tcal.n_resamples and tcal.method not in ("analytic", "y_only", "consistency"):
+        note += f" ({tcal.n_resamples} resamples)"  # (the resampled methods' caption states them)
+    note += ". " + tcal_marks(tcal).rstrip(".")
+    if tcal is not None and target == "topk" and tcal.target == "full":
+        note += (". T-Cal has no top-k form: it tests the full probability vector, whose calibration "
+                 "implies the top-k vector's")
+    floor = None if tcal is None else tcal.min_attainable_pvalue
+    if floor is not None and float(floor) > float(tcal.alpha):
+        note += (f". With {tcal.n_resamples} resamples the smallest attainable p-value is "
+                 f"{float(floor):.3g} > α, so this test cannot reject: raise the number of resamples")
+    return note
+
+
+def running_note(method, shown) -> str:
+    """What a T-Cal view says while its resampled test runs.
+
+    Parameters
+    ----------
+    method : str
+        The resampling method running.
+    shown : TCalResult or None
+        The result shown meanwhile (the analytic test), if any.
+
+    Returns
+    -------
+    str
+        The note.
+
+    Examples
+    --------
+    >>> from calviz.present import text
+    >>> text.running_note("y_only", None)
+    'Y-only resampling running… (computing)'
+    """
+    meanwhile = "the analytic result is shown meanwhile" if shown is not None else "computing"
+    return f"{method_name(method)} running… ({meanwhile})"
 
 
 def tcal_marks(tcal) -> str:
@@ -447,7 +526,7 @@ def interval_title(interval) -> str:
     'ℓ2-ECE, 90% intervals (10 bins)'
     """
     if interval is None:
-        return "ECE interval not available"
+        return INTERVAL_MISSING
     level = interval.level
     n_bins = interval.n_bins
     head = "ℓ2-ECE with confidence interval"
@@ -518,7 +597,7 @@ def interval_caption(interval) -> str:
     it, so with few rows per bin its interval can lie above the point estimate.
     """
     if interval is None:
-        return "ECE interval not available"
+        return INTERVAL_MISSING
     regime = str(interval.regime or "")
     level = interval.level
     level_txt = f"{100 * float(level):.0f}% " if level is not None else ""
@@ -705,3 +784,4 @@ def classical_caption(tests, *, alpha: float | None = None) -> str:
     if ace is not None:
         text += f" · ACE {format_value(ace.value)} ({ace.n_bins} equal-mass bins, averaged over classes)"
     return text
+

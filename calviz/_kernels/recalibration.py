@@ -1,0 +1,116 @@
+"""Jitted passes of the recalibration fits (calviz._recalibration): plain arrays in, no validation."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from calviz._kernels.pav import pav
+
+
+@njit(cache=True, nogil=True)
+def temperature_sums(logits, labels, beta, start, stop):
+    """(f, f', f'') over the rows start..stop−1 of the negative log-likelihood of temperature scaling as a
+    function of the inverse temperature β = 1/T, for logits whose row maximum is 0:
+    f = Σ_i log Σ_k e^{β z_ik} − β z_iy, f' = Σ_i E_i[z] − z_iy, f'' = Σ_i Var_i(z) ≥ 0 (moments under
+    softmax(β z_i)) — f is convex in β.  Every exponent is ≤ 0 and the row sum ≥ 1 (no overflow)."""
+    K = logits.shape[1]
+    f = 0.0
+    g = 0.0
+    h = 0.0
+    for i in range(start, stop):
+        s0 = 0.0
+        s1 = 0.0
+        s2 = 0.0
+        for k in range(K):
+            zk = logits[i, k]
+            e = math.exp(beta * zk)
+            s0 += e
+            s1 += e * zk
+            s2 += e * zk * zk
+        mean = s1 / s0
+        zy = logits[i, labels[i]]
+        f += math.log(s0) - beta * zy
+        g += mean - zy
+        h += max(s2 / s0 - mean * mean, 0.0)
+    return f, g, h
+
+
+@njit(cache=True, nogil=True)
+def platt_sums(x, t, intercept, slope, start, stop):
+    """(g_a, g_b, i_aa, i_ab, i_bb, loglik) over the rows start..stop−1 of the logistic model
+    P = σ(a + b x) with soft targets t: gradient Σ (t − μ)(1, x), information Σ μ(1 − μ)(1, x)(1, x)ᵀ and
+    log-likelihood Σ t η − log(1 + e^η), η = a + b x, without overflow for any η."""
+    g_a = 0.0
+    g_b = 0.0
+    i_aa = 0.0
+    i_ab = 0.0
+    i_bb = 0.0
+    ll = 0.0
+    for i in range(start, stop):
+        xi = x[i]
+        eta = intercept + slope * xi
+        if eta >= 0.0:
+            e = math.exp(-eta)
+            mu = 1.0 / (1.0 + e)
+            softplus = eta + math.log1p(e)
+        else:
+            e = math.exp(eta)
+            mu = e / (1.0 + e)
+            softplus = math.log1p(e)
+        r = t[i] - mu
+        w = mu * (1.0 - mu)
+        g_a += r
+        g_b += r * xi
+        i_aa += w
+        i_ab += w * xi
+        i_bb += w * xi * xi
+        ll += t[i] * eta - softplus
+    return g_a, g_b, i_aa, i_ab, i_bb, ll
+
+
+@njit(cache=True)
+def isotonic_fit(x, y):
+    """(thresholds, values) of the isotonic regression of 0/1 labels y on x, as scikit-learn's
+    ``IsotonicRegression(out_of_bounds="clip")`` builds them: the points ordered by (x, y); values of x
+    closer than the float64 resolution (1e−15) to the first of a group pooled into it with their mean
+    response and count as weight; :func:`calviz._kernels.pav.pav`; then the interior points whose value
+    equals both neighbours' dropped (they do not change the linear interpolation).  Predictions are
+    ``np.interp`` of x clipped to the thresholds, as scikit-learn's (scipy's linear interpolation
+    delegates to it)."""
+    n = x.shape[0]
+    # one sort by x: the order inside a group does not change its count, and its sum of 0/1 labels is
+    # exact in any order (scikit-learn sorts by (x, y))
+    order = np.argsort(x)
+    eps = 1e-15
+    ux = np.empty(n)
+    uy = np.empty(n)
+    uw = np.empty(n)
+    u = 0
+    current_x = x[order[0]]
+    current_y = 0.0
+    current_w = 0.0
+    for j in range(n):
+        xj = x[order[j]]
+        if xj - current_x >= eps:
+            ux[u] = current_x
+            uw[u] = current_w
+            uy[u] = current_y / current_w
+            u += 1
+            current_x = xj
+            current_w = 1.0
+            current_y = y[order[j]] * 1.0
+        else:
+            current_w += 1.0
+            current_y += y[order[j]] * 1.0
+    ux[u] = current_x
+    uw[u] = current_w
+    uy[u] = current_y / current_w
+    u += 1
+    fitted = pav(uy[:u], uw[:u])
+    keep = np.ones(u, dtype=np.bool_)
+    for j in range(1, u - 1):
+        keep[j] = fitted[j] != fitted[j - 1] or fitted[j] != fitted[j + 1]
+    return ux[:u][keep].copy(), fitted[keep].copy()

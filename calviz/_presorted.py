@@ -1,0 +1,253 @@
+"""A scalar calibration view sorted once, from which every 1-D binned statistic follows without a pass
+over the data.
+
+:class:`Presorted` holds the predictions of one scalar target (binary, top-1 or one class against the
+rest) sorted once, their 0/1 labels in the same order and double-double prefix sums of the per-point
+features every ``block`` positions (:mod:`calviz._kernels.presorted`).  Every 1-D binning of calviz is
+monotone in the prediction, so each bin is a contiguous run of the sorted view whose ends are found by
+binary search, and its sums — count, Σy, Σz, Σ(y − z), Σ(y − z)², Σz(1 − z), Σ(z(1 − z))² and the third
+moments of T-Cal — come from the prefix sums and at most two partial blocks.  A query for m bins costs
+O(min(m, n)·(log n + block)), independent of n for a fixed m: the reliability diagram, the plug-in,
+debiased, unbiased and Kumar ECE, the MCE, the ACE and the ECE interval of any bin count and scheme
+(equal width, equal mass, distinct values) are finalised from a :class:`calviz._sums.BinSums` built that
+way, by the same finalisers as the direct estimators; T-Cal's analytic terms at every dyadic scale are one
+O(n) scan of the sorted view (no second sort), cached.
+
+The bin sums are double-double, i.e. the sums of the features rounded once, so they equal the direct
+estimators' (which add in row order in plain double precision) to their rounding, ~1e−15 relative; the
+null variances use s = z(1 − z) (exact for z ≥ ½) as the T-Cal kernels do.
+
+Memory: 8 bytes (sorted prediction) + 1 byte (label) + 2·9·8/``block`` bytes (prefix sums; 2.25 at the
+default block of 64) = 11.25 bytes per row, held; the build needs 8 more bytes per row for its sort.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from calviz._binning import (
+    MAX_EDGE_TABLE,
+    check_n_bins,
+    equal_mass_edges_from,
+    equal_mass_ranks,
+    equal_width_edges,
+)
+from calviz._data import CalibrationData, InputError, as_calibration_data, check_alpha
+from calviz._ece import (
+    MAX_RELIABILITY_BINS,
+    ECEResult,
+    ReliabilityData,
+    binned_statistic,
+    ece_from_sums,
+    reliability_from_sums,
+)
+from calviz._intervals import ECEInterval, interval_from_sums
+from calviz._kernels import presorted as _kp
+from calviz._kernels import tcal as _kt
+from calviz._params import INTERVAL_ALPHA
+from calviz._sums import BinSums
+from calviz.targets import SCALAR_TARGETS, resolve
+
+__all__ = ["Presorted", "SCHEMES"]
+
+#: the 1-D binning schemes a :class:`Presorted` answers
+SCHEMES = ("equal_width", "equal_mass", "distinct")
+#: positions between two stored prefix sums
+DEFAULT_BLOCK = 64
+
+
+class Presorted:
+    """One scalar calibration view sorted once, answering every 1-D binned statistic exactly.
+
+    Build with :meth:`from_data`; the queries (:meth:`bin_sums`, :meth:`binned_ece`, :meth:`estimate`,
+    :meth:`reliability`, :meth:`interval`, :meth:`ace`, :meth:`tcal_terms`) never read all the data
+    again, except :meth:`tcal_terms` (one scan, cached per number of scales).
+
+    Attributes
+    ----------
+    z : ndarray of shape (n,)
+        The predictions sorted increasingly (float64, read-only).
+    y : ndarray of shape (n,)
+        Their 0/1 labels (uint8, read-only), ties of z ordered by y.
+    target : str
+        "binary", "top1" or "classwise".
+    class_index : int
+        The class of the ``classwise`` target (0 otherwise).
+    n_classes : int
+        Classes of the data.
+    block : int
+        Positions between two stored prefix sums.
+
+    Notes
+    -----
+    Memory: ``nbytes`` = 9 + 144/``block`` bytes per row (11.25 at the default block of 64).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> from calviz._presorted import Presorted
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=2000)
+    >>> y = (rng.uniform(size=2000) < p ** 1.5).astype(int)
+    >>> view = Presorted.from_data(calviz.as_calibration_data(y, p))
+    >>> bool(np.isclose(view.binned_ece(n_bins=10).value, calviz.binned_ece(y, p, n_bins=10).value))
+    True
+    """
+
+    def __init__(self, z: np.ndarray, y: np.ndarray, *, target: str, class_index: int, n_classes: int,
+                 block: int = DEFAULT_BLOCK):
+        self.z = z
+        self.y = y
+        self.target = target
+        self.class_index = int(class_index)
+        self.n_classes = int(n_classes)
+        self.block = int(block)
+        self._hi, self._lo = _kp.block_prefix(z, y, self.block)
+        for arr in (self.z, self.y, self._hi, self._lo):
+            arr.flags.writeable = False
+        self._tcal: dict[int, np.ndarray] = {}
+
+    @classmethod
+    def from_data(cls, data, target: str = "auto", *, class_index: int = 0,
+                  block: int = DEFAULT_BLOCK) -> Presorted:
+        """Sort the scalar view ``target`` of validated data (a :class:`CalibrationData`, or anything
+        :func:`calviz.as_calibration_data` accepts) once and build its prefix sums: O(n), one radix sort.
+
+        ``target``: "auto" (binary data: P(y = 1); multiclass: the top-1 confidence), "binary", "top1" or
+        "classwise" (P(y = ``class_index``) against the rest).  The top-1 view is read from the
+        probability matrix in the same pass that builds the sort keys (not materialised)."""
+        if not isinstance(data, CalibrationData):
+            data = as_calibration_data(data)
+        if isinstance(block, (bool, np.bool_)) or not isinstance(block, (int, np.integer)) or block < 1:
+            raise InputError(f"block must be a positive integer; got {block!r}")
+        resolved = resolve(data, target, 1, class_index, allowed=("auto", *SCALAR_TARGETS),
+                           caller="Presorted.from_data")
+        name = resolved.name
+        if name == "binary":
+            z, y = _kp.sort_scalar(data.probs, data.labels, -1)
+        elif name == "top1":
+            if data.is_binary or data.confidence_form:
+                conf, correct = data.top1()
+                z, y = _kp.sort_scalar(conf, correct, -1)
+            else:
+                z, y = _kp.sort_top1(data.probs, data.labels)
+        else:  # classwise: one class against the rest, the indicator read from the labels
+            c = resolved.class_index
+            z, y = _kp.sort_scalar(np.ascontiguousarray(data._class_probs(c)), data.labels, c)
+        return cls(z, y, target=name, class_index=resolved.class_index, n_classes=data.n_classes,
+                   block=int(block))
+
+    # -- size ----------------------------------------------------------------------------------
+    @property
+    def n(self) -> int:
+        return int(self.z.shape[0])
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held: sorted predictions, labels and prefix sums."""
+        return int(self.z.nbytes + self.y.nbytes + self._hi.nbytes + self._lo.nbytes)
+
+    def __repr__(self) -> str:
+        return (f"Presorted(n={self.n}, target={self.target!r}, {self.nbytes / max(self.n, 1):.2f} bytes "
+                f"per row)")
+
+    # -- bins ----------------------------------------------------------------------------------
+    def runs(self, scheme: str = "equal_width", n_bins: int = 15):
+        """(keys, starts, edges, n_bins_total) of the non-empty bins: bin keys[j] (its index among the
+        bins of the scheme) holds the sorted positions starts[j]..starts[j+1]−1.  ``edges``: the bin edges
+        (None for more than ``MAX_EDGE_TABLE`` equal-width bins; the distinct values for "distinct")."""
+        m = check_n_bins(n_bins)
+        if scheme == "equal_width":
+            keys, starts = _kp.equal_width_runs(self.z, m)
+            return keys, starts, (equal_width_edges(m) if m <= MAX_EDGE_TABLE else None), m
+        if scheme == "equal_mass":
+            edges = equal_mass_edges_from(self.z[equal_mass_ranks(self.n, m)])
+            keys, starts = _kp.edge_runs(self.z, np.ascontiguousarray(edges[1:-1]))
+            return keys, starts, edges, int(edges.shape[0] - 1)
+        if scheme == "distinct":
+            keys, starts = _kp.distinct_runs(self.z)
+            return keys, starts, self.z[starts[:-1]].copy(), int(keys.shape[0])
+        raise InputError(f"unknown binning scheme {scheme!r} for a scalar view; use one of {SCHEMES}")
+
+    def bin_sums(self, scheme: str = "equal_width", n_bins: int = 15, *,
+                 compensated: bool = False) -> BinSums:
+        """The :class:`~calviz._sums.BinSums` of the non-empty bins (as :func:`calviz._sums.bin_sums` of the
+        same binning gives from the unsorted data); ``compensated`` also keeps the double-double T-Cal
+        features (:meth:`BinSums.terms`)."""
+        keys, starts, _, _ = self.runs(scheme, n_bins)
+        return self._sums(keys, starts, compensated)
+
+    def _sums(self, keys, starts, compensated: bool = False) -> BinSums:
+        count, hi, lo = _kp.run_sums(self.z, self.y, self._hi, self._lo, self.block, starts)
+        B = count.shape[0]
+        q = hi[:, 1].copy()
+        return BinSums(
+            keys=keys, count=count, resid_sum=hi[:, 0:1].copy(), resid_sq_sum=q,
+            resid_outer_sum=q.reshape(B, 1, 1).copy(), z_sum=hi[:, _kp.Z_SUM:_kp.Z_SUM + 1].copy(),
+            y_sum=hi[:, _kp.Y_SUM:_kp.Y_SUM + 1].copy(), null_cov_sum=hi[:, 2].reshape(B, 1, 1).copy(),
+            null_cov_sq_trace=hi[:, 3].copy(), n_total=self.n,
+            hi=hi[:, :7].copy() if compensated else None, lo=lo[:, :7].copy() if compensated else None,
+        )
+
+    # -- statistics ------------------------------------------------------------------------------
+    def estimate(self, statistic: str, n_bins: int = 15, scheme: str = "equal_width") -> ECEResult:
+        """The :class:`~calviz.ECEResult` of a binned estimator by its label ("plugin_l1", "plugin_l2",
+        "max", "debiased_l2_sq", "unbiased_l2_sq", "kumar_l2_sq"), as :func:`calviz.binned_ece`,
+        :func:`calviz.debiased_ece`, :func:`calviz.unbiased_ece`, :func:`calviz.kumar_debiased_ece` and
+        :func:`calviz.mce` give for this target."""
+        keys, starts, _, total = self.runs(scheme, n_bins)
+        m = total if scheme == "distinct" else check_n_bins(n_bins)
+        return ece_from_sums(self._sums(keys, starts), statistic, n_bins=m, n_bins_total=total,
+                             scheme=scheme, target=self.target, n_classes=self.n_classes)
+
+    def binned_ece(self, n_bins: int = 15, p=1, scheme: str = "equal_width") -> ECEResult:
+        """:func:`calviz.binned_ece` of this view (p = 1, 2 or "max")."""
+        return self.estimate(binned_statistic(p), n_bins, scheme)
+
+    def mce(self, n_bins: int = 15, scheme: str = "equal_width") -> ECEResult:
+        """:func:`calviz.mce` of this view."""
+        return self.estimate("max", n_bins, scheme)
+
+    def ace(self, n_bins: int = 15) -> ECEResult:
+        """:func:`calviz.ace` of this view (its ``target="binary"`` / ``"top1"``; the classwise ACE is the
+        mean of this over the K one-vs-rest views)."""
+        m = check_n_bins(n_bins)
+        keys, starts, edges, total = self.runs("equal_mass", m)
+        sums = self._sums(keys, starts)
+        value = float(np.abs((sums.y_sum[:, 0] - sums.z_sum[:, 0]) / sums.count).mean())
+        return ECEResult(value, "ace", False, self.n, m, total, sums.n_nonempty, "equal_mass", self.target,
+                         self.n_classes)
+
+    def reliability(self, scheme: str = "equal_width", n_bins: int = 15, *, alpha: float = INTERVAL_ALPHA,
+                    interval: str = "wilson") -> ReliabilityData:
+        """:func:`calviz.reliability` of this view."""
+        m = check_n_bins(n_bins)
+        if m > MAX_RELIABILITY_BINS:
+            raise InputError(f"n_bins = {m} is too many for reliability data "
+                             f"(at most {MAX_RELIABILITY_BINS:,})")
+        if scheme not in ("equal_width", "equal_mass"):
+            raise InputError(f"reliability data use scheme 'equal_width' or 'equal_mass'; got {scheme!r}")
+        alpha = check_alpha(alpha)
+        keys, starts, edges, _ = self.runs(scheme, m)
+        return reliability_from_sums(self._sums(keys, starts), edges, alpha=alpha, interval=interval,
+                                     n_bins=m, scheme=scheme, target=self.target, n_classes=self.n_classes)
+
+    def interval(self, n_bins: int = 15, alpha: float = INTERVAL_ALPHA) -> ECEInterval:
+        """:func:`calviz.ece_interval` (asymptotic) of this view: the statistic T, its standard errors and
+        the interval, from equal-width bins."""
+        m = check_n_bins(n_bins)
+        return interval_from_sums(self.bin_sums("equal_width", m), alpha, n_bins=m, target=self.target,
+                                  n_classes=self.n_classes)
+
+    def tcal_terms(self, max_level: int) -> np.ndarray:
+        """(5, max_level): per dyadic scale 2^b, b = 1..max_level, T-Cal's T^d, Var₀(T^d | Z), Σ tr A_b,
+        Σ tr A_b² and the third cumulant — :func:`calviz._kernels.tcal.analytic_terms` on this sorted
+        view (the analytic test's order: same numbers), one O(n) scan, cached per ``max_level``."""
+        levels = int(max_level)
+        if not 1 <= levels <= 62:
+            raise InputError(f"max_level must be in 1..62; got {max_level!r}")
+        if levels not in self._tcal:
+            split = _kt.dyadic_split_levels(self.z, levels)
+            self._tcal[levels] = _kt.analytic_terms(split, levels, self.z.reshape(-1, 1), self.y, _kt.SCALAR)
+        return self._tcal[levels].copy()

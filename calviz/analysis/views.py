@@ -1,0 +1,356 @@
+"""The view registry: one frozen :class:`View` record per view of the analysis.
+
+A *view* is one computation the surfaces show — the reliability diagram, T-Cal, the ECE interval, … .
+Its record says everything the rest of calviz needs to know about it: its compute function, the option
+fields it reads (the dashboard's cache key is derived from them), which targets it analyses as such and
+why not the others, which rows it reads (all, or a stated uniform subsample and its sampling error), what
+it costs and when the dashboard computes it off its UI thread, its title and explanation, its job label,
+and whether it runs on Dask or why not.  The dashboard's store, the report, ``calviz check``,
+:func:`calviz.analysis.analyze`, the subsample policy (:mod:`calviz.sampling`) and the Dask analysis
+iterate :data:`REGISTRY`; none of them keeps its own list of views.
+
+How to add a view
+-----------------
+1. Write its compute function in :mod:`calviz.analysis.compute`: ``compute_x(data, options)`` calling the
+   engine (an estimator of ``calviz._*`` plus its kernel, exported from ``calviz``), nothing else.
+2. Add one :class:`View` record to :data:`REGISTRY` below, in the order the surfaces show it: fill every
+   field (``tests/test_registry.py`` fails while a piece is missing); ``slot`` gives it a card slot of
+   the dashboard's store, ``title`` a section of the static report, ``in_check`` a line of
+   ``calviz check``.
+3. Give it its sentences and frame in the presentation layer (its caption and its drawing table) and, if
+   it runs on Dask, its distributed twin (``calviz.dask``) under the same name in the backend's
+   ``estimators``.
+:class:`calviz.analysis.Analysis` gains a field per name of ``results`` automatically.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from calviz.analysis import compute as _compute
+from calviz.analysis import data as _data
+from calviz.analysis.options import OPTIONS, AnalysisOptions
+
+__all__ = ["View", "TargetRule", "REGISTRY", "view", "view_names", "effective_target", "LARGE_ROWS",
+           "TYPICAL_TCAL_RESAMPLES", "SMOOTH_BAND_SECONDS"]
+
+#: rows from which the dashboard computes a ``background="when_large"`` view off its UI thread
+LARGE_ROWS = 1_000_000
+#: resamples the cost model assumes for the sequential T-Cal rule (it stops sooner when the decision is
+#: clear, later when the p-value is close to α)
+TYPICAL_TCAL_RESAMPLES = 2000
+#: seconds of the smooth curve's band: it resamples the O(G) grid aggregates, not the rows
+SMOOTH_BAND_SECONDS = 4.0
+#: seconds per row of a one-pass view the cost model has no measurement for
+ONE_PASS_SECONDS_PER_ROW = 1e-7
+
+
+@dataclass(frozen=True)
+class TargetRule:
+    """How a view treats the calibration targets.
+
+    ``kind``:
+
+    * ``"own"`` — every target as such (the vector targets ``topk`` / ``full`` too);
+    * ``"diagram"`` — as ``own``, but one scalar diagram wherever there is one
+      (:func:`calviz.analysis.scalar_reliability`: scalar targets, and every target of binary data);
+    * ``"scalar"`` — scalar targets as such; ``topk`` and ``full`` through their top-1 (binary) reduction;
+    * ``"full"`` — scalar targets as such; ``topk`` and ``full`` are tested for full calibration.
+
+    ``full_as_topk``: the view's ``full`` result is its top-K one (the ECE interval bins the sorted
+    K-vector), so the two share a cache entry.  ``why`` says why the targets not analysed as such are not.
+    """
+
+    kind: Literal["own", "diagram", "scalar", "full"]
+    why: str = ""
+    full_as_topk: bool = False
+
+
+def _always(data, options) -> bool:
+    return True
+
+
+def _scalar_diagram(data, options) -> bool:
+    return _data.scalar_reliability(data, options)
+
+
+def _resampled_tcal_asked(data, options) -> bool:
+    return options.resampling != "analytic"
+
+
+def _one_pass(seconds: float, n_classes: int, options) -> float:
+    return seconds
+
+
+@dataclass(frozen=True)
+class View:
+    """One view of the analysis: everything the surfaces need to compute, cache, schedule and show it.
+
+    Attributes
+    ----------
+    name : str
+        The view's name (``Analysis.errors`` and ``timings`` keys, the cache keys' first element).
+    compute : callable
+        ``compute(data, options)`` → the engine's result (:mod:`calviz.analysis.compute`).
+    reads : tuple of str
+        The option fields the result depends on (besides the data): the dashboard's cache key.
+    targets : TargetRule
+        Which targets it analyses as such, and why not the others.
+    results : tuple of str
+        The :class:`calviz.analysis.Analysis` fields its result fills (two: a pair is split).
+    label : str
+        Its name in words (the report's compute times).
+    applies : callable
+        ``applies(data, options)``: whether the analysis computes it for these inputs.
+    resampled : bool
+        Its cost is resampling: ``analyze(resampled=False)`` skips it.
+    in_analysis : bool
+        :func:`calviz.analysis.analyze` computes it (False: a fast stand-in of another view only).
+    in_check : bool
+        ``calviz check`` computes it.
+    subsample : int or None
+        Rows above which it runs on a uniform subsample of this many rows (``calviz.sampling``); None:
+        always every row (one pass per change).
+    sampling_error : str
+        What the subsample's note states about its sampling error.
+    seconds_per_row : float
+        Measured cost per row (per resample for resampling views), one core of a 2-core x86-64 machine at
+        2·10⁵ rows (benchmarks/bench_bigdata.py).
+    cost : callable
+        ``cost(seconds_per_row × rows, n_classes, options)`` → expected seconds.
+    background : {"never", "always", "when_large"}
+        When the dashboard computes it off its UI thread (``when_large``: from :data:`LARGE_ROWS` rows).
+    slot : str or None
+        The dashboard store's slot it answers (None: none of its own).
+    stand_in : str or None
+        The fast view the slot shows while this one runs in the background.
+    overlay : bool
+        The slot draws over another card: left empty (no message) where the view does not apply.
+    job_label : str or None
+        What the dashboard's progress line says while it runs in the background.
+    title : str or None
+        Its section title in the static report (None: no section of its own).
+    explanation : (str, str) or None
+        One plain sentence on what it shows, and the mathematics behind it (the app's cards and the
+        report's sections).
+    dask : {"dask", "gathered", "dask_or_gathered"} or None
+        On distributed data: on Dask on all rows; in memory on rows gathered from the cluster;
+        on Dask when the distributed twin can draw the resamples, else gathered; None: not on Dask.
+    not_on_dask : str or None
+        Why it is not available on Dask (with ``dask=None``).
+    """
+
+    name: str
+    compute: Callable[[Any, AnalysisOptions], Any]
+    reads: tuple[str, ...]
+    targets: TargetRule
+    label: str
+    results: tuple[str, ...] = ()
+    applies: Callable[[Any, AnalysisOptions], bool] = _always
+    resampled: bool = False
+    in_analysis: bool = True
+    in_check: bool = False
+    subsample: int | None = None
+    sampling_error: str = ""
+    seconds_per_row: float = ONE_PASS_SECONDS_PER_ROW
+    cost: Callable[[float, int, Any], float] = _one_pass
+    background: Literal["never", "always", "when_large"] = "never"
+    slot: str | None = None
+    stand_in: str | None = None
+    overlay: bool = False
+    job_label: str | None = None
+    title: str | None = None
+    explanation: tuple[str, str] | None = None
+    dask: Literal["dask", "gathered", "dask_or_gathered"] | None = "dask"
+    not_on_dask: str | None = None
+
+    def __post_init__(self):
+        if not self.results and self.in_analysis:
+            object.__setattr__(self, "results", (self.name,))
+
+    def estimate_seconds(self, rows: int, n_classes: int, options) -> float:
+        """Rough duration of this view on ``rows`` rows, for a progress message (not a promise)."""
+        return self.cost(self.seconds_per_row * rows, n_classes, options)
+
+    def in_background(self, rows: int) -> bool:
+        """Whether the dashboard computes it off its UI thread for in-memory data of ``rows`` rows."""
+        return self.background == "always" or (self.background == "when_large" and rows >= LARGE_ROWS)
+
+
+_SCALAR_WHY = ("defined for scalar predictions: the top-k and full targets are shown through their top-1 "
+               "(binary) reduction")
+_DRAWN_EVERY_CHANGE = "not off the UI thread: one pass, milliseconds at 10⁵ rows"
+
+#: every view, in the order the surfaces show them
+REGISTRY: tuple[View, ...] = (
+    View(
+        "reliability", _compute.compute_reliability,
+        reads=("target", "class_index", "top_k", "n", "scheme", "n_bins", "alpha"),
+        targets=TargetRule("diagram", why="binary, top-1 and classwise: one diagram; top-k: one curve per "
+                                          "rank; full: one panel per class"),
+        label="reliability diagram", slot="reliability", job_label="reliability on Dask",
+        title="Reliability diagram",
+        explanation=(
+            "How often the model is right, against how sure it says it is: a calibrated model's bars follow "
+            "the dashed diagonal.",
+            "Per bin b: mean predicted probability z̄_b (x) and observed frequency ȳ_b (y), with a per-bin "
+            "interval at level 1 − α. Blue: a kernel regression of y on the prediction (SmoothECE, Błasiok "
+            "and Nakkiran 2023) with a pointwise band. Red panel: the witness w(v) of the smooth calibration "
+            "error smCE = max over 1-Lipschitz w: [0, 1] → [−1, 1] of E[(y − v) w(v)] (Błasiok, Gopalan, Hu "
+            "and Nakkiran 2023, Def. 7.2): it is near ±1 where outcomes are above or below the predictions.",
+        ),
+    ),
+    View(
+        "smooth", _compute.compute_smooth,
+        reads=("target", "class_index", "n", "kernel", "bandwidth", "alpha", "n_resamples", "seed"),
+        targets=TargetRule("scalar", why=_SCALAR_WHY), label="smooth curve", applies=_scalar_diagram,
+        seconds_per_row=1e-7, cost=lambda seconds, n_classes, options: seconds + SMOOTH_BAND_SECONDS,
+        background="always", slot="smooth", stand_in="smooth_curve", overlay=True, job_label="smooth band",
+        dask=None, not_on_dask="the smooth diagram needs the whole sample in one process",
+    ),
+    View(
+        "smooth_curve", lambda data, options: _compute.compute_smooth(data, options, band=False),
+        reads=("target", "class_index", "n", "kernel", "bandwidth"),
+        targets=TargetRule("scalar", why=_SCALAR_WHY), label="smooth curve (no band)",
+        applies=_scalar_diagram, in_analysis=False,
+        dask=None, not_on_dask="the smooth diagram needs the whole sample in one process",
+    ),
+    View(
+        "tcal", lambda data, options: _compute.compute_tcal(data, options, resampling="analytic"),
+        reads=("target", "class_index", "n", "alpha"),
+        targets=TargetRule("full", why="top-k has no T-Cal: the top-k and full targets are tested for full "
+                                       "calibration on the simplex partition"),
+        label="T-Cal (analytic)", in_check=True, seconds_per_row=3e-7, background="when_large",
+        slot="tcal", job_label="T-Cal", title="Multi-scale T-Cal",
+        explanation=(
+            "A test of \"the model is calibrated\": it compares the calibration error measured with 2, 4, 8, "
+            "… bins against what chance alone would give, and rejects if any bin count shows too much error.",
+            "Adaptive T-Cal (Lee, Huang, Hassani and Dobriban, JMLR 2023, eq. 7 and Algorithm 2): at each "
+            "dyadic scale m = 2^b the debiased estimator T^d of ℓ2-ECE² (their eq. 6, the plug-in estimator "
+            "minus its bias) is compared with its critical value at level α/B (Bonferroni over B scales); "
+            "critical values are analytic (scaled chi-square), or from resampling labels from the "
+            "predictions "
+            "(Y-only or consistency resampling, their App. C.3).",
+        ),
+    ),
+    View(
+        "tcal_resampled", _compute.compute_tcal,
+        reads=("target", "class_index", "n", "alpha", "resampling", "seed", "all_rows"),
+        targets=TargetRule("full", why="top-k has no T-Cal: the top-k and full targets are tested for full "
+                                       "calibration on the simplex partition"),
+        label="T-Cal (resampled)", applies=_resampled_tcal_asked, resampled=True, in_check=True,
+        subsample=200_000, sampling_error="p-values",
+        seconds_per_row=2.5e-8,
+        cost=lambda seconds, n_classes, options: seconds * TYPICAL_TCAL_RESAMPLES,
+        background="always", slot="tcal", stand_in="tcal", job_label="T-Cal", dask="dask_or_gathered",
+    ),
+    View(
+        "interval", _compute.compute_interval,
+        reads=("target", "class_index", "top_k", "n", "n_bins", "alpha"),
+        targets=TargetRule("own", why="top-k bins the sorted top-k vector; full the probability vector on "
+                                      "the simplex partition (its top-K interval)", full_as_topk=True),
+        label="ECE interval", in_check=True, slot="interval", job_label="interval on Dask",
+        title="ECE with confidence interval",
+        explanation=(
+            "How large the calibration error is, with a confidence interval: an interval that excludes 0 "
+            "means the model is miscalibrated.",
+            "The ℓ2 expected calibration error with m equal-width bins, estimated by the within-bin unbiased "
+            "statistic T (Sun, Chaudhari, Barnett and Dobriban 2024, eq. 4). Its interval (their Algorithm "
+            "1) "
+            "is asymptotically valid: with z₁ = Φ⁻¹(1 − α), z₂ = Φ⁻¹(1 − α/2), T₊ = max(T, 0) and standard "
+            "error s, the upper end is T₊ + z₂ s and the lower end T₊ − z₂ s, T₊/2 or max(T₊ − z₁ s, 0) "
+            "depending on T₊/s, and 0 when T₊ is below z₁ times the exact null standard deviation. Beside "
+            "it: "
+            "the percentile bootstrap of the same statistic T.",
+        ),
+    ),
+    View(
+        "bootstrap", _compute.compute_bootstrap_interval,
+        reads=("target", "class_index", "top_k", "n", "n_bins", "alpha", "n_resamples", "seed", "all_rows"),
+        targets=TargetRule("own", why="as the ECE interval", full_as_topk=True),
+        label="bootstrap interval", resampled=True, subsample=50_000, sampling_error="interval",
+        seconds_per_row=1.5e-7, cost=lambda seconds, n_classes, options: seconds * int(options.n_resamples),
+        background="always", slot="bootstrap", job_label="bootstrap interval", dask="gathered",
+    ),
+    View(
+        "distance", _compute.compute_distance,
+        # the Laplace kCE has the fixed bandwidth 1: the bandwidth option is the smooth curve's alone
+        reads=("target", "class_index", "n", "all_rows"),
+        targets=TargetRule("scalar", why=_SCALAR_WHY), label="distance bounds",
+        results=("distance", "witness"),
+        in_check=True, subsample=200_000, sampling_error="smce", seconds_per_row=3.5e-6,
+        background="always", slot="distance", job_label="distance bounds",
+        title="Distance-to-calibration bounds", dask="gathered",
+        explanation=(
+            "How far the predictions are from the nearest perfectly calibrated ones, bounded from below and "
+            "above by several calibration measures.",
+            "The distance to calibration dCE (Błasiok, Gopalan, Hu and Nakkiran, STOC 2023) is the smallest "
+            "expected change of the predictions that makes them calibrated. It is bounded by measures "
+            "computed from the sample: the lower distance dCE_lower (a linear program, their Lemma 7.10), "
+            "the "
+            "smooth calibration error smCE (dCE_lower/5 ≤ smCE ≤ 2·dCE_lower, their Thm 7.3; computed in "
+            "nearly-linear time as in Hu, Jambulapati, Tian and Yang 2024), the interval calibration error "
+            "SintCE (SintCE ≤ 6√dCE_lower, their Thm 6.11), the Laplace-kernel calibration error kCE "
+            "(Sec. 8) and the binned ECE plus the bin width (≥ dCE, eq. (5) and Thm 6.2).",
+        ),
+    ),
+    View(
+        "classical", _compute.compute_classical,
+        # α only re-decides from the stored p-values: the view reads it from the inputs, nothing is recomputed
+        reads=("target", "class_index", "n", "n_bins"),
+        targets=TargetRule("scalar", why=_SCALAR_WHY), label="other tests", in_check=True,
+        seconds_per_row=1e-6,
+        # the ACE is one pass per class
+        cost=lambda seconds, n_classes, options: seconds * max(int(n_classes), 2) / 2,
+        background="always", slot="classical", job_label="classical tests",
+        dask=None, not_on_dask="the classical tests and the ACE sort the whole sample",
+        explanation=(
+            "Older calibration tests and error measures, for comparison with T-Cal.",
+            "Spiegelhalter's z-test (1986), Hosmer and Lemeshow's χ² test (1980), Cox's logistic "
+            "recalibration "
+            "test (1958) and the Kolmogorov-Smirnov and Kuiper tests of cumulative differences "
+            "(Arrieta-Ibarra et al. 2022), all asymptotic and conditional on the predictions. MCE: the "
+            "largest gap between observed frequency and mean prediction over equal-width bins; ACE: the "
+            "average gap over equal-mass bins.",
+        ),
+    ),
+)
+
+_BY_NAME = {record.name: record for record in REGISTRY}
+_OPTION_NAMES = frozenset(o.name for o in OPTIONS)
+
+
+def view(name: str) -> View:
+    """The record of view ``name``; a KeyError lists the views."""
+    try:
+        return _BY_NAME[name]
+    except KeyError:
+        raise KeyError(f"no view {name!r}; the views are {', '.join(_BY_NAME)}") from None
+
+
+def view_names(**where) -> tuple[str, ...]:
+    """Names of the views whose fields equal ``where`` (e.g. ``view_names(in_analysis=True)``), in order."""
+    return tuple(r.name for r in REGISTRY if all(getattr(r, k) == v for k, v in where.items()))
+
+
+def effective_target(name: str, data, options: AnalysisOptions) -> tuple:
+    """What view ``name`` actually runs on, as a hashable tuple: ``("top1",)``, ``("classwise", c)``,
+    ``("topk", k)``, ``("full",)`` …  ``auto`` is resolved, ``class_index`` counts only for
+    ``classwise`` and ``top_k`` only for views that read the top-k vector (the record's
+    :class:`TargetRule`), so e.g. switching ``auto`` → ``top1`` or moving k while the target is ``full``
+    reuses every cached result."""
+    rule = view(name).targets
+    target = _data.resolve_target(data, options)
+    if rule.kind == "full" and target in ("topk", "full"):
+        return ("full",)
+    if rule.kind == "scalar" or (rule.kind == "diagram" and _data.scalar_reliability(data, options)):
+        target = _data.scalar_target(data, target)
+    if target == "classwise":
+        return (target, min(int(options.class_index), data.n_classes - 1))
+    if target == "topk":
+        return (target, min(int(options.top_k), data.n_classes))
+    if target == "full" and rule.full_as_topk:
+        return ("topk", data.n_classes)
+    return (target,)

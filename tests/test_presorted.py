@@ -1,0 +1,154 @@
+"""The presorted view answers every 1-D binned statistic as the direct estimators do (to 1e−12)."""
+
+import numpy as np
+import pytest
+
+import calviz
+from calviz._data import InputError
+from calviz._kernels import tcal as _kt
+from calviz._presorted import Presorted
+from calviz._tcal import _scan_order
+
+RTOL = 1e-12
+ATOL = 1e-14
+
+
+def _close(a, b):
+    np.testing.assert_allclose(a, b, rtol=RTOL, atol=ATOL)
+
+
+def _binary(n, seed, kind="ties"):
+    rng = np.random.default_rng(seed)
+    p = rng.uniform(size=n)
+    if kind == "ties":  # heavy ties, duplicates and values exactly on equal-width edges of many m
+        p[: n // 3] = rng.integers(0, 23, size=n // 3) / 22.0
+        p[n // 3: n // 2] = 0.5
+        p[:3] = [0.0, 1.0, 15 / 22][:n]
+    y = (rng.uniform(size=n) < p ** 1.3).astype(int)
+    if kind == "ones":
+        y[:] = 1
+    elif kind == "zeros":
+        y[:] = 0
+    return calviz.as_calibration_data(y, p)
+
+
+def _multiclass(n, K, seed):
+    rng = np.random.default_rng(seed)
+    probs = rng.dirichlet(np.ones(K), size=n)
+    probs[: n // 4] = np.round(probs[: n // 4], 1)
+    probs[: n // 4] /= probs[: n // 4].sum(axis=1, keepdims=True)
+    probs[n // 4: n // 4 + 5] = 1.0 / K  # ties across classes
+    labels = rng.integers(0, K, size=n)
+    return calviz.as_calibration_data(labels, probs)
+
+
+CASES = [("ties", 3000), ("uniform", 2500), ("ones", 400), ("zeros", 400), ("ties", 2), ("uniform", 3)]
+BINS = [1, 2, 7, 15, 22, 64, 1000, 10**7, 2**40]
+
+
+@pytest.mark.parametrize("kind,n", CASES)
+def test_binned_estimators_equal_direct(kind, n):
+    data = _binary(n, seed=n, kind=kind)
+    view = Presorted.from_data(data)
+    for m in BINS:
+        for scheme in ("equal_width", "equal_mass", "distinct"):
+            for p in (1, 2, "max"):
+                a = view.binned_ece(m, p, scheme)
+                b = calviz.binned_ece(data, n_bins=m, p=p, scheme=scheme)
+                _close(a.value, b.value)
+                assert (a.n_bins, a.n_bins_total, a.n_nonempty, a.scheme, a.target) == (
+                    b.n_bins, b.n_bins_total, b.n_nonempty, b.scheme, b.target)
+            _close(view.estimate("debiased_l2_sq", m, scheme).value,
+                   calviz.debiased_ece(data, n_bins=m, scheme=scheme).value)
+            _close(view.estimate("unbiased_l2_sq", m, scheme).value,
+                   calviz.unbiased_ece(data, n_bins=m, scheme=scheme).value)
+            _close(view.estimate("kumar_l2_sq", m, scheme).value,
+                   calviz.kumar_debiased_ece(data, n_bins=m, scheme=scheme).value)
+        _close(view.ace(m).value, calviz.ace(data, n_bins=m, target="binary").value)
+
+
+@pytest.mark.parametrize("kind,n", CASES)
+def test_reliability_and_interval_equal_direct(kind, n):
+    data = _binary(n, seed=n + 1, kind=kind)
+    view = Presorted.from_data(data)
+    for m in (1, 3, 15, 22, 500):
+        for scheme in ("equal_width", "equal_mass"):
+            a = view.reliability(scheme, m, alpha=0.05, interval="jeffreys")
+            b = calviz.reliability(data, n_bins=m, scheme=scheme, alpha=0.05, interval="jeffreys")
+            np.testing.assert_array_equal(a.edges, b.edges)
+            np.testing.assert_array_equal(a.counts, b.counts)
+            for name in ("mean_confidence", "observed_frequency", "low", "high"):
+                _close(getattr(a, name), getattr(b, name))
+            _close(a.ece_l1, b.ece_l1)
+        if n >= 2:
+            a = view.interval(m, 0.1)
+            b = calviz.ece_interval(data, n_bins=m, alpha=0.1)
+            for name in ("statistic", "se", "null_sd", "low", "high", "estimate"):
+                _close(getattr(a, name), getattr(b, name))
+            assert a.regime == b.regime
+
+
+@pytest.mark.parametrize("target", ["top1", "classwise"])
+def test_multiclass_views(target):
+    data = _multiclass(2000, 4, seed=3)
+    for c in (0, 3) if target == "classwise" else (0,):
+        view = Presorted.from_data(data, target, class_index=c)
+        for m in (5, 15, 33):
+            for scheme in ("equal_width", "equal_mass"):
+                a = view.binned_ece(m, 2, scheme)
+                b = calviz.binned_ece(data, n_bins=m, p=2, scheme=scheme, target=target, class_index=c)
+                _close(a.value, b.value)
+                assert a.target == b.target
+            r = view.reliability("equal_width", m)
+            s = calviz.reliability(data, n_bins=m, target=target, class_index=c)
+            np.testing.assert_array_equal(r.counts, s.counts)
+            _close(r.observed_frequency, s.observed_frequency)
+    # the top-1 view is read from the matrix without materialising it: same sorted arrays
+    if target == "top1":
+        conf, correct = data.top1()
+        order = np.lexsort((correct, conf))
+        view = Presorted.from_data(data, "top1")
+        np.testing.assert_array_equal(view.z, conf[order])
+        np.testing.assert_array_equal(view.y, correct[order])
+
+
+@pytest.mark.parametrize("kind,n", [("ties", 3000), ("uniform", 5000), ("ones", 300), ("uniform", 2)])
+def test_tcal_terms_every_dyadic_scale(kind, n):
+    data = _binary(n, seed=7, kind=kind)
+    view = Presorted.from_data(data)
+    levels = 14
+    scan = _scan_order(data.probs, data.labels.astype(np.float64), levels, False)
+    direct = _kt.analytic_terms(scan.split, levels, scan.z, scan.y, _kt.SCALAR)
+    np.testing.assert_array_equal(view.tcal_terms(levels), direct)  # the same scan: bit for bit
+    for b in range(1, levels + 1):  # each scale also from the prefix sums alone
+        if n >= 2:
+            terms = view.bin_sums("equal_width", 2**b, compensated=True).terms()
+            _close(terms, direct[:, b - 1])
+            _close(direct[0, b - 1], calviz.debiased_ece(data, n_bins=2**b).value)
+
+
+def test_block_sizes_agree():
+    data = _binary(5000, seed=11)
+    ref = Presorted.from_data(data, block=1).bin_sums("equal_mass", 17)
+    for block in (2, 5, 64, 10**6):
+        got = Presorted.from_data(data, block=block).bin_sums("equal_mass", 17)
+        np.testing.assert_array_equal(got.count, ref.count)
+        _close(got.resid_sum, ref.resid_sum)
+        _close(got.null_cov_sq_trace, ref.null_cov_sq_trace)
+
+
+def test_memory_and_errors():
+    data = _binary(6400, seed=1)
+    view = Presorted.from_data(data)
+    assert view.nbytes / view.n == pytest.approx(9 + 144 / 64, rel=0.01)
+    assert not view.z.flags.writeable
+    with pytest.raises(InputError):
+        view.binned_ece(0)
+    with pytest.raises(InputError):
+        view.runs("simplex", 5)
+    with pytest.raises(InputError):
+        Presorted.from_data(data, "full")
+    with pytest.raises(InputError):
+        Presorted.from_data(data, block=0)
+    with pytest.raises(InputError):
+        view.reliability("distinct", 5)

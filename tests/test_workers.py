@@ -1,0 +1,161 @@
+"""The dashboard's worker pool (calviz.app.workers): a bounded number of processes shared fairly by the
+sessions, jobs stopped by their time and memory limits with a message, the data shared (never pickled).
+
+Every wait here is on an event (a job's future, a FIFO a job blocks on), never on the clock."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import os
+from multiprocessing.reduction import ForkingPickler
+
+import numpy as np
+import pytest
+
+from calviz._data import as_calibration_data
+from calviz.analysis import AnalysisOptions, run_view
+from calviz.app import workers
+from calviz.app.store import ResultStore
+
+WAIT_S = 300  # generous: a worker process starts (imports the engine) on a loaded machine in seconds
+
+
+def _block_on(fifo: str) -> str:
+    """(in a worker) Wait until the test writes to ``fifo``: a job that runs until released."""
+    with open(fifo) as file:
+        return file.read()
+
+
+def _mark(path: str, value: str) -> str:
+    with open(path, "a") as file:
+        file.write(value + "\n")
+    return value
+
+
+def _allocate(nbytes: int) -> int:
+    return int(np.ones(nbytes // 8).nbytes)
+
+
+@pytest.fixture(scope="module")
+def one_process():
+    """A pool of one worker process with a small memory limit (shared by this module's pool tests)."""
+    pool = workers.WorkerPool(1, 256 << 20)
+    yield pool
+    pool.shutdown()
+
+
+def test_sessions_take_turns_and_a_cancelled_job_never_starts(one_process, tmp_path):
+    fifo, log = str(tmp_path / "release"), str(tmp_path / "log")
+    os.mkfifo(fifo)
+    a, b = object(), object()
+    first = one_process.submit(a, _block_on, (fifo,), 60.0)
+    later = [one_process.submit(a, _mark, (log, "a2"), 60.0), one_process.submit(a, _mark, (log, "a3"), 60.0),
+             one_process.submit(b, _mark, (log, "b1"), 60.0), one_process.submit(b, _mark, (log, "b2"), 60.0)]
+    cancelled = one_process.submit(b, _mark, (log, "never"), 60.0)
+    assert cancelled.cancel()  # superseded while it waits
+    with open(fifo, "w") as file:  # releases the first job: the queued ones run, one at a time
+        file.write("go")
+    assert first.result(timeout=WAIT_S) == "go"
+    concurrent.futures.wait(later, timeout=WAIT_S)
+    assert [job.result() for job in later] == ["a2", "a3", "b1", "b2"]
+    with open(log) as file:
+        assert file.read().split() == ["b1", "a2", "b2", "a3"]  # b's jobs did not wait behind all of a's
+    assert one_process.processes() == 1
+
+
+def test_a_job_over_its_time_limit_is_stopped_and_the_next_one_runs(one_process, tmp_path):
+    fifo = str(tmp_path / "never-released")
+    os.mkfifo(fifo)
+    session = object()
+    stuck = one_process.submit(session, _block_on, (fifo,), 0.5)
+    after = one_process.submit(session, os.getpid, (), 60.0)
+    with pytest.raises(workers.JobStopped, match=r"took longer than 0\.5 s"):
+        stuck.result(timeout=WAIT_S)
+    assert after.result(timeout=WAIT_S) > 0  # on a new process
+
+
+def test_a_job_over_its_memory_limit_is_stopped_with_a_message(one_process):
+    session = object()
+    with pytest.raises(workers.JobStopped, match="needed more memory than a job may use"):
+        one_process.submit(session, _allocate, (4 << 30,), 60.0).result(timeout=WAIT_S)
+    assert one_process.submit(session, _allocate, (8 << 20,), 60.0).result(timeout=WAIT_S) == 8 << 20
+
+
+def test_the_pool_never_starts_more_processes_than_its_size_and_stops_one_sessions_jobs(tmp_path):
+    pool = workers.WorkerPool(2, 1 << 30)
+    try:
+        fifos = [str(tmp_path / f"release-{i}") for i in range(4)]
+        sessions = [object() for _ in fifos]
+        for fifo in fifos:
+            os.mkfifo(fifo)
+        jobs = [pool.submit(session, _block_on, (fifo,), 60.0)
+                for session, fifo in zip(sessions, fifos, strict=True)]
+        assert pool.processes() <= 2
+        pool.stop_session(sessions[0])  # waiting or running: it never completes
+        with pytest.raises((concurrent.futures.CancelledError, concurrent.futures.process.BrokenProcessPool)):
+            jobs[0].result(timeout=WAIT_S)
+        for i in (1, 2, 3):
+            with open(fifos[i], "w") as file:
+                file.write(str(i))
+            assert jobs[i].result(timeout=WAIT_S) == str(i)
+            assert pool.processes() <= 2
+    finally:
+        pool.shutdown()
+
+
+def test_jobs_read_the_data_through_shared_memory_never_a_pickle(monkeypatch):
+    """Every payload sent to a worker process is small — the data's arrays (and the subsamples the
+    views read) go by shared memory — and the results equal those computed in this process."""
+    dumps = ForkingPickler.dumps.__func__
+    sent: list[bytes] = []
+
+    def recording(cls, obj, protocol=None):
+        payload = dumps(cls, obj, protocol)
+        sent.append(payload)
+        return payload
+
+    monkeypatch.setattr(ForkingPickler, "dumps", classmethod(recording))
+    rng = np.random.default_rng(3)
+    n = 300_000
+    probs = rng.dirichlet(np.ones(4), size=n)
+    labels = (probs.cumsum(axis=1) < rng.random((n, 1))).sum(axis=1).clip(0, 3)
+    data = workers.share_data(as_calibration_data(labels, probs))
+    assert workers._block_of(data.probs) is not None and workers._block_of(data.labels) is not None
+    options = AnalysisOptions(resampling="y_only", n_resamples=20)
+    store = ResultStore(debounce=0.01)
+    try:
+        store.update(data, options, start_now=True)
+        store.wait(WAIT_S)
+        assert sent, "no job went to a worker process"
+        assert max(map(len, sent)) < workers.SHARE_MIN_BYTES < probs.nbytes
+        for slot, view in [("classical", "classical"), ("bootstrap", "bootstrap"),
+                           ("tcal", "tcal_resampled")]:
+            entry = getattr(store, slot)
+            expected = run_view(view, data, options)[0]
+            assert entry.result is not None, entry.error
+            assert repr(entry.result) == repr(expected), slot
+    finally:
+        store.close()
+
+
+def test_shared_data_is_one_copy_read_only_and_deleted_with_its_arrays():
+    import gc
+
+    rng = np.random.default_rng(4)
+    data = workers.share_data(as_calibration_data(rng.integers(0, 2, 200_000), rng.random(200_000)))
+    assert workers.share_data(data) is data  # already shared: not copied again
+    assert not data.probs.flags.writeable
+    path = workers._block_of(data.probs)[1]
+    assert os.path.exists(path)
+    small = as_calibration_data([0, 1], [0.2, 0.7])
+    assert workers.share_data(small) is small  # a copy costs less than a mapping
+    del data
+    gc.collect()
+    assert not os.path.exists(path)
+
+
+def test_configure_refuses_a_pool_of_no_processes():
+    with pytest.raises(ValueError, match="at least 1"):
+        workers.configure(workers=0)
+    assert 1 <= workers.default_workers() <= workers.MAX_DEFAULT_WORKERS
+    assert workers.default_job_memory(2) >= workers.MIN_JOB_MEMORY
