@@ -78,23 +78,26 @@ def speed(n, repeats):
 
 
 def bands(n, repeats):
+    """Yields (name, wall seconds, CPU seconds) as each timing completes."""
     rng = np.random.default_rng(1)
     p = rng.uniform(size=n)
     y = (rng.uniform(size=n) < p).astype(np.int64)
-    out = {}
-    for name in ("consistency", "confidence"):
-        out[f"calviz {name} band, 1000 resamples, n = {n:,}"] = median_time(
-            lambda name=name: calviz.corp_reliability(y, p, n_resamples=1000, bands=[name], seed=0), repeats)
-    out[f"calviz both bands, 1000 resamples, n = {n:,}"] = median_time(
-        lambda: calviz.corp_reliability(y, p, n_resamples=1000, seed=0), repeats)
+    runs = [(f"calviz {name} band, 1000 resamples",
+             lambda name=name: calviz.corp_reliability(y, p, n_resamples=1000, bands=[name], seed=0))
+            for name in ("consistency", "confidence")]
+    runs.append(("calviz both bands, 1000 resamples", lambda: calviz.corp_reliability(y, p, n_resamples=1000,
+                                                                                       seed=0)))
     try:
         import probcal
 
-        out[f"probcal consistency band, 1000 resamples, n = {n:,}"] = median_time(
-            lambda: probcal.corp_reliability(y, p, bands="consistency", n_resamples=1000), 1)
+        # probcal refits in Python per resample: 100 resamples (its cost is linear in them)
+        runs.append(("probcal consistency band, 100 resamples",
+                     lambda: probcal.corp_reliability(y, p, bands="consistency", n_resamples=100)))
     except ImportError:
         pass
-    return out
+    for name, fn in runs:
+        wall = median_time(fn, repeats)
+        yield name, wall, CPU[len(CPU) - 1]
 
 
 def coverage(reps, n=300, alpha=0.1, resamples=500):
@@ -128,6 +131,8 @@ def main():
     def emit(text=""):
         print(text, flush=True)
         lines.append(text)
+        if not args.skip:  # written as it goes: a run cut short keeps what it measured
+            RESULT.write_text("\n".join(lines) + "\n")
 
     command = "nice python benchmarks/bench_corp.py " + " ".join(sys.argv[1:])
     emit("# bench_corp — CORP reliability diagrams and score decompositions")
@@ -164,9 +169,7 @@ def main():
         emit()
         emit("| computation | wall seconds | CPU seconds (all threads) | CPU seconds / 2 cores |")
         emit("|---|---:|---:|---:|")
-        first = len(CPU)
-        for i, (name, t) in enumerate(bands(args.band_n, reps).items()):
-            cpu = CPU[first + i]
+        for name, t, cpu in bands(args.band_n, reps):
             emit(f"| {name} | {t:.3f} | {cpu:.3f} | {cpu / 2:.3f} |")
         emit()
         emit("On the loaded machine the wall time is mostly waiting for a core; CPU seconds / 2 is the wall "
@@ -191,8 +194,6 @@ def main():
              "so where the refitted curve is discrete — the few rows of the first and last PAV blocks — they "
              "cover more than 1 − α.")
     emit(f"\n1-minute load average at end: {os.getloadavg()[0]:.1f}")
-    if not args.skip:
-        RESULT.write_text("\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":

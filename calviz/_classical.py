@@ -627,6 +627,7 @@ def _cumulative_statistic(name, zs):
 # ------------------------------------------------------------------------------------------------
 # public tests
 # ------------------------------------------------------------------------------------------------
+@validate_params({})  # no option to check; refuses sample_weight with the one message
 def spiegelhalter_test(
     y_true, y_prob=None, *, target: str = "auto", class_index: int = 0,
 ) -> CalibrationTestResult:
@@ -748,6 +749,7 @@ def hosmer_lemeshow_test(
     return with_classes(_hosmer_lemeshow(z, y, target, n_groups, fitted, min_expected), n_classes)
 
 
+@validate_params({})  # no option to check; refuses sample_weight with the one message
 def cox_test(y_true, y_prob=None, *, target: str = "auto", class_index: int = 0) -> CoxTestResult:
     """Cox's test of calibration intercept 0 and slope 1, as a score test.
 
@@ -797,6 +799,7 @@ def cox_test(y_true, y_prob=None, *, target: str = "auto", class_index: int = 0)
     return with_classes(_cox(z, y, target), n_classes)
 
 
+@validate_params({})  # no option to check; refuses sample_weight with the one message
 def kolmogorov_smirnov_test(
     y_true, y_prob=None, *, target: str = "auto", class_index: int = 0,
 ) -> CalibrationTestResult:
@@ -846,6 +849,7 @@ def kolmogorov_smirnov_test(
     return with_classes(_cumulative_test("kolmogorov_smirnov", z, y, target), n_classes)
 
 
+@validate_params({})  # no option to check; refuses sample_weight with the one message
 def kuiper_test(y_true, y_prob=None, *, target: str = "auto", class_index: int = 0) -> CalibrationTestResult:
     """Kuiper test of calibration on cumulative differences (no bins).
 

@@ -293,7 +293,7 @@ def corp_reliability(
     caller = "corp_reliability"
     data, target, z, y, w = _prepare(y_true, y_prob, target, class_index, sample_weight, caller)
     fit = isotonic_fit(z, y, w)
-    mean_brier = float(np.average((z - y) ** 2, weights=w))
+    mean_brier = fit.mean_score(_k.BRIER, fit.x)
     recal, clim = fit.mean_score(_k.BRIER), fit.mean_score(_k.BRIER, np.full_like(fit.x, fit.climatology))
     n = int(fit.y.shape[0])
     kept, note = _resample_plan(n_resamples, n) if n_resamples else (0, "")
@@ -446,10 +446,10 @@ def score_decomposition(
     caller = "score_decomposition"
     data, target, z, y, w = _prepare(y_true, y_prob, target, class_index, sample_weight, caller)
     kind = _SCORE_KIND[score]
-    scores = _k.row_scores(np.ascontiguousarray(z, dtype=np.float64), np.asarray(y, dtype=np.float64), kind)
-    with np.errstate(invalid="ignore"):
-        mean_score = float(np.average(scores, weights=w))
     fit = isotonic_fit(z, y, w)
+    # every row of a unit has the unit's prediction: the mean score is a sum over the units
+    with np.errstate(divide="ignore"):
+        mean_score = fit.mean_score(kind, fit.x)
     recal = fit.mean_score(kind)
     clim = fit.mean_score(kind, np.full_like(fit.x, fit.climatology))
     n = int(fit.y.shape[0])

@@ -175,6 +175,7 @@ def _smce_solution(s: _Sample) -> tuple[np.ndarray, float]:
     return x, max(float(total) / s.n, 0.0)
 
 
+@validate_params({})  # no option to check; refuses sample_weight with the one message
 def smce(y_true, y_prob=None, *, target: str = "auto", class_index: int = 0) -> SmCEResult:
     """Smooth calibration error of the empirical distribution, computed exactly.
 
@@ -233,6 +234,7 @@ def smce(y_true, y_prob=None, *, target: str = "auto", class_index: int = 0) -> 
     return SmCEResult(value, s.n, s.target, s.n_classes)
 
 
+@validate_params({})  # no option to check; refuses sample_weight with the one message
 def smce_witness(y_true, y_prob=None, *, target: str = "auto", class_index: int = 0) -> SmCEWitness:
     """The smCE together with an optimal 1-Lipschitz witness w at the sorted predictions.
 
@@ -483,6 +485,7 @@ def _sintce(s: _Sample) -> SintCEResult:
                         floor, s.n_classes)
 
 
+@validate_params({})  # no option to check; refuses sample_weight with the one message
 def sintce(y_true, y_prob=None, *, target: str = "auto", class_index: int = 0) -> SintCEResult:
     """Surrogate interval calibration error SintCE = inf_{k ≥ 0} RintCE(2^−k) + 2^−k, computed exactly.
 

@@ -276,8 +276,8 @@ WEIGHTED_FUNCTIONS = ("binned_ece", "mce", "ace", "top_label_ece", "reliability"
 def weights_refused(caller: str) -> InvalidParameterError:
     """The one message of a function that cannot take sample weights."""
     return InvalidParameterError(
-        f"{caller} does not take sample_weight (its statistic has no standard weighted version); the "
-        f"functions that take sample weights are {', '.join(WEIGHTED_FUNCTIONS)}.")
+        f"{caller} does not take sample_weight (calviz has no weighted version of it); the functions that "
+        f"take sample weights are {', '.join(WEIGHTED_FUNCTIONS)}.")
 
 
 def validate_params(constraints: dict, *, caller: str | None = None) -> Callable:

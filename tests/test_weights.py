@@ -114,7 +114,8 @@ def test_bad_weights(function, bad, message):
 
 
 @pytest.mark.parametrize("function", ["debiased_ece", "unbiased_ece", "kumar_debiased_ece", "ece_interval",
-                                      "tcal", "smooth_ece", "lower_dce"])
+                                      "tcal", "smooth_ece", "lower_dce", "ici", "spiegelhalter_test",
+                                      "kuiper_test", "smce"])
 def test_functions_without_weights_refuse_them_naming_those_with(function):
     with pytest.raises(calviz.InputError, match="does not take sample_weight") as info:
         getattr(calviz, function)([0, 1, 1, 0], [0.2, 0.7, 0.9, 0.4], sample_weight=[1, 1, 1, 1])

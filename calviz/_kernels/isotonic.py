@@ -134,7 +134,9 @@ def pav_fit_into(sw, swy, out, bw, bs, bstart):
 
 @njit(cache=True, inline="always")
 def _xlogy(x, y):
-    return 0.0 if x == 0.0 else x * math.log(y)
+    if x == 0.0:
+        return 0.0
+    return -np.inf if y <= 0.0 else x * math.log(y)
 
 
 @njit(cache=True)
