@@ -403,8 +403,9 @@ def _sequential_resampling(sample, t_obs, levels, scales, source, base, cap, alp
                            target, head, cost, time_budget=None, started=None):
     """The sequential rule (see :func:`adaptive_tcal`): resample in growing batches until the decision at
     ``alpha`` is settled with resampling risk ≤ ``risk``, or ``cap`` resamples are spent, or
-    ``time_budget`` seconds of resampling (:data:`clock`): a batch is cut to the resamples that fit in the
-    time left at the rate measured so far, and none is drawn when fewer than a block of 64 fit.  Stopping
+    ``time_budget`` seconds (:data:`clock`, counted from ``started``): a batch is cut to the resamples that
+    fit in half of the time left at the rate measured so far (the larger of the run's average and the
+    last batch's), and none is drawn when fewer than a block of 64 fit.  Stopping
     at a budget never changes a decision the rule settles (its guarantee holds at any stopping time); it
     only leaves the result "undecided" with the Monte Carlo interval and the analytic p-value beside it.
 
@@ -462,16 +463,20 @@ def _sequential_resampling(sample, t_obs, levels, scales, source, base, cap, alp
     tol = None
     started = clock() if started is None else started
     out_of_time = False
-    slowest = 0.0  # seconds per resample of the slowest batch so far (the load of a machine changes)
-    per_value = 0.0  # seconds per resampled statistic of the slowest pass counting exceedances
+    # measured rates: seconds per resample (the whole run and the last batch; the larger is used, so a
+    # machine that slows down is followed) and seconds per exceedance count (the whole run)
+    resampling_seconds = counting_seconds = 0.0
+    last_rate = 0.0
+    counted_values = 0
     while True:
         count = min(look, cap) - N
         if N and time_budget is not None:
             left = time_budget - (clock() - started)
-            # a batch must fit in 3/4 of what is left, after the final count and decision over all the
-            # resamples (a few passes over them: FINAL_PASSES counting passes)
-            rate = slowest + FINAL_PASSES * per_value * levels
-            fits = int((0.75 * left - FINAL_PASSES * per_value * levels * N) / max(rate, 1e-12))
+            per_value = counting_seconds / max(counted_values, 1)
+            rate = max(resampling_seconds / N, last_rate) + FINAL_PASSES * per_value * levels
+            # a batch must fit in half of what is left, after the final count and decision over all the
+            # resamples (about FINAL_PASSES counting passes over them)
+            fits = int((0.5 * left - FINAL_PASSES * per_value * levels * N) / max(rate, 1e-12))
             fits = fits // _BLOCK * _BLOCK
             if fits < _BLOCK:
                 out_of_time = True
@@ -479,7 +484,9 @@ def _sequential_resampling(sample, t_obs, levels, scales, source, base, cap, alp
             count = min(count, fits)
         batch_started = clock()
         rows = sample.resample(levels, source, base, N, count)
-        slowest = max(slowest, (clock() - batch_started) / count)
+        spent = clock() - batch_started
+        resampling_seconds += spent
+        last_rate = spent / count
         if N + count > store.shape[0]:
             grown = np.empty((min(cap, max(N + count, 2 * store.shape[0])), levels))
             grown[:N] = store[:N]
@@ -493,7 +500,8 @@ def _sequential_resampling(sample, t_obs, levels, scales, source, base, cap, alp
                 tol = _TIE_RTOL * (np.abs(t_obs) + sd)
             counted = clock()
             exceed += (rows >= (t_obs - tol)[None, :]).sum(axis=0)
-            per_value = max(per_value, (clock() - counted) / rows.size)
+            counting_seconds += clock() - counted
+            counted_values += rows.size
         else:  # the standardisation of "max" uses every resample so far: recount
             exceed, _ = _exceedances(t_obs, store[:N], alpha, combine)
         if any(settled(exceed, N, level, risk)) or N >= cap:
