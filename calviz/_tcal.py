@@ -636,6 +636,7 @@ def adaptive_tcal(
     >>> result.reject, result.method
     (True, 'y_only')
     """
+    started = _decision.clock()  # the time budget counts the validation and the sort too
     alpha, n_resamples, max_resamples, risk = check_options(
         alpha=alpha, resampling=resampling, n_resamples=n_resamples, max_resamples=max_resamples,
         resampling_risk=resampling_risk, combine=combine, target=target, discrete=discrete)
@@ -645,8 +646,11 @@ def adaptive_tcal(
                               seed=seed, time_budget=time_budget)
     data, target, z, y, K = _prepare(y_true, y_prob, target, 0 if class_index is None else class_index,
                                      "adaptive_tcal")
-    return with_classes(_adaptive(_MemorySample(z, y, K, target), alpha, resampling, n_resamples,
-                                  max_resamples, risk, combine, discrete, seed, time_budget), data.n_classes)
+    sample = _MemorySample(z, y, K, target)
+    if time_budget is not None:
+        time_budget = max(time_budget - (_decision.clock() - started), 1e-9)
+    return with_classes(_adaptive(sample, alpha, resampling, n_resamples, max_resamples, risk, combine,
+                                  discrete, seed, time_budget), data.n_classes)
 
 
 def _classwise_all(y_true, y_prob, *, alpha, resampling, n_resamples, max_resamples, risk, combine, discrete,

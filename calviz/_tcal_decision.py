@@ -444,12 +444,12 @@ def _sequential_resampling(sample, t_obs, levels, scales, source, base, cap, alp
                            target, head, cost, time_budget=None, started=None):
     """The sequential rule (see :func:`adaptive_tcal`): resample in growing batches until the decision at
     ``alpha`` is settled with resampling risk ≤ ``risk``, or ``cap`` resamples are spent, or
-    ``time_budget`` seconds of resampling (:data:`clock`): a batch that does not fit in the time left at
-    the rate measured so far is cut to whole blocks of 64 that do and is the last one (none is drawn when
-    fewer than a block fit); until the budget binds, the looks, and so the result, depend on the seed
-    alone.  Stopping at a budget never changes a decision the rule settles (its guarantee holds at any
-    stopping time); it only leaves the result "undecided" with the Monte Carlo interval and the analytic
-    p-value beside it.
+    ``time_budget`` seconds (:data:`clock`, counted from ``started``): a batch that does not fit in half of
+    the time left at the rate measured so far (the larger of the run's average and the last batch's) is cut
+    to whole blocks of 64 that do and is the last one (none is drawn when fewer than a block fit); until
+    the budget binds, the looks, and so the result, depend on the seed alone.  Stopping at a budget never
+    changes a decision the rule settles (its guarantee holds at any stopping time); it only leaves the
+    result "undecided" with the Monte Carlo interval and the analytic p-value beside it.
 
     Rule.  Scale b's exceedance indicators 1{T*_b ≥ T_b} are Bernoulli(p_b), p_b the infinite-resample
     p-value; the decision is "reject" iff min_b p_b ≤ t (t = α/B; "max": one count, t = α).  After N
@@ -505,18 +505,22 @@ def _sequential_resampling(sample, t_obs, levels, scales, source, base, cap, alp
     tol = None
     started = clock() if started is None else started
     out_of_time = last_batch = False
-    slowest = 0.0  # seconds per resample of the slowest batch so far (the load of a machine changes)
-    per_value = 0.0  # seconds per resampled statistic of the slowest pass counting exceedances
+    # measured rates: seconds per resample (the whole run and the last batch; the larger is used, so a
+    # machine that slows down is followed) and seconds per exceedance count (the whole run)
+    resampling_seconds = counting_seconds = 0.0
+    last_rate = 0.0
+    counted_values = 0
     while True:
         count = min(look, cap) - N
         if N and time_budget is not None:
             left = time_budget - (clock() - started)
-            # a batch must fit in 3/4 of what is left, after the final count and decision over all the
-            # resamples (a few passes over them: FINAL_PASSES counting passes)
-            rate = slowest + FINAL_PASSES * per_value * levels
-            fits = int((0.75 * left - FINAL_PASSES * per_value * levels * N) / max(rate, 1e-12))
-            # a batch is cut to the time left only as the budget's last one (whole blocks): until the
-            # budget binds, the batches, and so the looks of the rule and the result, depend on the seed alone
+            per_value = counting_seconds / max(counted_values, 1)
+            rate = max(resampling_seconds / N, last_rate) + FINAL_PASSES * per_value * levels
+            # a batch must fit in half of what is left, after the final count and decision over all the
+            # resamples (about FINAL_PASSES counting passes over them); it is cut to the time left only as
+            # the budget's last one (whole blocks): until the budget binds, the batches, and so the looks of
+            # the rule and the result, depend on the seed alone
+            fits = int((0.5 * left - FINAL_PASSES * per_value * levels * N) / max(rate, 1e-12))
             if fits < count:
                 fits = fits // _BLOCK * _BLOCK
                 if fits < _BLOCK:
@@ -525,7 +529,9 @@ def _sequential_resampling(sample, t_obs, levels, scales, source, base, cap, alp
                 count, last_batch = fits, True
         batch_started = clock()
         rows = sample.resample(levels, source, base, N, count)
-        slowest = max(slowest, (clock() - batch_started) / count)
+        spent = clock() - batch_started
+        resampling_seconds += spent
+        last_rate = spent / count
         if N + count > store.shape[0]:
             grown = np.empty((min(cap, max(N + count, 2 * store.shape[0])), levels))
             grown[:N] = store[:N]
@@ -539,7 +545,8 @@ def _sequential_resampling(sample, t_obs, levels, scales, source, base, cap, alp
                 tol = _TIE_RTOL * (np.abs(t_obs) + sd)
             counted = clock()
             exceed += (rows >= (t_obs - tol)[None, :]).sum(axis=0)
-            per_value = max(per_value, (clock() - counted) / rows.size)
+            counting_seconds += clock() - counted
+            counted_values += rows.size
         else:  # the standardisation of "max" uses every resample so far: recount
             exceed, _ = _exceedances(t_obs, store[:N], alpha, combine)
         if last_batch and not any(settled(exceed, N, level, risk)):

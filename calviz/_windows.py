@@ -51,7 +51,7 @@ from calviz._params import (
 from calviz._results import ResultMixin
 from calviz._sums import BinSums, equal_width_1d_sums
 
-stats = LazyModule("scipy.stats")
+special = LazyModule("scipy.special")
 
 __all__ = ["calibration_over_time", "CalibrationOverTime", "as_time", "parse_window", "TimeWindows"]
 
@@ -352,14 +352,12 @@ def _totals(sums: BinSums) -> tuple:
             float(sums.resid_sum.sum()), float(sums.resid_sq_sum.sum()))
 
 
-def _mean_interval(total, total_sq, n, zq) -> tuple[float, float, float]:
-    if n <= 0:
-        return math.nan, math.nan, math.nan
-    mean = total / n
-    if n < 2:
-        return mean, math.nan, math.nan
-    var = max(total_sq - n * mean * mean, 0.0) / (n - 1)
-    half = zq * math.sqrt(var / n)
+def _mean_intervals(total, total_sq, n, zq) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per window: the mean and its normal interval mean ± z_q s/√n (NaN interval for n < 2)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.where(n > 0, total / n, np.nan)
+        var = np.maximum(total_sq - n * mean * mean, 0.0) / (n - 1)
+        half = np.where(n >= 2, zq * np.sqrt(var / n), np.nan)
     return mean, mean - half, mean + half
 
 
@@ -370,23 +368,36 @@ _ROW_FIELDS = ("n", "mean_prediction", "mean_prediction_low", "mean_prediction_h
 
 def window_row(sums: BinSums, z: np.ndarray, y: np.ndarray, *, alpha: float, level: float, n_bins: int,
                target: str, tcal: bool) -> dict:
-    """The statistics of one window from its bin sums (and, for T-Cal, its rows)."""
-    n, sz, sz2, sy, sv, sv2 = _totals(sums)
-    zq = float(stats.norm.ppf(0.5 + level / 2.0))
-    mean, mean_low, mean_high = _mean_interval(sz, sz2, n, zq)
-    gap, gap_low, gap_high = _mean_interval(sv, sv2, n, zq)
-    obs_low, obs_high = binomial_interval(np.round(sy), n, 1.0 - level)
-    row = dict(n=n, mean_prediction=mean, mean_prediction_low=max(mean_low, 0.0) if n > 1 else math.nan,
-               mean_prediction_high=min(mean_high, 1.0) if n > 1 else math.nan,
-               observed_rate=sy / n if n else math.nan, observed_low=float(obs_low),
-               observed_high=float(obs_high), gap=gap, gap_low=gap_low, gap_high=gap_high)
-    if n >= 1:
+    """The per-window numbers of one window: its totals (n, Σz, Σz², Σy, Σv, Σv²; the intervals of the
+    means are computed for all windows at once by :func:`window_columns`), its ECE interval from its bin
+    sums, and its T-Cal p-value from its rows."""
+    row = dict(zip(_SUM_FIELDS, _totals(sums), strict=True))
+    if row["n"] >= 1:
         ci = interval_from_sums(sums, 1.0 - level, n_bins=n_bins, target=target)
         row.update(ece=ci.estimate, ece_low=ci.low, ece_high=ci.high)
     else:
         row.update(ece=math.nan, ece_low=math.nan, ece_high=math.nan)
     row["tcal_pvalue"] = tcal_analytic_pvalue(z, y, alpha, target) if tcal else math.nan
     return row
+
+
+def window_columns(rows: list[dict], level: float) -> dict:
+    """The per-window columns of :class:`CalibrationOverTime` from the windows' :func:`window_row`."""
+    raw = {f: np.array([r[f] for r in rows], dtype=np.float64) for f in (*_SUM_FIELDS, "ece", "ece_low",
+                                                                        "ece_high", "tcal_pvalue")}
+    n = raw["n"]
+    zq = float(special.ndtri(0.5 + level / 2.0))
+    mean, mean_low, mean_high = _mean_intervals(raw["z"], raw["z2"], n, zq)
+    gap, gap_low, gap_high = _mean_intervals(raw["v"], raw["v2"], n, zq)
+    obs_low, obs_high = binomial_interval(np.round(raw["y"]), n, 1.0 - level)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        observed = np.where(n > 0, raw["y"] / n, np.nan)
+    return dict(n=n.astype(np.int64), mean_prediction=mean, mean_prediction_low=np.maximum(mean_low, 0.0),
+                mean_prediction_high=np.minimum(mean_high, 1.0), observed_rate=observed,
+                observed_low=np.asarray(obs_low, dtype=np.float64),
+                observed_high=np.asarray(obs_high, dtype=np.float64), gap=gap, gap_low=gap_low,
+                gap_high=gap_high, ece=raw["ece"], ece_low=raw["ece_low"], ece_high=raw["ece_high"],
+                tcal_pvalue=raw["tcal_pvalue"])
 
 
 # ------------------------------------------------------------------------------------------------
@@ -595,8 +606,7 @@ def _assemble(log: _Log, *, mode, reference, alpha, level, n_bins, target, n_cla
         start_shown, end_shown = start[first_fixed], end[listed]
     else:
         start_shown, end_shown = start[listed], end[listed]
-    columns = {f: np.array([r[f] for _, r in rows], dtype=np.int64 if f == "n" else np.float64)
-               for f in _ROW_FIELDS}
+    columns = window_columns([r for _, r in rows], level)
     adjusted = holm(columns["tcal_pvalue"])
     with np.errstate(invalid="ignore"):
         reject = adjusted <= alpha
