@@ -37,6 +37,7 @@ SECTIONS = [
     "distance_fig2",
     "smce_table1",
     "bench_smooth",
+    "bench_corp",
     "bench_dashboard",
     "bench_dashboard_startup",
     "bench_dask",

@@ -44,11 +44,14 @@ def binary_data(n: int):
 
 
 def multiclass_data(n: int):
+    """An over-confident K-class model: labels drawn from softmax(logits), predictions softmax(2 logits)."""
     rng = np.random.default_rng(1)
-    logits = rng.normal(size=(n, K)) * 2.0
-    probs = np.exp(logits - logits.max(axis=1, keepdims=True))
+    logits = rng.normal(size=(n, K))
+    true = np.exp(logits - logits.max(axis=1, keepdims=True))
+    true /= true.sum(axis=1, keepdims=True)
+    labels = (rng.uniform(size=(n, 1)) > np.cumsum(true, axis=1)).sum(axis=1).clip(0, K - 1)
+    probs = np.exp(2.0 * (logits - logits.max(axis=1, keepdims=True)))
     probs /= probs.sum(axis=1, keepdims=True)
-    labels = rng.integers(0, K, size=n)
     return probs, labels
 
 
@@ -219,13 +222,20 @@ def main() -> None:
     parser.add_argument("--recal-size", type=int, default=1_000_000)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--base", type=str, default=None, help="checkout of the base commit")
+    parser.add_argument("--recal-only", action="store_true", help="only the recalibration fits")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--out", type=str, default="benchmarks/results/bench_kernels.json")
     args = parser.parse_args()
     if args.worker:  # calviz timings only, as JSON (run under the base's PYTHONPATH)
+        if args.recal_only:
+            print(json.dumps({"recal": recal_timings(args.recal_size, args.repeat)}))
+            return
         res = {str(n): calviz_timings(n, args.repeat, args.recal_size if n == args.sizes[0] else 0)
                for n in args.sizes}
         print(json.dumps(res))
+        return
+    if args.recal_only:
+        recal_main(args)
         return
     import numba
 
@@ -252,6 +262,35 @@ def main() -> None:
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(report, indent=1))
     print(markdown(report))
+
+
+def recal_main(args) -> None:
+    """Recalibration fits only (n = ``--recal-size`` rows): base, this tree and the peers."""
+    n = args.recal_size
+    report = {"cores": os.cpu_count(), "load_start": _load(), "repeat": args.repeat, "n": n}
+    if args.base:
+        env = {**os.environ, "PYTHONPATH": args.base}
+        cmd = [sys.executable, __file__, "--worker", "--recal-only", "--repeat", str(args.repeat),
+               "--recal-size", str(n)]
+        report["base"] = json.loads(subprocess.run(cmd, env=env, check=True, capture_output=True,
+                                                   text=True).stdout)["recal"]
+    report["new"] = recal_timings(n, args.repeat)
+    report["peers"], report["peer_diff"] = recal_peer_timings(n, args.repeat)
+    report["load_end"] = _load()
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps(report, indent=1))
+    lines = [f"n = {n:,} rows (fit + application on the same rows), cores {report['cores']}, load "
+             f"{report['load_start']} at start, {report['load_end']} at end; medians of {args.repeat}", "",
+             "| calviz | base ms | new ms | base/new |", "|---|---:|---:|---:|"]
+    for name, ms in report["new"].items():
+        b = report.get("base", {}).get(name)
+        row = f"| {name} | {b:.1f} | {ms:.1f} | {b / ms:.2f}× |" if b else f"| {name} | | {ms:.1f} | |"
+        lines.append(row)
+    lines += ["", "| peer (fit + apply) | ms | max abs diff vs calviz |", "|---|---:|---|"]
+    for name, ms in report["peers"].items():
+        d = report["peer_diff"][name]
+        lines.append(f"| {name} | {ms:.1f} | {d if isinstance(d, str) else f'{d:.1e}'} |")
+    print("\n".join(lines))
 
 
 def markdown(report: dict) -> str:

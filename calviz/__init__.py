@@ -83,6 +83,21 @@ _EXPORTS = {
     "analyze": "calviz.analysis",
     "AnalysisOptions": "calviz.analysis",
     "report": "calviz.present.report",
+    # calibration over time
+    "calibration_over_time": "calviz._windows",
+    "CalibrationOverTime": "calviz._windows",
+    "monitor_calibration": "calviz._monitor",
+    "CalibrationMonitor": "calviz._monitor",
+    # CORP reliability and score decompositions
+    "corp_reliability": "calviz._corp",
+    "CORPReliability": "calviz._corp",
+    "score_decomposition": "calviz._corp",
+    "ScoreDecomposition": "calviz._corp",
+    "murphy_decomposition": "calviz._corp",
+    "MurphyDecomposition": "calviz._corp",
+    "ici": "calviz._ici",
+    "ICIResult": "calviz._ici",
+    "top_label_ece": "calviz._toplabel",
 }
 
 

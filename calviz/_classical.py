@@ -18,8 +18,13 @@ the report and the dashboard make that one call.
   by their null standard deviation, against the maximum of |W| and the range of a standard Brownian
   motion W on [0, 1].
 
-All tests are conditional on the predictions and asymptotic (n → ∞); none needs resampling, and each is
-O(n) or O(n log n) (one sort).
+All tests are conditional on the predictions.  From :data:`~calviz._small_n.ASYMPTOTIC_MIN_ROWS` rows on
+the p-values are asymptotic (n → ∞; their level was checked by simulation from there), each test O(n) or
+O(n log n) (one sort).  Below, the p-value is the exact one of the test's statistic under the null
+distribution of the labels given the predictions (Y_i ~ Bernoulli(z_i)): by enumeration of the 2^n label
+vectors up to 12 rows, else from 4 999 label vectors drawn with a fixed seed (:mod:`calviz._small_n`); the
+result's ``pvalue_method`` says which.  Every p-value is at least the probability of the observed labels
+under the null, which no valid p-value can be below.
 """
 
 from __future__ import annotations
@@ -44,6 +49,7 @@ from calviz._kernels.sorting import sort_unit_values_by_label
 from calviz._lazy import LazyModule
 from calviz._params import ALPHA, BOOLEAN, POSITIVE_INT, UNIT_OPEN, Interval, ListOf, Options, validate_params
 from calviz._results import ResultMixin, with_classes
+from calviz._small_n import ASYMPTOTIC_MIN_ROWS, floor_at_labels, label_log_probability, null_pvalue
 from calviz.targets import SCALAR_TARGETS
 
 stats = LazyModule("scipy.stats")
@@ -101,10 +107,17 @@ class CalibrationTestResult(ResultMixin):
         Degrees of freedom of a χ² null.
     n_classes : int or None
         Classes of the input.
+    pvalue_method : {"asymptotic", "exact", "resampled"}
+        How ``pvalue`` was computed: the asymptotic null (from ``asymptotic_min_rows`` rows on), or, below,
+        the null distribution of the labels given the predictions — every label vector enumerated
+        ("exact", n ≤ 12) or 4 999 drawn ("resampled").
+    asymptotic_min_rows : int
+        The fewest rows from which the asymptotic p-value is used.
 
     Notes
     -----
-    ``rejects(alpha)`` is ``pvalue <= alpha``.
+    ``rejects(alpha)`` is ``pvalue <= alpha``.  ``pvalue`` is never below the probability of the observed
+    labels under the null (Π z^y (1 − z)^(1 − y)), which no valid p-value can be.
     """
 
     name: str
@@ -119,6 +132,8 @@ class CalibrationTestResult(ResultMixin):
     target: str
     df: int | None = None
     n_classes: int | None = None
+    pvalue_method: str = "asymptotic"
+    asymptotic_min_rows: int = ASYMPTOTIC_MIN_ROWS
 
     def rejects(self, alpha: float) -> bool:
         """The decision at level α: p-value ≤ α."""
@@ -139,7 +154,7 @@ class CoxTestResult(CalibrationTestResult):
         Whether Newton's method converged.
     name, label, statistic, pvalue, null_distribution, hypothesis, detects, reference, n, target, df
         As for :class:`CalibrationTestResult`.
-    n_classes
+    n_classes, pvalue_method, asymptotic_min_rows
         As for :class:`CalibrationTestResult`.
     """
 
@@ -339,14 +354,26 @@ _REFERENCES = {
 }
 
 
-def _result(name, statistic, pvalue, null, hypothesis, n, target, df=None, cls=CalibrationTestResult,
-            **extra) -> CalibrationTestResult:
+def _result(name, statistic, pvalue, null, hypothesis, z, y, target, null_statistic, df=None,
+            cls=CalibrationTestResult, **extra) -> CalibrationTestResult:
+    """The result of test ``name`` on the view (z, y).  From ASYMPTOTIC_MIN_ROWS rows on the asymptotic
+    ``pvalue`` (raised to the probability of the observed labels); below, the p-value of the statistic
+    ``null_statistic(z_sorted)`` (a function of label vectors in increasing order of z → statistics, larger
+    more extreme) under the null distribution of the labels given the predictions
+    (:func:`calviz._small_n.null_pvalue`)."""
     p = float(pvalue)
     if math.isnan(p):
         raise AssertionError(f"{name}: NaN p-value")  # every degenerate case is handled before this
-    return cls(name=name, label=TEST_LABELS[name], statistic=float(statistic), pvalue=min(max(p, 0.0), 1.0),
+    n = int(z.shape[0])
+    if n >= ASYMPTOTIC_MIN_ROWS:
+        p, method = floor_at_labels(min(max(p, 0.0), 1.0), label_log_probability(z, y)), "asymptotic"
+    else:
+        order = np.argsort(z, kind="stable")
+        p, method, how = null_pvalue(null_statistic(z[order]), z[order], y[order])
+        null = f"{how} (the asymptotic {null} is used from n = {ASYMPTOTIC_MIN_ROWS} on)"
+    return cls(name=name, label=TEST_LABELS[name], statistic=float(statistic), pvalue=p,
                null_distribution=null, hypothesis=hypothesis, detects=_DETECTS[name],
-               reference=_REFERENCES[name], n=int(n), target=target, df=df, **extra)
+               reference=_REFERENCES[name], n=n, target=target, df=df, pvalue_method=method, **extra)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -371,7 +398,21 @@ def _spiegelhalter(z, y, target) -> CalibrationTestResult:
         stat, p = (0.0, 1.0) if num == 0.0 else (math.copysign(math.inf, num), 0.0)
     return _result("spiegelhalter", stat, p, "N(0, 1), two-sided",
                    "E[(y − z)(1 − 2z)] = 0: the Brier score equals its expectation under calibration",
-                   z.shape[0], target)
+                   z, y, target, _spiegelhalter_statistic)
+
+
+def _spiegelhalter_statistic(z):
+    """|z| of Spiegelhalter's test for a block of label vectors (rows), the two-sided statistic."""
+    w = 1.0 - 2.0 * z
+    var = float(np.sum(w * w * z * (1.0 - z)))
+
+    def statistic(labels):
+        num = np.abs((labels - z[None, :]) @ w)
+        if var > 0.0:
+            return num / math.sqrt(var)
+        return np.where(num > 1e-12, math.inf, 0.0)
+
+    return statistic
 
 
 def _check_groups(n_groups) -> int:
@@ -381,32 +422,36 @@ def _check_groups(n_groups) -> int:
     return g
 
 
-def _merge_small_groups(observed, expected, count, min_expected: float):
-    """Merge adjacent groups (in order of predicted risk) until every group expects at least
-    ``min_expected`` events and ``min_expected`` non-events; a short last group joins the one before.
-    Cochran's rule for the χ² approximation: Beta(5, 0.5) predictions at n = 500 give deciles that expect
-    0.01 non-events, and χ² then rejects a calibrated model 18 % of the time at α = 0.05."""
-    groups = []
-    o = e = c = 0.0
-    for oi, ei, ci in zip(observed, expected, count, strict=True):
-        o, e, c = o + oi, e + ei, c + ci
+def _merge_plan(expected, count, min_expected: float) -> np.ndarray:
+    """The merged group of each group (in order of predicted risk): adjacent groups are merged until every
+    group expects at least ``min_expected`` events and ``min_expected`` non-events; a short last group
+    joins the one before.  Cochran's rule for the χ² approximation: Beta(5, 0.5) predictions at n = 500
+    give deciles that expect 0.01 non-events, and χ² then rejects a calibrated model 18 % of the time at
+    α = 0.05.  Depends on the predictions only (not on the labels)."""
+    group = np.zeros(len(count), dtype=np.int64)
+    g, e, c = 0, 0.0, 0.0
+    for i, (ei, ci) in enumerate(zip(expected, count, strict=True)):
+        e, c = e + ei, c + ci
+        group[i] = g
         if e >= min_expected and c - e >= min_expected:
-            groups.append([o, e, c])
-            o = e = c = 0.0
-    if c > 0:
-        if groups:
-            groups[-1] = [groups[-1][0] + o, groups[-1][1] + e, groups[-1][2] + c]
-        else:
-            groups.append([o, e, c])
-    merged = np.array(groups, dtype=np.float64).reshape(-1, 3)
-    return merged[:, 0], merged[:, 1], merged[:, 2]
+            g, e, c = g + 1, 0.0, 0.0
+    if c > 0 and g > 0:
+        group[group == g] = g - 1
+    return group
+
+
+def _merge_small_groups(observed, expected, count, min_expected: float):
+    """(observed, expected, count) of the merged groups of :func:`_merge_plan`."""
+    group = _merge_plan(expected, count, min_expected)
+    return tuple(np.bincount(group, weights=np.asarray(v, dtype=np.float64))
+                 for v in (observed, expected, count))
 
 
 def _hosmer_lemeshow(z, y, target, n_groups, fitted, min_expected) -> CalibrationTestResult:
     g_requested = _check_groups(n_groups)
-    count, expected, observed, _ = equal_mass_sums(z, y, g_requested)
-    formed = count.shape[0]
-    observed, expected, count = _merge_small_groups(observed, expected, count.astype(np.float64),
+    bin_count, expected, observed, _ = equal_mass_sums(z, y, g_requested)
+    formed = bin_count.shape[0]
+    observed, expected, count = _merge_small_groups(observed, expected, bin_count.astype(np.float64),
                                                     min_expected)
     g = observed.shape[0]
     if g < 3:
@@ -426,7 +471,30 @@ def _hosmer_lemeshow(z, y, target, n_groups, fitted, min_expected) -> Calibratio
     df = g - lost
     p = 0.0 if math.isinf(stat) else stats.chi2.sf(stat, df)
     hypothesis = (f"observed = expected events in each of {g} groups by predicted risk")
-    return _result("hosmer_lemeshow", stat, p, f"χ²({df})", hypothesis, z.shape[0], target, df=df)
+    return _result("hosmer_lemeshow", stat, p, f"χ²({df})", hypothesis, z, y, target,
+                   lambda zs: _hosmer_lemeshow_statistic(zs, bin_count, min_expected), df=df)
+
+
+def _hosmer_lemeshow_statistic(zs, bin_count, min_expected):
+    """Hosmer–Lemeshow's C for a block of label vectors (rows) in increasing order of the predictions ``zs``:
+    the groups depend on the predictions only (equal-mass bins, contiguous in that order, with the count
+    ``bin_count`` each, then merged)."""
+    bins = np.repeat(np.arange(bin_count.shape[0]), bin_count.astype(np.int64))
+    expected_bins = np.bincount(bins, weights=zs)
+    group = _merge_plan(expected_bins, bin_count.astype(np.float64), min_expected)[bins]
+    members = np.zeros((zs.shape[0], int(group.max()) + 1))
+    members[np.arange(zs.shape[0]), group] = 1.0
+    expected, count = zs @ members, members.sum(axis=0)
+    denom = expected * (count - expected) / count
+
+    def statistic(labels):
+        diff2 = (labels @ members - expected[None, :]) ** 2
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            terms = np.where(denom > 0, diff2 / np.where(denom > 0, denom, 1.0),
+                             np.where(diff2 > 1e-18, math.inf, 0.0))
+        return terms.sum(axis=1)
+
+    return statistic
 
 
 #: from this many rows the logistic sums' terms are evaluated on all threads (the same sums, bit for bit)
@@ -483,8 +551,28 @@ def _cox(z, y, target, fit: bool = True) -> CoxTestResult:
     p = 0.0 if math.isinf(stat) else stats.chi2.sf(stat, df)
     a, b, converged = _fit_recalibration(x, y) if fit else (math.nan, math.nan, False)
     return _result("cox", stat, p, f"χ²({df}), score test", "intercept a = 0 and slope b = 1 in "
-                   "logit P(y = 1 | z) = a + b·logit(z)", z.shape[0], target, df=df, cls=CoxTestResult,
-                   intercept=a, slope=b, fit_converged=converged)
+                   "logit P(y = 1 | z) = a + b·logit(z)", z, y, target,
+                   lambda zs: _cox_statistic(clipped_logit(zs, COX_EPS)), df=df,
+                   cls=CoxTestResult, intercept=a, slope=b, fit_converged=converged)
+
+
+def _cox_statistic(x):
+    """Cox's score statistic S = Uᵀ I⁻¹ U at (a, b) = (0, 1) for a block of label vectors (rows), on the
+    identifiable directions of I as in :func:`_cox` (x the clipped logits)."""
+    mu = np.exp(-np.logaddexp(0.0, -x))
+    design = np.stack([np.ones_like(x), x], axis=1)
+    info = design.T @ ((mu * (1.0 - mu))[:, None] * design)
+    eigval, eigvec = np.linalg.eigh(info)
+    keep = eigval > 1e-10 * max(eigval.max(), 0.0)
+    if not keep.any() or eigval.max() <= 0.0:
+        return lambda labels: np.where(np.abs((labels - mu[None, :]) @ design).max(axis=1) > 0, math.inf, 0.0)
+    directions = design @ eigvec[:, keep]
+
+    def statistic(labels):
+        proj = (labels - mu[None, :]) @ directions
+        return np.sum(proj**2 / eigval[keep][None, :], axis=1)
+
+    return statistic
 
 
 def _cumulative_extremes(z, y):
@@ -512,7 +600,28 @@ def _cumulative_test(name, z, y, target, extremes=None) -> CalibrationTestResult
         stat = 0.0 if dev <= 1e-12 else math.inf
     return _result(name, stat, sf(stat) if math.isfinite(stat) else 0.0, null,
                    "the cumulative sum of y − z over predictions in increasing order stays near 0",
-                   z.shape[0], target)
+                   z, y, target, lambda zs: _cumulative_statistic(name, zs))
+
+
+def _cumulative_statistic(name, zs):
+    """The Kolmogorov–Smirnov or Kuiper statistic for a block of label vectors (rows) in increasing order of
+    the predictions ``zs``: the cumulative sums of y − z, read at the last member of each group of tied
+    predictions, with S_0 = 0 (as :func:`calviz._kernels.classical.cumulative_difference_extremes`)."""
+    last = np.append(zs[1:] != zs[:-1], True)
+    var = float(np.sum(zs * (1.0 - zs)))
+
+    def statistic(labels):
+        sums = np.cumsum(labels - zs[None, :], axis=1)
+        if not last.all():
+            sums = sums[:, last]
+        top = np.maximum(sums.max(axis=1), 0.0)
+        bottom = np.minimum(sums.min(axis=1), 0.0)
+        dev = np.maximum(top, -bottom) if name == "kolmogorov_smirnov" else top - bottom
+        if var > 0.0:
+            return dev / math.sqrt(var)
+        return np.where(dev <= 1e-12, 0.0, math.inf)
+
+    return statistic
 
 
 # ------------------------------------------------------------------------------------------------

@@ -31,6 +31,7 @@ from calviz._params import (
     NON_NEGATIVE_INT,
     SEED,
     UNIT_OPEN,
+    Instance,
     Interval,
     NoneOr,
     as_generator,
@@ -239,6 +240,53 @@ def _labels_from(arr: np.ndarray, n: int, n_classes: int) -> np.ndarray:
     raise InputError(f"y_true must be {allowed}; row {i} has {float(labels[i]):g}")
 
 
+def _is_text(arr: np.ndarray) -> bool:
+    return arr.dtype.kind in "US" or (
+        arr.dtype.kind == "O" and any(isinstance(v, (str, bytes)) for v in arr.ravel()))
+
+
+def _shown(values) -> str:
+    """Labels as the user gave them, for a message: {'no', 'yes'}."""
+    values = [v.item() if isinstance(v, np.generic) else v for v in values]
+    text = ", ".join(cell_repr(v) for v in values[:6]) + (", …" if len(values) > 6 else "")
+    return "{" + text + "}"
+
+
+def encode_labels(labels: np.ndarray, n_classes: int, pos_label=None, *,
+                  binary: bool = True) -> np.ndarray | None:
+    """Class names → class ids, scikit-learn's convention, or None when ``labels`` are ids already.
+
+    Binary predictions P(y = 1): ``pos_label`` names the class whose probability ``y_prob`` is (y = 1 for
+    it, 0 for the other); text labels need ``pos_label``, and so do labels other than 0/1 (e.g. {−1, 1}).
+    Multiclass (n, K) predictions: text labels are mapped to the columns in sorted order (a fitted
+    classifier's ``classes_``), so all K classes must occur."""
+    text = _is_text(labels) if labels.ndim == 1 else False
+    if pos_label is None and not text:
+        return None
+    if labels.ndim != 1:
+        raise InputError("pos_label and class names need 1-D y_true (one label per row)")
+    distinct = np.unique(labels.astype(str) if text and labels.dtype.kind == "O" else labels)
+    if binary:
+        if pos_label is None:
+            raise InputError(f"y_true holds strings, the labels {_shown(distinct)}; pass pos_label= to say "
+                             "which one y_prob is the probability of")
+        if distinct.shape[0] > 2:
+            raise InputError(f"y_true holds {distinct.shape[0]} labels {_shown(distinct)} but y_prob is "
+                             "binary (P(y = pos_label)): at most two labels are possible")
+        if distinct.shape[0] == 2 and not (distinct == pos_label).any():
+            raise InputError(f"pos_label={pos_label!r} is not one of the labels {_shown(distinct)} of y_true")
+        return np.ascontiguousarray(labels == pos_label, dtype=np.int64)
+    if pos_label is not None:
+        raise InputError("pos_label is for binary predictions (1-D y_prob); multiclass labels are mapped "
+                         "to the columns of y_prob in sorted order")
+    if distinct.shape[0] != n_classes:
+        raise InputError(f"y_true holds {distinct.shape[0]} class names {_shown(distinct)} but y_prob has "
+                         f"{n_classes} columns: names are mapped to the columns in sorted order, so every "
+                         "class must occur (or pass class ids 0..K−1)")
+    keys = labels.astype(str) if labels.dtype.kind == "O" else labels
+    return np.ascontiguousarray(np.searchsorted(distinct, keys), dtype=np.int64)
+
+
 @dataclass(frozen=True, repr=False)
 class CalibrationData:
     """Validated predictions and labels, the input every calviz function accepts.
@@ -417,7 +465,8 @@ _SUBSAMPLE_SIZE = Interval(int, 2, None)
 
 
 @validate_params({"renormalize": BOOLEAN, "min_samples": NON_NEGATIVE_INT, "logits": BOOLEAN,
-                  "confidence_form": NoneOr(BOOLEAN)})
+                  "confidence_form": NoneOr(BOOLEAN),
+                  "pos_label": NoneOr(Instance((str, int, np.integer), "a str or an int"))})
 def as_calibration_data(
     y_true,
     y_prob=None,
@@ -426,6 +475,7 @@ def as_calibration_data(
     min_samples: int = 2,
     logits: bool = False,
     confidence_form: bool | None = None,
+    pos_label: str | int | None = None,
 ) -> CalibrationData:
     """Validate ``(y_true, y_prob)`` into a :class:`CalibrationData` (or return it unchanged).
 
@@ -454,6 +504,11 @@ def as_calibration_data(
         Whether the pairs are (confidence, correct) of a classifier's top-1 prediction
         (:attr:`CalibrationData.confidence_form`); they must be 1-D.  None: as ``y_true`` says when it
         is a CalibrationData, else False.
+    pos_label : str or int, optional
+        Binary predictions: the class whose probability ``y_prob`` is, when ``y_true`` holds class names
+        (e.g. "no"/"yes") or two labels other than 0/1 such as {−1, 1} (scikit-learn's convention).
+        Multiclass class names are mapped to the columns of ``y_prob`` in sorted order, as a fitted
+        classifier's ``classes_``.
 
     Returns
     -------
@@ -536,7 +591,9 @@ def as_calibration_data(
     else:
         _check_finite_unit(probs, "y_prob")
         n_classes = 2
-    labels = _labels_from(labels_in, n, n_classes)
+    encoded = encode_labels(labels_in, n_classes, pos_label, binary=probs.ndim == 1) \
+        if labels_in.ndim == 1 else None
+    labels = _labels_from(labels_in if encoded is None else encoded, n, n_classes)
     if confidence_form:
         _check_confidence_form(probs)
     return CalibrationData(_readonly_view(probs), _readonly_view(labels), bool(confidence_form))

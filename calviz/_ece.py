@@ -57,6 +57,7 @@ from calviz._sums import (  # the shared sums type and its finalisers (in-memory
     reliability_rows,
     unbiased_ece_sq,
 )
+from calviz._weights import check_sample_weight, weighted_bin_sums, weighted_bins, weighted_plugin
 from calviz.targets import SCALAR_TARGETS, TARGETS, Target, TargetName, resolve, topk_view
 
 stats = LazyModule("scipy.stats")
@@ -240,19 +241,49 @@ def ece_from_sums(sums: BinSums, statistic: str, *, n_bins: int, n_bins_total: i
 
 
 def _estimate(y_true, y_prob, statistic: str, *, n_bins, scheme, target, top_k, class_index,
-              caller: str) -> ECEResult:
+              caller: str, sample_weight=None) -> ECEResult:
     data, target, z, y = prepare_view(y_true, y_prob, target=target, top_k=top_k, class_index=class_index,
-                                      integer_labels=True, caller=caller)
+                                      integer_labels=sample_weight is None, caller=caller)
+    w = check_sample_weight(sample_weight, data.n, caller)
+    if w is not None:
+        return _weighted_estimate(data, target, z, y, w, statistic, n_bins=n_bins, scheme=scheme)
     sums, _, total, scheme = binned_sums(z, y, n_bins=n_bins, scheme=scheme, target=target)
     m = total if scheme == "distinct" else check_n_bins(n_bins)
     return ece_from_sums(sums, statistic, n_bins=m, n_bins_total=total, scheme=scheme, target=target,
                          n_classes=data.n_classes)
 
 
+def _weighted_scheme(z: np.ndarray, scheme: str, target: str) -> str:
+    """The binning of weighted data: the rules of :func:`binned_sums` (vector targets bin on the grid /
+    simplex)."""
+    if z.ndim == 1:
+        if scheme in ("grid", "simplex"):
+            raise InputError(f"scheme {scheme!r} needs a multi-dimensional target ('topk' or 'full')")
+        return scheme
+    if scheme == "equal_width":
+        return "simplex" if target == "full" else "grid"
+    if scheme not in ("grid", "simplex"):
+        raise InputError(f"scheme {scheme!r} is for 1-D targets; target {target!r} uses 'grid' (top-k) or "
+                         "'simplex' (full)")
+    return scheme
+
+
+def _weighted_estimate(data, target, z, y, w, statistic: str, *, n_bins, scheme) -> ECEResult:
+    """A plug-in estimate of weighted data: each bin's weight, weighted mean prediction and weighted
+    frequency in place of its count and means (a row of integer weight k counts as k copies)."""
+    m = check_n_bins(n_bins)
+    scheme = _weighted_scheme(z, scheme, target)
+    ids, n_occupied, total, _, _ = weighted_bins(z, w, m, scheme)
+    weight, z_sum, y_sum = weighted_bin_sums(ids, n_occupied, z, y, w)
+    value = weighted_plugin(weight, z_sum, y_sum, statistic)
+    return ECEResult(value, statistic, False, data.n, total if scheme == "distinct" else m, total,
+                     int((weight > 0).sum()), scheme, target, data.n_classes)
+
+
 @validate_params({**_BINNED, "p": Options((1, 2, "max"))})
 def binned_ece(
     y_true, y_prob=None, *, n_bins: int = 15, p: int = 1, scheme: str = "equal_width",
-    target: TargetName = "auto", top_k: int = 1, class_index: int = 0,
+    target: TargetName = "auto", top_k: int = 1, class_index: int = 0, sample_weight=None,
 ) -> ECEResult:
     """Plug-in binned expected calibration error (ℓ1, ℓ2 or maximum).
 
@@ -284,6 +315,9 @@ def binned_ece(
         k of the ``topk`` target.
     class_index : int, default 0
         The class of the ``classwise`` target.
+    sample_weight : array-like of shape (n,), optional
+        Non-negative row weights: bins weigh W_b = Σ_{i∈b} w_i with weighted means (a row of integer
+        weight k counts as k copies; equal-mass edges are those of the weighted sample).
 
     Returns
     -------
@@ -317,7 +351,7 @@ def binned_ece(
     0.113
     """
     return _estimate(y_true, y_prob, binned_statistic(p), n_bins=n_bins, scheme=scheme, target=target,
-                     top_k=top_k, class_index=class_index, caller="binned_ece")
+                     top_k=top_k, class_index=class_index, caller="binned_ece", sample_weight=sample_weight)
 
 
 @validate_params(_BINNED)
@@ -497,7 +531,7 @@ def kumar_debiased_ece(
 @validate_params(_BINNED)
 def mce(
     y_true, y_prob=None, *, n_bins: int = 15, scheme: str = "equal_width", target: TargetName = "auto",
-    top_k: int = 1, class_index: int = 0,
+    top_k: int = 1, class_index: int = 0, sample_weight=None,
 ) -> ECEResult:
     """Maximum calibration error: the largest |observed frequency − mean prediction| over the bins.
 
@@ -526,6 +560,9 @@ def mce(
         k of the ``topk`` target.
     class_index : int, default 0
         The class of the ``classwise`` target.
+    sample_weight : array-like of shape (n,), optional
+        Non-negative row weights: bins weigh W_b = Σ_{i∈b} w_i with weighted means (a row of integer
+        weight k counts as k copies; equal-mass edges are those of the weighted sample).
 
     Returns
     -------
@@ -548,12 +585,14 @@ def mce(
     0.167
     """
     return _estimate(y_true, y_prob, "max", n_bins=n_bins, scheme=scheme, target=target,
-                     top_k=top_k, class_index=class_index, caller="mce")
+                     top_k=top_k, class_index=class_index, caller="mce", sample_weight=sample_weight)
 
 
-@validate_params({"n_bins": POSITIVE_INT, "target": Options(("classwise", "binary", "top1"))})
+@validate_params({"n_bins": POSITIVE_INT, "target": Options(("classwise", "binary", "top1")),
+                  "scheme": Options(("equal_mass", "equal_width"))})
 def ace(
     y_true, y_prob=None, *, n_bins: int = 15, target: Literal["classwise", "binary", "top1"] = "classwise",
+    scheme: Literal["equal_mass", "equal_width"] = "equal_mass", sample_weight=None,
 ) -> ECEResult:
     """Adaptive calibration error: equal-mass bins, unweighted mean over bins and classes.
 
@@ -566,6 +605,11 @@ def ace(
     heavily tied predictions give fewer bins (the mean is over the bins formed; Nixon et al. divide by
     the requested number).
 
+    ``scheme="equal_width"``: the same unweighted mean over the non-empty bins of ``n_bins`` equal-width
+    bins — the "average calibration error" of Neumann, Zisserman and Vedaldi [2]_ (netcal's ``ACE``
+    with its default equal-width bins).  With ``sample_weight`` each bin's frequency and mean prediction
+    are weighted means (bins still count once each in the mean over bins).
+
     Parameters
     ----------
     y_true : array-like of shape (n,) or (n, K), or CalibrationData
@@ -577,6 +621,11 @@ def ace(
         Equal-mass bins per class.
     target : {"classwise", "binary", "top1"}, default "classwise"
         Average over all classes, or one scalar view.
+    scheme : {"equal_mass", "equal_width"}, default "equal_mass"
+        Bin edges: equal mass (adaptive, Nixon et al.) or equal width (Neumann et al.).
+    sample_weight : array-like of shape (n,), optional
+        Non-negative row weights (a row of integer weight k counts as k copies; equal-mass edges are
+        those of the weighted sample).
 
     Returns
     -------
@@ -588,6 +637,9 @@ def ace(
     ----------
     .. [1] J. Nixon, M. W. Dusenberry, L. Zhang, G. Jerfel and D. Tran. Measuring calibration in deep
        learning. *CVPR Workshops*, 2019.
+    .. [2] L. Neumann, A. Zisserman and A. Vedaldi. Relaxed softmax: Efficient confidence auto-calibration
+       for safe pedestrian detection. *NeurIPS Workshop on Machine Learning for Intelligent Transportation
+       Systems*, 2018.
 
     Examples
     --------
@@ -601,6 +653,7 @@ def ace(
     """
     m = check_n_bins(n_bins)
     data = as_calibration_data(y_true, y_prob)
+    w = check_sample_weight(sample_weight, data.n, "ace")
     if target == "classwise":
         # one class at a time, not kept (K cached views of 10⁷ rows would hold K · 160 MB), and the
         # labels in place of the indicator 1{y = c}
@@ -609,11 +662,19 @@ def ace(
         views = [(*resolve(data, target, allowed=("binary", "top1"), caller="ace").view(data), None)]
     per_view, nonempty, total = [], 0, 0
     for z, y, label in views:
-        count, z_sum, y_sum, n_total = equal_mass_sums(z, y, m, label=label)
+        if w is None and scheme == "equal_mass":
+            count, z_sum, y_sum, n_total = equal_mass_sums(z, y, m, label=label)
+        else:
+            indicator = (y == label) if label is not None else y
+            weights = np.ones(z.shape[0]) if w is None else w
+            ids, occupied, n_total, _, _ = weighted_bins(z, weights, m, scheme)
+            count, z_sum, y_sum = weighted_bin_sums(ids, occupied, z, indicator, weights)
+            keep = count > 0
+            count, z_sum, y_sum = count[keep], z_sum[keep, 0], y_sum[keep, 0]
         per_view.append(float(np.abs((y_sum - z_sum) / count).mean()))
         nonempty += count.shape[0]
         total += n_total
-    return ECEResult(float(np.mean(per_view)), "ace", False, data.n, m, total, nonempty, "equal_mass", target,
+    return ECEResult(float(np.mean(per_view)), "ace", False, data.n, m, total, nonempty, scheme, target,
                      data.n_classes)
 
 
@@ -721,7 +782,7 @@ def binomial_interval(
                   "interval": Options(("wilson", "jeffreys"))})
 def reliability(
     y_true, y_prob=None, *, n_bins: int = 15, scheme: str = "equal_width", alpha: float = INTERVAL_ALPHA,
-    interval: str = "wilson", target: TargetName = "auto", class_index: int = 0,
+    interval: str = "wilson", target: TargetName = "auto", class_index: int = 0, sample_weight=None,
 ) -> ReliabilityData:
     """Reliability-diagram data: per bin the mean prediction, the observed frequency and its interval.
 
@@ -750,6 +811,10 @@ def reliability(
         ``classwise``: P(y = ``class_index``) one-vs-rest).
     class_index : int, default 0
         The class of the ``classwise`` target.
+    sample_weight : array-like of shape (n,), optional
+        Non-negative row weights: ``counts`` are then each bin's total weight W_b, the means are weighted
+        and the interval is that of W_b trials with Σ_b w y successes (frequency weights: a row of integer
+        weight k counts as k copies).
 
     Returns
     -------
@@ -787,6 +852,10 @@ def reliability(
     data, target, z, y = prepare_view(y_true, y_prob, target=target, class_index=class_index,
                                       allowed=("auto", *SCALAR_TARGETS), caller="reliability")
     m = check_n_bins(n_bins)  # (at most MAX_RELIABILITY_BINS: declared above, the uniform message)
+    w = check_sample_weight(sample_weight, data.n, "reliability")
+    if w is not None:
+        return _weighted_reliability(z, y, w, m, scheme=scheme, alpha=alpha, interval=interval, target=target,
+                                     n=data.n, n_classes=data.n_classes)
     sums, bins, _, _ = binned_sums(z, y, n_bins=m, scheme=scheme, target=target)
     edges = equal_width_edges(m) if bins is None else bins.edges
     return reliability_from_sums(sums, edges, alpha=alpha, interval=interval, n_bins=m, scheme=scheme,
@@ -820,3 +889,21 @@ def reliability_from_sums(
     return ReliabilityData(edges, counts, mean_conf, freq, low, high, 1.0 - alpha, interval,
                            int(sums.n_total), int(n_bins if n_bins is not None else B), scheme, target,
                            plugin_ece_l1(sums), n_classes)
+
+
+def _weighted_reliability(z, y, w, m: int, *, scheme: str, alpha: float, interval: str, target: str, n: int,
+                          n_classes: int) -> ReliabilityData:
+    """:class:`ReliabilityData` of weighted rows: ``counts`` hold each bin's weight."""
+    ids, occupied, _, edges, keys = weighted_bins(z, w, m, scheme)
+    edges = equal_width_edges(m) if scheme == "equal_width" else edges
+    weight, z_sum, y_sum = weighted_bin_sums(ids, occupied, z, y, w)
+    B = edges.shape[0] - 1
+    counts, zs, ys = np.zeros(B), np.zeros(B), np.zeros(B)
+    counts[keys], zs[keys], ys[keys] = weight, z_sum[:, 0], y_sum[:, 0]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean_conf = np.where(counts > 0, zs / counts, np.nan)
+        freq = np.where(counts > 0, ys / counts, np.nan)
+    low, high = binomial_interval(ys, counts, alpha, interval)
+    r = np.abs(ys - zs)
+    return ReliabilityData(edges, counts, mean_conf, freq, low, high, 1.0 - alpha, interval, int(n), int(m),
+                           scheme, target, float(r.sum() / counts.sum()), n_classes)

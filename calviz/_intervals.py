@@ -45,16 +45,36 @@ from calviz._params import (
     validate_params,
 )
 from calviz._results import HasInterval, ResultMixin
+from calviz._small_n import INTERVAL_MIN_ROWS
 
 stats = LazyModule("scipy.stats")
 
-__all__ = ["ECEInterval", "ece_interval", "ece_ci", "interval_from_sums"]
+__all__ = ["ECEInterval", "ece_interval", "ece_ci", "interval_from_sums", "small_sample_note"]
 
 #: Largest accepted ``n_resamples`` of the bootstrap interval.
 MAX_RESAMPLES = 100_000
 #: Work budget of the bootstrap interval: resamples × n × k (one pass over the n rows of k coordinates
 #: per resample, ≈ 1 ns each).  Above it the interval uses fewer resamples and ``regime`` says so.
 BOOTSTRAP_WORK_BUDGET = 2 * 10**9
+
+
+#: what an interval below that range says (``ECEInterval.small_sample_note``): the one text of it
+SMALL_SAMPLE_NOTE = (
+    "n = {n} is below the {min_rows} rows from which this interval's coverage was checked by simulation "
+    "for a {kind} target: with few rows a bin, bins holding one row bias the statistic down and the "
+    "interval can cover less than its level (the percentile bootstrap covers less still). Use fewer bins; "
+    "whether the model is calibrated at all is better read from T-Cal's resampled test, exact given the "
+    "predictions"
+)
+
+
+def small_sample_note(n: int, dim: int = 1) -> str:
+    """:data:`SMALL_SAMPLE_NOTE` for an interval on n rows of a target with ``dim`` coordinates (1: scalar)
+    below ``INTERVAL_MIN_ROWS`` of its kind; "" otherwise."""
+    kind = "scalar" if int(dim) == 1 else "vector"
+    if n >= INTERVAL_MIN_ROWS[kind]:
+        return ""
+    return SMALL_SAMPLE_NOTE.format(n=n, min_rows=INTERVAL_MIN_ROWS[kind], kind=kind)
 
 
 @dataclass(frozen=True, repr=False)
@@ -85,6 +105,10 @@ class ECEInterval(HasInterval, ResultMixin):
         The calibration target.
     n_classes : int or None
         Classes of the input.
+    small_sample_note : str
+        Empty when n is in the range where the asymptotic interval's coverage was checked by simulation
+        (``calviz._small_n.INTERVAL_MIN_ROWS``: 20 rows for a scalar target, 1000 for a vector one);
+        otherwise what that means for reading it (:data:`SMALL_SAMPLE_NOTE`).
     """
 
     estimate: float
@@ -105,6 +129,13 @@ class ECEInterval(HasInterval, ResultMixin):
     regime: str
     target: str = "binary"
     n_classes: int | None = None
+    small_sample_note: str = ""
+
+    @property
+    def reliable(self) -> bool:
+        """Whether the sample is in the range where the interval's coverage was checked (no
+        ``small_sample_note``)."""
+        return not self.small_sample_note
 
 
 def _interval(T: float, s: float, sd0: float, alpha: float) -> tuple[float, float, str]:
@@ -211,6 +242,7 @@ def interval_from_sums(
         estimate_sq=t, low_sq=float(lower), high_sq=float(upper), statistic=float(T), se=s, null_sd=sd0,
         level=1.0 - alpha, alpha=alpha, n=int(n), n_bins=int(n_bins), n_nonempty=sums.n_nonempty,
         method="asymptotic", regime=regime, target=target, n_classes=n_classes,
+        small_sample_note=small_sample_note(int(n), sums.dim),
     )
 
 
@@ -342,7 +374,7 @@ def ece_interval(
         estimate_sq=asym.estimate_sq, low_sq=lo_sq, high_sq=hi_sq, statistic=asym.statistic,
         se=float(np.std(reps, ddof=1)), null_sd=asym.null_sd, level=1.0 - alpha, alpha=alpha, n=asym.n,
         n_bins=m, n_nonempty=asym.n_nonempty, method="bootstrap",
-        regime=regime, target=target, n_classes=data.n_classes,
+        regime=regime, target=target, n_classes=data.n_classes, small_sample_note=asym.small_sample_note,
     )
 
 

@@ -10,8 +10,8 @@ calibration rows: a map evaluated on its own training rows looks better calibrat
 Methods (K classes; binary input is P(y = 1)):
 
 * ``temperature`` — softmax(log p / T) with the T > 0 minimising the negative log-likelihood on the
-  calibration rows (Guo, Pleiss, Sun & Weinberger 2017, Sec. 4.2); scipy's bounded scalar minimiser
-  over log T.  One parameter for all K classes; the top-1 class never changes.
+  calibration rows (Guo, Pleiss, Sun & Weinberger 2017, Sec. 4.2), log T in [−8, 12], by safeguarded
+  Newton steps on 1/T.  One parameter for all K classes; the top-1 class never changes.
 * ``platt`` — Platt (1999) scaling: a logistic regression of the label on the logit of the predicted
   probability, with Platt's smoothed targets, fitted by Newton's method; the map of scikit-learn's
   ``CalibratedClassifierCV(method="sigmoid")``, one-vs-rest and renormalised for K > 2.
@@ -164,6 +164,7 @@ def _newton_convex(sums, start: float, lo: float, hi: float, flat: float, rtol: 
     the decrease a step promises, |f'·Δx|, is below ``flat`` (a function flat to round-off towards a
     bound, e.g. a likelihood saturating as every prediction becomes certain)."""
     x = min(max(start, lo), hi)
+    bounds = [lo, hi]  # not yet evaluated: a step beyond one first checks whether the minimum is there
     for _ in range(max_iter):
         _, g, h = sums(x)
         if g > 0.0:
@@ -176,6 +177,12 @@ def _newton_convex(sums, start: float, lo: float, hi: float, flat: float, rtol: 
         if abs(step) <= rtol * x:  # converged (the step may even round to nothing)
             return min(max(x - step, lo), hi)
         new = x - step
+        side = 0 if not new > lo else 1 if not new < hi else -1
+        if side >= 0 and bounds[side] is not None:
+            bound, bounds[side] = bounds[side], None
+            _, g_bound, _ = sums(bound)
+            if (g_bound >= 0.0) if side == 0 else (g_bound <= 0.0):
+                return bound  # f increases (decreases) all the way from the bound: the minimum is there
         if not lo < new < hi:
             new = float(np.sqrt(lo * hi))
         if hi - lo <= rtol * lo or abs(g * (new - x)) <= flat:
@@ -209,25 +216,44 @@ def _platt_fit(f: np.ndarray, y: np.ndarray) -> tuple[float, float]:
         if not det > 0.0:
             break
         step = np.array([i_bb * g_a - i_ab * g_b, i_aa * g_b - i_ab * g_a]) / det
+        # the Newton decrement gᵀ I⁻¹ g (twice the gain the step promises): once it is below the round-off
+        # of the log-likelihood (a sum of n terms) the line search can only chase noise, so the last step
+        # is taken without another pass (quadratic convergence: its own error is then negligible)
+        if step[0] * g_a + step[1] * g_b <= 1e-15 * (1.0 + abs(ll)):
+            theta = theta + step
+            break
         scale = 1.0
         while True:
             candidate = theta + scale * step
             new = at(*candidate)
-            if new[5] >= ll or scale < 1e-10:
+            if new[5] >= ll - 1e-14 * abs(ll) or scale < 1e-10:
                 break
             scale *= 0.5
-        converged = np.all(np.abs(candidate - theta) <= 1e-12 * (1.0 + np.abs(theta)))
         theta, sums = candidate, new
-        if converged:
-            break
     return float(-theta[1]), float(-theta[0])
 
 
 def _ovr_scores(probs: np.ndarray) -> np.ndarray:
     """The score each one-vs-rest calibrator is fitted on (scikit-learn's ``decision_function`` of the
     fixed-probability classifier): binary, the log-odds log p₁ − log p₀ (one column); K > 2, log p_k."""
-    logp = _log_probs(probs)
-    return (logp[:, 1] - logp[:, 0]).reshape(-1, 1) if probs.shape[1] == 2 else logp
+    if probs.shape[1] == 2:
+        return _binary_scores(probs[:, 1], probs[:, 0]).reshape(-1, 1)
+    return _log_probs(probs)
+
+
+def _binary_scores(p1: np.ndarray, p0: np.ndarray) -> np.ndarray:
+    """log p₁ − log p₀, each probability clipped to [LOG_FLOOR, 1] (1-D, no (n, 2) temporaries)."""
+    return _log_probs(p1) - _log_probs(p0)
+
+
+def _calibrate(method: str, params, x: np.ndarray) -> np.ndarray:
+    """One calibrator applied to its scores: Platt's 1/(1 + exp(A x + B)), or the isotonic steps
+    interpolated linearly (x clipped to the thresholds)."""
+    if method == "platt":
+        a, b = params
+        return _expit(-(a * x + b))
+    thresholds, values = params
+    return np.interp(np.clip(x, thresholds[0], thresholds[-1]), thresholds, values)
 
 
 def _fit_calibrators(method: str, probs: np.ndarray, labels: np.ndarray) -> tuple:
@@ -239,7 +265,11 @@ def _fit_calibrators(method: str, probs: np.ndarray, labels: np.ndarray) -> tupl
     for col, c in enumerate(classes):
         y = (labels == c).astype(np.float64)
         x = np.ascontiguousarray(scores[:, col])
-        fitted.append(_platt_fit(x, y) if method == "platt" else isotonic_fit(x, y))
+        if method == "platt":
+            fitted.append(_platt_fit(x, y))
+        else:
+            order = np.argsort(x)  # numpy's sort: several times numba's
+            fitted.append(isotonic_fit(x[order], y[order]))
     return tuple(fitted)
 
 
@@ -250,13 +280,7 @@ def _apply_calibrators(method: str, fitted: tuple, probs: np.ndarray) -> np.ndar
     scores = _ovr_scores(probs)
     cols = []
     for col, params in enumerate(fitted):
-        x = scores[:, col]
-        if method == "platt":
-            a, b = params
-            cols.append(_expit(-(a * x + b)))
-        else:
-            thresholds, values = params
-            cols.append(np.interp(np.clip(x, thresholds[0], thresholds[-1]), thresholds, values))
+        cols.append(_calibrate(method, params, scores[:, col]))
     if probs.shape[1] == 2:
         proba = np.column_stack([1.0 - cols[0], cols[0]])
     else:
@@ -370,6 +394,13 @@ class RecalibrationMap(ResultMixin):
     def transform(self, y_prob) -> np.ndarray:
         """Recalibrated probabilities for ``y_prob``, in its shape: (n,) P(y = 1), or (n, K) rows (also for
         K = 2)."""
+        if self.method in ("platt", "isotonic") and self.n_classes == 2 and np.ndim(y_prob) == 1:
+            # binary P(y = 1): the steps below on 1-D arrays, without the (n, 2) matrices
+            p = np.asarray(y_prob, dtype=np.float64)
+            q = _calibrate(self.method, self._fitted[0], _binary_scores(p, 1.0 - p))
+            q[(1.0 < q) & (q <= 1.0 + 1e-5)] = 1.0
+            q = np.clip(q, 0.0, 1.0)
+            return q / (np.clip(1.0 - q, 0.0, 1.0) + q)
         probs = _full_probs(y_prob, self.n_classes)
         if self.method == "temperature":
             out = softmax(_log_probs(probs) / self.parameters["temperature"])

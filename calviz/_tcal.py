@@ -50,6 +50,7 @@ scale), or says "undecided" at the cap — so the decision does not depend on th
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -58,6 +59,7 @@ from typing import Literal
 import numba
 import numpy as np
 
+from calviz import _tcal_decision as _decision
 from calviz._binning import check_n_bins, simplex_cell_keys
 from calviz._data import InputError, as_calibration_data, check_alpha
 from calviz._ece import binned_sums, debiased_ece_sq, prepare_view
@@ -78,10 +80,12 @@ from calviz._params import (
     validate_params,
 )
 from calviz._results import ResultMixin, with_classes
+from calviz._small_n import floor_at_labels, full_label_log_probability, label_log_probability
 from calviz._sums import BinSums, MomentSums, finish_terms, null_moments_from_sums  # noqa: F401 (re-exported)
 from calviz._tcal_decision import (  # noqa: F401 (the decision rules, shared with calviz.dask; re-exported)
     DEFAULT_MAX_RESAMPLES,
     DEFAULT_RESAMPLE_WORK,
+    DEFAULT_TIME_BUDGET,
     DISCRETE_FORCED_MAX,
     DISCRETE_MAX_VALUES,
     DISCRETE_MIN_COUNT,
@@ -100,6 +104,7 @@ from calviz._tcal_decision import (  # noqa: F401 (the decision rules, shared wi
     check_options,
     dyadic_scales,
     resample_cap,
+    undecided_advice,
 )
 from calviz._tcal_decision import TARGETS as _TARGETS
 from calviz._tcal_decision import adaptive as _adaptive_decision
@@ -195,6 +200,9 @@ class TCalResult(ResultMixin):
         The cap of the sequential rule (0: not sequential).
     n_classes : int or None
         Classes of the input.
+    analytic_pvalue : float or None
+        Beside an "undecided" resampled result: the adjusted p-value of the analytic test (scaled
+        chi-square, ``resampling="analytic"``) on the same data; None otherwise.
     """
 
     reject: bool
@@ -220,6 +228,7 @@ class TCalResult(ResultMixin):
     resampling_risk: float = 0.0
     max_resamples: int = 0
     n_classes: int | None = None
+    analytic_pvalue: float | None = None
 
     def __post_init__(self):
         # results built without the sequential fields (no resampling error): the decision is the
@@ -233,6 +242,14 @@ class TCalResult(ResultMixin):
     def undecided(self) -> bool:
         """True when the resampled decision was not settled within the resampling budget."""
         return self.decision == "undecided"
+
+    @property
+    def advice(self) -> str:
+        """What the user can do about an undecided decision ("" when it is settled): the one text of
+        :func:`calviz._tcal_decision.undecided_advice`."""
+        if self.decision != "undecided":
+            return ""
+        return undecided_advice(self.n, self.max_resamples or self.n_resamples)
 
     @property
     def pvalue_is_bound(self) -> bool:
@@ -481,7 +498,7 @@ def tcal(
     "n_resamples": NoneOr(Interval(int, 1, MAX_RESAMPLES)),
     "max_resamples": NoneOr(Interval(int, FIRST_BATCH, MAX_RESAMPLES)), "resampling_risk": UNIT_OPEN,
     "combine": Options(_COMBINE), "class_index": NoneOr(Interval(int, 0, None)), "discrete": NoneOr(BOOLEAN),
-    "seed": SEED,
+    "seed": SEED, "time_budget": NoneOr(Interval(float, 0, None, closed="neither")),
 })
 def adaptive_tcal(
     y_true,
@@ -497,6 +514,7 @@ def adaptive_tcal(
     class_index: int | None = None,
     discrete: bool | None = None,
     seed=None,
+    time_budget: float | None = DEFAULT_TIME_BUDGET,
 ) -> TCalResult:
     """Adaptive T-Cal: the multi-scale test of calibration of Lee et al., with a p-value.
 
@@ -525,8 +543,8 @@ def adaptive_tcal(
         otherwise).  At most :data:`MAX_RESAMPLES`, and n·N (×K for full calibration) at most
         :data:`MAX_RESAMPLE_WORK`.
     max_resamples : int, optional
-        Cap of the sequential rule; default :data:`DEFAULT_MAX_RESAMPLES`, lowered to
-        :data:`DEFAULT_RESAMPLE_WORK`/n for n > 2·10⁵ (never below one first batch of
+        Cap of the sequential rule (its budget of resamples); default :data:`DEFAULT_MAX_RESAMPLES`
+        (10⁶), lowered to :data:`DEFAULT_RESAMPLE_WORK`/n for n > 2·10⁴ (never below one first batch of
         :data:`FIRST_BATCH`).  Same limits as ``n_resamples``.
     resampling_risk : float, default 0.001
         Bound ε on the probability that the sequential decision differs from the decision with
@@ -547,13 +565,21 @@ def adaptive_tcal(
         forces it, False never uses it.
     seed : int, numpy Generator or None
         Seed of the resampling.
+    time_budget : float or None, default None
+        The sequential rule's budget of time: at most this many seconds of resampling (None: only the cap
+        of resamples limits it; classwise over all classes: one budget for all).  Whichever budget ends
+        first, an unsettled decision is "undecided" with its Monte Carlo interval and the analytic
+        p-value (``analytic_pvalue``) beside it; the decision itself never depends on the budget when
+        it is settled.  With a time budget, whether a borderline case is settled or "undecided" (and
+        its interval) depends on the machine's speed; the default, None, gives results that depend on the
+        seed alone.
 
     Returns
     -------
     TCalResult
         ``reject``, ``decision`` ("reject", "accept" or "undecided"), the adjusted ``pvalue`` and its Monte
-        Carlo ``pvalue_interval``, and per scale the number of bins (``n_bins``), the statistic, the
-        critical value and the p-value.
+        Carlo ``pvalue_interval`` (and, when undecided, ``analytic_pvalue``), and per scale the number of
+        bins (``n_bins``), the statistic, the critical value and the p-value.
 
     See Also
     --------
@@ -580,12 +606,12 @@ def adaptive_tcal(
     uniformly in the p-values (the guarantee of Gandy (2009), "Sequential implementation of Monte Carlo
     tests with uniformly bounded resampling risk", with a different boundary; see also Ding, Gandy & Hahn
     (2020)).  The level is therefore ≤ α + ε.  Clear acceptances stop after a few hundred resamples; p-values
-    close to α need many: if the cap is reached first the result says ``decision = "undecided"``
-    (``reject`` False) with the interval.  A rejection that must resample needs about
-    ln(1/ε)/(−ln(1 − α/B)) resamples under any rule with risk ≤ ε (3 313 at n = 10⁴, α = 0.05, ε = 10⁻³;
-    the argument is in :func:`calviz._tcal_decision._sequential_resampling`), so for y-only resampling
-    (Bonferroni) a rejection is first tried without resampling: Cantelli's inequality with the exact
-    conditional null variance, then (1-D targets) a Chernoff bound of the y-only null
+    close to α need many: if the cap or the time budget is reached first the result says
+    ``decision = "undecided"`` (``reject`` False) with the interval.  A rejection that must resample
+    needs about ln(1/ε)/(−ln(1 − α/B)) resamples under any rule with risk ≤ ε (3 313 at n = 10⁴,
+    α = 0.05, ε = 10⁻³; the argument is in :func:`calviz._tcal_decision._sequential_resampling`), so for
+    y-only resampling (Bonferroni) a rejection is first tried without resampling: Cantelli's inequality
+    with the exact conditional null variance, then (1-D targets) a Chernoff bound of the y-only null
     distribution (independent bins, Kearns–Saul sub-Gaussian labels) — either one below α/B at some scale
     settles the rejection with no Monte Carlo error.  For "max" the standardising sd is re-estimated at
     every look, so the guarantee holds for the final standardisation only approximately.
@@ -616,15 +642,15 @@ def adaptive_tcal(
     if target == "classwise" and class_index is None:
         return _classwise_all(y_true, y_prob, alpha=alpha, resampling=resampling, n_resamples=n_resamples,
                               max_resamples=max_resamples, risk=risk, combine=combine, discrete=discrete,
-                              seed=seed)
+                              seed=seed, time_budget=time_budget)
     data, target, z, y, K = _prepare(y_true, y_prob, target, 0 if class_index is None else class_index,
                                      "adaptive_tcal")
     return with_classes(_adaptive(_MemorySample(z, y, K, target), alpha, resampling, n_resamples,
-                                  max_resamples, risk, combine, discrete, seed), data.n_classes)
+                                  max_resamples, risk, combine, discrete, seed, time_budget), data.n_classes)
 
 
 def _classwise_all(y_true, y_prob, *, alpha, resampling, n_resamples, max_resamples, risk, combine, discrete,
-                   seed) -> TCalResult:
+                   seed, time_budget=None) -> TCalResult:
     data = as_calibration_data(y_true, y_prob)
     K = data.n_classes
     rng = as_generator(seed)
@@ -643,15 +669,19 @@ def _classwise_all(y_true, y_prob, *, alpha, resampling, n_resamples, max_resamp
         # rest (a calibrated class accepts after a few hundred resamples), and a rejection at α/K settles
         # the Bonferroni test.  Each class's cap is fixed before its own resamples are drawn, so its
         # resampling risk stays ε/K (union bound over classes).
-        analytic = [_adaptive(sample, alpha / K, "analytic", None, None, risk, combine, discrete, None).pvalue
+        analytic = [_adaptive(sample, alpha / K, "analytic", None, None, risk, combine, discrete, None,
+                              small_sample=False).pvalue
                     for sample in samples]
         order = sorted(order, key=lambda c: analytic[c])
     results = {}
     left = cap
+    started = _decision.clock()
     for c in order:
         class_cap = max(FIRST_BATCH, left // 2) if sequential else None
+        # one time budget for all classes: each class may use half of the time left (as of the cap)
+        time_left = None if time_budget is None else max(time_budget - (_decision.clock() - started), 0.0)
         results[c] = _adaptive(samples[c], alpha / K, resampling, n_resamples, class_cap, risk / K, combine,
-                               discrete, rng)
+                               discrete, rng, None if time_left is None else max(time_left / 2, 1e-9))
         left -= results[c].n_resamples
         if sequential and results[c].decision == "reject":
             break
@@ -718,6 +748,13 @@ class _MemorySample:
     def resample(self, levels, source, base, start, count):
         return _resample(self.scan(levels), levels, source, base, start, count)
 
+    def label_log_probability(self):
+        """log P(labels | predictions) under calibration: Bernoulli(z) indicators for a 1-D target,
+        Categorical(z) class ids for full calibration."""
+        if self.full:
+            return full_label_log_probability(self.z, self.y)
+        return label_log_probability(self.z, self.y)
+
     def y_only_log_mgf_bounds(self, levels, level, thetas):
         # the Chernoff certificate of the sequential rule: 1-D targets only (None for full calibration)
         if self.full:
@@ -727,11 +764,31 @@ class _MemorySample:
 
 
 def _adaptive(sample: _MemorySample, alpha, resampling, n_resamples, max_resamples, risk, combine, discrete,
-              seed) -> TCalResult:
-    return TCalResult(*_adaptive_decision(
+              seed, time_budget=DEFAULT_TIME_BUDGET, small_sample: bool = True) -> TCalResult:
+    """Adaptive T-Cal of an in-memory sample; with ``small_sample`` its p-value is raised to the probability
+    of the observed labels under calibration, below which no valid p-value can be (only a resampled
+    p-value at tiny n can fall there: below ASYMPTOTIC_MIN_ROWS rows the analytic one is at least
+    Cantelli's bound, :func:`calviz._tcal_decision.analytic_decision`)."""
+    result = TCalResult(*_adaptive_decision(
         sample, alpha=alpha, resampling=resampling, n_resamples=n_resamples,
         max_resamples=max_resamples, risk=risk, combine=combine, discrete=discrete, seed=seed,
-        work_limit=MAX_RESAMPLE_WORK))
+        work_limit=MAX_RESAMPLE_WORK, time_budget=time_budget))
+    return _floor_at_labels(result, sample.label_log_probability()) if small_sample else result
+
+
+def _floor_at_labels(result: TCalResult, log_label_probability: float) -> TCalResult:
+    """``result`` with its p-value (and the ends of its Monte Carlo interval) raised to the probability of
+    the observed labels under calibration; a floor above α settles the decision: not rejected."""
+    floor = floor_at_labels(0.0, log_label_probability)
+    if not result.pvalue < floor:
+        return result
+    low, high = result.pvalue_interval
+    changes = {"pvalue": floor, "pvalue_interval": (max(float(low), floor), max(float(high), floor)),
+               "reason": (f"{result.reason}; p-value raised to {floor:.3g}, the probability of the observed "
+                          f"labels under calibration, below which no valid p-value can be")}
+    if floor > result.alpha:
+        changes.update(reject=False, decision="accept")
+    return dataclasses.replace(result, **changes)
 
 
 def _resample(scan: _ScanOrder, levels: int, source: int, base, start: int, count: int) -> np.ndarray:

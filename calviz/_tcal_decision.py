@@ -26,6 +26,7 @@ App. C.3 (resampling).  The sequential rule: Robbins (1970); Gandy (2009); Ding,
 from __future__ import annotations
 
 import math
+import time
 import warnings
 
 import numpy as np
@@ -51,8 +52,17 @@ MAX_LEVEL = 62
 #: default bound on the resampling risk: the probability that the decision reported by the sequential
 #: rule differs from the decision with infinitely many resamples
 RESAMPLING_RISK = 1e-3
-#: default cap of the sequential rule (resamples; every resample gives a statistic at every scale)
-DEFAULT_MAX_RESAMPLES = 100_000
+#: default cap of the sequential rule (resamples; every resample gives a statistic at every scale): a
+#: borderline p-value 0.2 % from α needs a few 10⁵ resamples to settle, a genuine coin flip never does
+DEFAULT_MAX_RESAMPLES = 1_000_000
+#: default time budget of the sequential rule, in seconds of resampling: none, so that a result depends on
+#: the seed alone (a budget of time makes an undecided case's resamples depend on the machine's speed);
+#: the budget of resamples (DEFAULT_MAX_RESAMPLES, DEFAULT_RESAMPLE_WORK) bounds the work.  A caller that
+#: gives seconds stops at the budget of time or of resamples, whichever comes first, and gets "undecided"
+#: with the Monte Carlo interval (and the analytic p-value) if the decision is not settled by then
+DEFAULT_TIME_BUDGET = None
+#: the clock of the time budget (monotonic seconds); tests replace it to check the budget deterministically
+clock = time.monotonic
 #: default cap on resampling work, in point-resamples (n × resamples; × K for full calibration): the cap
 #: falls below DEFAULT_MAX_RESAMPLES only beyond n = 2·10⁵ (about a minute of work at most)
 DEFAULT_RESAMPLE_WORK = 20_000_000_000
@@ -69,6 +79,30 @@ RESAMPLINGS = ("y_only", "consistency", "analytic", "threshold")
 COMBINES = ("bonferroni", "max")
 #: T-Cal tests scalar targets and full calibration (the top-k vector has no T-Cal)
 TARGETS = tuple(t for t in ALL_TARGETS if t != "topk")
+
+
+#: what a user can do about an undecided resampled T-Cal — written here once, where the decision is made
+#: (:func:`undecided_advice` fills it in; ``TCalResult.advice``)
+UNDECIDED_ADVICE = ("the p-value is too close to α to settle with {cap} resamples: read it as borderline "
+                    "evidence")
+#: ... and the remedies that apply: the analytic critical values (from ASYMPTOTIC_MIN_ROWS rows on) ...
+UNDECIDED_ANALYTIC = "choose the analytic critical values for a decision without resampling error"
+#: ... and a larger cap of the sequential rule
+UNDECIDED_MORE = "settle it in Python with calviz.adaptive_tcal(y_true, y_prob, max_resamples={more})"
+
+
+def undecided_advice(n: int, cap: int) -> str:
+    """:data:`UNDECIDED_ADVICE` for an undecided test of n rows that reached the cap of ``cap`` resamples,
+    with the remedies that apply: the analytic critical values (used from ASYMPTOTIC_MIN_ROWS rows on)
+    and a larger cap (up to MAX_RESAMPLES and the work limit)."""
+    from calviz._small_n import ASYMPTOTIC_MIN_ROWS
+
+    more = int(min(MAX_RESAMPLES, MAX_RESAMPLE_WORK // max(int(n), 1), 10 * int(cap)))
+    remedies = [UNDECIDED_ANALYTIC] if n >= ASYMPTOTIC_MIN_ROWS else []
+    if more > cap:
+        remedies.append(UNDECIDED_MORE.format(more=f"{more:_}"))
+    return UNDECIDED_ADVICE.format(cap=cap) + "".join(f"; or {r}" if k else f"; {r}"
+                                                      for k, r in enumerate(remedies))
 
 
 def _result(*fields) -> tuple:
@@ -122,10 +156,12 @@ def scale_plan(n: int, K: int, full: bool) -> tuple[int, int, str]:
 
 
 def adaptive(sample, *, alpha, resampling, n_resamples, max_resamples, risk, combine, discrete, seed,
-             work_limit=MAX_RESAMPLE_WORK) -> tuple:
+             work_limit=MAX_RESAMPLE_WORK, time_budget=DEFAULT_TIME_BUDGET) -> tuple:
     """Adaptive T-Cal of ``sample`` (see the module docstring) with validated options: the discrete
     predictor test, then the analytic, threshold or resampled decision over the dyadic scales.  Returns the
-    fields of the :class:`calviz.tcal.TCalResult`.  ``work_limit``: most point-resamples (n × resamples)."""
+    fields of the :class:`calviz.tcal.TCalResult`.  ``work_limit``: most point-resamples (n × resamples);
+    ``time_budget``: most seconds of sequential resampling (None: no time limit)."""
+    started = clock()  # the time budget counts from here
     n, K, target = int(sample.n), int(sample.K), sample.target
     full = target == "full"
     if not full and discrete is not False:
@@ -170,7 +206,7 @@ def adaptive(sample, *, alpha, resampling, n_resamples, max_resamples, risk, com
         return _fixed_resampling(sample, t_obs, levels, scales, source, base, n_resamples, alpha, combine, n,
                                  K, target, head)
     return _sequential_resampling(sample, t_obs, levels, scales, source, base, max_resamples, alpha, combine,
-                                  risk, n, K, target, head, cost)
+                                  risk, n, K, target, head, cost, time_budget, started)
 
 
 def threshold_decision(t_obs, scales, alpha, n, K, target, reason):
@@ -238,7 +274,8 @@ def chebyshev_pvalue(T: float, m: int, n: int, K: int, scalar: bool) -> float:
     if not t_vec > 0.0:
         return 1.0
     r = min(m ** ((K - 1) / 2.0) / n, m ** (-(K - 1) / 2.0))
-    return float(min(1.0, 2.0 * K * K * r * r / (t_vec * t_vec)))
+    ratio = r / t_vec  # (T² underflows to 0 for T below 1e-154: the ratio first)
+    return float(min(1.0, 2.0 * K * K * ratio * ratio))
 
 
 def check_choice(value, allowed, name, caller: str | None = None):
@@ -335,11 +372,25 @@ def _analytic_critical(level: float, nu: np.ndarray, c: np.ndarray, var: np.ndar
 
 def analytic_decision(t, moments, scales, alpha, n, K, target, test, reason):
     """Adaptive T-Cal with the analytic (scaled chi-square) critical values from per-scale T^d and null
-    moments [Var₀, Σ tr A_b, Σ tr A_b², (κ₃)] (see :func:`analytic_pvalues`), Bonferroni over the scales."""
+    moments [Var₀, Σ tr A_b, Σ tr A_b², (κ₃)] (see :func:`analytic_pvalues`), Bonferroni over the scales.
+
+    Below ASYMPTOTIC_MIN_ROWS rows (where the approximation's level was not checked) each scale's p-value is
+    at least Cantelli's bound Var₀/(Var₀ + T²), an upper bound of the exact p-value given the predictions
+    for any law of mean 0 and variance Var₀ (:func:`cantelli_bound`): the test is then valid at every n,
+    conservatively (the resampled test is exact and more powerful there), and no p-value falls below the
+    probability of the observed labels."""
+    from calviz._small_n import ASYMPTOTIC_MIN_ROWS
+
     B = len(scales)
     k3 = moments[3] if len(moments) > 3 else None
     p, nu, c = analytic_pvalues(t, moments[0], moments[1], moments[2], k3)
-    crit = _analytic_critical(alpha / B, nu, c, np.asarray(moments[0], dtype=np.float64))
+    var = np.asarray(moments[0], dtype=np.float64)
+    crit = _analytic_critical(alpha / B, nu, c, var)
+    if n < ASYMPTOTIC_MIN_ROWS:
+        p = np.maximum(p, cantelli_bound(t, var))
+        crit = np.where(var > 0, np.maximum(crit, cantelli_critical(np.maximum(var, 0.0), alpha / B)), crit)
+        reason += (f"; n < {ASYMPTOTIC_MIN_ROWS}: each p-value at least Cantelli's bound Var₀/(Var₀ + T²), "
+                   f"valid at any n")
     padj = float(min(1.0, B * p.min()))
     return _result(bool(p.min() <= alpha / B), padj, alpha, scales, t, crit, p, "analytic", "bonferroni",
                       n, K, 0, 0.0, test, reason, target)
@@ -390,9 +441,15 @@ def _method_name(source: int) -> str:
 
 
 def _sequential_resampling(sample, t_obs, levels, scales, source, base, cap, alpha, combine, risk, n, K,
-                           target, head, cost):
+                           target, head, cost, time_budget=None, started=None):
     """The sequential rule (see :func:`adaptive_tcal`): resample in growing batches until the decision at
-    ``alpha`` is settled with resampling risk ≤ ``risk`` or ``cap`` resamples are spent.
+    ``alpha`` is settled with resampling risk ≤ ``risk``, or ``cap`` resamples are spent, or
+    ``time_budget`` seconds of resampling (:data:`clock`): a batch that does not fit in the time left at
+    the rate measured so far is cut to whole blocks of 64 that do and is the last one (none is drawn when
+    fewer than a block fit); until the budget binds, the looks, and so the result, depend on the seed
+    alone.  Stopping at a budget never changes a decision the rule settles (its guarantee holds at any
+    stopping time); it only leaves the result "undecided" with the Monte Carlo interval and the analytic
+    p-value beside it.
 
     Rule.  Scale b's exceedance indicators 1{T*_b ≥ T_b} are Bernoulli(p_b), p_b the infinite-resample
     p-value; the decision is "reject" iff min_b p_b ≤ t (t = α/B; "max": one count, t = α).  After N
@@ -446,9 +503,29 @@ def _sequential_resampling(sample, t_obs, levels, scales, source, base, cap, alp
     look = FIRST_BATCH
     exceed = np.zeros(levels, dtype=np.int64)
     tol = None
+    started = clock() if started is None else started
+    out_of_time = last_batch = False
+    slowest = 0.0  # seconds per resample of the slowest batch so far (the load of a machine changes)
+    per_value = 0.0  # seconds per resampled statistic of the slowest pass counting exceedances
     while True:
         count = min(look, cap) - N
+        if N and time_budget is not None:
+            left = time_budget - (clock() - started)
+            # a batch must fit in 3/4 of what is left, after the final count and decision over all the
+            # resamples (a few passes over them: FINAL_PASSES counting passes)
+            rate = slowest + FINAL_PASSES * per_value * levels
+            fits = int((0.75 * left - FINAL_PASSES * per_value * levels * N) / max(rate, 1e-12))
+            # a batch is cut to the time left only as the budget's last one (whole blocks): until the
+            # budget binds, the batches, and so the looks of the rule and the result, depend on the seed alone
+            if fits < count:
+                fits = fits // _BLOCK * _BLOCK
+                if fits < _BLOCK:
+                    out_of_time = True
+                    break
+                count, last_batch = fits, True
+        batch_started = clock()
         rows = sample.resample(levels, source, base, N, count)
+        slowest = max(slowest, (clock() - batch_started) / count)
         if N + count > store.shape[0]:
             grown = np.empty((min(cap, max(N + count, 2 * store.shape[0])), levels))
             grown[:N] = store[:N]
@@ -460,30 +537,65 @@ def _sequential_resampling(sample, t_obs, levels, scales, source, base, cap, alp
             if tol is None:
                 sd = np.sqrt(np.concatenate([rows, t_obs[None, :]]).var(axis=0))
                 tol = _TIE_RTOL * (np.abs(t_obs) + sd)
+            counted = clock()
             exceed += (rows >= (t_obs - tol)[None, :]).sum(axis=0)
+            per_value = max(per_value, (clock() - counted) / rows.size)
         else:  # the standardisation of "max" uses every resample so far: recount
             exceed, _ = _exceedances(t_obs, store[:N], alpha, combine)
+        if last_batch and not any(settled(exceed, N, level, risk)):
+            out_of_time = True
+            break
         if any(settled(exceed, N, level, risk)) or N >= cap:
             break
         look = _next_look(exceed, N, level, risk, cap)
     boot = store[:N]
     reject, padj, crit, p = _resampling_decision(t_obs, boot, alpha, combine)
     # the reported p-values and interval come from the final counts (the same up to exact ties)
-    exceed, _ = _exceedances(t_obs, boot, alpha, combine)
+    if combine == "bonferroni":  # the counts behind p = (1 + #{T* ≥ T})/(N + 1)
+        exceed = np.rint(p * (N + 1.0) - 1.0).astype(np.int64)
+    else:
+        exceed, _ = _exceedances(t_obs, boot, alpha, combine)
     rejected, accepted = settled(exceed, N, level, risk)
     interval = adjusted_interval(exceed, N, level, risk, combine, levels)
     decision = "reject" if rejected else "accept" if accepted else "undecided"
     reject = decision == "reject"
     # the smallest p-value this configuration can produce is reached at the cap
     floor = levels / (cap + 1) if combine == "bonferroni" else 1.0 / (cap + 1)
-    state = {"reject": "settled: reject", "accept": "settled: not rejected",
-             "undecided": f"undecided at this budget (cap {cap} resamples reached with the p-value's Monte "
-                          f"Carlo interval [{interval[0]:.3g}, {interval[1]:.3g}] containing α)"}[decision]
+    analytic = None
+    if decision == "undecided":
+        budget = (f"time budget of {time_budget:g} s of resampling spent" if out_of_time
+                  else f"cap {cap} resamples reached")
+        analytic = _analytic_adjusted_pvalue(sample, levels, alpha, n, K, target)
+        state = (f"undecided at this budget ({budget} with the p-value's Monte Carlo interval "
+                 f"[{interval[0]:.3g}, {interval[1]:.3g}] containing α; analytic p-value {analytic:.3g}): "
+                 f"{undecided_advice(n, cap)}")
+    else:
+        state = {"reject": "settled: reject", "accept": "settled: not rejected"}[decision]
     reason = (f"{head} (sequential, {N} resamples, resampling risk ≤ {risk:g}), {combine}; {state}")
     return _result(reject, padj, alpha, scales, t_obs, crit, p, method, combine, n, K, N,
                       float(min(1.0, floor)), "adaptive T-Cal", reason, target, None, None, decision,
                       interval,
-                      float(risk), int(cap))
+                      float(risk), int(cap), None, analytic)
+
+
+#: resamples of one block of the resampling kernels' lanes (a batch is cut to whole blocks)
+_BLOCK = 64
+#: the final decision over N resamples costs about this many passes counting the exceedances of N
+#: resamples (the variance, the counts, the order statistic): the time budget keeps room for them
+FINAL_PASSES = 12
+
+
+def _analytic_adjusted_pvalue(sample, levels, alpha, n, K, target) -> float:
+    """The adjusted p-value of the analytic test (scaled chi-square, Bonferroni) of ``sample``, shown beside
+    an undecided resampled result (NaN where the backend cannot give its terms)."""
+    try:
+        terms, _ = sample.analytic_terms(levels)
+    except (InputError, NotImplementedError):
+        return math.nan
+    kept = terms.shape[1]
+    moments = terms[1:4] if target == "full" else terms[1:]
+    return float(analytic_decision(terms[0], moments, tuple(2**b for b in range(1, kept + 1)), alpha, n, K,
+                                   target, "adaptive T-Cal", "")[1])
 
 
 #: parameters θ of the Chernoff bound tried (any θ in (0, 2) gives a valid bound; clear rejections have
@@ -689,7 +801,9 @@ def _resampling_decision(t_obs: np.ndarray, boot: np.ndarray, alpha: float, comb
         # reject at scale b iff #{T* ≥ T} ≤ j with j = floor(α(N+1)/B) − 1: T must exceed the (j+1)-th
         # largest resampled value
         j = math.floor(alpha * (N + 1) / levels + 1e-12) - 1
-        crit = np.full(levels, np.inf) if j < 0 else -np.sort(-boot, axis=0)[min(j, N - 1)]
+        # (the (j+1)-th largest by selection, O(N) per scale: the same order statistic as a sort)
+        k = N - 1 - min(j, N - 1)
+        crit = np.full(levels, np.inf) if j < 0 else np.partition(boot, k, axis=0)[k]
         return bool(p.min() <= alpha / levels), float(min(1.0, levels * p.min())), crit, p
     live = sd > 0
     scale_sd = np.where(live, sd, 1.0)
@@ -699,5 +813,5 @@ def _resampling_decision(t_obs: np.ndarray, boot: np.ndarray, alpha: float, comb
     m_boot = np.max(np.where(live[None, :], boot / scale_sd[None, :], -np.inf), axis=1)
     padj = float((1.0 + np.sum(m_boot >= m_obs - _TIE_RTOL * (abs(m_obs) + 1.0))) / (N + 1.0))
     j = math.floor(alpha * (N + 1) + 1e-12) - 1
-    c_max = np.inf if j < 0 else float(-np.sort(-m_boot)[min(j, N - 1)])
+    c_max = np.inf if j < 0 else float(np.partition(m_boot, N - 1 - min(j, N - 1))[N - 1 - min(j, N - 1)])
     return bool(padj <= alpha), padj, np.where(live, c_max * sd, np.inf), p

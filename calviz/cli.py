@@ -71,7 +71,7 @@ def _add_analysis_options(parser: argparse.ArgumentParser) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     from calviz import __version__
-    from calviz.cli_compare import add_comparison_options
+    from calviz.cli_compare import add_compare_command, add_comparison_options
 
     parser = argparse.ArgumentParser(
         prog="calviz", formatter_class=_HelpFormatter,
@@ -81,7 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
                "3 the T-Cal decision could not be computed",
     )
     parser.add_argument("--version", action="version", version=f"calviz {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="{serve,report,check,datasets}")
+    sub = parser.add_subparsers(dest="command", metavar="{serve,report,check,compare,monitor,datasets}")
 
     serve = sub.add_parser("serve", formatter_class=_HelpFormatter,
                            help="open the interactive dashboard in a browser",
@@ -138,6 +138,10 @@ def build_parser() -> argparse.ArgumentParser:
     _add_analysis_options(check)
     add_comparison_options(check)
 
+    add_compare_command(sub, _HelpFormatter, _add_file_options, _add_analysis_options)
+    from calviz.cli_monitor import add_monitor_parser
+
+    add_monitor_parser(sub, _HelpFormatter, _add_file_options)
     sub.add_parser("datasets", help="list the embedded datasets", description="List the embedded datasets.")
     return parser
 
@@ -781,7 +785,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:  # a subcommand is required: say which exist, as for any other usage error
         parser.print_help(sys.stderr)
         return EXIT_INPUT
-    handler = {"serve": cmd_serve, "report": cmd_report, "check": cmd_check, "datasets": cmd_datasets}
+    from calviz.cli_compare import cmd_compare
+
+    handler = {"serve": cmd_serve, "report": cmd_report, "check": cmd_check, "compare": cmd_compare,
+               "datasets": cmd_datasets,
+               "monitor": lambda args: importlib.import_module("calviz.cli_monitor").cmd_monitor(args)}
     try:
         return handler[args.command](args)
     except (CLIError, InputError) as exc:  # InputError: an option or input the engine refuses

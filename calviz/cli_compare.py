@@ -1,5 +1,6 @@
 """Comparison sections of ``calviz check`` and ``calviz report``: ``--compare FILE``, ``--group-by COLUMN``
-and ``--recalibrate METHOD``.
+and ``--recalibrate METHOD``; and the ``calviz compare A B`` / ``calviz compare A --by COLUMN`` subcommand
+(:func:`add_compare_command`, :func:`cmd_compare`), which prints the same comparison on its own.
 
 :func:`add_comparison_options` adds the flags to a subcommand; :func:`compute_comparisons` runs
 :func:`calviz.compare`, :func:`calviz.calibration_by_group` and :func:`calviz.recalibrate` as the flags ask;
@@ -11,11 +12,14 @@ The estimators are imported when a comparison runs (the command line must start 
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from calviz.present.comparisons import comparison_html, comparison_lines, comparison_summary
 
 __all__ = [
+    "add_compare_command",
+    "cmd_compare",
     "add_comparison_options",
     "has_comparison_options",
     "comparison_flag_rules",
@@ -101,3 +105,98 @@ def print_comparison_text(summary: dict) -> None:
     :func:`calviz.present.comparisons.comparison_lines`)."""
     for line in comparison_lines(summary):
         print(line)
+
+
+# --------------------------------------------------------------------------------------------------
+# calviz compare
+# --------------------------------------------------------------------------------------------------
+def add_compare_command(sub, formatter_class, add_file_options, add_analysis_options) -> None:
+    """Register ``calviz compare`` on the subparsers ``sub`` (the file and analysis options are the ones
+    ``calviz check`` takes)."""
+    parser = sub.add_parser(
+        "compare", formatter_class=formatter_class,
+        help="compare the calibration of two models (or of the groups of a column)",
+        description="Compare two models' predictions for the same examples — the difference of their "
+                    "debiased ECE² with its interval, a test of equal calibration and each model's T-Cal "
+                    "decision and ECE interval — or the groups of one column (--by).",
+        epilog="examples: calviz compare before.csv after.csv · calviz compare preds.csv --b-column p_new · "
+               "calviz compare preds.csv --by region --json")
+    parser.add_argument("file", help="model A's predictions file (CSV, Parquet, NPZ, NPY) or `dataset:NAME`")
+    parser.add_argument("other", nargs="?", metavar="B",
+                        help="model B's predictions for the same examples, in the same row order")
+    models = parser.add_argument_group("model B from columns of FILE (instead of a second file)")
+    models.add_argument("--b-column", metavar="COL", help="model B's binary P(y=1) column in FILE")
+    models.add_argument("--b-prefix", metavar="PREFIX",
+                        help="prefix of model B's K probability columns PREFIX0..PREFIX{K-1} in FILE")
+    parser.add_argument("--by", metavar="COLUMN",
+                        help="instead of a model B: calibration in every group of COLUMN (a column / NPZ "
+                             "array of FILE, or the label column), T-Cal per group with Holm's correction")
+    parser.add_argument("--min-group-size", type=int, default=None, metavar="N",
+                        help="with --by: groups with fewer rows are listed but not tested (default 30)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    parser.add_argument("--report", metavar="OUT.html",
+                        help="also write a self-contained HTML report: model A's analysis and the comparison")
+    add_file_options(parser)
+    add_analysis_options(parser)
+
+
+def _model_b_source(args) -> str | None:
+    """Where model B comes from: the second file, FILE:COL / FILE:PREFIX*, or None (--by only)."""
+    given = [x for x in (args.other, args.b_column, args.b_prefix) if x]
+    if len(given) > 1:
+        from calviz.cli import CLIError
+
+        raise CLIError("give model B once: a second file B, --b-column or --b-prefix")
+    if args.b_column:
+        return f"{_short_name(args.file)}:{args.b_column}"
+    if args.b_prefix:
+        return f"{_short_name(args.file)}:{args.b_prefix}*"
+    return args.other
+
+
+def cmd_compare(args) -> int:
+    """``calviz compare``: :func:`compute_comparisons` on model A and model B (or A's groups), printed as
+    text or JSON, and optionally a report."""
+    import argparse
+    import json
+
+    from calviz import cli
+
+    other = _model_b_source(args)
+    if other is None and not args.by:
+        raise cli.CLIError("give model B (a second file, --b-column or --b-prefix) or --by COLUMN")
+    if other is not None and args.by:
+        raise cli.CLIError("compare two models or the groups of --by, not both")
+    out = Path(args.report) if args.report else None
+    if out is not None:
+        cli.check_output_path(out)
+    flags = argparse.Namespace(**{**vars(args), "compare": other, "group_by": args.by, "recalibrate": None,
+                                  "calibration_size": 0.5})
+    options = cli.options_from_args(args)
+    cli._check_comparison_flags(flags)
+    data = cli.load_input(args.file, args)
+    cli.check_options_fit(data, options)
+
+    def load_b(file, flags):
+        if args.b_column or args.b_prefix:  # model B is other columns of FILE: read FILE with them
+            columns = {"y_prob": args.b_column, "prob_prefix": args.b_prefix}
+            return cli.load_input(args.file, argparse.Namespace(**{**vars(flags), **columns}))
+        return cli.load_input(file, flags)
+
+    summary = comparison_summary(compute_comparisons(flags, data, options, load_input=load_b))
+    if args.json:
+        print(json.dumps(summary, indent=2, allow_nan=False))
+    else:
+        print_comparison_text(summary)
+    if out is not None:
+        from calviz.present.report import render_report, report_output
+
+        title = f"calviz comparison — {_short_name(args.file)}" + (f" vs {_short_name(other)}" if other else
+                                                                   f" by {args.by}")
+        with report_output(out) as handle:
+            html_text = render_report(data, options, title=title, source=args.file,
+                                      extra_sections=comparison_html(summary))
+            handle.write(html_text)
+        print(f"wrote {out} ({len(html_text) / 1e6:.1f} MB, self-contained: open it in any browser, offline)",
+              file=sys.stderr if args.json else sys.stdout)
+    return 0

@@ -19,6 +19,15 @@ from calviz._data import InputError
 ALPHA = 0.05
 
 
+@pytest.fixture(autouse=True)
+def asymptotic_everywhere(monkeypatch):
+    """This file checks the asymptotic p-values against references at every n: the exact and resampled
+    p-values calviz uses below ASYMPTOTIC_MIN_ROWS (and the floor at the probability of the labels, which
+    an asymptotic formula at tiny n can violate) are checked in tests/test_small_n.py."""
+    monkeypatch.setattr(classical, "ASYMPTOTIC_MIN_ROWS", 0)
+    monkeypatch.setattr(classical, "floor_at_labels", lambda p, log_label_probability: p)
+
+
 def _sample(n, rng, ties=False, power=1.0):
     z = rng.uniform(size=n)
     if ties:

@@ -202,3 +202,63 @@ def test_tcal_caption_shows_a_tail_bound_as_a_bound():
     assert f"adjusted p ≤ {result.pvalue:.4f}" in plots.tcal_caption(result)
     exact = calviz.adaptive_tcal(y, p, resampling="analytic")
     assert not exact.pvalue_is_bound and "≤" not in plots.tcal_caption(exact)
+
+
+# ------------------------------------------------------------------------------------------------
+# calviz compare A B / calviz compare A --by COLUMN
+# ------------------------------------------------------------------------------------------------
+def _compare_json(capsys, *argv) -> dict:
+    assert main(["compare", *map(str, argv), "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_compare_command_equals_check_compare(pair, capsys):
+    out = _compare_json(capsys, pair["before"], pair["after"])
+    check = _json(capsys, pair["before"], "--compare", pair["after"])
+    assert out["comparison"] == check["comparison"]
+    assert set(out) == {"comparison"}  # the comparison only: no analysis of model A
+
+
+def test_compare_command_reads_model_b_from_columns_of_the_file(pair, capsys, tmp_path):
+    before, after, _ = pair["data"]
+    frame = pd.read_csv(pair["before"])
+    for k in range(after.probs.shape[1]):
+        frame[f"q_{k}"] = after.probs[:, k]
+    both = tmp_path / "both.csv"
+    frame.to_csv(both, index=False)
+    out = _compare_json(capsys, both, "--b-prefix", "q_")
+    ref = calviz.compare(before.labels, before.probs, after.probs)
+    c = out["comparison"]
+    assert c["names"] == ["both.csv", "both.csv:q_*"]
+    for key in ("difference", "low", "high", "pvalue"):
+        assert c[key] == pytest.approx(getattr(ref, key), rel=1e-12, abs=1e-300)
+
+
+def test_compare_command_by_column_equals_check_group_by(pair, capsys):
+    out = _compare_json(capsys, pair["before"], "--by", "region")
+    check = _json(capsys, pair["before"], "--group-by", "region")
+    assert out["groups"] == check["groups"]
+    assert "island" in out["groups"]["too_small"]
+
+
+def test_compare_command_text_and_report(capsys, tmp_path):
+    report = tmp_path / "cmp.html"
+    a, b = "dataset:breast-cancer-gnb", "dataset:breast-cancer-gnb-temperature"
+    assert main(["compare", a, b, "--report", str(report), "--resampling", "analytic"]) == 0
+    text = capsys.readouterr().out
+    assert "breast-cancer-gnb vs breast-cancer-gnb-temperature on the same 228 examples" in text
+    assert "verdict:" in text and f"wrote {report}" in text
+    page = report.read_text(encoding="utf-8")
+    assert "Model comparison: breast-cancer-gnb vs breast-cancer-gnb-temperature" in page
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["dataset:breast-cancer-gnb"], "give model B"),
+    (["dataset:breast-cancer-gnb", "dataset:breast-cancer-gnb-platt", "--by", "y_true"], "not both"),
+    (["dataset:breast-cancer-gnb", "dataset:breast-cancer-gnb-platt", "--b-column", "p"],
+     "give model B once"),
+])
+def test_compare_command_refuses_ambiguous_requests(argv, message, capsys):
+    assert main(["compare", *argv]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("calviz compare: error:") and message in err

@@ -71,10 +71,15 @@ FUNCTIONS = {
     "smce_test": ({"eps0": 0.01, "eps1": 0.3}, True),
     "smooth_ece": ({}, True),
     "smooth_reliability": ({"n_resamples": 10, "grid_size": 51}, True),
+    "corp_reliability": ({"n_resamples": 20}, True),
+    "score_decomposition": ({"n_resamples": 20}, True),
+    "murphy_decomposition": ({}, True),
+    "ici": ({}, True),
 }
 #: functions whose data arguments are more than (y_true, y_prob)
 OTHER_DATA = {"compare": ("y_true", "y_prob_a", "y_prob_b"),
-              "calibration_by_group": ("y_true", "y_prob", "groups"), "recalibrate": ("y_true", "y_prob")}
+              "calibration_by_group": ("y_true", "y_prob", "groups"), "recalibrate": ("y_true", "y_prob"),
+              "top_label_ece": ("y_true", "y_prob")}
 #: results that collect other results (each of those follows the conventions itself)
 COLLECTIONS = ("ClassicalTests", "DistanceBounds", "GroupCalibration")
 #: results of calibration tests: they carry a p-value
@@ -186,10 +191,14 @@ VALIDATED = [(name, param, bad)
 #: options whose allowed range depends on the data (K classes), checked by calviz.targets.resolve with the
 #: uniform message (see test_unknown_target_gives_the_uniform_message)
 RESOLVED_OPTIONS = {"target", "top_k", "class_index"}
+#: keyword arguments that are data: per-row weights, checked against the rows (calviz._weights)
+DATA_OPTIONS = {"sample_weight"}
 #: keyword arguments that are data or plumbing between calviz's own modules, not user options
 NOT_OPTIONS = {
     ("analyze", "group"): "a column of the data (checked against its rows)",
     ("from_logits", "y_true"): "labels (the data)",
+    ("calibration_over_time", "time"): "a column of the data (checked against its rows)",
+    ("monitor_calibration", "time"): "a column of the data (checked against its rows)",
     ("sample_note", "bounds"): "a result object",
     ("resolve", "allowed"): "the targets the calling estimator supports (internal)",
     ("resolve", "caller"): "the calling estimator's name, for the message (internal)",
@@ -224,7 +233,8 @@ def test_every_keyword_option_of_every_public_function_is_declared():
     assert len(options) > 150
     undeclared = [f"{where}({option}=)" for where, func, option in options
                   if option not in getattr(func, "parameter_constraints", {})
-                  and option not in RESOLVED_OPTIONS and (where.rsplit(".", 1)[1], option) not in NOT_OPTIONS]
+                  and option not in RESOLVED_OPTIONS | DATA_OPTIONS
+                  and (where.rsplit(".", 1)[1], option) not in NOT_OPTIONS]
     assert not undeclared
     listed = {(where.rsplit(".", 1)[1], option) for where, _, option in options}
     assert set(NOT_OPTIONS) <= listed  # no stale entry

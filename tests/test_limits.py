@@ -18,6 +18,7 @@ import zipfile
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.csv  # noqa: F401 (pa.csv)
 import pyarrow.parquet as pq
 import pytest
 from hypothesis import given, settings
@@ -148,6 +149,21 @@ def test_a_csv_within_the_byte_limit_always_passes_the_decoded_limit(rows, class
         pass  # (rows that do not sum to 1: refused for that, after the size checks)
 
 
+def test_parquet_group_column_of_long_text_decoded_once():
+    """A group column the predictions' size check did not count: 1,000 rows of the same 100 kB text take
+    a few kB in the file and are decoded once (100 MB as one string per row)."""
+    from calviz.io import read_group_column
+
+    buffer = io.BytesIO()
+    pq.write_table(pa.table({"y_true": [0, 1] * 500, "y_prob": [0.5] * 1000, "g": ["x" * 100_000] * 1000,
+                             "h": ["a", None] * 500}), buffer)
+    assert len(buffer.getvalue()) < 50_000
+    values = read_group_column("f.parquet", "g", 1000, content=buffer.getvalue())
+    assert values.shape == (1000,) and values[0] == "x" * 100_000 and values[0] is values[999]
+    missing = read_group_column("f.parquet", "h", 1000, content=buffer.getvalue())
+    assert missing[:3].tolist() == ["a", None, "a"]
+
+
 # -- wide files: more classes than MAX_CLASSES ----------------------------------------------------------
 def _wide_csv(classes: int) -> bytes:
     header = "y_true," + ",".join(f"p_{k}" for k in range(classes))
@@ -163,31 +179,39 @@ def test_wide_csv_refused_from_its_header_naming_the_limit_and_the_way_around(mo
     with pytest.raises(InputError) as refused:
         read_predictions_bytes(_wide_csv(199_999), "wide.csv")
     message = str(refused.value)
-    assert message.startswith("wide.csv: 199,999 classes exceed calviz's limit of MAX_CLASSES = 10,000")
+    assert message.startswith("wide.csv: 199,999 classes exceed calviz's limit of MAX_CLASSES = 1,000")
     assert "'confidence' + 'correct'" in message
+
+
+def test_a_huge_column_number_is_refused_in_o_k():
+    """``p_0, p_99999999999``: the first missing column is found among the K names given (it was looked
+    for among all the numbers up to 10¹¹)."""
+    raw = b"y_true,p_0,p_99999999999\n0,0.5,0.5\n1,0.5,0.5\n"
+    with pytest.raises(InputError, match=r"p_0\.\.p_99999999999 must all be present; missing p_1$"):
+        read_predictions_bytes(raw, "gap.csv")
 
 
 def test_class_limit_everywhere():
     """In-memory arrays (every estimator), Parquet, NPY and NPZ, at the limit and one above."""
     over = MAX_CLASSES + 1
     p = np.full((2, over), 1.0 / over)
-    with pytest.raises(InputError, match="10,001 classes exceed"):
+    with pytest.raises(InputError, match="1,001 classes exceed"):
         calviz.ace(np.array([0, 1]), p)
-    with pytest.raises(InputError, match="10,001 classes exceed"):
+    with pytest.raises(InputError, match="1,001 classes exceed"):
         calviz.as_calibration_data(np.array([0, 1]), p)
     assert calviz.as_calibration_data(np.array([0, 1]), p[:, :MAX_CLASSES] * over / MAX_CLASSES).n_classes \
         == MAX_CLASSES
     npy = io.BytesIO()
     np.save(npy, np.column_stack([[0, 1], p]))
-    with pytest.raises(InputError, match="10,001 classes exceed"):
+    with pytest.raises(InputError, match="1,001 classes exceed"):
         read_predictions_bytes(npy.getvalue(), "wide.npy")
     npz = io.BytesIO()
     np.savez(npz, y_true=np.array([0, 1]), y_prob=p)
-    with pytest.raises(InputError, match="10,001 classes exceed"):
+    with pytest.raises(InputError, match="1,001 classes exceed"):
         read_predictions_bytes(npz.getvalue(), "wide.npz")
     buffer = io.BytesIO()
     pq.write_table(pa.table({"y_true": [0, 1], **{f"p_{k}": p[:, k] for k in range(over)}}), buffer)
-    with pytest.raises(InputError, match="10,001 classes exceed"):
+    with pytest.raises(InputError, match="1,001 classes exceed"):
         read_predictions_bytes(buffer.getvalue(), "wide.parquet")
 
 
@@ -282,6 +306,44 @@ def test_subsample_interval_within_zero_one(measure):
     assert 0.0 <= low <= result.value <= high <= 1.0
 
 
+_EXTREME = [0.0, 0.01, 0.5, 0.99, 1.0]
+
+
+@settings(max_examples=25, deadline=None)
+@given(n=st.integers(2, 15), seed=st.integers(0, 2**32 - 1), n_bins=st.integers(1, 5),
+       method=st.sampled_from(["asymptotic", "bootstrap"]))
+def test_ece_interval_within_the_range_of_the_ece(n, seed, n_bins, method):
+    """Binned ℓ2 ECE of a scalar target ∈ [0, 1]; of a full probability vector ∈ [0, √2]."""
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 2, n)
+    result = calviz.ece_interval(y, rng.choice(_EXTREME, n), n_bins=n_bins, method=method,
+                                 n_resamples=50, seed=0)
+    assert 0.0 <= result.low <= result.high <= 1.0
+    p = rng.dirichlet(np.full(3, 0.2), n)
+    full = calviz.ece_interval(rng.integers(0, 3, n), p, n_bins=n_bins, target="full")
+    assert 0.0 <= full.low <= full.high <= np.sqrt(2.0) + 1e-12
+
+
+@settings(max_examples=25, deadline=None)
+@given(n=st.integers(2, 15), seed=st.integers(0, 2**32 - 1), n_bins=st.integers(1, 5),
+       interval=st.sampled_from(["wilson", "jeffreys"]))
+def test_reliability_bin_intervals_within_zero_one(n, seed, n_bins, interval):
+    rng = np.random.default_rng(seed)
+    result = calviz.reliability(rng.integers(0, 2, n), rng.choice(_EXTREME, n), n_bins=n_bins,
+                                interval=interval)
+    low, high = result.confidence_interval()
+    seen = ~np.isnan(low)
+    assert np.all((0.0 <= low[seen]) & (low[seen] <= high[seen]) & (high[seen] <= 1.0))
+
+
+def test_smooth_reliability_band_within_zero_one():
+    rng = np.random.default_rng(5)
+    y = rng.integers(0, 2, 12)
+    result = calviz.smooth_reliability(y, rng.choice(_EXTREME, 12), n_resamples=20, grid_size=51, seed=0)
+    low, high = result.confidence_interval()
+    assert np.all((0.0 <= low) & (low <= high) & (high <= 1.0))
+
+
 # -- labels as given, paths under the data root -----------------------------------------------------------
 U64 = np.iinfo(np.uint64).max
 
@@ -331,11 +393,26 @@ def test_class_limit_on_dask():
     import calviz.dask as cdask
 
     over = MAX_CLASSES + 1
-    with pytest.raises(InputError, match="10,001 classes exceed"):
+    with pytest.raises(InputError, match="1,001 classes exceed"):
         cdask.from_dask(da.zeros(2, chunks=2), da.full((2, over), 1.0 / over, chunks=(2, over)))
     import dask.dataframe as dd
 
     frame = pd.DataFrame(np.full((2, over), 1.0 / over), columns=[f"p_{k}" for k in range(over)])
     frame.insert(0, "y_true", [0, 1])
-    with pytest.raises(InputError, match="10,001 classes exceed"):
+    with pytest.raises(InputError, match="1,001 classes exceed"):
         cdask.from_dataframe(dd.from_pandas(frame, npartitions=1))
+
+
+# -- the command line: exit 2 with the one line -------------------------------------------------------------
+def test_cli_refuses_the_wide_csv_and_too_many_groups(tmp_path, capsys):
+    from calviz.cli import main
+
+    (tmp_path / "wide.csv").write_bytes(_wide_csv(MAX_CLASSES + 1))
+    assert main(["check", str(tmp_path / "wide.csv")]) == 2
+    assert "1,001 classes exceed calviz's limit of MAX_CLASSES" in capsys.readouterr().err
+    rng = np.random.default_rng(2)
+    p = rng.uniform(size=2_004)
+    frame = {"y_true": (rng.uniform(size=2_004) < p).astype(int), "y_prob": p, "id": np.arange(2_004) // 2}
+    pa.csv.write_csv(pa.table(frame), tmp_path / "groups.csv")
+    assert main(["check", str(tmp_path / "groups.csv"), "--group-by", "id", "--resampling", "analytic"]) == 2
+    assert "1,002 groups exceed calviz's limit of MAX_GROUPS = 1,000" in capsys.readouterr().err

@@ -368,7 +368,10 @@ def test_default_decision_is_the_reference_decision_or_undecided(case):
         warnings.simplefilter("ignore")
         ref = calviz.adaptive_tcal(y, z, n_resamples=T.MAX_RESAMPLES, seed=10_000)
     assert 0.03 <= ref.pvalue <= 0.08, ref.pvalue
-    decisions = [calviz.adaptive_tcal(y, z, seed=s).decision for s in STABILITY_SEEDS]
+    # the sequential rule at the cap of 10⁵ resamples it had when this test was written (the default budget,
+    # 10⁶ resamples or 10 s, decides more of these cases: benchmarks/bench_tcal_budget.py)
+    decisions = [calviz.adaptive_tcal(y, z, seed=s, max_resamples=100_000, time_budget=None).decision
+                 for s in STABILITY_SEEDS]
     opposite = sum(d not in (ref.decision, "undecided") for d in decisions)
     assert opposite <= 1, (ref.decision, ref.pvalue, decisions)
 

@@ -73,7 +73,9 @@ def platt_sums(x, t, intercept, slope, start, stop):
 
 @njit(cache=True)
 def isotonic_fit(x, y):
-    """(thresholds, values) of the isotonic regression of 0/1 (or real) y on x, as scikit-learn's
+    """(thresholds, values) of the isotonic regression of 0/1 labels y on x, x sorted increasingly (in any
+    order inside ties: a group's count, and its sum of 0/1 labels, do not depend on it; scikit-learn
+    sorts by (x, y)), as scikit-learn's
     ``IsotonicRegression(out_of_bounds="clip")`` builds them: the points ordered by (x, y); values of x
     closer than the float64 resolution (1e−15) to the first of a group pooled into it with their mean
     response and count as weight; :func:`calviz._kernels.pav.pav`; then the interior points whose value
@@ -81,19 +83,16 @@ def isotonic_fit(x, y):
     ``np.interp`` of x clipped to the thresholds, as scikit-learn's (scipy's linear interpolation
     delegates to it)."""
     n = x.shape[0]
-    # within equal x, order by y (lexsort((y, x))): a stable sort by x of the points sorted by y
-    by_y = np.argsort(y, kind="mergesort")
-    order = by_y[np.argsort(x[by_y], kind="mergesort")]
     eps = 1e-15
     ux = np.empty(n)
     uy = np.empty(n)
     uw = np.empty(n)
     u = 0
-    current_x = x[order[0]]
+    current_x = x[0]
     current_y = 0.0
     current_w = 0.0
     for j in range(n):
-        xj = x[order[j]]
+        xj = x[j]
         if xj - current_x >= eps:
             ux[u] = current_x
             uw[u] = current_w
@@ -101,10 +100,10 @@ def isotonic_fit(x, y):
             u += 1
             current_x = xj
             current_w = 1.0
-            current_y = y[order[j]] * 1.0
+            current_y = y[j] * 1.0
         else:
             current_w += 1.0
-            current_y += y[order[j]] * 1.0
+            current_y += y[j] * 1.0
     ux[u] = current_x
     uw[u] = current_w
     uy[u] = current_y / current_w

@@ -291,7 +291,7 @@ def adaptive_tcal(data, options, *, max_bins, sort_fine_scales, split_every=SPLI
                         sort_fine_scales=sort_fine_scales, discrete=o["discrete"])
     fields = adaptive(sample, alpha=alpha, resampling=o["resampling"], n_resamples=n_resamples,
                       max_resamples=max_resamples, risk=risk, combine=o["combine"], discrete=o["discrete"],
-                      seed=o["seed"], work_limit=tcal.MAX_RESAMPLE_WORK)
+                      seed=o["seed"], work_limit=tcal.MAX_RESAMPLE_WORK, time_budget=o["time_budget"])
     result = tcal.TCalResult(*fields)
     return dataclasses.replace(result, n_classes=data.n_classes)
 

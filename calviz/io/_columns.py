@@ -28,10 +28,10 @@ def _prob_columns(columns, prefix: str, kind: str = "column") -> list[str]:
     if not numbered:
         return []
     k = max(numbered) + 1
-    gaps = [i for i in range(k) if i not in numbered]
-    if gaps:
+    if k > len(numbered):  # a gap; the first lies in 0..len(numbered): found in O(K), whatever "p_10¹²" says
+        gap = next(i for i in range(len(numbered) + 1) if i not in numbered)
         raise InputError(
-            f"probability {kind}s {prefix}0..{prefix}{k - 1} must all be present; missing {prefix}{gaps[0]}"
+            f"probability {kind}s {prefix}0..{prefix}{k - 1} must all be present; missing {prefix}{gap}"
         )
     return [numbered[i] for i in range(k)]
 
@@ -313,7 +313,16 @@ def read_group_column(file: str, column: str, n: int, *, label_column: str = "y_
         elif suffix in FORMATS["parquet"]:
             import pandas as pd
 
-            values = pd.read_parquet(source, columns=[column]).iloc[:, 0].to_numpy()
+            # text read as a dictionary: each distinct value decoded once, the rows referring to it (the
+            # decoded-size check of the predictions did not count this column; 10⁶ rows of a 1 MB text
+            # take a few kB in the file)
+            read = pd.read_parquet(source, columns=[column], read_dictionary=[column]).iloc[:, 0]
+            if isinstance(read.dtype, pd.CategoricalDtype):
+                distinct = np.asarray(read.cat.categories, dtype=object)
+                codes = read.cat.codes.to_numpy()
+                values = np.where(codes >= 0, distinct[np.maximum(codes, 0)], None)
+            else:
+                values = read.to_numpy()
         elif suffix in FORMATS["csv"]:
             import pandas as pd
 
