@@ -9,6 +9,7 @@ import collections
 import concurrent.futures
 import concurrent.futures.process
 import contextlib
+import dataclasses
 import logging
 import mmap
 import multiprocessing
@@ -135,14 +136,18 @@ def _block_of(array: np.ndarray):
 
 
 def share_data(data):
-    """``data`` with its arrays in shared blocks (:class:`~calviz.CalibrationData` of at least
-    :data:`SHARE_MIN_BYTES`; anything else as it is): the server's one copy, which every worker maps
+    """``data`` with its arrays in shared blocks (an in-memory :class:`~calviz.CalibrationData` of at
+    least :data:`SHARE_MIN_BYTES`; anything else as it is): the server's one copy, which every worker maps
     instead of receiving a pickle of it."""
-    if not isinstance(data, CalibrationData) or data.probs.nbytes + data.labels.nbytes < SHARE_MIN_BYTES:
+    if type(data) is not CalibrationData:  # (a Dask source; data kept on disk: FileBackedData)
+        return data
+    if data.probs.nbytes + data.labels.nbytes < SHARE_MIN_BYTES:
         return data
     if _block_of(data.probs) is not None and _block_of(data.labels) is not None:
         return data
-    return CalibrationData(shared_copy(data.probs), shared_copy(data.labels), data.confidence_form)
+    # (every other field kept; not the cache of views, which holds arrays of the unshared copy)
+    return dataclasses.replace(data, probs=shared_copy(data.probs), labels=shared_copy(data.labels),
+                               _cache={})
 
 
 def share_named(name: str, load: Callable[[str], Any]):
