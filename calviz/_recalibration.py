@@ -16,7 +16,7 @@ Methods (K classes; binary input is P(y = 1)):
   probability, with Platt's smoothed targets, fitted by Newton's method; the map of scikit-learn's
   ``CalibratedClassifierCV(method="sigmoid")``, one-vs-rest and renormalised for K > 2.
 * ``isotonic`` — isotonic regression of the label on the predicted probability (Zadrozny & Elkan
-  2002) by pool-adjacent-violators (:func:`calviz._kernels.pav.pav`); the map of scikit-learn's
+  2002) by pool-adjacent-violators (:func:`calviz._kernels.isotonic.pav_fit`); the map of scikit-learn's
   ``CalibratedClassifierCV(method="isotonic")``, one-vs-rest and renormalised.  The regression is
   fitted on the log-odds (the score scikit-learn is given): the same fitted steps as on the
   probability, with scikit-learn's linear interpolation between them taken on the log-odds.

@@ -7,7 +7,7 @@ import math
 import numpy as np
 from numba import njit
 
-from calviz._kernels.pav import pav
+from calviz._kernels.isotonic import pav_fit
 
 
 @njit(cache=True, nogil=True)
@@ -78,8 +78,8 @@ def isotonic_fit(x, y):
     sorts by (x, y)), as scikit-learn's
     ``IsotonicRegression(out_of_bounds="clip")`` builds them: the points ordered by (x, y); values of x
     closer than the float64 resolution (1e−15) to the first of a group pooled into it with their mean
-    response and count as weight; :func:`calviz._kernels.pav.pav`; then the interior points whose value
-    equals both neighbours' dropped (they do not change the linear interpolation).  Predictions are
+    response and count as weight; :func:`calviz._kernels.isotonic.pav_fit` (the CORP curve's PAV); then
+    the interior points whose value equals both neighbours' dropped (they do not change the linear interpolation).  Predictions are
     ``np.interp`` of x clipped to the thresholds, as scikit-learn's (scipy's linear interpolation
     delegates to it)."""
     n = x.shape[0]
@@ -108,7 +108,8 @@ def isotonic_fit(x, y):
     uw[u] = current_w
     uy[u] = current_y / current_w
     u += 1
-    fitted = pav(uy[:u], uw[:u])
+    fitted = np.empty(u)
+    pav_fit(uw[:u], uw[:u] * uy[:u], fitted)
     keep = np.ones(u, dtype=np.bool_)
     for j in range(1, u - 1):
         keep[j] = fitted[j] != fitted[j - 1] or fitted[j] != fitted[j + 1]
