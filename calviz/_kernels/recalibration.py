@@ -79,9 +79,9 @@ def isotonic_fit(x, y):
     ``IsotonicRegression(out_of_bounds="clip")`` builds them: the points ordered by (x, y); values of x
     closer than the float64 resolution (1e−15) to the first of a group pooled into it with their mean
     response and count as weight; :func:`calviz._kernels.isotonic.pav_fit` (the CORP curve's PAV); then
-    the interior points whose value equals both neighbours' dropped (they do not change the linear interpolation).  Predictions are
-    ``np.interp`` of x clipped to the thresholds, as scikit-learn's (scipy's linear interpolation
-    delegates to it)."""
+    the interior points whose value equals both neighbours' dropped (they do not change the linear
+    interpolation).  Predictions are ``np.interp`` of x clipped to the thresholds, as scikit-learn's
+    (scipy's linear interpolation delegates to it)."""
     n = x.shape[0]
     eps = 1e-15
     ux = np.empty(n)
