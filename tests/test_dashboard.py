@@ -782,7 +782,7 @@ def test_controls_that_depend_on_the_data_can_be_given_with_it():
 def _refused_controls():
     from calviz.app.controls import Controls
 
-    cases = [("class_index", 10), ("top_k", 11), ("n", 5),  # bounds of 10 classes, 600 rows
+    cases = [("class_index", 10), ("top_k", 11), ("n", 1),  # bounds of 10 classes, 600 rows (n ≥ 2)
              ("bandwidth", 5e-5)]  # inside the slider's range but below the smooth diagram's smallest
     for name in Controls.ANALYSIS:
         rule = Controls.rule(Controls.param[name])
