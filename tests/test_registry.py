@@ -141,7 +141,8 @@ def test_plan_reproduces_the_slots_it_replaced(small):
                 assert smooth == (("smooth", "smooth_curve") if show_smooth and scalar else (None, None))
                 tcal = (plan["tcal"].final, plan["tcal"].stand_in)
                 assert tcal == (("tcal_resampled", "tcal") if resampling != "analytic" else ("tcal", None))
-                for slot in ("reliability", "interval", "bootstrap", "distance", "classical", "decomposition"):
+                for slot in ("reliability", "interval", "bootstrap", "distance", "classical",
+                             "decomposition"):
                     assert (plan[slot].final, plan[slot].stand_in) == (slot, None)
 
 
