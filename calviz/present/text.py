@@ -790,6 +790,16 @@ def classical_caption(tests, *, alpha: float | None = None) -> str:
 def decomposition_caption(decomposition) -> str:
     """The score decomposition in one line: S̄ = MCB − DSC + UNC with its numbers.
 
+    Parameters
+    ----------
+    decomposition : ScoreDecomposition
+        From :func:`calviz.score_decomposition`.
+
+    Returns
+    -------
+    str
+        The caption.
+
     Examples
     --------
     >>> import numpy as np
@@ -810,6 +820,16 @@ def decomposition_caption(decomposition) -> str:
 def decomposition_reading(decomposition) -> str:
     """Where the score goes, in one sentence: the recalibration gain (MCB) and what discrimination saves.
 
+    Parameters
+    ----------
+    decomposition : ScoreDecomposition
+        From :func:`calviz.score_decomposition`.
+
+    Returns
+    -------
+    str
+        The sentence.
+
     Examples
     --------
     >>> import numpy as np
@@ -818,7 +838,7 @@ def decomposition_reading(decomposition) -> str:
     >>> rng = np.random.default_rng(0)
     >>> p = rng.uniform(size=2000)
     >>> y = (rng.uniform(size=2000) < p ** 1.5).astype(int)
-    >>> print(text.decomposition_reading(calviz.score_decomposition(y, p)))  # doctest: +NORMALIZE_WHITESPACE
+    >>> print(text.decomposition_reading(calviz.score_decomposition(y, p)))
     Recalibrating the predictions (isotonic fit) would lower the score by 0.0160 (10.0% of it); their
     discrimination lowers it by 0.0953 below 0.2398, the score of always predicting the base rate
     (binary, n = 2,000).
