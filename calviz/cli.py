@@ -424,13 +424,16 @@ def _print_check_text(summary: dict) -> None:
         if shown:
             print("    measures: " + ", ".join(shown))
     _print_classical(summary.get("classical"), alpha)
+    import textwrap
+
     from calviz.analysis.views import view as view_record
     from calviz.present.frames import TABLE_FRAMES
 
     for name in TABLE_FRAMES:
         if name in summary:
             shown = summary[name]
-            print(f"  {view_record(name).label}: " + (shown["caption"] if shown else "not available"))
+            line = f"  {view_record(name).label}: " + (shown["caption"] if shown else "not available")
+            print(textwrap.fill(line, 110, subsequent_indent="    ", break_on_hyphens=False))
     for view, message in summary["errors"].items():
         print(f"  note: {view}: {message}")
 

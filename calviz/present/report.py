@@ -291,7 +291,8 @@ def _table_section(name: str, result, error: str) -> str:
     from calviz.present.frames import TABLE_FRAMES
     from calviz.present.text import TABLE_CAPTIONS
 
-    head = f"<section><h2>{html.escape(VIEW_TITLES[name])}</h2>{_explanation(name)}"
+    # (named as the drawn sections' Bokeh roots: a link or a test finds every view's section the same way)
+    head = f'<section id="calviz-{name}"><h2>{html.escape(VIEW_TITLES[name])}</h2>{_explanation(name)}'
     if result is None:
         return f'{head}<p class="errors">not computed: {html.escape(error)}</p></section>'
     columns = TABLE_FRAMES[name](result)
