@@ -331,8 +331,24 @@ def check_summary(data, options, *, source: str = "", analysis=None) -> dict:
         "summary": _as_dict(result.summary),
         "options": _as_dict(options),
         "classical": _as_dict(result.classical),
+        **_table_views(result, views),
         "errors": dict(result.errors),
     }
+
+
+def _table_views(result, views) -> dict:
+    """The checked views drawn as a table (:data:`calviz.present.frames.TABLE_FRAMES`), each under its
+    name: its result and its caption (the text output prints the caption), or None when not computed."""
+    from calviz.present.frames import TABLE_FRAMES
+    from calviz.present.text import TABLE_CAPTIONS
+
+    shown = {}
+    for name in views:
+        if name in TABLE_FRAMES:
+            value = getattr(result, name, None)
+            shown[name] = None if value is None else {**_as_dict(value),
+                                                      "caption": TABLE_CAPTIONS[name](value)}
+    return shown
 
 
 def _print_check_text(summary: dict) -> None:
@@ -408,6 +424,16 @@ def _print_check_text(summary: dict) -> None:
         if shown:
             print("    measures: " + ", ".join(shown))
     _print_classical(summary.get("classical"), alpha)
+    import textwrap
+
+    from calviz.analysis.views import view as view_record
+    from calviz.present.frames import TABLE_FRAMES
+
+    for name in TABLE_FRAMES:
+        if name in summary:
+            shown = summary[name]
+            line = f"  {view_record(name).label}: " + (shown["caption"] if shown else "not available")
+            print(textwrap.fill(line, 110, subsequent_indent="    ", break_on_hyphens=False))
     for view, message in summary["errors"].items():
         print(f"  note: {view}: {message}")
 

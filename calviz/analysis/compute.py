@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from calviz._classical import ClassicalTests, classical_tests
+from calviz._corp import ScoreDecomposition, score_decomposition
 from calviz._data import CalibrationData, InputError
 from calviz._distance import distance_bounds, smce_witness
 from calviz._ece import reliability
@@ -653,3 +654,47 @@ def compute_classical(data: CalibrationData, options: AnalysisOptions) -> Classi
     return classical_tests(sample, alpha=options.alpha, target=target.name, class_index=target.class_index,
                            measures=True, n_bins=options.n_bins)
 
+
+
+def compute_decomposition(data: CalibrationData, options: AnalysisOptions) -> ScoreDecomposition:
+    """The CORP decomposition of the mean Brier score, S̄ = MCB − DSC + UNC (``calviz.score_decomposition``).
+
+    The Brier score only: it is finite for every prediction (the log loss of a prediction of exactly 0 or 1
+    with the other label is infinite, and so would be its miscalibration).  On the same (sub)sample and
+    scalar target as the other scalar views (``topk`` / ``full`` through their top-1 reduction); no bins,
+    no α, no resampling: one sort and one isotonic fit.  Not on Dask: the isotonic fit needs the whole
+    sample sorted in one process.
+
+    Parameters
+    ----------
+    data : CalibrationData
+        Validated predictions.
+    options : AnalysisOptions
+        The target (and ``n``, the subsample) is read.
+
+    Returns
+    -------
+    ScoreDecomposition
+        ``mean_score``, ``mcb``, ``dsc``, ``unc`` of the Brier score.
+
+    References
+    ----------
+    .. [1] T. Dimitriadis, T. Gneiting and A. I. Jordan. Stable reliability diagrams for probabilistic
+       classifiers. *Proceedings of the National Academy of Sciences* 118(8), e2016191118, 2021.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=2000)                            # predicted P(y = 1)
+    >>> y = (rng.uniform(size=2000) < p ** 1.5).astype(int)   # outcomes: the model is over-confident
+    >>> from calviz.analysis import AnalysisOptions
+    >>> from calviz.analysis.compute import compute_decomposition
+    >>> res = compute_decomposition(calviz.as_calibration_data(y, p), AnalysisOptions())
+    >>> bool(abs(res.mean_score - (res.mcb - res.dsc + res.unc)) < 1e-12)
+    True
+    """
+    sample = prepare(data, options)
+    target = _target(sample, options, scalar=True)
+    return score_decomposition(sample, score="brier", target=target.name, class_index=target.class_index)

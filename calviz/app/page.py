@@ -18,6 +18,7 @@ import panel as pn
 
 from calviz._data import CalibrationData, InputError, as_calibration_data, message_for
 from calviz.analysis import Analysis, DataSummary, is_distributed, prepare, result_fields, selected_views
+from calviz.analysis.views import view as view_record
 from calviz.app import sources
 from calviz.app.controls import Controls
 from calviz.app.store import DEBOUNCE_S, ResultStore
@@ -27,6 +28,7 @@ from calviz.app.views import (
     IntervalView,
     ReliabilityView,
     StatusView,
+    TableView,
     TCalView,
 )
 from calviz.app.workers import share_data, share_named
@@ -99,6 +101,9 @@ class CalvizApp:
             IntervalView(self.store),
             DistanceView(self.store),
         ]
+        # every view drawn as a table that has a slot of the store: one generic card each, after the four
+        self.tables = [TableView(self.store, name) for name in frames.TABLE_FRAMES
+                       if view_record(name).slot in self.store.SLOTS]
         self.classical = ClassicalView(self.store)  # drawn below T-Cal, in the T-Cal card's room for it
         self.views[1].extra.append(self.classical.panel)
         self.data = self._sidebar = None
@@ -289,6 +294,7 @@ class CalvizApp:
             self.status.panel,
             pn.Row(rel, tcal, sizing_mode="stretch_width"),
             pn.Row(interval, distance, sizing_mode="stretch_width"),
+            *(table.panel for table in self.tables),
             self.comparison.panel,
             sizing_mode="stretch_width",
         )
@@ -305,7 +311,8 @@ class CalvizApp:
             # one Bokeh root per card, placed two by two by _MAIN_GRID_CSS: Bokeh lays out the whole root
             # a changed caption or title is in again (measuring every element of it), so with one root per
             # card a live change costs the cards it touches, not the whole page
-            main=[self.status.panel, *(view.panel for view in self.views), self.comparison.panel],
+            main=[self.status.panel, *(view.panel for view in self.views), *(t.panel for t in self.tables),
+                  self.comparison.panel],
             raw_css=[_MAIN_GRID_CSS, _LOADING_CSS],
             sidebar_width=300,
             accent_base_color=frames.CALIBRATED,

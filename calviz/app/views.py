@@ -36,7 +36,8 @@ from calviz.analysis import is_distributed, resolve_target, scalar_target
 from calviz.present import frames, labels, text
 
 __all__ = [
-    "ReliabilityView", "TCalView", "ClassicalView", "IntervalView", "DistanceView", "StatusView", "card",
+    "ReliabilityView", "TCalView", "ClassicalView", "IntervalView", "DistanceView", "TableView", "StatusView",
+    "card",
 ]
 
 REL_HEIGHT = 430  # first row: reliability diagram (3 stacked panels) beside T-Cal
@@ -739,6 +740,46 @@ class DistanceView(_View):
         if title is None:
             title = "computing the distance bounds…" if entry.pending else text.DISTANCE_MISSING
         self.figure.title.text = title
+
+
+# -- views drawn as a table ----------------------------------------------------------------------------
+
+
+class TableView(_View):
+    """The card of a view drawn as a table (:data:`calviz.present.frames.TABLE_FRAMES`): its registry
+    title and explanation, its columns in a compact ``DataTable`` and its caption
+    (:data:`calviz.present.text.TABLE_CAPTIONS`).  One class for every such view: a new table view needs
+    its frame and caption, no card of its own."""
+
+    def __init__(self, store, name: str):
+        from calviz.analysis.views import view
+
+        record = view(name)
+        self.name, self.slot, self.label = name, record.slot, record.label
+        self.slots = (record.slot,)
+        self.frame, self.caption_of = frames.TABLE_FRAMES[name], text.TABLE_CAPTIONS[name]
+        self.table = DataTable(source=ColumnDataSource({}), columns=[], index_position=None, height=130,
+                               sizing_mode="stretch_width", name=f"{name}_table", reorderable=False)
+        self.caption = Div(text="", sizing_mode="stretch_width", styles={"font-size": "12px"},
+                           name=f"{name}_caption")
+        self.pane = pn.pane.Bokeh(column(self.table, self.caption, sizing_mode="stretch_width"),
+                                  sizing_mode="stretch_width", margin=(0, 10))
+        self.panel = card(record.title or record.label, self.pane, view=name if record.explanation else None)
+        super().__init__(store)
+
+    def draw(self) -> None:
+        entry = getattr(self.store, self.slot)
+        if not self._changed(self.slot) or entry.options is None:
+            return
+        if entry.result is None:
+            self.caption.text = (f"computing the {html.escape(self.label)}…" if entry.pending
+                                 else "not computed" + _error_text(entry))
+            return
+        columns = self.frame(entry.result)
+        if [c.field for c in self.table.columns] != list(columns):
+            self.table.columns = [TableColumn(field=k, title=k) for k in columns]
+        _set_rows(self.table, columns)
+        self.caption.text = html.escape(self.caption_of(entry.result))
 
 
 # -- status --------------------------------------------------------------------------------------------

@@ -23,7 +23,7 @@ __all__ = [
     "witness_table", "is_multi", "RANK_POINT_COLUMNS", "RANK_HIST_COLUMNS", "rank_tables",
     "class_grid_columns", "tcal_tooltips", "tcal_shown_scales", "critical_values_drawn", "tcal_frame",
     "INTERVAL_TOOLTIPS", "interval_frame", "DISTANCE_TOOLTIPS", "DISTANCE_BAND_TOOLTIPS", "distance_measures",
-    "distance_frame", "classical_columns",
+    "distance_frame", "classical_columns", "decomposition_frame", "TABLE_FRAMES",
 ]
 
 
@@ -895,3 +895,47 @@ def classical_columns(tests, *, alpha: float | None = None) -> dict[str, list]:
         "decision": [decision_cell(r["reject"]) for r in rows],
         "detects": [r["detects"] for r in rows],
     }
+
+
+def decomposition_frame(decomposition) -> dict[str, list]:
+    """Display columns of the score decomposition S̄ = MCB − DSC + UNC, one row per component.
+
+    ``component`` (its name and symbol), ``value`` and ``share`` (the component over the mean score S̄;
+    "—" when S̄ is 0 or not finite).
+
+    Parameters
+    ----------
+    decomposition : ScoreDecomposition
+        From :func:`calviz.score_decomposition`.
+
+    Returns
+    -------
+    dict of list
+        Column name → values.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> from calviz.present import frames
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=2000)
+    >>> y = (rng.uniform(size=2000) < p ** 1.5).astype(int)
+    >>> columns = frames.decomposition_frame(calviz.score_decomposition(y, p))
+    >>> columns["component"][1], columns["share"][0]
+    ('miscalibration MCB', '100.0%')
+    """
+    score = "Brier score" if decomposition.score == "brier" else "log loss"
+    values = (decomposition.mean_score, decomposition.mcb, decomposition.dsc, decomposition.unc)
+    total = float(decomposition.mean_score)
+    usable = np.isfinite(total) and total != 0
+    return {
+        "component": [f"{score} S̄", "miscalibration MCB", "discrimination DSC", "uncertainty UNC"],
+        "value": [format_value(v) for v in values],
+        "share": [f"{100 * float(v) / total:.1f}%" if usable and np.isfinite(v) else "—" for v in values],
+    }
+
+
+#: the views shown as a table (the report's section, the dashboard's card and ``calviz check`` draw
+#: every view named here the same way): view name → its columns
+TABLE_FRAMES = {"decomposition": decomposition_frame}

@@ -285,15 +285,33 @@ def _inline_resources(models) -> str:
     return css + js
 
 
+def _table_section(name: str, result, error: str) -> str:
+    """The section of a view drawn as a table (:data:`calviz.present.frames.TABLE_FRAMES`): its columns
+    and its caption (:data:`calviz.present.text.TABLE_CAPTIONS`), or why it is missing."""
+    from calviz.present.frames import TABLE_FRAMES
+    from calviz.present.text import TABLE_CAPTIONS
+
+    # (named as the drawn sections' Bokeh roots: a link or a test finds every view's section the same way)
+    head = f'<section id="calviz-{name}"><h2>{html.escape(VIEW_TITLES[name])}</h2>{_explanation(name)}'
+    if result is None:
+        return f'{head}<p class="errors">not computed: {html.escape(error)}</p></section>'
+    columns = TABLE_FRAMES[name](result)
+    titles = "".join(f"<th>{html.escape(k)}</th>" for k in columns)
+    rows = "".join("<tr>" + "".join(f"<td>{html.escape(str(values[i]))}</td>" for values in columns.values())
+                   + "</tr>" for i in range(len(next(iter(columns.values())))))
+    return (f'{head}<table><tr>{titles}</tr>{rows}</table>'
+            f'<p class="caption">{html.escape(TABLE_CAPTIONS[name](result))}</p></section>')
+
+
 def _classical_section(classical) -> str:
-    """Section 5: MCE, ACE and the classical tests (calviz.classical) with their decisions at α, or why
-    they are missing (a string)."""
+    """The last section: MCE, ACE and the classical tests (calviz.classical) with their decisions at α, or
+    why they are missing (a string)."""
     from calviz.present.frames import classical_columns
     from calviz.present.text import classical_caption
 
     if classical is None:
         return ""
-    head = f"<section><h2>5. Other calibration tests</h2>{_explanation('classical')}"
+    head = f"<section><h2>{len(VIEW_TITLES) + 1}. Other calibration tests</h2>{_explanation('classical')}"
     if isinstance(classical, str):
         return f'{head}<p class="errors">not computed: {html.escape(classical)}</p></section>'
     columns = classical_columns(classical)
@@ -362,7 +380,8 @@ def render_analysis(result: Analysis, *, title: str = "calviz report", source: s
                    for k, v in result.timings.items()]
     captions = _captions(result)
     sections = "".join(
-        f'<section><h2>{html.escape(VIEW_TITLES[name])}</h2>{_explanation(name)}'
+        _table_section(name, getattr(result, name, None), result.errors.get(name, "")) if name not in divs
+        else f'<section><h2>{html.escape(VIEW_TITLES[name])}</h2>{_explanation(name)}'
         f'<div class="plot">{divs[name]}</div>'
         + (f'<p class="caption">{html.escape(captions[name])}</p>' if captions.get(name) else "")
         + "</section>"

@@ -21,7 +21,7 @@ __all__ = [
     "tcal_marks", "tcal_caption", "tcal_view_note", "running_note", "tcal_hidden_note", "GLYPHS",
     "interval_title", "bins_phrase",
     "interval_caption", "BOOTSTRAP_NOTE", "interval_details", "distance_title", "distance_caption",
-    "classical_caption",
+    "classical_caption", "decomposition_caption", "decomposition_reading", "TABLE_CAPTIONS",
 ]
 
 
@@ -785,3 +785,75 @@ def classical_caption(tests, *, alpha: float | None = None) -> str:
         text += f" · ACE {format_value(ace.value)} ({ace.n_bins} equal-mass bins, averaged over classes)"
     return text
 
+
+
+def decomposition_caption(decomposition) -> str:
+    """The score decomposition in one line: S̄ = MCB − DSC + UNC with its numbers.
+
+    Parameters
+    ----------
+    decomposition : ScoreDecomposition
+        From :func:`calviz.score_decomposition`.
+
+    Returns
+    -------
+    str
+        The caption.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> from calviz.present import text
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=2000)
+    >>> y = (rng.uniform(size=2000) < p ** 1.5).astype(int)
+    >>> text.decomposition_caption(calviz.score_decomposition(y, p))
+    'Brier score 0.1604 = miscalibration 0.0160 − discrimination 0.0953 + uncertainty 0.2398'
+    """
+    d = decomposition
+    score = "Brier score" if d.score == "brier" else "log loss"
+    return (f"{score} {format_value(d.mean_score)} = miscalibration {format_value(d.mcb)} − discrimination "
+            f"{format_value(d.dsc)} + uncertainty {format_value(d.unc)}")
+
+
+def decomposition_reading(decomposition) -> str:
+    """Where the score goes, in one sentence: the recalibration gain (MCB) and what discrimination saves.
+
+    Parameters
+    ----------
+    decomposition : ScoreDecomposition
+        From :func:`calviz.score_decomposition`.
+
+    Returns
+    -------
+    str
+        The sentence.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> from calviz.present import text
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=2000)
+    >>> y = (rng.uniform(size=2000) < p ** 1.5).astype(int)
+    >>> print(text.decomposition_reading(calviz.score_decomposition(y, p)))
+    Recalibrating the predictions (isotonic fit) would lower the score by 0.0160 (10.0% of it); their
+    discrimination lowers it by 0.0953 below 0.2398, the score of always predicting the base rate
+    (binary, n = 2,000).
+    """
+    d = decomposition
+    total = float(d.mean_score)
+    share = f" ({100 * float(d.mcb) / total:.1f}% of it)" if np.isfinite(total) and total > 0 else ""
+    return (f"Recalibrating the predictions (isotonic fit) would lower the score by {format_value(d.mcb)}"
+            f"{share}; their discrimination lowers it by {format_value(d.dsc)} below {format_value(d.unc)}, "
+            f"the score of always predicting the base rate ({d.target}, n = {d.n:,}).")
+
+
+def _decomposition_text(decomposition) -> str:
+    return f"{decomposition_caption(decomposition)}. {decomposition_reading(decomposition)}"
+
+
+#: the caption under each table view (:data:`calviz.present.frames.TABLE_FRAMES`): view name → sentences
+TABLE_CAPTIONS = {"decomposition": _decomposition_text}
