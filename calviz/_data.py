@@ -268,8 +268,9 @@ def encode_labels(labels: np.ndarray, n_classes: int, pos_label=None, *,
     distinct = np.unique(labels.astype(str) if text and labels.dtype.kind == "O" else labels)
     if binary:
         if pos_label is None:
-            raise InputError(f"y_true holds strings, the labels {_shown(distinct)}; pass pos_label= to say "
-                             "which one y_prob is the probability of")
+            raise InputError(f"y_true holds strings, the labels {_shown(distinct)}; pass pos_label= to "
+                             "calviz.as_calibration_data to say which one y_prob is the probability of, and "
+                             "give its result to the estimator (numeric 0/1 labels need none)")
         if distinct.shape[0] > 2:
             raise InputError(f"y_true holds {distinct.shape[0]} labels {_shown(distinct)} but y_prob is "
                              "binary (P(y = pos_label)): at most two labels are possible")

@@ -73,8 +73,18 @@ _ROWS = re.compile(r"^\s*(\d+)\s*rows?\s*$", re.IGNORECASE)
 # ------------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class TimeColumn:
-    """A validated time column: ``values`` int64 nanoseconds since the epoch (``kind="datetime"``), int64
-    or float64 numbers (``"number"``), or int64 codes of sorted ``labels`` (``"label"``: string batch ids)."""
+    """A validated time column, one value per row.
+
+    Attributes
+    ----------
+    values : ndarray
+        int64 nanoseconds since the epoch (``kind="datetime"``), int64 or float64 numbers (``"number"``),
+        or int64 codes of the sorted ``labels`` (``"label"``: string batch ids).
+    kind : {"datetime", "number", "label"}
+        What the user's time column held.
+    labels : ndarray or None
+        The sorted distinct batch ids of a ``"label"`` column (None otherwise).
+    """
 
     values: np.ndarray
     kind: str
@@ -166,8 +176,18 @@ def _object_time(arr: np.ndarray) -> np.ndarray:
 # ------------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class WindowSpec:
-    """A parsed ``window=``: ``each`` distinct time, runs of ``size`` ``rows``, or ``width`` (time units:
-    nanoseconds for datetimes)."""
+    """A parsed ``window=`` option.
+
+    Attributes
+    ----------
+    kind : {"each", "rows", "width"}
+        One window per distinct time, runs of ``size`` rows, or windows ``size`` time units wide.
+    size : float
+        Rows of a ``"rows"`` window, width of a ``"width"`` window (nanoseconds for datetimes); 0 for
+        ``"each"``.
+    text : str
+        The window in words, as shown to the user.
+    """
 
     kind: str
     size: float
@@ -186,7 +206,7 @@ def parse_window(window, time_kind: str, caller: str = "calibration_over_time") 
             size = int(rows.group(1))
             if size < 1:
                 raise InvalidParameterError(parameter_message("window", caller, rule, window))
-            return WindowSpec("rows", size, f"{size} rows")
+            return WindowSpec("rows", min(size, _WIDEST), f"{size} rows")
         match = _DURATION.match(window)
         unit = _UNIT_ALIASES.get(match.group(2)) if match else None
         if match and match.group(2) in ("m", "M", "Y", "y"):
@@ -201,7 +221,7 @@ def parse_window(window, time_kind: str, caller: str = "calibration_over_time") 
                              f"number (the width in time units), 'N rows' or None")
         if not (width >= 1 and width == math.floor(width)):
             raise InvalidParameterError(parameter_message("window", caller, rule, window))
-        return WindowSpec("width", int(width), window.strip())
+        return WindowSpec("width", int(min(width, _WIDEST)), window.strip())
     if isinstance(window, (np.timedelta64, _dt.timedelta)):
         if time_kind != "datetime":
             raise InputError(f"{caller}: window is a duration, but time is not datetimes")
@@ -218,7 +238,9 @@ def parse_window(window, time_kind: str, caller: str = "calibration_over_time") 
                              f"batch) or 'N rows'")
         if not (math.isfinite(float(window)) and float(window) > 0):
             raise InvalidParameterError(parameter_message("window", caller, rule, window))
-        return WindowSpec("width", window, f"width {window}")
+        # an integer width beyond int64 is the same single window as a float one (no overflow)
+        size = window if abs(window) < _WIDEST else float(window)
+        return WindowSpec("width", size, f"width {window}")
     raise InvalidParameterError(parameter_message("window", caller, rule, window))
 
 
@@ -242,6 +264,11 @@ class WindowConstraint:
 WINDOW = WindowConstraint()
 
 
+#: widths (rows, nanoseconds, time units) from which every log is one window: kept below int64's range so
+#: the window keys' integer division never overflows
+_WIDEST = 2**62
+
+
 def window_keys(t: np.ndarray, spec: WindowSpec, first_row: int = 0) -> np.ndarray:
     """A key per sorted row, equal within a window and increasing across windows; ``first_row`` is the
     row number of t[0] in the whole log (row windows continue counting)."""
@@ -256,8 +283,17 @@ def window_keys(t: np.ndarray, spec: WindowSpec, first_row: int = 0) -> np.ndarr
 
 @dataclass(frozen=True)
 class TimeWindows:
-    """Fixed windows of a sorted log: window i holds rows ``starts[i]:starts[i+1]``; ``keys`` the window
-    keys, ``first`` and ``last`` the first and last time in each window."""
+    """The fixed windows of a log sorted by time.
+
+    Attributes
+    ----------
+    keys : ndarray
+        The key of each window (increasing).
+    starts : ndarray
+        Window i holds the sorted rows ``starts[i]:starts[i+1]`` (one more entry than windows).
+    first, last : ndarray
+        The first and last time in each window.
+    """
 
     keys: np.ndarray
     starts: np.ndarray

@@ -345,8 +345,8 @@ def compute_tcal(data: CalibrationData, options: AnalysisOptions, resampling: st
     >>> import numpy as np
     >>> import calviz
     >>> rng = np.random.default_rng(0)
-    >>> p = rng.uniform(size=300)                             # predicted P(y = 1)
-    >>> y = (rng.uniform(size=300) < p ** 1.5).astype(int)    # outcomes: the model is over-confident
+    >>> p = rng.uniform(size=3000)                            # predicted P(y = 1)
+    >>> y = (rng.uniform(size=3000) < p ** 1.5).astype(int)   # outcomes: the model is over-confident
     >>> data = calviz.as_calibration_data(y, p)
     >>> from calviz.analysis import AnalysisOptions, compute_tcal
     >>> result = compute_tcal(data, AnalysisOptions(), resampling="analytic")
