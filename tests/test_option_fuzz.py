@@ -70,12 +70,13 @@ GROUPS = np.arange(N) % 2  # two groups of 30 rows: min_group_size's default, so
 # ------------------------------------------------------------------------------------------------------
 # the functions: name -> keywords every call needs
 
+SIX_HOURLY = np.datetime64("2026-01-01") + np.arange(N) * np.timedelta64(6, "h")
 #: keywords every call starts from: the required ones, and a coarser LP grid for the distance bounds
 #: (0.005 s instead of 0.1 s per call; grid_step itself is fuzzed like every other option)
 BASE = {"rintce": {"width": 0.1}, "smce_test": {"eps0": 0.01, "eps1": 0.3}, "lower_dce": {"grid_step": 0.01},
         "distance_bounds": {"grid_step": 0.01},
-        # the time of each row is data (the row index), not an option
-        "calibration_over_time": {"time": np.arange(N)}, "monitor_calibration": {"time": np.arange(N)}}
+        # the time of each row is data, not an option: every 6 hours (the default window is one day)
+        "calibration_over_time": {"time": SIX_HOURLY}, "monitor_calibration": {"time": SIX_HOURLY}}
 #: callables of calviz.__all__ that are not (y_true, y_prob, *, options) estimators
 NOT_ESTIMATORS = {"as_calibration_data", "from_logits", "read_predictions", "dashboard", "report"}
 #: keyword arguments that are data, not options
