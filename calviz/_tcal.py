@@ -544,7 +544,7 @@ def adaptive_tcal(
         :data:`MAX_RESAMPLE_WORK`.
     max_resamples : int, optional
         Cap of the sequential rule (its budget of resamples); default :data:`DEFAULT_MAX_RESAMPLES`
-        (10⁶), lowered to :data:`DEFAULT_RESAMPLE_WORK`/n for n > 2·10⁴ (never below one first batch of
+        (10⁵), lowered to :data:`DEFAULT_RESAMPLE_WORK`/n for n > 2·10⁵ (never below one first batch of
         :data:`FIRST_BATCH`).  Same limits as ``n_resamples``.
     resampling_risk : float, default 0.001
         Bound ε on the probability that the sequential decision differs from the decision with

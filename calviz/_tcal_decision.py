@@ -53,8 +53,10 @@ MAX_LEVEL = 62
 #: rule differs from the decision with infinitely many resamples
 RESAMPLING_RISK = 1e-3
 #: default cap of the sequential rule (resamples; every resample gives a statistic at every scale): a
-#: borderline p-value 0.2 % from α needs a few 10⁵ resamples to settle, a genuine coin flip never does
-DEFAULT_MAX_RESAMPLES = 1_000_000
+#: borderline p-value 0.2 % from α needs a few 10⁵ resamples to settle (give ``max_resamples`` up to
+#: MAX_RESAMPLES, or a ``time_budget``), a genuine coin flip never does; the default keeps the stored
+#: resamples (8·B bytes each) and a Dask worker's share of them small
+DEFAULT_MAX_RESAMPLES = 100_000
 #: default time budget of the sequential rule, in seconds of resampling: none, so that a result depends on
 #: the seed alone (a budget of time makes an undecided case's resamples depend on the machine's speed);
 #: the budget of resamples (DEFAULT_MAX_RESAMPLES, DEFAULT_RESAMPLE_WORK) bounds the work.  A caller that

@@ -42,8 +42,9 @@ def work_clock(monkeypatch):
 
 
 def test_the_default_budget_is_documented():
-    assert D.DEFAULT_MAX_RESAMPLES == 1_000_000 and D.DEFAULT_TIME_BUDGET is None
-    assert T.resample_cap(None, 8000) == 1_000_000  # n = 8,000: the resample budget is 10⁶
+    assert D.DEFAULT_MAX_RESAMPLES == 100_000 and D.DEFAULT_TIME_BUDGET is None and D.MAX_RESAMPLES == 10**6
+    assert T.resample_cap(None, 8000) == 100_000  # n = 8,000: the default resample budget is 10⁵
+    assert T.resample_cap(10**6, 8000) == 10**6  # and 10⁶ when asked
     import inspect
     assert inspect.signature(calviz.adaptive_tcal).parameters["time_budget"].default is None
 
