@@ -260,9 +260,19 @@ def test_target_switch_rebuilds_only_the_reliability_figures():
 # -- background jobs: never stale ----------------------------------------------------------------------
 
 
-def test_resampled_tcal_replaces_analytic(app):
+def test_resampled_tcal_replaces_analytic(app, monkeypatch):
+    release = threading.Event()
+    original = store_module._run_remote
+
+    def run(view, data, options, **kwargs):
+        if view == "tcal_resampled":
+            release.wait(60)  # resampling runs until the analytic result has been checked
+        return original(view, data, options, **kwargs)
+
+    monkeypatch.setattr(store_module, "_run_remote", run)
     app.controls.resampling = "y_only"
     assert "analytic" in app.views[1].note.object  # shown at once, while resampling runs
+    release.set()
     app.wait()
     assert "Y-only resampling" in app.views[1].note.object
     assert app.store.calls["tcal_resampled"] == 1
