@@ -175,7 +175,10 @@ def test_borderline_case_is_undecided_at_a_small_cap_and_never_reversed():
 
     title, caption = plots.tcal_verdict(r)
     assert title.startswith("UNDECIDED") and "undecided at this resampling budget" in caption
-    assert "Monte Carlo interval" in caption and "raise the number of resamples" in caption
+    # the advice names what the user can do (a larger cap: "raise the number of resamples" before the
+    # engine's advice text, which names the call and, from 500 rows, the analytic critical values)
+    assert "Monte Carlo interval" in caption and r.advice and r.advice in caption
+    assert "max_resamples=" in caption
 
 
 def test_fixed_count_warns_when_it_cannot_settle():

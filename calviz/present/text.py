@@ -449,8 +449,9 @@ def tcal_caption(tcal) -> str:
                  f"{resamples} resamples")
         risk = tcal.resampling_risk
         if tcal.max_resamples:
+            # an undecided test says what the user can do (the engine's one advice text)
             text += f"; decision settled with resampling risk ≤ {float(risk):g}" if (
-                tcal.decision != "undecided") else "; raise the number of resamples to settle"
+                tcal.decision != "undecided") else f"; {tcal.advice}"
         text += ")"
     elif method in ("y_only", "consistency") and not resamples and tcal.decision == "reject":
         text += " (settled without resampling: a tail bound of the null distribution is already below α)"
