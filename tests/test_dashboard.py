@@ -455,6 +455,14 @@ def test_valid_upload_replaces_data_and_clears_error(app):
     assert "400 of 400" in app.status.text.object
 
 
+def test_a_tiny_upload_is_loaded_with_a_visible_warning(app):
+    assert app.load_file(_csv(5), "tiny.csv")
+    assert app.data.n == 5 and app.controls.dataset == "uploaded: tiny.csv"
+    assert app.status.alert.visible and "Few rows." in app.status.alert.object
+    assert "Only 5 rows" in app.status.alert.object
+    assert app.load_file(_csv(400), "mine.csv") and not app.status.alert.visible  # a full sample: no note
+
+
 # -- sessions, Jupyter ---------------------------------------------------------------------------------
 
 

@@ -17,6 +17,7 @@ from functools import partial
 import panel as pn
 
 from calviz._data import CalibrationData, InputError, as_calibration_data, message_for
+from calviz._small_n import sample_size_note
 from calviz.analysis import Analysis, DataSummary, is_distributed, prepare, result_fields, selected_views
 from calviz.analysis.views import view as view_record
 from calviz.app import sources
@@ -174,6 +175,8 @@ class CalvizApp:
             self.status.clear_error()
             self.comparison.remember_upload(sources.UPLOADED_PREFIX + filename, content, filename)
             self._add_dataset(sources.UPLOADED_PREFIX + filename, data)
+            if note := sample_size_note(data.n):  # accepted, but a tiny sample: say what that means
+                self.status.show_error(note, refused="Few rows.", kept="The file is loaded.")
             return True
 
     def open_dask(self, path, scheduler: str = "local", **columns) -> bool:
