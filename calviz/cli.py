@@ -14,6 +14,7 @@ import argparse
 import importlib
 import json
 import math
+import os
 import signal
 import sys
 from pathlib import Path
@@ -646,6 +647,11 @@ def session_factory(data=None, dataset: str | None = None, **app_params):
 
 def cmd_serve(args) -> int:
     _stop_on_sigterm()  # (while the data loads; the event loop's own stop is installed below)
+    # a stop ends the process within seconds, before every pool has released its locks: multiprocessing's
+    # resource tracker (started later, with this environment) then frees them, as is its job, and need not
+    # print a warning about it on the user's terminal
+    os.environ["PYTHONWARNINGS"] = ",".join(
+        w for w in (os.environ.get("PYTHONWARNINGS"), "ignore:resource_tracker:UserWarning") if w)
     dataset = args.dataset
     if args.file is not None and dataset is not None:
         raise CLIError("pass either FILE or --dataset, not both")

@@ -66,6 +66,7 @@ def _log_failure(future: concurrent.futures.Future) -> None:
 SHARE_MIN_BYTES = 1 << 20
 _SHARED_DIRS = tuple(d for d in ("/dev/shm", tempfile.gettempdir()) if os.path.isdir(d))
 _BLOCKS: dict[int, tuple[weakref.ref, str, int]] = {}  # id(mmap) → (the mmap, its file, its address)
+_RELEASES: dict[int, weakref.finalize] = {}  # id(mmap) → the call deleting its file (runs once)
 _COPIES: dict[int, np.ndarray] = {}  # id(array not in a block) → its copy in one, while the array lives
 _NAMED: collections.OrderedDict = collections.OrderedDict()  # dataset name → its data, shared
 _SHARED_LOCK = threading.Lock()
@@ -96,13 +97,14 @@ def _new_block(nbytes: int):
             resource_tracker.register("/" + os.path.basename(path), "shared_memory")
         address = np.frombuffer(mapped, np.uint8).ctypes.data
         _BLOCKS[id(mapped)] = (weakref.ref(mapped), path, address)
-        weakref.finalize(mapped, _delete_block, id(mapped), path, tracked)
+        _RELEASES[id(mapped)] = weakref.finalize(mapped, _delete_block, id(mapped), path, tracked)
         return mapped
     return None
 
 
 def _delete_block(key: int, path: str, tracked: bool) -> None:
     _BLOCKS.pop(key, None)
+    _RELEASES.pop(key, None)
     with contextlib.suppress(OSError):
         os.unlink(path)
     if tracked:
@@ -607,6 +609,10 @@ def shutdown_workers() -> None:
         pools = list(_POOL)
     for each in pools:
         each.shutdown()
+    # the shared files go now (the arrays stay mapped): a stop that ends the process before the garbage
+    # collector would otherwise leave them to the resource tracker, which warns of leaked memory on stderr
+    for release in list(_RELEASES.values()):
+        release()
 
 
 _WARM = threading.Event()  # set once this process has loaded (or compiled) its views' kernels
