@@ -753,8 +753,10 @@ def test_degenerate_upload_in_one_session_does_not_slow_another(served_app, chro
         # compete for the cores, so B may run up to a few times slower than idle; a B that waited for A's
         # jobs would take A's whole job (minutes before the degenerate case had a fast path; the job time
         # limit is JOB_LIMIT_S = 120 s), tens of times the baseline.  The additive slack covers a
-        # baseline so short that scheduling noise alone is a large multiple of it.
-        allowed = max(3 * baseline, baseline + 3.0)
+        # baseline so short that scheduling noise alone is a large multiple of it, and one of A's jobs
+        # already running in the server's bounded worker pool when B's arrives: B may wait for that one
+        # job (seconds), never for A's queue (the pool serves the sessions in turn).
+        allowed = max(3 * baseline, baseline + 10.0)
         shot(page_b, artifacts_dir, "session_b_beside_degenerate_upload")
         print(f"session B: idle {baseline:.2f} s, beside A's upload {loaded:.2f} s (allowed {allowed:.2f} s)")
         print(f"session A when B changed: {a_busy}")
