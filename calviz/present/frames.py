@@ -23,7 +23,7 @@ __all__ = [
     "witness_table", "is_multi", "RANK_POINT_COLUMNS", "RANK_HIST_COLUMNS", "rank_tables",
     "class_grid_columns", "tcal_tooltips", "tcal_shown_scales", "critical_values_drawn", "tcal_frame",
     "INTERVAL_TOOLTIPS", "interval_frame", "DISTANCE_TOOLTIPS", "DISTANCE_BAND_TOOLTIPS", "distance_measures",
-    "distance_frame", "classical_columns", "decomposition_frame", "TABLE_FRAMES",
+    "distance_frame", "classical_columns", "decomposition_frame",
 ]
 
 
@@ -935,7 +935,3 @@ def decomposition_frame(decomposition) -> dict[str, list]:
         "share": [f"{100 * float(v) / total:.1f}%" if usable and np.isfinite(v) else "—" for v in values],
     }
 
-
-#: the views shown as a table (the report's section, the dashboard's card and ``calviz check`` draw
-#: every view named here the same way): view name → its columns
-TABLE_FRAMES = {"decomposition": decomposition_frame}
