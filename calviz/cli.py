@@ -73,6 +73,7 @@ def _add_analysis_options(parser: argparse.ArgumentParser) -> None:
 def build_parser() -> argparse.ArgumentParser:
     from calviz import __version__
     from calviz.cli_compare import add_compare_command, add_comparison_options
+    from calviz.cli_monitor import add_time_options
 
     parser = argparse.ArgumentParser(
         prog="calviz", formatter_class=_HelpFormatter,
@@ -111,6 +112,7 @@ def build_parser() -> argparse.ArgumentParser:
                             "needing more is stopped with a message (default: half of the machine's "
                             "memory shared by the workers, at least 1 GB)")
     _add_file_options(serve)
+    add_time_options(serve)
 
     report = sub.add_parser("report", formatter_class=_HelpFormatter,
                             help="write a self-contained static HTML report",
@@ -121,6 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="output path (default calviz-report.html)")
     report.add_argument("--title", help="report title (default: the file name)")
     _add_file_options(report)
+    add_time_options(report)
     _add_analysis_options(report)
     add_comparison_options(report)
 
@@ -136,6 +139,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="analyse a Parquet file/directory out of core on Dask: a scheduler address "
                             "(tcp://host:8786) or 'local' for a temporary LocalCluster")
     _add_file_options(check)
+    add_time_options(check)
     _add_analysis_options(check)
     add_comparison_options(check)
 
@@ -477,6 +481,7 @@ def _comparisons(args, data, options) -> dict:
 
 def cmd_check(args) -> int:
     from calviz.cli_compare import has_comparison_options, print_comparison_text
+    from calviz.cli_monitor import with_time_column
 
     options = options_from_args(args)
     _check_comparison_flags(args)
@@ -486,7 +491,7 @@ def cmd_check(args) -> int:
         analysis = _on_dask(args, "analyze_parquet", options=options)
         summary = check_summary(None, options, source=args.file, analysis=analysis)
     else:
-        data = load_input(args.file, args, keep_matrix=needs_matrix(args))
+        data = with_time_column(load_input(args.file, args, keep_matrix=needs_matrix(args)), args)
         check_options_fit(data, options)
         summary = check_summary(data, options, source=args.file)
         summary.update(_comparisons(args, data, options))
@@ -562,6 +567,8 @@ def _stop_on_sigterm() -> None:
 
 
 def cmd_report(args) -> int:
+    from calviz.cli_monitor import with_time_column
+
     _stop_on_sigterm()
     out = Path(args.output)
     check_output_path(out)  # at once: the imports below alone take seconds
@@ -573,7 +580,7 @@ def cmd_report(args) -> int:
     title = args.title or f"calviz report — {Path(args.file).name if ':' not in args.file else args.file}"
     try:
         with report_output(out) as handle:  # opened before reading and analysing: a bad path fails at once
-            data = load_input(args.file, args, keep_matrix=needs_matrix(args))
+            data = with_time_column(load_input(args.file, args, keep_matrix=needs_matrix(args)), args)
             check_options_fit(data, options)
             extra = comparison_html(_comparisons(args, data, options))
             html = render_report(data, options, title=title, source=args.file, extra_sections=extra)
@@ -646,6 +653,8 @@ def session_factory(data=None, dataset: str | None = None, **app_params):
 
 
 def cmd_serve(args) -> int:
+    from calviz.cli_monitor import with_time_column
+
     _stop_on_sigterm()  # (while the data loads; the event loop's own stop is installed below)
     # a stop ends the process within seconds, before every pool has released its locks: multiprocessing's
     # resource tracker (started later, with this environment) then frees them, as is its job, and need not
@@ -672,7 +681,7 @@ def cmd_serve(args) -> int:
     if args.file is not None and (args.scheduler or Path(args.file).is_dir()):
         data = _on_dask(args, "open_source")  # validated in one pass, not loaded
     else:
-        data = load_input(args.file, args) if args.file is not None else None
+        data = with_time_column(load_input(args.file, args), args) if args.file is not None else None
     # paths typed into the app are read on this machine: only under a folder the user named, and only
     # when nobody else can connect
     data_root = None

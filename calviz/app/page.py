@@ -22,6 +22,7 @@ from calviz.analysis import Analysis, DataSummary, is_distributed, prepare, resu
 from calviz.analysis.views import view as view_record
 from calviz.app import sources
 from calviz.app.controls import Controls
+from calviz.app.over_time import OWN_CARDS, OverTimeView
 from calviz.app.store import DEBOUNCE_S, ResultStore
 from calviz.app.views import (
     ClassicalView,
@@ -104,7 +105,8 @@ class CalvizApp:
         ]
         # every view drawn as a table that has a slot of the store: one generic card each, after the four
         self.tables = [TableView(self.store, name) for name in frames.TABLE_FRAMES
-                       if view_record(name).slot in self.store.SLOTS]
+                       if view_record(name).slot in self.store.SLOTS and name not in OWN_CARDS]
+        self.over_time = OverTimeView(self.store)  # (shown when the data have a time column)
         self.classical = ClassicalView(self.store)  # drawn below T-Cal, in the T-Cal card's room for it
         self.views[1].extra.append(self.classical.panel)
         self.data = self._sidebar = None
@@ -298,6 +300,7 @@ class CalvizApp:
             pn.Row(rel, tcal, sizing_mode="stretch_width"),
             pn.Row(interval, distance, sizing_mode="stretch_width"),
             *(table.panel for table in self.tables),
+            self.over_time.panel,
             self.comparison.panel,
             sizing_mode="stretch_width",
         )
