@@ -14,7 +14,7 @@ import html
 
 import numpy as np
 import panel as pn
-from bokeh.layouts import column, row
+from bokeh.layouts import column
 from bokeh.models import ColumnDataSource, Div, Range1d, Span, TapTool
 
 from calviz._timed import has_time
@@ -85,8 +85,9 @@ class OverTimeView(_View):
         observed = rates.scatter("x", "observed", source=self.source, color="#c2410c", size=6,
                                  legend_label="observed rate", selection_color="#f59e0b")
         _legend_above(rates)
+        # (a fixed range, set per result: an automatic one would leave the 1/α line out of view)
         evalues = _figure(HEIGHT, title="monitor: e-process (alarm at 1/α)", x_range=ece.x_range,
-                          y_axis_type="log", **axis)
+                          y_axis_type="log", y_range=Range1d(0.01, 100.0), **axis)
         line = evalues.line("x", "evalue", source=self.source, color="#7c3aed", line_width=2)
         evalues.add_layout(self.threshold)
         evalues.add_layout(self.alarm)
@@ -109,8 +110,8 @@ class OverTimeView(_View):
         self.figures = (ece, rates, evalues, diagram)
         series = column(ece, rates, evalues, sizing_mode="stretch_width")
         chosen = column(self.diagram_title, diagram, sizing_mode="stretch_width")
-        self.pane.object = column(row(series, chosen, sizing_mode="stretch_width"), self.caption,
-                                  sizing_mode="stretch_width")
+        # stacked: the page's grid gives the card half its width beside another card
+        self.pane.object = column(series, chosen, self.caption, sizing_mode="stretch_width")
 
     # -- drawing ----------------------------------------------------------------------------------
     def draw(self) -> None:
@@ -133,6 +134,8 @@ class OverTimeView(_View):
         _set(self.source, table)
         monitor = result.monitor
         self.threshold.location = float(monitor.threshold)
+        shown = np.concatenate((table["evalue"], [monitor.threshold, 1.0]))
+        self.figures[2].y_range.update(start=float(shown.min()) / 3.0, end=float(shown.max()) * 3.0)
         if monitor.alarm and monitor.alarm_index < count:
             x = table["x"][monitor.alarm_index]
             self.alarm.location = float(x.astype("datetime64[ms]").astype(np.int64)) if datetime else float(x)

@@ -318,7 +318,7 @@ class CalvizApp:
             # a changed caption or title is in again (measuring every element of it), so with one root per
             # card a live change costs the cards it touches, not the whole page
             main=[self.status.panel, *(view.panel for view in self.views), *(t.panel for t in self.tables),
-                  self.comparison.panel],
+                  self.over_time.panel, self.comparison.panel],
             raw_css=[_MAIN_GRID_CSS, _LOADING_CSS],
             sidebar_width=300,
             accent_base_color=frames.CALIBRATED,

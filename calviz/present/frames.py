@@ -940,8 +940,25 @@ def decomposition_frame(decomposition) -> dict[str, list]:
 
 
 def window_label(value) -> str:
-    """A window's start (an element of ``CalibrationOverTime.start``) as a short label: the date (and the
-    time when not midnight), a number, a batch id."""
+    """A window's start (an element of ``CalibrationOverTime.start``) as a short label.
+
+    Parameters
+    ----------
+    value : numpy.datetime64, number or str
+        The start: a datetime (its date, and its time when not midnight), a number or a batch id.
+
+    Returns
+    -------
+    str
+        The label.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from calviz.present import frames
+    >>> frames.window_label(np.datetime64("2026-01-02T00:00:00", "ns")), frames.window_label("batch-7")
+    ('2026-01-02', 'batch-7')
+    """
     if isinstance(value, np.datetime64):
         seconds = value.astype("datetime64[s]")
         day = seconds.astype("datetime64[D]")
@@ -999,11 +1016,23 @@ def over_time_frame(over_time) -> dict[str, list]:
 
 
 def over_time_windows(over_time) -> dict[str, np.ndarray]:
-    """The drawing table of the over-time figures, one row per window: ``x`` (the window's start:
-    datetime64 for datetimes, else the window's index), ``label``, ``n``, ``ece`` / ``ece_low`` /
-    ``ece_high``, ``mean`` / ``mean_low`` / ``mean_high`` (prediction), ``observed`` / ``observed_low`` /
-    ``observed_high``, ``evalue`` (the monitor's e-process after the window, floored at 10⁻³⁰⁰ for a log
-    axis), ``reject`` (the window's Holm-corrected T-Cal) and ``alarm`` (the monitor has alarmed by then).
+    """The drawing table of the over-time figures, one row per window.
+
+    ``x`` (the window's start: datetime64 for datetimes, else the window's index), ``label``, ``n``,
+    ``ece`` / ``ece_low`` / ``ece_high``, ``mean`` / ``mean_low`` / ``mean_high`` (prediction),
+    ``observed`` / ``observed_low`` / ``observed_high``, ``evalue`` (the monitor's e-process after the
+    window, kept within [e⁻⁶⁹⁰, e⁷⁰⁰] for a log axis), ``reject`` (the window's Holm-corrected T-Cal) and
+    ``alarm`` (the monitor has alarmed by then).
+
+    Parameters
+    ----------
+    over_time : OverTime
+        From :func:`calviz.analysis.compute.compute_over_time`.
+
+    Returns
+    -------
+    dict of ndarray
+        Column name → values.
 
     Examples
     --------
@@ -1040,9 +1069,22 @@ def over_time_windows(over_time) -> dict[str, np.ndarray]:
 
 
 def window_diagram(over_time, index: int) -> dict[str, dict[str, np.ndarray]]:
-    """The reliability diagram of window ``index`` against the reference window: per diagram
-    (``"window"``, ``"reference"``) the non-empty bins' ``x`` (mean prediction), ``y`` (observed
-    frequency), ``low`` / ``high`` (its interval) and ``count``.
+    """The reliability diagram of window ``index`` against the reference window.
+
+    Per diagram (``"window"``, ``"reference"``) the non-empty bins' ``x`` (mean prediction), ``y``
+    (observed frequency), ``low`` / ``high`` (its interval) and ``count``.
+
+    Parameters
+    ----------
+    over_time : OverTime
+        From :func:`calviz.analysis.compute.compute_over_time`.
+    index : int
+        The window (as listed).
+
+    Returns
+    -------
+    dict of dict of ndarray
+        ``{"window": columns, "reference": columns}``.
 
     Examples
     --------

@@ -858,8 +858,20 @@ def _decomposition_text(decomposition) -> str:
 
 
 def over_time_caption(over_time) -> str:
-    """The over-time view in sentences: the monitor's state (its alarm, or its largest e-value against
-    1/α) and how many windows the per-window tests reject after Holm's correction.
+    """The over-time view in sentences: the monitor's state and the per-window tests' rejections.
+
+    The monitor's alarm (the window where its e-value reached 1/α), or its largest e-value against 1/α,
+    and how many windows the per-window T-Cal tests reject after Holm's correction.
+
+    Parameters
+    ----------
+    over_time : OverTime
+        From :func:`calviz.analysis.compute.compute_over_time`.
+
+    Returns
+    -------
+    str
+        The sentences.
 
     Examples
     --------
