@@ -347,17 +347,16 @@ def check_summary(data, options, *, source: str = "", analysis=None) -> dict:
 
 
 def _table_views(result, views) -> dict:
-    """The checked views drawn as a table (:data:`calviz.present.frames.TABLE_FRAMES`), each under its
-    name: its result and its caption (the text output prints the caption), or None when not computed."""
-    from calviz.present.frames import TABLE_FRAMES
-    from calviz.present.text import TABLE_CAPTIONS
+    """The checked views drawn as a table (the registry's ``View.frame``), each under its name: its result
+    and its caption (the text output prints the caption), or None when not computed."""
+    from calviz.analysis.views import view as view_record
 
     shown = {}
     for name in views:
-        if name in TABLE_FRAMES:
+        record = view_record(name)
+        if record.frame is not None:
             value = getattr(result, name, None)
-            shown[name] = None if value is None else {**_as_dict(value),
-                                                      "caption": TABLE_CAPTIONS[name](value)}
+            shown[name] = None if value is None else {**_as_dict(value), "caption": record.caption(value)}
     return shown
 
 
@@ -436,13 +435,13 @@ def _print_check_text(summary: dict) -> None:
     _print_classical(summary.get("classical"), alpha)
     import textwrap
 
-    from calviz.analysis.views import view as view_record
-    from calviz.present.frames import TABLE_FRAMES
+    from calviz.analysis.views import REGISTRY
 
-    for name in TABLE_FRAMES:
-        if name in summary:
+    for record in REGISTRY:
+        name = record.name
+        if record.frame is not None and name in summary:
             shown = summary[name]
-            line = f"  {view_record(name).label}: " + (shown["caption"] if shown else "not available")
+            line = f"  {record.label}: " + (shown["caption"] if shown else "not available")
             print(textwrap.fill(line, 110, subsequent_indent="    ", break_on_hyphens=False))
     for view, message in summary["errors"].items():
         print(f"  note: {view}: {message}")

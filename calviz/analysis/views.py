@@ -32,9 +32,11 @@ from typing import Any, Literal
 from calviz.analysis import compute as _compute
 from calviz.analysis import data as _data
 from calviz.analysis.options import OPTIONS, AnalysisOptions
+from calviz.present import text as _text
+from calviz.present.frames import decomposition_frame, over_time_frame
 
-__all__ = ["View", "TargetRule", "REGISTRY", "view", "view_names", "effective_target", "LARGE_ROWS",
-           "TYPICAL_TCAL_RESAMPLES", "SMOOTH_BAND_SECONDS"]
+__all__ = ["View", "TargetRule", "REGISTRY", "view", "view_names", "effective_target", "shown_result",
+           "card_title", "LARGE_ROWS", "TYPICAL_TCAL_RESAMPLES", "SMOOTH_BAND_SECONDS"]
 
 #: rows from which the dashboard computes a ``background="when_large"`` view off its UI thread
 LARGE_ROWS = 1_000_000
@@ -139,6 +141,20 @@ class View:
     explanation : (str, str) or None
         One plain sentence on what it shows, and the mathematics behind it (the app's cards and the
         report's sections).
+    figure : callable or None
+        ``figure(analysis)`` → its figure in the static report, a HoloViews element drawn from the
+        :class:`calviz.analysis.Analysis` (:mod:`calviz.plots`, imported when drawn); the dashboard card
+        of a view with a figure is numbered.  None: drawn as a table (``frame``) or no figure.
+    frame : callable or None
+        ``frame(result)`` → its display columns (column name → values, :mod:`calviz.present.frames`): the
+        view is drawn as a table — the report's section, one generic dashboard card, ``calviz check``.
+    caption : callable or None
+        ``caption(result)`` → the sentences under its figure or table (:mod:`calviz.present.text`): what
+        the marks mean and what this result says; ``result`` is the one :func:`shown_result` picks.
+    marks : str or None
+        What its figure's marks mean, in one sentence (:mod:`calviz.present.text`).
+    card_title : str or None
+        The dashboard card's title where it differs from ``title`` (:func:`card_title`).
     dask : {"dask", "gathered", "dask_or_gathered"} or None
         On distributed data: on Dask on all rows; in memory on rows gathered from the cluster;
         on Dask when the distributed twin can draw the resamples, else gathered; None: not on Dask.
@@ -169,6 +185,11 @@ class View:
     explanation: tuple[str, str] | None = None
     dask: Literal["dask", "gathered", "dask_or_gathered"] | None = "dask"
     not_on_dask: str | None = None
+    figure: Callable[[Any], Any] | None = None
+    frame: Callable[[Any], dict[str, list]] | None = None
+    caption: Callable[[Any], str] | None = None
+    marks: str | None = None
+    card_title: str | None = None
 
     def __post_init__(self):
         if not self.results and self.in_analysis:
@@ -185,6 +206,15 @@ class View:
 
 _SCALAR_WHY = ("defined for scalar predictions: the top-k and full targets are shown through their top-1 "
                "(binary) reduction")
+
+
+def _plots():
+    """:mod:`calviz.plots`, imported when a figure is drawn: the registry does not import HoloViews."""
+    from calviz import plots
+
+    return plots
+
+
 _DRAWN_EVERY_CHANGE = "not off the UI thread: one pass, milliseconds at 10⁵ rows"
 
 #: every view, in the order the surfaces show them
@@ -196,6 +226,11 @@ REGISTRY: tuple[View, ...] = (
                                           "rank; full: one panel per class"),
         label="reliability diagram", slot="reliability", job_label="reliability on Dask",
         title="Reliability diagram",
+        # scalar targets: the diagram with its smooth curve and witness; topk: one curve per rank; full: one
+        # panel per class (5 columns fit the report's width)
+        figure=lambda analysis: _plots().reliability_view(analysis.reliability, smooth=analysis.smooth,
+                                                          witness=analysis.witness, height=400, max_cols=5),
+        caption=_text.reliability_section_caption, marks=_text.RELIABILITY_MARKS,
         explanation=(
             "How often the model is right, against how sure it says it is: a calibrated model's bars follow "
             "the dashed diagonal.",
@@ -228,6 +263,8 @@ REGISTRY: tuple[View, ...] = (
                                        "calibration on the simplex partition"),
         label="T-Cal (analytic)", in_check=True, seconds_per_row=3e-7, background="when_large",
         slot="tcal", job_label="T-Cal", title="Multi-scale T-Cal",
+        figure=lambda analysis: _plots().tcal_plot(shown_result(analysis, "tcal")),
+        caption=_text.tcal_section_caption, marks=_text.tcal_marks(None),
         explanation=(
             "A test of \"the model is calibrated\": it compares the calibration error measured with 2, 4, 8, "
             "… bins against what chance alone would give, and rejects if any bin count shows too much error.",
@@ -257,6 +294,8 @@ REGISTRY: tuple[View, ...] = (
                                       "the simplex partition (its top-K interval)", full_as_topk=True),
         label="ECE interval", in_check=True, slot="interval", job_label="interval on Dask",
         title="ECE with confidence interval",
+        figure=lambda analysis: _plots().interval_plot(analysis.interval, analysis.bootstrap),
+        caption=_text.interval_section_caption, marks=_text.INTERVAL_MARKS,
         explanation=(
             "How large the calibration error is, with a confidence interval: an interval that excludes 0 "
             "means the model is miscalibrated.",
@@ -287,6 +326,8 @@ REGISTRY: tuple[View, ...] = (
         in_check=True, subsample=200_000, sampling_error="smce", seconds_per_row=3.5e-6,
         background="always", slot="distance", job_label="distance bounds",
         title="Distance-to-calibration bounds", dask="gathered",
+        figure=lambda analysis: _plots().distance_plot(analysis.distance),
+        caption=_text.distance_caption, card_title="Distance to calibration",
         explanation=(
             "How far the predictions are from the nearest perfectly calibrated ones, bounded from below and "
             "above by several calibration measures.",
@@ -329,6 +370,7 @@ REGISTRY: tuple[View, ...] = (
         # all rows: one sort and one isotonic (PAV) fit, O(n log n); measured 1.2·10⁻⁷ s/row at 2·10⁵ rows
         seconds_per_row=1.5e-7, background="when_large", slot="decomposition",
         job_label="score decomposition", title="Score decomposition",
+        frame=decomposition_frame, caption=_text.decomposition_text,
         dask=None, not_on_dask="the isotonic recalibration sorts the whole sample in one process",
         explanation=(
             "Where the Brier score goes: the part the model loses to miscalibration (what recalibrating it "
@@ -345,6 +387,8 @@ REGISTRY: tuple[View, ...] = (
         targets=TargetRule("scalar", why="over time: binary predictions, or the top-1 (confidence) reduction "
                                          "of K-class ones"),
         label="calibration over time", applies=_has_time, in_check=True,
+        # a table in the report and calviz check; the dashboard draws its own card (calviz.app.over_time)
+        frame=over_time_frame, caption=_text.over_time_caption,
         # one sort and the windows' sums, plus one analytic T-Cal per window (measured ~1e-6 s/row at 10⁶)
         seconds_per_row=1e-6, background="when_large", slot="over_time", job_label="calibration over time",
         title="Calibration over time",
@@ -400,3 +444,21 @@ def effective_target(name: str, data, options: AnalysisOptions) -> tuple:
     if target == "full" and rule.full_as_topk:
         return ("topk", data.n_classes)
     return (target,)
+
+
+def shown_result(analysis, name: str):
+    """The result view ``name``'s section shows: that of the view it stands in for (e.g. the resampled
+    T-Cal for ``"tcal"``) where the analysis computed it, else its own (None: not computed)."""
+    for record in REGISTRY:
+        if record.stand_in == name and getattr(analysis, record.name, None) is not None:
+            return getattr(analysis, record.name)
+    return getattr(analysis, name, None)
+
+
+def card_title(name: str) -> str:
+    """The title of view ``name``'s dashboard card: the views with a figure are numbered in the order the
+    surfaces show them (``"1 · Reliability diagram"``), the others are titled only."""
+    record = view(name)
+    title = record.card_title or record.title or record.label
+    drawn = [r.name for r in REGISTRY if r.figure is not None]
+    return f"{drawn.index(name) + 1} · {title}" if name in drawn else title

@@ -23,7 +23,7 @@ from calviz.present import frames, text
 
 __all__ = ["OverTimeView", "OWN_CARDS"]
 
-#: table views (:data:`calviz.present.frames.TABLE_FRAMES`) that the page draws with a card of their own
+#: table views (a registry ``View.frame``) that the page draws with a card of their own
 #: instead of the generic table card
 OWN_CARDS = ("over_time",)
 

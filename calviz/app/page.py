@@ -19,7 +19,7 @@ import panel as pn
 from calviz._data import CalibrationData, InputError, as_calibration_data, message_for
 from calviz._small_n import sample_size_note
 from calviz.analysis import Analysis, DataSummary, is_distributed, prepare, result_fields, selected_views
-from calviz.analysis.views import view as view_record
+from calviz.analysis.views import REGISTRY
 from calviz.app import sources
 from calviz.app.controls import Controls
 from calviz.app.over_time import OWN_CARDS, OverTimeView
@@ -104,8 +104,8 @@ class CalvizApp:
             DistanceView(self.store),
         ]
         # every view drawn as a table that has a slot of the store: one generic card each, after the four
-        self.tables = [TableView(self.store, name) for name in frames.TABLE_FRAMES
-                       if view_record(name).slot in self.store.SLOTS and name not in OWN_CARDS]
+        self.tables = [TableView(self.store, r.name) for r in REGISTRY
+                       if r.frame is not None and r.slot in self.store.SLOTS and r.name not in OWN_CARDS]
         self.over_time = OverTimeView(self.store)  # (shown when the data have a time column)
         self.classical = ClassicalView(self.store)  # drawn below T-Cal, in the T-Cal card's room for it
         self.views[1].extra.append(self.classical.panel)

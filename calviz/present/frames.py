@@ -25,7 +25,7 @@ __all__ = [
     "witness_table", "is_multi", "RANK_POINT_COLUMNS", "RANK_HIST_COLUMNS", "rank_tables",
     "class_grid_columns", "tcal_tooltips", "tcal_shown_scales", "critical_values_drawn", "tcal_frame",
     "INTERVAL_TOOLTIPS", "interval_frame", "DISTANCE_TOOLTIPS", "DISTANCE_BAND_TOOLTIPS", "distance_measures",
-    "distance_frame", "classical_columns", "decomposition_frame", "TABLE_FRAMES",
+    "distance_frame", "classical_columns", "decomposition_frame",
     "over_time_frame", "over_time_windows", "window_diagram", "window_label",
 ]
 
@@ -1110,8 +1110,3 @@ def window_diagram(over_time, index: int) -> dict[str, dict[str, np.ndarray]]:
                      "low": np.asarray(rel.low)[keep], "high": np.asarray(rel.high)[keep],
                      "count": np.asarray(rel.counts)[keep]}
     return out
-
-
-#: the views shown as a table (the report's section, the dashboard's card and ``calviz check`` draw
-#: every view named here the same way): view name → its columns
-TABLE_FRAMES = {"decomposition": decomposition_frame, "over_time": over_time_frame}

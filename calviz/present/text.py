@@ -18,10 +18,11 @@ __all__ = [
     "TCAL_DECISION_WORDS", "TCAL_MISSING", "RELIABILITY_MISSING", "INTERVAL_MISSING", "DISTANCE_MISSING",
     "tcal_decision", "tcal_decision_words", "decision_cell",
     "scalar_reliability_title", "rank_reliability_title", "reliability_caption", "tcal_verdict",
-    "tcal_marks", "tcal_caption", "tcal_view_note", "running_note", "tcal_hidden_note", "GLYPHS",
+    "tcal_marks", "tcal_caption", "tcal_view_note", "running_note", "tcal_hidden_note", "RELIABILITY_MARKS",
+    "INTERVAL_MARKS", "reliability_section_caption", "tcal_section_caption", "interval_section_caption",
     "interval_title", "bins_phrase",
     "interval_caption", "BOOTSTRAP_NOTE", "interval_details", "distance_title", "distance_caption",
-    "classical_caption", "decomposition_caption", "decomposition_reading", "TABLE_CAPTIONS",
+    "classical_caption", "decomposition_caption", "decomposition_reading", "decomposition_text",
     "over_time_caption",
 ]
 
@@ -485,21 +486,74 @@ def tcal_hidden_note(hidden: int) -> str:
             "tested but not drawn")
 
 
-#: what each view's marks mean (a caption under the figure)
-GLYPHS = {
-    "reliability": (
-        "Bars: observed frequency per bin, crimson where the bin's interval misses the diagonal, teal where "
-        "it covers it; whiskers: per-bin intervals; dashed: the diagonal (perfect calibration); blue: the "
-        "smooth curve and its band; grey, below: how many predictions fall in each bin; red, bottom: the "
-        "witness w(v), far from 0 where the observed frequency is above (w > 0) or below (w < 0) the "
-        "prediction."
-    ),
-    "tcal": tcal_marks(None),
-    "interval": (
-        "Bars: the intervals (crimson when they exclude 0, teal when they include it); white dots: the "
-        "point estimate; grey line: 0."
-    ),
-}
+#: what the reliability diagram's marks mean (the caption under its scalar figure)
+RELIABILITY_MARKS = (
+    "Bars: observed frequency per bin, crimson where the bin's interval misses the diagonal, teal where "
+    "it covers it; whiskers: per-bin intervals; dashed: the diagonal (perfect calibration); blue: the "
+    "smooth curve and its band; grey, below: how many predictions fall in each bin; red, bottom: the "
+    "witness w(v), far from 0 where the observed frequency is above (w > 0) or below (w < 0) the "
+    "prediction."
+)
+#: what the ECE-interval figure's marks mean
+INTERVAL_MARKS = (
+    "Bars: the intervals (crimson when they exclude 0, teal when they include it); white dots: the "
+    "point estimate; grey line: 0."
+)
+
+
+def reliability_section_caption(reliability) -> str:
+    """The caption under the report's reliability figure: what its marks mean, and for a vector target why
+    the smooth curve and the witness are not drawn.
+
+    Parameters
+    ----------
+    reliability : ReliabilityDiagram, RankReliability or ClassReliability or None
+        The analysis' reliability result.
+
+    Returns
+    -------
+    str
+        The caption.
+    """
+    if is_multi(reliability):
+        return reliability_caption(reliability) + (
+            " The smooth curve and the smCE witness are defined for scalar predictions and are omitted for"
+            f" the {reliability.target} target; the distance bounds (section 4) use the top-1"
+            " reduction."
+        )
+    return RELIABILITY_MARKS
+
+
+def tcal_section_caption(result) -> str:
+    """The caption under the report's T-Cal figure: the verdict and what the marks mean.
+
+    Parameters
+    ----------
+    result : TCalResult or None
+        The test shown (the resampled one where computed).
+
+    Returns
+    -------
+    str
+        The caption.
+    """
+    return f"{tcal_caption(result)}. {tcal_marks(result)}"
+
+
+def interval_section_caption(interval) -> str:
+    """The caption under the report's ECE-interval figure: the interval in words and what the marks mean.
+
+    Parameters
+    ----------
+    interval : ECEInterval or None
+        From :func:`calviz.ece_interval`.
+
+    Returns
+    -------
+    str
+        The caption.
+    """
+    return f"{interval_caption(interval)} {INTERVAL_MARKS}"
 
 
 def interval_title(interval) -> str:
@@ -853,7 +907,19 @@ def decomposition_reading(decomposition) -> str:
             f"the score of always predicting the base rate ({d.target}, n = {d.n:,}).")
 
 
-def _decomposition_text(decomposition) -> str:
+def decomposition_text(decomposition) -> str:
+    """The caption under the score decomposition's table: what it is, and what this result says.
+
+    Parameters
+    ----------
+    decomposition : ScoreDecomposition
+        From :func:`calviz.score_decomposition`.
+
+    Returns
+    -------
+    str
+        :func:`decomposition_caption` and :func:`decomposition_reading`.
+    """
     return f"{decomposition_caption(decomposition)}. {decomposition_reading(decomposition)}"
 
 
@@ -906,7 +972,3 @@ def over_time_caption(over_time) -> str:
     return (f"{state}. {count} windows ({w.window}, {int(np.sum(w.n)):,} rows); per-window T-Cal: "
             f"{rejected} of {count} reject at α = {w.alpha:g} after Holm's correction for the "
             f"{count} windows.")
-
-
-#: the caption under each table view (:data:`calviz.present.frames.TABLE_FRAMES`): view name → sentences
-TABLE_CAPTIONS = {"decomposition": _decomposition_text, "over_time": over_time_caption}
