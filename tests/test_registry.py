@@ -107,7 +107,7 @@ def _old_effective_target(name, data, options):
     target = resolve_target(data, options)
     if name.startswith("tcal") and target in ("topk", "full"):
         return ("full",)
-    if name in ("smooth", "smooth_curve", "distance", "classical", "decomposition") or (
+    if name in ("smooth", "smooth_curve", "distance", "classical", "decomposition", "over_time") or (
             name == "reliability" and scalar_reliability(data, options)):
         target = scalar_target(data, target)
     if target == "classwise":
@@ -140,7 +140,7 @@ def test_plan_reproduces_the_slots_it_replaced(small):
                 plan = ResultStore.plan(small, options, show_smooth=show_smooth)
                 scalar = analysis.scalar_reliability(small, options)
                 assert list(plan) == ["reliability", "smooth", "tcal", "interval", "bootstrap", "distance",
-                                      "classical", "decomposition"]
+                                      "classical", "decomposition", "over_time"]
                 smooth = (plan["smooth"].final, plan["smooth"].stand_in)
                 assert smooth == (("smooth", "smooth_curve") if show_smooth and scalar else (None, None))
                 tcal = (plan["tcal"].final, plan["tcal"].stand_in)

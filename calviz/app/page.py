@@ -22,6 +22,7 @@ from calviz.analysis import Analysis, DataSummary, is_distributed, prepare, resu
 from calviz.analysis.views import REGISTRY
 from calviz.app import sources
 from calviz.app.controls import Controls
+from calviz.app.over_time import OWN_CARDS, OverTimeView
 from calviz.app.store import DEBOUNCE_S, ResultStore
 from calviz.app.views import (
     ClassicalView,
@@ -104,7 +105,8 @@ class CalvizApp:
         ]
         # every view drawn as a table that has a slot of the store: one generic card each, after the four
         self.tables = [TableView(self.store, r.name) for r in REGISTRY
-                       if r.frame is not None and r.slot in self.store.SLOTS]
+                       if r.frame is not None and r.slot in self.store.SLOTS and r.name not in OWN_CARDS]
+        self.over_time = OverTimeView(self.store)  # (shown when the data have a time column)
         self.classical = ClassicalView(self.store)  # drawn below T-Cal, in the T-Cal card's room for it
         self.views[1].extra.append(self.classical.panel)
         self.data = self._sidebar = None
@@ -298,6 +300,7 @@ class CalvizApp:
             pn.Row(rel, tcal, sizing_mode="stretch_width"),
             pn.Row(interval, distance, sizing_mode="stretch_width"),
             *(table.panel for table in self.tables),
+            self.over_time.panel,
             self.comparison.panel,
             sizing_mode="stretch_width",
         )
@@ -315,7 +318,7 @@ class CalvizApp:
             # a changed caption or title is in again (measuring every element of it), so with one root per
             # card a live change costs the cards it touches, not the whole page
             main=[self.status.panel, *(view.panel for view in self.views), *(t.panel for t in self.tables),
-                  self.comparison.panel],
+                  self.over_time.panel, self.comparison.panel],
             raw_css=[_MAIN_GRID_CSS, _LOADING_CSS],
             sidebar_width=300,
             accent_base_color=frames.CALIBRATED,

@@ -23,6 +23,7 @@ __all__ = [
     "interval_title", "bins_phrase",
     "interval_caption", "BOOTSTRAP_NOTE", "interval_details", "distance_title", "distance_caption",
     "classical_caption", "decomposition_caption", "decomposition_reading", "decomposition_text",
+    "over_time_caption",
 ]
 
 
@@ -955,3 +956,54 @@ def decomposition_text(decomposition) -> str:
     Brier score 0.1604 = miscalibration 0.0160 − discrimination 0.0953 + uncertainty 0.2398
     """
     return f"{decomposition_caption(decomposition)}. {decomposition_reading(decomposition)}"
+
+
+def over_time_caption(over_time) -> str:
+    """The over-time view in sentences: the monitor's state and the per-window tests' rejections.
+
+    The monitor's alarm (the window where its e-value reached 1/α), or its largest e-value against 1/α,
+    and how many windows the per-window T-Cal tests reject after Holm's correction.
+
+    Parameters
+    ----------
+    over_time : OverTime
+        From :func:`calviz.analysis.compute.compute_over_time`.
+
+    Returns
+    -------
+    str
+        The sentences.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from calviz._timed import with_time
+    >>> from calviz.analysis import AnalysisOptions
+    >>> from calviz.analysis.compute import compute_over_time
+    >>> from calviz.present import text
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=3000)
+    >>> y = (rng.uniform(size=3000) < p).astype(int)
+    >>> print(text.over_time_caption(compute_over_time(with_time((y, p), np.repeat([1, 2, 3], 1000)),
+    ...                                                 AnalysisOptions())))
+    No alarm: the monitor's largest e-value is 1 < 1/α = 20 (anytime-valid p = 1.0000). 3 windows (one
+    window per distinct time, 3,000 rows); per-window T-Cal: 0 of 3 reject at α = 0.05 after Holm's
+    correction for the 3 windows.
+    """
+    w, m = over_time.windows, over_time.monitor
+    count = w.n_windows
+    if m.alarm:
+        when = m.start[m.alarm_index] if m.alarm_index < len(m.start) else m.alarm_time
+        from calviz.present.frames import window_label
+
+        state = (f"Alarm: the monitor's e-value reached 1/α = {m.threshold:g} in window {m.alarm_index + 1} "
+                 f"(from {window_label(when)}); it is {m.statistic:.3g} now — calibration is rejected at "
+                 f"level α = {m.alpha:g}, valid however often the log was checked")
+    else:
+        top = float(np.exp(min(float(np.max(m.log_evalues)), 700.0))) if m.log_evalues.size else 1.0
+        state = (f"No alarm: the monitor's largest e-value is {top:.3g} < 1/α = {m.threshold:g} "
+                 f"(anytime-valid p = {m.pvalue:.4f})")
+    rejected = int(np.sum(w.reject))
+    return (f"{state}. {count} windows ({w.window}, {int(np.sum(w.n)):,} rows); per-window T-Cal: "
+            f"{rejected} of {count} reject at α = {w.alpha:g} after Holm's correction for the "
+            f"{count} windows.")
