@@ -128,7 +128,9 @@ def _figures(result: Analysis) -> dict:
     return {
         # scalar targets: the diagram with its smooth curve and witness; topk: one curve per rank;
         # full: one panel per class (5 columns fit the report's width)
-        "reliability": plots.reliability_view(
+        # the CORP mode (scheme "corp"): the isotonic curve and its consistency band in the diagram's place
+        "reliability": plots.corp_plot(result.corp, height=400) if result.corp is not None
+        else plots.reliability_view(
             result.reliability, smooth=result.smooth, witness=result.witness, height=400, max_cols=5
         ),
         "tcal": plots.tcal_plot(tcal),
@@ -149,6 +151,8 @@ def _captions(result: Analysis) -> dict:
             f" the {rel.target} target; the distance bounds (section 4) use the top-1"
             " reduction."
         )
+    elif result.corp is not None:
+        reliability = f"{text.corp_caption(result.corp)} {text.CORP_MARKS}"
     else:
         reliability = text.GLYPHS["reliability"]
     return {
