@@ -228,7 +228,8 @@ REGISTRY: tuple[View, ...] = (
         seconds_per_row=1.6e-8,
         cost=lambda seconds, n_classes, options: seconds * max(int(options.n_resamples), 1),
         background="always", slot="reliability", stand_in="corp_curve", job_label="CORP consistency band",
-        dask=None, not_on_dask="the isotonic recalibration sorts the whole sample in one process",
+        # every row gathered into one process: the isotonic fit sorts the whole sample (equal to in memory)
+        dask="gathered",
     ),
     View(
         "corp_curve", lambda data, options: _compute.compute_corp(data, options, band=False),
@@ -236,7 +237,8 @@ REGISTRY: tuple[View, ...] = (
         targets=TargetRule("scalar", why="the isotonic curve of a scalar prediction: " + _SCALAR_WHY),
         label="CORP reliability curve (no band)", applies=_corp_diagram, in_analysis=False,
         seconds_per_row=1.5e-7,
-        dask=None, not_on_dask="the isotonic recalibration sorts the whole sample in one process",
+        # every row gathered into one process: the isotonic fit sorts the whole sample (equal to in memory)
+        dask="gathered",
     ),
     View(
         "smooth", _compute.compute_smooth,
@@ -361,7 +363,8 @@ REGISTRY: tuple[View, ...] = (
         # all rows: one sort and one isotonic (PAV) fit, O(n log n); measured 1.2·10⁻⁷ s/row at 2·10⁵ rows
         seconds_per_row=1.5e-7, background="when_large", slot="decomposition",
         job_label="score decomposition", title="Score decomposition",
-        dask=None, not_on_dask="the isotonic recalibration sorts the whole sample in one process",
+        # every row gathered into one process: the isotonic fit sorts the whole sample (equal to in memory)
+        dask="gathered",
         explanation=(
             "Where the Brier score goes: the part the model loses to miscalibration (what recalibrating it "
             "would gain), minus what it gains by discriminating, plus the uncertainty of the outcomes.",
