@@ -237,7 +237,10 @@ def _labels_from(arr: np.ndarray, n: int, n_classes: int) -> np.ndarray:
         raise InputError(f"y_true has a non-finite value (NaN or inf) at row {_first_bad(bad)}")
     bad = (labels != np.floor(labels)) | (labels < 0) | (labels > n_classes - 1)
     i = _first_bad(bad)
-    raise InputError(f"y_true must be {allowed}; row {i} has {float(labels[i]):g}")
+    given = arr[i]  # (an integer as given: a float would round one beyond 2**53)
+    shown = int(given) if isinstance(given, (int, np.integer)) and not isinstance(given, bool) else (
+        f"{float(labels[i]):g}")
+    raise InputError(f"y_true must be {allowed}; row {i} has {shown}")
 
 
 def _is_text(arr: np.ndarray) -> bool:

@@ -59,7 +59,6 @@ from calviz.present.labels import METHOD_NAMES, format_value, measure_label, met
 from calviz.present.text import (  # noqa: F401
     BOOTSTRAP_NOTE,
     DISTANCE_MISSING,
-    GLYPHS,
     RELIABILITY_MISSING,
     bins_phrase,
     classical_caption,
@@ -112,6 +111,8 @@ _TOOLS = ["hover"]
 #: view name → (what the view shows, in one plain sentence; the mathematics behind it, for a tooltip or a
 #: "more" link): the registry's ``View.explanation``.  The app's cards and the report's sections read these.
 VIEW_EXPLANATIONS = {record.name: record.explanation for record in REGISTRY if record.explanation is not None}
+#: what each figure's marks mean (the registry's ``View.marks``)
+GLYPHS = {record.name: record.marks for record in REGISTRY if record.marks is not None}
 
 
 def placeholder(message: str, title: str = "", *, height: int = 300) -> hv.Element:

@@ -20,10 +20,12 @@ from calviz._data import CalibrationData, InputError
 from calviz._distance import distance_bounds, smce_witness
 from calviz._ece import reliability
 from calviz._intervals import ece_interval
+from calviz._monitor import CalibrationMonitor, monitor_calibration
 from calviz._params import BOOLEAN, NoneOr, Options, validate_params
 from calviz._results import ResultMixin
 from calviz._smooth import smooth_reliability
 from calviz._tcal import adaptive_tcal
+from calviz._windows import CalibrationOverTime, calibration_over_time
 from calviz.analysis.data import (
     DistributedBackend,
     _resolved,
@@ -752,3 +754,64 @@ def compute_corp(data: CalibrationData, options: AnalysisOptions, *, band: bool 
     return corp_reliability(sample, target=target.name, class_index=target.class_index, alpha=options.alpha,
                             n_resamples=int(options.n_resamples) if band else 0, bands=CORP_VIEW_BANDS,
                             seed=int(options.seed))
+
+
+@dataclass(frozen=True, repr=False)
+class OverTime(ResultMixin):
+    """The over-time view's result: the per-window statistics and the anytime-valid monitor of one log.
+
+    Attributes
+    ----------
+    windows : CalibrationOverTime
+        Per window: ECE with its interval, mean prediction and observed rate with intervals, T-Cal's
+        analytic p-value Holm-corrected over the windows (:func:`calviz.calibration_over_time`).
+    monitor : CalibrationMonitor
+        The e-process after every window and its alarm (:func:`calviz.monitor_calibration`).
+    """
+
+    windows: CalibrationOverTime
+    monitor: CalibrationMonitor
+
+    def append(self, y_true, y_prob=None, *, time) -> OverTime:
+        """Both results with rows appended to the log: the new rows' sums are merged
+        (:meth:`calviz.CalibrationOverTime.append`, :meth:`calviz.CalibrationMonitor.append`)."""
+        return OverTime(self.windows.append(y_true, y_prob, time=time),
+                        self.monitor.append(y_true, y_prob, time=time))
+
+
+def compute_over_time(data: CalibrationData, options: AnalysisOptions) -> OverTime:
+    """Calibration of a prediction log over time (data with a time column, :class:`calviz._timed.TimedData`).
+
+    The log is cut into the data's windows (``"auto"``: :func:`calviz._timed.auto_window`); per window
+    :func:`calviz.calibration_over_time` (fixed windows, the first as the reference window) and, after
+    every window, the e-process of :func:`calviz.monitor_calibration` at level ``alpha``.  Binary
+    predictions as such; K-class predictions through their top-1 (confidence) reduction.
+
+    Parameters
+    ----------
+    data : TimedData
+        Validated predictions with their time column (other data: the rows in their order).
+    options : AnalysisOptions
+        ``alpha`` and ``n_bins`` are read (and ``n``, the subsample: it keeps its rows' times).
+
+    Returns
+    -------
+    OverTime
+        ``windows`` and ``monitor``.
+
+    References
+    ----------
+    .. [1] I. Waudby-Smith and A. Ramdas. Estimating means of bounded random variables by betting.
+       *Journal of the Royal Statistical Society, Series B* 86(1), 1–27, 2024.
+    """
+    from calviz._timed import TimedData, has_time
+
+    if not has_time(data):  # (the registry applies the view to data with a time column only)
+        data = TimedData.in_row_order(data)
+    window = data.over_time_window()
+    target = "binary" if data.is_binary else "top1"
+    time = data.time.show(data.time.values)  # (datetimes, numbers or batch ids, as the user's column)
+    windows = calibration_over_time(data, time=time, window=window, alpha=float(options.alpha),
+                                    n_bins=int(options.n_bins), target=target)
+    monitor = monitor_calibration(data, time=time, window=window, alpha=float(options.alpha), target=target)
+    return OverTime(windows, monitor)

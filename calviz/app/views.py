@@ -33,6 +33,7 @@ from bokeh.plotting import figure
 from calviz import plots
 from calviz._data import message_for
 from calviz.analysis import is_distributed, resolve_target, scalar_target
+from calviz.analysis.views import card_title, view
 from calviz.present import frames, labels, text
 
 __all__ = [
@@ -283,7 +284,7 @@ class ReliabilityView(_View):
     def __init__(self, store):
         self.holder = pn.Column(sizing_mode="stretch_width", margin=0)
         self.note = Text()
-        self.panel = card("1 · Reliability diagram", self.holder, self.note, view="reliability")
+        self.panel = card(card_title("reliability"), self.holder, self.note, view="reliability")
         self.structure: tuple | None = None
         self.sources: dict[str, ColumnDataSource] = {}
         self.figures: list = []
@@ -572,7 +573,7 @@ class TCalView(_View):
         self.pane = pn.pane.Bokeh(None, height=REL_HEIGHT, sizing_mode="stretch_width", min_width=320)
         self.note = Text()
         self.extra = pn.Column(sizing_mode="stretch_width", margin=0)
-        self.panel = card("2 · Multi-scale T-Cal", self.pane, self.note, self.extra, view="tcal")
+        self.panel = card(card_title("tcal"), self.pane, self.note, self.extra, view="tcal")
         self.discrete: bool | None = None
         super().__init__(store)
 
@@ -700,7 +701,7 @@ class IntervalView(_View):
         self.figure = fig
         self.pane = pn.pane.Bokeh(fig, height=LOW_HEIGHT, sizing_mode="stretch_width", min_width=320)
         self.note = Text()
-        self.panel = card("3 · ECE with confidence interval", self.pane, self.note, view="interval")
+        self.panel = card(card_title("interval"), self.pane, self.note, view="interval")
         super().__init__(store)
 
     def draw(self) -> None:
@@ -759,7 +760,7 @@ class DistanceView(_View):
         self.figure = fig
         self.pane = pn.pane.Bokeh(fig, height=LOW_HEIGHT, sizing_mode="stretch_width", min_width=320)
         self.note = Text()
-        self.panel = card("4 · Distance to calibration", self.pane, self.note, view="distance")
+        self.panel = card(card_title("distance"), self.pane, self.note, view="distance")
         super().__init__(store)
 
     @staticmethod
@@ -797,25 +798,22 @@ class DistanceView(_View):
 
 
 class TableView(_View):
-    """The card of a view drawn as a table (:data:`calviz.present.frames.TABLE_FRAMES`): its registry
-    title and explanation, its columns in a compact ``DataTable`` and its caption
-    (:data:`calviz.present.text.TABLE_CAPTIONS`).  One class for every such view: a new table view needs
-    its frame and caption, no card of its own."""
+    """The card of a view drawn as a table (its registry ``View.frame``): its registry title and
+    explanation, its columns in a compact ``DataTable`` and its caption (``View.caption``).  One class for
+    every such view: a new table view needs its frame and caption, no card of its own."""
 
     def __init__(self, store, name: str):
-        from calviz.analysis.views import view
-
         record = view(name)
         self.name, self.slot, self.label = name, record.slot, record.label
         self.slots = (record.slot,)
-        self.frame, self.caption_of = frames.TABLE_FRAMES[name], text.TABLE_CAPTIONS[name]
+        self.frame, self.caption_of = record.frame, record.caption
         self.table = DataTable(source=ColumnDataSource({}), columns=[], index_position=None, height=130,
                                sizing_mode="stretch_width", name=f"{name}_table", reorderable=False)
         self.caption = Div(text="", sizing_mode="stretch_width", styles={"font-size": "12px"},
                            name=f"{name}_caption")
         self.pane = pn.pane.Bokeh(column(self.table, self.caption, sizing_mode="stretch_width"),
                                   sizing_mode="stretch_width", margin=(0, 10))
-        self.panel = card(record.title or record.label, self.pane, view=name if record.explanation else None)
+        self.panel = card(card_title(name), self.pane, view=name if record.explanation else None)
         super().__init__(store)
 
     def draw(self) -> None:

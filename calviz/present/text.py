@@ -18,11 +18,12 @@ __all__ = [
     "TCAL_DECISION_WORDS", "TCAL_MISSING", "RELIABILITY_MISSING", "INTERVAL_MISSING", "DISTANCE_MISSING",
     "tcal_decision", "tcal_decision_words", "decision_cell",
     "scalar_reliability_title", "rank_reliability_title", "reliability_caption", "tcal_verdict",
-    "tcal_marks", "tcal_caption", "tcal_view_note", "running_note", "tcal_hidden_note", "GLYPHS",
+    "tcal_marks", "tcal_caption", "tcal_view_note", "running_note", "tcal_hidden_note", "RELIABILITY_MARKS",
+    "INTERVAL_MARKS", "reliability_section_caption", "tcal_section_caption", "interval_section_caption",
     "interval_title", "bins_phrase",
     "interval_caption", "BOOTSTRAP_NOTE", "interval_details", "distance_title", "distance_caption",
-    "classical_caption", "decomposition_caption", "decomposition_reading", "TABLE_CAPTIONS", "corp_caption",
-    "CORP_MARKS",
+    "classical_caption", "decomposition_caption", "decomposition_reading", "decomposition_text",
+    "over_time_caption", "corp_caption", "CORP_MARKS",
 ]
 
 
@@ -485,21 +486,76 @@ def tcal_hidden_note(hidden: int) -> str:
             "tested but not drawn")
 
 
-#: what each view's marks mean (a caption under the figure)
-GLYPHS = {
-    "reliability": (
-        "Bars: observed frequency per bin, crimson where the bin's interval misses the diagonal, teal where "
-        "it covers it; whiskers: per-bin intervals; dashed: the diagonal (perfect calibration); blue: the "
-        "smooth curve and its band; grey, below: how many predictions fall in each bin; red, bottom: the "
-        "witness w(v), far from 0 where the observed frequency is above (w > 0) or below (w < 0) the "
-        "prediction."
-    ),
-    "tcal": tcal_marks(None),
-    "interval": (
-        "Bars: the intervals (crimson when they exclude 0, teal when they include it); white dots: the "
-        "point estimate; grey line: 0."
-    ),
-}
+#: what the reliability diagram's marks mean (the caption under its scalar figure)
+RELIABILITY_MARKS = (
+    "Bars: observed frequency per bin, crimson where the bin's interval misses the diagonal, teal where "
+    "it covers it; whiskers: per-bin intervals; dashed: the diagonal (perfect calibration); blue: the "
+    "smooth curve and its band; grey, below: how many predictions fall in each bin; red, bottom: the "
+    "witness w(v), far from 0 where the observed frequency is above (w > 0) or below (w < 0) the "
+    "prediction."
+)
+#: what the ECE-interval figure's marks mean
+INTERVAL_MARKS = (
+    "Bars: the intervals (crimson when they exclude 0, teal when they include it); white dots: the "
+    "point estimate; grey line: 0."
+)
+
+
+def reliability_section_caption(reliability) -> str:
+    """The caption under the report's reliability figure: what its marks mean, and for a vector target why
+    the smooth curve and the witness are not drawn.
+
+    Parameters
+    ----------
+    reliability : ReliabilityDiagram, RankReliability, ClassReliability, CORPReliability or None
+        The analysis' reliability result (a CORP diagram in the ``corp`` mode).
+
+    Returns
+    -------
+    str
+        The caption.
+    """
+    if is_multi(reliability):
+        return reliability_caption(reliability) + (
+            " The smooth curve and the smCE witness are defined for scalar predictions and are omitted for"
+            f" the {reliability.target} target; the distance bounds (section 4) use the top-1"
+            " reduction."
+        )
+    if type(reliability).__name__ == "CORPReliability":  # the CORP mode
+        return f"{corp_caption(reliability)} {CORP_MARKS}"
+    return RELIABILITY_MARKS
+
+
+def tcal_section_caption(result) -> str:
+    """The caption under the report's T-Cal figure: the verdict and what the marks mean.
+
+    Parameters
+    ----------
+    result : TCalResult or None
+        The test shown (the resampled one where computed).
+
+    Returns
+    -------
+    str
+        The caption.
+    """
+    return f"{tcal_caption(result)}. {tcal_marks(result)}"
+
+
+def interval_section_caption(interval) -> str:
+    """The caption under the report's ECE-interval figure: the interval in words and what the marks mean.
+
+    Parameters
+    ----------
+    interval : ECEInterval or None
+        From :func:`calviz.ece_interval`.
+
+    Returns
+    -------
+    str
+        The caption.
+    """
+    return f"{interval_caption(interval)} {INTERVAL_MARKS}"
 
 
 def interval_title(interval) -> str:
@@ -901,9 +957,68 @@ def decomposition_reading(decomposition) -> str:
             f"the score of always predicting the base rate ({d.target}, n = {d.n:,}).")
 
 
-def _decomposition_text(decomposition) -> str:
+def decomposition_text(decomposition) -> str:
+    """The caption under the score decomposition's table: what it is, and what this result says.
+
+    Parameters
+    ----------
+    decomposition : ScoreDecomposition
+        From :func:`calviz.score_decomposition`.
+
+    Returns
+    -------
+    str
+        :func:`decomposition_caption` and :func:`decomposition_reading`.
+    """
     return f"{decomposition_caption(decomposition)}. {decomposition_reading(decomposition)}"
 
 
-#: the caption under each table view (:data:`calviz.present.frames.TABLE_FRAMES`): view name → sentences
-TABLE_CAPTIONS = {"decomposition": _decomposition_text}
+def over_time_caption(over_time) -> str:
+    """The over-time view in sentences: the monitor's state and the per-window tests' rejections.
+
+    The monitor's alarm (the window where its e-value reached 1/α), or its largest e-value against 1/α,
+    and how many windows the per-window T-Cal tests reject after Holm's correction.
+
+    Parameters
+    ----------
+    over_time : OverTime
+        From :func:`calviz.analysis.compute.compute_over_time`.
+
+    Returns
+    -------
+    str
+        The sentences.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from calviz._timed import with_time
+    >>> from calviz.analysis import AnalysisOptions
+    >>> from calviz.analysis.compute import compute_over_time
+    >>> from calviz.present import text
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=3000)
+    >>> y = (rng.uniform(size=3000) < p).astype(int)
+    >>> print(text.over_time_caption(compute_over_time(with_time((y, p), np.repeat([1, 2, 3], 1000)),
+    ...                                                 AnalysisOptions())))
+    No alarm: the monitor's largest e-value is 1 < 1/α = 20 (anytime-valid p = 1.0000). 3 windows (one
+    window per distinct time, 3,000 rows); per-window T-Cal: 0 of 3 reject at α = 0.05 after Holm's
+    correction for the 3 windows.
+    """
+    w, m = over_time.windows, over_time.monitor
+    count = w.n_windows
+    if m.alarm:
+        when = m.start[m.alarm_index] if m.alarm_index < len(m.start) else m.alarm_time
+        from calviz.present.frames import window_label
+
+        state = (f"Alarm: the monitor's e-value reached 1/α = {m.threshold:g} in window {m.alarm_index + 1} "
+                 f"(from {window_label(when)}); it is {m.statistic:.3g} now — calibration is rejected at "
+                 f"level α = {m.alpha:g}, valid however often the log was checked")
+    else:
+        top = float(np.exp(min(float(np.max(m.log_evalues)), 700.0))) if m.log_evalues.size else 1.0
+        state = (f"No alarm: the monitor's largest e-value is {top:.3g} < 1/α = {m.threshold:g} "
+                 f"(anytime-valid p = {m.pvalue:.4f})")
+    rejected = int(np.sum(w.reject))
+    return (f"{state}. {count} windows ({w.window}, {int(np.sum(w.n)):,} rows); per-window T-Cal: "
+            f"{rejected} of {count} reject at α = {w.alpha:g} after Holm's correction for the "
+            f"{count} windows.")
