@@ -23,7 +23,7 @@ __all__ = [
     "interval_title", "bins_phrase",
     "interval_caption", "BOOTSTRAP_NOTE", "interval_details", "distance_title", "distance_caption",
     "classical_caption", "decomposition_caption", "decomposition_reading", "decomposition_text",
-    "over_time_caption",
+    "over_time_caption", "corp_caption", "CORP_MARKS",
 ]
 
 
@@ -508,8 +508,8 @@ def reliability_section_caption(reliability) -> str:
 
     Parameters
     ----------
-    reliability : ReliabilityDiagram, RankReliability or ClassReliability or None
-        The analysis' reliability result.
+    reliability : ReliabilityDiagram, RankReliability, ClassReliability, CORPReliability or None
+        The analysis' reliability result (a CORP diagram in the ``corp`` mode).
 
     Returns
     -------
@@ -533,6 +533,8 @@ def reliability_section_caption(reliability) -> str:
             f" the {reliability.target} target; the distance bounds (section 4) use the top-1"
             " reduction."
         )
+    if type(reliability).__name__ == "CORPReliability":  # the CORP mode
+        return f"{corp_caption(reliability)} {CORP_MARKS}"
     return RELIABILITY_MARKS
 
 
@@ -865,6 +867,54 @@ def classical_caption(tests, *, alpha: float | None = None) -> str:
         text += f" · ACE {format_value(ace.value)} ({ace.n_bins} equal-mass bins, averaged over classes)"
     return text
 
+
+
+def corp_caption(corp) -> str:
+    """What the CORP reliability diagram says: where its curve leaves the consistency band, and the Brier
+    score's miscalibration component.
+
+    Parameters
+    ----------
+    corp : CORPReliability
+        From :func:`calviz.corp_reliability`.
+
+    Returns
+    -------
+    str
+        The caption.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> from calviz.present import text
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=2000)
+    >>> y = (rng.uniform(size=2000) < p ** 1.5).astype(int)
+    >>> corp = calviz.corp_reliability(y, p, n_resamples=200, bands=["consistency"], seed=0)
+    >>> text.corp_caption(corp).split(". ")[1]
+    'It leaves the 90% consistency band at 781 of 1000 predictions (78%): miscalibrated there'
+    """
+    head = f"The isotonic (CORP) recalibration curve (no bins; n = {int(corp.n):,})."
+    mcb = f" Brier miscalibration MCB = {format_value(corp.mcb)}."
+    if corp.consistency_low is None:
+        return head + mcb
+    curve = np.asarray(corp.predict(corp.band_x))
+    outside = (curve < np.asarray(corp.consistency_low)) | (curve > np.asarray(corp.consistency_high))
+    points = int(outside.size)
+    level = f"{100 * (1 - float(corp.alpha)):g}%"
+    if not outside.any():
+        where = (f" It stays inside the {level} consistency band at all {points} predictions shown: "
+                 "consistent with calibration there.")
+    else:
+        where = (f" It leaves the {level} consistency band at {int(outside.sum())} of {points} predictions "
+                 f"({100 * outside.mean():.0f}%): miscalibrated there.")
+    return head + where + mcb + (f" {corp.note}." if corp.note else "")
+
+
+CORP_MARKS = ("Black steps: the isotonic (CORP) recalibration curve; shaded: the consistency band, where a "
+              "calibrated model's curve would fall; dashed: the diagonal; grey, below: the predictions' "
+              "distribution.")
 
 
 def decomposition_caption(decomposition) -> str:
