@@ -342,8 +342,26 @@ def check_summary(data, options, *, source: str = "", analysis=None) -> dict:
         "options": _as_dict(options),
         "classical": _as_dict(result.classical),
         **_table_views(result, views),
+        **({"corp": _corp_summary(result.corp)} if "corp" in views and options.scheme == "corp" else {}),
         "errors": dict(result.errors),
     }
+
+
+def _corp_summary(corp) -> dict | None:
+    """The CORP diagram in JSON: the isotonic curve as its steps (the prediction where each block of equal
+    value starts, and the value: exact, and short however many distinct predictions there are), the
+    consistency band at its points, the Brier decomposition and the caption."""
+    import numpy as np
+
+    from calviz.present.text import corp_caption
+
+    if corp is None:
+        return None
+    fit = np.asarray(corp.recalibrated)
+    starts = np.flatnonzero(np.r_[True, fit[1:] != fit[:-1]])
+    shown = {k: v for k, v in _as_dict(corp).items() if k not in ("x", "recalibrated", "weight")}
+    steps = {"x": np.asarray(corp.x)[starts].tolist(), "recalibrated": fit[starts].tolist()}
+    return {**shown, "steps": steps, "caption": corp_caption(corp)}
 
 
 def _table_views(result, views) -> dict:
@@ -443,6 +461,9 @@ def _print_check_text(summary: dict) -> None:
             shown = summary[name]
             line = f"  {record.label}: " + (shown["caption"] if shown else "not available")
             print(textwrap.fill(line, 110, subsequent_indent="    ", break_on_hyphens=False))
+    if summary.get("corp") is not None:
+        print(textwrap.fill("  CORP     " + summary["corp"]["caption"], 110, subsequent_indent="    ",
+                            break_on_hyphens=False))
     for view, message in summary["errors"].items():
         print(f"  note: {view}: {message}")
 

@@ -842,3 +842,97 @@ def test_panel_serve_checks_the_upload_size_in_the_browser(tmp_path, chromium_br
             context.close()
     finally:
         stop_server(proc)
+
+
+# -- the CORP mode and the score decomposition card --------------------------------------------------------
+
+JS_SET_RADIO = f"""(label) => {{
+    for (const m of {_ALL_MODELS})
+        if (Array.isArray(m.labels) && m.labels.includes(label) && m.properties
+                && 'active' in m.properties) {{
+            m.active = m.labels.indexOf(label); return true;
+        }}
+    return false;
+}}"""
+
+# the CORP band's source (columns x, low, high and no 'y'): its 'low' column, or null before it is drawn
+JS_CORP_BAND = f"""() => {{
+    for (const m of {_ALL_MODELS}) {{
+        const data = m.data;
+        if (!data || m.selected === undefined) continue;
+        const get = (k) => data instanceof Map ? data.get(k) : data[k];
+        if (get('low') !== undefined && get('high') !== undefined && get('y') === undefined
+                && get('x') !== undefined && get('x').length > 0) return Array.from(get('low'));
+    }}
+    return null;
+}}"""
+
+# page boxes [left, top, right, bottom, what] of every visible Bokeh Div with text and every figure
+JS_TEXT_BOXES = """() => {
+    const out = [], seen = new Set();
+    const roots = Bokeh.index instanceof Map ? [...Bokeh.index.values()] : Object.values(Bokeh.index);
+    function walk(view) {
+        if (!view || seen.has(view)) return;
+        seen.add(view);
+        const m = view.model, type = m ? m.type : '';
+        if (view.el && (type === 'Div' || type === 'Figure') && m.visible !== false) {
+            const r = view.el.getBoundingClientRect();
+            const text = type === 'Div' ? view.el.innerText || '' : '';
+            if (r.width > 0 && r.height > 0 && (type === 'Figure' || text.trim()))
+                out.push([r.left, r.top, r.right, r.bottom, type + ': ' + text.slice(0, 40)]);
+        }
+        let children = [];
+        try { children = [...view.children()]; } catch (e) { children = view.child_views || []; }
+        for (const child of children) walk(child);
+    }
+    for (const root of roots) walk(root);
+    return out;
+}"""
+
+
+def _overlapping_texts(boxes) -> list:
+    """Pairs of boxes that overlap by more than a pixel, at least one of them a text (figures may share an
+    edge with their neighbours)."""
+    pairs = []
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1:]:
+            if not (a[4].startswith("Div") or b[4].startswith("Div")):
+                continue
+            if a[0] < b[2] - 1 and a[2] > b[0] + 1 and a[1] < b[3] - 1 and a[3] > b[1] + 1:
+                pairs.append((a[4], b[4]))
+    return pairs
+
+
+def test_corp_mode_and_decomposition_card_follow_alpha_bins_and_target(served_app, chromium_browser,
+                                                                       artifacts_dir):
+    """The CORP (isotonic) mode draws its curve and consistency band; an α change redraws the band, a bins
+    change keeps it; the decomposition card shows its caption and follows a target switch; no text
+    overlaps another or a figure at 1280×800."""
+    context, page = open_app(chromium_browser, served_app)
+    try:
+        wait_text(page, "= miscalibration ")  # the decomposition card's caption
+        decomposition = page.evaluate(JS_VIEW_TEXT_CONTAINING, "= miscalibration ")
+        assert page.evaluate(JS_SET_RADIO, "CORP (isotonic)")
+        page.wait_for_function(f"() => ({JS_CORP_BAND})() !== null", timeout=UPDATE_TIMEOUT)
+        wait_text(page, "consistency band at ")  # the caption, once the band has been resampled
+        band = page.evaluate(JS_CORP_BAND)
+        shot(page, artifacts_dir, "corp_mode")
+        assert _overlapping_texts(page.evaluate(JS_TEXT_BOXES)) == []
+        set_widget(page, "level α", 0.3)
+        page.wait_for_function(f"(before) => {{ const b = ({JS_CORP_BAND})(); return b !== null && "
+                               "JSON.stringify(b) !== JSON.stringify(before); }", arg=band,
+                               timeout=UPDATE_TIMEOUT)
+        wait_text(page, "70% consistency band")
+        band = page.evaluate(JS_CORP_BAND)
+        set_widget(page, "bins (m)", 25)
+        wait_widget(page, "bins (m)", 25)
+        assert page.evaluate(JS_CORP_BAND) == band  # no bins in the CORP diagram
+        set_widget(page, "calibration target", "classwise")
+        wait_text_changed(page, "= miscalibration ", decomposition)
+        wait_text(page, "classwise · CORP (isotonic)")
+        page.wait_for_function(f"() => ({JS_CORP_BAND})() !== null", timeout=UPDATE_TIMEOUT)
+        shot(page, artifacts_dir, "corp_mode_classwise")
+        assert _overlapping_texts(page.evaluate(JS_TEXT_BOXES)) == []
+        assert not page.errors, page.errors
+    finally:
+        context.close()

@@ -80,6 +80,13 @@ def test_models_mode_defaults_to_the_recalibrated_partner_and_equals_compare(app
     assert (c.tcal_a.pvalue, c.tcal_b.pvalue) == (ref.tcal_a.pvalue, ref.tcal_b.pvalue)
     assert _table(app)["item"] == ["tabular-gnb", "tabular-gnb-temperature"]
     assert ref.verdict in _verdict(app)
+    # the two models' score decompositions side by side in the card's note (the engine's numbers)
+    assert (c.decomposition_a.mcb, c.decomposition_b.dsc) == (ref.decomposition_a.mcb,
+                                                              ref.decomposition_b.dsc)
+    from calviz.present.comparisons import comparison_summary, decomposition_text
+
+    for part in comparison_summary({"comparison": ref})["comparison"]["models"].values():
+        assert decomposition_text(part["decomposition"]) in m.view.note.object
     # another embedded model of the same test set; the bin count reaches the comparison
     m.controls.other = "tabular-rf"
     app.controls.n_bins = 10

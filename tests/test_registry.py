@@ -107,7 +107,8 @@ def _old_effective_target(name, data, options):
     target = resolve_target(data, options)
     if name.startswith("tcal") and target in ("topk", "full"):
         return ("full",)
-    if name in ("smooth", "smooth_curve", "distance", "classical", "decomposition", "over_time") or (
+    if name in ("smooth", "smooth_curve", "distance", "classical", "decomposition", "over_time", "corp",
+                "corp_curve") or (
             name == "reliability" and scalar_reliability(data, options)):
         target = scalar_target(data, target)
     if target == "classwise":

@@ -75,7 +75,16 @@ def _always(data, options) -> bool:
 
 
 def _scalar_diagram(data, options) -> bool:
-    return _data.scalar_reliability(data, options)
+    # (the smooth curve overlays the binned diagram: the CORP mode draws its own curve and band)
+    return _data.scalar_reliability(data, options) and options.scheme != "corp"
+
+
+def _binned_diagram(data, options) -> bool:
+    return options.scheme != "corp"
+
+
+def _corp_diagram(data, options) -> bool:
+    return options.scheme == "corp"
 
 
 def _resampled_tcal_asked(data, options) -> bool:
@@ -224,12 +233,15 @@ REGISTRY: tuple[View, ...] = (
         reads=("target", "class_index", "top_k", "n", "scheme", "n_bins", "alpha"),
         targets=TargetRule("diagram", why="binary, top-1 and classwise: one diagram; top-k: one curve per "
                                           "rank; full: one panel per class"),
-        label="reliability diagram", slot="reliability", job_label="reliability on Dask",
+        label="reliability diagram", applies=_binned_diagram, slot="reliability",
+        job_label="reliability on Dask",
         title="Reliability diagram",
         # scalar targets: the diagram with its smooth curve and witness; topk: one curve per rank; full: one
         # panel per class (5 columns fit the report's width)
-        figure=lambda analysis: _plots().reliability_view(analysis.reliability, smooth=analysis.smooth,
-                                                          witness=analysis.witness, height=400, max_cols=5),
+        # the CORP mode (scheme "corp"): its isotonic curve and consistency band in the diagram's place
+        figure=lambda analysis: _plots().corp_plot(analysis.corp, height=400) if analysis.corp is not None
+        else _plots().reliability_view(analysis.reliability, smooth=analysis.smooth, witness=analysis.witness,
+                                       height=400, max_cols=5),
         caption=_text.reliability_section_caption, marks=_text.RELIABILITY_MARKS,
         explanation=(
             "How often the model is right, against how sure it says it is: a calibrated model's bars follow "
@@ -238,8 +250,36 @@ REGISTRY: tuple[View, ...] = (
             "interval at level 1 − α. Blue: a kernel regression of y on the prediction (SmoothECE, Błasiok "
             "and Nakkiran 2023) with a pointwise band. Red panel: the witness w(v) of the smooth calibration "
             "error smCE = max over 1-Lipschitz w: [0, 1] → [−1, 1] of E[(y − v) w(v)] (Błasiok, Gopalan, Hu "
-            "and Nakkiran 2023, Def. 7.2): it is near ±1 where outcomes are above or below the predictions.",
+            "and Nakkiran 2023, Def. 7.2): it is near ±1 where outcomes are above or below the predictions. "
+            "The CORP mode (no bins; Dimitriadis, Gneiting and Jordan 2021, eq. 2): the isotonic "
+            "(pool-adjacent-violators) regression of the outcomes on the predictions, tied predictions "
+            "pooled — the optimally binned diagram — with its consistency band at level 1 − α (outcomes "
+            "redrawn as Bernoulli(prediction), refitted; the α/2 and 1 − α/2 quantiles at each "
+            "prediction, their Sec. 2.2).",
         ),
+    ),
+    View(
+        "corp", _compute.compute_corp,
+        # no bins: a change of n_bins reuses it; α re-reads the quantiles of new resamples
+        reads=("target", "class_index", "n", "alpha", "n_resamples", "seed"),
+        targets=TargetRule("scalar", why="the isotonic curve of a scalar prediction: " + _SCALAR_WHY),
+        label="CORP reliability diagram", applies=_corp_diagram, in_check=True,
+        # the band: n_resamples label resamples, each O(n) on the rows sorted once (measured 1.6·10⁻⁸ s
+        # per row and resample at 10⁵ continuous predictions, benchmarks/bench_corp.py)
+        seconds_per_row=1.6e-8,
+        cost=lambda seconds, n_classes, options: seconds * max(int(options.n_resamples), 1),
+        background="always", slot="reliability", stand_in="corp_curve", job_label="CORP consistency band",
+        # every row gathered into one process: the isotonic fit sorts the whole sample (equal to in memory)
+        dask="gathered",
+    ),
+    View(
+        "corp_curve", lambda data, options: _compute.compute_corp(data, options, band=False),
+        reads=("target", "class_index", "n"),
+        targets=TargetRule("scalar", why="the isotonic curve of a scalar prediction: " + _SCALAR_WHY),
+        label="CORP reliability curve (no band)", applies=_corp_diagram, in_analysis=False,
+        seconds_per_row=1.5e-7,
+        # every row gathered into one process: the isotonic fit sorts the whole sample (equal to in memory)
+        dask="gathered",
     ),
     View(
         "smooth", _compute.compute_smooth,
@@ -371,7 +411,8 @@ REGISTRY: tuple[View, ...] = (
         seconds_per_row=1.5e-7, background="when_large", slot="decomposition",
         job_label="score decomposition", title="Score decomposition",
         frame=decomposition_frame, caption=_text.decomposition_text,
-        dask=None, not_on_dask="the isotonic recalibration sorts the whole sample in one process",
+        # every row gathered into one process: the isotonic fit sorts the whole sample (equal to in memory)
+        dask="gathered",
         explanation=(
             "Where the Brier score goes: the part the model loses to miscalibration (what recalibrating it "
             "would gain), minus what it gains by discriminating, plus the uncertainty of the outcomes.",
@@ -452,6 +493,11 @@ def shown_result(analysis, name: str):
     for record in REGISTRY:
         if record.stand_in == name and getattr(analysis, record.name, None) is not None:
             return getattr(analysis, record.name)
+    if getattr(analysis, name, None) is None:  # another mode of its slot answered (e.g. the CORP diagram)
+        for record in REGISTRY:
+            if record.slot == name and record.name != name and record.in_analysis:
+                if (result := getattr(analysis, record.name, None)) is not None:
+                    return result
     return getattr(analysis, name, None)
 
 

@@ -377,6 +377,12 @@ class ComparisonView:
                 " The difference of the debiased ECE² is tested with a paired interval (both models on "
                 "the same examples)."
             )
+        if outcome.groups is None:  # the two models' Brier score decompositions, side by side
+            c = comparisons.comparison_summary({"comparison": outcome.comparison})["comparison"]
+            splits = "; ".join(f"{html.escape(name)}: {comparisons.decomposition_text(m['decomposition'])}"
+                               for name, m in c["models"].items())
+            contrast = comparisons.decomposition_contrast(c)
+            note += f" Score decomposition — {splits}." + (f" {html.escape(contrast)}." if contrast else "")
         if outcome.mode == "recalibration":
             note += " Before and after are both judged on the held-out rows only."
         if outcome.source:

@@ -295,6 +295,9 @@ class ReliabilityView(_View):
         rel = rel_entry.result
         if rel_entry.options is None:
             return
+        if frames.is_corp(rel) or (rel is None and rel_entry.options.scheme == "corp"):
+            self._draw_corp(rel_entry)
+            return
         if frames.is_multi(rel):
             self._draw_multi(rel_entry)
             return
@@ -406,6 +409,54 @@ class ReliabilityView(_View):
             "below 0 where they fall short — not how much (smCE, in the distance view, says how much)."
         )
         return note + _error_text(entry, smooth_entry)
+
+    # the CORP mode: isotonic curve and consistency band, no bins
+    def _build_corp(self) -> None:
+        height = REL_HEIGHT - 120
+        tables = frames.corp_tables(None)
+        src = self.sources = {name: ColumnDataSource(table) for name, table in tables.items()}
+        x_range = Range1d(0, 1)
+        main = _diagram_axes(height, x_range=x_range)
+        main.yaxis.axis_label = "observed frequency"
+        main.varea(x="x", y1="low", y2="high", source=src["band"], fill_color=frames.ACCENT, fill_alpha=0.2,
+                   legend_label="consistency band")
+        _diagonal(main, legend_label="perfect calibration")
+        line = main.line("x", "y", source=src["curve"], color="black", line_width=2,
+                         legend_label="CORP curve")
+        _hover(main, line, [("prediction", "@x{0.000}"), ("recalibrated", "@y{0.000}")])
+        _legend_above(main, padding=2, margin=0, border_line_alpha=0, label_height=12, glyph_height=12)
+        hist = _figure(max(90, height // 3), x_range=x_range)
+        hist.yaxis.axis_label = "count"
+        hist.yaxis.ticker.desired_num_ticks = 3
+        bars = hist.quad(left="x0", right="x1", bottom="c0", top="c1", source=src["hist"],
+                         fill_color=frames.HIST, line_color="white")
+        _hover(hist, bars, frames.HIST_TOOLTIPS)
+        self.figures = [main, hist]
+        self.structure = ("corp",)
+        self._show(column(main, hist, sizing_mode="stretch_width"), REL_HEIGHT)
+
+    def _draw_corp(self, entry) -> None:
+        if self.structure != ("corp",):
+            self._build_corp()
+            self._drawn.clear()
+        if not self._changed("reliability"):
+            return
+        corp = entry.result
+        for name, table in frames.corp_tables(corp).items():
+            _set(self.sources[name], table)
+        data, options = entry.data, entry.options
+        used = scalar_target(data, resolve_target(data, options))
+        self.figures[1].xaxis.axis_label = {
+            "binary": "predicted P(y = 1)", "top1": "top-1 confidence",
+            "classwise": f"predicted P(class {options.class_index})"}.get(used, "confidence")
+        if corp is None:
+            self.figures[0].title.text = (f"reliability: {entry.pending}…" if entry.pending
+                                          else text.RELIABILITY_MISSING)
+            _text(self.note, _error_text(entry))
+            return
+        band = " · band computing…" if entry.pending else ""
+        self.figures[0].title.text = f"{used} · CORP (isotonic) · n = {int(corp.n):,}{band}"
+        _text(self.note, html.escape(f"{text.corp_caption(corp)} {text.CORP_MARKS}") + _error_text(entry))
 
     # vector targets
     def _draw_multi(self, entry) -> None:

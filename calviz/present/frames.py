@@ -26,7 +26,8 @@ __all__ = [
     "class_grid_columns", "tcal_tooltips", "tcal_shown_scales", "critical_values_drawn", "tcal_frame",
     "INTERVAL_TOOLTIPS", "interval_frame", "DISTANCE_TOOLTIPS", "DISTANCE_BAND_TOOLTIPS", "distance_measures",
     "distance_frame", "classical_columns", "decomposition_frame",
-    "over_time_frame", "over_time_windows", "window_diagram", "window_label",
+    "over_time_frame", "over_time_windows", "window_diagram", "window_label", "is_corp", "corp_tables",
+    "CORP_HIST_BINS",
 ]
 
 
@@ -339,6 +340,74 @@ def witness_table(witness) -> dict:
     wy = _arr(witness.witness)
     wx, wy = _display_curve(wx, wy)
     return {"x": wx, "w": wy}
+
+
+#: bars of the CORP diagram's histogram of the predictions (it has no bins of its own)
+CORP_HIST_BINS = 20
+
+
+def is_corp(result) -> bool:
+    """Whether a reliability slot holds the CORP diagram (the ``corp`` scheme) rather than bins."""
+    return type(result).__name__ == "CORPReliability"
+
+
+def _post_steps(x: np.ndarray, *ys: np.ndarray, end: float) -> tuple[np.ndarray, ...]:
+    """A right-continuous step function given at sorted points x (value ys[k][i] on [x_i, x_{i+1})) as the
+    corners of its drawn path up to ``end``: each value twice, at its start and at the next start."""
+    if x.size == 0:
+        return (x, *ys)
+    xs = np.repeat(np.append(x, max(float(end), float(x[-1]))), 2)[1:-1]
+    return (xs, *(np.repeat(y, 2) for y in ys))
+
+
+def corp_tables(corp) -> dict:
+    """Columns of the CORP reliability diagram for drawing: ``curve`` (``x``, ``y``: the isotonic step
+    function's corners, one pair per block of equal value), ``band`` (``x``, ``low``, ``high``: the
+    consistency band as a step function at the band points; empty while it is not computed) and ``hist``
+    (the predictions' weight in :data:`CORP_HIST_BINS` equal-width bars, columns of :func:`hist_table`).
+
+    Parameters
+    ----------
+    corp : CORPReliability or None
+        From :func:`calviz.corp_reliability`.
+
+    Returns
+    -------
+    dict of dict
+        ``{"curve": …, "band": …, "hist": …}``, each column name → array.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> from calviz.present import frames
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=500)
+    >>> y = (rng.uniform(size=500) < p ** 1.5).astype(int)
+    >>> tables = frames.corp_tables(calviz.corp_reliability(y, p, n_resamples=50, seed=0))
+    >>> sorted(tables["curve"]), sorted(tables["band"]), len(tables["hist"]["x0"])
+    (['x', 'y'], ['high', 'low', 'x'], 20)
+    """
+    empty = np.zeros(0)
+    edges = np.linspace(0.0, 1.0, CORP_HIST_BINS + 1)
+    if corp is None:
+        counts = np.zeros(CORP_HIST_BINS)
+        return {"curve": {"x": empty, "y": empty}, "band": {"x": empty, "low": empty, "high": empty},
+                "hist": {"x0": edges[:-1], "c0": counts, "x1": edges[1:], "c1": counts,
+                         "count": counts.astype(np.int64)}}
+    x, fit = _arr(corp.x), _arr(corp.recalibrated)
+    # one corner pair per block: the curve is constant between the starts of its blocks
+    starts = np.flatnonzero(np.r_[True, fit[1:] != fit[:-1]])
+    cx, cy = _post_steps(x[starts], fit[starts], end=x[-1])
+    band = {"x": empty, "low": empty, "high": empty}
+    if corp.consistency_low is not None:
+        bx, low, high = _post_steps(_arr(corp.band_x), _arr(corp.consistency_low),
+                                    _arr(corp.consistency_high), end=x[-1])
+        band = {"x": bx, "low": low, "high": high}
+    counts, _ = np.histogram(x, bins=edges, weights=_arr(corp.weight))
+    return {"curve": {"x": cx, "y": cy}, "band": band,
+            "hist": {"x0": edges[:-1], "c0": np.zeros(CORP_HIST_BINS), "x1": edges[1:], "c1": counts,
+                     "count": np.round(counts).astype(np.int64)}}
 
 
 def is_multi(reliability) -> bool:

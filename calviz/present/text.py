@@ -23,7 +23,7 @@ __all__ = [
     "interval_title", "bins_phrase",
     "interval_caption", "BOOTSTRAP_NOTE", "interval_details", "distance_title", "distance_caption",
     "classical_caption", "decomposition_caption", "decomposition_reading", "decomposition_text",
-    "over_time_caption",
+    "over_time_caption", "corp_caption", "CORP_MARKS",
 ]
 
 
@@ -502,18 +502,30 @@ INTERVAL_MARKS = (
 
 
 def reliability_section_caption(reliability) -> str:
-    """The caption under the report's reliability figure: what its marks mean, and for a vector target why
-    the smooth curve and the witness are not drawn.
+    """The caption under the report's reliability figure: what its marks mean (vector targets: what is shown).
+
+    For a vector target it says why the smooth curve and the witness are not drawn.
 
     Parameters
     ----------
-    reliability : ReliabilityDiagram, RankReliability or ClassReliability or None
-        The analysis' reliability result.
+    reliability : ReliabilityDiagram, RankReliability, ClassReliability, CORPReliability or None
+        The analysis' reliability result (a CORP diagram in the ``corp`` mode).
 
     Returns
     -------
     str
         The caption.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> from calviz.present import text
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=500)
+    >>> y = (rng.uniform(size=500) < p).astype(int)
+    >>> text.reliability_section_caption(calviz.reliability(y, p)) == text.RELIABILITY_MARKS
+    True
     """
     if is_multi(reliability):
         return reliability_caption(reliability) + (
@@ -521,6 +533,8 @@ def reliability_section_caption(reliability) -> str:
             f" the {reliability.target} target; the distance bounds (section 4) use the top-1"
             " reduction."
         )
+    if type(reliability).__name__ == "CORPReliability":  # the CORP mode
+        return f"{corp_caption(reliability)} {CORP_MARKS}"
     return RELIABILITY_MARKS
 
 
@@ -536,6 +550,12 @@ def tcal_section_caption(result) -> str:
     -------
     str
         The caption.
+
+    Examples
+    --------
+    >>> from calviz.present import text
+    >>> text.tcal_section_caption(None) == f"{text.tcal_caption(None)}. {text.tcal_marks(None)}"
+    True
     """
     return f"{tcal_caption(result)}. {tcal_marks(result)}"
 
@@ -552,6 +572,12 @@ def interval_section_caption(interval) -> str:
     -------
     str
         The caption.
+
+    Examples
+    --------
+    >>> from calviz.present import text
+    >>> text.interval_section_caption(None).endswith(text.INTERVAL_MARKS)
+    True
     """
     return f"{interval_caption(interval)} {INTERVAL_MARKS}"
 
@@ -843,6 +869,54 @@ def classical_caption(tests, *, alpha: float | None = None) -> str:
 
 
 
+def corp_caption(corp) -> str:
+    """What the CORP reliability diagram says: where its curve leaves the consistency band, and the Brier
+    score's miscalibration component.
+
+    Parameters
+    ----------
+    corp : CORPReliability
+        From :func:`calviz.corp_reliability`.
+
+    Returns
+    -------
+    str
+        The caption.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> from calviz.present import text
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=2000)
+    >>> y = (rng.uniform(size=2000) < p ** 1.5).astype(int)
+    >>> corp = calviz.corp_reliability(y, p, n_resamples=200, bands=["consistency"], seed=0)
+    >>> text.corp_caption(corp).split(". ")[1]
+    'It leaves the 90% consistency band at 781 of 1000 predictions (78%): miscalibrated there'
+    """
+    head = f"The isotonic (CORP) recalibration curve (no bins; n = {int(corp.n):,})."
+    mcb = f" Brier miscalibration MCB = {format_value(corp.mcb)}."
+    if corp.consistency_low is None:
+        return head + mcb
+    curve = np.asarray(corp.predict(corp.band_x))
+    outside = (curve < np.asarray(corp.consistency_low)) | (curve > np.asarray(corp.consistency_high))
+    points = int(outside.size)
+    level = f"{100 * (1 - float(corp.alpha)):g}%"
+    if not outside.any():
+        where = (f" It stays inside the {level} consistency band at all {points} predictions shown: "
+                 "consistent with calibration there.")
+    else:
+        where = (f" It leaves the {level} consistency band at {int(outside.sum())} of {points} predictions "
+                 f"({100 * outside.mean():.0f}%): miscalibrated there.")
+    return head + where + mcb + (f" {corp.note}." if corp.note else "")
+
+
+CORP_MARKS = ("Black steps: the isotonic (CORP) recalibration curve; shaded: the consistency band, where a "
+              "calibrated model's curve would fall; dashed: the diagonal; grey, below: the predictions' "
+              "distribution.")
+
+
 def decomposition_caption(decomposition) -> str:
     """The score decomposition in one line: S̄ = MCB − DSC + UNC with its numbers.
 
@@ -919,6 +993,17 @@ def decomposition_text(decomposition) -> str:
     -------
     str
         :func:`decomposition_caption` and :func:`decomposition_reading`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> from calviz.present import text
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=2000)
+    >>> y = (rng.uniform(size=2000) < p ** 1.5).astype(int)
+    >>> print(text.decomposition_text(calviz.score_decomposition(y, p)).split(". ")[0])
+    Brier score 0.1604 = miscalibration 0.0160 − discrimination 0.0953 + uncertainty 0.2398
     """
     return f"{decomposition_caption(decomposition)}. {decomposition_reading(decomposition)}"
 
