@@ -433,7 +433,9 @@ REGISTRY: tuple[View, ...] = (
         # one sort and the windows' sums, plus one analytic T-Cal per window (measured ~1e-6 s/row at 10⁶)
         seconds_per_row=1e-6, background="when_large", slot="over_time", job_label="calibration over time",
         title="Calibration over time",
-        dask=None, not_on_dask="the windows of a partitioned log are computed with calviz.dask's own windows",
+        dask=None,
+        not_on_dask="the view's T-Cal per window needs each window's rows in one process; the other window "
+                    "statistics of a partitioned log: calviz.dask.calibration_over_time",
         explanation=(
             "Whether the model stays calibrated as the log grows: per time window the calibration error "
             "with its interval, the mean prediction against the observed rate, and a monitor that may be "

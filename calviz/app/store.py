@@ -218,8 +218,13 @@ class ResultStore(_Slots):
 
     def seed(self, view: str, data, options: AnalysisOptions, result) -> None:
         """Put a result computed elsewhere in the cache (e.g. the over-time view of a grown log, by merged
-        sums: :func:`calviz.app.watch.poll`)."""
-        self._remember(view_key(view, data, options), view, result, None, computed=False)
+        sums: :func:`calviz.app.watch.poll`; a T-Cal drawn on with a larger cap: calviz.app.draw_more),
+        and show it where its slot shows that computation now.  On the session's thread."""
+        key = view_key(view, data, options)
+        self._remember(key, view, result, None, computed=False)
+        slot = view_record(view).slot
+        if slot is not None and getattr(self, slot).key == key:  # shown now: show the new result
+            self.param.update(**{slot: Entry(key, result, options, data)})
 
     def cached(self, view: str, data, options: AnalysisOptions):
         with self._lock:
