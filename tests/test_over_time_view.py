@@ -156,3 +156,18 @@ def test_check_and_report_read_the_time_column(tmp_path, log, capsys):
     assert "Calibration over time" in page and "per-window T-Cal" in page
     assert main(["check", str(path), "--time-column", "nope"]) == 2
     assert "nope" in capsys.readouterr().err
+
+
+def test_appends_share_room_to_grow_without_overwriting_an_older_result(log):
+    y, p, time = log
+    a, b = 3000, 4500
+    base = calviz.calibration_over_time(y[:a], p[:a], time=time[:a], window="1D")
+    first = base.append(y[a:b], p[a:b], time=time[a:b])
+    chained = first.append(y[b:], p[b:], time=time[b:])  # into the room the first append left
+    branch = base.append(y[a:b], 1 - p[a:b], time=time[a:b])  # another append to the older result
+    whole = calviz.calibration_over_time(y, p, time=time, window="1D")
+    np.testing.assert_allclose(chained.ece, whole.ece, rtol=1e-12)
+    np.testing.assert_array_equal(chained.tcal_pvalue, whole.tcal_pvalue)
+    np.testing.assert_array_equal(first._log.z, p[:b])  # the branch did not overwrite its rows
+    np.testing.assert_array_equal(chained._log.z, p)
+    np.testing.assert_array_equal(branch._log.z[a:], 1 - p[a:b])

@@ -47,6 +47,13 @@ def _estimator(data, name: str):
     return {"reliability": reliability, "adaptive_tcal": adaptive_tcal, "ece_interval": ece_interval}[name]
 
 
+def _scalar_sample(data, options: AnalysisOptions):
+    """(the rows a view analyses, its scalar target): :func:`prepare` and the options' target through its
+    top-1 reduction, resolved once — the inputs of every view defined for scalar predictions."""
+    sample = prepare(data, options)
+    return sample, _target(sample, options, scalar=True)
+
+
 #: ``full`` targets with more classes than this show the reliability panels of this many classes (those
 #: with the most samples); a grid of more small panels is not readable in the dashboard's card
 MAX_CLASS_PANELS = 10
@@ -547,8 +554,7 @@ def compute_distance(data: CalibrationData, options: AnalysisOptions):
     >>> witness.witness.shape
     (300,)
     """
-    data = prepare(data, options)
-    target = _target(data, options, scalar=True)
+    data, target = _scalar_sample(data, options)
     return distance_bounds(data, target=target), smce_witness(data, target=target)
 
 
@@ -597,10 +603,10 @@ def compute_smooth(data: CalibrationData, options: AnalysisOptions, *, band: boo
     >>> compute_smooth(data, AnalysisOptions(), band=False).n_resamples
     0
     """
-    data = prepare(data, options)
+    data, target = _scalar_sample(data, options)
     return smooth_reliability(
         data,
-        target=_target(data, options, scalar=True),
+        target=target,
         bandwidth=options.bandwidth,
         kernel=options.kernel,
         alpha=options.alpha,
@@ -651,10 +657,8 @@ def compute_classical(data: CalibrationData, options: AnalysisOptions) -> Classi
     >>> len(res.tests), sorted(res.measures)
     (5, ['ace', 'mce'])
     """
-    sample = prepare(data, options)
-    target = _target(sample, options, scalar=True)
-    return classical_tests(sample, alpha=options.alpha, target=target.name, class_index=target.class_index,
-                           measures=True, n_bins=options.n_bins)
+    sample, target = _scalar_sample(data, options)
+    return classical_tests(sample, alpha=options.alpha, target=target, measures=True, n_bins=options.n_bins)
 
 
 
@@ -697,9 +701,8 @@ def compute_decomposition(data: CalibrationData, options: AnalysisOptions) -> Sc
     >>> bool(abs(res.mean_score - (res.mcb - res.dsc + res.unc)) < 1e-12)
     True
     """
-    sample = prepare(data, options)
-    target = _target(sample, options, scalar=True)
-    return score_decomposition(sample, score="brier", target=target.name, class_index=target.class_index)
+    sample, target = _scalar_sample(data, options)
+    return score_decomposition(sample, score="brier", target=target)
 
 
 #: the band the CORP reliability view draws: the consistency band of the CORP diagram (where a calibrated

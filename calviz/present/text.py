@@ -502,8 +502,9 @@ INTERVAL_MARKS = (
 
 
 def reliability_section_caption(reliability) -> str:
-    """The caption under the report's reliability figure: what its marks mean, and for a vector target why
-    the smooth curve and the witness are not drawn.
+    """The caption under the report's reliability figure: what its marks mean (vector targets: what is shown).
+
+    For a vector target it says why the smooth curve and the witness are not drawn.
 
     Parameters
     ----------
@@ -514,6 +515,17 @@ def reliability_section_caption(reliability) -> str:
     -------
     str
         The caption.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> from calviz.present import text
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=500)
+    >>> y = (rng.uniform(size=500) < p).astype(int)
+    >>> text.reliability_section_caption(calviz.reliability(y, p)) == text.RELIABILITY_MARKS
+    True
     """
     if is_multi(reliability):
         return reliability_caption(reliability) + (
@@ -538,6 +550,12 @@ def tcal_section_caption(result) -> str:
     -------
     str
         The caption.
+
+    Examples
+    --------
+    >>> from calviz.present import text
+    >>> text.tcal_section_caption(None) == f"{text.tcal_caption(None)}. {text.tcal_marks(None)}"
+    True
     """
     return f"{tcal_caption(result)}. {tcal_marks(result)}"
 
@@ -554,6 +572,12 @@ def interval_section_caption(interval) -> str:
     -------
     str
         The caption.
+
+    Examples
+    --------
+    >>> from calviz.present import text
+    >>> text.interval_section_caption(None).endswith(text.INTERVAL_MARKS)
+    True
     """
     return f"{interval_caption(interval)} {INTERVAL_MARKS}"
 
@@ -970,6 +994,17 @@ def decomposition_text(decomposition) -> str:
     -------
     str
         :func:`decomposition_caption` and :func:`decomposition_reading`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> from calviz.present import text
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=2000)
+    >>> y = (rng.uniform(size=2000) < p ** 1.5).astype(int)
+    >>> print(text.decomposition_text(calviz.score_decomposition(y, p)).split(". ")[0])
+    Brier score 0.1604 = miscalibration 0.0160 − discrimination 0.0953 + uncertainty 0.2398
     """
     return f"{decomposition_caption(decomposition)}. {decomposition_reading(decomposition)}"
 
