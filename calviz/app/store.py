@@ -213,9 +213,10 @@ class ResultStore(_Slots):
         self._pending_timings[view] = seconds  # the status line times the change's own computations
         return self._remember(key, view, result, error, data)
 
-    def _remember(self, key, view, result, error, data=None):
+    def _remember(self, key, view, result, error, data=None, *, computed: bool = True):
         with self._lock:
-            self.calls[view] = self.calls.get(view, 0) + 1
+            if computed:
+                self.calls[view] = self.calls.get(view, 0) + 1
             self._keep(key, result, error)
         if data is not None:  # (shared with the server's other sessions)
             precomputed.RESULTS.put(key, data, result, error)
@@ -241,6 +242,11 @@ class ResultStore(_Slots):
             if found:
                 self._keep(key, result, error)
             return found
+
+    def seed(self, view: str, data, options: AnalysisOptions, result) -> None:
+        """Put a result computed elsewhere in the cache (e.g. the over-time view of a grown log, by merged
+        sums: :func:`calviz.app.watch.poll`)."""
+        self._remember(view_key(view, data, options), view, result, None, data, computed=False)
 
     def cached(self, view: str, data, options: AnalysisOptions):
         key = view_key(view, data, options)
