@@ -24,7 +24,7 @@ from collections import OrderedDict
 from calviz._data import CalibrationData, InputError
 from calviz._presorted import Presorted
 from calviz.analysis import AnalysisOptions, is_distributed
-from calviz.analysis.views import effective_target
+from calviz.analysis.views import REGISTRY, effective_target, view
 
 __all__ = ["ResultCache", "SortedViews", "answer", "sorted_target", "RESULTS", "SORTED", "PRESORT_MIN_ROWS"]
 
@@ -35,8 +35,8 @@ PRESORT_MIN_ROWS = 200_000
 RESULT_ENTRIES = 512
 #: bytes of sorted views the server keeps: 11.25 bytes per row and target (≈ 9 targets of 10⁷ rows)
 SORTED_MAX_BYTES = 1 << 30
-#: the views a sorted view answers (scalar targets, every row): one finalisation of bin sums
-ANSWERED = ("reliability", "interval", "tcal")
+#: the views a sorted view answers (their registry record's ``sorted_answer``; scalar targets, every row)
+ANSWERED = tuple(record.name for record in REGISTRY if record.sorted_answer is not None)
 _SCALAR = ("binary", "top1", "classwise")
 
 
@@ -190,17 +190,14 @@ def sorted_target(view: str, data, options: AnalysisOptions) -> tuple | None:
     return (target[0], target[1] if target[0] == "classwise" else 0)
 
 
-def answer(view: str, presorted: Presorted, options: AnalysisOptions):
-    """``view``'s result from its sorted view (as :func:`calviz.analysis.run_view` computes it on all the
+def answer(name: str, presorted: Presorted, options: AnalysisOptions):
+    """View ``name``'s result from its sorted view (as :func:`calviz.analysis.run_view` computes it on all the
     rows); ``InputError`` for inputs the direct computation refuses too (the caller then runs it, for its
     message)."""
-    if view == "reliability":
-        return presorted.reliability(options.scheme, int(options.n_bins), alpha=options.alpha)
-    if view == "interval":
-        return presorted.interval(int(options.n_bins), options.alpha)
-    if view == "tcal":
-        return presorted.tcal(options.alpha)
-    raise InputError(f"no sorted-view answer for view {view!r}")
+    record = view(name)
+    if record.sorted_answer is None:
+        raise InputError(f"no sorted-view answer for view {name!r}")
+    return record.sorted_answer(presorted, options)
 
 
 def build_in_worker(probs, labels, confidence_form: bool, target: str, class_index: int) -> Presorted:
