@@ -305,7 +305,10 @@ class ResultStore(_Slots):
 
     def _request_sorted(self, data, options: AnalysisOptions, views) -> None:
         """Start building (once per server) the sorted view of each target these views read; when one
-        is built, this session's slots still waiting for a job it answers are answered from it."""
+        is built, this session's slots still waiting for a job it answers are answered from it.  Served
+        sessions only (a debounce: as :meth:`_prefetch_other_scheme`): a notebook starts no worker process."""
+        if not self._debounce:
+            return
         for name in dict.fromkeys(views):
             target = precomputed.sorted_target(name, data, options)
             if target is None or precomputed.SORTED.ready(data, target) is not None:
