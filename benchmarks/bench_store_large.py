@@ -53,6 +53,11 @@ def main():
         labels[s:e] = (p.cumsum(axis=1) < rng.random((e - s, 1))).sum(axis=1).clip(0, K - 1)
     data = as_calibration_data(labels, probs)
     del probs
+    try:  # as a server holds it: one copy in shared memory, mapped by the worker processes
+        from calviz.app.workers import share_data
+        data = share_data(data)
+    except ImportError:
+        pass
     controls = Controls()
     controls.param.update(**controls.fit_to(n, K, False))
     store = ResultStore(debounce=3600.0)  # background jobs never start during the measurement
