@@ -83,6 +83,97 @@ JS_SETTLED = """() => {
 }"""
 
 
+#: every axis' drawn tick labels as [figure title, axis dimension (0: x), [[start, end], …]] — each label's
+#: extent along the axis in canvas pixels (the text measured in the axis' label font: width for a
+#: horizontal axis, the font's height for a vertical one), in tick order
+JS_TICK_LABELS = f"""() => {{
+    const out = [], seen = new Set();
+    const ctx = document.createElement('canvas').getContext('2d');
+    function walk(view, figure) {{
+        if (!view || seen.has(view)) return;
+        seen.add(view);
+        const type = view.model ? view.model.type : '';
+        if (view.frame !== undefined && view.frame.bbox) figure = view;
+        if (type.endsWith('Axis') && figure && view.model.visible && view.model.major_label_text_font_size) {{
+            let dim;
+            try {{ dim = view.dimension; }} catch (e) {{ return; }}  // (not laid out: a hidden figure)
+            const ticks = view.tick_coords.major[dim];
+            const labels = view.compute_labels(ticks).items.map((t) => String(t.text));
+            const size = parseFloat(view.model.major_label_text_font_size) *
+                (String(view.model.major_label_text_font_size).endsWith('pt') ? 4 / 3 : 1);
+            ctx.font = `${{size}}px ${{view.model.major_label_text_font}}`;
+            const scale = dim === 0 ? view.coordinates.x_scale : view.coordinates.y_scale;
+            const spans = ticks.map((v, i) => {{
+                const c = scale.compute(v);
+                const half = (dim === 0 ? ctx.measureText(labels[i]).width : size) / 2;
+                return [c - half, c + half];
+            }}).sort((a, b) => a[0] - b[0]);
+            const title = figure.model.title ? String(figure.model.title.text || '') : '';
+            out.push([title, dim, spans, labels]);
+            return;
+        }}
+        let children = [];
+        try {{ children = [...view.children()]; }} catch (e) {{ children = view.child_views || []; }}
+        for (const child of children) walk(child, figure);
+    }}
+    for (const root of {_ROOT_VIEWS}) walk(root, null);
+    return out;
+}}"""
+
+#: every figure title whose text is wider than the room it has (from the frame's left edge to the canvas'
+#: right edge: Bokeh draws titles on the canvas, which cuts them there), as [title, text px, room px]
+JS_CUT_TITLES = f"""() => {{
+    const out = [], seen = new Set();
+    const ctx = document.createElement('canvas').getContext('2d');
+    function walk(view) {{
+        if (!view || seen.has(view)) return;
+        seen.add(view);
+        if (view.frame !== undefined && view.frame.bbox && view.model.title && view.model.title.text) {{
+            const t = view.model.title;
+            const size = parseFloat(t.text_font_size) * (String(t.text_font_size).endsWith('pt') ? 4 / 3 : 1);
+            ctx.font = `${{t.text_font_style}} ${{size}}px ${{t.text_font}}`;
+            const width = ctx.measureText(String(t.text)).width;
+            const room = view.el.getBoundingClientRect().width - view.frame.bbox.left;
+            if (width > room) out.push([String(t.text), width, room]);
+        }}
+        let children = [];
+        try {{ children = [...view.children()]; }} catch (e) {{ children = view.child_views || []; }}
+        for (const child of children) walk(child);
+    }}
+    for (const root of {_ROOT_VIEWS}) walk(root);
+    return out;
+}}"""
+
+#: every table whose columns are wider than the table (cut: a column is hidden until scrolled to), and
+#: every card (the cards' outermost Bokeh roots) wider than the page's main area, as text
+JS_CUT_BOXES = """() => {
+    const out = [];
+    const walk = (root) => {
+        for (const e of root.querySelectorAll('*')) {
+            if (e.classList && e.classList.contains('slick-viewport') && e.clientWidth > 0
+                    && e.scrollWidth > e.clientWidth + 1)
+                out.push(`table: ${e.scrollWidth} px of columns in ${e.clientWidth} px`);
+            if (e.shadowRoot) walk(e.shadowRoot);
+        }
+    };
+    walk(document);
+    const width = document.documentElement.clientWidth;
+    if (document.documentElement.scrollWidth > width + 1)
+        out.push(`page: ${document.documentElement.scrollWidth} px wide in a ${width} px window`);
+    return out;
+}"""
+
+
+def check_layout(page, name: str) -> None:
+    """No tick labels run together, no figure title is cut, no table or card is wider than its room."""
+    for title, dim, spans, labels in page.evaluate(JS_TICK_LABELS):
+        for (_, end), (start, _), a, b in zip(spans, spans[1:], labels, labels[1:], strict=False):
+            assert end <= start + 0.5, (
+                f"{name}: tick labels {a!r} and {b!r} of the {'xy'[dim]} axis of {title!r} overlap")
+    assert page.evaluate(JS_CUT_TITLES) == [], f"{name}: cut titles"
+    assert page.evaluate(JS_CUT_BOXES) == [], f"{name}: cut tables or cards"
+
+
 def _intersects(a, b) -> bool:
     return a[0] < b[2] and a[2] > b[0] and a[1] < b[3] and a[3] > b[1]
 
@@ -94,6 +185,7 @@ def check_page(page, name: str, artifacts) -> None:
     page.screenshot(path=str(artifacts / f"{name}-full-page.png"), full_page=True)  # the views below the fold
     for title, legend, frame in page.evaluate(JS_LEGEND_BOXES):
         assert not _intersects(legend, frame), f"{name}: the legend of {title!r} overlaps its data"
+    check_layout(page, name)
     text = page.evaluate(JS_ALL_TEXT)
     match = INTERNAL.search(text)
     assert match is None, f"{name}: the page shows {text[max(0, match.start() - 60):match.end() + 60]!r}"

@@ -38,6 +38,7 @@ from calviz.app.views import (
     _diagram_axes,
     _figure,
     _hover,
+    _legend_above,
     _set,
     _set_rows,
     _text,
@@ -53,6 +54,21 @@ __all__ = ["ComparisonView", "reliability_tables", "tcal_tables", "interval_tabl
 
 
 # -- drawing data (pure functions of an outcome) --------------------------------------------------------
+def verdict_colour(outcome) -> str:
+    """The comparison verdict's colour: crimson for bad news (a group's calibration rejected, a
+    recalibration that made things worse), teal for good news (the recalibrated model is better
+    calibrated), neutral otherwise (no supported difference; one of two models better: neither news)."""
+    if outcome.groups is not None:
+        return frames.MISCALIBRATED if outcome.groups.rejected else frames.NEUTRAL
+    comparison = outcome.comparison
+    if not comparison.reject:
+        return frames.NEUTRAL
+    if outcome.mode == "recalibration":
+        recalibrated = comparison.names[-1]
+        return frames.CALIBRATED if comparison.better == recalibrated else frames.MISCALIBRATED
+    return frames.NEUTRAL
+
+
 def _colors(k: int) -> list[str]:
     return [Category10[10][i % 10] for i in range(k)]
 
@@ -197,8 +213,7 @@ class ComparisonView:
                 ("count", "@count"),
             ],
         )
-        rel.legend.location = "top_left"
-        rel.legend.label_text_font_size = "8pt"
+        _legend_above(rel)  # (inside the frame it covered the curves of a well-calibrated model)
         tcal = _figure(
             height,
             x_axis_type="log",
@@ -215,8 +230,7 @@ class ComparisonView:
         tcal.multi_line(
             "xs", "critical", source=self.tcal_source, color="color", line_width=1.5, line_dash="dashed"
         )
-        tcal.legend.location = "top_right"
-        tcal.legend.label_text_font_size = "8pt"
+        _legend_above(tcal)
         interval = _figure(
             LOW_HEIGHT - 40,
             x_range=Range1d(0, 0.1),
@@ -326,8 +340,7 @@ class ComparisonView:
         _set(self.interval_source, intervals)
         self._fit_intervals(intervals)
         _set_rows(self.table, {k: np.asarray(v, dtype=object) for k, v in summary_table(outcome).items()})
-        supported = outcome.groups.rejected if outcome.groups is not None else outcome.comparison.reject
-        colour = frames.MISCALIBRATED if supported else frames.NEUTRAL
+        colour = verdict_colour(outcome)
         self.verdict.text = f"<span style='color:{colour}'>{html.escape(outcome.verdict)}</span>"
         _text(self.note, self._note(outcome))
 
