@@ -16,6 +16,8 @@ import re
 
 import pytest
 
+from calviz.present.frames import CALIBRATED, MISCALIBRATED
+
 pytestmark = pytest.mark.browser
 
 WIDTH, HEIGHT = 1280, 800
@@ -205,6 +207,32 @@ def _set(page, title, value) -> None:
     page.wait_for_function(JS_SETTLED, timeout=UPDATE_TIMEOUT)
 
 
+#: the T-Cal card's caption (its only text naming the top-k target's test)
+JS_TCAL_NOTE = """() => {
+    for (const doc of Bokeh.documents) for (const m of doc.all_models)
+        if (typeof m.text === 'string' && m.text.includes('T-Cal (') && m.text.includes('Solid line'))
+            return m.text;
+    return '';
+}"""
+
+JS_COMPARISON_VERDICT = """() => {
+    for (const doc of Bokeh.documents) for (const m of doc.all_models)
+        if (m.name === 'comparison_verdict') return m.text;
+    return null;
+}"""
+
+#: a control in the accessibility tree without a name: ``- slider`` (nothing after the role but its state)
+UNNAMED_CONTROL = re.compile(r"^\s*- (slider|combobox|checkbox|textbox|spinbutton|button)(\s*\[[^\]]*\])*:?$")
+
+
+def check_accessible_names(page) -> None:
+    """Every control of the page has an accessible name (Playwright's ARIA snapshot of the page)."""
+    snapshot = page.locator("body").aria_snapshot()
+    unnamed = [line.strip() for line in snapshot.splitlines() if UNNAMED_CONTROL.match(line)]
+    assert unnamed == [], f"controls without an accessible name: {unnamed}"
+    assert sum(line.strip().startswith("- slider") for line in snapshot.splitlines()) >= 4
+
+
 def test_app_screenshots(served_app, chromium_browser, screenshots):
     context = chromium_browser.new_context(viewport={"width": WIDTH, "height": HEIGHT})
     page = context.new_page()
@@ -213,15 +241,34 @@ def test_app_screenshots(served_app, chromium_browser, screenshots):
         page.wait_for_function("() => (" + JS_STATUS + ")() !== ''", timeout=LOAD_TIMEOUT)
         page.wait_for_function(JS_SETTLED, timeout=LOAD_TIMEOUT)
         check_page(page, "app-default", screenshots)
+        check_accessible_names(page)
+        status = re.sub(r"<[^>]+>", "", page.evaluate(JS_STATUS))
+        assert "_" not in status and "tcal" not in status, status  # statistics in words
         _set(page, "calibration target", "topk")
         check_page(page, "app-topk", screenshots)
+        assert "no top-k form" in page.evaluate(JS_TCAL_NOTE)
         _set(page, "calibration target", "full")
         check_page(page, "app-full", screenshots)
+        assert "no top-k form" not in page.evaluate(JS_TCAL_NOTE)  # (the top-k caption stayed after top-k)
         _set(page, "calibration target", "auto")
         _set(page, "dataset", "tabular-rf")  # a random forest: under-confident
         check_page(page, "app-underconfident", screenshots)
         _set(page, "dataset", "breast-cancer-gnb")
         check_page(page, "app-binary", screenshots)
+        modes = (("before / after recalibration", "recalibration"), ("model A vs model B", "models"),
+                 ("by group (column)", "groups"))
+        for mode, name in modes:
+            before = page.evaluate(JS_COMPARISON_VERDICT)
+            assert page.evaluate(JS_SET_WIDGET, ["compare", mode])
+            page.wait_for_function(
+                "(before) => { const t = (" + JS_COMPARISON_VERDICT + ")(); return t !== null && t !== before"
+                " && !t.startsWith('computing'); }", arg=before, timeout=UPDATE_TIMEOUT)
+            page.wait_for_function(JS_SETTLED, timeout=UPDATE_TIMEOUT)
+            page.get_by_text("5 · Comparison").scroll_into_view_if_needed()
+            check_page(page, f"app-compare-{name}", screenshots)
+            verdict = page.evaluate(JS_COMPARISON_VERDICT)
+            if "after is better calibrated" in verdict:  # good news is not drawn in the colour of bad news
+                assert CALIBRATED in verdict and MISCALIBRATED not in verdict, verdict
     finally:
         context.close()
 

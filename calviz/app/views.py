@@ -516,7 +516,7 @@ class TCalView(_View):
     ``extra`` (below the caption) is room for one more result of the same data — e.g. a table of
     classical calibration tests — drawn by its own view from its own store slot."""
 
-    slots = ("tcal",)
+    slots = ("tcal", "inputs")  # (inputs: the target asked for, which the caption names)
 
     def __init__(self, store):
         self.pane = pn.pane.Bokeh(None, height=REL_HEIGHT, sizing_mode="stretch_width", min_width=320)
@@ -555,10 +555,11 @@ class TCalView(_View):
             return
         # the caption depends on the target asked for as well (top-k is tested on the full vector): the
         # same result under another target gets its own caption
+        target = (self.store.inputs or (None, entry.options))[1].target
         changed = self._changed("tcal")
-        if not changed and entry.options.target == self.target:
+        if not changed and target == self.target:
             return
-        self.target = entry.options.target
+        self.target = target
         result = entry.result
         frame = frames.tcal_frame(result)
         if frame["discrete"] != self.discrete:
@@ -569,7 +570,7 @@ class TCalView(_View):
         self.figure.y_range.update(start=frame["ylim"][0], end=frame["ylim"][1])
         title, _ = text.tcal_verdict(result, method=False)
         self.figure.title.text = title if result is not None else (entry.pending or title)
-        note = text.tcal_view_note(result, target=entry.options.target)
+        note = text.tcal_view_note(result, target=target)
         if frame["hidden"]:
             note += "; " + text.tcal_hidden_note(frame["hidden"], frame["hidden_rejected"])
         if entry.pending:
@@ -590,25 +591,25 @@ class ClassicalView(_View):
     target brings new tests.  Caption and table are plain Bokeh models in one pane, updated in place."""
 
     slots = ("classical", "inputs")
-    #: column → (title, relative width): four columns that fit the card at any width ("fit_columns");
+    #: column → (title, relative width): four columns that fit the card at any width ("force_fit");
     #: what each test detects is the test name's tooltip (as a fifth column it was cut at 1280 px).  The
     #: titles never change: the caption above the table states α, and a retitled column makes the browser
     #: rebuild the whole table on every α change
-    COLUMNS = {"test": ("test", 140), "statistic": ("statistic", 72), "pvalue": ("p-value", 68),
+    COLUMNS = {"test_cell": ("test", 140), "statistic": ("statistic", 72), "pvalue": ("p-value", 68),
                "decision": ("decision", 105)}
-    #: the source's columns: the shown ones and the tooltip's
-    FIELDS = (*COLUMNS, "detects")
+    #: the source's columns: the shown ones (the test's name as HTML with its tooltip), its name as text
+    #: and what it detects
+    FIELDS = (*COLUMNS, "test", "detects")
 
     def __init__(self, store):
         columns = [TableColumn(field=k, title=t, width=w) for k, (t, w) in self.COLUMNS.items()]
         colour = f"<%= value == 'rejects' ? '{frames.MISCALIBRATED}' : '{frames.CALIBRATED}' %>"
         decision = f'<span style="color:{colour}"><%= value %></span>'
         columns[3].formatter = HTMLTemplateFormatter(template=decision)
-        columns[0].formatter = HTMLTemplateFormatter(
-            template='<span title="<%= detects %>" style="cursor:help"><%= value %></span>')
+        columns[0].formatter = HTMLTemplateFormatter(template="<%= value %>")
         self.table = DataTable(
             source=ColumnDataSource({k: [] for k in self.FIELDS}), columns=columns, index_position=None,
-            height=160, sizing_mode="stretch_width", autosize_mode="fit_columns", name="classical_tests",
+            height=160, sizing_mode="stretch_width", autosize_mode="force_fit", name="classical_tests",
             reorderable=False,  # (reordering needs jquery-ui, which the page does not load)
         )
         self.caption = Div(text="", sizing_mode="stretch_width", styles={"font-size": "12px"},
@@ -636,7 +637,11 @@ class ClassicalView(_View):
             _set_rows(self.table, {k: [] for k in self.FIELDS})
             self._caption("Other tests: not computed" + _error_text(entry))
             return
-        _set_rows(self.table, frames.classical_columns(tests, alpha=alpha))
+        rows = frames.classical_columns(tests, alpha=alpha)
+        rows["test_cell"] = [
+            f'<span title="{html.escape(d, quote=True)}" style="cursor:help">{html.escape(t)}</span>'
+            for t, d in zip(rows["test"], rows["detects"], strict=True)]
+        _set_rows(self.table, rows)
         self._caption(f"<b>Other tests</b> {html.escape(text.classical_caption(tests, alpha=alpha))}"
                       " <small>(hover a test's name: what it detects)</small>")
 

@@ -911,7 +911,7 @@ def compute_times(timings: dict) -> tuple[str, str]:
     >>> summary, details = text.compute_times({"reliability": 0.001, "tcal_resampled": 0.009,
     ...                                         "classical": 0.127})
     >>> summary
-    '137 ms, mostly other tests (127 ms)'
+    '137 ms, mostly other tests: 127 ms'
     >>> details
     'other tests 127 ms · T-Cal (resampled) 9 ms · reliability diagram 1 ms'
     >>> text.compute_times({})
@@ -924,7 +924,7 @@ def compute_times(timings: dict) -> tuple[str, str]:
     slowest, seconds = ordered[0]
     summary = duration(total)
     if len(ordered) > 1:
-        summary += f", mostly {computation_name(slowest)} ({duration(seconds)})"
+        summary += f", mostly {computation_name(slowest)}: {duration(seconds)}"
     details = " · ".join(f"{computation_name(k)} {duration(v)}" for k, v in ordered)
     return summary, details
 
