@@ -968,6 +968,7 @@ def classical_tests(
     """
     alpha = float(alpha)
     fitted, min_expected = bool(fitted), float(min_expected)
+    asked = target  # (a Target names its class itself: the measures get it as it was asked for)
     target, z, y, n_classes = _scalar_view(y_true, y_prob, target, class_index, "classical_tests")
     extremes = _cumulative_extremes(z, y) if {"kolmogorov_smirnov", "kuiper"} & set(tests) else None
     run = {
@@ -989,6 +990,6 @@ def classical_tests(
     if measures:
         from calviz._ece import ace, mce
 
-        found = {"mce": mce(y_true, y_prob, n_bins=n_bins, target=target, class_index=class_index),
+        found = {"mce": mce(y_true, y_prob, n_bins=n_bins, target=asked, class_index=class_index),
                  "ace": ace(y_true, y_prob, n_bins=n_bins, target="classwise")}
     return ClassicalTests(tuple(results), errors, alpha, int(z.shape[0]), target, found, n_classes)

@@ -188,6 +188,9 @@ class ModelComparison(HasInterval, ResultMixin):
         Each model's ECE interval (:func:`calviz.ece_interval`).
     tcal_a, tcal_b : TCalResult or None
         Each model's adaptive T-Cal result (None when ``tcal=False``).
+    decomposition_a, decomposition_b : ScoreDecomposition
+        Each model's Brier score split S̄ = MCB − DSC + UNC (:func:`calviz.score_decomposition`): a model
+        with the better discrimination DSC and the worse miscalibration MCB is one recalibration fixes.
     n_classes : int or None
         Classes of the input.
 
@@ -220,6 +223,8 @@ class ModelComparison(HasInterval, ResultMixin):
     tcal_a: object = field(default=None, repr=False)
     tcal_b: object = field(default=None, repr=False)
     n_classes: int | None = None
+    decomposition_a: object = field(default=None, repr=False)
+    decomposition_b: object = field(default=None, repr=False)
 
     @property
     def verdict(self) -> str:
@@ -241,7 +246,8 @@ def _scalar_view(data: CalibrationData, target: str, class_index: int, caller: s
 
 
 def _model_results(z, y, target, *, n_bins, alpha, tcal, resampling, n_resamples, seed):
-    """(ECE interval, T-Cal result or None) of one model's scalar view, labelled with its target.
+    """(ECE interval, T-Cal result or None, Brier score decomposition) of one model's scalar view, labelled
+    with its target.
 
     The public estimators receive the reduced view (0/1 outcome, scalar prediction) as binary data,
     validated once: the same numbers as on the original input with ``target``, without reducing it
@@ -254,7 +260,10 @@ def _model_results(z, y, target, *, n_bins, alpha, tcal, resampling, n_resamples
         decision = adaptive_tcal(view, alpha=alpha, resampling=resampling, n_resamples=n_resamples,
                                  target="binary", seed=seed)
         decision = dataclasses.replace(decision, target=target)
-    return interval, decision
+    from calviz._corp import score_decomposition
+
+    split = dataclasses.replace(score_decomposition(view, score="brier", target="binary"), target=target)
+    return interval, decision, split
 
 
 def check_same_examples(
@@ -475,8 +484,8 @@ def compare(
     seeds = spawn_seeds(seed, 2)
     common = dict(n_bins=paired.n_bins, alpha=alpha, tcal=tcal, resampling=resampling,
                   n_resamples=n_resamples)
-    ece_a, tcal_a = _model_results(za, ya, resolved, seed=seeds[0], **common)
-    ece_b, tcal_b = _model_results(zb, yb, resolved, seed=seeds[1], **common)
+    ece_a, tcal_a, split_a = _model_results(za, ya, resolved, seed=seeds[0], **common)
+    ece_b, tcal_b, split_b = _model_results(zb, yb, resolved, seed=seeds[1], **common)
     # the difference of two ECE² of scalar targets lies in [−1, 1]
     low, high = clip_interval(D - zq * se, D + zq * se, -1.0, 1.0)
     return ModelComparison(
@@ -486,6 +495,7 @@ def compare(
         better=better, alpha=alpha, level=1.0 - alpha, n=paired.n, n_bins=paired.n_bins, target=resolved,
         method="paired influence function + degenerate pair term, normal approximation",
         ece_a=ece_a, ece_b=ece_b, tcal_a=tcal_a, tcal_b=tcal_b, n_classes=data_a.n_classes,
+        decomposition_a=split_a, decomposition_b=split_b,
     )
 
 

@@ -301,11 +301,10 @@ def corp_reliability(
     band = {"consistency": (None, None), "confidence": (None, None)}
     if kept:
         base = kernel_seed(seed, caller=caller)
-        unit_of = fit.unit_of
         for name in dict.fromkeys(bands):
             mode = _k.CONSISTENCY if name == "consistency" else _k.BOOTSTRAP
             # the two bands draw from different streams of the one seed
-            fits = _k.corp_resample_fits(fit.x, fit.start, fit.y, fit.w, unit_of, mode, kept,
+            fits = _k.corp_resample_fits(fit.x, fit.start, fit.y, fit.w, mode, kept,
                                          (base + 7919 * (mode + 1)) % (2**63 - 1), units)
             band[name] = band_quantiles(fits, alpha)
     return CORPReliability(

@@ -41,12 +41,13 @@ from calviz._params import (
     positional_deprecated,
     validate_params,
 )
-from calviz.targets import SCALAR_TARGETS, resolve
+from calviz.targets import SCALAR_TARGETS, resolve_once
 
 __all__ = [
     "InputError",
     "CalibrationData",
     "as_calibration_data",
+    "validate_once",
     "binary_view",
     "from_logits",
     "message_for",
@@ -237,7 +238,10 @@ def _labels_from(arr: np.ndarray, n: int, n_classes: int) -> np.ndarray:
         raise InputError(f"y_true has a non-finite value (NaN or inf) at row {_first_bad(bad)}")
     bad = (labels != np.floor(labels)) | (labels < 0) | (labels > n_classes - 1)
     i = _first_bad(bad)
-    raise InputError(f"y_true must be {allowed}; row {i} has {float(labels[i]):g}")
+    given = arr[i]  # (an integer as given: a float would round one beyond 2**53)
+    shown = int(given) if isinstance(given, (int, np.integer)) and not isinstance(given, bool) else (
+        f"{float(labels[i]):g}")
+    raise InputError(f"y_true must be {allowed}; row {i} has {shown}")
 
 
 def _is_text(arr: np.ndarray) -> bool:
@@ -458,7 +462,7 @@ class CalibrationData:
         ``top_k`` is an int in [1, K] and ``class_index`` an int in [0, K − 1] (checked as by
         :func:`calviz.targets.resolve`).
         """
-        return resolve(self, target, top_k, class_index, caller="CalibrationData.view").view(self)
+        return resolve_once(self, target, top_k, class_index, caller="CalibrationData.view").view(self)
 
 
 #: ``n`` of :meth:`CalibrationData.subsample`
@@ -611,6 +615,29 @@ def as_calibration_data(
     return CalibrationData(_readonly_view(probs), _readonly_view(labels), bool(confidence_form))
 
 
+def validate_once(y_true, y_prob=None, *, min_samples: int = 2) -> CalibrationData:
+    """:func:`as_calibration_data` at an estimator's entry, skipped for data already validated.
+
+    A user's arrays are validated here; a :class:`CalibrationData` — what an outer call (``calviz.analyze``,
+    an estimator calling another) validated once and hands down, or what the user built with
+    :func:`as_calibration_data` — is used as it is, without the nested call (validate once at the outermost
+    call, as scikit-learn's ``prefer_skip_nested_validation``).  The result and every error are
+    ``as_calibration_data(y_true, y_prob, min_samples=min_samples)``'s.
+
+    Examples
+    --------
+    >>> import calviz
+    >>> from calviz._data import validate_once
+    >>> data = validate_once([0, 1, 1], [0.2, 0.9, 0.6])     # arrays: validated
+    >>> validate_once(data) is data                          # validated data: used as it is
+    True
+    """
+    if y_prob is None and isinstance(y_true, CalibrationData) and type(min_samples) is int \
+            and y_true.n >= min_samples:
+        return y_true  # (as_calibration_data returns it unchanged: nothing to check again)
+    return as_calibration_data(y_true, y_prob, min_samples=min_samples)
+
+
 def _check_confidence_form(probs: np.ndarray) -> None:
     if probs.ndim != 1:
         raise InputError(f"the confidence form holds one confidence per row (1-D); got shape {probs.shape}")
@@ -641,8 +668,8 @@ def binary_view(
     The entry point of every estimator defined for scalar predictions (the distance family, the smooth
     reliability diagram); ``caller`` names that estimator in error messages.
     """
-    data = as_calibration_data(y_true, y_prob, min_samples=min_samples)
-    target = resolve(data, target, 1, class_index, allowed=("auto", *SCALAR_TARGETS), caller=caller)
+    data = validate_once(y_true, y_prob, min_samples=min_samples)
+    target = resolve_once(data, target, 1, class_index, allowed=("auto", *SCALAR_TARGETS), caller=caller)
     return target.view(data)
 
 

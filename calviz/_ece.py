@@ -38,7 +38,7 @@ from calviz._binning import (
     equal_mass_edges,
     equal_width_edges,
 )
-from calviz._data import CalibrationData, InputError, as_calibration_data, check_alpha
+from calviz._data import CalibrationData, InputError, check_alpha, validate_once
 from calviz._kernels.classical import edge_bin_sums
 from calviz._lazy import LazyModule
 from calviz._params import INTERVAL_ALPHA, POSITIVE_INT, UNIT_OPEN, Interval, Options, validate_params
@@ -58,7 +58,7 @@ from calviz._sums import (  # the shared sums type and its finalisers (in-memory
     unbiased_ece_sq,
 )
 from calviz._weights import check_sample_weight, weighted_bin_sums, weighted_bins, weighted_plugin
-from calviz.targets import SCALAR_TARGETS, TARGETS, Target, TargetName, resolve, topk_view
+from calviz.targets import SCALAR_TARGETS, TARGETS, Target, TargetName, resolve_once, topk_view
 
 stats = LazyModule("scipy.stats")
 
@@ -108,8 +108,8 @@ def prepare_view(
     """Validate once (validated :class:`CalibrationData` is used as it is) and return
     (data, resolved target name, z, y): :func:`calviz.targets.resolve` decides the target and
     :meth:`calviz.targets.Target.view` gives the arrays."""
-    data = as_calibration_data(y_true, y_prob)
-    resolved = resolve(data, target, top_k, class_index, allowed=allowed, caller=caller)
+    data = validate_once(y_true, y_prob)
+    resolved = resolve_once(data, target, top_k, class_index, allowed=allowed, caller=caller)
     z, y = resolved.view(data, integer_labels=integer_labels)
     return data, resolved.name, z, y
 
@@ -652,14 +652,14 @@ def ace(
     0.095
     """
     m = check_n_bins(n_bins)
-    data = as_calibration_data(y_true, y_prob)
+    data = validate_once(y_true, y_prob)
     w = check_sample_weight(sample_weight, data.n, "ace")
     if target == "classwise":
         # one class at a time, not kept (K cached views of 10⁷ rows would hold K · 160 MB), and the
         # labels in place of the indicator 1{y = c}
         views = ((data._class_probs(c), data.labels, c) for c in range(data.n_classes))
     else:
-        views = [(*resolve(data, target, allowed=("binary", "top1"), caller="ace").view(data), None)]
+        views = [(*resolve_once(data, target, allowed=("binary", "top1"), caller="ace").view(data), None)]
     per_view, nonempty, total = [], 0, 0
     for z, y, label in views:
         if w is None and scheme == "equal_mass":

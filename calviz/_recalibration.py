@@ -35,7 +35,7 @@ from typing import Literal
 
 import numpy as np
 
-from calviz._data import InputError, as_calibration_data
+from calviz._data import InputError, validate_once
 from calviz._kernels.recalibration import isotonic_fit, platt_sums, temperature_sums
 from calviz._params import (
     POSITIVE_INT,
@@ -612,7 +612,7 @@ def recalibrate(
     """
     from calviz._binning import check_n_bins
 
-    data = as_calibration_data(y_true, y_prob)
+    data = validate_once(y_true, y_prob)
     n_bins = check_n_bins(n_bins)
     n, K = data.n, data.n_classes
     probs = data.full_probs()

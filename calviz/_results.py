@@ -143,6 +143,8 @@ def with_classes(result, n_classes: int):
 
 
 def _jsonable(value):
+    if isinstance(value, (np.datetime64, np.ndarray)) and np.asarray(value).dtype.kind == "M":
+        return np.datetime_as_string(value).tolist()  # ISO 8601 (the ints of .tolist() are no time)
     if isinstance(value, np.ndarray):
         return value.tolist()
     if isinstance(value, (np.floating, np.integer, np.bool_)):

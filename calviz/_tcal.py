@@ -61,7 +61,7 @@ import numpy as np
 
 from calviz import _tcal_decision as _decision
 from calviz._binning import check_n_bins, simplex_cell_keys
-from calviz._data import InputError, as_calibration_data, check_alpha
+from calviz._data import InputError, check_alpha, validate_once
 from calviz._ece import binned_sums, debiased_ece_sq, prepare_view
 from calviz._kernels import tcal as _k
 from calviz._kernels.sorting import count_runs, radix_sort_keys
@@ -655,7 +655,7 @@ def adaptive_tcal(
 
 def _classwise_all(y_true, y_prob, *, alpha, resampling, n_resamples, max_resamples, risk, combine, discrete,
                    seed, time_budget=None) -> TCalResult:
-    data = as_calibration_data(y_true, y_prob)
+    data = validate_once(y_true, y_prob)
     K = data.n_classes
     rng = as_generator(seed)
     n = data.n

@@ -352,10 +352,10 @@ def analytic_pvalues(statistics, null_var, sum_trace, sum_trace_sq,
     p = np.where(t > 0, 0.0, 1.0)
     chi = ok & np.isfinite(nu)
     if chi.any():
-        p[chi] = stats.chi2.sf(nu[chi] + t[chi] / c[chi], nu[chi])
+        p[chi] = special.chdtrc(nu[chi], np.maximum(nu[chi] + t[chi] / c[chi], 0.0))  # = chi2.sf
     normal = ok & ~np.isfinite(nu)
     if normal.any():
-        p[normal] = stats.norm.sf(t[normal] / np.sqrt(var[normal]))
+        p[normal] = special.ndtr(-t[normal] / np.sqrt(var[normal]))  # = norm.sf
     weak = chi & (nu < MIN_CHI2_DF)
     p[weak] = np.maximum(p[weak], cantelli_bound(t[weak], var[weak]))
     return np.clip(p, 0.0, 1.0), nu, c
@@ -364,11 +364,11 @@ def analytic_pvalues(statistics, null_var, sum_trace, sum_trace_sq,
 def _analytic_critical(level: float, nu: np.ndarray, c: np.ndarray, var: np.ndarray) -> np.ndarray:
     crit = np.full(nu.shape, np.inf)
     chi = np.isfinite(nu)
-    crit[chi] = c[chi] * (stats.chi2.isf(level, nu[chi]) - nu[chi])
+    crit[chi] = c[chi] * (special.chdtri(nu[chi], level) - nu[chi])  # chdtri(ν, q) = chi2.isf(q, ν)
     weak = chi & (nu < MIN_CHI2_DF)  # (the p-value is at least Cantelli's bound there)
     crit[weak] = np.maximum(crit[weak], cantelli_critical(var[weak], level))
     normal = np.isinf(nu) & (var > 0)
-    crit[normal] = np.sqrt(var[normal]) * stats.norm.isf(level)
+    crit[normal] = np.sqrt(var[normal]) * -special.ndtri(level)  # = norm.isf
     return crit
 
 
@@ -385,6 +385,7 @@ def analytic_decision(t, moments, scales, alpha, n, K, target, test, reason):
 
     B = len(scales)
     k3 = moments[3] if len(moments) > 3 else None
+    # (scipy.special's functions, not scipy.stats' wrappers: ~0.5 ms a call saved, once per window of a log)
     p, nu, c = analytic_pvalues(t, moments[0], moments[1], moments[2], k3)
     var = np.asarray(moments[0], dtype=np.float64)
     crit = _analytic_critical(alpha / B, nu, c, var)

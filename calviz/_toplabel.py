@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from calviz._binning import check_n_bins
-from calviz._data import as_calibration_data
+from calviz._data import validate_once
 from calviz._ece import ECEResult, binned_sums
 from calviz._params import POSITIVE_INT, Options, validate_params
 from calviz._sums import plugin_ece_l1
@@ -67,7 +67,7 @@ def top_label_ece(
     0.149
     """
     m = check_n_bins(n_bins)
-    data = as_calibration_data(y_true, y_prob)
+    data = validate_once(y_true, y_prob)
     w = check_sample_weight(sample_weight, data.n, "top_label_ece")
     probs = data.full_probs()
     predicted = probs.argmax(axis=1)

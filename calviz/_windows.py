@@ -450,6 +450,7 @@ class _Log:
     spec: WindowSpec
     windows: TimeWindows
     sums: tuple  # BinSums per fixed window
+    buffers: Any = dataclasses.field(default=None, compare=False)  # room to append (:class:`_Buffers`)
 
 
 @dataclass(frozen=True, repr=False)
@@ -600,11 +601,42 @@ class CalibrationOverTime(ResultMixin):
         first = np.concatenate((old.first, new_windows.first[int(merge_first):]))
         last = np.concatenate((old.last[:old.count - int(merge_first)], new_windows.last))
         windows = TimeWindows(keys, starts.astype(np.int64), first, last)
-        log = _Log(log.time, np.concatenate((log.t, t_new)), np.concatenate((log.z, z_new)),
-                   np.concatenate((log.y, y_new)), log.spec, windows, tuple(sums))
+        t_all, z_all, y_all, buffers = _grown(log, t_new, z_new, y_new)
+        log = _Log(log.time, t_all, z_all, y_all, log.spec, windows, tuple(sums), buffers)
         return _assemble(log, mode=self.mode, reference=self.reference, alpha=self.alpha, level=self.level,
                          n_bins=self.n_bins, target=self.target, n_classes=self.n_classes, tcal=self._tcal,
                          previous=self._rows, changed=changed)
+
+
+class _Buffers:
+    """Storage of a log's sorted (t, z, y) with room to grow: appending k rows costs O(k), not O(n), while
+    the rows are appended to the newest result (a log's arrays are views of the first ``used`` rows; a
+    second append to an older result, whose rows end before ``used``, copies instead — never overwriting
+    rows another result shows)."""
+
+    def __init__(self, t: np.ndarray, z: np.ndarray, y: np.ndarray, capacity: int):
+        self.t = np.empty(capacity, dtype=t.dtype)
+        self.z = np.empty(capacity, dtype=z.dtype)
+        self.y = np.empty(capacity, dtype=np.float64)
+        n = t.shape[0]
+        self.t[:n], self.z[:n], self.y[:n] = t, z, y
+        self.used = n
+
+
+#: a log's growth reserve: the buffers hold this factor of the rows (and at least 2^16 more)
+_GROWTH = 1.5
+
+
+def _grown(log: _Log, t_new, z_new, y_new):
+    """(t, z, y, buffers) of ``log`` with the new rows after its own (views of shared :class:`_Buffers`)."""
+    n, k = log.t.shape[0], t_new.shape[0]
+    buffers = log.buffers
+    if (buffers is None or buffers.used != n or buffers.t.shape[0] < n + k or buffers.t.dtype != t_new.dtype
+            or buffers.z.dtype != z_new.dtype):
+        buffers = _Buffers(log.t, log.z, log.y, int((n + k) * _GROWTH) + (1 << 16))
+    buffers.t[n:n + k], buffers.z[n:n + k], buffers.y[n:n + k] = t_new, z_new, y_new
+    buffers.used = n + k
+    return buffers.t[:n + k], buffers.z[:n + k], buffers.y[:n + k], buffers
 
 
 def _mode_ranges(windows: TimeWindows, mode: str, reference: int) -> list[tuple[int, int, int, int]]:

@@ -73,6 +73,7 @@ def _add_analysis_options(parser: argparse.ArgumentParser) -> None:
 def build_parser() -> argparse.ArgumentParser:
     from calviz import __version__
     from calviz.cli_compare import add_compare_command, add_comparison_options
+    from calviz.cli_monitor import add_time_options
 
     parser = argparse.ArgumentParser(
         prog="calviz", formatter_class=_HelpFormatter,
@@ -111,6 +112,12 @@ def build_parser() -> argparse.ArgumentParser:
                             "needing more is stopped with a message (default: half of the machine's "
                             "memory shared by the workers, at least 1 GB)")
     _add_file_options(serve)
+    add_time_options(serve)
+    serve.add_argument("--watch", action="store_true",
+                       help="follow FILE (a log file, or a directory of Parquet files) as it grows: the "
+                            "views refresh with the new rows (needs --time-column)")
+    serve.add_argument("--watch-period", type=float, default=1.0, metavar="S",
+                       help="seconds between two looks at the watched log (default 1)")
 
     report = sub.add_parser("report", formatter_class=_HelpFormatter,
                             help="write a self-contained static HTML report",
@@ -121,6 +128,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="output path (default calviz-report.html)")
     report.add_argument("--title", help="report title (default: the file name)")
     _add_file_options(report)
+    add_time_options(report)
     _add_analysis_options(report)
     add_comparison_options(report)
 
@@ -136,6 +144,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="analyse a Parquet file/directory out of core on Dask: a scheduler address "
                             "(tcp://host:8786) or 'local' for a temporary LocalCluster")
     _add_file_options(check)
+    add_time_options(check)
     _add_analysis_options(check)
     add_comparison_options(check)
 
@@ -339,22 +348,39 @@ def check_summary(data, options, *, source: str = "", analysis=None) -> dict:
         "options": _as_dict(options),
         "classical": _as_dict(result.classical),
         **_table_views(result, views),
+        **({"corp": _corp_summary(result.corp)} if "corp" in views and options.scheme == "corp" else {}),
         "errors": dict(result.errors),
     }
 
 
+def _corp_summary(corp) -> dict | None:
+    """The CORP diagram in JSON: the isotonic curve as its steps (the prediction where each block of equal
+    value starts, and the value: exact, and short however many distinct predictions there are), the
+    consistency band at its points, the Brier decomposition and the caption."""
+    import numpy as np
+
+    from calviz.present.text import corp_caption
+
+    if corp is None:
+        return None
+    fit = np.asarray(corp.recalibrated)
+    starts = np.flatnonzero(np.r_[True, fit[1:] != fit[:-1]])
+    shown = {k: v for k, v in _as_dict(corp).items() if k not in ("x", "recalibrated", "weight")}
+    steps = {"x": np.asarray(corp.x)[starts].tolist(), "recalibrated": fit[starts].tolist()}
+    return {**shown, "steps": steps, "caption": corp_caption(corp)}
+
+
 def _table_views(result, views) -> dict:
-    """The checked views drawn as a table (:data:`calviz.present.frames.TABLE_FRAMES`), each under its
-    name: its result and its caption (the text output prints the caption), or None when not computed."""
-    from calviz.present.frames import TABLE_FRAMES
-    from calviz.present.text import TABLE_CAPTIONS
+    """The checked views drawn as a table (the registry's ``View.frame``), each under its name: its result
+    and its caption (the text output prints the caption), or None when not computed."""
+    from calviz.analysis.views import view as view_record
 
     shown = {}
     for name in views:
-        if name in TABLE_FRAMES:
+        record = view_record(name)
+        if record.frame is not None:
             value = getattr(result, name, None)
-            shown[name] = None if value is None else {**_as_dict(value),
-                                                      "caption": TABLE_CAPTIONS[name](value)}
+            shown[name] = None if value is None else {**_as_dict(value), "caption": record.caption(value)}
     return shown
 
 
@@ -439,14 +465,17 @@ def _print_check_text(summary: dict) -> None:
     _print_classical(summary.get("classical"), alpha)
     import textwrap
 
-    from calviz.analysis.views import view as view_record
-    from calviz.present.frames import TABLE_FRAMES
+    from calviz.analysis.views import REGISTRY
 
-    for name in TABLE_FRAMES:
-        if name in summary:
+    for record in REGISTRY:
+        name = record.name
+        if record.frame is not None and name in summary:
             shown = summary[name]
-            line = f"  {view_record(name).label}: " + (shown["caption"] if shown else "not available")
+            line = f"  {record.label}: " + (shown["caption"] if shown else "not available")
             print(textwrap.fill(line, 110, subsequent_indent="    ", break_on_hyphens=False))
+    if summary.get("corp") is not None:
+        print(textwrap.fill("  CORP     " + summary["corp"]["caption"], 110, subsequent_indent="    ",
+                            break_on_hyphens=False))
     for view, message in summary["errors"].items():
         print(f"  note: {view}: {message}")
 
@@ -489,6 +518,7 @@ def _comparisons(args, data, options) -> dict:
 
 def cmd_check(args) -> int:
     from calviz.cli_compare import has_comparison_options, print_comparison_text
+    from calviz.cli_monitor import with_time_column
 
     options = options_from_args(args)
     _check_comparison_flags(args)
@@ -498,7 +528,7 @@ def cmd_check(args) -> int:
         analysis = _on_dask(args, "analyze_parquet", options=options)
         summary = check_summary(None, options, source=args.file, analysis=analysis)
     else:
-        data = load_input(args.file, args, keep_matrix=needs_matrix(args))
+        data = with_time_column(load_input(args.file, args, keep_matrix=needs_matrix(args)), args)
         check_options_fit(data, options)
         summary = check_summary(data, options, source=args.file)
         summary.update(_comparisons(args, data, options))
@@ -574,6 +604,8 @@ def _stop_on_sigterm() -> None:
 
 
 def cmd_report(args) -> int:
+    from calviz.cli_monitor import with_time_column
+
     _stop_on_sigterm()
     out = Path(args.output)
     check_output_path(out)  # at once: the imports below alone take seconds
@@ -585,7 +617,7 @@ def cmd_report(args) -> int:
     title = args.title or f"calviz report — {Path(args.file).name if ':' not in args.file else args.file}"
     try:
         with report_output(out) as handle:  # opened before reading and analysing: a bad path fails at once
-            data = load_input(args.file, args, keep_matrix=needs_matrix(args))
+            data = with_time_column(load_input(args.file, args, keep_matrix=needs_matrix(args)), args)
             check_options_fit(data, options)
             extra = comparison_html(_comparisons(args, data, options))
             html = render_report(data, options, title=title, source=args.file, extra_sections=extra)
@@ -641,23 +673,57 @@ def free_port(address: str) -> int:
         return int(sock.getsockname()[1])
 
 
-def session_factory(data=None, dataset: str | None = None, **app_params):
+def session_factory(data=None, dataset: str | None = None, watcher=None, watch_period: float = 1.0,
+                    **app_params):
     """A function building a fresh dashboard per browser session (sessions never share state).
 
     ``data``: predictions already read and validated by the CLI (with its column options) — immutable,
-    so every session may start from the same object; ``dataset``: an embedded dataset to open on."""
+    so every session may start from the same object; ``dataset``: an embedded dataset to open on;
+    ``watcher``: a :class:`calviz.app.watch.LogWatcher` each session follows (its own fork of it)."""
 
     from calviz.app.page import create_app
 
     params = dict(app_params) if dataset is None else {"dataset": dataset, **app_params}
 
     def new_session():
-        return create_app(data=data, **params)
+        page = create_app(data=data, **params)
+        if watcher is not None:
+            from calviz.app.watch import follow
+
+            follow(page.app, watcher.fork(), watch_period)
+        return page
 
     return new_session
 
 
+def _watched_log(args):
+    """``serve --watch``: the log's first look and its watcher (a file, or a directory of Parquet files)."""
+    from calviz._data import InputError
+    from calviz.app.watch import LogWatcher
+    from calviz.cli_monitor import with_time_column
+
+    if args.file is None or args.time_column is None:
+        raise CLIError("--watch needs FILE (a log file or a directory of Parquet files) and --time-column")
+    if args.scheduler:
+        raise CLIError("--watch reads the log in this process; it does not take --scheduler")
+    if not Path(args.file).exists():
+        raise CLIError(f"{args.file}: no such file")
+    if not args.watch_period > 0:
+        raise CLIError(f"--watch-period must be a positive number of seconds; got {args.watch_period}")
+
+    def read(path: str):
+        return with_time_column(load_input(path, args), argparse.Namespace(**{**vars(args), "file": path}))
+
+    watcher = LogWatcher(args.file, read)
+    try:
+        return watcher.poll(), watcher
+    except InputError as exc:
+        raise CLIError(str(exc)) from None
+
+
 def cmd_serve(args) -> int:
+    from calviz.cli_monitor import with_time_column
+
     _stop_on_sigterm()  # (while the data loads; the event loop's own stop is installed below)
     # a stop ends the process within seconds, before every pool has released its locks: multiprocessing's
     # resource tracker (started later, with this environment) then frees them, as is its job, and need not
@@ -680,11 +746,14 @@ def cmd_serve(args) -> int:
 
     if args.scheduler and args.file is None:
         raise CLIError("--scheduler needs FILE (a Parquet file or directory)")
+    watcher = None
     # fail fast, before Panel loads
-    if args.file is not None and (args.scheduler or Path(args.file).is_dir()):
+    if args.watch:
+        data, watcher = _watched_log(args)
+    elif args.file is not None and (args.scheduler or Path(args.file).is_dir()):
         data = _on_dask(args, "open_source")  # validated in one pass, not loaded
     else:
-        data = load_input(args.file, args) if args.file is not None else None
+        data = with_time_column(load_input(args.file, args), args) if args.file is not None else None
     # paths typed into the app are read on this machine: only under a folder the user named, and only
     # when nobody else can connect
     data_root = None
@@ -704,7 +773,8 @@ def cmd_serve(args) -> int:
                       job_memory=None if args.job_memory is None else int(args.job_memory * 2**30))
     # the worker processes map the server's one copy of the data instead of receiving it per job
     data = workers.share_data(data)
-    new_session = session_factory(data, dataset, data_root=data_root)
+    new_session = session_factory(data, dataset, data_root=data_root, watcher=watcher,
+                                  watch_period=args.watch_period)
 
     import panel as pn
 

@@ -17,7 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["add_monitor_parser", "cmd_monitor", "read_time_column", "monitor_summary"]
+__all__ = ["add_monitor_parser", "cmd_monitor", "read_time_column", "monitor_summary", "add_time_options",
+           "with_time_column"]
 
 EXIT_OK, EXIT_ALARM = 0, 1
 
@@ -52,6 +53,34 @@ def add_monitor_parser(sub, formatter_class, add_file_options) -> None:
     monitor.add_argument("--no-tcal", action="store_true", help="skip the per-window T-Cal p-values")
     monitor.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     add_file_options(monitor)
+
+
+def add_time_options(parser) -> None:
+    """``--time-column`` and ``--time-window`` of ``calviz serve | report | check`` (the over-time view)."""
+    group = parser.add_argument_group("time (the over-time view)")
+    group.add_argument("--time-column", metavar="COL",
+                       help="a time column (datetimes, numbers or batch ids): adds calibration over time")
+    group.add_argument("--time-window", default="auto", metavar="W",
+                       help="window of the over-time view: a duration ('1D', '6h'), 'N rows', a width "
+                            "(numeric times), 'each' (one window per distinct time) or 'auto' (default: "
+                            "at most 400 windows)")
+
+
+def with_time_column(data, args):
+    """``data`` with the time column ``args.time_column`` read from ``args.file`` (unchanged without one)."""
+    from calviz._data import InputError
+    from calviz._timed import AUTO_WINDOW, with_time
+    from calviz.cli import CLIError
+
+    column = getattr(args, "time_column", None)
+    if column is None or data is None:
+        return data
+    window = args.time_window
+    window = AUTO_WINDOW if window == AUTO_WINDOW else _window_arg(window)
+    try:
+        return with_time(data, read_time_column(args.file, column, data.n), window=window)
+    except InputError as exc:
+        raise CLIError(str(exc)) from None
 
 
 def read_time_column(file: str, column: str, n: int):

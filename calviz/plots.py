@@ -40,6 +40,7 @@ from calviz.present.frames import (  # noqa: F401  (public names of calviz.plots
     bins,
     class_grid_columns,
     classical_columns,
+    corp_tables,
     distance_frame,
     distance_measures,
     hist_table,
@@ -54,11 +55,10 @@ from calviz.present.frames import (  # noqa: F401  (public names of calviz.plots
     tcal_tooltips,
     witness_table,
 )
-from calviz.present.labels import METHOD_NAMES, measure_label, method_name, tcal_xlabel  # noqa: F401
+from calviz.present.labels import METHOD_NAMES, format_value, measure_label, method_name, tcal_xlabel  # noqa: F401
 from calviz.present.text import (  # noqa: F401
     BOOTSTRAP_NOTE,
     DISTANCE_MISSING,
-    GLYPHS,
     RELIABILITY_MISSING,
     bins_phrase,
     classical_caption,
@@ -88,6 +88,7 @@ __all__ = [
     "placeholder",
     "reliability_plot",
     "reliability_view",
+    "corp_plot",
     "reliability_caption",
     "rank_reliability_elements",
     "class_reliability_elements",
@@ -110,6 +111,8 @@ _TOOLS = ["hover"]
 #: view name → (what the view shows, in one plain sentence; the mathematics behind it, for a tooltip or a
 #: "more" link): the registry's ``View.explanation``.  The app's cards and the report's sections read these.
 VIEW_EXPLANATIONS = {record.name: record.explanation for record in REGISTRY if record.explanation is not None}
+#: what each figure's marks mean (the registry's ``View.marks``)
+GLYPHS = {record.name: record.marks for record in REGISTRY if record.marks is not None}
 
 
 def placeholder(message: str, title: str = "", *, height: int = 300) -> hv.Element:
@@ -579,6 +582,73 @@ def reliability_view(
     ncols = class_grid_columns(len(reliability.panels), max_cols)
     panels = class_reliability_elements(reliability, panel_height=max(130, height // 2))
     return hv.Layout(list(panels.values())).cols(ncols).opts(opts)
+
+
+def corp_plot(corp, *, title: str | None = None, xlabel: str = "confidence (predicted probability)",
+              height: int = 330) -> hv.Layout:
+    """The CORP reliability diagram: the isotonic recalibration curve as black steps, its consistency band
+    shaded, the diagonal dashed; below, the predictions' distribution.
+
+    Where the curve leaves the band, a calibrated model would rarely have produced it: the model is
+    miscalibrated there (Dimitriadis, Gneiting and Jordan [1]_, Fig. 1).  The drawing data are
+    :func:`calviz.present.frames.corp_tables`.
+
+    Parameters
+    ----------
+    corp : CORPReliability
+        From :func:`calviz.corp_reliability` (the consistency band is drawn when it was computed).
+    title : str, optional
+        Default: the target, n and the miscalibration MCB.
+    xlabel : str
+        The x axis' label.
+    height : int, default 330
+        Height of the main panel in pixels.
+
+    Returns
+    -------
+    holoviews.Layout
+        The diagram above the histogram.
+
+    References
+    ----------
+    .. [1] T. Dimitriadis, T. Gneiting and A. I. Jordan. Stable reliability diagrams for probabilistic
+       classifiers. *Proceedings of the National Academy of Sciences* 118(8), e2016191118, 2021.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> from calviz import plots
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=500)
+    >>> y = (rng.uniform(size=500) < p ** 1.5).astype(int)
+    >>> layout = plots.corp_plot(calviz.corp_reliability(y, p, n_resamples=50, seed=0))
+    >>> type(layout).__name__, len(layout)
+    ('Layout', 2)
+    """
+    ensure_backend()
+    from bokeh.models import HoverTool
+
+    tables = corp_tables(corp)
+    band = tables["band"]
+    shade = hv.Area((band["x"], band["low"], band["high"]), "x", ["y", "y2"],
+                    label="consistency band").opts(color=ACCENT, alpha=0.2, line_alpha=0)
+    diagonal = hv.Curve(([0, 1], [0, 1]), "x", "y", label="perfect calibration").opts(
+        color=NEUTRAL, line_dash="dashed", line_width=1.5)
+    curve = hv.Curve((tables["curve"]["x"], tables["curve"]["y"]), "x", "y", label="CORP curve").opts(
+        color="black", line_width=2, tools=[HoverTool(tooltips=[("prediction", "@x{0.000}"),
+                                                                ("recalibrated", "@y{0.000}")])])
+    if title is None and corp is not None:
+        title = f"{corp.target} · CORP (isotonic) · n = {int(corp.n):,} · MCB = {format_value(corp.mcb)}"
+    main = (shade * diagonal * curve).opts(
+        _frequency_axes(title or "CORP reliability diagram", height, legend_position="top", legend_cols=3,
+                        legend_opts=_LEGEND_OPTS))
+    hist = hv.Rectangles(tables["hist"], kdims=["x0", "c0", "x1", "c1"], vdims=["count"]).opts(
+        color=HIST, line_color="white", tools=[HoverTool(tooltips=list(HIST_TOOLTIPS))], xlim=(0, 1),
+        height=max(90, height // 3), responsive=True, xlabel=xlabel, ylabel="count", yticks=3, title="",
+        fontsize=_FONT, min_width=300, framewise=True)
+    return hv.Layout([main, hist]).cols(1).opts(hv.opts.Layout(shared_axes=True, merge_tools=True,
+                                                              toolbar="right"))
 
 
 # -- 2. multi-scale T-Cal ---------------------------------------------------------------------------

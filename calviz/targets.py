@@ -212,6 +212,77 @@ def resolve(
     return Target(name, K, k, int(class_index) if name == "classwise" else 0)
 
 
+#: the key of the resolved targets in a CalibrationData's cache (:func:`resolve_once`)
+_RESOLVED = "resolved targets"
+
+
+def _memo_key(target, top_k, class_index):
+    """The key of a :func:`resolve` call in the memo of :func:`resolve_once`, or None (not memoised: an
+    argument :func:`resolve` would refuse or read differently, e.g. ``top_k=1.0``).  ``top_k`` counts only
+    for ``auto`` and ``topk`` and ``class_index`` only for ``classwise``, as in :func:`resolve`."""
+    if isinstance(target, Target):
+        return target
+    if not isinstance(target, str) or not _is_int(top_k):
+        return None
+    if target == "classwise":
+        return (target, 1, int(class_index)) if _is_int(class_index) else None
+    return (target, int(top_k) if target in ("auto", "topk") else 1, 0)
+
+
+def resolve_once(
+    data: CalibrationData,
+    target: TargetName | Target = "auto",
+    top_k: int = 1,
+    class_index: int = 0,
+    *,
+    allowed: tuple[str, ...] = TARGETS,
+    caller: str | None = None,
+) -> Target:
+    """:func:`resolve`, run once per validated data and target: the estimators' entry.
+
+    An outer call resolves the target (``calviz.analyze``, an estimator calling another) and hands the
+    :class:`Target` — or the same name, ``top_k`` and ``class_index`` — down to the estimators it calls;
+    they find it in the data's memo and do not resolve it again (validate once at the outermost call, as
+    scikit-learn's ``prefer_skip_nested_validation``).  The memo lives on the validated
+    :class:`~calviz.CalibrationData` and holds only what :func:`resolve` returned for these very data, and
+    an entry is used only where the caller allows both the target asked for and the one it resolved to:
+    the result and every error are :func:`resolve`'s.
+
+    Parameters
+    ----------
+    data, target, top_k, class_index, allowed, caller
+        As :func:`resolve`.
+
+    Returns
+    -------
+    Target
+        ``resolve(data, target, top_k, class_index, allowed=allowed, caller=caller)``.
+
+    Examples
+    --------
+    >>> import calviz
+    >>> from calviz.targets import resolve_once
+    >>> data = calviz.as_calibration_data([0, 2, 1], [[0.5, 0.2, 0.3], [0.1, 0.1, 0.8], [0.3, 0.4, 0.3]])
+    >>> top1 = resolve_once(data, "auto")               # resolved once …
+    >>> resolve_once(data, "top1") is top1, resolve_once(data, top1) is top1   # … then found again
+    (True, True)
+    """
+    cache = getattr(data, "_cache", None)
+    key = _memo_key(target, top_k, class_index) if isinstance(cache, dict) else None
+    if key is None:
+        return resolve(data, target, top_k, class_index, allowed=allowed, caller=caller)
+    memo = cache.setdefault(_RESOLVED, {})
+    found = memo.get(key)
+    asked = target.name if isinstance(target, Target) else target
+    if found is not None and asked in allowed and found.name in allowed:
+        return found
+    found = resolve(data, target, top_k, class_index, allowed=allowed, caller=caller)
+    # (the same target asked for by its resolved name, or as the Target itself: resolve returns it again)
+    for same in (key, found, (found.name, found.top_k, found.class_index)):
+        memo.setdefault(same, found)
+    return found
+
+
 @validate_params({"scalar": BOOLEAN})
 def analysis_target(data: CalibrationData, options, *, scalar: bool = False) -> Target:
     """The calibration target an :class:`calviz.analysis.AnalysisOptions` analyses (by :func:`resolve`).
@@ -266,8 +337,8 @@ def analysis_target(data: CalibrationData, options, *, scalar: bool = False) -> 
     if scalar and name in ("topk", "full"):
         name = "auto"
     K = data.n_classes
-    return resolve(data, name, top_k=min(int(options.top_k), K) if name == "topk" else 1,
-                   class_index=min(int(options.class_index), K - 1))
+    return resolve_once(data, name, top_k=min(int(options.top_k), K) if name == "topk" else 1,
+                        class_index=min(int(options.class_index), K - 1))
 
 
 def simplex_cells(target: str | None, n_classes: int | None, bins_per_axis: int = 1) -> int | None:

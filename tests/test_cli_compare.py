@@ -262,3 +262,29 @@ def test_compare_command_refuses_ambiguous_requests(argv, message, capsys):
     assert main(["compare", *argv]) == 2
     err = capsys.readouterr().err
     assert err.startswith("calviz compare: error:") and message in err
+
+
+def test_the_two_decompositions_side_by_side(pair, capsys, tmp_path):
+    """compare's decompositions are each model's score_decomposition on the compared target (engine), in
+    calviz check's --json and text and in the report's comparison table."""
+    before, after, _ = pair["data"]
+    ref = calviz.compare(before.labels, before.probs, after.probs, names=("a", "b"), tcal=False)
+    for split, probs in ((ref.decomposition_a, before.probs), (ref.decomposition_b, after.probs)):
+        direct = calviz.score_decomposition(before.labels, probs, target="top1")
+        for key in ("mean_score", "mcb", "dsc", "unc"):
+            assert getattr(split, key) == pytest.approx(getattr(direct, key), rel=1e-12, abs=1e-15)
+        assert split.target == ref.target
+    out = _json(capsys, pair["before"], "--compare", pair["after"])
+    shown = out["comparison"]["models"]
+    assert shown["before.csv"]["decomposition"]["mcb"] == pytest.approx(ref.decomposition_a.mcb, rel=1e-12)
+    assert shown["after.csv"]["decomposition"]["dsc"] == pytest.approx(ref.decomposition_b.dsc, rel=1e-12)
+    assert main(["check", str(pair["before"]), "--compare", str(pair["after"])]) == 0
+    text = capsys.readouterr().out
+    from calviz.present.comparisons import decomposition_text
+
+    assert decomposition_text(shown["before.csv"]["decomposition"]) in text
+    assert decomposition_text(shown["after.csv"]["decomposition"]) in text
+    page = tmp_path / "r.html"
+    assert main(["report", str(pair["before"]), "-o", str(page), "--compare", str(pair["after"]),
+                 "--resampling", "analytic"]) == 0
+    assert "<th>MCB</th><th>DSC</th>" in page.read_text(encoding="utf-8")

@@ -111,6 +111,48 @@ def test_bands_reproducible_and_ordered():
     assert "CORPReliability(" in repr(a) and "band_x=array(shape=" in repr(a)
 
 
+def _refit_left_step(x, y, w, at):
+    """scikit-learn's isotonic fit of (x, y, w) read as the diagram's right-continuous step function at
+    ``at`` (a point with no weight of its own takes the value of the nearest weighted point on its left,
+    the first one's before it)."""
+    keep = w > 0
+    xs = np.unique(x[keep])
+    fitted = IsotonicRegression().fit(x[keep], y[keep], sample_weight=w[keep]).predict(xs)
+    return fitted[np.clip(np.searchsorted(xs, at, side="right") - 1, 0, xs.size - 1)]
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("mode", ["consistency", "bootstrap"])
+def test_band_refits_equal_sklearn_on_the_same_draws(weighted, mode):
+    """Each resample of the band kernel (one sort reused, unit sums redrawn, PAV read at the band points)
+    equals scikit-learn's isotonic refit of the same resampled rows, the draws replayed from the stream."""
+    from calviz._kernels import isotonic as k
+    from calviz._kernels.tcal import _next_uniform, stream_seed
+
+    rng = np.random.default_rng(8)
+    z, y = _tied_data(rng, 300, decimals=2, power=1.4)
+    w = rng.integers(1, 4, 300).astype(float) if weighted else None
+    fit = isotonic_fit(z, y, w)
+    zs = np.repeat(fit.x, np.diff(fit.start))  # the sorted predictions, tied ones at their unit's value
+    ws = fit.w if weighted else np.ones_like(fit.y)
+    units = np.arange(fit.x.shape[0], dtype=np.int64)
+    kind = k.CONSISTENCY if mode == "consistency" else k.BOOTSTRAP
+    fits = k.corp_resample_fits(fit.x, fit.start, fit.y, fit.w, kind, 6, 12345, units)
+    n = zs.size
+    for r in range(6):
+        state = np.uint64(stream_seed(12345, r))  # the kernel's state type (a Python int mixes badly)
+        draws = np.empty(n)
+        for i in range(n):
+            state, draws[i] = _next_uniform(state)
+            state = np.uint64(state)
+        if mode == "consistency":
+            yr, wr = (draws < zs).astype(float), ws
+        else:
+            counts = np.bincount(np.minimum((draws * n).astype(np.int64), n - 1), minlength=n)
+            yr, wr = fit.y, ws * counts
+        np.testing.assert_allclose(fits[r], _refit_left_step(zs, yr, wr, fit.x), rtol=0, atol=1e-12)
+
+
 def test_band_points_are_capped():
     rng = np.random.default_rng(6)
     z = rng.uniform(size=20_000)

@@ -281,17 +281,18 @@ def test_resampled_tcal_replaces_analytic(app, monkeypatch):
 def test_slow_stale_job_overtaken_by_a_fast_one_is_never_painted(app, monkeypatch):
     """A slow resampling job (α = 0.06) is superseded by a fast one (α = 0.07) that finishes first: the
     view shows the fast one's result, and still shows it after the slow one has finished."""
-    release = threading.Event()
+    release, slow_started = threading.Event(), threading.Event()
     original = store_module._run_remote
 
     def run(view, data, options, **kwargs):
         if view == "tcal_resampled" and options.alpha == 0.06:
+            slow_started.set()
             release.wait(30)  # the slow job
         return original(view, data, options, **kwargs)
 
     monkeypatch.setattr(store_module, "_run_remote", run)
     app.controls.param.update(resampling="y_only", alpha=0.06)
-    time.sleep(0.2)  # the slow job is running
+    assert slow_started.wait(60)  # the slow job is running (a hang guard, not a speed requirement)
     app.controls.alpha = 0.07
     deadline = time.monotonic() + 60
     while app.store.tcal.pending and time.monotonic() < deadline:

@@ -80,6 +80,13 @@ def test_models_mode_defaults_to_the_recalibrated_partner_and_equals_compare(app
     assert (c.tcal_a.pvalue, c.tcal_b.pvalue) == (ref.tcal_a.pvalue, ref.tcal_b.pvalue)
     assert _table(app)["item"] == ["tabular-gnb", "tabular-gnb-temperature"]
     assert ref.verdict in _verdict(app)
+    # the two models' score decompositions side by side in the card's note (the engine's numbers)
+    assert (c.decomposition_a.mcb, c.decomposition_b.dsc) == (ref.decomposition_a.mcb,
+                                                              ref.decomposition_b.dsc)
+    from calviz.present.comparisons import comparison_summary, decomposition_text
+
+    for part in comparison_summary({"comparison": ref})["comparison"]["models"].values():
+        assert decomposition_text(part["decomposition"]) in m.view.note.object
     # another embedded model of the same test set; the bin count reaches the comparison
     m.controls.other = "tabular-rf"
     app.controls.n_bins = 10
@@ -99,7 +106,7 @@ def test_the_card_changes_only_inside_the_apps_hold(app, monkeypatch):
     depth = count_hold_depth(app, monkeypatch)
     view, changes = app.comparison.view, []
     for model, attr in [(view.verdict, "text"), (view.lines, "data"), (view.table, "source"),
-                        (view.figures["interval"].yaxis[0].ticker, "ticks")]:
+                        (view.figures.interval.yaxis[0].ticker, "ticks")]:
         model.on_change(attr, lambda attr, old, new, model=model: changes.append((model, depth[0])))
     app.comparison.controls.mode = "models"  # as the widget's callback sets it
     app.comparison.controls.other = "tabular-rf"

@@ -20,6 +20,7 @@ import calviz.dask as cdask  # noqa: E402
 from calviz import _ece as ece  # noqa: E402
 from calviz import _intervals as intervals  # noqa: E402
 from calviz._data import InputError  # noqa: E402
+from calviz.analysis import COMPUTE, AnalysisOptions  # noqa: E402
 
 RTOL = 1e-12
 #: uneven row partitions with empty ones (sum = 2000)
@@ -813,3 +814,40 @@ def test_series_of_unknown_lengths_paired_by_position_must_match():
     with pytest.raises(InputError, match=r"^partition 0 has 5 rows of y_true but 6 of y_prob; .*paired by "
                                          r"position.*lengths=True\)\)$"):
         cdask.binned_ece(y, p)
+
+
+# -- the isotonic views: the rows gathered into one process (the fit sorts the whole sample) -----------------
+@pytest.fixture(scope="module")
+def corp_pairs():
+    rng = np.random.default_rng(7)
+    n = N
+    p = np.round(rng.uniform(size=n), 2)  # ties
+    y = (rng.uniform(size=n) < p ** 1.4).astype(int)
+    probs = rng.dirichlet(np.ones(3), size=n)
+    labels = (probs.cumsum(axis=1) < rng.random((n, 1))).sum(axis=1).clip(0, 2)
+    return {"binary": (y, p), "multiclass": (labels, probs)}
+
+
+@pytest.mark.parametrize("kind, options", [
+    ("binary", AnalysisOptions(scheme="corp", n_resamples=40, seed=2)),
+    ("multiclass", AnalysisOptions(scheme="corp", target="classwise", class_index=1, n_resamples=40)),
+    ("multiclass", AnalysisOptions(scheme="corp", target="topk", top_k=2, n_resamples=40, alpha=0.1)),
+])
+def test_decomposition_and_corp_on_dask_equal_in_memory(client, corp_pairs, kind, options):
+    """The score decomposition and the CORP diagram on the cluster: every row gathered, equal to in memory
+    bit for bit (no subsample, so no sampling error to state)."""
+    import calviz
+
+    y, p = corp_pairs[kind]
+    chunks = (CHUNKS,) if p.ndim == 1 else (CHUNKS, (p.shape[1],))
+    data = cdask.from_dask(da.from_array(y, chunks=(CHUNKS,)), da.from_array(p, chunks=chunks))
+    memory = calviz.as_calibration_data(y, p)
+    for view in ("decomposition", "corp"):
+        on_dask, note = cdask.compute_view(view, data, options, client=client)
+        in_memory = COMPUTE[view](memory, options)
+        assert note is None  # every row: no subsample, nothing to state
+        fields = (("mean_score", "mcb", "dsc", "unc") if view == "decomposition"
+                  else ("x", "recalibrated", "band_x", "consistency_low", "consistency_high", "mcb"))
+        for field in fields:
+            np.testing.assert_array_equal(getattr(on_dask, field), getattr(in_memory, field), err_msg=field)
+        assert on_dask.n == in_memory.n == N

@@ -69,7 +69,7 @@ def test_its_record_reads_no_bins_no_alpha():
     assert record in REGISTRY and record.in_check and record.slot == "decomposition"
     assert record.title == "Score decomposition"
     assert not {"n_bins", "alpha", "scheme", "n_resamples", "seed"} & set(record.reads)
-    assert record.dask is None and record.not_on_dask
+    assert record.dask == "gathered" and record.not_on_dask is None  # every row gathered: one sort
 
 
 def test_calviz_check_shows_it(tmp_path, capsys):

@@ -14,6 +14,7 @@ Timings and memory of the same faults at full size are in ``benchmarks/bench_lim
 """
 
 import io
+import re
 import zipfile
 
 import numpy as np
@@ -363,6 +364,33 @@ def test_uint64_label_shown_as_given(tmp_path, layout, keep_matrix):
     with pytest.raises(InputError, match=f"row 1 has {U64}$"):
         calviz.as_calibration_data(y, np.array(probs["y_prob"]) if layout == "binary" else
                                    np.column_stack(list(probs.values())))
+
+
+@pytest.mark.parametrize("label", [str(U64), str(2**63), str(-(2**63) - 1), str(2**64), str(2**53 + 1)])
+@pytest.mark.parametrize("block_bytes", [None, 64], ids=["one block", "label in a later block"])
+def test_integer_label_beyond_int64_in_a_csv_shown_as_written(tmp_path, monkeypatch, label, block_bytes):
+    """A CSV label that overflows int64 (Arrow and pandas then read floating point, 1.84467e+19) or that
+    floating point rounds (2^53 + 1) is shown in the message digit for digit, from a file read whole or
+    in blocks, by read_predictions, an upload and calviz.as_calibration_data on Python integers."""
+    if block_bytes is not None:
+        monkeypatch.setattr("calviz.io._blocks.CSV_BLOCK_BYTES", block_bytes)
+    body = "".join(f"{i % 2},0.{i % 9 + 1}\n" for i in range(40)) + f"{label},0.7\n1,0.4\n"
+    raw = f"y_true,y_prob\n{body}".encode()
+    (tmp_path / "u.csv").write_bytes(raw)
+    message = f"row 40 has {label}$"
+    with pytest.raises(InputError, match=message):
+        read_predictions(tmp_path / "u.csv")
+    with pytest.raises(InputError, match=message):
+        read_predictions_bytes(raw, "u.csv")
+    with pytest.raises(InputError, match=f"row 1 has {label}$"):
+        calviz.as_calibration_data(np.array([0, int(label)], dtype=object), [0.2, 0.7])
+
+
+def test_a_label_written_as_a_float_is_still_shown_as_a_float():
+    for labels, shown in [([0, 2.5], "2.5"), ([0.0, 1e20], "1e+20"),
+                          (np.array([0.0, 2.0**64]), "1.84467e+19")]:
+        with pytest.raises(InputError, match=re.escape(f"row 1 has {shown}") + "$"):
+            calviz.as_calibration_data(labels, [0.2, 0.7])
 
 
 def test_symlink_inside_a_folder_under_the_data_root_is_refused(tmp_path):

@@ -103,6 +103,58 @@ def test_the_pool_never_starts_more_processes_than_its_size_and_stops_one_sessio
         pool.shutdown()
 
 
+def test_a_session_never_waits_behind_another_sessions_queue(tmp_path, monkeypatch):
+    """Two sessions of a server with two worker processes.  Session A (3 rows, every prediction 1.0 and
+    every label 1: the worst case of the smooth band's resampling) holds one process with a job that runs
+    until the test releases it, and its views' jobs queue behind that one (a session runs at most
+    ``size // 2`` jobs at once).  Session B's views' jobs then all start and finish on the other process
+    while A's job still runs: B waits neither for A's running job nor for A's queue.  Once released, A's
+    queued jobs run too.  The order is read from the pool's own hand-outs, never from the clock."""
+    fifo = str(tmp_path / "release")
+    os.mkfifo(fifo)
+    pool = workers.WorkerPool(2, 1 << 30)
+    monkeypatch.setattr(workers, "_POOL", [pool])
+    started: list[object] = []  # the session of each job, in the order the pool hands them to a process
+    hand = pool._hand
+
+    def recording(slot, executor, job):
+        started.append(job.session)
+        hand(slot, executor, job)
+
+    monkeypatch.setattr(pool, "_hand", recording)
+    rng = np.random.default_rng(5)
+    degenerate = as_calibration_data([1, 1, 1], [1.0, 1.0, 1.0])
+    p = rng.uniform(0.05, 0.95, 600)
+    usual = as_calibration_data((rng.random(600) < p).astype(int), p)
+    options = AnalysisOptions(resampling="y_only", n_resamples=20)
+    # (no job time limit: a first run compiles the kernels in the job itself)
+    a, b = (ResultStore(debounce=0.01, job_limit=float("inf")) for _ in range(2))
+    try:
+        held = pool.submit(a._worker, _block_on, (fifo,), 600.0)
+        a.update(degenerate, options, start_now=True)
+        a_jobs = dict(a.jobs)
+        assert a_jobs, "session A has no background job"
+        b.update(usual, options, start_now=True)
+        assert b.jobs, "session B has no background job"
+        b.wait(WAIT_S)  # B's jobs are done ...
+        assert not held.done()  # ... while A's first job still runs
+        assert not b.jobs and all(getattr(b, slot).error is None for slot in b.SLOTS), b.jobs
+        assert dict(a.jobs) == a_jobs  # A's views still wait for their jobs
+        assert started[0] is a._worker and started[1:] and all(s is b._worker for s in started[1:]), started
+        n_before = len(started)
+        with open(fifo, "w") as file:
+            file.write("go")
+        assert held.result(timeout=WAIT_S) == "go"
+        a.wait(WAIT_S)
+        assert not a.jobs
+        assert len(started) > n_before and all(s is a._worker for s in started[n_before:])
+        assert pool.processes() <= 2
+    finally:
+        a.close()
+        b.close()
+        pool.shutdown()
+
+
 def test_jobs_read_the_data_through_shared_memory_never_a_pickle(monkeypatch):
     """Every payload sent to a worker process is small — the data's arrays (and the subsamples the
     views read) go by shared memory — and the results equal those computed in this process."""

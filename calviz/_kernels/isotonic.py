@@ -210,12 +210,102 @@ def _resample_units(xu, start, y, w, unit_of, mode, state, sw, swy, rows):
     return state
 
 
-@njit(cache=True, parallel=True)
-def corp_resample_fits(xu, start, y, w, unit_of, mode, n_resamples, seed, eval_units):
-    """(n_resamples, E) PAV refits at the units ``eval_units``: labels redrawn from the predictions
-    (``CONSISTENCY``) or rows drawn with replacement (``BOOTSTRAP``).  ``y``, ``w`` (length 0: unit
-    weights) and ``unit_of`` (the unit of every row) are in sorted order."""
+@njit(cache=True)
+def pav_blocks(sw, swy, bw, bs, bstart):
+    """The blocks of the PAV fit of the unit means swy/sw (stack form, as :func:`pav_fit_into`) without
+    writing the fitted value of every unit: block b has total weight ``bw[b]``, weighted label sum
+    ``bs[b]`` and covers units ``bstart[b]`` to ``bstart[b + 1] − 1`` (units of zero weight belong to the
+    block on their left).  Returns the number of blocks (0: no weight at all)."""
+    m = sw.shape[0]
+    top = 0
+    for u in range(m):
+        if sw[u] <= 0.0:
+            continue
+        bw[top] = sw[u]
+        bs[top] = swy[u]
+        bstart[top] = u
+        top += 1
+        while top > 1 and bs[top - 2] * bw[top - 1] >= bs[top - 1] * bw[top - 2]:
+            bw[top - 2] += bw[top - 1]
+            bs[top - 2] += bs[top - 1]
+            top -= 1
+    if top > 0:
+        bstart[0] = 0
+        bstart[top] = m
+    return top
+
+
+@njit(cache=True)
+def blocks_at(bw, bs, bstart, top, eval_units, out, row):
+    """The PAV fit of :func:`pav_blocks` at the increasing units ``eval_units``, into ``out[row]``: one
+    walk over the blocks (O(blocks + E) instead of O(m))."""
+    b = 0
+    for e in range(eval_units.shape[0]):
+        if top == 0:
+            out[row, e] = np.nan
+            continue
+        u = eval_units[e]
+        while bstart[b + 1] <= u:
+            b += 1
+        out[row, e] = bs[b] / bw[b]
+
+
+@njit(cache=True)
+def resample_unit_sums(xu, start, y, w, mode, state, sw, swy, counts):
+    """One resample's unit sums into ``sw``, ``swy``; returns the advanced random state.
+
+    ``CONSISTENCY``: each row's label redrawn as Bernoulli(its prediction), one uniform per row in sorted
+    order.  ``BOOTSTRAP``: n rows drawn with replacement, one uniform each; the draws are counted per row
+    in ``counts`` (n zeros on entry, zeros again on return) and the unit sums then accumulated in one
+    sequential pass, so the random accesses are one counter increment per draw rather than three.  Both
+    consume the stream exactly as a row-by-row implementation would (the multinomial row counts of the
+    bootstrap are the same draws)."""
     m = xu.shape[0]
+    n = y.shape[0]
+    weighted = w.shape[0] > 0
+    if mode == CONSISTENCY:
+        for u in range(m):
+            p = xu[u]
+            a = 0.0
+            b = 0.0
+            for i in range(start[u], start[u + 1]):
+                state, r = _next_uniform(state)
+                wi = w[i] if weighted else 1.0
+                a += wi
+                if r < p:
+                    b += wi
+            sw[u] = a
+            swy[u] = b
+        return state
+    for _ in range(n):
+        state, r = _next_uniform(state)
+        i = int(r * n)
+        if i >= n:
+            i = n - 1
+        counts[i] += 1
+    for u in range(m):
+        a = 0.0
+        b = 0.0
+        for i in range(start[u], start[u + 1]):
+            c = counts[i]
+            if c:
+                counts[i] = 0
+                wi = c * (w[i] if weighted else 1.0)
+                a += wi
+                b += wi * y[i]
+        sw[u] = a
+        swy[u] = b
+    return state
+
+
+@njit(cache=True, parallel=True)
+def corp_resample_fits(xu, start, y, w, mode, n_resamples, seed, eval_units):
+    """(n_resamples, E) PAV refits at the units ``eval_units``: labels redrawn from the predictions
+    (``CONSISTENCY``) or rows drawn with replacement (``BOOTSTRAP``).  ``y`` and ``w`` (length 0: unit
+    weights) are in sorted order; the sort and the ties' pooling of the data are reused by every resample
+    (only the unit sums are redrawn), and each refit is read at the E band points only."""
+    m = xu.shape[0]
+    n = y.shape[0]
     E = eval_units.shape[0]
     out = np.empty((n_resamples, E))
     # resamples in chunks, each with its own buffers (allocated once per chunk, not per resample); every
@@ -224,17 +314,15 @@ def corp_resample_fits(xu, start, y, w, unit_of, mode, n_resamples, seed, eval_u
     for chunk in prange(n_chunks):
         sw = np.empty(m)
         swy = np.empty(m)
-        fit = np.empty(m)
         bw = np.empty(m)
         bs = np.empty(m)
         bstart = np.empty(m + 1, dtype=np.int64)
-        rows = np.empty(0)
+        counts = np.zeros(n if mode == BOOTSTRAP else 0, dtype=np.int32)
         for r in range(chunk * n_resamples // n_chunks, (chunk + 1) * n_resamples // n_chunks):
             state = stream_seed(seed, r)
-            state = _resample_units(xu, start, y, w, unit_of, mode, state, sw, swy, rows)
-            pav_fit_into(sw, swy, fit, bw, bs, bstart)
-            for e in range(E):
-                out[r, e] = fit[eval_units[e]]
+            resample_unit_sums(xu, start, y, w, mode, state, sw, swy, counts)
+            top = pav_blocks(sw, swy, bw, bs, bstart)
+            blocks_at(bw, bs, bstart, top, eval_units, out, r)
     return out
 
 

@@ -19,52 +19,100 @@ import numpy as np
 from numba import njit
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
+def expert_pass(z, y, starts, m, kappa, decay, committed_sum, committed_count, pending_sum, pending_count,
+                log_wealth, out):
+    """One expert (m bins, memory ``decay``) over the batches rows starts[k]:starts[k+1]: its state arrays
+    (length ≥ m; ``log_wealth`` of length 1) are updated in place and its log wealth at each batch end is
+    written to ``out`` (length K).  A batch's bets use the sums committed before it, so each bin's shift
+    estimate S_b/(N_b + κ) is computed once per batch."""
+    K = starts.shape[0] - 1
+    shift = np.empty(m)
+    wealth = log_wealth[0]
+    for k in range(K):
+        if k > 0:
+            rows = 0.0  # rows of the batch being committed (it may have begun in an earlier pass)
+            for b in range(m):
+                rows += pending_count[b]
+            fade = decay ** rows if decay < 1.0 else 1.0
+            for b in range(m):
+                committed_sum[b] = fade * committed_sum[b] + pending_sum[b]
+                committed_count[b] = fade * committed_count[b] + pending_count[b]
+                pending_sum[b] = 0.0
+                pending_count[b] = 0.0
+        for b in range(m):
+            shift[b] = committed_sum[b] / (committed_count[b] + kappa)
+        for i in range(starts[k], starts[k + 1]):
+            zi = z[i]
+            yi = y[i]
+            b = int(zi * m)
+            if b >= m:
+                b = m - 1
+            if 0.0 < zi < 1.0:
+                r = shift[b]
+                lo = -0.5 * zi
+                hi = 0.5 * (1.0 - zi)
+                if r < lo:
+                    r = lo
+                elif r > hi:
+                    r = hi
+                q = zi + r
+                if yi > 0.5:
+                    wealth += math.log(q / zi)
+                else:
+                    wealth += math.log((1.0 - q) / (1.0 - zi))
+            pending_sum[b] += yi - zi
+            pending_count[b] += 1.0
+        out[k] = wealth
+    log_wealth[0] = wealth
+
+
 def eprocess_pass(z, y, starts, bins, kappa, decay, committed_sum, committed_count, pending_sum,
                   pending_count, log_wealth):
     """Advance the state over the batches rows starts[k]:starts[k+1] and return the log wealth (J, K) at
     each batch end.  State arrays (J, max_bins): committed and pending (the open batch) bin sums; they are
     updated in place.  The first batch continues the pending batch of the state (its bets use the
     committed sums); every later batch first commits the pending sums: committed ← decay[j]^m · committed +
-    pending, m the rows of the batch committed (decay[j] = 1: no forgetting)."""
+    pending, m the rows of the batch committed (decay[j] = 1: no forgetting).
+
+    The J experts are independent: each runs :func:`expert_pass` (which releases the GIL) and they are
+    shared among up to ``numba.get_num_threads()`` plain threads — every expert's arithmetic is the same
+    whatever the threads, so the result does not depend on them."""
+    import threading
+
+    import numba
+
     J = bins.shape[0]
     K = starts.shape[0] - 1
     out = np.empty((J, K))
-    for k in range(K):
-        if k > 0:
-            for j in range(J):
-                rows = 0.0  # rows of the batch being committed (it may have begun in an earlier pass)
-                for b in range(bins[j]):
-                    rows += pending_count[j, b]
-                fade = decay[j] ** rows if decay[j] < 1.0 else 1.0
-                for b in range(bins[j]):
-                    committed_sum[j, b] = fade * committed_sum[j, b] + pending_sum[j, b]
-                    committed_count[j, b] = fade * committed_count[j, b] + pending_count[j, b]
-                    pending_sum[j, b] = 0.0
-                    pending_count[j, b] = 0.0
-        for i in range(starts[k], starts[k + 1]):
-            zi = z[i]
-            yi = y[i]
-            for j in range(J):
-                m = bins[j]
-                b = int(zi * m)
-                if b >= m:
-                    b = m - 1
-                if 0.0 < zi < 1.0:
-                    r = committed_sum[j, b] / (committed_count[j, b] + kappa)
-                    lo = -0.5 * zi
-                    hi = 0.5 * (1.0 - zi)
-                    if r < lo:
-                        r = lo
-                    elif r > hi:
-                        r = hi
-                    q = zi + r
-                    if yi > 0.5:
-                        log_wealth[j] += math.log(q / zi)
-                    else:
-                        log_wealth[j] += math.log((1.0 - q) / (1.0 - zi))
-                pending_sum[j, b] += yi - zi
-                pending_count[j, b] += 1.0
+    wealth = [log_wealth[j:j + 1].copy() for j in range(J)]
+
+    def run(j: int) -> None:
+        expert_pass(z, y, starts, int(bins[j]), float(kappa), float(decay[j]), committed_sum[j],
+                    committed_count[j], pending_sum[j], pending_count[j], wealth[j], out[j])
+
+    threads = min(numba.get_num_threads(), J) if z.shape[0] * J >= 1 << 18 else 1
+    if threads <= 1:
         for j in range(J):
-            out[j, k] = log_wealth[j]
+            run(j)
+    else:
+        errors: list = []
+
+        def work(first: int) -> None:
+            try:
+                for j in range(first, J, threads):
+                    run(j)
+            except BaseException as exc:  # re-raised on the calling thread
+                errors.append(exc)
+
+        helpers = [threading.Thread(target=work, args=(t,), daemon=True) for t in range(1, threads)]
+        for h in helpers:
+            h.start()
+        work(0)
+        for h in helpers:
+            h.join()
+        if errors:
+            raise errors[0]
+    for j in range(J):
+        log_wealth[j] = wealth[j][0]
     return out

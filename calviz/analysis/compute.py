@@ -15,15 +15,17 @@ from dataclasses import dataclass
 import numpy as np
 
 from calviz._classical import ClassicalTests, classical_tests
-from calviz._corp import ScoreDecomposition, score_decomposition
+from calviz._corp import CORPReliability, ScoreDecomposition, corp_reliability, score_decomposition
 from calviz._data import CalibrationData, InputError
 from calviz._distance import distance_bounds, smce_witness
 from calviz._ece import reliability
 from calviz._intervals import ece_interval
+from calviz._monitor import CalibrationMonitor, monitor_calibration
 from calviz._params import BOOLEAN, NoneOr, Options, validate_params
 from calviz._results import ResultMixin
 from calviz._smooth import smooth_reliability
 from calviz._tcal import adaptive_tcal
+from calviz._windows import CalibrationOverTime, calibration_over_time
 from calviz.analysis.data import (
     DistributedBackend,
     _resolved,
@@ -43,6 +45,13 @@ def _estimator(data, name: str):
     if isinstance(data, DistributedBackend):
         return getattr(data.estimators, name)
     return {"reliability": reliability, "adaptive_tcal": adaptive_tcal, "ece_interval": ece_interval}[name]
+
+
+def _scalar_sample(data, options: AnalysisOptions):
+    """(the rows a view analyses, its scalar target): :func:`prepare` and the options' target through its
+    top-1 reduction, resolved once — the inputs of every view defined for scalar predictions."""
+    sample = prepare(data, options)
+    return sample, _target(sample, options, scalar=True)
 
 
 #: ``full`` targets with more classes than this show the reliability panels of this many classes (those
@@ -545,8 +554,7 @@ def compute_distance(data: CalibrationData, options: AnalysisOptions):
     >>> witness.witness.shape
     (300,)
     """
-    data = prepare(data, options)
-    target = _target(data, options, scalar=True)
+    data, target = _scalar_sample(data, options)
     return distance_bounds(data, target=target), smce_witness(data, target=target)
 
 
@@ -595,10 +603,10 @@ def compute_smooth(data: CalibrationData, options: AnalysisOptions, *, band: boo
     >>> compute_smooth(data, AnalysisOptions(), band=False).n_resamples
     0
     """
-    data = prepare(data, options)
+    data, target = _scalar_sample(data, options)
     return smooth_reliability(
         data,
-        target=_target(data, options, scalar=True),
+        target=target,
         bandwidth=options.bandwidth,
         kernel=options.kernel,
         alpha=options.alpha,
@@ -649,10 +657,8 @@ def compute_classical(data: CalibrationData, options: AnalysisOptions) -> Classi
     >>> len(res.tests), sorted(res.measures)
     (5, ['ace', 'mce'])
     """
-    sample = prepare(data, options)
-    target = _target(sample, options, scalar=True)
-    return classical_tests(sample, alpha=options.alpha, target=target.name, class_index=target.class_index,
-                           measures=True, n_bins=options.n_bins)
+    sample, target = _scalar_sample(data, options)
+    return classical_tests(sample, alpha=options.alpha, target=target, measures=True, n_bins=options.n_bins)
 
 
 
@@ -695,6 +701,120 @@ def compute_decomposition(data: CalibrationData, options: AnalysisOptions) -> Sc
     >>> bool(abs(res.mean_score - (res.mcb - res.dsc + res.unc)) < 1e-12)
     True
     """
+    sample, target = _scalar_sample(data, options)
+    return score_decomposition(sample, score="brier", target=target)
+
+
+#: the band the CORP reliability view draws: the consistency band of the CORP diagram (where a calibrated
+#: model's curve would fall; the bootstrap confidence band stays an API option of corp_reliability)
+CORP_VIEW_BANDS = ("consistency",)
+
+
+def compute_corp(data: CalibrationData, options: AnalysisOptions, *, band: bool = True) -> CORPReliability:
+    """The CORP reliability diagram (``calviz.corp_reliability``): the reliability diagram's
+    ``scheme="corp"`` mode.
+
+    The isotonic (PAV) recalibration of the scalar target's predictions — optimally binned by the data,
+    no bin count — with its pointwise consistency band at level 1 − α from ``options.n_resamples`` label
+    resamples drawn with ``options.seed`` [1]_.  ``band=False``: the curve alone (one sort and one fit, the
+    fast stand-in the dashboard draws while the band is resampled).  ``topk`` / ``full`` through their top-1
+    reduction.
+
+    Parameters
+    ----------
+    data : CalibrationData
+        Validated predictions.
+    options : AnalysisOptions
+        The target, ``n``, ``alpha``, ``n_resamples`` and ``seed`` are read.
+    band : bool, default True
+        Resample the consistency band.
+
+    Returns
+    -------
+    CORPReliability
+        The curve ``(x, recalibrated)``, the band at ``band_x`` and the Brier score's MCB/DSC/UNC.
+
+    References
+    ----------
+    .. [1] T. Dimitriadis, T. Gneiting and A. I. Jordan. Stable reliability diagrams for probabilistic
+       classifiers. *Proceedings of the National Academy of Sciences* 118(8), e2016191118, 2021.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> from calviz.analysis import AnalysisOptions
+    >>> from calviz.analysis.compute import compute_corp
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=2000)
+    >>> y = (rng.uniform(size=2000) < p ** 1.5).astype(int)
+    >>> corp = compute_corp(calviz.as_calibration_data(y, p), AnalysisOptions(scheme="corp", n_resamples=100))
+    >>> corp.n_resamples, corp.consistency_low.shape == corp.band_x.shape, corp.confidence_low is None
+    (100, True, True)
+    """
     sample = prepare(data, options)
     target = _target(sample, options, scalar=True)
-    return score_decomposition(sample, score="brier", target=target.name, class_index=target.class_index)
+    return corp_reliability(sample, target=target.name, class_index=target.class_index, alpha=options.alpha,
+                            n_resamples=int(options.n_resamples) if band else 0, bands=CORP_VIEW_BANDS,
+                            seed=int(options.seed))
+
+
+@dataclass(frozen=True, repr=False)
+class OverTime(ResultMixin):
+    """The over-time view's result: the per-window statistics and the anytime-valid monitor of one log.
+
+    Attributes
+    ----------
+    windows : CalibrationOverTime
+        Per window: ECE with its interval, mean prediction and observed rate with intervals, T-Cal's
+        analytic p-value Holm-corrected over the windows (:func:`calviz.calibration_over_time`).
+    monitor : CalibrationMonitor
+        The e-process after every window and its alarm (:func:`calviz.monitor_calibration`).
+    """
+
+    windows: CalibrationOverTime
+    monitor: CalibrationMonitor
+
+    def append(self, y_true, y_prob=None, *, time) -> OverTime:
+        """Both results with rows appended to the log: the new rows' sums are merged
+        (:meth:`calviz.CalibrationOverTime.append`, :meth:`calviz.CalibrationMonitor.append`)."""
+        return OverTime(self.windows.append(y_true, y_prob, time=time),
+                        self.monitor.append(y_true, y_prob, time=time))
+
+
+def compute_over_time(data: CalibrationData, options: AnalysisOptions) -> OverTime:
+    """Calibration of a prediction log over time (data with a time column, :class:`calviz._timed.TimedData`).
+
+    The log is cut into the data's windows (``"auto"``: :func:`calviz._timed.auto_window`); per window
+    :func:`calviz.calibration_over_time` (fixed windows, the first as the reference window) and, after
+    every window, the e-process of :func:`calviz.monitor_calibration` at level ``alpha``.  Binary
+    predictions as such; K-class predictions through their top-1 (confidence) reduction.
+
+    Parameters
+    ----------
+    data : TimedData
+        Validated predictions with their time column (other data: the rows in their order).
+    options : AnalysisOptions
+        ``alpha`` and ``n_bins`` are read (and ``n``, the subsample: it keeps its rows' times).
+
+    Returns
+    -------
+    OverTime
+        ``windows`` and ``monitor``.
+
+    References
+    ----------
+    .. [1] I. Waudby-Smith and A. Ramdas. Estimating means of bounded random variables by betting.
+       *Journal of the Royal Statistical Society, Series B* 86(1), 1–27, 2024.
+    """
+    from calviz._timed import TimedData, has_time
+
+    if not has_time(data):  # (the registry applies the view to data with a time column only)
+        data = TimedData.in_row_order(data)
+    window = data.over_time_window()
+    target = "binary" if data.is_binary else "top1"
+    time = data.time.show(data.time.values)  # (datetimes, numbers or batch ids, as the user's column)
+    windows = calibration_over_time(data, time=time, window=window, alpha=float(options.alpha),
+                                    n_bins=int(options.n_bins), target=target)
+    monitor = monitor_calibration(data, time=time, window=window, alpha=float(options.alpha), target=target)
+    return OverTime(windows, monitor)

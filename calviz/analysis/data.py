@@ -8,7 +8,7 @@ import abc
 from calviz._data import CalibrationData, as_calibration_data
 from calviz._params import BOOLEAN, Options, validate_params
 from calviz.analysis.options import AnalysisOptions
-from calviz.targets import SCALAR_TARGETS, TARGETS, analysis_target, resolve
+from calviz.targets import SCALAR_TARGETS, TARGETS, analysis_target, resolve_once
 
 
 class DistributedBackend(abc.ABC):
@@ -90,7 +90,7 @@ def check_options_fit(data: CalibrationData, options: AnalysisOptions, caller: s
     """
     # (topk of binary data is the full 2-vector, with no k to check: analysis_target)
     if options.target == "classwise" or (options.target == "topk" and not data.is_binary):
-        resolve(data, options.target, options.top_k, options.class_index, caller=caller)
+        resolve_once(data, options.target, options.top_k, options.class_index, caller=caller)
 
 
 def resolve_target(data: CalibrationData, options: AnalysisOptions) -> str:
@@ -220,15 +220,9 @@ def scalar_reliability(data: CalibrationData, options: AnalysisOptions) -> bool:
 
 
 def _resolved(data, name: str, top_k: int = 1, class_index: int = 0):
-    """:func:`calviz.targets.resolve` of a target name, once per data: the resolved target is cached on
-    validated data (``CalibrationData._cache``), so the views of one analysis share it."""
-    if not isinstance(data, CalibrationData):
-        return resolve(data, name, top_k, class_index)
-    key = ("resolved", name, int(top_k), int(class_index))
-    target = data._cache.get(key)
-    if target is None:
-        target = data._cache[key] = resolve(data, name, top_k, class_index)
-    return target
+    """:func:`calviz.targets.resolve` of a target name, once per data (:func:`calviz.targets.resolve_once`:
+    the resolved target is remembered by validated data, so the views of one analysis share it)."""
+    return resolve_once(data, name, top_k, class_index)
 
 
 def _target(data, options: AnalysisOptions, *, scalar: bool = False):

@@ -34,7 +34,8 @@ from calviz.targets import TARGETS
 __all__ = ["Option", "OPTIONS", "AnalysisOptions", "with_option_values", "option", "add_arguments",
            "values_from_arguments", "SCHEMES", "KERNELS", "RESAMPLINGS"]
 
-SCHEMES = ("equal_width", "equal_mass")
+#: the reliability diagram's modes: two binnings, and CORP's isotonic recalibration curve (no bins)
+SCHEMES = ("equal_width", "equal_mass", "corp")
 KERNELS = ("reflected_gaussian", "logit_gaussian")
 RESAMPLINGS = ("analytic", "y_only", "consistency", "threshold")
 
@@ -124,10 +125,14 @@ OPTIONS: tuple[Option, ...] = (
            help="analyse a uniform subsample of N rows (drawn with --seed; default: all rows)",
            widget="int_slider", label="sample size n (subsample)", flag="--subsample", data_dependent=True,
            metavar="N"),
-    Option("scheme", 'Literal["equal_width", "equal_mass"]', "equal_width", Options(SCHEMES),
-           doc="Bins of the reliability diagram.", help="binning scheme", widget="radio",
+    Option("scheme", 'Literal["equal_width", "equal_mass", "corp"]', "equal_width", Options(SCHEMES),
+           doc="Bins of the reliability diagram; ``corp``: the CORP diagram instead (the isotonic "
+               "recalibration curve with its consistency band, no bins; Dimitriadis, Gneiting and Jordan "
+               "2021).",
+           help="binning scheme of the reliability diagram (corp: the isotonic CORP curve with its "
+                "consistency band from --n-resamples label resamples)", widget="radio",
            label="Binning scheme",
-           choice_labels=("equal width", "equal mass")),
+           choice_labels=("equal width", "equal mass", "CORP (isotonic)")),
     Option("n_bins", "int", 15, reliability.parameter_constraints["n_bins"],
            doc="Bins of the reliability diagram and the ECE interval (at most 10⁶, as for "
                ":func:`calviz.reliability`).",

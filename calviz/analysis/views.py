@@ -32,9 +32,11 @@ from typing import Any, Literal
 from calviz.analysis import compute as _compute
 from calviz.analysis import data as _data
 from calviz.analysis.options import OPTIONS, AnalysisOptions
+from calviz.present import text as _text
+from calviz.present.frames import decomposition_frame, over_time_frame
 
-__all__ = ["View", "TargetRule", "REGISTRY", "view", "view_names", "effective_target", "LARGE_ROWS",
-           "TYPICAL_TCAL_RESAMPLES", "SMOOTH_BAND_SECONDS"]
+__all__ = ["View", "TargetRule", "REGISTRY", "view", "view_names", "effective_target", "shown_result",
+           "card_title", "LARGE_ROWS", "TYPICAL_TCAL_RESAMPLES", "SMOOTH_BAND_SECONDS"]
 
 #: rows from which the dashboard computes a ``background="when_large"`` view off its UI thread
 LARGE_ROWS = 1_000_000
@@ -73,11 +75,24 @@ def _always(data, options) -> bool:
 
 
 def _scalar_diagram(data, options) -> bool:
-    return _data.scalar_reliability(data, options)
+    # (the smooth curve overlays the binned diagram: the CORP mode draws its own curve and band)
+    return _data.scalar_reliability(data, options) and options.scheme != "corp"
+
+
+def _binned_diagram(data, options) -> bool:
+    return options.scheme != "corp"
+
+
+def _corp_diagram(data, options) -> bool:
+    return options.scheme == "corp"
 
 
 def _resampled_tcal_asked(data, options) -> bool:
     return options.resampling != "analytic"
+
+
+def _has_time(data, options) -> bool:
+    return getattr(data, "time", None) is not None
 
 
 def _one_pass(seconds: float, n_classes: int, options) -> float:
@@ -135,6 +150,20 @@ class View:
     explanation : (str, str) or None
         One plain sentence on what it shows, and the mathematics behind it (the app's cards and the
         report's sections).
+    figure : callable or None
+        ``figure(analysis)`` → its figure in the static report, a HoloViews element drawn from the
+        :class:`calviz.analysis.Analysis` (:mod:`calviz.plots`, imported when drawn); the dashboard card
+        of a view with a figure is numbered.  None: drawn as a table (``frame``) or no figure.
+    frame : callable or None
+        ``frame(result)`` → its display columns (column name → values, :mod:`calviz.present.frames`): the
+        view is drawn as a table — the report's section, one generic dashboard card, ``calviz check``.
+    caption : callable or None
+        ``caption(result)`` → the sentences under its figure or table (:mod:`calviz.present.text`): what
+        the marks mean and what this result says; ``result`` is the one :func:`shown_result` picks.
+    marks : str or None
+        What its figure's marks mean, in one sentence (:mod:`calviz.present.text`).
+    card_title : str or None
+        The dashboard card's title where it differs from ``title`` (:func:`card_title`).
     dask : {"dask", "gathered", "dask_or_gathered"} or None
         On distributed data: on Dask on all rows; in memory on rows gathered from the cluster;
         on Dask when the distributed twin can draw the resamples, else gathered; None: not on Dask.
@@ -165,6 +194,11 @@ class View:
     explanation: tuple[str, str] | None = None
     dask: Literal["dask", "gathered", "dask_or_gathered"] | None = "dask"
     not_on_dask: str | None = None
+    figure: Callable[[Any], Any] | None = None
+    frame: Callable[[Any], dict[str, list]] | None = None
+    caption: Callable[[Any], str] | None = None
+    marks: str | None = None
+    card_title: str | None = None
 
     def __post_init__(self):
         if not self.results and self.in_analysis:
@@ -181,6 +215,15 @@ class View:
 
 _SCALAR_WHY = ("defined for scalar predictions: the top-k and full targets are shown through their top-1 "
                "(binary) reduction")
+
+
+def _plots():
+    """:mod:`calviz.plots`, imported when a figure is drawn: the registry does not import HoloViews."""
+    from calviz import plots
+
+    return plots
+
+
 _DRAWN_EVERY_CHANGE = "not off the UI thread: one pass, milliseconds at 10⁵ rows"
 
 #: every view, in the order the surfaces show them
@@ -190,8 +233,16 @@ REGISTRY: tuple[View, ...] = (
         reads=("target", "class_index", "top_k", "n", "scheme", "n_bins", "alpha"),
         targets=TargetRule("diagram", why="binary, top-1 and classwise: one diagram; top-k: one curve per "
                                           "rank; full: one panel per class"),
-        label="reliability diagram", slot="reliability", job_label="reliability on Dask",
+        label="reliability diagram", applies=_binned_diagram, slot="reliability",
+        job_label="reliability on Dask",
         title="Reliability diagram",
+        # scalar targets: the diagram with its smooth curve and witness; topk: one curve per rank; full: one
+        # panel per class (5 columns fit the report's width)
+        # the CORP mode (scheme "corp"): its isotonic curve and consistency band in the diagram's place
+        figure=lambda analysis: _plots().corp_plot(analysis.corp, height=400) if analysis.corp is not None
+        else _plots().reliability_view(analysis.reliability, smooth=analysis.smooth, witness=analysis.witness,
+                                       height=400, max_cols=5),
+        caption=_text.reliability_section_caption, marks=_text.RELIABILITY_MARKS,
         explanation=(
             "How often the model is right, against how sure it says it is: a calibrated model's bars follow "
             "the dashed diagonal.",
@@ -199,8 +250,36 @@ REGISTRY: tuple[View, ...] = (
             "interval at level 1 − α. Blue: a kernel regression of y on the prediction (SmoothECE, Błasiok "
             "and Nakkiran 2023) with a pointwise band. Red panel: the witness w(v) of the smooth calibration "
             "error smCE = max over 1-Lipschitz w: [0, 1] → [−1, 1] of E[(y − v) w(v)] (Błasiok, Gopalan, Hu "
-            "and Nakkiran 2023, Def. 7.2): it is near ±1 where outcomes are above or below the predictions.",
+            "and Nakkiran 2023, Def. 7.2): it is near ±1 where outcomes are above or below the predictions. "
+            "The CORP mode (no bins; Dimitriadis, Gneiting and Jordan 2021, eq. 2): the isotonic "
+            "(pool-adjacent-violators) regression of the outcomes on the predictions, tied predictions "
+            "pooled — the optimally binned diagram — with its consistency band at level 1 − α (outcomes "
+            "redrawn as Bernoulli(prediction), refitted; the α/2 and 1 − α/2 quantiles at each "
+            "prediction, their Sec. 2.2).",
         ),
+    ),
+    View(
+        "corp", _compute.compute_corp,
+        # no bins: a change of n_bins reuses it; α re-reads the quantiles of new resamples
+        reads=("target", "class_index", "n", "alpha", "n_resamples", "seed"),
+        targets=TargetRule("scalar", why="the isotonic curve of a scalar prediction: " + _SCALAR_WHY),
+        label="CORP reliability diagram", applies=_corp_diagram, in_check=True,
+        # the band: n_resamples label resamples, each O(n) on the rows sorted once (measured 1.6·10⁻⁸ s
+        # per row and resample at 10⁵ continuous predictions, benchmarks/bench_corp.py)
+        seconds_per_row=1.6e-8,
+        cost=lambda seconds, n_classes, options: seconds * max(int(options.n_resamples), 1),
+        background="always", slot="reliability", stand_in="corp_curve", job_label="CORP consistency band",
+        # every row gathered into one process: the isotonic fit sorts the whole sample (equal to in memory)
+        dask="gathered",
+    ),
+    View(
+        "corp_curve", lambda data, options: _compute.compute_corp(data, options, band=False),
+        reads=("target", "class_index", "n"),
+        targets=TargetRule("scalar", why="the isotonic curve of a scalar prediction: " + _SCALAR_WHY),
+        label="CORP reliability curve (no band)", applies=_corp_diagram, in_analysis=False,
+        seconds_per_row=1.5e-7,
+        # every row gathered into one process: the isotonic fit sorts the whole sample (equal to in memory)
+        dask="gathered",
     ),
     View(
         "smooth", _compute.compute_smooth,
@@ -224,6 +303,8 @@ REGISTRY: tuple[View, ...] = (
                                        "calibration on the simplex partition"),
         label="T-Cal (analytic)", in_check=True, seconds_per_row=3e-7, background="when_large",
         slot="tcal", job_label="T-Cal", title="Multi-scale T-Cal",
+        figure=lambda analysis: _plots().tcal_plot(shown_result(analysis, "tcal")),
+        caption=_text.tcal_section_caption, marks=_text.tcal_marks(None),
         explanation=(
             "A test of \"the model is calibrated\": it compares the calibration error measured with 2, 4, 8, "
             "… bins against what chance alone would give, and rejects if any bin count shows too much error.",
@@ -253,6 +334,8 @@ REGISTRY: tuple[View, ...] = (
                                       "the simplex partition (its top-K interval)", full_as_topk=True),
         label="ECE interval", in_check=True, slot="interval", job_label="interval on Dask",
         title="ECE with confidence interval",
+        figure=lambda analysis: _plots().interval_plot(analysis.interval, analysis.bootstrap),
+        caption=_text.interval_section_caption, marks=_text.INTERVAL_MARKS,
         explanation=(
             "How large the calibration error is, with a confidence interval: an interval that excludes 0 "
             "means the model is miscalibrated.",
@@ -283,6 +366,8 @@ REGISTRY: tuple[View, ...] = (
         in_check=True, subsample=200_000, sampling_error="smce", seconds_per_row=3.5e-6,
         background="always", slot="distance", job_label="distance bounds",
         title="Distance-to-calibration bounds", dask="gathered",
+        figure=lambda analysis: _plots().distance_plot(analysis.distance),
+        caption=_text.distance_caption, card_title="Distance to calibration",
         explanation=(
             "How far the predictions are from the nearest perfectly calibrated ones, bounded from below and "
             "above by several calibration measures.",
@@ -325,13 +410,41 @@ REGISTRY: tuple[View, ...] = (
         # all rows: one sort and one isotonic (PAV) fit, O(n log n); measured 1.2·10⁻⁷ s/row at 2·10⁵ rows
         seconds_per_row=1.5e-7, background="when_large", slot="decomposition",
         job_label="score decomposition", title="Score decomposition",
-        dask=None, not_on_dask="the isotonic recalibration sorts the whole sample in one process",
+        frame=decomposition_frame, caption=_text.decomposition_text,
+        # every row gathered into one process: the isotonic fit sorts the whole sample (equal to in memory)
+        dask="gathered",
         explanation=(
             "Where the Brier score goes: the part the model loses to miscalibration (what recalibrating it "
             "would gain), minus what it gains by discriminating, plus the uncertainty of the outcomes.",
             "CORP decomposition (Dimitriadis, Gneiting and Jordan 2021, eq. 4): with the isotonic (PAV) "
             "recalibration ẑ of the predictions and the climatology ȳ, the mean Brier score "
             "S̄ = MCB − DSC + UNC, where MCB = S̄(z) − S̄(ẑ) ≥ 0, DSC = S̄(ȳ) − S̄(ẑ) ≥ 0 and UNC = S̄(ȳ).",
+        ),
+    ),
+    View(
+        "over_time", _compute.compute_over_time,
+        # the window is the data's (its time column's): a change of α or of the bins recomputes the windows
+        reads=("n", "alpha", "n_bins"),
+        targets=TargetRule("scalar", why="over time: binary predictions, or the top-1 (confidence) reduction "
+                                         "of K-class ones"),
+        label="calibration over time", applies=_has_time, in_check=True,
+        # a table in the report and calviz check; the dashboard draws its own card (calviz.app.over_time)
+        frame=over_time_frame, caption=_text.over_time_caption,
+        # one sort and the windows' sums, plus one analytic T-Cal per window (measured ~1e-6 s/row at 10⁶)
+        seconds_per_row=1e-6, background="when_large", slot="over_time", job_label="calibration over time",
+        title="Calibration over time",
+        dask=None, not_on_dask="the windows of a partitioned log are computed with calviz.dask's own windows",
+        explanation=(
+            "Whether the model stays calibrated as the log grows: per time window the calibration error "
+            "with its interval, the mean prediction against the observed rate, and a monitor that may be "
+            "checked after every window and alarms when the evidence against calibration is strong.",
+            "Per window: the binned ℓ2 ECE with the interval of Sun, Chaudhari, Barnett and Dobriban (2024, "
+            "Algorithm 1), the mean prediction and the observed rate (Wilson interval), and the analytic "
+            "adaptive T-Cal p-value (Lee, Huang, Hassani and Dobriban 2023) Holm-corrected over the "
+            "windows. Monitor: an e-process E_k, the average of betting (plug-in likelihood-ratio) test "
+            "martingales Π (1 + λ_i (y_i − z_i)) whose bets λ_i are fixed from earlier windows (Waudby-Smith "
+            "and Ramdas 2024; Ramdas, Grünwald, Vovk and Shafer 2023); by Ville's inequality "
+            "P(E ever ≥ 1/α) ≤ α under calibration, so its alarm is valid however often it is read.",
         ),
     ),
 )
@@ -372,3 +485,26 @@ def effective_target(name: str, data, options: AnalysisOptions) -> tuple:
     if target == "full" and rule.full_as_topk:
         return ("topk", data.n_classes)
     return (target,)
+
+
+def shown_result(analysis, name: str):
+    """The result view ``name``'s section shows: that of the view it stands in for (e.g. the resampled
+    T-Cal for ``"tcal"``) where the analysis computed it, else its own (None: not computed)."""
+    for record in REGISTRY:
+        if record.stand_in == name and getattr(analysis, record.name, None) is not None:
+            return getattr(analysis, record.name)
+    if getattr(analysis, name, None) is None:  # another mode of its slot answered (e.g. the CORP diagram)
+        for record in REGISTRY:
+            if record.slot == name and record.name != name and record.in_analysis:
+                if (result := getattr(analysis, record.name, None)) is not None:
+                    return result
+    return getattr(analysis, name, None)
+
+
+def card_title(name: str) -> str:
+    """The title of view ``name``'s dashboard card: the views with a figure are numbered in the order the
+    surfaces show them (``"1 · Reliability diagram"``), the others are titled only."""
+    record = view(name)
+    title = record.card_title or record.title or record.label
+    drawn = [r.name for r in REGISTRY if r.figure is not None]
+    return f"{drawn.index(name) + 1} · {title}" if name in drawn else title

@@ -16,6 +16,7 @@ store's entry (Bokeh sources replaced in place) and computes nothing.
 from __future__ import annotations
 
 import html
+from typing import NamedTuple
 
 import numpy as np
 import panel as pn
@@ -176,6 +177,14 @@ def summary_table(outcome) -> dict:
 
 
 # -- the card -------------------------------------------------------------------------------------------
+
+class ComparisonFigures(NamedTuple):
+    """The comparison card's own three figures (the models' results overlaid)."""
+
+    reliability: object
+    tcal: object
+    interval: object
+
 class ComparisonView:
     """The comparison card: overlaid reliability diagrams, T-Cal of every item, ECE intervals, the table
     of decisions and the verdict; drawn from the store's ``entry``."""
@@ -245,7 +254,7 @@ class ComparisonView:
             interval_glyphs(interval, self.interval_source),
             [("", "@item"), ("ECE", "@estimate{0.0000}"), ("interval", "[@low{0.0000}, @high{0.0000}]")],
         )
-        self.figures = {"reliability": rel, "tcal": tcal, "interval": interval}
+        self.figures = ComparisonFigures(rel, tcal, interval)
         columns = [TableColumn(field=k, title=t, width=w) for k, (t, w) in self.TABLE.items()]
         colour = f"<%= value == 'rejects' ? '{frames.MISCALIBRATED}' : '{frames.CALIBRATED}' %>"
         columns[3].formatter = HTMLTemplateFormatter(
@@ -349,11 +358,11 @@ class ComparisonView:
         ys = np.concatenate([*tcal["statistic"], *tcal["critical"]]) if tcal["xs"] else np.array([-1.0, 1.0])
         ys = ys[np.isfinite(ys)] if np.isfinite(ys).any() else np.array([-1.0, 1.0])
         pad = 0.08 * max(float(ys.max() - ys.min()), 1e-6)
-        self.figures["tcal"].x_range.update(start=max(float(xs.min()) / 1.5, 0.5), end=float(xs.max()) * 1.5)
-        self.figures["tcal"].y_range.update(start=float(ys.min()) - pad, end=float(ys.max()) + pad)
+        self.figures.tcal.x_range.update(start=max(float(xs.min()) / 1.5, 0.5), end=float(xs.max()) * 1.5)
+        self.figures.tcal.y_range.update(start=float(ys.min()) - pad, end=float(ys.max()) + pad)
 
     def _fit_intervals(self, rows: dict) -> None:
-        fig = self.figures["interval"]
+        fig = self.figures.interval
         k = len(rows["row"])
         high = float(np.nanmax(rows["high"])) if k else 0.1
         fig.x_range.update(start=0.0, end=max(high * 1.1, 1e-3))
@@ -381,6 +390,12 @@ class ComparisonView:
                 " The difference of the debiased ECE² is tested with a paired interval (both models on "
                 "the same examples)."
             )
+        if outcome.groups is None:  # the two models' Brier score decompositions, side by side
+            c = comparisons.comparison_summary({"comparison": outcome.comparison})["comparison"]
+            splits = "; ".join(f"{html.escape(name)}: {comparisons.decomposition_text(m['decomposition'])}"
+                               for name, m in c["models"].items())
+            contrast = comparisons.decomposition_contrast(c)
+            note += f" Score decomposition — {splits}." + (f" {html.escape(contrast)}." if contrast else "")
         if outcome.mode == "recalibration":
             note += " Before and after are both judged on the held-out rows only."
         if outcome.source:

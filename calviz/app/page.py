@@ -19,9 +19,10 @@ import panel as pn
 from calviz._data import CalibrationData, InputError, as_calibration_data, message_for
 from calviz._small_n import sample_size_note
 from calviz.analysis import Analysis, DataSummary, is_distributed, prepare, result_fields, selected_views
-from calviz.analysis.views import view as view_record
+from calviz.analysis.views import REGISTRY
 from calviz.app import sources
 from calviz.app.controls import Controls
+from calviz.app.over_time import OWN_CARDS, OverTimeView
 from calviz.app.store import DEBOUNCE_S, ResultStore
 from calviz.app.views import (
     ClassicalView,
@@ -106,8 +107,9 @@ class CalvizApp:
             DistanceView(self.store),
         ]
         # every view drawn as a table that has a slot of the store: one generic card each, after the four
-        self.tables = [TableView(self.store, name) for name in frames.TABLE_FRAMES
-                       if view_record(name).slot in self.store.SLOTS]
+        self.tables = [TableView(self.store, r.name) for r in REGISTRY
+                       if r.frame is not None and r.slot in self.store.SLOTS and r.name not in OWN_CARDS]
+        self.over_time = OverTimeView(self.store)  # (shown when the data have a time column)
         self.classical = ClassicalView(self.store)  # drawn below T-Cal, in the T-Cal card's room for it
         self.views[1].extra.append(self.classical.panel)
         self.data = self._sidebar = None
@@ -303,6 +305,7 @@ class CalvizApp:
             self.verdict.panel,
             pn.FlexBox(*cards, flex_wrap="wrap", sizing_mode="stretch_width"),
             *(table.panel for table in self.tables),
+            self.over_time.panel,
             self.comparison.panel,
             sizing_mode="stretch_width",
         )
@@ -320,8 +323,7 @@ class CalvizApp:
             # a changed caption or title is in again (measuring every element of it), so with one root per
             # card a live change costs the cards it touches, not the whole page
             main=[self.status.panel, self.verdict.panel, *(view.panel for view in self.views),
-                  *(t.panel for t in self.tables),
-                  self.comparison.panel],
+                  *(t.panel for t in self.tables), self.over_time.panel, self.comparison.panel],
             raw_css=[_MAIN_GRID_CSS, _LOADING_CSS],
             sidebar_width=300,
             accent_base_color=frames.CALIBRATED,

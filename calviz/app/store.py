@@ -205,15 +205,21 @@ class ResultStore(_Slots):
         self._pending_timings[view] = seconds  # the status line times the change's own computations
         return self._remember(key, view, result, error)
 
-    def _remember(self, key, view, result, error):
+    def _remember(self, key, view, result, error, *, computed: bool = True):
         with self._lock:
-            self.calls[view] = self.calls.get(view, 0) + 1
+            if computed:
+                self.calls[view] = self.calls.get(view, 0) + 1
             self._cache[key] = result
             self._errors[key] = error
             while len(self._cache) > _CACHE_SIZE:
                 old, _ = self._cache.popitem(last=False)
                 self._errors.pop(old, None)
         return result
+
+    def seed(self, view: str, data, options: AnalysisOptions, result) -> None:
+        """Put a result computed elsewhere in the cache (e.g. the over-time view of a grown log, by merged
+        sums: :func:`calviz.app.watch.poll`)."""
+        self._remember(view_key(view, data, options), view, result, None, computed=False)
 
     def cached(self, view: str, data, options: AnalysisOptions):
         with self._lock:

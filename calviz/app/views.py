@@ -33,6 +33,7 @@ from bokeh.plotting import figure
 from calviz import plots
 from calviz._data import message_for
 from calviz.analysis import is_distributed, resolve_target, scalar_target
+from calviz.analysis.views import card_title, view
 from calviz.present import frames, labels, text
 
 __all__ = [
@@ -283,7 +284,7 @@ class ReliabilityView(_View):
     def __init__(self, store):
         self.holder = pn.Column(sizing_mode="stretch_width", margin=0)
         self.note = Text()
-        self.panel = card("1 · Reliability diagram", self.holder, self.note, view="reliability")
+        self.panel = card(card_title("reliability"), self.holder, self.note, view="reliability")
         self.structure: tuple | None = None
         self.sources: dict[str, ColumnDataSource] = {}
         self.figures: list = []
@@ -293,6 +294,9 @@ class ReliabilityView(_View):
         rel_entry, smooth_entry, dist_entry = self.store.reliability, self.store.smooth, self.store.distance
         rel = rel_entry.result
         if rel_entry.options is None:
+            return
+        if frames.is_corp(rel) or (rel is None and rel_entry.options.scheme == "corp"):
+            self._draw_corp(rel_entry)
             return
         if frames.is_multi(rel):
             self._draw_multi(rel_entry)
@@ -405,6 +409,54 @@ class ReliabilityView(_View):
             "below 0 where they fall short — not how much (smCE, in the distance view, says how much)."
         )
         return note + _error_text(entry, smooth_entry)
+
+    # the CORP mode: isotonic curve and consistency band, no bins
+    def _build_corp(self) -> None:
+        height = REL_HEIGHT - 120
+        tables = frames.corp_tables(None)
+        src = self.sources = {name: ColumnDataSource(table) for name, table in tables.items()}
+        x_range = Range1d(0, 1)
+        main = _diagram_axes(height, x_range=x_range)
+        main.yaxis.axis_label = "observed frequency"
+        main.varea(x="x", y1="low", y2="high", source=src["band"], fill_color=frames.ACCENT, fill_alpha=0.2,
+                   legend_label="consistency band")
+        _diagonal(main, legend_label="perfect calibration")
+        line = main.line("x", "y", source=src["curve"], color="black", line_width=2,
+                         legend_label="CORP curve")
+        _hover(main, line, [("prediction", "@x{0.000}"), ("recalibrated", "@y{0.000}")])
+        _legend_above(main, padding=2, margin=0, border_line_alpha=0, label_height=12, glyph_height=12)
+        hist = _figure(max(90, height // 3), x_range=x_range)
+        hist.yaxis.axis_label = "count"
+        hist.yaxis.ticker.desired_num_ticks = 3
+        bars = hist.quad(left="x0", right="x1", bottom="c0", top="c1", source=src["hist"],
+                         fill_color=frames.HIST, line_color="white")
+        _hover(hist, bars, frames.HIST_TOOLTIPS)
+        self.figures = [main, hist]
+        self.structure = ("corp",)
+        self._show(column(main, hist, sizing_mode="stretch_width"), REL_HEIGHT)
+
+    def _draw_corp(self, entry) -> None:
+        if self.structure != ("corp",):
+            self._build_corp()
+            self._drawn.clear()
+        if not self._changed("reliability"):
+            return
+        corp = entry.result
+        for name, table in frames.corp_tables(corp).items():
+            _set(self.sources[name], table)
+        data, options = entry.data, entry.options
+        used = scalar_target(data, resolve_target(data, options))
+        self.figures[1].xaxis.axis_label = {
+            "binary": "predicted P(y = 1)", "top1": "top-1 confidence",
+            "classwise": f"predicted P(class {options.class_index})"}.get(used, "confidence")
+        if corp is None:
+            self.figures[0].title.text = (f"reliability: {entry.pending}…" if entry.pending
+                                          else text.RELIABILITY_MISSING)
+            _text(self.note, _error_text(entry))
+            return
+        band = " · band computing…" if entry.pending else ""
+        self.figures[0].title.text = f"{used} · CORP (isotonic) · n = {int(corp.n):,}{band}"
+        _text(self.note, html.escape(f"{text.corp_caption(corp)} {text.CORP_MARKS}") + _error_text(entry))
 
     # vector targets
     def _draw_multi(self, entry) -> None:
@@ -522,7 +574,7 @@ class TCalView(_View):
         self.pane = pn.pane.Bokeh(None, height=REL_HEIGHT, sizing_mode="stretch_width", min_width=320)
         self.note = Text()
         self.extra = pn.Column(sizing_mode="stretch_width", margin=0)
-        self.panel = card("2 · Multi-scale T-Cal", self.pane, self.note, self.extra, view="tcal")
+        self.panel = card(card_title("tcal"), self.pane, self.note, self.extra, view="tcal")
         self.discrete: bool | None = None
         self.target: str | None = None  # the target whose caption is shown
         super().__init__(store)
@@ -670,7 +722,7 @@ class IntervalView(_View):
         self.figure = fig
         self.pane = pn.pane.Bokeh(fig, height=LOW_HEIGHT, sizing_mode="stretch_width", min_width=320)
         self.note = Text()
-        self.panel = card("3 · ECE with confidence interval", self.pane, self.note, view="interval")
+        self.panel = card(card_title("interval"), self.pane, self.note, view="interval")
         super().__init__(store)
 
     def draw(self) -> None:
@@ -734,7 +786,7 @@ class DistanceView(_View):
         self.figure = fig
         self.pane = pn.pane.Bokeh(fig, height=LOW_HEIGHT, sizing_mode="stretch_width", min_width=320)
         self.note = Text()
-        self.panel = card("4 · Distance to calibration", self.pane, self.note, view="distance")
+        self.panel = card(card_title("distance"), self.pane, self.note, view="distance")
         super().__init__(store)
 
     @staticmethod
@@ -772,25 +824,22 @@ class DistanceView(_View):
 
 
 class TableView(_View):
-    """The card of a view drawn as a table (:data:`calviz.present.frames.TABLE_FRAMES`): its registry
-    title and explanation, its columns in a compact ``DataTable`` and its caption
-    (:data:`calviz.present.text.TABLE_CAPTIONS`).  One class for every such view: a new table view needs
-    its frame and caption, no card of its own."""
+    """The card of a view drawn as a table (its registry ``View.frame``): its registry title and
+    explanation, its columns in a compact ``DataTable`` and its caption (``View.caption``).  One class for
+    every such view: a new table view needs its frame and caption, no card of its own."""
 
     def __init__(self, store, name: str):
-        from calviz.analysis.views import view
-
         record = view(name)
         self.name, self.slot, self.label = name, record.slot, record.label
         self.slots = (record.slot,)
-        self.frame, self.caption_of = frames.TABLE_FRAMES[name], text.TABLE_CAPTIONS[name]
+        self.frame, self.caption_of = record.frame, record.caption
         self.table = DataTable(source=ColumnDataSource({}), columns=[], index_position=None, height=130,
                                sizing_mode="stretch_width", name=f"{name}_table", reorderable=False)
         self.caption = Div(text="", sizing_mode="stretch_width", styles={"font-size": "12px"},
                            name=f"{name}_caption")
         self.pane = pn.pane.Bokeh(column(self.table, self.caption, sizing_mode="stretch_width"),
                                   sizing_mode="stretch_width", margin=(0, 10))
-        self.panel = card(record.title or record.label, self.pane, view=name if record.explanation else None)
+        self.panel = card(card_title(name), self.pane, view=name if record.explanation else None)
         super().__init__(store)
 
     def draw(self) -> None:

@@ -62,6 +62,7 @@ from calviz.dask._estimators import (
     uniform_subsample,
 )
 from calviz.dask._tcal import TCAL_MAX_BINS, adaptive_tcal, resampled_tcal  # noqa: F401
+from calviz.dask._windows import calibration_over_time
 
 __all__ = [
     "DaskCalibrationData", "PartitionInputError", "from_dask", "from_dataframe", "from_parquet",
@@ -70,6 +71,7 @@ __all__ = [
     "ece_interval", "reliability", "scale_sums", "adaptive_tcal", "resampled_tcal", "laplace_kce",
     "uniform_subsample", "subsample_measure", "SubsampleEstimate", "smce", "sintce", "lower_dce",
     "analyze_parquet", "multi_reliability", "compute_view", "DistributedSource", "open_source", "get_client",
+    "calibration_over_time",
 ]
 
 

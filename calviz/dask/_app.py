@@ -374,7 +374,8 @@ class DistributedSource(DistributedBackend):
                                             and not self._resamples_on_dask(options))
         if not in_memory and (limit is None or self.n <= limit or options.all_rows):
             return None
-        size = None if options.all_rows or self.n <= limit else limit
+        # (no view subsample: every row, e.g. the isotonic fit's sort of the whole sample)
+        size = None if options.all_rows or limit is None or self.n <= limit else limit
         rows = self.rows(size, options.seed, view_sample=True)
         return rows, self.n, None if size is None else sample_note(view, rows, self.n, options)
 
@@ -488,8 +489,9 @@ def analyze_parquet(path, *, scheduler=None, y_true: str | None = None,
     ``all_rows=True``; a resampled T-Cal that Dask cannot draw (consistency resampling; y-only resampling
     of the ``full`` and ``topk`` targets, tested through the full vector) is computed in memory on every
     row gathered from the cluster, or beyond 2·10⁵ rows on that subsample, and so is the bootstrap interval
-    (beyond 5·10⁴ rows on its subsample, as in memory); the smooth diagram and the classical tests are not
-    available (``None``, the reason in ``errors``).
+    (beyond 5·10⁴ rows on its subsample, as in memory), and the score decomposition and the CORP diagram
+    (every row gathered: the isotonic fit sorts the whole sample); the smooth diagram and the classical
+    tests are not available (``None``, the reason in ``errors``).
 
     Parameters
     ----------
@@ -537,7 +539,7 @@ def analyze_parquet(path, *, scheduler=None, y_true: str | None = None,
     ...     pd.DataFrame({"y_true": y, "y_prob": p}).to_parquet(path)
     ...     result = calviz.dask.analyze_parquet(path, n_bins=10, seed=0)
     >>> result.summary.n, result.tcal.reject, sorted(result.errors)
-    (2000, True, ['classical', 'decomposition', 'smooth'])
+    (2000, True, ['classical', 'smooth'])
     >>> bool(np.isclose(result.interval.estimate, calviz.ece_interval(y, p, n_bins=10).estimate, rtol=1e-12))
     True
     """

@@ -178,6 +178,9 @@ def _numeric_column(frame, name: str, header_lines) -> np.ndarray:
         return col.to_numpy(dtype=bool)
     if isinstance(col.dtype, np.dtype) and col.dtype.kind in "iu":  # integers as they are (uint64 included)
         return col.to_numpy()
+    if header_lines is not None and pd.api.types.is_object_dtype(col.dtype) and col.map(
+            lambda v: isinstance(v, int) and not isinstance(v, bool)).all():
+        return col.to_numpy(dtype=object)  # integers beyond 64 bits (pandas keeps them as ints): as written
     if not pd.api.types.is_numeric_dtype(col.dtype):
         if header_lines is None:
             return col.to_numpy(dtype=object, na_value=None)

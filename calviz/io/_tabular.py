@@ -121,11 +121,19 @@ def _is_text(arrow_type) -> bool:
 
 
 
+#: floating point holds every integer below this exactly; a label beyond it is shown as read, not rounded
+_EXACT_FLOAT_INTEGERS = 2.0**53
+
+
 def _arrow_block(batch) -> tuple[np.ndarray, np.ndarray]:
     """(labels, probabilities) of an Arrow record batch whose first column holds the labels."""
     if any(column.null_count for column in batch.columns) or not _is_number(batch.schema.field(0).type):
         raise _NotFast
     y = batch.column(0).to_numpy(zero_copy_only=False)
+    if y.dtype.kind == "f" and (np.abs(y) >= _EXACT_FLOAT_INTEGERS).any():
+        # an integer label beyond int64 (Arrow then infers floating point): the DataFrame reader keeps it
+        # as written (uint64, or a Python int), so that a message shows the label as given
+        raise _NotFast
     probs = [batch.column(j).to_numpy(zero_copy_only=False) for j in range(1, batch.num_columns)]
     return y, probs[0] if len(probs) == 1 else np.column_stack(probs)
 

@@ -15,11 +15,20 @@ from calviz._results import format_number, format_pvalue, pvalue_phrase, strict_
 from calviz.present.text import tcal_decision_words
 
 __all__ = ["comparison_summary", "comparison_lines", "comparison_html", "GROUP_STATUS", "tcal_pvalue_text",
-           "difference_sentence", "holm_note", "recalibration_sentence"]
+           "difference_sentence", "holm_note", "recalibration_sentence", "decomposition_text",
+           "decomposition_contrast"]
 
 
-def _model_part(interval, tcal) -> dict:
+def _decomposition_part(split) -> dict | None:
+    if split is None:
+        return None
+    return {"score": split.score, "mean_score": split.mean_score, "mcb": split.mcb, "dsc": split.dsc,
+            "unc": split.unc}
+
+
+def _model_part(interval, tcal, split=None) -> dict:
     return {
+        "decomposition": _decomposition_part(split),
         "ece": None if interval is None else {"estimate": interval.estimate, "low": interval.low,
                                               "high": interval.high, "level": interval.level},
         "tcal": None if tcal is None else {"reject": bool(tcal.reject), "decision": tcal.decision,
@@ -35,7 +44,8 @@ def _comparison_dict(c) -> dict:
         "se": c.se, "pvalue": c.pvalue, "reject": c.reject, "better": c.better, "verdict": c.verdict,
         "n": c.n, "n_bins": c.n_bins, "target": c.target, "method": c.method,
         "ece_sq": {c.names[0]: c.ece_sq_a, c.names[1]: c.ece_sq_b},
-        "models": {c.names[0]: _model_part(c.ece_a, c.tcal_a), c.names[1]: _model_part(c.ece_b, c.tcal_b)},
+        "models": {c.names[0]: _model_part(c.ece_a, c.tcal_a, getattr(c, "decomposition_a", None)),
+                   c.names[1]: _model_part(c.ece_b, c.tcal_b, getattr(c, "decomposition_b", None))},
     }
 
 
@@ -221,6 +231,71 @@ def recalibration_sentence(r: dict) -> str:
             f"{r['n_eval']} rows.")
 
 
+def decomposition_text(d: dict | None) -> str:
+    """A model's score decomposition in one short clause (the comparison's text).
+
+    Parameters
+    ----------
+    d : dict or None
+        A model's ``decomposition`` entry of :func:`comparison_summary`.
+
+    Returns
+    -------
+    str
+        The clause.
+
+    Examples
+    --------
+    >>> from calviz.present.comparisons import decomposition_text
+    >>> decomposition_text({"score": "brier", "mean_score": 0.16, "mcb": 0.01, "dsc": 0.09, "unc": 0.24})
+    'Brier 0.1600 = MCB 0.0100 − DSC 0.0900 + UNC 0.2400'
+    """
+    if not d:
+        return "score decomposition not available"
+    f = format_number
+    score = "Brier" if d["score"] == "brier" else "log loss"
+    return (f"{score} {f(d['mean_score'])} = MCB {f(d['mcb'])} − DSC {f(d['dsc'])} + UNC "
+            f"{f(d['unc'])}")
+
+
+def decomposition_contrast(c: dict) -> str:
+    """What the two decompositions say together: which model discriminates better and which is better
+    calibrated in the score's terms — the better discrimination with the worse miscalibration is what a
+    recalibration fixes ("" when one is missing).
+
+    Parameters
+    ----------
+    c : dict
+        A comparison of :func:`comparison_summary`.
+
+    Returns
+    -------
+    str
+        The sentence, without a final full stop.
+
+    Examples
+    --------
+    >>> from calviz.present.comparisons import decomposition_contrast
+    >>> part = lambda mcb, dsc: {"decomposition": {"mcb": mcb, "dsc": dsc}}
+    >>> sentence = decomposition_contrast({"names": ["raw", "fixed"], "models": {"raw": part(0.02, 0.10),
+    ...                                                                          "fixed": part(0.001, 0.09)}})
+    >>> sentence.split(": ")[0]
+    'raw discriminates better (higher DSC) but is worse calibrated (higher MCB)'
+    """
+    parts = [c["models"][name].get("decomposition") for name in c["names"]]
+    if not all(parts):
+        return ""
+    (a, b), (da, db) = c["names"], parts
+    sharper = a if da["dsc"] > db["dsc"] else b if db["dsc"] > da["dsc"] else None
+    calibrated = a if da["mcb"] < db["mcb"] else b if db["mcb"] < da["mcb"] else None
+    if sharper is None or calibrated is None:
+        return ""
+    if sharper != calibrated:
+        return (f"{sharper} discriminates better (higher DSC) but is worse calibrated (higher MCB): "
+                f"recalibrating {sharper} keeps its discrimination and removes its MCB")
+    return f"{sharper} both discriminates better (higher DSC) and is better calibrated (lower MCB)"
+
+
 def _pair_lines(c: dict, indent: str = "           ") -> list[str]:
     f, lines = format_number, []
     for name in c["names"]:
@@ -229,6 +304,9 @@ def _pair_lines(c: dict, indent: str = "           ") -> list[str]:
         lines.append(f"{indent}{name}: ECE {f(ece.get('estimate'))} [{f(ece.get('low'))}, "
                      f"{f(ece.get('high'))}], T-Cal {tcal_decision_words(tcal)} "
                      f"({tcal_pvalue_text(tcal and tcal['pvalue'], tcal, phrase=True)})")
+        lines.append(f"{indent}  {decomposition_text(m.get('decomposition'))}")
+    if contrast := decomposition_contrast(c):
+        lines.append(f"{indent}{contrast}")
     lines.append(f"{indent}{difference_sentence(c)}")
     lines.append(f"{indent}verdict: {c['verdict']}")
     return lines
@@ -290,12 +368,17 @@ def _pair_table(c: dict) -> str:
     for name in c["names"]:
         m = c["models"][name]
         ece, tcal = m["ece"] or {}, m["tcal"]
+        d = m.get("decomposition") or {}
+        split = "".join(f"<td>{f(d.get(k))}</td>" for k in ("mean_score", "mcb", "dsc", "unc"))
         rows.append(f"<tr><td>{html.escape(name)}</td><td>{f(ece.get('estimate'))}</td>"
                     f"<td>[{f(ece.get('low'))}, {f(ece.get('high'))}]</td>"
                     f"<td>{tcal_decision_words(tcal)}</td>"
-                    f"<td>{html.escape(tcal_pvalue_text(tcal and tcal['pvalue'], tcal))}</td></tr>")
-    head = "<tr><th>model</th><th>ℓ2-ECE</th><th>interval</th><th>T-Cal</th><th>p-value</th></tr>"
-    diff = f'<p class="caption">{html.escape(difference_sentence(c), quote=False)}.</p>'
+                    f"<td>{html.escape(tcal_pvalue_text(tcal and tcal['pvalue'], tcal))}</td>{split}</tr>")
+    head = ("<tr><th>model</th><th>ℓ2-ECE</th><th>interval</th><th>T-Cal</th><th>p-value</th>"
+            "<th>Brier S̄</th><th>MCB</th><th>DSC</th><th>UNC</th></tr>")
+    contrast = decomposition_contrast(c)
+    diff = (f'<p class="caption">{html.escape(difference_sentence(c), quote=False)}.'
+            + (f" {html.escape(contrast, quote=False)}." if contrast else "") + "</p>")
     cls = "reject" if c["reject"] else "accept"
     return (f'<div class="verdict {cls}"><b>{html.escape(c["verdict"])}</b></div>'
             f"<table>{head}{''.join(rows)}</table>{diff}")

@@ -12,6 +12,8 @@ the sample and is above 0 even for a calibrated model).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from calviz._results import format_pvalue
@@ -23,7 +25,9 @@ __all__ = [
     "witness_table", "is_multi", "RANK_POINT_COLUMNS", "RANK_HIST_COLUMNS", "rank_tables",
     "class_grid_columns", "tcal_tooltips", "tcal_shown_scales", "critical_values_drawn", "tcal_frame",
     "INTERVAL_TOOLTIPS", "interval_frame", "DISTANCE_TOOLTIPS", "DISTANCE_BAND_TOOLTIPS", "distance_measures",
-    "distance_frame", "classical_columns", "decomposition_frame", "TABLE_FRAMES",
+    "distance_frame", "classical_columns", "decomposition_frame",
+    "over_time_frame", "over_time_windows", "window_diagram", "window_label", "is_corp", "corp_tables",
+    "CORP_HIST_BINS",
 ]
 
 
@@ -342,6 +346,74 @@ def witness_table(witness) -> dict:
     wy = _arr(witness.witness)
     wx, wy = _display_curve(wx, wy)
     return {"x": wx, "w": wy}
+
+
+#: bars of the CORP diagram's histogram of the predictions (it has no bins of its own)
+CORP_HIST_BINS = 20
+
+
+def is_corp(result) -> bool:
+    """Whether a reliability slot holds the CORP diagram (the ``corp`` scheme) rather than bins."""
+    return type(result).__name__ == "CORPReliability"
+
+
+def _post_steps(x: np.ndarray, *ys: np.ndarray, end: float) -> tuple[np.ndarray, ...]:
+    """A right-continuous step function given at sorted points x (value ys[k][i] on [x_i, x_{i+1})) as the
+    corners of its drawn path up to ``end``: each value twice, at its start and at the next start."""
+    if x.size == 0:
+        return (x, *ys)
+    xs = np.repeat(np.append(x, max(float(end), float(x[-1]))), 2)[1:-1]
+    return (xs, *(np.repeat(y, 2) for y in ys))
+
+
+def corp_tables(corp) -> dict:
+    """Columns of the CORP reliability diagram for drawing: ``curve`` (``x``, ``y``: the isotonic step
+    function's corners, one pair per block of equal value), ``band`` (``x``, ``low``, ``high``: the
+    consistency band as a step function at the band points; empty while it is not computed) and ``hist``
+    (the predictions' weight in :data:`CORP_HIST_BINS` equal-width bars, columns of :func:`hist_table`).
+
+    Parameters
+    ----------
+    corp : CORPReliability or None
+        From :func:`calviz.corp_reliability`.
+
+    Returns
+    -------
+    dict of dict
+        ``{"curve": …, "band": …, "hist": …}``, each column name → array.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> from calviz.present import frames
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=500)
+    >>> y = (rng.uniform(size=500) < p ** 1.5).astype(int)
+    >>> tables = frames.corp_tables(calviz.corp_reliability(y, p, n_resamples=50, seed=0))
+    >>> sorted(tables["curve"]), sorted(tables["band"]), len(tables["hist"]["x0"])
+    (['x', 'y'], ['high', 'low', 'x'], 20)
+    """
+    empty = np.zeros(0)
+    edges = np.linspace(0.0, 1.0, CORP_HIST_BINS + 1)
+    if corp is None:
+        counts = np.zeros(CORP_HIST_BINS)
+        return {"curve": {"x": empty, "y": empty}, "band": {"x": empty, "low": empty, "high": empty},
+                "hist": {"x0": edges[:-1], "c0": counts, "x1": edges[1:], "c1": counts,
+                         "count": counts.astype(np.int64)}}
+    x, fit = _arr(corp.x), _arr(corp.recalibrated)
+    # one corner pair per block: the curve is constant between the starts of its blocks
+    starts = np.flatnonzero(np.r_[True, fit[1:] != fit[:-1]])
+    cx, cy = _post_steps(x[starts], fit[starts], end=x[-1])
+    band = {"x": empty, "low": empty, "high": empty}
+    if corp.consistency_low is not None:
+        bx, low, high = _post_steps(_arr(corp.band_x), _arr(corp.consistency_low),
+                                    _arr(corp.consistency_high), end=x[-1])
+        band = {"x": bx, "low": low, "high": high}
+    counts, _ = np.histogram(x, bins=edges, weights=_arr(corp.weight))
+    return {"curve": {"x": cx, "y": cy}, "band": band,
+            "hist": {"x0": edges[:-1], "c0": np.zeros(CORP_HIST_BINS), "x1": edges[1:], "c1": counts,
+                     "count": np.round(counts).astype(np.int64)}}
 
 
 def is_multi(reliability) -> bool:
@@ -948,6 +1020,174 @@ def decomposition_frame(decomposition) -> dict[str, list]:
     }
 
 
-#: the views shown as a table (the report's section, the dashboard's card and ``calviz check`` draw
-#: every view named here the same way): view name → its columns
-TABLE_FRAMES = {"decomposition": decomposition_frame}
+def window_label(value) -> str:
+    """A window's start (an element of ``CalibrationOverTime.start``) as a short label.
+
+    Parameters
+    ----------
+    value : numpy.datetime64, number or str
+        The start: a datetime (its date, and its time when not midnight), a number or a batch id.
+
+    Returns
+    -------
+    str
+        The label.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from calviz.present import frames
+    >>> frames.window_label(np.datetime64("2026-01-02T00:00:00", "ns")), frames.window_label("batch-7")
+    ('2026-01-02', 'batch-7')
+    """
+    if isinstance(value, np.datetime64):
+        seconds = value.astype("datetime64[s]")
+        day = seconds.astype("datetime64[D]")
+        return str(day) if seconds == day else str(seconds).replace("T", " ")
+    if isinstance(value, (float, np.floating)):
+        return format_value(float(value))
+    return str(value.item() if isinstance(value, np.generic) else value)
+
+
+def over_time_frame(over_time) -> dict[str, list]:
+    """Display columns of the over-time view, one row per window.
+
+    ``window`` (its start), ``n``, ``mean prediction``, ``observed rate``, ``ECE [interval]``,
+    ``T-Cal p (Holm)`` (the Holm-adjusted analytic p-value, "*" when it rejects) and ``e-value`` (the
+    monitor's e-process after the window).
+
+    Parameters
+    ----------
+    over_time : OverTime
+        From :func:`calviz.analysis.compute.compute_over_time`.
+
+    Returns
+    -------
+    dict of list
+        Column name → values.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from calviz._timed import with_time
+    >>> from calviz.analysis import AnalysisOptions
+    >>> from calviz.analysis.compute import compute_over_time
+    >>> from calviz.present import frames
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=3000)
+    >>> y = (rng.uniform(size=3000) < p).astype(int)
+    >>> data = with_time((y, p), np.repeat([1, 2, 3], 1000))
+    >>> columns = frames.over_time_frame(compute_over_time(data, AnalysisOptions()))
+    >>> columns["window"], columns["n"]
+    (['1', '2', '3'], ['1,000', '1,000', '1,000'])
+    """
+    w, m = over_time.windows, over_time.monitor
+    evalues = m.log_evalues if m.log_evalues.shape[0] == w.n_windows else np.full(w.n_windows, np.nan)
+    return {
+        "window": [window_label(v) for v in w.start],
+        "n": [f"{int(v):,}" for v in w.n],
+        "mean prediction": [format_value(v) for v in w.mean_prediction],
+        "observed rate": [format_value(v) for v in w.observed_rate],
+        "ECE [interval]": [f"{format_value(e)} [{format_value(lo)}, {format_value(hi)}]"
+                           for e, lo, hi in zip(w.ece, w.ece_low, w.ece_high, strict=True)],
+        "T-Cal p (Holm)": [format_pvalue(p) + (" *" if r else "")
+                           for p, r in zip(w.tcal_pvalue_adjusted, w.reject, strict=True)],
+        "e-value": [f"{math.exp(min(float(v), 700.0)):.3g}" if np.isfinite(v) else "—" for v in evalues],
+    }
+
+
+def over_time_windows(over_time) -> dict[str, np.ndarray]:
+    """The drawing table of the over-time figures, one row per window.
+
+    ``x`` (the window's start: datetime64 for datetimes, else the window's index), ``label``, ``n``,
+    ``ece`` / ``ece_low`` / ``ece_high``, ``mean`` / ``mean_low`` / ``mean_high`` (prediction),
+    ``observed`` / ``observed_low`` / ``observed_high``, ``evalue`` (the monitor's e-process after the
+    window, kept within [e⁻⁶⁹⁰, e⁷⁰⁰] for a log axis), ``reject`` (the window's Holm-corrected T-Cal) and
+    ``alarm`` (the monitor has alarmed by then).
+
+    Parameters
+    ----------
+    over_time : OverTime
+        From :func:`calviz.analysis.compute.compute_over_time`.
+
+    Returns
+    -------
+    dict of ndarray
+        Column name → values.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from calviz._timed import with_time
+    >>> from calviz.analysis import AnalysisOptions
+    >>> from calviz.analysis.compute import compute_over_time
+    >>> from calviz.present import frames
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=2000)
+    >>> y = (rng.uniform(size=2000) < p).astype(int)
+    >>> table = frames.over_time_windows(compute_over_time(with_time((y, p), np.repeat([5, 9], 1000)),
+    ...                                                    AnalysisOptions()))
+    >>> table["x"].tolist(), table["n"].tolist()
+    ([0, 1], [1000, 1000])
+    """
+    w, m = over_time.windows, over_time.monitor
+    count = w.n_windows
+    datetimes = np.asarray(w.start).dtype.kind == "M"
+    log_e = m.log_evalues if m.log_evalues.shape[0] == count else np.zeros(count)
+    alarm = np.zeros(count, dtype=bool)
+    if m.alarm_index is not None and m.log_evalues.shape[0] == count:
+        alarm[m.alarm_index:] = True
+    return {
+        "x": np.asarray(w.start) if datetimes else np.arange(count),
+        "label": np.asarray([window_label(v) for v in w.start], dtype=object),
+        "n": np.asarray(w.n),
+        "ece": w.ece, "ece_low": w.ece_low, "ece_high": w.ece_high,
+        "mean": w.mean_prediction, "mean_low": w.mean_prediction_low, "mean_high": w.mean_prediction_high,
+        "observed": w.observed_rate, "observed_low": w.observed_low, "observed_high": w.observed_high,
+        "evalue": np.exp(np.clip(log_e, -690.0, 700.0)),
+        "reject": np.asarray(w.reject, dtype=bool), "alarm": alarm,
+    }
+
+
+def window_diagram(over_time, index: int) -> dict[str, dict[str, np.ndarray]]:
+    """The reliability diagram of window ``index`` against the reference window.
+
+    Per diagram (``"window"``, ``"reference"``) the non-empty bins' ``x`` (mean prediction), ``y``
+    (observed frequency), ``low`` / ``high`` (its interval) and ``count``.
+
+    Parameters
+    ----------
+    over_time : OverTime
+        From :func:`calviz.analysis.compute.compute_over_time`.
+    index : int
+        The window (as listed).
+
+    Returns
+    -------
+    dict of dict of ndarray
+        ``{"window": columns, "reference": columns}``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from calviz._timed import with_time
+    >>> from calviz.analysis import AnalysisOptions
+    >>> from calviz.analysis.compute import compute_over_time
+    >>> from calviz.present import frames
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=2000)
+    >>> y = (rng.uniform(size=2000) < p).astype(int)
+    >>> result = compute_over_time(with_time((y, p), np.repeat([5, 9], 1000)), AnalysisOptions(n_bins=10))
+    >>> diagram = frames.window_diagram(result, 1)
+    >>> int(diagram["window"]["count"].sum()), int(diagram["reference"]["count"].sum())
+    (1000, 1000)
+    """
+    w = over_time.windows
+    out = {}
+    for name, rel in (("window", w.reliability(int(index))), ("reference", w.reference_reliability())):
+        keep = np.asarray(rel.counts) > 0
+        out[name] = {"x": np.asarray(rel.mean_confidence)[keep],
+                     "y": np.asarray(rel.observed_frequency)[keep],
+                     "low": np.asarray(rel.low)[keep], "high": np.asarray(rel.high)[keep],
+                     "count": np.asarray(rel.counts)[keep]}
+    return out

@@ -20,7 +20,7 @@ from pathlib import Path
 from calviz._data import CalibrationData, as_calibration_data
 from calviz._params import BOOLEAN, PATH, STR, Instance, NoneOr, positional_deprecated, validate_params
 from calviz.analysis import Analysis, AnalysisOptions, analyze, check_options_fit, with_option_values
-from calviz.analysis.views import REGISTRY
+from calviz.analysis.views import REGISTRY, shown_result, view, view_names
 
 __all__ = ["render_report", "report", "render_analysis", "report_output", "VIEW_TITLES"]
 
@@ -28,6 +28,8 @@ __all__ = ["render_report", "report", "render_analysis", "report_output", "VIEW_
 #: Bokeh root names)
 VIEW_TITLES = {record.name: f"{number}. {record.title}"
                for number, record in enumerate((r for r in REGISTRY if r.title is not None), 1)}
+_VIEW_NAMES = frozenset(view_names())
+_SECTIONS = tuple(r for r in REGISTRY if r.title is not None)
 
 _CSS = """
 body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 0; color: #1f2933;
@@ -132,42 +134,14 @@ def _verdicts(result: Analysis) -> str:
 
 
 def _figures(result: Analysis) -> dict:
-    """view name -> HoloViews element, from the analysis results (plots only read them)."""
-    from calviz import plots
-
-    tcal = result.tcal_resampled if result.tcal_resampled is not None else result.tcal
-    return {
-        # scalar targets: the diagram with its smooth curve and witness; topk: one curve per rank;
-        # full: one panel per class (5 columns fit the report's width)
-        "reliability": plots.reliability_view(
-            result.reliability, smooth=result.smooth, witness=result.witness, height=400, max_cols=5
-        ),
-        "tcal": plots.tcal_plot(tcal),
-        "interval": plots.interval_plot(result.interval, result.bootstrap),
-        "distance": plots.distance_plot(result.distance),
-    }
+    """view name -> HoloViews element of every section with a figure (the registry's ``View.figure``)."""
+    return {record.name: record.figure(result) for record in _SECTIONS if record.figure is not None}
 
 
 def _captions(result: Analysis) -> dict:
-    """view name -> the caption under its figure: what the marks mean and what this result says."""
-    from calviz.present import frames, text
-
-    rel = result.reliability
-    tcal = result.tcal_resampled if result.tcal_resampled is not None else result.tcal
-    if frames.is_multi(rel):
-        reliability = text.reliability_caption(rel) + (
-            " The smooth curve and the smCE witness are defined for scalar predictions and are omitted for"
-            f" the {rel.target} target; the distance bounds (section 4) use the top-1"
-            " reduction."
-        )
-    else:
-        reliability = text.GLYPHS["reliability"]
-    return {
-        "reliability": reliability,
-        "tcal": f"{text.tcal_caption(tcal)}. {text.tcal_marks(tcal)}",
-        "interval": f"{text.interval_caption(result.interval)} {text.GLYPHS['interval']}",
-        "distance": text.distance_caption(result.distance),
-    }
+    """view name -> the caption under its figure (the registry's ``View.caption`` of the result shown)."""
+    return {record.name: record.caption(shown_result(result, record.name)) for record in _SECTIONS
+            if record.figure is not None and record.caption is not None}
 
 
 def _explanation(name: str) -> str:
@@ -297,21 +271,19 @@ def _inline_resources(models) -> str:
 
 
 def _table_section(name: str, result, error: str) -> str:
-    """The section of a view drawn as a table (:data:`calviz.present.frames.TABLE_FRAMES`): its columns
-    and its caption (:data:`calviz.present.text.TABLE_CAPTIONS`), or why it is missing."""
-    from calviz.present.frames import TABLE_FRAMES
-    from calviz.present.text import TABLE_CAPTIONS
-
+    """The section of a view drawn as a table (its registry ``View.frame``): its columns and its caption
+    (``View.caption``), or why it is missing."""
+    record = view(name)
     # (named as the drawn sections' Bokeh roots: a link or a test finds every view's section the same way)
     head = f'<section id="calviz-{name}"><h2>{html.escape(VIEW_TITLES[name])}</h2>{_explanation(name)}'
     if result is None:
         return f'{head}<p class="errors">not computed: {html.escape(error)}</p></section>'
-    columns = TABLE_FRAMES[name](result)
+    columns = record.frame(result)
     titles = "".join(f"<th>{html.escape(k)}</th>" for k in columns)
     rows = "".join("<tr>" + "".join(f"<td>{html.escape(str(values[i]))}</td>" for values in columns.values())
                    + "</tr>" for i in range(len(next(iter(columns.values())))))
     return (f'{head}<table><tr>{titles}</tr>{rows}</table>'
-            f'<p class="caption">{html.escape(TABLE_CAPTIONS[name](result))}</p></section>')
+            f'<p class="caption">{html.escape(record.caption(result))}</p></section>')
 
 
 def _classical_section(classical) -> str:

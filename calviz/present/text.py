@@ -18,10 +18,12 @@ __all__ = [
     "TCAL_DECISION_WORDS", "TCAL_MISSING", "RELIABILITY_MISSING", "INTERVAL_MISSING", "DISTANCE_MISSING",
     "tcal_decision", "tcal_decision_words", "decision_cell",
     "scalar_reliability_title", "rank_reliability_title", "reliability_caption", "tcal_verdict",
-    "tcal_marks", "tcal_caption", "tcal_view_note", "running_note", "tcal_hidden_note", "GLYPHS",
+    "tcal_marks", "tcal_caption", "tcal_view_note", "running_note", "tcal_hidden_note", "RELIABILITY_MARKS",
+    "INTERVAL_MARKS", "reliability_section_caption", "tcal_section_caption", "interval_section_caption",
     "interval_title", "bins_phrase",
     "interval_caption", "BOOTSTRAP_NOTE", "interval_details", "distance_title", "distance_caption",
-    "classical_caption", "decomposition_caption", "decomposition_reading", "TABLE_CAPTIONS",
+    "classical_caption", "decomposition_caption", "decomposition_reading", "decomposition_text",
+    "over_time_caption", "corp_caption", "CORP_MARKS",
     "duration", "computation_name", "compute_times", "overall_verdict",
 ]
 
@@ -490,21 +492,100 @@ def tcal_hidden_note(hidden: int, rejected: int = 0) -> str:
     return note + (f" ({rejected} reject{'s' if rejected == 1 else ''})" if rejected else "")
 
 
-#: what each view's marks mean (a caption under the figure)
-GLYPHS = {
-    "reliability": (
-        "Bars: observed frequency per bin, crimson where the bin's interval misses the diagonal, teal where "
-        "it covers it; whiskers: per-bin intervals; dashed: the diagonal (perfect calibration); blue: the "
-        "smooth curve and its band; grey, below: how many predictions fall in each bin; red, bottom: the "
-        "witness w(v), far from 0 where the observed frequency is above (w > 0) or below (w < 0) the "
-        "prediction."
-    ),
-    "tcal": tcal_marks(None),
-    "interval": (
-        "Bars: the intervals (crimson when they exclude 0, teal when they include it); white dots: the "
-        "point estimate; grey line: 0."
-    ),
-}
+#: what the reliability diagram's marks mean (the caption under its scalar figure)
+RELIABILITY_MARKS = (
+    "Bars: observed frequency per bin, crimson where the bin's interval misses the diagonal, teal where "
+    "it covers it; whiskers: per-bin intervals; dashed: the diagonal (perfect calibration); blue: the "
+    "smooth curve and its band; grey, below: how many predictions fall in each bin; red, bottom: the "
+    "witness w(v), far from 0 where the observed frequency is above (w > 0) or below (w < 0) the "
+    "prediction."
+)
+#: what the ECE-interval figure's marks mean
+INTERVAL_MARKS = (
+    "Bars: the intervals (crimson when they exclude 0, teal when they include it); white dots: the "
+    "point estimate; grey line: 0."
+)
+
+
+def reliability_section_caption(reliability) -> str:
+    """The caption under the report's reliability figure: what its marks mean (vector targets: what is shown).
+
+    For a vector target it says why the smooth curve and the witness are not drawn.
+
+    Parameters
+    ----------
+    reliability : ReliabilityDiagram, RankReliability, ClassReliability, CORPReliability or None
+        The analysis' reliability result (a CORP diagram in the ``corp`` mode).
+
+    Returns
+    -------
+    str
+        The caption.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> from calviz.present import text
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=500)
+    >>> y = (rng.uniform(size=500) < p).astype(int)
+    >>> text.reliability_section_caption(calviz.reliability(y, p)) == text.RELIABILITY_MARKS
+    True
+    """
+    if is_multi(reliability):
+        return reliability_caption(reliability) + (
+            " The smooth curve and the smCE witness are defined for scalar predictions and are omitted for"
+            f" the {reliability.target} target; the distance bounds (section 4) use the top-1"
+            " reduction."
+        )
+    if type(reliability).__name__ == "CORPReliability":  # the CORP mode
+        return f"{corp_caption(reliability)} {CORP_MARKS}"
+    return RELIABILITY_MARKS
+
+
+def tcal_section_caption(result) -> str:
+    """The caption under the report's T-Cal figure: the verdict and what the marks mean.
+
+    Parameters
+    ----------
+    result : TCalResult or None
+        The test shown (the resampled one where computed).
+
+    Returns
+    -------
+    str
+        The caption.
+
+    Examples
+    --------
+    >>> from calviz.present import text
+    >>> text.tcal_section_caption(None) == f"{text.tcal_caption(None)}. {text.tcal_marks(None)}"
+    True
+    """
+    return f"{tcal_caption(result)}. {tcal_marks(result)}"
+
+
+def interval_section_caption(interval) -> str:
+    """The caption under the report's ECE-interval figure: the interval in words and what the marks mean.
+
+    Parameters
+    ----------
+    interval : ECEInterval or None
+        From :func:`calviz.ece_interval`.
+
+    Returns
+    -------
+    str
+        The caption.
+
+    Examples
+    --------
+    >>> from calviz.present import text
+    >>> text.interval_section_caption(None).endswith(text.INTERVAL_MARKS)
+    True
+    """
+    return f"{interval_caption(interval)} {INTERVAL_MARKS}"
 
 
 def interval_title(interval) -> str:
@@ -794,6 +875,54 @@ def classical_caption(tests, *, alpha: float | None = None) -> str:
 
 
 
+def corp_caption(corp) -> str:
+    """What the CORP reliability diagram says: where its curve leaves the consistency band, and the Brier
+    score's miscalibration component.
+
+    Parameters
+    ----------
+    corp : CORPReliability
+        From :func:`calviz.corp_reliability`.
+
+    Returns
+    -------
+    str
+        The caption.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> from calviz.present import text
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=2000)
+    >>> y = (rng.uniform(size=2000) < p ** 1.5).astype(int)
+    >>> corp = calviz.corp_reliability(y, p, n_resamples=200, bands=["consistency"], seed=0)
+    >>> text.corp_caption(corp).split(". ")[1]
+    'It leaves the 90% consistency band at 781 of 1000 predictions (78%): miscalibrated there'
+    """
+    head = f"The isotonic (CORP) recalibration curve (no bins; n = {int(corp.n):,})."
+    mcb = f" Brier miscalibration MCB = {format_value(corp.mcb)}."
+    if corp.consistency_low is None:
+        return head + mcb
+    curve = np.asarray(corp.predict(corp.band_x))
+    outside = (curve < np.asarray(corp.consistency_low)) | (curve > np.asarray(corp.consistency_high))
+    points = int(outside.size)
+    level = f"{100 * (1 - float(corp.alpha)):g}%"
+    if not outside.any():
+        where = (f" It stays inside the {level} consistency band at all {points} predictions shown: "
+                 "consistent with calibration there.")
+    else:
+        where = (f" It leaves the {level} consistency band at {int(outside.sum())} of {points} predictions "
+                 f"({100 * outside.mean():.0f}%): miscalibrated there.")
+    return head + where + mcb + (f" {corp.note}." if corp.note else "")
+
+
+CORP_MARKS = ("Black steps: the isotonic (CORP) recalibration curve; shaded: the consistency band, where a "
+              "calibrated model's curve would fall; dashed: the diagonal; grey, below: the predictions' "
+              "distribution.")
+
+
 def decomposition_caption(decomposition) -> str:
     """The score decomposition in one line: S̄ = MCB − DSC + UNC with its numbers.
 
@@ -858,12 +987,82 @@ def decomposition_reading(decomposition) -> str:
             f"the score of always predicting the base rate ({d.target}, n = {d.n:,}).")
 
 
-def _decomposition_text(decomposition) -> str:
+def decomposition_text(decomposition) -> str:
+    """The caption under the score decomposition's table: what it is, and what this result says.
+
+    Parameters
+    ----------
+    decomposition : ScoreDecomposition
+        From :func:`calviz.score_decomposition`.
+
+    Returns
+    -------
+    str
+        :func:`decomposition_caption` and :func:`decomposition_reading`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> from calviz.present import text
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=2000)
+    >>> y = (rng.uniform(size=2000) < p ** 1.5).astype(int)
+    >>> print(text.decomposition_text(calviz.score_decomposition(y, p)).split(". ")[0])
+    Brier score 0.1604 = miscalibration 0.0160 − discrimination 0.0953 + uncertainty 0.2398
+    """
     return f"{decomposition_caption(decomposition)}. {decomposition_reading(decomposition)}"
 
 
-#: the caption under each table view (:data:`calviz.present.frames.TABLE_FRAMES`): view name → sentences
-TABLE_CAPTIONS = {"decomposition": _decomposition_text}
+def over_time_caption(over_time) -> str:
+    """The over-time view in sentences: the monitor's state and the per-window tests' rejections.
+
+    The monitor's alarm (the window where its e-value reached 1/α), or its largest e-value against 1/α,
+    and how many windows the per-window T-Cal tests reject after Holm's correction.
+
+    Parameters
+    ----------
+    over_time : OverTime
+        From :func:`calviz.analysis.compute.compute_over_time`.
+
+    Returns
+    -------
+    str
+        The sentences.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from calviz._timed import with_time
+    >>> from calviz.analysis import AnalysisOptions
+    >>> from calviz.analysis.compute import compute_over_time
+    >>> from calviz.present import text
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=3000)
+    >>> y = (rng.uniform(size=3000) < p).astype(int)
+    >>> print(text.over_time_caption(compute_over_time(with_time((y, p), np.repeat([1, 2, 3], 1000)),
+    ...                                                 AnalysisOptions())))
+    No alarm: the monitor's largest e-value is 1 < 1/α = 20 (anytime-valid p = 1.0000). 3 windows (one
+    window per distinct time, 3,000 rows); per-window T-Cal: 0 of 3 reject at α = 0.05 after Holm's
+    correction for the 3 windows.
+    """
+    w, m = over_time.windows, over_time.monitor
+    count = w.n_windows
+    if m.alarm:
+        when = m.start[m.alarm_index] if m.alarm_index < len(m.start) else m.alarm_time
+        from calviz.present.frames import window_label
+
+        state = (f"Alarm: the monitor's e-value reached 1/α = {m.threshold:g} in window {m.alarm_index + 1} "
+                 f"(from {window_label(when)}); it is {m.statistic:.3g} now — calibration is rejected at "
+                 f"level α = {m.alpha:g}, valid however often the log was checked")
+    else:
+        top = float(np.exp(min(float(np.max(m.log_evalues)), 700.0))) if m.log_evalues.size else 1.0
+        state = (f"No alarm: the monitor's largest e-value is {top:.3g} < 1/α = {m.threshold:g} "
+                 f"(anytime-valid p = {m.pvalue:.4f})")
+    rejected = int(np.sum(w.reject))
+    return (f"{state}. {count} windows ({w.window}, {int(np.sum(w.n)):,} rows); per-window T-Cal: "
+            f"{rejected} of {count} reject at α = {w.alpha:g} after Holm's correction for the "
+            f"{count} windows.")
 
 
 def duration(seconds: float) -> str:
