@@ -244,6 +244,8 @@ def test_app_screenshots(served_app, chromium_browser, screenshots):
         check_accessible_names(page)
         status = re.sub(r"<[^>]+>", "", page.evaluate(JS_STATUS))
         assert "_" not in status and "tcal" not in status, status  # statistics in words
+        # the first-run step, named, with its measured time
+        assert re.search(r"kernels (compiled|loaded from the cache) in \d", status), status
         _set(page, "calibration target", "topk")
         check_page(page, "app-topk", screenshots)
         assert "no top-k form" in page.evaluate(JS_TCAL_NOTE)

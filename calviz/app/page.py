@@ -40,7 +40,8 @@ from calviz.present import frames
 __all__ = ["CalvizApp", "dashboard", "create_app"]
 
 _CARD_MIN_WIDTH = 440  # px: below twice this, the notebook layout shows the cards one a row
-_PREPARING = "preparing: loading the compiled kernels (compiling them on a first run)…"
+_PREPARING = ("preparing: loading the compiled kernels — on a first run, compiling them (numba JIT on a cold "
+              "cache; the time it took is shown when done)…")
 _FONT = "system-ui, -apple-system, 'Segoe UI', Roboto, Helvetica, Arial, sans-serif"
 
 
@@ -250,7 +251,17 @@ class CalvizApp:
         if not self.served:
             self.refresh(inline=True)
             return
-        self.store.when_warm(partial(self._schedule, partial(self.refresh, start_now=True)))
+        self.store.when_warm(partial(self._schedule, self._first_refresh))
+
+    def _first_refresh(self) -> None:
+        """The served page's first update, once the kernels are ready: the status line says how long the
+        compile step (or loading the compiled kernels) took on this machine."""
+        from calviz.app.workers import WARMED
+        from calviz.present.text import kernels_ready
+
+        if WARMED:
+            self.status.kernels = kernels_ready(WARMED["seconds"], WARMED["compiled"])
+        self.refresh(start_now=True)
 
     def wait(self, timeout: float = 120.0) -> None:
         """Block until background work has finished (tests, scripts)."""

@@ -921,6 +921,7 @@ class StatusView(_View):
             sizing_mode="stretch_width",
         )
         self.data = None
+        self.kernels = ""  # how the compiled kernels became ready (a served page's first update), in words
         super().__init__(store)
 
     def draw(self) -> None:
@@ -943,6 +944,7 @@ class StatusView(_View):
             f"<b>n</b> = {min(self.controls.n, data.n):,} of {data.n:,} · <b>K</b> = {data.n_classes}{where}"
             f" · target <strong>{resolve_target(data, options)}</strong>"
             f" · last update {took}"
+            + (f" · <small>{html.escape(self.kernels)}</small>" if self.kernels else "")
         )
 
     def show_error(self, message: str, *, refused: str = "Input refused.",

@@ -24,7 +24,7 @@ __all__ = [
     "interval_caption", "BOOTSTRAP_NOTE", "interval_details", "distance_title", "distance_caption",
     "classical_caption", "decomposition_caption", "decomposition_reading", "decomposition_text",
     "over_time_caption", "corp_caption", "CORP_MARKS",
-    "duration", "computation_name", "compute_times", "overall_verdict",
+    "duration", "computation_name", "compute_times", "overall_verdict", "kernels_ready",
 ]
 
 
@@ -1252,3 +1252,20 @@ def overall_verdict(*, tcal=None, interval=None, bootstrap=None, classical=None,
             f"With {n:,} rows the classical p-values are exact or resampled (asymptotic ones need 500 rows "
             "or more), so every test keeps its error rate; what is lost at this size is power.")
     return verdict, reasons
+
+
+def kernels_ready(seconds: float, compiled: int) -> str:
+    """What the status line says once the compiled kernels are ready: the step and its measured time.
+
+    Examples
+    --------
+    >>> from calviz.present import text
+    >>> text.kernels_ready(74.2, 31)
+    'kernels compiled in 1 min 14 s (first run on this machine; cached on disk for the next starts)'
+    >>> text.kernels_ready(0.84, 0)
+    'kernels loaded from the cache in 840 ms'
+    """
+    if compiled:
+        return (f"kernels compiled in {duration(seconds)} (first run on this machine; cached on disk for the "
+                "next starts)")
+    return f"kernels loaded from the cache in {duration(seconds)}"
