@@ -89,3 +89,11 @@ def test_comparison_verdict_colour_says_whether_the_news_is_good(binary_app):
     assert verdict_colour(outcome("models", "after")) == frames.NEUTRAL
     groups = SimpleNamespace(mode="groups", groups=SimpleNamespace(rejected=("north",)), comparison=None)
     assert verdict_colour(groups) == frames.MISCALIBRATED
+
+
+def test_comparison_tcal_ticks_never_crowd():
+    from calviz.app.comparison_view import log_ticks
+
+    assert log_ticks(1.33, 24_576) == [10, 100, 1000, 10_000]  # four decades: the powers of 10
+    assert log_ticks(40, 96) == [50]  # within a decade: 1, 2, 5 × 10^k (not 40, 50, …, 90)
+    assert log_ticks(1.3, 19) == [2, 5, 10]

@@ -55,6 +55,13 @@ __all__ = ["ComparisonView", "reliability_tables", "tcal_tables", "interval_tabl
 
 
 # -- drawing data (pure functions of an outcome) --------------------------------------------------------
+def log_ticks(start: float, end: float) -> list[float]:
+    """Ticks of a log axis from ``start`` to ``end`` whose labels never touch: the powers of 10 when the
+    axis spans more than 1.5 decades, else 1, 2 and 5 times them."""
+    mantissas = (1,) if np.log10(end / start) > 1.5 else (1, 2, 5)
+    return [m * 10.0**k for k in range(-3, 10) for m in mantissas if start <= m * 10.0**k <= end]
+
+
 def verdict_colour(outcome) -> str:
     """The comparison verdict's colour: crimson for bad news (a group's calibration rejected, a
     recalibration that made things worse), teal for good news (the recalibrated model is better
@@ -231,6 +238,10 @@ class ComparisonView:
             title="T-Cal per scale (dashed: critical value)",
         )
         tcal.xaxis.axis_label = "number of bins m (a discrete test: rank of the value)"
+        # ticks set per range (_fit_tcal): the log axis' own ticker labels every 10 within a decade, and
+        # "60" ran into "70"
+        tcal.xaxis.ticker = FixedTicker(ticks=[1, 10, 100, 1000])
+        tcal.xaxis.formatter = frames.readable_ticks()
         tcal.yaxis.axis_label = "debiased ECE² statistic"
         self.tcal_source = ColumnDataSource(tcal_tables(None))
         tcal.multi_line(
@@ -358,7 +369,9 @@ class ComparisonView:
         ys = np.concatenate([*tcal["statistic"], *tcal["critical"]]) if tcal["xs"] else np.array([-1.0, 1.0])
         ys = ys[np.isfinite(ys)] if np.isfinite(ys).any() else np.array([-1.0, 1.0])
         pad = 0.08 * max(float(ys.max() - ys.min()), 1e-6)
-        self.figures.tcal.x_range.update(start=max(float(xs.min()) / 1.5, 0.5), end=float(xs.max()) * 1.5)
+        start, end = max(float(xs.min()) / 1.5, 0.5), float(xs.max()) * 1.5
+        self.figures.tcal.x_range.update(start=start, end=end)
+        self.figures.tcal.xaxis.ticker.ticks = log_ticks(start, end)
         self.figures.tcal.y_range.update(start=float(ys.min()) - pad, end=float(ys.max()) + pad)
 
     def _fit_intervals(self, rows: dict) -> None:
