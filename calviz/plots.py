@@ -727,7 +727,7 @@ def tcal_plot(tcal, *, title: str | None = None, height: int = 330, pending: str
     zero = hv.HLine(0, kdims=["bins", "statistic"]).opts(color=HIST, line_width=1)
     caption = tcal_caption(tcal)
     if frame["hidden"]:
-        caption = f"{caption}; {tcal_hidden_note(frame['hidden'])}"
+        caption = f"{caption}; {tcal_hidden_note(frame['hidden'], frame['hidden_rejected'])}"
     if pending:
         caption = f"{caption} — {pending}"
     # explicit ranges on every frame: a streamed frame must not inherit the previous frame's limits (an
