@@ -722,6 +722,9 @@ class ReliabilityData(HasInterval, ResultMixin):
         The plug-in ℓ1 ECE of the same bins (also ``statistic``).
     n_classes : int or None
         Classes of the input.
+    value_range : (float, float) or None
+        The smallest and largest prediction binned (None when not known, e.g. on Dask): an equal-mass
+        diagram draws its outer bins from them, not from the edges 0 and 1.
     """
 
     edges: np.ndarray
@@ -738,6 +741,7 @@ class ReliabilityData(HasInterval, ResultMixin):
     target: str
     ece_l1: float
     n_classes: int | None = None
+    value_range: tuple[float, float] | None = None
 
     @property
     def statistic(self) -> float:
@@ -859,13 +863,14 @@ def reliability(
     sums, bins, _, _ = binned_sums(z, y, n_bins=m, scheme=scheme, target=target)
     edges = equal_width_edges(m) if bins is None else bins.edges
     return reliability_from_sums(sums, edges, alpha=alpha, interval=interval, n_bins=m, scheme=scheme,
-                                 target=target, n_classes=data.n_classes)
+                                 target=target, n_classes=data.n_classes,
+                                 value_range=(float(z.min()), float(z.max())) if z.size else None)
 
 
 def reliability_from_sums(
     sums: BinSums, edges: np.ndarray, *, alpha: float = INTERVAL_ALPHA, interval: str = "wilson",
     n_bins: int | None = None, scheme: str = "equal_width", target: str = "binary",
-    n_classes: int | None = None,
+    n_classes: int | None = None, value_range: tuple[float, float] | None = None,
 ) -> ReliabilityData:
     """:class:`ReliabilityData` from scalar BinSums whose keys are 1-D bin indices into ``edges``
     (equal-width: ``equal_width_edges(m)``; equal-mass: the edges of the binning).  In-memory and
@@ -888,7 +893,7 @@ def reliability_from_sums(
     low, high = binomial_interval(np.round(ys), counts, alpha, interval)
     return ReliabilityData(edges, counts, mean_conf, freq, low, high, 1.0 - alpha, interval,
                            int(sums.n_total), int(n_bins if n_bins is not None else B), scheme, target,
-                           plugin_ece_l1(sums), n_classes)
+                           plugin_ece_l1(sums), n_classes, value_range)
 
 
 def _weighted_reliability(z, y, w, m: int, *, scheme: str, alpha: float, interval: str, target: str, n: int,

@@ -325,9 +325,15 @@ def check_summary(data, options, *, source: str = "", analysis=None) -> dict:
             "level": _num(interval.level),
             **{k: v for k, v in ece.items() if k not in ("estimate", "low", "high", "level")},
         }
+    from calviz.present.text import overall_verdict
+
+    verdict, reasons = overall_verdict(tcal=tcal, interval=interval, classical=result.classical,
+                                       bootstrap=getattr(result, "bootstrap", None), alpha=options.alpha)
     return {
         "calviz_version": __version__,
         "source": source,
+        "verdict": verdict,
+        "verdict_reasons": reasons,
         "decision": None if reject is None else (
             "undecided" if tcal.decision == "undecided"
             else "reject" if bool(reject) else "not rejected"),
@@ -398,6 +404,12 @@ def _print_check_text(summary: dict) -> None:
         return f" [{other} target]" if other and other != s.get("target") else ""
 
     print(f"calviz {summary['calviz_version']} check {summary['source']}")
+    if summary.get("verdict"):
+        import textwrap
+
+        print(textwrap.fill(f"  verdict  {summary['verdict']}", 110, subsequent_indent="           "))
+        for reason in summary.get("verdict_reasons") or ():
+            print(textwrap.fill(f"           - {reason}", 110, subsequent_indent="             "))
     print(f"  data     n = {s.get('n')}, K = {s.get('n_classes')}, target = {target}, "
           f"accuracy = {_fmt(s.get('accuracy'))}, mean confidence = {_fmt(s.get('mean_confidence'))}")
     if summary["decision"] is None:

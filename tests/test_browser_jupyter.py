@@ -100,6 +100,46 @@ JS_DRAWN_CANVASES = """(outputs) => {
 }"""
 
 
+# whether every drawn figure and table of the cells' outputs lies inside its output area (nothing cut at
+# the right edge) and no output scrolls sideways
+JS_OUTPUTS_FIT = """(outputs) => {
+    for (const out of document.querySelectorAll(outputs)) {
+        const box = out.getBoundingClientRect();
+        if (box.width === 0) continue;
+        if (out.scrollWidth > out.clientWidth + 1) return false;
+        const visit = (root) => {
+            for (const el of root.querySelectorAll('*')) {
+                if (el.tagName === 'CANVAS' || (el.classList && el.classList.contains('slick-viewport'))) {
+                    const r = el.getBoundingClientRect();
+                    if (r.width > 0 && r.right > box.right + 1) return false;
+                }
+                if (el.shadowRoot && !visit(el.shadowRoot)) return false;
+            }
+            return true;
+        };
+        if (!visit(out)) return false;
+    }
+    return true;
+}"""
+
+
+def check_narrow_lab(page, outputs: str, artifacts_dir) -> None:
+    """JupyterLab at 1280×800 with the file browser open: the dashboard's cards wrap into the output's
+    width — no figure or table cut at its right edge, no tick labels run together, no cut title."""
+    from test_screenshots import check_layout
+
+    page.set_viewport_size({"width": 1280, "height": 800})
+    if not page.locator("#filebrowser").is_visible():
+        page.locator('.jp-SideBar [data-id="filebrowser"]').first.click()
+    page.locator("#filebrowser").wait_for(state="visible", timeout=UPDATE_TIMEOUT)
+    page.wait_for_function(JS_OUTPUTS_FIT, arg=outputs, timeout=UPDATE_TIMEOUT)
+    folder = artifacts_dir / "screenshots"
+    folder.mkdir(exist_ok=True)
+    page.screenshot(path=str(folder / "jupyterlab-file-browser-1280x800.png"))
+    page.screenshot(path=str(folder / "jupyterlab-file-browser-1280x800-full-page.png"), full_page=True)
+    check_layout(page, "jupyterlab-1280x800")
+
+
 def _in_ci() -> bool:
     return os.environ.get("CI", "").lower() == "true"
 
@@ -178,7 +218,6 @@ def _jupyter_server(tmp_path_factory, front_end: str):
     env = dict(os.environ)
     # the kernel imports this working tree; Jupyter's state stays in the temporary folder
     env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-    env["CALVIZ_CACHE_DIR"] = str(root / "cache")
     env["JUPYTER_CONFIG_DIR"] = str(home / "config")
     env["JUPYTER_RUNTIME_DIR"] = str(home / "runtime")
     env["JUPYTERLAB_WORKSPACES_DIR"] = str(home / "workspaces")
@@ -288,6 +327,8 @@ def readme_run(jupyter, chromium_browser, artifacts_dir):
         page.wait_for_function(f"(s) => ({JS_DRAWN_CANVASES})(s) >= 4", arg=outputs, timeout=RUN_TIMEOUT)
         page.wait_for_function(f"() => ({JS_HIST_COUNTS})().includes(15)", timeout=RUN_TIMEOUT)
         page.screenshot(path=str(artifacts_dir / f"{front_end}_dashboard.png"), full_page=True)
+        if front_end == "jupyterlab":
+            check_narrow_lab(page, outputs, artifacts_dir)
         at_render = list(blocked)
 
         # a widget change goes to the kernel over the comm and the views redraw

@@ -81,9 +81,9 @@ def test_upload_decoding_beyond_the_limit_is_refused_like_an_oversized_upload(ho
     with pytest.raises(InputError) as refused:
         read_upload(hostile_parquet, "hostile.parquet", limit=1_000_000, columns={})
     assert str(refused.value) == (
-        "hostile.parquet: 1,000,000 rows × 2 columns decode to 16.0 MB, which is above the upload limit "
-        "for decoded data of 4.0 MB; use `calviz serve FILE` or `calviz report FILE`.")
-    with pytest.raises(InputError, match=r"^big\.csv: 0\.0 MB is above the upload limit of 0\.0 MB"):
+        "hostile.parquet: 1,000,000 rows × 2 columns decode to 15.3 MiB, which is above the upload limit "
+        "for decoded data of 3.8 MiB; use `calviz serve FILE` or `calviz report FILE`.")
+    with pytest.raises(InputError, match=r"^big\.csv: 20 bytes is above the upload limit of 5 bytes"):
         read_upload(b"y_true,y_prob\n1,0.5\n", "big.csv", limit=5, columns={})
 
 

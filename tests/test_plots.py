@@ -112,9 +112,9 @@ def test_tcal_plot_points_per_scale_and_rejected_highlighted(miscalibrated, cali
     res = compute_tcal(miscalibrated, AnalysisOptions(alpha=0.05), resampling="analytic")
     overlay = plots.tcal_plot(res)
     points = overlay.get(3)
-    # the axis shows the scales with at most n bins, and finer ones that reject (plots.tcal_shown_scales)
+    # the axis shows the scales with at most n bins (plots.tcal_shown_scales)
     rejected = np.asarray(res.statistics) >= np.asarray(res.critical_values)
-    shown = (np.asarray(res.n_bins) <= res.n) | rejected
+    shown = np.asarray(res.n_bins) <= res.n
     assert not shown.all() and plots.tcal_frame(res)["hidden"] == int((~shown).sum())
     assert isinstance(points, hv.Points) and len(points) == shown.sum()
     np.testing.assert_allclose(points.dimension_values("bins"), np.asarray(res.n_bins, float)[shown])

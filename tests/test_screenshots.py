@@ -16,6 +16,8 @@ import re
 
 import pytest
 
+from calviz.present.frames import CALIBRATED, MISCALIBRATED
+
 pytestmark = pytest.mark.browser
 
 WIDTH, HEIGHT = 1280, 800
@@ -83,6 +85,97 @@ JS_SETTLED = """() => {
 }"""
 
 
+#: every axis' drawn tick labels as [figure title, axis dimension (0: x), [[start, end], …]] — each label's
+#: extent along the axis in canvas pixels (the text measured in the axis' label font: width for a
+#: horizontal axis, the font's height for a vertical one), in tick order
+JS_TICK_LABELS = f"""() => {{
+    const out = [], seen = new Set();
+    const ctx = document.createElement('canvas').getContext('2d');
+    function walk(view, figure) {{
+        if (!view || seen.has(view)) return;
+        seen.add(view);
+        const type = view.model ? view.model.type : '';
+        if (view.frame !== undefined && view.frame.bbox) figure = view;
+        if (type.endsWith('Axis') && figure && view.model.visible && view.model.major_label_text_font_size) {{
+            let dim;
+            try {{ dim = view.dimension; }} catch (e) {{ return; }}  // (not laid out: a hidden figure)
+            const ticks = view.tick_coords.major[dim];
+            const labels = view.compute_labels(ticks).items.map((t) => String(t.text));
+            const size = parseFloat(view.model.major_label_text_font_size) *
+                (String(view.model.major_label_text_font_size).endsWith('pt') ? 4 / 3 : 1);
+            ctx.font = `${{size}}px ${{view.model.major_label_text_font}}`;
+            const scale = dim === 0 ? view.coordinates.x_scale : view.coordinates.y_scale;
+            const spans = ticks.map((v, i) => {{
+                const c = scale.compute(v);
+                const half = (dim === 0 ? ctx.measureText(labels[i]).width : size) / 2;
+                return [c - half, c + half];
+            }}).sort((a, b) => a[0] - b[0]);
+            const title = figure.model.title ? String(figure.model.title.text || '') : '';
+            out.push([title, dim, spans, labels]);
+            return;
+        }}
+        let children = [];
+        try {{ children = [...view.children()]; }} catch (e) {{ children = view.child_views || []; }}
+        for (const child of children) walk(child, figure);
+    }}
+    for (const root of {_ROOT_VIEWS}) walk(root, null);
+    return out;
+}}"""
+
+#: every figure title whose text is wider than the room it has (from the frame's left edge to the canvas'
+#: right edge: Bokeh draws titles on the canvas, which cuts them there), as [title, text px, room px]
+JS_CUT_TITLES = f"""() => {{
+    const out = [], seen = new Set();
+    const ctx = document.createElement('canvas').getContext('2d');
+    function walk(view) {{
+        if (!view || seen.has(view)) return;
+        seen.add(view);
+        if (view.frame !== undefined && view.frame.bbox && view.model.title && view.model.title.text) {{
+            const t = view.model.title;
+            const size = parseFloat(t.text_font_size) * (String(t.text_font_size).endsWith('pt') ? 4 / 3 : 1);
+            ctx.font = `${{t.text_font_style}} ${{size}}px ${{t.text_font}}`;
+            const width = ctx.measureText(String(t.text)).width;
+            const room = view.el.getBoundingClientRect().width - view.frame.bbox.left;
+            if (width > room) out.push([String(t.text), width, room]);
+        }}
+        let children = [];
+        try {{ children = [...view.children()]; }} catch (e) {{ children = view.child_views || []; }}
+        for (const child of children) walk(child);
+    }}
+    for (const root of {_ROOT_VIEWS}) walk(root);
+    return out;
+}}"""
+
+#: every table whose columns are wider than the table (cut: a column is hidden until scrolled to), and
+#: every card (the cards' outermost Bokeh roots) wider than the page's main area, as text
+JS_CUT_BOXES = """() => {
+    const out = [];
+    const walk = (root) => {
+        for (const e of root.querySelectorAll('*')) {
+            if (e.classList && e.classList.contains('slick-viewport') && e.clientWidth > 0
+                    && e.scrollWidth > e.clientWidth + 1)
+                out.push(`table: ${e.scrollWidth} px of columns in ${e.clientWidth} px`);
+            if (e.shadowRoot) walk(e.shadowRoot);
+        }
+    };
+    walk(document);
+    const width = document.documentElement.clientWidth;
+    if (document.documentElement.scrollWidth > width + 1)
+        out.push(`page: ${document.documentElement.scrollWidth} px wide in a ${width} px window`);
+    return out;
+}"""
+
+
+def check_layout(page, name: str) -> None:
+    """No tick labels run together, no figure title is cut, no table or card is wider than its room."""
+    for title, dim, spans, labels in page.evaluate(JS_TICK_LABELS):
+        for (_, end), (start, _), a, b in zip(spans, spans[1:], labels, labels[1:], strict=False):
+            assert end <= start + 0.5, (
+                f"{name}: tick labels {a!r} and {b!r} of the {'xy'[dim]} axis of {title!r} overlap")
+    assert page.evaluate(JS_CUT_TITLES) == [], f"{name}: cut titles"
+    assert page.evaluate(JS_CUT_BOXES) == [], f"{name}: cut tables or cards"
+
+
 def _intersects(a, b) -> bool:
     return a[0] < b[2] and a[2] > b[0] and a[1] < b[3] and a[3] > b[1]
 
@@ -94,6 +187,7 @@ def check_page(page, name: str, artifacts) -> None:
     page.screenshot(path=str(artifacts / f"{name}-full-page.png"), full_page=True)  # the views below the fold
     for title, legend, frame in page.evaluate(JS_LEGEND_BOXES):
         assert not _intersects(legend, frame), f"{name}: the legend of {title!r} overlaps its data"
+    check_layout(page, name)
     text = page.evaluate(JS_ALL_TEXT)
     match = INTERNAL.search(text)
     assert match is None, f"{name}: the page shows {text[max(0, match.start() - 60):match.end() + 60]!r}"
@@ -113,6 +207,32 @@ def _set(page, title, value) -> None:
     page.wait_for_function(JS_SETTLED, timeout=UPDATE_TIMEOUT)
 
 
+#: the T-Cal card's caption (its only text naming the top-k target's test)
+JS_TCAL_NOTE = """() => {
+    for (const doc of Bokeh.documents) for (const m of doc.all_models)
+        if (typeof m.text === 'string' && m.text.includes('T-Cal (') && m.text.includes('Solid line'))
+            return m.text;
+    return '';
+}"""
+
+JS_COMPARISON_VERDICT = """() => {
+    for (const doc of Bokeh.documents) for (const m of doc.all_models)
+        if (m.name === 'comparison_verdict') return m.text;
+    return null;
+}"""
+
+#: a control in the accessibility tree without a name: ``- slider`` (nothing after the role but its state)
+UNNAMED_CONTROL = re.compile(r"^\s*- (slider|combobox|checkbox|textbox|spinbutton|button)(\s*\[[^\]]*\])*:?$")
+
+
+def check_accessible_names(page) -> None:
+    """Every control of the page has an accessible name (Playwright's ARIA snapshot of the page)."""
+    snapshot = page.locator("body").aria_snapshot()
+    unnamed = [line.strip() for line in snapshot.splitlines() if UNNAMED_CONTROL.match(line)]
+    assert unnamed == [], f"controls without an accessible name: {unnamed}"
+    assert sum(line.strip().startswith("- slider") for line in snapshot.splitlines()) >= 4
+
+
 def test_app_screenshots(served_app, chromium_browser, screenshots):
     context = chromium_browser.new_context(viewport={"width": WIDTH, "height": HEIGHT})
     page = context.new_page()
@@ -121,15 +241,36 @@ def test_app_screenshots(served_app, chromium_browser, screenshots):
         page.wait_for_function("() => (" + JS_STATUS + ")() !== ''", timeout=LOAD_TIMEOUT)
         page.wait_for_function(JS_SETTLED, timeout=LOAD_TIMEOUT)
         check_page(page, "app-default", screenshots)
+        check_accessible_names(page)
+        status = re.sub(r"<[^>]+>", "", page.evaluate(JS_STATUS))
+        assert "_" not in status and "tcal" not in status, status  # statistics in words
+        # the first-run step, named, with its measured time
+        assert re.search(r"kernels (compiled|loaded from the cache) in \d", status), status
         _set(page, "calibration target", "topk")
         check_page(page, "app-topk", screenshots)
+        assert "no top-k form" in page.evaluate(JS_TCAL_NOTE)
         _set(page, "calibration target", "full")
         check_page(page, "app-full", screenshots)
+        assert "no top-k form" not in page.evaluate(JS_TCAL_NOTE)  # (the top-k caption stayed after top-k)
         _set(page, "calibration target", "auto")
         _set(page, "dataset", "tabular-rf")  # a random forest: under-confident
         check_page(page, "app-underconfident", screenshots)
         _set(page, "dataset", "breast-cancer-gnb")
         check_page(page, "app-binary", screenshots)
+        modes = (("before / after recalibration", "recalibration"), ("model A vs model B", "models"),
+                 ("by group (column)", "groups"))
+        for mode, name in modes:
+            before = page.evaluate(JS_COMPARISON_VERDICT)
+            assert page.evaluate(JS_SET_WIDGET, ["compare", mode])
+            page.wait_for_function(
+                "(before) => { const t = (" + JS_COMPARISON_VERDICT + ")(); return t !== null && t !== before"
+                " && !t.startsWith('computing'); }", arg=before, timeout=UPDATE_TIMEOUT)
+            page.wait_for_function(JS_SETTLED, timeout=UPDATE_TIMEOUT)
+            page.get_by_text("5 · Comparison").scroll_into_view_if_needed()
+            check_page(page, f"app-compare-{name}", screenshots)
+            verdict = page.evaluate(JS_COMPARISON_VERDICT)
+            if "after is better calibrated" in verdict:  # good news is not drawn in the colour of bad news
+                assert CALIBRATED in verdict and MISCALIBRATED not in verdict, verdict
     finally:
         context.close()
 

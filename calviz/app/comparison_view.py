@@ -39,6 +39,7 @@ from calviz.app.views import (
     _diagram_axes,
     _figure,
     _hover,
+    _legend_above,
     _set,
     _set_rows,
     _text,
@@ -54,6 +55,28 @@ __all__ = ["ComparisonView", "reliability_tables", "tcal_tables", "interval_tabl
 
 
 # -- drawing data (pure functions of an outcome) --------------------------------------------------------
+def log_ticks(start: float, end: float) -> list[float]:
+    """Ticks of a log axis from ``start`` to ``end`` whose labels never touch: the powers of 10 when the
+    axis spans more than 1.5 decades, else 1, 2 and 5 times them."""
+    mantissas = (1,) if np.log10(end / start) > 1.5 else (1, 2, 5)
+    return [m * 10.0**k for k in range(-3, 10) for m in mantissas if start <= m * 10.0**k <= end]
+
+
+def verdict_colour(outcome) -> str:
+    """The comparison verdict's colour: crimson for bad news (a group's calibration rejected, a
+    recalibration that made things worse), teal for good news (the recalibrated model is better
+    calibrated), neutral otherwise (no supported difference; one of two models better: neither news)."""
+    if outcome.groups is not None:
+        return frames.MISCALIBRATED if outcome.groups.rejected else frames.NEUTRAL
+    comparison = outcome.comparison
+    if not comparison.reject:
+        return frames.NEUTRAL
+    if outcome.mode == "recalibration":
+        recalibrated = comparison.names[-1]
+        return frames.CALIBRATED if comparison.better == recalibrated else frames.MISCALIBRATED
+    return frames.NEUTRAL
+
+
 def _colors(k: int) -> list[str]:
     return [Category10[10][i % 10] for i in range(k)]
 
@@ -206,8 +229,7 @@ class ComparisonView:
                 ("count", "@count"),
             ],
         )
-        rel.legend.location = "top_left"
-        rel.legend.label_text_font_size = "8pt"
+        _legend_above(rel)  # (inside the frame it covered the curves of a well-calibrated model)
         tcal = _figure(
             height,
             x_axis_type="log",
@@ -216,6 +238,10 @@ class ComparisonView:
             title="T-Cal per scale (dashed: critical value)",
         )
         tcal.xaxis.axis_label = "number of bins m (a discrete test: rank of the value)"
+        # ticks set per range (_fit_tcal): the log axis' own ticker labels every 10 within a decade, and
+        # "60" ran into "70"
+        tcal.xaxis.ticker = FixedTicker(ticks=[1, 10, 100, 1000])
+        tcal.xaxis.formatter = frames.readable_ticks()
         tcal.yaxis.axis_label = "debiased ECE² statistic"
         self.tcal_source = ColumnDataSource(tcal_tables(None))
         tcal.multi_line(
@@ -224,8 +250,7 @@ class ComparisonView:
         tcal.multi_line(
             "xs", "critical", source=self.tcal_source, color="color", line_width=1.5, line_dash="dashed"
         )
-        tcal.legend.location = "top_right"
-        tcal.legend.label_text_font_size = "8pt"
+        _legend_above(tcal)
         interval = _figure(
             LOW_HEIGHT - 40,
             x_range=Range1d(0, 0.1),
@@ -335,8 +360,7 @@ class ComparisonView:
         _set(self.interval_source, intervals)
         self._fit_intervals(intervals)
         _set_rows(self.table, {k: np.asarray(v, dtype=object) for k, v in summary_table(outcome).items()})
-        supported = outcome.groups.rejected if outcome.groups is not None else outcome.comparison.reject
-        colour = frames.MISCALIBRATED if supported else frames.NEUTRAL
+        colour = verdict_colour(outcome)
         self.verdict.text = f"<span style='color:{colour}'>{html.escape(outcome.verdict)}</span>"
         _text(self.note, self._note(outcome))
 
@@ -345,7 +369,9 @@ class ComparisonView:
         ys = np.concatenate([*tcal["statistic"], *tcal["critical"]]) if tcal["xs"] else np.array([-1.0, 1.0])
         ys = ys[np.isfinite(ys)] if np.isfinite(ys).any() else np.array([-1.0, 1.0])
         pad = 0.08 * max(float(ys.max() - ys.min()), 1e-6)
-        self.figures.tcal.x_range.update(start=max(float(xs.min()) / 1.5, 0.5), end=float(xs.max()) * 1.5)
+        start, end = max(float(xs.min()) / 1.5, 0.5), float(xs.max()) * 1.5
+        self.figures.tcal.x_range.update(start=start, end=end)
+        self.figures.tcal.xaxis.ticker.ticks = log_ticks(start, end)
         self.figures.tcal.y_range.update(start=float(ys.min()) - pad, end=float(ys.max()) + pad)
 
     def _fit_intervals(self, rows: dict) -> None:

@@ -33,13 +33,16 @@ from calviz.app.views import (
     StatusView,
     TableView,
     TCalView,
+    VerdictView,
 )
 from calviz.app.workers import share_data, share_named
 from calviz.present import frames
 
 __all__ = ["CalvizApp", "dashboard", "create_app"]
 
-_PREPARING = "preparing: loading the compiled kernels (compiling them on a first run)…"
+_CARD_MIN_WIDTH = 440  # px: below twice this, the notebook layout shows the cards one a row
+_PREPARING = ("preparing: loading the compiled kernels — on a first run, compiling them (numba JIT on a cold "
+              "cache; the time it took is shown when done)…")
 _FONT = "system-ui, -apple-system, 'Segoe UI', Roboto, Helvetica, Arial, sans-serif"
 
 
@@ -98,6 +101,7 @@ class CalvizApp:
             schedule=self._schedule, debounce=DEBOUNCE_S if served else 0
         )
         self.status = StatusView(self.store, self.controls)
+        self.verdict = VerdictView(self.store)
         self.views = [
             ReliabilityView(self.store),
             TCalView(self.store),
@@ -250,7 +254,17 @@ class CalvizApp:
         if not self.served:
             self.refresh(inline=True)
             return
-        self.store.when_warm(partial(self._schedule, partial(self.refresh, start_now=True)))
+        self.store.when_warm(partial(self._schedule, self._first_refresh))
+
+    def _first_refresh(self) -> None:
+        """The served page's first update, once the kernels are ready: the status line says how long the
+        compile step (or loading the compiled kernels) took on this machine."""
+        from calviz.app.workers import WARMED
+        from calviz.present.text import kernels_ready
+
+        if WARMED:
+            self.status.kernels = kernels_ready(WARMED["seconds"], WARMED["compiled"])
+        self.refresh(start_now=True)
 
     def wait(self, timeout: float = 120.0) -> None:
         """Block until background work has finished (tests, scripts)."""
@@ -297,11 +311,13 @@ class CalvizApp:
 
     def main_area(self) -> pn.Column:
         """The status line, the four views in two rows and the comparison card (one layout, for Jupyter)."""
-        rel, tcal, interval, distance = (view.panel for view in self.views)
+        cards = [view.panel for view in self.views]
+        for card in cards:  # two cards a row where there is room for two, else one (a narrow notebook output)
+            card.styles = {**card.styles, "flex": f"1 1 {_CARD_MIN_WIDTH}px", "min-width": "0"}
         return pn.Column(
             self.status.panel,
-            pn.Row(rel, tcal, sizing_mode="stretch_width"),
-            pn.Row(interval, distance, sizing_mode="stretch_width"),
+            self.verdict.panel,
+            pn.FlexBox(*cards, flex_wrap="wrap", sizing_mode="stretch_width"),
             *(table.panel for table in self.tables),
             self.over_time.panel,
             self.comparison.panel,
@@ -320,8 +336,8 @@ class CalvizApp:
             # one Bokeh root per card, placed two by two by _MAIN_GRID_CSS: Bokeh lays out the whole root
             # a changed caption or title is in again (measuring every element of it), so with one root per
             # card a live change costs the cards it touches, not the whole page
-            main=[self.status.panel, *(view.panel for view in self.views), *(t.panel for t in self.tables),
-                  self.over_time.panel, self.comparison.panel],
+            main=[self.status.panel, self.verdict.panel, *(view.panel for view in self.views),
+                  *(t.panel for t in self.tables), self.over_time.panel, self.comparison.panel],
             raw_css=[_MAIN_GRID_CSS, _LOADING_CSS],
             sidebar_width=300,
             accent_base_color=frames.CALIBRATED,
@@ -335,6 +351,10 @@ class CalvizApp:
             busy_indicator=None,
         )
         _without_mathjax(page)
+        if self._doc is not None:
+            from bokeh.models import CustomJS
+
+            self._doc.js_on_event("document_ready", CustomJS(code=_ACCESSIBLE_NAMES_JS))
         return page
 
     def __panel__(self):
@@ -365,8 +385,49 @@ class CalvizApp:
 _MAIN_GRID_CSS = """
 #main { display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); align-content: start; }
 #main > .card-margin { margin: 4px 0; }
-#main > .card-margin:first-child, #main > .card-margin:last-child { grid-column: 1 / -1; }
+#main > .card-margin:first-child, #main > .card-margin:nth-child(2), #main > .card-margin:last-child {
+  grid-column: 1 / -1; }
 @media (max-width: 1000px) { #main { grid-template-columns: minmax(0, 1fr); } }
+"""
+
+# Accessible names for the controls whose Bokeh views leave them unnamed (slider handles, check boxes, the
+# spinners' up/down buttons): each gets its widget's title (or label) as aria-label.  Run when the page's
+# document is ready and again after changes (a widget shown later, the comparison mode's controls), at most
+# once per animation frame; elements that already have a name keep it.
+_ACCESSIBLE_NAMES_JS = """
+const label = () => {
+  const seen = new Set();
+  const walk = (view) => {
+    if (!view || seen.has(view)) return;
+    seen.add(view);
+    const m = view.model, root = view.shadow_el;
+    const text = (v) => (typeof v === 'string' ? v : '').trim();
+    const only = m && m.labels && m.labels.length === 1 ? text(m.labels[0]) : '';
+    const name = m ? (text(m.title) || text(m.label) || only) : '';
+    if (root && name) {
+      const set = (el, value) => {
+        if (!el.getAttribute('aria-label')) el.setAttribute('aria-label', value);
+      };
+      for (const el of root.querySelectorAll('[role=slider], input[type=checkbox]')) set(el, name);
+      for (const el of root.querySelectorAll('button.bk-spin-btn-up')) set(el, `increase ${name}`);
+      for (const el of root.querySelectorAll('button.bk-spin-btn-down')) set(el, `decrease ${name}`);
+    }
+    let children = [];
+    try { children = [...view.children()]; } catch (e) { children = view.child_views || []; }
+    for (const child of children) walk(child);
+  };
+  const roots = Bokeh.index instanceof Map ? [...Bokeh.index.values()] : Object.values(Bokeh.index);
+  for (const root of roots) walk(root);
+};
+if (!window._calviz_names) {
+  window._calviz_names = true;
+  let queued = false;
+  const soon = () => {
+    if (!queued) { queued = true; requestAnimationFrame(() => { queued = false; label(); }); }
+  };
+  for (const doc of Bokeh.documents) doc.on_change(soon);
+  soon();
+}
 """
 
 # the page's HTML already says "preparing", before BokehJS has drawn the first card: on a first run the

@@ -8,6 +8,7 @@ import panel as pn
 from calviz.analysis.options import OPTIONS
 from calviz.app import sources
 from calviz.app.views import Text, heading
+from calviz.present.labels import byte_size
 from calviz.present.report import DEFAULT_REPORT_NAME
 from calviz.sampling import SAMPLED_ROWS
 
@@ -103,7 +104,7 @@ def sidebar(app) -> pn.Column:
         *made["n_resamples"],
         made["seed"],
         made["all_rows"],
-        heading(f"Your predictions (CSV, Parquet, NPZ, NPY; ≤ {app.upload_limit // (1024 * 1024)} MB)"),
+        heading(f"Your predictions (CSV, Parquet, NPZ, NPY; ≤ {byte_size(app.upload_limit)})"),
         label_column,
         prob_column,
         time_column,

@@ -120,10 +120,12 @@ def too_large(filename: str, size: int, limit: int, decoded: str | None = None) 
     """Why a file of ``size`` bytes is refused (the browser checks the size before sending the file), or
     (``decoded``: its "rows × columns", read from its metadata) a file that decodes to ``size`` bytes,
     above the decoded limit."""
-    what = f"{size / 1e6:.1f} MB" if decoded is None else f"{decoded} decode to {size / 1e6:.1f} MB, which"
+    from calviz.present.labels import byte_size
+
+    what = byte_size(size) if decoded is None else f"{decoded} decode to {byte_size(size)}, which"
     limit_name = "upload limit" if decoded is None else "upload limit for decoded data"
     return (
-        f"{filename}: {what} is above the {limit_name} of {limit / 1e6:.1f} MB; "
+        f"{filename}: {what} is above the {limit_name} of {byte_size(limit)}; "
         "use `calviz serve FILE` or `calviz report FILE`."
     )
 

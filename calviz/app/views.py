@@ -38,7 +38,7 @@ from calviz.present import frames, labels, text
 
 __all__ = [
     "ReliabilityView", "TCalView", "ClassicalView", "IntervalView", "DistanceView", "TableView", "StatusView",
-    "card",
+    "VerdictView", "card",
 ]
 
 REL_HEIGHT = 430  # first row: reliability diagram (3 stacked panels) beside T-Cal
@@ -521,6 +521,7 @@ class ReliabilityView(_View):
         hist = _figure(max(90, height // 3), x_range=x_range)
         hist.xaxis.axis_label = "r-th largest predicted probability"
         hist.yaxis.axis_label = "count"
+        hist.yaxis.ticker.desired_num_ticks = 2  # (a short panel: more count labels would touch)
         bars = ColumnDataSource(tables["bars"])
         quads = hist.quad(
             left="x0",
@@ -567,7 +568,7 @@ class TCalView(_View):
     ``extra`` (below the caption) is room for one more result of the same data — e.g. a table of
     classical calibration tests — drawn by its own view from its own store slot."""
 
-    slots = ("tcal",)
+    slots = ("tcal", "inputs")  # (inputs: the target asked for, which the caption names)
 
     def __init__(self, store):
         self.pane = pn.pane.Bokeh(None, height=REL_HEIGHT, sizing_mode="stretch_width", min_width=320)
@@ -575,6 +576,7 @@ class TCalView(_View):
         self.extra = pn.Column(sizing_mode="stretch_width", margin=0)
         self.panel = card(card_title("tcal"), self.pane, self.note, self.extra, view="tcal")
         self.discrete: bool | None = None
+        self.target: str | None = None  # the target whose caption is shown
         super().__init__(store)
 
     def _build(self, discrete: bool) -> None:
@@ -601,8 +603,15 @@ class TCalView(_View):
 
     def draw(self) -> None:
         entry = self.store.tcal
-        if entry.options is None or not self._changed("tcal"):
+        if entry.options is None:
             return
+        # the caption depends on the target asked for as well (top-k is tested on the full vector): the
+        # same result under another target gets its own caption
+        target = (self.store.inputs or (None, entry.options))[1].target
+        changed = self._changed("tcal")
+        if not changed and target == self.target:
+            return
+        self.target = target
         result = entry.result
         frame = frames.tcal_frame(result)
         if frame["discrete"] != self.discrete:
@@ -613,7 +622,9 @@ class TCalView(_View):
         self.figure.y_range.update(start=frame["ylim"][0], end=frame["ylim"][1])
         title, _ = text.tcal_verdict(result, method=False)
         self.figure.title.text = title if result is not None else (entry.pending or title)
-        note = text.tcal_view_note(result, target=entry.options.target)
+        note = text.tcal_view_note(result, target=target)
+        if frame["hidden"]:
+            note += "; " + text.tcal_hidden_note(frame["hidden"], frame["hidden_rejected"])
         if entry.pending:
             running = f" — <i>{html.escape(text.running_note(entry.options.resampling, result))}</i>"
         else:
@@ -632,20 +643,25 @@ class ClassicalView(_View):
     target brings new tests.  Caption and table are plain Bokeh models in one pane, updated in place."""
 
     slots = ("classical", "inputs")
-    #: column → (title, width in px): the decision fits the card, "what it detects" scrolls into view
-    #: (autosize "fit_columns" would squeeze it).  The titles never change: the caption above the table
-    #: states α, and a retitled column makes the browser rebuild the whole table on every α change
-    COLUMNS = {"test": ("test", 140), "statistic": ("statistic", 72), "pvalue": ("p-value", 68),
-               "decision": ("decision", 115), "detects": ("what it detects", 640)}
+    #: column → (title, relative width): four columns that fit the card at any width ("force_fit");
+    #: what each test detects is the test name's tooltip (as a fifth column it was cut at 1280 px).  The
+    #: titles never change: the caption above the table states α, and a retitled column makes the browser
+    #: rebuild the whole table on every α change
+    COLUMNS = {"test_cell": ("test", 140), "statistic": ("statistic", 72), "pvalue": ("p-value", 68),
+               "decision": ("decision", 105)}
+    #: the source's columns: the shown ones (the test's name as HTML with its tooltip), its name as text
+    #: and what it detects
+    FIELDS = (*COLUMNS, "test", "detects")
 
     def __init__(self, store):
         columns = [TableColumn(field=k, title=t, width=w) for k, (t, w) in self.COLUMNS.items()]
         colour = f"<%= value == 'rejects' ? '{frames.MISCALIBRATED}' : '{frames.CALIBRATED}' %>"
         decision = f'<span style="color:{colour}"><%= value %></span>'
         columns[3].formatter = HTMLTemplateFormatter(template=decision)
+        columns[0].formatter = HTMLTemplateFormatter(template="<%= value %>")
         self.table = DataTable(
-            source=ColumnDataSource({k: [] for k in self.COLUMNS}), columns=columns, index_position=None,
-            height=160, sizing_mode="stretch_width", autosize_mode="none", name="classical_tests",
+            source=ColumnDataSource({k: [] for k in self.FIELDS}), columns=columns, index_position=None,
+            height=160, sizing_mode="stretch_width", autosize_mode="force_fit", name="classical_tests",
             reorderable=False,  # (reordering needs jquery-ui, which the page does not load)
         )
         self.caption = Div(text="", sizing_mode="stretch_width", styles={"font-size": "12px"},
@@ -670,11 +686,16 @@ class ClassicalView(_View):
             return
         alpha = inputs[1].alpha
         if tests is None:
-            _set_rows(self.table, {k: [] for k in self.COLUMNS})
+            _set_rows(self.table, {k: [] for k in self.FIELDS})
             self._caption("Other tests: not computed" + _error_text(entry))
             return
-        _set_rows(self.table, frames.classical_columns(tests, alpha=alpha))
-        self._caption(f"<b>Other tests</b> {html.escape(text.classical_caption(tests, alpha=alpha))}")
+        rows = frames.classical_columns(tests, alpha=alpha)
+        rows["test_cell"] = [
+            f'<span title="{html.escape(d, quote=True)}" style="cursor:help">{html.escape(t)}</span>'
+            for t, d in zip(rows["test"], rows["detects"], strict=True)]
+        _set_rows(self.table, rows)
+        self._caption(f"<b>Other tests</b> {html.escape(text.classical_caption(tests, alpha=alpha))}"
+                      " <small>(hover a test's name: what it detects)</small>")
 
 
 # -- 3. ECE interval -----------------------------------------------------------------------------------
@@ -716,11 +737,16 @@ class IntervalView(_View):
         if interval is not None:
             level = 100 * float(interval.level)
             bins = text.bins_phrase(interval.n_bins, interval.target, interval.n_classes)
-            title = f"{level:.0f}% intervals · {bins}"
+            # the title keeps the bins per axis; the simplex cells of the full target go to the caption (a
+            # title with both was cut at 1280 px)
+            short, _, cells = bins.partition(", ")
+            title = f"{level:.0f}% intervals · {short}"
             self.figure.title.text = title + (" · bootstrap…" if boot.pending else "")
+            lead = f"{bins.capitalize()}. " if cells else ""
         else:
             self.figure.title.text = text.interval_title(None) + (" · computing…" if entry.pending else "")
-        _text(self.note, html.escape(text.interval_caption(interval)) + _error_text(entry, boot))
+            lead = ""
+        _text(self.note, html.escape(lead + text.interval_caption(interval)) + _error_text(entry, boot))
 
 
 # -- 4. distance ---------------------------------------------------------------------------------------
@@ -831,6 +857,44 @@ class TableView(_View):
         self.caption.text = html.escape(self.caption_of(entry.result))
 
 
+# -- the overall verdict -------------------------------------------------------------------------------
+
+
+class VerdictView(_View):
+    """One line above the cards: the overall verdict (:func:`calviz.present.text.overall_verdict`) and,
+    when the methods disagree, why — the same text as the report's and ``calviz check``'s."""
+
+    slots = ("tcal", "interval", "bootstrap", "classical", "inputs")
+
+    def __init__(self, store):
+        self.text = Text(css_classes=["calviz-verdict"], styles={"font-size": "13px"}, margin=(0, 10, 4, 10))
+        self.panel = self.text.pane
+        super().__init__(store)
+
+    def draw(self) -> None:
+        store = self.store
+        if store.tcal.options is None or store.inputs is None:
+            return
+        if any(getattr(store, slot).pending and getattr(store, slot).result is None
+               for slot in ("tcal", "interval")):
+            self.text.object = ""  # (a verdict before T-Cal and the interval would change under the reader)
+            return
+        verdict, reasons = text.overall_verdict(
+            tcal=store.tcal.result, interval=store.interval.result, bootstrap=store.bootstrap.result,
+            classical=store.classical.result, alpha=store.inputs[1].alpha)
+        head, _, rest = verdict.partition(": ")
+        colour = {"Miscalibrated": frames.MISCALIBRATED,
+                  "No evidence of miscalibration": frames.CALIBRATED}.get(head, frames.NEUTRAL)
+        shown = f"<b style='color:{colour}'>{html.escape(head)}</b>"
+        shown += f": {html.escape(rest)}" if rest else ""
+        if reasons:
+            items = "".join(f"<li>{html.escape(r)}</li>" for r in reasons)
+            shown += (f" <details style='display:inline'><summary style='display:inline;cursor:pointer;"
+                      f"color:{frames.ACCENT}'>why the methods disagree</summary><ul style='margin:2px 0'>"
+                      f"{items}</ul></details>")
+        self.text.object = shown
+
+
 # -- status --------------------------------------------------------------------------------------------
 
 
@@ -857,6 +921,7 @@ class StatusView(_View):
             sizing_mode="stretch_width",
         )
         self.data = None
+        self.kernels = ""  # how the compiled kernels became ready (a served page's first update), in words
         super().__init__(store)
 
     def draw(self) -> None:
@@ -866,10 +931,11 @@ class StatusView(_View):
         data = self.data
         if data is None:
             return
-        timings = self.store.timings
-        parts = ", ".join(f"{k.replace('_', ' ')} {1000 * v:.0f}" for k, v in timings.items())
-        if timings:
-            took = f"<b>{1000 * sum(timings.values()):.0f} ms</b> <small>({parts} ms)</small>"
+        summary, details = text.compute_times(self.store.timings)
+        if summary:  # the total and the slowest computation; every computation in the tooltip
+            total, _, rest = summary.partition(", ")
+            took = (f"<span title='{html.escape(details, quote=True)}'><b>{html.escape(total)}</b>"
+                    + (f" <small>({html.escape(rest)})</small>" if rest else "") + "</span>")
         else:  # nothing computed yet for this change
             took = "<b>computing</b>" if jobs else "<b>from the cache</b>"
         options = self.controls.options(data.n)
@@ -878,6 +944,7 @@ class StatusView(_View):
             f"<b>n</b> = {min(self.controls.n, data.n):,} of {data.n:,} · <b>K</b> = {data.n_classes}{where}"
             f" · target <strong>{resolve_target(data, options)}</strong>"
             f" · last update {took}"
+            + (f" · <small>{html.escape(self.kernels)}</small>" if self.kernels else "")
         )
 
     def show_error(self, message: str, *, refused: str = "Input refused.",

@@ -616,6 +616,24 @@ def shutdown_workers() -> None:
 
 
 _WARM = threading.Event()  # set once this process has loaded (or compiled) its views' kernels
+#: how the kernels became ready in this process: ``seconds`` it took and how many kernels were
+#: ``compiled`` (numba's cache misses: a first run, or a changed calviz) rather than loaded from the cache
+WARMED: dict = {}
+
+
+def _kernels_compiled() -> int:
+    """Kernel signatures compiled so far in this process (numba cache misses of calviz's kernels)."""
+    import sys
+
+    misses = 0
+    for name, module in list(sys.modules.items()):
+        if not name.startswith("calviz._kernels") or module is None:
+            continue
+        for obj in vars(module).values():
+            stats = getattr(obj, "stats", None)
+            if stats is not None and hasattr(stats, "cache_misses"):
+                misses += sum(stats.cache_misses.values())
+    return misses
 _WARM_LOCK = threading.Lock()
 _WARMING: list[threading.Thread] = []
 
@@ -630,12 +648,14 @@ def warm_in_background(foreground: Callable[[CalibrationData], list[str]]) -> No
             return
 
         def warm():
+            started = time.perf_counter()
             try:
                 data = _warm_data()
                 warm_kernels(foreground(data), data)
             except Exception:  # warming is an optimisation; a failure shows up in the views themselves
                 logging.getLogger("calviz").exception("warming the kernels failed")
             finally:
+                WARMED.update(seconds=time.perf_counter() - started, compiled=_kernels_compiled())
                 _WARM.set()
 
         _WARMING.append(threading.Thread(target=warm, name="calviz-warm", daemon=True))

@@ -154,6 +154,12 @@ def bins(reliability) -> dict:
     else:
         edges, counts, conf, freq, low, high = np.zeros(1), empty, empty, empty, empty, empty
     m = counts.shape[0]
+    left, right = edges[:m], edges[1 : m + 1]
+    value_range = getattr(reliability, "value_range", None)
+    if value_range is not None and getattr(reliability, "scheme", "") == "equal_mass":
+        # equal-mass edges run from 0 to 1, but the outer bins hold predictions only from the smallest to
+        # the largest one: a bar drawn from 0 would claim predictions that were never made
+        left, right = np.clip(left, *value_range), np.clip(right, *value_range)
     sel = counts > 0
     with np.errstate(invalid="ignore"):
         covered = (low <= conf + 1e-12) & (conf <= high + 1e-12)
@@ -164,8 +170,8 @@ def bins(reliability) -> dict:
         "freq": freq,
         "low": low,
         "high": high,
-        "left": edges[:m],
-        "right": edges[1 : m + 1],
+        "left": left,
+        "right": right,
         "sel": sel,
         "covered": covered,
     }
@@ -347,7 +353,26 @@ CORP_HIST_BINS = 20
 
 
 def is_corp(result) -> bool:
-    """Whether a reliability slot holds the CORP diagram (the ``corp`` scheme) rather than bins."""
+    """Whether a reliability slot holds the CORP diagram (the ``corp`` scheme) rather than bins.
+
+    Parameters
+    ----------
+    result : object
+        A reliability slot's result (or None).
+
+    Returns
+    -------
+    bool
+        True for a :class:`calviz.CORPReliability`.
+
+    Examples
+    --------
+    >>> import calviz
+    >>> from calviz.present import frames
+    >>> corp = calviz.corp_reliability([0, 1, 1], [0.2, 0.6, 0.9], n_resamples=0)
+    >>> frames.is_corp(corp), frames.is_corp(None)
+    (True, False)
+    """
     return type(result).__name__ == "CORPReliability"
 
 
@@ -361,10 +386,12 @@ def _post_steps(x: np.ndarray, *ys: np.ndarray, end: float) -> tuple[np.ndarray,
 
 
 def corp_tables(corp) -> dict:
-    """Columns of the CORP reliability diagram for drawing: ``curve`` (``x``, ``y``: the isotonic step
-    function's corners, one pair per block of equal value), ``band`` (``x``, ``low``, ``high``: the
-    consistency band as a step function at the band points; empty while it is not computed) and ``hist``
-    (the predictions' weight in :data:`CORP_HIST_BINS` equal-width bars, columns of :func:`hist_table`).
+    """Columns of the CORP reliability diagram for drawing: curve, consistency band and histogram.
+
+    ``curve`` (``x``, ``y``: the isotonic step function's corners, one pair per block of equal value),
+    ``band`` (``x``, ``low``, ``high``: the consistency band as a step function at the band points; empty
+    while it is not computed) and ``hist`` (the predictions' weight in :data:`CORP_HIST_BINS` equal-width
+    bars, columns of :func:`hist_table`).
 
     Parameters
     ----------
@@ -566,10 +593,12 @@ def tcal_shown_scales(tcal, scales: np.ndarray, rejected: np.ndarray) -> np.ndar
 
     Rule: a scale of m bins per axis is drawn when it has no more bins than rows — m ≤ n for the 1-D
     targets, m^{K−1} ≤ n for full calibration of K classes (the simplex partition has about m^{K−1}
-    cells) — or when it rejects.  Finer scales, at which most bins are empty and most occupied bins hold a
-    single row (so T^d is nearly 0), are still tested and counted in the Bonferroni correction
-    (Algorithm 2 of Lee, Huang, Hassani and Dobriban, 2023, tests every dyadic scale up to its B); they
-    are only left off the axis.
+    cells).  Finer scales, at which most bins are empty and most occupied bins hold a single row, are
+    still tested and counted in the Bonferroni correction (Algorithm 2 of Lee, Huang, Hassani and
+    Dobriban, 2023, tests every dyadic scale up to its B); they are only left off the axis, so that the
+    axis ends near the sample size (228 rows: 128 bins, not 16,384), and the caption counts them and
+    those of them that reject (:func:`calviz.present.text.tcal_hidden_note`).  At least the coarsest
+    scale is always drawn.
 
     Parameters
     ----------
@@ -604,7 +633,9 @@ def tcal_shown_scales(tcal, scales: np.ndarray, rejected: np.ndarray) -> np.ndar
     exponent = int(tcal.K) - 1 if tcal.target == "full" else 1
     with np.errstate(over="ignore"):
         cells = scales.astype(np.float64) ** max(exponent, 1)
-    return (cells <= float(n)) | rejected
+    shown = cells <= float(n)
+    shown[np.argmin(cells)] = True
+    return shown
 
 
 def critical_values_drawn(tcal) -> bool:
@@ -644,8 +675,8 @@ def tcal_frame(tcal) -> dict:
     ``table`` (per scale: ``bins`` — the number of bins, or the distinct predicted value when the engine
     ran the exact binomial test —, ``statistic``, ``critical``, ``pvalue``, ``color`` crimson where the
     scale rejects, ``state``), ``discrete`` (x is a predicted value: linear axis), the axis ranges
-    ``xlim``/``ylim`` and ``hidden`` (tested scales left off the axis by :func:`tcal_shown_scales`; 0
-    for the binomial test).
+    ``xlim``/``ylim``, ``hidden`` (tested scales left off the axis by :func:`tcal_shown_scales`; 0
+    for the binomial test) and ``hidden_rejected`` (how many of those reject).
 
     Parameters
     ----------
@@ -668,7 +699,7 @@ def tcal_frame(tcal) -> dict:
     >>> t = calviz.adaptive_tcal(y, p, resampling="analytic")
     >>> frame = frames.tcal_frame(t)
     >>> sorted(frame)
-    ['discrete', 'hidden', 'table', 'xlim', 'ylim']
+    ['discrete', 'hidden', 'hidden_rejected', 'table', 'xlim', 'ylim']
     >>> sorted(frame["table"])
     ['bins', 'color', 'critical', 'pvalue', 'state', 'statistic']
     """
@@ -687,6 +718,7 @@ def tcal_frame(tcal) -> dict:
     rejected = tcal.scale_rejections if tcal is not None else np.zeros(stats.shape, dtype=bool)
     shown = np.ones(scales.shape, dtype=bool) if discrete else tcal_shown_scales(tcal, scales, rejected)
     hidden = int(scales.size - shown.sum())
+    hidden_rejected = int(np.asarray(rejected, dtype=bool)[~shown].sum())
     scales, stats, crit, pvals, rejected = (a[shown] for a in (scales, stats, crit, pvals, rejected))
     table = {
         "bins": scales,
@@ -708,7 +740,8 @@ def tcal_frame(tcal) -> dict:
         else:
             xlim = (float(scales.min()) / 1.5, float(scales.max()) * 1.5)
         ylim = (lo - pad, hi + pad)
-    return {"table": table, "discrete": discrete, "xlim": xlim, "ylim": ylim, "hidden": hidden}
+    return {"table": table, "discrete": discrete, "xlim": xlim, "ylim": ylim, "hidden": hidden,
+            "hidden_rejected": hidden_rejected}
 
 
 INTERVAL_TOOLTIPS = (

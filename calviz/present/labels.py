@@ -12,7 +12,25 @@ from calviz._results import format_pvalue
 from calviz.targets import simplex_cells
 
 __all__ = ["format_value", "format_interval_end", "METHOD_NAMES", "method_name", "tcal_xlabel",
-           "MEASURE_LABELS", "measure_label", "bound_label"]
+           "MEASURE_LABELS", "measure_label", "bound_label", "byte_size"]
+
+
+def byte_size(n: int) -> str:
+    """A size in bytes as calviz writes it everywhere (binary units: a limit of ``20 * 2**20`` bytes is
+    "20 MiB" in the sidebar and in the refusal of a larger file).
+
+    Examples
+    --------
+    >>> from calviz.present.labels import byte_size
+    >>> byte_size(20 * 2**20), byte_size(22_020_096 + 150_000), byte_size(16_000_000), byte_size(21)
+    ('20 MiB', '21.1 MiB', '15.3 MiB', '21 bytes')
+    """
+    n = int(n)
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= scale:
+            value = n / scale
+            return f"{value:.0f} {unit}" if value == round(value) or value >= 100 else f"{value:.1f} {unit}"
+    return f"{n} byte{'s' if n != 1 else ''}"
 
 
 def format_value(x) -> str:

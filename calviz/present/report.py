@@ -79,6 +79,18 @@ def _rows(pairs) -> str:
     return "".join(f"<tr><th>{html.escape(str(k))}</th><td>{v}</td></tr>" for k, v in pairs)
 
 
+def _overall_verdict(result: Analysis) -> str:
+    """The one verdict and, when the methods disagree, why (:func:`calviz.present.text.overall_verdict`)."""
+    from calviz.present.text import overall_verdict
+
+    tcal = result.tcal_resampled if result.tcal_resampled is not None else result.tcal
+    verdict, reasons = overall_verdict(tcal=tcal, interval=result.interval, bootstrap=result.bootstrap,
+                                       classical=result.classical, alpha=result.options.alpha)
+    items = "".join(f"<li>{html.escape(r)}</li>" for r in reasons)
+    return (f'<p class="overall"><strong>{html.escape(verdict)}</strong></p>'
+            + (f'<p>Why the methods disagree:</p><ul class="reasons">{items}</ul>' if items else ""))
+
+
 def _verdicts(result: Analysis) -> str:
     from calviz.present.text import (
         DISTANCE_MISSING,
@@ -347,8 +359,13 @@ def render_analysis(result: Analysis, *, title: str = "calviz report", source: s
         ("mean confidence (top-1)", _fmt(s.mean_confidence)),
     ]
     option_rows = [(k, html.escape(v)) for k, v in parameter_rows(result.options, s.n_total)]
-    timing_rows = [(view(k).label if k in _VIEW_NAMES else k.replace("_", " "), f"{1000 * v:.0f} ms")
-                   for k, v in result.timings.items()]
+    from calviz.present.text import compute_times
+
+    took, took_details = compute_times(result.timings)
+    # how long the computations took is about this run, not about the model: a footnote, not a section
+    compute_note = (f"<details><summary>Computed in {html.escape(took)}</summary><p>"
+                    f"{html.escape(took_details)}. The first run after installing calviz also compiles its "
+                    "kernels (cached on disk for later runs).</p></details>") if took else ""
     captions = _captions(result)
     sections = "".join(
         _table_section(name, getattr(result, name, None), result.errors.get(name, "")) if name not in divs
@@ -382,14 +399,11 @@ def render_analysis(result: Analysis, *, title: str = "calviz report", source: s
 <div class="sub">calviz {__version__} · Bokeh {bokeh.__version__} · generated {generated} ·
 self-contained: works offline, plots are interactive (hover, zoom, pan)</div></header>
 <main>
-<section><h2>Summary</h2><div class="verdicts">{_verdicts(result)}</div></section>
+<section><h2>Summary</h2>{_overall_verdict(result)}<div class="verdicts">{_verdicts(result)}</div></section>
 {extra_sections}
 <section class="tables">
 <div><h2>Data</h2><table>{_rows(summary_rows)}</table></div>
 <div><h2>Parameters</h2><table>{_rows(option_rows)}</table></div>
-<div><h2>Compute time</h2><table>{_rows(timing_rows)}</table>
-<p class="caption">Wall-clock time of each computation of this report; the first run after installing calviz
-also compiles its kernels (cached on disk for later runs).</p></div>
 </section>
 {errors}
 {sections}
@@ -397,7 +411,7 @@ also compiles its kernels (cached on disk for later runs).</p></div>
 </main>
 <footer>calviz {__version__} — T-Cal (Lee, Huang, Hassani and Dobriban, JMLR 2023), the ECE confidence
 interval (Sun, Chaudhari, Barnett and Dobriban, 2024), distance to calibration (Błasiok, Gopalan, Hu and
-Nakkiran, STOC 2023; smCE in nearly-linear time: Hu, Jambulapati, Tian and Yang, 2024)</footer>
+Nakkiran, STOC 2023; smCE in nearly-linear time: Hu, Jambulapati, Tian and Yang, 2024){compute_note}</footer>
 {script}
 </body>
 </html>
