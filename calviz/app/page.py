@@ -321,11 +321,15 @@ class CalvizApp:
             self.over_time.panel,
             self.comparison.panel,
             sizing_mode="stretch_width",
+            # a flex item is never narrower than its content by default: without this the main area kept
+            # its first width in a narrower notebook output and was cut at the output's right edge
+            styles={"min-width": "0"},
         )
 
     def layout(self) -> pn.Row:
         """A plain Panel layout (sidebar + main) — renders inline in Jupyter."""
-        return pn.Row(pn.Column(self.widgets(), width=300), self.main_area(), sizing_mode="stretch_width")
+        return pn.Row(pn.Column(self.widgets(), width=300), self.main_area(), sizing_mode="stretch_width",
+                      styles={"min-width": "0"})
 
     def template(self) -> pn.template.FastListTemplate:
         """The served page: the widgets in the sidebar, the views in main."""

@@ -643,10 +643,9 @@ class ClassicalView(_View):
     target brings new tests.  Caption and table are plain Bokeh models in one pane, updated in place."""
 
     slots = ("classical", "inputs")
-    #: column → (title, width in px): four columns, 385 px, that fit a card at 1280 px (autosizing is out:
-    #: "fit_columns" throws in Bokeh 3.9.2's browser code and "force_fit" does in a notebook, where
-    #: SlickGrid finds no stylesheet); what each test detects is the test name's tooltip (as a fifth
-    #: column it was cut at 1280 px).  The
+    #: column → (title, width in px): four columns, 385 px, that fit a card at 1280 px ("fit_columns"
+    #: autosizing throws in Bokeh 3.9.2's browser code, which stops every later patch); what each test
+    #: detects is the test name's tooltip (as a fifth column it was cut at 1280 px).  The
     #: titles never change: the caption above the table states α, and a retitled column makes the browser
     #: rebuild the whole table on every α change
     COLUMNS = {"test_cell": ("test", 140), "statistic": ("statistic", 72), "pvalue": ("p-value", 68),
