@@ -87,6 +87,13 @@ def bands(n, repeats):
             for name in ("consistency", "confidence")]
     runs.append(("calviz both bands, 1000 resamples", lambda: calviz.corp_reliability(y, p, n_resamples=1000,
                                                                                        seed=0)))
+    from calviz.analysis import AnalysisOptions
+    from calviz.analysis.compute import compute_corp
+
+    data = calviz.as_calibration_data(y, p)
+    # what the dashboard's background job computes in the CORP mode: the curve and its consistency band
+    runs.append(("the app's CORP view (compute_corp: curve + consistency band, 1000 resamples)",
+                 lambda: compute_corp(data, AnalysisOptions(scheme="corp", n_resamples=1000))))
     try:
         import probcal
 

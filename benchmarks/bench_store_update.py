@@ -9,7 +9,8 @@ alternating change by change, so load hits both alike; medians after one warm-up
 
     python benchmarks/bench_store_update.py --base d7293ed --reps 15
 
-The base checkout is a detached git worktree made (and removed) by this script.
+The base checkout is a detached git worktree made (and removed) by this script, or an existing checkout
+of the base commit (``--checkout DIR``, left as it is).
 """
 
 from __future__ import annotations
@@ -81,12 +82,14 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--base", default="d7293ed", help="the commit compared against")
     parser.add_argument("--reps", type=int, default=15, help="measured changes per kind")
+    parser.add_argument("--checkout", type=Path, help="an existing checkout of the base (left as it is)")
     args = parser.parse_args(argv)
     print(f"n = 100,000, K = 10; cores = {os.cpu_count()}; load {os.getloadavg()}", flush=True)
     with tempfile.TemporaryDirectory() as tmp:
-        base = Path(tmp) / "base"
-        subprocess.run(["git", "worktree", "add", "--detach", str(base), args.base], cwd=REPO, check=True,
-                       capture_output=True)
+        base = args.checkout.resolve() if args.checkout else Path(tmp) / "base"
+        if not args.checkout:
+            subprocess.run(["git", "worktree", "add", "--detach", str(base), args.base], cwd=REPO, check=True,
+                           capture_output=True)
         try:
             processes = {"base": start(base), "now": start(REPO)}
             times = {"base": {}, "now": {}}
@@ -101,7 +104,9 @@ def main(argv=None) -> int:
                 process.stdin.close()
                 process.wait(timeout=120)
         finally:
-            subprocess.run(["git", "worktree", "remove", "--force", str(base)], cwd=REPO, capture_output=True)
+            if not args.checkout:
+                subprocess.run(["git", "worktree", "remove", "--force", str(base)], cwd=REPO,
+                               capture_output=True)
     print(f"load after {os.getloadavg()}")
     count = len(times["now"]["bins"])
     print(f"{'change':<8} {'base ms':>9} {'now ms':>9} {'base/now':>9}  (medians of {count})")

@@ -50,6 +50,7 @@ from calviz._lazy import LazyModule
 from calviz._params import ALPHA, BOOLEAN, POSITIVE_INT, UNIT_OPEN, Interval, ListOf, Options, validate_params
 from calviz._results import ResultMixin, with_classes
 from calviz._small_n import ASYMPTOTIC_MIN_ROWS, floor_at_labels, label_log_probability, null_pvalue
+from calviz._weights import check_sample_weight, weighted_bins
 from calviz.targets import SCALAR_TARGETS
 
 stats = LazyModule("scipy.stats")
@@ -355,7 +356,7 @@ _REFERENCES = {
 
 
 def _result(name, statistic, pvalue, null, hypothesis, z, y, target, null_statistic, df=None,
-            cls=CalibrationTestResult, **extra) -> CalibrationTestResult:
+            cls=CalibrationTestResult, w=None, **extra) -> CalibrationTestResult:
     """The result of test ``name`` on the view (z, y).  From ASYMPTOTIC_MIN_ROWS rows on the asymptotic
     ``pvalue`` (raised to the probability of the observed labels); below, the p-value of the statistic
     ``null_statistic(z_sorted)`` (a function of label vectors in increasing order of z → statistics, larger
@@ -365,7 +366,12 @@ def _result(name, statistic, pvalue, null, hypothesis, z, y, target, null_statis
     if math.isnan(p):
         raise AssertionError(f"{name}: NaN p-value")  # every degenerate case is handled before this
     n = int(z.shape[0])
-    if n >= ASYMPTOTIC_MIN_ROWS:
+    if w is not None:  # frequency weights (see _weighted_view): the asymptotic p-value, n = Σ w
+        n = int(round(float(w.sum())))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            log_labels = float(np.sum(w * np.where(np.asarray(y) > 0.5, np.log(z), np.log1p(-z))))
+        p, method = floor_at_labels(min(max(p, 0.0), 1.0), log_labels), "asymptotic"
+    elif n >= ASYMPTOTIC_MIN_ROWS:
         p, method = floor_at_labels(min(max(p, 0.0), 1.0), label_log_probability(z, y)), "asymptotic"
     else:
         order = np.argsort(z, kind="stable")
@@ -389,8 +395,28 @@ def _scalar_view(y_true, y_prob, target, class_index, caller):
 # ------------------------------------------------------------------------------------------------
 # the tests on a prepared view (z, y)
 # ------------------------------------------------------------------------------------------------
-def _spiegelhalter(z, y, target) -> CalibrationTestResult:
-    num, var = spiegelhalter_sums(z, y)
+def _weighted_view(z, y, sample_weight, caller):
+    """The view with its frequency weights (a row of weight k counts as k copies): rows of weight 0
+    dropped; below :data:`ASYMPTOTIC_MIN_ROWS` total weight, integer weights become repeated rows (at most
+    that many: the small-sample null distribution of the unweighted test then applies exactly, as to the
+    repeated sample).  Returns (z, y, w) with w None for unweighted rows."""
+    w = check_sample_weight(sample_weight, z.shape[0], caller)
+    if w is None:
+        return z, y, None
+    keep = w > 0
+    z, y, w = z[keep], y[keep], w[keep]
+    if w.sum() < ASYMPTOTIC_MIN_ROWS and np.all(w == np.round(w)):
+        counts = w.astype(np.int64)
+        return np.ascontiguousarray(np.repeat(z, counts)), np.ascontiguousarray(np.repeat(y, counts)), None
+    return z, y, w
+
+
+def _spiegelhalter(z, y, target, w=None) -> CalibrationTestResult:
+    if w is None:
+        num, var = spiegelhalter_sums(z, y)
+    else:  # Σ w (y − z)(1 − 2z) and its null variance Σ w (1 − 2z)² z (1 − z): independent copies
+        lever = 1.0 - 2.0 * z
+        num, var = float(np.sum(w * (y - z) * lever)), float(np.sum(w * lever * lever * z * (1.0 - z)))
     if var > 0.0:
         stat = num / math.sqrt(var)
         p = 2.0 * stats.norm.sf(abs(stat))
@@ -398,7 +424,7 @@ def _spiegelhalter(z, y, target) -> CalibrationTestResult:
         stat, p = (0.0, 1.0) if num == 0.0 else (math.copysign(math.inf, num), 0.0)
     return _result("spiegelhalter", stat, p, "N(0, 1), two-sided",
                    "E[(y − z)(1 − 2z)] = 0: the Brier score equals its expectation under calibration",
-                   z, y, target, _spiegelhalter_statistic)
+                   z, y, target, _spiegelhalter_statistic, w=w)
 
 
 def _spiegelhalter_statistic(z):
@@ -447,9 +473,14 @@ def _merge_small_groups(observed, expected, count, min_expected: float):
                  for v in (observed, expected, count))
 
 
-def _hosmer_lemeshow(z, y, target, n_groups, fitted, min_expected) -> CalibrationTestResult:
+def _hosmer_lemeshow(z, y, target, n_groups, fitted, min_expected, w=None) -> CalibrationTestResult:
     g_requested = _check_groups(n_groups)
-    bin_count, expected, observed, _ = equal_mass_sums(z, y, g_requested)
+    if w is None:
+        bin_count, expected, observed, _ = equal_mass_sums(z, y, g_requested)
+    else:  # the groups of the repeated sample: equal-mass edges by weight, weighted sums per group
+        ids, nonempty, _, _, _ = weighted_bins(z, w, g_requested, "equal_mass")
+        bin_count, expected, observed = (np.bincount(ids, weights=w * v, minlength=nonempty)
+                                         for v in (np.ones_like(z), z, np.asarray(y, dtype=np.float64)))
     formed = bin_count.shape[0]
     observed, expected, count = _merge_small_groups(observed, expected, bin_count.astype(np.float64),
                                                     min_expected)
@@ -472,7 +503,7 @@ def _hosmer_lemeshow(z, y, target, n_groups, fitted, min_expected) -> Calibratio
     p = 0.0 if math.isinf(stat) else stats.chi2.sf(stat, df)
     hypothesis = (f"observed = expected events in each of {g} groups by predicted risk")
     return _result("hosmer_lemeshow", stat, p, f"χ²({df})", hypothesis, z, y, target,
-                   lambda zs: _hosmer_lemeshow_statistic(zs, bin_count, min_expected), df=df)
+                   lambda zs: _hosmer_lemeshow_statistic(zs, bin_count, min_expected), df=df, w=w)
 
 
 def _hosmer_lemeshow_statistic(zs, bin_count, min_expected):
@@ -627,9 +658,9 @@ def _cumulative_statistic(name, zs):
 # ------------------------------------------------------------------------------------------------
 # public tests
 # ------------------------------------------------------------------------------------------------
-@validate_params({})  # no option to check; refuses sample_weight with the one message
+@validate_params({})  # no option to check
 def spiegelhalter_test(
-    y_true, y_prob=None, *, target: str = "auto", class_index: int = 0,
+    y_true, y_prob=None, *, target: str = "auto", class_index: int = 0, sample_weight=None,
 ) -> CalibrationTestResult:
     """Spiegelhalter's z test of calibration.
 
@@ -650,6 +681,10 @@ def spiegelhalter_test(
         The scalar prediction tested ("auto": binary for 1-D input, the top-1 confidence otherwise).
     class_index : int, default 0
         The class of the ``classwise`` target.
+    sample_weight : array-like of shape (n,), optional
+        Frequency weights (a row of weight k counts as k copies): the sums become Σ w (y − z)(1 − 2z) and
+        Σ w (1 − 2z)² z(1 − z), n = Σ w.  Below 500 total weight, integer weights are the repeated rows
+        (the small-sample null applies); otherwise the p-value is asymptotic.
 
     Returns
     -------
@@ -674,7 +709,8 @@ def spiegelhalter_test(
     (-1.24, False)
     """
     target, z, y, n_classes = _scalar_view(y_true, y_prob, target, class_index, "spiegelhalter_test")
-    return with_classes(_spiegelhalter(z, y, target), n_classes)
+    z, y, w = _weighted_view(z, y, sample_weight, "spiegelhalter_test")
+    return with_classes(_spiegelhalter(z, y, target, w), n_classes)
 
 
 #: Hosmer–Lemeshow's options and their constraints
@@ -684,7 +720,7 @@ _HL = {"n_groups": Interval(int, 3, None), "fitted": BOOLEAN, "min_expected": In
 @validate_params(_HL)
 def hosmer_lemeshow_test(
     y_true, y_prob=None, *, n_groups: int = 10, fitted: bool = False, min_expected: float = 5.0,
-    target: str = "auto", class_index: int = 0,
+    target: str = "auto", class_index: int = 0, sample_weight=None,
 ) -> CalibrationTestResult:
     """Hosmer–Lemeshow goodness-of-fit test on groups of equal size by predicted risk.
 
@@ -716,6 +752,10 @@ def hosmer_lemeshow_test(
         The scalar prediction tested ("auto": binary for 1-D input, the top-1 confidence otherwise).
     class_index : int, default 0
         The class of the ``classwise`` target.
+    sample_weight : array-like of shape (n,), optional
+        Frequency weights (a row of weight k counts as k copies): groups of equal total weight, O_g, E_g
+        and N_g summed with the weights.  Below 500 total weight, integer weights are the repeated rows
+        (the small-sample null applies); otherwise the p-value is asymptotic.
 
     Returns
     -------
@@ -746,7 +786,8 @@ def hosmer_lemeshow_test(
     """
     fitted, min_expected = bool(fitted), float(min_expected)
     target, z, y, n_classes = _scalar_view(y_true, y_prob, target, class_index, "hosmer_lemeshow_test")
-    return with_classes(_hosmer_lemeshow(z, y, target, n_groups, fitted, min_expected), n_classes)
+    z, y, w = _weighted_view(z, y, sample_weight, "hosmer_lemeshow_test")
+    return with_classes(_hosmer_lemeshow(z, y, target, n_groups, fitted, min_expected, w), n_classes)
 
 
 @validate_params({})  # no option to check; refuses sample_weight with the one message

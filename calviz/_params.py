@@ -270,7 +270,8 @@ def check_int_in(value, name: str, low: int, high: int, caller: str, note: str =
 #: the public functions that take ``sample_weight`` (a row of integer weight k counts as k copies of the
 #: row); every other function declared with :func:`validate_params` refuses it naming these
 WEIGHTED_FUNCTIONS = ("binned_ece", "mce", "ace", "top_label_ece", "reliability", "corp_reliability",
-                      "score_decomposition", "murphy_decomposition")
+                      "score_decomposition", "murphy_decomposition", "spiegelhalter_test",
+                      "hosmer_lemeshow_test", "recalibrate")
 
 
 def weights_refused(caller: str) -> InvalidParameterError:

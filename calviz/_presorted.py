@@ -44,7 +44,9 @@ from calviz._ece import (
 from calviz._intervals import ECEInterval, interval_from_sums
 from calviz._kernels import presorted as _kp
 from calviz._kernels import tcal as _kt
+from calviz._kernels.sorting import count_runs
 from calviz._params import INTERVAL_ALPHA
+from calviz._small_n import label_log_probability
 from calviz._sums import BinSums
 from calviz.targets import SCALAR_TARGETS, resolve
 
@@ -107,6 +109,7 @@ class Presorted:
         for arr in (self.z, self.y, self._hi, self._lo):
             arr.flags.writeable = False
         self._tcal: dict[int, np.ndarray] = {}
+        self._log_label_probability: float | None = None
 
     @classmethod
     def from_data(cls, data, target: str = "auto", *, class_index: int = 0,
@@ -252,3 +255,56 @@ class Presorted:
             split = _kt.dyadic_split_levels(self.z, levels)
             self._tcal[levels] = _kt.analytic_terms(split, levels, self.z.reshape(-1, 1), self.y, _kt.SCALAR)
         return self._tcal[levels].copy()
+
+    def tcal(self, alpha: float = 0.05):
+        """:func:`calviz.adaptive_tcal` with ``resampling="analytic"`` of this view (the same result: the
+        discrete predictors' binomial test, the analytic terms of :meth:`tcal_terms`, the floor at the
+        probability of the observed labels), from the sorted view: after the first call (one scan, cached)
+        a change of ``alpha`` only re-decides."""
+        from calviz._results import with_classes
+        from calviz._tcal import TCalResult, _floor_at_labels
+        from calviz._tcal_decision import RESAMPLING_RISK, adaptive
+
+        alpha = check_alpha(alpha)
+        sample = _SortedSample(self)
+        result = TCalResult(*adaptive(sample, alpha=alpha, resampling="analytic", n_resamples=None,
+                                      max_resamples=None, risk=RESAMPLING_RISK, combine="bonferroni",
+                                      discrete=None, seed=None, time_budget=None))
+        return with_classes(_floor_at_labels(result, sample.label_log_probability()), self.n_classes)
+
+    def __getstate__(self):
+        return dict(self.__dict__)
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        for arr in (self.z, self.y, self._hi, self._lo):
+            arr.flags.writeable = False
+
+
+class _SortedSample:
+    """The sample protocol of :func:`calviz._tcal_decision.adaptive` on a :class:`Presorted` view (the
+    analytic branch only): its sorted predictions and labels, its cached analytic terms."""
+
+    def __init__(self, view: Presorted):
+        self.view = view
+        self.n, self.K, self.target, self.full = view.n, 2, view.target, False
+        self.z = view.z
+
+    def distinct(self, limit):
+        z = self.z
+        if count_runs(z, limit) > limit:
+            return None
+        starts = np.flatnonzero(np.concatenate(([True], z[1:] != z[:-1])))
+        if starts.shape[0] > limit:
+            return None
+        positives = np.add.reduceat(self.view.y, starts, dtype=np.int64).astype(np.float64)
+        return z[starts], np.diff(np.append(starts, z.shape[0])), positives
+
+    def analytic_terms(self, levels):
+        return self.view.tcal_terms(levels), ""
+
+    def label_log_probability(self) -> float:
+        view = self.view
+        if view._log_label_probability is None:
+            view._log_label_probability = label_log_probability(view.z, view.y)
+        return view._log_label_probability

@@ -49,6 +49,7 @@ from calviz._params import (
 )
 from calviz._results import ResultMixin
 from calviz._threads import map_chunks
+from calviz._weights import check_sample_weight
 
 __all__ = [
     "METHODS",
@@ -95,7 +96,7 @@ def softmax(logits: np.ndarray) -> np.ndarray:
     return e / e.sum(axis=1, keepdims=True)
 
 
-def fit_temperature(logits: np.ndarray, labels: np.ndarray) -> float:
+def fit_temperature(logits: np.ndarray, labels: np.ndarray, sample_weight: np.ndarray | None = None) -> float:
     """Temperature scaling: the temperature T > 0 minimising the held-out negative log-likelihood.
 
     T = argmin −Σ_i log softmax(logits_i / T)[y_i] (Guo et al. [1]_, Sec. 4.2) over log T ∈ [−8, 12], by
@@ -109,6 +110,8 @@ def fit_temperature(logits: np.ndarray, labels: np.ndarray) -> float:
         Logits (or log-probabilities) of the calibration rows.
     labels : ndarray of shape (n,)
         Their class ids.
+    sample_weight : ndarray of shape (n,), optional
+        Row weights of the log-likelihood (a row of weight k counts as k copies).
 
     Returns
     -------
@@ -133,10 +136,16 @@ def fit_temperature(logits: np.ndarray, labels: np.ndarray) -> float:
     z = np.asarray(logits, dtype=np.float64)
     z = np.ascontiguousarray(z - z.max(axis=1, keepdims=True))  # shift invariant; every exponent ≤ 0
     y = np.ascontiguousarray(labels, dtype=np.int64)
+    w = _weights_or_empty(sample_weight)
     beta = _newton_convex(lambda b: _sum_chunks(
-        lambda start, stop: temperature_sums(z, y, b, start, stop), z.shape[0]), 1.0, _BETA_MIN, _BETA_MAX,
-        flat=1e-30 * z.shape[0])
+        lambda start, stop: temperature_sums(z, y, w, b, start, stop), z.shape[0]), 1.0, _BETA_MIN, _BETA_MAX,
+        flat=1e-30 * (z.shape[0] if sample_weight is None else float(w.sum())))
     return float(1.0 / beta)
+
+
+def _weights_or_empty(sample_weight) -> np.ndarray:
+    """Kernel weights: the rows' weights, or an empty array for unit weights."""
+    return np.empty(0) if sample_weight is None else np.ascontiguousarray(sample_weight, dtype=np.float64)
 
 
 #: the inverse temperature β = 1/T is searched in [e^−12, e^8], i.e. log T in [−8, 12]
@@ -191,22 +200,23 @@ def _newton_convex(sums, start: float, lo: float, hi: float, flat: float, rtol: 
     return x
 
 
-def _platt_fit(f: np.ndarray, y: np.ndarray) -> tuple[float, float]:
+def _platt_fit(f: np.ndarray, y: np.ndarray, w: np.ndarray | None = None) -> tuple[float, float]:
     """(A, B) of Platt's sigmoid P(y = 1) = 1/(1 + exp(A f + B)) (Platt 1999): the maximum-likelihood fit
     to Platt's smoothed targets t = (N₊ + 1)/(N₊ + 2) for y = 1 and 1/(N₋ + 2) for y = 0, started at
     A = 0, B = log((N₋ + 1)/(N₊ + 1)) as scikit-learn's ``_sigmoid_calibration``, but by Newton's method
     with the analytic gradient and information and a halving line search on the log-likelihood (each
     step one jitted pass) instead of L-BFGS on function values — the same optimum, to the last digits
-    rather than to L-BFGS's tolerance."""
+    rather than to L-BFGS's tolerance.  Weights ``w`` count a row w times (N₊, N₋ and every sum)."""
     f = np.ascontiguousarray(f, dtype=np.float64)
     positive = y > 0
-    n1 = float(np.count_nonzero(positive))
-    n0 = float(y.shape[0]) - n1
+    weights = _weights_or_empty(w)
+    n1 = float(np.count_nonzero(positive)) if w is None else float(weights[positive].sum())
+    n0 = (float(y.shape[0]) if w is None else float(weights.sum())) - n1
     t = np.where(positive, (n1 + 1.0) / (n1 + 2.0), 1.0 / (n0 + 2.0))
     n = f.shape[0]
 
     def at(a, b):  # sums at intercept a, slope b of η = a + b f (η = −(A f + B))
-        return _sum_chunks(lambda start, stop: platt_sums(f, t, a, b, start, stop), n)
+        return _sum_chunks(lambda start, stop: platt_sums(f, t, weights, a, b, start, stop), n)
 
     theta = np.array([-np.log((n0 + 1.0) / (n1 + 1.0)), 0.0])
     sums = at(*theta)
@@ -256,7 +266,8 @@ def _calibrate(method: str, params, x: np.ndarray) -> np.ndarray:
     return np.interp(np.clip(x, thresholds[0], thresholds[-1]), thresholds, values)
 
 
-def _fit_calibrators(method: str, probs: np.ndarray, labels: np.ndarray) -> tuple:
+def _fit_calibrators(method: str, probs: np.ndarray, labels: np.ndarray,
+                     w: np.ndarray | None = None) -> tuple:
     """One calibrator per column of :func:`_ovr_scores` (class 1 for binary data): Platt's (A, B) or the
     isotonic (thresholds, values)."""
     scores = _ovr_scores(probs)
@@ -266,10 +277,10 @@ def _fit_calibrators(method: str, probs: np.ndarray, labels: np.ndarray) -> tupl
         y = (labels == c).astype(np.float64)
         x = np.ascontiguousarray(scores[:, col])
         if method == "platt":
-            fitted.append(_platt_fit(x, y))
+            fitted.append(_platt_fit(x, y, w))
         else:
             order = np.argsort(x)  # numpy's sort: several times numba's
-            fitted.append(isotonic_fit(x[order], y[order]))
+            fitted.append(isotonic_fit(x[order], y[order], np.empty(0) if w is None else w[order]))
     return tuple(fitted)
 
 
@@ -438,22 +449,31 @@ def _full_probs(y_prob, n_classes: int) -> np.ndarray:
     return p
 
 
-def _fit_map(method: str, probs: np.ndarray, labels: np.ndarray, n_bins: int) -> RecalibrationMap:
+def _fit_map(method: str, probs: np.ndarray, labels: np.ndarray, n_bins: int,
+             w: np.ndarray | None = None) -> RecalibrationMap:
     K = probs.shape[1]
+    if w is not None:  # rows of weight 0 take no part in any fit
+        if method == "histogram":
+            raise InputError("histogram recalibration does not take sample_weight; the temperature, platt "
+                             "and isotonic methods do")
+        keep = w > 0
+        probs, labels, w = probs[keep], labels[keep], w[keep]
+        if not w.size:
+            raise InputError("every calibration row has weight 0: no map can be fitted")
     n = int(labels.shape[0])
     if method == "temperature":
-        temperature = fit_temperature(_log_probs(probs), labels)
+        temperature = fit_temperature(_log_probs(probs), labels, w)
         return RecalibrationMap("temperature", K, {"temperature": temperature}, n)
     if method in ("platt", "isotonic"):
         if np.unique(labels).shape[0] < 2:
             raise InputError(f"{method} recalibration needs both outcomes among the calibration rows")
-        counts = np.bincount(labels, minlength=K)
+        counts = np.bincount(labels, weights=w, minlength=K)  # (weighted: the repeated rows' counts)
         if counts.min() < 2:
             raise InputError(f"{method} recalibration needs at least 2 calibration rows of every class; "
-                             f"class {int(np.argmin(counts))} has {int(counts.min())}")
+                             f"class {int(np.argmin(counts))} has {float(counts.min()):g}")
         # one calibrator per class on every calibration row, as scikit-learn's CalibratedClassifierCV
         # around the frozen fixed-probability classifier fits them
-        fitted = _fit_calibrators(method, probs, labels)
+        fitted = _fit_calibrators(method, probs, labels, w)
         return RecalibrationMap(method, K, {"calibrators": K if K > 2 else 1}, n, fitted)
     if method == "histogram":
         columns = range(K) if K > 2 else (1,)
@@ -494,6 +514,8 @@ class RecalibrationResult(ResultMixin):
         K.
     seed : int or None
         The seed of the split.
+    sample_weight : ndarray or None
+        The weights of the evaluation rows (None without sample weights).
     """
 
     method: str
@@ -506,6 +528,7 @@ class RecalibrationResult(ResultMixin):
     maps: tuple
     n_classes: int
     seed: int | None
+    sample_weight: np.ndarray | None = field(default=None, repr=False)
 
     @property
     def n_eval(self) -> int:
@@ -544,6 +567,7 @@ def recalibrate(
     folds: int | None = None,
     n_bins: int = 15,
     seed: int | None = 0,
+    sample_weight=None,
 ) -> RecalibrationResult:
     """Fit a recalibration map on part of the data and recalibrate the rest.
 
@@ -575,6 +599,11 @@ def recalibrate(
         Bins of the histogram method (ignored by the others).
     seed : int or None, default 0
         Seed of the split.
+    sample_weight : array-like of shape (n,), optional
+        Row weights of the fits (a row of weight k counts as k copies in the log-likelihood of temperature
+        scaling and Platt's sigmoid, and in the isotonic regression's pooled means); they travel with
+        their rows through the split (``sample_weight`` of the result: the evaluation rows').  The
+        histogram method does not take weights.
 
     Returns
     -------
@@ -615,6 +644,7 @@ def recalibrate(
     data = validate_once(y_true, y_prob)
     n_bins = check_n_bins(n_bins)
     n, K = data.n, data.n_classes
+    w = check_sample_weight(sample_weight, n, "recalibrate")
     probs = data.full_probs()
     labels = data.labels
     rng = as_generator(seed)
@@ -627,10 +657,10 @@ def recalibrate(
         m = _calibration_count(calibration_size, n)
         cal = np.sort(order[:m])
         ev = np.sort(order[m:])
-        fitted = _fit_map(method, probs[cal], labels[cal], n_bins)
+        fitted = _fit_map(method, probs[cal], labels[cal], n_bins, None if w is None else w[cal])
         after = fitted.transform(data.probs[ev])
         return RecalibrationResult(method, labels[ev].copy(), after, data.probs[ev].copy(), ev, cal, None,
-                                   (fitted,), K, seed)
+                                   (fitted,), K, seed, None if w is None else w[ev])
     if isinstance(folds, (bool, np.bool_)) or not isinstance(folds, (int, np.integer)) \
             or not 2 <= folds <= n // 2:
         raise InputError(f"folds must be an integer in 2..n/2 = {n // 2}; got {folds!r}")
@@ -640,9 +670,9 @@ def recalibrate(
     maps = []
     for f in range(int(folds)):
         inside = fold_of == f
-        fitted = _fit_map(method, probs[~inside], labels[~inside], n_bins)
+        fitted = _fit_map(method, probs[~inside], labels[~inside], n_bins, None if w is None else w[~inside])
         after[inside] = fitted.transform(data.probs[inside])
         maps.append(fitted)
     ev = np.arange(n)
     return RecalibrationResult(method, labels.copy(), after, np.array(data.probs), ev, None, fold_of,
-                               tuple(maps), K, seed)
+                               tuple(maps), K, seed, w)

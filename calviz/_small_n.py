@@ -68,20 +68,42 @@ def sample_size_note(n: int) -> str:
     return SAMPLE_SIZE_NOTE.format(n=n, interval=smallest, asymptotic=ASYMPTOTIC_MIN_ROWS)
 
 
+#: log P(labels) below this is 0.0 once exponentiated (float64 underflows below about −745.1): the floor of a
+#: p-value at P(labels), the only use of it, is then none
+NO_FLOOR_LOG = -800.0
+#: rows summed at a time: a large sample is below NO_FLOOR_LOG after its first block, the others are not read
+_LOG_BLOCK = 8192
+
+
+def _log_probability(terms: Callable[[int, int], np.ndarray], n: int) -> float:
+    """Σ terms(0, n) — the log-probability of n independent labels — or −inf as soon as the rows summed so
+    far put it below :data:`NO_FLOOR_LOG` (every term is ≤ 0; exp of either is 0.0).  A sum that stays above
+    is the one pass over all rows, bit for bit."""
+    with np.errstate(divide="ignore"):
+        if n > _LOG_BLOCK:
+            running = 0.0
+            for start in range(0, n, _LOG_BLOCK):
+                running += float(np.sum(terms(start, min(start + _LOG_BLOCK, n))))
+                if running < NO_FLOOR_LOG:
+                    return -math.inf
+        return float(np.sum(terms(0, n)))
+
+
 def label_log_probability(z: np.ndarray, y: np.ndarray) -> float:
-    """log P(Y = y) for independent Y_i ~ Bernoulli(z_i) (−inf when a label has probability 0)."""
+    """log P(Y = y) for independent Y_i ~ Bernoulli(z_i) (−inf when a label has probability 0, or when it is
+    certainly below :data:`NO_FLOOR_LOG`, where P(labels) is 0.0 in float64)."""
     z = np.asarray(z, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
-    with np.errstate(divide="ignore"):
-        return float(np.sum(np.where(y > 0.5, np.log(z), np.log1p(-z))))
+    return _log_probability(
+        lambda a, b: np.where(y[a:b] > 0.5, np.log(z[a:b]), np.log1p(-z[a:b])), z.shape[0])
 
 
 def full_label_log_probability(z: np.ndarray, y: np.ndarray) -> float:
-    """log P(Y = y) for independent Y_i ~ Categorical(z_i) (rows of ``z``, class ids ``y``)."""
+    """log P(Y = y) for independent Y_i ~ Categorical(z_i) (rows of ``z``, class ids ``y``; −inf as
+    :func:`label_log_probability`)."""
     z = np.asarray(z, dtype=np.float64)
-    picked = z[np.arange(z.shape[0]), np.asarray(y, dtype=np.int64)]
-    with np.errstate(divide="ignore"):
-        return float(np.sum(np.log(picked)))
+    y = np.asarray(y, dtype=np.int64)
+    return _log_probability(lambda a, b: np.log(z[np.arange(a, b), y[a:b]]), z.shape[0])
 
 
 def floor_at_labels(pvalue: float, log_label_probability: float) -> float:

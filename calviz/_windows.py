@@ -31,7 +31,7 @@ from typing import Any, Literal
 import numpy as np
 
 from calviz._binning import check_n_bins, equal_width_edges
-from calviz._data import InputError, as_calibration_data
+from calviz._data import InputError, _readonly_view, as_calibration_data
 from calviz._ece import binomial_interval, reliability_from_sums
 from calviz._intervals import interval_from_sums
 from calviz._lazy import LazyModule
@@ -111,17 +111,17 @@ def as_time(time, n: int, caller: str = "calibration_over_time") -> TimeColumn:
     if arr.shape[0] != n:
         raise InputError(f"{caller}: time has {arr.shape[0]} rows but the predictions have {n}")
     if arr.dtype.kind == "M":
-        ns = arr.astype("datetime64[ns]")
+        ns = arr.astype("datetime64[ns]", copy=False)  # (a read-only view, as CalibrationData's: no copy)
         bad = np.isnat(ns)
         if bad.any():
             raise InputError(f"{caller}: time is missing (NaT) at row {int(np.flatnonzero(bad)[0])}")
-        return TimeColumn(ns.view(np.int64), "datetime")
+        return TimeColumn(_readonly_view(ns.view(np.int64)), "datetime")
     if arr.dtype.kind == "b":
         raise InputError(f"{caller}: time must be datetimes, numbers or batch ids; got booleans")
     if arr.dtype.kind in "iu":
         if arr.dtype.kind == "u" and arr.size and arr.max() > np.iinfo(np.int64).max:
             raise InputError(f"{caller}: time values must fit in int64")
-        return TimeColumn(arr.astype(np.int64), "number")
+        return TimeColumn(_readonly_view(arr.astype(np.int64, copy=False)), "number")
     if arr.dtype.kind == "f":
         values = arr.astype(np.float64)
         bad = ~np.isfinite(values)

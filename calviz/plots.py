@@ -586,12 +586,12 @@ def reliability_view(
 
 def corp_plot(corp, *, title: str | None = None, xlabel: str = "confidence (predicted probability)",
               height: int = 330) -> hv.Layout:
-    """The CORP reliability diagram: the isotonic recalibration curve as black steps, its consistency band
-    shaded, the diagonal dashed; below, the predictions' distribution.
+    """The CORP reliability diagram: the isotonic curve, its consistency band and the predictions' histogram.
 
-    Where the curve leaves the band, a calibrated model would rarely have produced it: the model is
-    miscalibrated there (Dimitriadis, Gneiting and Jordan [1]_, Fig. 1).  The drawing data are
-    :func:`calviz.present.frames.corp_tables`.
+    Black steps: the isotonic recalibration curve; shaded: its consistency band; dashed: the diagonal;
+    below: the predictions' distribution.  Where the curve leaves the band, a calibrated model would
+    rarely have produced it: the model is miscalibrated there (Dimitriadis, Gneiting and Jordan [1]_, Fig.
+    1).  The drawing data are :func:`calviz.present.frames.corp_tables`.
 
     Parameters
     ----------

@@ -58,6 +58,23 @@ def chromium_browser():
             browser.close()
 
 
+@pytest.fixture(scope="session", autouse=True)
+def dataset_cache(tmp_path_factory):
+    """One cache of the embedded datasets (``$CALVIZ_CACHE_DIR``) for the whole run, shared by every test
+    process (pytest-xdist's workers too) and every server, kernel and command they start: each model is
+    trained once per run instead of once per served app, notebook or command, and never in the user's
+    own cache.  Its writes are atomic (a file is replaced whole), so concurrent first uses only repeat
+    work.  Tests of the cache itself point ``CALVIZ_CACHE_DIR`` elsewhere."""
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent  # (the run's folder, above this worker's own)
+    path = root / "calviz-datasets"
+    patch = pytest.MonkeyPatch()
+    patch.setenv("CALVIZ_CACHE_DIR", str(path))
+    yield path
+    patch.undo()
+
+
 @pytest.fixture(scope="session")
 def artifacts_dir() -> Path:
     """Git-ignored folder for screenshots."""
@@ -72,9 +89,10 @@ def free_port() -> int:
 
 
 def _serve_env(cache_dir: Path) -> dict:
+    """The server's environment: this working tree importable; the run's dataset cache (inherited:
+    :func:`dataset_cache`)."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-    env["CALVIZ_CACHE_DIR"] = str(cache_dir)
     return env
 
 
@@ -159,16 +177,28 @@ def served_app(tmp_path_factory):
         stop_server(proc)
 
 
-@pytest.fixture(scope="module")
-def local_cluster_client():
-    """A ``distributed.Client`` on a LocalCluster of 2 single-threaded worker processes (1 GB each); it is
-    the default client (``dask.compute`` uses it) while the module runs."""
+@pytest.fixture(scope="session")
+def local_cluster():
+    """A LocalCluster of 2 single-threaded worker processes (1 GB each) on 127.0.0.1, without a dashboard
+    (the scheduler's HTTP server, always started, on a free loopback port), shared by every module of a
+    test process that uses Dask: starting one (a scheduler and two worker processes that import the
+    engine) cost 8.5-11 CPU-s at load 23, a new client to a warm one 0.1 CPU-s."""
     distributed = pytest.importorskip("distributed")
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       memory_limit="1GB", dashboard_address=":0", scheduler_port=0)
-    with distributed.Client(cluster) as c:
-        yield c
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+                                       memory_limit="1GB", scheduler_port=0, dashboard_address="127.0.0.1:0",
+                                       scheduler_kwargs={"dashboard": False})
+    yield cluster
     cluster.close()
+
+
+@pytest.fixture(scope="module")
+def local_cluster_client(local_cluster):
+    """A ``distributed.Client`` on :func:`local_cluster`; it is the default client (``dask.compute`` uses
+    it) while the module runs, and dask's threads are again afterwards."""
+    import distributed
+
+    with distributed.Client(local_cluster) as c:
+        yield c
 
 
 def count_hold_depth(app, monkeypatch) -> list:

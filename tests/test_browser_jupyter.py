@@ -229,7 +229,6 @@ def _jupyter_server(tmp_path_factory, front_end: str):
     env = dict(os.environ)
     # the kernel imports this working tree; Jupyter's state stays in the temporary folder
     env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-    env["CALVIZ_CACHE_DIR"] = str(root / "cache")
     env["JUPYTER_CONFIG_DIR"] = str(home / "config")
     env["JUPYTER_RUNTIME_DIR"] = str(home / "runtime")
     env["JUPYTERLAB_WORKSPACES_DIR"] = str(home / "workspaces")

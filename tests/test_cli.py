@@ -344,8 +344,7 @@ def test_websocket_origins_stay_local():
 @pytest.fixture(scope="module")
 def served_url(tmp_path_factory):
     """``calviz serve --no-show --port 0`` in a subprocess; yields the URL it prints, kills it after."""
-    env = _env()
-    env["CALVIZ_CACHE_DIR"] = str(tmp_path_factory.mktemp("serve-cache"))
+    env = _env()  # (the run's dataset cache: conftest's dataset_cache)
     proc = subprocess.Popen([sys.executable, "-m", "calviz", "serve", "--no-show", "--port", "0"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO, env=env)
     lines: queue.Queue = queue.Queue()

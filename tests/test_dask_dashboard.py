@@ -23,12 +23,11 @@ SIZES = (0, 700, 1, 0, 1800, 499)
 
 
 @pytest.fixture(scope="module")
-def client():
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       memory_limit="1GB", dashboard_address=None, scheduler_port=0)
-    with distributed.Client(cluster, set_as_default=False) as c:
+def client(local_cluster):
+    """A client of the test process's shared cluster (conftest), not the default one: the dashboard is
+    given it explicitly, and dask's threads stay the default."""
+    with distributed.Client(local_cluster, set_as_default=False) as c:
         yield c
-    cluster.close()
 
 
 def _predictions(n, seed=0):

@@ -23,9 +23,8 @@ BUNDLE_MIME_TYPES = (
 
 
 def test_tour_notebook_executes_and_embeds_the_dashboard(tmp_path, monkeypatch):
-    # the kernel inherits the environment: make the working tree importable and the cache private
+    # the kernel inherits the environment: the working tree importable, the run's dataset cache
     monkeypatch.setenv("PYTHONPATH", str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    monkeypatch.setenv("CALVIZ_CACHE_DIR", str(tmp_path / "cache"))
     nb = nbformat.read(NOTEBOOK, as_version=4)
     client = nbclient.NotebookClient(nb, kernel_name="python3", timeout=600,
                                      resources={"metadata": {"path": str(tmp_path)}})
@@ -49,7 +48,6 @@ def test_a_cell_that_writes_a_report_prints_no_bokehjs(tmp_path, monkeypatch):
     """calviz.report only writes a file: its cell output stays empty (it held ~3 MB of BokehJS); the first
     plot displayed afterwards still brings BokehJS to the page, so it renders."""
     monkeypatch.setenv("PYTHONPATH", str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    monkeypatch.setenv("CALVIZ_CACHE_DIR", str(tmp_path / "cache"))
     setup = ("import numpy as np, calviz\nfrom calviz import plots\nrng = np.random.default_rng(0)\n"
              "p = rng.uniform(size=300)\ny = (rng.uniform(size=300) < p ** 2).astype(int)")
     write = "path = calviz.report(y, p, path='r.html', resampling='analytic')"

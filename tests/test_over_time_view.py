@@ -171,3 +171,21 @@ def test_appends_share_room_to_grow_without_overwriting_an_older_result(log):
     np.testing.assert_array_equal(first._log.z, p[:b])  # the branch did not overwrite its rows
     np.testing.assert_array_equal(chained._log.z, p)
     np.testing.assert_array_equal(branch._log.z[a:], 1 - p[a:b])
+
+
+def test_an_upload_with_a_time_column_gets_the_over_time_card(log):
+    from calviz.app.page import CalvizApp
+
+    y, p, time = log
+    frame = pd.DataFrame({"ts": pd.to_datetime(time), "y_true": y, "y_prob": p})
+    content = frame.to_csv(index=False).encode()
+    app = CalvizApp((y[:100], p[:100]))
+    app.refresh(inline=True)
+    app.wait()
+    assert not app.over_time.panel.visible
+    assert not app.load_file(content, "log.csv", time_column="nope")
+    assert "log.csv" in app.status.alert.object and "nope" in app.status.alert.object
+    assert app.load_file(content, "log.csv", time_column="ts")
+    app.wait()
+    assert has_time(app.data) and app.over_time.panel.visible
+    assert app.over_time.result.windows.n.sum() == y.shape[0]

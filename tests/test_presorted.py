@@ -152,3 +152,48 @@ def test_memory_and_errors():
         Presorted.from_data(data, block=0)
     with pytest.raises(InputError):
         view.reliability("distinct", 5)
+
+
+def _same_tcal(a, b):
+    assert (a.reject, a.decision, a.method, a.target, a.n, a.n_classes, a.test) == (
+        b.reject, b.decision, b.method, b.target, b.n, b.n_classes, b.test)
+    _close(a.pvalue, b.pvalue)
+    _close(a.statistics, b.statistics)
+    _close(a.pvalues, b.pvalues)
+    _close(a.critical_values, b.critical_values)
+    assert tuple(a.n_bins) == tuple(b.n_bins)
+
+
+@pytest.mark.parametrize("kind,n", [("ties", 3000), ("uniform", 2500), ("uniform", 600), ("ones", 400),
+                                    ("uniform", 40)])
+def test_analytic_tcal_equals_adaptive_tcal(kind, n):
+    """Presorted.tcal(alpha) is adaptive_tcal(resampling="analytic"): the analytic scales, Cantelli's floor
+    below 500 rows, the floor at the labels' probability; every α from the one cached scan."""
+    data = _binary(n, seed=n + 1, kind=kind)
+    view = Presorted.from_data(data)
+    for alpha in (0.05, 0.2, 1e-6):
+        _same_tcal(view.tcal(alpha), calviz.adaptive_tcal(data, alpha=alpha, resampling="analytic"))
+
+
+def test_analytic_tcal_discrete_predictions_and_multiclass_targets():
+    rng = np.random.default_rng(5)
+    p = rng.integers(1, 5, size=4000) / 5.0  # four distinct values: the exact binomial test
+    y = (rng.uniform(size=4000) < p).astype(int)
+    data = calviz.as_calibration_data(y, p)
+    _same_tcal(Presorted.from_data(data).tcal(0.05), calviz.adaptive_tcal(data, resampling="analytic"))
+    data = _multiclass(3000, 4, seed=6)
+    for target, c in (("top1", 0), ("classwise", 2)):
+        view = Presorted.from_data(data, target, class_index=c)
+        _same_tcal(view.tcal(0.1), calviz.adaptive_tcal(data, alpha=0.1, target=target, class_index=c,
+                                                        resampling="analytic"))
+
+
+def test_pickled_view_answers_the_same():
+    import pickle
+
+    data = _binary(3000, seed=9)
+    view = Presorted.from_data(data)
+    copy = pickle.loads(pickle.dumps(view))
+    assert not copy.z.flags.writeable
+    _close(copy.reliability("equal_mass", 12).observed_frequency,
+           view.reliability("equal_mass", 12).observed_frequency)

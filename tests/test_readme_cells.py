@@ -41,7 +41,6 @@ def test_every_readme_python_block_runs_as_one_cell(tmp_path, monkeypatch):
     # the Dask block needs the optional dask extra (CI installs it with the test extra)
     blocks = [b for b in readme_python_blocks() if "calviz.dask" not in b or not _dask_missing()]
     monkeypatch.setenv("PYTHONPATH", str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    monkeypatch.setenv("CALVIZ_CACHE_DIR", str(tmp_path / "cache"))
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(b) for b in blocks])
     client = nbclient.NotebookClient(nb, kernel_name="python3", timeout=600,
                                      resources={"metadata": {"path": str(tmp_path)}})

@@ -233,3 +233,24 @@ def test_ece_interval_says_when_its_coverage_was_not_checked():
 def test_sample_size_note_below_the_smallest_minimum():
     assert "Only 3 rows" in _small_n.sample_size_note(3)
     assert _small_n.sample_size_note(min(_small_n.INTERVAL_MIN_ROWS.values())) == ""
+
+
+def test_the_log_probability_of_the_labels_stops_once_it_cannot_floor_anything():
+    """log P(labels) is only ever exponentiated (the floor at P(labels)): once the rows read so far put it
+    below −800 (exp = 0.0 in float64) it is −inf without reading the others; above, the one-pass sum."""
+    from calviz._small_n import NO_FLOOR_LOG, floor_at_labels, full_label_log_probability
+
+    label_log_probability = _small_n.label_log_probability
+    rng = np.random.default_rng(0)
+    z = rng.uniform(0.05, 0.95, size=50_000)
+    y = rng.uniform(size=50_000) < z
+    exact = float(np.sum(np.where(y, np.log(z), np.log1p(-z))))
+    assert exact < NO_FLOOR_LOG and label_log_probability(z, y) == -math.inf
+    assert floor_at_labels(1e-300, label_log_probability(z, y)) == floor_at_labels(1e-300, exact) == 1e-300
+    confident = np.full(20_000, 1 - 1e-6)  # right and sure: P(labels) = e^−0.02, far above the cut
+    assert label_log_probability(confident, np.ones(20_000)) == float(np.sum(np.log(confident)))
+    rows = rng.dirichlet(np.ones(3), size=30_000)
+    classes = rng.integers(0, 3, size=30_000)
+    assert full_label_log_probability(rows, classes) == -math.inf
+    assert full_label_log_probability(rows[:10], classes[:10]) == float(
+        np.sum(np.log(rows[np.arange(10), classes[:10]])))

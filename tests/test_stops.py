@@ -25,8 +25,7 @@ HANG_GUARD_S = 300  # a loaded 2-core machine starts a server (imports, a Dask c
 def _env(tmp_path) -> dict:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
-    env["CALVIZ_CACHE_DIR"] = str(tmp_path / "cache")
-    return env
+    return env  # (the run's dataset cache: conftest's dataset_cache)
 
 
 def _start(tmp_path, *args) -> subprocess.Popen:

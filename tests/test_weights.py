@@ -107,14 +107,15 @@ def test_unit_weights_are_the_unweighted_estimate():
     (["a", "b", "c"], "real numbers"),
 ])
 @pytest.mark.parametrize("function", ["binned_ece", "mce", "ace", "reliability", "corp_reliability",
-                                      "score_decomposition", "murphy_decomposition"])
+                                      "score_decomposition", "murphy_decomposition",
+                                      "spiegelhalter_test", "hosmer_lemeshow_test", "recalibrate"])
 def test_bad_weights(function, bad, message):
     with pytest.raises(calviz.InputError, match=message):
         getattr(calviz, function)([0, 1, 1], [0.2, 0.7, 0.9], sample_weight=bad)
 
 
 @pytest.mark.parametrize("function", ["debiased_ece", "unbiased_ece", "kumar_debiased_ece", "ece_interval",
-                                      "tcal", "smooth_ece", "lower_dce", "ici", "spiegelhalter_test",
+                                      "tcal", "smooth_ece", "lower_dce", "ici", "cox_test",
                                       "kuiper_test", "smce"])
 def test_functions_without_weights_refuse_them_naming_those_with(function):
     with pytest.raises(calviz.InputError, match="does not take sample_weight") as info:

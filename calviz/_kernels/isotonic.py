@@ -103,28 +103,14 @@ def pav_fit(sw, swy, out):
 
 @njit(cache=True)
 def pav_fit_into(sw, swy, out, bw, bs, bstart):
-    """:func:`pav_fit` with its stack in caller-owned buffers (m, m and m + 1 entries): resampling
-    kernels reuse them across resamples."""
+    """:func:`pav_fit` with its stack in caller-owned buffers (m, m and m + 1 entries): the blocks of
+    :func:`pav_blocks`, each unit given its block's mean."""
     m = sw.shape[0]
-    top = 0
-    for u in range(m):
-        if sw[u] <= 0.0:
-            continue
-        bw[top] = sw[u]
-        bs[top] = swy[u]
-        bstart[top] = u
-        top += 1
-        # merge while the block below has a mean >= this one's (cross-multiplied: weights are positive)
-        while top > 1 and bs[top - 2] * bw[top - 1] >= bs[top - 1] * bw[top - 2]:
-            bw[top - 2] += bw[top - 1]
-            bs[top - 2] += bs[top - 1]
-            top -= 1
+    top = pav_blocks(sw, swy, bw, bs, bstart)
     if top == 0:
         for u in range(m):
             out[u] = np.nan
         return 0
-    bstart[0] = 0
-    bstart[top] = m
     for b in range(top):
         v = bs[b] / bw[b]
         for u in range(bstart[b], bstart[b + 1]):
@@ -212,10 +198,11 @@ def _resample_units(xu, start, y, w, unit_of, mode, state, sw, swy, rows):
 
 @njit(cache=True)
 def pav_blocks(sw, swy, bw, bs, bstart):
-    """The blocks of the PAV fit of the unit means swy/sw (stack form, as :func:`pav_fit_into`) without
-    writing the fitted value of every unit: block b has total weight ``bw[b]``, weighted label sum
-    ``bs[b]`` and covers units ``bstart[b]`` to ``bstart[b + 1] − 1`` (units of zero weight belong to the
-    block on their left).  Returns the number of blocks (0: no weight at all)."""
+    """The blocks of the weighted PAV fit of the unit means swy/sw, by pool-adjacent-violators with a
+    stack of blocks (each unit pushed and popped at most once; the one PAV of calviz): block b has total
+    weight ``bw[b]``, weighted label sum ``bs[b]`` and covers units ``bstart[b]`` to ``bstart[b + 1] − 1``
+    (units of zero weight belong to the block on their left).  Returns the number of blocks (0: no weight
+    at all)."""
     m = sw.shape[0]
     top = 0
     for u in range(m):

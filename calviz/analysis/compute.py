@@ -317,7 +317,8 @@ def multi_reliability_panels(
 
 
 @validate_params({"resampling": NoneOr(Options(RESAMPLINGS))})
-def compute_tcal(data: CalibrationData, options: AnalysisOptions, resampling: str | None = None):
+def compute_tcal(data: CalibrationData, options: AnalysisOptions, resampling: str | None = None,
+                 max_resamples: int | None = None):
     """Adaptive multi-scale T-Cal (``calviz.tcal.adaptive_tcal``).
 
     ``resampling=None`` uses ``options.resampling``; the dashboard first calls it with ``"analytic"``
@@ -338,6 +339,9 @@ def compute_tcal(data: CalibrationData, options: AnalysisOptions, resampling: st
         Target, ``alpha``, ``resampling`` and ``seed``.
     resampling : {"analytic", "y_only", "consistency", "threshold"}, optional
         Overrides ``options.resampling``.
+    max_resamples : int, optional
+        The cap of the sequential rule (default: the library's; the dashboard's "draw more" raises it for
+        an undecided test).
 
     Returns
     -------
@@ -368,8 +372,9 @@ def compute_tcal(data: CalibrationData, options: AnalysisOptions, resampling: st
     if not target.is_scalar:  # full calibration on the simplex partition (top-k has no T-Cal: use full)
         target = _resolved(data, "full")
     test = _estimator(data, "adaptive_tcal")
+    more = {} if max_resamples is None else {"max_resamples": int(max_resamples)}
     return test(data, target=target.name, class_index=target.class_index, alpha=options.alpha,
-                resampling=resampling, seed=int(options.seed))
+                resampling=resampling, seed=int(options.seed), **more)
 
 
 #: rows per cell, on average, that the full target's interval keeps (:func:`interval_bins`)

@@ -162,6 +162,11 @@ class View:
         the marks mean and what this result says; ``result`` is the one :func:`shown_result` picks.
     marks : str or None
         What its figure's marks mean, in one sentence (:mod:`calviz.present.text`).
+    sorted_answer : callable or None
+        ``sorted_answer(presorted, options)`` → its result from the target's sorted view (a
+        :class:`calviz._presorted.Presorted`: scalar targets, every row), equal to ``compute`` to 1e−12
+        without a pass over the rows (the dashboard answers bins, scheme and α changes with it); None:
+        computed from the rows.
     card_title : str or None
         The dashboard card's title where it differs from ``title`` (:func:`card_title`).
     dask : {"dask", "gathered", "dask_or_gathered"} or None
@@ -199,6 +204,7 @@ class View:
     caption: Callable[[Any], str] | None = None
     marks: str | None = None
     card_title: str | None = None
+    sorted_answer: Callable[[Any, AnalysisOptions], Any] | None = None
 
     def __post_init__(self):
         if not self.results and self.in_analysis:
@@ -231,6 +237,8 @@ REGISTRY: tuple[View, ...] = (
     View(
         "reliability", _compute.compute_reliability,
         reads=("target", "class_index", "top_k", "n", "scheme", "n_bins", "alpha"),
+        sorted_answer=lambda view, options: view.reliability(options.scheme, int(options.n_bins),
+                                                             alpha=options.alpha),
         targets=TargetRule("diagram", why="binary, top-1 and classwise: one diagram; top-k: one curve per "
                                           "rank; full: one panel per class"),
         label="reliability diagram", applies=_binned_diagram, slot="reliability",
@@ -302,6 +310,7 @@ REGISTRY: tuple[View, ...] = (
         targets=TargetRule("full", why="top-k has no T-Cal: the top-k and full targets are tested for full "
                                        "calibration on the simplex partition"),
         label="T-Cal (analytic)", in_check=True, seconds_per_row=3e-7, background="when_large",
+        sorted_answer=lambda view, options: view.tcal(options.alpha),
         slot="tcal", job_label="T-Cal", title="Multi-scale T-Cal",
         figure=lambda analysis: _plots().tcal_plot(shown_result(analysis, "tcal")),
         caption=_text.tcal_section_caption, marks=_text.tcal_marks(None),
@@ -333,6 +342,7 @@ REGISTRY: tuple[View, ...] = (
         targets=TargetRule("own", why="top-k bins the sorted top-k vector; full the probability vector on "
                                       "the simplex partition (its top-K interval)", full_as_topk=True),
         label="ECE interval", in_check=True, slot="interval", job_label="interval on Dask",
+        sorted_answer=lambda view, options: view.interval(int(options.n_bins), options.alpha),
         title="ECE with confidence interval",
         figure=lambda analysis: _plots().interval_plot(analysis.interval, analysis.bootstrap),
         caption=_text.interval_section_caption, marks=_text.INTERVAL_MARKS,
@@ -433,7 +443,9 @@ REGISTRY: tuple[View, ...] = (
         # one sort and the windows' sums, plus one analytic T-Cal per window (measured ~1e-6 s/row at 10⁶)
         seconds_per_row=1e-6, background="when_large", slot="over_time", job_label="calibration over time",
         title="Calibration over time",
-        dask=None, not_on_dask="the windows of a partitioned log are computed with calviz.dask's own windows",
+        dask=None,
+        not_on_dask="the view's T-Cal per window needs each window's rows in one process; the other window "
+                    "statistics of a partitioned log: calviz.dask.calibration_over_time",
         explanation=(
             "Whether the model stays calibrated as the log grows: per time window the calibration error "
             "with its interval, the mean prediction against the observed rate, and a monitor that may be "

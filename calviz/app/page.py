@@ -22,6 +22,7 @@ from calviz.analysis import Analysis, DataSummary, is_distributed, prepare, resu
 from calviz.analysis.views import REGISTRY
 from calviz.app import sources
 from calviz.app.controls import Controls
+from calviz.app.draw_more import DrawMore
 from calviz.app.over_time import OWN_CARDS, OverTimeView
 from calviz.app.store import DEBOUNCE_S, ResultStore
 from calviz.app.views import (
@@ -113,6 +114,8 @@ class CalvizApp:
         self.over_time = OverTimeView(self.store)  # (shown when the data have a time column)
         self.classical = ClassicalView(self.store)  # drawn below T-Cal, in the T-Cal card's room for it
         self.views[1].extra.append(self.classical.panel)
+        self.draw_more = DrawMore(self)  # (under an undecided resampled T-Cal)
+        self.views[1].extra.insert(0, self.draw_more.panel)
         self.data = self._sidebar = None
         self._fitting = False
         self._set_data(self._load(self.controls.dataset), refresh=False)

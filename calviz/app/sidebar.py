@@ -40,6 +40,8 @@ def sidebar(app) -> pn.Column:
     n_widget = made["n"]
     label_column = w.TextInput(name="label column (y_true / correct)", placeholder="auto", **stretch)
     prob_column = w.TextInput(name="probability column (or p_ prefix)", placeholder="auto", **stretch)
+    # a time column adds the over-time card (calibration per window, the monitor)
+    time_column = w.TextInput(name="time column (calibration over time)", placeholder="none", **stretch)
     accept = ".csv,.parquet,.pq,.npz,.npy"
     # the reader's renormalize= / logits= keywords, for the next upload (error messages name these boxes)
     renormalize = w.Checkbox(name="rescale rows to sum to 1", value=False)
@@ -47,7 +49,8 @@ def sidebar(app) -> pn.Column:
 
     def columns() -> dict:
         flags = {name: True for name, box in (("renormalize", renormalize), ("logits", logits)) if box.value}
-        return {**sources.column_options(label_column.value, prob_column.value), **flags}
+        timed = {"time_column": time_column.value.strip()} if time_column.value.strip() else {}
+        return {**sources.column_options(label_column.value, prob_column.value), **flags, **timed}
 
     if app.served:  # the size is checked in the browser, the file sent in pieces (see calviz.app.upload)
         from calviz.app.upload import UploadInput
@@ -104,6 +107,7 @@ def sidebar(app) -> pn.Column:
         heading(f"Your predictions (CSV, Parquet, NPZ, NPY; ≤ {byte_size(app.upload_limit)})"),
         label_column,
         prob_column,
+        time_column,
         renormalize,
         logits,
         file_input,

@@ -80,6 +80,8 @@ def read_upload(content: bytes, filename: str, *, limit: int, columns: dict) -> 
         raise InputError(f"{filename}: the file is empty")
     if len(content) > limit:
         raise InputError(too_large(filename, len(content), limit))
+    columns = dict(columns)
+    time_column = columns.pop("time_column", None)
     from calviz import io as calviz_io
 
     try:
@@ -89,7 +91,29 @@ def read_upload(content: bytes, filename: str, *, limit: int, columns: dict) -> 
     except Exception as exc:  # every reader failure becomes a message naming the file
         message = str(exc) if filename in str(exc) else f"{filename}: {exc}"
         raise InputError(shorten(message)) from None
-    return as_calibration_data(data)
+    data = as_calibration_data(data)
+    return data if time_column is None else _with_upload_time(data, content, filename, time_column)
+
+
+def _with_upload_time(data, content: bytes, filename: str, column: str):
+    """The uploaded predictions with their time column (read as ``calviz serve --time-column`` reads it)."""
+    import tempfile
+
+    from calviz._timed import with_time
+    from calviz.cli_monitor import read_time_column
+
+    suffix = Path(filename).suffix.lower() or ".csv"
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / f"upload{suffix}"
+        path.write_bytes(content)
+        try:
+            time = read_time_column(str(path), column, data.n)
+        except InputError as exc:  # (named by the upload's name, not the temporary file's)
+            raise InputError(str(exc).replace(str(path), filename)) from None
+    try:
+        return with_time(data, time)
+    except InputError as exc:
+        raise InputError(f"{filename}: time column {column!r}: {exc}") from None
 
 
 def too_large(filename: str, size: int, limit: int, decoded: str | None = None) -> str:

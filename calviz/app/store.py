@@ -46,6 +46,7 @@ from calviz.analysis import (
     view,
 )
 from calviz.analysis.views import effective_target
+from calviz.app import precomputed
 from calviz.app.workers import (
     _WARM,
     ServerStopping,
@@ -189,49 +190,168 @@ class ResultStore(_Slots):
         self._futures: dict[str, concurrent.futures.Future] = {}
         self._running: dict[tuple, concurrent.futures.Future] = {}  # job of each key, until it ends
         self._worker_futures: dict[str, concurrent.futures.Future] = {}
-        self.calls: dict[str, int] = {}
+        self.calls: dict[str, int] = {}  # results computed by this session (not found in a cache)
+        self.passes: dict[str, int] = {}  # of which computed from the rows (not from a sorted view)
+        self._awaiting: set = set()  # sorted views this session waits for (to answer its pending slots)
         self._pending_timings: dict[str, float] = {}
         self._prefetching: concurrent.futures.Future | None = None
 
     # -- the cache ----------------------------------------------------------------------------------
     def result(self, view: str, data, options: AnalysisOptions):
-        """The cached result of one computation, computed now (on this thread) if missing."""
+        """The cached result of one computation (this session's, or the server's: another session may have
+        computed it), else computed now on this thread — from the target's sorted view when it is built
+        (:mod:`calviz.app.precomputed`), else from the rows."""
         key = view_key(view, data, options)
         with self._lock:
-            if key in self._cache:
-                self._cache.move_to_end(key)
+            if self._lookup(key):
                 return self._cache[key]
-        result, seconds, error = run_view(view, data, options)
+        answered = self._answer(view, data, options) or self._rebinned(view, data, options)
+        if answered is None:
+            answered = run_view(view, data, options)
+            self.passes[view] = self.passes.get(view, 0) + 1
+        result, seconds, error = answered
         self._pending_timings[view] = seconds  # the status line times the change's own computations
-        return self._remember(key, view, result, error)
+        return self._remember(key, view, result, error, data)
 
-    def _remember(self, key, view, result, error, *, computed: bool = True):
+    def _remember(self, key, view, result, error, data=None, *, computed: bool = True):
         with self._lock:
             if computed:
                 self.calls[view] = self.calls.get(view, 0) + 1
+            self._keep(key, result, error)
+        if data is not None:  # (shared with the server's other sessions)
+            precomputed.RESULTS.put(key, data, result, error)
+            if view in precomputed.REBINNED and result is not None and error is None:
+                precomputed.WITHOUT_BINS.put(precomputed.binless_key(key), data, result, None)
+        return result
+
+    def _keep(self, key, result, error) -> None:
+        with self._lock:
             self._cache[key] = result
             self._errors[key] = error
             while len(self._cache) > _CACHE_SIZE:
                 old, _ = self._cache.popitem(last=False)
                 self._errors.pop(old, None)
-        return result
+
+    def _lookup(self, key) -> bool:
+        """Whether ``key`` is cached: in this session, or in the server's cache (then copied here)."""
+        with self._lock:
+            if key in self._cache:
+                self._cache.move_to_end(key)
+                return True
+            found, result, error = precomputed.RESULTS.get(key)
+            if found:
+                self._keep(key, result, error)
+            return found
 
     def seed(self, view: str, data, options: AnalysisOptions, result) -> None:
         """Put a result computed elsewhere in the cache (e.g. the over-time view of a grown log, by merged
-        sums: :func:`calviz.app.watch.poll`)."""
-        self._remember(view_key(view, data, options), view, result, None, computed=False)
+        sums: :func:`calviz.app.watch.poll`; a T-Cal drawn on with a larger cap: calviz.app.draw_more),
+        and show it where its slot shows that computation now.  On the session's thread."""
+        key = view_key(view, data, options)
+        self._remember(key, view, result, None, data, computed=False)
+        slot = view_record(view).slot
+        if slot is not None and getattr(self, slot).key == key:  # shown now: show the new result
+            self.param.update(**{slot: Entry(key, result, options, data)})
 
     def cached(self, view: str, data, options: AnalysisOptions):
+        key = view_key(view, data, options)
         with self._lock:
-            return self._cache.get(view_key(view, data, options))
+            return self._cache.get(key) if self._lookup(key) else None
 
     def _has(self, view, data, options) -> bool:
-        with self._lock:
-            return view_key(view, data, options) in self._cache
+        return self._lookup(view_key(view, data, options))
 
     def _error(self, view, data, options) -> str | None:
+        key = view_key(view, data, options)
         with self._lock:
-            return self._errors.get(view_key(view, data, options))
+            return self._errors.get(key) if self._lookup(key) else None
+
+    # -- the sorted views (calviz.app.precomputed) ----------------------------------------------------
+    def _answer(self, view: str, data, options: AnalysisOptions):
+        """``(result, seconds, None)`` from the target's built sorted view, or None (none for it yet)."""
+        target = precomputed.sorted_target(view, data, options)
+        presorted = None if target is None else precomputed.SORTED.ready(data, target)
+        if presorted is None:
+            return None
+        start = time.perf_counter()
+        try:
+            result = precomputed.answer(view, presorted, options)
+        except InputError:
+            return None  # (the direct computation refuses it too, with its message)
+        return result, time.perf_counter() - start, None
+
+    def _rebinned(self, view: str, data, options: AnalysisOptions, slot=None, key=None):
+        """``(result, seconds, None)`` of a view of :data:`precomputed.REBINNED` from its result at another
+        bin count (on this thread, or — with ``slot`` — in the session's worker process), or None."""
+        if view not in precomputed.REBINNED or is_distributed(data):
+            return None
+        found, base, _ = precomputed.WITHOUT_BINS.get(precomputed.binless_key(view_key(view, data, options)))
+        if not found:
+            return None
+        if slot is None:
+            start = time.perf_counter()
+            target = precomputed.sorted_target("interval", data, options)  # (the same scalar target)
+            presorted = None if target is None else precomputed.SORTED.ready(data, target)
+            result = precomputed.rebinned(view, data, options, base, presorted)
+            return result, time.perf_counter() - start, None
+        future = self._worker.submit(precomputed.rebinned_in_worker, view, _shared(data.probs),
+                                     _shared(data.labels), data.confidence_form, options, base,
+                                     limit=self._job_limit)
+        if self._still_wanted(slot, key):
+            self._worker_futures[slot] = future
+        else:
+            future.cancel()
+        return future.result()
+
+    @staticmethod
+    def _sorted_ready(view: str, data, options: AnalysisOptions) -> bool:
+        target = precomputed.sorted_target(view, data, options)
+        return target is not None and precomputed.SORTED.ready(data, target) is not None
+
+    def _request_sorted(self, data, options: AnalysisOptions, views) -> None:
+        """Start building (once per server) the sorted view of each target these views read; when one
+        is built, this session's slots still waiting for a job it answers are answered from it.  Served
+        sessions only (a debounce: as :meth:`_prefetch_other_scheme`): a notebook starts no worker process."""
+        if not self._debounce:
+            return
+        for name in dict.fromkeys(views):
+            target = precomputed.sorted_target(name, data, options)
+            if target is None or precomputed.SORTED.ready(data, target) is not None:
+                continue
+            future = precomputed.SORTED.request(data, target, self._build_sorted)
+            if future is not None and (id(data), target) not in self._awaiting:
+                self._awaiting.add((id(data), target))
+                future.add_done_callback(partial(self._sorted_built, data, target))
+
+    def _build_sorted(self, data, target: tuple) -> concurrent.futures.Future:
+        return self._worker.submit(precomputed.build_in_worker, _shared(data.probs), _shared(data.labels),
+                                   data.confidence_form, *target, limit=self._job_limit)
+
+    def _sorted_built(self, data, target, future) -> None:
+        self._awaiting.discard((id(data), target))
+        if not future.cancelled() and future.exception() is None:
+            self._schedule(partial(self._answer_pending, data))
+
+    def _answer_pending(self, data) -> None:
+        """(On the session's thread) Slots whose background job a newly built sorted view answers: shown
+        now, the job dropped."""
+        if self.inputs is None or self.inputs[0] is not data:
+            return
+        changes, jobs = {}, dict(self.jobs)
+        for slot, key in list(self._wanted.items()):
+            entry = getattr(self, slot)
+            if key is None or entry.pending is None or entry.key != key:
+                continue
+            view = key[0]
+            if not self._sorted_ready(view, data, entry.options):
+                continue
+            self._cancel(slot)
+            result = self.result(view, data, entry.options)
+            error = self._error(view, data, entry.options)
+            changes[slot] = Entry(key, result, entry.options, data, error=error)
+            jobs.pop(slot, None)
+        if changes:
+            self.param.update(**changes, jobs=jobs)
 
     # -- what each slot shows -----------------------------------------------------------------------
     @staticmethod
@@ -274,7 +394,9 @@ class ResultStore(_Slots):
         debounce (a page's first results: no slider is being dragged)."""
         self._pending_timings: dict[str, float] = {}
         changes, jobs = {}, dict(self.jobs)
-        for slot, plan in self.plan(data, options, show_smooth=show_smooth).items():
+        plans = self.plan(data, options, show_smooth=show_smooth)
+        self._request_sorted(data, options, [v for p in plans.values() for v in (p.final, p.stand_in) if v])
+        for slot, plan in plans.items():
             key = view_key(plan.final, data, options) if plan.final else None
             if key == self._wanted.get(slot, ()) and slot in self._wanted:
                 continue
@@ -284,8 +406,9 @@ class ResultStore(_Slots):
             if plan.final is None:
                 changes[slot] = Entry()
                 continue
-            if inline or self._has(plan.final, data, options) or not self._in_background(
-                    plan.final, data, options):
+            if (inline or self._has(plan.final, data, options)
+                    or not self._in_background(plan.final, data, options)
+                    or self._sorted_ready(plan.final, data, options)):
                 result = self.result(plan.final, data, options)
                 error = self._error(plan.final, data, options)
                 changes[slot] = Entry(key, result, options, data, error=error)
@@ -306,6 +429,7 @@ class ResultStore(_Slots):
         if self.inputs is None or self.inputs[0] is not data or self.inputs[1] != options:
             changes["inputs"] = (data, options)
         self.param.update(**changes)
+        self._answer_pending(data)  # (a sorted view built during this update: its callback saw old inputs)
         self._prefetch_other_scheme(data, options)
 
     def _prefetch_other_scheme(self, data, options: AnalysisOptions) -> None:
@@ -357,7 +481,10 @@ class ResultStore(_Slots):
             if not self._still_wanted(slot, key):
                 return
             try:
-                result, seconds, error = self._compute(slot, key, view, data, options)
+                # (its sorted view may be built meanwhile; a bin change of the classical tests redoes only
+                # their binned measures)
+                answered = self._answer(view, data, options) or self._rebinned(view, data, options, slot, key)
+                result, seconds, error = answered or self._compute(slot, key, view, data, options)
                 break
             except (concurrent.futures.CancelledError, concurrent.futures.process.BrokenProcessPool):
                 continue
@@ -371,7 +498,9 @@ class ResultStore(_Slots):
                 return
         else:
             return
-        self._remember(key, view, result, error)
+        if answered is None:
+            self.passes[view] = self.passes.get(view, 0) + 1
+        self._remember(key, view, result, error, data)
         if self._still_wanted(slot, key):
             self._schedule(lambda: self._publish(slot, key, view, data, options, seconds=seconds))
 

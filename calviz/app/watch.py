@@ -123,9 +123,11 @@ def _seed_appended(app, old, new: TimedData) -> None:
         return
     if old.over_time_window() != new.over_time_window() or old.time.kind != new.time.kind:
         return
-    old_options, options = app.controls.options(old.n), app.controls.options(new.n)
-    if options.n is not None and options.n < new.n:  # a subsample: drawn again from the grown log
+    old_options = app.controls.options(old.n)
+    if old_options.n is not None:  # the shown result was of a subsample: computed afresh on the new rows
         return
+    # new data are shown on all rows (the sidebar's size follows the data: Controls.fit_to)
+    options = old_options.replace(n=None)
     previous = app.store.cached("over_time", old, old_options)
     if previous is None:
         return

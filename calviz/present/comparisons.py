@@ -259,9 +259,10 @@ def decomposition_text(d: dict | None) -> str:
 
 
 def decomposition_contrast(c: dict) -> str:
-    """What the two decompositions say together: which model discriminates better and which is better
-    calibrated in the score's terms — the better discrimination with the worse miscalibration is what a
-    recalibration fixes ("" when one is missing).
+    """What the two decompositions say together: which model discriminates and which is calibrated better.
+
+    In the score's terms: the better discrimination with the worse miscalibration is what a recalibration
+    fixes ("" when one is missing).
 
     Parameters
     ----------

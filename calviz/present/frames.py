@@ -353,7 +353,26 @@ CORP_HIST_BINS = 20
 
 
 def is_corp(result) -> bool:
-    """Whether a reliability slot holds the CORP diagram (the ``corp`` scheme) rather than bins."""
+    """Whether a reliability slot holds the CORP diagram (the ``corp`` scheme) rather than bins.
+
+    Parameters
+    ----------
+    result : object
+        A reliability slot's result (or None).
+
+    Returns
+    -------
+    bool
+        True for a :class:`calviz.CORPReliability`.
+
+    Examples
+    --------
+    >>> import calviz
+    >>> from calviz.present import frames
+    >>> corp = calviz.corp_reliability([0, 1, 1], [0.2, 0.6, 0.9], n_resamples=0)
+    >>> frames.is_corp(corp), frames.is_corp(None)
+    (True, False)
+    """
     return type(result).__name__ == "CORPReliability"
 
 
@@ -367,10 +386,12 @@ def _post_steps(x: np.ndarray, *ys: np.ndarray, end: float) -> tuple[np.ndarray,
 
 
 def corp_tables(corp) -> dict:
-    """Columns of the CORP reliability diagram for drawing: ``curve`` (``x``, ``y``: the isotonic step
-    function's corners, one pair per block of equal value), ``band`` (``x``, ``low``, ``high``: the
-    consistency band as a step function at the band points; empty while it is not computed) and ``hist``
-    (the predictions' weight in :data:`CORP_HIST_BINS` equal-width bars, columns of :func:`hist_table`).
+    """Columns of the CORP reliability diagram for drawing: curve, consistency band and histogram.
+
+    ``curve`` (``x``, ``y``: the isotonic step function's corners, one pair per block of equal value),
+    ``band`` (``x``, ``low``, ``high``: the consistency band as a step function at the band points; empty
+    while it is not computed) and ``hist`` (the predictions' weight in :data:`CORP_HIST_BINS` equal-width
+    bars, columns of :func:`hist_table`).
 
     Parameters
     ----------

@@ -876,8 +876,9 @@ def classical_caption(tests, *, alpha: float | None = None) -> str:
 
 
 def corp_caption(corp) -> str:
-    """What the CORP reliability diagram says: where its curve leaves the consistency band, and the Brier
-    score's miscalibration component.
+    """What the CORP reliability diagram says: where its curve leaves the consistency band, and its MCB.
+
+    The Brier score's miscalibration component MCB closes the caption.
 
     Parameters
     ----------

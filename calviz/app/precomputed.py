@@ -1,0 +1,252 @@
+"""What the dashboard's sessions share on one server: results by data and declared inputs, and each
+visited target's sorted view.
+
+* :class:`ResultCache` — every session's results, keyed as the store keys them
+  (:func:`calviz.app.store.view_key`: the data's identity and the option fields the view's registry record
+  ``reads``), bounded in entries.  A new tab on the same data (the server's one copy: ``calviz serve FILE``,
+  an embedded dataset) shows what an earlier tab computed instead of computing it again.  A dataset's
+  entries go when the dataset does (no identity is ever reused for other data).
+* :class:`SortedViews` — per (data, scalar target): a :class:`calviz._presorted.Presorted` (the predictions
+  sorted once with block prefix sums, 11.25 bytes per row), built once in a worker process of the server
+  and returned to it as arrays, bounded in bytes (least recently used first).  From it :func:`answer` gives
+  the reliability diagram, the asymptotic ECE interval and the analytic T-Cal of any bin count, binning
+  scheme and α without a pass over the rows (O(m log n) per change), equal to the direct computations to
+  1e−12 (tests/test_store_presorted.py); revisiting a target reuses its view.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import threading
+import weakref
+from collections import OrderedDict
+
+from calviz._data import CalibrationData, InputError
+from calviz._presorted import Presorted
+from calviz.analysis import AnalysisOptions, is_distributed
+from calviz.analysis.views import REGISTRY, effective_target, view
+
+__all__ = ["ResultCache", "SortedViews", "answer", "sorted_target", "RESULTS", "SORTED", "PRESORT_MIN_ROWS"]
+
+#: rows from which a session's scalar views are answered from a sorted view (below, a direct pass takes
+#: milliseconds: sorting would cost more than it saves)
+PRESORT_MIN_ROWS = 200_000
+#: results the server keeps (all sessions): each is small (bins, scales, a few numbers)
+RESULT_ENTRIES = 512
+#: bytes of sorted views the server keeps: 11.25 bytes per row and target (≈ 9 targets of 10⁷ rows)
+SORTED_MAX_BYTES = 1 << 30
+#: the views a sorted view answers (their registry record's ``sorted_answer``; scalar targets, every row)
+ANSWERED = tuple(record.name for record in REGISTRY if record.sorted_answer is not None)
+_SCALAR = ("binary", "top1", "classwise")
+
+
+class _ByData:
+    """Entries keyed by ``(…, id(data), …)`` that are dropped when ``data`` is collected."""
+
+    def __init__(self):
+        self._lock = threading.RLock()
+        self._watched: dict[int, weakref.finalize] = {}
+
+    def _watch(self, data) -> bool:
+        key = id(data)
+        with self._lock:
+            if key in self._watched:
+                return True
+            try:
+                self._watched[key] = weakref.finalize(data, self._forget, key)
+            except TypeError:  # not weak-referenceable: not shared
+                return False
+        return True
+
+    def _forget(self, data_id: int) -> None:
+        with self._lock:
+            self._watched.pop(data_id, None)
+            self._drop(data_id)
+
+    def _drop(self, data_id: int) -> None:
+        raise NotImplementedError
+
+
+class ResultCache(_ByData):
+    """Results of every session of the server by cache key (``(view, id(data), inputs)``): LRU, at most
+    ``entries``."""
+
+    def __init__(self, entries: int = RESULT_ENTRIES):
+        super().__init__()
+        self.entries = int(entries)
+        self._items: OrderedDict = OrderedDict()
+
+    def get(self, key) -> tuple[bool, object, str | None]:
+        """``(found, result, error)``."""
+        with self._lock:
+            if key in self._items:
+                self._items.move_to_end(key)
+                return (True, *self._items[key])
+        return False, None, None
+
+    def put(self, key, data, result, error) -> None:
+        if not self._watch(data):
+            return
+        with self._lock:
+            self._items[key] = (result, error)
+            self._items.move_to_end(key)
+            while len(self._items) > self.entries:
+                self._items.popitem(last=False)
+
+    def _drop(self, data_id: int) -> None:
+        for key in [k for k in self._items if k[1] == data_id]:
+            del self._items[key]
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
+class SortedViews(_ByData):
+    """The sorted view of each (data, scalar target) the sessions visited: a future while it is built (in
+    a worker process), then the :class:`Presorted`; at most ``max_bytes`` of finished views are kept."""
+
+    def __init__(self, max_bytes: int = SORTED_MAX_BYTES):
+        super().__init__()
+        self.max_bytes = int(max_bytes)
+        self._items: OrderedDict = OrderedDict()  # (id(data), target, class_index) → Future[Presorted]
+        self.builds = 0
+
+    def ready(self, data, target: tuple) -> Presorted | None:
+        """The finished sorted view, or None (not asked for, building, or failed)."""
+        key = (id(data), *target)
+        with self._lock:
+            future = self._items.get(key)
+            if future is None or not future.done() or future.cancelled() or future.exception() is not None:
+                return None
+            self._items.move_to_end(key)
+            return future.result()
+
+    def request(self, data, target: tuple, build) -> concurrent.futures.Future | None:
+        """The future of the sorted view; ``build(data, target)`` starts it (returning a future) when it
+        is neither built nor building.  A failed build is forgotten, so a later request tries again."""
+        if not self._watch(data):
+            return None
+        key = (id(data), *target)
+        with self._lock:
+            future = self._items.get(key)
+            if future is not None:
+                self._items.move_to_end(key)
+                return future
+            future = build(data, target)
+            self._items[key] = future
+            self.builds += 1
+        future.add_done_callback(lambda done: self._finished(key, done))
+        return future
+
+    def _finished(self, key, future) -> None:
+        with self._lock:
+            if self._items.get(key) is not future:
+                return
+            if future.cancelled() or future.exception() is not None:
+                del self._items[key]
+                return
+            done = [(k, f) for k, f in self._items.items() if f.done()]
+            total = sum(f.result().nbytes for _, f in done)
+            for k, f in done:  # least recently used first; the newest is kept whatever its size
+                if total <= self.max_bytes or k == key:
+                    break
+                total -= f.result().nbytes
+                del self._items[k]
+
+    def _drop(self, data_id: int) -> None:
+        for key in [k for k in self._items if k[0] == data_id]:
+            del self._items[key]
+
+    def nbytes(self) -> int:
+        with self._lock:
+            return sum(f.result().nbytes for f in self._items.values()
+                       if f.done() and not f.cancelled() and f.exception() is None)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+
+
+#: the server's shared results and sorted views
+RESULTS = ResultCache()
+SORTED = SortedViews()
+
+
+def sorted_target(view: str, data, options: AnalysisOptions) -> tuple | None:
+    """``(target, class_index)`` of the sorted view that answers ``view`` for these inputs, or None: the
+    view is not one of :data:`ANSWERED`, the data are distributed or smaller than
+    :data:`PRESORT_MIN_ROWS`, a subsample is asked for (``n``), or the target is not scalar."""
+    if view not in ANSWERED or type(data) is not CalibrationData or is_distributed(data):
+        return None
+    if data.n < PRESORT_MIN_ROWS or (options.n is not None and int(options.n) < data.n):
+        return None
+    target = effective_target(view, data, options)
+    if target[0] not in _SCALAR:
+        return None
+    return (target[0], target[1] if target[0] == "classwise" else 0)
+
+
+def answer(name: str, presorted: Presorted, options: AnalysisOptions):
+    """View ``name``'s result from its sorted view (as :func:`calviz.analysis.run_view` computes it on all the
+    rows); ``InputError`` for inputs the direct computation refuses too (the caller then runs it, for its
+    message)."""
+    record = view(name)
+    if record.sorted_answer is None:
+        raise InputError(f"no sorted-view answer for view {name!r}")
+    return record.sorted_answer(presorted, options)
+
+
+def build_in_worker(probs, labels, confidence_form: bool, target: str, class_index: int) -> Presorted:
+    """(in a worker process) The sorted view of one target of the data (mapped, never pickled)."""
+    data = CalibrationData(probs, labels, confidence_form)
+    return Presorted.from_data(data, target, class_index=class_index)
+
+
+# -- the classical tests across bin counts ---------------------------------------------------------------
+#: the views whose result at one bin count follows from their result at another (:func:`rebinned`)
+REBINNED = ("classical",)
+#: the latest result of each such view per inputs other than the bins
+WITHOUT_BINS = ResultCache(entries=64)
+
+
+def binless_key(key: tuple) -> tuple:
+    """A store cache key without its ``n_bins`` value."""
+    return (key[0], key[1], tuple(item for item in key[2] if item[0] != "n_bins"))
+
+
+def rebinned(view: str, data, options: AnalysisOptions, base, presorted: Presorted | None = None):
+    """``view``'s result at ``options.n_bins`` from its result ``base`` at another bin count: the classical
+    tests do not read the bins (Hosmer–Lemeshow has its own groups), only their MCE (equal-width bins of
+    the target: from its sorted view when built) and ACE (equal-mass bins of every class) do — the same
+    calls as :func:`calviz.classical_tests` makes."""
+    import dataclasses
+
+    from calviz._ece import ace, mce
+    from calviz.analysis import prepare
+    from calviz.analysis.data import _target
+
+    if view not in REBINNED:
+        raise InputError(f"view {view!r} is not rebinned")
+    sample = prepare(data, options)
+    target = _target(sample, options, scalar=True)
+    n_bins = int(options.n_bins)
+    if presorted is not None and presorted.target == target.name and presorted.class_index == (
+            target.class_index if target.name == "classwise" else 0):
+        found_mce = presorted.mce(n_bins)
+    else:
+        found_mce = mce(sample, n_bins=n_bins, target=target.name, class_index=target.class_index)
+    return dataclasses.replace(base, measures={"mce": found_mce,
+                                               "ace": ace(sample, n_bins=n_bins, target="classwise")})
+
+
+def rebinned_in_worker(view, probs, labels, confidence_form: bool, options, base):
+    """(in a worker process) :func:`rebinned` on the shared arrays: ``(result, seconds, None)``."""
+    import time
+
+    start = time.perf_counter()
+    result = rebinned(view, CalibrationData(probs, labels, confidence_form), options, base)
+    return result, time.perf_counter() - start, None

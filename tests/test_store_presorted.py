@@ -1,0 +1,209 @@
+"""The dashboard's store answers its scalar views from each target's sorted view (calviz.app.precomputed),
+shares results between sessions, and recomputes on a change only what the change's option reads.
+
+Equality with the direct computations (run_view on the rows) is to 1e-12; every wait is on an event or a
+future (no clock)."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import dataclasses
+import threading
+
+import numpy as np
+import pytest
+
+import calviz
+from calviz._presorted import Presorted
+from calviz.analysis import AnalysisOptions, run_view
+from calviz.app import precomputed
+from calviz.app.store import ResultStore
+
+WAIT_S = 120  # generous: a worker process starts (imports the engine) on a loaded machine in seconds
+RTOL = 1e-12
+ATOL = 1e-14
+
+
+def _same(a, b, path="result"):
+    """Two results equal field by field (arrays and floats to 1e-12)."""
+    assert type(a) is type(b), path
+    if dataclasses.is_dataclass(a):
+        for field in dataclasses.fields(a):
+            _same(getattr(a, field.name), getattr(b, field.name), f"{path}.{field.name}")
+    elif isinstance(a, np.ndarray) and a.dtype.kind in "fc":
+        np.testing.assert_allclose(a, b, rtol=RTOL, atol=ATOL, err_msg=path)
+    elif isinstance(a, np.ndarray):
+        np.testing.assert_array_equal(a, b, err_msg=path)
+    elif isinstance(a, float):
+        np.testing.assert_allclose(a, b, rtol=RTOL, atol=ATOL, err_msg=path)
+    elif isinstance(a, dict):
+        assert a.keys() == b.keys(), path
+        for name in a:
+            _same(a[name], b[name], f"{path}[{name!r}]")
+    elif isinstance(a, (tuple, list)):
+        assert len(a) == len(b), path
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            _same(x, y, f"{path}[{i}]")
+    else:
+        assert a == b, path
+
+
+def _multiclass(n=3000, K=4, seed=0):
+    rng = np.random.default_rng(seed)
+    probs = rng.dirichlet(np.ones(K) * 0.7, size=n)
+    probs[: n // 5] = np.round(probs[: n // 5], 1)  # ties, values on bin edges
+    probs[: n // 5] /= probs[: n // 5].sum(axis=1, keepdims=True)
+    labels = np.array([rng.choice(K, p=p) for p in probs ** 1.3 / (probs ** 1.3).sum(1, keepdims=True)])
+    return calviz.as_calibration_data(labels, probs)
+
+
+def _binary(n=3000, seed=1):
+    rng = np.random.default_rng(seed)
+    p = rng.uniform(size=n)
+    p[: n // 4] = rng.integers(0, 11, size=n // 4) / 10
+    return calviz.as_calibration_data((rng.uniform(size=n) < p ** 1.4).astype(int), p)
+
+
+@pytest.fixture(autouse=True)
+def _every_size(monkeypatch):
+    monkeypatch.setattr(precomputed, "PRESORT_MIN_ROWS", 0)
+    yield
+    precomputed.RESULTS.clear()
+    precomputed.SORTED.clear()
+
+
+def _built(data, target):
+    """A finished sorted view in the server's store (built here, not in a worker)."""
+    def build(data, target):
+        future = concurrent.futures.Future()
+        future.set_result(Presorted.from_data(data, target[0], class_index=target[1]))
+        return future
+    precomputed.SORTED.request(data, target, build)
+
+
+@pytest.mark.parametrize("make", [_binary, _multiclass])
+def test_answers_equal_the_direct_computations(make):
+    data = make()
+    store = ResultStore()
+    targets = (["auto", "top1"] if data.is_binary else ["auto", "top1", "classwise"])
+    for target in targets:
+        for class_index in ((0, 2) if target == "classwise" else (0,)):
+            base = AnalysisOptions(target=target, class_index=class_index)
+            for view in precomputed.ANSWERED:
+                _built(data, precomputed.sorted_target(view, data, base))
+            for scheme, n_bins, alpha in (("equal_width", 15, 0.05), ("equal_mass", 7, 0.1),
+                                          ("equal_width", 1, 0.3), ("equal_mass", 200, 0.01)):
+                options = base.replace(scheme=scheme, n_bins=n_bins, alpha=alpha)
+                for view in precomputed.ANSWERED:
+                    assert store._answer(view, data, options) is not None, (view, target)
+                    _same(store.result(view, data, options), run_view(view, data, options)[0], view)
+    assert not store.passes  # every one from the sorted views
+
+
+def test_only_scalar_targets_of_all_rows_are_answered():
+    data = _multiclass()
+    for view in precomputed.ANSWERED:
+        assert precomputed.sorted_target(view, data, AnalysisOptions(target="full")) is None
+        assert precomputed.sorted_target(view, data, AnalysisOptions(n=1000)) is None
+    assert precomputed.sorted_target("classical", data, AnalysisOptions()) is None
+    assert precomputed.sorted_target("reliability", data, AnalysisOptions(target="topk", top_k=2)) is None
+
+
+def _delta(after: dict, before: dict) -> dict:
+    return {k: v - before.get(k, 0) for k, v in after.items() if v != before.get(k, 0)}
+
+
+def test_changes_recompute_only_what_they_read_and_a_new_tab_reuses_the_results():
+    """Built in a worker process: then an α change passes over the rows only for the resampling views
+    (their decision rule resamples at α), a bin change only for the bin-dependent ones, a revisited target
+    builds nothing and computes nothing, and a second session on the same data computes nothing."""
+    data = _multiclass(seed=3)
+    store = ResultStore()
+    try:
+        options = AnalysisOptions(resampling="analytic")  # (the analytic T-Cal: no resampled job)
+        store.update(data, options, show_smooth=False, inline=True)
+        for view in precomputed.ANSWERED:  # the builds this update started, in the session's worker
+            target = precomputed.sorted_target(view, data, options)
+            assert precomputed.SORTED.request(data, target, None).result(timeout=WAIT_S) is not None
+        passes, calls, builds = dict(store.passes), dict(store.calls), precomputed.SORTED.builds
+
+        store.update(data, options.replace(alpha=0.1), show_smooth=False, inline=True)
+        assert set(_delta(store.passes, passes)) <= {"bootstrap"}  # (its percentiles are at α)
+        assert {"reliability", "tcal", "interval"} <= set(_delta(store.calls, calls))
+        passes, calls = dict(store.passes), dict(store.calls)
+
+        store.update(data, options.replace(alpha=0.1, n_bins=9, scheme="equal_mass"), show_smooth=False,
+                     inline=True)
+        # bins: the sorted views answer the diagram and the interval; of the classical tests only the MCE and
+        # ACE read the bins (Hosmer-Lemeshow has its own groups): the tests are kept; the bootstrap resamples
+        assert set(_delta(store.passes, passes)) <= {"bootstrap"}
+        assert set(_delta(store.calls, calls)) == {"reliability", "interval", "classical", "bootstrap"}
+        rebinned = options.replace(alpha=0.1, n_bins=9, scheme="equal_mass")
+        # (the classical view does not read α: its decisions are redrawn at the inputs' α from its p-values)
+        _same(store.classical.result, run_view("classical", data, rebinned.replace(alpha=0.05))[0])
+
+        store.update(data, options.replace(target="classwise", class_index=1), show_smooth=False, inline=True)
+        for view in precomputed.ANSWERED:
+            target = precomputed.sorted_target(view, data, options.replace(target="classwise", class_index=1))
+            precomputed.SORTED.request(data, target, None).result(timeout=WAIT_S)
+        builds, calls = precomputed.SORTED.builds, dict(store.calls)
+        store.update(data, options, show_smooth=False, inline=True)  # back: every result cached
+        assert precomputed.SORTED.builds == builds and store.calls == calls
+
+        tab = ResultStore()  # a new tab on the server's same data
+        try:
+            tab.update(data, options, show_smooth=False, inline=True)
+            assert tab.calls == {} and tab.passes == {}
+            for slot in ResultStore.SLOTS:
+                assert getattr(tab, slot).result is getattr(store, slot).result
+        finally:
+            tab.close()
+    finally:
+        store.close()
+
+
+def test_a_pending_job_is_answered_when_the_sorted_view_is_built(monkeypatch):
+    """T-Cal as a background job (large data): once its target's sorted view is built, the slot shows the
+    analytic T-Cal from it and the job is dropped (it never passes over the rows)."""
+    import calviz.analysis.views as views
+
+    monkeypatch.setattr(views, "LARGE_ROWS", 1000)  # T-Cal runs in the background from 1000 rows
+    data = _binary(seed=4)
+    shown = threading.Event()
+    store = ResultStore(debounce=3600)  # the job would start in an hour: the build answers it first
+    store.param.watch(lambda event: shown.set() if event.new.pending is None else None, ["tcal"])
+    try:
+        options = AnalysisOptions(resampling="analytic")
+        store.update(data, options, show_smooth=False)
+        assert store.tcal.pending is not None or precomputed.SORTED.ready(
+            data, precomputed.sorted_target("tcal", data, options)) is not None
+        assert shown.wait(WAIT_S)
+        _same(store.tcal.result, run_view("tcal", data, options)[0])
+        assert "tcal" not in store.passes and "tcal" not in store.jobs
+    finally:
+        store.close()
+
+
+def test_bounded_and_forgotten_with_their_data():
+    data = _binary(seed=5)
+    cache = precomputed.ResultCache(entries=2)
+    for i in range(3):
+        cache.put(("v", id(data), i), data, i, None)
+    assert len(cache) == 2 and not cache.get(("v", id(data), 0))[0]
+    views = precomputed.SortedViews(max_bytes=1)
+    first = Presorted.from_data(data)
+    for target in (("binary", 0), ("top1", 0)):
+        views.request(data, target, lambda d, t: _done(Presorted.from_data(d, t[0])))
+    assert views.ready(data, ("top1", 0)) is not None and views.ready(data, ("binary", 0)) is None
+    assert views.nbytes() == first.nbytes
+    del data
+    import gc
+
+    gc.collect()
+    assert len(cache) == 0 and views.nbytes() == 0
+
+
+def _done(value):
+    future = concurrent.futures.Future()
+    future.set_result(value)
+    return future

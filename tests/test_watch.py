@@ -1,0 +1,81 @@
+"""``calviz serve --watch`` without a browser: the log watcher (a file, a directory of Parquet files whose
+changed files alone are read again) and the app's poll, which puts the grown log's over-time result in the
+store by merging the new rows' sums instead of recomputing the windows."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+import calviz
+from calviz._timed import with_time
+from calviz.app.watch import LogWatcher, concat_timed, poll
+from calviz.cli_monitor import read_time_column
+
+
+def _day(rng, day: int, n: int = 300) -> pd.DataFrame:
+    seconds = np.sort(rng.integers(0, 86400, n))
+    time = pd.Timestamp("2026-05-01") + pd.Timedelta(days=day) + pd.to_timedelta(seconds, unit="s")
+    p = rng.uniform(0.05, 0.95, n)
+    return pd.DataFrame({"ts": time, "y_true": (rng.uniform(size=n) < p).astype(int), "y_prob": p})
+
+
+def _reader(reads: list):
+    def read(path: str):
+        reads.append(path)
+        frame = pd.read_parquet(path)
+        data = calviz.as_calibration_data(frame["y_true"].to_numpy(), frame["y_prob"].to_numpy())
+        return with_time(data, read_time_column(path, "ts", data.n), window="1D")
+    return read
+
+
+def test_a_directory_is_read_again_only_where_a_file_changed(tmp_path):
+    rng = np.random.default_rng(2)
+    days = [_day(rng, d) for d in range(3)]
+    for d in range(2):
+        days[d].to_parquet(tmp_path / f"part-{d}.parquet")
+    reads: list = []
+    watcher = LogWatcher(tmp_path, _reader(reads))
+    first = watcher.poll()
+    assert first.n == 600 and len(reads) == 2 and first.window == "1D"
+    assert watcher.poll() is None and len(reads) == 2  # unchanged: nothing read
+    days[2].to_parquet(tmp_path / "part-2.parquet")
+    grown = watcher.poll()
+    assert grown.n == 900 and reads[2:] == [str(tmp_path / "part-2.parquet")]
+    np.testing.assert_array_equal(grown.probs, np.concatenate([d["y_prob"].to_numpy() for d in days]))
+    np.testing.assert_array_equal(grown.time.show(grown.time.values),
+                                  np.concatenate([d["ts"].to_numpy() for d in days]))
+
+
+def test_concat_timed_unites_batch_ids():
+    a = with_time(([0, 1, 1], [0.2, 0.7, 0.9]), np.array(["b", "a", "b"]))
+    b = with_time(([1, 0], [0.6, 0.1]), np.array(["c", "a"]))
+    both = concat_timed([a, b])
+    assert both.time.show(both.time.values).tolist() == ["b", "a", "b", "c", "a"]
+
+
+def test_poll_merges_the_new_rows_into_the_shown_result(tmp_path):
+    from calviz.app.page import CalvizApp
+
+    rng = np.random.default_rng(4)
+    log = tmp_path / "log.parquet"
+    days = [_day(rng, d) for d in range(4)]
+    pd.concat(days[:3]).to_parquet(log)
+    watcher = LogWatcher(log, _reader([]))
+    app = CalvizApp(watcher.poll(), resampling="analytic")
+    app.refresh(inline=True)
+    app.wait()
+    assert app.store.calls["over_time"] == 1
+    assert not poll(app, watcher)  # unchanged
+    pd.concat(days).to_parquet(log)
+    assert poll(app, watcher)
+    app.wait()
+    shown = app.store.over_time.result
+    assert app.store.calls["over_time"] == 1  # merged into the previous result, not recomputed
+    assert shown.windows.n.tolist() == [300] * 4 and app.over_time.selected == 3
+    whole = pd.concat(days)
+    direct = calviz.calibration_over_time(whole["y_true"], whole["y_prob"], time=whole["ts"], window="1D")
+    np.testing.assert_allclose(shown.windows.ece, direct.ece, rtol=1e-12)
+    np.testing.assert_array_equal(shown.windows.tcal_pvalue, direct.tcal_pvalue)
+    monitor = calviz.monitor_calibration(whole["y_true"], whole["y_prob"], time=whole["ts"], window="1D")
+    np.testing.assert_allclose(shown.monitor.log_evalues, monitor.log_evalues, rtol=1e-12, atol=1e-12)
