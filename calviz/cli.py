@@ -325,7 +325,7 @@ def check_summary(data, options, *, source: str = "", analysis=None) -> dict:
             "level": _num(interval.level),
             **{k: v for k, v in ece.items() if k not in ("estimate", "low", "high", "level")},
         }
-    from calviz.present.text import overall_verdict
+    from calviz.present.verdict import overall_verdict
 
     verdict, reasons = overall_verdict(tcal=tcal, interval=interval, classical=result.classical,
                                        bootstrap=getattr(result, "bootstrap", None), alpha=options.alpha)
@@ -359,7 +359,7 @@ def _corp_summary(corp) -> dict | None:
     consistency band at its points, the Brier decomposition and the caption."""
     import numpy as np
 
-    from calviz.present.text import corp_caption
+    from calviz.present.verification import corp_caption
 
     if corp is None:
         return None

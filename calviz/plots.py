@@ -40,7 +40,6 @@ from calviz.present.frames import (  # noqa: F401  (public names of calviz.plots
     bins,
     class_grid_columns,
     classical_columns,
-    corp_tables,
     distance_frame,
     distance_measures,
     hist_table,
@@ -75,6 +74,7 @@ from calviz.present.text import (  # noqa: F401
     tcal_marks,
     tcal_verdict,
 )
+from calviz.present.verification import corp_tables
 from calviz.targets import simplex_cells  # noqa: F401
 
 # the report's figures: the dashboard draws plain Bokeh figures and needs only this module's tables, so a
@@ -591,7 +591,7 @@ def corp_plot(corp, *, title: str | None = None, xlabel: str = "confidence (pred
     Black steps: the isotonic recalibration curve; shaded: its consistency band; dashed: the diagonal;
     below: the predictions' distribution.  Where the curve leaves the band, a calibrated model would
     rarely have produced it: the model is miscalibrated there (Dimitriadis, Gneiting and Jordan [1]_, Fig.
-    1).  The drawing data are :func:`calviz.present.frames.corp_tables`.
+    1).  The drawing data are :func:`calviz.present.verification.corp_tables`.
 
     Parameters
     ----------

@@ -15,9 +15,8 @@ from calviz.analysis import AnalysisOptions, analyze, prepare
 from calviz.analysis.compute import compute_corp
 from calviz.analysis.views import view
 from calviz.cli import main
-from calviz.present import frames
 from calviz.present.report import render_analysis
-from calviz.present.text import corp_caption
+from calviz.present.verification import corp_caption, corp_tables, is_corp
 
 
 def _binary(n=1500, seed=0):
@@ -116,8 +115,8 @@ def test_the_dashboard_card_draws_the_curve_and_band_and_keeps_them_on_bins_chan
     app.wait()
     card = app.views[0]
     entry = app.store.reliability
-    assert frames.is_corp(entry.result) and entry.result.consistency_low is not None
-    tables = frames.corp_tables(entry.result)
+    assert is_corp(entry.result) and entry.result.consistency_low is not None
+    tables = corp_tables(entry.result)
     assert card.structure == ("corp",)
     assert {k: list(v) for k, v in card.sources["band"].data.items()} == {
         k: list(v) for k, v in tables["band"].items()}

@@ -15,10 +15,9 @@ from calviz.analysis import AnalysisOptions, analyze
 from calviz.analysis.compute import compute_decomposition
 from calviz.analysis.views import REGISTRY, view
 from calviz.cli import main
-from calviz.present.frames import decomposition_frame
 from calviz.present.labels import format_value
 from calviz.present.report import render_analysis
-from calviz.present.text import decomposition_caption
+from calviz.present.verification import decomposition_caption, decomposition_frame
 
 
 def _binary(n=1500, seed=0):

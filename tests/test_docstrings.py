@@ -26,9 +26,11 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 #: modules whose public functions (defined there, name without a leading underscore) are documented
 MODULES = ["calviz.plots", "calviz.present.report", "calviz.present.text", "calviz.present.frames",
+           "calviz.present.verdict", "calviz.present.progress", "calviz.present.over_time",
+           "calviz.present.verification",
            "calviz.present.labels", "calviz.present.comparisons", "calviz._notebook", "calviz.datasets",
            "calviz._recalibration", "calviz._comparison", "calviz._classical", "calviz.io",
-           "calviz._distance_results"]
+           "calviz._distance_results", "calviz._brownian"]
 
 #: public submodules: every name in their ``__all__`` (functions and result classes) is documented
 SUBMODULES = ["calviz.dask", "calviz.analysis", "calviz.targets", "calviz.sampling"]

@@ -16,7 +16,7 @@ from calviz._timed import TimedData, auto_window, has_time, with_time
 from calviz._windows import TimeColumn
 from calviz.analysis import AnalysisOptions, analyze
 from calviz.analysis.compute import compute_over_time
-from calviz.present import frames, text
+from calviz.present.over_time import over_time_caption, over_time_frame, over_time_windows, window_diagram
 
 DAY = np.timedelta64(1, "D")
 
@@ -93,17 +93,17 @@ def test_without_a_time_column_the_rows_are_the_log_in_their_order():
 
 def test_frames_and_caption_state_the_windows_and_the_alarm(timed):
     result = compute_over_time(timed, AnalysisOptions())
-    columns = frames.over_time_frame(result)
+    columns = over_time_frame(result)
     assert columns["window"] == [f"2026-03-0{d}" for d in range(1, 7)]
     assert [int(v.replace(",", "")) for v in columns["n"]] == result.windows.n.tolist()
-    table = frames.over_time_windows(result)
+    table = over_time_windows(result)
     assert table["x"].dtype.kind == "M" and table["alarm"].tolist() == [
         i >= result.monitor.alarm_index for i in range(6)]
     np.testing.assert_allclose(np.log(table["evalue"]), result.monitor.log_evalues)
-    diagram = frames.window_diagram(result, 4)
+    diagram = window_diagram(result, 4)
     assert diagram["window"]["count"].sum() == result.windows.n[4]
     assert diagram["reference"]["count"].sum() == result.windows.n[0]
-    caption = text.over_time_caption(result)
+    caption = over_time_caption(result)
     assert caption.startswith("Alarm: the monitor's e-value reached 1/α = 20 in window "
                               f"{result.monitor.alarm_index + 1}")
     assert "6 windows (1D, 6,000 rows)" in caption and "Holm" in caption

@@ -1,4 +1,4 @@
-"""The one overall verdict (:func:`calviz.present.text.overall_verdict`) on three cases: the binary
+"""The one overall verdict (:func:`calviz.present.verdict.overall_verdict`) on three cases: the binary
 breast-cancer Gaussian naive Bayes model (n = 228 test rows), where T-Cal and the classical tests reject,
 the bootstrap interval excludes 0 and the asymptotic interval includes it; an oscillating miscalibration
 that only some classical tests see; a calibrated model.  The same text is shown by the app, the report
@@ -12,7 +12,7 @@ import pytest
 import calviz
 from calviz.analysis import AnalysisOptions, analyze
 from calviz.datasets import load_dataset
-from calviz.present import text
+from calviz.present.verdict import overall_verdict
 
 
 @pytest.fixture(scope="module")
@@ -26,7 +26,7 @@ def gnb():
 def test_breast_cancer_gnb_verdict_reconciles_the_intervals(gnb):
     assert gnb.tcal.reject and gnb.interval.confidence_interval()[0] == 0
     assert gnb.bootstrap.confidence_interval()[0] > 0
-    verdict, reasons = text.overall_verdict(tcal=gnb.tcal, interval=gnb.interval, bootstrap=gnb.bootstrap,
+    verdict, reasons = overall_verdict(tcal=gnb.tcal, interval=gnb.interval, bootstrap=gnb.bootstrap,
                                             classical=gnb.classical)
     assert verdict == ("Miscalibrated: T-Cal rejects, all 4 classical tests reject, the ECE interval "
                        "includes 0 and the bootstrap interval excludes 0.")
@@ -45,7 +45,7 @@ def _oscillating(n, amplitude, frequency, seed):
 
 def test_oscillating_miscalibration_says_why_some_classical_tests_do_not_reject():
     y, p = _oscillating(3000, 0.15, 8, seed=1)
-    verdict, reasons = text.overall_verdict(
+    verdict, reasons = overall_verdict(
         tcal=calviz.adaptive_tcal(y, p, resampling="analytic"), interval=calviz.ece_interval(y, p),
         classical=calviz.classical_tests(y, p))
     assert verdict.startswith("Miscalibrated: T-Cal rejects, ")
@@ -57,7 +57,7 @@ def _calibrated(seed):
     rng = np.random.default_rng(seed)
     p = rng.uniform(size=3000)
     y = (rng.uniform(size=3000) < p).astype(int)
-    return text.overall_verdict(tcal=calviz.adaptive_tcal(y, p, resampling="analytic"),
+    return overall_verdict(tcal=calviz.adaptive_tcal(y, p, resampling="analytic"),
                                 interval=calviz.ece_interval(y, p), classical=calviz.classical_tests(y, p))
 
 
@@ -73,4 +73,4 @@ def test_calibrated_model_has_one_plain_verdict_or_says_why_a_test_disagrees():
                        "reject and the ECE interval excludes 0.")
     assert "interval looks at one binning" in reasons[0]
     assert reasons[1].startswith("Hosmer–Lemeshow, Kuiper reject: a test aimed at one pattern")
-    assert text.overall_verdict() == ("No verdict: no test could be computed.", [])
+    assert overall_verdict() == ("No verdict: no test could be computed.", [])

@@ -33,7 +33,8 @@ from calviz.analysis import compute as _compute
 from calviz.analysis import data as _data
 from calviz.analysis.options import OPTIONS, AnalysisOptions
 from calviz.present import text as _text
-from calviz.present.frames import decomposition_frame, over_time_frame
+from calviz.present.over_time import over_time_caption, over_time_frame
+from calviz.present.verification import decomposition_frame, decomposition_text
 
 __all__ = ["View", "TargetRule", "REGISTRY", "view", "view_names", "effective_target", "shown_result",
            "card_title", "LARGE_ROWS", "TYPICAL_TCAL_RESAMPLES", "SMOOTH_BAND_SECONDS"]
@@ -420,7 +421,7 @@ REGISTRY: tuple[View, ...] = (
         # all rows: one sort and one isotonic (PAV) fit, O(n log n); measured 1.2·10⁻⁷ s/row at 2·10⁵ rows
         seconds_per_row=1.5e-7, background="when_large", slot="decomposition",
         job_label="score decomposition", title="Score decomposition",
-        frame=decomposition_frame, caption=_text.decomposition_text,
+        frame=decomposition_frame, caption=decomposition_text,
         # every row gathered into one process: the isotonic fit sorts the whole sample (equal to in memory)
         dask="gathered",
         explanation=(
@@ -439,7 +440,7 @@ REGISTRY: tuple[View, ...] = (
                                          "of K-class ones"),
         label="calibration over time", applies=_has_time, in_check=True,
         # a table in the report and calviz check; the dashboard draws its own card (calviz.app.over_time)
-        frame=over_time_frame, caption=_text.over_time_caption,
+        frame=over_time_frame, caption=over_time_caption,
         # one sort and the windows' sums, plus one analytic T-Cal per window (measured ~1e-6 s/row at 10⁶)
         seconds_per_row=1e-6, background="when_large", slot="over_time", job_label="calibration over time",
         title="Calibration over time",

@@ -1,10 +1,10 @@
 """The dashboard's "over time" card: calibration per time window of a prediction log.
 
 Shown when the data have a time column (:func:`calviz._timed.has_time`).  Three figures share one
-``ColumnDataSource`` of the windows (:func:`calviz.present.frames.over_time_windows`): the ECE with its
+``ColumnDataSource`` of the windows (:func:`calviz.present.over_time.over_time_windows`): the ECE with its
 interval, the mean prediction against the observed rate, and the monitor's e-process on a log scale with
 the 1/α line and the alarm.  A click on a window (Bokeh's tap tool: the source's selection) draws its
-reliability diagram against the reference window (:func:`calviz.present.frames.window_diagram`).  The
+reliability diagram against the reference window (:func:`calviz.present.over_time.window_diagram`).  The
 card computes nothing: it draws the store's ``over_time`` entry.
 """
 
@@ -19,7 +19,7 @@ from bokeh.models import ColumnDataSource, Div, Range1d, Span, TapTool
 
 from calviz._timed import has_time
 from calviz.app.views import _diagonal, _error_text, _figure, _hover, _legend_above, _set, _View, card
-from calviz.present import frames, text
+from calviz.present.over_time import over_time_caption, over_time_windows, window_diagram, window_label
 
 __all__ = ["OverTimeView", "OWN_CARDS"]
 
@@ -125,7 +125,7 @@ class OverTimeView(_View):
             self.caption.text = ("computing calibration over time…" if entry.pending
                                  else "not computed" + _error_text(entry))
             return
-        table = frames.over_time_windows(result)
+        table = over_time_windows(result)
         datetime = table["x"].dtype.kind == "M"
         if datetime != self._datetime:
             self._build(datetime)
@@ -142,7 +142,7 @@ class OverTimeView(_View):
             self.alarm.visible = True
         else:
             self.alarm.visible = False
-        self.caption.text = html.escape(text.over_time_caption(result))
+        self.caption.text = html.escape(over_time_caption(result))
         self.result = result
         # the window shown: the one clicked, else the newest (which follows the log as it grows)
         keep = self.selected is not None and self.selected < count and self.selected < previous_count - 1
@@ -159,10 +159,10 @@ class OverTimeView(_View):
         windows = self.result.windows
         index = int(np.clip(index, 0, windows.n_windows - 1))
         self.selected = index
-        for name, table in frames.window_diagram(self.result, index).items():
+        for name, table in window_diagram(self.result, index).items():
             _set(self.diagram[name], table)
-        label = frames.window_label(windows.start[index])
-        reference = frames.window_label(windows.start[windows.reference])
+        label = window_label(windows.start[index])
+        reference = window_label(windows.start[windows.reference])
         self.diagram_title.text = (f"<b>window {html.escape(label)}</b> ({int(windows.n[index]):,} rows) "
                                    f"against the reference window {html.escape(reference)}")
         if not from_tap and list(self.source.selected.indices) != [index]:

@@ -260,7 +260,7 @@ class CalvizApp:
         """The served page's first update, once the kernels are ready: the status line says how long the
         compile step (or loading the compiled kernels) took on this machine."""
         from calviz.app.workers import WARMED
-        from calviz.present.text import kernels_ready
+        from calviz.present.progress import kernels_ready
 
         if WARMED:
             self.status.kernels = kernels_ready(WARMED["seconds"], WARMED["compiled"])

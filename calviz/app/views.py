@@ -34,7 +34,9 @@ from calviz import plots
 from calviz._data import message_for
 from calviz.analysis import is_distributed, resolve_target, scalar_target
 from calviz.analysis.views import card_title, view
-from calviz.present import frames, labels, text
+from calviz.present import frames, labels, progress, text
+from calviz.present.verdict import overall_verdict
+from calviz.present.verification import CORP_MARKS, corp_caption, corp_tables, is_corp
 
 __all__ = [
     "ReliabilityView", "TCalView", "ClassicalView", "IntervalView", "DistanceView", "TableView", "StatusView",
@@ -295,7 +297,7 @@ class ReliabilityView(_View):
         rel = rel_entry.result
         if rel_entry.options is None:
             return
-        if frames.is_corp(rel) or (rel is None and rel_entry.options.scheme == "corp"):
+        if is_corp(rel) or (rel is None and rel_entry.options.scheme == "corp"):
             self._draw_corp(rel_entry)
             return
         if frames.is_multi(rel):
@@ -413,7 +415,7 @@ class ReliabilityView(_View):
     # the CORP mode: isotonic curve and consistency band, no bins
     def _build_corp(self) -> None:
         height = REL_HEIGHT - 120
-        tables = frames.corp_tables(None)
+        tables = corp_tables(None)
         src = self.sources = {name: ColumnDataSource(table) for name, table in tables.items()}
         x_range = Range1d(0, 1)
         main = _diagram_axes(height, x_range=x_range)
@@ -442,7 +444,7 @@ class ReliabilityView(_View):
         if not self._changed("reliability"):
             return
         corp = entry.result
-        for name, table in frames.corp_tables(corp).items():
+        for name, table in corp_tables(corp).items():
             _set(self.sources[name], table)
         data, options = entry.data, entry.options
         used = scalar_target(data, resolve_target(data, options))
@@ -456,7 +458,7 @@ class ReliabilityView(_View):
             return
         band = " · band computing…" if entry.pending else ""
         self.figures[0].title.text = f"{used} · CORP (isotonic) · n = {int(corp.n):,}{band}"
-        _text(self.note, html.escape(f"{text.corp_caption(corp)} {text.CORP_MARKS}") + _error_text(entry))
+        _text(self.note, html.escape(f"{corp_caption(corp)} {CORP_MARKS}") + _error_text(entry))
 
     # vector targets
     def _draw_multi(self, entry) -> None:
@@ -862,7 +864,7 @@ class TableView(_View):
 
 
 class VerdictView(_View):
-    """One line above the cards: the overall verdict (:func:`calviz.present.text.overall_verdict`) and,
+    """One line above the cards: the overall verdict (:func:`calviz.present.verdict.overall_verdict`) and,
     when the methods disagree, why — the same text as the report's and ``calviz check``'s."""
 
     slots = ("tcal", "interval", "bootstrap", "classical", "inputs")
@@ -880,7 +882,7 @@ class VerdictView(_View):
                for slot in ("tcal", "interval")):
             self.text.object = ""  # (a verdict before T-Cal and the interval would change under the reader)
             return
-        verdict, reasons = text.overall_verdict(
+        verdict, reasons = overall_verdict(
             tcal=store.tcal.result, interval=store.interval.result, bootstrap=store.bootstrap.result,
             classical=store.classical.result, alpha=store.inputs[1].alpha)
         head, _, rest = verdict.partition(": ")
@@ -932,7 +934,7 @@ class StatusView(_View):
         data = self.data
         if data is None:
             return
-        summary, details = text.compute_times(self.store.timings)
+        summary, details = progress.compute_times(self.store.timings)
         if summary:  # the total and the slowest computation; every computation in the tooltip
             total, _, rest = summary.partition(", ")
             took = (f"<span title='{html.escape(details, quote=True)}'><b>{html.escape(total)}</b>"

@@ -16,8 +16,19 @@ __all__ = ["format_value", "format_interval_end", "METHOD_NAMES", "method_name",
 
 
 def byte_size(n: int) -> str:
-    """A size in bytes as calviz writes it everywhere (binary units: a limit of ``20 * 2**20`` bytes is
-    "20 MiB" in the sidebar and in the refusal of a larger file).
+    """A size in bytes as calviz writes it everywhere, in binary units.
+
+    A limit of ``20 * 2**20`` bytes is "20 MiB" in the sidebar and in the refusal of a larger file.
+
+    Parameters
+    ----------
+    n : int
+        The size in bytes.
+
+    Returns
+    -------
+    str
+        The size with one decimal (none when whole or from 100 units on) and its unit.
 
     Examples
     --------

@@ -80,8 +80,9 @@ def _rows(pairs) -> str:
 
 
 def _overall_verdict(result: Analysis) -> str:
-    """The one verdict and, when the methods disagree, why (:func:`calviz.present.text.overall_verdict`)."""
-    from calviz.present.text import overall_verdict
+    """The one verdict and, when the methods disagree, why
+    (:func:`calviz.present.verdict.overall_verdict`)."""
+    from calviz.present.verdict import overall_verdict
 
     tcal = result.tcal_resampled if result.tcal_resampled is not None else result.tcal
     verdict, reasons = overall_verdict(tcal=tcal, interval=result.interval, bootstrap=result.bootstrap,
@@ -359,7 +360,7 @@ def render_analysis(result: Analysis, *, title: str = "calviz report", source: s
         ("mean confidence (top-1)", _fmt(s.mean_confidence)),
     ]
     option_rows = [(k, html.escape(v)) for k, v in parameter_rows(result.options, s.n_total)]
-    from calviz.present.text import compute_times
+    from calviz.present.progress import compute_times
 
     took, took_details = compute_times(result.timings)
     # how long the computations took is about this run, not about the model: a footnote, not a section
