@@ -335,6 +335,8 @@ class CalibrationData:
     labels: np.ndarray
     confidence_form: bool = False
     _cache: dict = field(default_factory=dict, compare=False, hash=False)
+    #: sample weights of the rows (:func:`calviz._weights.with_weights`), or None: unweighted
+    weights: np.ndarray | None = field(default=None, compare=False, hash=False)
 
     @property
     def n(self) -> int:
@@ -433,7 +435,8 @@ class CalibrationData:
     def _rows(self, idx: np.ndarray) -> CalibrationData:
         """The data of rows ``idx`` (validated already: no second validation)."""
         return CalibrationData(_readonly_view(self.probs[idx]), _readonly_view(self.labels[idx]),
-                               self.confidence_form)
+                               self.confidence_form,
+                               weights=None if self.weights is None else _readonly_view(self.weights[idx]))
 
     def subsample(self, n: int, seed=None) -> CalibrationData:
         """A uniform subsample of n rows without replacement (``n``: an int in [2, inf); reproducible with

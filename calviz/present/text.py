@@ -24,7 +24,7 @@ __all__ = [
     "interval_caption", "BOOTSTRAP_NOTE", "interval_details", "distance_title", "distance_caption",
     "classical_caption", "decomposition_caption", "decomposition_reading", "decomposition_text",
     "over_time_caption", "corp_caption", "CORP_MARKS",
-    "duration", "computation_name", "compute_times", "overall_verdict", "kernels_ready",
+    "duration", "computation_name", "compute_times", "overall_verdict", "kernels_ready", "weights_note",
 ]
 
 
@@ -1270,3 +1270,19 @@ def kernels_ready(seconds: float, compiled: int) -> str:
         return (f"kernels compiled in {duration(seconds)} (first run on this machine; cached on disk for the "
                 "next starts)")
     return f"kernels loaded from the cache in {duration(seconds)}"
+
+
+def weights_note(column: str | None, unweighted: tuple) -> str:
+    """The one note on sample weights: which column weights the rows, and the views that ignore it
+    (``unweighted``: their labels, :func:`calviz.analysis.views.unweighted_views`); "" without weights.
+
+    Examples
+    --------
+    >>> weights_note("w", ("T-Cal (analytic)", "ECE interval"))
+    "Rows weighted by column 'w'; not weighted: T-Cal (analytic), ECE interval."
+    """
+    if column is None:
+        return ""
+    shown = f"column {column!r}" if column else "their sample weights"
+    tail = f"; not weighted: {', '.join(unweighted)}" if unweighted else ""
+    return f"Rows weighted by {shown}{tail}."

@@ -1,0 +1,121 @@
+"""A weight column of a predictions file: ``--weight-column`` of check / report / serve and the app's box.
+
+Integer weights are checked against the file with each row repeated by its weight (frequency weights);
+bad columns get one line and exit status 2; the views that cannot take weights are named once."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from calviz._weights import with_weights
+from calviz.analysis import AnalysisOptions
+from calviz.analysis.compute import compute_reliability
+from calviz.analysis.views import REGISTRY, unweighted_views
+from calviz.cli import main
+
+RNG = np.random.default_rng(7)
+N = 80
+P = np.round(RNG.uniform(0.02, 0.98, N), 2)  # (ties)
+Y = (RNG.random(N) < P**1.3).astype(int)
+W = RNG.integers(0, 4, N)
+W[0] = 2
+
+
+def _csv(path, y, p, w=None):
+    rows = ["y_true,y_prob" + (",w" if w is not None else "")]
+    rows += [f"{a},{float(b)!r}" + (f",{c}" if w is not None else "") for a, b, c in
+             zip(y, p, w if w is not None else [None] * len(y), strict=True)]
+    path.write_text("\n".join(rows) + "\n")
+    return path
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    d = tmp_path_factory.mktemp("weights")
+    return (_csv(d / "weighted.csv", Y, P, W), _csv(d / "repeated.csv", np.repeat(Y, W), np.repeat(P, W)))
+
+
+def _check(capsys, *args) -> dict:
+    assert main(["check", *map(str, args), "--json", "--resampling", "analytic"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_integer_weights_equal_repeated_rows_through_check_json(files, capsys):
+    weighted, repeated = files
+    a = _check(capsys, weighted, "--weight-column", "w", "--scheme", "corp")
+    b = _check(capsys, repeated, "--scheme", "corp")
+    assert a["weight_column"] == "w" and "weight_column" not in b
+    for key in ("mean_score", "mcb", "dsc", "unc"):
+        assert a["decomposition"][key] == pytest.approx(b["decomposition"][key], abs=1e-12, rel=0)
+    for key in ("mean_brier", "mcb", "dsc", "unc"):
+        assert a["corp"][key] == pytest.approx(b["corp"][key], abs=1e-12, rel=0)
+    assert a["corp"]["steps"]["x"] == b["corp"]["steps"]["x"]
+    np.testing.assert_allclose(a["corp"]["steps"]["recalibrated"], b["corp"]["steps"]["recalibrated"],
+                               atol=1e-12, rtol=0)
+    # an unweighted view analyses the rows as they are: differs from the repeated file, and says so
+    assert a["summary"]["n"] == N
+    assert "ECE interval" in a["not_weighted"] and "T-Cal (analytic)" in a["not_weighted"]
+    assert "score decomposition" not in a["not_weighted"]
+    assert a["weights_note"].startswith("Rows weighted by column 'w'; not weighted: ")
+
+
+def test_the_text_output_names_the_unweighted_views_once(files, capsys):
+    assert main(["check", str(files[0]), "--weight-column", "w", "--resampling", "analytic"]) == 0
+    out = capsys.readouterr().out
+    lines = [line for line in out.splitlines() if "not weighted" in line]
+    assert len(lines) == 1 and "T-Cal (analytic)" in lines[0] and "ECE interval" in lines[0]
+
+
+@pytest.mark.parametrize("column, message", [
+    ("-1", "must be non-negative; row 1 has -1.0"),
+    ("", "must be finite; row 1 has nan"),
+    ("inf", "must be finite; row 1 has inf"),
+    ("heavy", "must be numbers; row 1 has 'heavy'"),
+    (None, "the weights are all zero"),
+])
+def test_bad_weight_columns_give_one_line_and_exit_2(tmp_path, capsys, column, message):
+    w = [0, 0, 0] if column is None else ["1", column, "2"]
+    path = _csv(tmp_path / "bad.csv", [1, 0, 1], [0.9, 0.2, 0.6], w)
+    assert main(["check", str(path), "--weight-column", "w", "--resampling", "analytic"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and message in err and "weight column 'w'" in err, err
+
+
+def test_a_missing_weight_column_and_a_wrong_length_are_input_errors(tmp_path, capsys):
+    path = _csv(tmp_path / "ok.csv", [1, 0, 1], [0.9, 0.2, 0.6], [1, 1, 1])
+    assert main(["check", str(path), "--weight-column", "nope", "--resampling", "analytic"]) == 2
+    assert "no column 'nope'" in capsys.readouterr().err
+    from calviz import as_calibration_data
+    from calviz._errors import InputError
+
+    with pytest.raises(InputError, match="has 2 entries but the data have 3 rows"):
+        with_weights(as_calibration_data([1, 0, 1], [0.9, 0.2, 0.6]), [1, 2])
+
+
+def test_reliability_and_subsamples_keep_the_weights():
+    from calviz import as_calibration_data
+
+    data = with_weights(as_calibration_data(Y, P), W)
+    repeated = as_calibration_data(np.repeat(Y, W), np.repeat(P, W))
+    for scheme in ("equal_width", "equal_mass"):
+        options = AnalysisOptions(n_bins=7, scheme=scheme, resampling="analytic")
+        a, b = compute_reliability(data, options), compute_reliability(repeated, options)
+        np.testing.assert_allclose(a.mean_confidence, b.mean_confidence, atol=1e-12, rtol=0)
+        np.testing.assert_allclose(a.observed_frequency, b.observed_frequency, atol=1e-12, rtol=0)
+    part = data.subsample(30, seed=1)
+    rows = data.subsample_rows(30, seed=1)
+    np.testing.assert_array_equal(part.weights, W[rows])
+
+
+def test_the_registry_declares_the_weighted_views_in_one_place():
+    assert {r.name for r in REGISTRY if r.weighted} == {"reliability", "corp", "corp_curve", "decomposition"}
+    from calviz import as_calibration_data
+
+    plain = as_calibration_data(Y, P)
+    options = AnalysisOptions(resampling="analytic")
+    assert unweighted_views(plain, options) == ()
+    labels = unweighted_views(with_weights(plain, W), options)
+    assert "T-Cal (analytic)" in labels and "reliability diagram" not in labels
