@@ -529,39 +529,20 @@ def _add_weight_option(parser) -> None:
 
 def with_weight_column(data, args):
     """``data`` carrying the sample weights of column ``args.weight_column`` of ``args.file`` (read by
-    :func:`calviz.io.read_group_column`, validated once by :func:`calviz._weights.with_weights`);
+    :func:`calviz.io.read_weight_column`, validated once by :func:`calviz._weights.with_weights`);
     unchanged without one."""
     from calviz._data import InputError
     from calviz._weights import with_weights
-    from calviz.io import read_group_column
+    from calviz.io import read_weight_column
 
     column = getattr(args, "weight_column", None)
     if column is None or data is None:
         return data
     try:
-        name = f"{args.file}: weight column {column!r}"
-        values = numeric_column(read_group_column(args.file, column, data.n), name)
-        return with_weights(data, values, name=name)
+        values = read_weight_column(args.file, column, data.n)
+        return with_weights(data, values, name=f"{args.file}: weight column {column!r}")
     except InputError as exc:
         raise CLIError(str(exc)) from None
-
-
-def numeric_column(values, name: str):
-    """A column read as text (a CSV column with a missing value or words) as numbers: missing values
-    become NaN (refused by the weight validation with their row); a word is refused naming its row."""
-    import numpy as np
-
-    from calviz._data import InputError
-
-    if values.dtype.kind not in "OUS":
-        return values
-    numbers = np.empty(values.shape[0])
-    for i, value in enumerate(values):
-        try:
-            numbers[i] = np.nan if value is None or str(value).strip() == "" else float(value)
-        except ValueError:
-            raise InputError(f"{name} must be numbers; row {i} has {value!r}") from None
-    return numbers
 
 
 def weights_summary(data, options, column: str | None) -> dict:

@@ -119,3 +119,44 @@ def test_the_registry_declares_the_weighted_views_in_one_place():
     assert unweighted_views(plain, options) == ()
     labels = unweighted_views(with_weights(plain, W), options)
     assert "T-Cal (analytic)" in labels and "reliability diagram" not in labels
+
+
+def test_the_app_store_gives_weighted_reliability_and_names_the_unweighted_views(monkeypatch):
+    from calviz import as_calibration_data
+    from calviz._dashboard import CalvizApp
+    from calviz.app import precomputed
+
+    rng = np.random.default_rng(3)
+    n = 3000
+    p = rng.uniform(0.02, 0.98, n)
+    y = (rng.random(n) < p**1.5).astype(int)
+    w = rng.integers(0, 4, n)
+    data = with_weights(as_calibration_data(y, p), w)
+    repeated = as_calibration_data(np.repeat(y, w), np.repeat(p, w))
+    # the dashboard's sorted views are unweighted: never used for weighted data
+    monkeypatch.setattr(precomputed, "PRESORT_MIN_ROWS", 0)
+    assert precomputed.sorted_target("reliability", data, AnalysisOptions()) is None
+    assert precomputed.sorted_target("reliability", repeated, AnalysisOptions()) is not None
+    monkeypatch.undo()
+    app = CalvizApp(data, n_resamples=50, resampling="analytic")
+    app.start()
+    app.wait()
+    options = app.controls.options(data.n)
+    shown = app.store.result("reliability", data, options)
+    expected = compute_reliability(repeated, options)
+    np.testing.assert_allclose(shown.observed_frequency, expected.observed_frequency, atol=1e-12, rtol=0)
+    np.testing.assert_allclose(shown.mean_confidence, expected.mean_confidence, atol=1e-12, rtol=0)
+    np.testing.assert_allclose(shown.counts, expected.counts, atol=1e-9, rtol=0)  # weighted counts
+    note = app.status.text.object.split("Rows weighted by their sample weights; not weighted: ")[1]
+    assert "T-Cal (analytic)" in note and "ECE interval" in note and "reliability diagram" not in note
+
+
+def test_the_upload_reads_the_weight_column_box():
+    from calviz.app import sources
+
+    csv = b"y_true,y_prob,w\n1,0.9,2\n0,0.2,0\n1,0.7,1\n0,0.4,3\n"
+    data = sources.read_upload(csv, "up.csv", limit=10**6, columns={"weight_column": "w"})
+    np.testing.assert_array_equal(data.weights, [2, 0, 1, 3])
+    with pytest.raises(ValueError, match=r"up.csv: weight column 'w' must be non-negative; row 1 has -1.0"):
+        sources.read_upload(csv.replace(b",0\n", b",-1\n"), "up.csv", limit=10**6,
+                            columns={"weight_column": "w"})

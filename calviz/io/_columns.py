@@ -342,3 +342,28 @@ def read_group_column(file: str, column: str, n: int, *, label_column: str = "y_
         raise InputError(f"{file}: column {column!r} has shape {values.shape}, expected one value per row "
                          f"({n})")
     return values
+
+
+def read_weight_column(file: str, column: str, n: int, *, content: bytes | None = None) -> np.ndarray:
+    """A column of sample weights of a predictions file, one number per row (``--weight-column``, the
+    app's weight column box), as :func:`read_group_column` reads it; a text column (a CSV column with a
+    missing cell or words) as numbers: missing cells become NaN (refused with their row when the weights
+    are validated, :func:`calviz._weights.with_weights`), a word is refused naming its row.
+
+    Examples
+    --------
+    >>> from calviz.io import read_weight_column
+    >>> read_weight_column("p.csv", "w", 3, content=b"y_true,y_prob,w\\n1,0.9,2\\n0,0.2,\\n1,0.7,1\\n")
+    array([ 2., nan,  1.])
+    """
+    values = np.asarray(read_group_column(file, column, n, content=content))
+    if values.dtype.kind not in "OUS":
+        return values
+    numbers = np.empty(values.shape[0])
+    for i, value in enumerate(values):
+        try:
+            numbers[i] = np.nan if value is None or str(value).strip() == "" else float(value)
+        except ValueError:
+            raise InputError(f"{file}: weight column {column!r} must be numbers; row {i} has "
+                             f"{value!r}") from None
+    return numbers
