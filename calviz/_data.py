@@ -314,6 +314,9 @@ class CalibrationData:
         binary data (y = correct) and :meth:`top1` returns them as they are: the confidence may be below
         0.5, and the top-1 prediction is the one whose correctness is given.
 
+    weights : ndarray of shape (n,) or None
+        The rows' sample weights (:func:`calviz._weights.with_weights`: a file's weight column), read by
+        the views that take weights; None: unweighted.
     Notes
     -----
     Views of the data used by the calibration targets: :meth:`binary`, :meth:`top1` (confidence,

@@ -59,12 +59,17 @@ def with_weights(data, weights, *, name: str = "sample_weight"):
     """``data`` (a :class:`calviz.CalibrationData`, also one with a time column) carrying its sample
     weights, validated once (:func:`check_sample_weight`); the views whose engine functions take weights
     read them (``View.weighted``), the others analyse the rows unweighted."""
-    from dataclasses import replace
+    import copy
 
-    from calviz._data import _readonly_view
+    from calviz._data import CalibrationData, _readonly_view
 
     w = _readonly_view(check_sample_weight(weights, data.n, name=name))
-    return replace(data, weights=w, _cache={})
+    weighted = copy.copy(data)  # (every kind of data: a time column, a matrix kept on disk)
+    object.__setattr__(weighted, "weights", w)
+    # the cached views of the rows stay valid; the cached subsamples are of unweighted rows
+    object.__setattr__(weighted, "_cache", {key: value for key, value in data._cache.items()
+                                            if not isinstance(value, CalibrationData)})
+    return weighted
 
 
 def weighted_bin_sums(ids: np.ndarray, n_bins: int, z: np.ndarray, y: np.ndarray, w: np.ndarray):

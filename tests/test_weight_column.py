@@ -160,3 +160,35 @@ def test_the_upload_reads_the_weight_column_box():
     with pytest.raises(ValueError, match=r"up.csv: weight column 'w' must be non-negative; row 1 has -1.0"):
         sources.read_upload(csv.replace(b",0\n", b",-1\n"), "up.csv", limit=10**6,
                             columns={"weight_column": "w"})
+
+
+def test_the_report_says_which_views_ignore_the_weights(files, tmp_path, capsys):
+    out = tmp_path / "r.html"
+    assert main(["report", str(files[0]), "--weight-column", "w", "--resampling", "analytic",
+                 "-o", str(out)]) == 0
+    page = out.read_text()
+    assert page.count("Rows weighted by their sample weights; not weighted: ") == 1
+    assert "<h2>Sample weights</h2>" in page
+
+
+def test_a_matrix_kept_on_disk_carries_its_weights(tmp_path):
+    import pandas as pd
+
+    from calviz import as_calibration_data
+    from calviz.analysis.compute import compute_decomposition
+    from calviz.io import read_predictions
+
+    rng = np.random.default_rng(0)
+    n = 300
+    probs = rng.dirichlet([1, 1, 1], n)
+    y = np.array([rng.choice(3, p=row) for row in probs])
+    w = rng.integers(0, 3, n)
+    path = tmp_path / "m.csv"
+    pd.DataFrame({"y_true": y, "p_0": probs[:, 0], "p_1": probs[:, 1], "p_2": probs[:, 2]}).to_csv(path,
+                                                                                                   index=False)
+    data = with_weights(read_predictions(path, keep_matrix=False), w)
+    assert type(data).__name__ == "FileBackedData"
+    np.testing.assert_array_equal(data.subsample(100, seed=1).weights, w[data.subsample_rows(100, seed=1)])
+    repeated = as_calibration_data(np.repeat(y, w), np.repeat(probs, w, axis=0))
+    a, b = compute_decomposition(data, AnalysisOptions()), compute_decomposition(repeated, AnalysisOptions())
+    assert (a.mean_score, a.mcb, a.dsc) == pytest.approx((b.mean_score, b.mcb, b.dsc), abs=1e-12, rel=0)

@@ -345,10 +345,33 @@ def read_group_column(file: str, column: str, n: int, *, label_column: str = "y_
 
 
 def read_weight_column(file: str, column: str, n: int, *, content: bytes | None = None) -> np.ndarray:
-    """A column of sample weights of a predictions file, one number per row (``--weight-column``, the
-    app's weight column box), as :func:`read_group_column` reads it; a text column (a CSV column with a
-    missing cell or words) as numbers: missing cells become NaN (refused with their row when the weights
-    are validated, :func:`calviz._weights.with_weights`), a word is refused naming its row.
+    """The sample weights of a predictions file: one column, one number per row.
+
+    ``--weight-column`` and the app's weight column box read it; the column is read as
+    :func:`read_group_column` reads it.  A text column (a CSV column with a missing cell or a word) is
+    converted: missing cells become NaN, refused with their row when the weights are validated
+    (:func:`calviz._weights.with_weights`), which happens once, after this read.
+
+    Parameters
+    ----------
+    file : str
+        A CSV/TSV, Parquet or NPZ file (the format from its extension).
+    column : str
+        The column (NPZ: the array) to read.
+    n : int
+        The number of rows of the predictions; the column must have as many values.
+    content : bytes, optional
+        The file's bytes (an upload; ``file`` is then only its name).
+
+    Returns
+    -------
+    numpy.ndarray of shape (n,)
+        The weights as read (not yet validated).
+
+    Raises
+    ------
+    InputError
+        No such column, not one value per row, or a cell that is not a number (naming its row).
 
     Examples
     --------

@@ -1273,11 +1273,23 @@ def kernels_ready(seconds: float, compiled: int) -> str:
 
 
 def weights_note(column: str | None, unweighted: tuple) -> str:
-    """The one note on sample weights: which column weights the rows, and the views that ignore it
-    (``unweighted``: their labels, :func:`calviz.analysis.views.unweighted_views`); "" without weights.
+    """The one note on sample weights: which column weights the rows, and the views that ignore it.
+
+    Parameters
+    ----------
+    column : str or None
+        The weight column's name ("": weights without a name shown; None: no weights).
+    unweighted : tuple of str
+        The labels of the views that ignore the weights (:func:`calviz.analysis.views.unweighted_views`).
+
+    Returns
+    -------
+    str
+        One sentence, or "" without weights.
 
     Examples
     --------
+    >>> from calviz.present.text import weights_note
     >>> weights_note("w", ("T-Cal (analytic)", "ECE interval"))
     "Rows weighted by column 'w'; not weighted: T-Cal (analytic), ECE interval."
     """
