@@ -545,6 +545,13 @@ def with_weight_column(data, args):
         raise CLIError(str(exc)) from None
 
 
+def _refuse_weights_on_dask(args) -> None:
+    """A weight column is read with a file loaded in memory: never silently dropped elsewhere."""
+    if getattr(args, "weight_column", None) is not None:
+        raise CLIError("--weight-column needs a predictions file loaded in memory (not --scheduler, a "
+                       "directory or --watch)")
+
+
 def weights_summary(data, options, column: str | None) -> dict:
     """``calviz check``'s record of the weights: the column, the views analysed unweighted and the note
     (empty without a weight column)."""
@@ -565,6 +572,7 @@ def cmd_check(args) -> int:
     options = options_from_args(args)
     _check_comparison_flags(args)
     if args.scheduler or Path(args.file).is_dir():
+        _refuse_weights_on_dask(args)
         if has_comparison_options(args):
             raise CLIError("--compare, --group-by and --recalibrate need a predictions file loaded in memory")
         analysis = _on_dask(args, "analyze_parquet", options=options)
@@ -793,6 +801,8 @@ def cmd_serve(args) -> int:
         raise CLIError("--scheduler needs FILE (a Parquet file or directory)")
     watcher = None
     # fail fast, before Panel loads
+    if args.watch or (args.file is not None and (args.scheduler or Path(args.file).is_dir())):
+        _refuse_weights_on_dask(args)
     if args.watch:
         data, watcher = _watched_log(args)
     elif args.file is not None and (args.scheduler or Path(args.file).is_dir()):

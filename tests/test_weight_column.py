@@ -192,3 +192,8 @@ def test_a_matrix_kept_on_disk_carries_its_weights(tmp_path):
     repeated = as_calibration_data(np.repeat(y, w), np.repeat(probs, w, axis=0))
     a, b = compute_decomposition(data, AnalysisOptions()), compute_decomposition(repeated, AnalysisOptions())
     assert (a.mean_score, a.mcb, a.dsc) == pytest.approx((b.mean_score, b.mcb, b.dsc), abs=1e-12, rel=0)
+
+
+def test_a_weight_column_is_refused_where_it_would_be_dropped(tmp_path, capsys):
+    assert main(["check", str(tmp_path), "--weight-column", "w"]) == 2
+    assert "--weight-column needs a predictions file loaded in memory" in capsys.readouterr().err
