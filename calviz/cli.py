@@ -375,7 +375,8 @@ def _corp_summary(corp) -> dict | None:
 
 def _table_views(result, views) -> dict:
     """The checked views drawn as a table (the registry's ``View.frame``), each under its name: its result
-    and its caption (the text output prints the caption), or None when not computed."""
+    and its caption (the text output prints the caption), or None when not computed (a view that does not
+    apply to these data, e.g. the over-time view without a time column, is left out)."""
     from calviz.analysis.views import view as view_record
 
     shown = {}
@@ -383,6 +384,8 @@ def _table_views(result, views) -> dict:
         record = view_record(name)
         if record.frame is not None:
             value = getattr(result, name, None)
+            if value is None and name not in result.errors:  # it does not apply (e.g. no time column)
+                continue
             shown[name] = None if value is None else {**_as_dict(value), "caption": record.caption(value)}
     return shown
 

@@ -134,7 +134,7 @@ JS_CUT_TITLES = f"""() => {{
             const t = view.model.title;
             const size = parseFloat(t.text_font_size) * (String(t.text_font_size).endsWith('pt') ? 4 / 3 : 1);
             ctx.font = `${{t.text_font_style}} ${{size}}px ${{t.text_font}}`;
-            const width = ctx.measureText(String(t.text)).width;
+            const width = Math.max(...String(t.text).split('\\n').map((line) => ctx.measureText(line).width));
             const room = view.el.getBoundingClientRect().width - view.frame.bbox.left;
             if (width > room) out.push([String(t.text), width, room]);
         }}

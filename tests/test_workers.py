@@ -174,7 +174,7 @@ def test_jobs_read_the_data_through_shared_memory_never_a_pickle(monkeypatch):
     data = workers.share_data(as_calibration_data(labels, probs))
     assert workers._block_of(data.probs) is not None and workers._block_of(data.labels) is not None
     options = AnalysisOptions(resampling="y_only", n_resamples=20)
-    store = ResultStore(debounce=0.01)
+    store = ResultStore(debounce=0.01, job_limit=float("inf"))  # (no time limit: a loaded machine)
     try:
         store.update(data, options, start_now=True)
         store.wait(WAIT_S)

@@ -307,11 +307,9 @@ class ComparisonView:
                 pn.pane.Bokeh(tcal, sizing_mode="stretch_width", min_width=320),
                 sizing_mode="stretch_width",
             ),
-            pn.Row(
-                pn.pane.Bokeh(interval, sizing_mode="stretch_width", min_width=320),
-                pn.pane.Bokeh(self.table, sizing_mode="stretch_width", min_width=320),
-                sizing_mode="stretch_width",
-            ),
+            pn.pane.Bokeh(interval, sizing_mode="stretch_width", min_width=320),
+            # the table in a row of its own: its 850 px of columns were cut at half the card's width
+            pn.pane.Bokeh(self.table, sizing_mode="stretch_width", min_width=320),
             self.note,
         )
         self._drawn = None

@@ -311,22 +311,28 @@ class CalvizApp:
 
     def main_area(self) -> pn.Column:
         """The status line, the four views in two rows and the comparison card (one layout, for Jupyter)."""
-        cards = [view.panel for view in self.views]
+        rel, tcal, interval, distance = cards = [view.panel for view in self.views]
         for card in cards:  # two cards a row where there is room for two, else one (a narrow notebook output)
             card.styles = {**card.styles, "flex": f"1 1 {_CARD_MIN_WIDTH}px", "min-width": "0"}
+        wrap = {"flex-wrap": "wrap"}  # (a Row is a CSS flex box: its cards wrap below _CARD_MIN_WIDTH each)
         return pn.Column(
             self.status.panel,
             self.verdict.panel,
-            pn.FlexBox(*cards, flex_wrap="wrap", sizing_mode="stretch_width"),
+            pn.Row(rel, tcal, sizing_mode="stretch_width", styles=wrap),
+            pn.Row(interval, distance, sizing_mode="stretch_width", styles=wrap),
             *(table.panel for table in self.tables),
             self.over_time.panel,
             self.comparison.panel,
             sizing_mode="stretch_width",
+            # a flex item is never narrower than its content by default: without this the main area kept
+            # its first width in a narrower notebook output and was cut at the output's right edge
+            styles={"min-width": "0"},
         )
 
     def layout(self) -> pn.Row:
         """A plain Panel layout (sidebar + main) — renders inline in Jupyter."""
-        return pn.Row(pn.Column(self.widgets(), width=300), self.main_area(), sizing_mode="stretch_width")
+        return pn.Row(pn.Column(self.widgets(), width=300), self.main_area(), sizing_mode="stretch_width",
+                      styles={"min-width": "0"})
 
     def template(self) -> pn.template.FastListTemplate:
         """The served page: the widgets in the sidebar, the views in main."""

@@ -643,8 +643,9 @@ class ClassicalView(_View):
     target brings new tests.  Caption and table are plain Bokeh models in one pane, updated in place."""
 
     slots = ("classical", "inputs")
-    #: column → (title, relative width): four columns that fit the card at any width ("force_fit");
-    #: what each test detects is the test name's tooltip (as a fifth column it was cut at 1280 px).  The
+    #: column → (title, width in px): four columns, 385 px, that fit a card at 1280 px ("fit_columns"
+    #: autosizing throws in Bokeh 3.9.2's browser code, which stops every later patch); what each test
+    #: detects is the test name's tooltip (as a fifth column it was cut at 1280 px).  The
     #: titles never change: the caption above the table states α, and a retitled column makes the browser
     #: rebuild the whole table on every α change
     COLUMNS = {"test_cell": ("test", 140), "statistic": ("statistic", 72), "pvalue": ("p-value", 68),
@@ -661,7 +662,7 @@ class ClassicalView(_View):
         columns[0].formatter = HTMLTemplateFormatter(template="<%= value %>")
         self.table = DataTable(
             source=ColumnDataSource({k: [] for k in self.FIELDS}), columns=columns, index_position=None,
-            height=160, sizing_mode="stretch_width", autosize_mode="force_fit", name="classical_tests",
+            height=160, sizing_mode="stretch_width", autosize_mode="none", name="classical_tests",
             reorderable=False,  # (reordering needs jquery-ui, which the page does not load)
         )
         self.caption = Div(text="", sizing_mode="stretch_width", styles={"font-size": "12px"},
