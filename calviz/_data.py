@@ -314,6 +314,9 @@ class CalibrationData:
         binary data (y = correct) and :meth:`top1` returns them as they are: the confidence may be below
         0.5, and the top-1 prediction is the one whose correctness is given.
 
+    weights : ndarray of shape (n,) or None
+        The rows' sample weights (:func:`calviz._weights.with_weights`: a file's weight column), read by
+        the views that take weights; None: unweighted.
     Notes
     -----
     Views of the data used by the calibration targets: :meth:`binary`, :meth:`top1` (confidence,
@@ -335,6 +338,8 @@ class CalibrationData:
     labels: np.ndarray
     confidence_form: bool = False
     _cache: dict = field(default_factory=dict, compare=False, hash=False)
+    #: sample weights of the rows (:func:`calviz._weights.with_weights`), or None: unweighted
+    weights: np.ndarray | None = field(default=None, compare=False, hash=False)
 
     @property
     def n(self) -> int:
@@ -433,7 +438,8 @@ class CalibrationData:
     def _rows(self, idx: np.ndarray) -> CalibrationData:
         """The data of rows ``idx`` (validated already: no second validation)."""
         return CalibrationData(_readonly_view(self.probs[idx]), _readonly_view(self.labels[idx]),
-                               self.confidence_form)
+                               self.confidence_form,
+                               weights=None if self.weights is None else _readonly_view(self.weights[idx]))
 
     def subsample(self, n: int, seed=None) -> CalibrationData:
         """A uniform subsample of n rows without replacement (``n``: an int in [2, inf); reproducible with

@@ -50,13 +50,15 @@ class TimedData(CalibrationData):
     def _rows(self, idx: np.ndarray) -> TimedData:
         base = super()._rows(idx)
         time = TimeColumn(_readonly_view(self.time.values[idx]), self.time.kind, self.time.labels)
-        return TimedData(base.probs, base.labels, base.confidence_form, time=time, window=self.window)
+        return TimedData(base.probs, base.labels, base.confidence_form, time=time, window=self.window,
+                         weights=base.weights)
 
     @classmethod
     def in_row_order(cls, data: CalibrationData) -> TimedData:
         """Data without a time column as a log in row order (the row number is its time)."""
         time = TimeColumn(np.arange(data.n, dtype=np.int64), "number")
-        return cls(data.probs, data.labels, data.confidence_form, time=time)
+        return cls(data.probs, data.labels, data.confidence_form, time=time,
+                   weights=getattr(data, "weights", None))
 
     def over_time_window(self):
         """The window option of the over-time view: the user's, or :func:`auto_window`'s choice."""
@@ -75,7 +77,8 @@ def with_time(data, time, *, window=AUTO_WINDOW) -> TimedData:
     column = time if isinstance(time, TimeColumn) else as_time(time, data.n, "time column")
     if window != AUTO_WINDOW:
         parse_window(window, column.kind, "time window")
-    return TimedData(data.probs, data.labels, data.confidence_form, time=column, window=window)
+    return TimedData(data.probs, data.labels, data.confidence_form, time=column, window=window,
+                     weights=data.weights)
 
 
 def auto_window(time: TimeColumn):

@@ -12,12 +12,14 @@ import numpy as np
 
 from calviz._errors import InputError
 
-__all__ = ["check_sample_weight", "weighted_bin_sums", "weighted_equal_mass_edges", "weighted_bins",
-           "weighted_plugin"]
+__all__ = ["check_sample_weight", "with_weights", "weighted_bin_sums", "weighted_equal_mass_edges",
+           "weighted_bins", "weighted_plugin"]
 
 
-def check_sample_weight(sample_weight, n: int, caller: str | None = None) -> np.ndarray | None:
-    """``sample_weight`` as a contiguous float64 array of length n (None stays None).
+def check_sample_weight(sample_weight, n: int, caller: str | None = None, *,
+                        name: str = "sample_weight") -> np.ndarray | None:
+    """``sample_weight`` as a contiguous float64 array of length n (None stays None); ``name`` is what
+    the messages call the weights (a file's weight column).
 
     Raises
     ------
@@ -31,25 +33,43 @@ def check_sample_weight(sample_weight, n: int, caller: str | None = None) -> np.
     try:
         arr = np.asarray(sample_weight)
     except Exception as exc:  # ragged nesting, exotic objects
-        raise InputError(f"sample_weight{where} could not be read as a numeric array ({exc})") from None
+        raise InputError(f"{name}{where} could not be read as a numeric array ({exc})") from None
     if arr.dtype.kind not in "biuf":
-        raise InputError(f"sample_weight{where} must be real numbers; got dtype {arr.dtype}")
+        raise InputError(f"{name}{where} must be real numbers; got dtype {arr.dtype}")
     if arr.ndim != 1:
-        raise InputError(f"sample_weight{where} must be 1-D (one weight per row); got shape {arr.shape}")
+        raise InputError(f"{name}{where} must be 1-D (one weight per row); got shape {arr.shape}")
     if arr.shape[0] != n:
-        raise InputError(f"sample_weight{where} has {arr.shape[0]} entries but the data have {n} rows; "
+        raise InputError(f"{name}{where} has {arr.shape[0]} entries but the data have {n} rows; "
                          "one weight per row is needed")
     w = np.ascontiguousarray(arr, dtype=np.float64)
     finite = np.isfinite(w)
     if not finite.all():
         i = int(np.flatnonzero(~finite)[0])
-        raise InputError(f"sample_weight{where} must be finite; row {i} has {w[i]!r}")
+        raise InputError(f"{name}{where} must be finite; row {i} has {float(w[i])!r}")
     if n and w.min() < 0:
         i = int(np.flatnonzero(w < 0)[0])
-        raise InputError(f"sample_weight{where} must be non-negative; row {i} has {w[i]!r}")
+        raise InputError(f"{name}{where} must be non-negative; row {i} has {float(w[i])!r}")
     if not w.sum() > 0:
-        raise InputError(f"sample_weight{where} are all zero: at least one row must have positive weight")
+        raise InputError(f"{name}{where}: the weights are all zero; at least one row must have positive "
+                         "weight")
     return w
+
+
+def with_weights(data, weights, *, name: str = "sample_weight"):
+    """``data`` (a :class:`calviz.CalibrationData`, also one with a time column) carrying its sample
+    weights, validated once (:func:`check_sample_weight`); the views whose engine functions take weights
+    read them (``View.weighted``), the others analyse the rows unweighted."""
+    import copy
+
+    from calviz._data import CalibrationData, _readonly_view
+
+    w = _readonly_view(check_sample_weight(weights, data.n, name=name))
+    weighted = copy.copy(data)  # (every kind of data: a time column, a matrix kept on disk)
+    object.__setattr__(weighted, "weights", w)
+    # the cached views of the rows stay valid; the cached subsamples are of unweighted rows
+    object.__setattr__(weighted, "_cache", {key: value for key, value in data._cache.items()
+                                            if not isinstance(value, CalibrationData)})
+    return weighted
 
 
 def weighted_bin_sums(ids: np.ndarray, n_bins: int, z: np.ndarray, y: np.ndarray, w: np.ndarray):

@@ -113,6 +113,7 @@ def build_parser() -> argparse.ArgumentParser:
                             "memory shared by the workers, at least 1 GB)")
     _add_file_options(serve)
     add_time_options(serve)
+    _add_weight_option(serve)
     serve.add_argument("--watch", action="store_true",
                        help="follow FILE (a log file, or a directory of Parquet files) as it grows: the "
                             "views refresh with the new rows (needs --time-column)")
@@ -129,6 +130,7 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--title", help="report title (default: the file name)")
     _add_file_options(report)
     add_time_options(report)
+    _add_weight_option(report)
     _add_analysis_options(report)
     add_comparison_options(report)
 
@@ -145,6 +147,7 @@ def build_parser() -> argparse.ArgumentParser:
                             "(tcp://host:8786) or 'local' for a temporary LocalCluster")
     _add_file_options(check)
     add_time_options(check)
+    _add_weight_option(check)
     _add_analysis_options(check)
     add_comparison_options(check)
 
@@ -412,6 +415,8 @@ def _print_check_text(summary: dict) -> None:
             print(textwrap.fill(f"           - {reason}", 110, subsequent_indent="             "))
     print(f"  data     n = {s.get('n')}, K = {s.get('n_classes')}, target = {target}, "
           f"accuracy = {_fmt(s.get('accuracy'))}, mean confidence = {_fmt(s.get('mean_confidence'))}")
+    if summary.get("weights_note"):
+        print(f"  weights  {summary['weights_note']}")
     if summary["decision"] is None:
         print("  T-Cal    not available")
     else:
@@ -519,6 +524,50 @@ def _comparisons(args, data, options) -> dict:
         raise CLIError(str(exc)) from None
 
 
+def _add_weight_option(parser) -> None:
+    parser.add_argument("--weight-column", metavar="COL",
+                        help="a column of non-negative sample weights (a row of weight k counts as k rows) "
+                             "for the views that take weights; the others are listed as not weighted")
+
+
+def with_weight_column(data, args):
+    """``data`` carrying the sample weights of column ``args.weight_column`` of ``args.file`` (read by
+    :func:`calviz.io.read_weight_column`, validated once by :func:`calviz._weights.with_weights`);
+    unchanged without one."""
+    from calviz._data import InputError
+    from calviz._weights import with_weights
+    from calviz.io import read_weight_column
+
+    column = getattr(args, "weight_column", None)
+    if column is None or data is None:
+        return data
+    try:
+        values = read_weight_column(args.file, column, data.n)
+        return with_weights(data, values, name=f"{args.file}: weight column {column!r}")
+    except InputError as exc:
+        raise CLIError(str(exc)) from None
+
+
+def _refuse_weights_on_dask(args) -> None:
+    """A weight column is read with a file loaded in memory: never silently dropped elsewhere."""
+    if getattr(args, "weight_column", None) is not None:
+        raise CLIError("--weight-column needs a predictions file loaded in memory (not --scheduler, a "
+                       "directory or --watch)")
+
+
+def weights_summary(data, options, column: str | None) -> dict:
+    """``calviz check``'s record of the weights: the column, the views analysed unweighted and the note
+    (empty without a weight column)."""
+    from calviz.analysis.views import unweighted_views, view_names
+    from calviz.present.text import weights_note
+
+    if column is None:
+        return {}
+    unweighted = unweighted_views(data, options, view_names(in_check=True))
+    return {"weight_column": column, "not_weighted": list(unweighted),
+            "weights_note": weights_note(column, unweighted)}
+
+
 def cmd_check(args) -> int:
     from calviz.cli_compare import has_comparison_options, print_comparison_text
     from calviz.cli_monitor import with_time_column
@@ -526,14 +575,17 @@ def cmd_check(args) -> int:
     options = options_from_args(args)
     _check_comparison_flags(args)
     if args.scheduler or Path(args.file).is_dir():
+        _refuse_weights_on_dask(args)
         if has_comparison_options(args):
             raise CLIError("--compare, --group-by and --recalibrate need a predictions file loaded in memory")
         analysis = _on_dask(args, "analyze_parquet", options=options)
         summary = check_summary(None, options, source=args.file, analysis=analysis)
     else:
-        data = with_time_column(load_input(args.file, args, keep_matrix=needs_matrix(args)), args)
+        data = with_weight_column(
+            with_time_column(load_input(args.file, args, keep_matrix=needs_matrix(args)), args), args)
         check_options_fit(data, options)
         summary = check_summary(data, options, source=args.file)
+        summary.update(weights_summary(data, options, args.weight_column))
         summary.update(_comparisons(args, data, options))
     if args.json:
         print(json.dumps(summary, indent=2, allow_nan=False))
@@ -620,7 +672,8 @@ def cmd_report(args) -> int:
     title = args.title or f"calviz report — {Path(args.file).name if ':' not in args.file else args.file}"
     try:
         with report_output(out) as handle:  # opened before reading and analysing: a bad path fails at once
-            data = with_time_column(load_input(args.file, args, keep_matrix=needs_matrix(args)), args)
+            data = with_weight_column(
+                with_time_column(load_input(args.file, args, keep_matrix=needs_matrix(args)), args), args)
             check_options_fit(data, options)
             extra = comparison_html(_comparisons(args, data, options))
             html = render_report(data, options, title=title, source=args.file, extra_sections=extra)
@@ -751,12 +804,15 @@ def cmd_serve(args) -> int:
         raise CLIError("--scheduler needs FILE (a Parquet file or directory)")
     watcher = None
     # fail fast, before Panel loads
+    if args.watch or (args.file is not None and (args.scheduler or Path(args.file).is_dir())):
+        _refuse_weights_on_dask(args)
     if args.watch:
         data, watcher = _watched_log(args)
     elif args.file is not None and (args.scheduler or Path(args.file).is_dir()):
         data = _on_dask(args, "open_source")  # validated in one pass, not loaded
     else:
-        data = with_time_column(load_input(args.file, args), args) if args.file is not None else None
+        data = (with_weight_column(with_time_column(load_input(args.file, args), args), args)
+                if args.file is not None else None)
     # paths typed into the app are read on this machine: only under a folder the user named, and only
     # when nobody else can connect
     data_root = None

@@ -47,6 +47,13 @@ def _estimator(data, name: str):
     return {"reliability": reliability, "adaptive_tcal": adaptive_tcal, "ece_interval": ece_interval}[name]
 
 
+def _weighted(data) -> dict:
+    """``sample_weight=`` of the data's weights for an engine function that takes them (``View.weighted``);
+    nothing for unweighted data (the distributed twins take no weights)."""
+    weights = getattr(data, "weights", None)
+    return {} if weights is None else {"sample_weight": weights}
+
+
 def _scalar_sample(data, options: AnalysisOptions):
     """(the rows a view analyses, its scalar target): :func:`prepare` and the options' target through its
     top-1 reduction, resolved once — the inputs of every view defined for scalar predictions."""
@@ -162,7 +169,7 @@ def compute_reliability(data: CalibrationData, options: AnalysisOptions):
         return compute_multi_reliability(data, options)
     diagram = _estimator(data, "reliability")
     return diagram(data, target=_target(data, options, scalar=True), n_bins=int(options.n_bins),
-                   scheme=options.scheme, alpha=options.alpha)
+                   scheme=options.scheme, alpha=options.alpha, **_weighted(data))
 
 
 def compute_multi_reliability(data: CalibrationData, options: AnalysisOptions) -> MultiReliability:
@@ -219,7 +226,7 @@ def compute_multi_reliability(data: CalibrationData, options: AnalysisOptions) -
     if is_distributed(data):  # one pass over the partitions for all panels
         return _estimator(data, "multi_reliability")(data, target=target, top_k=int(options.top_k),
                                                      n_bins=int(options.n_bins), alpha=options.alpha)
-    common = dict(n_bins=int(options.n_bins), scheme=options.scheme, alpha=options.alpha)
+    common = dict(n_bins=int(options.n_bins), scheme=options.scheme, alpha=options.alpha, **_weighted(data))
     support = np.bincount(data.labels, minlength=data.n_classes)
     kind, index, labels, omitted = multi_reliability_panels(
         target, n_classes=data.n_classes, is_binary=data.is_binary, top_k=int(options.top_k), support=support
@@ -707,7 +714,7 @@ def compute_decomposition(data: CalibrationData, options: AnalysisOptions) -> Sc
     True
     """
     sample, target = _scalar_sample(data, options)
-    return score_decomposition(sample, score="brier", target=target)
+    return score_decomposition(sample, score="brier", target=target, **_weighted(sample))
 
 
 #: the band the CORP reliability view draws: the consistency band of the CORP diagram (where a calibrated
@@ -761,7 +768,7 @@ def compute_corp(data: CalibrationData, options: AnalysisOptions, *, band: bool 
     target = _target(sample, options, scalar=True)
     return corp_reliability(sample, target=target.name, class_index=target.class_index, alpha=options.alpha,
                             n_resamples=int(options.n_resamples) if band else 0, bands=CORP_VIEW_BANDS,
-                            seed=int(options.seed))
+                            seed=int(options.seed), **_weighted(sample))
 
 
 @dataclass(frozen=True, repr=False)

@@ -37,7 +37,7 @@ from calviz.present.over_time import over_time_caption, over_time_frame
 from calviz.present.verification import decomposition_frame, decomposition_text
 
 __all__ = ["View", "TargetRule", "REGISTRY", "view", "view_names", "effective_target", "shown_result",
-           "card_title", "LARGE_ROWS", "TYPICAL_TCAL_RESAMPLES", "SMOOTH_BAND_SECONDS"]
+           "card_title", "unweighted_views", "LARGE_ROWS", "TYPICAL_TCAL_RESAMPLES", "SMOOTH_BAND_SECONDS"]
 
 #: rows from which the dashboard computes a ``background="when_large"`` view off its UI thread
 LARGE_ROWS = 1_000_000
@@ -175,6 +175,10 @@ class View:
         on Dask when the distributed twin can draw the resamples, else gathered; None: not on Dask.
     not_on_dask : str or None
         Why it is not available on Dask (with ``dask=None``).
+    weighted : bool
+        Its compute function passes the data's sample weights (``CalibrationData.weights``, a file's
+        weight column) to engine functions that take them (:data:`calviz._params.WEIGHTED_FUNCTIONS`);
+        False: it analyses the rows unweighted, and the surfaces say so (:func:`unweighted_views`).
     """
 
     name: str
@@ -206,6 +210,7 @@ class View:
     marks: str | None = None
     card_title: str | None = None
     sorted_answer: Callable[[Any, AnalysisOptions], Any] | None = None
+    weighted: bool = False
 
     def __post_init__(self):
         if not self.results and self.in_analysis:
@@ -237,6 +242,7 @@ _DRAWN_EVERY_CHANGE = "not off the UI thread: one pass, milliseconds at 10⁵ ro
 REGISTRY: tuple[View, ...] = (
     View(
         "reliability", _compute.compute_reliability,
+        weighted=True,
         reads=("target", "class_index", "top_k", "n", "scheme", "n_bins", "alpha"),
         sorted_answer=lambda view, options: view.reliability(options.scheme, int(options.n_bins),
                                                              alpha=options.alpha),
@@ -269,6 +275,7 @@ REGISTRY: tuple[View, ...] = (
     ),
     View(
         "corp", _compute.compute_corp,
+        weighted=True,
         # no bins: a change of n_bins reuses it; α re-reads the quantiles of new resamples
         reads=("target", "class_index", "n", "alpha", "n_resamples", "seed"),
         targets=TargetRule("scalar", why="the isotonic curve of a scalar prediction: " + _SCALAR_WHY),
@@ -283,6 +290,7 @@ REGISTRY: tuple[View, ...] = (
     ),
     View(
         "corp_curve", lambda data, options: _compute.compute_corp(data, options, band=False),
+        weighted=True,
         reads=("target", "class_index", "n"),
         targets=TargetRule("scalar", why="the isotonic curve of a scalar prediction: " + _SCALAR_WHY),
         label="CORP reliability curve (no band)", applies=_corp_diagram, in_analysis=False,
@@ -414,6 +422,7 @@ REGISTRY: tuple[View, ...] = (
     ),
     View(
         "decomposition", _compute.compute_decomposition,
+        weighted=True,
         # no bins, no α, no resampling: a change of n_bins or α reuses the cached result
         reads=("target", "class_index", "n"),
         targets=TargetRule("scalar", why="the Brier score of a scalar prediction: " + _SCALAR_WHY),
@@ -477,6 +486,17 @@ def view(name: str) -> View:
 def view_names(**where) -> tuple[str, ...]:
     """Names of the views whose fields equal ``where`` (e.g. ``view_names(in_analysis=True)``), in order."""
     return tuple(r.name for r in REGISTRY if all(getattr(r, k) == v for k, v in where.items()))
+
+
+def unweighted_views(data, options: AnalysisOptions, names=None) -> tuple[str, ...]:
+    """The labels of the views (of ``names``, default every view) that apply to ``data`` but analyse its
+    rows unweighted although it carries sample weights (``View.weighted`` False); () for unweighted data.
+    Stand-ins of another view (``in_analysis`` False) are not listed twice."""
+    if getattr(data, "weights", None) is None:
+        return ()
+    names = view_names() if names is None else tuple(names)
+    return tuple(r.label for r in REGISTRY
+                 if r.name in names and r.in_analysis and not r.weighted and r.applies(data, options))
 
 
 def effective_target(name: str, data, options: AnalysisOptions) -> tuple:

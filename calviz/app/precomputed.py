@@ -179,8 +179,11 @@ SORTED = SortedViews()
 def sorted_target(view: str, data, options: AnalysisOptions) -> tuple | None:
     """``(target, class_index)`` of the sorted view that answers ``view`` for these inputs, or None: the
     view is not one of :data:`ANSWERED`, the data are distributed or smaller than
-    :data:`PRESORT_MIN_ROWS`, a subsample is asked for (``n``), or the target is not scalar."""
+    :data:`PRESORT_MIN_ROWS`, carry sample weights, a subsample is asked for (``n``), or the target is not
+    scalar."""
     if view not in ANSWERED or type(data) is not CalibrationData or is_distributed(data):
+        return None
+    if data.weights is not None:  # (the sorted views are unweighted)
         return None
     if data.n < PRESORT_MIN_ROWS or (options.n is not None and int(options.n) < data.n):
         return None

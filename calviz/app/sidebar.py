@@ -42,6 +42,8 @@ def sidebar(app) -> pn.Column:
     prob_column = w.TextInput(name="probability column (or p_ prefix)", placeholder="auto", **stretch)
     # a time column adds the over-time card (calibration per window, the monitor)
     time_column = w.TextInput(name="time column (calibration over time)", placeholder="none", **stretch)
+    # sample weights for the views that take them (the others are named as not weighted)
+    weight_column = w.TextInput(name="weight column (sample weights)", placeholder="none", **stretch)
     accept = ".csv,.parquet,.pq,.npz,.npy"
     # the reader's renormalize= / logits= keywords, for the next upload (error messages name these boxes)
     renormalize = w.Checkbox(name="rescale rows to sum to 1", value=False)
@@ -50,7 +52,8 @@ def sidebar(app) -> pn.Column:
     def columns() -> dict:
         flags = {name: True for name, box in (("renormalize", renormalize), ("logits", logits)) if box.value}
         timed = {"time_column": time_column.value.strip()} if time_column.value.strip() else {}
-        return {**sources.column_options(label_column.value, prob_column.value), **flags, **timed}
+        weighted = {"weight_column": weight_column.value.strip()} if weight_column.value.strip() else {}
+        return {**sources.column_options(label_column.value, prob_column.value), **flags, **timed, **weighted}
 
     if app.served:  # the size is checked in the browser, the file sent in pieces (see calviz.app.upload)
         from calviz.app.upload import UploadInput
@@ -108,6 +111,7 @@ def sidebar(app) -> pn.Column:
         label_column,
         prob_column,
         time_column,
+        weight_column,
         renormalize,
         logits,
         file_input,

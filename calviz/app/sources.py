@@ -82,6 +82,7 @@ def read_upload(content: bytes, filename: str, *, limit: int, columns: dict) -> 
         raise InputError(too_large(filename, len(content), limit))
     columns = dict(columns)
     time_column = columns.pop("time_column", None)
+    weight_column = columns.pop("weight_column", None)
     from calviz import io as calviz_io
 
     try:
@@ -92,7 +93,18 @@ def read_upload(content: bytes, filename: str, *, limit: int, columns: dict) -> 
         message = str(exc) if filename in str(exc) else f"{filename}: {exc}"
         raise InputError(shorten(message)) from None
     data = as_calibration_data(data)
-    return data if time_column is None else _with_upload_time(data, content, filename, time_column)
+    data = data if time_column is None else _with_upload_time(data, content, filename, time_column)
+    return data if weight_column is None else _with_upload_weights(data, content, filename, weight_column)
+
+
+def _with_upload_weights(data, content: bytes, filename: str, column: str):
+    """The uploaded predictions carrying their weight column (read and validated as ``calviz serve
+    --weight-column`` does)."""
+    from calviz._weights import with_weights
+    from calviz.io import read_weight_column
+
+    return with_weights(data, read_weight_column(filename, column, data.n, content=content),
+                        name=f"{filename}: weight column {column!r}")
 
 
 def _with_upload_time(data, content: bytes, filename: str, column: str):

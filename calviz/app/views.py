@@ -901,6 +901,15 @@ class VerdictView(_View):
 # -- status --------------------------------------------------------------------------------------------
 
 
+def _weights_note(data, options) -> str:
+    """The status line's note on sample weights: the views that ignore them ("" for unweighted data)."""
+    if getattr(data, "weights", None) is None:
+        return ""
+    from calviz.analysis.views import unweighted_views
+
+    return text.weights_note("", unweighted_views(data, options))
+
+
 class StatusView(_View):
     """The status line (n, K, target, time of the last update), the running jobs and the alert."""
 
@@ -948,6 +957,7 @@ class StatusView(_View):
             f" · target <strong>{resolve_target(data, options)}</strong>"
             f" · last update {took}"
             + (f" · <small>{html.escape(self.kernels)}</small>" if self.kernels else "")
+            + (f" · <small>{html.escape(note)}</small>" if (note := _weights_note(data, options)) else "")
         )
 
     def show_error(self, message: str, *, refused: str = "Input refused.",

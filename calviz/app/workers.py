@@ -763,8 +763,9 @@ def _call_in_worker(function, *args):
         raise JobStopped(_memory_message()) from None
 
 
-def _compute_in_worker(view, probs, labels, confidence_form, options):
-    result, seconds, error = run_view(view, CalibrationData(probs, labels, confidence_form), options)
+def _compute_in_worker(view, probs, labels, confidence_form, options, weights=None):
+    data = CalibrationData(probs, labels, confidence_form, weights=weights)
+    result, seconds, error = run_view(view, data, options)
     if result is None and error is not None and f"{view} failed: MemoryError" in error:
         raise JobStopped(_memory_message())  # (run_view turns every exception into a message)
     return result, seconds, error
@@ -775,6 +776,7 @@ def _run_remote(view, data, options, *, worker: SessionWorker, on_submit=None, t
     :func:`_shared`); raises :class:`JobStopped` after ``timeout`` seconds of running."""
     future = worker.submit(_compute_in_worker, view, _shared(data.probs), _shared(data.labels),
                            data.confidence_form, options,
+                           None if getattr(data, "weights", None) is None else _shared(data.weights),
                            limit=float("inf") if timeout is None else timeout)
     if on_submit is not None:
         on_submit(future)

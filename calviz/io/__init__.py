@@ -39,6 +39,7 @@ from calviz.io._columns import (
     is_confidence_form,
     name_columns,
     read_group_column,
+    read_weight_column,
     select_columns,
 )
 from calviz.io._sniff import (
@@ -314,6 +315,7 @@ _READERS = {"csv": _read_csv, "parquet": _read_parquet, "npz": _read_npz, "npy":
 
 # the public names are documented (and pickled) as calviz.io's
 for _public in (read_predictions, read_predictions_bytes, write_predictions, select_columns,
-                is_confidence_form, name_columns, read_group_column, FileBackedData, SpilledColumns):
+                is_confidence_form, name_columns, read_group_column, read_weight_column, FileBackedData,
+                SpilledColumns):
     _public.__module__ = __name__
 del _public

@@ -342,3 +342,51 @@ def read_group_column(file: str, column: str, n: int, *, label_column: str = "y_
         raise InputError(f"{file}: column {column!r} has shape {values.shape}, expected one value per row "
                          f"({n})")
     return values
+
+
+def read_weight_column(file: str, column: str, n: int, *, content: bytes | None = None) -> np.ndarray:
+    """The sample weights of a predictions file: one column, one number per row.
+
+    ``--weight-column`` and the app's weight column box read it; the column is read as
+    :func:`read_group_column` reads it.  A text column (a CSV column with a missing cell or a word) is
+    converted: missing cells become NaN, refused with their row when the weights are validated
+    (:func:`calviz._weights.with_weights`), which happens once, after this read.
+
+    Parameters
+    ----------
+    file : str
+        A CSV/TSV, Parquet or NPZ file (the format from its extension).
+    column : str
+        The column (NPZ: the array) to read.
+    n : int
+        The number of rows of the predictions; the column must have as many values.
+    content : bytes, optional
+        The file's bytes (an upload; ``file`` is then only its name).
+
+    Returns
+    -------
+    numpy.ndarray of shape (n,)
+        The weights as read (not yet validated).
+
+    Raises
+    ------
+    InputError
+        No such column, not one value per row, or a cell that is not a number (naming its row).
+
+    Examples
+    --------
+    >>> from calviz.io import read_weight_column
+    >>> read_weight_column("p.csv", "w", 3, content=b"y_true,y_prob,w\\n1,0.9,2\\n0,0.2,\\n1,0.7,1\\n")
+    array([ 2., nan,  1.])
+    """
+    values = np.asarray(read_group_column(file, column, n, content=content))
+    if values.dtype.kind not in "OUS":
+        return values
+    numbers = np.empty(values.shape[0])
+    for i, value in enumerate(values):
+        try:
+            numbers[i] = np.nan if value is None or str(value).strip() == "" else float(value)
+        except ValueError:
+            raise InputError(f"{file}: weight column {column!r} must be numbers; row {i} has "
+                             f"{value!r}") from None
+    return numbers

@@ -116,6 +116,8 @@ class FileBackedData(CalibrationData):
         Sample size, number of classes K and False (always multiclass).
     confidence_form : bool
         False: the classes' probabilities, not only the top-1 confidence.
+    weights : ndarray of shape (n,) or None
+        The rows' sample weights (``calviz._weights.with_weights``), or None.
     """
 
     def __init__(self, labels: np.ndarray, top1: tuple[np.ndarray, np.ndarray], columns: SpilledColumns,
@@ -149,6 +151,9 @@ class FileBackedData(CalibrationData):
     def _rows(self, idx: np.ndarray) -> FileBackedData:
         conf, correct = self.top1()
         rows = idx if self._row_index is None else self._row_index[idx]
-        return FileBackedData(self.labels[idx], (conf[idx], correct[idx]), self._columns, rows)
+        part = FileBackedData(self.labels[idx], (conf[idx], correct[idx]), self._columns, rows)
+        if self.weights is not None:  # (the weights of the rows kept)
+            object.__setattr__(part, "weights", _readonly_view(self.weights[idx]))
+        return part
 
 

@@ -481,7 +481,19 @@ def render_report(
         if isinstance(data, tuple):
             data = as_calibration_data(*data)
         analysis = analyze(as_calibration_data(data), options or AnalysisOptions(), resampled=resampled)
-    return render_analysis(analysis, title=title, source=source, extra_sections=extra_sections)
+    return render_analysis(analysis, title=title, source=source,
+                           extra_sections=_weights_section(data, analysis) + extra_sections)
+
+
+def _weights_section(data, analysis: Analysis) -> str:
+    """The note of data carrying sample weights: the views of the report that ignore them ("" without)."""
+    from calviz.analysis.views import unweighted_views
+    from calviz.present.text import weights_note
+
+    if getattr(data, "weights", None) is None:
+        return ""
+    note = weights_note("", unweighted_views(data, analysis.options))
+    return f'<section class="notes"><h2>Sample weights</h2><p>{html.escape(note)}</p></section>'
 
 
 @contextlib.contextmanager

@@ -22,7 +22,7 @@ __all__ = [
     "tcal_view_note", "running_note", "tcal_hidden_note", "RELIABILITY_MARKS", "INTERVAL_MARKS",
     "reliability_section_caption", "tcal_section_caption", "interval_section_caption", "interval_title",
     "bins_phrase", "interval_caption", "BOOTSTRAP_NOTE", "interval_details", "distance_title",
-    "distance_caption", "classical_caption",
+    "distance_caption", "classical_caption", "weights_note",
 ]
 
 
@@ -870,3 +870,31 @@ def classical_caption(tests, *, alpha: float | None = None) -> str:
     if ace is not None:
         text += f" · ACE {format_value(ace.value)} ({ace.n_bins} equal-mass bins, averaged over classes)"
     return text
+
+
+def weights_note(column: str | None, unweighted: tuple) -> str:
+    """The one note on sample weights: which column weights the rows, and the views that ignore it.
+
+    Parameters
+    ----------
+    column : str or None
+        The weight column's name ("": weights without a name shown; None: no weights).
+    unweighted : tuple of str
+        The labels of the views that ignore the weights (:func:`calviz.analysis.views.unweighted_views`).
+
+    Returns
+    -------
+    str
+        One sentence, or "" without weights.
+
+    Examples
+    --------
+    >>> from calviz.present.text import weights_note
+    >>> weights_note("w", ("T-Cal (analytic)", "ECE interval"))
+    "Rows weighted by column 'w'; not weighted: T-Cal (analytic), ECE interval."
+    """
+    if column is None:
+        return ""
+    shown = f"column {column!r}" if column else "their sample weights"
+    tail = f"; not weighted: {', '.join(unweighted)}" if unweighted else ""
+    return f"Rows weighted by {shown}{tail}."
