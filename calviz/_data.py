@@ -588,17 +588,6 @@ def as_calibration_data(
             if n and not sums.min() > 0:
                 raise InputError(f"y_prob row {_first_bad(~(sums > 0))} sums to 0 and cannot be renormalized")
             probs = probs / sums[:, None]
-        elif not _within_unit(probs) and probs.size and bool(probs.min() >= 0.0) \
-                and bool(np.isfinite(probs.max())):
-            # non-negative rows above 1 (rows summing to 1.1, say) are unnormalised probabilities, not
-            # logits (which take negative values): the fix is to rescale the rows
-            bad = probs > 1.0
-            i = _first_bad(bad)
-            j = int(np.flatnonzero(bad[i])[0])
-            raise InputError(
-                f"y_prob must lie in [0, 1]; row {i}, column {j} has {float(probs[i, j])!r} (row {i} sums to "
-                f"{float(probs[i].sum())!r}). Pass renormalize=True to rescale rows."
-            )
         _check_finite_unit(probs, "y_prob")
         # (plus the round-off of adding up a row: a row written as decimals summing to exactly 1 + 1e-6
         # adds up to 1.0000010000000001 in binary floating point)
