@@ -723,7 +723,7 @@ class ReliabilityData(HasInterval, ResultMixin):
     n_classes : int or None
         Classes of the input.
     value_range : (float, float) or None
-        The smallest and largest prediction binned (None when not known, e.g. on Dask): an equal-mass
+        The smallest and largest prediction binned (equal-mass bins only; None otherwise): an equal-mass
         diagram draws its outer bins from them, not from the edges 0 and 1.
     """
 
@@ -864,7 +864,10 @@ def reliability(
     edges = equal_width_edges(m) if bins is None else bins.edges
     return reliability_from_sums(sums, edges, alpha=alpha, interval=interval, n_bins=m, scheme=scheme,
                                  target=target, n_classes=data.n_classes,
-                                 value_range=(float(z.min()), float(z.max())) if z.size else None)
+                                 # (equal-mass bars are drawn over the predictions made; the equal-width
+                                 # bins are the grid itself, as on Dask, which has no global min/max)
+                                 value_range=(float(z.min()), float(z.max()))
+                                 if z.size and scheme == "equal_mass" else None)
 
 
 def reliability_from_sums(
