@@ -183,7 +183,7 @@ def test_views_message_names_the_allowed_views_and_a_str_is_not_iterated():
     for view in VIEWS:
         assert repr(view) in text
     assert set(VIEWS) == {"reliability", "smooth", "tcal", "tcal_resampled", "interval", "bootstrap",
-                          "distance", "classical", "decomposition", "over_time"}
+                          "distance", "classical", "decomposition", "over_time", "corp"}
 
 
 @pytest.mark.parametrize("views", [None, (), ["reliability"], ("reliability", "tcal"), {"tcal"},
