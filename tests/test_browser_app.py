@@ -62,6 +62,7 @@ JS_TEXT_CONTAINING = f"""(needle) => {{
 JS_VIEW_TEXT_CONTAINING = f"""(needle) => {{
     for (const m of {_ALL_MODELS})
         if (typeof m.text === 'string' && m.text.includes(needle) && !m.text.startsWith('computing: ')
+            && !m.text.includes('last update')  // the status line names the computations it timed
             && !(m.css_classes || []).includes('calviz-card-head'))
             return m.text;
     return null;

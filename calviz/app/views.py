@@ -382,7 +382,9 @@ class ReliabilityView(_View):
             "top1": "top-1 confidence",
             "classwise": f"predicted P(class {options.class_index})",
         }.get(used, "confidence")
-        return f"{used} · {m} {options.scheme.replace('_', '-')} bins · n = {n_used:,}"
+        # millions in 3 digits: "n = 10,000,000" made the title longer than a half-width card at 1280 px
+        n_text = f"{n_used:,}" if n_used < 1_000_000 else f"{n_used / 1e6:.3g}M"
+        return f"{used} · {m} {options.scheme.replace('_', '-')} bins · n = {n_text}"
 
     def _scalar_note(self, entry, smooth_entry) -> str:
         data, options = self.store.inputs or (entry.data, entry.options)
