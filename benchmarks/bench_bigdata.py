@@ -81,6 +81,10 @@ def run(tree: Path, args: list[str], timeout: float | None = None) -> tuple[floa
     wall = re.search(r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): (\S+)", done.stderr).group(1)
     seconds = sum(float(part) * 60**i for i, part in enumerate(reversed(wall.split(":"))))
     rss = float(re.search(r"Maximum resident set size \(kbytes\): (\d+)", done.stderr).group(1)) / 1024.0
+    cpu = sum(float(re.search(rf"{kind} time \(seconds\): (\S+)", done.stderr).group(1))
+              for kind in ("User", "System"))
+    print(f"  {tree}: {' '.join(args[:1])} wall {seconds:.1f} s, CPU (user + system) {cpu:.1f} s, "
+          f"max RSS {rss:.0f} MB, load {load()}", flush=True)
     return seconds, rss
 
 
@@ -124,7 +128,7 @@ def main() -> int:
     load_before = load()
     for tree in trees.values():  # warm-up: numba's cache for this tree
         for path in small.values():
-            if "Parquet" in str(path):
+            if path.suffix == ".parquet":
                 run(tree, ["check", str(path)])
     rows = []
     out_dir = Path(tempfile.mkdtemp(prefix="calviz_bench_report_"))
