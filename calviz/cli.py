@@ -879,7 +879,10 @@ def cmd_serve(args) -> int:
         for each in (signal.SIGINT, signal.SIGTERM):
             signal.signal(each, signal.SIG_IGN)
         server.io_loop.add_callback_from_signal(server.io_loop.stop)
-        # the loop stops after the callback it runs now (a session's change: seconds on large data)
+        # the worker processes stop now, mid-job, not when the loop has stopped: the loop stops after the
+        # callback it runs now (a session's change: seconds on large data), and a job finishing meanwhile
+        # is work nobody will see (from a thread: this handler may have interrupted one holding the pool)
+        threading.Thread(target=workers.shutdown_workers, name="calviz-stop-workers", daemon=True).start()
         threading.Thread(target=_exit_after_grace, name="calviz-stop", daemon=True).start()
 
     import threading
@@ -919,8 +922,9 @@ def _exit_after_grace() -> None:
     os._exit(EXIT_OK)
 
 
-#: s: a stop asked for by a signal ends within this time, whatever the event loop's thread is doing
-STOP_WAIT_S = 5.0
+#: s: a stop asked for by a signal ends this long after it, whatever the event loop's thread is doing (a
+#: second under the 5 s a service manager is promised: exiting takes time too)
+STOP_WAIT_S = 4.0
 
 
 def _stop_serving(server) -> None:
