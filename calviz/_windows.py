@@ -662,8 +662,7 @@ class CalibrationOverTime(ResultMixin):
         y_new = np.asarray(y_new, dtype=np.float64)
         n_old = log.t.shape[0]
         new_windows = TimeWindows.of(t_new, log.spec, first_row=n_old)
-        new_sums = [equal_width_1d_sums(z_new[a:b], y_new[a:b], self.n_bins)
-                    for a, b in zip(new_windows.starts[:-1], new_windows.starts[1:], strict=True)]
+        new_sums = list(window_sums(z_new, y_new, new_windows.starts, self.n_bins))
         old = log.windows
         merge_first = old.count > 0 and new_windows.keys[0] == old.keys[-1]
         sums = list(log.sums)
@@ -899,6 +898,38 @@ def build_log(time_col: TimeColumn, z: np.ndarray, y: np.ndarray, spec: WindowSp
     else:
         t, z, y = time_col.values[order], z[order], np.asarray(y, dtype=np.float64)[order]
     windows = TimeWindows.of(t, spec)
-    s = windows.starts
-    sums = tuple(equal_width_1d_sums(z[a:b], y[a:b], n_bins) for a, b in zip(s[:-1], s[1:], strict=True))
-    return _Log(time_col, t, z, y, spec, windows, sums)
+    return _Log(time_col, t, z, y, spec, windows, window_sums(z, y, windows.starts, n_bins))
+
+
+def window_sums(z: np.ndarray, y: np.ndarray, starts: np.ndarray, n_bins: int) -> tuple:
+    """The equal-width BinSums of every window ``starts[i]:starts[i+1]`` of the time-sorted (z, y): one
+    jitted pass over the rows (the windows shared among threads), each window's sums those of
+    ``equal_width_1d_sums`` on its rows, bit for bit (a window large enough to be summed in row chunks
+    goes through it)."""
+    from calviz._binning import equal_width_bounds
+    from calviz._kernels.ece import split_equal_width_acc
+    from calviz._kernels.windows import window_equal_width_acc
+    from calviz._sums import _from_1d
+    from calviz._threads import PARALLEL_MIN_ROWS
+
+    starts = np.ascontiguousarray(starts, dtype=np.int64)
+    W = starts.shape[0] - 1
+    counts = np.diff(starts)
+    lower, upper = equal_width_bounds(n_bins)
+    acc = np.zeros((W, n_bins, 8))
+    small = np.flatnonzero(counts < PARALLEL_MIN_ROWS)
+    threads = max(1, min(numba.get_num_threads(), small.shape[0]))
+    if small.shape[0]:
+        _on_threads([lambda t=t: window_equal_width_acc(z, y, n_bins, lower, upper, starts,
+                                                        np.ascontiguousarray(small[t::threads]),
+                                                        acc) for t in range(threads)])
+    sums = []
+    for w in range(W):
+        if counts[w] >= PARALLEL_MIN_ROWS:
+            sums.append(equal_width_1d_sums(z[starts[w]:starts[w + 1]], y[starts[w]:starts[w + 1]], n_bins))
+            continue
+        count, rs, rq, zs, ys, nc, nq = split_equal_width_acc(acc[w])
+        keep = np.flatnonzero(count)
+        sums.append(_from_1d(keep.astype(np.int64), count[keep], rs[keep], rq[keep], zs[keep], ys[keep],
+                             nc[keep], nq[keep]))
+    return tuple(sums)

@@ -220,3 +220,20 @@ def test_all_windows_tcal_in_one_pass_equals_the_per_window_test():
     np.testing.assert_allclose(batch[ok], each[ok], rtol=1e-12, atol=0)
     assert (batch[ok] < 1e-6).any() and (batch[ok] == 1.0).any()
     assert ((batch[ok] > 0.01) & (batch[ok] < 1)).any()
+
+
+def test_all_windows_bin_sums_in_one_pass_equal_each_windows_sums():
+    from calviz._sums import equal_width_1d_sums
+    from calviz._windows import window_sums
+
+    rng = np.random.default_rng(12)
+    z = np.concatenate((rng.uniform(size=900), np.linspace(0, 1, 101), [1.0, 0.0, 0.5]))
+    y = (rng.uniform(size=z.size) < z).astype(np.float64)
+    starts = np.array([0, 0, 1, 3, 400, 400, 1001, z.size])  # empty, 1-row, 2-row and edge-value windows
+    for got, (a, b) in zip(window_sums(z, y, starts, 7), zip(starts[:-1], starts[1:], strict=True),
+                           strict=True):
+        want = equal_width_1d_sums(z[a:b], y[a:b], 7)
+        for field in ("keys", "count", "resid_sum", "resid_sq_sum", "z_sum", "y_sum", "null_cov_sum",
+                      "null_cov_sq_trace"):
+            assert np.array_equal(getattr(got, field), getattr(want, field)), field
+        assert got.n_total == want.n_total == b - a

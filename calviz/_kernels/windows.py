@@ -3,7 +3,8 @@
 
 :func:`window_tcal_terms` gives every window's analytic T-Cal terms in one pass over the windows
 (the terms of :func:`calviz._kernels.tcal.analytic_terms` on the window's rows, bit for bit: the same
-sort, split levels and scan) for a set of windows, so that plain threads can share the windows.
+sort, split levels and scan) and :func:`window_equal_width_acc` every window's equal-width bin sums, each
+for a set of windows, so that plain threads can share the windows.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import math
 import numpy as np
 from numba import njit
 
+from calviz._kernels.ece import equal_width_1d_acc
 from calviz._kernels.sorting import count_runs, radix_sort_keys
 from calviz._kernels.tcal import (
     SCALAR,
@@ -63,3 +65,13 @@ def window_tcal_terms(z, y, first, end, levels, windows, distinct_limit, terms, 
         split = dyadic_split_levels(zs, L)
         hi, lo, _, _, _, _, _, _ = scan_terms(split, L, zs.reshape(n, 1), ys, SCALAR, n, False)
         terms[w, :, :L] = finish_terms(hi, lo, n)
+
+
+@njit(cache=True, nogil=True)
+def window_equal_width_acc(z, y, m, lower, upper, starts, windows, out):
+    """For each window w in ``windows``: out[w] = :func:`calviz._kernels.ece.equal_width_1d_acc` of the rows
+    ``starts[w]:starts[w+1]`` (the same bins, sums and summation order), so one call bins every window of
+    the log in one pass over its rows."""
+    for k in range(windows.shape[0]):
+        w = windows[k]
+        out[w] = equal_width_1d_acc(z, y, m, lower, upper, starts[w], starts[w + 1])
