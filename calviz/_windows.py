@@ -408,7 +408,8 @@ def window_tcal_pvalues(z: np.ndarray, y: np.ndarray, first: np.ndarray, end: np
     runs = np.zeros(W, dtype=np.int64)
     log_prob = np.zeros(W)
     # the windows dealt round-robin to the threads (each window's numbers do not depend on the thread)
-    threads = max(1, min(numba.get_num_threads(), W))
+    # (small work on the calling thread: starting a thread costs more than it saves)
+    threads = max(1, min(numba.get_num_threads(), W)) if int(counts.sum()) >= _THREADED_ROWS else 1
     _on_threads([lambda t=t: window_tcal_terms(z64, y64, first, end, levels, np.arange(t, W, threads),
                                                DISCRETE_MAX_VALUES, terms, runs, log_prob)
                  for t in range(threads)])
@@ -429,6 +430,10 @@ def window_tcal_pvalues(z: np.ndarray, y: np.ndarray, first: np.ndarray, end: np
     for w in np.flatnonzero(tested & (runs <= DISCRETE_MAX_VALUES)):  # possibly a discrete predictor
         out[w] = tcal_analytic_pvalue(z[first[w]:end[w]], y[first[w]:end[w]], alpha, target)
     return out
+
+
+#: rows from which the per-window passes share the windows among threads
+_THREADED_ROWS = 1 << 18
 
 
 def _on_threads(tasks: list) -> None:
@@ -918,7 +923,7 @@ def window_sums(z: np.ndarray, y: np.ndarray, starts: np.ndarray, n_bins: int) -
     lower, upper = equal_width_bounds(n_bins)
     acc = np.zeros((W, n_bins, 8))
     small = np.flatnonzero(counts < PARALLEL_MIN_ROWS)
-    threads = max(1, min(numba.get_num_threads(), small.shape[0]))
+    threads = max(1, min(numba.get_num_threads(), small.shape[0])) if z.shape[0] >= _THREADED_ROWS else 1
     if small.shape[0]:
         _on_threads([lambda t=t: window_equal_width_acc(z, y, n_bins, lower, upper, starts,
                                                         np.ascontiguousarray(small[t::threads]),
