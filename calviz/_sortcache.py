@@ -26,7 +26,7 @@ from calviz._kernels.tcal import binary_sort_keys
 #: views with fewer rows are sorted each time (a sort of them costs milliseconds)
 CACHED_ROWS = 1 << 20
 
-_lock = threading.Lock()
+_lock = threading.RLock()  # re-entrant: a weakref callback may run inside the locked region (GC)
 _entry: tuple | None = None  # (weakref to z, weakref to y, fingerprint, read-only sorted keys)
 
 
