@@ -29,6 +29,39 @@ CHROMIUM_ARGS = [
 ]
 
 
+#: session fixtures every xdist worker may hold a copy of: cheap (a path, a factory) or, for Chromium, a
+#: launch of about a second; any other fixture of module scope or wider ties its tests together
+#: (:func:`pytest_collection_modifyitems`)
+_CHEAP_SHARED_FIXTURES = {"dataset_cache", "artifacts_dir", "chromium_browser", "fixed_probability_classifier",
+                          "tmp_path_factory", "worker_id", "testrun_uid"}
+#: the session's one LocalCluster: every test on it runs in the same worker, so the run starts one
+_CLUSTER_GROUP = "local-cluster"
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    """Under ``--dist loadgroup`` (pyproject's addopts; without ``-n`` it does nothing), the tests that
+    share an expensive fixture — a served app, a Jupyter server, a Dask cluster, a fitted model or a
+    written file of module scope or wider — run in one worker, so each fixture is set up once per run
+    instead of once per worker; every other test is balanced one by one between the workers (the
+    default ``--dist load`` splits a module's tests between workers, and each worker starts its own
+    servers and cluster)."""
+    for item in items:
+        info = getattr(item, "_fixtureinfo", None)
+        if info is None:
+            continue
+        if "local_cluster" in item.fixturenames:
+            item.add_marker(pytest.mark.xdist_group(_CLUSTER_GROUP))
+            continue
+        for name in item.fixturenames:
+            defs = info.name2fixturedefs.get(name)
+            if name in _CHEAP_SHARED_FIXTURES or not defs:
+                continue
+            if defs[-1].scope in ("module", "package", "session"):
+                item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
+                break
+
+
 def _in_ci() -> bool:
     return os.environ.get("CI", "").lower() == "true"
 
