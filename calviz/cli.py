@@ -52,6 +52,9 @@ def _add_file_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--correct", metavar="COL", help="0/1 top-1 correctness column (with --confidence)")
     group.add_argument("--format", choices=("csv", "parquet", "npz", "npy"),
                        help="file format (default: from the extension, else the first bytes)")
+    group.add_argument("--pos-label", metavar="LABEL",
+                       help="binary files: the label whose probability the y_prob column is, when the "
+                            "labels are class names (no/yes) or not 0/1 (e.g. -1/1)")
     group.add_argument("--renormalize", action="store_true",
                        help="rescale multiclass probability rows to sum to 1")
     group.add_argument("--logits", action="store_true",
@@ -169,7 +172,7 @@ def _reader_kwargs(args) -> dict:
     """Keyword arguments for :func:`calviz.io.read_predictions` from the file options (only those
     given, so the reader's defaults apply otherwise).  A local file the user names has no size limit."""
     kw = {"max_bytes": None}
-    for name in ("y_true", "y_prob", "prob_prefix", "confidence", "correct", "format"):
+    for name in ("y_true", "y_prob", "prob_prefix", "confidence", "correct", "format", "pos_label"):
         value = getattr(args, name, None)
         if value:
             kw[name] = value
