@@ -420,6 +420,10 @@ def _print_check_text(summary: dict) -> None:
           f"accuracy = {_fmt(s.get('accuracy'))}, mean confidence = {_fmt(s.get('mean_confidence'))}")
     if summary.get("weights_note"):
         print(f"  weights  {summary['weights_note']}")
+    if summary.get("weighted_ece"):
+        weighted = summary["weighted_ece"]
+        print(f"  weighted ECE {_fmt(weighted['value'])} (ℓ1 plug-in, {weighted['n_bins']} "
+              f"{weighted['scheme'].replace('_', '-')} bins, {weighted['target']} target)")
     if summary["decision"] is None:
         print("  T-Cal    not available")
     else:
@@ -566,9 +570,16 @@ def weights_summary(data, options, column: str | None) -> dict:
 
     if column is None:
         return {}
+    from calviz._ece import binned_ece
+    from calviz.analysis import resolve_target
+
     unweighted = unweighted_views(data, options, view_names(in_check=True))
+    # the weighted ECE beside the (unweighted) interval: the ℓ1 plug-in on the analysis' bins and target
+    ece = binned_ece(data, n_bins=int(options.n_bins), target=resolve_target(data, options),
+                     top_k=int(options.top_k),
+                     class_index=int(options.class_index), sample_weight=data.weights)
     return {"weight_column": column, "not_weighted": list(unweighted),
-            "weights_note": weights_note(column, unweighted)}
+            "weights_note": weights_note(column, unweighted), "weighted_ece": _as_dict(ece)}
 
 
 def cmd_check(args) -> int:
