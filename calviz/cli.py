@@ -662,20 +662,33 @@ def check_output_path(out: Path) -> None:
         raise CLIError(f"cannot write {out}: the directory {parent} is not writable")
 
 
-def _stop_on_sigterm() -> None:
-    """SIGTERM (a service manager, `kill`) stops like Ctrl+C: as ``KeyboardInterrupt``, so files being
-    written are removed, worker processes stopped, and :func:`main` says "stopped" (no traceback)."""
+class Stopped(KeyboardInterrupt):
+    """A stop asked for by SIGTERM or Ctrl+C (:func:`_stop_on_signals`), caught by :func:`main`.
+
+    A subclass, not ``KeyboardInterrupt`` itself: CPython marks an *exact* ``KeyboardInterrupt`` that ends
+    a string ``exec``/``eval`` (``dataclasses``, ``namedtuple``, generated code in the libraries a report
+    imports) as unhandled even when a caller catches it, and ``python -m calviz`` then ends by SIGINT
+    (exit status -2) after :func:`main` has returned 0."""
+
+
+def _stop_on_signals() -> None:
+    """SIGTERM (a service manager, `kill`) and Ctrl+C stop as :class:`Stopped`, so files being written are
+    removed, worker processes stopped, and :func:`main` says "stopped" (no traceback).  The first signal
+    disarms both: a second one during that cleanup is ignored instead of interrupting it."""
 
     def interrupt(*_):
-        raise KeyboardInterrupt
+        for each in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(each, signal.SIG_IGN)
+        raise Stopped
 
-    signal.signal(signal.SIGTERM, interrupt)
+    for each in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(each, interrupt)
 
 
 def cmd_report(args) -> int:
     from calviz.cli_monitor import with_time_column
 
-    _stop_on_sigterm()
+    _stop_on_signals()
     out = Path(args.output)
     check_output_path(out)  # at once: the imports below alone take seconds
     from calviz.cli_compare import comparison_html
@@ -794,7 +807,7 @@ def _watched_log(args):
 def cmd_serve(args) -> int:
     from calviz.cli_monitor import with_time_column
 
-    _stop_on_sigterm()  # (while the data loads; the event loop's own stop is installed below)
+    _stop_on_signals()  # (while the data loads; the event loop's own stop is installed below)
     # a stop ends the process within seconds, before every pool has released its locks: multiprocessing's
     # resource tracker (started later, with this environment) then frees them, as is its job, and need not
     # print a warning about it on the user's terminal
@@ -880,7 +893,10 @@ def cmd_serve(args) -> int:
         for each in (signal.SIGINT, signal.SIGTERM):
             signal.signal(each, signal.SIG_IGN)
         server.io_loop.add_callback_from_signal(server.io_loop.stop)
-        # the loop stops after the callback it runs now (a session's change: seconds on large data)
+        # the worker processes stop now, mid-job, not when the loop has stopped: the loop stops after the
+        # callback it runs now (a session's change: seconds on large data), and a job finishing meanwhile
+        # is work nobody will see (from a thread: this handler may have interrupted one holding the pool)
+        threading.Thread(target=workers.shutdown_workers, name="calviz-stop-workers", daemon=True).start()
         threading.Thread(target=_exit_after_grace, name="calviz-stop", daemon=True).start()
 
     import threading
@@ -920,8 +936,9 @@ def _exit_after_grace() -> None:
     os._exit(EXIT_OK)
 
 
-#: s: a stop asked for by a signal ends within this time, whatever the event loop's thread is doing
-STOP_WAIT_S = 5.0
+#: s: a stop asked for by a signal ends this long after it, whatever the event loop's thread is doing (a
+#: second under the 5 s a service manager is promised: exiting takes time too)
+STOP_WAIT_S = 4.0
 
 
 def _stop_serving(server) -> None:
@@ -985,7 +1002,7 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_INPUT
     except BrokenPipeError:  # `calviz check ... | head`
         return EXIT_OK
-    except KeyboardInterrupt:  # Ctrl+C, or SIGTERM (:func:`_stop_on_sigterm`): a stop the user asked for
+    except KeyboardInterrupt:  # Ctrl+C, or SIGTERM (:func:`_stop_on_signals`): a stop the user asked for
         print(f"calviz {args.command}: stopped", file=sys.stderr, flush=True)
         return EXIT_OK
 
