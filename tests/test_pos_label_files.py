@@ -106,3 +106,15 @@ def test_calviz_check_pos_label(tmp_path, capsys):
     assert main(["check", str(path), "--resampling", "analytic"]) == 2
     err = capsys.readouterr().err
     assert "holds strings, the labels {'no', 'yes'}" in err and "--pos-label" in err
+
+
+def test_an_upload_with_the_sidebars_positive_label():
+    """The app's upload box passes the sidebar's "positive label" to the reader (sources.read_upload)."""
+    from calviz.app import sources
+
+    names, labels, p = _names(seed=5)
+    content = pd.DataFrame({"y_true": names, "y_prob": p}).to_csv(index=False).encode()
+    data = sources.read_upload(content, "up.csv", limit=10**7, columns={"pos_label": "yes"})
+    _same(data, calviz.as_calibration_data(labels, p))
+    with pytest.raises(InputError, match=r"up.csv: 'y_true' holds strings"):
+        sources.read_upload(content, "up.csv", limit=10**7, columns={})

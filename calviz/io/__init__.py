@@ -215,6 +215,7 @@ def read_predictions_bytes(
     renormalize: bool = False,
     max_bytes: int | None = DEFAULT_MAX_BYTES,
     logits: bool = False,
+    pos_label: str | int | None = None,
 ) -> CalibrationData:
     """:func:`read_predictions` for an upload: the file's bytes and its name.
 
@@ -224,7 +225,7 @@ def read_predictions_bytes(
         The file's content.
     filename : str
         Its name: selects the format by extension and prefixes every error message.
-    format, y_true, y_prob, prob_prefix, confidence, correct, renormalize, max_bytes, logits
+    format, y_true, y_prob, prob_prefix, confidence, correct, renormalize, max_bytes, logits, pos_label
         As for :func:`read_predictions`.
 
     Returns
@@ -254,6 +255,7 @@ def read_predictions_bytes(
         renormalize=renormalize,
         max_bytes=max_bytes,
         logits=logits,
+        pos_label=pos_label,
     )
 
 
