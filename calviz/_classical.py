@@ -46,11 +46,12 @@ from calviz._kernels.classical import (
     logistic_sums_threaded,
     spiegelhalter_sums,
 )
-from calviz._kernels.sorting import sort_unit_values_by_label
+from calviz._kernels.sorting import sort_unit_values_by_label, split_sorted_keys
 from calviz._lazy import LazyModule
 from calviz._params import ALPHA, BOOLEAN, POSITIVE_INT, UNIT_OPEN, Interval, ListOf, Options, validate_params
 from calviz._results import ResultMixin, with_classes
 from calviz._small_n import ASYMPTOTIC_MIN_ROWS, floor_at_labels, label_log_probability, null_pvalue
+from calviz._sortcache import cached_sorted_keys
 from calviz._weights import check_sample_weight, weighted_bins
 from calviz.targets import SCALAR_TARGETS
 
@@ -531,7 +532,9 @@ def _cox_statistic(x):
 
 
 def _cumulative_extremes(z, y):
-    return cumulative_difference_extremes(*sort_unit_values_by_label(z, y))
+    keys = cached_sorted_keys(z, y)  # the view T-Cal sorted (the same numbers, without a sort)
+    return cumulative_difference_extremes(*(sort_unit_values_by_label(z, y) if keys is None
+                                            else split_sorted_keys(keys)))
 
 
 #: test name → (the deviation of the cumulative sums it measures, its null survival function, the null)
