@@ -36,6 +36,7 @@ from calviz._params import (
     validate_params,
 )
 from calviz._results import HasInterval, LevelFromAlpha, ResultMixin
+from calviz._sortcache import sorted_keys
 from calviz._weights import check_sample_weight, weighted_bin_sums
 from calviz.targets import SCALAR_TARGETS
 
@@ -120,8 +121,7 @@ def _unit_scores(z: np.ndarray, y: np.ndarray, kind: int) -> tuple[float, float,
     only, the PAV blocks written over them (3 arrays of the units at most, instead of 6 of the rows: the
     difference between fitting and not fitting in memory at 10⁷ rows).  The recalibrated score is summed
     over the blocks, in which the fit is constant (equal to the sum over the units up to round-off)."""
-    keys = radix_sort_keys(binary_sort_keys(np.ascontiguousarray(z, dtype=np.float64),
-                                            np.ascontiguousarray(y)).view(np.int64))
+    keys = sorted_keys(np.ascontiguousarray(z, dtype=np.float64), np.ascontiguousarray(y))
     n = int(keys.shape[0])
     x, weight, label_sum, _, _ = _k.pool_sorted_keys(keys, False)
     del keys
