@@ -863,12 +863,19 @@ def kuiper_test(y_true, y_prob=None, *, target: str = "auto", class_index: int =
     return with_classes(_cumulative_test("kuiper", z, y, target), n_classes)
 
 
+def _unweighted_only(name: str, weighted: bool) -> None:
+    """Refuse a test without a weighted form in a weighted run (listed in ``errors`` with this reason)."""
+    if weighted:
+        raise InputError(f"calviz has no weighted {TEST_LABELS[name]} test, so it is left out of a weighted "
+                         "run (the weighted tests: Spiegelhalter z, Hosmer–Lemeshow)")
+
+
 @validate_params({**_HL, "alpha": UNIT_OPEN, "measures": BOOLEAN, "n_bins": POSITIVE_INT,
                   "tests": ListOf(Options(TEST_NAMES))})
 def classical_tests(
     y_true, y_prob=None, *, alpha: float = ALPHA, target: str = "auto", class_index: int = 0,
     n_groups: int = 10, fitted: bool = False, min_expected: float = 5.0, tests: tuple[str, ...] = TEST_NAMES,
-    measures: bool = False, n_bins: int = 15,
+    measures: bool = False, n_bins: int = 15, sample_weight=None,
 ) -> ClassicalTests:
     """Run the classical calibration tests on one sample and collect them with their decisions.
 
@@ -901,6 +908,12 @@ def classical_tests(
         classes) into ``measures``.
     n_bins : int, default 15
         Bins of the measures.
+    sample_weight : array-like of shape (n,), optional
+        Non-negative frequency weights (a row of weight k counts as k rows).  The tests with a standard
+        weighted form take them — Spiegelhalter's z and Hosmer–Lemeshow (:func:`spiegelhalter_test`,
+        :func:`hosmer_lemeshow_test`) — and so do the MCE and ACE; Cox's test and the cumulative
+        (Kolmogorov–Smirnov, Kuiper) tests have none in calviz and are listed in ``errors`` saying so,
+        never computed unweighted in a weighted analysis.
 
     Returns
     -------
@@ -938,13 +951,22 @@ def classical_tests(
     fitted, min_expected = bool(fitted), float(min_expected)
     asked = target  # (a Target names its class itself: the measures get it as it was asked for)
     target, z, y, n_classes = _scalar_view(y_true, y_prob, target, class_index, "classical_tests")
-    extremes = _cumulative_extremes(z, y) if {"kolmogorov_smirnov", "kuiper"} & set(tests) else None
+    weighted = sample_weight is not None
+    if weighted:  # (validated once; each weighted test drops the rows of weight 0 from the same view)
+        sample_weight = check_sample_weight(sample_weight, z.shape[0], "classical_tests")
+        wz, wy, w = _weighted_view(z, y, sample_weight, "classical_tests")
+    else:
+        wz, wy, w = z, y, None
+    extremes = (_cumulative_extremes(z, y) if {"kolmogorov_smirnov", "kuiper"} & set(tests) and not weighted
+                else None)
     run = {
-        "spiegelhalter": lambda: _spiegelhalter(z, y, target),
-        "hosmer_lemeshow": lambda: _hosmer_lemeshow(z, y, target, n_groups, fitted, min_expected),
-        "cox": lambda: _cox(z, y, target),
-        "kolmogorov_smirnov": lambda: _cumulative_test("kolmogorov_smirnov", z, y, target, extremes),
-        "kuiper": lambda: _cumulative_test("kuiper", z, y, target, extremes),
+        "spiegelhalter": lambda: _spiegelhalter(wz, wy, target, w),
+        "hosmer_lemeshow": lambda: _hosmer_lemeshow(wz, wy, target, n_groups, fitted, min_expected, w),
+        "cox": lambda: _unweighted_only("cox", weighted) or _cox(z, y, target),
+        "kolmogorov_smirnov": lambda: _unweighted_only("kolmogorov_smirnov", weighted) or _cumulative_test(
+            "kolmogorov_smirnov", z, y, target, extremes),
+        "kuiper": lambda: _unweighted_only("kuiper", weighted) or _cumulative_test("kuiper", z, y, target,
+                                                                                   extremes),
     }
     results, errors = [], {}
     for name in TEST_NAMES:
@@ -958,6 +980,7 @@ def classical_tests(
     if measures:
         from calviz._ece import ace, mce
 
-        found = {"mce": mce(y_true, y_prob, n_bins=n_bins, target=asked, class_index=class_index),
-                 "ace": ace(y_true, y_prob, n_bins=n_bins, target="classwise")}
+        weights = {} if not weighted else {"sample_weight": sample_weight}
+        found = {"mce": mce(y_true, y_prob, n_bins=n_bins, target=asked, class_index=class_index, **weights),
+                 "ace": ace(y_true, y_prob, n_bins=n_bins, target="classwise", **weights)}
     return ClassicalTests(tuple(results), errors, alpha, int(z.shape[0]), target, found, n_classes)

@@ -814,8 +814,10 @@ def calibration_over_time(
 
     Every statistic but T-Cal is a function of the window's mergeable bin sums: expanding windows merge
     the fixed windows' sums, and :meth:`CalibrationOverTime.append` merges appended rows into the open
-    window.  T-Cal is computed on the window's rows (O(n log n) per window; for expanding windows on all
-    rows so far — pass ``tcal=False`` to skip it).
+    window.  The bin sums of all windows come from one jitted pass over the time-sorted rows.  T-Cal needs
+    the window's rows sorted by prediction: all windows' T-Cal statistics come from one jitted pass that
+    sorts and scans each window in turn (O(n log n) per window; for expanding windows on all rows so far —
+    pass ``tcal=False`` to skip it).
 
     Parameters
     ----------

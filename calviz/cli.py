@@ -52,6 +52,9 @@ def _add_file_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--correct", metavar="COL", help="0/1 top-1 correctness column (with --confidence)")
     group.add_argument("--format", choices=("csv", "parquet", "npz", "npy"),
                        help="file format (default: from the extension, else the first bytes)")
+    group.add_argument("--pos-label", metavar="LABEL",
+                       help="binary files: the label whose probability the y_prob column is, when the "
+                            "labels are class names (no/yes) or not 0/1 (e.g. -1/1)")
     group.add_argument("--renormalize", action="store_true",
                        help="rescale multiclass probability rows to sum to 1")
     group.add_argument("--logits", action="store_true",
@@ -169,7 +172,7 @@ def _reader_kwargs(args) -> dict:
     """Keyword arguments for :func:`calviz.io.read_predictions` from the file options (only those
     given, so the reader's defaults apply otherwise).  A local file the user names has no size limit."""
     kw = {"max_bytes": None}
-    for name in ("y_true", "y_prob", "prob_prefix", "confidence", "correct", "format"):
+    for name in ("y_true", "y_prob", "prob_prefix", "confidence", "correct", "format", "pos_label"):
         value = getattr(args, name, None)
         if value:
             kw[name] = value
@@ -417,6 +420,10 @@ def _print_check_text(summary: dict) -> None:
           f"accuracy = {_fmt(s.get('accuracy'))}, mean confidence = {_fmt(s.get('mean_confidence'))}")
     if summary.get("weights_note"):
         print(f"  weights  {summary['weights_note']}")
+    if summary.get("weighted_ece"):
+        weighted = summary["weighted_ece"]
+        print(f"  weighted ECE {_fmt(weighted['value'])} (ℓ1 plug-in, {weighted['n_bins']} "
+              f"{weighted['scheme'].replace('_', '-')} bins, {weighted['target']} target)")
     if summary["decision"] is None:
         print("  T-Cal    not available")
     else:
@@ -563,9 +570,16 @@ def weights_summary(data, options, column: str | None) -> dict:
 
     if column is None:
         return {}
+    from calviz._ece import binned_ece
+    from calviz.analysis import resolve_target
+
     unweighted = unweighted_views(data, options, view_names(in_check=True))
+    # the weighted ECE beside the (unweighted) interval: the ℓ1 plug-in on the analysis' bins and target
+    ece = binned_ece(data, n_bins=int(options.n_bins), target=resolve_target(data, options),
+                     top_k=int(options.top_k),
+                     class_index=int(options.class_index), sample_weight=data.weights)
     return {"weight_column": column, "not_weighted": list(unweighted),
-            "weights_note": weights_note(column, unweighted)}
+            "weights_note": weights_note(column, unweighted), "weighted_ece": _as_dict(ece)}
 
 
 def cmd_check(args) -> int:

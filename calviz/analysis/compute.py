@@ -671,7 +671,10 @@ def compute_classical(data: CalibrationData, options: AnalysisOptions) -> Classi
     (5, ['ace', 'mce'])
     """
     sample, target = _scalar_sample(data, options)
-    return classical_tests(sample, alpha=options.alpha, target=target, measures=True, n_bins=options.n_bins)
+    # weighted data: Spiegelhalter, Hosmer–Lemeshow, MCE and ACE weighted; the tests without a weighted
+    # form are listed as not computed (classical_tests says why)
+    return classical_tests(sample, alpha=options.alpha, target=target, measures=True, n_bins=options.n_bins,
+                           **_weighted(sample))
 
 
 

@@ -403,6 +403,9 @@ REGISTRY: tuple[View, ...] = (
     ),
     View(
         "classical", _compute.compute_classical,
+        # weighted: Spiegelhalter, Hosmer–Lemeshow, MCE, ACE; Cox, KS and Kuiper are then listed as not
+        # computed (no weighted form)
+        weighted=True,
         # α only re-decides from the stored p-values: the view reads it from the inputs, nothing is recomputed
         reads=("target", "class_index", "n", "n_bins"),
         targets=TargetRule("scalar", why=_SCALAR_WHY), label="other tests", in_check=True,
