@@ -104,3 +104,21 @@ def test_pos_label_and_class_names():
 def test_label_errors_show_the_labels_as_given(y, p, options, message):
     with pytest.raises(calviz.InputError, match=message):
         calviz.as_calibration_data(y, p, **options)
+
+
+@pytest.mark.filterwarnings("ignore")
+def test_equal_width_ace_equals_netcal():
+    """netcal's ACE (equal-width bins, unweighted mean over the non-empty ones, top-1 for K classes), on
+    continuous predictions: a prediction exactly on a bin edge (e.g. 0.1 of 10 bins) is binned by each
+    library's own edge rule, and the two rules differ (measured: 0.08613 vs 0.08602 on 2-decimal
+    predictions)."""
+    netcal = pytest.importorskip("netcal.metrics")
+    rng = np.random.default_rng(0)
+    p = rng.uniform(size=2000)
+    y = (rng.random(2000) < p ** 1.4).astype(int)
+    assert calviz.ace(y, p, n_bins=10, scheme="equal_width", target="binary").value == pytest.approx(
+        netcal.ACE(bins=10).measure(p, y), rel=1e-12)
+    probs = rng.dirichlet(np.ones(3), size=2000)
+    labels = np.array([rng.choice(3, p=row) for row in probs])
+    assert calviz.ace(labels, probs, n_bins=10, scheme="equal_width", target="top1").value == pytest.approx(
+        netcal.ACE(bins=10).measure(probs, labels), rel=1e-12)
