@@ -74,3 +74,26 @@ def test_calibrated_model_has_one_plain_verdict_or_says_why_a_test_disagrees():
     assert "interval looks at one binning" in reasons[0]
     assert reasons[1].startswith("Hosmer–Lemeshow, Kuiper reject: a test aimed at one pattern")
     assert overall_verdict() == ("No verdict: no test could be computed.", [])
+
+
+class _Tests:
+    """Classical-test results as the verdict reads them: rows with a test name and a decision."""
+
+    def __init__(self, *rejects):
+        self._rows = [{"test": f"test {i}", "reject": r} for i, r in enumerate(rejects)]
+
+    def rows(self, alpha):
+        return self._rows
+
+
+@pytest.mark.parametrize("rejects, phrase", [
+    ((True, False), "1 of the 2 classical tests rejects"),
+    ((True, True, False), "2 of the 3 classical tests reject"),
+    ((False, False), "none of the 2 classical tests rejects"),
+    ((True, True), "all 2 classical tests reject"),
+    ((True,), "the one classical test rejects"),
+    ((False,), "the one classical test does not reject"),
+])
+def test_the_classical_count_agrees_with_its_verb(rejects, phrase):
+    verdict, _ = overall_verdict(classical=_Tests(*rejects), alpha=0.05)
+    assert phrase in verdict

@@ -76,9 +76,13 @@ def overall_verdict(*, tcal=None, interval=None, bootstrap=None, classical=None,
                          "T-Cal does not reject"))
     if rows:
         k = len(rejecting)
-        phrase = ((f"all {k} classical tests reject" if k == len(rows) else
-                   f"{k} of the {len(rows)} classical tests reject") if k
-                  else f"none of the {len(rows)} classical tests rejects")
+        if len(rows) == 1:  # (a weighted view runs fewer tests)
+            phrase = "the one classical test " + ("rejects" if k else "does not reject")
+        elif k == len(rows):
+            phrase = f"all {k} classical tests reject"
+        else:  # the verb agrees with k: "1 of the 2 tests rejects", "none … rejects"
+            phrase = (f"{k} of the {len(rows)} classical tests " + ("rejects" if k == 1 else "reject") if k
+                      else f"none of the {len(rows)} classical tests rejects")
         evidence.append((k > 0, phrase))
     if asymptotic is not None:
         evidence.append((asymptotic, "the ECE interval excludes 0" if asymptotic else
