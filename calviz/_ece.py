@@ -863,11 +863,17 @@ def reliability(
     sums, bins, _, _ = binned_sums(z, y, n_bins=m, scheme=scheme, target=target)
     edges = equal_width_edges(m) if bins is None else bins.edges
     return reliability_from_sums(sums, edges, alpha=alpha, interval=interval, n_bins=m, scheme=scheme,
-                                 target=target, n_classes=data.n_classes,
-                                 # (equal-mass bars are drawn over the predictions made; the equal-width
-                                 # bins are the grid itself, as on Dask, which has no global min/max)
-                                 value_range=(float(z.min()), float(z.max()))
-                                 if z.size and scheme == "equal_mass" else None)
+                                 target=target, n_classes=data.n_classes, value_range=drawn_range(z, scheme))
+
+
+def drawn_range(z: np.ndarray, scheme: str, *, is_sorted: bool = False) -> tuple[float, float] | None:
+    """:attr:`ReliabilityData.value_range` of predictions ``z`` binned by ``scheme``: their (min, max) for
+    equal-mass bins, whose outer bars are drawn over the predictions made; None for equal-width bins, which
+    are the grid itself (as on Dask, which has no global min/max) and for no predictions.  ``is_sorted``:
+    ``z`` is ascending (read its ends)."""
+    if not z.size or scheme != "equal_mass":
+        return None
+    return (float(z[0]), float(z[-1])) if is_sorted else (float(z.min()), float(z.max()))
 
 
 def reliability_from_sums(

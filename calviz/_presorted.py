@@ -38,6 +38,7 @@ from calviz._ece import (
     ECEResult,
     ReliabilityData,
     binned_statistic,
+    drawn_range,
     ece_from_sums,
     reliability_from_sums,
 )
@@ -235,8 +236,7 @@ class Presorted:
         keys, starts, edges, _ = self.runs(scheme, m)
         return reliability_from_sums(self._sums(keys, starts), edges, alpha=alpha, interval=interval,
                                      n_bins=m, scheme=scheme, target=self.target, n_classes=self.n_classes,
-                                     value_range=(float(self.z[0]), float(self.z[-1]))
-                                     if self.n and scheme == "equal_mass" else None)
+                                     value_range=drawn_range(self.z, scheme, is_sorted=True))
 
     def interval(self, n_bins: int = 15, alpha: float = INTERVAL_ALPHA) -> ECEInterval:
         """:func:`calviz.ece_interval` (asymptotic) of this view: the statistic T, its standard errors and

@@ -57,13 +57,14 @@ JS_TEXT_CONTAINING = f"""(needle) => {{
     for (const m of {_ALL_MODELS}) if (typeof m.text === 'string' && m.text.includes(needle)) return m.text;
     return null;
 }}"""
-# the same, skipping the status line's list of running jobs (which names the views it computes) and the
-# cards' headings (whose tooltips give each view's mathematics)
+# the same in the views only: not the status line (it names the computations it timed), its line of running
+# jobs (it names the views it computes) or the cards' headings (their tooltips give each view's mathematics),
+# each known by its CSS class
 JS_VIEW_TEXT_CONTAINING = f"""(needle) => {{
+    const skipped = ['calviz-status', 'calviz-jobs', 'calviz-card-head'];
     for (const m of {_ALL_MODELS})
-        if (typeof m.text === 'string' && m.text.includes(needle) && !m.text.startsWith('computing: ')
-            && !m.text.includes('last update')  // the status line names the computations it timed
-            && !(m.css_classes || []).includes('calviz-card-head'))
+        if (typeof m.text === 'string' && m.text.includes(needle)
+            && !(m.css_classes || []).some((c) => skipped.includes(c)))
             return m.text;
     return null;
 }}"""

@@ -452,8 +452,9 @@ REGISTRY: tuple[View, ...] = (
         targets=TargetRule("scalar", why="the smooth curve of a scalar prediction: " + _SCALAR_WHY),
         label="smooth-curve summaries", in_check=True,
         # the curve on a 4001-point grid, its interpolation at every prediction and one partial sort
-        # (measured 6.2·10⁻⁷ s/row at 2·10⁵ rows, 2 cores at load 11.5)
-        seconds_per_row=6e-7, background="when_large", slot="smooth_summaries",
+        # (measured 6.2·10⁻⁷ s/row at 2·10⁵ rows, 2 cores at load 11.5); always off the dashboard's UI
+        # thread: its own bandwidth search is ≈ 100 ms at 10⁵ rows, which an n or target change would wait for
+        seconds_per_row=6e-7, background="always", slot="smooth_summaries",
         job_label="ICI, E50, E90, Emax",
         title="Smooth-curve summaries (ICI)", card_title="ICI, E50, E90, Emax",
         frame=ici_frame, caption=ici_caption,

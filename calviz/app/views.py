@@ -385,9 +385,7 @@ class ReliabilityView(_View):
             "top1": "top-1 confidence",
             "classwise": f"predicted P(class {options.class_index})",
         }.get(used, "confidence")
-        # millions in 3 digits: "n = 10,000,000" made the title longer than a half-width card at 1280 px
-        n_text = f"{n_used:,}" if n_used < 1_000_000 else f"{n_used / 1e6:.3g}M"
-        return f"{used} · {m} {options.scheme.replace('_', '-')} bins · n = {n_text}"
+        return f"{used} · {m} {options.scheme.replace('_', '-')} bins · n = {labels.short_count(n_used)}"
 
     def _scalar_note(self, entry, smooth_entry) -> str:
         data, options = self.store.inputs or (entry.data, entry.options)
@@ -926,7 +924,7 @@ class StatusView(_View):
         self.progress = pn.indicators.Progress(
             active=False, visible=False, width=160, height=14, margin=(8, 10), bar_color="info"
         )
-        self.progress_text = Text()  # the running jobs; empty when idle
+        self.progress_text = Text(css_classes=["calviz-jobs"])  # the running jobs; empty when idle
         self.alert = alert(margin=(4, 10))
         # the jobs on a line of their own and of fixed height, under the status text: a change that starts
         # or ends jobs never moves the rest of the page, and a long list of jobs wraps instead of

@@ -12,7 +12,21 @@ from calviz._results import format_pvalue
 from calviz.targets import simplex_cells
 
 __all__ = ["format_value", "format_interval_end", "METHOD_NAMES", "method_name", "tcal_xlabel",
-           "MEASURE_LABELS", "measure_label", "bound_label", "byte_size"]
+           "MEASURE_LABELS", "measure_label", "bound_label", "byte_size", "short_count"]
+
+
+def short_count(n: int) -> str:
+    """A row count short enough for a title: with thousands separators below a million, else in millions
+    to 3 significant digits ("n = 10,000,000" made a half-width dashboard card's title too long at 1280 px).
+
+    Examples
+    --------
+    >>> from calviz.present.labels import short_count
+    >>> short_count(52_991), short_count(10_000_000), short_count(2_345_678)
+    ('52,991', '10M', '2.35M')
+    """
+    n = int(n)
+    return f"{n:,}" if n < 1_000_000 else f"{n / 1e6:.3g}M"
 
 
 def byte_size(n: int) -> str:
