@@ -314,7 +314,10 @@ class CalvizApp:
         rel, tcal, interval, distance = cards = [view.panel for view in self.views]
         for card in cards:  # two cards a row where there is room for two, else one (a narrow notebook output)
             card.styles = {**card.styles, "flex": f"1 1 {_CARD_MIN_WIDTH}px", "min-width": "0"}
-        wrap = {"flex-wrap": "wrap"}  # (a Row is a CSS flex box: its cards wrap below _CARD_MIN_WIDTH each)
+        # a Row is a CSS flex box: its cards wrap below _CARD_MIN_WIDTH each.  Panel gives a Row the sum of
+        # its cards' minimum widths as its own (right for cards side by side, not for cards that wrap): with
+        # it, the second row kept 620 px in a 548 px notebook output and its figures were cut
+        wrap = {"flex-wrap": "wrap", "min-width": "0"}
         return pn.Column(
             self.status.panel,
             self.verdict.panel,
