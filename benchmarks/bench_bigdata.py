@@ -34,9 +34,9 @@ RESULTS = HERE / "results"
 TARGETS = {"check_seconds": 10.0, "check_rss_mb": 1024.0, "report_seconds": 30.0}
 
 
-def make_files(n: int, directory: Path, csv: bool = True) -> dict[str, Path]:
+def make_files(n: int, directory: Path, csv: bool = True, only: str = "") -> dict[str, Path]:
     """The benchmark files for ``n`` rows (written once; reused when present); ``csv=False`` leaves out
-    the CSV file."""
+    the CSV file, ``only`` every file whose label does not contain it."""
     import numpy as np
 
     from calviz._synthetic import dirichlet_temperature, temperature_family
@@ -53,6 +53,7 @@ def make_files(n: int, directory: Path, csv: bool = True) -> dict[str, Path]:
     }
     if not csv:
         files = {k: p for k, p in files.items() if "CSV" not in k}
+    files = {k: p for k, p in files.items() if only in k}
     if not all(p.exists() for k, p in files.items() if "binary" in k):
         binary = temperature_family(n, seed=1, beta=1.2)
         for key in (k for k in files if "binary" in k and not files[k].exists()):
@@ -80,6 +81,10 @@ def run(tree: Path, args: list[str], timeout: float | None = None) -> tuple[floa
     wall = re.search(r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): (\S+)", done.stderr).group(1)
     seconds = sum(float(part) * 60**i for i, part in enumerate(reversed(wall.split(":"))))
     rss = float(re.search(r"Maximum resident set size \(kbytes\): (\d+)", done.stderr).group(1)) / 1024.0
+    cpu = sum(float(re.search(rf"{kind} time \(seconds\): (\S+)", done.stderr).group(1))
+              for kind in ("User", "System"))
+    print(f"  {tree}: {' '.join(args[:1])} wall {seconds:.1f} s, CPU (user + system) {cpu:.1f} s, "
+          f"max RSS {rss:.0f} MB, load {load()}", flush=True)
     return seconds, rss
 
 
@@ -110,21 +115,27 @@ def main() -> int:
                         help="commands also run on the baseline tree (comma-separated)")
     parser.add_argument("--skip-csv", action="store_true", help="leave out the CSV files (slow to write)")
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds after which a run is stopped")
+    parser.add_argument("--files", default="", help="run only the files whose label contains this text, "
+                        "e.g. 'K = 10 top-1, Parquet'")
+    parser.add_argument("--commands", default="check,report", help="commands run (comma-separated)")
     parser.add_argument("--output", type=Path, default=RESULTS / "bench_bigdata.md")
     args = parser.parse_args()
-    files = make_files(args.n, args.data_dir, csv=not args.skip_csv)
+    files = make_files(args.n, args.data_dir, csv=not args.skip_csv, only=args.files)
     trees = {"this tree": ROOT}
     if args.baseline is not None:
         trees["baseline"] = args.baseline.resolve()
-    small = make_files(2000, args.data_dir, csv=False)
+    small = make_files(2000, args.data_dir, csv=False, only=args.files)
     load_before = load()
     for tree in trees.values():  # warm-up: numba's cache for this tree
-        run(tree, ["check", str(small["binary, Parquet"])])
-        run(tree, ["check", str(small["K = 10 top-1, Parquet"])])
+        for path in small.values():
+            if path.suffix == ".parquet":
+                run(tree, ["check", str(path)])
     rows = []
     out_dir = Path(tempfile.mkdtemp(prefix="calviz_bench_report_"))
-    jobs = [("check", name, path) for name, path in files.items()]
-    jobs += [("report", name, path) for name, path in files.items() if "Parquet" in name]
+    commands = args.commands.split(",")
+    jobs = [("check", name, path) for name, path in files.items() if "check" in commands]
+    jobs += [("report", name, path) for name, path in files.items()
+             if "Parquet" in name and "report" in commands]
     for command, name, path in jobs:
         times: dict[str, list] = {label: [] for label in trees}
         for _ in range(args.repeats):
@@ -173,7 +184,9 @@ def write(args, rows, trees, load_before, load_after, complete: bool = True) -> 
              "--skip-csv" if args.skip_csv else "",
              "--baseline BASELINE_TREE" if args.baseline else "",
              f"--baseline-commands {args.baseline_commands}" if args.baseline
-             and args.baseline_commands != "check,report" else ""]
+             and args.baseline_commands != "check,report" else "",
+             f"--files '{args.files}'" if args.files else "",
+             f"--commands {args.commands}" if args.commands != "check,report" else ""]
     command = " ".join(["python benchmarks/bench_bigdata.py", *filter(None, flags)])
     text = f"""## Large files: `calviz check` and `calviz report` at n = {args.n:,}
 

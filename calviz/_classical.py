@@ -46,11 +46,12 @@ from calviz._kernels.classical import (
     logistic_sums_threaded,
     spiegelhalter_sums,
 )
-from calviz._kernels.sorting import sort_unit_values_by_label
+from calviz._kernels.sorting import sort_unit_values_by_label, split_sorted_keys
 from calviz._lazy import LazyModule
 from calviz._params import ALPHA, BOOLEAN, POSITIVE_INT, UNIT_OPEN, Interval, ListOf, Options, validate_params
 from calviz._results import ResultMixin, with_classes
 from calviz._small_n import ASYMPTOTIC_MIN_ROWS, floor_at_labels, label_log_probability, null_pvalue
+from calviz._sortcache import cached_sorted_keys
 from calviz._weights import check_sample_weight, weighted_bins
 from calviz.targets import SCALAR_TARGETS
 
@@ -437,12 +438,35 @@ def _logistic_sums(x, y, intercept, slope):
     return kernel(x, y, intercept, slope)
 
 
-def _fit_recalibration(x, y, max_iter: int = 50) -> tuple[float, float, bool]:
-    """Maximum-likelihood (a, b) of logit P(y = 1) = a + b x by Newton's method with step halving, started
-    at the null (0, 1); one pass over the data per iteration.  (nan, nan, False) when the maximum does
-    not exist (perfectly separated or constant labels) or is not reached."""
+#: from this many rows the fit starts where a fit on an evenly strided subsample of about
+#: :data:`WARM_START_ROWS` rows ended: Newton's method then needs 3–4 passes over all rows instead of 6–8
+WARM_START_ROWS = 1 << 16
+#: ... unless that fit is this close to the null (0, 1) in both coordinates: a start at the null, whose
+#: sums the score test has computed, is then as good and costs no pass
+WARM_START_DISTANCE = 0.05
+
+
+def _fit_recalibration(x, y, max_iter: int = 50, null_sums=None) -> tuple[float, float, bool]:
+    """Maximum-likelihood (a, b) of logit P(y = 1) = a + b x by Newton's method with step halving; one
+    pass over the data per iteration.  Started at the null (0, 1) (``null_sums``: the sums there, when
+    already computed) or, on more than 4·:data:`WARM_START_ROWS` rows, at the fit of an evenly strided
+    subsample when that is farther than :data:`WARM_START_DISTANCE` from the null (the same maximum:
+    the start only changes how many iterations reach it).  (nan, nan,
+    False) when the maximum does not exist (perfectly separated or constant labels) or is not
+    reached."""
     theta = np.array([0.0, 1.0])
-    sums = _logistic_sums(x, y, theta[0], theta[1])
+    n = x.shape[0]
+    start = None
+    if n > 4 * WARM_START_ROWS:
+        stride = n // WARM_START_ROWS
+        a, b, converged = _fit_recalibration(np.ascontiguousarray(x[::stride]),
+                                             np.ascontiguousarray(y[::stride]), max_iter)
+        if converged and max(abs(a), abs(b - 1.0)) > WARM_START_DISTANCE:
+            start = np.array([a, b])
+    if start is not None:
+        theta, sums = start, _logistic_sums(x, y, start[0], start[1])
+    else:
+        sums = null_sums if null_sums is not None else _logistic_sums(x, y, theta[0], theta[1])
     for _ in range(max_iter):
         g_a, g_b, i_aa, i_ab, i_bb, loglik = sums
         info = np.array([[i_aa, i_ab], [i_ab, i_bb]])
@@ -465,7 +489,8 @@ def _fit_recalibration(x, y, max_iter: int = 50) -> tuple[float, float, bool]:
 
 def _cox(z, y, target, fit: bool = True) -> CoxTestResult:
     x = clipped_logit(z, COX_EPS)
-    g_a, g_b, i_aa, i_ab, i_bb, _ = _logistic_sums(x, y, 0.0, 1.0)
+    null_sums = _logistic_sums(x, y, 0.0, 1.0)
+    g_a, g_b, i_aa, i_ab, i_bb, _ = null_sums
     score = np.array([g_a, g_b])
     info = np.array([[i_aa, i_ab], [i_ab, i_bb]])
     # rank 1 when all predictions are equal (the slope is then confounded with the intercept): test the
@@ -480,7 +505,7 @@ def _cox(z, y, target, fit: bool = True) -> CoxTestResult:
         proj = eigvec[:, keep].T @ score
         stat = float(np.sum(proj**2 / eigval[keep]))
     p = 0.0 if math.isinf(stat) else stats.chi2.sf(stat, df)
-    a, b, converged = _fit_recalibration(x, y) if fit else (math.nan, math.nan, False)
+    a, b, converged = _fit_recalibration(x, y, null_sums=null_sums) if fit else (math.nan, math.nan, False)
     return _result("cox", stat, p, f"χ²({df}), score test", "intercept a = 0 and slope b = 1 in "
                    "logit P(y = 1 | z) = a + b·logit(z)", z, y, target,
                    lambda zs: _cox_statistic(clipped_logit(zs, COX_EPS)), df=df,
@@ -507,7 +532,9 @@ def _cox_statistic(x):
 
 
 def _cumulative_extremes(z, y):
-    return cumulative_difference_extremes(*sort_unit_values_by_label(z, y))
+    keys = cached_sorted_keys(z, y)  # the view T-Cal sorted (the same numbers, without a sort)
+    return cumulative_difference_extremes(*(sort_unit_values_by_label(z, y) if keys is None
+                                            else split_sorted_keys(keys)))
 
 
 #: test name → (the deviation of the cumulative sums it measures, its null survival function, the null)
@@ -836,12 +863,19 @@ def kuiper_test(y_true, y_prob=None, *, target: str = "auto", class_index: int =
     return with_classes(_cumulative_test("kuiper", z, y, target), n_classes)
 
 
+def _unweighted_only(name: str, weighted: bool) -> None:
+    """Refuse a test without a weighted form in a weighted run (listed in ``errors`` with this reason)."""
+    if weighted:
+        raise InputError(f"calviz has no weighted {TEST_LABELS[name]} test, so it is left out of a weighted "
+                         "run (the weighted tests: Spiegelhalter z, Hosmer–Lemeshow)")
+
+
 @validate_params({**_HL, "alpha": UNIT_OPEN, "measures": BOOLEAN, "n_bins": POSITIVE_INT,
                   "tests": ListOf(Options(TEST_NAMES))})
 def classical_tests(
     y_true, y_prob=None, *, alpha: float = ALPHA, target: str = "auto", class_index: int = 0,
     n_groups: int = 10, fitted: bool = False, min_expected: float = 5.0, tests: tuple[str, ...] = TEST_NAMES,
-    measures: bool = False, n_bins: int = 15,
+    measures: bool = False, n_bins: int = 15, sample_weight=None,
 ) -> ClassicalTests:
     """Run the classical calibration tests on one sample and collect them with their decisions.
 
@@ -874,6 +908,12 @@ def classical_tests(
         classes) into ``measures``.
     n_bins : int, default 15
         Bins of the measures.
+    sample_weight : array-like of shape (n,), optional
+        Non-negative frequency weights (a row of weight k counts as k rows).  The tests with a standard
+        weighted form take them — Spiegelhalter's z and Hosmer–Lemeshow (:func:`spiegelhalter_test`,
+        :func:`hosmer_lemeshow_test`) — and so do the MCE and ACE; Cox's test and the cumulative
+        (Kolmogorov–Smirnov, Kuiper) tests have none in calviz and are listed in ``errors`` saying so,
+        never computed unweighted in a weighted analysis.
 
     Returns
     -------
@@ -911,13 +951,22 @@ def classical_tests(
     fitted, min_expected = bool(fitted), float(min_expected)
     asked = target  # (a Target names its class itself: the measures get it as it was asked for)
     target, z, y, n_classes = _scalar_view(y_true, y_prob, target, class_index, "classical_tests")
-    extremes = _cumulative_extremes(z, y) if {"kolmogorov_smirnov", "kuiper"} & set(tests) else None
+    weighted = sample_weight is not None
+    if weighted:  # (validated once; each weighted test drops the rows of weight 0 from the same view)
+        sample_weight = check_sample_weight(sample_weight, z.shape[0], "classical_tests")
+        wz, wy, w = _weighted_view(z, y, sample_weight, "classical_tests")
+    else:
+        wz, wy, w = z, y, None
+    extremes = (_cumulative_extremes(z, y) if {"kolmogorov_smirnov", "kuiper"} & set(tests) and not weighted
+                else None)
     run = {
-        "spiegelhalter": lambda: _spiegelhalter(z, y, target),
-        "hosmer_lemeshow": lambda: _hosmer_lemeshow(z, y, target, n_groups, fitted, min_expected),
-        "cox": lambda: _cox(z, y, target),
-        "kolmogorov_smirnov": lambda: _cumulative_test("kolmogorov_smirnov", z, y, target, extremes),
-        "kuiper": lambda: _cumulative_test("kuiper", z, y, target, extremes),
+        "spiegelhalter": lambda: _spiegelhalter(wz, wy, target, w),
+        "hosmer_lemeshow": lambda: _hosmer_lemeshow(wz, wy, target, n_groups, fitted, min_expected, w),
+        "cox": lambda: _unweighted_only("cox", weighted) or _cox(z, y, target),
+        "kolmogorov_smirnov": lambda: _unweighted_only("kolmogorov_smirnov", weighted) or _cumulative_test(
+            "kolmogorov_smirnov", z, y, target, extremes),
+        "kuiper": lambda: _unweighted_only("kuiper", weighted) or _cumulative_test("kuiper", z, y, target,
+                                                                                   extremes),
     }
     results, errors = [], {}
     for name in TEST_NAMES:
@@ -931,6 +980,7 @@ def classical_tests(
     if measures:
         from calviz._ece import ace, mce
 
-        found = {"mce": mce(y_true, y_prob, n_bins=n_bins, target=asked, class_index=class_index),
-                 "ace": ace(y_true, y_prob, n_bins=n_bins, target="classwise")}
+        weights = {} if not weighted else {"sample_weight": sample_weight}
+        found = {"mce": mce(y_true, y_prob, n_bins=n_bins, target=asked, class_index=class_index, **weights),
+                 "ace": ace(y_true, y_prob, n_bins=n_bins, target="classwise", **weights)}
     return ClassicalTests(tuple(results), errors, alpha, int(z.shape[0]), target, found, n_classes)

@@ -36,6 +36,7 @@ from calviz._params import (
     validate_params,
 )
 from calviz._results import HasInterval, LevelFromAlpha, ResultMixin
+from calviz._sortcache import sorted_keys
 from calviz._weights import check_sample_weight, weighted_bin_sums
 from calviz.targets import SCALAR_TARGETS
 
@@ -112,6 +113,28 @@ def isotonic_fit(z: np.ndarray, y: np.ndarray, w: np.ndarray | None = None) -> _
     fit = np.empty_like(x)
     _k.pav_fit(weight, label_sum, fit)
     return _IsotonicFit(ys, ws, x, weight, label_sum, start, fit)
+
+
+def _unit_scores(z: np.ndarray, y: np.ndarray, kind: int) -> tuple[float, float, float, int]:
+    """(mean score of the predictions, of their PAV recalibration, of the climatology, n) of unweighted
+    0/1 labels: the numbers of :func:`isotonic_fit`'s units without its per-row arrays — the units' sums
+    only, the PAV blocks written over them (3 arrays of the units at most, instead of 6 of the rows: the
+    difference between fitting and not fitting in memory at 10⁷ rows).  The recalibrated score is summed
+    over the blocks, in which the fit is constant (equal to the sum over the units up to round-off)."""
+    keys = sorted_keys(np.ascontiguousarray(z, dtype=np.float64), np.ascontiguousarray(y))
+    n = int(keys.shape[0])
+    x, weight, label_sum, _, _ = _k.pool_sorted_keys(keys, False)
+    del keys
+    with np.errstate(divide="ignore"):
+        mean_score = float(_k.block_mean_score(weight, label_sum, x, kind))
+    del x
+    climatology = label_sum.sum() / weight.sum()
+    clim = float(_k.block_mean_score(weight, label_sum, np.full_like(weight, climatology), kind))
+    # the blocks overwrite the units they pool: block b is written after unit b is read
+    top = _k.pav_blocks(weight, label_sum, weight, label_sum, np.empty(weight.shape[0] + 1, dtype=np.int64))
+    bw, bs = weight[:top], label_sum[:top]
+    recal = float(_k.block_mean_score(bw, bs, bs / bw, kind))
+    return mean_score, recal, clim, n
 
 
 def _prepare(y_true, y_prob, target, class_index, sample_weight, caller):
@@ -445,6 +468,10 @@ def score_decomposition(
     caller = "score_decomposition"
     data, target, z, y, w = _prepare(y_true, y_prob, target, class_index, sample_weight, caller)
     kind = _SCORE_KIND[score]
+    if w is None and not n_resamples:
+        mean_score, recal, clim, n = _unit_scores(z, y, kind)
+        return ScoreDecomposition(score, mean_score, mean_score - recal, clim - recal, clim, None, None,
+                                  float(alpha), 0, n, target, data.n_classes, False, "")
     fit = isotonic_fit(z, y, w)
     # every row of a unit has the unit's prediction: the mean score is a sum over the units
     with np.errstate(divide="ignore"):

@@ -235,6 +235,8 @@ def _labels_from(arr: np.ndarray, n: int, n_classes: int) -> np.ndarray:
     if arr.shape[0] != n:
         raise InputError(f"y_true has {arr.shape[0]} rows but y_prob has {n}; lengths must match")
     allowed = "{0, 1}" if n_classes == 2 else f"integers 0..{n_classes - 1}"
+    # (binary labels other than 0/1 are a class's name: scikit-learn's pos_label says which is positive)
+    other = " (other labels, e.g. −1/1: name the positive one with pos_label)" if n_classes == 2 else ""
     kind = arr.dtype.kind
     if kind == "b":  # always a valid class id (K >= 2)
         return arr.astype(np.int64)
@@ -244,7 +246,7 @@ def _labels_from(arr: np.ndarray, n: int, n_classes: int) -> np.ndarray:
             return np.ascontiguousarray(arr, dtype=np.int64)
         bad = (arr < 0) | (arr > n_classes - 1)
         i = _first_bad(bad)
-        raise InputError(f"y_true must be {allowed}; row {i} has {int(arr[i])}")
+        raise InputError(f"y_true must be {allowed}; row {i} has {int(arr[i])}{other}")
     labels = _as_float_array(arr, "y_true")
     as_int, ok = labels_to_int64(labels, n_classes)  # one pass: convert and check together
     if ok:
@@ -257,7 +259,7 @@ def _labels_from(arr: np.ndarray, n: int, n_classes: int) -> np.ndarray:
     given = arr[i]  # (an integer as given: a float would round one beyond 2**53)
     shown = int(given) if isinstance(given, (int, np.integer)) and not isinstance(given, bool) else (
         f"{float(labels[i]):g}")
-    raise InputError(f"y_true must be {allowed}; row {i} has {shown}")
+    raise InputError(f"y_true must be {allowed}; row {i} has {shown}{other}")
 
 
 def _is_text(arr: np.ndarray) -> bool:
@@ -289,8 +291,9 @@ def encode_labels(labels: np.ndarray, n_classes: int, pos_label=None, *,
     if binary:
         if pos_label is None:
             raise InputError(f"y_true holds strings, the labels {_shown(distinct)}; pass pos_label= to "
-                             "calviz.as_calibration_data to say which one y_prob is the probability of, and "
-                             "give its result to the estimator (numeric 0/1 labels need none)")
+                             "calviz.as_calibration_data or calviz.io.read_predictions (--pos-label on the "
+                             "command line) to say which one y_prob is the probability of, and give its "
+                             "result to the estimator (numeric 0/1 labels need none)")
         if distinct.shape[0] > 2:
             raise InputError(f"y_true holds {distinct.shape[0]} labels {_shown(distinct)} but y_prob is "
                              "binary (P(y = pos_label)): at most two labels are possible")

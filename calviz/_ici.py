@@ -114,11 +114,12 @@ def ici(
     >>> round(r.ici, 3), round(r.e50, 3), round(r.e90, 3), round(r.emax, 3)
     (0.101, 0.106, 0.146, 0.148)
     """
-    data, target, z, _ = prepare_view(y_true, y_prob, target=target, class_index=class_index,
-                                      allowed=("auto", *SCALAR_TARGETS), caller="ici")
+    data, name, z, _ = prepare_view(y_true, y_prob, target=target, class_index=class_index,
+                                    allowed=("auto", *SCALAR_TARGETS), caller="ici")
+    # the curve of the same predictions z: the target as asked (a resolved Target carries its class)
     curve = smooth_reliability(data, bandwidth=bandwidth, kernel=kernel, n_resamples=0,
                                grid_size=ICI_GRID_SIZE, target=target, class_index=class_index)
     distance = np.abs(np.interp(z, curve.grid, curve.curve) - z)
     e50, e90 = np.quantile(distance, [0.5, 0.9])
     return ICIResult(float(distance.mean()), float(e50), float(e90), float(distance.max()),
-                     float(curve.bandwidth), curve.kernel, data.n, target, data.n_classes)
+                     float(curve.bandwidth), curve.kernel, data.n, name, data.n_classes)

@@ -271,7 +271,7 @@ def check_int_in(value, name: str, low: int, high: int, caller: str, note: str =
 #: row); every other function declared with :func:`validate_params` refuses it naming these
 WEIGHTED_FUNCTIONS = ("binned_ece", "mce", "ace", "top_label_ece", "reliability", "corp_reliability",
                       "score_decomposition", "murphy_decomposition", "spiegelhalter_test",
-                      "hosmer_lemeshow_test", "recalibrate")
+                      "hosmer_lemeshow_test", "classical_tests", "recalibrate")
 
 
 def weights_refused(caller: str) -> InvalidParameterError:

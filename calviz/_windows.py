@@ -25,9 +25,11 @@ import dataclasses
 import datetime as _dt
 import math
 import re
+import threading
 from dataclasses import dataclass
 from typing import Any, Literal
 
+import numba
 import numpy as np
 
 from calviz._binning import check_n_bins, equal_width_edges
@@ -378,6 +380,83 @@ def tcal_analytic_pvalue(z: np.ndarray, y: np.ndarray, alpha: float, target: str
     return float(result.pvalue)
 
 
+def window_tcal_pvalues(z: np.ndarray, y: np.ndarray, first: np.ndarray, end: np.ndarray, alpha: float,
+                        target: str) -> np.ndarray:
+    """:func:`tcal_analytic_pvalue` of every window ``first[i]:end[i]`` of the time-sorted (z, y) at
+    once: one jitted pass sorts each window by prediction and scans its dyadic bins (the windows shared
+    among threads), then the scaled chi-square p-values of all windows' scales are evaluated together.  The
+    same numbers as the per-window calls (the same kernels on the same sorted rows; windows of a discrete
+    predictor, whose test is the binomial one, go through :func:`tcal_analytic_pvalue`)."""
+    from calviz._kernels.tcal import N_TERMS
+    from calviz._kernels.windows import window_tcal_terms
+    from calviz._small_n import ASYMPTOTIC_MIN_ROWS
+    from calviz._tcal_decision import (
+        DISCRETE_MAX_VALUES,
+        analytic_pvalues,
+        cantelli_bound,
+        dyadic_scales,
+    )
+
+    first = np.ascontiguousarray(first, dtype=np.int64)
+    end = np.ascontiguousarray(end, dtype=np.int64)
+    counts = end - first
+    W = counts.shape[0]
+    levels = np.array([dyadic_scales(int(c), 2)[1] for c in counts], dtype=np.int64)
+    z64 = np.ascontiguousarray(z, dtype=np.float64)
+    y64 = np.ascontiguousarray(y, dtype=np.float64)
+    terms = np.zeros((W, N_TERMS, max(int(levels.max(initial=0)), 1)))
+    runs = np.zeros(W, dtype=np.int64)
+    log_prob = np.zeros(W)
+    # the windows dealt round-robin to the threads (each window's numbers do not depend on the thread)
+    # (small work on the calling thread: starting a thread costs more than it saves)
+    threads = max(1, min(numba.get_num_threads(), W)) if int(counts.sum()) >= _THREADED_ROWS else 1
+    _on_threads([lambda t=t: window_tcal_terms(z64, y64, first, end, levels, np.arange(t, W, threads),
+                                               DISCRETE_MAX_VALUES, terms, runs, log_prob)
+                 for t in range(threads)])
+    out = np.full(W, np.nan)
+    tested = (counts >= 2) & (levels >= 1)
+    # all windows' scales in one call: the p-value of a scale depends on that scale's terms only
+    mask = np.arange(terms.shape[2])[None, :] < levels[:, None]
+    mask &= tested[:, None]
+    t, var, sa, sa2, k3 = (terms[:, j, :][mask] for j in range(5))
+    p_scales = np.full(mask.shape, np.inf)
+    p, _, _ = analytic_pvalues(t, var, sa, sa2, k3)
+    small = np.repeat(counts < ASYMPTOTIC_MIN_ROWS, mask.shape[1]).reshape(mask.shape)[mask]
+    p_scales[mask] = np.where(small, np.maximum(p, cantelli_bound(t, var)), p)
+    with np.errstate(invalid="ignore"):
+        padj = np.minimum(1.0, levels * p_scales.min(axis=1))
+    floor = np.minimum(1.0, np.exp(log_prob))  # no p-value below P(labels) under calibration
+    out[tested] = np.where(padj < floor, floor, padj)[tested]
+    for w in np.flatnonzero(tested & (runs <= DISCRETE_MAX_VALUES)):  # possibly a discrete predictor
+        out[w] = tcal_analytic_pvalue(z[first[w]:end[w]], y[first[w]:end[w]], alpha, target)
+    return out
+
+
+#: rows from which the per-window passes share the windows among threads
+_THREADED_ROWS = 1 << 18
+
+
+def _on_threads(tasks: list) -> None:
+    """Run the callables ``tasks`` (jitted with ``nogil=True``) on one thread each, the first on the calling
+    thread; re-raise the first error."""
+    errors: list = []
+
+    def work(task) -> None:
+        try:
+            task()
+        except BaseException as exc:  # re-raised on the calling thread
+            errors.append(exc)
+
+    helpers = [threading.Thread(target=work, args=(task,), daemon=True) for task in tasks[1:]]
+    for h in helpers:
+        h.start()
+    work(tasks[0])
+    for h in helpers:
+        h.join()
+    if errors:
+        raise errors[0]
+
+
 _SUM_FIELDS = ("n", "z", "z2", "y", "v", "v2")
 
 
@@ -403,17 +482,21 @@ _ROW_FIELDS = ("n", "mean_prediction", "mean_prediction_low", "mean_prediction_h
 
 
 def window_row(sums: BinSums, z: np.ndarray, y: np.ndarray, *, alpha: float, level: float, n_bins: int,
-               target: str, tcal: bool) -> dict:
+               target: str, tcal: bool, tcal_pvalue: float | None = None) -> dict:
     """The per-window numbers of one window: its totals (n, Σz, Σz², Σy, Σv, Σv²; the intervals of the
     means are computed for all windows at once by :func:`window_columns`), its ECE interval from its bin
-    sums, and its T-Cal p-value from its rows."""
+    sums, and its T-Cal p-value from its rows (``tcal_pvalue``: already computed by
+    :func:`window_tcal_pvalues`)."""
     row = dict(zip(_SUM_FIELDS, _totals(sums), strict=True))
     if row["n"] >= 1:
         ci = interval_from_sums(sums, 1.0 - level, n_bins=n_bins, target=target)
         row.update(ece=ci.estimate, ece_low=ci.low, ece_high=ci.high)
     else:
         row.update(ece=math.nan, ece_low=math.nan, ece_high=math.nan)
-    row["tcal_pvalue"] = tcal_analytic_pvalue(z, y, alpha, target) if tcal else math.nan
+    if not tcal:
+        row["tcal_pvalue"] = math.nan
+    else:
+        row["tcal_pvalue"] = tcal_analytic_pvalue(z, y, alpha, target) if tcal_pvalue is None else tcal_pvalue
     return row
 
 
@@ -584,8 +667,7 @@ class CalibrationOverTime(ResultMixin):
         y_new = np.asarray(y_new, dtype=np.float64)
         n_old = log.t.shape[0]
         new_windows = TimeWindows.of(t_new, log.spec, first_row=n_old)
-        new_sums = [equal_width_1d_sums(z_new[a:b], y_new[a:b], self.n_bins)
-                    for a, b in zip(new_windows.starts[:-1], new_windows.starts[1:], strict=True)]
+        new_sums = list(window_sums(z_new, y_new, new_windows.starts, self.n_bins))
         old = log.windows
         merge_first = old.count > 0 and new_windows.keys[0] == old.keys[-1]
         sums = list(log.sums)
@@ -656,17 +738,27 @@ def _assemble(log: _Log, *, mode, reference, alpha, level, n_bins, target, n_cla
     ranges = _mode_ranges(windows, mode, reference)
     rows = []  # (sums, row dict) per listed window
     merged = None
+
+    def kept(j, b):  # rows of this window unchanged: keep its statistics
+        return previous is not None and b < changed and j < len(previous)
+
+    redo = [j for j, (_, b, _, _) in enumerate(ranges) if not kept(j, b)]
+    tcal_p = dict.fromkeys(redo)
+    if tcal and redo:  # every recomputed window's T-Cal in one pass
+        tcal_p = dict(zip(redo, window_tcal_pvalues(log.z, log.y, [ranges[j][2] for j in redo],
+                                                    [ranges[j][3] for j in redo], alpha, target).tolist(),
+                          strict=True))
     for j, (_, b, r0, r1) in enumerate(ranges):
         if mode == "fixed":
             sums = log.sums[b]
         else:  # running merge of the fixed windows a..b
             merged = log.sums[b] if merged is None else merged.merge(log.sums[b])
             sums = merged
-        if previous is not None and b < changed and j < len(previous):
-            rows.append(previous[j])  # rows of this window unchanged: keep its statistics
+        if kept(j, b):
+            rows.append(previous[j])
             continue
         rows.append((sums, window_row(sums, log.z[r0:r1], log.y[r0:r1], alpha=alpha, level=level,
-                                      n_bins=n_bins, target=target, tcal=tcal)))
+                                      n_bins=n_bins, target=target, tcal=tcal, tcal_pvalue=tcal_p[j])))
     start, end = window_bounds(windows, log.spec)
     listed = np.array([b for _, b, _, _ in ranges], dtype=np.int64)
     if mode != "fixed":  # cumulative windows span from their first fixed window's start
@@ -722,8 +814,10 @@ def calibration_over_time(
 
     Every statistic but T-Cal is a function of the window's mergeable bin sums: expanding windows merge
     the fixed windows' sums, and :meth:`CalibrationOverTime.append` merges appended rows into the open
-    window.  T-Cal is computed on the window's rows (O(n log n) per window; for expanding windows on all
-    rows so far — pass ``tcal=False`` to skip it).
+    window.  The bin sums of all windows come from one jitted pass over the time-sorted rows.  T-Cal needs
+    the window's rows sorted by prediction: all windows' T-Cal statistics come from one jitted pass that
+    sorts and scans each window in turn (O(n log n) per window; for expanding windows on all rows so far —
+    pass ``tcal=False`` to skip it).
 
     Parameters
     ----------
@@ -811,6 +905,38 @@ def build_log(time_col: TimeColumn, z: np.ndarray, y: np.ndarray, spec: WindowSp
     else:
         t, z, y = time_col.values[order], z[order], np.asarray(y, dtype=np.float64)[order]
     windows = TimeWindows.of(t, spec)
-    s = windows.starts
-    sums = tuple(equal_width_1d_sums(z[a:b], y[a:b], n_bins) for a, b in zip(s[:-1], s[1:], strict=True))
-    return _Log(time_col, t, z, y, spec, windows, sums)
+    return _Log(time_col, t, z, y, spec, windows, window_sums(z, y, windows.starts, n_bins))
+
+
+def window_sums(z: np.ndarray, y: np.ndarray, starts: np.ndarray, n_bins: int) -> tuple:
+    """The equal-width BinSums of every window ``starts[i]:starts[i+1]`` of the time-sorted (z, y): one
+    jitted pass over the rows (the windows shared among threads), each window's sums those of
+    ``equal_width_1d_sums`` on its rows, bit for bit (a window large enough to be summed in row chunks
+    goes through it)."""
+    from calviz._binning import equal_width_bounds
+    from calviz._kernels.ece import split_equal_width_acc
+    from calviz._kernels.windows import window_equal_width_acc
+    from calviz._sums import _from_1d
+    from calviz._threads import PARALLEL_MIN_ROWS
+
+    starts = np.ascontiguousarray(starts, dtype=np.int64)
+    W = starts.shape[0] - 1
+    counts = np.diff(starts)
+    lower, upper = equal_width_bounds(n_bins)
+    acc = np.zeros((W, n_bins, 8))
+    small = np.flatnonzero(counts < PARALLEL_MIN_ROWS)
+    threads = max(1, min(numba.get_num_threads(), small.shape[0])) if z.shape[0] >= _THREADED_ROWS else 1
+    if small.shape[0]:
+        _on_threads([lambda t=t: window_equal_width_acc(z, y, n_bins, lower, upper, starts,
+                                                        np.ascontiguousarray(small[t::threads]),
+                                                        acc) for t in range(threads)])
+    sums = []
+    for w in range(W):
+        if counts[w] >= PARALLEL_MIN_ROWS:
+            sums.append(equal_width_1d_sums(z[starts[w]:starts[w + 1]], y[starts[w]:starts[w + 1]], n_bins))
+            continue
+        count, rs, rq, zs, ys, nc, nq = split_equal_width_acc(acc[w])
+        keep = np.flatnonzero(count)
+        sums.append(_from_1d(keep.astype(np.int64), count[keep], rs[keep], rq[keep], zs[keep], ys[keep],
+                             nc[keep], nq[keep]))
+    return tuple(sums)

@@ -52,6 +52,9 @@ def _add_file_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--correct", metavar="COL", help="0/1 top-1 correctness column (with --confidence)")
     group.add_argument("--format", choices=("csv", "parquet", "npz", "npy"),
                        help="file format (default: from the extension, else the first bytes)")
+    group.add_argument("--pos-label", metavar="LABEL",
+                       help="binary files: the label whose probability the y_prob column is, when the "
+                            "labels are class names (no/yes) or not 0/1 (e.g. -1/1)")
     group.add_argument("--renormalize", action="store_true",
                        help="rescale multiclass probability rows to sum to 1")
     group.add_argument("--logits", action="store_true",
@@ -169,7 +172,7 @@ def _reader_kwargs(args) -> dict:
     """Keyword arguments for :func:`calviz.io.read_predictions` from the file options (only those
     given, so the reader's defaults apply otherwise).  A local file the user names has no size limit."""
     kw = {"max_bytes": None}
-    for name in ("y_true", "y_prob", "prob_prefix", "confidence", "correct", "format"):
+    for name in ("y_true", "y_prob", "prob_prefix", "confidence", "correct", "format", "pos_label"):
         value = getattr(args, name, None)
         if value:
             kw[name] = value
@@ -417,6 +420,10 @@ def _print_check_text(summary: dict) -> None:
           f"accuracy = {_fmt(s.get('accuracy'))}, mean confidence = {_fmt(s.get('mean_confidence'))}")
     if summary.get("weights_note"):
         print(f"  weights  {summary['weights_note']}")
+    if summary.get("weighted_ece"):
+        weighted = summary["weighted_ece"]
+        print(f"  weighted ECE {_fmt(weighted['value'])} (ℓ1 plug-in, {weighted['n_bins']} "
+              f"{weighted['scheme'].replace('_', '-')} bins, {weighted['target']} target)")
     if summary["decision"] is None:
         print("  T-Cal    not available")
     else:
@@ -563,9 +570,16 @@ def weights_summary(data, options, column: str | None) -> dict:
 
     if column is None:
         return {}
+    from calviz._ece import binned_ece
+    from calviz.analysis import resolve_target
+
     unweighted = unweighted_views(data, options, view_names(in_check=True))
+    # the weighted ECE beside the (unweighted) interval: the ℓ1 plug-in on the analysis' bins and target
+    ece = binned_ece(data, n_bins=int(options.n_bins), target=resolve_target(data, options),
+                     top_k=int(options.top_k),
+                     class_index=int(options.class_index), sample_weight=data.weights)
     return {"weight_column": column, "not_weighted": list(unweighted),
-            "weights_note": weights_note(column, unweighted)}
+            "weights_note": weights_note(column, unweighted), "weighted_ece": _as_dict(ece)}
 
 
 def cmd_check(args) -> int:
@@ -648,20 +662,33 @@ def check_output_path(out: Path) -> None:
         raise CLIError(f"cannot write {out}: the directory {parent} is not writable")
 
 
-def _stop_on_sigterm() -> None:
-    """SIGTERM (a service manager, `kill`) stops like Ctrl+C: as ``KeyboardInterrupt``, so files being
-    written are removed, worker processes stopped, and :func:`main` says "stopped" (no traceback)."""
+class Stopped(KeyboardInterrupt):
+    """A stop asked for by SIGTERM or Ctrl+C (:func:`_stop_on_signals`), caught by :func:`main`.
+
+    A subclass, not ``KeyboardInterrupt`` itself: CPython marks an *exact* ``KeyboardInterrupt`` that ends
+    a string ``exec``/``eval`` (``dataclasses``, ``namedtuple``, generated code in the libraries a report
+    imports) as unhandled even when a caller catches it, and ``python -m calviz`` then ends by SIGINT
+    (exit status -2) after :func:`main` has returned 0."""
+
+
+def _stop_on_signals() -> None:
+    """SIGTERM (a service manager, `kill`) and Ctrl+C stop as :class:`Stopped`, so files being written are
+    removed, worker processes stopped, and :func:`main` says "stopped" (no traceback).  The first signal
+    disarms both: a second one during that cleanup is ignored instead of interrupting it."""
 
     def interrupt(*_):
-        raise KeyboardInterrupt
+        for each in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(each, signal.SIG_IGN)
+        raise Stopped
 
-    signal.signal(signal.SIGTERM, interrupt)
+    for each in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(each, interrupt)
 
 
 def cmd_report(args) -> int:
     from calviz.cli_monitor import with_time_column
 
-    _stop_on_sigterm()
+    _stop_on_signals()
     out = Path(args.output)
     check_output_path(out)  # at once: the imports below alone take seconds
     from calviz.cli_compare import comparison_html
@@ -780,7 +807,7 @@ def _watched_log(args):
 def cmd_serve(args) -> int:
     from calviz.cli_monitor import with_time_column
 
-    _stop_on_sigterm()  # (while the data loads; the event loop's own stop is installed below)
+    _stop_on_signals()  # (while the data loads; the event loop's own stop is installed below)
     # a stop ends the process within seconds, before every pool has released its locks: multiprocessing's
     # resource tracker (started later, with this environment) then frees them, as is its job, and need not
     # print a warning about it on the user's terminal
@@ -866,7 +893,10 @@ def cmd_serve(args) -> int:
         for each in (signal.SIGINT, signal.SIGTERM):
             signal.signal(each, signal.SIG_IGN)
         server.io_loop.add_callback_from_signal(server.io_loop.stop)
-        # the loop stops after the callback it runs now (a session's change: seconds on large data)
+        # the worker processes stop now, mid-job, not when the loop has stopped: the loop stops after the
+        # callback it runs now (a session's change: seconds on large data), and a job finishing meanwhile
+        # is work nobody will see (from a thread: this handler may have interrupted one holding the pool)
+        threading.Thread(target=workers.shutdown_workers, name="calviz-stop-workers", daemon=True).start()
         threading.Thread(target=_exit_after_grace, name="calviz-stop", daemon=True).start()
 
     import threading
@@ -906,8 +936,9 @@ def _exit_after_grace() -> None:
     os._exit(EXIT_OK)
 
 
-#: s: a stop asked for by a signal ends within this time, whatever the event loop's thread is doing
-STOP_WAIT_S = 5.0
+#: s: a stop asked for by a signal ends this long after it, whatever the event loop's thread is doing (a
+#: second under the 5 s a service manager is promised: exiting takes time too)
+STOP_WAIT_S = 4.0
 
 
 def _stop_serving(server) -> None:
@@ -971,7 +1002,7 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_INPUT
     except BrokenPipeError:  # `calviz check ... | head`
         return EXIT_OK
-    except KeyboardInterrupt:  # Ctrl+C, or SIGTERM (:func:`_stop_on_sigterm`): a stop the user asked for
+    except KeyboardInterrupt:  # Ctrl+C, or SIGTERM (:func:`_stop_on_signals`): a stop the user asked for
         print(f"calviz {args.command}: stopped", file=sys.stderr, flush=True)
         return EXIT_OK
 

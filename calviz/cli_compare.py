@@ -136,6 +136,9 @@ def add_compare_command(sub, formatter_class, add_file_options, add_analysis_opt
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of text")
     parser.add_argument("--report", metavar="OUT.html",
                         help="also write a self-contained HTML report: model A's analysis and the comparison")
+    parser.add_argument("--weight-column", metavar="COL",
+                        help="a column of FILE with non-negative sample weights (a row of weight k counts as "
+                             "k rows): the two models' score decompositions are weighted, the rest is not")
     add_file_options(parser)
     add_analysis_options(parser)
 
@@ -174,7 +177,7 @@ def cmd_compare(args) -> int:
                                   "calibration_size": 0.5})
     options = cli.options_from_args(args)
     cli._check_comparison_flags(flags)
-    data = cli.load_input(args.file, args)
+    data = cli.with_weight_column(cli.load_input(args.file, args), args)
     cli.check_options_fit(data, options)
 
     def load_b(file, flags):
@@ -184,9 +187,19 @@ def cmd_compare(args) -> int:
         return cli.load_input(file, flags)
 
     summary = comparison_summary(compute_comparisons(flags, data, options, load_input=load_b))
+    if args.weight_column is not None:
+        from calviz.analysis.comparisons import UNWEIGHTED_COMPARISON
+        from calviz.present.text import weights_note
+
+        # (--by: the groups' tests take no weights either)
+        unweighted = UNWEIGHTED_COMPARISON if other is not None else ("the groups' tests",)
+        summary = {"weight_column": args.weight_column, "not_weighted": list(unweighted),
+                   "weights_note": weights_note(args.weight_column, unweighted), **summary}
     if args.json:
         print(json.dumps(summary, indent=2, allow_nan=False))
     else:
+        if summary.get("weights_note"):
+            print(summary["weights_note"])
         print_comparison_text(summary)
     if out is not None:
         from calviz.present.report import render_report, report_output

@@ -30,6 +30,71 @@ CHROMIUM_ARGS = [
 ]
 
 
+#: fills numba's cache of the kernels of every dashboard view (calviz/_kernels/__pycache__), one share of
+#: the views per process: ``python -c FILL_NUMBA_CACHE I N`` warms views I, I + N, … (sorted by name)
+FILL_NUMBA_CACHE = """
+import sys
+from calviz.analysis.run import COMPUTE
+from calviz.app.workers import warm_kernels
+share, shares = int(sys.argv[1]), int(sys.argv[2])
+warm_kernels(sorted(COMPUTE)[share::shares])
+"""
+
+
+def pytest_configure(config):
+    """Under ``-n N`` (the controller, before its workers start): fill numba's cache of the kernels once,
+    in two processes.  A fresh checkout has no cache, and each kernel's first use compiles it — about
+    84 CPU-s for the dashboard's views — in every process that gets there before the cache is written:
+    both test workers, the served apps' worker processes and the Dask workers, all at the start of the
+    run.  With the cache filled this costs a few seconds (loading it); a failure only loses the saving."""
+    if (hasattr(config, "workerinput") or not config.getoption("numprocesses", default=None)
+            or config.getoption("collectonly")):
+        return
+    shares = 2
+    processes = [subprocess.Popen([sys.executable, "-c", FILL_NUMBA_CACHE, str(share), str(shares)], cwd=REPO,
+                                  env=_serve_env(REPO), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                 for share in range(shares)]
+    for each in processes:
+        try:
+            each.wait(timeout=900)
+        except subprocess.TimeoutExpired:
+            each.kill()
+            each.wait()
+
+
+#: session fixtures every xdist worker may hold a copy of: cheap (a path, a factory) or, for Chromium, a
+#: launch of about a second; any other fixture of module scope or wider ties its tests together
+#: (:func:`pytest_collection_modifyitems`)
+_CHEAP_SHARED_FIXTURES = {"dataset_cache", "artifacts_dir", "chromium_browser",
+                          "fixed_probability_classifier", "tmp_path_factory", "worker_id", "testrun_uid"}
+#: the session's one LocalCluster: every test on it runs in the same worker, so the run starts one
+_CLUSTER_GROUP = "local-cluster"
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    """Under ``--dist loadgroup`` (pyproject's addopts; without ``-n`` it does nothing), the tests that
+    share an expensive fixture — a served app, a Jupyter server, a Dask cluster, a fitted model or a
+    written file of module scope or wider — run in one worker, so each fixture is set up once per run
+    instead of once per worker; every other test is balanced one by one between the workers (the
+    default ``--dist load`` splits a module's tests between workers, and each worker starts its own
+    servers and cluster)."""
+    for item in items:
+        info = getattr(item, "_fixtureinfo", None)
+        if info is None:
+            continue
+        if "local_cluster" in item.fixturenames:
+            item.add_marker(pytest.mark.xdist_group(_CLUSTER_GROUP))
+            continue
+        for name in item.fixturenames:
+            defs = info.name2fixturedefs.get(name)
+            if name in _CHEAP_SHARED_FIXTURES or not defs:
+                continue
+            if defs[-1].scope in ("module", "package", "session"):
+                item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
+                break
+
+
 def _in_ci() -> bool:
     return os.environ.get("CI", "").lower() == "true"
 

@@ -632,3 +632,23 @@ def test_equal_mass_edges_partial_sort_matches_full_sort(m):
     for z in (rng.uniform(size=3000), np.round(rng.uniform(size=3000) * 40) / 40, rng.uniform(size=7),
               np.r_[np.zeros(50), rng.uniform(size=50)]):
         assert np.array_equal(equal_mass_edges(z, m), np.asarray(slow_equal_mass_edges(z, m)))
+
+
+@pytest.mark.parametrize("shift, beta", [(-0.5, 0.7), (0.0, 1.0)])
+def test_cox_fit_warm_start_reaches_the_same_maximum(monkeypatch, shift, beta):
+    """On more than 4·WARM_START_ROWS rows the recalibration fit starts from a strided subsample's fit
+    (or at the null when that is close): the same maximum-likelihood (a, b) as Newton's method from the
+    null, to round-off."""
+    from calviz._kernels.classical import clipped_logit
+
+    rng = np.random.default_rng(11)
+    n = 4 * classical.WARM_START_ROWS + 1000
+    z = rng.uniform(0.01, 0.99, size=n)
+    y = (rng.uniform(size=n) < 1.0 / (1.0 + np.exp(-(shift + beta * np.log(z / (1 - z)))))).astype(float)
+    x = clipped_logit(z, classical.COX_EPS)
+    warm = classical._fit_recalibration(x, y)
+    monkeypatch.setattr(classical, "WARM_START_ROWS", n)  # no warm start
+    cold = classical._fit_recalibration(x, y)
+    assert warm[2] and cold[2]
+    np.testing.assert_allclose(warm[:2], cold[:2], rtol=1e-12, atol=1e-13)
+    assert abs(warm[0] - shift) < 0.05 and abs(warm[1] - beta) < 0.05

@@ -153,7 +153,9 @@ def test_alpha_recomputes_dependent_views_not_distance(app):
 
 def test_kernel_recomputes_only_smooth(app):
     # the curve at once, its resampled band in the background
-    assert _delta(app, {"kernel": "logit_gaussian"}) == {"smooth_curve": 1, "smooth": 1}
+    # (and the smooth-curve summaries ICI, E50, E90, Emax of the same curve)
+    assert _delta(app, {"kernel": "logit_gaussian"}) == {"smooth_curve": 1, "smooth": 1,
+                                                         "smooth_summaries": 1}
 
 
 def test_the_smooth_curve_legend_and_settings_follow_the_checkbox(app):
@@ -181,7 +183,7 @@ def test_bandwidth_drives_the_smooth_curve_only(app):
     """The bandwidth control is the smooth curve's: the kCE of the distance family has the fixed Laplace
     bandwidth 1 (its consistent form), so a bandwidth change recomputes the curve and nothing else, and
     the distance view's caption says so."""
-    assert _delta(app, {"bandwidth": 0.05}) == {"smooth_curve": 1, "smooth": 1}
+    assert _delta(app, {"bandwidth": 0.05}) == {"smooth_curve": 1, "smooth": 1, "smooth_summaries": 1}
     assert "bandwidth" not in VIEW_INPUTS["distance"]
     assert "bandwidth 1 (the smooth-curve bandwidth option does not change it)" in app.views[3].note.object
     bounds = {bw: compute_distance(app.data, AnalysisOptions(bandwidth=bw))[0] for bw in (0.05, 0.4)}

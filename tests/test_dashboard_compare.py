@@ -105,7 +105,7 @@ def test_the_card_changes_only_inside_the_apps_hold(app, monkeypatch):
 
     depth = count_hold_depth(app, monkeypatch)
     view, changes = app.comparison.view, []
-    for model, attr in [(view.verdict, "text"), (view.lines, "data"), (view.table, "source"),
+    for model, attr in [(view.verdict, "text"), (view.lines, "data"), (view.table, "tags"),
                         (view.figures.interval.yaxis[0].ticker, "ticks")]:
         model.on_change(attr, lambda attr, old, new, model=model: changes.append((model, depth[0])))
     app.comparison.controls.mode = "models"  # as the widget's callback sets it

@@ -16,7 +16,13 @@ from calviz._timed import TimedData, auto_window, has_time, with_time
 from calviz._windows import TimeColumn
 from calviz.analysis import AnalysisOptions, analyze
 from calviz.analysis.compute import compute_over_time
-from calviz.present.over_time import over_time_caption, over_time_frame, over_time_windows, window_diagram
+from calviz.present.over_time import (
+    over_time_caption,
+    over_time_frame,
+    over_time_windows,
+    window_diagram,
+    window_label,
+)
 
 DAY = np.timedelta64(1, "D")
 
@@ -154,6 +160,17 @@ def test_check_and_report_read_the_time_column(tmp_path, log, capsys):
     main(["report", str(path), "--time-column", "ts", "--resampling", "analytic", "-o", str(out)])
     page = out.read_text()
     assert "Calibration over time" in page and "per-window T-Cal" in page
+    # the section's static figure: the ECE of each window with its interval, the e-process with the 1/α
+    # line and the alarm window — an inline SVG, no script and nothing fetched (offline)
+    section = page[page.index('id="calviz-over_time"'):]
+    section = section[:section.index("</section>")]
+    svg = section[section.index("<svg"):section.index("</svg>")]
+    result = compute_over_time(with_time((y, p), time), AnalysisOptions())  # (the automatic window)
+    assert svg.count("<circle") == result.windows.n_windows == 24
+    assert svg.count('stroke="#c0392b" stroke-opacity') == int(result.windows.reject.sum())
+    alarm = window_label(result.windows.start[result.monitor.alarm_index])
+    assert "1/α = 20" in svg and f"alarm: {alarm}<" in svg and alarm.startswith("2026-03-0")
+    assert "<script" not in svg and "http" not in svg.replace("http://www.w3.org/2000/svg", "")
     assert main(["check", str(path), "--time-column", "nope"]) == 2
     assert "nope" in capsys.readouterr().err
 

@@ -107,8 +107,8 @@ def _old_effective_target(name, data, options):
     target = resolve_target(data, options)
     if name.startswith("tcal") and target in ("topk", "full"):
         return ("full",)
-    if name in ("smooth", "smooth_curve", "distance", "classical", "decomposition", "over_time", "corp",
-                "corp_curve") or (
+    if name in ("smooth", "smooth_curve", "distance", "classical", "decomposition", "smooth_summaries",
+                "over_time", "corp", "corp_curve") or (
             name == "reliability" and scalar_reliability(data, options)):
         target = scalar_target(data, target)
     if target == "classwise":
@@ -141,13 +141,13 @@ def test_plan_reproduces_the_slots_it_replaced(small):
                 plan = ResultStore.plan(small, options, show_smooth=show_smooth)
                 scalar = analysis.scalar_reliability(small, options)
                 assert list(plan) == ["reliability", "smooth", "tcal", "interval", "bootstrap", "distance",
-                                      "classical", "decomposition", "over_time"]
+                                      "classical", "decomposition", "smooth_summaries", "over_time"]
                 smooth = (plan["smooth"].final, plan["smooth"].stand_in)
                 assert smooth == (("smooth", "smooth_curve") if show_smooth and scalar else (None, None))
                 tcal = (plan["tcal"].final, plan["tcal"].stand_in)
                 assert tcal == (("tcal_resampled", "tcal") if resampling != "analytic" else ("tcal", None))
                 for slot in ("reliability", "interval", "bootstrap", "distance", "classical",
-                             "decomposition"):
+                             "decomposition", "smooth_summaries"):
                     assert (plan[slot].final, plan[slot].stand_in) == (slot, None)
 
 

@@ -39,6 +39,26 @@ def test_equals_model_diagnostics(score, weighted, n):
     assert d.mcb >= -1e-15 and d.dsc >= -1e-15
 
 
+@pytest.mark.parametrize("score", ["brier", "log"])
+def test_unit_sums_equal_the_per_row_fit(score):
+    """The decomposition from the units' sums (unweighted, no resamples) equals the one from the full
+    isotonic fit (per-row arrays), on continuous predictions, ties closer than the tie resolution,
+    n = 2 and all-0 / all-1 labels."""
+    from calviz._corp import _SCORE_KIND, _unit_scores, isotonic_fit
+
+    rng = np.random.default_rng(5)
+    kind = _SCORE_KIND[score]
+    cases = [rng.uniform(0.01, 0.99, size=4000), 0.3 + 1e-16 * rng.uniform(size=50), np.array([0.2, 0.7]),
+             np.round(rng.uniform(0.01, 0.99, size=500), 1)]
+    for i, z in enumerate(cases):
+        for y in ((rng.uniform(size=z.size) < z).astype(float), np.zeros(z.size), np.ones(z.size)):
+            fit = isotonic_fit(z, y)
+            expected = (fit.mean_score(kind, fit.x), fit.mean_score(kind),
+                        fit.mean_score(kind, np.full_like(fit.x, fit.climatology)), z.size)
+            np.testing.assert_allclose(_unit_scores(z, y, kind), expected, rtol=1e-12, atol=1e-13,
+                                       err_msg=f"case {i}")
+
+
 def test_equals_probcal():
     """probcal clips its log-loss levels to [1e-12, 1 − 1e-12]: a difference below 1e-10 here."""
     probcal = pytest.importorskip("probcal")

@@ -153,6 +153,34 @@ def test_report_stopped_mid_computation_leaves_no_file(tmp_path):
     assert list(out.parent.iterdir()) == []  # neither the report nor its temporary file
 
 
+_STOP_INSIDE_A_STRING_EXEC = """
+import os, signal, sys
+from calviz import cli
+
+def report(args):  # cmd_report's stop, with the signals sent at the two moments that broke it
+    cli._stop_on_signals()
+    try:
+        # a string exec (as dataclasses and namedtuple run): an exact KeyboardInterrupt ending one made
+        # `python -m` exit by SIGINT after main returned 0
+        exec("os.kill(os.getpid(), signal.SIGTERM)\\nwhile True: pass", {"os": os, "signal": signal})
+    finally:  # the cleanup (a temporary file removed) while a second SIGTERM and a Ctrl+C arrive
+        os.kill(os.getpid(), signal.SIGTERM)
+        os.kill(os.getpid(), signal.SIGINT)
+        for _ in range(1000):  # (bytecodes: a handler still armed runs here)
+            pass
+
+cli.cmd_report = report
+sys.exit(cli.main(["report", "in.csv", "-o", "out.html"]))
+"""
+
+
+def test_a_stop_inside_a_string_exec_and_signals_during_cleanup_exit_0_with_one_line(tmp_path):
+    (tmp_path / "stop_in_exec.py").write_text(_STOP_INSIDE_A_STRING_EXEC)
+    proc = subprocess.run([sys.executable, "-m", "stop_in_exec"], cwd=tmp_path, env=_env(tmp_path),
+                          capture_output=True, text=True, timeout=HANG_GUARD_S)
+    assert (proc.returncode, proc.stderr.strip()) == (0, "calviz report: stopped"), proc.stderr
+
+
 @pytest.mark.skipif(not os.path.exists("/dev/null"), reason="needs /dev/null")
 def test_report_refuses_a_device_node_or_fifo_as_output(tmp_path):
     from calviz import cli

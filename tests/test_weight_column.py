@@ -111,7 +111,8 @@ def test_reliability_and_subsamples_keep_the_weights():
 
 
 def test_the_registry_declares_the_weighted_views_in_one_place():
-    assert {r.name for r in REGISTRY if r.weighted} == {"reliability", "corp", "corp_curve", "decomposition"}
+    assert {r.name for r in REGISTRY if r.weighted} == {"reliability", "corp", "corp_curve", "decomposition",
+                                                        "classical"}
     from calviz import as_calibration_data
 
     plain = as_calibration_data(Y, P)

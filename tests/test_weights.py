@@ -108,7 +108,8 @@ def test_unit_weights_are_the_unweighted_estimate():
 ])
 @pytest.mark.parametrize("function", ["binned_ece", "mce", "ace", "reliability", "corp_reliability",
                                       "score_decomposition", "murphy_decomposition",
-                                      "spiegelhalter_test", "hosmer_lemeshow_test", "recalibrate"])
+                                      "spiegelhalter_test", "hosmer_lemeshow_test", "classical_tests",
+                                      "recalibrate"])
 def test_bad_weights(function, bad, message):
     with pytest.raises(calviz.InputError, match=message):
         getattr(calviz, function)([0, 1, 1], [0.2, 0.7, 0.9], sample_weight=bad)

@@ -176,3 +176,64 @@ def test_tiny_windows_give_nan_not_errors():
     assert result.n.tolist() == [1, 2, 2]
     assert np.isnan(result.tcal_pvalue[0]) and np.isnan(result.gap_low[0])
     assert all(np.isfinite(result.ece)) and list(itertools.chain(result.reject)) == [False] * 3
+
+
+def test_all_windows_tcal_in_one_pass_equals_the_per_window_test():
+    # windows of every kind the one-pass kernel meets: empty, 1 and 2 rows, below and above the asymptotic
+    # minimum, ties, a discrete predictor (binomial test), predictions at 0 and 1, all-correct and all-wrong
+    # labels, labels impossible under calibration; overlapping (expanding) ranges too
+    from calviz._windows import tcal_analytic_pvalue, window_tcal_pvalues
+
+    rng = np.random.default_rng(11)
+    parts = []
+    for kind, m in [("u", 0), ("u", 1), ("u", 2), ("u", 3), ("ties", 40), ("discrete", 60), ("u", 499),
+                    ("u", 500), ("edges", 700), ("right", 300), ("wrong", 300), ("impossible", 50),
+                    ("ties", 3000), ("u", 5000)]:
+        z = rng.uniform(size=m)
+        if kind == "ties":
+            z = np.round(z, 2)
+        elif kind == "discrete":
+            z = rng.choice([0.1, 0.4, 0.8], m)
+        elif kind == "edges":
+            z[::7], z[1::7] = 0.0, 1.0
+        y = (rng.uniform(size=m) < z ** 1.2).astype(np.float64)
+        if kind == "edges":
+            y[::7], y[1::7] = 0.0, 1.0
+        elif kind == "right":
+            y = (z > 0.5).astype(np.float64)
+        elif kind == "wrong":
+            y = (z <= 0.5).astype(np.float64)
+        elif kind == "impossible":
+            z[0], y[0] = 0.0, 1.0
+        parts.append((z, y))
+    z = np.concatenate([p[0] for p in parts])
+    y = np.concatenate([p[1] for p in parts])
+    ends = np.cumsum([p[0].size for p in parts])
+    first = np.concatenate(([0], ends[:-1]))
+    first = np.concatenate((first, np.zeros(3, np.int64)))  # and three expanding windows
+    ends = np.concatenate((ends, ends[[4, 9, -1]]))
+    batch = window_tcal_pvalues(z, y, first, ends, 0.05, "binary")
+    each = np.array([tcal_analytic_pvalue(z[a:b], y[a:b], 0.05, "binary")
+                     for a, b in zip(first, ends, strict=True)])
+    assert np.array_equal(np.isnan(batch), np.isnan(each)) and np.isnan(batch[:2]).all()
+    ok = ~np.isnan(each)
+    np.testing.assert_allclose(batch[ok], each[ok], rtol=1e-12, atol=0)
+    assert (batch[ok] < 1e-6).any() and (batch[ok] == 1.0).any()
+    assert ((batch[ok] > 0.01) & (batch[ok] < 1)).any()
+
+
+def test_all_windows_bin_sums_in_one_pass_equal_each_windows_sums():
+    from calviz._sums import equal_width_1d_sums
+    from calviz._windows import window_sums
+
+    rng = np.random.default_rng(12)
+    z = np.concatenate((rng.uniform(size=900), np.linspace(0, 1, 101), [1.0, 0.0, 0.5]))
+    y = (rng.uniform(size=z.size) < z).astype(np.float64)
+    starts = np.array([0, 0, 1, 3, 400, 400, 1001, z.size])  # empty, 1-row, 2-row and edge-value windows
+    for got, (a, b) in zip(window_sums(z, y, starts, 7), zip(starts[:-1], starts[1:], strict=True),
+                           strict=True):
+        want = equal_width_1d_sums(z[a:b], y[a:b], 7)
+        for field in ("keys", "count", "resid_sum", "resid_sq_sum", "z_sum", "y_sum", "null_cov_sum",
+                      "null_cov_sq_trace"):
+            assert np.array_equal(getattr(got, field), getattr(want, field)), field
+        assert got.n_total == want.n_total == b - a

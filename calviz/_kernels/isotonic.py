@@ -62,15 +62,18 @@ def pool_ties(z, y, w):
 
 
 @njit(cache=True)
-def pool_sorted_keys(keys):
+def pool_sorted_keys(keys, rows=True):
     """:func:`pool_ties` of unweighted 0/1 labels from sorted keys bits(z) << 1 | y (the radix-sorted
-    output of :func:`calviz._kernels.tcal.binary_sort_keys`); also returns the sorted labels."""
+    output of :func:`calviz._kernels.tcal.binary_sort_keys`); also returns the sorted labels.
+    ``rows=False``: only the units (the sorted labels and the units' starts come back empty), each
+    returned as a view of its buffer when the units are more than half the rows (continuous
+    predictions: a copy would hold them twice)."""
     n = keys.shape[0]
     xu = np.empty(n)
     sw = np.empty(n)
     swy = np.empty(n)
-    y = np.empty(n)
-    start = np.empty(n + 1, dtype=np.int64)
+    y = np.empty(n if rows else 0)
+    start = np.empty(n + 1 if rows else 0, dtype=np.int64)
     bits = np.empty(1, dtype=np.uint64)
     z = bits.view(np.float64)
     m = 0
@@ -78,15 +81,21 @@ def pool_sorted_keys(keys):
         bits[0] = np.uint64(keys[i]) >> np.uint64(1)
         zi = z[0]
         yi = float(keys[i] & 1)
-        y[i] = yi
+        if rows:
+            y[i] = yi
         if i == 0 or zi - xu[m - 1] >= TIE_RESOLUTION:
             xu[m] = zi
             sw[m] = 0.0
             swy[m] = 0.0
-            start[m] = i
+            if rows:
+                start[m] = i
             m += 1
         sw[m - 1] += 1.0
         swy[m - 1] += yi
+    if not rows:
+        if 2 * m > n:
+            return xu[:m], sw[:m], swy[:m], start, y
+        return xu[:m].copy(), sw[:m].copy(), swy[:m].copy(), start, y
     start[m] = n
     return xu[:m].copy(), sw[:m].copy(), swy[:m].copy(), start[:m + 1].copy(), y
 

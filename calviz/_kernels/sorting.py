@@ -91,3 +91,42 @@ def count_runs(values, limit):
             if runs > limit:
                 return runs
     return runs
+
+
+@njit(cache=True)
+def pair_fingerprint(z, y):
+    """An order-independent 64-bit fingerprint of the pairs (z_i, y_i): the wrapping sum of the
+    SplitMix64 finalizer of each key bits(z) << 1 | (y ≠ 0).  Equal multisets of pairs give equal
+    fingerprints; a changed pair changes it except with probability about 2⁻⁶⁴.  One pass, no memory."""
+    total = np.uint64(0)
+    bits = z.view(np.uint64)
+    for i in range(z.shape[0]):
+        k = ((bits[i] & np.uint64(0x7FFFFFFFFFFFFFFF)) << np.uint64(1)) | np.uint64(1 if y[i] != 0 else 0)
+        k = (k ^ (k >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        k = (k ^ (k >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        total += k ^ (k >> np.uint64(31))
+    return total
+
+
+@njit(cache=True)
+def split_sorted_keys(keys):
+    """``(np.sort(z[y == 1]), np.sort(z[y != 1]))`` from the sorted keys bits(z) << 1 | y of
+    :func:`calviz._kernels.tcal.binary_sort_keys` (the result of :func:`sort_unit_values_by_label`,
+    without a sort: each group's keys are already in order)."""
+    n = keys.shape[0]
+    n_events = 0
+    for i in range(n):
+        n_events += keys[i] & 1
+    events = np.empty(n_events, dtype=np.int64)
+    others = np.empty(n - n_events, dtype=np.int64)
+    e = 0
+    o = 0
+    for i in range(n):
+        k = keys[i]
+        if k & 1:
+            events[e] = k >> 1
+            e += 1
+        else:
+            others[o] = k >> 1
+            o += 1
+    return events.view(np.float64), others.view(np.float64)

@@ -15,7 +15,8 @@ from calviz._data import CalibrationData, InputError, as_calibration_data
 from calviz.analysis.options import AnalysisOptions
 from calviz.targets import SCALAR_TARGETS
 
-__all__ = ["comparison_keywords", "compare_models", "group_calibration", "recalibration", "by_group"]
+__all__ = ["comparison_keywords", "compare_models", "UNWEIGHTED_COMPARISON", "group_calibration",
+           "recalibration", "by_group"]
 
 
 def comparison_keywords(options: AnalysisOptions) -> dict:
@@ -27,11 +28,33 @@ def comparison_keywords(options: AnalysisOptions) -> dict:
                 resampling=options.resampling, n_resamples=None, seed=options.seed)
 
 
+#: the parts of a comparison that analyse the rows unweighted although the data carry sample weights
+#: (the test of equal calibration, T-Cal and the ECE interval have no standard weighted form)
+UNWEIGHTED_COMPARISON = ("the equal-calibration test", "each model's T-Cal and ECE interval")
+
+
 def compare_models(data: CalibrationData, other_probs, names, options: AnalysisOptions):
-    """:func:`calviz.compare` of the model of ``data`` and the model ``other_probs`` on the same rows."""
+    """:func:`calviz.compare` of the model of ``data`` and the model ``other_probs`` on the same rows.
+
+    Data with sample weights (``CalibrationData.weights``, a file's weight column): the two models' score
+    decompositions are weighted (:func:`calviz.score_decomposition` with ``sample_weight``); the rest of
+    the comparison is not (:data:`UNWEIGHTED_COMPARISON`)."""
+    import dataclasses
+
     from calviz._comparison import compare
 
-    return compare(data, None, other_probs, names=tuple(names), **comparison_keywords(options))
+    keywords = comparison_keywords(options)
+    result = compare(data, None, other_probs, names=tuple(names), **keywords)
+    weights = getattr(data, "weights", None)
+    if weights is None:
+        return result
+    from calviz._corp import score_decomposition
+
+    other = as_calibration_data(data.labels, other_probs, confidence_form=data.confidence_form)
+    splits = [score_decomposition(model, score="brier", target=keywords["target"],
+                                  class_index=keywords["class_index"], sample_weight=weights)
+              for model in (data, other)]
+    return dataclasses.replace(result, decomposition_a=splits[0], decomposition_b=splits[1])
 
 
 def group_calibration(data: CalibrationData, groups, options: AnalysisOptions, *, min_group_size=None):

@@ -19,6 +19,7 @@ from calviz._corp import CORPReliability, ScoreDecomposition, corp_reliability, 
 from calviz._data import CalibrationData, InputError
 from calviz._distance import distance_bounds, smce_witness
 from calviz._ece import reliability
+from calviz._ici import ICIResult, ici
 from calviz._intervals import ece_interval
 from calviz._monitor import CalibrationMonitor, monitor_calibration
 from calviz._params import BOOLEAN, NoneOr, Options, validate_params
@@ -670,7 +671,10 @@ def compute_classical(data: CalibrationData, options: AnalysisOptions) -> Classi
     (5, ['ace', 'mce'])
     """
     sample, target = _scalar_sample(data, options)
-    return classical_tests(sample, alpha=options.alpha, target=target, measures=True, n_bins=options.n_bins)
+    # weighted data: Spiegelhalter, Hosmer–Lemeshow, MCE and ACE weighted; the tests without a weighted
+    # form are listed as not computed (classical_tests says why)
+    return classical_tests(sample, alpha=options.alpha, target=target, measures=True, n_bins=options.n_bins,
+                           **_weighted(sample))
 
 
 
@@ -715,6 +719,49 @@ def compute_decomposition(data: CalibrationData, options: AnalysisOptions) -> Sc
     """
     sample, target = _scalar_sample(data, options)
     return score_decomposition(sample, score="brier", target=target, **_weighted(sample))
+
+
+def compute_ici(data: CalibrationData, options: AnalysisOptions) -> ICIResult:
+    """ICI, E50, E90 and Emax of the smooth calibration curve the reliability diagram draws.
+
+    :func:`calviz.ici` with the options' kernel and bandwidth (automatic: the SmoothECE fixed point), on
+    the same (sub)sample and scalar target as the other scalar views (``topk`` / ``full`` through their
+    top-1 reduction).  The smoother is calviz's kernel (Nadaraya–Watson) curve, not the LOESS of Austin
+    and Steyerberg [1]_ (:func:`calviz.ici` explains the difference).  Unweighted: the smooth curve takes
+    no sample weights.  Not on Dask: the smooth curve needs the whole sample in one process.
+
+    Parameters
+    ----------
+    data : CalibrationData
+        Validated predictions.
+    options : AnalysisOptions
+        The target, ``kernel``, ``bandwidth`` (and ``n``, the subsample) are read.
+
+    Returns
+    -------
+    ICIResult
+        ``ici``, ``e50``, ``e90``, ``emax`` and the smoother's ``bandwidth``.
+
+    References
+    ----------
+    .. [1] P. C. Austin and E. W. Steyerberg. The Integrated Calibration Index (ICI) and related metrics
+       for quantifying the calibration of logistic regression models. *Statistics in Medicine* 38(21),
+       4051–4065, 2019.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=2000)
+    >>> y = (rng.uniform(size=2000) < p ** 1.5).astype(int)   # outcomes: the model is over-confident
+    >>> from calviz.analysis import AnalysisOptions
+    >>> from calviz.analysis.compute import compute_ici
+    >>> round(compute_ici(calviz.as_calibration_data(y, p), AnalysisOptions()).ici, 3)
+    0.101
+    """
+    sample, target = _scalar_sample(data, options)
+    return ici(sample, target=target, kernel=options.kernel, bandwidth=options.bandwidth)
 
 
 #: the band the CORP reliability view draws: the consistency band of the CORP diagram (where a calibrated

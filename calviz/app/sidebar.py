@@ -44,6 +44,8 @@ def sidebar(app) -> pn.Column:
     time_column = w.TextInput(name="time column (calibration over time)", placeholder="none", **stretch)
     # sample weights for the views that take them (the others are named as not weighted)
     weight_column = w.TextInput(name="weight column (sample weights)", placeholder="none", **stretch)
+    # binary files whose labels are class names (no/yes) or not 0/1: which one y_prob is the probability of
+    pos_label = w.TextInput(name="positive label (names or not 0/1)", placeholder="1", **stretch)
     accept = ".csv,.parquet,.pq,.npz,.npy"
     # the reader's renormalize= / logits= keywords, for the next upload (error messages name these boxes)
     renormalize = w.Checkbox(name="rescale rows to sum to 1", value=False)
@@ -53,7 +55,9 @@ def sidebar(app) -> pn.Column:
         flags = {name: True for name, box in (("renormalize", renormalize), ("logits", logits)) if box.value}
         timed = {"time_column": time_column.value.strip()} if time_column.value.strip() else {}
         weighted = {"weight_column": weight_column.value.strip()} if weight_column.value.strip() else {}
-        return {**sources.column_options(label_column.value, prob_column.value), **flags, **timed, **weighted}
+        positive = {"pos_label": pos_label.value.strip()} if pos_label.value.strip() else {}
+        return {**sources.column_options(label_column.value, prob_column.value), **flags, **timed, **weighted,
+                **positive}
 
     if app.served:  # the size is checked in the browser, the file sent in pieces (see calviz.app.upload)
         from calviz.app.upload import UploadInput
@@ -112,6 +116,7 @@ def sidebar(app) -> pn.Column:
         prob_column,
         time_column,
         weight_column,
+        pos_label,
         renormalize,
         logits,
         file_input,

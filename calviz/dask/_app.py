@@ -539,7 +539,7 @@ def analyze_parquet(path, *, scheduler=None, y_true: str | None = None,
     ...     pd.DataFrame({"y_true": y, "y_prob": p}).to_parquet(path)
     ...     result = calviz.dask.analyze_parquet(path, n_bins=10, seed=0)
     >>> result.summary.n, result.tcal.reject, sorted(result.errors)
-    (2000, True, ['classical', 'smooth'])
+    (2000, True, ['classical', 'smooth', 'smooth_summaries'])
     >>> bool(np.isclose(result.interval.estimate, calviz.ece_interval(y, p, n_bins=10).estimate, rtol=1e-12))
     True
     """

@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from calviz._data import CalibrationData, InputError, as_calibration_data
-from calviz._params import BOOLEAN, NON_NEGATIVE_INT, STR, NoneOr, validate_params
+from calviz._params import BOOLEAN, NON_NEGATIVE_INT, STR, Instance, NoneOr, validate_params
 from calviz.io._arrays import _read_npy, _read_npz
 from calviz.io._blocks import _Blocks, _NotFast, _whole_arrays
 from calviz.io._columns import (
@@ -84,7 +84,8 @@ _READ_OPTIONS = {
 }
 
 
-@validate_params({**_READ_OPTIONS, "keep_matrix": BOOLEAN})
+@validate_params({**_READ_OPTIONS, "keep_matrix": BOOLEAN,
+                  "pos_label": NoneOr(Instance((str, int, np.integer), "a str or an int"))})
 def read_predictions(
     path_or_buffer,
     *,
@@ -98,6 +99,7 @@ def read_predictions(
     max_bytes: int | None = DEFAULT_MAX_BYTES,
     logits: bool = False,
     keep_matrix: bool = True,
+    pos_label: str | int | None = None,
 ) -> CalibrationData:
     """Read and validate predictions from a CSV, Parquet, NPZ or NPY file, ``bytes`` or a file object.
 
@@ -137,6 +139,11 @@ def read_predictions(
         correct); each class's column goes to a temporary file and is read back when a one-vs-rest view
         needs it (:class:`FileBackedData`).  Every view gives the same numbers as with the whole matrix
         and every row is validated, with the same messages.  Other formats ignore it.
+    pos_label : str or int, optional
+        Binary files: the class whose probability the ``y_prob`` column is, when the label column holds
+        class names ("no"/"yes") or two labels other than 0/1 (scikit-learn's convention,
+        :func:`calviz.as_calibration_data`); text such as "1" names a numeric label.  Multiclass files
+        with class names map them to the probability columns in sorted order and take no ``pos_label``.
 
     Returns
     -------
@@ -177,7 +184,8 @@ def read_predictions(
         read = _READERS[fmt](raw, names, max_bytes)
         if isinstance(read, _Blocks):
             try:
-                if not keep_matrix and read.n_prob_columns > 1:
+                # (pos_label: through as_calibration_data, which refuses it for multiclass files)
+                if not keep_matrix and read.n_prob_columns > 1 and pos_label is None:
                     try:
                         return _read_file_backed(read, renormalize, logits)
                     except InputError as exc:
@@ -186,7 +194,7 @@ def read_predictions(
             except _NotFast:  # the DataFrame reader reads it and names the offending cell
                 read = read.fallback()
         y, p, columns = read
-        return _validate(y, p, columns, renormalize, logits, is_confidence_form(columns, names))
+        return _validate(y, p, columns, renormalize, logits, is_confidence_form(columns, names), pos_label)
     except SizeLimitError as exc:
         raise exc.prefixed(label) from None
     except InputError as exc:
@@ -207,6 +215,7 @@ def read_predictions_bytes(
     renormalize: bool = False,
     max_bytes: int | None = DEFAULT_MAX_BYTES,
     logits: bool = False,
+    pos_label: str | int | None = None,
 ) -> CalibrationData:
     """:func:`read_predictions` for an upload: the file's bytes and its name.
 
@@ -216,7 +225,7 @@ def read_predictions_bytes(
         The file's content.
     filename : str
         Its name: selects the format by extension and prefixes every error message.
-    format, y_true, y_prob, prob_prefix, confidence, correct, renormalize, max_bytes, logits
+    format, y_true, y_prob, prob_prefix, confidence, correct, renormalize, max_bytes, logits, pos_label
         As for :func:`read_predictions`.
 
     Returns
@@ -246,6 +255,7 @@ def read_predictions_bytes(
         renormalize=renormalize,
         max_bytes=max_bytes,
         logits=logits,
+        pos_label=pos_label,
     )
 
 

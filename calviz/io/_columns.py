@@ -43,7 +43,7 @@ def _from_frame(frame, names, header_lines):
     if len(frame) == 0:
         raise InputError(f"no data rows (columns {found})")
     label_col, prob_cols = select_columns(found, names)
-    y = _numeric_column(frame, label_col, header_lines)
+    y = _numeric_column(frame, label_col, header_lines, labels=True)
     ps = [_numeric_column(frame, c, header_lines) for c in prob_cols]
     p = ps[0] if len(ps) == 1 else np.column_stack(ps)
     return y, p, {"y_true": label_col, "y_prob": prob_cols}
@@ -164,10 +164,12 @@ def _row_ref(i: int, header_lines) -> str:
     return f"row {i}" + (f" (line {i + 1 + header_lines} of the file)" if header_lines else "")
 
 
-def _numeric_column(frame, name: str, header_lines) -> np.ndarray:
+def _numeric_column(frame, name: str, header_lines, *, labels: bool = False) -> np.ndarray:
     """One column as a numpy array for :func:`as_calibration_data`, which applies the in-memory rules
     (booleans are labels, never probabilities; text is not a number).  Only CSV text is parsed here:
-    a typed column (Parquet: ``header_lines`` None) holding strings is refused like a string array."""
+    a typed column (Parquet: ``header_lines`` None) holding strings is refused like a string array.
+    The label column (``labels``) may hold class names ("no"/"yes"): returned as strings, which
+    :func:`as_calibration_data` maps with ``pos_label`` (binary) or to the columns in sorted order."""
     import pandas as pd
 
     col = frame[name]
@@ -187,6 +189,8 @@ def _numeric_column(frame, name: str, header_lines) -> np.ndarray:
         values = col.astype("string") if not pd.api.types.is_object_dtype(col.dtype) else col
         coerced = pd.to_numeric(values, errors="coerce")
         bad = coerced.isna().to_numpy() & values.notna().to_numpy()
+        if bad.any() and labels and not values.isna().any():  # class names: every cell as its text
+            return values.astype(str).to_numpy(dtype=object)
         if bad.any():
             i = int(np.flatnonzero(bad)[0])
             raise InputError(
@@ -202,12 +206,25 @@ def _numeric_column(frame, name: str, header_lines) -> np.ndarray:
     return arr
 
 
-def _validate(y, p, columns, renormalize, logits=False, confidence_form=False) -> CalibrationData:
+def _file_pos_label(pos_label, y: np.ndarray):
+    """``pos_label`` as a value of the label column: text given for numeric labels (a command-line flag,
+    ``--pos-label 1``) is read as the number it spells."""
+    if not isinstance(pos_label, str) or y.dtype.kind not in "iufb":
+        return pos_label
+    try:
+        value = float(pos_label)
+    except ValueError:
+        raise InputError(f"pos_label {pos_label!r} is not a label of y_true, which holds numbers") from None
+    return int(value) if value.is_integer() else pos_label
+
+
+def _validate(y, p, columns, renormalize, logits=False, confidence_form=False,
+              pos_label=None) -> CalibrationData:
     """as_calibration_data, with messages naming the file's columns instead of y_true / y_prob and
     positions in the probability matrix."""
     try:
         return as_calibration_data(y, p, renormalize=renormalize, logits=logits,
-                                   confidence_form=confidence_form)
+                                   confidence_form=confidence_form, pos_label=_file_pos_label(pos_label, y))
     except InputError as exc:
         raise _named(exc, columns) from None
 

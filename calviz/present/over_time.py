@@ -13,7 +13,8 @@ import numpy as np
 from calviz._results import format_pvalue
 from calviz.present.labels import format_value
 
-__all__ = ["over_time_caption", "window_label", "over_time_frame", "over_time_windows", "window_diagram"]
+__all__ = ["over_time_caption", "window_label", "over_time_frame", "over_time_windows", "window_diagram",
+           "over_time_svg"]
 
 
 def over_time_caption(over_time) -> str:
@@ -238,3 +239,110 @@ def window_diagram(over_time, index: int) -> dict[str, dict[str, np.ndarray]]:
                      "low": np.asarray(rel.low)[keep], "high": np.asarray(rel.high)[keep],
                      "count": np.asarray(rel.counts)[keep]}
     return out
+
+
+def over_time_svg(over_time, width: int = 760) -> str:
+    """The over-time view as a static SVG (the report's figure: no script, opens offline).
+
+    Two panels over the windows in time order: the ECE with its interval per window (a window whose
+    Holm-corrected T-Cal rejects is drawn in red), and the monitor's e-process on a log scale with the
+    1/α line and, after an alarm, the alarm window marked.  Every number is read from
+    :func:`over_time_windows`.
+
+    Parameters
+    ----------
+    over_time : OverTime
+        From :func:`calviz.analysis.compute.compute_over_time`.
+    width : int, default 760
+        Width in pixels.
+
+    Returns
+    -------
+    str
+        An ``<svg>`` element.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from calviz._timed import with_time
+    >>> from calviz.analysis import AnalysisOptions
+    >>> from calviz.analysis.compute import compute_over_time
+    >>> from calviz.present import over_time
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=2000)
+    >>> y = (rng.uniform(size=2000) < p).astype(int)
+    >>> svg = over_time.over_time_svg(compute_over_time(with_time((y, p), np.repeat([5, 9], 1000)),
+    ...                                                 AnalysisOptions()))
+    >>> svg.startswith("<svg") and "1/α = 20" in svg
+    True
+    """
+    import html
+
+    table = over_time_windows(over_time)
+    m = over_time.monitor
+    count = int(table["n"].shape[0])
+    left, right, panel, gap, top = 70, 20, 150, 50, 24
+    height = top + 2 * panel + gap + 40
+    plot_w = width - left - right
+
+    def x_of(i: int) -> float:
+        return left + (plot_w * (i + 0.5) / max(count, 1))
+
+    def y_scale(lo: float, hi: float, y0: float):
+        span = hi - lo if hi > lo else 1.0
+        return lambda v: y0 + panel - panel * (v - lo) / span
+
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" class="over-time-figure" width="{width}" '
+             f'height="{height}" viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="11">']
+
+    def frame(y0: float, title: str, lo_text: str, hi_text: str) -> None:
+        parts.append(f'<rect x="{left}" y="{y0}" width="{plot_w}" height="{panel}" fill="none" '
+                     'stroke="#999"/>')
+        parts.append(f'<text x="{left}" y="{y0 - 6}" font-weight="bold">{html.escape(title)}</text>')
+        parts.append(f'<text x="{left - 4}" y="{y0 + panel}" text-anchor="end">{html.escape(lo_text)}</text>')
+        parts.append(f'<text x="{left - 4}" y="{y0 + 10}" text-anchor="end">{html.escape(hi_text)}</text>')
+
+    # panel 1: the ECE and its interval per window
+    high = table["ece_high"][np.isfinite(table["ece_high"])]
+    ece_top = float(max(high.max(initial=0.0), np.nanmax(table["ece"], initial=0.0), 1e-6))
+    y1 = y_scale(0.0, ece_top, top)
+    frame(top, "ECE per window with its interval (red: T-Cal rejects, Holm)", "0", format_value(ece_top))
+    for i in range(count):
+        e, lo, hi = (float(table[k][i]) for k in ("ece", "ece_low", "ece_high"))
+        color = "#c0392b" if table["reject"][i] else "#1f77b4"
+        if math.isfinite(lo) and math.isfinite(hi):
+            parts.append(f'<line x1="{x_of(i):.1f}" x2="{x_of(i):.1f}" y1="{y1(max(lo, 0.0)):.1f}" '
+                         f'y2="{y1(hi):.1f}" stroke="{color}" stroke-opacity="0.6"/>')
+        if math.isfinite(e):
+            parts.append(f'<circle cx="{x_of(i):.1f}" cy="{y1(e):.1f}" r="2" fill="{color}">'
+                         f'<title>{html.escape(str(table["label"][i]))}: ECE {format_value(e)} '
+                         f'[{format_value(lo)}, {format_value(hi)}]</title></circle>')
+    # panel 2: log10 of the e-process after each window, the 1/α line, the alarm
+    y0 = top + panel + gap
+    log10_e = np.log10(table["evalue"])
+    line = math.log10(m.threshold)
+    lo_e, hi_e = float(min(log10_e.min(initial=0.0), 0.0)), float(max(log10_e.max(initial=0.0), line) + 0.5)
+    y2 = y_scale(lo_e, hi_e, y0)
+    frame(y0, f"monitor e-process (log scale) against 1/α = {m.threshold:g}", f"1e{round(lo_e):d}",
+          f"1e{round(hi_e):d}")
+    parts.append(f'<line x1="{left}" x2="{left + plot_w}" y1="{y2(line):.1f}" y2="{y2(line):.1f}" '
+                 f'stroke="#c0392b" stroke-dasharray="5,3"/>')
+    parts.append(f'<text x="{left + plot_w - 4}" y="{y2(line) - 4:.1f}" text-anchor="end" fill="#c0392b">'
+                 f'1/α = {m.threshold:g}</text>')
+    if count:
+        points = " ".join(f"{x_of(i):.1f},{y2(v):.1f}" for i, v in enumerate(log10_e))
+        parts.append(f'<polyline points="{points}" fill="none" stroke="#1f77b4" stroke-width="1.5"/>')
+    if table["alarm"].any():
+        first = int(np.argmax(table["alarm"]))
+        parts.append(f'<line x1="{x_of(first):.1f}" x2="{x_of(first):.1f}" y1="{y0}" y2="{y0 + panel}" '
+                     f'stroke="#c0392b"/>')
+        parts.append(f'<text x="{x_of(first) + 4:.1f}" y="{y0 + 12}" fill="#c0392b">alarm: '
+                     f'{html.escape(str(table["label"][first]))}</text>')
+    # the time axis: first and last window
+    if count:
+        base = y0 + panel + 16
+        parts.append(f'<text x="{left}" y="{base}">{html.escape(str(table["label"][0]))}</text>')
+        parts.append(f'<text x="{left + plot_w}" y="{base}" text-anchor="end">'
+                     f'{html.escape(str(table["label"][-1]))} ({count} windows)</text>')
+    parts.append("</svg>")
+    return "".join(parts)

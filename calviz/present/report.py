@@ -283,8 +283,19 @@ def _table_section(name: str, result, error: str) -> str:
     titles = "".join(f"<th>{html.escape(k)}</th>" for k in columns)
     rows = "".join("<tr>" + "".join(f"<td>{html.escape(str(values[i]))}</td>" for values in columns.values())
                    + "</tr>" for i in range(len(next(iter(columns.values())))))
-    return (f'{head}<table><tr>{titles}</tr>{rows}</table>'
+    return (f'{head}{_static_figure(name, result)}<table><tr>{titles}</tr>{rows}</table>'
             f'<p class="caption">{html.escape(record.caption(result))}</p></section>')
+
+
+def _static_figure(name: str, result) -> str:
+    """A table view's static figure above its table ("" for views without one): the over-time view's
+    windows and monitor (an inline SVG, offline)."""
+    if name != "over_time":
+        return ""
+    from calviz.present.over_time import over_time_svg
+
+    return f'<div class="plot">{over_time_svg(result)}</div>'
+
 
 
 def _classical_section(classical) -> str:
