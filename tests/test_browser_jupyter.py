@@ -407,10 +407,6 @@ def test_jupyterlab_with_the_file_browser_open_cuts_nothing(readme_run):
     assert readme_run["narrow"] == []
 
 
-@pytest.mark.xfail(strict=True, reason="the served page names its slider handles, check boxes and "
-                   "spinner buttons when its document is ready; a notebook's document never is to BokehJS "
-                   "(Panel's comm and location models are roots without a view): the naming script never runs"
-                   )
 def test_every_control_of_the_notebook_dashboard_has_a_name(readme_run):
     """Sliders, selects, inputs, buttons and check boxes of the cell's output, in Playwright's ARIA
     snapshot: each has an accessible name (a screen reader says what it sets)."""
