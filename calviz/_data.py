@@ -86,8 +86,11 @@ FIXES = {
     "target='classwise'": {"cli": ("use", "--target classwise"),
                            "app": ("choose", "the calibration target classwise")},
 }
-#: appended to "probabilities must lie in [0, 1]": the input may be scores rather than probabilities
+#: appended to "probabilities must lie in [0, 1]" when the row has a negative value (or is a binary
+#: probability): the input may be scores rather than probabilities
 LOGITS_HINT = " If these are logits (unnormalised scores), pass logits=True to apply a softmax."
+#: appended instead when the row's values are all non-negative: probabilities that do not add up to 1
+RESCALE_HINT = " (its row sums to {total!r}). Pass renormalize=True to rescale rows."
 
 
 def message_for(message: str, place: str) -> str:
@@ -193,12 +196,25 @@ def _check_finite_unit(arr: np.ndarray, name: str) -> None:
         i = _first_bad(bad)
         col = "" if arr.ndim == 1 else f", column {int(np.flatnonzero(bad[i])[0])}"
         raise InputError(f"{name} has a non-finite value (NaN or inf) at row {i}{col}")
-    bad = (arr < 0.0) | (arr > 1.0)
+    raise _out_of_range(arr, (arr < 0.0) | (arr > 1.0), name)
+
+
+def _out_of_range(arr: np.ndarray, bad: np.ndarray, name: str = "y_prob") -> InputError:
+    """The one refusal of a probability outside [0, 1] (``bad`` marks the values refused), with the fix
+    that fits the first bad row: a multiclass row without a negative value (say 0.6, 0.5, 0.05: it sums to
+    1.15) holds probabilities that do not add up to 1, to be rescaled; a negative value, or a binary
+    probability above 1, looks like logits.
+
+    The message depends on that row alone, and names it once (readers of blocks and partitions renumber
+    the first "row N"): a file gets the same message read whole (:func:`as_calibration_data`), in blocks
+    (``calviz.io``) or in Dask partitions (``calviz.dask``), each of which validates its rows here."""
     i = _first_bad(bad)
     if arr.ndim == 1:
-        raise InputError(f"{name} must lie in [0, 1]; row {i} has {float(arr[i])!r}.{LOGITS_HINT}")
+        return InputError(f"{name} must lie in [0, 1]; row {i} has {float(arr[i])!r}.{LOGITS_HINT}")
     j = int(np.flatnonzero(bad[i])[0])
-    raise InputError(f"{name} must lie in [0, 1]; row {i}, column {j} has {float(arr[i, j])!r}.{LOGITS_HINT}")
+    row = arr[i]
+    hint = RESCALE_HINT.format(total=float(row.sum())) if bool(row.min() >= 0.0) else f".{LOGITS_HINT}"
+    return InputError(f"{name} must lie in [0, 1]; row {i}, column {j} has {float(arr[i, j])!r}{hint}")
 
 
 def _labels_from(arr: np.ndarray, n: int, n_classes: int) -> np.ndarray:
@@ -652,9 +668,7 @@ def _check_nonnegative_finite(probs: np.ndarray) -> None:
         )
     bad = probs < 0
     if bad.any():
-        i = _first_bad(bad)
-        j = int(np.flatnonzero(bad[i])[0])
-        raise InputError(f"y_prob must lie in [0, 1]; row {i}, column {j} has {float(probs[i, j])!r}")
+        raise _out_of_range(probs, bad)
 
 
 def binary_view(

@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-ARTIFACTS = REPO / "artifacts"
+#: screenshots and failure pictures of the browser tests (git-ignored; CI keeps the folder)
+ARTIFACTS = Path(os.environ.get("CALVIZ_ARTIFACTS") or REPO / "artifacts")
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
     "--headless",
@@ -142,8 +143,8 @@ def dataset_cache(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def artifacts_dir() -> Path:
-    """Git-ignored folder for screenshots."""
-    ARTIFACTS.mkdir(exist_ok=True)
+    """The folder for screenshots: ``artifacts/`` in the checkout (git-ignored), or ``$CALVIZ_ARTIFACTS``."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
     return ARTIFACTS
 
 

@@ -173,6 +173,33 @@ def test_a_bad_row_in_any_block_gives_the_in_memory_message(tmp_path, fmt, kind,
     assert f"row {row}" in lean or kind == "inf" and fmt == "csv"
 
 
+@pytest.mark.parametrize("fmt", ["parquet", "csv"])
+@pytest.mark.parametrize("logit_row", [3, 60, None], ids=["logits first", "logits later", "no logits"])
+def test_rows_summing_to_more_than_1_get_the_rescale_hint_in_every_reader(tmp_path, fmt, logit_row,
+                                                                          block_rows):
+    """Probabilities scaled by 1.1 (each row sums to 1.1; a confident row's top value passes 1): the fix
+    is to rescale the rows, not a softmax — whole or in blocks, whatever a later block holds.  A row with
+    a negative value (logits) that comes first gets the logits hint instead, in both readers alike."""
+    y, p = _sample(7)
+    p = 1.1 * p
+    first_above = int(np.flatnonzero((p > 1).any(axis=1))[0])
+    assert 3 < first_above < 60  # (the sample: rows above 1 before, and after, the logits rows)
+    if logit_row is not None:
+        p[logit_row] = [2.0, -1.0, 0.5, 0.0]
+    path = _write(tmp_path, fmt, y, p)
+    whole, lean = _refusals(path)
+    assert lean == whole
+    first = first_above if logit_row is None else min(first_above, logit_row)
+    assert f"row {first}, column" in whole
+    if first == logit_row:
+        assert "logits=True" in whole and "renormalize" not in whole
+    else:
+        total = float(p[first].sum())
+        assert abs(total - 1.1) < 1e-12
+        assert whole.endswith(f"(its row sums to {total!r}). Pass renormalize=True to rescale rows.")
+        assert "logits" not in whole
+
+
 def _bad_file_messages(tmp_path, fmt, kind, row) -> tuple:
     """A file with one bad row (``_break``): its path and the messages of the whole and the block reader."""
     y, p = _sample(3)

@@ -396,9 +396,10 @@ def test_serve_screenshot(served_url, chromium_browser):
         for _ in range(2):
             page.wait_for_timeout(2000)
             page.wait_for_function(busy, timeout=300_000)
-        artifacts = REPO / "artifacts"
-        artifacts.mkdir(exist_ok=True)
-        shot = artifacts / "screenshot.png"
+        from conftest import ARTIFACTS
+
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        shot = ARTIFACTS / "screenshot.png"
         page.screenshot(path=str(shot))
     finally:
         page.close()

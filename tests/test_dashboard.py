@@ -734,6 +734,9 @@ def test_upload_messages_name_the_sidebar_controls(app):
     alert = app.status.alert.object
     assert "rescale rows to sum to 1" in alert and "renormalize=True" not in alert
     assert app.load_file(rows, "rows.csv", renormalize=True)  # what the sidebar box passes
+    over = b"y_true,p_0,p_1\n0,1.045,0.055\n1,0.22,0.88\n1,0.33,0.77\n"  # rows summing to 1.1, one value > 1
+    assert not app.load_file(over, "over.csv")
+    assert "rescale rows to sum to 1" in app.status.alert.object and "logits" not in app.status.alert.object
     scores = b"y_true,p_0,p_1\n0,2.5,-1.0\n1,-0.3,0.8\n1,0.1,3.0\n0,1.0,1.0\n"
     assert not app.load_file(scores, "scores.csv")
     assert "scores are logits" in app.status.alert.object

@@ -251,10 +251,12 @@ def test_a_bad_partition_is_one_line_on_the_local_cluster(tmp_path):
         run = subprocess.run([sys.executable, "-m", "calviz", "check", str(tmp_path / "bad"), "--resampling",
                               "analytic"], capture_output=True, text=True, timeout=300)
     assert run.returncode == 2 and run.stdout == ""
+    # (no negative value in the row: probabilities that do not add up to 1, which the message says to rescale)
+    row_sum = float(frame.loc[410, ["p_0", "p_1", "p_2", "p_3"]].to_numpy(dtype=float).sum())
     assert run.stderr.splitlines() == [
         f"calviz check: error: {tmp_path / 'bad'}: probabilities must lie in [0, 1]; row 410 (partition 1, "
-        "row 10 within it), column 'p_1' has 1.7. If these are logits (unnormalised scores), add --logits to "
-        "apply a softmax."]
+        f"row 10 within it), column 'p_1' has 1.7 (its row sums to {row_sum!r}). Add --renormalize to "
+        "rescale rows."]
     with pytest.raises(calviz.InputError) as in_memory:
         calviz.read_predictions(tmp_path / "whole.parquet")
     assert "row 410, column 'p_1' has 1.7" in str(in_memory.value)

@@ -225,11 +225,15 @@ JS_COMPARISON_VERDICT = """() => {
 UNNAMED_CONTROL = re.compile(r"^\s*- (slider|combobox|checkbox|textbox|spinbutton|button)(\s*\[[^\]]*\])*:?$")
 
 
-def check_accessible_names(page) -> None:
+def unnamed_controls(snapshot: str) -> list[str]:
+    """The controls of a Playwright ARIA snapshot that have no accessible name."""
+    return [line.strip() for line in snapshot.splitlines() if UNNAMED_CONTROL.match(line)]
+
+
+def check_accessible_names(page, name: str) -> None:
     """Every control of the page has an accessible name (Playwright's ARIA snapshot of the page)."""
     snapshot = page.locator("body").aria_snapshot()
-    unnamed = [line.strip() for line in snapshot.splitlines() if UNNAMED_CONTROL.match(line)]
-    assert unnamed == [], f"controls without an accessible name: {unnamed}"
+    assert unnamed_controls(snapshot) == [], f"{name}: controls without an accessible name"
     assert sum(line.strip().startswith("- slider") for line in snapshot.splitlines()) >= 4
 
 
@@ -241,7 +245,7 @@ def test_app_screenshots(served_app, chromium_browser, screenshots):
         page.wait_for_function("() => (" + JS_STATUS + ")() !== ''", timeout=LOAD_TIMEOUT)
         page.wait_for_function(JS_SETTLED, timeout=LOAD_TIMEOUT)
         check_page(page, "app-default", screenshots)
-        check_accessible_names(page)
+        check_accessible_names(page, "app-default")
         status = re.sub(r"<[^>]+>", "", page.evaluate(JS_STATUS))
         assert "_" not in status and "tcal" not in status, status  # statistics in words
         # the first-run step, named, with its measured time
@@ -249,6 +253,8 @@ def test_app_screenshots(served_app, chromium_browser, screenshots):
         _set(page, "calibration target", "topk")
         check_page(page, "app-topk", screenshots)
         assert "no top-k form" in page.evaluate(JS_TCAL_NOTE)
+        _set(page, "calibration target", "classwise")
+        check_page(page, "app-classwise", screenshots)
         _set(page, "calibration target", "full")
         check_page(page, "app-full", screenshots)
         assert "no top-k form" not in page.evaluate(JS_TCAL_NOTE)  # (the top-k caption stayed after top-k)
@@ -268,6 +274,7 @@ def test_app_screenshots(served_app, chromium_browser, screenshots):
             page.wait_for_function(JS_SETTLED, timeout=UPDATE_TIMEOUT)
             page.get_by_text("5 · Comparison").scroll_into_view_if_needed()
             check_page(page, f"app-compare-{name}", screenshots)
+            check_accessible_names(page, f"app-compare-{name}")  # (the mode's own controls too)
             verdict = page.evaluate(JS_COMPARISON_VERDICT)
             if "after is better calibrated" in verdict:  # good news is not drawn in the colour of bad news
                 assert CALIBRATED in verdict and MISCALIBRATED not in verdict, verdict

@@ -314,7 +314,10 @@ class CalvizApp:
         rel, tcal, interval, distance = cards = [view.panel for view in self.views]
         for card in cards:  # two cards a row where there is room for two, else one (a narrow notebook output)
             card.styles = {**card.styles, "flex": f"1 1 {_CARD_MIN_WIDTH}px", "min-width": "0"}
-        wrap = {"flex-wrap": "wrap"}  # (a Row is a CSS flex box: its cards wrap below _CARD_MIN_WIDTH each)
+        # a Row is a CSS flex box: its cards wrap below _CARD_MIN_WIDTH each.  Panel gives a Row the sum of
+        # its cards' minimum widths as its own (right for cards side by side, not for cards that wrap): with
+        # it, the second row kept 620 px in a 548 px notebook output and its figures were cut
+        wrap = {"flex-wrap": "wrap", "min-width": "0"}
         return pn.Column(
             self.status.panel,
             self.verdict.panel,
@@ -331,8 +334,12 @@ class CalvizApp:
 
     def layout(self) -> pn.Row:
         """A plain Panel layout (sidebar + main) — renders inline in Jupyter."""
-        return pn.Row(pn.Column(self.widgets(), width=300), self.main_area(), sizing_mode="stretch_width",
-                      styles={"min-width": "0"})
+        # the served page names its controls when its document is ready (see template); a notebook's
+        # document never is to BokehJS (Panel's comm and location models are roots without a view), so
+        # here a script runs when the sidebar is drawn (Panel's HTML pane runs the scripts it holds)
+        names = pn.pane.HTML(f"<script>{_ACCESSIBLE_NAMES_JS}</script>", width=0, height=0, margin=0)
+        return pn.Row(pn.Column(self.widgets(), names, width=300), self.main_area(),
+                      sizing_mode="stretch_width", styles={"min-width": "0"})
 
     def template(self) -> pn.template.FastListTemplate:
         """The served page: the widgets in the sidebar, the views in main."""
@@ -397,9 +404,10 @@ _MAIN_GRID_CSS = """
 """
 
 # Accessible names for the controls whose Bokeh views leave them unnamed (slider handles, check boxes, the
-# spinners' up/down buttons): each gets its widget's title (or label) as aria-label.  Run when the page's
-# document is ready and again after changes (a widget shown later, the comparison mode's controls), at most
-# once per animation frame; elements that already have a name keep it.
+# spinners' up/down buttons, file choosers): each gets its widget's title (or label) as aria-label.  Run when
+# the page's document is ready (a notebook: when its sidebar is drawn) and again after changes (a widget
+# shown later, the comparison mode's controls), at most once per animation frame; elements that already
+# have a name keep it.
 _ACCESSIBLE_NAMES_JS = """
 const label = () => {
   const seen = new Set();
@@ -410,10 +418,12 @@ const label = () => {
     const text = (v) => (typeof v === 'string' ? v : '').trim();
     const only = m && m.labels && m.labels.length === 1 ? text(m.labels[0]) : '';
     const name = m ? (text(m.title) || text(m.label) || only) : '';
+    const set = (el, value) => {
+      if (!el.getAttribute('aria-label')) el.setAttribute('aria-label', value);
+    };
+    // a file chooser without a title (the notebook's upload, model B's file) is named by what it takes
+    if (root) for (const el of root.querySelectorAll('input[type=file]')) set(el, name || 'predictions file');
     if (root && name) {
-      const set = (el, value) => {
-        if (!el.getAttribute('aria-label')) el.setAttribute('aria-label', value);
-      };
       for (const el of root.querySelectorAll('[role=slider], input[type=checkbox]')) set(el, name);
       for (const el of root.querySelectorAll('button.bk-spin-btn-up')) set(el, `increase ${name}`);
       for (const el of root.querySelectorAll('button.bk-spin-btn-down')) set(el, `decrease ${name}`);
