@@ -17,6 +17,7 @@ import math
 import os
 import signal
 import sys
+import threading
 from pathlib import Path
 
 EXIT_OK, EXIT_REJECT, EXIT_INPUT, EXIT_ENGINE = 0, 1, 2, 3
@@ -899,8 +900,6 @@ def cmd_serve(args) -> int:
         threading.Thread(target=workers.shutdown_workers, name="calviz-stop-workers", daemon=True).start()
         threading.Thread(target=_exit_after_grace, name="calviz-stop", daemon=True).start()
 
-    import threading
-
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
     try:
@@ -909,8 +908,18 @@ def cmd_serve(args) -> int:
         pass
     finally:
         _stop_serving(server)
-    print("calviz: stopped", file=sys.stderr, flush=True)
+    _say_stopped()
     return EXIT_OK
+
+
+_STOPPED_SAID = threading.Lock()
+
+
+def _say_stopped() -> None:
+    """Print "calviz: stopped" once: the stop's end and the grace thread's exit (:func:`_exit_after_grace`)
+    may both get there on a loaded machine."""
+    if _STOPPED_SAID.acquire(blocking=False):
+        print("calviz: stopped", file=sys.stderr, flush=True)
 
 
 #: s: a stopping server waits this long for a Dask cluster to close, then kills its workers and exits
@@ -931,7 +940,7 @@ def _exit_after_grace() -> None:
     workers.shutdown_workers()
     for child in multiprocessing.active_children():  # (a local Dask cluster's workers)
         child.kill()
-    print("calviz: stopped", file=sys.stderr, flush=True)
+    _say_stopped()
     sys.stdout.flush()
     os._exit(EXIT_OK)
 
@@ -955,7 +964,7 @@ def _stop_serving(server) -> None:
         if not close_clients(STOP_GRACE_S):
             import os
 
-            print("calviz: stopped", file=sys.stderr, flush=True)
+            _say_stopped()
             sys.stdout.flush()
             os._exit(EXIT_OK)
 
