@@ -150,6 +150,8 @@ def test_the_app_store_gives_weighted_reliability_and_names_the_unweighted_views
     np.testing.assert_allclose(shown.counts, expected.counts, atol=1e-9, rtol=0)  # weighted counts
     note = app.status.text.object.split("Rows weighted by their sample weights; not weighted: ")[1]
     assert "T-Cal (analytic)" in note and "ECE interval" in note and "reliability diagram" not in note
+    app.comparison.controls.mode = "recalibration"  # the comparisons are unweighted, and say so
+    assert "not weighted: this comparison" in app.comparison.request().source
 
 
 def test_the_upload_reads_the_weight_column_box():

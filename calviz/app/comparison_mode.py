@@ -27,6 +27,7 @@ from calviz.app.comparison_view import ComparisonView
 from calviz.app.controls import Controls
 from calviz.app.store import DEBOUNCE_S
 from calviz.app.views import Text, heading
+from calviz.present import text
 
 __all__ = ["ComparisonControls", "ComparisonMode", "SECOND_FILE", "OTHER_COLUMNS"]
 
@@ -197,12 +198,16 @@ class ComparisonMode:
         if is_distributed(data):
             raise ValueError("comparisons need the predictions in memory; Dask data is analysed as one model")
         options = self.app.controls.options(data.n)
+        # the comparisons analyse the rows unweighted: say so wherever the data carry sample weights
+        unweighted = (" " + text.weights_note("", ("this comparison",))
+                      if getattr(data, "weights", None) is not None else "")
         if mode == "recalibration":
-            return ComparisonRequest("recalibration", data, options, method=self.controls.method)
+            return ComparisonRequest("recalibration", data, options, method=self.controls.method,
+                                     source=unweighted.strip())
         if mode == "groups":
             column, values = self._groups(data, dataset)
             return ComparisonRequest(
-                "groups", data, options, groups=values, source=f"Groups: column {column!r}."
+                "groups", data, options, groups=values, source=f"Groups: column {column!r}.{unweighted}"
             )
         name_b, other = self._model_b(data, dataset)
         a, b = _short(dataset), _short(name_b)
@@ -214,7 +219,7 @@ class ComparisonMode:
             options,
             other=other,
             names=names,
-            source=f"Model A: {dataset}; model B: {name_b}.",
+            source=f"Model A: {dataset}; model B: {name_b}.{unweighted}",
         )
 
     def refresh(self) -> None:
