@@ -146,7 +146,8 @@ JS_CUT_TITLES = f"""() => {{
     return out;
 }}"""
 
-#: every table whose columns are wider than the table (cut: a column is hidden until scrolled to), and
+#: every table whose columns are wider than the table (cut: a column is hidden until scrolled to), every
+#: button whose label is wider than the button, and
 #: every card (the cards' outermost Bokeh roots) wider than the page's main area, as text
 JS_CUT_BOXES = """() => {
     const out = [];
@@ -155,6 +156,9 @@ JS_CUT_BOXES = """() => {
             if (e.classList && e.classList.contains('slick-viewport') && e.clientWidth > 0
                     && e.scrollWidth > e.clientWidth + 1)
                 out.push(`table: ${e.scrollWidth} px of columns in ${e.clientWidth} px`);
+            if (e.classList && e.classList.contains('bk-btn') && e.clientWidth > 0
+                    && e.scrollWidth > e.clientWidth + 1)
+                out.push(`button "${e.textContent}": ${e.scrollWidth} px in ${e.clientWidth} px`);
             if (e.shadowRoot) walk(e.shadowRoot);
         }
     };

@@ -129,6 +129,10 @@ def sidebar(app) -> pn.Column:
     return column
 
 
+#: buttons of a radio group with room for their labels in the sidebar's width: Bokeh's 12 px side padding
+#: cut "CORP (isotonic)" beside "equal width" and "equal mass" (the labels, not the padding, are the content)
+_TIGHT_BUTTONS = ".bk-btn { padding-left: 4px; padding-right: 4px; }"
+
 #: the controls whose change adds models to the page (keep Panel's wait: see :func:`_live`)
 _ADDS_MODELS = frozenset({"target"})
 
@@ -142,7 +146,7 @@ def option_widget(app, o, **stretch):
         return _resamples_input(app, app.controls, label=o.label, **stretch)
     if o.widget == "radio":  # the chosen one filled, the other outlined (light and grey look alike)
         widget = w.RadioButtonGroup.from_param(parameter, button_type="primary", button_style="outline",
-                                               **stretch)
+                                               stylesheets=[_TIGHT_BUTTONS], **stretch)
     elif o.widget == "checkbox":
         rows = max(SAMPLED_ROWS.values())
         suffix = f" (slow views use ≤ {rows:,} rows otherwise)" if o.name == "all_rows" else ""
