@@ -84,8 +84,11 @@ _READ_OPTIONS = {
 }
 
 
-@validate_params({**_READ_OPTIONS, "keep_matrix": BOOLEAN,
-                  "pos_label": NoneOr(Instance((str, int, np.integer), "a str or an int"))})
+#: the positive label of binary files (scikit-learn's ``pos_label``): a label as written, or its int
+_POS_LABEL = {"pos_label": NoneOr(Instance((str, int, np.integer), "a str or an int"))}
+
+
+@validate_params({**_READ_OPTIONS, "keep_matrix": BOOLEAN, **_POS_LABEL})
 def read_predictions(
     path_or_buffer,
     *,
@@ -201,7 +204,7 @@ def read_predictions(
         raise InputError(f"{label}: {exc}") from None
 
 
-@validate_params(_READ_OPTIONS)
+@validate_params({**_READ_OPTIONS, **_POS_LABEL})
 def read_predictions_bytes(
     data: bytes,
     filename: str,
