@@ -291,13 +291,15 @@ def test_dask_messages_name_the_files_columns(client, tmp_path, where):
     frame = _multiclass_parts(tmp_path / "bad", bad_row=410)
     with pytest.raises(calviz.InputError) as info:
         cdask.binned_ece(cdask.from_parquet(tmp_path / "bad"), **kwargs)
+    # (a row above 1 without a negative value: the rescale hint, as the in-memory reader gives it)
     assert str(info.value).startswith("probabilities must lie in [0, 1]; row 410 (partition 1, row 10 within "
-                                      "it), column 'p_1' has 1.7.")
+                                      "it), column 'p_1' has 1.7 (its row sums to ")
     frame.to_csv(tmp_path / "whole.csv", index=False)
     with pytest.raises(calviz.InputError) as in_memory:
         calviz.read_predictions(tmp_path / "whole.csv")
     assert str(in_memory.value).startswith("whole.csv: probabilities must lie in [0, 1]; row 410, "
-                                           "column 'p_1' has 1.7.")
+                                           "column 'p_1' has 1.7 (its row sums to ")
+    assert str(in_memory.value).split("has 1.7", 1)[1] == str(info.value).split("has 1.7", 1)[1]
     table = pd.DataFrame({"label": [0, 1, 1, 0], "score": [0.2, 0.9, 1.5, 0.4]})
     data = cdask.from_dataframe(dd.from_pandas(table, npartitions=2), y_true="label", y_prob="score")
     assert data.columns == {"y_true": "label", "y_prob": ["score"]}
