@@ -406,8 +406,15 @@ def test_stopping_a_worker_resolves_every_job_it_held():
 
 
 def test_progress_is_visible_while_jobs_run(app):
-    app.controls.resampling = "y_only"
-    assert any(label.startswith("T-Cal (") for label in app.store.jobs.values())  # with rows and duration
+    # the labels as the store publishes them: a job on 2,000 rows can finish (and leave ``jobs``) on its
+    # own thread before this thread reads ``jobs`` again on a busy machine
+    published = []
+    watcher = app.store.param.watch(lambda event: published.extend(event.new.values()), "jobs")
+    try:
+        app.controls.resampling = "y_only"
+    finally:
+        app.store.param.unwatch(watcher)
+    assert any(label.startswith("T-Cal (") for label in published)  # with rows and duration
     app.wait()
     assert not app.store.jobs and not app.status.progress.visible
 
