@@ -183,7 +183,7 @@ def test_views_message_names_the_allowed_views_and_a_str_is_not_iterated():
     for view in VIEWS:
         assert repr(view) in text
     assert set(VIEWS) == {"reliability", "smooth", "tcal", "tcal_resampled", "interval", "bootstrap",
-                          "distance", "classical", "decomposition", "over_time", "corp"}
+                          "distance", "classical", "decomposition", "over_time", "corp", "smooth_summaries"}
 
 
 @pytest.mark.parametrize("views", [None, (), ["reliability"], ("reliability", "tcal"), {"tcal"},
@@ -191,7 +191,7 @@ def test_views_message_names_the_allowed_views_and_a_str_is_not_iterated():
 def test_analyze_accepts_good_views(views):
     result = analyze(DATA, views=views, resampled=False, resampling="analytic")
     wanted = set(views) if views else {"reliability", "smooth", "tcal", "interval", "distance", "classical",
-                                       "decomposition"}
+                                       "decomposition", "smooth_summaries"}
     assert {v for v in VIEWS if getattr(result, v) is not None} == wanted
 
 

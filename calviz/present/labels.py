@@ -16,8 +16,20 @@ __all__ = ["format_value", "format_interval_end", "METHOD_NAMES", "method_name",
 
 
 def short_count(n: int) -> str:
-    """A row count short enough for a title: with thousands separators below a million, else in millions
-    to 3 significant digits ("n = 10,000,000" made a half-width dashboard card's title too long at 1280 px).
+    """A row count short enough for a title: thousands separators below a million, else millions.
+
+    Millions are written to 3 significant digits ("n = 10,000,000" made a half-width dashboard card's
+    title too long at 1280 px).
+
+    Parameters
+    ----------
+    n : int
+        The number of rows.
+
+    Returns
+    -------
+    str
+        ``n`` with thousands separators, or in millions ("10M", "2.35M").
 
     Examples
     --------
