@@ -107,6 +107,12 @@ class Option:
         rule = getattr(self.constraint, "inner", self.constraint)
         return tuple(rule.values) if isinstance(rule, Options) else None
 
+    def choice_label(self, value) -> str:
+        """How ``value`` (one of :attr:`choices`) is shown: its ``choice_labels`` entry, else itself."""
+        if self.choice_labels and self.choices and value in self.choices:
+            return self.choice_labels[self.choices.index(value)]
+        return str(value)
+
 
 #: every analysis option, in the order of :class:`AnalysisOptions`'s fields
 OPTIONS: tuple[Option, ...] = (

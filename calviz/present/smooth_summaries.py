@@ -10,9 +10,6 @@ from calviz.present.labels import format_value
 
 __all__ = ["ici_frame", "ici_caption", "smoother_words"]
 
-_KERNEL_WORDS = {"reflected_gaussian": "reflected Gaussian", "logit_gaussian": "logit Gaussian"}
-
-
 def smoother_words(result) -> str:
     """Which smoother the summaries come from, in words: calviz's kernel curve, not LOESS.
 
@@ -37,7 +34,9 @@ def smoother_words(result) -> str:
     >>> smooth_summaries.smoother_words(calviz.ici(y, p, bandwidth=0.05))
     "calviz's kernel smoother (reflected Gaussian, σ = 0.0500), not LOESS"
     """
-    kernel = _KERNEL_WORDS.get(result.kernel, str(result.kernel))
+    from calviz.analysis.options import option  # (the kernel's name as the sidebar shows it: one table)
+
+    kernel = option("kernel").choice_label(result.kernel)
     return f"calviz's kernel smoother ({kernel}, σ = {format_value(result.bandwidth)}), not LOESS"
 
 
