@@ -25,6 +25,17 @@ a select does on the client) until the page shows the new state of every view th
 Writes benchmarks/results/bench_dashboard.md.  ``--reps N`` changes per kind (default 15), ``--quick``:
 n = 10⁴, 4 changes per kind, no cold start.  ``--only startup`` measures the start-ups alone (with the
 cold cache unless ``--no-cold``).
+
+``--large``: the 10⁷-row scenario (:func:`run_large`): a Parquet file of ``--n`` rows (default 10⁷) × K = 10
+classes, written once into ``--cache-dir`` and read once before measuring (it is in the page cache), served
+with ``calviz serve FILE`` by both implementations side by side (the one before: a git worktree of
+``--before``, default d7293ed, kept in ``--cache-dir`` so its numba cache stays filled; ``--skip-before``:
+this checkout only, for a re-run on a quiet machine).  Per change, ``visible`` (the first view shows the
+new state) and ``settled`` (every view the change touches shows it and no background job runs: the jobs
+line, CSS class ``calviz-jobs``, is empty); bins, binning scheme, α, a target switch to a class never
+shown before and back to top-1 (shown before); first views after the page; the server's process-tree
+memory (RSS and PSS) with two tabs open, and its peak during the run.
+Writes benchmarks/results/bench_dashboard_large.md.
 """
 
 from __future__ import annotations
@@ -36,6 +47,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -360,8 +372,14 @@ def measured_start(repo: Path, npz: Path, workdir: Path, browser, *, cold: bool 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--before", default="06ca4ac", help="commit of the implementation compared against")
-    parser.add_argument("--reps", type=int, default=15, help="measured changes per kind (default 15)")
+    parser.add_argument("--before", help="commit of the implementation compared against (default 06ca4ac; "
+                                         f"with --large {LARGE_BEFORE})")
+    parser.add_argument("--reps", type=int, help="measured changes per kind (default 15; with --large 10)")
+    parser.add_argument("--large", action="store_true",
+                        help="the 10⁷-row × K = 10 Parquet scenario (visible / settled, two tabs' memory)")
+    parser.add_argument("--n", type=int, default=LARGE_N, help="rows of the --large file (default 10⁷)")
+    parser.add_argument("--cache-dir", default=str(LARGE_CACHE), help="where the --large file is kept")
+    parser.add_argument("--skip-before", action="store_true", help="--large: this checkout only")
     parser.add_argument("--quick", action="store_true", help="n = 10⁴, 4 changes per kind, no cold start")
     parser.add_argument(
         "--only", help="comma-separated kinds to measure (e.g. 'target top-1 ↔ classwise,drag')"
@@ -370,6 +388,10 @@ def main(argv=None) -> int:
     parser.add_argument("--startup-reps", type=int, default=1, help="start-ups of each implementation")
     parser.add_argument("--no-cold", action="store_true", help="no cold-cache start-up")
     args = parser.parse_args(argv)
+    if args.large:
+        return run_large(args)
+    args.before = args.before or "06ca4ac"
+    args.reps = 15 if args.reps is None else args.reps
     n = 10_000 if args.quick else 100_000
     reps = 4 if args.quick else args.reps
     load_before = os.getloadavg()
@@ -606,6 +628,356 @@ def _startup_lines(lines: list, results: dict) -> None:
             shown = ", ".join(f"{k} {v:.2f}" for k, v in r.items() if v is not None)
             lines.append(f"* {name}, {label}: {shown}")
     lines.append("")
+
+
+
+# -- the 10⁷-row scenario (--large) ----------------------------------------------------------------------
+LARGE_N = 10_000_000
+LARGE_K = 10
+LARGE_BEFORE = "d7293ed"
+LARGE_CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "calviz-bench"
+LARGE_WAIT_MS = 900_000  # the implementation before takes 10–30 s per change at 10⁷ rows
+_FIRST_VIEW = f"() => window.Bokeh && Bokeh.documents.length > 0 && ({JS_HIST})().length > 0"
+JS_STATUS = f"""() => {{
+    for (const m of {_ALL_MODELS})
+        if ((m.css_classes || []).includes('calviz-status') && typeof m.text === 'string') return m.text;
+    return '';
+}}"""
+LARGE_TARGETS = {
+    "bins": "visible ≤ 250 ms median, ≤ 500 ms p90; settled ≤ 1 s",
+    "binning scheme": "visible ≤ 250 ms median, ≤ 500 ms p90; settled ≤ 1 s",
+    "α": "visible ≤ 250 ms median, ≤ 500 ms p90; settled ≤ 1 s",
+    "target → a class not shown before": "visible ≤ 2 s",
+    "target → a class shown before": "visible ≤ 250 ms",
+    "target → top-1 (shown before)": "visible ≤ 250 ms",
+}
+
+
+def large_file(n: int, cache_dir: Path, seed: int = 0) -> Path:
+    """The ``n``-row Parquet file (``y_true``, ``p_0`` … ``p_9``) of :func:`make_predictions`, written once
+    into ``cache_dir`` a block of 10⁶ rows at a time (no 10⁷ × K temporaries) and reused."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = cache_dir / f"calviz-dashboard-{n}x{LARGE_K}-seed{seed}.parquet"
+    if path.exists():
+        return path
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    schema = pa.schema([("y_true", pa.int64())] + [(f"p_{k}", pa.float64()) for k in range(LARGE_K)])
+    written = path.with_name(f"{path.name}.{os.getpid()}.part")
+    block = 1_000_000
+    with pq.ParquetWriter(written, schema) as writer:
+        for start in range(0, n, block):
+            labels, probs = make_predictions(min(block, n - start), seed=[seed, start // block])
+            columns = [pa.array(labels)] + [pa.array(probs[:, k]) for k in range(LARGE_K)]
+            writer.write_table(pa.Table.from_arrays(columns, schema=schema))
+    written.rename(path)
+    return path
+
+
+def read_through(path: Path) -> float:
+    """Read the whole file once (into the page cache); seconds."""
+    start = time.perf_counter()
+    with open(path, "rb") as file:
+        while file.read(1 << 24):
+            pass
+    return time.perf_counter() - start
+
+
+def tree_memory(pid: int) -> dict:
+    """Bytes of the server process ``pid`` and its worker processes: the server's RSS, the tree's summed
+    RSS (shared pages counted in every process mapping them) and summed PSS (shared pages divided among
+    them: the tree's share of the machine's memory), and the shared blocks (``/dev/shm``) the server made."""
+    import psutil
+
+    out = {"server_rss": 0, "rss": 0, "pss": 0, "processes": 0}
+    try:
+        processes = [psutil.Process(pid), *psutil.Process(pid).children(recursive=True)]
+    except psutil.Error:
+        return out
+    for process in processes:
+        try:
+            with open(f"/proc/{process.pid}/smaps_rollup") as file:
+                fields = {line.split(":")[0]: int(line.split()[1]) * 1024 for line in file
+                          if line.startswith(("Rss:", "Pss:"))}
+        except OSError:
+            continue
+        out["rss"] += fields.get("Rss", 0)
+        out["pss"] += fields.get("Pss", 0)
+        out["processes"] += 1
+        if process.pid == pid:
+            out["server_rss"] = fields.get("Rss", 0)
+    shm = Path("/dev/shm")
+    out["shm"] = sum(f.stat().st_size for f in shm.glob(f"calviz-{pid}-*")) if shm.is_dir() else 0
+    return out
+
+
+class MemoryPeaks:
+    """The largest :func:`tree_memory` of each server, sampled every second on a thread during the run."""
+
+    def __init__(self):
+        self.pids: dict[str, int] = {}
+        self.peaks: dict[str, dict] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self._thread.start()
+
+    def _sample(self) -> None:
+        while not self._stop.wait(1.0):
+            for name, pid in list(self.pids.items()):
+                now = tree_memory(pid)
+                peak = self.peaks.setdefault(name, dict(now))
+                for key, value in now.items():
+                    peak[key] = max(peak.get(key, 0), value)
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def large_page(browser, server: Server) -> tuple:
+    """Open the server's page; seconds from the page's request until its response ended, the first view
+    (the reliability diagram) is drawn, all four views are drawn, and no background job runs."""
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    opened = time.perf_counter()
+    page.goto(server.url, timeout=LARGE_WAIT_MS, wait_until="commit")
+    page.wait_for_function(_FIRST_VIEW, timeout=LARGE_WAIT_MS, polling="raf")
+    page.evaluate(JS_FRAMES)
+    first = time.perf_counter() - opened
+    page.wait_for_function(JS_FOUR_VIEWS, timeout=LARGE_WAIT_MS, polling="raf")
+    page.evaluate(JS_FRAMES)
+    views = time.perf_counter() - opened
+    page.wait_for_function(JS_IDLE, timeout=LARGE_WAIT_MS, polling=250)
+    settled = time.perf_counter() - opened
+    response = page.evaluate("() => performance.getEntriesByType('navigation')[0].responseEnd") / 1000
+    return page, {"response_s": response, "first_view_s": first, "four_views_s": views, "settled_s": settled}
+
+
+def large_steps(reps: int):
+    """Per repetition ``i``, the changes in order: ``(kind or None (not measured), act(page), any, all)``;
+    ``any``: conditions of which one holding means a view shows the change (visible), ``all``: every one
+    (settled, with no job running).  Each kind's values are new (no change is a result-cache hit): the
+    class of the classwise target is one not shown before for i < K (shown before from then on), the bins
+    a new count, α a new level; the switch back to top-1 finds the options changed since top-1 was shown
+    (its sorted view is reused, its results are not cached)."""
+
+    def status(target):  # the status line: escaped HTML in a Markdown pane (before), HTML in a Div (now)
+        return (f"({_text(f'target &lt;strong&gt;{target}&lt;/strong&gt;')}"
+                f" || {_text(f'target <strong>{target}</strong>')})")
+
+    steps = []
+    for i in range(reps):
+        bins, alpha = 17 + i, round(0.06 + 0.01 * i, 3)
+        scheme = "equal_mass" if i % 2 == 0 else "equal_width"
+        first = "target → a class not shown before" if i < LARGE_K else "target → a class shown before"
+        steps.append([
+            (None, partial(_set_value, "class (classwise)", i % LARGE_K), [], []),
+            (first, partial(_set_value, "calibration target", "classwise"),
+             [_text("classwise · ")], [_text("classwise · "), status("classwise")]),
+            ("bins", partial(_set_value, "bins (m)", bins),
+             [f"({JS_HIST})().includes({bins})", _text(f"· {bins} bins")],
+             [f"({JS_HIST})().includes({bins})", _text(f"· {bins} bins")]),
+            ("binning scheme", partial(_set_scheme, scheme),
+             [_text(f"· {bins} " + scheme.replace("_", "-") + " bins")],
+             [_text(f"· {bins} " + scheme.replace("_", "-") + " bins")]),
+            ("α", partial(_set_value, "level α", alpha),
+             [_text(f"α = {alpha:g};"), _text(f"{100 * (1 - alpha):.0f}% interval")],
+             [_text(f"α = {alpha:g};"), _text(f"{100 * (1 - alpha):.0f}% interval")]),
+            ("target → top-1 (shown before)", partial(_set_value, "calibration target", "top1"),
+             [_text("top1 · ")], [_text("top1 · "), status("top1")]),
+        ])
+    return steps
+
+
+def _set_value(title, value, page):
+    _set(page, title, value)
+
+
+def _set_scheme(value, page):
+    assert page.evaluate(JS_SET_RADIO, value), f"no binning scheme {value!r}"
+
+
+def timed_large(page, act, visible: list, settled: list) -> tuple[float, float]:
+    """Seconds from ``act(page)`` until one of ``visible`` holds (painted), and until all of ``settled``
+    hold with no background job running (painted)."""
+    start = time.perf_counter()
+    act(page)
+    page.wait_for_function(f"() => {' || '.join(visible)}", timeout=LARGE_WAIT_MS, polling="raf")
+    page.evaluate(JS_FRAMES)
+    shown = time.perf_counter() - start
+    page.evaluate(JS_FRAMES)  # (the rest of the change's messages: the jobs line comes with its views)
+    page.wait_for_function(f"() => {' && '.join(settled)} && ({JS_IDLE})()", timeout=LARGE_WAIT_MS,
+                           polling="raf")
+    page.evaluate(JS_FRAMES)
+    return shown, time.perf_counter() - start
+
+
+def run_large(args) -> int:
+    """``--large``: both implementations serve the same ``--n``-row Parquet file side by side; see the
+    module docstring.  Results: benchmarks/results/bench_dashboard_large.{md,json}."""
+    from playwright.sync_api import sync_playwright
+
+    n, before = args.n, args.before or LARGE_BEFORE
+    reps = 10 if args.reps is None else args.reps
+    command = (f"python benchmarks/bench_dashboard.py --large --n {n} --reps {reps}"
+               + (" --skip-before" if args.skip_before else f" --before {before}"))
+    path = large_file(n, Path(args.cache_dir))
+    read_s = read_through(path)
+    load_before = os.getloadavg()
+    print(f"command: {command}; {path} ({path.stat().st_size / 1e6:,.0f} MB, read in {read_s:.1f} s); "
+          f"cores = {os.cpu_count()}; load {load_before}", flush=True)
+    results: dict = {"command": command, "n": n, "file_bytes": path.stat().st_size, "startup": {},
+                     "second_tab": {}, "memory": {}, "changes": {}, "status": {}}
+    saved = RESULTS / "bench_dashboard_large.json"
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    peaks = MemoryPeaks()
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        repos = {"now": REPO}
+        if not args.skip_before:
+            # kept between runs: a new worktree's numba cache is empty (minutes of compiling on 2 cores)
+            repos = {"before": Path(args.cache_dir) / f"worktree-{before}", **repos}
+            if not repos["before"].exists():
+                subprocess.run(["git", "worktree", "add", "--detach", str(repos["before"]), before],
+                               cwd=REPO, check=True, capture_output=True)
+        servers: dict = {}
+        try:
+            labels, probs = make_predictions(10_000)
+            small = tmp / "warm.npz"
+            np.savez(small, y_true=labels, y_prob=probs)
+            with sync_playwright() as p:
+                browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+                try:
+                    for repo in repos.values():  # fills each checkout's numba cache
+                        warm_up(repo, small, tmp, browser)
+                    pages = {}
+                    for name, repo in repos.items():  # one after the other: each reads the file
+                        servers[name] = Server(repo, path, tmp, probe="favicon.ico")
+                        peaks.pids[name] = servers[name].proc.pid
+                        pages[name], times = large_page(browser, servers[name])
+                        results["startup"][name] = {"listening_s": servers[name].http_s, **times}
+                        print(f"start-up ({name}):", results["startup"][name], flush=True)
+                        results["memory"][name] = {"one_tab": tree_memory(servers[name].proc.pid)}
+                    for name, server in servers.items():  # a second tab on each: idle from then on
+                        _, results["second_tab"][name] = large_page(browser, server)
+                        results["memory"][name]["two_tabs"] = tree_memory(server.proc.pid)
+                        print(f"second tab ({name}):", results["second_tab"][name],
+                              results["memory"][name], flush=True)
+                    times = {}
+                    for i, steps in enumerate(large_steps(reps)):
+                        order = list(pages) if i % 2 == 0 else list(reversed(pages))
+                        for kind, act, visible, settled in steps:
+                            for name in order:
+                                if kind is None:
+                                    act(pages[name])
+                                    continue
+                                settle(list(pages.values()), timeout_ms=LARGE_WAIT_MS)
+                                shown, done = timed_large(pages[name], act, visible, settled)
+                                row = times.setdefault(kind, {}).setdefault(name, {"visible": [],
+                                                                                   "settled": []})
+                                row["visible"].append(shown)
+                                row["settled"].append(done)
+                                results["status"].setdefault(name, []).append(
+                                    [kind, round(shown, 3), round(done, 3), pages[name].evaluate(JS_STATUS)])
+                        results["changes"] = {kind: {name: {k: summary(v) for k, v in row.items()}
+                                                     for name, row in by_name.items()}
+                                              for kind, by_name in times.items()}
+                        results["memory_peak"] = dict(peaks.peaks)
+                        saved.write_text(json.dumps(results, indent=1))  # (a crash keeps what was measured)
+                        print(f"repetition {i + 1}:", {kind: {name: (round(1000 * r["visible"][-1]),
+                                                                      round(1000 * r["settled"][-1]))
+                                                               for name, r in by_name.items()}
+                                                        for kind, by_name in times.items()}, flush=True)
+                    for name, server in servers.items():
+                        results["memory"][name]["end"] = tree_memory(server.proc.pid)
+                finally:
+                    browser.close()
+        finally:
+            peaks.stop()
+            for server in servers.values():
+                server.stop()
+    results["memory_peak"] = dict(peaks.peaks)
+    results["load"] = (load_before, os.getloadavg())
+    saved.write_text(json.dumps(results, indent=1))
+    write_large_markdown(results, reps, before)
+    return 0
+
+
+def write_large_markdown(results: dict, reps: int, before: str) -> None:
+    (l1, l5, _), (m1, m5, _) = results["load"]
+    names = list(results["startup"])
+    gb = 1 << 30
+    lines = [
+        "# Dashboard at 10⁷ rows (`benchmarks/bench_dashboard.py --large`)",
+        "",
+        f"Command: `nice {results['command']}`; `calviz serve FILE` of a Parquet file of "
+        f"n = {results['n']:,} rows × K = {LARGE_K} ({results['file_bytes'] / 1e6:,.0f} MB, read once "
+        "before: in the page cache); "
+        f"`os.cpu_count()` = {os.cpu_count()}; headless Chromium; {reps} changes of each kind, each to a new "
+        "value (no result-cache hit), after both apps were idle"
+        + ("" if "before" not in names else
+           f"; **before** = a git worktree of `{before}`, **now** = this checkout, served side by side in "
+           "the same run, changes alternating between them")
+        + ". Visible: from setting the widget in the page until one view shows the change (painted); "
+        "settled: until every view the change touches shows it and no background job runs (the jobs line is "
+        "empty). "
+        f"Load average (1/5 min) {l1:.1f}/{l5:.1f} before the run, {m1:.1f}/{m5:.1f} after it.",
+        "",
+        "| change | "
+        + " | ".join(f"{name}: visible median / p90 | {name}: settled median / p90" for name in names)
+        + (" | ratio before / now (visible, settled medians)" if "before" in names else "") + " | target |",
+        "|---|" + "---|" * (2 * len(names) + ("before" in names) + 1),
+    ]
+    for kind, row in results["changes"].items():
+        cells = [f"{row[name]['visible']['median']:,.0f} / {row[name]['visible']['p90']:,.0f} ms | "
+                 f"{row[name]['settled']['median']:,.0f} / {row[name]['settled']['p90']:,.0f} ms"
+                 for name in names if name in row]
+        ratio = ""
+        if "before" in row and "now" in row:
+            ratio = (f" | {row['before']['visible']['median'] / row['now']['visible']['median']:.1f}×, "
+                     f"{row['before']['settled']['median'] / row['now']['settled']['median']:.1f}×")
+        lines.append(f"| {kind} | " + " | ".join(cells) + ratio + f" | {LARGE_TARGETS.get(kind, '')} |")
+    lines += ["", "| start-up | listening | page response | first view | all four views | no job running "
+              "| second tab: first view / four views / no job | target |",
+              "|---|---|---|---|---|---|---|---|"]
+    for name in names:
+        s, t = results["startup"][name], results["second_tab"].get(name, {})
+        lines.append(
+            f"| {name} | {s['listening_s']:.1f} s | {s['response_s']:.1f} s | {s['first_view_s']:.1f} s | "
+            f"{s['four_views_s']:.1f} s | {s['settled_s']:.1f} s | "
+            f"{t.get('first_view_s', float('nan')):.1f} / {t.get('four_views_s', float('nan')):.1f} / "
+            f"{t.get('settled_s', float('nan')):.1f} s "
+            "| first views ≤ 5 s after the page |")
+    lines.append("")
+    lines.append("Start-up times: the server from its start until it listens (it reads and validates the "
+                 "file first); the page's times from the browser's request.")
+    lines += ["", "| server memory (process tree) | one tab: RSS of the server / tree RSS / tree PSS "
+              "| two tabs | peak during the run | shared blocks (/dev/shm) | target |",
+              "|---|---|---|---|---|---|"]
+
+    def mem(m):
+        return f"{m['server_rss'] / gb:.2f} / {m['rss'] / gb:.2f} / {m['pss'] / gb:.2f} GB"
+
+    for name in names:
+        m = results["memory"][name]
+        peak = results.get("memory_peak", {}).get(name)
+        lines.append(f"| {name} ({m['two_tabs']['processes']} processes) | {mem(m['one_tab'])} | "
+                     f"{mem(m['two_tabs'])} | {mem(peak) if peak else '—'} | "
+                     f"{m['two_tabs']['shm'] / gb:.2f} GB "
+                     "| ≤ 2 GB with two tabs |")
+    lines += ["", "Tree RSS counts the shared data once per process mapping it; PSS divides shared pages "
+              "among the processes (the tree's share of the machine's memory).", "",
+              "All times (ms, in order):", ""]
+    for kind, row in results["changes"].items():
+        for name in names:
+            if name in row:
+                lines.append(f"* {kind}, {name}: visible {row[name]['visible']['all']}; settled "
+                             f"{row[name]['settled']['all']}")
+    lines.append("")
+    (RESULTS / "bench_dashboard_large.md").write_text("\n".join(lines))
+    print("\n".join(lines))
+    print(f"wrote {RESULTS / 'bench_dashboard_large.md'}")
+
 
 
 if __name__ == "__main__":

@@ -657,6 +657,14 @@ def warm_in_background(foreground: Callable[[CalibrationData], list[str]]) -> No
             finally:
                 WARMED.update(seconds=time.perf_counter() - started, compiled=_kernels_compiled())
                 _WARM.set()
+            # then the kernels of the sorted views' answers (not waited for: a sorted view is built in a
+            # worker process seconds after the first views)
+            try:
+                from calviz.app.precomputed import warm_answers
+
+                warm_answers(_warm_data())
+            except Exception:
+                logging.getLogger("calviz").exception("warming the kernels failed")
 
         _WARMING.append(threading.Thread(target=warm, name="calviz-warm", daemon=True))
         _WARMING[0].start()
@@ -745,6 +753,9 @@ def _warm_spare(server: int, job_memory: int | None = None) -> None:
     _warm_worker(server, job_memory)
     try:
         warm_kernels()
+        from calviz.app.precomputed import warm_answers  # (the sorted views' builds)
+
+        warm_answers(_warm_data())
     except Exception:  # warming is an optimisation; a failure shows up in the views themselves
         logging.getLogger("calviz").exception("warming the kernels failed")
 
