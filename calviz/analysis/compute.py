@@ -21,7 +21,7 @@ from calviz._distance import distance_bounds, smce_witness
 from calviz._ece import reliability
 from calviz._ici import ICIResult, ici
 from calviz._intervals import ece_interval
-from calviz._monitor import CalibrationMonitor, monitor_calibration
+from calviz._monitor import CalibrationMonitor, monitor_of_over_time
 from calviz._params import BOOLEAN, NoneOr, Options, validate_params
 from calviz._results import ResultMixin
 from calviz._smooth import smooth_reliability
@@ -875,5 +875,5 @@ def compute_over_time(data: CalibrationData, options: AnalysisOptions) -> OverTi
     time = data.time.show(data.time.values)  # (datetimes, numbers or batch ids, as the user's column)
     windows = calibration_over_time(data, time=time, window=window, alpha=float(options.alpha),
                                     n_bins=int(options.n_bins), target=target)
-    monitor = monitor_calibration(data, time=time, window=window, alpha=float(options.alpha), target=target)
+    monitor = monitor_of_over_time(windows)  # (the same log, validated, sorted and cut once)
     return OverTime(windows, monitor)

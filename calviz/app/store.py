@@ -243,14 +243,17 @@ class ResultStore(_Slots):
                 self._keep(key, result, error)
             return found
 
-    def seed(self, view: str, data, options: AnalysisOptions, result) -> None:
+    def seed(self, view: str, data, options: AnalysisOptions, result, *, show: bool = False) -> None:
         """Put a result computed elsewhere in the cache (e.g. the over-time view of a grown log, by merged
         sums: :func:`calviz.app.watch.poll`; a T-Cal drawn on with a larger cap: calviz.app.draw_more),
-        and show it where its slot shows that computation now.  On the session's thread."""
+        and show it where its slot shows that computation now — or at once with ``show`` (the data it is
+        for become the page's next: its slot is then up to date for them).  On the session's thread."""
         key = view_key(view, data, options)
         self._remember(key, view, result, None, data, computed=False)
         slot = view_record(view).slot
-        if slot is not None and getattr(self, slot).key == key:  # shown now: show the new result
+        if slot is not None and (show or getattr(self, slot).key == key):  # shown now: the new result
+            if show:  # (a job still running for the slot's previous data is no longer wanted)
+                self._wanted[slot] = key
             self.param.update(**{slot: Entry(key, result, options, data)})
 
     def cached(self, view: str, data, options: AnalysisOptions):
