@@ -127,12 +127,15 @@ def run_layout(layout: str, n: int, day: int, repeats: int) -> dict:
             changed = watch.poll(app, watcher)
             wall, cpu = time.perf_counter() - w0, time.process_time() - c0
             del watcher.poll, app.over_time.draw
-            assert changed and len(later) == 1, "the watched log's growth was not merged into the shown view"
+            assert changed and len(later) == 1, ("the growth was not merged into the shown view",
+                                                 changed, later, app.status.alert.object)
             later.clear()
             new = watcher.data
             shown = app.over_time.source.data
             assert int(np.sum(shown["n"])) == new.n == base + (k + 1) * day, "the card misses rows"
-            app.data, app.loaded[app.controls.dataset] = new, new  # (what the next tick's refresh sets)
+            # the next tick's data change, without the other views' refresh: the controls follow the data
+            app.loaded[app.controls.dataset] = new
+            app._set_data(new, refresh=False)
             steps.append(dict(wall_s=wall, cpu_s=cpu, read_s=r["s"], draw_s=drawn.get("s", 0.0),
                               merge_s=wall - r["s"] - drawn.get("s", 0.0), windows=len(shown["n"])))
             print(layout, steps[-1], flush=True)
