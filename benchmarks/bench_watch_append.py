@@ -163,7 +163,7 @@ def write(results: dict) -> None:
              "windows, Holm, the e-process continued); *draw* = the card patches its sources (changed "
              "cells and new windows) and draws the newest window's diagram. The page's other views follow "
              "on the next tick of a served page's event loop and are not timed. Medians of "
-             f"{rows[0]['repeats'] - 1} steady-state appends (the first append after the first look copies "
+             f"{rows[0]['repeats']} steady-state appends (the first append after the first look copies "
              "the log once into arrays with room to grow: *first append*).", "",
              f"| layout | wall s (target < {TARGET_S}) | CPU s | read s | merge s | draw s | first append "
              "wall s | first look: read s / over-time view s |",
