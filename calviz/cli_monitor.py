@@ -97,9 +97,12 @@ def read_time_column(file: str, column: str, n: int):
         elif suffix in (".csv", ".tsv", ".txt"):
             import pandas as pd
 
-            values = pd.read_csv(path, sep="\t" if suffix == ".tsv" else ",", usecols=[column]).iloc[:, 0]
-            if pd.api.types.is_string_dtype(values.dtype) or values.dtype == object:
-                values = _maybe_datetimes(values)
+            sep = "\t" if suffix == ".tsv" else ","
+            values = _csv_time(path, column, sep)
+            if values is None:
+                values = pd.read_csv(path, sep=sep, usecols=[column]).iloc[:, 0]
+                if pd.api.types.is_string_dtype(values.dtype) or values.dtype == object:
+                    values = _maybe_datetimes(values)
         elif suffix == ".npz":
             with np.load(path, allow_pickle=False) as archive:
                 if column not in archive.files:
@@ -135,6 +138,29 @@ def _parquet_time(path: Path, column: str):
     finally:
         del chunks
         pa.default_memory_pool().release_unused()  # (Arrow's allocator keeps freed pages otherwise)
+
+
+def _csv_time(path: Path, column: str, sep: str):
+    """A CSV time column parsed by Arrow when it reads as ISO 8601 timestamps or dates (UTC for ones with an
+    offset; missing ones NaT) or as numbers without gaps: one numpy array, no pandas parsing of the text.
+    None otherwise (other text, or a file Arrow does not parse): pandas reads it then, with its messages."""
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    try:
+        chunks = pacsv.read_csv(path, parse_options=pacsv.ParseOptions(delimiter=sep),
+                                convert_options=pacsv.ConvertOptions(include_columns=[column])).column(0)
+        kind = chunks.type
+        if pa.types.is_timestamp(kind) or pa.types.is_date(kind):
+            tz = kind.tz if pa.types.is_timestamp(kind) else None
+            return np.asarray(chunks.cast(pa.timestamp("ns", tz=tz)).to_numpy(), dtype="datetime64[ns]")
+        if (pa.types.is_integer(kind) or pa.types.is_floating(kind)) and chunks.null_count == 0:
+            return chunks.to_numpy()
+    except pa.ArrowException:
+        pass
+    finally:
+        pa.default_memory_pool().release_unused()
+    return None
 
 
 def _maybe_datetimes(values):
