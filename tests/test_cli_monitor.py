@@ -123,3 +123,21 @@ def test_a_csv_time_column_reads_as_pandas_reads_it(tmp_path, cells):
     text = pd.api.types.is_string_dtype(frame.dtype) or frame.dtype == object
     expected = as_time(_maybe_datetimes(frame) if text else frame, len(cells))
     assert read.kind == expected.kind and np.array_equal(read.values, expected.values)
+
+
+@pytest.mark.parametrize("unit, tz", [("s", None), ("ms", None), ("us", "Europe/Paris"), ("ns", "UTC")])
+def test_a_parquet_time_column_reads_as_pandas_reads_it(tmp_path, unit, tz):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from calviz._windows import as_time
+    from calviz.cli_monitor import read_time_column
+
+    values = np.array(["2026-03-29T00:30:00", "2026-03-29T03:30:00", "2026-03-29T03:30:00"],
+                      dtype="datetime64[s]")  # (ties; Paris changes its clocks at 01:00 UTC that day)
+    path = tmp_path / "log.parquet"
+    column = pa.array(values, type=pa.timestamp(unit, tz=tz))
+    pq.write_table(pa.table({"ts": column, "y_true": [0, 1, 1]}), path)
+    read = as_time(read_time_column(str(path), "ts", 3), 3)
+    expected = as_time(pq.read_table(path).column("ts").to_pandas(), 3)
+    assert read.kind == expected.kind == "datetime" and np.array_equal(read.values, expected.values)
