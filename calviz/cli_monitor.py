@@ -97,9 +97,12 @@ def read_time_column(file: str, column: str, n: int):
         elif suffix in (".csv", ".tsv", ".txt"):
             import pandas as pd
 
-            values = pd.read_csv(path, sep="\t" if suffix == ".tsv" else ",", usecols=[column]).iloc[:, 0]
-            if pd.api.types.is_string_dtype(values.dtype) or values.dtype == object:
-                values = _maybe_datetimes(values)
+            sep = "\t" if suffix == ".tsv" else ","
+            values = _csv_time(path, column, sep)
+            if values is None:
+                values = pd.read_csv(path, sep=sep, usecols=[column]).iloc[:, 0]
+                if pd.api.types.is_string_dtype(values.dtype) or values.dtype == object:
+                    values = _maybe_datetimes(values)
         elif suffix == ".npz":
             with np.load(path, allow_pickle=False) as archive:
                 if column not in archive.files:
@@ -124,17 +127,51 @@ def _parquet_time(path: Path, column: str):
 
     chunks = pq.read_table(path, columns=[column]).column(0)
     try:
-        if pa.types.is_timestamp(chunks.type):
-            try:  # (a time beyond datetime64[ns]'s years 1677-2262 is refused by the safe cast)
-                values = chunks.cast(pa.timestamp("ns", tz=chunks.type.tz)) if chunks.type.unit != "ns" \
-                    else chunks
-            except pa.ArrowInvalid:
-                return chunks.to_pandas()
-            return np.asarray(values.to_numpy(), dtype="datetime64[ns]")
-        return chunks.to_pandas()
+        values = _arrow_datetimes(chunks) if pa.types.is_timestamp(chunks.type) else None
+        return chunks.to_pandas() if values is None else values
     finally:
         del chunks
         pa.default_memory_pool().release_unused()  # (Arrow's allocator keeps freed pages otherwise)
+
+
+#: the times datetime64[ns] holds (1677-09-21 to 2262-04-11), rounded inwards to whole years
+_NS_YEARS = np.array(["1678-01-01", "2262-01-01"], dtype="datetime64[D]")
+
+
+def _arrow_datetimes(chunks) -> np.ndarray | None:
+    """Arrow timestamps or dates as one datetime64[ns] array (UTC for time-zone aware ones, as Arrow stores
+    them).  None when one is missing or beyond datetime64[ns]'s years: pandas' reading says so then."""
+    if chunks.null_count:
+        return None
+    values = chunks.to_numpy()
+    if values.dtype == np.dtype("datetime64[ns]") or values.size == 0:
+        return values.astype("datetime64[ns]")
+    low, high = _NS_YEARS.astype(values.dtype)
+    if not (low <= values.min() and values.max() <= high):
+        return None
+    return values.astype("datetime64[ns]")
+
+
+def _csv_time(path: Path, column: str, sep: str):
+    """A CSV time column parsed by Arrow when it reads as ISO 8601 timestamps or dates (UTC for ones with an
+    offset; missing ones NaT) or as numbers without gaps: one numpy array, no pandas parsing of the text.
+    None otherwise (other text, or a file Arrow does not parse): pandas reads it then, with its messages."""
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    try:
+        chunks = pacsv.read_csv(path, parse_options=pacsv.ParseOptions(delimiter=sep),
+                                convert_options=pacsv.ConvertOptions(include_columns=[column])).column(0)
+        kind = chunks.type
+        if pa.types.is_timestamp(kind) or pa.types.is_date(kind):
+            return _arrow_datetimes(chunks)
+        if (pa.types.is_integer(kind) or pa.types.is_floating(kind)) and chunks.null_count == 0:
+            return chunks.to_numpy()
+    except pa.ArrowException:
+        pass
+    finally:
+        pa.default_memory_pool().release_unused()
+    return None
 
 
 def _maybe_datetimes(values):

@@ -165,3 +165,17 @@ def test_the_over_time_card_patches_its_windows_in_place(monkeypatch):
     for k, v in grown.items():
         np.testing.assert_array_equal(source.data[k], v)
     assert table["n"].tolist() == [3, 4]  # (the table drawn first is not written into)
+
+
+def test_a_new_file_before_the_known_ones_reads_the_whole_directory_again(tmp_path):
+    rng = np.random.default_rng(9)
+    days = [_day(rng, d, n=100) for d in range(3)]
+    days[1].to_parquet(tmp_path / "part-1.parquet")
+    days[2].to_parquet(tmp_path / "part-2.parquet")
+    reads: list = []
+    watcher = LogWatcher(tmp_path, _reader(reads))
+    watcher.poll()
+    days[0].to_parquet(tmp_path / "part-0.parquet")  # rows in the middle of the log, by the files' order
+    grown = watcher.poll()
+    assert sorted(reads[2:]) == [str(tmp_path / f"part-{d}.parquet") for d in range(3)]
+    _same_rows(grown, days)
