@@ -42,24 +42,44 @@ warm_kernels(sorted(COMPUTE)[share::shares])
 
 
 def pytest_configure(config):
-    """Under ``-n N`` (the controller, before its workers start): fill numba's cache of the kernels once,
-    in two processes.  A fresh checkout has no cache, and each kernel's first use compiles it — about
-    84 CPU-s for the dashboard's views — in every process that gets there before the cache is written:
-    both test workers, the served apps' worker processes and the Dask workers, all at the start of the
-    run.  With the cache filled this costs a few seconds (loading it); a failure only loses the saving."""
+    """Under ``-n N`` (the controller, before its workers start): start filling numba's cache of the
+    kernels, in two processes.  A fresh checkout has no cache, and each kernel's first use compiles it —
+    about 84 CPU-s for the dashboard's views — in every process that gets there before the cache is
+    written: both test workers, the served apps' worker processes and the Dask workers, all at the start
+    of the run.  With the cache filled this costs a few seconds (loading it); a failure only loses the
+    saving.  The workers collect the tests meanwhile (no kernel runs while collecting): the tests are
+    handed out once the fill has ended (:func:`pytest_xdist_node_collection_finished`)."""
     if (hasattr(config, "workerinput") or not config.getoption("numprocesses", default=None)
             or config.getoption("collectonly")):
         return
     shares = 2
-    processes = [subprocess.Popen([sys.executable, "-c", FILL_NUMBA_CACHE, str(share), str(shares)], cwd=REPO,
-                                  env=_serve_env(REPO), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-                 for share in range(shares)]
+    config._calviz_cache_fill = [
+        subprocess.Popen([sys.executable, "-c", FILL_NUMBA_CACHE, str(share), str(shares)], cwd=REPO,
+                         env=_serve_env(REPO), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        for share in range(shares)]
+
+
+def _finish_cache_fill(config, *, timeout: float) -> None:
+    """Wait for the cache-filling processes (killed after ``timeout`` seconds: a hang guard)."""
+    processes = getattr(config, "_calviz_cache_fill", None) or []
+    config._calviz_cache_fill = []
     for each in processes:
         try:
-            each.wait(timeout=900)
+            each.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             each.kill()
             each.wait()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_node_collection_finished(node, ids):
+    """(The controller, as each worker reports its collection, before any test is handed out.)  The
+    tests start once numba's cache is filled: the collection overlapped the fill."""
+    _finish_cache_fill(node.config, timeout=900)
+
+
+def pytest_unconfigure(config):
+    _finish_cache_fill(config, timeout=0)  # (a run ended before any worker collected: no process left)
 
 
 #: session fixtures every xdist worker may hold a copy of: cheap (a path, a factory) or, for Chromium, a
