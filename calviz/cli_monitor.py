@@ -93,9 +93,7 @@ def read_time_column(file: str, column: str, n: int):
     suffix = path.suffix.lower()
     try:
         if suffix in (".parquet", ".pq") or path.is_dir():
-            import pyarrow.parquet as pq
-
-            values = pq.read_table(path, columns=[column]).column(0).to_pandas()
+            values = _parquet_time(path, column)
         elif suffix in (".csv", ".tsv", ".txt"):
             import pandas as pd
 
@@ -116,6 +114,27 @@ def read_time_column(file: str, column: str, n: int):
     if values.shape[0] != n:
         raise InputError(f"{file}: time column {column!r} has {values.shape[0]} values for {n} rows")
     return values
+
+
+def _parquet_time(path: Path, column: str):
+    """A Parquet time column: timestamps as one datetime64[ns] array (UTC for time-zone aware ones, as Arrow
+    stores them; missing ones NaT), without a pandas Series or a second copy; other types through pandas."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    chunks = pq.read_table(path, columns=[column]).column(0)
+    try:
+        if pa.types.is_timestamp(chunks.type):
+            try:  # (a time beyond datetime64[ns]'s years 1677-2262 is refused by the safe cast)
+                values = chunks.cast(pa.timestamp("ns", tz=chunks.type.tz)) if chunks.type.unit != "ns" \
+                    else chunks
+            except pa.ArrowInvalid:
+                return chunks.to_pandas()
+            return np.asarray(values.to_numpy(), dtype="datetime64[ns]")
+        return chunks.to_pandas()
+    finally:
+        del chunks
+        pa.default_memory_pool().release_unused()  # (Arrow's allocator keeps freed pages otherwise)
 
 
 def _maybe_datetimes(values):
@@ -218,6 +237,7 @@ def _print_text(summary: dict) -> None:
 def cmd_monitor(args) -> int:
     """Run ``calviz monitor``; returns the exit status (1: alarm)."""
     import calviz
+    from calviz._monitor import monitor_of_over_time
     from calviz.cli import CLIError, load_input
 
     path = Path(args.file)
@@ -226,10 +246,12 @@ def cmd_monitor(args) -> int:
     data = load_input(args.file, args, keep_matrix=False)
     time = read_time_column(args.file, args.time_column, data.n)
     window = _window_arg(args.window)
+    # validated, sorted by time and cut into windows once: the monitor's batches are the result's windows
     over_time = calviz.calibration_over_time(
         data, time=time, window=window, mode=args.mode, reference=args.reference, alpha=args.alpha,
         n_bins=args.n_bins, target=args.target, tcal=not args.no_tcal)
-    monitor = calviz.monitor_calibration(data, time=time, window=window, alpha=args.alpha, target=args.target)
+    del data, time  # (the result holds the sorted log it needs)
+    monitor = monitor_of_over_time(over_time, alpha=args.alpha)
     summary = monitor_summary(over_time, monitor, file=args.file)
     if args.json:
         print(json.dumps(summary))

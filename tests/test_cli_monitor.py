@@ -83,3 +83,22 @@ def test_missing_time_values_and_missing_file(tmp_path, capsys):
     assert "NaT" in capsys.readouterr().err
     assert main(["monitor", str(tmp_path / "none.parquet"), "--time-column", "ts"]) == 2
     assert "no such file" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("mode", ["fixed", "expanding"])
+def test_the_output_is_that_of_the_two_public_calls(tmp_path, capsys, mode):
+    # the command computes the monitor from the over-time result's sorted windows: the same numbers
+    from calviz.cli_monitor import _print_text, monitor_summary
+
+    path = tmp_path / "log.parquet"
+    y, p, ts = _log(path, drift=True)
+    over = calviz.calibration_over_time(y, p, time=ts.to_numpy(), window="1D", mode=mode)
+    monitor = calviz.monitor_calibration(y, p, time=ts.to_numpy(), window="1D")
+    expected = monitor_summary(over, monitor, file=str(path))
+    args = ["monitor", str(path), "--time-column", "ts", "--window", "1D", "--mode", mode]
+    assert main([*args, "--json"]) == 1
+    assert json.loads(capsys.readouterr().out) == json.loads(json.dumps(expected))
+    assert main(args) == 1
+    printed = capsys.readouterr().out
+    _print_text(expected)
+    assert printed == capsys.readouterr().out
