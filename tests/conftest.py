@@ -40,6 +40,52 @@ share, shares = int(sys.argv[1]), int(sys.argv[2])
 warm_kernels(sorted(COMPUTE)[share::shares])
 """
 
+#: fills numba's cache of the kernels calviz.dask runs on each partition (the LocalCluster's two worker
+#: processes would otherwise both compile each of them at once, as both get partitions of the same graph):
+#: every driver on binary and 3-class data with empty partitions, on dask's synchronous scheduler; a call
+#: that a target does not allow only fails (the kernels are compiled per argument type, not per size)
+FILL_DASK_KERNELS = """
+import warnings
+import dask
+import dask.array as da
+import numpy as np
+import calviz.dask as cdask
+from calviz.analysis import COMPUTE, AnalysisOptions
+
+chunks = (0, 1, 150, 0, 240, 9)
+rng = np.random.default_rng(0)
+p = rng.random(sum(chunks))
+probs = rng.dirichlet(np.ones(3), size=sum(chunks))
+binary = ((rng.random(p.size) < p).astype(np.int64), p)
+multiclass = ((probs.cumsum(axis=1) < rng.random((p.size, 1))).sum(axis=1).clip(0, 2).astype(np.int64), probs)
+targets = [(binary, [{}]), (multiclass, [{}, {"target": "classwise", "class_index": 1}, {"target": "full"},
+                                        {"target": "top1"}])]
+options = AnalysisOptions(resampling="y_only", n_resamples=20)
+
+def run(f, *args, **kwargs):
+    try:
+        f(*args, **kwargs)
+    except Exception:
+        pass
+
+with dask.config.set(scheduler="synchronous"), warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    for (y, z), kinds in targets:
+        Y, Z = da.from_array(y, chunks=(chunks,)), da.from_array(z, chunks=(chunks,) + z.shape[1:])
+        for kwargs in kinds:
+            for name in ("binned_ece", "debiased_ece", "unbiased_ece", "mce", "reliability", "ece_interval",
+                         "laplace_kce", "smce", "sintce", "lower_dce"):
+                run(getattr(cdask, name), Y, Z, **kwargs)
+            for resampling in ("analytic", "threshold", "y_only"):
+                run(cdask.adaptive_tcal, Y, Z, resampling=resampling, n_resamples=20, **kwargs)
+            run(cdask.adaptive_tcal, Y, Z, resampling="analytic", max_bins=64, **kwargs)
+            run(cdask.multiscale_debiased_ece, Y, Z, exponents=range(1, 5), **kwargs)
+        run(cdask.binned_ece, Y, Z, p=2)
+        run(cdask.ece_interval, Y, Z, top_k=2)
+        for view in sorted(COMPUTE):
+            run(cdask.compute_view, view, cdask.from_dask(Y, Z), options)
+"""
+
 
 def pytest_configure(config):
     """Under ``-n N`` (the controller, before its workers start): start filling numba's cache of the
@@ -53,10 +99,11 @@ def pytest_configure(config):
             or config.getoption("collectonly")):
         return
     shares = 2
+    scripts = [[FILL_NUMBA_CACHE, str(share), str(shares)] for share in range(shares)] + [[FILL_DASK_KERNELS]]
     config._calviz_cache_fill = [
-        subprocess.Popen([sys.executable, "-c", FILL_NUMBA_CACHE, str(share), str(shares)], cwd=REPO,
-                         env=_serve_env(REPO), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        for share in range(shares)]
+        subprocess.Popen([sys.executable, "-c", *script], cwd=REPO, env=_serve_env(REPO),
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        for script in scripts]
 
 
 def _finish_cache_fill(config, *, timeout: float) -> None:
