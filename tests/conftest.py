@@ -89,12 +89,13 @@ with dask.config.set(scheduler="synchronous"), warnings.catch_warnings():
 
 def pytest_configure(config):
     """Under ``-n N`` (the controller, before its workers start): start filling numba's cache of the
-    kernels, in two processes.  A fresh checkout has no cache, and each kernel's first use compiles it —
-    about 84 CPU-s for the dashboard's views — in every process that gets there before the cache is
-    written: both test workers, the served apps' worker processes and the Dask workers, all at the start
-    of the run.  With the cache filled this costs a few seconds (loading it); a failure only loses the
-    saving.  The workers collect the tests meanwhile (no kernel runs while collecting): the tests are
-    handed out once the fill has ended (:func:`pytest_xdist_node_collection_finished`)."""
+    kernels, in three processes (two shares of the dashboard's views; calviz.dask's partition kernels).
+    A fresh checkout has no cache, and each kernel's first use compiles it — about 84 CPU-s for the
+    dashboard's views — in every process that gets there before the cache is written: both test workers,
+    the served apps' worker processes and the Dask workers, all at the start of the run.  With the cache
+    filled this costs a few seconds (loading it); a failure only loses the saving.  The workers collect
+    the tests meanwhile (no kernel runs while collecting): the tests are handed out once the fill has
+    ended (:func:`pytest_xdist_node_collection_finished`)."""
     if (hasattr(config, "workerinput") or not config.getoption("numprocesses", default=None)
             or config.getoption("collectonly")):
         return
