@@ -639,13 +639,13 @@ _PLAIN_LABEL_DTYPES = frozenset(np.dtype(t) for t in (
     np.float64))
 
 
-def plain_arrays(y_true, y_prob, max_rows: int) -> tuple[np.ndarray, np.ndarray] | None:
+def plain_arrays(y_true, y_prob) -> tuple[np.ndarray, np.ndarray] | None:
     """(y_prob, y_true) as they are when :func:`as_calibration_data` (with its defaults) would refuse them
     only for their values — a probability outside [0, 1] or not finite, a row not summing to 1, a label
     that is not a class id — and a one-pass kernel that checks those values while it reads them
     (:func:`calviz._sums.checked_first_order_sums`) may read them without a copy: C-contiguous numpy
     arrays, float64 or float32 predictions of shape (n,) or (n, K) with 2 ≤ K ≤ MAX_CLASSES, 1-D labels
-    of a real dtype, 2 ≤ n < ``max_rows``.  Else None (the caller validates as usual).  Nothing is
+    of a real dtype, n ≥ 2.  Else None (the caller validates as usual).  Nothing is
     widened: float32 predictions stay float32."""
     if type(y_prob) is not np.ndarray or type(y_true) is not np.ndarray:
         return None
@@ -654,7 +654,7 @@ def plain_arrays(y_true, y_prob, max_rows: int) -> tuple[np.ndarray, np.ndarray]
     if not (y_prob.flags.c_contiguous and y_true.flags.c_contiguous) or y_true.ndim != 1:
         return None
     n = y_true.shape[0]
-    if y_prob.ndim not in (1, 2) or y_prob.shape[0] != n or not 2 <= n < max_rows:
+    if y_prob.ndim not in (1, 2) or y_prob.shape[0] != n or n < 2:
         return None
     if y_prob.ndim == 2 and not 2 <= y_prob.shape[1] <= MAX_CLASSES:
         return None

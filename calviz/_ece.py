@@ -44,7 +44,6 @@ from calviz._lazy import LazyModule
 from calviz._params import INTERVAL_ALPHA, POSITIVE_INT, UNIT_OPEN, Interval, Options, validate_params
 from calviz._results import HasInterval, ResultMixin, ValueStatistic
 from calviz._sums import (  # the shared sums type and its finalisers (in-memory and Dask alike)
-    FIRST_ORDER_MAX_ROWS,
     BinSums,
     bin_sums,
     checked_first_order_sums,
@@ -249,7 +248,7 @@ def checked_first_order(y_true, y_prob, *, n_bins, scheme, target, top_k, sample
         return None
     if not isinstance(top_k, (int, np.integer)) or isinstance(top_k, bool) or top_k != 1:
         return None
-    arrays = plain_arrays(y_true, y_prob, FIRST_ORDER_MAX_ROWS)
+    arrays = plain_arrays(y_true, y_prob)
     if arrays is None:
         return None
     probs, labels = arrays

@@ -12,9 +12,9 @@ the same pass:
   ties, and whether that index is the label), as :func:`calviz._kernels.views.top1_rows_into`;
 * bin the prediction among m equal-width bins, as :func:`equal_width_1d_acc`, and add it up.
 
-count and Σy are integers and share one int64 cell per bin, count + Σy·2³² (one add per row for both;
-the caller keeps the rows below 2³¹ so neither field overflows), Σz is a float64 per bin.  A row that
-fails a check is binned as a 0 (its sums are discarded: the caller takes the slow path).
+The three sums of a bin share one row of an (m, 4) float64 table (one cache line; the count is exact
+in float64 up to 2⁵³ rows).  A row that fails a check is binned as a 0 (its sums are discarded: the
+caller takes the slow path).
 """
 
 from __future__ import annotations
@@ -22,9 +22,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-#: low bits of a packed (count, Σy) cell: the count, Σy above them
-PACK_SHIFT = 32
-PACK_LOW = (1 << PACK_SHIFT) - 1
+#: columns of a bin's row in the tables of these kernels
+COUNT, Z_SUM, Y_SUM = 0, 1, 2
 
 
 @njit(cache=True, inline="always")
@@ -38,48 +37,44 @@ def _class_id(value, hi: int):
     return iv, (iv == v) & (iv >= 0) & (iv <= hi)
 
 
-@njit(cache=True, inline="always")
-def _add(z: float, label: int, m: int, lower: np.ndarray, upper: np.ndarray, packed: np.ndarray,
-         z_sum: np.ndarray) -> None:
-    """Add one (z, 0/1 label) with z in [0, 1] to its equal-width bin; the bin of
-    :func:`calviz._kernels.binning.equal_width_bin`, its edge correction behind a branch taken only
-    within an ulp of an edge (almost never, so always predicted)."""
-    b = min(int(z * m), m - 1)
-    if z < lower[b] or z >= upper[b]:
-        b -= z < lower[b]
-        b += z >= upper[b]
-    packed[b] += 1 + (label << PACK_SHIFT)
-    z_sum[b] += z
-
-
 @njit(cache=True, nogil=True)
 def binary_first_order_rows(p, y, m: int, lower, upper, start: int, stop: int):
-    """Rows start..stop−1 of binary predictions p (any real dtype) and labels y (any real dtype):
-    (packed count + Σy·2³² (m,) int64, Σp (m,) float64, valid) where valid means every p lies in [0, 1]
-    and every y is 0 or 1.  Also the first-order sums of an already validated scalar view (z, y)."""
-    packed = np.zeros(m, dtype=np.int64)
-    z_sum = np.zeros(m)
+    """Rows start..stop−1 of binary predictions p (any real dtype) and labels y (any real dtype): (the
+    (m, 4) table of count, Σp, Σy per bin, valid) where valid means every p lies in [0, 1] and every y
+    is 0 or 1.  Also the first-order sums of an already validated scalar view (z, y).
+
+    The bin is :func:`calviz._kernels.binning.equal_width_bin`'s, its edge correction behind a branch
+    taken only within an ulp of an edge (almost never, so always predicted).  The loop body is written
+    out (no helper, the label added as the number it is): measured 2-4x faster than with an inlined
+    helper and a 0/1 select."""
+    acc = np.zeros((m, 4))
     ok = True
     for i in range(start, stop):
         zi = np.float64(p[i])
-        label, label_ok = _class_id(y[i], 1)
+        v = y[i]
         in_unit = (zi >= 0.0) & (zi <= 1.0)
-        ok &= in_unit & label_ok
-        _add(zi if in_unit else 0.0, label if label_ok else 0, m, lower, upper, packed, z_sum)
-    return packed, z_sum, ok
+        ok &= in_unit & ((v == 0) | (v == 1))
+        z = zi if in_unit else 0.0
+        b = min(int(z * m), m - 1)
+        if z < lower[b] or z >= upper[b]:
+            b -= z < lower[b]
+            b += z >= upper[b]
+        acc[b, COUNT] += 1.0
+        acc[b, Z_SUM] += z
+        acc[b, Y_SUM] += np.float64(v)
+    return acc, ok
 
 
 @njit(cache=True, nogil=True)
 def top1_first_order_rows(probs, labels, m: int, lower, upper, limit: float, start: int, stop: int):
     """Rows start..stop−1 of an (n, K) probability matrix (any real dtype) and class ids (any real dtype),
     reduced to the top-1 view (confidence = the row maximum, correct = 1 where its lowest index is the
-    label) and summed in its equal-width bins: (packed (m,) int64, Σconfidence (m,) float64, valid),
-    valid meaning every probability lies in [0, 1], every row sum (added in float64 in column order)
-    within ``limit`` of 1 and every label in 0..K−1."""
+    label) and summed in its equal-width bins: (the (m, 4) table of count, Σconfidence, Σcorrect per bin,
+    valid), valid meaning every probability lies in [0, 1], every row sum (added in float64 in column
+    order) within ``limit`` of 1 and every label in 0..K−1.  Binned as :func:`binary_first_order_rows`."""
     k = probs.shape[1]
     hi = k - 1
-    packed = np.zeros(m, dtype=np.int64)
-    z_sum = np.zeros(m)
+    acc = np.zeros((m, 4))
     ok = True
     for i in range(start, stop):
         best = np.float64(probs[i, 0])
@@ -96,5 +91,12 @@ def top1_first_order_rows(probs, labels, m: int, lower, upper, limit: float, sta
         label, label_ok = _class_id(labels[i], hi)
         row_ok = in_unit & (abs(total - 1.0) <= limit) & label_ok
         ok &= row_ok
-        _add(best if row_ok else 0.0, 1 if index == label else 0, m, lower, upper, packed, z_sum)
-    return packed, z_sum, ok
+        z = best if row_ok else 0.0
+        b = min(int(z * m), m - 1)
+        if z < lower[b] or z >= upper[b]:
+            b -= z < lower[b]
+            b += z >= upper[b]
+        acc[b, COUNT] += 1.0
+        acc[b, Z_SUM] += z
+        acc[b, Y_SUM] += np.float64(index == label)
+    return acc, ok
