@@ -2,6 +2,8 @@
 peers, in the same run.
 
     nice python benchmarks/bench_kernels.py --base /tmp/base --sizes 1000000 10000000 --recal-size 1000000
+    nice python benchmarks/bench_kernels.py --speed --base /tmp/base --sizes 10000000 --rounds 3 \
+        --out benchmarks/results/bench_kernels_speed.json
 
 ``--base`` is a checkout of an earlier commit (``git worktree add --detach /tmp/base d7293ed``); its calviz
 is timed in a subprocess (``PYTHONPATH=<base>``) on the same data (same seed) right before this tree's,
@@ -211,6 +213,90 @@ def recal_peer_timings(n: int, repeat: int) -> tuple[dict, dict]:
     return times, diffs
 
 
+def speed_timings(n: int, repeat: int) -> dict:
+    """ms of ``binned_ece``, ``reliability`` and the top-1 view at n rows on float64 and on narrow inputs
+    (float32 predictions, int8 labels), and the memory floors of the same bytes: one ``np.copyto`` and one
+    read pass (``np.sum``).  The top-1 view is timed bare (``CalibrationData(probs, labels).top1()`` on
+    arrays taken as validated) and inside the estimators (validation, view and sums from the raw
+    arrays).  Run in a subprocess per tree (``--speed-worker``)."""
+    import calviz
+    from calviz._data import CalibrationData
+
+    p, y = binary_data(n)
+    p32, y8 = p.astype(np.float32), y.astype(np.int8)
+    probs, labels = multiclass_data(n)
+    probs32 = probs.astype(np.float32)
+    probs32 /= probs32.sum(axis=1, keepdims=True)
+    labels8 = labels.astype(np.int8)
+    out = {}
+    for kind, (pp, yy, mm, ll) in {"f64": (p, y, probs, labels), "f32": (p32, y8, probs32, labels8)}.items():
+        out.update(_estimator_timings(calviz, kind, pp, yy, mm, ll, repeat))
+    out["top1 view K=10 f64 (validated)"] = median_ms(lambda: CalibrationData(probs, labels).top1(), repeat)
+    floors = {"binary f64 (16 B/row)": (p, y), "binary f32+int8 (5 B/row)": (p32, y8),
+              "K=10 f64 (88 B/row)": (probs, labels), "K=10 f32+int8 (41 B/row)": (probs32, labels8)}
+    for label, arrays in floors.items():
+        copies = [np.empty_like(a) for a in arrays]
+        out[f"floor copy {label}"] = median_ms(
+            lambda a=arrays, c=copies: [np.copyto(d, s) for d, s in zip(c, a, strict=True)], repeat)
+        out[f"floor read {label}"] = median_ms(lambda a=arrays: [s.sum() for s in a], repeat)
+        del copies
+    return out
+
+
+def _estimator_timings(calviz, kind: str, p, y, probs, labels, repeat: int) -> dict:
+    return {
+        f"binned_ece binary {kind}": median_ms(lambda: calviz.binned_ece(y, p, n_bins=15), repeat),
+        f"reliability binary {kind}": median_ms(lambda: calviz.reliability(y, p, n_bins=15), repeat),
+        f"binned_ece top1 K=10 {kind}": median_ms(lambda: calviz.binned_ece(labels, probs, n_bins=15),
+                                                  repeat),
+        f"reliability top1 K=10 {kind}": median_ms(lambda: calviz.reliability(labels, probs, n_bins=15),
+                                                   repeat),
+    }
+
+
+def speed_main(args) -> None:
+    """This tree against ``--base`` at one n, each in its own subprocess, alternating base / new for
+    ``--rounds`` rounds under each NUMBA_NUM_THREADS of ``--threads``; per path the median over rounds."""
+    n = args.sizes[-1]
+    here = str(Path(__file__).resolve().parents[1])
+    report = {"cores": os.cpu_count(), "n": n, "repeat": args.repeat, "rounds": args.rounds,
+              "load_start": _load(), "runs": []}
+    for threads in args.threads:
+        for r in range(args.rounds):
+            for tree, root in (("base", args.base), ("new", here)):
+                env = {**os.environ, "PYTHONPATH": root, "NUMBA_NUM_THREADS": str(threads)}
+                cmd = [sys.executable, __file__, "--speed-worker", "--sizes", str(n), "--repeat",
+                       str(args.repeat)]
+                load = _load()
+                out = json.loads(subprocess.run(cmd, env=env, check=True, capture_output=True,
+                                                text=True).stdout)
+                report["runs"].append({"threads": threads, "round": r, "tree": tree, "load": load, "ms": out})
+                print(f"threads {threads} round {r} {tree} done (load {load} -> {_load()})", file=sys.stderr)
+                Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+                Path(args.out).write_text(json.dumps(report, indent=1))
+    report["load_end"] = _load()
+    Path(args.out).write_text(json.dumps(report, indent=1))
+    print(speed_markdown(report))
+
+
+def speed_markdown(report: dict) -> str:
+    n = report["n"]
+    lines = [f"n = {n:,}, cores {report['cores']}, load (1/5 min) {report['load_start']} at start, "
+             f"{report.get('load_end')} at end; per run the median of {report['repeat']} after a warm-up, "
+             f"then the median over {report['rounds']} alternating rounds (base, new, base, new, ...)"]
+    for threads in sorted({r["threads"] for r in report["runs"]}, reverse=True):
+        runs = [r for r in report["runs"] if r["threads"] == threads]
+        lines += ["", f"NUMBA_NUM_THREADS={threads} (loads {', '.join(r['load'] for r in runs)})", "",
+                  "| path | base ms | new ms | base/new | base ns/row | new ns/row |",
+                  "|---|---:|---:|---:|---:|---:|"]
+        for name in runs[0]["ms"]:
+            b = float(np.median([r["ms"][name] for r in runs if r["tree"] == "base"]))
+            m = float(np.median([r["ms"][name] for r in runs if r["tree"] == "new"]))
+            lines.append(f"| {name} | {b:.1f} | {m:.1f} | {b / m:.2f}× | {b * 1e6 / n:.1f} "
+                         f"| {m * 1e6 / n:.1f} |")
+    return "\n".join(lines)
+
+
 def _load() -> str:
     one, five, _ = os.getloadavg()
     return f"{one:.1f}/{five:.1f}"
@@ -224,8 +310,20 @@ def main() -> None:
     parser.add_argument("--base", type=str, default=None, help="checkout of the base commit")
     parser.add_argument("--recal-only", action="store_true", help="only the recalibration fits")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--speed", action="store_true",
+                        help="binned_ece, reliability and the top-1 view at the last size: base vs new "
+                             "in alternating subprocesses, with the memory floors")
+    parser.add_argument("--rounds", type=int, default=3, help="alternating rounds of --speed")
+    parser.add_argument("--threads", type=int, nargs="+", default=[2, 1], help="NUMBA_NUM_THREADS of --speed")
+    parser.add_argument("--speed-worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--out", type=str, default="benchmarks/results/bench_kernels.json")
     args = parser.parse_args()
+    if args.speed_worker:
+        print(json.dumps(speed_timings(args.sizes[-1], args.repeat)))
+        return
+    if args.speed:
+        speed_main(args)
+        return
     if args.worker:  # calviz timings only, as JSON (run under the base's PYTHONPATH)
         if args.recal_only:
             print(json.dumps({"recal": recal_timings(args.recal_size, args.repeat)}))

@@ -2,6 +2,7 @@
 
     nice python benchmarks/bench_monitor.py                 # all parts (level, power, speed)
     nice python benchmarks/bench_monitor.py level --paths 1000
+    nice python benchmarks/bench_monitor.py cli              # calviz monitor on 10⁷ rows, in a child process
 
 * level — calibrated logs of 10⁴ batches × 10 rows, several forecast distributions: the rate at which
   ``calviz.monitor_calibration`` ever alarms (E ≥ 1/α, α = 0.05) against the naive monitor that re-runs
@@ -13,6 +14,8 @@
 * speed — a 10⁷-row log over 365 days: ``calibration_over_time(window="1D")`` (every window statistic,
   T-Cal included) and ``monitor_calibration(window="1D")``, medians after warm-up, peak RSS; appending
   one day of 10⁵ rows.
+* cli — ``calviz monitor LOG.parquet --time-column ts --window 1D --json`` on a generated 10⁷-row Parquet
+  log in a child process: wall, CPU (user + system) and peak RSS of the child, medians of 3.
 
 Results: benchmarks/results/bench_monitor.md (and .json, merged across separately run parts).
 """
@@ -271,6 +274,60 @@ def part_append(n, days, repeats):
     return out
 
 
+def _child(command) -> dict:
+    """Wall seconds, CPU seconds (user + system) and peak RSS (MiB) of one child process running
+    ``command`` (its own rusage, from wait4: not the maximum over every child so far)."""
+    import subprocess
+    import tempfile
+
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        t0 = time.perf_counter()
+        child = subprocess.Popen(command, stdout=out, stderr=err)
+        _, status, usage = os.wait4(child.pid, 0)
+        wall = time.perf_counter() - t0
+        child.returncode = code = os.waitstatus_to_exitcode(status)  # (reaped here, not by Popen)
+        if code not in (0, 1):
+            err.seek(0)
+            raise RuntimeError(err.read().decode())
+        size = out.tell()
+    return dict(wall_s=wall, cpu_s=usage.ru_utime + usage.ru_stime, rss_mib=usage.ru_maxrss / 1024,
+                exit=code, stdout_bytes=size)
+
+
+def part_cli(n, days, repeats):
+    """``calviz monitor LOG.parquet --time-column ts --window 1D --json`` in a fresh process on a generated
+    log (n rows over ``days`` days, rows in time order): wall, CPU and peak RSS of the child, medians of
+    ``repeats`` after a warm-up run on a small log (the JIT cache loaded from disk, as any later run)."""
+    import sys
+    import tempfile
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rng = np.random.default_rng(5)
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, rows in (("small", 20_000), ("log", n)):
+            seconds = np.sort(rng.integers(0, days * 86400, rows))
+            ts = np.datetime64("2025-01-01") + seconds.astype("timedelta64[s]")
+            p = rng.uniform(size=rows)
+            y = (rng.uniform(size=rows) < p).astype(np.int64)
+            pq.write_table(pa.table({"ts": ts, "y_true": y, "y_prob": p}), Path(tmp) / f"{name}.parquet")
+            del seconds, ts, p, y
+        command = [sys.executable, "-m", "calviz", "monitor", "FILE", "--time-column", "ts", "--window", "1D",
+                   "--json"]
+        _child([c if c != "FILE" else str(Path(tmp) / "small.parquet") for c in command])  # warm-up
+        load0 = os.getloadavg()[0]
+        runs = [_child([c if c != "FILE" else str(Path(tmp) / "log.parquet") for c in command])
+                for _ in range(repeats)]
+        load1 = os.getloadavg()[0]
+        size = (Path(tmp) / "log.parquet").stat().st_size / 2**20
+    out = {k: float(np.median([r[k] for r in runs])) for k in ("wall_s", "cpu_s", "rss_mib")}
+    out.update(n=n, days=days, repeats=repeats, runs=runs, load_start=load0, load_end=load1,
+               file_mib=size, command="calviz monitor LOG.parquet --time-column ts --window 1D --json",
+               when=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()))
+    return out
+
+
 def write(results):
     lines = ["# bench_monitor — the calibration monitor over time", "",
              f"Command: `nice python benchmarks/bench_monitor.py` · `os.cpu_count()` = {os.cpu_count()} · "
@@ -336,6 +393,26 @@ def write(results):
                   f"| `calviz monitor LOG.parquet --time-column ts --window 1D --json` (fresh process: read, "
                   f"windows, e-process) | {s['n']:,} | {s['windows']} | {s['cli_s']:.2f} (peak RSS "
                   f"{s['cli_rss_mib']:.0f} MiB) |", ""]
+    if "cli" in results:
+        c = results["cli"]
+        ok = "✅" if c["wall_s"] < 10 and c["rss_mib"] < 1024 else "❌"
+        cpu_ok = "✅" if c["cpu_s"] < 10 else "❌"
+        lines += ["## `calviz monitor` on a 10⁷-row log (fresh process)", "",
+                  f"`nice python benchmarks/bench_monitor.py cli` ({c['when']}) — `{c['command']}` in a "
+                  f"child process on a generated Parquet log ({c['n']:,} rows in time order over "
+                  f"{c['days']} days, {c['file_mib']:.0f} MiB): reading the file, every window statistic "
+                  "(T-Cal included) and "
+                  f"the e-process; medians of {c['repeats']} runs after a warm-up run on a small log. Wall = "
+                  f"the child's elapsed time, CPU = its user + system seconds (all threads), peak RSS = its "
+                  f"ru_maxrss (wait4: this child's own). 1-minute load average {c['load_start']:.1f} at the "
+                  f"start, {c['load_end']:.1f} at the end (a shared 2-core machine: CPU seconds are the "
+                  "load-independent number).", "",
+                  "| work | n | wall s | CPU s | peak RSS MiB |", "|---|---:|---:|---:|---:|",
+                  f"| `calviz monitor` (target < 10 s, < 1 GiB) | {c['n']:,} | {c['wall_s']:.2f} {ok} | "
+                  f"{c['cpu_s']:.2f} {cpu_ok} | {c['rss_mib']:.0f} |", "",
+                  "Runs (wall / CPU / RSS): " + "; ".join(f"{r['wall_s']:.2f} s / {r['cpu_s']:.2f} s / "
+                                                          f"{r['rss_mib']:.0f} MiB" for r in c["runs"]) + ".",
+                  ""]
     if "append" in results:
         a = results["append"]
         both = a["over_time_wall_s"] + a["monitor_wall_s"]
@@ -387,6 +464,10 @@ def main() -> int:
     if "speed" in args.parts:
         results["speed"] = part_speed(args.n, 365, args.repeats)
         print(results["speed"], flush=True)
+        store.write_text(json.dumps(results, indent=1))
+    if "cli" in args.parts:
+        results["cli"] = part_cli(args.n, 365, args.repeats)
+        print(results["cli"], flush=True)
         store.write_text(json.dumps(results, indent=1))
     if "append" in args.parts:
         results["append"] = part_append(args.n, 365, args.repeats)

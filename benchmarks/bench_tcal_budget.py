@@ -101,9 +101,15 @@ def main() -> int:
     parser.add_argument("--reference", type=int, default=10_000_000)
     parser.add_argument("--deadline", type=float, default=840.0, help="seconds for the whole run")
     parser.add_argument("--first-case", type=int, default=0, help="number of the first case (its seed)")
+    parser.add_argument("--table", metavar="STAMP",
+                        help="only rewrite the table from the stored rows of the run started at STAMP")
     args = parser.parse_args()
     started = time.perf_counter()
     store = HERE / "results" / "bench_tcal_budget.jsonl"
+    if args.table:
+        rows = stored_rows(store, args.table)
+        write_markdown(rows, rows[0]["load"], float("nan"), args.table, args.deadline)
+        return 0
     stamp = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     calviz.adaptive_tcal(*wiggle(2000, 0.05, 0), seed=0, max_resamples=1000)  # JIT warm-up
     load = os.getloadavg()[0]
@@ -142,16 +148,22 @@ def main() -> int:
                 f.write(json.dumps({k: v.item() if isinstance(v, np.generic) else v for k, v in row.items()})
                         + "\n")
     total = time.perf_counter() - started
-    # the table: every run of this schema in the store (cases run one at a time are listed together)
-    stored = [json.loads(line) for line in store.read_text().splitlines() if line.strip()]
-    write_markdown([r for r in stored if "budget" in r], load, total, stamp)
+    # the table: this run's rows (earlier runs stay in the store; --table STAMP lists another run's)
+    write_markdown(stored_rows(store, stamp), load, total, stamp, args.deadline)
     return 0
 
 
-def write_markdown(rows, load, total, stamp):
+def stored_rows(store: Path, stamp: str) -> list[dict]:
+    """The rows of the run started at ``stamp`` in the store."""
+    stored = [json.loads(line) for line in store.read_text().splitlines() if line.strip()]
+    return [r for r in stored if "budget" in r and r.get("started") == stamp]
+
+
+def write_markdown(rows, load, total, stamp, deadline):
     lines = ["# bench_tcal_budget — T-Cal's sequential test within its budget on borderline cases", "",
-             f"Command: `nice python benchmarks/bench_tcal_budget.py` (last run {stamp}, {total:.0f} s; each "
-             "row's run start and 1-minute load average in bench_tcal_budget.jsonl) · "
+             f"Command: `nice -n 19 python benchmarks/bench_tcal_budget.py --deadline {deadline:.0f}` (run "
+             f"{stamp}, {total:.0f} s; each row's run start and 1-minute load average in "
+             "bench_tcal_budget.jsonl) · "
              f"`os.cpu_count()` = {os.cpu_count()} · Python {platform.python_version()} · load {load:.1f} "
              "at the start of the last run (a shared 2-core machine).", "",
              f"n = {N:,} binary predictions, miscalibration amplitude tuned so the analytic adjusted p-value "
@@ -162,7 +174,8 @@ def write_markdown(rows, load, total, stamp):
              "adjusted p-value B·min_b (1 + c_b)/(N + 1) with its exact Clopper–Pearson interval at risk "
              "10⁻³ (Bonferroni over the B scales); the Monte Carlo standard error of the reference p is "
              "about √(p·B/N) (B = number of scales). The reference stops short of 10⁷ resamples when the "
-             "run's deadline (15 min) comes first: its N and interval are then those drawn.", "",
+             f"run's deadline (`--deadline {deadline:.0f}` s for the whole run) comes first: its N and "
+             "interval are then those drawn.", "",
              "*consistent*: decided exactly when the reported interval excludes α; *contradicts*: a settled "
              "decision on the other side of α from a reference whose interval excludes α (*either*: the "
              "reference's interval contains α, so no decision can contradict it); *within budget*: "

@@ -15,12 +15,14 @@ result's ``note``).  Bands are held at no more than :data:`MAX_BAND_POINTS` pred
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import dataclasses
+from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
 
 from calviz._binning import assign_bins, check_n_bins
+from calviz._data import InputError, check_alpha
 from calviz._ece import prepare_view
 from calviz._kernels import isotonic as _k
 from calviz._kernels.sorting import radix_sort_keys
@@ -48,6 +50,7 @@ __all__ = [
     "score_decomposition",
     "murphy_decomposition",
     "isotonic_fit",
+    "bands_at_alpha",
 ]
 
 #: Largest accepted ``n_resamples``.
@@ -210,6 +213,9 @@ class CORPReliability(LevelFromAlpha, HasInterval, ResultMixin):
     n_classes: int
     weighted: bool = False
     note: str = ""
+    #: each band's resampled curves at ``band_x`` (band name → (n_resamples, E)): the bands at another α
+    #: are their pointwise quantiles (:func:`bands_at_alpha`), no resampling again
+    _draws: dict | None = field(default=None, repr=False, compare=False)
 
     _interval_fields = ("confidence_low", "confidence_high")
 
@@ -239,6 +245,44 @@ def band_quantiles(fits: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarr
     low = np.quantile(fits, alpha / 2.0, axis=0, method="lower")
     high = np.quantile(fits, 1.0 - alpha / 2.0, axis=0, method="higher")
     return low, high
+
+
+def bands_at_alpha(result: CORPReliability, alpha: float) -> CORPReliability:
+    """The CORP diagram ``result`` with its bands at level 1 − ``alpha`` from its stored resampled curves:
+    equal to :func:`corp_reliability` with the same seed, resamples and bands and this α.
+
+    Parameters
+    ----------
+    result : CORPReliability
+        A diagram computed with bands (``n_resamples`` > 0; it carries its resampled curves).
+    alpha : float
+        The new α.
+
+    Returns
+    -------
+    CORPReliability
+        The diagram with its bands at level 1 − α (its resampled curves kept).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> from calviz._corp import bands_at_alpha
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=500)
+    >>> y = (rng.uniform(size=500) < p ** 1.5).astype(int)
+    >>> corp = calviz.corp_reliability(y, p, n_resamples=100, seed=0)
+    >>> fresh = calviz.corp_reliability(y, p, n_resamples=100, seed=0, alpha=0.3)
+    >>> bool(np.array_equal(bands_at_alpha(corp, 0.3).consistency_low, fresh.consistency_low))
+    True
+    """
+    alpha = check_alpha(alpha)
+    if not isinstance(result, CORPReliability) or result._draws is None:
+        raise InputError("bands_at_alpha needs a CORPReliability computed with bands (n_resamples > 0)")
+    changes = {}
+    for name, fits in result._draws.items():
+        changes[f"{name}_low"], changes[f"{name}_high"] = band_quantiles(fits, alpha)
+    return dataclasses.replace(result, **changes, alpha=float(alpha))
 
 
 @validate_params({"alpha": UNIT_OPEN, "n_resamples": Interval(int, 0, MAX_RESAMPLES),
@@ -322,6 +366,7 @@ def corp_reliability(
     kept, note = _resample_plan(n_resamples, n) if n_resamples else (0, "")
     units = _band_units(fit)
     band = {"consistency": (None, None), "confidence": (None, None)}
+    draws = {} if kept else None
     if kept:
         base = kernel_seed(seed, caller=caller)
         for name in dict.fromkeys(bands):
@@ -330,10 +375,11 @@ def corp_reliability(
             fits = _k.corp_resample_fits(fit.x, fit.start, fit.y, fit.w, mode, kept,
                                          (base + 7919 * (mode + 1)) % (2**63 - 1), units)
             band[name] = band_quantiles(fits, alpha)
+            draws[name] = fits
     return CORPReliability(
         fit.x, fit.fit, fit.weight, fit.x[units], *band["consistency"], *band["confidence"], float(alpha),
         kept, mean_brier, mean_brier - recal, clim - recal, clim, n, target, data.n_classes,
-        w is not None, note)
+        w is not None, note, _draws=draws)
 
 
 # ------------------------------------------------------------------------------------------------

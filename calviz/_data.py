@@ -25,9 +25,11 @@ from calviz._kernels.validation import (
     int_labels_in_range,
     labels_to_int64,
     max_row_sum_deviation,
+    on_simplex,
 )
 from calviz._params import (
     BOOLEAN,
+    MAX_CLASSES,
     NON_NEGATIVE_INT,
     SEED,
     UNIT_OPEN,
@@ -57,6 +59,9 @@ __all__ = [
 
 #: Row sums of a multiclass ``y_prob`` may deviate from 1 by this much (float32 storage round-off).
 SIMPLEX_TOLERANCE = 1e-6
+#: the deviation refused: the tolerance plus the round-off of adding up a row (a row written as decimals
+#: summing to exactly 1 + 1e-6 adds up to 1.0000010000000001 in binary floating point)
+ROW_SUM_LIMIT = SIMPLEX_TOLERANCE + 1e-12
 
 
 def _first_bad(mask: np.ndarray) -> int:
@@ -607,17 +612,15 @@ def as_calibration_data(
             if n and not sums.min() > 0:
                 raise InputError(f"y_prob row {_first_bad(~(sums > 0))} sums to 0 and cannot be renormalized")
             probs = probs / sums[:, None]
-        _check_finite_unit(probs, "y_prob")
-        # (plus the round-off of adding up a row: a row written as decimals summing to exactly 1 + 1e-6
-        # adds up to 1.0000010000000001 in binary floating point)
-        limit = SIMPLEX_TOLERANCE + 1e-12
-        if not max_row_sum_deviation(probs) <= limit:
-            dev = np.abs(probs.sum(axis=1) - 1.0)
-            i = _first_bad(~(dev <= limit))
-            raise InputError(
-                f"y_prob rows must sum to 1 (tolerance {SIMPLEX_TOLERANCE:g}); row {i} sums to "
-                f"{float(probs[i].sum())!r}. Pass renormalize=True to rescale rows."
-            )
+        if not on_simplex(probs, ROW_SUM_LIMIT):  # one read; the checks that word the message on failure
+            _check_finite_unit(probs, "y_prob")
+            if not max_row_sum_deviation(probs) <= ROW_SUM_LIMIT:
+                dev = np.abs(probs.sum(axis=1) - 1.0)
+                i = _first_bad(~(dev <= ROW_SUM_LIMIT))
+                raise InputError(
+                    f"y_prob rows must sum to 1 (tolerance {SIMPLEX_TOLERANCE:g}); row {i} sums to "
+                    f"{float(probs[i].sum())!r}. Pass renormalize=True to rescale rows."
+                )
     else:
         _check_finite_unit(probs, "y_prob")
         n_classes = 2
@@ -627,6 +630,35 @@ def as_calibration_data(
     if confidence_form:
         _check_confidence_form(probs)
     return CalibrationData(_readonly_view(probs), _readonly_view(labels), bool(confidence_form))
+
+
+#: dtypes the one-pass checking kernels read as stored (native byte order): predictions, labels
+_PLAIN_PROB_DTYPES = frozenset(np.dtype(t) for t in (np.float64, np.float32))
+_PLAIN_LABEL_DTYPES = frozenset(np.dtype(t) for t in (
+    np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64, np.float32,
+    np.float64))
+
+
+def plain_arrays(y_true, y_prob) -> tuple[np.ndarray, np.ndarray] | None:
+    """(y_prob, y_true) as they are when :func:`as_calibration_data` (with its defaults) would refuse them
+    only for their values — a probability outside [0, 1] or not finite, a row not summing to 1, a label
+    that is not a class id — and a one-pass kernel that checks those values while it reads them
+    (:func:`calviz._sums.checked_first_order_sums`) may read them without a copy: C-contiguous numpy
+    arrays, float64 or float32 predictions of shape (n,) or (n, K) with 2 ≤ K ≤ MAX_CLASSES, 1-D labels
+    of a real dtype, n ≥ 2.  Else None (the caller validates as usual).  Nothing is
+    widened: float32 predictions stay float32."""
+    if type(y_prob) is not np.ndarray or type(y_true) is not np.ndarray:
+        return None
+    if y_prob.dtype not in _PLAIN_PROB_DTYPES or y_true.dtype not in _PLAIN_LABEL_DTYPES:
+        return None
+    if not (y_prob.flags.c_contiguous and y_true.flags.c_contiguous) or y_true.ndim != 1:
+        return None
+    n = y_true.shape[0]
+    if y_prob.ndim not in (1, 2) or y_prob.shape[0] != n or n < 2:
+        return None
+    if y_prob.ndim == 2 and not 2 <= y_prob.shape[1] <= MAX_CLASSES:
+        return None
+    return y_prob, y_true
 
 
 def validate_once(y_true, y_prob=None, *, min_samples: int = 2) -> CalibrationData:

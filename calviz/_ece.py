@@ -38,7 +38,7 @@ from calviz._binning import (
     equal_mass_edges,
     equal_width_edges,
 )
-from calviz._data import CalibrationData, InputError, check_alpha, validate_once
+from calviz._data import ROW_SUM_LIMIT, CalibrationData, InputError, check_alpha, plain_arrays, validate_once
 from calviz._kernels.classical import edge_bin_sums
 from calviz._lazy import LazyModule
 from calviz._params import INTERVAL_ALPHA, POSITIVE_INT, UNIT_OPEN, Interval, Options, validate_params
@@ -46,8 +46,10 @@ from calviz._results import HasInterval, ResultMixin, ValueStatistic
 from calviz._sums import (  # the shared sums type and its finalisers (in-memory and Dask alike)
     BinSums,
     bin_sums,
+    checked_first_order_sums,
     debiased_ece_sq,
     equal_width_1d_sums,
+    equal_width_first_order_sums,
     kumar_ece_sq,
     miscalibrated_variance,
     null_variance,
@@ -114,12 +116,21 @@ def prepare_view(
     return data, resolved.name, z, y
 
 
+def _fused_1d(m: int, n: int) -> bool:
+    """Whether 1-D equal-width sums of n rows in m bins take the fused kernels, which keep a few numbers
+    for each of the m bins: only when that is O(n)."""
+    return m <= min(max(_FUSED_MAX_BINS, n // 4), MAX_EDGE_TABLE)
+
+
 def binned_sums(
-    z: np.ndarray, y: np.ndarray, *, n_bins: int, scheme: str = "equal_width", target: str = "binary"
+    z: np.ndarray, y: np.ndarray, *, n_bins: int, scheme: str = "equal_width", target: str = "binary",
+    first_order: bool = False,
 ) -> tuple[BinSums, Bins | None, int, str]:
     """BinSums of a prepared view, choosing the partition from the target.
 
     Returns (sums, bins or None for the fused 1-D path, total number of bins, resolved scheme).
+    ``first_order``: the caller reads only count, Σz, Σy and Σv (:data:`FIRST_ORDER`), so the fused 1-D
+    path may leave out the second-order sums (:func:`calviz._sums.equal_width_first_order_sums`).
     1-D views accept ``equal_width``/``equal_mass``/``distinct``; ``topk`` uses the cubic grid and
     ``full`` the equal-volume simplex partition (``equal_width`` selects them by default).
     """
@@ -127,9 +138,9 @@ def binned_sums(
     if z.ndim == 1:
         if scheme in ("grid", "simplex"):
             raise InputError(f"scheme {scheme!r} needs a multi-dimensional target ('topk' or 'full')")
-        if scheme == "equal_width" and m <= min(max(_FUSED_MAX_BINS, z.shape[0] // 4), MAX_EDGE_TABLE):
-            # the fused kernel keeps 8 doubles for each of the m bins: only when that is O(n)
-            return equal_width_1d_sums(z, y, m), None, m, scheme
+        if scheme == "equal_width" and _fused_1d(m, z.shape[0]):
+            fused = equal_width_first_order_sums if first_order else equal_width_1d_sums
+            return fused(z, y, m), None, m, scheme
         bins = assign_bins(z, n_bins=m, scheme=scheme)
         return bin_sums(bins, z, y), bins, bins.n_bins_total, scheme
     default = "simplex" if target == "full" else "grid"
@@ -218,6 +229,37 @@ ESTIMATORS = {
     "unbiased_l2_sq": (unbiased_ece_sq, True),
     "kumar_l2_sq": (kumar_ece_sq, True),
 }
+#: the estimators whose finalisers read only count, Σv, Σz and Σy of the BinSums
+FIRST_ORDER = frozenset({"plugin_l1", "plugin_l2", "max"})
+
+
+def checked_first_order(y_true, y_prob, *, n_bins, scheme, target, top_k, sample_weight
+                        ) -> tuple[BinSums, str, int] | None:
+    """(first-order sums, target name, K) of unvalidated arrays in one checking pass, or None.
+
+    For plain numpy arrays (:func:`calviz._data.plain_arrays`: float64 or float32 predictions read as
+    stored), unweighted, equal-width bins of the binary or top-1 target (``auto``), validation, the top-1
+    reduction and the bin sums are one threaded read of the data
+    (:func:`calviz._sums.checked_first_order_sums`) instead of a pass per check, one per view and one for
+    the sums.  The sums are those of the validating path to round-off (Σv = Σy − Σz).  None when the
+    input takes the validating path — other arrays or options, or a value :func:`as_calibration_data`
+    refuses, whose message that path gives."""
+    if sample_weight is not None or scheme != "equal_width" or not isinstance(target, str):
+        return None
+    if not isinstance(top_k, (int, np.integer)) or isinstance(top_k, bool) or top_k != 1:
+        return None
+    arrays = plain_arrays(y_true, y_prob)
+    if arrays is None:
+        return None
+    probs, labels = arrays
+    name = "binary" if probs.ndim == 1 else "top1"
+    m = check_n_bins(n_bins)
+    if target not in ("auto", name) or not _fused_1d(m, labels.shape[0]):
+        return None
+    sums = checked_first_order_sums(probs, labels, m, ROW_SUM_LIMIT)
+    if sums is None:
+        return None
+    return sums, name, 2 if probs.ndim == 1 else int(probs.shape[1])
 
 
 def binned_statistic(p) -> str:
@@ -242,12 +284,21 @@ def ece_from_sums(sums: BinSums, statistic: str, *, n_bins: int, n_bins_total: i
 
 def _estimate(y_true, y_prob, statistic: str, *, n_bins, scheme, target, top_k, class_index,
               caller: str, sample_weight=None) -> ECEResult:
+    if statistic in FIRST_ORDER:
+        checked = checked_first_order(y_true, y_prob, n_bins=n_bins, scheme=scheme, target=target,
+                                      top_k=top_k, sample_weight=sample_weight)
+        if checked is not None:
+            sums, name, n_classes = checked
+            m = check_n_bins(n_bins)
+            return ece_from_sums(sums, statistic, n_bins=m, n_bins_total=m, scheme=scheme, target=name,
+                                 n_classes=n_classes)
     data, target, z, y = prepare_view(y_true, y_prob, target=target, top_k=top_k, class_index=class_index,
                                       integer_labels=sample_weight is None, caller=caller)
     w = check_sample_weight(sample_weight, data.n, caller)
     if w is not None:
         return _weighted_estimate(data, target, z, y, w, statistic, n_bins=n_bins, scheme=scheme)
-    sums, _, total, scheme = binned_sums(z, y, n_bins=n_bins, scheme=scheme, target=target)
+    sums, _, total, scheme = binned_sums(z, y, n_bins=n_bins, scheme=scheme, target=target,
+                                         first_order=statistic in FIRST_ORDER)
     m = total if scheme == "distinct" else check_n_bins(n_bins)
     return ece_from_sums(sums, statistic, n_bins=m, n_bins_total=total, scheme=scheme, target=target,
                          n_classes=data.n_classes)
@@ -853,17 +904,38 @@ def reliability(
     >>> rel.level
     0.9
     """
-    data, target, z, y = prepare_view(y_true, y_prob, target=target, class_index=class_index,
-                                      allowed=("auto", *SCALAR_TARGETS), caller="reliability")
     m = check_n_bins(n_bins)  # (at most MAX_RELIABILITY_BINS: declared above, the uniform message)
+    checked = checked_first_order(y_true, y_prob, n_bins=m, scheme=scheme, target=target, top_k=1,
+                                  sample_weight=sample_weight)
+    if checked is not None:
+        sums, name, n_classes = checked
+        return reliability_from_sums(sums, equal_width_edges(m), alpha=alpha, interval=interval, n_bins=m,
+                                     scheme=scheme, target=name, n_classes=n_classes)
+    data, target, z, y = prepare_view(y_true, y_prob, target=target, class_index=class_index,
+                                      integer_labels=sample_weight is None, allowed=("auto", *SCALAR_TARGETS),
+                                      caller="reliability")
     w = check_sample_weight(sample_weight, data.n, "reliability")
+    return reliability_of_view(z, y, w, n_bins=m, scheme=scheme, alpha=alpha, interval=interval,
+                               target=target, n_classes=data.n_classes)
+
+
+def reliability_of_view(
+    z: np.ndarray, y: np.ndarray, w: np.ndarray | None, *, n_bins: int, scheme: str, alpha: float,
+    target: str, n_classes: int, interval: str = "wilson",
+) -> ReliabilityData:
+    """:func:`reliability` of a scalar view already validated: ``z``, ``y`` (n,) float64 arrays of a
+    validated :class:`~calviz.CalibrationData`'s view (e.g. one rank of its top-k view), ``w`` its checked
+    weights or None, ``n_bins`` checked (:func:`check_n_bins`); ``target`` and ``n_classes`` label the
+    result.  An outer call that validated the data hands its views down here instead of validating each
+    again (the per-rank and per-class panels)."""
     if w is not None:
-        return _weighted_reliability(z, y, w, m, scheme=scheme, alpha=alpha, interval=interval, target=target,
-                                     n=data.n, n_classes=data.n_classes)
-    sums, bins, _, _ = binned_sums(z, y, n_bins=m, scheme=scheme, target=target)
-    edges = equal_width_edges(m) if bins is None else bins.edges
-    return reliability_from_sums(sums, edges, alpha=alpha, interval=interval, n_bins=m, scheme=scheme,
-                                 target=target, n_classes=data.n_classes, value_range=drawn_range(z, scheme))
+        return _weighted_reliability(z, y, w, n_bins, scheme=scheme, alpha=alpha, interval=interval,
+                                     target=target, n=z.shape[0], n_classes=n_classes)
+    sums, bins, _, _ = binned_sums(z, y, n_bins=n_bins, scheme=scheme, target=target,
+                                    first_order=True)
+    edges = equal_width_edges(n_bins) if bins is None else bins.edges
+    return reliability_from_sums(sums, edges, alpha=alpha, interval=interval, n_bins=n_bins, scheme=scheme,
+                                 target=target, n_classes=n_classes, value_range=drawn_range(z, scheme))
 
 
 def drawn_range(z: np.ndarray, scheme: str, *, is_sorted: bool = False) -> tuple[float, float] | None:

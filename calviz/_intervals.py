@@ -16,8 +16,9 @@ is a 1 − α interval for the binned ECE²; [√L, √U] for the binned ECE.
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
@@ -50,7 +51,8 @@ from calviz._small_n import INTERVAL_MIN_ROWS
 stats = LazyModule("scipy.stats")
 special = LazyModule("scipy.special")
 
-__all__ = ["ECEInterval", "ece_interval", "ece_ci", "interval_from_sums", "small_sample_note"]
+__all__ = ["ECEInterval", "BootstrapDraws", "ece_interval", "ece_ci", "interval_from_sums",
+           "small_sample_note", "bootstrap_at_alpha"]
 
 #: Largest accepted ``n_resamples`` of the bootstrap interval.
 MAX_RESAMPLES = 100_000
@@ -131,12 +133,79 @@ class ECEInterval(HasInterval, ResultMixin):
     target: str = "binary"
     n_classes: int | None = None
     small_sample_note: str = ""
+    #: the bootstrap's resampled statistics (``method="bootstrap"``): the interval at another α is their
+    #: quantiles (:func:`bootstrap_at_alpha`), no resampling again
+    _draws: BootstrapDraws | None = field(default=None, repr=False, compare=False)
 
     @property
     def reliable(self) -> bool:
         """Whether the sample is in the range where the interval's coverage was checked (no
         ``small_sample_note``)."""
         return not self.small_sample_note
+
+
+@dataclass(frozen=True, repr=False)
+class BootstrapDraws:
+    """The resampled statistics of a percentile-bootstrap interval, kept with it (``ECEInterval._draws``).
+
+    Attributes
+    ----------
+    statistics : ndarray of shape (R,)
+        The statistic T of each of the R resamples of pairs.
+    max_sq : float
+        The largest ECE² of the target (1 scalar, 2 vector): the interval's ends are clipped to
+        [0, ``max_sq``].
+    """
+
+    statistics: np.ndarray
+    max_sq: float
+
+
+def _percentile_ends(draws: BootstrapDraws, alpha: float) -> tuple[float, float]:
+    """(low, high) on the ECE² scale: the α/2 and 1 − α/2 quantiles of the draws, clipped to the range."""
+    low = min(max(float(np.quantile(draws.statistics, alpha / 2.0)), 0.0), draws.max_sq)
+    high = min(max(float(np.quantile(draws.statistics, 1.0 - alpha / 2.0)), 0.0), draws.max_sq)
+    return low, high
+
+
+def bootstrap_at_alpha(result: ECEInterval, alpha: float) -> ECEInterval:
+    """The percentile-bootstrap interval ``result`` at level 1 − ``alpha`` from its stored resamples: equal
+    to :func:`ece_interval` with ``method="bootstrap"``, the same seed and resamples and this α.
+
+    Parameters
+    ----------
+    result : ECEInterval
+        A bootstrap interval computed by :func:`ece_interval` (it carries its resampled statistics).
+    alpha : float
+        The new α.
+
+    Returns
+    -------
+    ECEInterval
+        The interval at level 1 − α (its resamples kept).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> from calviz._intervals import bootstrap_at_alpha
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=500)
+    >>> y = (rng.uniform(size=500) < p ** 1.5).astype(int)
+    >>> boot = calviz.ece_interval(y, p, n_bins=10, method="bootstrap", n_resamples=200, seed=0)
+    >>> again = bootstrap_at_alpha(boot, 0.2)
+    >>> fresh = calviz.ece_interval(y, p, n_bins=10, method="bootstrap", n_resamples=200, seed=0, alpha=0.2)
+    >>> (again.low, again.high) == (fresh.low, fresh.high)
+    True
+    """
+    alpha = check_alpha(alpha)
+    draws = getattr(result, "_draws", None)
+    if not isinstance(result, ECEInterval) or draws is None:
+        raise InputError("bootstrap_at_alpha needs a bootstrap ECEInterval that carries its resamples "
+                         "(ece_interval(..., method='bootstrap'))")
+    low_sq, high_sq = _percentile_ends(draws, alpha)
+    return dataclasses.replace(result, low=float(np.sqrt(low_sq)), high=float(np.sqrt(high_sq)),
+                               low_sq=low_sq, high_sq=high_sq, level=1.0 - alpha, alpha=alpha)
 
 
 def _interval(T: float, s: float, sd0: float, alpha: float) -> tuple[float, float, str]:
@@ -364,9 +433,8 @@ def ece_interval(
         bins = assign_bins(z, n_bins=m, scheme="equal_width")
     v = np.ascontiguousarray((y - z).reshape(z.shape[0], -1))
     reps = bootstrap_unbiased_kernel(bins.ids, bins.n_nonempty, v, R, kernel_seed(seed, high=2**31 - 1))
-    top = _max_ece_sq(v.shape[1])
-    lo_sq = min(max(float(np.quantile(reps, alpha / 2.0)), 0.0), top)
-    hi_sq = min(max(float(np.quantile(reps, 1.0 - alpha / 2.0)), 0.0), top)
+    draws = BootstrapDraws(reps, _max_ece_sq(v.shape[1]))
+    lo_sq, hi_sq = _percentile_ends(draws, alpha)
     regime = f"percentile bootstrap, {R} resamples of pairs"
     if R < asked:
         regime += f" ({asked} asked; work budget n_resamples·n·k ≤ {BOOTSTRAP_WORK_BUDGET:.0e})"
@@ -376,6 +444,7 @@ def ece_interval(
         se=float(np.std(reps, ddof=1)), null_sd=asym.null_sd, level=1.0 - alpha, alpha=alpha, n=asym.n,
         n_bins=m, n_nonempty=asym.n_nonempty, method="bootstrap",
         regime=regime, target=target, n_classes=data.n_classes, small_sample_note=asym.small_sample_note,
+        _draws=draws,
     )
 
 

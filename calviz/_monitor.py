@@ -37,7 +37,7 @@ from calviz._windows import (
     window_bounds,
 )
 
-__all__ = ["monitor_calibration", "CalibrationMonitor"]
+__all__ = ["monitor_calibration", "CalibrationMonitor", "monitor_of_over_time"]
 
 #: default resolutions of the bets: 1 bin (calibration in the large), 4 and 16 equal-width bins
 DEFAULT_BINS = (1, 4, 16)
@@ -183,12 +183,15 @@ class CalibrationMonitor(ResultMixin):
         return _run(z, np.asarray(y, dtype=np.float64), t, state.time or time_col, state.spec, self, state)
 
 
-def _run(z, y, t, time_col, spec, previous: CalibrationMonitor | None, state: _State | None):
-    """Advance the e-process over the sorted rows (z, y, t) from ``state`` (None: from the start)."""
+def _run(z, y, t, time_col, spec, previous: CalibrationMonitor | None, state: _State | None,
+         windows: TimeWindows | None = None):
+    """Advance the e-process over the sorted rows (z, y, t) from ``state`` (None: from the start);
+    ``windows``: the batches of these rows when already cut (:meth:`TimeWindows.of`)."""
     bins = np.asarray([m for m, _ in previous.experts], dtype=np.int64)
     decay = np.asarray([1.0 if h is None else 0.5 ** (1.0 / h) for _, h in previous.experts])
     first_row = state.rows if state else 0
-    windows = TimeWindows.of(t, spec, first_row=first_row)
+    if windows is None:
+        windows = TimeWindows.of(t, spec, first_row=first_row)
     starts = windows.starts
     state = dataclasses.replace(state, **{name: getattr(state, name).copy() for name in (
         "committed_sum", "committed_count", "pending_sum", "pending_count", "log_wealth")})
@@ -362,7 +365,6 @@ def monitor_calibration(
     True
     """
     data, target, z, y = scalar_view(y_true, y_prob, target, "monitor_calibration")
-    bins = tuple(sorted({int(m) for m in n_bins}))
     n = z.shape[0]
     if n == 0:
         raise InputError("monitor_calibration: no rows")
@@ -378,6 +380,28 @@ def monitor_calibration(
         t = time_col.values if order is None else time_col.values[order]
         if order is not None:
             z, y = z[order], y[order]
+    return _start(z, y, t, time_col, spec, None, alpha=alpha, n_bins=n_bins, prior_count=prior_count,
+                  half_life=half_life, target=target, n_classes=data.n_classes)
+
+
+def monitor_of_over_time(over_time, *, alpha: float | None = None) -> CalibrationMonitor:
+    """The monitor (:func:`monitor_calibration` with its default bets) of the log that the over-time result
+    ``over_time`` (:func:`calviz.calibration_over_time`) already validated, sorted by time and cut into its
+    fixed windows: the batches are those windows, and nothing is validated, sorted or cut again.  The same
+    numbers as ``monitor_calibration(y_true, y_prob, time=time, window=window, alpha=alpha,
+    target=over_time.target)`` on the log's rows (``alpha``: the result's when None)."""
+    log = over_time._log
+    return _start(log.z, log.y, log.t, log.time, log.spec, log.windows,
+                  alpha=over_time.alpha if alpha is None else alpha, n_bins=DEFAULT_BINS,
+                  prior_count=DEFAULT_PRIOR_COUNT, half_life=DEFAULT_HALF_LIFE, target=over_time.target,
+                  n_classes=over_time.n_classes)
+
+
+def _start(z, y, t, time_col, spec, windows, *, alpha, n_bins, prior_count, half_life, target,
+           n_classes) -> CalibrationMonitor:
+    """The e-process from its start over the validated, time-sorted rows (z, y, t) (``windows``: their
+    batches, or None to cut them here)."""
+    bins = tuple(sorted({int(m) for m in n_bins}))
     memories = tuple(half_life) if isinstance(half_life, (list, tuple, set, frozenset)) else (half_life,)
     memories = tuple(dict.fromkeys(None if h is None else float(h) for h in memories))
     J, width = len(bins) * len(memories), max(bins)
@@ -389,8 +413,8 @@ def monitor_calibration(
         alarm=False, alarm_index=None, alarm_time=None, threshold=1.0 / float(alpha), pvalue=1.0,
         alpha=float(alpha), n_bins=bins, prior_count=float(prior_count),
         half_life=memories, n=0, target=target,
-        window=spec.text, n_classes=data.n_classes)
-    return _run(z, y, t, time_col, spec, empty, state)
+        window=spec.text, n_classes=n_classes)
+    return _run(z, y, t, time_col, spec, empty, state, windows)
 
 
 def _shown_dtype(time_col: TimeColumn | None):

@@ -48,6 +48,7 @@ the resampled curves, widened where needed to contain the point estimate.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -55,7 +56,7 @@ from typing import Literal
 
 import numpy as np
 
-from calviz._data import InputError
+from calviz._data import InputError, check_alpha
 from calviz._ece import prepare_view
 from calviz._kernels.smooth import bin_by_cell_and_label, categories_and_fractions
 from calviz._lazy import LazyModule
@@ -79,7 +80,8 @@ fft = LazyModule("scipy.fft")
 sparse = LazyModule("scipy.sparse")
 optimize = LazyModule("scipy.optimize")
 
-__all__ = ["smooth_ece", "smooth_reliability", "SmoothECEResult", "SmoothReliability", "KERNELS"]
+__all__ = ["smooth_ece", "smooth_reliability", "SmoothECEResult", "SmoothReliability", "KERNELS",
+           "band_at_alpha"]
 
 Kernel = Literal["reflected_gaussian", "logit_gaussian"]
 KERNELS = ("reflected_gaussian", "logit_gaussian")
@@ -218,11 +220,56 @@ class SmoothReliability(HasInterval, LevelFromAlpha, ResultMixin):
     band_note: str = ""
     target: str = ""
     n_classes: int | None = None
+    #: the band's resampled curves (n_resamples, grid_size): the band at another α is their pointwise
+    #: quantiles (:func:`band_at_alpha`), no resampling again
+    _draws: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     @property
     def statistic(self) -> float:
         """The SmoothECE at ``bandwidth`` (``smooth_ece``)."""
         return float(self.smooth_ece)
+
+
+def _percentile_band(curves: np.ndarray, curve: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+    """The pointwise [α/2, 1 − α/2] quantiles of the resampled curves, widened to contain the curve."""
+    low, high = np.quantile(curves, [alpha / 2.0, 1.0 - alpha / 2.0], axis=0)
+    return np.minimum(low, curve), np.maximum(high, curve)
+
+
+def band_at_alpha(result: SmoothReliability, alpha: float) -> SmoothReliability:
+    """The smooth diagram ``result`` with its band at level 1 − ``alpha`` from its stored resampled curves:
+    equal to :func:`smooth_reliability` with the same seed and resamples and this α.
+
+    Parameters
+    ----------
+    result : SmoothReliability
+        A diagram computed with a band (``n_resamples`` > 0; it carries its resampled curves).
+    alpha : float
+        The new α.
+
+    Returns
+    -------
+    SmoothReliability
+        The diagram with the band at level 1 − α (its resampled curves kept).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> from calviz._smooth import band_at_alpha
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(size=500)
+    >>> y = (rng.uniform(size=500) < p ** 1.5).astype(int)
+    >>> rel = calviz.smooth_reliability(y, p, n_resamples=20, grid_size=101, seed=0)
+    >>> fresh = calviz.smooth_reliability(y, p, n_resamples=20, grid_size=101, seed=0, alpha=0.3)
+    >>> bool(np.array_equal(band_at_alpha(rel, 0.3).band_low, fresh.band_low))
+    True
+    """
+    alpha = check_alpha(alpha)
+    if not isinstance(result, SmoothReliability) or result._draws is None:
+        raise InputError("band_at_alpha needs a SmoothReliability computed with a band (n_resamples > 0)")
+    low, high = _percentile_band(result._draws, result.curve, alpha)
+    return dataclasses.replace(result, band_low=low, band_high=high, alpha=alpha)
 
 
 # ------------------------------------------------------------------------------------------------------
@@ -790,12 +837,11 @@ def smooth_reliability(
     if n_resamples:
         curves, band_note = problem.bootstrap_curves(sigma, grid, n_resamples, rng, centered)
         n_resamples = curves.shape[0]
-        low, high = np.quantile(curves, [alpha / 2.0, 1.0 - alpha / 2.0], axis=0)
-        band_low, band_high = np.minimum(low, curve), np.maximum(high, curve)
+        band_low, band_high = _percentile_band(curves, curve, alpha)
     else:
         band_low = np.full(grid_size, np.nan)
         band_high = np.full(grid_size, np.nan)
-        band_note = ""
+        band_note, curves = "", None
     return SmoothReliability(
         grid=grid,
         curve=curve,
@@ -812,4 +858,5 @@ def smooth_reliability(
         n=problem.n,
         band_note=band_note,
         **about,
+        _draws=curves,
     )

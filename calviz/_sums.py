@@ -28,6 +28,7 @@ from calviz._binning import Bins, dense_ids, equal_width_bounds
 from calviz._data import InputError
 from calviz._kernels import tcal as _k
 from calviz._kernels.ece import bin_sums_1d_kernel, bin_sums_kernel, equal_width_1d_acc, split_equal_width_acc
+from calviz._kernels.fused import COUNT, Y_SUM, Z_SUM, binary_first_order_rows, top1_first_order_rows
 from calviz._results import ResultMixin
 from calviz._threads import map_chunks
 
@@ -308,6 +309,54 @@ def equal_width_1d_sums(z: np.ndarray, y: np.ndarray, m: int) -> BinSums:
     keep = np.flatnonzero(count)
     return _from_1d(keep.astype(np.int64), count[keep], rs[keep], rq[keep], zs[keep], ys[keep],
                     nc[keep], nq[keep])
+
+
+def _first_order_from_parts(parts: list) -> tuple[BinSums, bool]:
+    """The BinSums of the chunks' (count, Σz, Σy table, valid) of :mod:`calviz._kernels.fused`, merged
+    in chunk order (as :func:`equal_width_1d_sums`: the sums do not depend on the threads), and whether
+    every chunk was valid.  Only count, Σz, Σy and Σv = Σy − Σz are filled; the second-order sums (Σv²,
+    ΣΣ(z), Σ tr Σ(z)²) are NaN, so such BinSums reach only the finalisers of the plug-in ECEs, the MCE
+    and the reliability data (they are never returned to users)."""
+    acc, ok = parts[0]
+    for more_acc, more_ok in parts[1:]:
+        acc += more_acc
+        ok &= more_ok
+    keep = np.flatnonzero(acc[:, COUNT])
+    count = acc[keep, COUNT].astype(np.int64)
+    z_sum = acc[keep, Z_SUM]
+    y_sum = acc[keep, Y_SUM]
+    nan = np.full(keep.shape[0], np.nan)
+    return _from_1d(keep.astype(np.int64), count, y_sum - z_sum, nan, z_sum, y_sum, nan, nan), bool(ok)
+
+
+def equal_width_first_order_sums(z: np.ndarray, y: np.ndarray, m: int) -> BinSums:
+    """:func:`equal_width_1d_sums` of a validated scalar view (z in [0, 1], y in {0, 1}, any real dtypes)
+    for the estimators that read only count, Σz, Σy and Σv (the plug-in ECEs, the MCE, the reliability
+    data): one threaded pass that adds up those alone
+    (:func:`calviz._kernels.fused.binary_first_order_rows`), about half the work of the seven sums."""
+    lower, upper = equal_width_bounds(m)
+    sums, ok = _first_order_from_parts(map_chunks(
+        lambda start, stop: binary_first_order_rows(z, y, m, lower, upper, start, stop), z.shape[0]))
+    return sums if ok else equal_width_1d_sums(z, y, m)
+
+
+def checked_first_order_sums(probs: np.ndarray, labels: np.ndarray, m: int, row_sum_limit: float
+                             ) -> BinSums | None:
+    """First-order equal-width sums (as :func:`equal_width_first_order_sums`) of unvalidated arrays, read
+    once and checked in the same threaded pass: binary P(y = 1) (n,) with 0/1 labels, or an (n, K)
+    probability matrix with class ids, reduced to its top-1 view on the way
+    (:mod:`calviz._kernels.fused`).  None when a value fails a check of
+    :func:`calviz.as_calibration_data` (range, row sum beyond ``row_sum_limit``, label): the caller
+    then takes the validating path, which words the message."""
+    lower, upper = equal_width_bounds(m)
+    if probs.ndim == 1:
+        def kernel(start, stop):
+            return binary_first_order_rows(probs, labels, m, lower, upper, start, stop)
+    else:
+        def kernel(start, stop):
+            return top1_first_order_rows(probs, labels, m, lower, upper, row_sum_limit, start, stop)
+    sums, ok = _first_order_from_parts(map_chunks(kernel, labels.shape[0]))
+    return sums if ok else None
 
 
 # ------------------------------------------------------------------------------------------------

@@ -230,6 +230,9 @@ class TCalResult(ResultMixin):
     max_resamples: int = 0
     n_classes: int | None = None
     analytic_pvalue: float | None = None
+    #: a resampled test's resamples (:class:`calviz._tcal_decision.Resamples`): ``reuse`` of
+    #: :func:`adaptive_tcal` decides at another α, or with a larger cap, from them
+    _draws: object = dataclasses.field(default=None, repr=False, compare=False)
 
     def __post_init__(self):
         # results built without the sequential fields (no resampling error): the decision is the
@@ -515,6 +518,7 @@ def adaptive_tcal(
     discrete: bool | None = None,
     seed=None,
     time_budget: float | None = DEFAULT_TIME_BUDGET,
+    reuse: TCalResult | None = None,
 ) -> TCalResult:
     """Adaptive T-Cal: the multi-scale test of calibration of Lee et al., with a p-value.
 
@@ -573,6 +577,12 @@ def adaptive_tcal(
         it is settled.  With a time budget, whether a borderline case is settled or "undecided" (and
         its interval) depends on the machine's speed; the default, None, gives results that depend on the
         seed alone.
+    reuse : TCalResult, optional
+        An earlier resampled result of this test on the same data with the same resampling and seed (e.g.
+        at another ``alpha``, or with a smaller cap): its resamples are reused — the rule draws only those
+        beyond them — and the result equals the one computed without ``reuse`` (with a time budget, reused
+        resamples take no time).  InputError when it was computed on other data, resampling or seed, or
+        has no resamples; not for ``target="classwise"`` without ``class_index``.
 
     Returns
     -------
@@ -640,7 +650,11 @@ def adaptive_tcal(
     alpha, n_resamples, max_resamples, risk = check_options(
         alpha=alpha, resampling=resampling, n_resamples=n_resamples, max_resamples=max_resamples,
         resampling_risk=resampling_risk, combine=combine, target=target, discrete=discrete)
+    drawn = _resamples_of(reuse)
     if target == "classwise" and class_index is None:
+        if reuse is not None:
+            raise InputError("reuse is not available for target='classwise' over all classes: give "
+                             "class_index")
         return _classwise_all(y_true, y_prob, alpha=alpha, resampling=resampling, n_resamples=n_resamples,
                               max_resamples=max_resamples, risk=risk, combine=combine, discrete=discrete,
                               seed=seed, time_budget=time_budget)
@@ -650,7 +664,17 @@ def adaptive_tcal(
     if time_budget is not None:
         time_budget = max(time_budget - (_decision.clock() - started), 1e-9)
     return with_classes(_adaptive(sample, alpha, resampling, n_resamples, max_resamples, risk, combine,
-                                  discrete, seed, time_budget), data.n_classes)
+                                  discrete, seed, time_budget, reuse=drawn), data.n_classes)
+
+
+def _resamples_of(reuse) -> _decision.Resamples | None:
+    """The resamples an earlier result hands to ``adaptive_tcal(..., reuse=...)``."""
+    if reuse is None:
+        return None
+    if not isinstance(reuse, TCalResult) or reuse._draws is None:
+        raise InputError("reuse must be an earlier result of adaptive_tcal with resampling='y_only' or "
+                         "'consistency' (it keeps its resamples)")
+    return reuse._draws
 
 
 def _classwise_all(y_true, y_prob, *, alpha, resampling, n_resamples, max_resamples, risk, combine, discrete,
@@ -768,7 +792,7 @@ class _MemorySample:
 
 
 def _adaptive(sample: _MemorySample, alpha, resampling, n_resamples, max_resamples, risk, combine, discrete,
-              seed, time_budget=DEFAULT_TIME_BUDGET, small_sample: bool = True) -> TCalResult:
+              seed, time_budget=DEFAULT_TIME_BUDGET, small_sample: bool = True, reuse=None) -> TCalResult:
     """Adaptive T-Cal of an in-memory sample; with ``small_sample`` its p-value is raised to the probability
     of the observed labels under calibration, below which no valid p-value can be (only a resampled
     p-value at tiny n can fall there: below ASYMPTOTIC_MIN_ROWS rows the analytic one is at least
@@ -776,7 +800,7 @@ def _adaptive(sample: _MemorySample, alpha, resampling, n_resamples, max_resampl
     result = TCalResult(*_adaptive_decision(
         sample, alpha=alpha, resampling=resampling, n_resamples=n_resamples,
         max_resamples=max_resamples, risk=risk, combine=combine, discrete=discrete, seed=seed,
-        work_limit=MAX_RESAMPLE_WORK, time_budget=time_budget))
+        work_limit=MAX_RESAMPLE_WORK, time_budget=time_budget, reuse=reuse))
     return _floor_at_labels(result, sample.label_log_probability()) if small_sample else result
 
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 import math
 import time
 import warnings
+from dataclasses import dataclass
 
 import numpy as np
 from scipy import special
@@ -107,6 +108,65 @@ def undecided_advice(n: int, cap: int) -> str:
                                                       for k, r in enumerate(remedies))
 
 
+@dataclass(frozen=True, repr=False)
+class Resamples:
+    """The resampled statistics of a resampled T-Cal, kept with its result (``TCalResult._draws``).
+
+    The test at another α, or with a larger cap, reuses them (``adaptive_tcal(..., reuse=result)``); a
+    reuse on other data, with another seed or another resampling is refused.
+
+    Attributes
+    ----------
+    statistics : ndarray of shape (N, B)
+        T^d at each scale of resamples 0..N−1 (resample r in row r, drawn from the SplitMix64 stream
+        ``stream_seed(base, r)``).
+    source : int
+        The resampling (the kernels' y-only or consistency code).
+    base : int
+        The base seed of the streams.
+    observed : ndarray of shape (B,)
+        The observed statistics of the data they were drawn for.
+    """
+
+    statistics: np.ndarray
+    source: int
+    base: int
+    observed: np.ndarray
+
+
+def _reused(reuse: Resamples | None, t_obs, source: int, base) -> np.ndarray | None:
+    """The statistics of an earlier run's resamples when they are this run's too, else an InputError."""
+    if reuse is None:
+        return None
+    if not isinstance(reuse, Resamples):
+        raise InputError("reuse must be an earlier resampled T-Cal result (TCalResult)")
+    if (reuse.source != source or reuse.base != int(base) or reuse.observed.shape != t_obs.shape
+            or not np.array_equal(reuse.observed, t_obs)):
+        raise InputError("reuse: the earlier result was computed on other data, with another resampling or "
+                         "with another seed; its resamples are not this test's")
+    return reuse.statistics
+
+
+def _draw(sample, levels: int, source: int, base, start: int, count: int, drawn: np.ndarray | None):
+    """The statistics of resamples start..start+count−1: those in ``drawn`` (rows 0..D−1, resample r at
+    row r) reused, the others drawn (stream r for resample r, so the rows are the same either way)."""
+    have = 0 if drawn is None else drawn.shape[0]
+    if start + count <= have:
+        return drawn[start:start + count]
+    if start >= have:
+        return sample.resample(levels, source, base, start, count)
+    more = sample.resample(levels, source, base, have, start + count - have)
+    return np.concatenate([drawn[start:have], more])
+
+
+def _kept(boot, store, drawn, source, base, t_obs) -> Resamples:
+    """The resamples a sequential result keeps: every one drawn so far (those reused included), in a
+    buffer of their own size."""
+    if drawn is not None and drawn.shape[0] > boot.shape[0]:
+        return Resamples(drawn, source, int(base), t_obs)
+    return Resamples(boot if store.shape[0] == boot.shape[0] else boot.copy(), source, int(base), t_obs)
+
+
 def _result(*fields) -> tuple:
     """The fields of a :class:`calviz.tcal.TCalResult` in order: the callers build the result with the
     in-memory constructor (``TCalResult(*fields)``), so its conventions hold on every backend."""
@@ -158,11 +218,15 @@ def scale_plan(n: int, K: int, full: bool) -> tuple[int, int, str]:
 
 
 def adaptive(sample, *, alpha, resampling, n_resamples, max_resamples, risk, combine, discrete, seed,
-             work_limit=MAX_RESAMPLE_WORK, time_budget=DEFAULT_TIME_BUDGET) -> tuple:
+             work_limit=MAX_RESAMPLE_WORK, time_budget=DEFAULT_TIME_BUDGET, reuse: Resamples | None = None
+             ) -> tuple:
     """Adaptive T-Cal of ``sample`` (see the module docstring) with validated options: the discrete
     predictor test, then the analytic, threshold or resampled decision over the dyadic scales.  Returns the
     fields of the :class:`calviz.tcal.TCalResult`.  ``work_limit``: most point-resamples (n × resamples);
-    ``time_budget``: most seconds of sequential resampling (None: no time limit)."""
+    ``time_budget``: most seconds of sequential resampling (None: no time limit); ``reuse``: the resamples
+    of an earlier run on the same sample, resampling and seed (e.g. at another α): the rule takes its
+    resamples from them as far as they go and draws only the ones beyond, so the result is the one computed
+    without them (a time budget aside: reused resamples take no time)."""
     started = clock()  # the time budget counts from here
     n, K, target = int(sample.n), int(sample.K), sample.target
     full = target == "full"
@@ -203,12 +267,13 @@ def adaptive(sample, *, alpha, resampling, n_resamples, max_resamples, risk, com
         max_resamples = resample_cap(max_resamples, cost)
         _check_work(max_resamples, cost, "max_resamples", work_limit)
     base = base_seed(seed)
+    drawn = _reused(reuse, t_obs, source, base)
     head = f"{kind_text}; {scale_text}; {resampling.replace('_', '-')} resampling"
     if n_resamples is not None:
         return _fixed_resampling(sample, t_obs, levels, scales, source, base, n_resamples, alpha, combine, n,
-                                 K, target, head)
+                                 K, target, head, drawn)
     return _sequential_resampling(sample, t_obs, levels, scales, source, base, max_resamples, alpha, combine,
-                                  risk, n, K, target, head, cost, time_budget, started)
+                                  risk, n, K, target, head, cost, time_budget, started, drawn)
 
 
 def threshold_decision(t_obs, scales, alpha, n, K, target, reason):
@@ -413,7 +478,8 @@ def _check_work(count: int, cost: int, name: str, limit: int) -> None:
                          f"use at most {limit // cost}")
 
 
-def _fixed_resampling(sample, t_obs, levels, scales, source, base, N, alpha, combine, n, K, target, head):
+def _fixed_resampling(sample, t_obs, levels, scales, source, base, N, alpha, combine, n, K, target, head,
+                      drawn=None):
     """Today's fixed-count rule: N resamples, p = (1 + #{T* ≥ T})/(N + 1); warns when N cannot settle."""
     floor = levels / (N + 1) if combine == "bonferroni" else 1.0 / (N + 1)
     if floor > alpha:
@@ -423,7 +489,7 @@ def _fixed_resampling(sample, t_obs, levels, scales, source, base, N, alpha, com
             f"alpha = {alpha:g}"
             f" ({'Bonferroni over ' + str(levels) + ' scales' if combine == 'bonferroni' else 'max'}), so the"
             f" test cannot reject; use n_resamples ≥ {need}", stacklevel=4)
-    boot = sample.resample(levels, source, base, 0, N)
+    boot = _draw(sample, levels, source, base, 0, N, drawn)
     reject, padj, crit, p = _resampling_decision(t_obs, boot, alpha, combine)
     exceed, level = _exceedances(t_obs, boot, alpha, combine)
     interval = adjusted_interval(exceed, N, level, RESAMPLING_RISK, combine, levels, sequential=False)
@@ -436,7 +502,8 @@ def _fixed_resampling(sample, t_obs, levels, scales, source, base, N, alpha, com
     reason = f"{head} ({N} resamples, fixed), {combine}"
     return _result(reject, padj, alpha, scales, t_obs, crit, p, _method_name(source), combine, n, K, N,
                       float(min(1.0, floor)), "adaptive T-Cal", reason, target, None, None,
-                      "reject" if reject else "accept", interval, float("nan"), 0)
+                      "reject" if reject else "accept", interval, float("nan"), 0, None, None,
+                      Resamples(boot, source, int(base), t_obs))
 
 
 def _method_name(source: int) -> str:
@@ -444,7 +511,7 @@ def _method_name(source: int) -> str:
 
 
 def _sequential_resampling(sample, t_obs, levels, scales, source, base, cap, alpha, combine, risk, n, K,
-                           target, head, cost, time_budget=None, started=None):
+                           target, head, cost, time_budget=None, started=None, drawn=None):
     """The sequential rule (see :func:`adaptive_tcal`): resample in growing batches until the decision at
     ``alpha`` is settled with resampling risk ≤ ``risk``, or ``cap`` resamples are spent, or
     ``time_budget`` seconds (:data:`clock`, counted from ``started``): a batch that does not fit in half of
@@ -500,7 +567,8 @@ def _sequential_resampling(sample, t_obs, levels, scales, source, base, cap, alp
                       f"p-value by {bounds[b]:.3g} ≤ α/B, so the resampled test rejects for every number of "
                       f"resamples; bonferroni")
             return _result(True, padj, alpha, scales, t_obs, crit, bounds, method, combine, n, K, 0, 0.0,
-                              "adaptive T-Cal", reason, target, None, None, "reject", (0.0, padj), 0.0, cap)
+                              "adaptive T-Cal", reason, target, None, None, "reject", (0.0, padj), 0.0, cap,
+                              None, None, Resamples(np.empty((0, levels)), source, int(base), t_obs))
     store = np.empty((FIRST_BATCH, levels))  # grows by doubling up to the cap (8·B bytes per resample)
     N = 0
     look = FIRST_BATCH
@@ -531,7 +599,7 @@ def _sequential_resampling(sample, t_obs, levels, scales, source, base, cap, alp
                     break
                 count, last_batch = fits, True
         batch_started = clock()
-        rows = sample.resample(levels, source, base, N, count)
+        rows = _draw(sample, levels, source, base, N, count, drawn)
         spent = clock() - batch_started
         resampling_seconds += spent
         last_rate = spent / count
@@ -585,7 +653,7 @@ def _sequential_resampling(sample, t_obs, levels, scales, source, base, cap, alp
     return _result(reject, padj, alpha, scales, t_obs, crit, p, method, combine, n, K, N,
                       float(min(1.0, floor)), "adaptive T-Cal", reason, target, None, None, decision,
                       interval,
-                      float(risk), int(cap), None, analytic)
+                      float(risk), int(cap), None, analytic, _kept(boot, store, drawn, source, base, t_obs))
 
 
 #: resamples of one block of the resampling kernels' lanes (a batch is cut to whole blocks)

@@ -304,13 +304,26 @@ class TimeWindows:
 
     @classmethod
     def of(cls, t_sorted: np.ndarray, spec: WindowSpec, first_row: int = 0) -> TimeWindows:
-        keys = window_keys(t_sorted, spec, first_row)
-        n = keys.shape[0]
+        n = t_sorted.shape[0]
         if n == 0:
+            keys = window_keys(t_sorted, spec, first_row)
             return cls(keys[:0], np.zeros(1, np.int64), t_sorted[:0], t_sorted[:0])
-        cuts = np.flatnonzero(keys[1:] != keys[:-1]) + 1
-        starts = np.concatenate(([0], cuts, [n])).astype(np.int64)
-        return cls(keys[starts[:-1]], starts, t_sorted[starts[:-1]], t_sorted[starts[1:] - 1])
+        # the keys a block of rows at a time: no key array of the log's length (80 MB at 10⁷ rows)
+        cuts, last = [np.zeros(1, np.int64)], None
+        for a in range(0, n, _KEY_BLOCK):
+            keys = window_keys(t_sorted[a:a + _KEY_BLOCK], spec, first_row + a)
+            if last is not None and keys[0] != last:
+                cuts.append(np.array([a], dtype=np.int64))
+            cuts.append(np.flatnonzero(keys[1:] != keys[:-1]) + (a + 1))
+            last = keys[-1]
+        cuts.append(np.array([n], dtype=np.int64))
+        starts = np.concatenate(cuts).astype(np.int64)
+        first = starts[:-1]
+        if spec.kind == "rows":  # (a row window's key counts rows from the log's first)
+            keys = (first_row + first) // int(spec.size)
+        else:
+            keys = window_keys(t_sorted[first], spec, first_row)
+        return cls(keys, starts, t_sorted[first], t_sorted[starts[1:] - 1])
 
     @property
     def count(self) -> int:
@@ -328,9 +341,23 @@ def window_bounds(windows: TimeWindows, spec: WindowSpec) -> tuple[np.ndarray, n
     return windows.first, windows.last
 
 
+#: rows per block of the passes over the time column that would otherwise hold a temporary of its length
+_KEY_BLOCK = 1 << 20
+
+
+def is_sorted(t: np.ndarray) -> bool:
+    """Whether ``t`` is non-decreasing (checked a block at a time: no temporary of the log's length)."""
+    n = t.shape[0]
+    for a in range(0, n - 1, _KEY_BLOCK):
+        b = min(a + _KEY_BLOCK, n - 1)
+        if not bool(np.all(t[a + 1:b + 1] >= t[a:b])):
+            return False
+    return True
+
+
 def sort_by_time(t: np.ndarray) -> np.ndarray | None:
     """The stable order that sorts ``t`` (None when it already is non-decreasing)."""
-    if t.shape[0] < 2 or bool(np.all(t[1:] >= t[:-1])):
+    if t.shape[0] < 2 or is_sorted(t):
         return None
     return np.argsort(t, kind="stable")
 

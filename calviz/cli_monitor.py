@@ -93,15 +93,16 @@ def read_time_column(file: str, column: str, n: int):
     suffix = path.suffix.lower()
     try:
         if suffix in (".parquet", ".pq") or path.is_dir():
-            import pyarrow.parquet as pq
-
-            values = pq.read_table(path, columns=[column]).column(0).to_pandas()
+            values = _parquet_time(path, column)
         elif suffix in (".csv", ".tsv", ".txt"):
             import pandas as pd
 
-            values = pd.read_csv(path, sep="\t" if suffix == ".tsv" else ",", usecols=[column]).iloc[:, 0]
-            if pd.api.types.is_string_dtype(values.dtype) or values.dtype == object:
-                values = _maybe_datetimes(values)
+            sep = "\t" if suffix == ".tsv" else ","
+            values = _csv_time(path, column, sep)
+            if values is None:
+                values = pd.read_csv(path, sep=sep, usecols=[column]).iloc[:, 0]
+                if pd.api.types.is_string_dtype(values.dtype) or values.dtype == object:
+                    values = _maybe_datetimes(values)
         elif suffix == ".npz":
             with np.load(path, allow_pickle=False) as archive:
                 if column not in archive.files:
@@ -116,6 +117,61 @@ def read_time_column(file: str, column: str, n: int):
     if values.shape[0] != n:
         raise InputError(f"{file}: time column {column!r} has {values.shape[0]} values for {n} rows")
     return values
+
+
+def _parquet_time(path: Path, column: str):
+    """A Parquet time column: timestamps as one datetime64[ns] array (UTC for time-zone aware ones, as Arrow
+    stores them; missing ones NaT), without a pandas Series or a second copy; other types through pandas."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    chunks = pq.read_table(path, columns=[column]).column(0)
+    try:
+        values = _arrow_datetimes(chunks) if pa.types.is_timestamp(chunks.type) else None
+        return chunks.to_pandas() if values is None else values
+    finally:
+        del chunks
+        pa.default_memory_pool().release_unused()  # (Arrow's allocator keeps freed pages otherwise)
+
+
+#: the times datetime64[ns] holds (1677-09-21 to 2262-04-11), rounded inwards to whole years
+_NS_YEARS = np.array(["1678-01-01", "2262-01-01"], dtype="datetime64[D]")
+
+
+def _arrow_datetimes(chunks) -> np.ndarray | None:
+    """Arrow timestamps or dates as one datetime64[ns] array (UTC for time-zone aware ones, as Arrow stores
+    them).  None when one is missing or beyond datetime64[ns]'s years: pandas' reading says so then."""
+    if chunks.null_count:
+        return None
+    values = chunks.to_numpy()
+    if values.dtype == np.dtype("datetime64[ns]") or values.size == 0:
+        return values.astype("datetime64[ns]")
+    low, high = _NS_YEARS.astype(values.dtype)
+    if not (low <= values.min() and values.max() <= high):
+        return None
+    return values.astype("datetime64[ns]")
+
+
+def _csv_time(path: Path, column: str, sep: str):
+    """A CSV time column parsed by Arrow when it reads as ISO 8601 timestamps or dates (UTC for ones with an
+    offset; missing ones NaT) or as numbers without gaps: one numpy array, no pandas parsing of the text.
+    None otherwise (other text, or a file Arrow does not parse): pandas reads it then, with its messages."""
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    try:
+        chunks = pacsv.read_csv(path, parse_options=pacsv.ParseOptions(delimiter=sep),
+                                convert_options=pacsv.ConvertOptions(include_columns=[column])).column(0)
+        kind = chunks.type
+        if pa.types.is_timestamp(kind) or pa.types.is_date(kind):
+            return _arrow_datetimes(chunks)
+        if (pa.types.is_integer(kind) or pa.types.is_floating(kind)) and chunks.null_count == 0:
+            return chunks.to_numpy()
+    except pa.ArrowException:
+        pass
+    finally:
+        pa.default_memory_pool().release_unused()
+    return None
 
 
 def _maybe_datetimes(values):
@@ -218,6 +274,7 @@ def _print_text(summary: dict) -> None:
 def cmd_monitor(args) -> int:
     """Run ``calviz monitor``; returns the exit status (1: alarm)."""
     import calviz
+    from calviz._monitor import monitor_of_over_time
     from calviz.cli import CLIError, load_input
 
     path = Path(args.file)
@@ -226,10 +283,12 @@ def cmd_monitor(args) -> int:
     data = load_input(args.file, args, keep_matrix=False)
     time = read_time_column(args.file, args.time_column, data.n)
     window = _window_arg(args.window)
+    # validated, sorted by time and cut into windows once: the monitor's batches are the result's windows
     over_time = calviz.calibration_over_time(
         data, time=time, window=window, mode=args.mode, reference=args.reference, alpha=args.alpha,
         n_bins=args.n_bins, target=args.target, tcal=not args.no_tcal)
-    monitor = calviz.monitor_calibration(data, time=time, window=window, alpha=args.alpha, target=args.target)
+    del data, time  # (the result holds the sorted log it needs)
+    monitor = monitor_of_over_time(over_time, alpha=args.alpha)
     summary = monitor_summary(over_time, monitor, file=args.file)
     if args.json:
         print(json.dumps(summary))

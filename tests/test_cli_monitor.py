@@ -83,3 +83,61 @@ def test_missing_time_values_and_missing_file(tmp_path, capsys):
     assert "NaT" in capsys.readouterr().err
     assert main(["monitor", str(tmp_path / "none.parquet"), "--time-column", "ts"]) == 2
     assert "no such file" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("mode", ["fixed", "expanding"])
+def test_the_output_is_that_of_the_two_public_calls(tmp_path, capsys, mode):
+    # the command computes the monitor from the over-time result's sorted windows: the same numbers
+    from calviz.cli_monitor import _print_text, monitor_summary
+
+    path = tmp_path / "log.parquet"
+    y, p, ts = _log(path, drift=True)
+    over = calviz.calibration_over_time(y, p, time=ts.to_numpy(), window="1D", mode=mode)
+    monitor = calviz.monitor_calibration(y, p, time=ts.to_numpy(), window="1D")
+    expected = monitor_summary(over, monitor, file=str(path))
+    args = ["monitor", str(path), "--time-column", "ts", "--window", "1D", "--mode", mode]
+    assert main([*args, "--json"]) == 1
+    assert json.loads(capsys.readouterr().out) == json.loads(json.dumps(expected))
+    assert main(args) == 1
+    printed = capsys.readouterr().out
+    _print_text(expected)
+    assert printed == capsys.readouterr().out
+
+
+@pytest.mark.parametrize("cells", [
+    ["2026-01-01 00:00:03", "2026-01-02 10:00:00", "2026-01-02 10:00:00"],  # timestamps, ties
+    ["2026-01-01", "2026-01-03", "2026-01-02"],  # dates
+    ["2026-01-01T05:00:00+02:00", "2026-01-01T05:00:00Z", "2026-01-01T04:00:00-01:00"],  # offsets: UTC
+    ["2026-01-01T05:00:00.123", "2026-01-01T05:00:01.5", "2026-01-01T05:00:01"],
+    ["3", "1", "-2"], ["0.5", "1e3", "2"], ["b7", "a", "b7"],
+])
+def test_a_csv_time_column_reads_as_pandas_reads_it(tmp_path, cells):
+    # Arrow parses ISO 8601 text and numbers; the values are those of pandas' reading (other text: pandas)
+    from calviz._windows import as_time
+    from calviz.cli_monitor import _maybe_datetimes, read_time_column
+
+    path = tmp_path / "log.csv"
+    path.write_text("ts,y_true\n" + "".join(f"{c},1\n" for c in cells))
+    read = as_time(read_time_column(str(path), "ts", len(cells)), len(cells))
+    frame = pd.read_csv(path)["ts"]
+    text = pd.api.types.is_string_dtype(frame.dtype) or frame.dtype == object
+    expected = as_time(_maybe_datetimes(frame) if text else frame, len(cells))
+    assert read.kind == expected.kind and np.array_equal(read.values, expected.values)
+
+
+@pytest.mark.parametrize("unit, tz", [("s", None), ("ms", None), ("us", "Europe/Paris"), ("ns", "UTC")])
+def test_a_parquet_time_column_reads_as_pandas_reads_it(tmp_path, unit, tz):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from calviz._windows import as_time
+    from calviz.cli_monitor import read_time_column
+
+    values = np.array(["2026-03-29T00:30:00", "2026-03-29T03:30:00", "2026-03-29T03:30:00"],
+                      dtype="datetime64[s]")  # (ties; Paris changes its clocks at 01:00 UTC that day)
+    path = tmp_path / "log.parquet"
+    column = pa.array(values, type=pa.timestamp(unit, tz=tz))
+    pq.write_table(pa.table({"ts": column, "y_true": [0, 1, 1]}), path)
+    read = as_time(read_time_column(str(path), "ts", 3), 3)
+    expected = as_time(pq.read_table(path).column("ts").to_pandas(), 3)
+    assert read.kind == expected.kind == "datetime" and np.array_equal(read.values, expected.values)

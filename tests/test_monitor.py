@@ -169,3 +169,48 @@ def test_power_an_intercept_drift_is_detected_after_it_starts():
         assert result.alarm and result.alarm_index >= 50
         delays.append(result.alarm_index - 50)
     assert np.median(delays) <= 20
+
+
+def _same(a, b):
+    """Every attribute of two monitors equal, bit for bit (NaN equal to NaN)."""
+    for name in ("start", "end", "batch_n", "log_evalues", "log_evalues_by_expert"):
+        x, y = getattr(a, name), getattr(b, name)
+        assert x.dtype == y.dtype and x.shape == y.shape, name
+        assert np.array_equal(x, y, equal_nan=x.dtype.kind == "f"), name
+    for name in ("alarm", "alarm_index", "alarm_time", "threshold", "pvalue", "alpha", "n_bins",
+                 "prior_count", "half_life", "n", "target", "window", "n_classes"):
+        assert getattr(a, name) == getattr(b, name), name
+
+
+def _shared_cases():
+    rng = np.random.default_rng(8)
+    n = 3000
+    # ties in time and in prediction, days without rows (windows not listed), unsorted rows
+    days = rng.choice([0, 1, 2, 5, 6, 9], size=n)
+    seconds = days * 86400 + rng.integers(0, 40, n) * 1800
+    time = np.datetime64("2026-03-01") + seconds.astype("timedelta64[s]")
+    z = np.round(rng.uniform(size=n), 2)
+    z[:50] = 0.0
+    z[50:90] = 1.0
+    y = (rng.uniform(size=n) < z).astype(np.int64)
+    yield "ties, gaps, unsorted", (y, z), dict(time=time, window="1D")
+    yield "one row per window", (y[:40], z[:40]), dict(time=np.arange(40)[::-1], window=None)
+    yield "windows of one row and of two", (y[:9], z[:9]), dict(time=np.array([0, 0, 3, 7, 7, 7, 9, 12, 12]),
+                                                                window=2.0)
+    yield "all right", (np.ones(500, np.int64), z[:500]), dict(time=days[:500], window=None)
+    yield "all wrong", (np.zeros(500, np.int64), z[:500]), dict(time=days[:500], window="100 rows")
+    labels = rng.integers(0, 3, n)
+    probs = rng.dirichlet(np.ones(3), size=n)
+    yield "top-1, batch ids", (labels, probs), dict(time=np.array([f"b{d}" for d in days]), window=None)
+
+
+@pytest.mark.parametrize("case", list(_shared_cases()), ids=lambda c: c[0])
+def test_the_monitor_of_an_over_time_result_equals_the_separate_call(case):
+    from calviz._monitor import monitor_of_over_time
+
+    _, (y, p), kw = case
+    over = calviz.calibration_over_time(y, p, alpha=0.1, **kw)
+    shared = monitor_of_over_time(over)
+    alone = calviz.monitor_calibration(y, p, alpha=0.1, **kw)
+    _same(shared, alone)
+    assert shared.batch_n.tolist() == over.n.tolist()

@@ -237,3 +237,32 @@ def test_all_windows_bin_sums_in_one_pass_equal_each_windows_sums():
                       "null_cov_sq_trace"):
             assert np.array_equal(getattr(got, field), getattr(want, field)), field
         assert got.n_total == want.n_total == b - a
+
+
+@pytest.mark.parametrize("window, kind", [("1D", "datetime"), ("7 rows", "datetime"), (None, "number"),
+                                          (2.5, "number"), (3, "number"), (None, "label")])
+def test_windows_cut_a_block_at_a_time_equal_the_whole_log_at_once(monkeypatch, window, kind):
+    from calviz import _windows as W
+
+    rng = np.random.default_rng(4)
+    steps = rng.integers(0, 3, 500)
+    if kind == "datetime":
+        t = np.datetime64("2026-01-01") + (np.cumsum(steps) * 3600).astype("timedelta64[s]")
+    elif kind == "label":
+        t = np.array([f"{v:04d}" for v in np.cumsum(steps) // 4])
+    else:
+        t = np.cumsum(steps) * 0.75 - 40
+    column = as_time(t, t.shape[0])
+    spec = parse_window(window, column.kind)
+    whole = W.TimeWindows.of(column.values, spec, first_row=3)
+    for block in (1, 2, 7, 64, 499, 500):
+        monkeypatch.setattr(W, "_KEY_BLOCK", block)
+        cut = W.TimeWindows.of(column.values, spec, first_row=3)
+        for name in ("keys", "starts", "first", "last"):
+            a, b = getattr(cut, name), getattr(whole, name)
+            assert a.dtype == b.dtype and np.array_equal(a, b), (block, name)
+        unsorted = column.values.copy()
+        i = block if block < unsorted.shape[0] else 1  # a swap across the block boundary
+        unsorted[[i - 1, i]] = unsorted[[i, i - 1]]
+        expect = bool(np.all(np.diff(unsorted) >= 0))
+        assert W.is_sorted(unsorted) == expect and W.is_sorted(column.values)

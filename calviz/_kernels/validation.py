@@ -1,7 +1,9 @@
 """Single-pass input checks for calviz._data.
 
 No Python objects and no messages: the kernels only answer "is everything valid?" in one branch-free
-(vectorisable) pass; calviz._data finds the first offending row on the slow path and words the message.
+(vectorisable) pass, large arrays in row chunks on several threads (:func:`calviz._threads.map_chunks`: a
+chunk's answer is a bool, so the answer does not depend on the threads); calviz._data finds the first
+offending row on the slow path and words the message.
 """
 
 from __future__ import annotations
@@ -9,15 +11,44 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from calviz._threads import map_chunks
 
-@njit(cache=True)
-def all_in_unit(x):
-    """True iff every element of the flat array x lies in [0, 1] (NaN fails)."""
+
+@njit(cache=True, nogil=True)
+def all_in_unit_rows(x, start, stop):
+    """True iff every x[start:stop] lies in [0, 1] (NaN fails)."""
     ok = True
-    for i in range(x.shape[0]):
+    for i in range(start, stop):
         v = x[i]
         ok &= (v >= 0.0) & (v <= 1.0)
     return ok
+
+
+def all_in_unit(x) -> bool:
+    """True iff every element of the flat array x lies in [0, 1] (NaN fails)."""
+    return all(map_chunks(lambda start, stop: all_in_unit_rows(x, start, stop), x.shape[0]))
+
+
+@njit(cache=True, nogil=True)
+def simplex_rows_ok(p, limit, start, stop):
+    """True iff every p[i, j] of the rows start..stop−1 lies in [0, 1] (NaN fails) and every row sum
+    (added in column order, as :func:`max_row_sum_deviation`) is within ``limit`` of 1."""
+    k = p.shape[1]
+    ok = True
+    for i in range(start, stop):
+        s = 0.0
+        for j in range(k):
+            v = p[i, j]
+            s += v
+            ok &= (v >= 0.0) & (v <= 1.0)
+        ok &= abs(s - 1.0) <= limit
+    return ok
+
+
+def on_simplex(p, limit: float) -> bool:
+    """True iff every value of the (n, K) array p lies in [0, 1] and every row sums to 1 within ``limit``:
+    the range check and the row-sum check in one read."""
+    return all(map_chunks(lambda start, stop: simplex_rows_ok(p, limit, start, stop), p.shape[0]))
 
 
 @njit(cache=True)
@@ -54,12 +85,18 @@ def labels_to_int64(labels, n_classes):
     return out, ok
 
 
-@njit(cache=True)
-def int_labels_in_range(labels, n_classes):
-    """True iff every integer label lies in 0..n_classes−1 (int64 input is then used without a copy)."""
+@njit(cache=True, nogil=True)
+def int_labels_in_range_rows(labels, n_classes, start, stop):
+    """True iff every integer label of labels[start:stop] lies in 0..n_classes−1."""
     ok = True
     hi = n_classes - 1
-    for i in range(labels.shape[0]):
+    for i in range(start, stop):
         v = labels[i]
         ok &= (v >= 0) & (v <= hi)
     return ok
+
+
+def int_labels_in_range(labels, n_classes: int) -> bool:
+    """True iff every integer label lies in 0..n_classes−1 (int64 input is then used without a copy)."""
+    return all(map_chunks(lambda start, stop: int_labels_in_range_rows(labels, n_classes, start, stop),
+                          labels.shape[0]))

@@ -14,17 +14,24 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from calviz._binning import check_n_bins
 from calviz._classical import ClassicalTests, classical_tests
-from calviz._corp import CORPReliability, ScoreDecomposition, corp_reliability, score_decomposition
+from calviz._corp import (
+    CORPReliability,
+    ScoreDecomposition,
+    bands_at_alpha,
+    corp_reliability,
+    score_decomposition,
+)
 from calviz._data import CalibrationData, InputError
 from calviz._distance import distance_bounds, smce_witness
-from calviz._ece import reliability
+from calviz._ece import reliability, reliability_of_view
 from calviz._ici import ICIResult, ici
-from calviz._intervals import ece_interval
-from calviz._monitor import CalibrationMonitor, monitor_calibration
+from calviz._intervals import bootstrap_at_alpha, ece_interval
+from calviz._monitor import CalibrationMonitor, monitor_of_over_time
 from calviz._params import BOOLEAN, NoneOr, Options, validate_params
 from calviz._results import ResultMixin
-from calviz._smooth import smooth_reliability
+from calviz._smooth import band_at_alpha, smooth_reliability
 from calviz._tcal import adaptive_tcal
 from calviz._windows import CalibrationOverTime, calibration_over_time
 from calviz.analysis.data import (
@@ -227,7 +234,10 @@ def compute_multi_reliability(data: CalibrationData, options: AnalysisOptions) -
     if is_distributed(data):  # one pass over the partitions for all panels
         return _estimator(data, "multi_reliability")(data, target=target, top_k=int(options.top_k),
                                                      n_bins=int(options.n_bins), alpha=options.alpha)
-    common = dict(n_bins=int(options.n_bins), scheme=options.scheme, alpha=options.alpha, **_weighted(data))
+    # each panel is the binary diagram of one rank's / one class's pair, cut from the data validated once:
+    # the pairs are handed to the engine as they are, not validated again
+    common = dict(w=getattr(data, "weights", None), n_bins=check_n_bins(int(options.n_bins)),
+                  scheme=options.scheme, alpha=options.alpha, target="binary", n_classes=2)
     support = np.bincount(data.labels, minlength=data.n_classes)
     kind, index, labels, omitted = multi_reliability_panels(
         target, n_classes=data.n_classes, is_binary=data.is_binary, top_k=int(options.top_k), support=support
@@ -236,13 +246,13 @@ def compute_multi_reliability(data: CalibrationData, options: AnalysisOptions) -
     if kind == "rank":
         z, y = data.topk(int(index.size))
         for r in range(index.size):
-            yr = y[:, r].astype(np.int64)
-            panels.append(reliability(yr, np.ascontiguousarray(z[:, r]), **common))
+            yr = np.ascontiguousarray(y[:, r])
+            panels.append(reliability_of_view(np.ascontiguousarray(z[:, r]), yr, **common))
             positives.append(int(yr.sum()))
     else:
         for c in index:
             zc, yc = data.classwise(int(c))
-            panels.append(reliability(yc.astype(np.int64), zc, **common))
+            panels.append(reliability_of_view(zc, yc, **common))
             positives.append(int(support[c]))
     return MultiReliability(
         target=target,
@@ -326,7 +336,7 @@ def multi_reliability_panels(
 
 @validate_params({"resampling": NoneOr(Options(RESAMPLINGS))})
 def compute_tcal(data: CalibrationData, options: AnalysisOptions, resampling: str | None = None,
-                 max_resamples: int | None = None):
+                 max_resamples: int | None = None, reuse=None):
     """Adaptive multi-scale T-Cal (``calviz.tcal.adaptive_tcal``).
 
     ``resampling=None`` uses ``options.resampling``; the dashboard first calls it with ``"analytic"``
@@ -350,6 +360,10 @@ def compute_tcal(data: CalibrationData, options: AnalysisOptions, resampling: st
     max_resamples : int, optional
         The cap of the sequential rule (default: the library's; the dashboard's "draw more" raises it for
         an undecided test).
+    reuse : TCalResult, optional
+        An earlier resampled result on the same rows, resampling and seed (e.g. at another α): its
+        resamples are reused and only those beyond them drawn (``adaptive_tcal``'s ``reuse``); the result
+        is the same.
 
     Returns
     -------
@@ -381,8 +395,36 @@ def compute_tcal(data: CalibrationData, options: AnalysisOptions, resampling: st
         target = _resolved(data, "full")
     test = _estimator(data, "adaptive_tcal")
     more = {} if max_resamples is None else {"max_resamples": int(max_resamples)}
+    if reuse is not None:  # (in memory only: the distributed twin draws its own)
+        more["reuse"] = reuse
     return test(data, target=target.name, class_index=target.class_index, alpha=options.alpha,
                 resampling=resampling, seed=int(options.seed), **more)
+
+
+# -- the resampled views at another α: from the resamples of their result (``View.redecide``) ------------
+def redecide_tcal(result, data: CalibrationData, options: AnalysisOptions):
+    """The resampled T-Cal at ``options.alpha`` from ``result`` (the same view at another α): the rows it
+    was computed on (:func:`calviz.sampling.sample_for_view`), its resamples reused and only those beyond
+    them drawn — equal to :func:`compute_tcal` on those rows."""
+    from calviz import sampling
+
+    rows, _ = sampling.sample_for_view("tcal_resampled", prepare(data, options), options)
+    return compute_tcal(rows, options, reuse=result)
+
+
+def redecide_bootstrap(result, data, options: AnalysisOptions):
+    """The bootstrap interval at ``options.alpha`` from the resamples of ``result`` (no data read)."""
+    return bootstrap_at_alpha(result, options.alpha)
+
+
+def redecide_smooth(result, data, options: AnalysisOptions):
+    """The smooth diagram's band at ``options.alpha`` from the resampled curves of ``result``."""
+    return band_at_alpha(result, options.alpha)
+
+
+def redecide_corp(result, data, options: AnalysisOptions):
+    """The CORP diagram's band at ``options.alpha`` from the resampled curves of ``result``."""
+    return bands_at_alpha(result, options.alpha)
 
 
 #: rows per cell, on average, that the full target's interval keeps (:func:`interval_bins`)
@@ -432,8 +474,8 @@ def interval_bins(n: int, target: str, n_classes: int, n_bins: int) -> int:
 def _interval(data: CalibrationData, options: AnalysisOptions, method: str):
     data = prepare(data, options)
     target = _target(data, options)
-    if target.name == "topk":  # the sorted top-k vector (k = 1: the top-1 confidence)
-        target = _resolved(data, "auto", top_k=target.top_k)
+    if target.name == "topk" and target.top_k == 1:  # the sorted top-1 "vector" is the top-1 confidence
+        target = _resolved(data, "auto")  # (k > 1: the sorted top-k vector, the target itself)
     n_bins = interval_bins(data.n, target.name, data.n_classes, int(options.n_bins))
     interval = _estimator(data, "ece_interval")
     return interval(data, target=target, n_bins=n_bins, alpha=options.alpha, method=method,
@@ -875,5 +917,5 @@ def compute_over_time(data: CalibrationData, options: AnalysisOptions) -> OverTi
     time = data.time.show(data.time.values)  # (datetimes, numbers or batch ids, as the user's column)
     windows = calibration_over_time(data, time=time, window=window, alpha=float(options.alpha),
                                     n_bins=int(options.n_bins), target=target)
-    monitor = monitor_calibration(data, time=time, window=window, alpha=float(options.alpha), target=target)
+    monitor = monitor_of_over_time(windows)  # (the same log, validated, sorted and cut once)
     return OverTime(windows, monitor)

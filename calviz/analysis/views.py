@@ -176,6 +176,18 @@ class View:
         on Dask when the distributed twin can draw the resamples, else gathered; None: not on Dask.
     not_on_dask : str or None
         Why it is not available on Dask (with ``dask=None``).
+    redecided_by : tuple of str
+        The fields of ``reads`` that only re-decide a resampled view (α: the quantiles of its resamples, or
+        where the sequential T-Cal stops): a change of them alone is answered by ``redecide`` from the
+        resamples of its result at other values, not by resampling again (the dashboard's store keeps
+        those).
+    redecide : callable or None
+        ``redecide(result, data, options)`` → the view's result at ``options`` from ``result``, its result
+        at other values of ``redecided_by`` (carrying its resamples), equal to ``compute`` to 1e−12.
+    redecide_reads_rows : bool
+        ``redecide`` reads the rows too (the sequential T-Cal: the observed statistics, and resamples
+        beyond the stored ones when the new α needs more), so the dashboard runs it as the view's job;
+        False: from the resamples alone, milliseconds, on the session's thread.
     weighted : bool
         Its compute function passes the data's sample weights (``CalibrationData.weights``, a file's
         weight column) to engine functions that take them (:data:`calviz._params.WEIGHTED_FUNCTIONS`);
@@ -211,6 +223,9 @@ class View:
     marks: str | None = None
     card_title: str | None = None
     sorted_answer: Callable[[Any, AnalysisOptions], Any] | None = None
+    redecided_by: tuple[str, ...] = ()
+    redecide: Callable[[Any, Any, AnalysisOptions], Any] | None = None
+    redecide_reads_rows: bool = False
     weighted: bool = False
 
     def __post_init__(self):
@@ -277,8 +292,9 @@ REGISTRY: tuple[View, ...] = (
     View(
         "corp", _compute.compute_corp,
         weighted=True,
-        # no bins: a change of n_bins reuses it; α re-reads the quantiles of new resamples
+        # no bins: a change of n_bins reuses it; α re-reads the quantiles of its stored resamples
         reads=("target", "class_index", "n", "alpha", "n_resamples", "seed"),
+        redecided_by=("alpha",), redecide=_compute.redecide_corp,
         targets=TargetRule("scalar", why="the isotonic curve of a scalar prediction: " + _SCALAR_WHY),
         label="CORP reliability diagram", applies=_corp_diagram, in_check=True,
         # the band: n_resamples label resamples, each O(n) on the rows sorted once (measured 1.6·10⁻⁸ s
@@ -302,6 +318,7 @@ REGISTRY: tuple[View, ...] = (
     View(
         "smooth", _compute.compute_smooth,
         reads=("target", "class_index", "n", "kernel", "bandwidth", "alpha", "n_resamples", "seed"),
+        redecided_by=("alpha",), redecide=_compute.redecide_smooth,
         targets=TargetRule("scalar", why=_SCALAR_WHY), label="smooth curve", applies=_scalar_diagram,
         seconds_per_row=1e-7, cost=lambda seconds, n_classes, options: seconds + SMOOTH_BAND_SECONDS,
         background="always", slot="smooth", stand_in="smooth_curve", overlay=True, job_label="smooth band",
@@ -338,6 +355,8 @@ REGISTRY: tuple[View, ...] = (
     View(
         "tcal_resampled", _compute.compute_tcal,
         reads=("target", "class_index", "n", "alpha", "resampling", "seed", "all_rows"),
+        # α moves where the sequential rule stops: its stored resamples are reused, more drawn if needed
+        redecided_by=("alpha",), redecide=_compute.redecide_tcal, redecide_reads_rows=True,
         targets=TargetRule("full", why="top-k has no T-Cal: the top-k and full targets are tested for full "
                                        "calibration on the simplex partition"),
         label="T-Cal (resampled)", applies=_resampled_tcal_asked, resampled=True, in_check=True,
@@ -372,6 +391,7 @@ REGISTRY: tuple[View, ...] = (
     View(
         "bootstrap", _compute.compute_bootstrap_interval,
         reads=("target", "class_index", "top_k", "n", "n_bins", "alpha", "n_resamples", "seed", "all_rows"),
+        redecided_by=("alpha",), redecide=_compute.redecide_bootstrap,
         targets=TargetRule("own", why="as the ECE interval", full_as_topk=True),
         label="bootstrap interval", resampled=True, subsample=50_000, sampling_error="interval",
         seconds_per_row=1.5e-7, cost=lambda seconds, n_classes, options: seconds * int(options.n_resamples),

@@ -3,8 +3,9 @@
 The resampled T-Cal stops when its decision at α is settled, or says "undecided" at its cap of resamples
 (:attr:`calviz.tcal.TCalResult.advice`).  The button under the T-Cal card reruns the sequential test from
 the same seed — the same resamples first, then more — with a cap ten times larger (up to the library's
-limits, :func:`more_resamples`), on the same rows, off the UI thread; the result replaces the undecided
-one in the store's cache (:meth:`calviz.app.store.ResultStore.seed`) and the card redraws.
+limits, :func:`more_resamples`), on the same rows, off the UI thread; the resamples already drawn (the
+store keeps them with the result) are reused, only the ones beyond are drawn.  The result replaces the
+undecided one in the store's cache (:meth:`calviz.app.store.ResultStore.seed`) and the card redraws.
 """
 
 from __future__ import annotations
@@ -31,15 +32,16 @@ def _undecided(result) -> bool:
             and result.method != "analytic")
 
 
-def draw_more(data, options, cap: int):
+def draw_more(data, options, cap: int, reuse=None):
     """The resampled T-Cal the dashboard shows (its rows: :func:`calviz.sampling.sample_for_view`) with
-    the sequential rule's cap raised to ``cap``."""
+    the sequential rule's cap raised to ``cap``; ``reuse``: a result of it at a smaller cap (or another α),
+    whose resamples are reused (the same result, fewer resamples drawn)."""
     from calviz import sampling
     from calviz.analysis import prepare
     from calviz.analysis.compute import compute_tcal
 
     rows, _ = sampling.sample_for_view("tcal_resampled", prepare(data, options), options)
-    return compute_tcal(rows, options, max_resamples=cap)
+    return compute_tcal(rows, options, max_resamples=cap, reuse=reuse)
 
 
 class DrawMore:
@@ -79,8 +81,9 @@ class DrawMore:
 
     def run(self, data, options, cap: int) -> None:
         """Compute off the UI thread; the store shows the result (on the session's thread)."""
+        drawn = self.app.store.drawn("tcal_resampled", data, options)  # (its resamples so far)
         try:
-            result = draw_more(data, options, cap)
+            result = draw_more(data, options, cap, reuse=None if drawn is None else drawn[0])
         except Exception as exc:  # shown, never a dead button
             message = f"Drawing more resamples failed: {exc}"
             self.running = False

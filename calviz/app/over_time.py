@@ -39,6 +39,41 @@ def _empty_diagram() -> dict:
     return {k: np.zeros(0) for k in ("x", "y", "low", "high", "count")}
 
 
+def _patch_rows(source: ColumnDataSource, table: dict) -> None:
+    """Give ``source`` these columns, sending only what changed when the windows only grew (a watched log:
+    the open window's numbers, the Holm-adjusted tests, new windows): the changed cells as a patch, the
+    new rows as a stream — not every window again.  Anything else replaces the columns (copies: a patch
+    writes into the source's arrays, which must not be a result's own)."""
+    table = {k: np.asarray(v) for k, v in table.items()}
+    current = source.data
+    old = len(current["n"]) if "n" in current else 0
+    count = len(table["n"])
+
+    def replace() -> None:
+        _set(source, {k: v.copy() for k, v in table.items()})
+
+    if current.keys() != table.keys() or old == 0 or count < old:
+        return replace()
+    patches = {}
+    for name, new in table.items():
+        was = np.asarray(current[name])
+        head = new[:old]
+        if was.dtype != new.dtype or was.shape[1:] != new.shape[1:]:
+            return replace()
+        differ = was != head
+        if new.dtype.kind == "f":
+            differ &= ~(np.isnan(was) & np.isnan(head))
+        changed = np.flatnonzero(differ)
+        if changed.size > max(old // 2, 1) or (changed.size and new.dtype.kind in "MUSO"):
+            return replace()
+        if changed.size:
+            patches[name] = [(int(i), head[i].item()) for i in changed]
+    if patches:
+        source.patch(patches)
+    if count > old:
+        source.stream({k: v[old:].copy() for k, v in table.items()})
+
+
 class OverTimeView(_View):
     """The over-time card (module docstring); ``selected`` is the window whose diagram is drawn."""
 
@@ -131,7 +166,7 @@ class OverTimeView(_View):
             self._build(datetime)
         count = len(table["n"])
         previous_count = len(self.source.data.get("n", ()))
-        _set(self.source, table)
+        _patch_rows(self.source, table)
         monitor = result.monitor
         self.threshold.location = float(monitor.threshold)
         shown = np.concatenate((table["evalue"], [monitor.threshold, 1.0]))

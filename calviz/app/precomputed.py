@@ -268,3 +268,35 @@ def rebinned_in_worker(view, probs, labels, confidence_form: bool, options, base
     start = time.perf_counter()
     result = rebinned(view, CalibrationData(probs, labels, confidence_form), options, base)
     return result, time.perf_counter() - start, None
+
+
+# -- the resampled views across α ------------------------------------------------------------------------
+#: the latest result, with its resamples, of each resampled view (``View.redecided_by``) per inputs other
+#: than those that only re-decide it; the caches above keep the results without their resamples (a CORP
+#: band's are 8 bytes × resamples × 1000 points)
+DRAWN = ResultCache(entries=16)
+
+
+def key_without(key: tuple, fields: tuple[str, ...]) -> tuple:
+    """A store cache key without the values of ``fields``."""
+    return (key[0], key[1], tuple(item for item in key[2] if item[0] not in fields))
+
+
+def without_draws(result):
+    """``result`` without the resamples it carries (``_draws``), for the caches of shown results."""
+    import dataclasses
+
+    if dataclasses.is_dataclass(result) and getattr(result, "_draws", None) is not None:
+        return dataclasses.replace(result, _draws=None)
+    return result
+
+
+def redecided_in_worker(name: str, probs, labels, confidence_form: bool, options, base, note):
+    """(in a worker process) View ``name``'s ``redecide`` of ``base`` on the shared arrays:
+    ``(result, seconds, note)``."""
+    import time
+
+    start = time.perf_counter()
+    result = view(name).redecide(base, CalibrationData(probs, labels, confidence_form), options)
+    return result, time.perf_counter() - start, note
+

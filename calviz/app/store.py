@@ -16,6 +16,10 @@ which computation answers the options, and publishes what each slot shows as an 
   is already running in a worker process is not interrupted, but its result is only cached, never
   shown.  Jobs wait :data:`DEBOUNCE_S` before starting, so dragging a slider starts only the jobs of
   the value it rests on.
+* A change of α alone resamples nothing: the resampled views re-decide from the resamples kept with their
+  results (``View.redecided_by``; :data:`calviz.app.precomputed.DRAWN`) — the bootstrap interval and the
+  smooth and CORP bands at once, the sequential T-Cal as its job (more resamples only if the new α needs
+  them).
 * Once the controls rest, a served session also computes the diagram of the binning scheme it does not
   show (:data:`PREFETCH_DELAY_S`), so toggling the scheme to compare the two redraws from the cache.
 * Background work (threads, worker processes) is started through :mod:`calviz.app.workers` only.
@@ -34,7 +38,7 @@ from typing import Any
 
 import param
 
-from calviz._data import InputError
+from calviz._data import CalibrationData, InputError
 from calviz.analysis import (
     COMPUTE,
     REGISTRY,
@@ -205,7 +209,8 @@ class ResultStore(_Slots):
         with self._lock:
             if self._lookup(key):
                 return self._cache[key]
-        answered = self._answer(view, data, options) or self._rebinned(view, data, options)
+        answered = (self._answer(view, data, options) or self._rebinned(view, data, options)
+                    or self._redecided(view, data, options))
         if answered is None:
             answered = run_view(view, data, options)
             self.passes[view] = self.passes.get(view, 0) + 1
@@ -214,6 +219,11 @@ class ResultStore(_Slots):
         return self._remember(key, view, result, error, data)
 
     def _remember(self, key, view, result, error, data=None, *, computed: bool = True):
+        redecided_by = view_record(view).redecided_by
+        if redecided_by and getattr(result, "_draws", None) is not None:  # (its resamples: kept once)
+            if data is not None:
+                precomputed.DRAWN.put(precomputed.key_without(key, redecided_by), data, result, error)
+            result = precomputed.without_draws(result)
         with self._lock:
             if computed:
                 self.calls[view] = self.calls.get(view, 0) + 1
@@ -243,14 +253,17 @@ class ResultStore(_Slots):
                 self._keep(key, result, error)
             return found
 
-    def seed(self, view: str, data, options: AnalysisOptions, result) -> None:
+    def seed(self, view: str, data, options: AnalysisOptions, result, *, show: bool = False) -> None:
         """Put a result computed elsewhere in the cache (e.g. the over-time view of a grown log, by merged
         sums: :func:`calviz.app.watch.poll`; a T-Cal drawn on with a larger cap: calviz.app.draw_more),
-        and show it where its slot shows that computation now.  On the session's thread."""
+        and show it where its slot shows that computation now — or at once with ``show`` (the data it is
+        for become the page's next: its slot is then up to date for them).  On the session's thread."""
         key = view_key(view, data, options)
         self._remember(key, view, result, None, data, computed=False)
         slot = view_record(view).slot
-        if slot is not None and getattr(self, slot).key == key:  # shown now: show the new result
+        if slot is not None and (show or getattr(self, slot).key == key):  # shown now: the new result
+            if show:  # (a job still running for the slot's previous data is no longer wanted)
+                self._wanted[slot] = key
             self.param.update(**{slot: Entry(key, result, options, data)})
 
     def cached(self, view: str, data, options: AnalysisOptions):
@@ -302,6 +315,42 @@ class ResultStore(_Slots):
         else:
             future.cancel()
         return future.result()
+
+    def _redecided(self, view: str, data, options: AnalysisOptions, slot=None, key=None):
+        """``(result, seconds, note)`` of a resampled view (``View.redecide``) from the resamples of its
+        result at another α (on this thread, or — with ``slot``, when it reads the rows — in the session's
+        worker process), or None (none cached)."""
+        record = view_record(view)
+        base = self.drawn(view, data, options)
+        if base is None:
+            return None
+        result, note = base
+        if slot is None or not record.redecide_reads_rows:
+            start = time.perf_counter()
+            try:
+                return record.redecide(result, data, options), time.perf_counter() - start, note
+            except InputError:
+                return None  # (the direct computation refuses it too, with its message)
+        future = self._worker.submit(precomputed.redecided_in_worker, view, _shared(data.probs),
+                                     _shared(data.labels), data.confidence_form, options, result, note,
+                                     limit=self._job_limit)
+        if self._still_wanted(slot, key):
+            self._worker_futures[slot] = future
+        else:
+            future.cancel()
+        return future.result()
+
+    @staticmethod
+    def drawn(view: str, data, options: AnalysisOptions):
+        """``(result with its resamples, note)`` of resampled view ``view`` at these inputs but for its
+        ``redecided_by`` (e.g. at another α), or None (none kept; in memory only where it reads the
+        rows)."""
+        record = view_record(view)
+        if record.redecide is None or (record.redecide_reads_rows and type(data) is not CalibrationData):
+            return None
+        key = precomputed.key_without(view_key(view, data, options), record.redecided_by)
+        found, result, note = precomputed.DRAWN.get(key)
+        return (result, note) if found else None
 
     @staticmethod
     def _sorted_ready(view: str, data, options: AnalysisOptions) -> bool:
@@ -408,7 +457,9 @@ class ResultStore(_Slots):
                 continue
             if (inline or self._has(plan.final, data, options)
                     or not self._in_background(plan.final, data, options)
-                    or self._sorted_ready(plan.final, data, options)):
+                    or self._sorted_ready(plan.final, data, options)
+                    or (not view_record(plan.final).redecide_reads_rows
+                        and self.drawn(plan.final, data, options) is not None)):
                 result = self.result(plan.final, data, options)
                 error = self._error(plan.final, data, options)
                 changes[slot] = Entry(key, result, options, data, error=error)
@@ -482,8 +533,10 @@ class ResultStore(_Slots):
                 return
             try:
                 # (its sorted view may be built meanwhile; a bin change of the classical tests redoes only
-                # their binned measures)
-                answered = self._answer(view, data, options) or self._rebinned(view, data, options, slot, key)
+                # their binned measures; an α change of a resampled view re-decides from its resamples)
+                answered = (self._answer(view, data, options)
+                            or self._rebinned(view, data, options, slot, key)
+                            or self._redecided(view, data, options, slot, key))
                 result, seconds, error = answered or self._compute(slot, key, view, data, options)
                 break
             except (concurrent.futures.CancelledError, concurrent.futures.process.BrokenProcessPool):

@@ -1,0 +1,270 @@
+"""The one-pass checking kernels (validation + top-1 view + first-order equal-width sums in one read) give
+the numbers of a direct computation and of the validating path, and refuse bad input with the validating
+path's message: ties, predictions on bin edges, 0 and 1, n = 2, all-correct / all-wrong labels, chunk
+edges of the threaded split, float32 = float64 cast, every label dtype."""
+
+import numba
+import numpy as np
+import pytest
+
+import calviz
+from calviz import _threads
+from calviz._sums import (
+    checked_first_order_sums,
+    equal_width_1d_sums,
+    equal_width_first_order_sums,
+    plugin_ece_l1,
+    plugin_ece_sq,
+    plugin_mce,
+)
+
+M = 22  # floor(m z) disagrees with the float edges i/m for some z (e.g. 15/22)
+
+
+@pytest.fixture
+def small_chunks(monkeypatch):
+    """Split from 64 rows on, so that small inputs take the chunked, threaded path."""
+    monkeypatch.setattr(_threads, "PARALLEL_MIN_ROWS", 64)
+
+
+def direct(z, y, m):
+    """Per-bin count, Σz, Σy by a binary search on the float edges i/m (the last bin closed at 1)."""
+    edges = np.arange(m + 1) / m
+    ids = np.clip(np.searchsorted(edges, z, side="right") - 1, 0, m - 1)
+    count = np.bincount(ids, minlength=m)
+    z_sum = np.bincount(ids, weights=z, minlength=m)
+    y_sum = np.bincount(ids, weights=y.astype(np.float64), minlength=m)
+    return count, z_sum, y_sum
+
+
+def direct_estimates(z, y, m):
+    """(ℓ1 ECE, ℓ2 ECE, MCE) and the reliability counts / means by the direct per-bin sums."""
+    count, z_sum, y_sum = direct(z, y, m)
+    full = count > 0
+    gap = y_sum[full] - z_sum[full]
+    n = z.shape[0]
+    l1 = np.abs(gap).sum() / n
+    l2 = np.sqrt((gap ** 2 / count[full]).sum() / n)
+    mce = np.abs(gap / count[full]).max()
+    return (l1, l2, mce), count, z_sum, y_sum
+
+
+def assert_same_reliability(a, b):
+    """Every field of two ReliabilityData equal (arrays elementwise, NaN equal to NaN)."""
+    for name in a.__dataclass_fields__:
+        left, right = getattr(a, name), getattr(b, name)
+        if isinstance(left, np.ndarray):
+            np.testing.assert_array_equal(left, right)
+        else:
+            assert left == right, name
+
+
+def direct_top1(probs, labels):
+    return probs.max(axis=1), (probs.argmax(axis=1) == labels).astype(np.float64)
+
+
+def binary_sample(n, seed, labels="random"):
+    rng = np.random.default_rng(seed)
+    p = rng.integers(0, 4 * M + 1, size=n) / (4 * M)  # many exactly on edges, 0 and 1 included
+    p[: n // 2] = rng.uniform(size=n // 2)
+    p[:2] = [0.0, 1.0]
+    y = {"random": (rng.uniform(size=n) < p).astype(np.int64), "all_correct": np.ones(n, dtype=np.int64),
+         "all_wrong": np.zeros(n, dtype=np.int64)}[labels]
+    return p, y
+
+
+def multiclass_sample(n, seed, k=4):
+    """Rows with tied maxima (the lowest index wins) and rows whose maximum is on a bin edge."""
+    rng = np.random.default_rng(seed)
+    probs = rng.dirichlet(np.ones(k), size=n)
+    probs[::5] = np.full(k, 1.0 / k)  # all tied
+    tied = np.zeros(k)
+    tied[1] = tied[2] = 0.5
+    probs[1::7] = tied
+    edge = np.full(k, 5 / (11 * (k - 1)))
+    edge[0] = 6 / 11
+    probs[2::9] = edge
+    labels = rng.integers(0, k, size=n)
+    return probs, labels
+
+
+def check_estimates(y, p, m, z_ref, y_ref):
+    (l1, l2, mce), count, z_sum, y_sum = direct_estimates(z_ref, y_ref, m)
+    assert calviz.binned_ece(y, p, n_bins=m).value == pytest.approx(l1, rel=1e-12, abs=1e-15)
+    assert calviz.binned_ece(y, p, n_bins=m, p=2).value == pytest.approx(l2, rel=1e-12, abs=1e-15)
+    assert calviz.mce(y, p, n_bins=m).value == pytest.approx(mce, rel=1e-12, abs=1e-15)
+    rel = calviz.reliability(y, p, n_bins=m)
+    np.testing.assert_array_equal(rel.counts, count)
+    full = count > 0
+    np.testing.assert_allclose(rel.mean_confidence[full], z_sum[full] / count[full], rtol=1e-12)
+    np.testing.assert_allclose(rel.observed_frequency[full], y_sum[full] / count[full], rtol=1e-12)
+    assert np.isnan(rel.mean_confidence[~full]).all()
+    # the validating path (validated data, as every surface hands down) gives the same result
+    data = calviz.as_calibration_data(y, p)
+    assert calviz.binned_ece(data, n_bins=m) == calviz.binned_ece(y, p, n_bins=m)
+    assert calviz.binned_ece(data, n_bins=m, p="max") == calviz.binned_ece(y, p, n_bins=m, p="max")
+    assert_same_reliability(calviz.reliability(data, n_bins=m), rel)
+
+
+@pytest.mark.parametrize("n", [2, 3, 63, 64, 65, 1001])
+@pytest.mark.parametrize("labels", ["random", "all_correct", "all_wrong"])
+def test_binary_equals_direct_sums(small_chunks, n, labels):
+    p, y = binary_sample(n, n, labels)
+    check_estimates(y, p, M, p, y)
+
+
+@pytest.mark.parametrize("n", [2, 64, 1001])
+def test_top1_equals_direct_sums(small_chunks, n):
+    probs, labels = multiclass_sample(n, n)
+    conf, correct = direct_top1(probs, labels)
+    check_estimates(labels, probs, M, conf, correct)
+    check_estimates(labels, probs, 1, conf, correct)
+    result = calviz.binned_ece(labels, probs, n_bins=M)
+    assert (result.target, result.n_classes, result.n, result.n_bins_total) == ("top1", 4, n, M)
+
+
+def test_all_correct_and_all_wrong_top1(small_chunks):
+    probs, _ = multiclass_sample(500, 1)
+    for labels in (probs.argmax(axis=1), (probs.argmax(axis=1) + 1) % 4):
+        conf, correct = direct_top1(probs, labels)
+        check_estimates(labels, probs, 15, conf, correct)
+
+
+def test_equal_the_full_sums_and_do_not_depend_on_the_threads(small_chunks):
+    p, y = binary_sample(5000, 7)
+    full = equal_width_1d_sums(p, y, 15)
+    first = checked_first_order_sums(p, y, 15, 1e-6)
+    np.testing.assert_array_equal(first.keys, full.keys)
+    np.testing.assert_array_equal(first.count, full.count)
+    np.testing.assert_array_equal(first.z_sum, full.z_sum)  # same rows, same chunks, same order
+    np.testing.assert_array_equal(first.y_sum, full.y_sum)
+    for finaliser in (plugin_ece_l1, plugin_ece_sq, plugin_mce):
+        assert finaliser(first) == pytest.approx(finaliser(full), rel=1e-12)
+    before = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        one = checked_first_order_sums(p, y, 15, 1e-6)
+    finally:
+        numba.set_num_threads(before)
+    np.testing.assert_array_equal(one.z_sum, first.z_sum)
+    np.testing.assert_array_equal(one.count, first.count)
+    np.testing.assert_array_equal(equal_width_first_order_sums(p, y, 15).z_sum, first.z_sum)
+
+
+@pytest.mark.parametrize("label_dtype", [np.bool_, np.int8, np.uint8, np.int32, np.uint64, np.float32, float])
+def test_narrow_inputs_equal_the_wide_ones(small_chunks, label_dtype):
+    """float32 predictions are read as stored: the result equals that of the same values cast to
+    float64, whatever the labels' dtype."""
+    p, y = binary_sample(777, 3)
+    p32 = p.astype(np.float32)
+    wide = p32.astype(np.float64)
+    for p_ece in (1, 2, "max"):
+        assert calviz.binned_ece(y.astype(label_dtype), p32, p=p_ece) == calviz.binned_ece(y, wide, p=p_ece)
+    assert_same_reliability(calviz.reliability(y.astype(label_dtype), p32), calviz.reliability(y, wide))
+    probs, labels = multiclass_sample(777, 4)
+    probs32 = probs.astype(np.float32)
+    probs32 /= probs32.sum(axis=1, keepdims=True)
+    if label_dtype is not np.bool_:
+        narrow = calviz.binned_ece(labels.astype(label_dtype), probs32)
+        assert narrow == calviz.binned_ece(labels, probs32.astype(np.float64))
+        conf, correct = direct_top1(probs32.astype(np.float64), labels)
+        check_estimates(labels.astype(label_dtype), probs32, 15, conf, correct)
+
+
+def message(y, p):
+    with pytest.raises(calviz.InputError) as refused:
+        calviz.as_calibration_data(y, p)
+    return str(refused.value)
+
+
+def assert_same_refusal(y, p):
+    expected = message(y, p)
+    for call in (lambda: calviz.binned_ece(y, p), lambda: calviz.binned_ece(y, p, p=2),
+                 lambda: calviz.reliability(y, p), lambda: calviz.mce(y, p)):
+        with pytest.raises(calviz.InputError) as refused:
+            call()
+        assert str(refused.value) == expected
+
+
+def test_bad_values_at_every_chunk_edge_give_the_validating_message(small_chunks):
+    n = 301
+    bounds = _threads.chunk_bounds(n)
+    assert len(bounds) == _threads.CHUNKS
+    p, y = binary_sample(n, 11)
+    probs, labels = multiclass_sample(n, 12, k=3)
+    for start, stop in bounds:
+        for row in (start, stop - 1):
+            for bad in (np.nan, np.inf, -0.25, 1.0 + 4e-16):
+                q = p.copy()
+                q[row] = bad
+                assert_same_refusal(y, q)
+                r = probs.copy()
+                r[row, 1] = bad
+                assert_same_refusal(labels, r)
+            for bad in (2, -1, 0.5, np.nan):
+                z = y.astype(float)
+                z[row] = bad
+                assert_same_refusal(z, p)
+                k = labels.astype(float)
+                k[row] = 3 if bad == 2 else bad
+                assert_same_refusal(k, probs)
+            r = probs.copy()
+            r[row] = [0.5, 0.5, 2e-6]  # in [0, 1], sums to 1 + 2e-6
+            assert_same_refusal(labels, r)
+            small = labels.astype(np.uint8)
+            small[row] = 200
+            assert_same_refusal(small, probs)
+
+
+def test_row_sums_at_the_tolerance_are_accepted():
+    probs = np.array([[0.5, 0.5 + 1e-6], [0.3, 0.7], [0.2, 0.8 - 1e-6]])
+    labels = np.array([1, 1, 0])
+    expected = calviz.binned_ece(calviz.as_calibration_data(labels, probs))
+    assert calviz.binned_ece(labels, probs) == expected
+
+
+def test_other_inputs_take_the_validating_path():
+    """Lists, Fortran order, one-hot labels, weights, other targets and schemes: the results of the
+    validating path (which these inputs take)."""
+    probs, labels = multiclass_sample(200, 5)
+    data = calviz.as_calibration_data(labels, probs)
+    assert calviz.binned_ece(labels.tolist(), probs.tolist()) == calviz.binned_ece(data)
+    assert calviz.binned_ece(labels, np.asfortranarray(probs)) == calviz.binned_ece(data)
+    assert calviz.binned_ece(np.eye(4)[labels], probs) == calviz.binned_ece(data)
+    mass = calviz.binned_ece(labels, probs, scheme="equal_mass")
+    assert mass == calviz.binned_ece(data, scheme="equal_mass")
+    assert calviz.binned_ece(labels, probs, target="classwise", class_index=2) == calviz.binned_ece(
+        data, target="classwise", class_index=2)
+    weighted = calviz.binned_ece(labels, probs, sample_weight=np.ones(200))
+    assert weighted.value == pytest.approx(calviz.binned_ece(data).value, rel=1e-12)
+    with pytest.raises(calviz.InputError, match="binary target"):
+        calviz.binned_ece(labels, probs, target="binary")
+    with pytest.raises(calviz.InputError, match="at least 2 samples"):
+        calviz.binned_ece(np.array([1]), np.array([0.5]))
+
+
+def test_chunked_range_checks_see_every_chunk(small_chunks):
+    """The threaded validation checks fail on one bad value at the first or last row of any chunk."""
+    from calviz._kernels.validation import all_in_unit, int_labels_in_range, on_simplex
+
+    n = 301
+    z = np.full(n, 0.5)
+    rows = np.full((n, 2), 0.5)
+    labels = np.zeros(n, dtype=np.int64)
+    assert all_in_unit(z) and int_labels_in_range(labels, 2) and on_simplex(rows, 1e-6)
+    for start, stop in _threads.chunk_bounds(n):
+        for row in (start, stop - 1):
+            for bad in (np.nan, -0.1, 1.0 + 4e-16):
+                z[row] = bad
+                assert not all_in_unit(z)
+                rows[row, 1] = bad
+                assert not on_simplex(rows, 1e-6)
+            z[row] = 0.5
+            rows[row] = [0.5, 0.5 + 2e-6]
+            assert not on_simplex(rows, 1e-6)
+            rows[row] = 0.5
+            for bad in (2, -1):
+                labels[row] = bad
+                assert not int_labels_in_range(labels, 2)
+            labels[row] = 0
+    assert all_in_unit(np.empty(0)) and int_labels_in_range(np.empty(0, dtype=np.int64), 2)
