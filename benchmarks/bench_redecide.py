@@ -62,12 +62,15 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=1_000_000)
     parser.add_argument("--power", type=float, default=1.1)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--views", nargs="+", default=None, help="only these views")
     args = parser.parse_args()
     data = _data(args.n, args.power)
     cases = {"bootstrap": {}, "smooth": {}, "corp": {"scheme": "corp"},
              "tcal_resampled": {"resampling": "y_only"}}
     report = {"n": args.n, "cores": os.cpu_count(), "load_start": os.getloadavg()[:2], "views": {}}
     for name, where in cases.items():
+        if args.views and name not in args.views:
+            continue
         before = AnalysisOptions(alpha=0.05, **where)
         after = before.replace(alpha=0.1)
         base, _, note = run_view(name, data, before)  # (also the warm-up)

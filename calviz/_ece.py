@@ -857,13 +857,26 @@ def reliability(
                                       allowed=("auto", *SCALAR_TARGETS), caller="reliability")
     m = check_n_bins(n_bins)  # (at most MAX_RELIABILITY_BINS: declared above, the uniform message)
     w = check_sample_weight(sample_weight, data.n, "reliability")
+    return reliability_of_view(z, y, w, n_bins=m, scheme=scheme, alpha=alpha, interval=interval,
+                               target=target, n_classes=data.n_classes)
+
+
+def reliability_of_view(
+    z: np.ndarray, y: np.ndarray, w: np.ndarray | None, *, n_bins: int, scheme: str, alpha: float,
+    target: str, n_classes: int, interval: str = "wilson",
+) -> ReliabilityData:
+    """:func:`reliability` of a scalar view already validated: ``z``, ``y`` (n,) float64 arrays of a
+    validated :class:`~calviz.CalibrationData`'s view (e.g. one rank of its top-k view), ``w`` its checked
+    weights or None, ``n_bins`` checked (:func:`check_n_bins`); ``target`` and ``n_classes`` label the
+    result.  An outer call that validated the data hands its views down here instead of validating each
+    again (the per-rank and per-class panels)."""
     if w is not None:
-        return _weighted_reliability(z, y, w, m, scheme=scheme, alpha=alpha, interval=interval, target=target,
-                                     n=data.n, n_classes=data.n_classes)
-    sums, bins, _, _ = binned_sums(z, y, n_bins=m, scheme=scheme, target=target)
-    edges = equal_width_edges(m) if bins is None else bins.edges
-    return reliability_from_sums(sums, edges, alpha=alpha, interval=interval, n_bins=m, scheme=scheme,
-                                 target=target, n_classes=data.n_classes, value_range=drawn_range(z, scheme))
+        return _weighted_reliability(z, y, w, n_bins, scheme=scheme, alpha=alpha, interval=interval,
+                                     target=target, n=z.shape[0], n_classes=n_classes)
+    sums, bins, _, _ = binned_sums(z, y, n_bins=n_bins, scheme=scheme, target=target)
+    edges = equal_width_edges(n_bins) if bins is None else bins.edges
+    return reliability_from_sums(sums, edges, alpha=alpha, interval=interval, n_bins=n_bins, scheme=scheme,
+                                 target=target, n_classes=n_classes, value_range=drawn_range(z, scheme))
 
 
 def drawn_range(z: np.ndarray, scheme: str, *, is_sorted: bool = False) -> tuple[float, float] | None:

@@ -188,11 +188,10 @@ def cmd_compare(args) -> int:
 
     summary = comparison_summary(compute_comparisons(flags, data, options, load_input=load_b))
     if args.weight_column is not None:
-        from calviz.analysis.comparisons import UNWEIGHTED_COMPARISON
+        from calviz.analysis.comparisons import unweighted_parts
         from calviz.present.text import weights_note
 
-        # (--by: the groups' tests take no weights either)
-        unweighted = UNWEIGHTED_COMPARISON if other is not None else ("the groups' tests",)
+        unweighted = unweighted_parts("models" if other is not None else "groups")
         summary = {"weight_column": args.weight_column, "not_weighted": list(unweighted),
                    "weights_note": weights_note(args.weight_column, unweighted), **summary}
     if args.json:

@@ -40,26 +40,94 @@ share, shares = int(sys.argv[1]), int(sys.argv[2])
 warm_kernels(sorted(COMPUTE)[share::shares])
 """
 
+#: fills numba's cache of the kernels calviz.dask runs on each partition (the LocalCluster's two worker
+#: processes would otherwise both compile each of them at once, as both get partitions of the same graph):
+#: every driver on binary and 3-class data with empty partitions, on dask's synchronous scheduler; a call
+#: that a target does not allow only fails (the kernels are compiled per argument type, not per size)
+FILL_DASK_KERNELS = """
+import warnings
+import dask
+import dask.array as da
+import numpy as np
+import calviz.dask as cdask
+from calviz.analysis import COMPUTE, AnalysisOptions
+
+chunks = (0, 1, 150, 0, 240, 9)
+rng = np.random.default_rng(0)
+p = rng.random(sum(chunks))
+probs = rng.dirichlet(np.ones(3), size=sum(chunks))
+binary = ((rng.random(p.size) < p).astype(np.int64), p)
+multiclass = ((probs.cumsum(axis=1) < rng.random((p.size, 1))).sum(axis=1).clip(0, 2).astype(np.int64), probs)
+targets = [(binary, [{}]), (multiclass, [{}, {"target": "classwise", "class_index": 1}, {"target": "full"},
+                                        {"target": "top1"}])]
+options = AnalysisOptions(resampling="y_only", n_resamples=20)
+
+def run(f, *args, **kwargs):
+    try:
+        f(*args, **kwargs)
+    except Exception:
+        pass
+
+with dask.config.set(scheduler="synchronous"), warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    for (y, z), kinds in targets:
+        Y, Z = da.from_array(y, chunks=(chunks,)), da.from_array(z, chunks=(chunks,) + z.shape[1:])
+        for kwargs in kinds:
+            for name in ("binned_ece", "debiased_ece", "unbiased_ece", "mce", "reliability", "ece_interval",
+                         "laplace_kce", "smce", "sintce", "lower_dce"):
+                run(getattr(cdask, name), Y, Z, **kwargs)
+            for resampling in ("analytic", "threshold", "y_only"):
+                run(cdask.adaptive_tcal, Y, Z, resampling=resampling, n_resamples=20, **kwargs)
+            run(cdask.adaptive_tcal, Y, Z, resampling="analytic", max_bins=64, **kwargs)
+            run(cdask.multiscale_debiased_ece, Y, Z, exponents=range(1, 5), **kwargs)
+        run(cdask.binned_ece, Y, Z, p=2)
+        run(cdask.ece_interval, Y, Z, top_k=2)
+        for view in sorted(COMPUTE):
+            run(cdask.compute_view, view, cdask.from_dask(Y, Z), options)
+"""
+
 
 def pytest_configure(config):
-    """Under ``-n N`` (the controller, before its workers start): fill numba's cache of the kernels once,
-    in two processes.  A fresh checkout has no cache, and each kernel's first use compiles it — about
-    84 CPU-s for the dashboard's views — in every process that gets there before the cache is written:
-    both test workers, the served apps' worker processes and the Dask workers, all at the start of the
-    run.  With the cache filled this costs a few seconds (loading it); a failure only loses the saving."""
+    """Under ``-n N`` (the controller, before its workers start): start filling numba's cache of the
+    kernels, in three processes (two shares of the dashboard's views; calviz.dask's partition kernels).
+    A fresh checkout has no cache, and each kernel's first use compiles it — about 84 CPU-s for the
+    dashboard's views — in every process that gets there before the cache is written: both test workers,
+    the served apps' worker processes and the Dask workers, all at the start of the run.  With the cache
+    filled this costs a few seconds (loading it); a failure only loses the saving.  The workers collect
+    the tests meanwhile (no kernel runs while collecting): the tests are handed out once the fill has
+    ended (:func:`pytest_xdist_node_collection_finished`)."""
     if (hasattr(config, "workerinput") or not config.getoption("numprocesses", default=None)
             or config.getoption("collectonly")):
         return
     shares = 2
-    processes = [subprocess.Popen([sys.executable, "-c", FILL_NUMBA_CACHE, str(share), str(shares)], cwd=REPO,
-                                  env=_serve_env(REPO), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-                 for share in range(shares)]
+    scripts = [[FILL_NUMBA_CACHE, str(share), str(shares)] for share in range(shares)] + [[FILL_DASK_KERNELS]]
+    config._calviz_cache_fill = [
+        subprocess.Popen([sys.executable, "-c", *script], cwd=REPO, env=_serve_env(REPO),
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        for script in scripts]
+
+
+def _finish_cache_fill(config, *, timeout: float) -> None:
+    """Wait for the cache-filling processes (killed after ``timeout`` seconds: a hang guard)."""
+    processes = getattr(config, "_calviz_cache_fill", None) or []
+    config._calviz_cache_fill = []
     for each in processes:
         try:
-            each.wait(timeout=900)
+            each.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             each.kill()
             each.wait()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_node_collection_finished(node, ids):
+    """(The controller, as each worker reports its collection, before any test is handed out.)  The
+    tests start once numba's cache is filled: the collection overlapped the fill."""
+    _finish_cache_fill(node.config, timeout=900)
+
+
+def pytest_unconfigure(config):
+    _finish_cache_fill(config, timeout=0)  # (a run ended before any worker collected: no process left)
 
 
 #: session fixtures every xdist worker may hold a copy of: cheap (a path, a factory) or, for Chromium, a

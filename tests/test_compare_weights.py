@@ -69,3 +69,41 @@ def test_calviz_compare_and_check_weight_column(tmp_path, capsys):
     assert shown["mcb"] == pytest.approx(expected.mcb, rel=1e-12)
     assert main([*argv[:-2], "--weight-column", "nope"]) == 2
     assert "nope" in capsys.readouterr().err
+
+
+def test_the_apps_comparison_of_two_models_weights_as_the_command_line_does():
+    """The dashboard's comparison mode on weighted data gives the numbers of the one comparison
+    orchestration (compare_models on the weighted data, as ``calviz compare --weight-column``): weighted
+    score decompositions and diagrams, the rest unweighted, and its note names what is not weighted."""
+    from calviz._dashboard import CalvizApp
+    from calviz.analysis.comparisons import unweighted_parts
+    from calviz.datasets import load_dataset
+    from calviz.present.text import weights_note
+
+    a, b = load_dataset("tabular-gnb"), load_dataset("tabular-gnb-temperature")
+    w = np.random.default_rng(5).integers(0, 4, a.n).astype(float)
+    data = with_weights(a, w)
+    app = CalvizApp(data, resampling="analytic")
+    app.start()
+    app.wait()
+    mode = app.comparison
+    mode.controls.other = "tabular-gnb-temperature"  # (the data were handed over: B is named)
+    mode.controls.mode = "models"
+    outcome = mode.store.entry.result
+    shown = outcome.comparison
+    options = app.controls.options(data.n)
+    expected = compare_models(data, b.probs, shown.names, options)
+    unweighted = compare_models(a, b.probs, shown.names, options)
+    for split, model in (("decomposition_a", a), ("decomposition_b", b)):
+        for field in FIELDS:
+            assert getattr(getattr(shown, split), field) == getattr(getattr(expected, split), field)
+        # the weighted decomposition itself, and not the unweighted one
+        direct = calviz.score_decomposition(model, score="brier", sample_weight=w)
+        assert getattr(shown, split).mcb == pytest.approx(direct.mcb, rel=1e-12)
+        assert getattr(shown, split).mcb != getattr(unweighted, split).mcb
+    assert (shown.difference, shown.pvalue) == (expected.difference, expected.pvalue)  # (unweighted parts)
+    # the two diagrams weigh the rows: their bins hold the weights
+    for diagram in outcome.reliability:
+        assert diagram.counts.sum() == pytest.approx(w.sum(), rel=1e-12)
+    assert weights_note("", unweighted_parts("models")) in mode.request().source
+    assert unweighted_parts("models") == UNWEIGHTED_COMPARISON

@@ -332,7 +332,8 @@ def test_superseded_job_never_starts(monkeypatch):
             time.sleep(seconds)
 
     monkeypatch.setattr(store_module, "_run_remote", run)
-    monkeypatch.setattr(store_module, "time", types.SimpleNamespace(sleep=sleep, monotonic=time.monotonic))
+    monkeypatch.setattr(store_module, "time", types.SimpleNamespace(
+        sleep=sleep, monotonic=time.monotonic, perf_counter=time.perf_counter))
     app.controls.resampling = "y_only"
     for alpha in (0.06, 0.07, 0.08, 0.09):  # a drag: each value supersedes the last within the debounce time
         app.controls.alpha = alpha

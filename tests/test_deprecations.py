@@ -102,6 +102,36 @@ def test_monkeypatching_through_the_old_path_reaches_the_implementation(fresh_ol
     assert private.binned_ece is not marker
 
 
+@pytest.mark.parametrize("earlier", ["kept", "forgotten"])
+def test_monkeypatching_after_an_earlier_import_of_the_old_path_restores_the_implementation(
+        earlier, fresh_old_paths):
+    """The old path imported earlier in the same process (another test, a user's module), then patched and
+    restored through it — and through a fresh import — twice: ``undo`` puts the implementation's function
+    back and never deletes it, and the earlier old module still reads the implementation."""
+    private = importlib.import_module("calviz._ece")
+    original = private.binned_ece
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        earlier_module = importlib.import_module("calviz.ece")
+        if earlier == "forgotten":  # as the fixture above does: the next import makes a new old module
+            sys.modules.pop("calviz.ece", None)
+            vars(calviz).pop("ece", None)
+        fresh = importlib.import_module("calviz.ece")
+    try:
+        for _ in range(2):
+            for old in (earlier_module, fresh):
+                patch = pytest.MonkeyPatch()
+                marker = object()
+                patch.setattr(old, "binned_ece", marker)
+                assert private.binned_ece is marker and earlier_module.binned_ece is marker
+                patch.undo()
+                assert vars(private).get("binned_ece") is original, "undo deleted or lost the implementation"
+                assert earlier_module.binned_ece is original and fresh.binned_ece is original
+        assert calviz.binned_ece is original
+    finally:
+        private.binned_ece = original  # (whatever happened above: never leave the engine without it)
+
+
 @pytest.mark.parametrize("name", CALLABLE)
 def test_modules_named_like_their_function_stay_callable(name, fresh_old_paths, monkeypatch):
     """``import calviz.tcal`` binds the old module to ``calviz.tcal``; calling it still calls the function."""

@@ -182,26 +182,62 @@ def _owner_of(node) -> str | None:
     return None
 
 
-def _view_tables(tree, owner=None):
-    """(line, owner, names) of every dict with ≥ 3 view-name keys and every tuple/list/set of ≥ 3 strings
-    that are all view names; ``owner``: the innermost name assigned, function or class it is in."""
+def _view_names_compared(node) -> list[str]:
+    """The view names an if/elif chain compares one value with (``if name == "tcal": … elif name == …``)."""
+    found = []
+    while isinstance(node, ast.If):
+        test = node.test
+        if isinstance(test, ast.Compare) and len(test.comparators) == 1:
+            found += [v for v in _strings(test.comparators) if v in NAMES]
+        node = node.orelse[0] if len(node.orelse) == 1 else None
+    return found
+
+
+def _view_tables(tree, owner=None, elifs=None):
+    """(line, owner, names) of every dict with ≥ 3 view-name keys (a literal, or ``dict(name=…)``), every
+    tuple/list/set of ≥ 3 strings that are all view names, and every if/elif chain or ``match`` that
+    dispatches on ≥ 3 view names; ``owner``: the innermost name assigned, function or class it is in."""
+    elifs = set() if elifs is None else elifs  # (an elif is its chain's: the chain is reported at its if)
     for node in ast.iter_child_nodes(tree):
         inner = _owner_of(node) or owner
         if isinstance(node, ast.Dict):
             keys = [k for k in _strings([k for k in node.keys if k is not None]) if k in NAMES]
             if len(keys) >= 3:
                 yield node.lineno, inner, keys
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "dict":
+            keys = [k.arg for k in node.keywords if k.arg in NAMES]
+            if len(keys) >= 3:
+                yield node.lineno, inner, keys
         elif isinstance(node, (ast.Tuple, ast.List, ast.Set)):
             values = _strings(node.elts)
             if len(values) == len(node.elts) >= 3 and set(values) <= NAMES:
                 yield node.lineno, inner, values
-        yield from _view_tables(node, inner)
+        elif isinstance(node, ast.If) and id(node) not in elifs:
+            compared = _view_names_compared(node)
+            if len(compared) >= 3:
+                yield node.lineno, inner, compared
+        elif isinstance(node, ast.Match):
+            cases = [c.pattern.value for c in node.cases if isinstance(c.pattern, ast.MatchValue)]
+            values = [v for v in _strings(cases) if v in NAMES]
+            if len(values) >= 3:
+                yield node.lineno, inner, values
+        if isinstance(node, ast.If) and len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If):
+            elifs.add(id(node.orelse[0]))
+        yield from _view_tables(node, inner, elifs)
+
+
+def _scanned_modules() -> dict[str, pathlib.Path]:
+    """Every module of the package, by its path under calviz/ (subpackages included)."""
+    return {path.relative_to(ROOT).as_posix(): path for path in sorted(ROOT.rglob("*.py"))}
 
 
 def test_no_module_but_the_registry_keeps_a_table_of_views():
+    modules = _scanned_modules()
+    # every subpackage is scanned: the presentation package, the app's modules, the command line's
+    assert {"present/text.py", "present/frames.py", "present/report.py", "app/over_time.py", "app/store.py",
+            "cli.py", "cli_serve.py", "dask/_app.py"} <= set(modules)
     found = []
-    for path in sorted(ROOT.rglob("*.py")):
-        relative = path.relative_to(ROOT).as_posix()
+    for relative, path in modules.items():
         if relative == "analysis/views.py":
             continue
         for line, owner, names in _view_tables(ast.parse(path.read_text(encoding="utf-8"))):
@@ -214,3 +250,21 @@ def test_the_scan_finds_a_table_of_views():
     tree = ast.parse('TABLE = {"reliability": 1, "tcal": 2, "distance": 3}\nLIST = ("smooth", "interval", '
                      '"bootstrap")\nOK = ("reliability", "inputs", "tcal")\n')
     assert [owner for _, owner, _ in _view_tables(tree)] == ["TABLE", "LIST"]
+    # the other spellings of a table: dict(...) keywords, an if/elif dispatch, a match
+    tree = ast.parse('KEYWORDS = dict(reliability=1, tcal=2, distance=3)\n'
+                     'def title(name):\n'
+                     '    if name == "reliability":\n        return "a"\n'
+                     '    elif name == "tcal":\n        return "b"\n'
+                     '    elif name == "interval":\n        return "c"\n'
+                     '    return name\n'
+                     'def label(name):\n'
+                     '    match name:\n'
+                     '        case "smooth":\n            return 1\n'
+                     '        case "bootstrap":\n            return 2\n'
+                     '        case "distance":\n            return 3\n'
+                     'def fine(name):\n'
+                     '    if name == "tcal":\n        return 1\n'
+                     '    elif name == "interval":\n        return 2\n')
+    assert [(owner, names) for _, owner, names in _view_tables(tree)] == [
+        ("KEYWORDS", ["reliability", "tcal", "distance"]), ("title", ["reliability", "tcal", "interval"]),
+        ("label", ["smooth", "bootstrap", "distance"])]

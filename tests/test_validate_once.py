@@ -46,15 +46,36 @@ def _target_name(target) -> str:
     return target.name if isinstance(target, Target) else target
 
 
-@pytest.mark.parametrize("target", ["auto", "classwise"])
+def _resolved_as(args, kwargs) -> tuple:
+    """The target a :func:`resolve` call asks for: its name, k and class (a Target: its own)."""
+    target = args[1] if len(args) > 1 else kwargs.get("target", "auto")
+    if isinstance(target, Target):
+        return target.name, target.top_k, target.class_index
+    top_k = args[2] if len(args) > 2 else kwargs.get("top_k", 1)
+    class_index = args[3] if len(args) > 3 else kwargs.get("class_index", 0)
+    return target, top_k, class_index
+
+
+@pytest.mark.parametrize("target", ["auto", "classwise", "topk", "full"])
 def test_analyze_validates_once_and_resolves_each_target_once(monkeypatch, target):
+    """Also for the vector targets: their per-rank / per-class reliability panels, intervals and T-Cal are
+    computed from the one validated data (the panels' pairs are cut from it, not validated again)."""
     data = load_dataset(DEFAULT_DATASET)
+    assert data.n_classes == 4  # (top-k and full are vector targets of these data)
     y, p = np.array(data.labels), np.array(data.probs)
     validations = _count(monkeypatch, calviz._data.as_calibration_data)
     resolutions = _count(monkeypatch, calviz.targets.resolve)
-    result = calviz.analyze((y, p), n_resamples=50, target=target, class_index=1)
+    # (the vector targets' resampled T-Cal on the simplex takes about a minute on these data; it validates
+    # and resolves as their analytic test does)
+    resampling = {} if target in ("auto", "classwise") else {"resampling": "analytic"}
+    result = calviz.analyze((y, p), n_resamples=50, target=target, class_index=1, top_k=3, **resampling)
     assert not result.errors, result.errors
     assert set(result.timings) >= {"reliability", "tcal", "interval", "distance", "classical"}
+    if target in ("topk", "full"):  # the panels of a vector target
+        assert len(result.reliability) == {"topk": 3, "full": 4}[target]
+    # each target asked for (name, k, class) is resolved once
+    per_target = collections.Counter(_resolved_as(args, kwargs) for args, kwargs, _ in resolutions)
+    assert per_target and max(per_target.values()) == 1, per_target
     # the arrays are validated once, in the whole package; every later call is handed the validated data
     assert len(validations) == 1, [(type(a[0]).__name__, caller) for a, _, caller in validations]
     assert not isinstance(validations[0][0][0], CalibrationData)
@@ -120,3 +141,33 @@ def test_the_engine_computes_the_same_numbers_from_the_memo():
     by_target = calviz.classical_tests(data, target=target, measures=True)
     assert by_target.measures["mce"].value == by_name.measures["mce"].value
     assert by_target.to_dict() == by_name.to_dict()
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_the_vector_targets_panels_equal_the_engines_diagram_of_each_pair(weighted):
+    """The per-rank and per-class panels, computed from the validated data's views without validating them
+    again, are calviz.reliability of each (z, y) pair passed as arrays (ties, a bin edge, weights)."""
+    from calviz._weights import with_weights
+    from calviz.analysis import AnalysisOptions, compute_multi_reliability
+
+    rng = np.random.default_rng(4)
+    # duplicated rows (ties) and rows on the bin edges of 4 and 10 bins
+    p = np.vstack([np.repeat(rng.dirichlet(np.ones(4), size=95), 4, axis=0),
+                   np.tile([[0.5, 0.25, 0.25, 0.0], [0.5, 0.5, 0.0, 0.0]], (10, 1))])
+    y = rng.integers(0, 4, size=p.shape[0])
+    data = calviz.as_calibration_data(y, p)
+    w = rng.integers(0, 3, size=data.n).astype(float) if weighted else None
+    data = with_weights(data, w) if weighted else data
+    for options in (AnalysisOptions(target="topk", top_k=3, n_bins=10),
+                    AnalysisOptions(target="full", n_bins=4, scheme="equal_mass"),
+                    AnalysisOptions(target="full", n_bins=4)):
+        shown = compute_multi_reliability(data, options)
+        if options.target == "topk":
+            z, labels = data.topk(3)
+            pairs = [(z[:, r], labels[:, r]) for r in range(3)]
+        else:
+            pairs = [data.classwise(c) for c in range(4)]
+        for panel, (z, labels) in zip(shown.panels, pairs, strict=True):
+            expected = calviz.reliability(labels.astype(np.int64), np.array(z), n_bins=options.n_bins,
+                                          scheme=options.scheme, alpha=options.alpha, sample_weight=w)
+            np.testing.assert_equal(panel.to_dict(), expected.to_dict())  # (empty bins: NaN == NaN)

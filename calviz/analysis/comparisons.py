@@ -15,8 +15,8 @@ from calviz._data import CalibrationData, InputError, as_calibration_data
 from calviz.analysis.options import AnalysisOptions
 from calviz.targets import SCALAR_TARGETS
 
-__all__ = ["comparison_keywords", "compare_models", "UNWEIGHTED_COMPARISON", "group_calibration",
-           "recalibration", "by_group"]
+__all__ = ["comparison_keywords", "compare_models", "UNWEIGHTED_COMPARISON", "unweighted_parts",
+           "group_calibration", "recalibration", "by_group"]
 
 
 def comparison_keywords(options: AnalysisOptions) -> dict:
@@ -31,6 +31,19 @@ def comparison_keywords(options: AnalysisOptions) -> dict:
 #: the parts of a comparison that analyse the rows unweighted although the data carry sample weights
 #: (the test of equal calibration, T-Cal and the ECE interval have no standard weighted form)
 UNWEIGHTED_COMPARISON = ("the equal-calibration test", "each model's T-Cal and ECE interval")
+
+
+def unweighted_parts(mode: str) -> tuple[str, ...]:
+    """What a comparison of ``mode`` analyses unweighted when the data carry sample weights, as the weights
+    note names it (:func:`calviz.present.text.weights_note`): two models (``"models"``) weight their score
+    decompositions and reliability diagrams, not the rest (:data:`UNWEIGHTED_COMPARISON`); the groups'
+    tests (``"groups"``) and the recalibration's split, fit and comparison (``"recalibration"``) take no
+    weights."""
+    parts = {"models": UNWEIGHTED_COMPARISON, "groups": ("the groups' tests",),
+             "recalibration": ("this comparison",)}
+    if mode not in parts:
+        raise InputError(f"unknown comparison mode {mode!r}; expected one of {', '.join(parts)}")
+    return parts[mode]
 
 
 def compare_models(data: CalibrationData, other_probs, names, options: AnalysisOptions):

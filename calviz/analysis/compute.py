@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from calviz._binning import check_n_bins
 from calviz._classical import ClassicalTests, classical_tests
 from calviz._corp import (
     CORPReliability,
@@ -24,7 +25,7 @@ from calviz._corp import (
 )
 from calviz._data import CalibrationData, InputError
 from calviz._distance import distance_bounds, smce_witness
-from calviz._ece import reliability
+from calviz._ece import reliability, reliability_of_view
 from calviz._ici import ICIResult, ici
 from calviz._intervals import bootstrap_at_alpha, ece_interval
 from calviz._monitor import CalibrationMonitor, monitor_of_over_time
@@ -233,7 +234,10 @@ def compute_multi_reliability(data: CalibrationData, options: AnalysisOptions) -
     if is_distributed(data):  # one pass over the partitions for all panels
         return _estimator(data, "multi_reliability")(data, target=target, top_k=int(options.top_k),
                                                      n_bins=int(options.n_bins), alpha=options.alpha)
-    common = dict(n_bins=int(options.n_bins), scheme=options.scheme, alpha=options.alpha, **_weighted(data))
+    # each panel is the binary diagram of one rank's / one class's pair, cut from the data validated once:
+    # the pairs are handed to the engine as they are, not validated again
+    common = dict(w=getattr(data, "weights", None), n_bins=check_n_bins(int(options.n_bins)),
+                  scheme=options.scheme, alpha=options.alpha, target="binary", n_classes=2)
     support = np.bincount(data.labels, minlength=data.n_classes)
     kind, index, labels, omitted = multi_reliability_panels(
         target, n_classes=data.n_classes, is_binary=data.is_binary, top_k=int(options.top_k), support=support
@@ -242,13 +246,13 @@ def compute_multi_reliability(data: CalibrationData, options: AnalysisOptions) -
     if kind == "rank":
         z, y = data.topk(int(index.size))
         for r in range(index.size):
-            yr = y[:, r].astype(np.int64)
-            panels.append(reliability(yr, np.ascontiguousarray(z[:, r]), **common))
+            yr = np.ascontiguousarray(y[:, r])
+            panels.append(reliability_of_view(np.ascontiguousarray(z[:, r]), yr, **common))
             positives.append(int(yr.sum()))
     else:
         for c in index:
             zc, yc = data.classwise(int(c))
-            panels.append(reliability(yc.astype(np.int64), zc, **common))
+            panels.append(reliability_of_view(zc, yc, **common))
             positives.append(int(support[c]))
     return MultiReliability(
         target=target,
@@ -470,8 +474,8 @@ def interval_bins(n: int, target: str, n_classes: int, n_bins: int) -> int:
 def _interval(data: CalibrationData, options: AnalysisOptions, method: str):
     data = prepare(data, options)
     target = _target(data, options)
-    if target.name == "topk":  # the sorted top-k vector (k = 1: the top-1 confidence)
-        target = _resolved(data, "auto", top_k=target.top_k)
+    if target.name == "topk" and target.top_k == 1:  # the sorted top-1 "vector" is the top-1 confidence
+        target = _resolved(data, "auto")  # (k > 1: the sorted top-k vector, the target itself)
     n_bins = interval_bins(data.n, target.name, data.n_classes, int(options.n_bins))
     interval = _estimator(data, "ece_interval")
     return interval(data, target=target, n_bins=n_bins, alpha=options.alpha, method=method,

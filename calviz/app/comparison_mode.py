@@ -21,6 +21,7 @@ import panel as pn
 import param
 
 from calviz.analysis import is_distributed
+from calviz.analysis.comparisons import unweighted_parts
 from calviz.app import sources
 from calviz.app.comparison_store import METHODS, MODES, ComparisonRequest, ComparisonStore
 from calviz.app.comparison_view import ComparisonView
@@ -198,8 +199,8 @@ class ComparisonMode:
         if is_distributed(data):
             raise ValueError("comparisons need the predictions in memory; Dask data is analysed as one model")
         options = self.app.controls.options(data.n)
-        # the comparisons analyse the rows unweighted: say so wherever the data carry sample weights
-        unweighted = (" " + text.weights_note("", ("this comparison",))
+        # what the comparison analyses unweighted: said wherever the data carry sample weights
+        unweighted = (" " + text.weights_note("", unweighted_parts(mode))
                       if getattr(data, "weights", None) is not None else "")
         if mode == "recalibration":
             return ComparisonRequest("recalibration", data, options, method=self.controls.method,

@@ -117,10 +117,14 @@ class ComparisonOutcome:
 
 
 def compute_comparison(mode, labels, probs, other_probs, groups, names, method, options,
-                       confidence_form=False) -> ComparisonOutcome:
+                       confidence_form=False, weights=None) -> ComparisonOutcome:
     """The comparison of one request on plain arrays (picklable: runs in a worker process); with
-    ``confidence_form`` the rows are (confidence, correct) pairs (:attr:`CalibrationData.confidence_form`)."""
+    ``confidence_form`` the rows are (confidence, correct) pairs (:attr:`CalibrationData.confidence_form`);
+    ``weights``: the rows' sample weights (:attr:`CalibrationData.weights`), read by two models'
+    comparison as ``calviz compare --weight-column`` reads them
+    (:func:`calviz.analysis.comparisons.unweighted_parts`)."""
     from calviz._ece import reliability
+    from calviz._weights import with_weights
     from calviz.analysis.comparisons import (
         compare_models,
         comparison_keywords,
@@ -134,8 +138,8 @@ def compute_comparison(mode, labels, probs, other_probs, groups, names, method, 
     def rows(y, p) -> CalibrationData:
         return as_calibration_data(y, p, confidence_form=confidence_form)
 
-    def diagrams(y, *models):
-        return tuple(reliability(rows(y, p), **common) for p in models)
+    def diagrams(y, *models, sample_weight=None):
+        return tuple(reliability(rows(y, p), sample_weight=sample_weight, **common) for p in models)
 
     if mode == "groups":
         by_group = group_calibration(rows(labels, probs), groups, options)
@@ -165,10 +169,10 @@ def compute_comparison(mode, labels, probs, other_probs, groups, names, method, 
             recalibration=info,
         )
     if mode == "models":
-        cmp = compare_models(rows(labels, probs), other_probs, names, options)
-        return ComparisonOutcome(
-            mode, cmp.names, diagrams(labels, probs, other_probs), cmp.target, cmp.n, comparison=cmp
-        )
+        data = rows(labels, probs) if weights is None else with_weights(rows(labels, probs), weights)
+        cmp = compare_models(data, other_probs, names, options)
+        shown = diagrams(labels, probs, other_probs, sample_weight=data.weights)
+        return ComparisonOutcome(mode, cmp.names, shown, cmp.target, cmp.n, comparison=cmp)
     raise InputError(f"unknown comparison mode {mode!r}")
 
 
@@ -184,6 +188,7 @@ def _arguments(request: ComparisonRequest) -> tuple:
         request.method,
         request.options,
         request.data.confidence_form,
+        request.data.weights,
     )
 
 

@@ -16,6 +16,10 @@ which computation answers the options, and publishes what each slot shows as an 
   is already running in a worker process is not interrupted, but its result is only cached, never
   shown.  Jobs wait :data:`DEBOUNCE_S` before starting, so dragging a slider starts only the jobs of
   the value it rests on.
+* A change of α alone resamples nothing: the resampled views re-decide from the resamples kept with their
+  results (``View.redecided_by``; :data:`calviz.app.precomputed.DRAWN`) — the bootstrap interval and the
+  smooth and CORP bands at once, the sequential T-Cal as its job (more resamples only if the new α needs
+  them).
 * Once the controls rest, a served session also computes the diagram of the binning scheme it does not
   show (:data:`PREFETCH_DELAY_S`), so toggling the scheme to compare the two redraws from the cache.
 * Background work (threads, worker processes) is started through :mod:`calviz.app.workers` only.
