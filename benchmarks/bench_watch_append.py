@@ -5,8 +5,8 @@
 
 The dashboard in-process (``CalvizApp``, no browser, no server): a prediction log of ``--n`` rows over 365
 days (binary predictions, rows in time order) is watched with the command line's own reader
-(``calviz.cli._watched_log``), its over-time view computed and drawn; then, ``--repeats`` times, one more
-day of ``--day`` rows is appended to the log on disk and the page's watch step runs
+(``calviz.cli_serve._watched_log``), its over-time view computed and drawn; then, ``--repeats`` times, one
+more day of ``--day`` rows is appended to the log on disk and the page's watch step runs
 (:func:`calviz.app.watch.poll`): the watcher reads what is new, the over-time result takes the new rows'
 merged sums (:meth:`calviz.analysis.compute.OverTime.append`) and the card patches its figures' sources.
 Timed from the look at the log until the card has drawn the grown log (checked: its windows hold every
@@ -81,7 +81,8 @@ def run_layout(layout: str, n: int, day: int, repeats: int) -> dict:
     import calviz.app.watch as watch
     from calviz.analysis.compute import compute_over_time
     from calviz.app.page import CalvizApp
-    from calviz.cli import _watched_log, build_parser
+    from calviz.cli import build_parser
+    from calviz.cli_serve import _watched_log
 
     rng = np.random.default_rng(11)
     with tempfile.TemporaryDirectory(prefix="bench-watch-") as tmp:
