@@ -79,6 +79,8 @@ def same_result(a, b, scale=None, scaled=None):
     one, or only for the fields named in ``scaled`` —, everything else equal."""
     assert type(a) is type(b)
     for f in dataclasses.fields(a):
+        if not f.compare:  # (e.g. the resamples a result keeps for a re-decision: not part of its value)
+            continue
         x, y = getattr(a, f.name), getattr(b, f.name)
         floats = (isinstance(y, (float, np.floating)) or (isinstance(y, np.ndarray) and y.dtype.kind == "f")
                   or (isinstance(y, tuple) and y != () and all(isinstance(v, float) for v in y)))
