@@ -200,6 +200,7 @@ NOT_OPTIONS = {
     ("calibration_over_time", "time"): "a column of the data (checked against its rows)",
     ("monitor_calibration", "time"): "a column of the data (checked against its rows)",
     ("sample_note", "bounds"): "a result object",
+    ("adaptive_tcal", "reuse"): "an earlier result (checked against its data, seed and resampling)",
     ("resolve", "allowed"): "the targets the calling estimator supports (internal)",
     ("resolve", "caller"): "the calling estimator's name, for the message (internal)",
     ("multi_reliability_panels", "n_classes"): "the data's shape (shared by the in-memory and Dask drivers)",
