@@ -161,7 +161,7 @@ def stored_rows(store: Path, stamp: str) -> list[dict]:
 
 def write_markdown(rows, load, total, stamp, deadline):
     lines = ["# bench_tcal_budget — T-Cal's sequential test within its budget on borderline cases", "",
-             f"Command: `nice -n 19 python benchmarks/bench_tcal_budget.py --deadline {deadline:.0f}` (run "
+             f"Command: `python benchmarks/bench_tcal_budget.py --deadline {deadline:.0f}` (run "
              f"{stamp}, {total:.0f} s; each row's run start and 1-minute load average in "
              "bench_tcal_budget.jsonl) · "
              f"`os.cpu_count()` = {os.cpu_count()} · Python {platform.python_version()} · load {load:.1f} "
