@@ -307,14 +307,7 @@ class ResultStore(_Slots):
             presorted = None if target is None else precomputed.SORTED.ready(data, target)
             result = precomputed.rebinned(view, data, options, base, presorted)
             return result, time.perf_counter() - start, None
-        future = self._worker.submit(precomputed.rebinned_in_worker, view, _shared(data.probs),
-                                     _shared(data.labels), data.confidence_form, options, base,
-                                     limit=self._job_limit)
-        if self._still_wanted(slot, key):
-            self._worker_futures[slot] = future
-        else:
-            future.cancel()
-        return future.result()
+        return self._wait_in_worker(slot, key, precomputed.rebinned_in_worker, view, data, options, base)
 
     def _redecided(self, view: str, data, options: AnalysisOptions, slot=None, key=None):
         """``(result, seconds, note)`` of a resampled view (``View.redecide``) from the resamples of its
@@ -331,9 +324,15 @@ class ResultStore(_Slots):
                 return record.redecide(result, data, options), time.perf_counter() - start, note
             except InputError:
                 return None  # (the direct computation refuses it too, with its message)
-        future = self._worker.submit(precomputed.redecided_in_worker, view, _shared(data.probs),
-                                     _shared(data.labels), data.confidence_form, options, result, note,
-                                     limit=self._job_limit)
+        return self._wait_in_worker(slot, key, precomputed.redecided_in_worker, view, data, options, result,
+                                    note)
+
+    def _wait_in_worker(self, slot, key, function, view: str, data, options: AnalysisOptions, *extra):
+        """``function(view, probs, labels, confidence_form, options, *extra)`` in the session's worker process
+        (the data's arrays through shared memory), its future held for ``slot`` while ``key`` is still wanted
+        (a stop resolves it) and cancelled otherwise; waits for its value."""
+        future = self._worker.submit(function, view, _shared(data.probs), _shared(data.labels),
+                                     data.confidence_form, options, *extra, limit=self._job_limit)
         if self._still_wanted(slot, key):
             self._worker_futures[slot] = future
         else:
