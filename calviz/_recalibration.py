@@ -36,7 +36,14 @@ from typing import Literal
 import numpy as np
 
 from calviz._data import InputError, validate_once
-from calviz._kernels.recalibration import isotonic_fit, platt_sums, temperature_sums
+from calviz._kernels.recalibration import (
+    isotonic_apply,
+    isotonic_fit,
+    isotonic_fit_split,
+    platt_sums,
+    split_by_label,
+    temperature_sums,
+)
 from calviz._params import (
     POSITIVE_INT,
     SEED,
@@ -263,7 +270,7 @@ def _calibrate(method: str, params, x: np.ndarray) -> np.ndarray:
         a, b = params
         return _expit(-(a * x + b))
     thresholds, values = params
-    return np.interp(np.clip(x, thresholds[0], thresholds[-1]), thresholds, values)
+    return isotonic_apply(np.ascontiguousarray(x, dtype=np.float64), thresholds, values, False)
 
 
 def _fit_calibrators(method: str, probs: np.ndarray, labels: np.ndarray,
@@ -274,13 +281,19 @@ def _fit_calibrators(method: str, probs: np.ndarray, labels: np.ndarray,
     classes = (1,) if probs.shape[1] == 2 else range(probs.shape[1])
     fitted = []
     for col, c in enumerate(classes):
-        y = (labels == c).astype(np.float64)
         x = np.ascontiguousarray(scores[:, col])
         if method == "platt":
-            fitted.append(_platt_fit(x, y, w))
+            fitted.append(_platt_fit(x, (labels == c).astype(np.float64), w))
+        elif w is None:
+            # each label's scores sorted apart and merged by the fit: two sorts of plain values (numpy's
+            # vectorised sort) instead of an argsort and the gathers of its permutation
+            x1, x0 = split_by_label(x, labels == c)
+            x1.sort()
+            x0.sort()
+            fitted.append(isotonic_fit_split(x1, x0))
         else:
             order = np.argsort(x)  # numpy's sort: several times numba's
-            fitted.append(isotonic_fit(x[order], y[order], np.empty(0) if w is None else w[order]))
+            fitted.append(isotonic_fit(x[order], (labels == c).astype(np.float64)[order], w[order]))
     return tuple(fitted)
 
 
@@ -408,6 +421,9 @@ class RecalibrationMap(ResultMixin):
         if self.method in ("platt", "isotonic") and self.n_classes == 2 and np.ndim(y_prob) == 1:
             # binary P(y = 1): the steps below on 1-D arrays, without the (n, 2) matrices
             p = np.asarray(y_prob, dtype=np.float64)
+            if self.method == "isotonic":  # the interpolation and the steps below in one jitted pass
+                thresholds, values = self._fitted[0]
+                return isotonic_apply(_binary_scores(p, 1.0 - p), thresholds, values, True)
             q = _calibrate(self.method, self._fitted[0], _binary_scores(p, 1.0 - p))
             q[(1.0 < q) & (q <= 1.0 + 1e-5)] = 1.0
             q = np.clip(q, 0.0, 1.0)
