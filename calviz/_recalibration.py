@@ -42,7 +42,8 @@ from calviz._kernels.recalibration import (
     isotonic_fit_split,
     platt_sums,
     split_by_label,
-    temperature_sums,
+    temperature_apply_binary,
+    temperature_derivatives,
 )
 from calviz._params import (
     POSITIVE_INT,
@@ -145,8 +146,8 @@ def fit_temperature(logits: np.ndarray, labels: np.ndarray, sample_weight: np.nd
     y = np.ascontiguousarray(labels, dtype=np.int64)
     w = _weights_or_empty(sample_weight)
     beta = _newton_convex(lambda b: _sum_chunks(
-        lambda start, stop: temperature_sums(z, y, w, b, start, stop), z.shape[0]), 1.0, _BETA_MIN, _BETA_MAX,
-        flat=1e-30 * (z.shape[0] if sample_weight is None else float(w.sum())))
+        lambda start, stop: temperature_derivatives(z, y, w, b, start, stop), z.shape[0]), 1.0, _BETA_MIN,
+        _BETA_MAX, flat=1e-30 * (z.shape[0] if sample_weight is None else float(w.sum())))
     return float(1.0 / beta)
 
 
@@ -173,7 +174,7 @@ def _sum_chunks(kernel, n: int) -> tuple:
 
 def _newton_convex(sums, start: float, lo: float, hi: float, flat: float, rtol: float = 1e-12,
                    max_iter: int = 200) -> float:
-    """The minimiser over [lo, hi] of a convex function of one variable given by ``sums(x) = (f, f', f'')``:
+    """The minimiser over [lo, hi] of a convex function f of one variable given by ``sums(x) = (f', f'')``:
     Newton's method safeguarded by the bracket [lo, hi] of the minimiser (f' < 0 left of it, > 0 right),
     a step leaving the bracket replaced by its geometric midpoint.  Converges quadratically near the
     minimum: 5–8 passes over the data where the bounded scalar minimiser takes 20–30.  Also stops when
@@ -182,7 +183,7 @@ def _newton_convex(sums, start: float, lo: float, hi: float, flat: float, rtol: 
     x = min(max(start, lo), hi)
     bounds = [lo, hi]  # not yet evaluated: a step beyond one first checks whether the minimum is there
     for _ in range(max_iter):
-        _, g, h = sums(x)
+        g, h = sums(x)
         if g > 0.0:
             hi = x
         elif g < 0.0:
@@ -196,7 +197,7 @@ def _newton_convex(sums, start: float, lo: float, hi: float, flat: float, rtol: 
         side = 0 if not new > lo else 1 if not new < hi else -1
         if side >= 0 and bounds[side] is not None:
             bound, bounds[side] = bounds[side], None
-            _, g_bound, _ = sums(bound)
+            g_bound, _ = sums(bound)
             if (g_bound >= 0.0) if side == 0 else (g_bound <= 0.0):
                 return bound  # f increases (decreases) all the way from the bound: the minimum is there
         if not lo < new < hi:
@@ -428,6 +429,14 @@ class RecalibrationMap(ResultMixin):
             q[(1.0 < q) & (q <= 1.0 + 1e-5)] = 1.0
             q = np.clip(q, 0.0, 1.0)
             return q / (np.clip(1.0 - q, 0.0, 1.0) + q)
+        if self.method == "temperature" and self.n_classes == 2:  # one jitted pass, no (n, 2) temporaries
+            p = np.asarray(y_prob, dtype=np.float64)
+            if p.ndim == 1:
+                return temperature_apply_binary(1.0 - p, p, self.parameters["temperature"], LOG_FLOOR,
+                                                False).reshape(-1)
+            probs = _full_probs(p, 2)
+            return temperature_apply_binary(probs[:, 0], probs[:, 1], self.parameters["temperature"],
+                                            LOG_FLOOR, True)
         probs = _full_probs(y_prob, self.n_classes)
         if self.method == "temperature":
             out = softmax(_log_probs(probs) / self.parameters["temperature"])

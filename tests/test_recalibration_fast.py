@@ -127,3 +127,19 @@ def test_isotonic_apply_equals_numpy_interp_bit_for_bit():
         q = np.clip(q, 0.0, 1.0)
         np.testing.assert_array_equal(isotonic_apply(x, thresholds, values, True),
                                       q / (np.clip(1.0 - q, 0.0, 1.0) + q))
+
+
+def test_binary_temperature_apply_equals_the_softmax_of_scaled_log_probabilities():
+    from calviz._kernels.recalibration import temperature_apply_binary
+    from calviz._recalibration import softmax as calviz_softmax
+
+    rng = np.random.default_rng(5)
+    p = np.concatenate([rng.uniform(size=500), [0.0, 1.0, 1e-300, 0.5, 1 - 1e-16]])
+    probs = np.column_stack([1.0 - p, p])
+    for temperature in (1e-3, 0.7, 1.0, 3.0, 1e4):
+        expected = np.clip(calviz_softmax(np.log(np.clip(probs, LOG_FLOOR, 1.0)) / temperature), 0.0, 1.0)
+        expected /= expected.sum(axis=1, keepdims=True)
+        rows = temperature_apply_binary(probs[:, 0], probs[:, 1], temperature, LOG_FLOOR, True)
+        np.testing.assert_allclose(rows, expected, rtol=0, atol=1e-15)
+        column = temperature_apply_binary(probs[:, 0], probs[:, 1], temperature, LOG_FLOOR, False)
+        np.testing.assert_array_equal(column.reshape(-1), rows[:, 1])

@@ -11,15 +11,16 @@ from calviz._kernels.isotonic import pav_fit
 
 
 @njit(cache=True, nogil=True)
-def temperature_sums(logits, labels, weights, beta, start, stop):
-    """(f, f', f'') over the rows start..stop−1 of the negative log-likelihood of temperature scaling as a
-    function of the inverse temperature β = 1/T, for logits whose row maximum is 0:
-    f = Σ_i log Σ_k e^{β z_ik} − β z_iy, f' = Σ_i E_i[z] − z_iy, f'' = Σ_i Var_i(z) ≥ 0 (moments under
-    softmax(β z_i)) — f is convex in β.  Every exponent is ≤ 0 and the row sum ≥ 1 (no overflow).  Row i's
-    terms are multiplied by ``weights[i]`` (length 0: unit weights)."""
+def temperature_derivatives(logits, labels, weights, beta, start, stop):
+    """(f', f'') over the rows start..stop−1 of the negative log-likelihood of temperature scaling
+    f(β) = Σ_i log Σ_k e^{β z_ik} − β z_iy as a function of the inverse temperature β = 1/T, for logits
+    whose row maximum is 0: f' = Σ_i E_i[z] − z_iy, f'' = Σ_i Var_i(z) ≥ 0 (moments under softmax(β z_i))
+    — f is convex in β.  Newton's method needs only these two: f itself (a logarithm per row) is not
+    computed, nor e^{β·0} = 1 (the row maximum's term: one of the two exponentials of binary rows).
+    Every exponent is ≤ 0 and the row sum ≥ 1 (no overflow).  Row i's terms are multiplied by
+    ``weights[i]`` (length 0: unit weights)."""
     K = logits.shape[1]
     weighted = weights.shape[0] > 0
-    f = 0.0
     g = 0.0
     h = 0.0
     for i in range(start, stop):
@@ -28,17 +29,16 @@ def temperature_sums(logits, labels, weights, beta, start, stop):
         s2 = 0.0
         for k in range(K):
             zk = logits[i, k]
-            e = math.exp(beta * zk)
+            e = 1.0 if zk == 0.0 else math.exp(beta * zk)
             s0 += e
             s1 += e * zk
             s2 += e * zk * zk
         mean = s1 / s0
         zy = logits[i, labels[i]]
         wi = weights[i] if weighted else 1.0
-        f += wi * (math.log(s0) - beta * zy)
         g += wi * (mean - zy)
         h += wi * max(s2 / s0 - mean * mean, 0.0)
-    return f, g, h
+    return g, h
 
 
 @njit(cache=True, nogil=True)
@@ -280,4 +280,30 @@ def isotonic_apply(x, thresholds, values, binary):
             q = min(max(q, 0.0), 1.0)
             q = q / (min(max(1.0 - q, 0.0), 1.0) + q)
         out[i] = q
+    return out
+
+
+@njit(cache=True)
+def temperature_apply_binary(p0, p1, temperature, floor, rows):
+    """Temperature scaling of binary rows (p0, p1) in one pass, the same operations as
+    ``softmax(log(clip(probs, floor, 1)) / T)`` row by row followed by the clip to [0, 1] and the division
+    by the row sum (two terms: the same sums as numpy's): (n, 2) rows if ``rows``, else their second
+    column (as (n, 1))."""
+    n = p1.shape[0]
+    out = np.empty((n, 2 if rows else 1))
+    for i in range(n):
+        a0 = math.log(min(max(p0[i], floor), 1.0)) / temperature
+        a1 = math.log(min(max(p1[i], floor), 1.0)) / temperature
+        m = max(a0, a1)
+        e0 = math.exp(a0 - m)
+        e1 = math.exp(a1 - m)
+        s = e0 + e1
+        q0 = min(max(e0 / s, 0.0), 1.0)
+        q1 = min(max(e1 / s, 0.0), 1.0)
+        t = q0 + q1
+        if rows:
+            out[i, 0] = q0 / t
+            out[i, 1] = q1 / t
+        else:
+            out[i, 0] = q1 / t
     return out
