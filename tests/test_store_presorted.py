@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import calviz
-from calviz._presorted import Presorted
+from calviz._presorted import ClasswiseACE, Presorted
 from calviz.analysis import AnalysisOptions, run_view
 from calviz.app import precomputed
 from calviz.app.store import ResultStore
@@ -70,6 +70,7 @@ def _every_size(monkeypatch):
     yield
     precomputed.RESULTS.clear()
     precomputed.SORTED.clear()
+    precomputed.ACE_TABLES.clear()
 
 
 def _built(data, target):
@@ -180,6 +181,31 @@ def test_a_pending_job_is_answered_when_the_sorted_view_is_built(monkeypatch):
         assert shown.wait(WAIT_S)
         _same(store.tcal.result, run_view("tcal", data, options)[0])
         assert "tcal" not in store.passes and "tcal" not in store.jobs
+    finally:
+        store.close()
+
+
+def test_a_bin_change_of_the_classical_tests_is_answered_from_the_sorted_view_and_the_ace_table():
+    """With the target's sorted view and the dataset's ACE table built, a bin change shows the classical
+    tests at once (no job, no pass over the rows), equal to computing them again; above the table's bin
+    counts, or before the table is built, the change is a job as before."""
+    data = _multiclass(seed=6)
+    options = AnalysisOptions(resampling="analytic")
+    _built(data, ("top1", 0))
+    store = ResultStore(debounce=0)  # (no builds, no jobs of its own: each change below is on this thread)
+    try:
+        store.update(data, options, show_smooth=False, inline=True)  # the first result: from the rows
+        assert store.passes["classical"] == 1
+        changed = options.replace(n_bins=23)
+        assert not store._sorted_ready("classical", data, changed)  # (no table yet)
+        precomputed.ACE_TABLES.request(data, precomputed.ACE_TABLE,
+                                       lambda d, t: _done(ClasswiseACE.from_data(d, max_bins=30)))
+        assert store._sorted_ready("classical", data, changed)
+        assert not store._sorted_ready("classical", data, options.replace(n_bins=31))  # beyond the table
+        store.update(data, changed, show_smooth=False)
+        assert store.classical.pending is None and store.passes["classical"] == 1
+        _same(store.classical.result, run_view("classical", data, changed)[0])
+        assert store.classical.result.measures["ace"].n_bins == 23
     finally:
         store.close()
 

@@ -22,11 +22,12 @@ import weakref
 from collections import OrderedDict
 
 from calviz._data import CalibrationData, InputError
-from calviz._presorted import Presorted
+from calviz._presorted import ClasswiseACE, Presorted
 from calviz.analysis import AnalysisOptions, is_distributed
 from calviz.analysis.views import REGISTRY, effective_target, view
 
-__all__ = ["ResultCache", "SortedViews", "answer", "sorted_target", "RESULTS", "SORTED", "PRESORT_MIN_ROWS"]
+__all__ = ["ResultCache", "SortedViews", "answer", "sorted_target", "RESULTS", "SORTED", "ACE_TABLES",
+           "PRESORT_MIN_ROWS"]
 
 #: rows from which a session's scalar views are answered from a sorted view (below, a direct pass takes
 #: milliseconds: sorting would cost more than it saves)
@@ -171,9 +172,12 @@ class SortedViews(_ByData):
             self._items.clear()
 
 
-#: the server's shared results and sorted views
+#: the server's shared results and sorted views; per dataset, the classwise ACE of every bin count
+#: (:class:`calviz._presorted.ClasswiseACE`, kept under the target ``("classwise_ace",)``)
 RESULTS = ResultCache()
 SORTED = SortedViews()
+ACE_TABLES = SortedViews()
+ACE_TABLE = ("classwise_ace",)
 
 
 def sorted_target(view: str, data, options: AnalysisOptions) -> tuple | None:
@@ -236,11 +240,13 @@ def binless_key(key: tuple) -> tuple:
     return (key[0], key[1], tuple(item for item in key[2] if item[0] != "n_bins"))
 
 
-def rebinned(view: str, data, options: AnalysisOptions, base, presorted: Presorted | None = None):
+def rebinned(view: str, data, options: AnalysisOptions, base, presorted: Presorted | None = None,
+             ace_table: ClasswiseACE | None = None):
     """``view``'s result at ``options.n_bins`` from its result ``base`` at another bin count: the classical
     tests do not read the bins (Hosmer–Lemeshow has its own groups), only their MCE (equal-width bins of
-    the target: from its sorted view when built) and ACE (equal-mass bins of every class) do — the same
-    calls as :func:`calviz.classical_tests` makes."""
+    the target: from its sorted view when built) and ACE (equal-mass bins of every class: from the
+    dataset's :class:`ClasswiseACE` when built and the bin count is in it) do — the same calls as
+    :func:`calviz.classical_tests` makes."""
     import dataclasses
 
     from calviz._ece import ace, mce
@@ -257,8 +263,37 @@ def rebinned(view: str, data, options: AnalysisOptions, base, presorted: Presort
         found_mce = presorted.mce(n_bins)
     else:
         found_mce = mce(sample, n_bins=n_bins, target=target.name, class_index=target.class_index)
-    return dataclasses.replace(base, measures={"mce": found_mce,
-                                               "ace": ace(sample, n_bins=n_bins, target="classwise")})
+    found_ace = None if ace_table is None or sample is not data else ace_table.ace(n_bins)
+    if found_ace is None:
+        found_ace = ace(sample, n_bins=n_bins, target="classwise")
+    return dataclasses.replace(base, measures={"mce": found_mce, "ace": found_ace})
+
+
+def table_eligible(data, options: AnalysisOptions) -> bool:
+    """Whether the dataset's :class:`ClasswiseACE` answers the classical tests' ACE for these inputs:
+    in-memory, unweighted data of at least :data:`PRESORT_MIN_ROWS` rows, every row analysed."""
+    return (type(data) is CalibrationData and not is_distributed(data) and data.weights is None
+            and data.n >= PRESORT_MIN_ROWS and (options.n is None or int(options.n) >= data.n))
+
+
+def rebin_ready(view: str, data, options: AnalysisOptions) -> tuple | None:
+    """``(presorted, ace_table)`` when :func:`rebinned` answers ``view`` without a pass over the rows (its
+    scalar target's sorted view and the dataset's ACE table are built), else None."""
+    if view not in REBINNED or not table_eligible(data, options):
+        return None
+    table = ACE_TABLES.ready(data, ACE_TABLE)
+    if table is None or int(options.n_bins) > table.max_bins:
+        return None
+    target = effective_target(view, data, options)
+    if target[0] not in _SCALAR:
+        return None
+    presorted = SORTED.ready(data, (target[0], target[1] if target[0] == "classwise" else 0))
+    return None if presorted is None else (presorted, table)
+
+
+def ace_table_in_worker(probs, labels, confidence_form: bool) -> ClasswiseACE:
+    """(in a worker process) The dataset's :class:`ClasswiseACE` (the arrays mapped, never pickled)."""
+    return ClasswiseACE.from_data(CalibrationData(probs, labels, confidence_form))
 
 
 def rebinned_in_worker(view, probs, labels, confidence_form: bool, options, base):

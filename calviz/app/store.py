@@ -301,6 +301,11 @@ class ResultStore(_Slots):
         found, base, _ = precomputed.WITHOUT_BINS.get(precomputed.binless_key(view_key(view, data, options)))
         if not found:
             return None
+        ready = precomputed.rebin_ready(view, data, options)
+        if ready is not None:  # (milliseconds: the MCE from the sorted view, the ACE from the table)
+            start = time.perf_counter()
+            result = precomputed.rebinned(view, data, options, base, *ready)
+            return result, time.perf_counter() - start, None
         if slot is None:
             start = time.perf_counter()
             target = precomputed.sorted_target("interval", data, options)  # (the same scalar target)
@@ -353,8 +358,14 @@ class ResultStore(_Slots):
 
     @staticmethod
     def _sorted_ready(view: str, data, options: AnalysisOptions) -> bool:
+        """Whether ``view`` is answered now without a pass over the rows: from its target's sorted view, or
+        (a bin change of :data:`precomputed.REBINNED`) from its result at another bin count."""
         target = precomputed.sorted_target(view, data, options)
-        return target is not None and precomputed.SORTED.ready(data, target) is not None
+        if target is not None and precomputed.SORTED.ready(data, target) is not None:
+            return True
+        if precomputed.rebin_ready(view, data, options) is None:
+            return False
+        return precomputed.WITHOUT_BINS.get(precomputed.binless_key(view_key(view, data, options)))[0]
 
     def _request_sorted(self, data, options: AnalysisOptions, views) -> None:
         """Start building (once per server) the sorted view of each target these views read; when one
@@ -370,6 +381,17 @@ class ResultStore(_Slots):
             if future is not None and (id(data), target) not in self._awaiting:
                 self._awaiting.add((id(data), target))
                 future.add_done_callback(partial(self._sorted_built, data, target))
+        if (any(name in precomputed.REBINNED for name in views) and precomputed.table_eligible(data, options)
+                and precomputed.ACE_TABLES.ready(data, precomputed.ACE_TABLE) is None):
+            future = precomputed.ACE_TABLES.request(data, precomputed.ACE_TABLE, self._build_table)
+            if future is not None and (id(data), precomputed.ACE_TABLE) not in self._awaiting:
+                self._awaiting.add((id(data), precomputed.ACE_TABLE))
+                future.add_done_callback(partial(self._sorted_built, data, precomputed.ACE_TABLE))
+
+    def _build_table(self, data, target: tuple) -> concurrent.futures.Future:
+        # (K sorts: bounded by the data, not by an option; a loaded machine may take minutes at 10⁷ rows)
+        return self._worker.submit(precomputed.ace_table_in_worker, _shared(data.probs), _shared(data.labels),
+                                   data.confidence_form, limit=10 * self._job_limit)
 
     def _build_sorted(self, data, target: tuple) -> concurrent.futures.Future:
         return self._worker.submit(precomputed.build_in_worker, _shared(data.probs), _shared(data.labels),
