@@ -196,6 +196,9 @@ def cmd_serve(args) -> int:
                       job_memory=None if args.job_memory is None else int(args.job_memory * 2**30))
     # the worker processes map the server's one copy of the data instead of receiving it per job
     data = workers.share_data(data)
+    from calviz.app.precomputed import precompute_first_views
+
+    precompute_first_views(data)  # (large data: the first page's views start computing now)
     new_session = session_factory(data, dataset, data_root=data_root, watcher=watcher,
                                   watch_period=args.watch_period)
 

@@ -210,6 +210,36 @@ def test_a_bin_change_of_the_classical_tests_is_answered_from_the_sorted_view_an
         store.close()
 
 
+def test_the_server_start_computes_the_first_page_and_sessions_share_running_jobs():
+    """The server's start computes the first page's views (the slow ones in worker processes) with the
+    sorted view and the ACE table; a page opened meanwhile waits for those jobs instead of running its own
+    (each job computed once in all), and a page opened after computes nothing."""
+    data = _multiclass(seed=7)
+    options = AnalysisOptions(resampling="analytic")
+    started = precomputed.precompute_first_views(data, options)
+    first = ResultStore()
+    try:
+        first.update(data, options, start_now=True)
+        server = started.result(timeout=WAIT_S)
+        first.wait(WAIT_S)
+        jobs = [v for v in {**server.calls, **first.calls} if ResultStore._in_background(v, data, options)]
+        assert jobs and all(server.calls.get(v, 0) + first.calls.get(v, 0) == 1 for v in jobs), (
+            server.calls, first.calls)
+        assert not precomputed.IN_FLIGHT
+    finally:
+        first.close()
+    assert precomputed.ACE_TABLES.ready(data, precomputed.ACE_TABLE) is not None
+    assert precomputed.SORTED.ready(data, precomputed.sorted_target("reliability", data, options)) is not None
+    later = ResultStore()
+    try:
+        later.update(data, options, start_now=True)
+        later.wait(WAIT_S)
+        assert later.calls == {} and later.passes == {} and not later.jobs
+    finally:
+        later.close()
+    assert precomputed.first_options(data) == AnalysisOptions()
+
+
 def test_bounded_and_forgotten_with_their_data():
     data = _binary(seed=5)
     cache = precomputed.ResultCache(entries=2)

@@ -27,7 +27,7 @@ from calviz.analysis import AnalysisOptions, is_distributed
 from calviz.analysis.views import REGISTRY, effective_target, view
 
 __all__ = ["ResultCache", "SortedViews", "answer", "sorted_target", "RESULTS", "SORTED", "ACE_TABLES",
-           "PRESORT_MIN_ROWS"]
+           "PRESORT_MIN_ROWS", "IN_FLIGHT", "precompute_first_views"]
 
 #: rows from which a session's scalar views are answered from a sorted view (below, a direct pass takes
 #: milliseconds: sorting would cost more than it saves)
@@ -125,6 +125,11 @@ class SortedViews(_ByData):
                 return None
             self._items.move_to_end(key)
             return future.result()
+
+    def future(self, data, target: tuple) -> concurrent.futures.Future | None:
+        """The future of the view (building or built), or None (not asked for)."""
+        with self._lock:
+            return self._items.get((id(data), *target))
 
     def request(self, data, target: tuple, build) -> concurrent.futures.Future | None:
         """The future of the sorted view; ``build(data, target)`` starts it (returning a future) when it
@@ -226,6 +231,82 @@ def warm_answers(data: CalibrationData) -> None:
             for name in ANSWERED:
                 answer(name, presorted, options.replace(scheme=scheme))
         presorted.mce(int(options.n_bins))
+
+
+class InFlight:
+    """The background computations running now in any session of the server, by cache key: a session that
+    wants a result another session (or the server's own start, :func:`precompute_first_views`) is
+    computing waits for it instead of computing it again on the other worker process."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._events: dict = {}
+
+    def begin(self, key) -> threading.Event | None:
+        """None: the caller computes ``key`` (and calls :meth:`end` after); else the event the computation
+        running now sets when it ends (its result then is in :data:`RESULTS`, unless it failed or stopped)."""
+        with self._lock:
+            event = self._events.get(key)
+            if event is None:
+                self._events[key] = threading.Event()
+            return event
+
+    def end(self, key) -> None:
+        with self._lock:
+            event = self._events.pop(key, None)
+        if event is not None:
+            event.set()
+
+    def __len__(self) -> int:
+        return len(self._events)
+
+
+IN_FLIGHT = InFlight()
+#: s: the server's start waits at most this long for its first views' jobs before it lets its session go
+FIRST_VIEWS_LIMIT_S = 3600.0
+
+
+def first_options(data) -> AnalysisOptions:
+    """The options of a new session's first page on ``data`` (the controls' defaults fitted to it)."""
+    from calviz.app.controls import Controls
+
+    controls = Controls()
+    controls.param.update(**controls.fit_to(data.n, data.n_classes, data.is_binary))
+    return controls.options(data.n)
+
+
+def precompute_first_views(data, options: AnalysisOptions | None = None) -> concurrent.futures.Future | None:
+    """At the server's start, in the background: every view of the first page (``options``, default
+    :func:`first_options`) computed once by a session of the server's own — the slow ones in the worker
+    processes, on the server's shared copy of the data — with the sorted view of its target and the
+    dataset's ACE table, into the server's caches.  The first page then finds them cached, or waits for the
+    computation already running (:data:`IN_FLIGHT`) instead of starting its own.  None for data other than
+    in-memory :class:`CalibrationData` of at least :data:`PRESORT_MIN_ROWS` rows (below, the first page
+    computes them in seconds)."""
+    if type(data) is not CalibrationData or is_distributed(data) or data.n < PRESORT_MIN_ROWS:
+        return None
+    from calviz.app.store import ResultStore
+    from calviz.app.workers import _in_thread, _log_failure
+
+    options = first_options(data) if options is None else options
+
+    def run():
+        store = ResultStore()
+        try:
+            store.update(data, options, start_now=True)
+            store.wait(timeout=FIRST_VIEWS_LIMIT_S)
+            for cache, target in ((SORTED, sorted_target("reliability", data, options)),
+                                  (ACE_TABLES, ACE_TABLE)):
+                future = None if target is None else cache.future(data, target)
+                if future is not None:
+                    concurrent.futures.wait([future], timeout=FIRST_VIEWS_LIMIT_S)
+        finally:
+            store.close()
+        return store
+
+    future = _in_thread(run)
+    future.add_done_callback(_log_failure)
+    return future
 
 
 # -- the classical tests across bin counts ---------------------------------------------------------------

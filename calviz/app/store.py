@@ -518,7 +518,7 @@ class ResultStore(_Slots):
             time.sleep(PREFETCH_DELAY_S)
             if self._wanted.get("reliability") == wanted and not self._has("reliability", data, alternative):
                 result, _, error = run_view("reliability", data, alternative)
-                self._remember(view_key("reliability", data, alternative), "reliability", result, error)
+                self._remember(view_key("reliability", data, alternative), "reliability", result, error, data)
 
         self._prefetching = _in_thread(prefetch)
         self._prefetching.add_done_callback(_log_failure)
@@ -558,7 +558,11 @@ class ResultStore(_Slots):
                 answered = (self._answer(view, data, options)
                             or self._rebinned(view, data, options, slot, key)
                             or self._redecided(view, data, options, slot, key))
-                result, seconds, error = answered or self._compute(slot, key, view, data, options)
+                if answered is None and self._computed_elsewhere(slot, key):
+                    if self._still_wanted(slot, key):
+                        self._schedule(lambda: self._publish(slot, key, view, data, options, seconds=0.0))
+                    return
+                result, seconds, error = answered or self._compute_once(slot, key, view, data, options)
                 break
             except (concurrent.futures.CancelledError, concurrent.futures.process.BrokenProcessPool):
                 continue
@@ -577,6 +581,26 @@ class ResultStore(_Slots):
         self._remember(key, view, result, error, data)
         if self._still_wanted(slot, key):
             self._schedule(lambda: self._publish(slot, key, view, data, options, seconds=seconds))
+
+    def _computed_elsewhere(self, slot, key) -> bool:
+        """Whether another session of the server (or the server's start) computed ``key`` while this job
+        waited for it (:data:`precomputed.IN_FLIGHT`; then it is cached here), or the slot moved on
+        meanwhile.  False: this job computes it (:meth:`_compute_once`)."""
+        while (event := precomputed.IN_FLIGHT.begin(key)) is not None:
+            event.wait()
+            if self._lookup(key) or not self._still_wanted(slot, key):
+                return True
+        if self._lookup(key):  # (finished just before this job claimed it)
+            precomputed.IN_FLIGHT.end(key)
+            return True
+        return False
+
+    def _compute_once(self, slot, key, view, data, options):
+        """:meth:`_compute`, the key marked as computing for the server's other sessions meanwhile."""
+        try:
+            return self._compute(slot, key, view, data, options)
+        finally:
+            precomputed.IN_FLIGHT.end(key)
 
     def _compute(self, slot, key, view, data, options):
         """``run_view`` for a job: in this session's worker process (a numba kernel holds the GIL: in a
