@@ -51,7 +51,7 @@ from calviz._small_n import label_log_probability
 from calviz._sums import BinSums
 from calviz.targets import SCALAR_TARGETS, resolve
 
-__all__ = ["Presorted", "ClasswiseACE", "SCHEMES", "ACE_TABLE_BINS"]
+__all__ = ["Presorted", "ClasswiseACE", "BootstrapBins", "SCHEMES", "ACE_TABLE_BINS"]
 
 #: the 1-D binning schemes a :class:`Presorted` answers
 SCHEMES = ("equal_width", "equal_mass", "distinct")
@@ -396,3 +396,70 @@ class ClasswiseACE:
 
     def __repr__(self) -> str:
         return f"ClasswiseACE(n={self.n}, n_classes={self.n_classes}, bins 1..{self.max_bins})"
+
+
+class BootstrapBins:
+    """The percentile bootstrap's replicates of Sun et al.'s T for every equal-width bin count 1..``max_bins``
+    of one scalar view, drawn once.
+
+    :func:`calviz.ece_interval` with ``method="bootstrap"`` resamples the (z, y) pairs with a seeded
+    generator (Efron 1979); the rows drawn depend on the seed and n only, not on the bins, so one set of
+    draws serves every bin count: each draw is added to its *atom* (the rows that share a bin under every
+    bin count 1..``max_bins``: at most ~3·max_bins² of them) and each bin count sums its atoms
+    (:func:`calviz._kernels.presorted.bootstrap_unbiased_table`).  The replicates equal the direct
+    kernel's to the rounding of the bin sums (differences of prefix sums over the atoms), ~1e−15 relative
+    to the largest.
+
+    Cost: ``n_resamples`` × (n draws + atoms + Σ bins) additions, about one direct bootstrap's;
+    memory 8 · ``max_bins`` · ``n_resamples`` bytes (0.4 MB for 100 bin counts of 500 resamples).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import calviz
+    >>> from calviz._presorted import BootstrapBins
+    >>> rng = np.random.default_rng(0)
+    >>> z = rng.uniform(size=3000)
+    >>> y = (rng.uniform(size=3000) < z ** 1.3).astype(np.int64)
+    >>> table = BootstrapBins(z, y, n_resamples=200, seed=3, max_bins=20)
+    >>> direct = calviz.ece_interval(y, z, n_bins=12, method="bootstrap", n_resamples=200, seed=3)
+    >>> bool(np.allclose(table.replicates(12), direct._draws.statistics, rtol=1e-12, atol=1e-15))
+    True
+    """
+
+    def __init__(self, z: np.ndarray, y: np.ndarray, *, n_resamples: int, seed,
+                 max_bins: int = ACE_TABLE_BINS):
+        from calviz._kernels.presorted import bootstrap_unbiased_table
+        from calviz._params import kernel_seed
+
+        z = np.ascontiguousarray(z, dtype=np.float64).reshape(-1)
+        top = check_n_bins(max_bins)
+        order = np.argsort(z, kind="stable")
+        ordered = np.ascontiguousarray(z[order])
+        # each bin count's bins are runs of the sorted predictions; the atoms are the runs between any two
+        # consecutive bin starts of any bin count
+        runs = [_kp.equal_width_runs(ordered, m)[1] for m in range(1, top + 1)]
+        bounds = np.unique(np.concatenate(runs))
+        atom = np.empty(z.shape[0], dtype=np.int64)
+        atom[order] = np.searchsorted(bounds, np.arange(z.shape[0]), side="right") - 1
+        starts = [np.searchsorted(bounds, r) for r in runs]
+        offsets = np.concatenate(([0], np.cumsum([r.shape[0] for r in starts])))
+        v = np.ascontiguousarray(np.asarray(y, dtype=np.float64).reshape(-1) - z)
+        self.n_atoms = int(bounds.shape[0] - 1)
+        self.table = bootstrap_unbiased_table(atom, self.n_atoms, np.concatenate(starts).astype(np.int64),
+                                              offsets.astype(np.int64), v, int(n_resamples),
+                                              kernel_seed(seed, high=2**31 - 1))
+        self.table.flags.writeable = False
+
+    @property
+    def max_bins(self) -> int:
+        return int(self.table.shape[0])
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.table.nbytes)
+
+    def replicates(self, n_bins: int) -> np.ndarray | None:
+        """The replicates of T with ``n_bins`` equal-width bins (None above :attr:`max_bins`)."""
+        m = check_n_bins(n_bins)
+        return None if m > self.max_bins else self.table[m - 1]

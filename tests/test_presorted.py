@@ -8,7 +8,7 @@ import pytest
 import calviz
 from calviz._data import InputError
 from calviz._kernels import tcal as _kt
-from calviz._presorted import ClasswiseACE, Presorted
+from calviz._presorted import BootstrapBins, ClasswiseACE, Presorted
 from calviz._tcal import _scan_order
 
 RTOL = 1e-12
@@ -228,3 +228,17 @@ def test_classwise_ace_table_equals_ace_at_every_bin_count(case):
     assert table.ace(41) is None and table.nbytes == 3 * 8 * data.n_classes * 40
     with pytest.raises(InputError):
         ClasswiseACE.from_data(dataclasses.replace(data, weights=np.ones(data.n), _cache={}))
+
+
+
+@pytest.mark.parametrize("n", [2, 3, 700])
+def test_bootstrap_bins_equal_the_direct_bootstrap_at_every_bin_count(n):
+    rng = np.random.default_rng(n)
+    z = rng.uniform(size=n)
+    z[: n // 2] = rng.integers(0, 21, size=n // 2) / 20  # ties, and values on the bins' edges
+    y = (rng.uniform(size=n) < z).astype(np.int64)
+    table = BootstrapBins(z, y, n_resamples=60, seed=5, max_bins=40)
+    for m in range(1, 41):
+        direct = calviz.ece_interval(y, z, n_bins=m, method="bootstrap", n_resamples=60, seed=5)
+        np.testing.assert_allclose(table.replicates(m), direct._draws.statistics, rtol=1e-12, atol=1e-15)
+    assert table.replicates(41) is None and table.nbytes == 8 * 40 * 60

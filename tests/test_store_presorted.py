@@ -71,6 +71,7 @@ def _every_size(monkeypatch):
     precomputed.RESULTS.clear()
     precomputed.SORTED.clear()
     precomputed.ACE_TABLES.clear()
+    precomputed.BOOTSTRAPS.clear()
 
 
 def _built(data, target):
@@ -238,6 +239,30 @@ def test_the_server_start_computes_the_first_page_and_sessions_share_running_job
     finally:
         later.close()
     assert precomputed.first_options(data) == AnalysisOptions()
+
+
+def test_the_bootstrap_interval_of_every_bin_count_is_drawn_once():
+    """The bootstrap interval's first job draws the replicates of every bin count 1..100 in the session's
+    worker; a bin change is then answered on the session's thread (no job), equal to the direct
+    computation; above the table's bin counts it is a job again."""
+    data = _binary(n=4000, seed=8)
+    options = AnalysisOptions(resampling="analytic", n_resamples=40)
+    store = ResultStore()
+    try:
+        store.update(data, options, show_smooth=False, start_now=True)
+        store.wait(WAIT_S)
+        direct = precomputed.without_draws(run_view("bootstrap", data, options)[0])
+        _same(store.bootstrap.result, direct)
+        for n_bins in (1, 7, 100):
+            changed = options.replace(n_bins=n_bins, alpha=0.1)
+            store.update(data, changed, show_smooth=False)
+            assert store.bootstrap.pending is None and "bootstrap" not in store.jobs
+            _same(store.bootstrap.result, precomputed.without_draws(run_view("bootstrap", data, changed)[0]))
+        assert "bootstrap" not in store.passes
+        store.update(data, options.replace(n_bins=101), show_smooth=False)
+        assert store.bootstrap.pending is not None
+    finally:
+        store.close()
 
 
 def test_bounded_and_forgotten_with_their_data():

@@ -21,13 +21,15 @@ import threading
 import weakref
 from collections import OrderedDict
 
+import numpy as np
+
 from calviz._data import CalibrationData, InputError
-from calviz._presorted import ClasswiseACE, Presorted
+from calviz._presorted import ACE_TABLE_BINS, BootstrapBins, ClasswiseACE, Presorted
 from calviz.analysis import AnalysisOptions, is_distributed
 from calviz.analysis.views import REGISTRY, effective_target, view
 
 __all__ = ["ResultCache", "SortedViews", "answer", "sorted_target", "RESULTS", "SORTED", "ACE_TABLES",
-           "PRESORT_MIN_ROWS", "IN_FLIGHT", "precompute_first_views"]
+           "BOOTSTRAPS", "PRESORT_MIN_ROWS", "IN_FLIGHT", "precompute_first_views"]
 
 #: rows from which a session's scalar views are answered from a sorted view (below, a direct pass takes
 #: milliseconds: sorting would cost more than it saves)
@@ -416,3 +418,95 @@ def redecided_in_worker(name: str, probs, labels, confidence_form: bool, options
     result = view(name).redecide(base, CalibrationData(probs, labels, confidence_form), options)
     return result, time.perf_counter() - start, note
 
+
+
+# -- the bootstrap interval across bin counts ------------------------------------------------------------
+#: per (data, scalar target, seed, resamples, subsample): the bootstrap's replicates of every bin count
+#: 1..100, drawn once (:class:`BootstrapTable`)
+BOOTSTRAPS = SortedViews(max_bytes=64 << 20)
+#: the view they answer, and the bin counts
+BOOTSTRAPPED = "bootstrap"
+TABLE_BINS = ACE_TABLE_BINS
+
+
+def bootstrap_target(view: str, data, options: AnalysisOptions) -> tuple | None:
+    """The :data:`BOOTSTRAPS` key (less the data) of ``view``'s table for these inputs, or None: not the
+    bootstrap interval, not in-memory unweighted data of at least :data:`PRESORT_MIN_ROWS` rows, or not a
+    scalar target (the top-k and full targets bin a vector)."""
+    if view != BOOTSTRAPPED or type(data) is not CalibrationData or is_distributed(data):
+        return None
+    if data.weights is not None or data.n < PRESORT_MIN_ROWS:
+        return None
+    target = effective_target(view, data, options)
+    if target[0] not in _SCALAR:
+        return None
+    return ("bootstrap", *target, int(options.seed), int(options.n_resamples), options.n,
+            bool(options.all_rows))
+
+
+def _bootstrap_rows(data, options: AnalysisOptions):
+    """The rows the bootstrap view analyses (its subsample, as the store's job draws it), their number
+    before subsampling and the subsample's note."""
+    from calviz.analysis import prepare
+    from calviz.sampling import sample_for_view
+
+    prepared = prepare(data, options)
+    rows, note = sample_for_view(BOOTSTRAPPED, prepared, options)
+    return rows, prepared.n, note
+
+
+def _bootstrap_target(rows, options: AnalysisOptions):
+    """The resolved target the bootstrap interval bins on ``rows`` (as its compute function resolves it)."""
+    from calviz.analysis.data import _resolved, _target
+
+    target = _target(rows, options)
+    if target.name == "topk" and target.top_k == 1:
+        target = _resolved(rows, "auto")
+    return target
+
+
+class BootstrapTable:
+    """The bootstrap interval of one scalar target, seed, number of resamples and subsample at every bin
+    count 1..100 and every α: the replicates of each bin count drawn once
+    (:class:`calviz._presorted.BootstrapBins`, built in a worker process), the rest — the asymptotic
+    interval of the same rows and the percentiles — milliseconds on the subsample.  Equal to the view's
+    compute function to 1e−12."""
+
+    def __init__(self, bins: BootstrapBins, n_resamples: int):
+        self.bins = bins
+        self.n_resamples = int(n_resamples)
+
+    @property
+    def nbytes(self) -> int:
+        return self.bins.nbytes
+
+    @classmethod
+    def from_rows(cls, rows, options: AnalysisOptions) -> BootstrapTable:
+        from calviz._ece import prepare_view
+        from calviz._intervals import bootstrap_resamples
+
+        _, _, z, y = prepare_view(rows, target=_bootstrap_target(rows, options), integer_labels=True,
+                                  caller="ece_interval")
+        resamples = bootstrap_resamples(z.size, int(options.n_resamples))
+        return cls(BootstrapBins(z, y, n_resamples=resamples, seed=int(options.seed)),
+                   int(options.n_resamples))
+
+    def answer(self, data, options: AnalysisOptions):
+        """``(result, note)`` of the bootstrap view at ``options`` (its n_bins and α), or None (more bins
+        than the table holds)."""
+        from calviz._intervals import bootstrap_from_replicates, ece_interval
+        from calviz.sampling import result_note
+
+        reps = self.bins.replicates(int(options.n_bins))
+        if reps is None:
+            return None
+        rows, total, note = _bootstrap_rows(data, options)
+        asym = ece_interval(rows, target=_bootstrap_target(rows, options), n_bins=int(options.n_bins),
+                            alpha=options.alpha)
+        result = bootstrap_from_replicates(asym, np.array(reps), self.n_resamples, options.alpha, 1)
+        return result, result_note(BOOTSTRAPPED, rows, total, options, result, note)
+
+
+def bootstrap_table_in_worker(probs, labels, confidence_form: bool, options) -> BootstrapTable:
+    """(in a worker process) The :class:`BootstrapTable` of the bootstrap view's rows (mapped)."""
+    return BootstrapTable.from_rows(CalibrationData(probs, labels, confidence_form), options)

@@ -210,7 +210,7 @@ class ResultStore(_Slots):
             if self._lookup(key):
                 return self._cache[key]
         answered = (self._answer(view, data, options) or self._rebinned(view, data, options)
-                    or self._redecided(view, data, options))
+                    or self._redecided(view, data, options) or self._bootstrapped(view, data, options))
         if answered is None:
             answered = run_view(view, data, options)
             self.passes[view] = self.passes.get(view, 0) + 1
@@ -332,6 +332,31 @@ class ResultStore(_Slots):
         return self._wait_in_worker(slot, key, precomputed.redecided_in_worker, view, data, options, result,
                                     note)
 
+    def _bootstrapped(self, view: str, data, options: AnalysisOptions, slot=None, key=None):
+        """``(result, seconds, note)`` of the bootstrap interval from its table of every bin count
+        (:class:`precomputed.BootstrapTable`: on this thread once built; with ``slot``, built first in the
+        session's worker process), or None (not a scalar target of large in-memory data, or more bins than
+        the table holds)."""
+        target = precomputed.bootstrap_target(view, data, options)
+        if target is None or int(options.n_bins) > precomputed.TABLE_BINS:
+            return None
+        table = precomputed.BOOTSTRAPS.ready(data, target)
+        if table is None:
+            if slot is None:
+                return None
+            rows, _, _ = precomputed._bootstrap_rows(data, options)
+            future = precomputed.BOOTSTRAPS.request(data, target, lambda d, t: self._worker.submit(
+                precomputed.bootstrap_table_in_worker, _shared(rows.probs), _shared(rows.labels),
+                rows.confidence_form, options, limit=self._job_limit))
+            if future is None:
+                return None
+            if self._still_wanted(slot, key):
+                self._worker_futures[slot] = future
+            table = future.result()
+        start = time.perf_counter()
+        answered = table.answer(data, options)
+        return None if answered is None else (answered[0], time.perf_counter() - start, answered[1])
+
     def _wait_in_worker(self, slot, key, function, view: str, data, options: AnalysisOptions, *extra):
         """``function(view, probs, labels, confidence_form, options, *extra)`` in the session's worker process
         (the data's arrays through shared memory), its future held for ``slot`` while ``key`` is still wanted
@@ -363,6 +388,9 @@ class ResultStore(_Slots):
         target = precomputed.sorted_target(view, data, options)
         if target is not None and precomputed.SORTED.ready(data, target) is not None:
             return True
+        table = precomputed.bootstrap_target(view, data, options)
+        if table is not None and int(options.n_bins) <= precomputed.TABLE_BINS:
+            return precomputed.BOOTSTRAPS.ready(data, table) is not None
         if precomputed.rebin_ready(view, data, options) is None:
             return False
         return precomputed.WITHOUT_BINS.get(precomputed.binless_key(view_key(view, data, options)))[0]
@@ -557,7 +585,8 @@ class ResultStore(_Slots):
                 # their binned measures; an α change of a resampled view re-decides from its resamples)
                 answered = (self._answer(view, data, options)
                             or self._rebinned(view, data, options, slot, key)
-                            or self._redecided(view, data, options, slot, key))
+                            or self._redecided(view, data, options, slot, key)
+                            or self._bootstrapped(view, data, options, slot, key))
                 if answered is None and self._computed_elsewhere(slot, key):
                     if self._still_wanted(slot, key):
                         self._schedule(lambda: self._publish(slot, key, view, data, options, seconds=0.0))
