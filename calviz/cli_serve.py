@@ -198,7 +198,8 @@ def cmd_serve(args) -> int:
     data = workers.share_data(data)
     from calviz.app.precomputed import precompute_first_views
 
-    precompute_first_views(data)  # (large data: the first page's views start computing now)
+    # (large data: the first page's views start computing now)
+    precompute_first_views(data, then=lambda s: print(f"first views computed in {s:.1f} s", flush=True))
     new_session = session_factory(data, dataset, data_root=data_root, watcher=watcher,
                                   watch_period=args.watch_period)
 

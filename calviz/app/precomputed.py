@@ -277,14 +277,15 @@ def first_options(data) -> AnalysisOptions:
     return controls.options(data.n)
 
 
-def precompute_first_views(data, options: AnalysisOptions | None = None) -> concurrent.futures.Future | None:
+def precompute_first_views(data, options: AnalysisOptions | None = None,
+                           then=None) -> concurrent.futures.Future | None:
     """At the server's start, in the background: every view of the first page (``options``, default
     :func:`first_options`) computed once by a session of the server's own — the slow ones in the worker
     processes, on the server's shared copy of the data — with the sorted view of its target and the
     dataset's ACE table, into the server's caches.  The first page then finds them cached, or waits for the
     computation already running (:data:`IN_FLIGHT`) instead of starting its own.  None for data other than
     in-memory :class:`CalibrationData` of at least :data:`PRESORT_MIN_ROWS` rows (below, the first page
-    computes them in seconds)."""
+    computes them in seconds).  ``then(seconds)`` is called once they are (the command line says so)."""
     if type(data) is not CalibrationData or is_distributed(data) or data.n < PRESORT_MIN_ROWS:
         return None
     from calviz.app.store import ResultStore
@@ -293,6 +294,9 @@ def precompute_first_views(data, options: AnalysisOptions | None = None) -> conc
     options = first_options(data) if options is None else options
 
     def run():
+        import time
+
+        started = time.perf_counter()
         store = ResultStore()
         try:
             store.update(data, options, start_now=True)
@@ -304,6 +308,8 @@ def precompute_first_views(data, options: AnalysisOptions | None = None) -> conc
                     concurrent.futures.wait([future], timeout=FIRST_VIEWS_LIMIT_S)
         finally:
             store.close()
+        if then is not None:
+            then(time.perf_counter() - started)
         return store
 
     future = _in_thread(run)
