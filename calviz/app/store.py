@@ -70,6 +70,9 @@ __all__ = ["Entry", "ResultStore", "VIEW_INPUTS", "view_key", "effective_target"
 #: frame, and only the value it rests on should occupy the worker processes; and on a 2-core machine a
 #: job starting sooner competes with the browser drawing the change itself
 DEBOUNCE_S = 0.6
+#: s: the same for a job that only re-decides a resampled view from its stored resamples (an α change of the
+#: sequential T-Cal: a fraction of a second; a slider drag still sends its values faster than this)
+REDECIDE_DEBOUNCE_S = 0.15
 _CACHE_SIZE = 64
 #: s: the other binning scheme's diagram is computed after this much quiet — shorter than the jobs'
 #: debounce because it is one fast computation on this process, but long enough that a slider drag
@@ -520,7 +523,10 @@ class ResultStore(_Slots):
             label = job_label(slot, plan.final, data, options)
             changes[slot] = Entry(key, stand_in, options, data, pending=label, error=error)
             jobs[slot] = label
-            self._submit(slot, key, plan.final, data, options, 0.0 if start_now else self._debounce)
+            delay = 0.0 if start_now else self._debounce
+            if self.drawn(plan.final, data, options) is not None:  # (a re-decision from stored resamples)
+                delay = min(delay, REDECIDE_DEBOUNCE_S)
+            self._submit(slot, key, plan.final, data, options, delay)
         if changes or self._pending_timings:
             # a new change: its own computations (none when every result came from the cache), not the
             # previous change's
