@@ -12,6 +12,14 @@ visited target's sorted view.
   the reliability diagram, the asymptotic ECE interval and the analytic T-Cal of any bin count, binning
   scheme and α without a pass over the rows (O(m log n) per change), equal to the direct computations to
   1e−12 (tests/test_store_presorted.py); revisiting a target reuses its view.
+* Per dataset, :class:`calviz._presorted.ClasswiseACE` (:data:`ACE_TABLES`): the classical tests' ACE of
+  every bin count 1..100, so a bin change redoes the classical tests' only bin-dependent parts — the MCE
+  from the target's sorted view, the ACE from the table — on the session's thread (:func:`rebinned`).
+* Per (data, scalar target, seed, resamples, subsample), a :class:`BootstrapTable` (:data:`BOOTSTRAPS`): the
+  bootstrap interval's replicates of every bin count drawn once, so a bin or α change of it is milliseconds.
+* :data:`IN_FLIGHT` — the background computations running now in any session: another session wanting the
+  same result waits for it.  :func:`precompute_first_views` — at the server's start, the first page's
+  views (the sorted view and tables of its target too), so the first page finds them computed.
 """
 
 from __future__ import annotations

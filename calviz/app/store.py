@@ -20,6 +20,10 @@ which computation answers the options, and publishes what each slot shows as an 
   results (``View.redecided_by``; :data:`calviz.app.precomputed.DRAWN`) — the bootstrap interval and the
   smooth and CORP bands at once, the sequential T-Cal as its job (more resamples only if the new α needs
   them).
+* A bin change recomputes only the views that read the bins (``View.reads``), each from what the server
+  keeps for the target where it can (:mod:`calviz.app.precomputed`): the diagram and the interval from
+  its sorted view, the classical tests' MCE and ACE from the sorted view and the dataset's ACE table (the
+  tests themselves do not read the bins), the bootstrap interval from its replicates of every bin count.
 * Once the controls rest, a served session also computes the diagram of the binning scheme it does not
   show (:data:`PREFETCH_DELAY_S`), so toggling the scheme to compare the two redraws from the cache.
 * Background work (threads, worker processes) is started through :mod:`calviz.app.workers` only.
