@@ -207,7 +207,8 @@ class FrontEnd:
 _LAB_PARTS = dict(cell=".jp-Notebook .jp-Cell.jp-CodeCell", editor=".jp-InputArea-editor",
                   prompt=".jp-InputPrompt", output=".jp-OutputArea-output")
 FRONT_ENDS = {
-    "jupyterlab": FrontEnd("jupyterlab", "/lab/tree/{}.ipynb", (
+    # each notebook in a workspace of its own: JupyterLab reopens a workspace's notebooks beside the new one
+    "jupyterlab": FrontEnd("jupyterlab", "/lab/workspaces/{0}/tree/{0}.ipynb", (
         "--LabApp.news_url=", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
         "--LabApp.extension_manager=readonly"), idle='.jp-StatusBar-Widget:has-text("Idle")', **_LAB_PARTS),
     # Jupyter Notebook 7: JupyterLab's components in a one-notebook page
@@ -225,14 +226,7 @@ FRONT_ENDS = {
 def jupyter(request, tmp_path_factory):
     """``(url of a notebook by name, server log, front end)`` of a Jupyter server (each of
     :data:`FRONT_ENDS`) on loopback serving a temporary folder that holds the notebooks (the README cell,
-    a plot function); the server is killed afterwards."""
-    yield from _jupyter_server(tmp_path_factory, request.param)
-
-
-@pytest.fixture(scope="module", params=sorted(FRONT_ENDS))
-def jupyter_for_plot(request, tmp_path_factory):
-    """A second server: each browser test opens one notebook in a fresh server, because JupyterLab
-    otherwise reopens the notebooks of the test before it beside the new one."""
+    a plot function), each run in a kernel of its own; the server is killed afterwards."""
     yield from _jupyter_server(tmp_path_factory, request.param)
 
 
@@ -418,13 +412,13 @@ def test_updates_request_nothing_beyond_loopback(readme_run):
     assert readme_run["after_update"] == [], readme_run["after_update"]
 
 
-def test_plot_function_renders_offline(jupyter_for_plot, chromium_browser, artifacts_dir):
+def test_plot_function_renders_offline(jupyter, chromium_browser, artifacts_dir):
     """A plot function's HoloViews object in a notebook: BokehJS, Panel and every stylesheet inline."""
-    with notebook_page(chromium_browser, jupyter_for_plot, "plot", artifacts_dir) as (page, blocked):
-        outputs = FRONT_ENDS[jupyter_for_plot[2]].output
+    with notebook_page(chromium_browser, jupyter, "plot", artifacts_dir) as (page, blocked):
+        outputs = FRONT_ENDS[jupyter[2]].output
         page.wait_for_function(f"(s) => ({JS_DRAWN_CANVASES})(s) >= 1", arg=outputs, timeout=RUN_TIMEOUT)
         page.wait_for_function(f"() => ({JS_TEXT_CONTAINING})('T-Cal') !== null", timeout=RUN_TIMEOUT)
-        page.screenshot(path=str(artifacts_dir / f"{jupyter_for_plot[2]}_tcal_plot.png"), full_page=True)
+        page.screenshot(path=str(artifacts_dir / f"{jupyter[2]}_tcal_plot.png"), full_page=True)
         scripts = [u for u in blocked if not urllib.parse.urlsplit(u).path.endswith(".css")]
         assert scripts == [], f"scripts requested beyond loopback: {scripts}"
         assert blocked == [], f"requests beyond loopback: {blocked}"

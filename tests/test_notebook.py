@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from pathlib import Path
 
 import pytest
 
-nbformat = pytest.importorskip("nbformat")
-nbclient = pytest.importorskip("nbclient")
+# (imported by the tests that run a kernel, not at collection: nbformat's import builds jsonschema's
+# format checkers, 3 CPU-s in every test process)
+pytestmark = pytest.mark.skipif(not all(importlib.util.find_spec(name) for name in ("nbformat", "nbclient")),
+                                reason="nbformat and nbclient are not installed")
 
 REPO = Path(__file__).resolve().parents[1]
 NOTEBOOK = REPO / "examples" / "calviz_tour.ipynb"
@@ -23,6 +26,9 @@ BUNDLE_MIME_TYPES = (
 
 
 def test_tour_notebook_executes_and_embeds_the_dashboard(tmp_path, monkeypatch):
+    import nbclient
+    import nbformat
+
     # the kernel inherits the environment: the working tree importable, the run's dataset cache
     monkeypatch.setenv("PYTHONPATH", str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     nb = nbformat.read(NOTEBOOK, as_version=4)
@@ -47,6 +53,9 @@ def test_tour_notebook_executes_and_embeds_the_dashboard(tmp_path, monkeypatch):
 def test_a_cell_that_writes_a_report_prints_no_bokehjs(tmp_path, monkeypatch):
     """calviz.report only writes a file: its cell output stays empty (it held ~3 MB of BokehJS); the first
     plot displayed afterwards still brings BokehJS to the page, so it renders."""
+    import nbclient
+    import nbformat
+
     monkeypatch.setenv("PYTHONPATH", str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     setup = ("import numpy as np, calviz\nfrom calviz import plots\nrng = np.random.default_rng(0)\n"
              "p = rng.uniform(size=300)\ny = (rng.uniform(size=300) < p ** 2).astype(int)")

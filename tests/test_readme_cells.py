@@ -6,14 +6,17 @@ Each block is self-contained (it imports and loads what it uses); they run in se
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 from pathlib import Path
 
 import pytest
 
-nbformat = pytest.importorskip("nbformat")
-nbclient = pytest.importorskip("nbclient")
+# (imported by the tests that run a kernel, not at collection: nbformat's import builds jsonschema's
+# format checkers, 3 CPU-s in every test process)
+pytestmark = pytest.mark.skipif(not all(importlib.util.find_spec(name) for name in ("nbformat", "nbclient")),
+                                reason="nbformat and nbclient are not installed")
 
 REPO = Path(__file__).resolve().parents[1]
 README = REPO / "README.md"
@@ -38,6 +41,9 @@ def _last_statement(source: str) -> str:
 
 
 def test_every_readme_python_block_runs_as_one_cell(tmp_path, monkeypatch):
+    import nbclient
+    import nbformat
+
     # the Dask block needs the optional dask extra (CI installs it with the test extra)
     blocks = [b for b in readme_python_blocks() if "calviz.dask" not in b or not _dask_missing()]
     monkeypatch.setenv("PYTHONPATH", str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
