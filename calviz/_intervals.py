@@ -426,14 +426,28 @@ def ece_interval(
     if method == "asymptotic":
         return asym
     asked = int(n_resamples)
-    R = max(2, min(asked, BOOTSTRAP_WORK_BUDGET // max(1, z.size)))
+    R = bootstrap_resamples(z.size, asked)
     if bins is None:  # fused 1-D path did not materialise ids
         from calviz._binning import assign_bins
 
         bins = assign_bins(z, n_bins=m, scheme="equal_width")
     v = np.ascontiguousarray((y - z).reshape(z.shape[0], -1))
     reps = bootstrap_unbiased_kernel(bins.ids, bins.n_nonempty, v, R, kernel_seed(seed, high=2**31 - 1))
-    draws = BootstrapDraws(reps, _max_ece_sq(v.shape[1]))
+    return bootstrap_from_replicates(asym, reps, asked, alpha, v.shape[1])
+
+
+def bootstrap_resamples(n_values: int, asked: int) -> int:
+    """Resamples the bootstrap interval draws for ``n_values`` = n·k numbers: ``asked`` within the work
+    budget n_resamples·n·k ≤ :data:`BOOTSTRAP_WORK_BUDGET`, and at least 2."""
+    return max(2, min(int(asked), BOOTSTRAP_WORK_BUDGET // max(1, int(n_values))))
+
+
+def bootstrap_from_replicates(asym: ECEInterval, reps: np.ndarray, asked: int, alpha: float,
+                              k: int) -> ECEInterval:
+    """The percentile-bootstrap :class:`ECEInterval` from its replicates ``reps`` of T (of ``asked``
+    resamples asked) and the asymptotic interval ``asym`` of the same rows, bins and target."""
+    R = int(reps.shape[0])
+    draws = BootstrapDraws(reps, _max_ece_sq(k))
     lo_sq, hi_sq = _percentile_ends(draws, alpha)
     regime = f"percentile bootstrap, {R} resamples of pairs"
     if R < asked:
@@ -442,8 +456,8 @@ def ece_interval(
         estimate=asym.estimate, low=float(np.sqrt(lo_sq)), high=float(np.sqrt(hi_sq)),
         estimate_sq=asym.estimate_sq, low_sq=lo_sq, high_sq=hi_sq, statistic=asym.statistic,
         se=float(np.std(reps, ddof=1)), null_sd=asym.null_sd, level=1.0 - alpha, alpha=alpha, n=asym.n,
-        n_bins=m, n_nonempty=asym.n_nonempty, method="bootstrap",
-        regime=regime, target=target, n_classes=data.n_classes, small_sample_note=asym.small_sample_note,
+        n_bins=asym.n_bins, n_nonempty=asym.n_nonempty, method="bootstrap",
+        regime=regime, target=asym.target, n_classes=asym.n_classes, small_sample_note=asym.small_sample_note,
         _draws=draws,
     )
 

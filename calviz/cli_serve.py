@@ -196,6 +196,10 @@ def cmd_serve(args) -> int:
                       job_memory=None if args.job_memory is None else int(args.job_memory * 2**30))
     # the worker processes map the server's one copy of the data instead of receiving it per job
     data = workers.share_data(data)
+    from calviz.app.precomputed import precompute_first_views
+
+    # (large data: the first page's views start computing now)
+    precompute_first_views(data, then=lambda s: print(f"first views computed in {s:.1f} s", flush=True))
     new_session = session_factory(data, dataset, data_root=data_root, watcher=watcher,
                                   watch_period=args.watch_period)
 

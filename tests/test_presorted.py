@@ -1,12 +1,14 @@
 """The presorted view answers every 1-D binned statistic as the direct estimators do (to 1e−12)."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 
 import calviz
 from calviz._data import InputError
 from calviz._kernels import tcal as _kt
-from calviz._presorted import Presorted
+from calviz._presorted import BootstrapBins, ClasswiseACE, Presorted
 from calviz._tcal import _scan_order
 
 RTOL = 1e-12
@@ -197,3 +199,46 @@ def test_pickled_view_answers_the_same():
     assert not copy.z.flags.writeable
     _close(copy.reliability("equal_mass", 12).observed_frequency,
            view.reliability("equal_mass", 12).observed_frequency)
+
+
+def _ace_cases():
+    rng = np.random.default_rng(11)
+    probs = rng.dirichlet(np.ones(4) * 0.6, size=1500)
+    probs[:500] = np.round(probs[:500], 1)  # ties, and values on equal-width edges
+    probs[:500] /= probs[:500].sum(axis=1, keepdims=True)
+    labels = rng.integers(0, 4, size=1500)
+    p = rng.uniform(size=400)
+    p[:200] = 0.5  # one heavy tie: fewer bins than asked
+    yield "multiclass ties", calviz.as_calibration_data(labels, probs)
+    yield "binary ties", calviz.as_calibration_data((rng.uniform(size=400) < p).astype(int), p)
+    yield "n = 2", calviz.as_calibration_data(np.array([0, 1]), np.array([[0.3, 0.7], [0.6, 0.4]]))
+    yield "all correct", calviz.as_calibration_data(probs.argmax(axis=1), probs)
+    yield "all wrong", calviz.as_calibration_data((probs.argmax(axis=1) + 1) % 4, probs)
+
+
+@pytest.mark.parametrize("case", list(_ace_cases()), ids=lambda case: case[0])
+def test_classwise_ace_table_equals_ace_at_every_bin_count(case):
+    _, data = case
+    table = ClasswiseACE.from_data(data, max_bins=40)
+    for m in range(1, 41):
+        found, direct = table.ace(m), calviz.ace(data, n_bins=m)
+        assert abs(found.value - direct.value) <= 1e-12, m
+        fields = ("n", "n_bins", "n_bins_total", "n_nonempty", "scheme", "target", "n_classes")
+        assert [getattr(found, f) for f in fields] == [getattr(direct, f) for f in fields], m
+    assert table.ace(41) is None and table.nbytes == 3 * 8 * data.n_classes * 40
+    with pytest.raises(InputError):
+        ClasswiseACE.from_data(dataclasses.replace(data, weights=np.ones(data.n), _cache={}))
+
+
+
+@pytest.mark.parametrize("n", [2, 3, 700])
+def test_bootstrap_bins_equal_the_direct_bootstrap_at_every_bin_count(n):
+    rng = np.random.default_rng(n)
+    z = rng.uniform(size=n)
+    z[: n // 2] = rng.integers(0, 21, size=n // 2) / 20  # ties, and values on the bins' edges
+    y = (rng.uniform(size=n) < z).astype(np.int64)
+    table = BootstrapBins(z, y, n_resamples=60, seed=5, max_bins=40)
+    for m in range(1, 41):
+        direct = calviz.ece_interval(y, z, n_bins=m, method="bootstrap", n_resamples=60, seed=5)
+        np.testing.assert_allclose(table.replicates(m), direct._draws.statistics, rtol=1e-12, atol=1e-15)
+    assert table.replicates(41) is None and table.nbytes == 8 * 40 * 60

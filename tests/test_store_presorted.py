@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import calviz
-from calviz._presorted import Presorted
+from calviz._presorted import ClasswiseACE, Presorted
 from calviz.analysis import AnalysisOptions, run_view
 from calviz.app import precomputed
 from calviz.app.store import ResultStore
@@ -70,6 +70,8 @@ def _every_size(monkeypatch):
     yield
     precomputed.RESULTS.clear()
     precomputed.SORTED.clear()
+    precomputed.ACE_TABLES.clear()
+    precomputed.BOOTSTRAPS.clear()
 
 
 def _built(data, target):
@@ -180,6 +182,85 @@ def test_a_pending_job_is_answered_when_the_sorted_view_is_built(monkeypatch):
         assert shown.wait(WAIT_S)
         _same(store.tcal.result, run_view("tcal", data, options)[0])
         assert "tcal" not in store.passes and "tcal" not in store.jobs
+    finally:
+        store.close()
+
+
+def test_a_bin_change_of_the_classical_tests_is_answered_from_the_sorted_view_and_the_ace_table():
+    """With the target's sorted view and the dataset's ACE table built, a bin change shows the classical
+    tests at once (no job, no pass over the rows), equal to computing them again; above the table's bin
+    counts, or before the table is built, the change is a job as before."""
+    data = _multiclass(seed=6)
+    options = AnalysisOptions(resampling="analytic")
+    _built(data, ("top1", 0))
+    store = ResultStore(debounce=0)  # (no builds, no jobs of its own: each change below is on this thread)
+    try:
+        store.update(data, options, show_smooth=False, inline=True)  # the first result: from the rows
+        assert store.passes["classical"] == 1
+        changed = options.replace(n_bins=23)
+        assert not store._sorted_ready("classical", data, changed)  # (no table yet)
+        precomputed.ACE_TABLES.request(data, precomputed.ACE_TABLE,
+                                       lambda d, t: _done(ClasswiseACE.from_data(d, max_bins=30)))
+        assert store._sorted_ready("classical", data, changed)
+        assert not store._sorted_ready("classical", data, options.replace(n_bins=31))  # beyond the table
+        store.update(data, changed, show_smooth=False)
+        assert store.classical.pending is None and store.passes["classical"] == 1
+        _same(store.classical.result, run_view("classical", data, changed)[0])
+        assert store.classical.result.measures["ace"].n_bins == 23
+    finally:
+        store.close()
+
+
+def test_the_server_start_computes_the_first_page_and_sessions_share_running_jobs():
+    """The server's start computes the first page's views (the slow ones in worker processes) with the
+    sorted view and the ACE table; a page opened meanwhile waits for those jobs instead of running its own
+    (each job computed once in all), and a page opened after computes nothing."""
+    data = _multiclass(seed=7)
+    options = AnalysisOptions(resampling="analytic")
+    started = precomputed.precompute_first_views(data, options)
+    first = ResultStore()
+    try:
+        first.update(data, options, start_now=True)
+        server = started.result(timeout=WAIT_S)
+        first.wait(WAIT_S)
+        jobs = [v for v in {**server.calls, **first.calls} if ResultStore._in_background(v, data, options)]
+        assert jobs and all(server.calls.get(v, 0) + first.calls.get(v, 0) == 1 for v in jobs), (
+            server.calls, first.calls)
+        assert not precomputed.IN_FLIGHT
+    finally:
+        first.close()
+    assert precomputed.ACE_TABLES.ready(data, precomputed.ACE_TABLE) is not None
+    assert precomputed.SORTED.ready(data, precomputed.sorted_target("reliability", data, options)) is not None
+    later = ResultStore()
+    try:
+        later.update(data, options, start_now=True)
+        later.wait(WAIT_S)
+        assert later.calls == {} and later.passes == {} and not later.jobs
+    finally:
+        later.close()
+    assert precomputed.first_options(data) == AnalysisOptions()
+
+
+def test_the_bootstrap_interval_of_every_bin_count_is_drawn_once():
+    """The bootstrap interval's first job draws the replicates of every bin count 1..100 in the session's
+    worker; a bin change is then answered on the session's thread (no job), equal to the direct
+    computation; above the table's bin counts it is a job again."""
+    data = _binary(n=4000, seed=8)
+    options = AnalysisOptions(resampling="analytic", n_resamples=40)
+    store = ResultStore()
+    try:
+        store.update(data, options, show_smooth=False, start_now=True)
+        store.wait(WAIT_S)
+        direct = precomputed.without_draws(run_view("bootstrap", data, options)[0])
+        _same(store.bootstrap.result, direct)
+        for n_bins in (1, 7, 100):
+            changed = options.replace(n_bins=n_bins, alpha=0.1)
+            store.update(data, changed, show_smooth=False)
+            assert store.bootstrap.pending is None and "bootstrap" not in store.jobs
+            _same(store.bootstrap.result, precomputed.without_draws(run_view("bootstrap", data, changed)[0]))
+        assert "bootstrap" not in store.passes
+        store.update(data, options.replace(n_bins=101), show_smooth=False)
+        assert store.bootstrap.pending is not None
     finally:
         store.close()
 

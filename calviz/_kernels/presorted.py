@@ -236,3 +236,51 @@ def run_sums(z, y, pre_hi, pre_lo, block, starts):
             hi[j, k] = s
             lo[j, k] = e
     return count, hi, lo
+
+
+@njit(cache=True)
+def bootstrap_unbiased_table(atom, n_atoms, starts, offsets, v, n_resamples, seed):
+    """Percentile-bootstrap replicates of Sun et al.'s statistic T for several binnings of the same rows at
+    once: ``out[i, r]`` is :func:`calviz._kernels.ece.bootstrap_unbiased_kernel`'s replicate r for the
+    binning i (the same seed draws the same rows whatever the bins).
+
+    The rows are grouped into *atoms*, numbered in increasing order of the prediction — rows in the same bin
+    under every binning (``atom``: each row's atom) — and each draw is accumulated into its atom; binning
+    i's bins are runs of atoms, bin b holding atoms ``starts[offsets[i] + b]`` up to
+    ``starts[offsets[i] + b + 1]`` (excluded), whose sums are differences of the atoms' prefix sums.
+    O(n) per resample for the draws plus O(atoms + Σ bins) for the binnings."""
+    np.random.seed(seed)
+    n = v.shape[0]
+    n_binnings = offsets.shape[0] - 1
+    vsq = np.empty(n)
+    for i in range(n):
+        vsq[i] = v[i] * v[i]
+    out = np.empty((n_binnings, n_resamples))
+    a_count = np.zeros(n_atoms + 1, dtype=np.int64)
+    a_sum = np.zeros(n_atoms + 1)
+    a_sq = np.zeros(n_atoms + 1)
+    for r in range(n_resamples):
+        a_count[:] = 0
+        a_sum[:] = 0.0
+        a_sq[:] = 0.0
+        for _t in range(n):
+            j = np.random.randint(0, n)
+            a = atom[j] + 1
+            a_count[a] += 1
+            a_sq[a] += vsq[j]
+            a_sum[a] += v[j]
+        for a in range(1, n_atoms + 1):  # prefix sums: entry a holds atoms 0..a−1
+            a_count[a] += a_count[a - 1]
+            a_sum[a] += a_sum[a - 1]
+            a_sq[a] += a_sq[a - 1]
+        for i in range(n_binnings):
+            total = 0.0
+            for k in range(offsets[i], offsets[i + 1] - 1):
+                lo = starts[k]
+                hi = starts[k + 1]
+                nb = a_count[hi] - a_count[lo]
+                if nb >= 2:
+                    s = a_sum[hi] - a_sum[lo]
+                    total += (s * s - (a_sq[hi] - a_sq[lo])) / (nb - 1)
+            out[i, r] = total / n
+    return out

@@ -12,6 +12,14 @@ visited target's sorted view.
   the reliability diagram, the asymptotic ECE interval and the analytic T-Cal of any bin count, binning
   scheme and α without a pass over the rows (O(m log n) per change), equal to the direct computations to
   1e−12 (tests/test_store_presorted.py); revisiting a target reuses its view.
+* Per dataset, :class:`calviz._presorted.ClasswiseACE` (:data:`ACE_TABLES`): the classical tests' ACE of
+  every bin count 1..100, so a bin change redoes the classical tests' only bin-dependent parts — the MCE
+  from the target's sorted view, the ACE from the table — on the session's thread (:func:`rebinned`).
+* Per (data, scalar target, seed, resamples, subsample), a :class:`BootstrapTable` (:data:`BOOTSTRAPS`): the
+  bootstrap interval's replicates of every bin count drawn once, so a bin or α change of it is milliseconds.
+* :data:`IN_FLIGHT` — the background computations running now in any session: another session wanting the
+  same result waits for it.  :func:`precompute_first_views` — at the server's start, the first page's
+  views (the sorted view and tables of its target too), so the first page finds them computed.
 """
 
 from __future__ import annotations
@@ -21,20 +29,24 @@ import threading
 import weakref
 from collections import OrderedDict
 
+import numpy as np
+
 from calviz._data import CalibrationData, InputError
-from calviz._presorted import Presorted
+from calviz._presorted import ACE_TABLE_BINS, BootstrapBins, ClasswiseACE, Presorted
 from calviz.analysis import AnalysisOptions, is_distributed
 from calviz.analysis.views import REGISTRY, effective_target, view
 
-__all__ = ["ResultCache", "SortedViews", "answer", "sorted_target", "RESULTS", "SORTED", "PRESORT_MIN_ROWS"]
+__all__ = ["ResultCache", "SortedViews", "answer", "sorted_target", "RESULTS", "SORTED", "ACE_TABLES",
+           "BOOTSTRAPS", "PRESORT_MIN_ROWS", "IN_FLIGHT", "precompute_first_views"]
 
 #: rows from which a session's scalar views are answered from a sorted view (below, a direct pass takes
 #: milliseconds: sorting would cost more than it saves)
 PRESORT_MIN_ROWS = 200_000
 #: results the server keeps (all sessions): each is small (bins, scales, a few numbers)
 RESULT_ENTRIES = 512
-#: bytes of sorted views the server keeps: 11.25 bytes per row and target (≈ 9 targets of 10⁷ rows)
-SORTED_MAX_BYTES = 1 << 30
+#: bytes of sorted views the server keeps: 11.25 bytes per row and target (≈ 4 targets of 10⁷ rows beside
+#: the data's 0.8 GB, so that a server of 10⁷ × 10 stays within 2 GB; older targets are sorted again)
+SORTED_MAX_BYTES = 1 << 29
 #: the views a sorted view answers (their registry record's ``sorted_answer``; scalar targets, every row)
 ANSWERED = tuple(record.name for record in REGISTRY if record.sorted_answer is not None)
 _SCALAR = ("binary", "top1", "classwise")
@@ -125,6 +137,11 @@ class SortedViews(_ByData):
             self._items.move_to_end(key)
             return future.result()
 
+    def future(self, data, target: tuple) -> concurrent.futures.Future | None:
+        """The future of the view (building or built), or None (not asked for)."""
+        with self._lock:
+            return self._items.get((id(data), *target))
+
     def request(self, data, target: tuple, build) -> concurrent.futures.Future | None:
         """The future of the sorted view; ``build(data, target)`` starts it (returning a future) when it
         is neither built nor building.  A failed build is forgotten, so a later request tries again."""
@@ -171,9 +188,12 @@ class SortedViews(_ByData):
             self._items.clear()
 
 
-#: the server's shared results and sorted views
+#: the server's shared results and sorted views; per dataset, the classwise ACE of every bin count
+#: (:class:`calviz._presorted.ClasswiseACE`, kept under the target ``("classwise_ace",)``)
 RESULTS = ResultCache()
 SORTED = SortedViews()
+ACE_TABLES = SortedViews()
+ACE_TABLE = ("classwise_ace",)
 
 
 def sorted_target(view: str, data, options: AnalysisOptions) -> tuple | None:
@@ -224,6 +244,88 @@ def warm_answers(data: CalibrationData) -> None:
         presorted.mce(int(options.n_bins))
 
 
+class InFlight:
+    """The background computations running now in any session of the server, by cache key: a session that
+    wants a result another session (or the server's own start, :func:`precompute_first_views`) is
+    computing waits for it instead of computing it again on the other worker process."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._events: dict = {}
+
+    def begin(self, key) -> threading.Event | None:
+        """None: the caller computes ``key`` (and calls :meth:`end` after); else the event the computation
+        running now sets when it ends (its result then is in :data:`RESULTS`, unless it failed or stopped)."""
+        with self._lock:
+            event = self._events.get(key)
+            if event is None:
+                self._events[key] = threading.Event()
+            return event
+
+    def end(self, key) -> None:
+        with self._lock:
+            event = self._events.pop(key, None)
+        if event is not None:
+            event.set()
+
+    def __len__(self) -> int:
+        return len(self._events)
+
+
+IN_FLIGHT = InFlight()
+#: s: the server's start waits at most this long for its first views' jobs before it lets its session go
+FIRST_VIEWS_LIMIT_S = 3600.0
+
+
+def first_options(data) -> AnalysisOptions:
+    """The options of a new session's first page on ``data`` (the controls' defaults fitted to it)."""
+    from calviz.app.controls import Controls
+
+    controls = Controls()
+    controls.param.update(**controls.fit_to(data.n, data.n_classes, data.is_binary))
+    return controls.options(data.n)
+
+
+def precompute_first_views(data, options: AnalysisOptions | None = None,
+                           then=None) -> concurrent.futures.Future | None:
+    """At the server's start, in the background: every view of the first page (``options``, default
+    :func:`first_options`) computed once by a session of the server's own — the slow ones in the worker
+    processes, on the server's shared copy of the data — with the sorted view of its target and the
+    dataset's ACE table, into the server's caches.  The first page then finds them cached, or waits for the
+    computation already running (:data:`IN_FLIGHT`) instead of starting its own.  None for data other than
+    in-memory :class:`CalibrationData` of at least :data:`PRESORT_MIN_ROWS` rows (below, the first page
+    computes them in seconds).  ``then(seconds)`` is called once they are (the command line says so)."""
+    if type(data) is not CalibrationData or is_distributed(data) or data.n < PRESORT_MIN_ROWS:
+        return None
+    from calviz.app.store import ResultStore
+    from calviz.app.workers import _in_thread, _log_failure
+
+    options = first_options(data) if options is None else options
+
+    def run():
+        import time
+
+        started = time.perf_counter()
+        store = ResultStore()
+        try:
+            store.update(data, options, start_now=True)
+            store.wait(timeout=FIRST_VIEWS_LIMIT_S)
+            for cache, target in ((SORTED, sorted_target("reliability", data, options)),
+                                  (ACE_TABLES, ACE_TABLE)):
+                future = None if target is None else cache.future(data, target)
+                if future is not None:
+                    concurrent.futures.wait([future], timeout=FIRST_VIEWS_LIMIT_S)
+        finally:
+            store.close()
+        if then is not None:
+            then(time.perf_counter() - started)
+        return store
+
+    future = _in_thread(run)
+    future.add_done_callback(_log_failure)
+    return future
+
+
 # -- the classical tests across bin counts ---------------------------------------------------------------
 #: the views whose result at one bin count follows from their result at another (:func:`rebinned`)
 REBINNED = ("classical",)
@@ -236,11 +338,13 @@ def binless_key(key: tuple) -> tuple:
     return (key[0], key[1], tuple(item for item in key[2] if item[0] != "n_bins"))
 
 
-def rebinned(view: str, data, options: AnalysisOptions, base, presorted: Presorted | None = None):
+def rebinned(view: str, data, options: AnalysisOptions, base, presorted: Presorted | None = None,
+             ace_table: ClasswiseACE | None = None):
     """``view``'s result at ``options.n_bins`` from its result ``base`` at another bin count: the classical
     tests do not read the bins (Hosmer–Lemeshow has its own groups), only their MCE (equal-width bins of
-    the target: from its sorted view when built) and ACE (equal-mass bins of every class) do — the same
-    calls as :func:`calviz.classical_tests` makes."""
+    the target: from its sorted view when built) and ACE (equal-mass bins of every class: from the
+    dataset's :class:`ClasswiseACE` when built and the bin count is in it) do — the same calls as
+    :func:`calviz.classical_tests` makes."""
     import dataclasses
 
     from calviz._ece import ace, mce
@@ -257,8 +361,37 @@ def rebinned(view: str, data, options: AnalysisOptions, base, presorted: Presort
         found_mce = presorted.mce(n_bins)
     else:
         found_mce = mce(sample, n_bins=n_bins, target=target.name, class_index=target.class_index)
-    return dataclasses.replace(base, measures={"mce": found_mce,
-                                               "ace": ace(sample, n_bins=n_bins, target="classwise")})
+    found_ace = None if ace_table is None or sample is not data else ace_table.ace(n_bins)
+    if found_ace is None:
+        found_ace = ace(sample, n_bins=n_bins, target="classwise")
+    return dataclasses.replace(base, measures={"mce": found_mce, "ace": found_ace})
+
+
+def table_eligible(data, options: AnalysisOptions) -> bool:
+    """Whether the dataset's :class:`ClasswiseACE` answers the classical tests' ACE for these inputs:
+    in-memory, unweighted data of at least :data:`PRESORT_MIN_ROWS` rows, every row analysed."""
+    return (type(data) is CalibrationData and not is_distributed(data) and data.weights is None
+            and data.n >= PRESORT_MIN_ROWS and (options.n is None or int(options.n) >= data.n))
+
+
+def rebin_ready(view: str, data, options: AnalysisOptions) -> tuple | None:
+    """``(presorted, ace_table)`` when :func:`rebinned` answers ``view`` without a pass over the rows (its
+    scalar target's sorted view and the dataset's ACE table are built), else None."""
+    if view not in REBINNED or not table_eligible(data, options):
+        return None
+    table = ACE_TABLES.ready(data, ACE_TABLE)
+    if table is None or int(options.n_bins) > table.max_bins:
+        return None
+    target = effective_target(view, data, options)
+    if target[0] not in _SCALAR:
+        return None
+    presorted = SORTED.ready(data, (target[0], target[1] if target[0] == "classwise" else 0))
+    return None if presorted is None else (presorted, table)
+
+
+def ace_table_in_worker(probs, labels, confidence_form: bool) -> ClasswiseACE:
+    """(in a worker process) The dataset's :class:`ClasswiseACE` (the arrays mapped, never pickled)."""
+    return ClasswiseACE.from_data(CalibrationData(probs, labels, confidence_form))
 
 
 def rebinned_in_worker(view, probs, labels, confidence_form: bool, options, base):
@@ -300,3 +433,95 @@ def redecided_in_worker(name: str, probs, labels, confidence_form: bool, options
     result = view(name).redecide(base, CalibrationData(probs, labels, confidence_form), options)
     return result, time.perf_counter() - start, note
 
+
+
+# -- the bootstrap interval across bin counts ------------------------------------------------------------
+#: per (data, scalar target, seed, resamples, subsample): the bootstrap's replicates of every bin count
+#: 1..100, drawn once (:class:`BootstrapTable`)
+BOOTSTRAPS = SortedViews(max_bytes=64 << 20)
+#: the view they answer, and the bin counts
+BOOTSTRAPPED = "bootstrap"
+TABLE_BINS = ACE_TABLE_BINS
+
+
+def bootstrap_target(view: str, data, options: AnalysisOptions) -> tuple | None:
+    """The :data:`BOOTSTRAPS` key (less the data) of ``view``'s table for these inputs, or None: not the
+    bootstrap interval, not in-memory unweighted data of at least :data:`PRESORT_MIN_ROWS` rows, or not a
+    scalar target (the top-k and full targets bin a vector)."""
+    if view != BOOTSTRAPPED or type(data) is not CalibrationData or is_distributed(data):
+        return None
+    if data.weights is not None or data.n < PRESORT_MIN_ROWS:
+        return None
+    target = effective_target(view, data, options)
+    if target[0] not in _SCALAR:
+        return None
+    return ("bootstrap", *target, int(options.seed), int(options.n_resamples), options.n,
+            bool(options.all_rows))
+
+
+def _bootstrap_rows(data, options: AnalysisOptions):
+    """The rows the bootstrap view analyses (its subsample, as the store's job draws it), their number
+    before subsampling and the subsample's note."""
+    from calviz.analysis import prepare
+    from calviz.sampling import sample_for_view
+
+    prepared = prepare(data, options)
+    rows, note = sample_for_view(BOOTSTRAPPED, prepared, options)
+    return rows, prepared.n, note
+
+
+def _bootstrap_target(rows, options: AnalysisOptions):
+    """The resolved target the bootstrap interval bins on ``rows`` (as its compute function resolves it)."""
+    from calviz.analysis.data import _resolved, _target
+
+    target = _target(rows, options)
+    if target.name == "topk" and target.top_k == 1:
+        target = _resolved(rows, "auto")
+    return target
+
+
+class BootstrapTable:
+    """The bootstrap interval of one scalar target, seed, number of resamples and subsample at every bin
+    count 1..100 and every α: the replicates of each bin count drawn once
+    (:class:`calviz._presorted.BootstrapBins`, built in a worker process), the rest — the asymptotic
+    interval of the same rows and the percentiles — milliseconds on the subsample.  Equal to the view's
+    compute function to 1e−12."""
+
+    def __init__(self, bins: BootstrapBins, n_resamples: int):
+        self.bins = bins
+        self.n_resamples = int(n_resamples)
+
+    @property
+    def nbytes(self) -> int:
+        return self.bins.nbytes
+
+    @classmethod
+    def from_rows(cls, rows, options: AnalysisOptions) -> BootstrapTable:
+        from calviz._ece import prepare_view
+        from calviz._intervals import bootstrap_resamples
+
+        _, _, z, y = prepare_view(rows, target=_bootstrap_target(rows, options), integer_labels=True,
+                                  caller="ece_interval")
+        resamples = bootstrap_resamples(z.size, int(options.n_resamples))
+        return cls(BootstrapBins(z, y, n_resamples=resamples, seed=int(options.seed)),
+                   int(options.n_resamples))
+
+    def answer(self, data, options: AnalysisOptions):
+        """``(result, note)`` of the bootstrap view at ``options`` (its n_bins and α), or None (more bins
+        than the table holds)."""
+        from calviz._intervals import bootstrap_from_replicates, ece_interval
+        from calviz.sampling import result_note
+
+        reps = self.bins.replicates(int(options.n_bins))
+        if reps is None:
+            return None
+        rows, total, note = _bootstrap_rows(data, options)
+        asym = ece_interval(rows, target=_bootstrap_target(rows, options), n_bins=int(options.n_bins),
+                            alpha=options.alpha)
+        result = bootstrap_from_replicates(asym, np.array(reps), self.n_resamples, options.alpha, 1)
+        return result, result_note(BOOTSTRAPPED, rows, total, options, result, note)
+
+
+def bootstrap_table_in_worker(probs, labels, confidence_form: bool, options) -> BootstrapTable:
+    """(in a worker process) The :class:`BootstrapTable` of the bootstrap view's rows (mapped)."""
+    return BootstrapTable.from_rows(CalibrationData(probs, labels, confidence_form), options)

@@ -20,6 +20,10 @@ which computation answers the options, and publishes what each slot shows as an 
   results (``View.redecided_by``; :data:`calviz.app.precomputed.DRAWN`) — the bootstrap interval and the
   smooth and CORP bands at once, the sequential T-Cal as its job (more resamples only if the new α needs
   them).
+* A bin change recomputes only the views that read the bins (``View.reads``), each from what the server
+  keeps for the target where it can (:mod:`calviz.app.precomputed`): the diagram and the interval from
+  its sorted view, the classical tests' MCE and ACE from the sorted view and the dataset's ACE table (the
+  tests themselves do not read the bins), the bootstrap interval from its replicates of every bin count.
 * Once the controls rest, a served session also computes the diagram of the binning scheme it does not
   show (:data:`PREFETCH_DELAY_S`), so toggling the scheme to compare the two redraws from the cache.
 * Background work (threads, worker processes) is started through :mod:`calviz.app.workers` only.
@@ -70,6 +74,9 @@ __all__ = ["Entry", "ResultStore", "VIEW_INPUTS", "view_key", "effective_target"
 #: frame, and only the value it rests on should occupy the worker processes; and on a 2-core machine a
 #: job starting sooner competes with the browser drawing the change itself
 DEBOUNCE_S = 0.6
+#: s: the same for a job that only re-decides a resampled view from its stored resamples (an α change of the
+#: sequential T-Cal: a fraction of a second; a slider drag still sends its values faster than this)
+REDECIDE_DEBOUNCE_S = 0.15
 _CACHE_SIZE = 64
 #: s: the other binning scheme's diagram is computed after this much quiet — shorter than the jobs'
 #: debounce because it is one fast computation on this process, but long enough that a slider drag
@@ -210,7 +217,7 @@ class ResultStore(_Slots):
             if self._lookup(key):
                 return self._cache[key]
         answered = (self._answer(view, data, options) or self._rebinned(view, data, options)
-                    or self._redecided(view, data, options))
+                    or self._redecided(view, data, options) or self._bootstrapped(view, data, options))
         if answered is None:
             answered = run_view(view, data, options)
             self.passes[view] = self.passes.get(view, 0) + 1
@@ -301,6 +308,11 @@ class ResultStore(_Slots):
         found, base, _ = precomputed.WITHOUT_BINS.get(precomputed.binless_key(view_key(view, data, options)))
         if not found:
             return None
+        ready = precomputed.rebin_ready(view, data, options)
+        if ready is not None:  # (milliseconds: the MCE from the sorted view, the ACE from the table)
+            start = time.perf_counter()
+            result = precomputed.rebinned(view, data, options, base, *ready)
+            return result, time.perf_counter() - start, None
         if slot is None:
             start = time.perf_counter()
             target = precomputed.sorted_target("interval", data, options)  # (the same scalar target)
@@ -326,6 +338,31 @@ class ResultStore(_Slots):
                 return None  # (the direct computation refuses it too, with its message)
         return self._wait_in_worker(slot, key, precomputed.redecided_in_worker, view, data, options, result,
                                     note)
+
+    def _bootstrapped(self, view: str, data, options: AnalysisOptions, slot=None, key=None):
+        """``(result, seconds, note)`` of the bootstrap interval from its table of every bin count
+        (:class:`precomputed.BootstrapTable`: on this thread once built; with ``slot``, built first in the
+        session's worker process), or None (not a scalar target of large in-memory data, or more bins than
+        the table holds)."""
+        target = precomputed.bootstrap_target(view, data, options)
+        if target is None or int(options.n_bins) > precomputed.TABLE_BINS:
+            return None
+        table = precomputed.BOOTSTRAPS.ready(data, target)
+        if table is None:
+            if slot is None:
+                return None
+            rows, _, _ = precomputed._bootstrap_rows(data, options)
+            future = precomputed.BOOTSTRAPS.request(data, target, lambda d, t: self._worker.submit(
+                precomputed.bootstrap_table_in_worker, _shared(rows.probs), _shared(rows.labels),
+                rows.confidence_form, options, limit=self._job_limit))
+            if future is None:
+                return None
+            if self._still_wanted(slot, key):
+                self._worker_futures[slot] = future
+            table = future.result()
+        start = time.perf_counter()
+        answered = table.answer(data, options)
+        return None if answered is None else (answered[0], time.perf_counter() - start, answered[1])
 
     def _wait_in_worker(self, slot, key, function, view: str, data, options: AnalysisOptions, *extra):
         """``function(view, probs, labels, confidence_form, options, *extra)`` in the session's worker process
@@ -353,8 +390,17 @@ class ResultStore(_Slots):
 
     @staticmethod
     def _sorted_ready(view: str, data, options: AnalysisOptions) -> bool:
+        """Whether ``view`` is answered now without a pass over the rows: from its target's sorted view, or
+        (a bin change of :data:`precomputed.REBINNED`) from its result at another bin count."""
         target = precomputed.sorted_target(view, data, options)
-        return target is not None and precomputed.SORTED.ready(data, target) is not None
+        if target is not None and precomputed.SORTED.ready(data, target) is not None:
+            return True
+        table = precomputed.bootstrap_target(view, data, options)
+        if table is not None and int(options.n_bins) <= precomputed.TABLE_BINS:
+            return precomputed.BOOTSTRAPS.ready(data, table) is not None
+        if precomputed.rebin_ready(view, data, options) is None:
+            return False
+        return precomputed.WITHOUT_BINS.get(precomputed.binless_key(view_key(view, data, options)))[0]
 
     def _request_sorted(self, data, options: AnalysisOptions, views) -> None:
         """Start building (once per server) the sorted view of each target these views read; when one
@@ -370,6 +416,17 @@ class ResultStore(_Slots):
             if future is not None and (id(data), target) not in self._awaiting:
                 self._awaiting.add((id(data), target))
                 future.add_done_callback(partial(self._sorted_built, data, target))
+        if (any(name in precomputed.REBINNED for name in views) and precomputed.table_eligible(data, options)
+                and precomputed.ACE_TABLES.ready(data, precomputed.ACE_TABLE) is None):
+            future = precomputed.ACE_TABLES.request(data, precomputed.ACE_TABLE, self._build_table)
+            if future is not None and (id(data), precomputed.ACE_TABLE) not in self._awaiting:
+                self._awaiting.add((id(data), precomputed.ACE_TABLE))
+                future.add_done_callback(partial(self._sorted_built, data, precomputed.ACE_TABLE))
+
+    def _build_table(self, data, target: tuple) -> concurrent.futures.Future:
+        # (K sorts: bounded by the data, not by an option; a loaded machine may take minutes at 10⁷ rows)
+        return self._worker.submit(precomputed.ace_table_in_worker, _shared(data.probs), _shared(data.labels),
+                                   data.confidence_form, limit=10 * self._job_limit)
 
     def _build_sorted(self, data, target: tuple) -> concurrent.futures.Future:
         return self._worker.submit(precomputed.build_in_worker, _shared(data.probs), _shared(data.labels),
@@ -470,7 +527,10 @@ class ResultStore(_Slots):
             label = job_label(slot, plan.final, data, options)
             changes[slot] = Entry(key, stand_in, options, data, pending=label, error=error)
             jobs[slot] = label
-            self._submit(slot, key, plan.final, data, options, 0.0 if start_now else self._debounce)
+            delay = 0.0 if start_now else self._debounce
+            if self.drawn(plan.final, data, options) is not None:  # (a re-decision from stored resamples)
+                delay = min(delay, REDECIDE_DEBOUNCE_S)
+            self._submit(slot, key, plan.final, data, options, delay)
         if changes or self._pending_timings:
             # a new change: its own computations (none when every result came from the cache), not the
             # previous change's
@@ -496,7 +556,7 @@ class ResultStore(_Slots):
             time.sleep(PREFETCH_DELAY_S)
             if self._wanted.get("reliability") == wanted and not self._has("reliability", data, alternative):
                 result, _, error = run_view("reliability", data, alternative)
-                self._remember(view_key("reliability", data, alternative), "reliability", result, error)
+                self._remember(view_key("reliability", data, alternative), "reliability", result, error, data)
 
         self._prefetching = _in_thread(prefetch)
         self._prefetching.add_done_callback(_log_failure)
@@ -535,8 +595,13 @@ class ResultStore(_Slots):
                 # their binned measures; an α change of a resampled view re-decides from its resamples)
                 answered = (self._answer(view, data, options)
                             or self._rebinned(view, data, options, slot, key)
-                            or self._redecided(view, data, options, slot, key))
-                result, seconds, error = answered or self._compute(slot, key, view, data, options)
+                            or self._redecided(view, data, options, slot, key)
+                            or self._bootstrapped(view, data, options, slot, key))
+                if answered is None and self._computed_elsewhere(slot, key):
+                    if self._still_wanted(slot, key):
+                        self._schedule(lambda: self._publish(slot, key, view, data, options, seconds=0.0))
+                    return
+                result, seconds, error = answered or self._compute_once(slot, key, view, data, options)
                 break
             except (concurrent.futures.CancelledError, concurrent.futures.process.BrokenProcessPool):
                 continue
@@ -555,6 +620,26 @@ class ResultStore(_Slots):
         self._remember(key, view, result, error, data)
         if self._still_wanted(slot, key):
             self._schedule(lambda: self._publish(slot, key, view, data, options, seconds=seconds))
+
+    def _computed_elsewhere(self, slot, key) -> bool:
+        """Whether another session of the server (or the server's start) computed ``key`` while this job
+        waited for it (:data:`precomputed.IN_FLIGHT`; then it is cached here), or the slot moved on
+        meanwhile.  False: this job computes it (:meth:`_compute_once`)."""
+        while (event := precomputed.IN_FLIGHT.begin(key)) is not None:
+            event.wait()
+            if self._lookup(key) or not self._still_wanted(slot, key):
+                return True
+        if self._lookup(key):  # (finished just before this job claimed it)
+            precomputed.IN_FLIGHT.end(key)
+            return True
+        return False
+
+    def _compute_once(self, slot, key, view, data, options):
+        """:meth:`_compute`, the key marked as computing for the server's other sessions meanwhile."""
+        try:
+            return self._compute(slot, key, view, data, options)
+        finally:
+            precomputed.IN_FLIGHT.end(key)
 
     def _compute(self, slot, key, view, data, options):
         """``run_view`` for a job: in this session's worker process (a numba kernel holds the GIL: in a
