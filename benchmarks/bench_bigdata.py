@@ -66,16 +66,16 @@ def make_files(n: int, directory: Path, csv: bool = True, only: str = "") -> dic
     return files
 
 
-def run(tree: Path, args: list[str], timeout: float | None = None) -> tuple[float, float]:
-    """(wall seconds, max RSS in MB) of ``python -m calviz ARGS`` with ``PYTHONPATH=tree``; a run stopped
-    after ``timeout`` seconds gives (inf, nan)."""
+def run(tree: Path, args: list[str], timeout: float | None = None) -> tuple[float, float, float]:
+    """(wall seconds, max RSS in MB, CPU seconds: user + system) of ``python -m calviz ARGS`` with
+    ``PYTHONPATH=tree``; a run stopped after ``timeout`` seconds gives (inf, nan, nan)."""
     env = dict(os.environ, PYTHONPATH=str(tree))
     cmd = ["/usr/bin/time", "-v", sys.executable, "-m", "calviz", *args]
     try:
         done = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=tempfile.gettempdir(),
                               timeout=timeout)
     except subprocess.TimeoutExpired:
-        return float("inf"), float("nan")
+        return float("inf"), float("nan"), float("nan")
     if done.returncode not in (0, 1):
         raise RuntimeError(f"{' '.join(args)} failed ({done.returncode}): {done.stderr[-2000:]}")
     wall = re.search(r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): (\S+)", done.stderr).group(1)
@@ -85,7 +85,7 @@ def run(tree: Path, args: list[str], timeout: float | None = None) -> tuple[floa
               for kind in ("User", "System"))
     print(f"  {tree}: {' '.join(args[:1])} wall {seconds:.1f} s, CPU (user + system) {cpu:.1f} s, "
           f"max RSS {rss:.0f} MB, load {load()}", flush=True)
-    return seconds, rss
+    return seconds, rss, cpu
 
 
 def _ram() -> str:
@@ -141,13 +141,14 @@ def main() -> int:
         for _ in range(args.repeats):
             for label, tree in trees.items():  # interleaved: both trees see the same load
                 if label == "baseline" and command not in args.baseline_commands.split(","):
-                    times[label].append((float("nan"), float("nan")))
+                    times[label].append((float("nan"),) * 3)
                     continue
                 extra = ["-o", str(out_dir / "report.html")] if command == "report" else []
                 times[label].append(run(tree, [command, str(path), *extra], timeout=args.timeout))
         row = {"command": command, "file": name}
         for label, values in times.items():
-            row[label] = (statistics.median(v[0] for v in values), statistics.median(v[1] for v in values))
+            row[label] = tuple(statistics.median(v[i] for v in values) for i in range(3))
+            row[label + " runs"] = values
         rows.append(row)
         print(row, flush=True)
         write(args, rows, trees, load_before, load(), complete=len(rows) == len(jobs))  # after every row
@@ -156,21 +157,23 @@ def main() -> int:
 
 def write(args, rows, trees, load_before, load_after, complete: bool = True) -> None:
     labels = list(trees)
-    head = "| command | file | " + " | ".join(f"{lb}: time | {lb}: peak RSS" for lb in labels)
+    head = "| command | file | " + " | ".join(
+        f"{lb}: time | {lb}: CPU | {lb}: peak RSS | {lb}: runs (wall / CPU)" for lb in labels)
     if "baseline" in trees:
         head += " | time ratio (baseline / this) | RSS ratio"
     lines = [head + " |", "|" + "---|" * head.count("|")]
     for row in rows:
         cells = [row["command"], row["file"]]
         for label in labels:
-            seconds, rss = row[label]
+            seconds, rss, cpu = row[label]
             if seconds != seconds:  # not run
-                cells += ["not run", "—"]
+                cells += ["not run", "—", "—", "—"]
                 continue
             cells += [f"{seconds:.1f} s" if seconds < float("inf") else f"> {args.timeout:g} s (stopped)",
-                      f"{rss:,.0f} MB" if rss == rss else "—"]
+                      f"{cpu:.1f} s" if cpu == cpu else "—", f"{rss:,.0f} MB" if rss == rss else "—",
+                      ", ".join(f"{w:.1f} / {c:.1f} s" for w, _, c in row[label + " runs"])]
         if "baseline" in trees:
-            (base_s, base_mb), (this_s, this_mb) = row["baseline"], row["this tree"]
+            (base_s, base_mb, _), (this_s, this_mb, _) = row["baseline"], row["this tree"]
             finite = base_s < float("inf")
             if base_s != base_s:
                 cells += ["—", "—"]

@@ -287,14 +287,26 @@ def speed_markdown(report: dict) -> str:
     for threads in sorted({r["threads"] for r in report["runs"]}, reverse=True):
         runs = [r for r in report["runs"] if r["threads"] == threads]
         lines += ["", f"NUMBA_NUM_THREADS={threads} (loads {', '.join(r['load'] for r in runs)})", "",
-                  "| path | base ms | new ms | base/new | base ns/row | new ns/row |",
-                  "|---|---:|---:|---:|---:|---:|"]
-        for name in runs[0]["ms"]:
+                  "| path | base ms | new ms | base/new | base ns/row | new ns/row | new ÷ read floor |",
+                  "|---|---:|---:|---:|---:|---:|---:|"]
+        new_ms = {name: float(np.median([r["ms"][name] for r in runs if r["tree"] == "new"]))
+                  for name in runs[0]["ms"]}
+        for name, m in new_ms.items():
             b = float(np.median([r["ms"][name] for r in runs if r["tree"] == "base"]))
-            m = float(np.median([r["ms"][name] for r in runs if r["tree"] == "new"]))
+            floor = new_ms.get(read_floor_of(name))
             lines.append(f"| {name} | {b:.1f} | {m:.1f} | {b / m:.2f}× | {b * 1e6 / n:.1f} "
-                         f"| {m * 1e6 / n:.1f} |")
+                         f"| {m * 1e6 / n:.1f} | {f'{m / floor:.1f}' if floor else ''} |")
     return "\n".join(lines)
+
+
+def read_floor_of(name: str) -> str | None:
+    """The read floor (one ``np.sum`` of the same arrays) of a timed path of :func:`speed_timings`."""
+    if name.startswith("floor"):
+        return None
+    narrow = name.endswith("f32")
+    if "binary" in name:
+        return "floor read binary f32+int8 (5 B/row)" if narrow else "floor read binary f64 (16 B/row)"
+    return "floor read K=10 f32+int8 (41 B/row)" if narrow else "floor read K=10 f64 (88 B/row)"
 
 
 def _load() -> str:
@@ -316,8 +328,13 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3, help="alternating rounds of --speed")
     parser.add_argument("--threads", type=int, nargs="+", default=[2, 1], help="NUMBA_NUM_THREADS of --speed")
     parser.add_argument("--speed-worker", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--table", type=str, default=None,
+                        help="print the --speed table of an earlier run's JSON (its --out) and stop")
     parser.add_argument("--out", type=str, default="benchmarks/results/bench_kernels.json")
     args = parser.parse_args()
+    if args.table:
+        print(speed_markdown(json.loads(Path(args.table).read_text())))
+        return
     if args.speed_worker:
         print(json.dumps(speed_timings(args.sizes[-1], args.repeat)))
         return

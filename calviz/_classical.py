@@ -36,7 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from calviz._binning import check_n_bins
-from calviz._brownian import brownian_max_abs_sf, brownian_range_sf
+from calviz._brownian import brownian_max_abs_sf, brownian_range_sf, chi2_sf, normal_sf
 from calviz._data import InputError, check_alpha
 from calviz._ece import equal_mass_sums, prepare_view
 from calviz._kernels.classical import (
@@ -47,15 +47,12 @@ from calviz._kernels.classical import (
     spiegelhalter_sums,
 )
 from calviz._kernels.sorting import sort_unit_values_by_label, split_sorted_keys
-from calviz._lazy import LazyModule
 from calviz._params import ALPHA, BOOLEAN, POSITIVE_INT, UNIT_OPEN, Interval, ListOf, Options, validate_params
 from calviz._results import ResultMixin, with_classes
 from calviz._small_n import ASYMPTOTIC_MIN_ROWS, floor_at_labels, label_log_probability, null_pvalue
 from calviz._sortcache import cached_sorted_keys
 from calviz._weights import check_sample_weight, weighted_bins
 from calviz.targets import SCALAR_TARGETS
-
-stats = LazyModule("scipy.stats")
 
 __all__ = [
     "CalibrationTestResult",
@@ -320,7 +317,7 @@ def _spiegelhalter(z, y, target, w=None) -> CalibrationTestResult:
         num, var = float(np.sum(w * (y - z) * lever)), float(np.sum(w * lever * lever * z * (1.0 - z)))
     if var > 0.0:
         stat = num / math.sqrt(var)
-        p = 2.0 * stats.norm.sf(abs(stat))
+        p = 2.0 * normal_sf(abs(stat))
     else:  # every prediction is 0, 1/2 or 1: the statistic has no variance under calibration
         stat, p = (0.0, 1.0) if num == 0.0 else (math.copysign(math.inf, num), 0.0)
     return _result("spiegelhalter", stat, p, "N(0, 1), two-sided",
@@ -401,7 +398,7 @@ def _hosmer_lemeshow(z, y, target, n_groups, fitted, min_expected, w=None) -> Ca
                          np.where(diff2 > 0, math.inf, 0.0))
     stat = float(terms.sum())
     df = g - lost
-    p = 0.0 if math.isinf(stat) else stats.chi2.sf(stat, df)
+    p = 0.0 if math.isinf(stat) else chi2_sf(stat, df)
     hypothesis = (f"observed = expected events in each of {g} groups by predicted risk")
     return _result("hosmer_lemeshow", stat, p, f"χ²({df})", hypothesis, z, y, target,
                    lambda zs: _hosmer_lemeshow_statistic(zs, bin_count, min_expected), df=df, w=w)
@@ -504,7 +501,7 @@ def _cox(z, y, target, fit: bool = True) -> CoxTestResult:
     else:
         proj = eigvec[:, keep].T @ score
         stat = float(np.sum(proj**2 / eigval[keep]))
-    p = 0.0 if math.isinf(stat) else stats.chi2.sf(stat, df)
+    p = 0.0 if math.isinf(stat) else chi2_sf(stat, df)
     a, b, converged = _fit_recalibration(x, y, null_sums=null_sums) if fit else (math.nan, math.nan, False)
     return _result("cox", stat, p, f"χ²({df}), score test", "intercept a = 0 and slope b = 1 in "
                    "logit P(y = 1 | z) = a + b·logit(z)", z, y, target,

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from calviz._ece import prepare_view
+from calviz._kernels.smooth import interp
 from calviz._params import validate_params
 from calviz._results import ResultMixin
 from calviz._smooth import _SMOOTH, Kernel, smooth_reliability
@@ -119,7 +120,7 @@ def ici(
     # the curve of the same predictions z: the target as asked (a resolved Target carries its class)
     curve = smooth_reliability(data, bandwidth=bandwidth, kernel=kernel, n_resamples=0,
                                grid_size=ICI_GRID_SIZE, target=target, class_index=class_index)
-    distance = np.abs(np.interp(z, curve.grid, curve.curve) - z)
+    distance = np.abs(interp(z, curve.grid, curve.curve) - z)
     e50, e90 = np.quantile(distance, [0.5, 0.9])
     return ICIResult(float(distance.mean()), float(e50), float(e90), float(distance.max()),
                      float(curve.bandwidth), curve.kernel, data.n, name, data.n_classes)

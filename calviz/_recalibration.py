@@ -36,7 +36,15 @@ from typing import Literal
 import numpy as np
 
 from calviz._data import InputError, validate_once
-from calviz._kernels.recalibration import isotonic_fit, platt_sums, temperature_sums
+from calviz._kernels.recalibration import (
+    isotonic_apply,
+    isotonic_fit,
+    isotonic_fit_split,
+    platt_sums,
+    split_by_label,
+    temperature_apply_binary,
+    temperature_derivatives,
+)
 from calviz._params import (
     POSITIVE_INT,
     SEED,
@@ -138,8 +146,8 @@ def fit_temperature(logits: np.ndarray, labels: np.ndarray, sample_weight: np.nd
     y = np.ascontiguousarray(labels, dtype=np.int64)
     w = _weights_or_empty(sample_weight)
     beta = _newton_convex(lambda b: _sum_chunks(
-        lambda start, stop: temperature_sums(z, y, w, b, start, stop), z.shape[0]), 1.0, _BETA_MIN, _BETA_MAX,
-        flat=1e-30 * (z.shape[0] if sample_weight is None else float(w.sum())))
+        lambda start, stop: temperature_derivatives(z, y, w, b, start, stop), z.shape[0]), 1.0, _BETA_MIN,
+        _BETA_MAX, flat=1e-30 * (z.shape[0] if sample_weight is None else float(w.sum())))
     return float(1.0 / beta)
 
 
@@ -166,7 +174,7 @@ def _sum_chunks(kernel, n: int) -> tuple:
 
 def _newton_convex(sums, start: float, lo: float, hi: float, flat: float, rtol: float = 1e-12,
                    max_iter: int = 200) -> float:
-    """The minimiser over [lo, hi] of a convex function of one variable given by ``sums(x) = (f, f', f'')``:
+    """The minimiser over [lo, hi] of a convex function f of one variable given by ``sums(x) = (f', f'')``:
     Newton's method safeguarded by the bracket [lo, hi] of the minimiser (f' < 0 left of it, > 0 right),
     a step leaving the bracket replaced by its geometric midpoint.  Converges quadratically near the
     minimum: 5–8 passes over the data where the bounded scalar minimiser takes 20–30.  Also stops when
@@ -175,7 +183,7 @@ def _newton_convex(sums, start: float, lo: float, hi: float, flat: float, rtol: 
     x = min(max(start, lo), hi)
     bounds = [lo, hi]  # not yet evaluated: a step beyond one first checks whether the minimum is there
     for _ in range(max_iter):
-        _, g, h = sums(x)
+        g, h = sums(x)
         if g > 0.0:
             hi = x
         elif g < 0.0:
@@ -189,7 +197,7 @@ def _newton_convex(sums, start: float, lo: float, hi: float, flat: float, rtol: 
         side = 0 if not new > lo else 1 if not new < hi else -1
         if side >= 0 and bounds[side] is not None:
             bound, bounds[side] = bounds[side], None
-            _, g_bound, _ = sums(bound)
+            g_bound, _ = sums(bound)
             if (g_bound >= 0.0) if side == 0 else (g_bound <= 0.0):
                 return bound  # f increases (decreases) all the way from the bound: the minimum is there
         if not lo < new < hi:
@@ -263,7 +271,7 @@ def _calibrate(method: str, params, x: np.ndarray) -> np.ndarray:
         a, b = params
         return _expit(-(a * x + b))
     thresholds, values = params
-    return np.interp(np.clip(x, thresholds[0], thresholds[-1]), thresholds, values)
+    return isotonic_apply(np.ascontiguousarray(x, dtype=np.float64), thresholds, values, False)
 
 
 def _fit_calibrators(method: str, probs: np.ndarray, labels: np.ndarray,
@@ -274,13 +282,19 @@ def _fit_calibrators(method: str, probs: np.ndarray, labels: np.ndarray,
     classes = (1,) if probs.shape[1] == 2 else range(probs.shape[1])
     fitted = []
     for col, c in enumerate(classes):
-        y = (labels == c).astype(np.float64)
         x = np.ascontiguousarray(scores[:, col])
         if method == "platt":
-            fitted.append(_platt_fit(x, y, w))
+            fitted.append(_platt_fit(x, (labels == c).astype(np.float64), w))
+        elif w is None:
+            # each label's scores sorted apart and merged by the fit: two sorts of plain values (numpy's
+            # vectorised sort) instead of an argsort and the gathers of its permutation
+            x1, x0 = split_by_label(x, labels == c)
+            x1.sort()
+            x0.sort()
+            fitted.append(isotonic_fit_split(x1, x0))
         else:
             order = np.argsort(x)  # numpy's sort: several times numba's
-            fitted.append(isotonic_fit(x[order], y[order], np.empty(0) if w is None else w[order]))
+            fitted.append(isotonic_fit(x[order], (labels == c).astype(np.float64)[order], w[order]))
     return tuple(fitted)
 
 
@@ -408,10 +422,21 @@ class RecalibrationMap(ResultMixin):
         if self.method in ("platt", "isotonic") and self.n_classes == 2 and np.ndim(y_prob) == 1:
             # binary P(y = 1): the steps below on 1-D arrays, without the (n, 2) matrices
             p = np.asarray(y_prob, dtype=np.float64)
+            if self.method == "isotonic":  # the interpolation and the steps below in one jitted pass
+                thresholds, values = self._fitted[0]
+                return isotonic_apply(_binary_scores(p, 1.0 - p), thresholds, values, True)
             q = _calibrate(self.method, self._fitted[0], _binary_scores(p, 1.0 - p))
             q[(1.0 < q) & (q <= 1.0 + 1e-5)] = 1.0
             q = np.clip(q, 0.0, 1.0)
             return q / (np.clip(1.0 - q, 0.0, 1.0) + q)
+        if self.method == "temperature" and self.n_classes == 2:  # one jitted pass, no (n, 2) temporaries
+            p = np.asarray(y_prob, dtype=np.float64)
+            if p.ndim == 1:
+                return temperature_apply_binary(1.0 - p, p, self.parameters["temperature"], LOG_FLOOR,
+                                                False).reshape(-1)
+            probs = _full_probs(p, 2)
+            return temperature_apply_binary(probs[:, 0], probs[:, 1], self.parameters["temperature"],
+                                            LOG_FLOOR, True)
         probs = _full_probs(y_prob, self.n_classes)
         if self.method == "temperature":
             out = softmax(_log_probs(probs) / self.parameters["temperature"])

@@ -56,3 +56,32 @@ def map_chunks(kernel, n: int) -> list:
     if errors:
         raise errors[0]
     return results
+
+
+def map_items(function, items) -> list:
+    """``[function(item) for item in items]``, the items shared out to up to ``numba.get_num_threads()``
+    threads (``function`` should spend its time in code that releases the GIL: jitted ``nogil`` kernels,
+    numpy); the results in item order, so they do not depend on the threads."""
+    items = list(items)
+    threads = min(numba.get_num_threads(), len(items))
+    if threads <= 1:
+        return [function(item) for item in items]
+    results: list = [None] * len(items)
+    errors: list = []
+
+    def work(first: int) -> None:
+        try:
+            for i in range(first, len(items), threads):
+                results[i] = function(items[i])
+        except BaseException as exc:  # re-raised on the calling thread
+            errors.append(exc)
+
+    helpers = [threading.Thread(target=work, args=(t,), daemon=True) for t in range(1, threads)]
+    for h in helpers:
+        h.start()
+    work(0)
+    for h in helpers:
+        h.join()
+    if errors:
+        raise errors[0]
+    return results

@@ -161,6 +161,27 @@ def pytest_collection_modifyitems(config, items):
             if defs[-1].scope in ("module", "package", "session"):
                 item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
                 break
+    if hasattr(config, "workerinput"):
+        _long_tests_first(items)
+
+
+#: seconds of the long tests that run alone, by test id (a committed table of a full run's durations)
+SLOW_TESTS = Path(__file__).with_name("slow_tests.txt")
+
+
+def _long_tests_first(items) -> None:
+    """(In each xdist worker, whose collection order the controller schedules by.)  ``--dist loadgroup``
+    hands out the groups first (most tests first), then the single tests in collection order, each worker
+    taking the next when it is almost out of work: a long single test late in the order ends the run on
+    one worker while the other waits.  The single tests of :data:`SLOW_TESTS` go first, longest first;
+    every other test keeps its place (a stable sort, the same in every worker)."""
+    seconds = {}
+    for line in SLOW_TESTS.read_text(encoding="utf-8").splitlines():
+        if line.strip() and not line.startswith("#"):
+            value, nodeid = line.split(None, 1)
+            seconds[nodeid.strip()] = float(value)
+    items.sort(key=lambda item: -seconds.get(item.nodeid, 0.0)
+               if item.get_closest_marker("xdist_group") is None else 0.0)
 
 
 def _in_ci() -> bool:

@@ -469,3 +469,58 @@ def test_read_ahead_keeps_order_passes_errors_and_closes_its_source():
     reader.close()  # the caller stops early: the producer stops and closes the source
     assert closed.is_set()
     assert not any(t.name == "calviz-read-ahead" for t in threading.enumerate())
+
+
+@pytest.mark.parametrize("arrow_type", ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+                                        "uint64", "float16", "float32", "float64", "bool"])
+def test_arrow_values_are_arrow_s_own_numbers(arrow_type):
+    """The block reader's view of an Arrow column's values buffer equals ``to_numpy`` (dtype and values),
+    for every number type and for slices (an offset into the buffer); columns with nulls are Arrow's."""
+    rng = np.random.default_rng(3)
+    dtype = pa.from_numpy_dtype(np.dtype(arrow_type)) if arrow_type != "bool" else pa.bool_()
+    values = (rng.integers(0, 100, 40) if arrow_type != "bool" else rng.integers(0, 2, 40).astype(bool))
+    column = pa.array(values.astype(np.dtype(arrow_type)), type=dtype)
+    for part in (column, column.slice(7), column.slice(3, 11), column.slice(40)):
+        got, want = io_tabular._values(part), part.to_numpy(zero_copy_only=False)
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+    with_null = pa.array([1.0, None, 0.5], type=pa.float64())
+    np.testing.assert_array_equal(io_tabular._values(with_null), with_null.to_numpy(zero_copy_only=False))
+
+
+def test_checks_by_class_are_the_row_major_checks():
+    """The one-pass check and top-1 view of probabilities stored by class answer as the row-major kernels
+    do, row by row: ties (the first maximum), values at 0 and 1, row sums at the tolerance, NaN, labels
+    out of range."""
+    from calviz._data import ROW_SUM_LIMIT
+    from calviz._kernels.validation import class_columns_top1, int_labels_in_range_rows, simplex_rows_ok
+    from calviz._kernels.views import top1_rows_into
+
+    rng = np.random.default_rng(11)
+    k = 5
+    p = rng.dirichlet(np.ones(k), size=400)
+    p[:50] = np.round(p[:50] * 4) / 4  # ties
+    p[50:60] = np.eye(k)[rng.integers(0, k, 10)]  # 0 and 1
+    p[60] = 1.0 / k
+    p[61, 0] += ROW_SUM_LIMIT * 0.999  # a sum within the tolerance
+    labels = rng.integers(0, k, 400)
+    breaks = {"none": lambda q, y: None,
+              "above 1": lambda q, y: q.__setitem__((70, 1), 1.5),
+              "negative": lambda q, y: q.__setitem__((71, 2), -0.25),
+              "nan": lambda q, y: q.__setitem__((72, 3), np.nan),
+              "sum": lambda q, y: q.__setitem__((73, 0), q[73, 0] + 3 * ROW_SUM_LIMIT),
+              "label": lambda q, y: y.__setitem__(74, k),
+              "negative label": lambda q, y: y.__setitem__(75, -1)}
+    for name, spoil in breaks.items():
+        q, y = p.copy(), labels.copy()
+        spoil(q, y)
+        conf, correct = np.empty(400), np.empty(400)
+        ok = class_columns_top1(np.ascontiguousarray(q.T), y, ROW_SUM_LIMIT, conf, correct)
+        row_major = simplex_rows_ok(q, ROW_SUM_LIMIT, 0, 400) and int_labels_in_range_rows(y, k, 0, 400)
+        assert ok == row_major, name
+        if ok:
+            want_conf, want_correct = np.empty(400), np.empty(400)
+            top1_rows_into(q, y, 0, 400, want_conf, want_correct)
+            np.testing.assert_array_equal(conf, want_conf)
+            np.testing.assert_array_equal(correct, want_correct)
+        assert name == "none" or not ok

@@ -652,3 +652,20 @@ def test_cox_fit_warm_start_reaches_the_same_maximum(monkeypatch, shift, beta):
     assert warm[2] and cold[2]
     np.testing.assert_allclose(warm[:2], cold[:2], rtol=1e-12, atol=1e-13)
     assert abs(warm[0] - shift) < 0.05 and abs(warm[1] - beta) < 0.05
+
+
+def test_cox_logits_on_threads_are_each_value_s_own():
+    """Cox's clipped logits, computed in row chunks on threads from ``PARALLEL_MIN_ROWS`` rows, are
+    log(p) − log1p(−p) of each prediction clipped to [ε, 1 − ε], value by value (the ends included)."""
+    from calviz._classical import COX_EPS
+    from calviz._kernels.classical import clipped_logit
+    from calviz._threads import PARALLEL_MIN_ROWS
+
+    rng = np.random.default_rng(12)
+    z = rng.uniform(size=PARALLEL_MIN_ROWS + 5)
+    z[:6] = [0.0, 1.0, COX_EPS / 2, 1.0 - COX_EPS / 2, COX_EPS, 0.5]
+    x = clipped_logit(z, COX_EPS)
+    rows = np.concatenate([np.arange(6), rng.integers(0, z.shape[0], 3000), [z.shape[0] - 1]])
+    for i in rows.tolist():
+        p = min(max(float(z[i]), COX_EPS), 1.0 - COX_EPS)
+        assert x[i] == math.log(p) - math.log1p(-p)

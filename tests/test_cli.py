@@ -478,3 +478,20 @@ def test_readme_shows_what_calviz_check_prints(tmp_path, capsys):
     assert main(["check", str(tmp_path / "preds.csv")]) == 0
     printed = capsys.readouterr().out.replace(str(tmp_path / "preds.csv"), "preds.csv").splitlines()
     assert printed == block
+
+
+def test_check_of_a_parquet_file_imports_neither_pandas_nor_scipy_stats(tmp_path):
+    """Start-up is part of every ``calviz check``: reading Parquet takes Arrow's buffers without pandas,
+    and the classical tests' p-values come from scipy.special (each import costs about half a second)."""
+    from calviz._synthetic import dirichlet_temperature
+    from calviz.io import write_predictions
+
+    data = dirichlet_temperature(3000, seed=4, n_classes=4, beta=1.5)
+    path = tmp_path / "p.parquet"
+    write_predictions(path, data.y_true, np.asarray(data.y_prob))
+    code = ("import io, sys, contextlib; from calviz.cli import main\n"
+            f"with contextlib.redirect_stdout(io.StringIO()): main(['check', {str(path)!r}])\n"
+            "print(sorted(m for m in ('pandas', 'scipy.stats') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "[]"

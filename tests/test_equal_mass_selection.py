@@ -215,3 +215,24 @@ def test_count_runs_stops_past_its_limit_and_is_exact_below():
         for limit in (1, 3, 20, 10_000):
             got = count_runs(z, limit)
             assert got == runs if runs <= limit else got == limit + 1
+
+
+def test_ace_with_the_classes_on_threads_equals_the_sort_based_definition():
+    """From ``PARALLEL_MIN_ROWS`` rows the classes' sums run on threads: the same ACE, to the last bit."""
+    from calviz._threads import PARALLEL_MIN_ROWS
+
+    rng = np.random.default_rng(41)
+    n, k = PARALLEL_MIN_ROWS + 17, 3
+    probs = rng.dirichlet(np.full(k, 0.6), size=n)
+    probs[: n // 2] = np.round(probs[: n // 2], 2) + 1e-3  # ties, on the edges among them
+    probs /= probs.sum(axis=1, keepdims=True)
+    labels = rng.integers(0, k, size=n)
+    per_class = []
+    for c in range(k):
+        edges = _reference_edges(probs[:, c], 15)
+        bins = np.searchsorted(edges[1:-1], probs[:, c], side="right")
+        count = np.bincount(bins, minlength=edges.shape[0] - 1)
+        keep = count > 0
+        z_sum, y_sum = _reference_sums(probs[:, c], (labels == c).astype(float), edges[1:-1])[1:]
+        per_class.append(np.abs((y_sum[keep] - z_sum[keep]) / count[keep]).mean())
+    assert calviz.ace(labels, probs, n_bins=15).value == float(np.mean(per_class))

@@ -268,3 +268,38 @@ def test_chunked_range_checks_see_every_chunk(small_chunks):
                 assert not int_labels_in_range(labels, 2)
             labels[row] = 0
     assert all_in_unit(np.empty(0)) and int_labels_in_range(np.empty(0, dtype=np.int64), 2)
+
+
+@pytest.mark.parametrize("m", [1, 3, 10, 15, 22, 49, 1000, (1 << 16) + 3])
+def test_values_within_ulps_of_every_edge_are_binned_by_the_float_edges(m):
+    """The binary kernel reads the float edges i/m only when m z is within rounding of an integer: values
+    0–3 ulps either side of every edge (and 0 and 1) land where a binary search on the edges puts them."""
+    from calviz._binning import equal_width_bounds
+    from calviz._kernels.fused import COUNT, Y_SUM, Z_SUM, binary_first_order_rows
+
+    edges = np.arange(m + 1) / m
+    z = edges
+    for _ in range(3):
+        z = np.concatenate([z, np.nextafter(z, 2.0), np.nextafter(z, -1.0)])
+    z = np.unique(np.clip(z, 0.0, 1.0))
+    y = (np.arange(z.shape[0]) % 3 == 0).astype(np.int64)
+    acc, ok = binary_first_order_rows(z, y, m, *equal_width_bounds(m), 0, z.shape[0])
+    count, z_sum, y_sum = direct(z, y, m)
+    assert ok
+    np.testing.assert_array_equal(acc[:, COUNT], count)
+    np.testing.assert_array_equal(acc[:, Y_SUM], y_sum)
+    np.testing.assert_allclose(acc[:, Z_SUM], z_sum, rtol=1e-12, atol=0)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 5, 64, 67, 301])
+def test_top1_view_four_rows_at_a_time_equals_argmax(small_chunks, n):
+    """The validated top-1 view (rows reduced four at a time, the rest one by one, in threaded chunks
+    whose lengths are not multiples of 4) equals argmax / max, ties to the lowest index."""
+    from calviz._kernels.views import top1_of_rows
+
+    for k in (3, 4, 10):
+        probs, labels = multiclass_sample(n, n + k, k=k)
+        for matrix in (probs, probs.astype(np.float32)):
+            conf, correct = top1_of_rows(matrix, labels)
+            np.testing.assert_array_equal(conf, matrix.max(axis=1))
+            np.testing.assert_array_equal(correct, (matrix.argmax(axis=1) == labels).astype(np.float64))

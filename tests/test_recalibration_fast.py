@@ -80,3 +80,66 @@ def test_temperature_at_the_bounds():
     np.testing.assert_allclose(softmax(np.log(probs) / t, axis=1), at_bound, rtol=0, atol=1e-20)
     # every top-1 prediction wrong: T -> infinity (the upper bound)
     assert fit_temperature(np.log(probs), 1 - labels) == pytest.approx(np.exp(12.0), rel=1e-6)
+
+
+def test_isotonic_fit_split_equals_the_fit_on_all_rows_sorted():
+    from calviz._kernels.recalibration import isotonic_fit, isotonic_fit_split, split_by_label
+
+    rng = np.random.default_rng(3)
+    for n in (1, 2, 3, 10, 400):
+        for trial in range(6):
+            x = rng.normal(size=n)
+            if trial % 2:
+                x = np.round(x, 1)  # ties, some spanning both labels
+            if trial == 4:
+                x[: n // 2] = x[0] + rng.uniform(0, 1e-16, size=n // 2)  # within the tie resolution
+            y = (rng.uniform(size=n) < 0.5).astype(float)
+            if trial == 5:
+                y[:] = float(n % 2)  # one label only (all right / all wrong)
+            order = np.argsort(x, kind="stable")
+            expected = isotonic_fit(x[order], y[order], np.empty(0))
+            x1, x0 = split_by_label(x, y == 1)
+            assert x1[-1] == np.inf and x0[-1] == np.inf and x1.size + x0.size == n + 2
+            x1[:-1].sort()
+            x0[:-1].sort()
+            got = isotonic_fit_split(x1, x0)
+            for a, b in zip(got, expected, strict=True):
+                np.testing.assert_array_equal(a, b)
+
+
+def test_isotonic_apply_equals_numpy_interp_bit_for_bit():
+    from calviz._kernels.recalibration import isotonic_apply
+
+    rng = np.random.default_rng(4)
+    for m in (1, 2, 3, 50, 2000):
+        thresholds = np.unique(np.concatenate([rng.normal(size=m), rng.normal(size=m) ** 3]))[:m]
+        if m >= 50:  # a dense cluster among sparse thresholds (long runs inside one lookup cell)
+            thresholds = np.sort(np.concatenate([thresholds[: m // 2], 0.1 + 1e-9 * np.arange(m - m // 2)]))
+        values = np.sort(rng.uniform(size=thresholds.size))
+        values[: values.size // 3] = values[0]  # flat steps
+        x = np.concatenate([rng.normal(size=3000) * 2, thresholds, np.nextafter(thresholds, np.inf),
+                            np.nextafter(thresholds, -np.inf), [-1e300, 1e300]])
+        clipped = np.clip(x, thresholds[0], thresholds[-1])
+        expected = np.interp(clipped, thresholds, values)
+        np.testing.assert_array_equal(isotonic_apply(x, thresholds, values, False), expected)
+        q = expected.copy()
+        q[(1.0 < q) & (q <= 1.0 + 1e-5)] = 1.0
+        q = np.clip(q, 0.0, 1.0)
+        np.testing.assert_array_equal(isotonic_apply(x, thresholds, values, True),
+                                      q / (np.clip(1.0 - q, 0.0, 1.0) + q))
+
+
+def test_binary_temperature_apply_equals_the_softmax_of_scaled_log_probabilities():
+    from calviz._kernels.recalibration import temperature_apply_binary
+    from calviz._recalibration import softmax as calviz_softmax
+
+    rng = np.random.default_rng(5)
+    p = np.concatenate([rng.uniform(size=500), [0.0, 1.0, 1e-300, 0.5, 1 - 1e-16]])
+    probs = np.column_stack([1.0 - p, p])
+    for temperature in (1e-3, 0.7, 1.0, 3.0, 1e4):
+        expected = np.clip(calviz_softmax(np.log(np.clip(probs, LOG_FLOOR, 1.0)) / temperature), 0.0, 1.0)
+        expected /= expected.sum(axis=1, keepdims=True)
+        rows = temperature_apply_binary(probs[:, 0], probs[:, 1], temperature, LOG_FLOOR, True)
+        np.testing.assert_allclose(rows, expected, rtol=0, atol=1e-15)
+        column = temperature_apply_binary(probs[:, 0], probs[:, 1], temperature, LOG_FLOOR, False)
+        np.testing.assert_array_equal(column.reshape(-1), rows[:, 1])

@@ -226,7 +226,7 @@ def top_bucket(bits):
     return (bits & _SIGN_OFF) >> _SELECT_SHIFTS[0]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def order_statistics_kernel(bits, ranks):
     """``np.sort(z)[ranks]`` as int64 bit patterns, from ``bits = z.view(np.int64)`` of values in
     [0, 1] and nondecreasing ranks in [0, n), by radix selection: z is neither sorted nor copied.

@@ -143,20 +143,27 @@ def logistic_sums_threaded(x, y, intercept, slope):
     return sums
 
 
-@njit(cache=True)
-def clipped_logit(z, eps):
-    """log(p / (1 − p)) with p = z clipped to [eps, 1 − eps] (predictions of exactly 0 or 1 have no
-    finite logit)."""
-    out = np.empty(z.shape[0])
+@njit(cache=True, nogil=True)
+def clipped_logit_into(z, eps, start, stop, out):
+    """:func:`clipped_logit` of z[start:stop] into out[start:stop]."""
     lo = eps
     hi = 1.0 - eps
-    for i in range(z.shape[0]):
+    for i in range(start, stop):
         p = min(max(z[i], lo), hi)
         out[i] = math.log(p) - math.log1p(-p)
+
+
+def clipped_logit(z, eps):
+    """log(p / (1 − p)) with p = z clipped to [eps, 1 − eps] (predictions of exactly 0 or 1 have no
+    finite logit); large arrays in row chunks on several threads (each value computed alone: the same
+    values on any number of threads)."""
+    z = np.ascontiguousarray(z, dtype=np.float64)
+    out = np.empty(z.shape[0])
+    map_chunks(lambda start, stop: clipped_logit_into(z, eps, start, stop, out), z.shape[0])
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def edge_bin_sums(z, y, inner_edges, label=-1):
     """Per-bin count, Σz and Σy for the bins [e_i, e_{i+1}) cut at the sorted ``inner_edges`` (the
     outer edges 0 and 1 implicit, the last bin closed), z in [0, 1]: the bin of z is

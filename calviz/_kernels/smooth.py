@@ -72,3 +72,58 @@ def bin_by_cell_and_label(position, label, residual, start, step, n_cells):
         low_residual[c] += (1.0 - frac) * residual[i]
         high_residual[c] += frac * residual[i]
     return count, low_weight, high_weight, low_residual, high_residual
+
+
+@njit(cache=True, nogil=True)
+def interp_rows(x, xp, fp, slopes, start, stop, out):
+    """``np.interp(x, xp, fp)`` at x[start:stop] into out[start:stop], to the last bit, for a strictly
+    increasing xp of at least 2 points and a NaN-free x.  The interval is guessed from xp's mean spacing
+    (exact for an even grid) and corrected to the one with xp[j] ≤ x < xp[j + 1]: no binary search.  The
+    value is numpy's: the end values outside [xp[0], xp[−1]], fp[j] at a grid point, else
+    slope·(x − xp[j]) + fp[j] with numpy's precomputed slopes (and its fall-backs when that is NaN)."""
+    last = xp.shape[0] - 1
+    lo = xp[0]
+    hi = xp[last]
+    scale = last / (hi - lo)
+    for i in range(start, stop):
+        v = x[i]
+        if v < lo:
+            out[i] = fp[0]
+            continue
+        if v >= hi:
+            out[i] = fp[last]  # (numpy: beyond the end its right value fp[−1]; at the end point fp[−1])
+            continue
+        j = int((v - lo) * scale)
+        if j > last - 1:
+            j = last - 1
+        while xp[j] > v:
+            j -= 1
+        while xp[j + 1] <= v:
+            j += 1
+        if xp[j] == v:
+            out[i] = fp[j]
+            continue
+        r = slopes[j] * (v - xp[j]) + fp[j]
+        if np.isnan(r):
+            r = slopes[j] * (v - xp[j + 1]) + fp[j + 1]
+            if np.isnan(r) and fp[j] == fp[j + 1]:
+                r = fp[j]
+        out[i] = r
+
+
+def interp(x: np.ndarray, xp: np.ndarray, fp: np.ndarray) -> np.ndarray:
+    """``np.interp(x, xp, fp)``, bit for bit, for a NaN-free float64 x (validated predictions): with
+    :func:`interp_rows` in row chunks on several threads when xp is strictly increasing (numpy's binary
+    search per value costs about 100 ns on a 4001-point grid), numpy itself otherwise."""
+    from calviz._threads import map_chunks
+
+    x = np.ascontiguousarray(x, dtype=np.float64)
+    xp = np.ascontiguousarray(xp, dtype=np.float64)
+    fp = np.ascontiguousarray(fp, dtype=np.float64)
+    if xp.ndim != 1 or xp.shape[0] < 2 or fp.shape != xp.shape or not np.all(xp[1:] > xp[:-1]):
+        return np.interp(x, xp, fp)
+    with np.errstate(invalid="ignore", divide="ignore"):  # (inf − inf: numpy's fall-backs apply)
+        slopes = (fp[1:] - fp[:-1]) / (xp[1:] - xp[:-1])
+    out = np.empty(x.shape[0])
+    map_chunks(lambda start, stop: interp_rows(x, xp, fp, slopes, start, stop, out), x.shape[0])
+    return out

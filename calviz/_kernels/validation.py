@@ -51,6 +51,36 @@ def on_simplex(p, limit: float) -> bool:
     return all(map_chunks(lambda start, stop: simplex_rows_ok(p, limit, start, stop), p.shape[0]))
 
 
+@njit(cache=True, nogil=True)
+def class_columns_top1(columns, labels, limit, conf, correct):
+    """The checks of :func:`simplex_rows_ok` and :func:`int_labels_in_range_rows` and the top-1 view of
+    :func:`calviz._kernels.views.top1_rows_into` in one pass, for probabilities stored by class: row i of
+    the predictions is columns[:, i] of the (K, n) array.  True iff every value lies in [0, 1], every row
+    sum (added in class order) is within ``limit`` of 1 and every label lies in 0..K−1; conf and correct
+    are written row by row (the row maximum, the first among ties, and whether its class is the label)."""
+    k = columns.shape[0]
+    ok = True
+    for i in range(columns.shape[1]):
+        best = columns[0, i]
+        index = 0
+        s = 0.0
+        s += best
+        ok &= (best >= 0.0) & (best <= 1.0)
+        for j in range(1, k):
+            v = columns[j, i]
+            s += v
+            ok &= (v >= 0.0) & (v <= 1.0)
+            above = v > best
+            index = j if above else index
+            best = v if above else best
+        ok &= abs(s - 1.0) <= limit
+        label = labels[i]
+        ok &= (label >= 0) & (label <= k - 1)
+        conf[i] = best
+        correct[i] = 1.0 if index == label else 0.0
+    return ok
+
+
 @njit(cache=True)
 def max_row_sum_deviation(p):
     """max_i |Σ_j p[i, j] − 1| for an (n, K) array (NaN propagates as a failing value: returns inf)."""

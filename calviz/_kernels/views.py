@@ -13,18 +13,46 @@ def top1_rows_into(probs, labels, start, stop, conf, correct):
     """Rows start..stop−1 of :func:`top1_of_rows` written into ``conf`` and ``correct``.
 
     The running maximum is kept with selects rather than a branch (a new maximum in a row of random
-    probabilities is a coin flip the branch predictor loses)."""
+    probabilities is a coin flip the branch predictor loses), for four rows side by side: each row's
+    maximum is a chain of dependent compares, and four independent chains overlap; the four running
+    indices are floats (exact: K < 2⁵³), selected in vector registers like the maxima.  The rows are read
+    through slices starting at 0 (no negative-index wraparound in the loop).  Measured per thread on
+    4·10⁶ rows of K = 10: 34 ms against 50 ms one row at a time (one run), then 25 ms against 35 ms with
+    the indices as floats (another run); eight rows side by side measured no faster than four."""
     k = probs.shape[1]
-    for i in range(start, stop):
-        best = probs[i, 0]
+    rows, ids = probs[start:stop], labels[start:stop]
+    top, hit = conf[start:stop], correct[start:stop]
+    n = rows.shape[0]
+    for i in range(0, n - n % 4, 4):
+        b0, b1, b2, b3 = rows[i, 0], rows[i + 1, 0], rows[i + 2, 0], rows[i + 3, 0]
+        x0 = x1 = x2 = x3 = 0.0  # indices kept as floats: selects in vector registers, no spills
+        for j in range(1, k):
+            fj = np.float64(j)
+            v0, v1, v2, v3 = rows[i, j], rows[i + 1, j], rows[i + 2, j], rows[i + 3, j]
+            a0, a1, a2, a3 = v0 > b0, v1 > b1, v2 > b2, v3 > b3
+            x0 = fj if a0 else x0
+            x1 = fj if a1 else x1
+            x2 = fj if a2 else x2
+            x3 = fj if a3 else x3
+            b0 = v0 if a0 else b0
+            b1 = v1 if a1 else b1
+            b2 = v2 if a2 else b2
+            b3 = v3 if a3 else b3
+        top[i], top[i + 1], top[i + 2], top[i + 3] = b0, b1, b2, b3
+        hit[i] = np.float64(x0 == ids[i])
+        hit[i + 1] = np.float64(x1 == ids[i + 1])
+        hit[i + 2] = np.float64(x2 == ids[i + 2])
+        hit[i + 3] = np.float64(x3 == ids[i + 3])
+    for i in range(n - n % 4, n):
+        best = rows[i, 0]
         index = 0
         for j in range(1, k):
-            v = probs[i, j]
+            v = rows[i, j]
             above = v > best
             index = j if above else index
             best = v if above else best
-        conf[i] = best
-        correct[i] = 1.0 if index == labels[i] else 0.0
+        top[i] = best
+        hit[i] = np.float64(index == ids[i])
 
 
 def top1_of_rows(probs, labels):

@@ -38,9 +38,18 @@ def _read_file_backed(blocks: _Blocks, renormalize: bool, logits: bool) -> FileB
     start = 0
     with contextlib.closing(_read_ahead(blocks.batches())) as batches:
         for y_block, p_block in batches:
+            if failure is None and not (renormalize or logits):
+                checked = _checked_by_class(y_block, p_block)
+                if checked is not None:  # valid: kept without a row-major copy
+                    labels.add(y_block)
+                    conf.add(checked[0])
+                    correct.add(checked[1])
+                    columns.append(p_block)
+                    start += y_block.shape[0]
+                    continue
             try:
-                block = as_calibration_data(y_block, p_block, renormalize=renormalize, logits=logits,
-                                            min_samples=0)
+                block = as_calibration_data(y_block, np.ascontiguousarray(p_block), renormalize=renormalize,
+                                            logits=logits, min_samples=0)
             except InputError as exc:
                 rank = _check_rank(str(exc))
                 if rank < 0:
@@ -59,6 +68,32 @@ def _read_file_backed(blocks: _Blocks, renormalize: bool, logits: bool) -> FileB
     if failure is not None:
         raise InputError(_row_from(failure[2], failure[1]))
     return FileBackedData(labels.array(), (conf.array(), correct.array()), columns)
+
+
+def _checked_by_class(y_block: np.ndarray, p_block: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """(confidence, correct) of a block whose probabilities are stored by class (``p_block.T`` is a
+    C-contiguous (K, rows) float64 array, as the Parquet reader gives them) and whose labels are int64,
+    when every rule :func:`calviz.as_calibration_data` checks holds (one pass:
+    :func:`calviz._kernels.validation.class_columns_top1`); None otherwise — any other block, and a block
+    breaking a rule, which :func:`calviz.as_calibration_data` then words.  The same numbers as validating
+    the row-major block: the same comparisons, the row sums added in the same order."""
+    from calviz._data import ROW_SUM_LIMIT
+    from calviz._kernels.validation import class_columns_top1
+    from calviz._params import check_n_classes
+
+    by_class = p_block.T
+    if (p_block.ndim != 2 or p_block.dtype != np.float64 or not by_class.flags.c_contiguous
+            or y_block.dtype != np.int64 or y_block.ndim != 1 or y_block.shape[0] != p_block.shape[0]
+            or p_block.shape[1] < 2):
+        return None
+    try:
+        check_n_classes(p_block.shape[1])
+    except InputError:
+        return None
+    conf, correct = np.empty(p_block.shape[0]), np.empty(p_block.shape[0])
+    if not class_columns_top1(by_class, y_block, ROW_SUM_LIMIT, conf, correct):
+        return None
+    return conf, correct
 
 
 def _row_from(message: str, start: int) -> str:

@@ -129,13 +129,33 @@ def _arrow_block(batch) -> tuple[np.ndarray, np.ndarray]:
     """(labels, probabilities) of an Arrow record batch whose first column holds the labels."""
     if any(column.null_count for column in batch.columns) or not _is_number(batch.schema.field(0).type):
         raise _NotFast
-    y = batch.column(0).to_numpy(zero_copy_only=False)
+    y = _values(batch.column(0))
     if y.dtype.kind == "f" and (np.abs(y) >= _EXACT_FLOAT_INTEGERS).any():
         # an integer label beyond int64 (Arrow then infers floating point): the DataFrame reader keeps it
         # as written (uint64, or a Python int), so that a message shows the label as given
         raise _NotFast
-    probs = [batch.column(j).to_numpy(zero_copy_only=False) for j in range(1, batch.num_columns)]
-    return y, probs[0] if len(probs) == 1 else np.column_stack(probs)
+    probs = [_values(batch.column(j)) for j in range(1, batch.num_columns)]
+    if len(probs) == 1:
+        return y, probs[0]
+    if all(p.dtype == np.float64 for p in probs):
+        return y, np.stack(probs).T  # (rows, K) stored by class: copied without interleaving (see _spill)
+    return y, np.column_stack(probs)
+
+
+#: numpy dtypes of the Arrow number types whose values buffer is a plain array of them
+_PLAIN_TYPES = {"int8": np.int8, "int16": np.int16, "int32": np.int32, "int64": np.int64, "uint8": np.uint8,
+                "uint16": np.uint16, "uint32": np.uint32, "uint64": np.uint64, "halffloat": np.float16,
+                "float": np.float32, "double": np.float64}
+
+
+def _values(column) -> np.ndarray:
+    """A null-free Arrow number column as a read-only numpy view of its values buffer (Arrow's own
+    ``to_numpy`` imports pandas, a second or more of start-up, for nothing here)."""
+    dtype = _PLAIN_TYPES.get(str(column.type))
+    if dtype is None or column.null_count:
+        return column.to_numpy(zero_copy_only=False)
+    return np.frombuffer(column.buffers()[1], dtype=dtype, count=len(column), offset=column.offset
+                         * np.dtype(dtype).itemsize)
 
 
 def _is_number(arrow_type) -> bool:
