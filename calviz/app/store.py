@@ -336,10 +336,7 @@ class ResultStore(_Slots):
                 return record.redecide(result, data, options), time.perf_counter() - start, note
             except InputError:
                 return None  # (the direct computation refuses it too, with its message)
-        rows = data
-        if type(data) is CalibrationData:  # (its subsample, drawn once here: not again in the worker, O(n))
-            rows, _ = sample_for_view(view, prepare(data, options), options)
-        return self._wait_in_worker(slot, key, precomputed.redecided_in_worker, view, rows, options, result,
+        return self._wait_in_worker(slot, key, precomputed.redecided_in_worker, view, data, options, result,
                                     note)
 
     def _bootstrapped(self, view: str, data, options: AnalysisOptions, slot=None, key=None):
