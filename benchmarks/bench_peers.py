@@ -215,7 +215,8 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--cap", type=float, default=60.0, help="seconds per peer call (see above)")
     parser.add_argument("--only", nargs="+", default=None, help="rows whose name contains one of these")
-    parser.add_argument("--out", type=str, default="benchmarks/results/bench_peers.json")
+    parser.add_argument("--out", type=str,
+                        default=str(Path(__file__).resolve().parent / "results" / "bench_peers.json"))
     args = parser.parse_args()
     report = {"cores": os.cpu_count(), "numba_threads": numba.get_num_threads(), "repeat": args.repeat,
               "cap": args.cap, "load_start": _load(), "command": " ".join(sys.argv), "sizes": {}}

@@ -869,3 +869,39 @@ def test_tcal_title_and_status_line_fit_their_place(app):
     assert title.split(" · ")[0] in ("REJECT", "not rejected", "UNDECIDED") and "(" not in title, title
     assert "T-Cal (analytic critical values)" in app.views[1].note.object
     assert "_" not in app.status.text.object.split("last update")[1], app.status.text.object
+
+
+def test_an_n_change_refills_the_tables_in_place():
+    """A change of n redraws the tables (classical tests, decomposition, smooth-curve summaries) by new
+    rows in their own sources — a data patch each, which the source's callback makes the browser refill
+    the grid's cells with — and never by a change of a table's own properties (which makes the browser
+    rebuild the whole grid: its DOM, stylesheets and layout)."""
+    from bokeh.document import Document
+    from bokeh.document.events import ColumnDataChangedEvent, ModelChangedEvent
+    from bokeh.models import DataTable
+
+    app = CalvizApp(_data(3000, classes=4), n_resamples=100, resampling="analytic")
+    doc = Document()
+    doc.add_root(app.layout().get_root(doc))
+    app.start()
+    app.wait()
+    tables = [m for m in doc.models if isinstance(m, DataTable)]
+    assert {"classical_tests", "decomposition_table"} <= {t.name for t in tables}
+    for table in tables:  # every table of the page refills its rows when its source's data change
+        code = [c.code for c in table.source.js_property_callbacks.get("change:data", [])
+                if c.args.get("table") is table]
+        assert code == ["table.view.change.emit()"], table.name
+    events = []
+    doc.on_change(events.append)
+    before = {t.name: dict(t.source.data) for t in tables}
+    doc.hold("combine")
+    app.controls.n = 2001
+    doc.unhold()
+    app.wait()
+    refilled = {e.model for e in events if isinstance(e, ColumnDataChangedEvent)}
+    assert [t.name for t in tables if t.source in refilled] == [
+        t.name for t in tables if not all(np.array_equal(before[t.name][k], v)
+                                          for k, v in t.source.data.items())]
+    assert {t.name for t in tables if t.source in refilled} >= {"classical_tests", "decomposition_table"}
+    changed = [e for e in events if isinstance(e, ModelChangedEvent)]
+    assert not [(type(e.model).__name__, e.attr) for e in changed if isinstance(e.model, DataTable)]

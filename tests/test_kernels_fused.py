@@ -303,3 +303,17 @@ def test_top1_view_four_rows_at_a_time_equals_argmax(small_chunks, n):
             conf, correct = top1_of_rows(matrix, labels)
             np.testing.assert_array_equal(conf, matrix.max(axis=1))
             np.testing.assert_array_equal(correct, (matrix.argmax(axis=1) == labels).astype(np.float64))
+
+
+@pytest.mark.parametrize("n", [2, 3, 67, 301])
+def test_binary_top1_view_equals_the_argmax_of_the_two_columns(small_chunks, n):
+    """The top-1 view of binary data (in threaded chunks) is the argmax of [1 − p, p] (p = ½ goes to
+    class 0) and whether it is the label."""
+    from calviz._kernels.views import top1_of_binary
+
+    p, y = binary_sample(n, n + 1)
+    p[1::5] = 0.5
+    full = np.column_stack([1.0 - p, p])
+    conf, correct = top1_of_binary(p, y)
+    np.testing.assert_array_equal(conf, full.max(axis=1))
+    np.testing.assert_array_equal(correct, (full.argmax(axis=1) == y).astype(np.float64))

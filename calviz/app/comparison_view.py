@@ -45,6 +45,7 @@ from calviz.app.views import (
     _text,
     card,
     interval_glyphs,
+    redraws_with_its_rows,
 )
 from calviz.present import comparisons, frames, text
 
@@ -281,6 +282,7 @@ class ComparisonView:
             name="comparison_table",
             reorderable=False,  # (reordering needs jquery-ui, which the page does not load)
         )
+        redraws_with_its_rows(self.table)
         self.verdict = Div(
             text="",
             sizing_mode="stretch_width",

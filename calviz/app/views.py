@@ -19,6 +19,7 @@ from bokeh.layouts import column, gridplot
 from bokeh.models import (
     BasicTickFormatter,
     ColumnDataSource,
+    CustomJS,
     DataTable,
     Div,
     FixedTicker,
@@ -113,15 +114,28 @@ def _set(source: ColumnDataSource, table: dict) -> None:
 
 
 def _set_rows(table: DataTable, rows: dict) -> None:
-    """Give a ``DataTable`` these rows, in its own source.  Bokeh 3.9.1–3.9.2 tables do not redraw when
-    their source's data is replaced by as many rows (bokeh/bokeh#15328: the browser kept showing the first
-    rows), but any change of the table's own properties redraws it: its ``tags`` count the redraws.  (A
-    new source per change redraws it too, but a new model makes Bokeh walk every model of the session's
-    document on the server — hundreds of milliseconds per change on the dashboard's page.)"""
+    """Give a ``DataTable`` these rows, in its own source (one data patch; nothing when it holds them)."""
     rows = {k: np.asarray(v) for k, v in rows.items()}
+    redraws_with_its_rows(table)
     if not _holds(table.source, rows):
         table.source.data = rows
-        table.tags = [(table.tags[0] if table.tags else 0) + 1]
+
+
+def redraws_with_its_rows(table: DataTable) -> DataTable:
+    """Make the browser redraw ``table``'s rows whenever its source's data is replaced; returns it.
+
+    Bokeh 3.9.1–3.9.2 tables do not redraw when their source's data is replaced by as many rows
+    (bokeh/bokeh#15328: the browser kept showing the first rows).  The table's rows are redrawn from its
+    source when its ``CDSView`` signals a change (what a change of the row count does), so a callback on
+    the source's data sends that signal: the grid's cells are refilled in place.  (A change of any of the
+    table's own properties redraws it as well, but by rebuilding the whole grid — its DOM, stylesheets and
+    layout — in the browser on every change; a new source per change makes Bokeh walk every model of the
+    session's document on the server.)  Call it where the table is built: added later, the callback is one
+    more model sent to a page already shown."""
+    callbacks = table.source.js_property_callbacks.get("change:data", [])
+    if not any(isinstance(c, CustomJS) and c.args.get("table") is table for c in callbacks):
+        table.source.js_on_change("data", CustomJS(args={"table": table}, code="table.view.change.emit()"))
+    return table
 
 
 class Text:
@@ -665,11 +679,11 @@ class ClassicalView(_View):
         decision = f'<span style="color:{colour}"><%= value %></span>'
         columns[3].formatter = HTMLTemplateFormatter(template=decision)
         columns[0].formatter = HTMLTemplateFormatter(template="<%= value %>")
-        self.table = DataTable(
+        self.table = redraws_with_its_rows(DataTable(
             source=ColumnDataSource({k: [] for k in self.FIELDS}), columns=columns, index_position=None,
             height=160, sizing_mode="stretch_width", autosize_mode="none", name="classical_tests",
             reorderable=False,  # (reordering needs jquery-ui, which the page does not load)
-        )
+        ))
         self.caption = Div(text="", sizing_mode="stretch_width", styles={"font-size": "12px"},
                            name="classical_caption")
         self.panel = pn.pane.Bokeh(column(self.caption, self.table, sizing_mode="stretch_width"),
@@ -839,8 +853,9 @@ class TableView(_View):
         self.name, self.slot, self.label = name, record.slot, record.label
         self.slots = (record.slot,)
         self.frame, self.caption_of = record.frame, record.caption
-        self.table = DataTable(source=ColumnDataSource({}), columns=[], index_position=None, height=130,
-                               sizing_mode="stretch_width", name=f"{name}_table", reorderable=False)
+        self.table = redraws_with_its_rows(DataTable(
+            source=ColumnDataSource({}), columns=[], index_position=None, height=130,
+            sizing_mode="stretch_width", name=f"{name}_table", reorderable=False))
         self.caption = Div(text="", sizing_mode="stretch_width", styles={"font-size": "12px"},
                            name=f"{name}_caption")
         self.pane = pn.pane.Bokeh(column(self.table, self.caption, sizing_mode="stretch_width"),
