@@ -9,7 +9,8 @@ Files (generated once into ``--data-dir`` by :mod:`calviz.synthetic`): a binary 
 (``dirichlet_temperature``, β = 1.5, top-1 target) as Parquet, NPZ (compressed) and CSV
 (``--skip-csv`` leaves the CSV files out).  Each command runs in a fresh process under
 ``/usr/bin/time -v`` (so the time includes Python start-up and imports, as a user sees it); the table
-gives the median over ``--repeats`` runs after one warm-up run on a small file (numba's cache).
+gives the median over ``--repeats`` runs after one warm-up run on a small file (numba's cache;
+``--full-warm-up``: and one untimed run of each file).
 ``--baseline DIR`` runs the same commands with ``PYTHONPATH=DIR`` (e.g. an older commit unpacked with
 ``git archive``) interleaved with the current tree, so the ratios are measured under the same load.
 """
@@ -118,6 +119,9 @@ def main() -> int:
     parser.add_argument("--files", default="", help="run only the files whose label contains this text, "
                         "e.g. 'K = 10 top-1, Parquet'")
     parser.add_argument("--commands", default="check,report", help="commands run (comma-separated)")
+    parser.add_argument("--full-warm-up", action="store_true",
+                        help="also one untimed check of every file per tree before timing (a tree whose "
+                        "numba cache is cold compiles the large inputs' kernels in its first run otherwise)")
     parser.add_argument("--output", type=Path, default=RESULTS / "bench_bigdata.md")
     args = parser.parse_args()
     files = make_files(args.n, args.data_dir, csv=not args.skip_csv, only=args.files)
@@ -130,6 +134,9 @@ def main() -> int:
         for path in small.values():
             if path.suffix == ".parquet":
                 run(tree, ["check", str(path)])
+        if args.full_warm_up:  # the kernels only large inputs take (threaded paths) compiled too
+            for path in files.values():
+                run(tree, ["check", str(path)], timeout=args.timeout)
     rows = []
     out_dir = Path(tempfile.mkdtemp(prefix="calviz_bench_report_"))
     commands = args.commands.split(",")
@@ -189,7 +196,8 @@ def write(args, rows, trees, load_before, load_after, complete: bool = True) -> 
              f"--baseline-commands {args.baseline_commands}" if args.baseline
              and args.baseline_commands != "check,report" else "",
              f"--files '{args.files}'" if args.files else "",
-             f"--commands {args.commands}" if args.commands != "check,report" else ""]
+             f"--commands {args.commands}" if args.commands != "check,report" else "",
+             "--full-warm-up" if args.full_warm_up else ""]
     command = " ".join(["python benchmarks/bench_bigdata.py", *filter(None, flags)])
     text = f"""## Large files: `calviz check` and `calviz report` at n = {args.n:,}
 

@@ -56,9 +56,12 @@ def sorted_keys(z: np.ndarray, y: np.ndarray) -> np.ndarray:
     hit = cached_sorted_keys(z, y)
     if hit is not None:
         return hit
-    keys = radix_sort_keys(binary_sort_keys(z, y).view(np.int64))
-    if z.shape[0] >= CACHED_ROWS and not z.flags.writeable and not y.flags.writeable:
-        fingerprint = pair_fingerprint(z, y)
-        with _lock:
-            _entry = (weakref.ref(z, _forget), weakref.ref(y, _forget), fingerprint, keys)
+    if z.shape[0] < CACHED_ROWS or z.flags.writeable or y.flags.writeable:
+        return radix_sort_keys(binary_sort_keys(z, y).view(np.int64))
+    with _lock:  # held while sorting: a view asking for the same keys on another thread waits for them
+        hit = cached_sorted_keys(z, y)
+        if hit is not None:
+            return hit
+        keys = radix_sort_keys(binary_sort_keys(z, y).view(np.int64))
+        _entry = (weakref.ref(z, _forget), weakref.ref(y, _forget), pair_fingerprint(z, y), keys)
     return keys

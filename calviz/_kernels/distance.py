@@ -83,7 +83,7 @@ def smce_solve(v, b):
     return smce_kernel(v, b, *smce_prepare(b))
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def smce_kernel(v, b, prefix, order, last_lt, last_le):
     """Exact maximiser of Σ b_i x_i s.t. |x_i| ≤ 1, |x_{i+1} − x_i| ≤ v_{i+1} − v_i (v sorted).
 
@@ -354,7 +354,7 @@ def resolved_ece_kernel(v, b):
     return total + abs(acc)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def sintce_kernel(v, b, max_level):
     """SintCE = inf_{k ≥ 0} RintCE(2^−k) + 2^−k (Błasiok et al. 2023, Def. 6.10), exactly.
 

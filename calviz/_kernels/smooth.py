@@ -44,7 +44,7 @@ def categories_and_fractions(position, label, start, step, n_cells):
     return category, fraction
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def bin_by_cell_and_label(position, label, residual, start, step, n_cells):
     """Aggregate points onto the grid ``start + j * step`` (j = 0..n_cells) by linear binning.
 

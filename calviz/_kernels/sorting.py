@@ -11,7 +11,7 @@ _DIGIT_BITS = 11
 _DIGITS = 6  # 66 bits: every non-negative int64
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def radix_sort_keys(keys):
     """The non-negative int64 ``keys`` in increasing order.  ``keys`` is used as one of the two buffers
     (its content is lost); the sorted array returned is ``keys`` or a new array of the same size.
@@ -50,7 +50,7 @@ def radix_sort_keys(keys):
     return src
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def sort_unit_values_by_label(z, y):
     """``(np.sort(z[y == 1]), np.sort(z[y != 1]))`` for values z ≥ 0 (−0.0 comes out as +0.0, which
     equals it): the two groups' bit patterns gathered in one pass and each sorted by

@@ -92,7 +92,7 @@ def _bit_length(x):
     return h + x
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def binary_sort_keys(z, y):
     """uint64 keys (bits of z) << 1 | y: nonnegative doubles order like their bit patterns, so sorting
     the keys sorts (z, y) by z in one go (-0.0 becomes +0.0)."""
@@ -1012,7 +1012,7 @@ def finish_terms(hi, lo, n):
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def analytic_terms(split, max_level, z, y, kind):
     """(N_TERMS, max_level): per scale 2^1..2^max_level, over the bins with N_b >= 2, T^d and the null
     moments of :func:`_bin_terms` — one stack scan (as :func:`_scan_scalar`) with double-double segment

@@ -58,6 +58,53 @@ def run_view(name: str, data: CalibrationData, options: AnalysisOptions):
     return result, time.perf_counter() - start, error
 
 
+#: rows from which :func:`run_views` computes the subsampled views beside the others (below: milliseconds)
+OVERLAP_MIN_ROWS = 1 << 20
+
+
+def run_views(names: tuple[str, ...], data, options: AnalysisOptions, *, overlap: bool | None = None) -> list:
+    """``[run_view(name, data, options) for name in names]``, the subsampled views computed on a second
+    thread beside the all-rows views when ``overlap`` (default: when the data have ``OVERLAP_MIN_ROWS``
+    rows and numba has two threads).
+
+    The views' kernels release the GIL, so a subsampled view (e.g. the distance bounds on their 200,000
+    rows) runs on the second core while the all-rows views run one after another on the calling thread.
+    Never two all-rows views at once: each holds temporaries of several bytes per row (at 10^7 rows,
+    200-300 MB), the subsampled views' temporaries are bounded by the subsample.  Each view is computed
+    alone from the same prepared rows (the subsample is drawn once, here, before the threads start), so
+    the results are the sequential loop's to the last bit, returned in the order of ``names``."""
+    import threading
+
+    import numba
+
+    if overlap is None:
+        overlap = (not isinstance(data, DistributedBackend) and data.n >= OVERLAP_MIN_ROWS
+                   and numba.get_num_threads() >= 2)
+    if not overlap or isinstance(data, DistributedBackend):
+        return [run_view(name, data, options) for name in names]
+    prepared = prepare(data, options)
+    subsampled = set()
+    for name in names:  # the shared subsample drawn once, here, rather than by two threads at once
+        try:
+            rows, _ = sampling_policy.sample_for_view(name, prepared, options)
+        except Exception:  # noqa: S112 - the view's own run reports it
+            continue
+        if rows.n < prepared.n:
+            subsampled.add(name)
+    results: list = [None] * len(names)
+
+    def run(indices: list[int]) -> None:
+        for i in indices:
+            results[i] = run_view(names[i], data, options)  # (run_view catches a view's errors)
+
+    beside = [i for i, name in enumerate(names) if name in subsampled]
+    helper = threading.Thread(target=run, args=(beside,), daemon=True)
+    helper.start()
+    run([i for i, name in enumerate(names) if name not in subsampled])
+    helper.join()
+    return results
+
+
 def result_fields(name: str, result) -> dict:
     """The :class:`Analysis` fields of view ``name``'s result (the record's ``results``: a pair, such as
     the distance bounds and the smCE witness, fills two; a missing result leaves them all None)."""
@@ -300,8 +347,8 @@ def analyze(
     results: dict[str, Any] = {}
     timings: dict[str, float] = {}
     errors: dict[str, str] = {}
-    for name in selected_views(prepared, options, resampled=resampled, views=views):
-        result, seconds, error = run_view(name, prepared, options)
+    names = selected_views(prepared, options, resampled=resampled, views=views)
+    for name, (result, seconds, error) in zip(names, run_views(names, prepared, options), strict=True):
         timings[name] = seconds
         if error:  # with a result: a note (e.g. the subsample it used); without one: why it is missing
             errors[name] = error
