@@ -33,29 +33,7 @@ def chunk_bounds(n: int) -> list[tuple[int, int]]:
 def map_chunks(kernel, n: int) -> list:
     """``[kernel(start, stop) for each chunk]`` in chunk order, the chunks run on up to
     ``numba.get_num_threads()`` threads (``kernel`` must release the GIL: ``@njit(nogil=True)``)."""
-    bounds = chunk_bounds(n)
-    threads = min(numba.get_num_threads(), len(bounds))
-    if threads <= 1:
-        return [kernel(a, b) for a, b in bounds]
-    results: list = [None] * len(bounds)
-    errors: list = []
-
-    def work(first: int) -> None:
-        try:
-            for c in range(first, len(bounds), threads):
-                results[c] = kernel(*bounds[c])
-        except BaseException as exc:  # re-raised on the calling thread
-            errors.append(exc)
-
-    helpers = [threading.Thread(target=work, args=(t,), daemon=True) for t in range(1, threads)]
-    for h in helpers:
-        h.start()
-    work(0)
-    for h in helpers:
-        h.join()
-    if errors:
-        raise errors[0]
-    return results
+    return map_items(lambda bounds: kernel(*bounds), chunk_bounds(n))
 
 
 def map_items(function, items) -> list:

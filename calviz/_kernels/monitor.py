@@ -18,6 +18,8 @@ import math
 import numpy as np
 from numba import njit
 
+from calviz._threads import map_items
+
 
 @njit(cache=True, nogil=True)
 def expert_pass(z, y, starts, m, kappa, decay, committed_sum, committed_count, pending_sum, pending_count,
@@ -78,9 +80,6 @@ def eprocess_pass(z, y, starts, bins, kappa, decay, committed_sum, committed_cou
     The J experts are independent: each runs :func:`expert_pass` (which releases the GIL) and they are
     shared among up to ``numba.get_num_threads()`` plain threads — every expert's arithmetic is the same
     whatever the threads, so the result does not depend on them."""
-    import threading
-
-    import numba
 
     J = bins.shape[0]
     K = starts.shape[0] - 1
@@ -91,28 +90,11 @@ def eprocess_pass(z, y, starts, bins, kappa, decay, committed_sum, committed_cou
         expert_pass(z, y, starts, int(bins[j]), float(kappa), float(decay[j]), committed_sum[j],
                     committed_count[j], pending_sum[j], pending_count[j], wealth[j], out[j])
 
-    threads = min(numba.get_num_threads(), J) if z.shape[0] * J >= 1 << 18 else 1
-    if threads <= 1:
+    if z.shape[0] * J >= 1 << 18:  # the experts on threads (each writes only its own row of out)
+        map_items(run, range(J))
+    else:
         for j in range(J):
             run(j)
-    else:
-        errors: list = []
-
-        def work(first: int) -> None:
-            try:
-                for j in range(first, J, threads):
-                    run(j)
-            except BaseException as exc:  # re-raised on the calling thread
-                errors.append(exc)
-
-        helpers = [threading.Thread(target=work, args=(t,), daemon=True) for t in range(1, threads)]
-        for h in helpers:
-            h.start()
-        work(0)
-        for h in helpers:
-            h.join()
-        if errors:
-            raise errors[0]
     for j in range(J):
         log_wealth[j] = wealth[j][0]
     return out
