@@ -707,14 +707,13 @@ def ace(
     data = validate_once(y_true, y_prob)
     w = check_sample_weight(sample_weight, data.n, "ace")
     if target == "classwise":
-        # one class at a time, not kept (K cached views of 10⁷ rows would hold K · 160 MB), and the
-        # labels in place of the indicator 1{y = c}
-        views = ((data._class_probs(c), data.labels, c) for c in range(data.n_classes))
+        # one class at a time, not kept (K views of 10⁷ rows hold K · 160 MB); labels stand for 1{y = c}
+        items, view = range(data.n_classes), lambda c: (data._class_probs(c), data.labels, c)
     else:
-        views = [(*resolve_once(data, target, allowed=("binary", "top1"), caller="ace").view(data), None)]
-
-    def bin_sums(view):
-        z, y, label = view
+        scalar = (*resolve_once(data, target, allowed=("binary", "top1"), caller="ace").view(data), None)
+        items, view = [None], lambda _: scalar
+    def bin_sums(item):
+        z, y, label = view(item)
         if w is None and scheme == "equal_mass":
             return equal_mass_sums(z, y, m, label=label)
         indicator = (y == label) if label is not None else y
@@ -724,11 +723,8 @@ def ace(
         keep = count > 0
         return count[keep], z_sum[keep, 0], y_sum[keep, 0], n_total
 
-    if target == "classwise" and data.n >= PARALLEL_MIN_ROWS:
-        # the classes on threads, two at a time on two (each one's sums exactly as alone; in class order)
-        binned = map_items(lambda c: bin_sums((data._class_probs(c), data.labels, c)), range(data.n_classes))
-    else:
-        binned = map(bin_sums, views)
+    # large data: the classes on threads, two at a time on two (each one's sums exactly as alone; in order)
+    binned = map_items(bin_sums, items) if data.n >= PARALLEL_MIN_ROWS else map(bin_sums, items)
     per_view, nonempty, total = [], 0, 0
     for count, z_sum, y_sum, n_total in binned:
         per_view.append(float(np.abs((y_sum - z_sum) / count).mean()))
