@@ -260,7 +260,7 @@ def main() -> int:
         f"numpy {np.__version__} · medians of {reps} runs after JIT warm-up (plain Python / LP: 1–3 runs), "
         "single process; every calviz call includes validation and sorting.",
         "",
-        "**Caveat:** measured on a shared 2-core machine while other developers were running tests and "
+        "**Caveat:** measured on a shared 2-core machine while other jobs were running tests and "
         "benchmarks, so absolute timings are pessimistic (repeat on a quiet machine).",
         "",
         "Data: the setup of Hu et al. (2024) (v ~ U[0, 0.99], y ~ Ber(v + 0.01)) from "

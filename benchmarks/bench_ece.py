@@ -276,7 +276,7 @@ def main(argv=None) -> int:
         f"numpy {np.__version__} · medians of {repeats} runs after JIT warm-up, single process.",
         "",
         f"**Caveat:** 1-minute load average {load_before:.1f} before / {os.getloadavg()[0]:.1f} after the "
-        "run: on a shared 2-core machine (other developers running tests) absolute timings are pessimistic "
+        "run: on a shared 2-core machine (other jobs running) absolute timings are pessimistic "
         "and noisy; repeat on a quiet machine.",
         "",
         "*engine* = public calls on raw arrays (each call validates its input); *pre-validated* = the "

@@ -228,7 +228,7 @@ def main() -> int:
         f"numpy {np.__version__} · calviz medians of {args.repeats} runs after warm-up; relplot single runs "
         "(each takes tens of seconds).",
         "",
-        "**Caveat:** measured on a shared 2-core machine while other developers were running tests and "
+        "**Caveat:** measured on a shared 2-core machine while other jobs were running tests and "
         "benchmarks, so absolute timings are pessimistic (repeat on a quiet machine).",
         "",
         "Data: *moderate* = predictions Beta(2, 3), y ~ Bernoulli(expit(1.4·logit v + 0.4)); "

@@ -147,7 +147,7 @@ def consistency_speed(cmd: str) -> None:
     load0 = os.getloadavg()[0]
     lines = ["# T-Cal consistency resampling: batched vs one resample at a time", "",
              f"Command: `{cmd}`; one thread (numba.set_num_threads(1)); n = {n}, {rounds} alternating rounds "
-             "per size of call; machine shared by several developers (1-min load average below).  Wall time "
+             "per size of call; machine shared with other jobs (1-min load average below).  Wall time "
              "counts the time other programs hold the core; the thread's CPU time does not (it still feels "
              "their use of the shared caches and memory).", ""]
     for n_res in (128, 1024):
@@ -240,8 +240,8 @@ def sequential_speed(cmd: str, quick: bool) -> None:
     threads = numba.get_num_threads()
     lines = ["# T-Cal: the sequential rule against a fixed 999 resamples", "",
              f"Command: `{cmd}`; os.cpu_count() = {os.cpu_count()}; numba threads = {threads}; 1-min load "
-             f"average {load0:.1f} at start, {os.getloadavg()[0]:.1f} at the end (machine shared by several "
-             f"developers: wall times are pessimistic, the ratios and CPU seconds less so).  n = {n:,}, "
+             f"average {load0:.1f} at start, {os.getloadavg()[0]:.1f} at the end (machine shared with other "
+             f"jobs: wall times are pessimistic, the ratios and CPU seconds less so).  n = {n:,}, "
              "y-only, "
              "Bonferroni, α = 0.05; the sequential rule stops when the decision is settled with resampling "
              f"risk ≤ 10⁻³, cap 10⁵; medians of {repeats} runs after a warm-up, both rules on the same data "
@@ -381,7 +381,7 @@ def main() -> None:
         f"Command: `{cmd}`; os.cpu_count() = {os.cpu_count()}; numba threads = {numba.get_num_threads()}; "
         f"1-min load average {load_start:.1f} at start, {os.getloadavg()[0]:.1f} at the end. Medians after a "
         "warm-up run. NOTE: measured on a "
-        "2-core machine shared by several developers at the same time — timings are pessimistic.",
+        "2-core machine shared with other jobs at the same time — timings are pessimistic.",
         "",
         "| what | n | median (s) | runs | target (s) | ratio to the alternative below it |",
         "|---|---|---|---|---|---|",

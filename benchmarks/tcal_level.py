@@ -123,7 +123,7 @@ def write(cmd, reps, rows, scale_rows, elapsed, partial):
         "# T-Cal level under calibration" + (" (partial: still running)" if partial else ""),
         "",
         f"Command: `{cmd}`; os.cpu_count() = {os.cpu_count()}; {reps} repetitions per cell; α = {ALPHA}; "
-        f"wall time {elapsed:.0f} s (machine shared by several developers).",
+        f"wall time {elapsed:.0f} s (machine shared with other jobs).",
         "",
         "Pass iff reject rate ≤ α + 2 MC s.e., s.e. = sqrt(α(1−α)/R). Resampling uses the default sequential "
         "rule (resampling risk ≤ 10⁻³, cap 10⁵; undecided = no rejection); 'max' = max over scales "
