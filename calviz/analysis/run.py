@@ -73,9 +73,9 @@ def run_views(names: tuple[str, ...], data, options: AnalysisOptions, *, overlap
     200-300 MB), the subsampled views' temporaries are bounded by the subsample.  Each view is computed
     alone from the same prepared rows (the subsample is drawn once, here, before the threads start), so
     the results are the sequential loop's to the last bit, returned in the order of ``names``."""
-    import threading
-
     import numba
+
+    from calviz._threads import map_items
 
     if overlap is None:
         overlap = (not isinstance(data, DistributedBackend) and data.n >= OVERLAP_MIN_ROWS
@@ -97,11 +97,10 @@ def run_views(names: tuple[str, ...], data, options: AnalysisOptions, *, overlap
         for i in indices:
             results[i] = run_view(names[i], data, options)  # (run_view catches a view's errors)
 
-    beside = [i for i, name in enumerate(names) if name in subsampled]
-    helper = threading.Thread(target=run, args=(beside,), daemon=True)
-    helper.start()
-    run([i for i, name in enumerate(names) if name not in subsampled])
-    helper.join()
+    # the all-rows views on the calling thread, the subsampled ones on a second (map_items' first item
+    # runs on the calling thread)
+    map_items(run, [[i for i, name in enumerate(names) if name not in subsampled],
+                    [i for i, name in enumerate(names) if name in subsampled]])
     return results
 
 
