@@ -416,7 +416,7 @@ _MAIN_GRID_CSS = """
 # spinners' up/down buttons, file choosers): each gets its widget's title (or label) as aria-label.  Run when
 # the page's document is ready (a notebook: when its sidebar is drawn) and again after changes (a widget
 # shown later, the comparison mode's controls), at most once per animation frame; elements that already
-# have a name keep it.
+# have a name keep it (changes that draw no control — data, texts, ranges — start no walk).
 _ACCESSIBLE_NAMES_JS = """
 const label = () => {
   const seen = new Set();
@@ -450,7 +450,11 @@ if (!window._calviz_names) {
   const soon = () => {
     if (!queued) { queued = true; requestAnimationFrame(() => { queued = false; label(); }); }
   };
-  for (const doc of Bokeh.documents) doc.on_change(soon);
+  // new data, a new text, axis range or progress state draws no control: no walk in the frame that paints
+  // a live change (every view of the page, searched element by element)
+  const noControl = new Set(['ColumnDataSource', 'Div', 'Title', 'Range1d', 'panel.models.widgets.Progress']);
+  for (const doc of Bokeh.documents)
+    doc.on_change((event) => { if (!(event.model && noControl.has(event.model.type))) soon(); });
   soon();
 }
 """
