@@ -8,7 +8,9 @@ phases of a shared machine hit both alike and the ratio before/now is robust to 
 
 Measured per change (change → pixels): from setting the widget's value in the page (what a slider drag or
 a select does on the client) until the page shows the new state of every view that change touches
-(checked on every animation frame) plus two more animation frames (the canvas is painted).
+(checked on every animation frame) plus two more animation frames (the canvas is painted); and the events
+and bytes of the change's first document patch (the WebSocket message the browser applies before it can
+show the change: load-independent).
 
 * bins, α, n (subsample size), binning scheme (each after an untimed bin-count change, so no change hits
   a cache), target top-1 ↔ classwise (each after an untimed α change);
@@ -347,7 +349,22 @@ def warm_up(repo: Path, npz: Path, workdir: Path, browser) -> None:
         server.stop()
 
 
-def start_up(repo: Path, npz: Path, workdir: Path, browser, *, cold: bool = False):
+def first_patch(frames: list) -> tuple[int, int]:
+    """(events, bytes) of the first document patch among a page's received WebSocket ``frames``: a Bokeh
+    message is a JSON header, metadata and content, then its binary buffers (load-independent: what one
+    change makes the browser apply before it can show it)."""
+    for i, frame in enumerate(frames):
+        if isinstance(frame, str) and '"msgtype"' in frame and json.loads(frame)["msgtype"] == "PATCH-DOC":
+            events = len(json.loads(frames[i + 2]).get("events", [])) if i + 2 < len(frames) else 0
+            end = i + 3
+            while end < len(frames) and not isinstance(frames[end], str):
+                end += 1
+            return events, sum(len(f) for f in frames[i:end])
+    return 0, 0
+
+
+def start_up(repo: Path, npz: Path, workdir: Path, browser, *, cold: bool = False,
+             frames: list | None = None):
     """``calviz serve FILE`` of ``repo``, opened in the browser as soon as the server listens (as ``calviz
     serve`` opens it; the server is probed with a static file, so no session is built before the
     browser's).  Times after the server process started: listening, the page's whole HTTP response, the
@@ -357,6 +374,8 @@ def start_up(repo: Path, npz: Path, workdir: Path, browser, *, cold: bool = Fals
     cache = Path(tempfile.mkdtemp(prefix="numba-cold-", dir=workdir)) if cold else None
     server = Server(repo, npz, workdir, numba_cache=cache, probe="favicon.ico")
     page = browser.new_page(viewport={"width": 1280, "height": 800})
+    if frames is not None:  # every WebSocket frame the page receives, appended to ``frames``
+        page.on("websocket", lambda ws: ws.on("framereceived", frames.append))
     opened = time.perf_counter()
     page.goto(server.url, timeout=600_000, wait_until="commit")
     page.wait_for_function(f"() => ({JS_PREPARING})() || ({JS_FOUR_VIEWS})()", timeout=900_000, polling="raf")
@@ -491,10 +510,11 @@ def run(tmp, npz, n, reps, repos, sync_playwright, *, cold: bool, only=None, ear
             results["cold"] = {"now": measured_start(REPO, npz, tmp, browser, cold=True)}
             print("cold start (now):", results["cold"]["now"], flush=True)
         servers, pages = {}, {}
+        frames = {name: [] for name in repos}
         try:
             for name, repo in repos.items():
                 warm_up(repo, npz, tmp, browser)
-                times, servers[name], pages[name] = start_up(repo, npz, tmp, browser)
+                times, servers[name], pages[name] = start_up(repo, npz, tmp, browser, frames=frames[name])
                 if only is None or "startup" in only:
                     results["startup"][name] = times
                     print(f"start-up ({name}):", results["startup"][name], flush=True)
@@ -507,13 +527,19 @@ def run(tmp, npz, n, reps, repos, sync_playwright, *, cold: bool, only=None, ear
                 if only is not None and kind not in only:
                     continue
                 times = {name: [] for name in pages}
+                patches = {name: [] for name in pages}
                 for i in range(reps):
                     for name, page in pages.items():
                         if prepare is not None:
                             prepare(page, i)
                         settle(both)
+                        frames[name].clear()
                         times[name].append(timed(page, partial(act, page, i), condition(i)))
+                        patches[name].append(first_patch(frames[name]))
                 results["changes"][kind] = {name: summary(t) for name, t in times.items()}
+                for name, rows in patches.items():  # medians of the change's first patch
+                    results["changes"][kind][name]["first_patch"] = [
+                        statistics.median(r[0] for r in rows), statistics.median(r[1] for r in rows)]
                 print(
                     kind,
                     {k: (round(v["median"]), round(v["p90"])) for k, v in results["changes"][kind].items()},
@@ -579,8 +605,15 @@ def write_markdown(command, n, reps, before, results, *, startup_only: bool = Fa
         b, a = row["before"], row["now"]
         lines.append(
             f"| {kind} | {b['median']:.0f} / {b['p90']:.0f} ms | {a['median']:.0f} / {a['p90']:.0f} ms "
-            f"| {b['median'] / a['median']:.1f}× | {TARGETS[kind]} |"
+            f"| {b['median'] / a['median']:.2f}× | {TARGETS[kind]} |"
         )
+    lines += ["", "First document patch of a change (medians; what the browser applies before it can show "
+              "the change, load-independent): events / bytes", ""]
+    for kind, row in results["changes"].items():
+        patch = {name: row[name].get("first_patch") for name in ("before", "now")}
+        if all(patch.values()):
+            lines.append(f"* {kind}: before {patch['before'][0]:.0f} / {patch['before'][1]:,.0f}; now "
+                         f"{patch['now'][0]:.0f} / {patch['now'][1]:,.0f}")
     lines += ["", "All times (ms, in order):", ""]
     for kind, row in results["changes"].items():
         lines.append(
