@@ -413,7 +413,9 @@ class CalibrationData:
     def top1(self) -> tuple[np.ndarray, np.ndarray]:
         """(confidence, correct): the top-1 reduction z~ = max_k z_k, y~ = 1{argmax = label}.
 
-        Ties go to the lowest class index (``argmax``), the same order as :meth:`topk`."""
+        Ties go to the lowest class index (``argmax``), the same order as :meth:`topk`.  Multiclass data
+        built by :func:`as_calibration_data` hold it already (formed in the read that checked the
+        matrix, 16 bytes a row); otherwise it is formed at the first call and kept."""
 
         def make():
             if self.confidence_form:  # already (confidence, correct)
@@ -521,7 +523,9 @@ def as_calibration_data(
     fewer than ``min_samples`` rows, and a single-class (n, 1) probability matrix.
 
     Validation costs a few vectorised passes and copies nothing that is already float64 / int64 (the
-    stored arrays are read-only *views*: do not modify your arrays afterwards).
+    stored arrays are read-only *views*: do not modify your arrays afterwards).  An (n, K) matrix is read
+    once: the read that checks it also forms its top-1 view (:meth:`CalibrationData.top1`), which the data
+    keep (16 bytes a row beside the matrix's 8·K).
 
     Parameters
     ----------
