@@ -245,6 +245,33 @@ def test_the_resampled_t_cal_job_shows_the_analytic_t_cal_from_the_sorted_view_m
         store.close()
 
 
+def test_a_stand_in_that_passes_over_the_rows_is_shown_after_the_changes_other_views(monkeypatch):
+    """Large data in a served session: the smooth curve without its band (the smooth band's stand-in, a
+    pass over the rows) is computed on the session's next turn, after the change's diagram was published,
+    and shown while the band's job still runs; equal to the direct computation."""
+    import calviz.analysis.views as views
+
+    monkeypatch.setattr(views, "LARGE_ROWS", 1000)
+    data = _binary(seed=10)
+    turns: list = []
+    store = ResultStore(schedule=turns.append, debounce=3600)  # (the session's next turns, run below)
+    monkeypatch.setattr(store, "_build_sorted", lambda data, target: concurrent.futures.Future())
+    monkeypatch.setattr(store, "_build_table", lambda data, target: concurrent.futures.Future())
+    try:
+        options = AnalysisOptions(resampling="analytic")
+        store.update(data, options, show_smooth=True)
+        assert store.reliability.result is not None and store.reliability.pending is None
+        assert store.smooth.pending is not None and store.smooth.result is None
+        assert "smooth_curve" not in store.passes
+        for turn in turns:
+            turn()
+        assert store.smooth.pending is not None and store.smooth.key[0] == "smooth"
+        _same(store.smooth.result, run_view("smooth_curve", data, options)[0])
+        assert "smooth_curve" in store.timings
+    finally:
+        store.close()
+
+
 def test_a_bin_change_of_the_classical_tests_is_answered_from_the_sorted_view_and_the_ace_table():
     """With the target's sorted view and the dataset's ACE table built, a bin change shows the classical
     tests at once (no job, no pass over the rows), equal to computing them again; above the table's bin
