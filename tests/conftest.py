@@ -143,10 +143,10 @@ def pytest_unconfigure(config):
     _finish_cache_fill(config, timeout=0)  # (a run ended before any worker collected: no process left)
 
 
-#: session fixtures every xdist worker may hold a copy of: cheap (a path, a factory) or, for Chromium, a
-#: launch of about a second; any other fixture of module scope or wider ties its tests together
-#: (:func:`pytest_collection_modifyitems`)
-_CHEAP_SHARED_FIXTURES = {"dataset_cache", "artifacts_dir", "chromium_browser",
+#: fixtures of module scope or wider that every xdist worker may hold a copy of: cheap (a path, a folder, a
+#: factory) or, for Chromium, a launch of about a second; any other fixture of module scope or wider ties
+#: its tests together (:func:`pytest_collection_modifyitems`)
+_CHEAP_SHARED_FIXTURES = {"dataset_cache", "artifacts_dir", "screenshots", "chromium_browser",
                           "fixed_probability_classifier", "tmp_path_factory", "worker_id", "testrun_uid"}
 #: the session's one LocalCluster: every test on it runs in the same worker, so the run starts one
 _CLUSTER_GROUP = "local-cluster"
