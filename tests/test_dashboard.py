@@ -905,3 +905,36 @@ def test_an_n_change_refills_the_tables_in_place():
     assert {t.name for t in tables if t.source in refilled} >= {"classical_tests", "decomposition_table"}
     changed = [e for e in events if isinstance(e, ModelChangedEvent)]
     assert not [(type(e.model).__name__, e.attr) for e in changed if isinstance(e.model, DataTable)]
+
+
+def test_a_change_sends_the_four_views_before_the_other_cards():
+    """On a served page the cards other than the four views and the status line (the overall verdict, the
+    classical tests, the tables, the over-time card) redraw on the next tick: a change's first message to
+    the browser carries only the four views' and the status line's changes, which the browser then shows
+    without first applying and laying out the other cards; those follow, drawn from the store's state."""
+    from bokeh.document import Document
+
+    app = CalvizApp(_data(3000, classes=4), n_resamples=100, resampling="analytic")
+    ticks = []  # what a served page runs on its next tick
+    app.draw_after_main_views(ticks.append)
+    doc = Document()
+    doc.add_root(app.layout().get_root(doc))
+    app.start()
+    app.wait()
+    while ticks:
+        ticks.pop(0)()
+    later = {m for root in (app.verdict.text.div, app.classical.panel.object, app.over_time.pane.object,
+                            *(t.pane.object for t in app.tables)) for m in root.references()}
+    events = []
+    doc.on_change(events.append)
+    app.controls.n = 2001  # (new results in every card; the background jobs' redraws come later)
+    first = list(events)
+    assert first and not [e for e in first if getattr(e, "model", None) in later]
+    app.wait()
+    assert ticks  # the other cards' draws, not lost
+    del events[:]
+    while ticks:
+        ticks.pop(0)()
+    redrawn = {e.model for e in events}
+    decomposition = next(t for t in app.tables if t.name == "decomposition")
+    assert decomposition.table.source in redrawn and redrawn <= later

@@ -225,26 +225,6 @@ def test_a_first_visit_shows_the_diagram_and_interval_from_the_rows_while_the_so
         store.close()
 
 
-def test_the_resampled_t_cal_job_shows_the_analytic_t_cal_from_the_sorted_view_meanwhile(monkeypatch):
-    """Large data, the target's sorted view built: while the resampled T-Cal's job waits, its slot shows
-    the analytic T-Cal answered from the sorted view (equal to the direct computation), not nothing."""
-    import calviz.analysis.views as views
-
-    monkeypatch.setattr(views, "LARGE_ROWS", 1000)  # the analytic T-Cal is a background view from 1000 rows
-    data = _binary(seed=8)
-    options = AnalysisOptions(resampling="y_only", n_resamples=100)
-    _built(data, precomputed.sorted_target("tcal", data, options))
-    store = ResultStore(debounce=3600)  # (the job would start in an hour)
-    monkeypatch.setattr(store, "_build_table", lambda data, target: concurrent.futures.Future())
-    try:
-        store.update(data, options, show_smooth=False)
-        assert store.tcal.pending is not None and store.tcal.key[0] == "tcal_resampled"
-        _same(store.tcal.result, run_view("tcal", data, options)[0])
-        assert "tcal" not in store.passes
-    finally:
-        store.close()
-
-
 def test_a_stand_in_that_passes_over_the_rows_is_shown_after_the_changes_other_views(monkeypatch):
     """Large data in a served session: the smooth curve without its band (the smooth band's stand-in, a
     pass over the rows) is computed on the session's next turn, after the change's diagram was published,

@@ -130,6 +130,15 @@ class CalvizApp:
         self.comparison = ComparisonMode(self)  # the comparison card and its sidebar section
         if served:  # in the page's first document: the views fill in after the browser has loaded it
             self.status.show_preparing(_PREPARING)
+            self.draw_after_main_views(self._schedule)
+
+    def draw_after_main_views(self, schedule) -> None:
+        """The cards other than the four views and the status line — the overall verdict, the classical
+        tests, the tables, the over-time card — redraw through ``schedule`` (on a served page: the next
+        tick, in a message of their own).  A change's first message then carries only the four views and
+        the status line: the browser shows them without first applying and laying out the other cards."""
+        for later in (self.verdict, self.classical, *self.tables, self.over_time):
+            later.draw_later(schedule)
 
     # -- data ---------------------------------------------------------------------------------------
     def _load(self, name: str):

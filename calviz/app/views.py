@@ -12,6 +12,7 @@ views compute no statistics.
 from __future__ import annotations
 
 import html
+from collections.abc import Callable
 
 import numpy as np
 import panel as pn
@@ -273,7 +274,28 @@ class _View:
     def __init__(self, store):
         self.store = store
         self._drawn: dict[str, tuple | None] = {}
+        self._later: Callable[[Callable[[], None]], None] | None = None  # see draw_later
+        self._due = False  # a draw is scheduled and has not run yet
         store.param.watch(self._on_store, list(self.slots))
+
+    def draw_later(self, schedule: Callable[[Callable[[], None]], None]) -> None:
+        """Draw through ``schedule`` (a served page's next tick) instead of within the store's update.
+
+        The update's own patch then carries only the views drawn at once, and the browser shows them
+        without first applying this card's changes; this card follows in the next message.  Several
+        store changes before the scheduled draw runs give one draw (of the store's state then)."""
+        self._later = schedule
+
+    def _on_store(self, *events) -> None:
+        if self._later is None:
+            self.draw()
+        elif not self._due:
+            self._due = True
+            self._later(self._draw_due)
+
+    def _draw_due(self) -> None:
+        self._due = False
+        self.draw()
 
     def _changed(self, slot: str) -> bool:
         """Whether the store's entry for ``slot`` differs from the one drawn (and mark it drawn)."""
@@ -283,9 +305,6 @@ class _View:
             return False
         self._drawn[slot] = mark
         return True
-
-    def _on_store(self, *events) -> None:
-        self.draw()
 
     def draw(self) -> None:
         raise NotImplementedError
