@@ -217,8 +217,9 @@ def speed_timings(n: int, repeat: int) -> dict:
     """ms of ``binned_ece``, ``reliability`` and the top-1 view at n rows on float64 and on narrow inputs
     (float32 predictions, int8 labels), and the memory floors of the same bytes: one ``np.copyto`` and one
     read pass (``np.sum``).  The top-1 view is timed bare (``CalibrationData(probs, labels).top1()`` on
-    arrays taken as validated) and inside the estimators (validation, view and sums from the raw
-    arrays).  Run in a subprocess per tree (``--speed-worker``)."""
+    arrays taken as validated), from the raw arrays (``as_calibration_data(labels, probs).top1()``: the
+    checks and the view) and inside the estimators (validation, view and sums from the raw arrays).  Run
+    in a subprocess per tree (``--speed-worker``)."""
     import calviz
     from calviz._data import CalibrationData
 
@@ -232,6 +233,9 @@ def speed_timings(n: int, repeat: int) -> dict:
     for kind, (pp, yy, mm, ll) in {"f64": (p, y, probs, labels), "f32": (p32, y8, probs32, labels8)}.items():
         out.update(_estimator_timings(calviz, kind, pp, yy, mm, ll, repeat))
     out["top1 view K=10 f64 (validated)"] = median_ms(lambda: CalibrationData(probs, labels).top1(), repeat)
+    for kind, (mm, ll) in {"f64": (probs, labels), "f32": (probs32, labels8)}.items():
+        out[f"top1 view K=10 {kind} (from arrays)"] = median_ms(
+            lambda m=mm, lab=ll: calviz.as_calibration_data(lab, m).top1(), repeat)
     floors = {"binary f64 (16 B/row)": (p, y), "binary f32+int8 (5 B/row)": (p32, y8),
               "K=10 f64 (88 B/row)": (probs, labels), "K=10 f32+int8 (41 B/row)": (probs32, labels8)}
     for label, arrays in floors.items():
@@ -303,7 +307,7 @@ def read_floor_of(name: str) -> str | None:
     """The read floor (one ``np.sum`` of the same arrays) of a timed path of :func:`speed_timings`."""
     if name.startswith("floor"):
         return None
-    narrow = name.endswith("f32")
+    narrow = name.endswith("f32") or " f32 " in name
     if "binary" in name:
         return "floor read binary f32+int8 (5 B/row)" if narrow else "floor read binary f64 (16 B/row)"
     return "floor read K=10 f32+int8 (41 B/row)" if narrow else "floor read K=10 f64 (88 B/row)"

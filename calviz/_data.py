@@ -26,6 +26,7 @@ from calviz._kernels.validation import (
     labels_to_int64,
     max_row_sum_deviation,
     on_simplex,
+    on_simplex_top1,
 )
 from calviz._params import (
     BOOLEAN,
@@ -412,7 +413,9 @@ class CalibrationData:
     def top1(self) -> tuple[np.ndarray, np.ndarray]:
         """(confidence, correct): the top-1 reduction z~ = max_k z_k, y~ = 1{argmax = label}.
 
-        Ties go to the lowest class index (``argmax``), the same order as :meth:`topk`."""
+        Ties go to the lowest class index (``argmax``), the same order as :meth:`topk`.  Multiclass data
+        built by :func:`as_calibration_data` hold it already (formed in the read that checked the
+        matrix, 16 bytes a row); otherwise it is formed at the first call and kept."""
 
         def make():
             if self.confidence_form:  # already (confidence, correct)
@@ -520,7 +523,9 @@ def as_calibration_data(
     fewer than ``min_samples`` rows, and a single-class (n, 1) probability matrix.
 
     Validation costs a few vectorised passes and copies nothing that is already float64 / int64 (the
-    stored arrays are read-only *views*: do not modify your arrays afterwards).
+    stored arrays are read-only *views*: do not modify your arrays afterwards).  An (n, K) matrix is read
+    once: the read that checks it also forms its top-1 view (:meth:`CalibrationData.top1`), which the data
+    keep (16 bytes a row beside the matrix's 8·K).
 
     Parameters
     ----------
@@ -612,7 +617,20 @@ def as_calibration_data(
             if n and not sums.min() > 0:
                 raise InputError(f"y_prob row {_first_bad(~(sums > 0))} sums to 0 and cannot be renormalized")
             probs = probs / sums[:, None]
-        if not on_simplex(probs, ROW_SUM_LIMIT):  # one read; the checks that word the message on failure
+        # The labels first (a refusal of them waits: a refusal of y_prob is reported before it, as the
+        # checks ran in that order), so that the one read of the matrix that checks it also reduces it
+        # to its top-1 view (kept: 16 bytes a row; the default target of multiclass data).
+        try:
+            labels = _labels(labels_in, n, n_classes, pos_label, binary=False)
+        except Exception as exc:  # re-raised below once y_prob has passed its checks
+            labels, label_error = None, exc
+        else:
+            label_error = None
+        if labels is not None:
+            ok, conf, correct = on_simplex_top1(probs, labels, ROW_SUM_LIMIT)
+        else:
+            ok, conf, correct = on_simplex(probs, ROW_SUM_LIMIT), None, None
+        if not ok:  # the checks that word the message on failure
             _check_finite_unit(probs, "y_prob")
             if not max_row_sum_deviation(probs) <= ROW_SUM_LIMIT:
                 dev = np.abs(probs.sum(axis=1) - 1.0)
@@ -621,15 +639,24 @@ def as_calibration_data(
                     f"y_prob rows must sum to 1 (tolerance {SIMPLEX_TOLERANCE:g}); row {i} sums to "
                     f"{float(probs[i].sum())!r}. Pass renormalize=True to rescale rows."
                 )
-    else:
-        _check_finite_unit(probs, "y_prob")
-        n_classes = 2
-    encoded = encode_labels(labels_in, n_classes, pos_label, binary=probs.ndim == 1) \
-        if labels_in.ndim == 1 else None
-    labels = _labels_from(labels_in if encoded is None else encoded, n, n_classes)
+        if label_error is not None:
+            raise label_error
+        if confidence_form:
+            _check_confidence_form(probs)
+        data = CalibrationData(_readonly_view(probs), _readonly_view(labels), bool(confidence_form))
+        data._cache["top1"] = (_readonly_view(conf), _readonly_view(correct))
+        return data
+    _check_finite_unit(probs, "y_prob")
+    labels = _labels(labels_in, n, 2, pos_label, binary=True)
     if confidence_form:
         _check_confidence_form(probs)
     return CalibrationData(_readonly_view(probs), _readonly_view(labels), bool(confidence_form))
+
+
+def _labels(labels_in: np.ndarray, n: int, n_classes: int, pos_label, *, binary: bool) -> np.ndarray:
+    """The validated int64 class ids of ``y_true`` (class names encoded first)."""
+    encoded = encode_labels(labels_in, n_classes, pos_label, binary=binary) if labels_in.ndim == 1 else None
+    return _labels_from(labels_in if encoded is None else encoded, n, n_classes)
 
 
 #: dtypes the one-pass checking kernels read as stored (native byte order): predictions, labels

@@ -252,11 +252,23 @@ def cache_dir() -> Path:
 
 
 def _cache_path(name: str) -> Path:
-    import sklearn
-
     from calviz import __version__
 
-    return cache_dir() / f"datasets-calviz{__version__}-sklearn{sklearn.__version__}" / f"{name}.npz"
+    return cache_dir() / f"datasets-calviz{__version__}-sklearn{_sklearn_version()}" / f"{name}.npz"
+
+
+@functools.cache
+def _sklearn_version() -> str:
+    """scikit-learn's version, read from its installed metadata: importing scikit-learn costs 1-2 CPU-s,
+    which a dataset read from the cache (every server, kernel and command after the first) never needs."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("scikit-learn")
+    except PackageNotFoundError:  # (not installed as a distribution: its module says)
+        import sklearn
+
+        return sklearn.__version__
 
 
 def _read_cache(path: Path):

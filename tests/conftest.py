@@ -143,13 +143,15 @@ def pytest_unconfigure(config):
     _finish_cache_fill(config, timeout=0)  # (a run ended before any worker collected: no process left)
 
 
-#: session fixtures every xdist worker may hold a copy of: cheap (a path, a factory) or, for Chromium, a
-#: launch of about a second; any other fixture of module scope or wider ties its tests together
-#: (:func:`pytest_collection_modifyitems`)
-_CHEAP_SHARED_FIXTURES = {"dataset_cache", "artifacts_dir", "chromium_browser",
+#: fixtures of module scope or wider that every xdist worker may hold a copy of: cheap (a path, a folder, a
+#: factory) or, for Chromium, a launch of about a second; any other fixture of module scope or wider ties
+#: its tests together (:func:`pytest_collection_modifyitems`)
+_CHEAP_SHARED_FIXTURES = {"dataset_cache", "artifacts_dir", "screenshots", "chromium_browser",
                           "fixed_probability_classifier", "tmp_path_factory", "worker_id", "testrun_uid"}
 #: the session's one LocalCluster: every test on it runs in the same worker, so the run starts one
 _CLUSTER_GROUP = "local-cluster"
+#: the session's one served dashboard (:func:`served_app`): its tests, of several modules, run in one worker
+_SERVED_APP_GROUP = "served-app"
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -166,6 +168,9 @@ def pytest_collection_modifyitems(config, items):
             continue
         if "local_cluster" in item.fixturenames:
             item.add_marker(pytest.mark.xdist_group(_CLUSTER_GROUP))
+            continue
+        if "served_app" in item.fixturenames:
+            item.add_marker(pytest.mark.xdist_group(_SERVED_APP_GROUP))
             continue
         for name in item.fixturenames:
             defs = info.name2fixturedefs.get(name)
@@ -334,9 +339,13 @@ def stop_server(proc) -> None:
         log.close()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def served_app(tmp_path_factory):
-    """URL of a calviz dashboard served in a subprocess for this test module (killed afterwards)."""
+    """URL of a calviz dashboard served in a subprocess, shared by every module of the run that uses it
+    (killed at the end): each browser page is a session of its own, with its own data and widgets, so
+    the modules need no server of their own — a start (imports, the kernels loaded, the worker
+    processes, the first session's views) cost 25-45 s per module at CI's load.  Its tests run in one
+    xdist worker (:data:`_SERVED_APP_GROUP`), so the run starts one server."""
     cache_dir = tmp_path_factory.mktemp("calviz-serve")
     proc, url = start_server(cache_dir)
     try:

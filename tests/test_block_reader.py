@@ -510,7 +510,12 @@ def test_checks_by_class_are_the_row_major_checks():
               "nan": lambda q, y: q.__setitem__((72, 3), np.nan),
               "sum": lambda q, y: q.__setitem__((73, 0), q[73, 0] + 3 * ROW_SUM_LIMIT),
               "label": lambda q, y: y.__setitem__(74, k),
-              "negative label": lambda q, y: y.__setitem__(75, -1)}
+              "negative label": lambda q, y: y.__setitem__(75, -1),
+              "nan first": lambda q, y: q.__setitem__((76, 0), np.nan),
+              "inf": lambda q, y: q.__setitem__((77, k - 1), np.inf),
+              "-inf": lambda q, y: q.__setitem__((78, 1), -np.inf),
+              "above 1 by an ulp": lambda q, y: q.__setitem__((79, 0), 1.0 + 4e-16),
+              "last row": lambda q, y: q.__setitem__((399, k - 1), -1e-300)}
     for name, spoil in breaks.items():
         q, y = p.copy(), labels.copy()
         spoil(q, y)

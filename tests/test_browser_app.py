@@ -82,6 +82,8 @@ def open_app(browser, url, *, width=1280, height=800):
     )
     page.on("pageerror", lambda exc: errors.append(f"pageerror: {exc}"))
     page.on("requestfailed", lambda req: errors.append(f"requestfailed: {req.url}"))
+    scripts: list[str] = []  # the URLs of the scripts the page requested
+    page.on("request", lambda req: scripts.append(req.url) if req.resource_type == "script" else None)
     page.goto(url, timeout=LOAD_TIMEOUT)
     page.wait_for_function(
         f"() => window.Bokeh && Bokeh.documents.length > 0 && ({JS_BAR_COUNTS})().hist.length > 0",
@@ -89,6 +91,7 @@ def open_app(browser, url, *, width=1280, height=800):
     )
     wait_tcal(page)
     page.errors = errors
+    page.scripts = scripts
     return context, page
 
 
@@ -144,8 +147,25 @@ def status_n(page) -> int:
     return int(match.group(1).replace(",", ""))
 
 
+# resolves after the browser has painted two more frames: what the page holds now is on the screen
+JS_PAINTED = "() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))"
+
+# true once no view is computing or preparing (the jobs line and the "preparing" line are gone or hidden):
+# nothing more arrives from the server for the page's current state
+JS_SETTLED = f"""() => !({_ALL_MODELS}).some((m) => typeof m.text === 'string' && m.visible !== false
+    && (m.text.includes('computing: ') || m.text.includes('preparing:')))"""
+
+
+def wait_painted(page):
+    page.evaluate(JS_PAINTED)
+
+
+def wait_settled(page):
+    page.wait_for_function(JS_SETTLED, timeout=UPDATE_TIMEOUT)
+
+
 def shot(page, artifacts_dir, name):
-    page.wait_for_timeout(500)
+    wait_painted(page)
     page.screenshot(path=str(artifacts_dir / f"{name}.png"))
 
 
@@ -153,14 +173,30 @@ def shot(page, artifacts_dir, name):
 
 
 def test_loads_without_console_errors_and_screenshot(served_app, chromium_browser, artifacts_dir):
+    """The page loads without console errors and draws its views; it loads no MathJax (no text of the
+    page needs it, so the browser does not load and parse 1.8 MB before it draws); the bins slider
+    changes the number of bars.  (One page for the three: each page is a session the server builds.)"""
     context, page = open_app(chromium_browser, served_app)
     try:
-        page.wait_for_timeout(1500)
+        wait_settled(page)
         shot(page, artifacts_dir, "dashboard")  # 1280×800: checked by eye for layout/overlap
         assert not page.errors, page.errors
         counts = bar_counts(page)
         assert 15 in counts["hist"], counts
         assert "REJECT" in tcal_text(page) or "not rejected" in tcal_text(page)
+        # no MathJax: the page requested BokehJS and no MathJax script, and drew its views without it
+        assert any("bokeh.min.js" in url for url in page.scripts), f"no BokehJS requested: {page.scripts}"
+        mathjax = [url for url in page.scripts if "mathjax" in url.lower()]
+        assert not mathjax, f"MathJax loaded: {mathjax}"
+        # the bins slider changes the number of bars
+        n_bars_before = max(counts["bars"])
+        set_widget(page, "bins (m)", 40)
+        wait_hist(page, 40)
+        after = bar_counts(page)
+        assert 40 in after["hist"] and 15 not in after["hist"], f"bins 40: histograms {after}"
+        assert max(after["bars"]) > n_bars_before, f"bins 40: no more bars than before ({counts}, {after})"
+        shot(page, artifacts_dir, "bins_40")
+        assert not page.errors, page.errors
     finally:
         context.close()
 
@@ -322,39 +358,6 @@ def test_preparing_line_shows_at_once_and_goes_when_the_page_draws(slow_session_
         context.close()
 
 
-def test_page_loads_no_mathjax(served_app, chromium_browser):
-    """No text of the page needs MathJax, so the browser does not load and parse it (1.8 MB) before it
-    draws: the page requests no MathJax script and draws its views without it."""
-    context = chromium_browser.new_context(viewport={"width": 1280, "height": 800})
-    page = context.new_page()
-    scripts: list[str] = []
-    page.on("request", lambda req: scripts.append(req.url) if req.resource_type == "script" else None)
-    try:
-        page.goto(served_app, timeout=LOAD_TIMEOUT)
-        page.wait_for_function(f"() => ({JS_BAR_COUNTS})().hist.length > 0", timeout=LOAD_TIMEOUT)
-        assert any("bokeh.min.js" in url for url in scripts), scripts
-        assert not [url for url in scripts if "mathjax" in url.lower()], scripts
-    finally:
-        context.close()
-
-
-def test_bin_slider_changes_number_of_bars(served_app, chromium_browser, artifacts_dir):
-    context, page = open_app(chromium_browser, served_app)
-    try:
-        before = bar_counts(page)
-        assert 15 in before["hist"]
-        n_bars_before = max(before["bars"])
-        set_widget(page, "bins (m)", 40)
-        wait_hist(page, 40)
-        after = bar_counts(page)
-        assert 40 in after["hist"] and 15 not in after["hist"], after
-        assert max(after["bars"]) > n_bars_before, (before, after)
-        shot(page, artifacts_dir, "bins_40")
-        assert not page.errors, page.errors
-    finally:
-        context.close()
-
-
 def _flip_case():
     """An embedded dataset whose analytic T-Cal p-value lies well inside the α slider's range, and a pair
     of levels around it: rejected at the larger α, not rejected at the smaller one."""
@@ -472,7 +475,7 @@ def test_two_sessions_do_not_share_state(served_app, chromium_browser, artifacts
         wait_hist(page_a, 33)
         set_widget(page_b, "level α", 0.2)
         page_b.wait_for_function(f"() => ({JS_TEXT_CONTAINING})('α = 0.2') !== null", timeout=UPDATE_TIMEOUT)
-        page_b.wait_for_timeout(1000)
+        wait_settled(page_b)  # (everything B's change brings has arrived)
         assert 33 not in bar_counts(page_b)["hist"] and 15 in bar_counts(page_b)["hist"]
         assert page_b.evaluate(JS_WIDGET_VALUE, "bins (m)") == 15
         assert abs(page_a.evaluate(JS_WIDGET_VALUE, "level α") - 0.05) < 1e-12
@@ -558,7 +561,7 @@ def test_topk_and_full_reliability_views(served_app, chromium_browser, artifacts
         assert page.evaluate(JS_CLASS_PANELS) == sorted(f"class {c}" for c in range(10))
         assert page.evaluate(JS_RANK_LEGEND)["labels"] == []
         wait_text(page, "one panel per class")
-        page.wait_for_timeout(1000)
+        wait_settled(page)
         shot(page, artifacts_dir, "reliability_full")
         # the per-class grid is taller than the default card: the rest of the page scrolls below it
         assert page.evaluate(JS_SCROLL_MAIN, 450) > 0
@@ -667,7 +670,7 @@ def test_slider_drag_ends_on_the_released_value(served_app, chromium_browser, ar
         set_widget(page, "bins (m)", 44)
         wait_hist(page, 44)
         wait_text(page, "· 44 bins")  # the interval view too
-        page.wait_for_timeout(1500)  # nothing from the drag arrives afterwards
+        wait_settled(page)  # every job of the drag has ended or was dropped: nothing of it arrives afterwards
         assert 44 in bar_counts(page)["hist"] and page.evaluate(JS_WIDGET_VALUE, "bins (m)") == 44
         set_widget(page, "level α", 0.1)  # and the next change is answered
         wait_text(page, "α = 0.1;")
@@ -690,7 +693,7 @@ def test_stale_resampling_job_is_never_painted(served_app, chromium_browser, art
         latest = (f"() => {{ const t = ({JS_TEXT_CONTAINING})('T-Cal (Y-only resampling)');"
                   " return t && t.includes('α = 0.03'); }")
         page.wait_for_function(latest, timeout=120_000)
-        page.wait_for_timeout(3000)
+        wait_settled(page)  # (no job is left that could still paint)
         assert "α = 0.03" in tcal_text(page)
         seen = page.evaluate("() => [...window.__tcal]")
         assert not [t for t in seen if "T-Cal (Y-only resampling)" in t and "α = 0.02" in t], seen

@@ -11,6 +11,7 @@ slider's Bokeh model is set in the page, exactly what a drag does, and the kerne
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import json
 import os
 import secrets
@@ -223,35 +224,72 @@ FRONT_ENDS = {
 
 
 @pytest.fixture(scope="module", params=sorted(FRONT_ENDS))
-def jupyter(request, tmp_path_factory):
-    """``(url of a notebook by name, server log, front end)`` of a Jupyter server (each of
-    :data:`FRONT_ENDS`) on loopback serving a temporary folder that holds the notebooks (the README cell,
-    a plot function), each run in a kernel of its own; the server is killed afterwards."""
-    yield from _jupyter_server(tmp_path_factory, request.param)
-
-
-def _jupyter_server(tmp_path_factory, front_end: str):
-    spec = FRONT_ENDS[front_end]
-    module = spec.module
+def jupyter(request, jupyter_server):
+    """``(url of a notebook by name, server log, front end)``: each of :data:`FRONT_ENDS` on the module's
+    one Jupyter server, with notebooks of its own (the README cell, a plot function), each run in a kernel
+    of its own; the front end's kernels are shut down afterwards."""
+    front_end = request.param
     try:
-        __import__(module)
+        __import__(FRONT_ENDS[front_end].module)
     except ImportError:
         if _in_ci():
-            pytest.fail(f"{module} is not installed (CI=true: browser tests must run)")
-        pytest.skip(f"{module} is not installed")
+            pytest.fail(f"{front_end} is not installed (CI=true: browser tests must run)")
+        pytest.skip(f"{front_end} is not installed")
+    base, token, log_path = jupyter_server
+    try:
+        # (the notebooks named NAME-FRONT_END: a notebook opened in two front ends would share its kernel)
+        path = FRONT_ENDS[front_end].path.format("{0}-" + front_end)
+        yield f"{base}{path}?token={token}", log_path, front_end
+    finally:
+        _shut_down_kernels(base, token)
+
+
+def _shut_down_kernels(base: str, token: str) -> None:
+    """Shut down every kernel of the server (the front end's notebooks are done with)."""
+    headers = {"Authorization": f"token {token}"}
+    try:
+        with urllib.request.urlopen(urllib.request.Request(f"{base}/api/kernels", headers=headers),
+                                    timeout=30) as response:
+            kernels = json.load(response)
+        for kernel in kernels:
+            request = urllib.request.Request(f"{base}/api/kernels/{kernel['id']}", method="DELETE",
+                                             headers=headers)
+            urllib.request.urlopen(request, timeout=30).close()
+    except (urllib.error.URLError, ConnectionError, TimeoutError, ValueError):
+        pass  # (the server is stopped with the module anyway)
+
+
+@pytest.fixture(scope="module")
+def jupyter_server(tmp_path_factory):
+    """``(base URL, token, server log)`` of one Jupyter server for every front end (JupyterLab, Notebook 7
+    and nbclassic are extensions of the same Jupyter server: one start instead of three) on loopback,
+    serving a temporary folder that holds each front end's notebooks; the server is killed afterwards."""
+    yield from _jupyter_server(tmp_path_factory)
+
+
+def _jupyter_server(tmp_path_factory):
+    installed = [spec for spec in FRONT_ENDS.values() if importlib.util.find_spec(spec.module)]
+    if not installed:
+        if _in_ci():
+            pytest.fail("no Jupyter front end is installed (CI=true: browser tests must run)")
+        pytest.skip("no Jupyter front end is installed")
+    # (JupyterLab's application when it is installed: it serves the other front ends as extensions)
+    module = installed[0].module
     root = tmp_path_factory.mktemp("jupyter")
     notebooks, home = root / "notebooks", root / "home"
     notebooks.mkdir()
     home.mkdir()
-    for name, source in (("readme", README_CELL), ("plot", PLOT_CELL)):
-        notebook = {
-            "cells": [{"cell_type": "code", "execution_count": None, "id": name, "metadata": {},
-                       "outputs": [], "source": source}],
-            "metadata": {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"}},
-            "nbformat": 4,
-            "nbformat_minor": 5,
-        }
-        (notebooks / f"{name}.ipynb").write_text(json.dumps(notebook))
+    for front_end in FRONT_ENDS:
+        for name, source in (("readme", README_CELL), ("plot", PLOT_CELL)):
+            notebook = {
+                "cells": [{"cell_type": "code", "execution_count": None, "id": name, "metadata": {},
+                           "outputs": [], "source": source}],
+                "metadata": {"kernelspec": {"display_name": "Python 3", "language": "python",
+                                            "name": "python3"}},
+                "nbformat": 4,
+                "nbformat_minor": 5,
+            }
+            (notebooks / f"{name}-{front_end}.ipynb").write_text(json.dumps(notebook))
     port, token = free_port(), secrets.token_hex(16)
     env = dict(os.environ)
     # the kernel imports this working tree; Jupyter's state stays in the temporary folder
@@ -270,7 +308,7 @@ def _jupyter_server(tmp_path_factory, front_end: str):
         "--no-browser", "--ip=127.0.0.1", f"--port={port}", "--port-retries=0",
         f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={notebooks}",
         # nothing on the server side reaches out either: no news, update or extension-index checks
-        *spec.quiet,
+        *(option for spec in installed for option in spec.quiet),
     ]
     if hasattr(os, "geteuid") and os.geteuid() == 0:  # containers run CI as root
         cmd.append("--allow-root")
@@ -281,8 +319,8 @@ def _jupyter_server(tmp_path_factory, front_end: str):
     base = f"http://127.0.0.1:{port}"
     try:
         wait_for_http(proc, f"{base}/api/status?token={token}", log_path, timeout=SERVER_TIMEOUT,
-                      name=front_end, request_timeout=10)
-        yield f"{base}{spec.path}?token={token}", log_path, front_end
+                      name=module, request_timeout=10)
+        yield base, token, log_path
     finally:
         stop_server(proc)
 

@@ -317,3 +317,63 @@ def test_binary_top1_view_equals_the_argmax_of_the_two_columns(small_chunks, n):
     conf, correct = top1_of_binary(p, y)
     np.testing.assert_array_equal(conf, full.max(axis=1))
     np.testing.assert_array_equal(correct, (full.argmax(axis=1) == y).astype(np.float64))
+
+
+@pytest.mark.parametrize("n", [2, 3, 5, 67, 301])
+def test_checking_top1_view_equals_the_two_passes(small_chunks, n):
+    """The validation read of an (n, K) matrix that also reduces it to its top-1 view (two rows side by
+    side, the odd row alone, in threaded chunks of odd lengths) answers as :func:`on_simplex` and writes
+    argmax / max, ties to the lowest index; the view kept by ``as_calibration_data`` is that one."""
+    from calviz._kernels.validation import on_simplex, on_simplex_top1
+
+    for k in (3, 4, 10):
+        probs, labels = multiclass_sample(n, n + k, k=k)
+        ok, conf, correct = on_simplex_top1(probs, labels, 1e-6)
+        assert ok
+        np.testing.assert_array_equal(conf, probs.max(axis=1))
+        np.testing.assert_array_equal(correct, (probs.argmax(axis=1) == labels).astype(np.float64))
+        data = calviz.as_calibration_data(labels, probs)
+        kept = data.top1()
+        np.testing.assert_array_equal(kept[0], conf)
+        np.testing.assert_array_equal(kept[1], correct)
+        assert not kept[0].flags.writeable and not kept[1].flags.writeable
+        fresh = calviz.CalibrationData(data.probs, data.labels).top1()  # the lazy view, computed alone
+        np.testing.assert_array_equal(fresh[0], kept[0])
+        np.testing.assert_array_equal(fresh[1], kept[1])
+        for start, stop in _threads.chunk_bounds(n):
+            for row in {start, stop - 1}:
+                for column in {0, k - 1}:
+                    for bad in (np.nan, np.inf, -np.inf, -0.25, 1.0 + 4e-16):
+                        r = probs.copy()
+                        r[row, column] = bad
+                        assert not on_simplex_top1(r, labels, 1e-6)[0] and not on_simplex(r, 1e-6)
+                    r = probs.copy()
+                    r[row, column] += 2e-6  # in [0, 1] unless the value was 1: sums to 1 + 2e-6
+                    assert not on_simplex_top1(r, labels, 1e-6)[0] and not on_simplex(r, 1e-6)
+                    r[row, column] = -0.0  # a negative zero is in [0, 1]
+                    r[row, (column + 1) % k] += probs[row, column]
+                    assert on_simplex_top1(r, labels, 1e-6)[0] == on_simplex(r, 1e-6)
+
+
+def test_refusals_keep_their_order_when_the_labels_are_read_first():
+    """Bad y_prob and bad y_true together: y_prob's refusal, as before the labels were read first; bad
+    labels alone: theirs (one-hot, class names, pos_label, out of range, strings)."""
+    probs, labels = multiclass_sample(40, 3, k=3)
+    bad_probs = probs.copy()
+    bad_probs[7, 1] = np.nan
+    for bad_labels in (np.full(40, 5), np.full(40, 0.5), np.array(["a"] * 40), np.zeros((40, 3))):
+        with pytest.raises(calviz.InputError, match="non-finite value .* at row 7, column 1"):
+            calviz.as_calibration_data(bad_labels, bad_probs)
+    with pytest.raises(calviz.InputError, match="non-finite value .* at row 7, column 1"):
+        calviz.as_calibration_data(labels, bad_probs, pos_label=1)
+    with pytest.raises(calviz.InputError, match="row 0 has 5"):
+        calviz.as_calibration_data(np.full(40, 5), probs)
+    with pytest.raises(calviz.InputError, match="pos_label is for binary predictions"):
+        calviz.as_calibration_data(labels, probs, pos_label=1)
+    with pytest.raises(calviz.InputError, match="one-hot y_true row 0"):
+        calviz.as_calibration_data(np.zeros((40, 3)), probs)
+    with pytest.raises(calviz.InputError, match="confidence form"):
+        calviz.as_calibration_data(labels, probs, confidence_form=True)
+    names = np.array(["a", "b", "c"])[labels]
+    by_name = calviz.as_calibration_data(names, probs)
+    np.testing.assert_array_equal(by_name.top1()[1], (probs.argmax(axis=1) == labels).astype(np.float64))

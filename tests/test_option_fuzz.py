@@ -34,6 +34,7 @@ from __future__ import annotations
 import dataclasses
 import decimal
 import fractions
+import functools
 import inspect
 import math
 import types
@@ -207,10 +208,13 @@ def _special(name, option) -> list:
     return values or [None]
 
 
-@st.composite
-def _values(draw, name, option):
+@functools.cache
+def _values(name, option):
+    """The strategy of the values of ``option`` of ``name`` (built once: hypothesis works out a strategy's
+    properties the first time it draws from it, which cost more than the draw itself when the strategy was
+    built anew for each example)."""
     ints = _ints(option)
-    kinds = st.one_of(
+    return st.one_of(
         st.sampled_from(_special(name, option)),
         ints,
         st.sampled_from(ODD_FLOATS),
@@ -228,7 +232,6 @@ def _values(draw, name, option):
         st.sampled_from(OBJECTS),
         st.integers(0, 9).map(np.random.default_rng),  # (a fresh Generator: a valid seed)
     )
-    return draw(kinds)
 
 
 # ------------------------------------------------------------------------------------------------------

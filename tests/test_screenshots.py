@@ -186,7 +186,8 @@ def _intersects(a, b) -> bool:
 
 def check_page(page, name: str, artifacts) -> None:
     """Screenshot at 1280×800, then: no legend box inside its figure's frame, no internal citations."""
-    page.wait_for_timeout(800)  # the last patches are painted
+    # the last patches are painted: two more animation frames
+    page.evaluate("() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
     page.screenshot(path=str(artifacts / f"{name}.png"))
     page.screenshot(path=str(artifacts / f"{name}-full-page.png"), full_page=True)  # the views below the fold
     for title, legend, frame in page.evaluate(JS_LEGEND_BOXES):

@@ -186,6 +186,72 @@ def test_a_pending_job_is_answered_when_the_sorted_view_is_built(monkeypatch):
         store.close()
 
 
+def test_a_first_visit_shows_the_diagram_and_interval_from_the_rows_while_the_sorted_view_is_built(
+        monkeypatch):
+    """A target not visited before (large data, its sorted view building): the diagram and the ECE interval
+    are computed from the rows in the update itself (equal to the direct computations), T-Cal waits for the
+    sorted view and is answered from it when built; a bin change meanwhile is answered from the rows too."""
+    import calviz.analysis.views as views
+
+    monkeypatch.setattr(views, "LARGE_ROWS", 1000)  # the three views run in the background from 1000 rows
+    data = _multiclass(seed=9)
+    building: dict = {}
+
+    def build(data, target):  # (the build finishes when the test says so)
+        building[target] = concurrent.futures.Future()
+        return building[target]
+
+    shown = threading.Event()
+    store = ResultStore(debounce=3600)  # (no job starts during the test)
+    monkeypatch.setattr(store, "_build_sorted", build)
+    monkeypatch.setattr(store, "_build_table", lambda data, target: concurrent.futures.Future())
+    store.param.watch(lambda event: shown.set() if event.new.pending is None else None, ["tcal"])
+    try:
+        options = AnalysisOptions(resampling="analytic", target="classwise", class_index=2, n_bins=7)
+        for changed in (options, options.replace(n_bins=10, scheme="equal_mass")):
+            store.update(data, changed, show_smooth=False)
+            assert ("classwise", 2) in building and not building[("classwise", 2)].done()
+            for slot in ("reliability", "interval"):
+                entry = getattr(store, slot)
+                assert entry.pending is None and slot not in store.jobs
+                _same(entry.result, run_view(slot, data, changed)[0], slot)
+            assert store.tcal.pending is not None and store.tcal.result is None
+        assert store.passes == {"reliability": 2, "interval": 2}
+        building[("classwise", 2)].set_result(Presorted.from_data(data, "classwise", class_index=2))
+        assert shown.wait(WAIT_S)
+        _same(store.tcal.result, run_view("tcal", data, changed)[0])
+        assert "tcal" not in store.passes
+    finally:
+        store.close()
+
+
+def test_a_stand_in_that_passes_over_the_rows_is_shown_after_the_changes_other_views(monkeypatch):
+    """Large data in a served session: the smooth curve without its band (the smooth band's stand-in, a
+    pass over the rows) is computed on the session's next turn, after the change's diagram was published,
+    and shown while the band's job still runs; equal to the direct computation."""
+    import calviz.analysis.views as views
+
+    monkeypatch.setattr(views, "LARGE_ROWS", 1000)
+    data = _binary(seed=10)
+    turns: list = []
+    store = ResultStore(schedule=turns.append, debounce=3600)  # (the session's next turns, run below)
+    monkeypatch.setattr(store, "_build_sorted", lambda data, target: concurrent.futures.Future())
+    monkeypatch.setattr(store, "_build_table", lambda data, target: concurrent.futures.Future())
+    try:
+        options = AnalysisOptions(resampling="analytic")
+        store.update(data, options, show_smooth=True)
+        assert store.reliability.result is not None and store.reliability.pending is None
+        assert store.smooth.pending is not None and store.smooth.result is None
+        assert "smooth_curve" not in store.passes
+        for turn in turns:
+            turn()
+        assert store.smooth.pending is not None and store.smooth.key[0] == "smooth"
+        _same(store.smooth.result, run_view("smooth_curve", data, options)[0])
+        assert "smooth_curve" in store.timings
+    finally:
+        store.close()
+
+
 def test_a_bin_change_of_the_classical_tests_is_answered_from_the_sorted_view_and_the_ace_table():
     """With the target's sorted view and the dataset's ACE table built, a bin change shows the classical
     tests at once (no job, no pass over the rows), equal to computing them again; above the table's bin

@@ -129,6 +129,9 @@ def test_full_calibration_statistics_on_the_simplex(n_classes):
 # ------------------------------------------------------------------------------------------------
 # resampling kernels: replay the random streams in Python
 # ------------------------------------------------------------------------------------------------
+# (the kernels are called with every argument, the optional start and workers too, as calviz calls them:
+# numba compiles a call that leaves one out as a signature of its own, tens of CPU-s in each test process
+# of a fresh checkout)
 def _scan(z, y, levels):
     order = np.argsort(z, kind="stable")
     zs = np.ascontiguousarray(z[order])
@@ -141,7 +144,7 @@ def test_y_only_kernel_equals_statistic_of_replayed_labels():
     levels = 9
     zs, _, split = _scan(z, np.zeros(200), levels)
     base = np.uint64(123456789)
-    boot = K.resampled_statistics(split, levels, zs.reshape(-1, 1), K.SCALAR, K.Y_ONLY, base, 5)
+    boot = K.resampled_statistics(split, levels, zs.reshape(-1, 1), K.SCALAR, K.Y_ONLY, base, 5, 0, 2)
     for r in range(5):
         u = splitmix_stream(int(K.stream_seed(base, r)))
         ystar = np.array([1.0 if next(u) < zi else 0.0 for zi in zs])
@@ -216,7 +219,7 @@ def test_consistency_kernel_equals_statistic_of_replayed_multiset(n):
     levels = 8
     zs, _, split = _scan(z, np.zeros(n), levels)
     base = np.uint64(99)
-    boot = K.resampled_statistics(split, levels, zs.reshape(-1, 1), K.SCALAR, K.CONSISTENCY, base, 70)
+    boot = K.resampled_statistics(split, levels, zs.reshape(-1, 1), K.SCALAR, K.CONSISTENCY, base, 70, 0, 2)
     for r in (0, 1, 69):  # two blocks of lanes
         ones, zeros = replay_consistency_draws(zs, K.stream_seed(base, r))
         assert ones.sum() + zeros.sum() == n
@@ -236,7 +239,7 @@ def test_consistency_kernel_one_at_a_time_for_large_n():
     levels = 3
     split = K.dyadic_split_levels(zs, levels)
     base = np.uint64(4)
-    boot = K.resampled_statistics(split, levels, zs.reshape(-1, 1), K.SCALAR, K.CONSISTENCY, base, 1)
+    boot = K.resampled_statistics(split, levels, zs.reshape(-1, 1), K.SCALAR, K.CONSISTENCY, base, 1, 0, 2)
     seed = K.stream_seed(base, 0)
     u = np.fromiter(splitmix_stream(int(K.stream_seed(np.uint64(seed), 0))), float, count=n)
     weights = np.bincount(np.minimum((u * n).astype(np.int64), n - 1), minlength=n)
@@ -283,7 +286,7 @@ def test_vector_y_only_kernel_equals_replayed_categorical_labels():
     labels = rng.integers(0, k, n)
     scan = T._scan_order(z, labels, 4, True)
     base = np.uint64(7)
-    boot = K.resampled_statistics(scan.split, 4, scan.z, K.VECTOR, K.Y_ONLY, base, 2)
+    boot = K.resampled_statistics(scan.split, 4, scan.z, K.VECTOR, K.Y_ONLY, base, 2, 0, 2)
     for r in range(2):
         u = splitmix_stream(int(K.stream_seed(base, r)))
         ystar = np.array([int(np.searchsorted(np.cumsum(row), next(u), side="right")) for row in scan.z])
@@ -313,7 +316,7 @@ def test_null_moments_match_bin_sums_and_simulation():
     # the exact conditional null sd equals the y-only resampling sd (within Monte Carlo error)
     zs, _, split = _scan(z, y, 8)
     var0 = K.null_moments(split, 8, zs.reshape(-1, 1), K.SCALAR)[0]
-    boot = K.resampled_statistics(split, 8, zs.reshape(-1, 1), K.SCALAR, K.Y_ONLY, np.uint64(1), 4000)
+    boot = K.resampled_statistics(split, 8, zs.reshape(-1, 1), K.SCALAR, K.Y_ONLY, np.uint64(1), 4000, 0, 2)
     ratio = boot.var(axis=0) / var0
     # Var of a sample variance ≈ 2σ⁴/N (+ kurtosis) -> relative s.e. ≈ sqrt(2/4000) ≈ 0.022 (coarse scales
     # are skewed, allow 5 s.e.)
@@ -356,13 +359,13 @@ def test_one_and_two_threads_give_identical_results(resampling, target):
     before = numba.get_num_threads()
     try:
         numba.set_num_threads(1)
-        one = K.resampled_statistics(*args)
+        one = K.resampled_statistics(*args, 0, 2)
         numba.set_num_threads(2)
-        two = K.resampled_statistics(*args)
+        two = K.resampled_statistics(*args, 0, 2)
     finally:
         numba.set_num_threads(before)
     np.testing.assert_array_equal(one, two)
-    np.testing.assert_array_equal(one, K.resampled_statistics_serial(*args))
+    np.testing.assert_array_equal(one, K.resampled_statistics_serial(*args, 0))
     # and through the public function (which picks the serial kernel for a job this small)
     big = calviz.adaptive_tcal(np.tile(y, 30), np.tile(z, (30, 1)) if z.ndim == 2 else np.tile(z, 30),
                                resampling=resampling, n_resamples=301, seed=4,
@@ -725,7 +728,8 @@ def test_third_cumulant_matches_simulation():
     zs = np.sort(rng.beta(5, 0.5, 200))
     split = K.dyadic_split_levels(zs, 6)
     kappa3 = K.null_moments(split, 6, zs.reshape(-1, 1), K.SCALAR)[3]
-    boot = K.resampled_statistics(split, 6, zs.reshape(-1, 1), K.SCALAR, K.Y_ONLY, np.uint64(2), 100_000)
+    boot = K.resampled_statistics(split, 6, zs.reshape(-1, 1), K.SCALAR, K.Y_ONLY, np.uint64(2), 100_000,
+                                  0, 2)
     centred = boot - boot.mean(axis=0)
     # relative Monte Carlo error of a third moment with 1e5 draws of a skewed variable: a few percent
     np.testing.assert_allclose((centred**3).mean(axis=0), kappa3, rtol=0.12)

@@ -131,7 +131,8 @@ def test_chernoff_bound_holds_against_simulated_y_only_tails():
     z = np.sort(np.round(rng.beta(0.7, 0.7, 400), 3))
     levels, n, R = 6, z.size, 40_000
     split = K.dyadic_split_levels(z, levels)
-    boot = K.resampled_statistics(split, levels, z.reshape(-1, 1), K.SCALAR, K.Y_ONLY, np.uint64(9), R)
+    # (start and workers given, as calviz gives them: numba compiles a call without them as another signature)
+    boot = K.resampled_statistics(split, levels, z.reshape(-1, 1), K.SCALAR, K.Y_ONLY, np.uint64(9), R, 0, 2)
     thetas = np.linspace(0.05, 1.99, 40)
     for level in (2, 3, 6):
         lam = _sample_bounds(z, level, thetas, levels)
@@ -196,9 +197,10 @@ def test_sequential_rows_are_the_fixed_rows():
     zs = np.sort(z)
     split = K.dyadic_split_levels(zs, 9)
     for source in (K.Y_ONLY, K.CONSISTENCY):
-        whole = K.resampled_statistics(split, 9, zs.reshape(-1, 1), K.SCALAR, source, np.uint64(5), 300)
+        whole = K.resampled_statistics(split, 9, zs.reshape(-1, 1), K.SCALAR, source, np.uint64(5), 300, 0, 2)
         parts = np.concatenate([
-            K.resampled_statistics_serial(split, 9, zs.reshape(-1, 1), K.SCALAR, source, np.uint64(5), 100),
+            K.resampled_statistics_serial(split, 9, zs.reshape(-1, 1), K.SCALAR, source, np.uint64(5), 100,
+                                          0),
             K.resampled_statistics(split, 9, zs.reshape(-1, 1), K.SCALAR, source, np.uint64(5), 130, 100, 1),
             K.resampled_statistics(split, 9, zs.reshape(-1, 1), K.SCALAR, source, np.uint64(5), 70, 230, 3)])
         np.testing.assert_array_equal(whole, parts)

@@ -206,6 +206,19 @@ def test_shared_data_is_one_copy_read_only_and_deleted_with_its_arrays():
     assert not os.path.exists(path)
 
 
+def test_shared_multiclass_data_keep_the_top1_view_formed_while_validating():
+    rng = np.random.default_rng(5)
+    probs = rng.dirichlet(np.ones(4), size=100_000)
+    labels = rng.integers(0, 4, 100_000)
+    data = as_calibration_data(labels, probs)
+    shared = workers.share_data(data)
+    assert workers._block_of(shared.probs) is not None
+    assert shared.top1() is data.top1()  # kept, not formed again
+    conf, correct = shared.top1()
+    np.testing.assert_array_equal(conf, probs.max(axis=1))
+    np.testing.assert_array_equal(correct, (probs.argmax(axis=1) == labels).astype(np.float64))
+
+
 def test_configure_refuses_a_pool_of_no_processes():
     with pytest.raises(ValueError, match="at least 1"):
         workers.configure(workers=0)

@@ -52,32 +52,113 @@ def on_simplex(p, limit: float) -> bool:
 
 
 @njit(cache=True, nogil=True)
+def simplex_rows_top1_into(p, labels, limit, start, stop, conf, correct):
+    """:func:`simplex_rows_ok` and :func:`calviz._kernels.views.top1_rows_into` in one read of the rows
+    start..stop−1 of the (n, K) array p, for labels already validated (class ids 0..K−1): True iff every
+    value lies in [0, 1] (NaN fails) and every row sum (added in column order) is within ``limit`` of 1;
+    conf and correct are written row by row (the row maximum, the first among ties, and 1.0 where its
+    index is the label, else 0.0).  When the answer is False the written views mean nothing (the caller
+    refuses the data).
+
+    The range check is the row's minimum ≥ 0 and its maximum — the top-1 confidence, found anyway — ≤ 1:
+    the same answer as checking every value (a NaN makes the row sum NaN, which fails the sum check; ±inf
+    is the maximum or the minimum), with one select per value instead of two compares.  Two rows are
+    reduced side by side (their dependent chains of compares overlap); the running indices are floats
+    (exact: K < 2⁵³), selected in vector registers like the maxima.  Measured per thread on 2·10⁶ rows of
+    K = 10 (CPU time, minimum of 15 alternating calls, one run at load 15): 19.5 ms against 17.4 + 13.2 ms
+    for the check and the view as two passes; one row at a time 23.2 ms, four rows side by side 21.5 ms."""
+    k = p.shape[1]
+    rows, ids = p[start:stop], labels[start:stop]
+    top, hit = conf[start:stop], correct[start:stop]
+    n = rows.shape[0]
+    ok = True
+    for i in range(0, n - n % 2, 2):
+        b0, b1 = rows[i, 0], rows[i + 1, 0]
+        l0, l1 = b0, b1
+        s0 = 0.0
+        s1 = 0.0
+        s0 += b0
+        s1 += b1
+        x0 = x1 = 0.0
+        for j in range(1, k):
+            fj = np.float64(j)
+            v0, v1 = rows[i, j], rows[i + 1, j]
+            s0 += v0
+            s1 += v1
+            l0 = v0 if v0 < l0 else l0
+            l1 = v1 if v1 < l1 else l1
+            a0, a1 = v0 > b0, v1 > b1
+            x0 = fj if a0 else x0
+            x1 = fj if a1 else x1
+            b0 = v0 if a0 else b0
+            b1 = v1 if a1 else b1
+        ok &= (l0 >= 0.0) & (b0 <= 1.0) & (abs(s0 - 1.0) <= limit)
+        ok &= (l1 >= 0.0) & (b1 <= 1.0) & (abs(s1 - 1.0) <= limit)
+        top[i], top[i + 1] = b0, b1
+        hit[i] = np.float64(x0 == ids[i])
+        hit[i + 1] = np.float64(x1 == ids[i + 1])
+    for i in range(n - n % 2, n):
+        best = rows[i, 0]
+        lo = best
+        s = 0.0
+        s += best
+        index = 0.0
+        for j in range(1, k):
+            v = rows[i, j]
+            s += v
+            lo = v if v < lo else lo
+            above = v > best
+            index = np.float64(j) if above else index
+            best = v if above else best
+        ok &= (lo >= 0.0) & (best <= 1.0) & (abs(s - 1.0) <= limit)
+        top[i] = best
+        hit[i] = np.float64(index == ids[i])
+    return ok
+
+
+def on_simplex_top1(p, labels, limit: float):
+    """(ok, confidence, correct): :func:`on_simplex` of the (n, K) array p and, in the same read, its
+    top-1 view with the validated class ids ``labels`` (the view of
+    :func:`calviz._kernels.views.top1_of_rows`, meaningful only when ok).  Large matrices are read in row
+    chunks on several threads (a chunk's answer is a bool and its rows' views its own)."""
+    n = p.shape[0]
+    conf = np.empty(n)
+    correct = np.empty(n)
+    ok = all(map_chunks(
+        lambda start, stop: simplex_rows_top1_into(p, labels, limit, start, stop, conf, correct), n))
+    return ok, conf, correct
+
+
+@njit(cache=True, nogil=True)
 def class_columns_top1(columns, labels, limit, conf, correct):
     """The checks of :func:`simplex_rows_ok` and :func:`int_labels_in_range_rows` and the top-1 view of
     :func:`calviz._kernels.views.top1_rows_into` in one pass, for probabilities stored by class: row i of
     the predictions is columns[:, i] of the (K, n) array.  True iff every value lies in [0, 1], every row
     sum (added in class order) is within ``limit`` of 1 and every label lies in 0..K−1; conf and correct
-    are written row by row (the row maximum, the first among ties, and whether its class is the label)."""
+    are written row by row (the row maximum, the first among ties, and whether its class is the label).
+    The range check is the row's minimum ≥ 0 and maximum ≤ 1, as in :func:`simplex_rows_top1_into` (the
+    same answer; per thread on 2·10⁶ rows of K = 10, one run at load 19: 23.7 ms against 28.3 ms checking
+    every value)."""
     k = columns.shape[0]
+    hi = k - 1
     ok = True
     for i in range(columns.shape[1]):
         best = columns[0, i]
-        index = 0
+        lo = best
+        index = 0.0  # a float (exact: K < 2⁵³), selected in vector registers like the maximum
         s = 0.0
         s += best
-        ok &= (best >= 0.0) & (best <= 1.0)
         for j in range(1, k):
             v = columns[j, i]
             s += v
-            ok &= (v >= 0.0) & (v <= 1.0)
+            lo = v if v < lo else lo
             above = v > best
-            index = j if above else index
+            index = np.float64(j) if above else index
             best = v if above else best
-        ok &= abs(s - 1.0) <= limit
         label = labels[i]
-        ok &= (label >= 0) & (label <= k - 1)
+        ok &= (lo >= 0.0) & (best <= 1.0) & (abs(s - 1.0) <= limit) & (label >= 0) & (label <= hi)
         conf[i] = best
-        correct[i] = 1.0 if index == label else 0.0
+        correct[i] = np.float64(index == label)
     return ok
 
 

@@ -53,6 +53,7 @@ from calviz.analysis import (
     scalar_reliability,
     view,
 )
+from calviz.analysis import views as _views
 from calviz.analysis.views import effective_target
 from calviz.app import precomputed
 from calviz.app.workers import (
@@ -84,6 +85,14 @@ _CACHE_SIZE = 64
 PREFETCH_DELAY_S = 0.2
 #: rows up to which that diagram is worth computing unasked (a few ms; it holds the session's GIL)
 PREFETCH_MAX_ROWS = 250_000
+#: views computed from the rows on the session's thread while their target's sorted view is being built
+#: (a target's first visit): one pass over its column each — at 10⁷ × K = 10, classwise, load 11: the
+#: diagram 234–298 ms, the interval 347–439 ms — so the diagram and the interval of a class not shown before
+#: appear at once, exact, instead of after the sort (seconds at 10⁷ rows, behind the session's other jobs).
+#: The analytic T-Cal is not among them (1.3–1.5 s per 10⁶ rows at load 17): its sorted view answers it.
+DIRECT_WHILE_SORTING = ("reliability", "interval")
+#: rows up to which they are (they hold the session's thread for about 0.6 s per 10⁷ rows at load 11)
+DIRECT_WHILE_SORTING_MAX_ROWS = 20_000_000
 _OTHER_SCHEME = {"equal_width": "equal_mass", "equal_mass": "equal_width"}
 #: s: a background job running longer is stopped, and its view says so (one session's pathological
 #: input must not occupy a core for minutes)
@@ -336,7 +345,12 @@ class ResultStore(_Slots):
                 return record.redecide(result, data, options), time.perf_counter() - start, note
             except InputError:
                 return None  # (the direct computation refuses it too, with its message)
-        return self._wait_in_worker(slot, key, precomputed.redecided_in_worker, view, data, options, result,
+        rows = data
+        if type(data) is CalibrationData:  # its subsample, drawn once per seed in this process (cached on the
+            # data) and shared: not drawn again from all the rows in the worker on every α change (0.6–0.9 s
+            # at 10⁷ rows)
+            rows, _ = sample_for_view(view, prepare(data, options), options)
+        return self._wait_in_worker(slot, key, precomputed.redecided_in_worker, view, rows, options, result,
                                     note)
 
     def _bootstrapped(self, view: str, data, options: AnalysisOptions, slot=None, key=None):
@@ -401,6 +415,15 @@ class ResultStore(_Slots):
         if precomputed.rebin_ready(view, data, options) is None:
             return False
         return precomputed.WITHOUT_BINS.get(precomputed.binless_key(view_key(view, data, options)))[0]
+
+    def _direct_while_sorting(self, view: str, data, options: AnalysisOptions) -> bool:
+        """Whether ``view`` is computed from the rows now although it is a background view at this size:
+        one of :data:`DIRECT_WHILE_SORTING`, in a served session (a notebook computes in its update anyway),
+        of data a sorted view answers (:func:`precomputed.sorted_target`) of at most
+        :data:`DIRECT_WHILE_SORTING_MAX_ROWS` rows, whose sorted view is not built yet."""
+        return (view in DIRECT_WHILE_SORTING and bool(self._debounce)
+                and data.n <= DIRECT_WHILE_SORTING_MAX_ROWS
+                and precomputed.sorted_target(view, data, options) is not None)
 
     def _request_sorted(self, data, options: AnalysisOptions, views) -> None:
         """Start building (once per server) the sorted view of each target these views read; when one
@@ -498,7 +521,7 @@ class ResultStore(_Slots):
         too (a notebook's first render; tests).  ``start_now``: background jobs start without the
         debounce (a page's first results: no slider is being dragged)."""
         self._pending_timings: dict[str, float] = {}
-        changes, jobs = {}, dict(self.jobs)
+        changes, jobs, deferred = {}, dict(self.jobs), []
         plans = self.plan(data, options, show_smooth=show_smooth)
         self._request_sorted(data, options, [v for p in plans.values() for v in (p.final, p.stand_in) if v])
         for slot, plan in plans.items():
@@ -514,6 +537,7 @@ class ResultStore(_Slots):
             if (inline or self._has(plan.final, data, options)
                     or not self._in_background(plan.final, data, options)
                     or self._sorted_ready(plan.final, data, options)
+                    or self._direct_while_sorting(plan.final, data, options)
                     or (not view_record(plan.final).redecide_reads_rows
                         and self.drawn(plan.final, data, options) is not None)):
                 result = self.result(plan.final, data, options)
@@ -521,9 +545,18 @@ class ResultStore(_Slots):
                 changes[slot] = Entry(key, result, options, data, error=error)
                 continue
             stand_in, error = None, None
-            if plan.stand_in is not None and not self._in_background(plan.stand_in, data, options):
+            # (the stand-in: when it is cached or fast here; one that passes over many rows is shown after
+            # this change's other views: :meth:`_show_stand_ins`.  Not the analytic T-Cal from a sorted view:
+            # its first answer per target scans the view — 5.5–11.6 s at 10⁷ rows, load 11–17)
+            if plan.stand_in is not None and self._has(plan.stand_in, data, options):
                 stand_in = self.result(plan.stand_in, data, options)
                 error = self._error(plan.stand_in, data, options)
+            elif plan.stand_in is not None and not self._in_background(plan.stand_in, data, options):
+                if self._debounce and _rows(data, options) >= _views.LARGE_ROWS:
+                    deferred.append((slot, key, plan.stand_in))
+                else:
+                    stand_in = self.result(plan.stand_in, data, options)
+                    error = self._error(plan.stand_in, data, options)
             label = job_label(slot, plan.final, data, options)
             changes[slot] = Entry(key, stand_in, options, data, pending=label, error=error)
             jobs[slot] = label
@@ -540,7 +573,27 @@ class ResultStore(_Slots):
             changes["inputs"] = (data, options)
         self.param.update(**changes)
         self._answer_pending(data)  # (a sorted view built during this update: its callback saw old inputs)
+        if deferred:
+            self._schedule(partial(self._show_stand_ins, data, options, deferred))
         self._prefetch_other_scheme(data, options)
+
+    def _show_stand_ins(self, data, options: AnalysisOptions, deferred: list) -> None:
+        """(On the session's thread, after the change's other views were published) The stand-ins of a
+        served session's large data that pass over the rows — the smooth curve without its band: 0.2–0.5 s
+        at 10⁶ rows, load 17 — each shown in its slot while the slot still waits for that job: a change's
+        fast views (the diagram, the interval, T-Cal from the sorted views) are not held back by them."""
+        changes, timings = {}, dict(self.timings)
+        for slot, key, name in deferred:
+            entry = getattr(self, slot)
+            if not self._still_wanted(slot, key) or entry.key != key or entry.pending is None:
+                continue
+            start = time.perf_counter()
+            result = self.result(name, data, options)
+            timings[name] = time.perf_counter() - start
+            changes[slot] = Entry(key, result, options, data, pending=entry.pending,
+                                  error=self._error(name, data, options))
+        if changes:
+            self.param.update(**changes, timings=timings)
 
     def _prefetch_other_scheme(self, data, options: AnalysisOptions) -> None:
         """Cache the scalar reliability diagram of the other binning scheme once the controls have rested

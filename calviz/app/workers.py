@@ -147,9 +147,11 @@ def share_data(data):
         return data
     if _block_of(data.probs) is not None and _block_of(data.labels) is not None:
         return data
-    # (every other field kept; not the cache of views, which holds arrays of the unshared copy)
+    # (every other field kept; of the cache of views only the multiclass top-1 view formed while validating
+    # — arrays of its own, not views of the unshared copy — so that it is not formed again)
+    kept = {} if data.is_binary or "top1" not in data._cache else {"top1": data._cache["top1"]}
     return dataclasses.replace(data, probs=shared_copy(data.probs), labels=shared_copy(data.labels),
-                               _cache={})
+                               _cache=kept)
 
 
 def share_named(name: str, load: Callable[[str], Any]):
