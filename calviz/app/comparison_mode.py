@@ -27,7 +27,7 @@ from calviz.app.comparison_store import METHODS, MODES, ComparisonRequest, Compa
 from calviz.app.comparison_view import ComparisonView
 from calviz.app.controls import Controls
 from calviz.app.store import DEBOUNCE_S
-from calviz.app.views import Text, heading
+from calviz.app.texts import Text, heading
 from calviz.present import text
 
 __all__ = ["ComparisonControls", "ComparisonMode", "SECOND_FILE", "OTHER_COLUMNS"]

@@ -513,7 +513,7 @@ def say_preparing_first(server, then=None) -> bool:
 def _without_mathjax(page) -> None:
     """Any Panel HTML pane in a served page makes Panel send MathJax with it — 1.8 MB of JavaScript that
     the browser parses before it draws anything (~0.2 s here) — and no text of this page needs it (the
-    texts are Bokeh Divs, see :class:`~calviz.app.views.Text`).  The one HTML pane left is the template's
+    texts are Bokeh Divs, see :class:`~calviz.app.texts.Text`).  The one HTML pane left is the template's
     empty ``js_area`` root, which nothing in Panel writes to: an empty spacer takes its place."""
     js_area = page._render_items.get("js_area")
     if js_area is not None and isinstance(js_area[0], pn.pane.HTML) and not js_area[0].object:

@@ -7,7 +7,7 @@ import panel as pn
 
 from calviz.analysis.options import OPTIONS
 from calviz.app import sources
-from calviz.app.views import Text, heading
+from calviz.app.texts import Text, heading
 from calviz.present.labels import byte_size
 from calviz.present.report import DEFAULT_REPORT_NAME
 from calviz.sampling import SAMPLED_ROWS
