@@ -375,7 +375,7 @@ def start_up(repo: Path, npz: Path, workdir: Path, browser, *, cold: bool = Fals
     server = Server(repo, npz, workdir, numba_cache=cache, probe="favicon.ico")
     page = browser.new_page(viewport={"width": 1280, "height": 800})
     if frames is not None:  # every WebSocket frame the page receives, appended to ``frames``
-        page.on("websocket", lambda ws: ws.on("framereceived", frames.append))
+        page.on("websocket", lambda ws: ws.on("framereceived", lambda frame: frames.append(frame)))
     opened = time.perf_counter()
     page.goto(server.url, timeout=600_000, wait_until="commit")
     page.wait_for_function(f"() => ({JS_PREPARING})() || ({JS_FOUR_VIEWS})()", timeout=900_000, polling="raf")

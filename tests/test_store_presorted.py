@@ -252,6 +252,37 @@ def test_a_stand_in_that_passes_over_the_rows_is_shown_after_the_changes_other_v
         store.close()
 
 
+def test_what_only_the_later_cards_show_is_computed_after_the_change_is_published(monkeypatch):
+    """A served page's cards drawn after the four views (the classical tests, the score decomposition, the
+    smooth-curve summaries): what only they show and a change computes on the session's thread (here the
+    decomposition) is computed on the session's next turn, after the change's other slots were published, equal to the direct computation; of two changes before that turn, only the
+    last one's results are computed."""
+    data = _binary(seed=11)
+    turns: list = []
+    store = ResultStore(schedule=turns.append, debounce=3600)  # (the session's next turns, run below)
+    monkeypatch.setattr(store, "_build_sorted", lambda data, target: concurrent.futures.Future())
+    monkeypatch.setattr(store, "_build_table", lambda data, target: concurrent.futures.Future())
+    later = ("decomposition",)  # (the classical tests and the smooth summaries: background jobs here)
+    store.compute_later(("classical", "smooth_summaries", *later))
+    try:
+        options = AnalysisOptions(resampling="analytic", n=2000)
+        store.update(data, options, show_smooth=False)
+        assert store.reliability.result is not None and store.interval.result is not None
+        assert all(getattr(store, slot).result is None and slot not in store.calls for slot in later)
+        superseding = options.replace(n=2500)
+        store.update(data, superseding, show_smooth=False)
+        for turn in turns:
+            turn()
+        for slot in later:
+            entry = getattr(store, slot)
+            assert entry.pending is None and entry.options == superseding, slot
+            assert store.calls[slot] == 1, slot  # (the first change's turn found itself superseded)
+            _same(entry.result, run_view(slot, data, superseding)[0], slot)
+            assert slot in store.timings
+    finally:
+        store.close()
+
+
 def test_a_bin_change_of_the_classical_tests_is_answered_from_the_sorted_view_and_the_ace_table():
     """With the target's sorted view and the dataset's ACE table built, a bin change shows the classical
     tests at once (no job, no pass over the rows), equal to computing them again; above the table's bin

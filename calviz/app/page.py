@@ -137,8 +137,12 @@ class CalvizApp:
         tests, the tables, the over-time card — redraw through ``schedule`` (on a served page: the next
         tick, in a message of their own).  A change's first message then carries only the four views and
         the status line: the browser shows them without first applying and laying out the other cards."""
-        for later in (self.verdict, self.classical, *self.tables, self.over_time):
-            later.draw_later(schedule)
+        later = (self.verdict, self.classical, *self.tables, self.over_time)
+        for view in later:
+            view.draw_later(schedule)
+        at_once = {slot for view in (self.status, *self.views) for slot in view.slots}
+        # (what only those cards show is also computed after the views drawn at once are sent)
+        self.store.compute_later({slot for view in later for slot in view.slots} - at_once)
 
     # -- data ---------------------------------------------------------------------------------------
     def _load(self, name: str):

@@ -215,6 +215,7 @@ class ResultStore(_Slots):
         self._awaiting: set = set()  # sorted views this session waits for (to answer its pending slots)
         self._pending_timings: dict[str, float] = {}
         self._prefetching: concurrent.futures.Future | None = None
+        self._later_slots: frozenset[str] = frozenset()  # see compute_later
 
     # -- the cache ----------------------------------------------------------------------------------
     def result(self, view: str, data, options: AnalysisOptions):
@@ -540,6 +541,10 @@ class ResultStore(_Slots):
                     or self._direct_while_sorting(plan.final, data, options)
                     or (not view_record(plan.final).redecide_reads_rows
                         and self.drawn(plan.final, data, options) is not None)):
+                if slot in self._later_slots and not inline and not self._has(plan.final, data, options):
+                    # (scheduled before this update's views schedule their draws: it runs first)
+                    self._schedule(partial(self._compute_later, slot, key, plan.final, data, options))
+                    continue
                 result = self.result(plan.final, data, options)
                 error = self._error(plan.final, data, options)
                 changes[slot] = Entry(key, result, options, data, error=error)
@@ -576,6 +581,21 @@ class ResultStore(_Slots):
         if deferred:
             self._schedule(partial(self._show_stand_ins, data, options, deferred))
         self._prefetch_other_scheme(data, options)
+
+    def compute_later(self, slots) -> None:
+        """The results of ``slots`` that a change computes on the session's thread are computed through the
+        scheduler (a served page's next tick), after the change's other slots are published: the change's
+        first message then waits only for the views drawn at once, not for the cards drawn after them."""
+        self._later_slots = frozenset(slots)
+
+    def _compute_later(self, slot: str, key, view: str, data, options: AnalysisOptions) -> None:
+        if not self._still_wanted(slot, key):
+            return  # (a later change wants another result)
+        start = time.perf_counter()
+        result = self.result(view, data, options)
+        timings = {**self.timings, view: time.perf_counter() - start}
+        self.param.update(**{slot: Entry(key, result, options, data, error=self._error(view, data, options))},
+                          timings=timings)
 
     def _show_stand_ins(self, data, options: AnalysisOptions, deferred: list) -> None:
         """(On the session's thread, after the change's other views were published) The stand-ins of a
