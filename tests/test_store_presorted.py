@@ -255,8 +255,9 @@ def test_a_stand_in_that_passes_over_the_rows_is_shown_after_the_changes_other_v
 def test_what_only_the_later_cards_show_is_computed_after_the_change_is_published(monkeypatch):
     """A served page's cards drawn after the four views (the classical tests, the score decomposition, the
     smooth-curve summaries): what only they show and a change computes on the session's thread (here the
-    decomposition) is computed on the session's next turn, after the change's other slots were published, equal to the direct computation; of two changes before that turn, only the
-    last one's results are computed."""
+    decomposition) is computed on the session's next turn, after the change's other slots were published,
+    equal to the direct computation; of two changes before that turn, only the last one's results are
+    computed."""
     data = _binary(seed=11)
     turns: list = []
     store = ResultStore(schedule=turns.append, debounce=3600)  # (the session's next turns, run below)
@@ -389,3 +390,32 @@ def _done(value):
     future = concurrent.futures.Future()
     future.set_result(value)
     return future
+
+
+def test_published_changes_never_interleave_without_a_session_thread():
+    """Without a session thread (a notebook, a script) each job publishes from its own thread: two jobs
+    finishing together each read and replace ``jobs``, so their changes run one at a time (an interleaving
+    lost one slot's end: the slot stayed pending for ever).  The second callback, scheduled while the first
+    runs, starts only once the first returned."""
+    store = ResultStore(debounce=0)
+    log: list[str] = []
+    inside, second_ran = threading.Event(), threading.Event()
+
+    def first():
+        log.append("first in")
+        inside.set()
+        second_ran.wait(0.5)  # (it may not run meanwhile: the wait ends at its timeout)
+        log.append("first out")
+
+    def second():
+        log.append("second")
+        second_ran.set()
+
+    threads = [threading.Thread(target=store._schedule, args=(first,))]
+    threads[0].start()
+    assert inside.wait(WAIT_S)
+    threads.append(threading.Thread(target=store._schedule, args=(second,)))
+    threads[1].start()
+    for thread in threads:
+        thread.join(WAIT_S)
+    assert log == ["first in", "first out", "second"]

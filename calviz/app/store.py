@@ -201,7 +201,11 @@ class ResultStore(_Slots):
         super().__init__(**params)
         self._worker = SessionWorker()
         self._job_limit = float(job_limit)
-        self._schedule = schedule or (lambda callback: callback())
+        self._on_session = schedule or (lambda callback: callback())
+        # (a job's result is published from its own thread when no session thread is given — a notebook,
+        # a script: the changes of two jobs finishing together, and of a change made meanwhile, each read
+        # and replace ``jobs``; one at a time, none is lost)
+        self._publishing = threading.RLock()
         self._debounce = float(debounce)
         self._cache: OrderedDict = OrderedDict()
         self._errors: dict[tuple, str | None] = {}
@@ -521,6 +525,10 @@ class ResultStore(_Slots):
         new entry (their views redraw, the others do not).  ``inline``: compute background results now
         too (a notebook's first render; tests).  ``start_now``: background jobs start without the
         debounce (a page's first results: no slider is being dragged)."""
+        with self._publishing:
+            self._update(data, options, show_smooth=show_smooth, inline=inline, start_now=start_now)
+
+    def _update(self, data, options: AnalysisOptions, *, show_smooth: bool, inline: bool, start_now: bool):
         self._pending_timings: dict[str, float] = {}
         changes, jobs, deferred = {}, dict(self.jobs), []
         plans = self.plan(data, options, show_smooth=show_smooth)
@@ -581,6 +589,14 @@ class ResultStore(_Slots):
         if deferred:
             self._schedule(partial(self._show_stand_ins, data, options, deferred))
         self._prefetch_other_scheme(data, options)
+
+    def _schedule(self, callback) -> None:
+        """Run ``callback`` on the session's thread (the ``schedule`` given), one callback at a time."""
+        self._on_session(partial(self._serially, callback))
+
+    def _serially(self, callback) -> None:
+        with self._publishing:
+            callback()
 
     def compute_later(self, slots) -> None:
         """The results of ``slots`` that a change computes on the session's thread are computed through the
@@ -686,7 +702,9 @@ class ResultStore(_Slots):
                 self._schedule(partial(self._publish, slot, key, view, data, options, stopped=stopped,
                                        seconds=self._job_limit))
                 return
-        else:
+        else:  # (said, not left pending: the slot would wait for ever)
+            stopped = f"{view_record(view).job_label}: stopped: its worker process was replaced three times"
+            self._schedule(partial(self._publish, slot, key, view, data, options, stopped=stopped))
             return
         if answered is None:
             self.passes[view] = self.passes.get(view, 0) + 1
