@@ -302,11 +302,14 @@ class ResultStore(_Slots):
 
     # -- the sorted views (calviz.app.precomputed) ----------------------------------------------------
     def _answer(self, view: str, data, options: AnalysisOptions):
-        """``(result, seconds, None)`` from the target's built sorted view, or None (none for it yet)."""
+        """``(result, seconds, None)`` from the target's built sorted view — or, before it is built, from its
+        class's bin table (:func:`precomputed.bin_table`) — or None (neither for it yet)."""
         target = precomputed.sorted_target(view, data, options)
         presorted = None if target is None else precomputed.SORTED.ready(data, target)
         if presorted is None:
-            return None
+            presorted = None if target is None else precomputed.bin_table(view, data, options)
+            if presorted is None:
+                return None
         start = time.perf_counter()
         try:
             result = precomputed.answer(view, presorted, options)
