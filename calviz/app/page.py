@@ -24,6 +24,7 @@ from calviz.app import sources
 from calviz.app.controls import Controls
 from calviz.app.draw_more import DrawMore
 from calviz.app.over_time import OWN_CARDS, OverTimeView
+from calviz.app.painted import AfterPaint
 from calviz.app.store import DEBOUNCE_S, ResultStore
 from calviz.app.views import (
     ClassicalView,
@@ -130,13 +131,17 @@ class CalvizApp:
         self.comparison = ComparisonMode(self)  # the comparison card and its sidebar section
         if served:  # in the page's first document: the views fill in after the browser has loaded it
             self.status.show_preparing(_PREPARING)
-            self.draw_after_main_views(self._schedule)
+            # (the other cards once the browser has painted the four views: see calviz.app.painted)
+            timeout = self._doc.add_timeout_callback
+            self.after_paint = AfterPaint(self.status.text.div, self._schedule, timeout)
+            self.draw_after_main_views(self.after_paint)
 
     def draw_after_main_views(self, schedule) -> None:
         """The cards other than the four views and the status line — the overall verdict, the classical
-        tests, the tables, the over-time card — redraw through ``schedule`` (on a served page: the next
-        tick, in a message of their own).  A change's first message then carries only the four views and
-        the status line: the browser shows them without first applying and laying out the other cards."""
+        tests, the tables, the over-time card — redraw through ``schedule`` (on a served page: once the
+        browser has painted the message being sent, :class:`~calviz.app.painted.AfterPaint`; all of them in
+        one message).  A change's first message then carries only the four views and the status line: the
+        browser shows them without first applying and laying out the other cards."""
         later = (self.verdict, self.classical, *self.tables, self.over_time)
         for view in later:
             view.draw_later(schedule)
