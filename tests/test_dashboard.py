@@ -996,3 +996,27 @@ def test_the_other_cards_wait_until_the_browser_has_painted_the_four_views():
     assert after_paint.waiting is None and decomposition.table.source in {e.model for e in events}
     timeouts[-2][0]()  # (an earlier ticket's timeout, answered long ago: nothing)
     assert after_paint.waiting is None and not ticks
+
+
+def test_the_served_page_walks_its_model_graph_once_while_it_is_built(monkeypatch):
+    """Bokeh walks every model of a document whenever a model joins it; the served page is built (Panel
+    adding the template's roots) and its first update drawn (the views building their figures and tables)
+    with the graph frozen: one walk each instead of one per root or figure (17 and 5 before)."""
+    from bokeh.document import Document
+    from bokeh.document.models import DocumentModelManager
+
+    app = CalvizApp(_data(2000, classes=4), n_resamples=100, resampling="analytic")
+    walks = []
+    recompute = DocumentModelManager.recompute
+    monkeypatch.setattr(DocumentModelManager, "recompute",
+                        lambda self: (walks.append(threading.current_thread()), recompute(self))[1])
+    doc = Document()
+    app.template().server_doc(doc)
+    assert len(walks) == 1 and doc.get_model_by_id(app.status.text.div.id) is app.status.text.div
+    del walks[:]
+    app._doc = doc
+    app._first_refresh()
+    app.wait()
+    assert walks.count(threading.main_thread()) == 1  # (background jobs publish from their own threads here)
+    figures = [m for m in doc.models if type(m).__name__ == "figure"]  # (the views' figures joined it)
+    assert len(figures) >= 4 and all(f.document is doc for f in figures)
