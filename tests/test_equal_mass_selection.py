@@ -110,12 +110,12 @@ def test_edge_bin_sums_equal_searchsorted_and_a_sequential_sum():
         pool = np.concatenate([z, rng.uniform(size=4), np.nextafter(z, 1.0), [0.5, 1.0, 5e-324]])
         inner = np.unique(rng.choice(pool, size=int(rng.integers(0, 20))))
         inner = np.ascontiguousarray(inner[inner > 0.0])
-        got = edge_bin_sums(z, y, inner)
+        got = edge_bin_sums(z, y, inner, -1)  # (every argument, as calviz calls it: one numba signature)
         for a, b in zip(got, _reference_sums(z, y, inner), strict=True):
             np.testing.assert_array_equal(a, b)
         labels = rng.integers(0, 3, size=n)
         by_label = edge_bin_sums(z, labels, inner, 1)
-        by_indicator = edge_bin_sums(z, (labels == 1).astype(np.float64), inner)
+        by_indicator = edge_bin_sums(z, (labels == 1).astype(np.float64), inner, -1)
         for a, b in zip(by_label, by_indicator, strict=True):
             np.testing.assert_array_equal(a, b)
 

@@ -5,12 +5,10 @@ memory, in files and on Dask."""
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import io
-import os
 import resource
-import subprocess
-import sys
 import zipfile
 from pathlib import Path
 
@@ -28,8 +26,6 @@ from calviz._data import InputError
 from calviz._sums import bin_sums
 from calviz.analysis import AnalysisOptions
 from calviz.io import read_predictions, read_predictions_bytes
-
-REPO = Path(__file__).resolve().parents[1]
 
 # ------------------------------------------------------------------------------------------------------
 # cost model: the smooth diagram
@@ -459,19 +455,31 @@ def test_report_of_three_identical_rows(tmp_path, capsys):
     assert out.stat().st_size > 0 and "wrote" in capsys.readouterr().out
 
 
-def _limit_file_size():
-    resource.setrlimit(resource.RLIMIT_FSIZE, (200_000, 200_000))
+def test_failed_report_write_keeps_the_previous_report(predictions_csv, tmp_path, monkeypatch, capsys):
+    """A write cut short (here: a 200 kB file-size limit while the report is written; the report is several
+    MB) leaves the previous report untouched and no temporary file behind, and exits 2 with one line.
+    (In this process: the limit holds only while calviz writes the report file, so nothing else this
+    process writes meanwhile — numba's cache — can hit it; Python ignores SIGXFSZ, so the write fails
+    with EFBIG as in any process.)"""
+    files = importlib.import_module("calviz._files")
+    atomic_text = files.atomic_text
 
+    @contextlib.contextmanager
+    def atomic_text_under_a_size_limit(*args, **kwargs):
+        with atomic_text(*args, **kwargs) as handle:
+            soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+            resource.setrlimit(resource.RLIMIT_FSIZE, (200_000, hard))
+            try:
+                yield handle
+                handle.flush()  # (the limit applies to what reaches the file)
+            finally:
+                resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
 
-def test_failed_report_write_keeps_the_previous_report(predictions_csv, tmp_path):
-    """A write cut short (here: a 200 kB file-size limit; the report is several MB) leaves the previous
-    report untouched and no temporary file behind, and exits 2 with one line."""
+    monkeypatch.setattr(files, "atomic_text", atomic_text_under_a_size_limit)
     out = tmp_path / "report.html"
     out.write_text("<html>previous good report</html>")
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
-    proc = subprocess.run([sys.executable, "-m", "calviz", "report", str(predictions_csv), "-o", str(out)],
-                          capture_output=True, text=True, env=env, preexec_fn=_limit_file_size, timeout=600)
-    assert proc.returncode == cli.EXIT_INPUT, proc.stderr
-    assert len(proc.stderr.strip().splitlines()) == 1 and "cannot write" in proc.stderr
+    assert cli.main(["report", str(predictions_csv), "-o", str(out)]) == cli.EXIT_INPUT
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "cannot write" in err, err
     assert out.read_text() == "<html>previous good report</html>"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["preds.csv", "report.html"]
