@@ -464,8 +464,10 @@ if (!window._calviz_names) {
     if (!queued) { queued = true; requestAnimationFrame(() => { queued = false; label(); }); }
   };
   // new data, a new text, axis range or progress state draws no control: no walk in the frame that paints
-  // a live change (every view of the page, searched element by element)
-  const noControl = new Set(['ColumnDataSource', 'Div', 'Title', 'Range1d', 'panel.models.widgets.Progress']);
+  // a live change (every view of the page, searched element by element); nor does the page's answer that it
+  // painted a change (a CustomJS model's tags, calviz.app.painted)
+  const noControl = new Set(['ColumnDataSource', 'Div', 'Title', 'Range1d', 'panel.models.widgets.Progress',
+                             'CustomJS']);
   for (const doc of Bokeh.documents)
     doc.on_change((event) => { if (!(event.model && noControl.has(event.model.type))) soon(); });
   soon();
