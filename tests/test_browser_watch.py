@@ -48,6 +48,7 @@ def test_appended_rows_reach_the_open_page(chromium_browser, tmp_path, artifacts
     pd.concat([_rows(rng, day, 400) for day in range(3)]).to_csv(log, index=False)
     proc, url = start_server(tmp_path, extra_args=(str(log), "--time-column", "ts", "--time-window", "1D",
                                                    "--watch", "--watch-period", "0.2"))
+    page = None
     try:
         page = chromium_browser.new_page(viewport={"width": 1400, "height": 2400})
         page.goto(url)
@@ -68,4 +69,6 @@ def test_appended_rows_reach_the_open_page(chromium_browser, tmp_path, artifacts
         assert page.evaluate("() => window.__calvizSame === true")  # the same page: no reload
         page.screenshot(path=str(artifacts_dir / "watch_after_append.png"))
     finally:
+        if page is not None:  # (the run's browser is shared: a page left open keeps reconnecting)
+            page.close()
         stop_server(proc)
