@@ -2,7 +2,8 @@
 
 n = 10⁵ top-1 predictions of a 10-class model, served with ``calviz serve FILE`` twice in the same run:
 from this checkout ("now") and from a git worktree of the commit before the live-app rebuild
-(``--before``, default 06ca4ac: "before").  Both servers run side by side; every measured change is made
+(``--before``, default 06ca4ac: "before"; the worktree ``--large`` keeps in ``--cache-dir`` when there is one,
+its numba cache filled).  Both servers run side by side; every measured change is made
 on one page after both apps are idle (no background job running), alternating between the two, so slow
 phases of a shared machine hit both alike and the ratio before/now is robust to load.
 
@@ -434,13 +435,18 @@ def main(argv=None) -> int:
 
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        before_repo = tmp / "before"
-        subprocess.run(
-            ["git", "worktree", "add", "--detach", str(before_repo), args.before],
-            cwd=REPO,
-            check=True,
-            capture_output=True,
-        )
+        # the worktree --large keeps (its numba cache filled: a new worktree compiles for minutes), else a
+        # temporary one
+        before_repo = Path(args.cache_dir) / f"worktree-{args.before}"
+        temporary = not before_repo.exists()
+        if temporary:
+            before_repo = tmp / "before"
+            subprocess.run(
+                ["git", "worktree", "add", "--detach", str(before_repo), args.before],
+                cwd=REPO,
+                check=True,
+                capture_output=True,
+            )
         try:
             labels, probs = make_predictions(n)
             npz = tmp / "predictions.npz"
@@ -464,9 +470,10 @@ def main(argv=None) -> int:
                     earlier=earlier,
                 )
         finally:
-            subprocess.run(
-                ["git", "worktree", "remove", "--force", str(before_repo)], cwd=REPO, capture_output=True
-            )
+            if temporary:
+                subprocess.run(
+                    ["git", "worktree", "remove", "--force", str(before_repo)], cwd=REPO, capture_output=True
+                )
     results["load"] = (load_before, os.getloadavg())
     write_markdown(command, n, reps, args.before, results, startup_only=only == {"startup"})
     return 0

@@ -1,14 +1,16 @@
 """calviz against every peer that computes the same thing, at each size in one run, alternating call by
 call (the peer table of BENCHMARKS.md).
 
-    nice python benchmarks/bench_peers.py --sizes 1000000 10000000 --repeat 5 --cap 60
+    nice python benchmarks/bench_peers.py --sizes 1000000 10000000 --recal-sizes 1000000 --repeat 5 --cap 20
 
 Per row and size: one warm-up call of calviz and of each peer (JIT compilation, first-call caches; its
 output is kept for the comparison of results), then ``--repeat`` rounds, each calling calviz and then every
 peer once, so that a change of the machine's load hits every side; medians, the fastest peer, and the
 ratio calviz / fastest peer (< 1: calviz faster).  A peer whose warm-up call takes longer than ``--cap``
 seconds is not repeated (its one call is reported); a peer whose time at the previous size, scaled by the
-size ratio, exceeds the cap is skipped at the next size and the table says so.
+size ratio, exceeds the cap is skipped at the next size and the table says so.  The recalibration rows
+run only at ``--recal-sizes`` (default 10⁶: at 10⁷ the peers' fits take minutes a call, and the whole table
+must fit in about ten minutes on a quiet machine).
 
 The recalibration rows time the map alone — its fit and its application to the same rows, which is what
 every peer does — and give the largest difference between the peer's recalibrated probabilities and
@@ -51,15 +53,13 @@ def _max_diff(peer_out, ours) -> float | None:
         return None
 
 
-def rows(n: int) -> list[tuple[str, object, dict, bool]]:
-    """(row name, calviz call, {peer name: call}, compare outputs?) at n rows."""
+def rows(n: int, recal: bool = True) -> list[tuple[str, object, dict, bool]]:
+    """(row name, calviz call, {peer name: call}, compare outputs?) at n rows; the recalibration rows
+    only when ``recal``."""
     import calviz
     from calviz._recalibration import LOG_FLOOR, _fit_map
 
     p, y = binary_data(n)
-    full = np.column_stack([1.0 - p, p])
-    score = np.log(np.clip(p, LOG_FLOOR, 1.0)) - np.log(np.clip(1.0 - p, LOG_FLOOR, 1.0))
-    probs, labels = multiclass_data(n)
     out = []
     peers: dict = {}
     try:
@@ -82,6 +82,14 @@ def rows(n: int) -> list[tuple[str, object, dict, bool]]:
 
     out.append(("reliability", lambda: calviz.reliability(y, p, n_bins=15),
                 {"scikit-learn calibration_curve": lambda: calibration_curve(y, p, n_bins=15)}, False))
+    dst_p, dst_y = np.empty_like(p), np.empty_like(y)
+    out.append(("floor: copy of p + y (16 B/row)", lambda: (np.copyto(dst_p, p), np.copyto(dst_y, y)), {},
+                False))
+    if not recal:
+        return out
+    full = np.column_stack([1.0 - p, p])
+    score = np.log(np.clip(p, LOG_FLOOR, 1.0)) - np.log(np.clip(1.0 - p, LOG_FLOOR, 1.0))
+    probs, labels = multiclass_data(n)
     netcal = _optional("netcal")
     if netcal is not None:
         from netcal.binning import IsotonicRegression as NetcalIsotonic
@@ -117,9 +125,6 @@ def rows(n: int) -> list[tuple[str, object, dict, bool]]:
     for method in ("temperature", "platt", "isotonic"):
         out.append((f"recalibrate() {method}, binary (split, fit on half, apply to half)",
                     lambda m=method: calviz.recalibrate(y, p, method=m), {}, False))
-    dst_p, dst_y = np.empty_like(p), np.empty_like(y)
-    out.append(("floor: copy of p + y (16 B/row)", lambda: (np.copyto(dst_p, p), np.copyto(dst_y, y)), {},
-                False))
     return out
 
 
@@ -174,7 +179,8 @@ def run_row(name, ours, peers: dict, compare: bool, repeat: int, cap: float, ski
 def markdown(report: dict) -> str:
     lines = [f"cores {report['cores']}, numba threads {report['numba_threads']}, repeat {report['repeat']}, "
              f"cap {report['cap']:g} s, load (1/5 min) {report['load_start']} at start, "
-             f"{report.get('load_end')} at end"]
+             f"{report.get('load_end')} at end, {report.get('seconds', float('nan')) / 60:.1f} min in all; "
+             f"command: {report.get('command', '')}"]
     for n, table in report["sizes"].items():
         lines += ["", f"n = {int(n):,}", "",
                   "| row | calviz ms | fastest peer | peer ms | calviz / peer | other peers ms | load |",
@@ -212,6 +218,8 @@ def main() -> None:
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1_000_000, 10_000_000])
+    parser.add_argument("--recal-sizes", type=int, nargs="*", default=[1_000_000],
+                        help="sizes with the recalibration rows (see above)")
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--cap", type=float, default=60.0, help="seconds per peer call (see above)")
     parser.add_argument("--only", nargs="+", default=None, help="rows whose name contains one of these")
@@ -220,11 +228,12 @@ def main() -> None:
     args = parser.parse_args()
     report = {"cores": os.cpu_count(), "numba_threads": numba.get_num_threads(), "repeat": args.repeat,
               "cap": args.cap, "load_start": _load(), "command": " ".join(sys.argv), "sizes": {}}
+    began = time.perf_counter()
     previous: dict = {}  # (row, peer) -> (n, ms) at the last size
     for n in sorted(args.sizes):
         print(f"n = {n} (load {_load()})", file=sys.stderr, flush=True)
         table = {}
-        for name, ours, peers, compare in rows(n):
+        for name, ours, peers, compare in rows(n, recal=n in args.recal_sizes):
             if args.only and not any(word in name for word in args.only):
                 continue
             skip = {}
@@ -243,6 +252,7 @@ def main() -> None:
             Path(args.out).parent.mkdir(parents=True, exist_ok=True)
             Path(args.out).write_text(json.dumps(report, indent=1))
     report["load_end"] = _load()
+    report["seconds"] = time.perf_counter() - began
     Path(args.out).write_text(json.dumps(report, indent=1))
     print(markdown(report))
 

@@ -15,6 +15,7 @@ Input conventions (scikit-learn order, ``y_true`` first):
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -141,8 +142,9 @@ def check_unique_columns(columns) -> None:
         seen.add(c)
 
 
-def _as_float_array(values, name: str) -> np.ndarray:
-    """A contiguous float64 array (no copy when the input already is one).
+def _as_float_array(values, name: str, *, keep_float32: bool = False) -> np.ndarray:
+    """A contiguous float64 array (no copy when the input already is one); with ``keep_float32`` a
+    float32 array of two or more dimensions stays float32 (contiguous; no copy when it already is).
 
     Accepts bool, integer and floating dtypes, and object arrays of numbers; rejects strings (also
     numeric text such as ``"0.5"``, in string and object arrays alike), complex numbers (casting would
@@ -170,6 +172,8 @@ def _as_float_array(values, name: str) -> np.ndarray:
         )
     if arr.ndim == 0:  # ascontiguousarray would silently promote a scalar to shape (1,)
         return arr.astype(np.float64)
+    if keep_float32 and arr.dtype == np.float32 and arr.ndim >= 2:
+        return np.ascontiguousarray(arr)
     return np.ascontiguousarray(arr, dtype=np.float64)
 
 
@@ -317,6 +321,43 @@ def encode_labels(labels: np.ndarray, n_classes: int, pos_label=None, *,
     return np.ascontiguousarray(np.searchsorted(distinct, keys), dtype=np.int64)
 
 
+class _WidenedOnRead:
+    """The ``probs`` field of :class:`CalibrationData`: an (n, K) float32 matrix is held as given and
+    replaced by its float64 copy the first time ``probs`` is read; anything else is returned as stored.
+
+    Why: :func:`as_calibration_data` checks a float32 matrix and forms its top-1 view (the default target
+    of multiclass data) in one read of the float32 bytes, so the data of that target never pay for the
+    float64 copy (8·K bytes a row of new pages: at 10⁷ × 10, 800 MB and most of the time of building the
+    data).  Every other view reads ``probs`` and gets the float64 matrix as before: float32 → float64 is
+    exact, so every number is the one of the widened input.  The copy is made once, under a lock (views
+    are formed from several threads)."""
+
+    _lock = threading.Lock()
+
+    def __set_name__(self, owner, name: str) -> None:
+        self.name = name
+
+    def __get__(self, data, owner=None):
+        if data is None:  # (no class-level value: the dataclass field has no default)
+            raise AttributeError(self.name)
+        stored = data.__dict__[self.name]
+        if _is_narrow_matrix(stored):
+            with self._lock:
+                stored = data.__dict__[self.name]
+                if _is_narrow_matrix(stored):
+                    stored = _readonly_view(stored.astype(np.float64))
+                    data.__dict__[self.name] = stored
+        return stored
+
+    def __set__(self, data, value) -> None:
+        data.__dict__[self.name] = value
+
+
+def _is_narrow_matrix(probs) -> bool:
+    """Whether ``probs`` is an (n, K) float32 matrix (held as given by :class:`_WidenedOnRead`)."""
+    return isinstance(probs, np.ndarray) and probs.dtype == np.float32 and probs.ndim == 2
+
+
 @dataclass(frozen=True, repr=False)
 class CalibrationData:
     """Validated predictions and labels, the input every calviz function accepts.
@@ -328,7 +369,9 @@ class CalibrationData:
     Attributes
     ----------
     probs : ndarray of shape (n,) or (n, K)
-        P(y = 1) for binary data; one probability row per sample for K classes.
+        P(y = 1) for binary data; one probability row per sample for K classes (float64: an (n, K)
+        float32 matrix given to :func:`as_calibration_data` is held as given and widened, exactly, the
+        first time ``probs`` is read — the top-1 view never reads it).
     labels : ndarray of shape (n,)
         int64 class ids (0/1 for binary data).
     n, n_classes, is_binary : int, int, bool
@@ -359,7 +402,7 @@ class CalibrationData:
     ([0.7, 0.6, 0.5], [1.0, 1.0, 1.0])
     """
 
-    probs: np.ndarray
+    probs: np.ndarray = _WidenedOnRead()
     labels: np.ndarray
     confidence_form: bool = False
     _cache: dict = field(default_factory=dict, compare=False, hash=False)
@@ -372,17 +415,22 @@ class CalibrationData:
 
     @property
     def is_binary(self) -> bool:
-        return self.probs.ndim == 1
+        return self._probs_as_stored().ndim == 1
 
     @property
     def n_classes(self) -> int:
-        return 2 if self.is_binary else int(self.probs.shape[1])
+        return 2 if self.is_binary else int(self._probs_as_stored().shape[1])
 
     def __repr__(self) -> str:
         kind = "binary" if self.is_binary else f"{self.n_classes}-class"
         return f"CalibrationData(n={self.n}, {kind}{', confidence form' if self.confidence_form else ''})"
 
     # -- views -------------------------------------------------------------------------------------
+    def _probs_as_stored(self) -> np.ndarray:
+        """``probs`` without widening a float32 matrix held as given (:class:`_WidenedOnRead`)."""
+        stored = self.__dict__.get("probs")
+        return self.probs if stored is None else stored
+
     def _cached(self, key, make):
         if key not in self._cache:
             self._cache[key] = tuple(_readonly_view(np.ascontiguousarray(a)) for a in make())
@@ -424,7 +472,7 @@ class CalibrationData:
 
             if self.is_binary:  # argmax of [1 - p, p] without building the (n, 2) matrix
                 return top1_of_binary(self.probs, self.labels)
-            return top1_of_rows(self.probs, self.labels)
+            return top1_of_rows(self._probs_as_stored(), self.labels)  # (float32 read as it is)
 
         return self._cached("top1", make)
 
@@ -460,11 +508,12 @@ class CalibrationData:
         """P(y = c) for every row (the z of the one-vs-rest view)."""
         if self.is_binary:
             return self.probs if c == 1 else 1.0 - self.probs
-        return self.probs[:, c]
+        column = self._probs_as_stored()[:, c]  # (one float32 column widened, not the matrix)
+        return column.astype(np.float64) if column.dtype == np.float32 else column
 
     def _rows(self, idx: np.ndarray) -> CalibrationData:
         """The data of rows ``idx`` (validated already: no second validation)."""
-        return CalibrationData(_readonly_view(self.probs[idx]), _readonly_view(self.labels[idx]),
+        return CalibrationData(_readonly_view(self._probs_as_stored()[idx]), _readonly_view(self.labels[idx]),
                                self.confidence_form,
                                weights=None if self.weights is None else _readonly_view(self.weights[idx]))
 
@@ -593,7 +642,10 @@ def as_calibration_data(
         raise InputError(
             "y_prob must be probabilities; got booleans (True/False are labels: pass them as y_true)"
         )
-    probs = _as_float_array(prob_array, "y_prob")
+    # An (n, K) float32 matrix is checked and reduced to its top-1 view as it is, without a float64 copy
+    # (CalibrationData widens it, exactly, when a view needs it: _WidenedOnRead); rescaled rows are
+    # divided in float64, as before.
+    probs = _as_float_array(prob_array, "y_prob", keep_float32=not renormalize)
     if probs.ndim == 2 and probs.shape[1] == 1:
         raise InputError(
             "y_prob has a single column (a single class); pass binary P(y=1) as a 1-D array or all K columns"
@@ -630,7 +682,8 @@ def as_calibration_data(
             ok, conf, correct = on_simplex_top1(probs, labels, ROW_SUM_LIMIT)
         else:
             ok, conf, correct = on_simplex(probs, ROW_SUM_LIMIT), None, None
-        if not ok:  # the checks that word the message on failure
+        if not ok:  # the checks that word the message on failure (on the float64 values, as before)
+            probs = probs.astype(np.float64, copy=False)
             _check_finite_unit(probs, "y_prob")
             if not max_row_sum_deviation(probs) <= ROW_SUM_LIMIT:
                 dev = np.abs(probs.sum(axis=1) - 1.0)

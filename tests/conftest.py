@@ -259,22 +259,49 @@ def _missing(reason: str):
     pytest.skip(reason)
 
 
+#: ms between two evaluations of a ``wait_for_function`` predicate that names no polling of its own
+#: (Playwright's default evaluates it at every animation frame: 60 times a second, each a walk over
+#: every Bokeh model of the page, for the whole wait — on a served dashboard about a fifth of a core taken
+#: from the server the page waits on).  A wait on a state that may last less than this passes
+#: ``polling="raf"``.
+WAIT_POLLING_MS = 100
+
+
 @pytest.fixture(scope="session")
 def chromium_browser():
-    """A headless Chromium driven by Playwright's sync API (Debian's /usr/bin/chromium)."""
+    """A headless Chromium driven by Playwright's sync API (Debian's /usr/bin/chromium); its pages'
+    ``wait_for_function`` polls every :data:`WAIT_POLLING_MS` unless told otherwise."""
     executable = CHROMIUM if os.path.exists(CHROMIUM) else shutil.which("chromium")
     if not executable:
         _missing("chromium is not installed")
     try:
-        from playwright.sync_api import sync_playwright
+        from playwright.sync_api import Frame, Page, sync_playwright
     except ImportError:
         _missing("playwright is not installed")
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
-        try:
-            yield browser
-        finally:
-            browser.close()
+    patch = pytest.MonkeyPatch()
+    for cls in (Page, Frame):
+        patch.setattr(cls, "wait_for_function", _polling_every(cls.wait_for_function, WAIT_POLLING_MS))
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
+            try:
+                yield browser
+            finally:
+                browser.close()
+    finally:
+        patch.undo()
+
+
+def _polling_every(wait_for_function, interval_ms: float):
+    """``wait_for_function`` with ``polling=interval_ms`` when the call names none."""
+    import functools
+
+    @functools.wraps(wait_for_function)
+    def wait(self, expression, *, arg=None, polling=None, timeout=None):
+        return wait_for_function(self, expression, arg=arg, timeout=timeout,
+                                 polling=interval_ms if polling is None else polling)
+
+    return wait
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -111,8 +111,11 @@ def wait_hist(page, n_bins):
     page.wait_for_function(f"() => ({JS_BAR_COUNTS})().hist.includes({int(n_bins)})", timeout=UPDATE_TIMEOUT)
 
 
-def wait_text(page, needle):
-    page.wait_for_function(f"(s) => ({JS_TEXT_CONTAINING})(s) !== null", arg=needle, timeout=UPDATE_TIMEOUT)
+def wait_text(page, needle, *, polling=None):
+    """Wait until a text of the page contains ``needle`` (``polling="raf"``: at every animation frame, for
+    a text that may show for less than conftest's polling interval)."""
+    page.wait_for_function(f"(s) => ({JS_TEXT_CONTAINING})(s) !== null", arg=needle, timeout=UPDATE_TIMEOUT,
+                           polling=polling)
 
 
 def wait_text_changed(page, needle, before):
@@ -631,7 +634,7 @@ def test_stopped_server_leaves_no_worker_processes(tmp_path, chromium_browser, s
                                timeout=UPDATE_TIMEOUT)
         set_widget(page, "bootstrap resamples", 5000)  # a long job, running when the signal arrives
         set_widget(page, "T-Cal critical values", "consistency")
-        wait_text(page, "resampling running")
+        wait_text(page, "resampling running", polling="raf")
         workers = _busy_workers(proc.pid)
         proc.send_signal(getattr(signal, signal_name))
         code = proc.wait(timeout=60)  # a hang guard, not a speed requirement
@@ -746,7 +749,8 @@ def test_degenerate_upload_in_one_session_does_not_slow_another(served_app, chro
         _upload(page_a, "ones.csv", b"y_true,y_prob\n1,1.0\n1,1.0\n1,1.0\n")
         wait_widget(page_a, "dataset", "uploaded: ones.csv")
         set_widget(page_a, "seed", 11)
-        wait_text(page_a, "computing: ")  # A's resampling jobs on the degenerate data are in flight
+        # A's resampling jobs on the degenerate data are in flight
+        wait_text(page_a, "computing: ", polling="raf")
         _change_seed_and_bins(page_b, 19, 4, timeout=LOAD_TIMEOUT)
         shot(page_b, artifacts_dir, "session_b_beside_degenerate_upload")
         assert status_n(page_a) == 3  # A's session kept its own data

@@ -388,14 +388,17 @@ def test_serve_screenshot(served_url, chromium_browser):
         page.locator("canvas").nth(3).wait_for(state="attached", timeout=300_000)
         page.wait_for_load_state("networkidle", timeout=300_000)
         # let the background results (bootstrap interval, smooth band, distance family and witness) arrive:
-        # while any runs, the status line lists it after "computing: " and the views say "computing…"
-        # (waited for twice: the jobs start after the first views are drawn)
-        busy = ("() => { for (const d of Bokeh.documents) for (const m of d.all_models)"
-                " if (typeof m.text === 'string' && m.text.includes('computing')) return false;"
-                " return true; }")
-        for _ in range(2):
-            page.wait_for_timeout(2000)
-            page.wait_for_function(busy, timeout=300_000)
+        # the status line ("last update …") is written once the first views are drawn and their jobs
+        # queued; while any job runs, the status line lists it after "computing: " and the views say
+        # "computing…", and the page says "preparing" until the views arrive (events, not a fixed delay)
+        page.wait_for_function("() => { for (const d of Bokeh.documents) for (const m of d.all_models)"
+                               " if (typeof m.text === 'string' && m.text.includes('last update'))"
+                               " return true; return false; }", timeout=300_000)
+        settled = ("() => { for (const d of Bokeh.documents) for (const m of d.all_models)"
+                   " if (typeof m.text === 'string' && m.visible !== false && (m.text.includes('computing')"
+                   " || m.text.startsWith('preparing'))) return false;"
+                   " return true; }")
+        page.wait_for_function(settled, timeout=300_000)
         from conftest import ARTIFACTS
 
         ARTIFACTS.mkdir(parents=True, exist_ok=True)

@@ -938,3 +938,85 @@ def test_a_change_sends_the_four_views_before_the_other_cards():
     redrawn = {e.model for e in events}
     decomposition = next(t for t in app.tables if t.name == "decomposition")
     assert decomposition.table.source in redrawn and redrawn <= later
+
+
+def test_the_other_cards_wait_until_the_browser_has_painted_the_four_views():
+    """Served, the other cards are drawn once the browser answers the ticket sent with the four views (two
+    animation frames after it applied that message: it has painted them), all in one message; an answer
+    to an older ticket runs nothing, and without any answer the fallback timeout runs them."""
+    from bokeh.document import Document
+    from bokeh.document.events import ModelChangedEvent
+
+    from calviz.app.painted import FALLBACK_MS, AfterPaint
+
+    app = CalvizApp(_data(3000, classes=4), n_resamples=100, resampling="analytic")
+    ticks, timeouts = [], []
+    after_paint = AfterPaint(app.status.text.div, ticks.append, lambda cb, ms: timeouts.append((cb, ms)))
+    app.draw_after_main_views(after_paint)
+    doc = Document()
+    doc.add_root(app.layout().get_root(doc))
+    assert "answer.tags = [ticket]" in app.status.text.div.js_property_callbacks["change:tags"][0].code
+    app.start()
+    app.wait()
+
+    def answer(ticket):  # what the browser sends back (a change of the answer model's tags)
+        after_paint.answer.tags = [ticket]
+        while ticks:
+            ticks.pop(0)()
+
+    answer(after_paint.waiting)
+    later = {m for root in (app.verdict.text.div, app.classical.panel.object, app.over_time.pane.object,
+                            *(t.pane.object for t in app.tables)) for m in root.references()}
+    events = []
+    doc.on_change(events.append)
+    app.controls.n = 2001
+    app.wait()
+    ticket = after_paint.waiting
+    assert ticket is not None and not [e for e in events if getattr(e, "model", None) in later]
+    assert [e.new for e in events if isinstance(e, ModelChangedEvent) and e.attr == "tags"] == [[ticket]]
+    assert [ms for _, ms in timeouts] and timeouts[-1][1] == FALLBACK_MS
+    while ticks:  # the session's next ticks (store's own work) draw none of the other cards
+        ticks.pop(0)()
+    assert not [e for e in events if getattr(e, "model", None) in later]
+    answer(ticket - 1)  # an older ticket's answer
+    assert after_paint.waiting == ticket and not [e for e in events if getattr(e, "model", None) in later]
+    answer(ticket)
+    assert after_paint.waiting is None and {e.model for e in events} & later
+    decomposition = next(t for t in app.tables if t.name == "decomposition")
+    assert decomposition.table.source in {e.model for e in events}
+    # no answer: the fallback timeout draws them
+    del events[:]
+    app.controls.n = 2002
+    app.wait()
+    ticket = after_paint.waiting
+    assert not [e for e in events if getattr(e, "model", None) in later]
+    timeouts[-1][0]()
+    while ticks:
+        ticks.pop(0)()
+    assert after_paint.waiting is None and decomposition.table.source in {e.model for e in events}
+    timeouts[-2][0]()  # (an earlier ticket's timeout, answered long ago: nothing)
+    assert after_paint.waiting is None and not ticks
+
+
+def test_the_served_page_walks_its_model_graph_once_while_it_is_built(monkeypatch):
+    """Bokeh walks every model of a document whenever a model joins it; the served page is built (Panel
+    adding the template's roots) and its first update drawn (the views building their figures and tables)
+    with the graph frozen: one walk each instead of one per root or figure (17 and 5 before)."""
+    from bokeh.document import Document
+    from bokeh.document.models import DocumentModelManager
+
+    app = CalvizApp(_data(2000, classes=4), n_resamples=100, resampling="analytic")
+    walks = []
+    recompute = DocumentModelManager.recompute
+    monkeypatch.setattr(DocumentModelManager, "recompute",
+                        lambda self: (walks.append(threading.current_thread()), recompute(self))[1])
+    doc = Document()
+    app.template().server_doc(doc)
+    assert len(walks) == 1 and doc.get_model_by_id(app.status.text.div.id) is app.status.text.div
+    del walks[:]
+    app._doc = doc
+    app._first_refresh()
+    app.wait()
+    assert walks.count(threading.main_thread()) == 1  # (background jobs publish from their own threads here)
+    figures = [m for m in doc.models if type(m).__name__ == "figure"]  # (the views' figures joined it)
+    assert len(figures) >= 4 and all(f.document is doc for f in figures)

@@ -377,3 +377,63 @@ def test_refusals_keep_their_order_when_the_labels_are_read_first():
     names = np.array(["a", "b", "c"])[labels]
     by_name = calviz.as_calibration_data(names, probs)
     np.testing.assert_array_equal(by_name.top1()[1], (probs.argmax(axis=1) == labels).astype(np.float64))
+
+
+@pytest.mark.parametrize("n", [2, 3, 67, 301])
+@pytest.mark.parametrize("labels_of", ["random", "all_correct", "all_wrong"])
+def test_a_float32_matrix_gives_the_numbers_of_its_float64_copy(small_chunks, n, labels_of):
+    """An (n, K) float32 matrix is checked and reduced to its top-1 view as given (the data hold it
+    without a float64 copy until a view reads ``probs``); the rule: every view, estimate and message is
+    the one of the same values widened to float64 (widening is exact), bit for bit.  Ties, maxima on bin
+    edges (0.5, 0.75), n = 2, all-correct / all-wrong labels, chunk edges of the threaded split."""
+    k = 4
+    probs, labels = multiclass_sample(n, 11 * n, k=k)
+    matrix = probs.astype(np.float32)
+    matrix[3::11] = [0.75, 0.125, 0.125, 0.0]  # a maximum on an edge of 4, 8, 20 ... equal-width bins
+    top = matrix.argmax(axis=1)
+    labels = {"random": labels, "all_correct": top, "all_wrong": (top + 1) % k}[labels_of]
+    wide = matrix.astype(np.float64)
+    narrow_data = calviz.as_calibration_data(labels, matrix)
+    wide_data = calviz.as_calibration_data(labels, wide)
+    for a, b in zip(narrow_data.top1(), wide_data.top1(), strict=True):
+        np.testing.assert_array_equal(a, b)
+        assert a.dtype == np.float64
+    assert narrow_data._probs_as_stored().dtype == np.float32  # the top-1 view did not widen it
+    for m in (4, 15):
+        for scheme in ("equal_width", "equal_mass"):
+            for p in (1, 2, "max"):
+                expected = calviz.binned_ece(wide_data, n_bins=m, scheme=scheme, p=p)
+                assert calviz.binned_ece(narrow_data, n_bins=m, scheme=scheme, p=p) == expected
+                assert calviz.binned_ece(labels, matrix, n_bins=m, scheme=scheme, p=p) == expected
+        assert_same_reliability(calviz.reliability(narrow_data, n_bins=m),
+                                calviz.reliability(wide_data, n_bins=m))
+    for c in range(k):
+        for a, b in zip(narrow_data.classwise(c), wide_data.classwise(c), strict=True):
+            np.testing.assert_array_equal(a, b)
+    assert narrow_data._probs_as_stored().dtype == np.float32  # one column widened at a time
+    half = narrow_data.subsample(max(2, n // 2), seed=1)
+    for a, b in zip(half.top1(), wide_data.subsample(max(2, n // 2), seed=1).top1(), strict=True):
+        np.testing.assert_array_equal(a, b)
+    for a, b in zip(narrow_data.topk(2), wide_data.topk(2), strict=True):
+        np.testing.assert_array_equal(a, b)
+    assert narrow_data.probs.dtype == np.float64 and not narrow_data.probs.flags.writeable
+    np.testing.assert_array_equal(narrow_data.probs, wide)
+    assert narrow_data._probs_as_stored() is narrow_data.probs  # widened once, then kept
+    scaled = matrix * np.float32(3.0)
+    rescaled = calviz.as_calibration_data(labels, scaled, renormalize=True)
+    np.testing.assert_array_equal(rescaled.probs, calviz.as_calibration_data(
+        labels, scaled.astype(np.float64), renormalize=True).probs)  # divided in float64, as before
+
+
+def test_a_float32_matrix_is_refused_with_the_message_of_its_float64_copy():
+    """Refusals of a float32 matrix word the float64 values (a row sum, the bad value) as before."""
+    probs, labels = multiclass_sample(40, 5, k=3)
+    for bad in (np.nan, -0.25, 1.5, 2e-5):
+        matrix = probs.astype(np.float32)
+        matrix[7, 1] = bad if bad != 2e-5 else matrix[7, 1] + np.float32(bad)
+        with pytest.raises(calviz.InputError) as narrow:
+            calviz.as_calibration_data(labels, matrix)
+        with pytest.raises(calviz.InputError) as wide:
+            calviz.as_calibration_data(labels, matrix.astype(np.float64))
+        assert str(narrow.value) == str(wide.value)
+        assert "row 7" in str(narrow.value)

@@ -231,6 +231,51 @@ def test_classwise_ace_table_equals_ace_at_every_bin_count(case):
 
 
 
+@pytest.mark.parametrize("case", list(_ace_cases()), ids=lambda case: case[0])
+def test_the_bin_tables_of_every_class_equal_the_direct_diagram_and_interval(case):
+    """Each class's BinTable (kept in the ACE table: the classwise diagram and interval of a class before its
+    sorted view is built) equals its sorted view exactly and the direct estimators to 1e-12, in both
+    schemes and at several α; above its bin counts it refuses (the caller then passes over the rows)."""
+    _, data = case
+    table = ClasswiseACE.from_data(data, max_bins=40)
+    assert len(table.tables) == data.n_classes and table.tables_nbytes > 0
+    for c in range(data.n_classes):
+        bins, view = table.table(c), Presorted.from_data(data, "classwise", class_index=c)
+        assert (bins.target, bins.class_index, bins.n, bins.max_bins) == ("classwise", c, data.n, 40)
+        for m, alpha in ((1, 0.05), (2, 0.3), (3, 0.1), (7, 0.05), (13, 0.01), (40, 0.2)):
+            for scheme in ("equal_width", "equal_mass"):
+                found = bins.reliability(scheme, m, alpha=alpha)
+                _same_fields(found, view.reliability(scheme, m, alpha=alpha), exact=True)
+                _same_fields(found, calviz.reliability(data, n_bins=m, scheme=scheme, target="classwise",
+                                                       class_index=c, alpha=alpha))
+            found = bins.interval(m, alpha)
+            _same_fields(found, view.interval(m, alpha), exact=True)
+            direct = calviz.ece_interval(data, n_bins=m, alpha=alpha, target="classwise", class_index=c)
+            assert abs(found.statistic - direct.statistic) <= 1e-12
+            np.testing.assert_allclose(found.confidence_interval(), direct.confidence_interval(),
+                                       rtol=1e-12, atol=1e-14)
+        assert not bins.has(41) and bins.has(40)
+        with pytest.raises(InputError):
+            bins.reliability("equal_width", 41)
+        with pytest.raises(InputError):
+            bins.reliability("distinct", 5)
+
+
+def _same_fields(a, b, *, exact: bool = False):
+    """Two results of one type equal field by field: exactly, or floats to 1e-12."""
+    assert type(a) is type(b)
+    for field in dataclasses.fields(a):
+        x, z = getattr(a, field.name), getattr(b, field.name)
+        if isinstance(x, np.ndarray) and x.dtype.kind == "f" and not exact:
+            np.testing.assert_allclose(x, z, rtol=1e-12, atol=1e-14, err_msg=field.name)
+        elif isinstance(x, np.ndarray):
+            np.testing.assert_array_equal(x, z, err_msg=field.name)
+        elif isinstance(x, float) and not exact:
+            np.testing.assert_allclose(x, z, rtol=1e-12, atol=1e-14, err_msg=field.name)
+        else:
+            assert x == z or (x != x and z != z), field.name
+
+
 @pytest.mark.parametrize("n", [2, 3, 700])
 def test_bootstrap_bins_equal_the_direct_bootstrap_at_every_bin_count(n):
     rng = np.random.default_rng(n)

@@ -225,6 +225,44 @@ def test_a_first_visit_shows_the_diagram_and_interval_from_the_rows_while_the_so
         store.close()
 
 
+def test_a_first_visit_of_a_class_is_answered_from_its_bin_table_while_the_sorted_view_is_built(monkeypatch):
+    """With the dataset's ACE table built (the server's start) and a class's sorted view not yet: the diagram
+    and the ECE interval of the class come from its bin table — no pass over the rows, equal to the direct
+    computations in both schemes — and a bin count beyond the table from the rows."""
+    import calviz.analysis.views as views
+
+    monkeypatch.setattr(views, "LARGE_ROWS", 1000)
+    data = _multiclass(seed=12)
+    precomputed.ACE_TABLES.request(data, precomputed.ACE_TABLE,
+                                   lambda d, t: _done(ClasswiseACE.from_data(d, max_bins=30)))
+    building: dict = {}
+
+    def build(data, target):  # (never finishes during the test)
+        building[target] = concurrent.futures.Future()
+        return building[target]
+
+    store = ResultStore(debounce=3600)  # (no job starts during the test)
+    monkeypatch.setattr(store, "_build_sorted", build)
+    try:
+        base = AnalysisOptions(resampling="analytic", target="classwise", n_bins=7)
+        for changed in (base.replace(class_index=1),
+                        base.replace(class_index=3, scheme="equal_mass", n_bins=30),
+                        base.replace(class_index=3, alpha=0.2)):
+            store.update(data, changed, show_smooth=False)
+            for slot in ("reliability", "interval"):
+                entry = getattr(store, slot)
+                assert entry.pending is None and slot not in store.jobs
+                _same(entry.result, run_view(slot, data, changed)[0], slot)
+        assert ("classwise", 3) in building and not building[("classwise", 3)].done()
+        assert not store.passes
+        beyond = base.replace(class_index=3, n_bins=31)  # beyond the table: from the rows
+        store.update(data, beyond, show_smooth=False)
+        assert store.passes == {"reliability": 1, "interval": 1}
+        _same(store.reliability.result, run_view("reliability", data, beyond)[0])
+    finally:
+        store.close()
+
+
 def test_a_stand_in_that_passes_over_the_rows_is_shown_after_the_changes_other_views(monkeypatch):
     """Large data in a served session: the smooth curve without its band (the smooth band's stand-in, a
     pass over the rows) is computed on the session's next turn, after the change's diagram was published,

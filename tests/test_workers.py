@@ -224,3 +224,28 @@ def test_configure_refuses_a_pool_of_no_processes():
         workers.configure(workers=0)
     assert 1 <= workers.default_workers() <= workers.MAX_DEFAULT_WORKERS
     assert workers.default_job_memory(2) >= workers.MIN_JOB_MEMORY
+
+
+def test_job_threads_are_reused_and_a_waiting_job_never_holds_back_another():
+    """A finished job's thread takes the next job (no thread is started for it); a job that waits does not
+    delay one submitted after it (that one gets a thread of its own); every job's result reaches its
+    future, an exception too."""
+    import threading
+
+    assert workers._in_thread(lambda: 5).result(timeout=30) == 5
+    idle = threading.Event()
+    while workers._idle_job_threads == 0:  # (until the thread has counted itself idle, after its job)
+        idle.wait(0.001)
+    idle_threads = {t.ident for t in threading.enumerate() if t.name == "calviz-job"}
+    assert workers._in_thread(threading.get_ident).result(timeout=30) in idle_threads
+    release = threading.Event()
+    waiting = workers._in_thread(release.wait, 30)
+    assert workers._in_thread(lambda: 7).result(timeout=30) == 7  # (not behind the waiting job)
+    assert not waiting.done()
+    release.set()
+    assert waiting.result(timeout=30) is True
+    failed = workers._in_thread(lambda: 1 / 0)
+    with pytest.raises(ZeroDivisionError):
+        failed.result(timeout=30)
+    assert [f.result(timeout=30) for f in [workers._in_thread(lambda i=i: i * i) for i in range(20)]] == [
+        i * i for i in range(20)]

@@ -30,6 +30,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from calviz._kernels.validation import row_top1_range_sum
+
 #: columns of a bin's row in the tables of these kernels
 COUNT, Z_SUM, Y_SUM = 0, 1, 2
 #: rows added into the packed integer (count, Σy) of a bin before it is moved into the float table: each
@@ -106,25 +108,15 @@ def top1_first_order_rows(probs, labels, m: int, lower, upper, limit: float, sta
     reduced to the top-1 view (confidence = the row maximum, correct = 1 where its lowest index is the
     label) and summed in its equal-width bins: (the (m, 4) table of count, Σconfidence, Σcorrect per bin,
     valid), valid meaning every probability lies in [0, 1], every row sum (added in float64 in column
-    order) within ``limit`` of 1 and every label in 0..K−1.  Binned as :func:`binary_first_order_rows`."""
-    k = probs.shape[1]
-    hi = k - 1
+    order) within ``limit`` of 1 and every label in 0..K−1.  The row reduction is
+    :func:`calviz._kernels.validation.row_top1_range_sum`'s; binned as :func:`binary_first_order_rows`."""
+    hi = probs.shape[1] - 1
     acc = np.zeros((m, 4))
     ok = True
     for i in range(start, stop):
-        best = np.float64(probs[i, 0])
-        total = best
-        in_unit = (best >= 0.0) & (best <= 1.0)
-        index = 0
-        for j in range(1, k):
-            v = np.float64(probs[i, j])
-            total += v
-            in_unit &= (v >= 0.0) & (v <= 1.0)
-            above = v > best
-            index = j if above else index
-            best = v if above else best
+        best, index, lo, total = row_top1_range_sum(probs[i])
         label, label_ok = _class_id(labels[i], hi)
-        row_ok = in_unit & (abs(total - 1.0) <= limit) & label_ok
+        row_ok = (lo >= 0.0) & (best <= 1.0) & (abs(total - 1.0) <= limit) & label_ok
         ok &= row_ok
         z = best if row_ok else 0.0
         b = min(int(z * m), m - 1)

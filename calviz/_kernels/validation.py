@@ -51,29 +51,53 @@ def on_simplex(p, limit: float) -> bool:
     return all(map_chunks(lambda start, stop: simplex_rows_ok(p, limit, start, stop), p.shape[0]))
 
 
+@njit(cache=True, inline="always")
+def row_top1_range_sum(row):
+    """(maximum, its index, minimum, sum) of one row of probabilities (a 1-D array of K ≥ 1 values, any
+    stride): the maximum is the first among ties and its index a float (exact: K < 2⁵³, and selected in
+    vector registers like the maximum); the sum is added in float64 in column order.  Every value is
+    widened to float64 where it is read (exact), so a float32 row gives the numbers of its float64 copy —
+    and runs as fast: comparing float32 values with float64 ones converts at every use (measured per
+    thread on 2·10⁶ rows of K = 10, one run at load 13: 76 ms against 22 ms widened once, float64 21 ms).
+
+    The row's range check is its minimum ≥ 0 and its maximum ≤ 1: the same answer as checking every
+    value (a NaN makes the sum NaN, which fails the sum check; ±inf is the maximum or the minimum), with
+    one select per value instead of two compares."""
+    best = np.float64(row[0])
+    lo = best
+    s = 0.0
+    s += best
+    index = 0.0
+    for j in range(1, row.shape[0]):
+        v = np.float64(row[j])
+        s += v
+        lo = v if v < lo else lo
+        above = v > best
+        index = np.float64(j) if above else index
+        best = v if above else best
+    return best, index, lo, s
+
+
 @njit(cache=True, nogil=True)
 def simplex_rows_top1_into(p, labels, limit, start, stop, conf, correct):
     """:func:`simplex_rows_ok` and :func:`calviz._kernels.views.top1_rows_into` in one read of the rows
-    start..stop−1 of the (n, K) array p, for labels already validated (class ids 0..K−1): True iff every
-    value lies in [0, 1] (NaN fails) and every row sum (added in column order) is within ``limit`` of 1;
-    conf and correct are written row by row (the row maximum, the first among ties, and 1.0 where its
-    index is the label, else 0.0).  When the answer is False the written views mean nothing (the caller
-    refuses the data).
+    start..stop−1 of the (n, K) array p (float64 or float32), for labels already validated (class ids
+    0..K−1): True iff every value lies in [0, 1] (NaN fails) and every row sum (added in float64 in
+    column order) is within ``limit`` of 1; conf and correct are written row by row (the row maximum, the
+    first among ties, and 1.0 where its index is the label, else 0.0).  When the answer is False the
+    written views mean nothing (the caller refuses the data).
 
-    The range check is the row's minimum ≥ 0 and its maximum — the top-1 confidence, found anyway — ≤ 1:
-    the same answer as checking every value (a NaN makes the row sum NaN, which fails the sum check; ±inf
-    is the maximum or the minimum), with one select per value instead of two compares.  Two rows are
-    reduced side by side (their dependent chains of compares overlap); the running indices are floats
-    (exact: K < 2⁵³), selected in vector registers like the maxima.  Measured per thread on 2·10⁶ rows of
-    K = 10 (CPU time, minimum of 15 alternating calls, one run at load 15): 19.5 ms against 17.4 + 13.2 ms
-    for the check and the view as two passes; one row at a time 23.2 ms, four rows side by side 21.5 ms."""
+    The row reduction is :func:`row_top1_range_sum`'s, for two rows side by side (their dependent chains
+    of compares overlap).  Measured per thread on 2·10⁶ rows of K = 10 (CPU time, minimum of 15
+    alternating calls, one run at load 15): 19.5 ms against 17.4 + 13.2 ms for the check and the view as
+    two passes; one row at a time 23.2 ms, four rows side by side 21.5 ms."""
     k = p.shape[1]
     rows, ids = p[start:stop], labels[start:stop]
     top, hit = conf[start:stop], correct[start:stop]
     n = rows.shape[0]
     ok = True
     for i in range(0, n - n % 2, 2):
-        b0, b1 = rows[i, 0], rows[i + 1, 0]
+        b0, b1 = np.float64(rows[i, 0]), np.float64(rows[i + 1, 0])
         l0, l1 = b0, b1
         s0 = 0.0
         s1 = 0.0
@@ -82,7 +106,7 @@ def simplex_rows_top1_into(p, labels, limit, start, stop, conf, correct):
         x0 = x1 = 0.0
         for j in range(1, k):
             fj = np.float64(j)
-            v0, v1 = rows[i, j], rows[i + 1, j]
+            v0, v1 = np.float64(rows[i, j]), np.float64(rows[i + 1, j])
             s0 += v0
             s1 += v1
             l0 = v0 if v0 < l0 else l0
@@ -98,18 +122,7 @@ def simplex_rows_top1_into(p, labels, limit, start, stop, conf, correct):
         hit[i] = np.float64(x0 == ids[i])
         hit[i + 1] = np.float64(x1 == ids[i + 1])
     for i in range(n - n % 2, n):
-        best = rows[i, 0]
-        lo = best
-        s = 0.0
-        s += best
-        index = 0.0
-        for j in range(1, k):
-            v = rows[i, j]
-            s += v
-            lo = v if v < lo else lo
-            above = v > best
-            index = np.float64(j) if above else index
-            best = v if above else best
+        best, index, lo, s = row_top1_range_sum(rows[i])
         ok &= (lo >= 0.0) & (best <= 1.0) & (abs(s - 1.0) <= limit)
         top[i] = best
         hit[i] = np.float64(index == ids[i])
@@ -117,10 +130,11 @@ def simplex_rows_top1_into(p, labels, limit, start, stop, conf, correct):
 
 
 def on_simplex_top1(p, labels, limit: float):
-    """(ok, confidence, correct): :func:`on_simplex` of the (n, K) array p and, in the same read, its
-    top-1 view with the validated class ids ``labels`` (the view of
-    :func:`calviz._kernels.views.top1_of_rows`, meaningful only when ok).  Large matrices are read in row
-    chunks on several threads (a chunk's answer is a bool and its rows' views its own)."""
+    """(ok, confidence, correct): :func:`on_simplex` of the (n, K) array p (float64 or float32) and, in
+    the same read, its top-1 view with the validated class ids ``labels`` (the view of
+    :func:`calviz._kernels.views.top1_of_rows`, meaningful only when ok; float64 whatever p's dtype).
+    Large matrices are read in row chunks on several threads (a chunk's answer is a bool and its rows'
+    views its own)."""
     n = p.shape[0]
     conf = np.empty(n)
     correct = np.empty(n)
@@ -136,25 +150,12 @@ def class_columns_top1(columns, labels, limit, conf, correct):
     the predictions is columns[:, i] of the (K, n) array.  True iff every value lies in [0, 1], every row
     sum (added in class order) is within ``limit`` of 1 and every label lies in 0..K−1; conf and correct
     are written row by row (the row maximum, the first among ties, and whether its class is the label).
-    The range check is the row's minimum ≥ 0 and maximum ≤ 1, as in :func:`simplex_rows_top1_into` (the
-    same answer; per thread on 2·10⁶ rows of K = 10, one run at load 19: 23.7 ms against 28.3 ms checking
-    every value)."""
-    k = columns.shape[0]
-    hi = k - 1
+    The row reduction is :func:`row_top1_range_sum`'s (per thread on 2·10⁶ rows of K = 10, one run at
+    load 19: 23.7 ms against 28.3 ms checking every value)."""
+    hi = columns.shape[0] - 1
     ok = True
     for i in range(columns.shape[1]):
-        best = columns[0, i]
-        lo = best
-        index = 0.0  # a float (exact: K < 2⁵³), selected in vector registers like the maximum
-        s = 0.0
-        s += best
-        for j in range(1, k):
-            v = columns[j, i]
-            s += v
-            lo = v if v < lo else lo
-            above = v > best
-            index = np.float64(j) if above else index
-            best = v if above else best
+        best, index, lo, s = row_top1_range_sum(columns[:, i])
         label = labels[i]
         ok &= (lo >= 0.0) & (best <= 1.0) & (abs(s - 1.0) <= limit) & (label >= 0) & (label <= hi)
         conf[i] = best

@@ -5,12 +5,17 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from calviz._kernels.validation import row_top1_range_sum
 from calviz._threads import map_chunks
 
 
 @njit(cache=True, nogil=True)
 def top1_rows_into(probs, labels, start, stop, conf, correct):
     """Rows start..stop−1 of :func:`top1_of_rows` written into ``conf`` and ``correct``.
+
+    The row reduction of :func:`calviz._kernels.validation.row_top1_range_sum` (whose range and sum go
+    unused here), for four rows side by side; every value is widened to float64 where it is read (float32
+    rows run as fast as float64 ones and give the numbers of their float64 copy).
 
     The running maximum is kept with selects rather than a branch (a new maximum in a row of random
     probabilities is a coin flip the branch predictor loses), for four rows side by side: each row's
@@ -24,11 +29,13 @@ def top1_rows_into(probs, labels, start, stop, conf, correct):
     top, hit = conf[start:stop], correct[start:stop]
     n = rows.shape[0]
     for i in range(0, n - n % 4, 4):
-        b0, b1, b2, b3 = rows[i, 0], rows[i + 1, 0], rows[i + 2, 0], rows[i + 3, 0]
+        b0, b1 = np.float64(rows[i, 0]), np.float64(rows[i + 1, 0])
+        b2, b3 = np.float64(rows[i + 2, 0]), np.float64(rows[i + 3, 0])
         x0 = x1 = x2 = x3 = 0.0  # indices kept as floats: selects in vector registers, no spills
         for j in range(1, k):
             fj = np.float64(j)
-            v0, v1, v2, v3 = rows[i, j], rows[i + 1, j], rows[i + 2, j], rows[i + 3, j]
+            v0, v1 = np.float64(rows[i, j]), np.float64(rows[i + 1, j])
+            v2, v3 = np.float64(rows[i + 2, j]), np.float64(rows[i + 3, j])
             a0, a1, a2, a3 = v0 > b0, v1 > b1, v2 > b2, v3 > b3
             x0 = fj if a0 else x0
             x1 = fj if a1 else x1
@@ -44,13 +51,7 @@ def top1_rows_into(probs, labels, start, stop, conf, correct):
         hit[i + 2] = np.float64(x2 == ids[i + 2])
         hit[i + 3] = np.float64(x3 == ids[i + 3])
     for i in range(n - n % 4, n):
-        best = rows[i, 0]
-        index = 0
-        for j in range(1, k):
-            v = rows[i, j]
-            above = v > best
-            index = j if above else index
-            best = v if above else best
+        best, index, _, _ = row_top1_range_sum(rows[i])
         top[i] = best
         hit[i] = np.float64(index == ids[i])
 
@@ -59,7 +60,8 @@ def top1_of_rows(probs, labels):
     """(confidence, correct) of an (n, K) probability matrix in one pass over its rows: the row maximum
     and 1.0 where its index — the lowest one among ties, as ``argmax`` gives — is the label, else 0.0.
     (``argmax`` along the rows, ``take_along_axis`` and a comparison are three passes, slow on short
-    rows.)  The rows are validated: finite values, so ``>`` finds the first maximum as ``argmax``.
+    rows.)  The rows are validated: finite values, so ``>`` finds the first maximum as ``argmax``;
+    float64 or float32 (the view is float64 either way, the numbers of the float64 copy).
     Large matrices are read in row chunks on several threads (:func:`calviz._threads.map_chunks`)."""
     n = probs.shape[0]
     conf = np.empty(n)

@@ -14,7 +14,9 @@ visited target's sorted view.
   1e−12 (tests/test_store_presorted.py); revisiting a target reuses its view.
 * Per dataset, :class:`calviz._presorted.ClasswiseACE` (:data:`ACE_TABLES`): the classical tests' ACE of
   every bin count 1..100, so a bin change redoes the classical tests' only bin-dependent parts — the MCE
-  from the target's sorted view, the ACE from the table — on the session's thread (:func:`rebinned`).
+  from the target's sorted view, the ACE from the table — on the session's thread (:func:`rebinned`); and
+  per class a :class:`calviz._presorted.BinTable`, so the reliability diagram and the ECE interval of a
+  class not visited before are answered at once (:func:`bin_table`) while its sorted view is built.
 * Per (data, scalar target, seed, resamples, subsample), a :class:`BootstrapTable` (:data:`BOOTSTRAPS`): the
   bootstrap interval's replicates of every bin count drawn once, so a bin or α change of it is milliseconds.
 * :data:`IN_FLIGHT` — the background computations running now in any session: another session wanting the
@@ -32,7 +34,7 @@ from collections import OrderedDict
 import numpy as np
 
 from calviz._data import CalibrationData, InputError
-from calviz._presorted import ACE_TABLE_BINS, BootstrapBins, ClasswiseACE, Presorted
+from calviz._presorted import ACE_TABLE_BINS, BinTable, BootstrapBins, ClasswiseACE, Presorted
 from calviz.analysis import AnalysisOptions, is_distributed
 from calviz.analysis.views import REGISTRY, effective_target, view
 
@@ -387,6 +389,28 @@ def rebin_ready(view: str, data, options: AnalysisOptions) -> tuple | None:
         return None
     presorted = SORTED.ready(data, (target[0], target[1] if target[0] == "classwise" else 0))
     return None if presorted is None else (presorted, table)
+
+
+#: the views a class's :class:`calviz._presorted.BinTable` (kept in the dataset's ACE table) answers
+TABLE_ANSWERED = ("reliability", "interval")
+
+
+def bin_table(view: str, data, options: AnalysisOptions) -> BinTable | None:
+    """The :class:`BinTable` of the classwise target's class that answers ``view`` for these inputs (kept in
+    the dataset's :class:`ClasswiseACE`, built at the server's start: a class's first visit is answered
+    without a pass over the rows, before its sorted view is built), or None: not one of
+    :data:`TABLE_ANSWERED`, not a classwise target a sorted view would answer, no table yet, or a bin count
+    or scheme the table does not hold."""
+    if view not in TABLE_ANSWERED or not table_eligible(data, options):
+        return None
+    target = sorted_target(view, data, options)
+    if target is None or target[0] != "classwise":
+        return None
+    table = ACE_TABLES.ready(data, ACE_TABLE)
+    bins = None if table is None else table.table(target[1])
+    if bins is None or not bins.has(options.n_bins):
+        return None
+    return bins if view != "reliability" or options.scheme in ("equal_width", "equal_mass") else None
 
 
 def ace_table_in_worker(probs, labels, confidence_form: bool) -> ClasswiseACE:

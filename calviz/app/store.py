@@ -22,8 +22,9 @@ which computation answers the options, and publishes what each slot shows as an 
   them).
 * A bin change recomputes only the views that read the bins (``View.reads``), each from what the server
   keeps for the target where it can (:mod:`calviz.app.precomputed`): the diagram and the interval from
-  its sorted view, the classical tests' MCE and ACE from the sorted view and the dataset's ACE table (the
-  tests themselves do not read the bins), the bootstrap interval from its replicates of every bin count.
+  its sorted view (a class not visited before: from its bin table, kept since the server's start), the
+  classical tests' MCE and ACE from the sorted view and the dataset's ACE table (the tests themselves do
+  not read the bins), the bootstrap interval from its replicates of every bin count.
 * Once the controls rest, a served session also computes the diagram of the binning scheme it does not
   show (:data:`PREFETCH_DELAY_S`), so toggling the scheme to compare the two redraws from the cache.
 * Background work (threads, worker processes) is started through :mod:`calviz.app.workers` only.
@@ -86,7 +87,9 @@ PREFETCH_DELAY_S = 0.2
 #: rows up to which that diagram is worth computing unasked (a few ms; it holds the session's GIL)
 PREFETCH_MAX_ROWS = 250_000
 #: views computed from the rows on the session's thread while their target's sorted view is being built
-#: (a target's first visit): one pass over its column each — at 10⁷ × K = 10, classwise, load 11: the
+#: (a target's first visit) and no bin table of the class answers them (:func:`precomputed.bin_table`: built
+#: at the server's start for every class and the bin counts 1..100; then no pass): one pass over its column
+#: each — at 10⁷ × K = 10, classwise, load 11: the
 #: diagram 234–298 ms, the interval 347–439 ms — so the diagram and the interval of a class not shown before
 #: appear at once, exact, instead of after the sort (seconds at 10⁷ rows, behind the session's other jobs).
 #: The analytic T-Cal is not among them (1.3–1.5 s per 10⁶ rows at load 17): its sorted view answers it.
@@ -302,11 +305,14 @@ class ResultStore(_Slots):
 
     # -- the sorted views (calviz.app.precomputed) ----------------------------------------------------
     def _answer(self, view: str, data, options: AnalysisOptions):
-        """``(result, seconds, None)`` from the target's built sorted view, or None (none for it yet)."""
+        """``(result, seconds, None)`` from the target's built sorted view — or, before it is built, from its
+        class's bin table (:func:`precomputed.bin_table`) — or None (neither for it yet)."""
         target = precomputed.sorted_target(view, data, options)
         presorted = None if target is None else precomputed.SORTED.ready(data, target)
         if presorted is None:
-            return None
+            presorted = None if target is None else precomputed.bin_table(view, data, options)
+            if presorted is None:
+                return None
         start = time.perf_counter()
         try:
             result = precomputed.answer(view, presorted, options)

@@ -24,6 +24,7 @@ import weakref
 from collections.abc import Callable
 from functools import partial
 from multiprocessing import resource_tracker
+from queue import Empty, SimpleQueue
 from typing import Any
 
 import numpy as np
@@ -37,9 +38,20 @@ __all__ = ["SessionWorker", "shutdown_workers", "start_spare_worker", "warm_in_b
 _STOPPING = threading.Event()  # set when the server stops: no job starts any more
 
 
+#: s: a job thread with nothing to do waits this long for the next job before it ends
+JOB_THREAD_IDLE_S = 60.0
+_JOB_LOCK = threading.Lock()
+_JOB_QUEUE: SimpleQueue = SimpleQueue()
+_idle_job_threads = 0
+
+
 def _in_thread(function, *args, **kwargs) -> concurrent.futures.Future:
-    """Run ``function`` on a new daemon thread; its future.  Daemon: a job waiting for a worker (or for
-    Dask) never delays the server's exit — the workers are stopped by :func:`shutdown_workers`."""
+    """Run ``function`` on a daemon thread of its own; its future.  Daemon: a job waiting for a worker (or
+    for Dask) never delays the server's exit — the workers are stopped by :func:`shutdown_workers`.  A job
+    thread that has finished its job waits :data:`JOB_THREAD_IDLE_S` for another one (a change's jobs then
+    start without starting threads: ``Thread.start`` waits until the new thread runs, tens of ms each on a
+    loaded machine, on the session's thread before the change is sent)."""
+    global _idle_job_threads
     future: concurrent.futures.Future = concurrent.futures.Future()
 
     def run():
@@ -50,8 +62,31 @@ def _in_thread(function, *args, **kwargs) -> concurrent.futures.Future:
         except BaseException as exc:  # handed to whoever reads the future (wait, _log_failure)
             future.set_exception(exc)
 
-    threading.Thread(target=run, name="calviz-job", daemon=True).start()
+    with _JOB_LOCK:
+        if _idle_job_threads > 0:  # (one idle thread is promised this job)
+            _idle_job_threads -= 1
+            _JOB_QUEUE.put(run)
+            return future
+    threading.Thread(target=_job_thread, args=(run,), name="calviz-job", daemon=True).start()
     return future
+
+
+def _job_thread(run) -> None:
+    """A job thread: its first job, then the jobs :func:`_in_thread` hands it while it is idle."""
+    global _idle_job_threads
+    while True:
+        run()
+        run = None  # (nothing of the finished job is kept alive while idle)
+        with _JOB_LOCK:
+            _idle_job_threads += 1
+        try:
+            run = _JOB_QUEUE.get(timeout=JOB_THREAD_IDLE_S)
+        except Empty:
+            with _JOB_LOCK:
+                if _idle_job_threads > 0:  # no job was promised to the idle threads: this one ends
+                    _idle_job_threads -= 1
+                    return
+            run = _JOB_QUEUE.get()  # (a job was promised meanwhile: it is on its way)
 
 
 def _log_failure(future: concurrent.futures.Future) -> None:
