@@ -45,10 +45,14 @@ warm_kernels(sorted(COMPUTE)[share::shares])
 #: every driver on binary and 3-class data with empty partitions, on dask's synchronous scheduler; a call
 #: that a target does not allow only fails (the kernels are compiled per argument type, not per size)
 FILL_DASK_KERNELS = """
+import os
+import tempfile
 import warnings
 import dask
 import dask.array as da
+import dask.dataframe as dd
 import numpy as np
+import pandas as pd
 import calviz.dask as cdask
 from calviz.analysis import COMPUTE, AnalysisOptions
 
@@ -84,6 +88,22 @@ with dask.config.set(scheduler="synchronous"), warnings.catch_warnings():
         run(cdask.ece_interval, Y, Z, top_k=2)
         for view in sorted(COMPUTE):
             run(cdask.compute_view, view, cdask.from_dask(Y, Z), options)
+    # Parquet files and DataFrames: their columns reach the kernels as read-only arrays (and labels as the
+    # column's dtype), numba's signatures of their own
+    with tempfile.TemporaryDirectory() as folder:
+        for (y, z), _ in targets:
+            columns = {"y_prob": z} if z.ndim == 1 else {f"p_{k}": z[:, k] for k in range(z.shape[1])}
+            frame = pd.DataFrame({"y_true": y, **columns})
+            path = os.path.join(folder, f"preds{z.ndim}")
+            os.mkdir(path)
+            for i, (start, stop) in enumerate(zip((0, 150), (150, len(y)))):
+                frame.iloc[start:stop].to_parquet(os.path.join(path, f"part.{i}.parquet"), index=False)
+            for source in (path, dd.from_pandas(frame, npartitions=3),
+                           dd.from_pandas(frame.astype({"y_true": float}), npartitions=3)):
+                for name in ("binned_ece", "ece_interval", "reliability"):
+                    run(getattr(cdask, name), source)
+                run(cdask.ece_interval, source, top_k=2)
+                run(cdask.adaptive_tcal, source, resampling="analytic")
 """
 
 #: fills numba's cache of the kernels of the public estimators that no dashboard view runs (rintce, the
