@@ -45,10 +45,14 @@ warm_kernels(sorted(COMPUTE)[share::shares])
 #: every driver on binary and 3-class data with empty partitions, on dask's synchronous scheduler; a call
 #: that a target does not allow only fails (the kernels are compiled per argument type, not per size)
 FILL_DASK_KERNELS = """
+import os
+import tempfile
 import warnings
 import dask
 import dask.array as da
+import dask.dataframe as dd
 import numpy as np
+import pandas as pd
 import calviz.dask as cdask
 from calviz.analysis import COMPUTE, AnalysisOptions
 
@@ -84,12 +88,71 @@ with dask.config.set(scheduler="synchronous"), warnings.catch_warnings():
         run(cdask.ece_interval, Y, Z, top_k=2)
         for view in sorted(COMPUTE):
             run(cdask.compute_view, view, cdask.from_dask(Y, Z), options)
+    # Parquet files and DataFrames: their columns reach the kernels as read-only arrays (and labels as the
+    # column's dtype), numba's signatures of their own
+    with tempfile.TemporaryDirectory() as folder:
+        for (y, z), _ in targets:
+            columns = {"y_prob": z} if z.ndim == 1 else {f"p_{k}": z[:, k] for k in range(z.shape[1])}
+            frame = pd.DataFrame({"y_true": y, **columns})
+            path = os.path.join(folder, f"preds{z.ndim}")
+            os.mkdir(path)
+            for i, (start, stop) in enumerate(zip((0, 150), (150, len(y)))):
+                frame.iloc[start:stop].to_parquet(os.path.join(path, f"part.{i}.parquet"), index=False)
+            for source in (path, dd.from_pandas(frame, npartitions=3),
+                           dd.from_pandas(frame.astype({"y_true": float}), npartitions=3)):
+                for name in ("binned_ece", "ece_interval", "reliability"):
+                    run(getattr(cdask, name), source)
+                run(cdask.ece_interval, source, top_k=2)
+                run(cdask.adaptive_tcal, source, resampling="analytic")
+"""
+
+#: fills numba's cache of the kernels of the public estimators that no dashboard view runs (rintce, the
+#: score decomposition's bootstrap, ...) and of the sequential rule of adaptive_tcal, in memory: called on
+#: binary and 3-class data with their defaults and a few options, as the API, fuzz and option tests call
+#: them; a call that refuses its input only fails
+FILL_PUBLIC_KERNELS = """
+import warnings
+import numpy as np
+import calviz
+
+rng = np.random.default_rng(0)
+p = rng.uniform(0.02, 0.98, size=240)
+probs = rng.dirichlet(np.ones(3), size=240)
+data = [((rng.random(p.size) < p).astype(np.int64), p),
+        ((probs.cumsum(axis=1) < rng.random((p.size, 1))).sum(axis=1).clip(0, 2).astype(np.int64), probs)]
+calls = {"kumar_debiased_ece": {}, "ace": {}, "tcal": {}, "adaptive_tcal": {"seed": 0},
+         "split_tcal": {"n_permutations": 99, "seed": 0}, "classical_tests": {}, "smce_witness": {},
+         "lower_dce": {"grid_step": 0.01}, "rintce": {"width": 0.1}, "sintce": {}, "laplace_kce": {},
+         "binned_ece_with_width": {}, "distance_bounds": {"grid_step": 0.01, "n_resamples": 5, "seed": 0},
+         "smce_test": {"eps0": 0.01, "eps1": 0.3}, "smooth_ece": {},
+         "smooth_reliability": {"n_resamples": 10, "grid_size": 51, "seed": 0},
+         "corp_reliability": {"n_resamples": 20, "seed": 0},
+         "score_decomposition": {"n_resamples": 20, "seed": 0},
+         "murphy_decomposition": {}, "ici": {}, "top_label_ece": {}, "recalibrate": {}}
+
+
+def run(f, *args, **kwargs):
+    try:
+        f(*args, **kwargs)
+    except Exception:
+        pass
+
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    for y, z in data:
+        for name, kwargs in calls.items():
+            f = getattr(calviz, name)
+            run(getattr(f, name, f), y, z, **kwargs)
+        for target in ("top1", "classwise", "full"):
+            run(calviz.adaptive_tcal, y, z, target=target, seed=0)
 """
 
 
 def pytest_configure(config):
     """Under ``-n N`` (the controller, before its workers start): start filling numba's cache of the
-    kernels, in three processes (two shares of the dashboard's views; calviz.dask's partition kernels).
+    kernels, in three processes (two shares of the dashboard's views, the second followed by the public
+    estimators no view runs; calviz.dask's partition kernels).
     A fresh checkout has no cache, and each kernel's first use compiles it — about 84 CPU-s for the
     dashboard's views — in every process that gets there before the cache is written: both test workers,
     the served apps' worker processes and the Dask workers, all at the start of the run.  With the cache
@@ -101,7 +164,10 @@ def pytest_configure(config):
         return
     _compile_package()
     shares = 2
-    scripts = [[FILL_NUMBA_CACHE, str(share), str(shares)] for share in range(shares)] + [[FILL_DASK_KERNELS]]
+    # (the public estimators after the second share of views, in its process: most of their kernels are the
+    # views' and are loaded from the cache by then instead of compiled twice at once)
+    scripts = [[FILL_NUMBA_CACHE + FILL_PUBLIC_KERNELS * share, str(share), str(shares)]
+               for share in range(shares)] + [[FILL_DASK_KERNELS]]
     config._calviz_cache_fill = [
         subprocess.Popen([sys.executable, "-c", *script], cwd=REPO, env=_serve_env(REPO),
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
