@@ -703,13 +703,12 @@ class ResultStore(_Slots):
             except ServerStopping:
                 return
             except TimeoutError as exc:  # (JobStopped: over the time or memory limit; said so)
-                stopped = f"{view_record(view).job_label}: stopped: {exc}"
                 # (the time it was given joins the change's timings: "from the cache" would be wrong)
-                self._schedule(partial(self._publish, slot, key, view, data, options, stopped=stopped,
+                self._schedule(partial(self._publish, slot, key, view, data, options, stopped=str(exc),
                                        seconds=self._job_limit))
                 return
         else:  # (said, not left pending: the slot would wait for ever)
-            stopped = f"{view_record(view).job_label}: stopped: its worker process was replaced three times"
+            stopped = "its worker process was replaced three times"
             self._schedule(partial(self._publish, slot, key, view, data, options, stopped=stopped))
             return
         if answered is None:
@@ -776,11 +775,12 @@ class ResultStore(_Slots):
     def _publish(self, slot, key, view, data, options, *, stopped: str | None = None,
                  seconds: float | None = None) -> None:
         """On the session's thread: show a finished job's result, unless the slot moved on meanwhile; its
-        ``seconds`` join the timings of the change that asked for it."""
+        ``seconds`` join the timings of the change that asked for it; ``stopped``: why the job was stopped."""
         if not self._still_wanted(slot, key):
             return
         if stopped is not None:  # the fast stand-in (e.g. the analytic T-Cal) stays, with the reason
-            entry = Entry(key, getattr(self, slot).result, options, data, error=stopped)
+            error = f"{view_record(view).job_label}: stopped: {stopped}"
+            entry = Entry(key, getattr(self, slot).result, options, data, error=error)
         else:
             error = self._error(view, data, options)
             entry = Entry(key, self.cached(view, data, options), options, data, error=error)
