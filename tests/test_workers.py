@@ -232,20 +232,20 @@ def test_job_threads_are_reused_and_a_waiting_job_never_holds_back_another():
     future, an exception too."""
     import threading
 
-    assert workers._in_thread(lambda: 5).result(timeout=30) == 5
+    assert workers._in_thread(lambda: 5).result(timeout=WAIT_S) == 5
     idle = threading.Event()
     while workers._idle_job_threads == 0:  # (until the thread has counted itself idle, after its job)
         idle.wait(0.001)
     idle_threads = {t.ident for t in threading.enumerate() if t.name == "calviz-job"}
-    assert workers._in_thread(threading.get_ident).result(timeout=30) in idle_threads
+    assert workers._in_thread(threading.get_ident).result(timeout=WAIT_S) in idle_threads
     release = threading.Event()
-    waiting = workers._in_thread(release.wait, 30)
-    assert workers._in_thread(lambda: 7).result(timeout=30) == 7  # (not behind the waiting job)
+    waiting = workers._in_thread(release.wait)  # (no timeout: set below)
+    assert workers._in_thread(lambda: 7).result(timeout=WAIT_S) == 7  # (not behind the waiting job)
     assert not waiting.done()
     release.set()
-    assert waiting.result(timeout=30) is True
+    assert waiting.result(timeout=WAIT_S) is True
     failed = workers._in_thread(lambda: 1 / 0)
     with pytest.raises(ZeroDivisionError):
-        failed.result(timeout=30)
-    assert [f.result(timeout=30) for f in [workers._in_thread(lambda i=i: i * i) for i in range(20)]] == [
+        failed.result(timeout=WAIT_S)
+    assert [f.result(timeout=WAIT_S) for f in [workers._in_thread(lambda i=i: i * i) for i in range(20)]] == [
         i * i for i in range(20)]
