@@ -276,7 +276,7 @@ def _say_stopped() -> None:
 
 
 #: s: a stopping server waits this long for a Dask cluster to close, then kills its workers and exits
-STOP_GRACE_S = 3.0
+STOP_GRACE_S = 2.0
 
 
 def _exit_after_grace() -> None:
@@ -297,9 +297,10 @@ def _exit_after_grace() -> None:
     _exit_now()
 
 
-#: s: a stop asked for by a signal ends this long after it, whatever the event loop's thread is doing (a
-#: second under the 5 s a service manager is promised: exiting takes time too)
-STOP_WAIT_S = 4.0
+#: s: a stop asked for by a signal ends this long after it, whatever the event loop's thread is doing
+#: (well under the 5 s a service manager is promised: at 10⁷ rows the kernel's teardown of the process's
+#: gigabytes and the threads' exit took seconds more on a busy machine)
+STOP_WAIT_S = 2.5
 
 
 def _stop_serving(server) -> None:
