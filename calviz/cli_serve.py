@@ -257,12 +257,24 @@ def _exit_now() -> None:
     processes and shared files are gone, and nothing it holds needs saving; returning instead would make
     the interpreter's exit wait for every thread still computing a view (a thread pool's threads are
     joined at exit: seconds at 10⁷ rows) and tear down the modules of a large heap."""
+    import multiprocessing
+    import time
+
     from calviz.cli import EXIT_OK
 
+    # the worker processes, already sent their stop, are reaped (briefly): none is left a zombie meanwhile,
+    # and their time counts as the server's, as a service manager accounts it
+    reap_until = time.monotonic() + REAP_S
+    for child in multiprocessing.active_children():
+        child.join(max(0.0, reap_until - time.monotonic()))
     _say_stopped()
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(EXIT_OK)
+
+
+#: s: at most this long for the stopped worker processes to end before the server's process exits
+REAP_S = 0.5
 
 
 _STOPPED_SAID = threading.Lock()
