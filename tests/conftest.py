@@ -14,6 +14,21 @@ from pathlib import Path
 
 import pytest
 
+try:
+    from hypothesis import HealthCheck, settings
+except ImportError:  # (hypothesis is a test dependency; without it only its tests fail to import)
+    settings = None
+else:
+    # Every property test draws the same examples in every run (derandomized, from the test's own name): a
+    # run fails only on a change of the code, never on an example drawn by chance, and a failure re-runs
+    # as it failed.  No wall-clock deadline and no "too slow" health check: on a loaded machine an example
+    # or its generation takes longer, which says nothing about the code.  Each test's own @settings keeps
+    # its number of examples.
+    settings.register_profile(
+        "calviz", derandomize=True, database=None, deadline=None, print_blob=True,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    settings.load_profile("calviz")
+
 REPO = Path(__file__).resolve().parents[1]
 #: screenshots and failure pictures of the browser tests (git-ignored; CI keeps the folder)
 ARTIFACTS = Path(os.environ.get("CALVIZ_ARTIFACTS") or REPO / "artifacts")

@@ -415,9 +415,11 @@ def test_serve_screenshot(served_url, chromium_browser):
 
 
 
-def test_check_parquet_directory_on_dask_matches_in_memory(tmp_path, capsys):
-    """`calviz check DIR --scheduler local` analyses a Parquet directory out of core and gives the
-    in-memory T-Cal decision and ECE interval."""
+def test_check_parquet_directory_on_dask_matches_in_memory(tmp_path, capsys, local_cluster):
+    """`calviz check DIR --scheduler ADDRESS` analyses a Parquet directory out of core and gives the
+    in-memory T-Cal decision and ECE interval.  (On the run's shared cluster: ``--scheduler local`` would
+    start a cluster of its own in this process, kept until the process ends; the local one is started by
+    the command in test_dask_dashboard's bad-partition test.)"""
     import json
 
     import numpy as np
@@ -432,7 +434,14 @@ def test_check_parquet_directory_on_dask_matches_in_memory(tmp_path, capsys):
         y = (rng.uniform(size=3000) < p**1.5).astype("int64")
         parts.append(pd.DataFrame({"y_true": y, "y_prob": p}))
         parts[-1].to_parquet(tmp_path / f"part{i}.parquet")
-    assert main(["check", str(tmp_path), "--scheduler", "local", "--json"]) == 0
+    from calviz.dask import _app
+
+    try:
+        assert main(["check", str(tmp_path), "--scheduler", local_cluster.scheduler_address, "--json"]) == 0
+    finally:  # (the command's client would outlive the cluster, reconnecting to it at the run's end)
+        client = _app._CLIENTS.pop(local_cluster.scheduler_address, None)
+        if client is not None:
+            client.close()
     distributed = json.loads(capsys.readouterr().out)
     whole = pd.concat(parts, ignore_index=True)
     csv = tmp_path / "all.csv"

@@ -19,7 +19,7 @@ from calviz.analysis import AnalysisOptions, run_view
 from calviz.app import precomputed
 from calviz.app.store import ResultStore
 
-WAIT_S = 120  # generous: a worker process starts (imports the engine) on a loaded machine in seconds
+WAIT_S = 300  # a hang guard only: a worker process starts (imports the engine) in seconds, minutes at load 20
 RTOL = 1e-12
 ATOL = 1e-14
 

@@ -355,9 +355,11 @@ def test_work_limit_names_the_limit(monkeypatch):
 # stability on borderline cases (fixed seed list; the six-case run is benchmarks/tcal_stability.py)
 # ------------------------------------------------------------------------------------------------
 STABILITY_SEEDS = tuple(range(20))
-#: the reference decision's resamples: the reference p-values (0.042 and 0.040) have a Monte Carlo standard
-#: error of at most 0.0005 with 2·10⁵ resamples, so the decision at α = 0.05 and the [0.03, 0.08] check are
-#: both more than 13 standard errors away from changing (10⁶ resamples cost 50 CPU-s and decide the same)
+#: the reference decision's resamples: the reference p-values (0.042 and 0.040) are Bonferroni-adjusted, the
+#: smallest of B = 16 and 20 scales' p-values (0.0026 and 0.0020) times B, so their Monte Carlo standard error
+#: is B times the smallest one's: 0.0018 and 0.0020 with 2·10⁵ resamples; the decision at α = 0.05 and the
+#: [0.03, 0.08] check are both more than 4 standard errors away from changing (5·10⁴ resamples would leave
+#: about 2; 10⁶ cost 50 CPU-s and decide the same)
 REFERENCE_RESAMPLES = 200_000
 
 
