@@ -268,13 +268,15 @@ def test_resampled_tcal_replaces_analytic(app, monkeypatch):
 
     def run(view, data, options, **kwargs):
         if view == "tcal_resampled":
-            release.wait(60)  # resampling runs until the analytic result has been checked
+            release.wait()  # resampling runs until the analytic result has been checked (an event, no time)
         return original(view, data, options, **kwargs)
 
     monkeypatch.setattr(store_module, "_run_remote", run)
-    app.controls.resampling = "y_only"
-    assert "analytic" in app.views[1].note.object  # shown at once, while resampling runs
-    release.set()
+    try:
+        app.controls.resampling = "y_only"
+        assert "analytic" in app.views[1].note.object  # shown at once, while resampling runs
+    finally:
+        release.set()
     app.wait()
     assert "Y-only resampling" in app.views[1].note.object
     assert app.store.calls["tcal_resampled"] == 1
@@ -289,18 +291,20 @@ def test_slow_stale_job_overtaken_by_a_fast_one_is_never_painted(app, monkeypatc
     def run(view, data, options, **kwargs):
         if view == "tcal_resampled" and options.alpha == 0.06:
             slow_started.set()
-            release.wait(30)  # the slow job
+            release.wait()  # the slow job: until the fast one is shown (an event, not a time)
         return original(view, data, options, **kwargs)
 
     monkeypatch.setattr(store_module, "_run_remote", run)
-    app.controls.param.update(resampling="y_only", alpha=0.06)
-    assert slow_started.wait(60)  # the slow job is running (a hang guard, not a speed requirement)
-    app.controls.alpha = 0.07
-    deadline = time.monotonic() + 60
-    while app.store.tcal.pending and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert app.store.tcal.result.alpha == 0.07 and app.store.tcal.result.method == "y_only"
-    release.set()
+    try:
+        app.controls.param.update(resampling="y_only", alpha=0.06)
+        assert slow_started.wait(600)  # the slow job is running (a hang guard, not a speed requirement)
+        app.controls.alpha = 0.07
+        deadline = time.monotonic() + 600  # (a hang guard only)
+        while app.store.tcal.pending and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert app.store.tcal.result.alpha == 0.07 and app.store.tcal.result.method == "y_only"
+    finally:
+        release.set()
     app.wait()
     assert app.store.tcal.result.alpha == 0.07
     assert "Y-only resampling" in app.views[1].note.object and not app.store.jobs
@@ -955,7 +959,8 @@ def test_the_other_cards_wait_until_the_browser_has_painted_the_four_views():
     app.draw_after_main_views(after_paint)
     doc = Document()
     doc.add_root(app.layout().get_root(doc))
-    assert "answer.tags = [ticket]" in app.status.text.div.js_property_callbacks["change:tags"][0].code
+    assert "answer.tags = [ticket]" in after_paint.ticket.js_property_callbacks["change:tags"][0].code
+    assert {after_paint.ticket, after_paint.answer} <= set(doc.models)  # (no view draws on their changes)
     app.start()
     app.wait()
 
@@ -996,6 +1001,37 @@ def test_the_other_cards_wait_until_the_browser_has_painted_the_four_views():
     assert after_paint.waiting is None and decomposition.table.source in {e.model for e in events}
     timeouts[-2][0]()  # (an earlier ticket's timeout, answered long ago: nothing)
     assert after_paint.waiting is None and not ticks
+
+
+def test_a_newer_change_renews_the_ticket_so_the_other_cards_wait_for_its_paint():
+    """A change sent while a ticket is unanswered (a slider being dragged) sends a new ticket: the answer to
+    the older one runs nothing, the newer one's runs the queued callbacks once; with nothing queued a
+    renewal sends nothing.  The ticket rides on a model no view draws (a Div re-renders on any change)."""
+    from bokeh.models import CustomJS, Div
+
+    from calviz.app.painted import AfterPaint
+
+    anchor, ticks, timeouts, ran = Div(text="status"), [], [], []
+    after_paint = AfterPaint(anchor, ticks.append, lambda cb, ms: timeouts.append(cb))
+    assert isinstance(after_paint.ticket, CustomJS) and after_paint.ticket in anchor.references()
+    after_paint.renew()
+    assert after_paint.waiting is None and after_paint.ticket.tags == [] and not timeouts
+    after_paint(lambda: ran.append("card"))
+    first = after_paint.waiting
+    assert after_paint.ticket.tags == [first] and anchor.tags == [after_paint.ticket, after_paint.answer]
+    for _ in range(3):  # three drag steps
+        after_paint.renew()
+    newest = after_paint.waiting
+    assert newest == first + 3 and after_paint.ticket.tags == [newest] and len(timeouts) == 4
+    after_paint.answer.tags = [first]  # the browser painted the first step
+    timeouts[0]()  # and its fallback fires
+    assert not ticks and after_paint.waiting == newest
+    after_paint.answer.tags = [newest]
+    assert after_paint.waiting is None and len(ticks) == 1
+    ticks.pop()()
+    assert ran == ["card"]
+    timeouts[-1]()  # (the answered ticket's fallback: nothing)
+    assert not ticks
 
 
 def test_the_served_page_walks_its_model_graph_once_while_it_is_built(monkeypatch):

@@ -246,6 +246,8 @@ class CalvizApp:
         with self._hold():
             if events:
                 self.moved_on()
+                if self.served:  # (the other cards wait for this change's paint: not drawn per drag step)
+                    self.after_paint.renew()
             options = self.controls.options(self.data.n)
             try:
                 self.store.update(

@@ -4,11 +4,13 @@ A change's first message carries the four views and the status line; the other c
 classical tests, tables, over time) follow in a message of their own.  Sent on the session's next tick, that
 second message reached the browser while it was still applying and laying out the first, and the browser
 applied and laid out both before it painted anything (30 forced layouts per subsample change against 22 with
-the first message alone).  Here the first message also carries a ticket (the ``tags`` of a model it
-changes anyway); the browser answers with the same ticket two animation frames after it applied the message
+the first message alone).  Here the first message also carries a ticket (the ``tags`` of a model that no
+view draws: a Div re-renders itself, and the page lays it out again, on a change of any of its properties,
+``tags`` included); the browser answers with the same ticket two animation frames after it applied the message
 (the frame that paints it has been drawn), and only then are the queued callbacks run.  A browser that never
 answers (no JavaScript) gets them after :data:`FALLBACK_MS`; a hidden tab, whose animation frames wait, gets
-them when it is shown again.
+them when it is shown again.  A newer change sent meanwhile (a slider being dragged) renews the ticket: the
+callbacks wait for the paint of the newest change.
 """
 
 from __future__ import annotations
@@ -37,7 +39,8 @@ class AfterPaint:
     Parameters
     ----------
     anchor : bokeh.models.Model
-        A model of the page's document; its ``tags`` carry the ticket to the browser.
+        A model of the page's document, set once: its ``tags`` hold the models carrying the ticket and the
+        answer, which makes them part of the document.
     schedule : callable
         Runs a callback on the session's thread, its changes sent together (the app's ``_schedule``).
     add_timeout : callable
@@ -45,11 +48,12 @@ class AfterPaint:
     """
 
     def __init__(self, anchor: Model, schedule: Callable, add_timeout: Callable):
-        self._anchor = anchor
         self._schedule = schedule
         self._add_timeout = add_timeout
         self.answer = CustomJS(code="")  # never run: its ``tags`` carry the browser's answer
-        anchor.js_on_change("tags", CustomJS(args={"answer": self.answer}, code=_ANSWER_JS))
+        self.ticket = CustomJS(code="")  # never run: its ``tags`` carry the ticket (no view redraws on them)
+        self.ticket.js_on_change("tags", CustomJS(args={"answer": self.answer}, code=_ANSWER_JS))
+        anchor.tags = [*anchor.tags, self.ticket, self.answer]
         self.answer.on_change("tags", self._on_answer)
         self._queue: list[Callable[[], None]] = []
         self._ticket = 0
@@ -58,10 +62,20 @@ class AfterPaint:
     def __call__(self, callback: Callable[[], None]) -> None:
         self._queue.append(callback)
         if self.waiting is None:
-            self._ticket += 1
-            self.waiting = self._ticket
-            self._anchor.tags = [self._ticket]
-            self._add_timeout(lambda ticket=self._ticket: self._answered(ticket), FALLBACK_MS)
+            self._send_ticket()
+
+    def renew(self) -> None:
+        """A newer change is being sent (in the message being built): the queued callbacks wait for its
+        paint instead.  While a slider is dragged they then run once, after the drag, not once per value
+        the browser painted; the answer to an older ticket runs nothing."""
+        if self.waiting is not None:
+            self._send_ticket()
+
+    def _send_ticket(self) -> None:
+        self._ticket += 1
+        self.waiting = self._ticket
+        self.ticket.tags = [self._ticket]
+        self._add_timeout(lambda ticket=self._ticket: self._answered(ticket), FALLBACK_MS)
 
     def _on_answer(self, attr, old, new) -> None:
         if new:
