@@ -38,7 +38,8 @@ new state) and ``settled`` (every view the change touches shows it and no backgr
 line, CSS class ``calviz-jobs``, is empty); bins, binning scheme, α, a target switch to a class never
 shown before and back to top-1 (shown before); first views after the page; the server's process-tree
 memory (RSS and PSS) with two tabs open, and its peak during the run.
-Writes benchmarks/results/bench_dashboard_large.md.
+Writes benchmarks/results/bench_dashboard_large.md (another ``--n``: bench_dashboard_large_<n>.md), with the
+document patches the browser received per change (messages, events, bytes, events by kind).
 """
 
 from __future__ import annotations
@@ -895,7 +896,8 @@ def timed_large(page, act, visible: list, settled: list) -> tuple[float, float]:
 
 def run_large(args) -> int:
     """``--large``: both implementations serve the same ``--n``-row Parquet file side by side; see the
-    module docstring.  Results: benchmarks/results/bench_dashboard_large.{md,json}."""
+    module docstring.  Results: benchmarks/results/bench_dashboard_large.{md,json} (another ``--n``:
+    bench_dashboard_large_<n>.{md,json}: the development size does not replace the 10⁷ run)."""
     from playwright.sync_api import sync_playwright
 
     n, before = args.n, args.before or LARGE_BEFORE
@@ -909,7 +911,7 @@ def run_large(args) -> int:
           f"cores = {os.cpu_count()}; load {load_before}", flush=True)
     results: dict = {"command": command, "n": n, "file_bytes": path.stat().st_size, "startup": {},
                      "second_tab": {}, "memory": {}, "changes": {}, "status": {}}
-    saved = RESULTS / "bench_dashboard_large.json"
+    saved = RESULTS / f"{large_stem(n)}.json"
     RESULTS.mkdir(parents=True, exist_ok=True)
     peaks = MemoryPeaks()
     with tempfile.TemporaryDirectory() as tmp:
@@ -992,12 +994,18 @@ def run_large(args) -> int:
     return 0
 
 
+def large_stem(n: int) -> str:
+    """The results' file name (without suffix) of the ``--large`` run of ``n`` rows."""
+    return "bench_dashboard_large" if n == LARGE_N else f"bench_dashboard_large_{n}"
+
+
 def write_large_markdown(results: dict, reps: int, before: str) -> None:
     (l1, l5, _), (m1, m5, _) = results["load"]
     names = list(results["startup"])
     gb = 1 << 30
     lines = [
-        "# Dashboard at 10⁷ rows (`benchmarks/bench_dashboard.py --large`)",
+        f"# Dashboard at {'10⁷' if results['n'] == LARGE_N else format(results['n'], ',')} rows "
+        "(`benchmarks/bench_dashboard.py --large`)",
         "",
         f"Command: `nice {results['command']}`; `calviz serve FILE` of a Parquet file of "
         f"n = {results['n']:,} rows × K = {LARGE_K} ({results['file_bytes'] / 1e6:,.0f} MB, read once "
@@ -1082,9 +1090,10 @@ def write_large_markdown(results: dict, reps: int, before: str) -> None:
                 lines.append(f"* {kind}, {name}: visible {row[name]['visible']['all']}; settled "
                              f"{row[name]['settled']['all']}")
     lines.append("")
-    (RESULTS / "bench_dashboard_large.md").write_text("\n".join(lines))
+    written = RESULTS / f"{large_stem(results['n'])}.md"
+    written.write_text("\n".join(lines))
     print("\n".join(lines))
-    print(f"wrote {RESULTS / 'bench_dashboard_large.md'}")
+    print(f"wrote {written}")
 
 
 
