@@ -54,6 +54,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from collections import Counter
 from functools import partial
 from pathlib import Path
 
@@ -787,6 +788,8 @@ def large_page(browser, server: Server) -> tuple:
     """Open the server's page; seconds from the page's request until its response ended, the first view
     (the reliability diagram) is drawn, all four views are drawn, and no background job runs."""
     page = browser.new_page(viewport={"width": 1280, "height": 800})
+    page.frames_received = []  # every WebSocket frame the page receives (see patch_messages)
+    page.on("websocket", lambda ws: ws.on("framereceived", lambda frame: page.frames_received.append(frame)))
     opened = time.perf_counter()
     page.goto(server.url, timeout=LARGE_WAIT_MS, wait_until="commit")
     page.wait_for_function(_FIRST_VIEW, timeout=LARGE_WAIT_MS, polling="raf")
@@ -845,9 +848,37 @@ def _set_scheme(value, page):
     assert page.evaluate(JS_SET_RADIO, value), f"no binning scheme {value!r}"
 
 
+def patch_messages(frames: list) -> dict:
+    """The document patches among WebSocket ``frames`` (a Bokeh message: a JSON header, metadata and
+    content, then its binary buffers): their count, events and bytes, and the events by kind and
+    attribute (``ModelChanged:text``, ``ColumnDataChanged``, …) — what the browser applies for one change,
+    independent of the load."""
+    messages, events, size, kinds = 0, 0, 0, Counter()
+    i = 0
+    while i < len(frames):
+        frame = frames[i]
+        header = json.loads(frame) if isinstance(frame, str) and '"msgtype"' in frame else {}
+        if header.get("msgtype") == "PATCH-DOC":
+            messages += 1
+            content = json.loads(frames[i + 2]).get("events", []) if i + 2 < len(frames) else []
+            events += len(content)
+            kinds.update(f"{e.get('kind')}:{e['attr']}" if "attr" in e else str(e.get("kind"))
+                         for e in content)
+            end = i + 3
+            while end < len(frames) and not isinstance(frames[end], str):
+                end += 1
+            size += sum(len(f) for f in frames[i:end])
+            i = end
+            continue
+        i += 1
+    return {"messages": messages, "events": events, "bytes": size, "kinds": dict(kinds.most_common())}
+
+
 def timed_large(page, act, visible: list, settled: list) -> tuple[float, float]:
     """Seconds from ``act(page)`` until one of ``visible`` holds (painted), and until all of ``settled``
-    hold with no background job running (painted)."""
+    hold with no background job running (painted); ``page.last_patches``: the change's document patches
+    (:func:`patch_messages`)."""
+    before = len(page.frames_received)
     start = time.perf_counter()
     act(page)
     page.wait_for_function(f"() => {' || '.join(visible)}", timeout=LARGE_WAIT_MS, polling="raf")
@@ -857,7 +888,9 @@ def timed_large(page, act, visible: list, settled: list) -> tuple[float, float]:
     page.wait_for_function(f"() => {' && '.join(settled)} && ({JS_IDLE})()", timeout=LARGE_WAIT_MS,
                            polling="raf")
     page.evaluate(JS_FRAMES)
-    return shown, time.perf_counter() - start
+    done = time.perf_counter() - start
+    page.last_patches = patch_messages(page.frames_received[before:])
+    return shown, done
 
 
 def run_large(args) -> int:
@@ -929,10 +962,14 @@ def run_large(args) -> int:
                                                                                    "settled": []})
                                 row["visible"].append(shown)
                                 row["settled"].append(done)
+                                row.setdefault("patches", []).append(pages[name].last_patches)
                                 results["status"].setdefault(name, []).append(
                                     [kind, round(shown, 3), round(done, 3), pages[name].evaluate(JS_STATUS)])
-                        results["changes"] = {kind: {name: {k: summary(v) for k, v in row.items()}
+                        results["changes"] = {kind: {name: {k: summary(v) for k, v in row.items()
+                                                            if k != "patches"}
                                                      for name, row in by_name.items()}
+                                              for kind, by_name in times.items()}
+                        results["patches"] = {kind: {name: row["patches"] for name, row in by_name.items()}
                                               for kind, by_name in times.items()}
                         results["memory_peak"] = dict(peaks.peaks)
                         saved.write_text(json.dumps(results, indent=1))  # (a crash keeps what was measured)
@@ -989,6 +1026,20 @@ def write_large_markdown(results: dict, reps: int, before: str) -> None:
             ratio = (f" | {row['before']['visible']['median'] / row['now']['visible']['median']:.1f}×, "
                      f"{row['before']['settled']['median'] / row['now']['settled']['median']:.1f}×")
         lines.append(f"| {kind} | " + " | ".join(cells) + ratio + f" | {LARGE_TARGETS.get(kind, '')} |")
+    if results.get("patches"):
+        lines += ["", "What the browser applies per change (document patches received from the change until "
+                  "it settled; medians over the changes; load-independent):", "",
+                  "| change | implementation | messages | events | bytes | most frequent events (total over "
+                  "the changes) |", "|---|---|---:|---:|---:|---|"]
+        for kind, by_name in results["patches"].items():
+            for name, patches in by_name.items():
+                kinds = Counter()
+                for patch in patches:
+                    kinds.update(patch["kinds"])
+                top = ", ".join(f"{k} {v}" for k, v in kinds.most_common(6))
+                lines.append(f"| {kind} | {name} | {statistics.median(p['messages'] for p in patches):.0f} | "
+                             f"{statistics.median(p['events'] for p in patches):.0f} | "
+                             f"{statistics.median(p['bytes'] for p in patches):,.0f} | {top} |")
     lines += ["", "| start-up | listening | page response | first view | all four views | no job running "
               "| second tab: first view / four views / no job | target |",
               "|---|---|---|---|---|---|---|---|"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import secrets
 import stat
 import tempfile
 from collections.abc import Iterator
@@ -41,12 +42,23 @@ def atomic_text(path, *, encoding: str = "utf-8") -> Iterator[IO[str]]:
     ``KeyboardInterrupt`` — removes the temporary file and leaves a previous ``path`` intact.  See
     :func:`check_target` for the targets refused."""
     target = check_target(path)
+    temporary = None
     try:
-        fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".partial", dir=target.parent)
-    except OSError as exc:  # (named after the file asked for, not the temporary one)
-        raise type(exc)(exc.errno, exc.strerror, str(path)) from None
-    try:
-        os.chmod(temporary, 0o644)  # mkstemp's 0600 would make the file private to its writer
+        # named before it is created, inside the cleanup's reach: a stop raised by a signal right after the
+        # file exists removes it too (mkstemp creates the file before it returns the name)
+        for _ in range(tempfile.TMP_MAX):
+            temporary = target.parent / f".{target.name}.{secrets.token_hex(6)}.partial"
+            try:
+                fd = os.open(temporary, _CREATE_FLAGS, 0o600)
+                break
+            except FileExistsError:  # (another file's name: not ours to remove)
+                temporary = None
+            except OSError as exc:  # (named after the file asked for, not the temporary one)
+                temporary = None
+                raise type(exc)(exc.errno, exc.strerror, str(path)) from None
+        else:
+            raise FileExistsError(errno.EEXIST, "no free temporary file name", str(path))
+        os.chmod(temporary, 0o644)  # created 0600 (as mkstemp does): readable by all once complete
         with os.fdopen(fd, "w", encoding=encoding) as handle:
             yield handle
             handle.flush()
@@ -54,6 +66,12 @@ def atomic_text(path, *, encoding: str = "utf-8") -> Iterator[IO[str]]:
         check_target(path)  # (still: it may have been replaced meanwhile)
         os.replace(temporary, target)
     except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
+        if temporary is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
         raise
+
+
+#: the temporary file's creation: a new file (never an existing one, nor through a link), as mkstemp's
+_CREATE_FLAGS = (os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+                 | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0))

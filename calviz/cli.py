@@ -21,6 +21,7 @@ import json
 import math
 import signal
 import sys
+import threading
 from pathlib import Path
 
 # (``calviz serve`` lives in its own module; its names stay importable from here)
@@ -647,18 +648,18 @@ class Stopped(KeyboardInterrupt):
     (exit status -2) after :func:`main` has returned 0."""
 
 
-def _stop_on_signals() -> None:
+def _stop_on_signals() -> dict:
     """SIGTERM (a service manager, `kill`) and Ctrl+C stop as :class:`Stopped`, so files being written are
     removed, worker processes stopped, and :func:`main` says "stopped" (no traceback).  The first signal
-    disarms both: a second one during that cleanup is ignored instead of interrupting it."""
+    disarms both: a second one during that cleanup is ignored instead of interrupting it.  Returns the
+    handlers replaced (signal → handler)."""
 
     def interrupt(*_):
         for each in (signal.SIGINT, signal.SIGTERM):
             signal.signal(each, signal.SIG_IGN)
         raise Stopped
 
-    for each in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(each, interrupt)
+    return {each: signal.signal(each, interrupt) for each in (signal.SIGINT, signal.SIGTERM)}
 
 
 def cmd_report(args) -> int:
@@ -717,6 +718,8 @@ def main(argv: list[str] | None = None) -> int:
     handler = {"serve": cmd_serve, "report": cmd_report, "check": cmd_check, "compare": cmd_compare,
                "datasets": cmd_datasets,
                "monitor": lambda args: importlib.import_module("calviz.cli_monitor").cmd_monitor(args)}
+    # every command stops on SIGTERM as on Ctrl+C (exit 0, one line); the caller's handlers come back after
+    replaced = _stop_on_signals() if threading.current_thread() is threading.main_thread() else {}
     try:
         return handler[args.command](args)
     except (CLIError, InputError) as exc:  # InputError: an option or input the engine refuses
@@ -728,6 +731,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:  # Ctrl+C, or SIGTERM (:func:`_stop_on_signals`): a stop the user asked for
         print(f"calviz {args.command}: stopped", file=sys.stderr, flush=True)
         return EXIT_OK
+    finally:
+        for each, previous in replaced.items():
+            signal.signal(each, previous)
 
 
 if __name__ == "__main__":

@@ -248,8 +248,21 @@ def cmd_serve(args) -> int:
         pass
     finally:
         _stop_serving(server)
+    _exit_now()
+    return EXIT_OK  # (not reached)
+
+
+def _exit_now() -> None:
+    """End the stopped server's process now, status 0: the server has stopped listening and its worker
+    processes and shared files are gone, and nothing it holds needs saving; returning instead would make
+    the interpreter's exit wait for every thread still computing a view (a thread pool's threads are
+    joined at exit: seconds at 10⁷ rows) and tear down the modules of a large heap."""
+    from calviz.cli import EXIT_OK
+
     _say_stopped()
-    return EXIT_OK
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(EXIT_OK)
 
 
 _STOPPED_SAID = threading.Lock()
@@ -275,14 +288,13 @@ def _exit_after_grace() -> None:
     import multiprocessing
 
     from calviz.app import workers
-    from calviz.cli import EXIT_OK
 
-    workers.shutdown_workers()
-    for child in multiprocessing.active_children():  # (a local Dask cluster's workers)
+    # no lock is taken here (the thread the stop waits on may hold one): the worker processes and a local
+    # Dask cluster's are killed (they hold nothing that must be saved), the shared files deleted
+    for child in multiprocessing.active_children():
         child.kill()
-    _say_stopped()
-    sys.stdout.flush()
-    os._exit(EXIT_OK)
+    workers.release_shared_files()
+    _exit_now()
 
 
 #: s: a stop asked for by a signal ends this long after it, whatever the event loop's thread is doing (a
@@ -295,7 +307,6 @@ def _stop_serving(server) -> None:
     close within :data:`STOP_GRACE_S`, exit now (status 0: the stop was asked for) instead of waiting on
     the cluster."""
     from calviz.app import workers
-    from calviz.cli import EXIT_OK
 
     server.stop()
     workers.shutdown_workers()
@@ -303,9 +314,7 @@ def _stop_serving(server) -> None:
         from calviz.dask._app import close_clients
 
         if not close_clients(STOP_GRACE_S):
-            _say_stopped()
-            sys.stdout.flush()
-            os._exit(EXIT_OK)
+            _exit_now()
 
 
 def _is_loopback(address: str) -> bool:

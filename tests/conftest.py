@@ -255,17 +255,18 @@ SLOW_TESTS = Path(__file__).with_name("slow_tests.txt")
 
 def _long_tests_first(items) -> None:
     """(In each xdist worker, whose collection order the controller schedules by.)  ``--dist loadgroup``
-    hands out the groups first (most tests first), then the single tests in collection order, each worker
-    taking the next when it is almost out of work: a long single test late in the order ends the run on
-    one worker while the other waits.  The single tests of :data:`SLOW_TESTS` go first, longest first;
-    every other test keeps its place (a stable sort, the same in every worker)."""
+    hands out the groups and single tests by their number of tests (most first; a single test and a group
+    of one test alike), and those of one size in collection order, each worker taking the next when it is
+    almost out of work: a long test late in the order ends the run on one worker while the other waits.
+    The tests of :data:`SLOW_TESTS` go first among their size, longest first (a group of one test — a
+    server of its own for one test — too; a bigger group is placed by its first test); every other test
+    keeps its place (a stable sort, the same in every worker)."""
     seconds = {}
     for line in SLOW_TESTS.read_text(encoding="utf-8").splitlines():
         if line.strip() and not line.startswith("#"):
             value, nodeid = line.split(None, 1)
             seconds[nodeid.strip()] = float(value)
-    items.sort(key=lambda item: -seconds.get(item.nodeid, 0.0)
-               if item.get_closest_marker("xdist_group") is None else 0.0)
+    items.sort(key=lambda item: -seconds.get(item.nodeid, 0.0))
 
 
 def _in_ci() -> bool:
@@ -348,10 +349,20 @@ def artifacts_dir() -> Path:
     return ARTIFACTS
 
 
+#: the ports :func:`free_port` handed out in this process
+_PORTS_GIVEN: set[int] = set()
+
+
 def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    """A free loopback port, never one handed out before in this process: a server launched but not yet
+    listening leaves its port free, and the next call could otherwise return it again."""
+    while True:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            sock.bind(("127.0.0.1", 0))
+            port = int(sock.getsockname()[1])
+        if port not in _PORTS_GIVEN:
+            _PORTS_GIVEN.add(port)
+            return port
 
 
 def _serve_env(cache_dir: Path) -> dict:
@@ -373,6 +384,19 @@ def _cli_can_serve() -> bool:
 def start_server(cache_dir: Path, *, timeout: float = 300.0, extra_args: tuple[str, ...] = ()):
     """Start ``calviz serve --no-show --port N`` (or ``panel serve apps/calviz_app.py`` while the CLI
     cannot serve) in a subprocess; return ``(process, url)`` once the page answers HTTP 200."""
+    proc, url = launch_server(cache_dir, extra_args=extra_args)
+    wait_for_server(proc, url, timeout=timeout)
+    return proc, url
+
+
+def wait_for_server(proc, url: str, *, timeout: float = 300.0) -> None:
+    """Wait until a server of :func:`launch_server` answers HTTP 200 (:func:`wait_for_http`)."""
+    wait_for_http(proc, url, proc._calviz_log.name, timeout=timeout, name="server")
+
+
+def launch_server(cache_dir: Path, *, extra_args: tuple[str, ...] = ()):
+    """Start a server as :func:`start_server` does, without waiting for it: ``(process, url)``.  Servers
+    launched together start side by side (their imports overlap what the caller does meanwhile)."""
     port = free_port()
     if _cli_can_serve():
         cmd = [sys.executable, "-m", "calviz", "serve", "--no-show", "--port", str(port), *extra_args]
@@ -395,7 +419,6 @@ def start_server(cache_dir: Path, *, timeout: float = 300.0, extra_args: tuple[s
     log = open(cache_dir / "server.log", "wb")  # noqa: SIM115 - closed by stop_server
     proc = subprocess.Popen(cmd, cwd=REPO, env=_serve_env(cache_dir), stdout=log, stderr=subprocess.STDOUT)
     proc._calviz_log = log  # type: ignore[attr-defined]
-    wait_for_http(proc, url, cache_dir / "server.log", timeout=timeout, name="server")
     return proc, url
 
 

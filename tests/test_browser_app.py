@@ -302,7 +302,7 @@ def slow_session_server():
 
     thread = threading.Thread(target=run, daemon=True)
     thread.start()
-    assert ready.wait(60)
+    assert ready.wait(300)  # a hang guard, not a speed requirement
     assert held["installed"], "the page handler of the Panel server was not found"
     try:
         yield f"http://127.0.0.1:{port}/", release
@@ -617,17 +617,42 @@ def _busy_workers(server: int, attempts: int = 600) -> set[int]:
     raise AssertionError("no worker process started the long job")
 
 
-@pytest.mark.parametrize("signal_name", ["SIGTERM", "SIGINT", "SIGKILL"])
-def test_stopped_server_leaves_no_worker_processes(tmp_path, chromium_browser, signal_name):
+STOP_SIGNALS = ["SIGTERM", "SIGINT", "SIGKILL"]
+
+
+@pytest.fixture(scope="module")
+def servers_to_stop(request, tmp_path_factory):
+    """``{signal name: (process, url)}``: a server of its own for each signal that
+    :func:`test_stopped_server_leaves_no_worker_processes` sends in this run, all launched at once (the
+    later ones start while the first test runs: a server's start was most of each test's 20 s)."""
+    from conftest import launch_server, stop_server
+
+    wanted = [name for name in STOP_SIGNALS
+              if any(getattr(item, "callspec", None) is not None
+                     and item.originalname == "test_stopped_server_leaves_no_worker_processes"
+                     and item.callspec.params.get("signal_name") == name for item in request.session.items)]
+    servers = {}
+    try:
+        for name in wanted:
+            servers[name] = launch_server(tmp_path_factory.mktemp(f"calviz-serve-{name}"))
+        yield servers
+    finally:
+        for proc, _ in servers.values():
+            stop_server(proc)  # (also closes the server log)
+
+
+@pytest.mark.parametrize("signal_name", STOP_SIGNALS)
+def test_stopped_server_leaves_no_worker_processes(servers_to_stop, chromium_browser, signal_name):
     """`calviz serve` runs resampling and distance jobs in worker processes: SIGTERM and Ctrl+C (SIGINT)
     stop the server with exit status 0 even with a long job running, and shut the workers down with it;
     after SIGKILL (no chance to clean up) the worker dies with the server, also in the middle of a job."""
     import signal
     import time
 
-    from conftest import start_server, stop_server
+    from conftest import stop_server, wait_for_server
 
-    proc, url = start_server(tmp_path)
+    proc, url = servers_to_stop[signal_name]
+    wait_for_server(proc, url)
     try:
         context, page = open_app(chromium_browser, url)
         page.wait_for_function(f"() => ({JS_TEXT_CONTAINING})('implied dCE') !== null",
@@ -637,11 +662,11 @@ def test_stopped_server_leaves_no_worker_processes(tmp_path, chromium_browser, s
         wait_text(page, "resampling running", polling="raf")
         workers = _busy_workers(proc.pid)
         proc.send_signal(getattr(signal, signal_name))
-        code = proc.wait(timeout=60)  # a hang guard, not a speed requirement
+        code = proc.wait(timeout=120)  # a hang guard, not a speed requirement
         if signal_name != "SIGKILL":
             assert code == 0, f"exit status {code} after {signal_name}"
         context.close()
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + 120  # a hang guard, not a speed requirement (it ends when they do)
         while _alive(workers) and time.monotonic() < deadline:
             time.sleep(0.3)
         assert not _alive(workers), f"worker processes {sorted(_alive(workers))} outlived the server"

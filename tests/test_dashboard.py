@@ -268,13 +268,15 @@ def test_resampled_tcal_replaces_analytic(app, monkeypatch):
 
     def run(view, data, options, **kwargs):
         if view == "tcal_resampled":
-            release.wait(60)  # resampling runs until the analytic result has been checked
+            release.wait()  # resampling runs until the analytic result has been checked (an event, no time)
         return original(view, data, options, **kwargs)
 
     monkeypatch.setattr(store_module, "_run_remote", run)
-    app.controls.resampling = "y_only"
-    assert "analytic" in app.views[1].note.object  # shown at once, while resampling runs
-    release.set()
+    try:
+        app.controls.resampling = "y_only"
+        assert "analytic" in app.views[1].note.object  # shown at once, while resampling runs
+    finally:
+        release.set()
     app.wait()
     assert "Y-only resampling" in app.views[1].note.object
     assert app.store.calls["tcal_resampled"] == 1
@@ -289,18 +291,20 @@ def test_slow_stale_job_overtaken_by_a_fast_one_is_never_painted(app, monkeypatc
     def run(view, data, options, **kwargs):
         if view == "tcal_resampled" and options.alpha == 0.06:
             slow_started.set()
-            release.wait(30)  # the slow job
+            release.wait()  # the slow job: until the fast one is shown (an event, not a time)
         return original(view, data, options, **kwargs)
 
     monkeypatch.setattr(store_module, "_run_remote", run)
-    app.controls.param.update(resampling="y_only", alpha=0.06)
-    assert slow_started.wait(60)  # the slow job is running (a hang guard, not a speed requirement)
-    app.controls.alpha = 0.07
-    deadline = time.monotonic() + 60
-    while app.store.tcal.pending and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert app.store.tcal.result.alpha == 0.07 and app.store.tcal.result.method == "y_only"
-    release.set()
+    try:
+        app.controls.param.update(resampling="y_only", alpha=0.06)
+        assert slow_started.wait(600)  # the slow job is running (a hang guard, not a speed requirement)
+        app.controls.alpha = 0.07
+        deadline = time.monotonic() + 600  # (a hang guard only)
+        while app.store.tcal.pending and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert app.store.tcal.result.alpha == 0.07 and app.store.tcal.result.method == "y_only"
+    finally:
+        release.set()
     app.wait()
     assert app.store.tcal.result.alpha == 0.07
     assert "Y-only resampling" in app.views[1].note.object and not app.store.jobs

@@ -181,6 +181,41 @@ def test_a_stop_inside_a_string_exec_and_signals_during_cleanup_exit_0_with_one_
     assert (proc.returncode, proc.stderr.strip()) == (0, "calviz report: stopped"), proc.stderr
 
 
+_STOP_DURING_CHECK = """
+import os, signal, sys
+from calviz import cli
+
+def check(args):  # a check computing when SIGTERM comes: main has installed the commands' stop
+    os.kill(os.getpid(), signal.SIGTERM)
+    while True:
+        pass
+
+cli.cmd_check = check
+sys.exit(cli.main(["check", "in.csv"]))
+"""
+
+_STOP_WHILE_STARTING = """
+import os, runpy, signal, sys, types
+
+def main():  # SIGTERM while `python -m calviz` still imports its command line: main not yet running
+    os.kill(os.getpid(), signal.SIGTERM)
+    while True:
+        pass
+
+sys.modules["calviz.cli"] = types.SimpleNamespace(main=main)
+sys.argv = ["calviz", "check", "in.csv"]
+runpy.run_module("calviz", run_name="__main__")
+"""
+
+
+@pytest.mark.parametrize("script", [_STOP_DURING_CHECK, _STOP_WHILE_STARTING], ids=["check", "starting"])
+def test_sigterm_stops_any_command_with_status_0_and_one_line(tmp_path, script):
+    (tmp_path / "stop_check.py").write_text(script)
+    proc = subprocess.run([sys.executable, "-m", "stop_check"], cwd=tmp_path, env=_env(tmp_path),
+                          capture_output=True, text=True, timeout=HANG_GUARD_S)
+    assert (proc.returncode, proc.stderr.strip()) == (0, "calviz check: stopped"), proc.stderr
+
+
 @pytest.mark.skipif(not os.path.exists("/dev/null"), reason="needs /dev/null")
 def test_report_refuses_a_device_node_or_fifo_as_output(tmp_path):
     from calviz import cli

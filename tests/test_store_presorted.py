@@ -457,3 +457,37 @@ def test_published_changes_never_interleave_without_a_session_thread():
     for thread in threads:
         thread.join(WAIT_S)
     assert log == ["first in", "first out", "second"]
+
+
+def test_callbacks_queued_before_the_sessions_turn_run_in_that_one_turn_in_order():
+    """What the store hands the session's thread (job results, a sorted view's answers, the later cards'
+    computations) and is queued before the session gets to it runs in one turn — a served page's one tick,
+    one message — in the order queued; one queued during that turn gets a turn of its own; a failing
+    callback does not drop the others, and its error is raised."""
+    from functools import partial
+
+    turns: list = []
+    store = ResultStore(schedule=turns.append, debounce=3600)
+    ran: list = []
+    try:
+        for i in range(3):
+            store._schedule(partial(ran.append, i))
+        assert len(turns) == 1 and ran == []
+        turns.pop()()
+        assert ran == [0, 1, 2] and turns == []
+        store._schedule(lambda: (ran.append("a"), store._schedule(partial(ran.append, "b"))))
+        turns.pop()()
+        assert ran[-1] == "a" and len(turns) == 1
+        turns.pop()()
+        assert ran[-1] == "b" and turns == []
+
+        def fails():
+            raise RuntimeError("this callback fails")
+
+        store._schedule(fails)
+        store._schedule(partial(ran.append, "after"))
+        with pytest.raises(RuntimeError, match="this callback fails"):
+            turns.pop()()
+        assert ran[-1] == "after" and turns == []
+    finally:
+        store.close()

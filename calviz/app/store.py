@@ -209,6 +209,9 @@ class ResultStore(_Slots):
         # a script: the changes of two jobs finishing together, and of a change made meanwhile, each read
         # and replace ``jobs``; one at a time, none is lost)
         self._publishing = threading.RLock()
+        self._queue_lock = threading.Lock()
+        self._queued: list[Callable[[], None]] = []  # callbacks for the session's thread (see _schedule)
+        self._drain_scheduled = False
         self._debounce = float(debounce)
         self._cache: OrderedDict = OrderedDict()
         self._errors: dict[tuple, str | None] = {}
@@ -597,12 +600,29 @@ class ResultStore(_Slots):
         self._prefetch_other_scheme(data, options)
 
     def _schedule(self, callback) -> None:
-        """Run ``callback`` on the session's thread (the ``schedule`` given), one callback at a time."""
-        self._on_session(partial(self._serially, callback))
+        """Run ``callback`` on the session's thread (the ``schedule`` given), one callback at a time.  The
+        callbacks queued before the session's thread gets to them run together, in the order given, in one
+        call of the scheduler: on a served page one tick and one message (job results finishing together,
+        a sorted view and the jobs it answers), not a message each for the browser to apply."""
+        with self._queue_lock:
+            self._queued.append(callback)
+            if self._drain_scheduled:
+                return
+            self._drain_scheduled = True
+        self._on_session(self._run_queued)
 
-    def _serially(self, callback) -> None:
+    def _run_queued(self) -> None:
+        with self._queue_lock:  # (one queued after this runs schedules its own call)
+            callbacks, self._queued, self._drain_scheduled = self._queued, [], False
+        failure = None
         with self._publishing:
-            callback()
+            for callback in callbacks:
+                try:
+                    callback()
+                except Exception as exc:  # (the others still run; the first failure is raised as before)
+                    failure = failure or exc
+        if failure is not None:
+            raise failure
 
     def compute_later(self, slots) -> None:
         """The results of ``slots`` that a change computes on the session's thread are computed through the

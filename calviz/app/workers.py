@@ -646,8 +646,13 @@ def shutdown_workers() -> None:
         pools = list(_POOL)
     for each in pools:
         each.shutdown()
-    # the shared files go now (the arrays stay mapped): a stop that ends the process before the garbage
-    # collector would otherwise leave them to the resource tracker, which warns of leaked memory on stderr
+    release_shared_files()
+
+
+def release_shared_files() -> None:
+    """Delete the files the worker processes map the data from (the arrays stay mapped here): a stop that
+    ends the process before the garbage collector would otherwise leave them to the resource tracker,
+    which warns of leaked memory on stderr.  Takes no lock (a stopping server's last resort calls it)."""
     for release in list(_RELEASES.values()):
         release()
 
