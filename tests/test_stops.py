@@ -208,7 +208,18 @@ runpy.run_module("calviz", run_name="__main__")
 """
 
 
-@pytest.mark.parametrize("script", [_STOP_DURING_CHECK, _STOP_WHILE_STARTING], ids=["check", "starting"])
+# the same through the `calviz` script pyproject.toml declares: its entry point is what a terminal's Ctrl+C
+# meets first, before any of calviz's command line is imported
+_STOP_WHILE_THE_SCRIPT_STARTS = _STOP_WHILE_STARTING.replace(
+    'runpy.run_module("calviz", run_name="__main__")',
+    f'import importlib, tomllib\n'
+    f'with open({str(REPO / "pyproject.toml")!r}, "rb") as f:\n'
+    f'    module, function = tomllib.load(f)["project"]["scripts"]["calviz"].split(":")\n'
+    f'sys.exit(getattr(importlib.import_module(module), function)())')
+
+
+@pytest.mark.parametrize("script", [_STOP_DURING_CHECK, _STOP_WHILE_STARTING, _STOP_WHILE_THE_SCRIPT_STARTS],
+                         ids=["check", "starting", "script starting"])
 def test_sigterm_stops_any_command_with_status_0_and_one_line(tmp_path, script):
     (tmp_path / "stop_check.py").write_text(script)
     proc = subprocess.run([sys.executable, "-m", "stop_check"], cwd=tmp_path, env=_env(tmp_path),
