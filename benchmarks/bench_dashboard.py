@@ -1007,7 +1007,7 @@ def write_large_markdown(results: dict, reps: int, before: str) -> None:
         f"# Dashboard at {'10⁷' if results['n'] == LARGE_N else format(results['n'], ',')} rows "
         "(`benchmarks/bench_dashboard.py --large`)",
         "",
-        f"Command: `nice {results['command']}`; `calviz serve FILE` of a Parquet file of "
+        f"Command: `{results['command']}`; `calviz serve FILE` of a Parquet file of "
         f"n = {results['n']:,} rows × K = {LARGE_K} ({results['file_bytes'] / 1e6:,.0f} MB, read once "
         "before: in the page cache); "
         f"`os.cpu_count()` = {os.cpu_count()}; headless Chromium; {reps} changes of each kind, each to a new "
