@@ -665,7 +665,6 @@ def _stop_on_signals() -> dict:
 def cmd_report(args) -> int:
     from calviz.cli_monitor import with_time_column
 
-    _stop_on_signals()
     out = Path(args.output)
     check_output_path(out)  # at once: the imports below alone take seconds
     from calviz.cli_compare import comparison_html

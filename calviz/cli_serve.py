@@ -138,13 +138,13 @@ def cmd_serve(args) -> int:
         CLIError,
         _on_dask,
         _refuse_weights_on_dask,
-        _stop_on_signals,
         load_input,
         with_weight_column,
     )
     from calviz.cli_monitor import with_time_column
 
-    _stop_on_signals()  # (while the data loads; the event loop's own stop is installed below)
+    # (SIGTERM and Ctrl+C while the data load: :func:`calviz.cli.main`'s stop; the event loop's own stop is
+    # installed below)
     # a stop ends the process within seconds, before every pool has released its locks: multiprocessing's
     # resource tracker (started later, with this environment) then frees them, as is its job, and need not
     # print a warning about it on the user's terminal
