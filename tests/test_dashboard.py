@@ -944,6 +944,47 @@ def test_a_change_sends_the_four_views_before_the_other_cards():
     assert decomposition.table.source in redrawn and redrawn <= later
 
 
+def test_a_change_of_n_sends_nothing_between_its_views_and_their_paint():
+    """A subsample change of a served page computes the score decomposition (drawn only by its card, after
+    the four views are painted) on the session's next tick.  That tick sends the browser nothing: its
+    seconds join the change's timings without redrawing the status line, which went with the four views
+    (a second message there was applied and laid out before the change was painted); the status line
+    shows them with the change's next redraw (here the first job's result)."""
+    from bokeh.document import Document
+    from bokeh.document.events import ModelChangedEvent
+
+    app = CalvizApp(_data(3000, classes=4), n_resamples=100, resampling="analytic")
+    session, painted = [], []  # the session's next ticks; what runs once the browser has painted
+    app.draw_after_main_views(painted.append)
+    doc = Document()
+    doc.add_root(app.layout().get_root(doc))
+    app.start()
+    app.wait()
+    while painted:
+        painted.pop(0)()
+    app.store._on_session = session.append  # (from here on, as served: the store's ticks run below)
+    status = app.status.text.div
+    events = []
+    doc.on_change(events.append)
+    app.controls.n = 2001
+    sent = [e for e in events if isinstance(e, ModelChangedEvent) and e.model is status]
+    assert sent and "score decomposition" not in sent[-1].new  # (not computed yet)
+    del events[:]
+    assert session  # the decomposition's tick
+    session.pop(0)()
+    assert app.store.decomposition.result is not None and "decomposition" in app.store.timings
+    assert not events  # nothing sent before the paint
+    while painted:
+        painted.pop(0)()
+    decomposition = next(t for t in app.tables if t.name == "decomposition")
+    assert decomposition.table.source in {e.model for e in events}
+    assert not [e for e in events if getattr(e, "model", None) is status]
+    app.wait()  # the jobs; their results are published on the session's ticks
+    while session or painted:
+        (session or painted).pop(0)()
+    assert "score decomposition" in status.text
+
+
 def test_the_other_cards_wait_until_the_browser_has_painted_the_four_views():
     """Served, the other cards are drawn once the browser answers the ticket sent with the four views (two
     animation frames after it applied that message: it has painted them), all in one message; an answer

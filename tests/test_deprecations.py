@@ -4,6 +4,7 @@ use instead, pointed at the caller's line) and gives the same result as the new 
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
 import pathlib
@@ -28,9 +29,9 @@ P = rng.uniform(0.02, 0.98, size=400)
 Y = (rng.uniform(size=400) < P**1.3).astype(int)
 
 
-@pytest.fixture
-def fresh_old_paths():
-    """Forget earlier imports of the old paths (and what they bound on the package) around a test."""
+@contextlib.contextmanager
+def old_paths_forgotten():
+    """Earlier imports of the old paths (and what they bound on the package) forgotten before and after."""
     saved = {name: vars(calviz).get(name) for name in RENAMED}
 
     def forget():
@@ -39,10 +40,19 @@ def fresh_old_paths():
             vars(calviz).pop(name, None)
 
     forget()
-    yield
-    forget()
-    vars(calviz).update({name: value for name, value in saved.items()
-                         if value is not None and not isinstance(value, types.ModuleType)})
+    try:
+        yield
+    finally:
+        forget()
+        vars(calviz).update({name: value for name, value in saved.items()
+                             if value is not None and not isinstance(value, types.ModuleType)})
+
+
+@pytest.fixture
+def fresh_old_paths():
+    """Forget earlier imports of the old paths (and what they bound on the package) around a test."""
+    with old_paths_forgotten():
+        yield
 
 
 def _import_old(name):
@@ -101,6 +111,34 @@ def test_monkeypatching_through_the_old_path_reaches_the_implementation(fresh_ol
     assert private.binned_ece is marker
     monkeypatch.undo()
     assert private.binned_ece is not marker
+
+
+def test_the_monkeypatch_test_after_an_earlier_import_of_the_old_path_in_the_process():
+    """The test above, run as pytest runs it — its fixtures' set-up, the patch through the old path, pytest's
+    ``monkeypatch.undo``, the fixtures' tear-down (``monkeypatch``'s first) — after the old path was imported
+    earlier in the same process and kept (as another test of the same worker, or a user's module, would), two
+    times in a row: ``undo`` was reported to delete ``calviz._ece.binned_ece`` in that order.  The
+    implementation keeps its function, and the earlier module and the package still reach it."""
+    private = importlib.import_module("calviz._ece")
+    original = private.binned_ece
+    expected = original(Y, P, n_bins=10).to_dict()
+    try:
+        for _ in range(2):
+            with old_paths_forgotten():  # (this test's own: it leaves the process's imports as it found them)
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", DeprecationWarning)
+                    earlier = importlib.import_module("calviz.ece")  # imported first, and kept
+                with old_paths_forgotten():  # the test's fixtures: fresh_old_paths, then monkeypatch
+                    monkeypatch = pytest.MonkeyPatch()
+                    try:
+                        test_monkeypatching_through_the_old_path_reaches_the_implementation(None, monkeypatch)
+                    finally:
+                        monkeypatch.undo()
+                assert vars(private).get("binned_ece") is original, "undo deleted or lost the implementation"
+                assert earlier.binned_ece is original and calviz.binned_ece is original
+                assert calviz.binned_ece(Y, P, n_bins=10).to_dict() == expected
+    finally:
+        private.binned_ece = original  # (whatever happened above: never leave the engine without it)
 
 
 @pytest.mark.parametrize("earlier", ["kept", "forgotten"])

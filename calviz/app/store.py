@@ -627,7 +627,8 @@ class ResultStore(_Slots):
     def compute_later(self, slots) -> None:
         """The results of ``slots`` that a change computes on the session's thread are computed through the
         scheduler (a served page's next tick), after the change's other slots are published: the change's
-        first message then waits only for the views drawn at once, not for the cards drawn after them."""
+        first message then waits only for the views drawn at once, not for the cards drawn after them, and
+        their results change nothing those views draw (their seconds join ``timings`` without an event)."""
         self._later_slots = frozenset(slots)
 
     def _compute_later(self, slot: str, key, view: str, data, options: AnalysisOptions) -> None:
@@ -635,9 +636,13 @@ class ResultStore(_Slots):
             return  # (a later change wants another result)
         start = time.perf_counter()
         result = self.result(view, data, options)
-        timings = {**self.timings, view: time.perf_counter() - start}
-        self.param.update(**{slot: Entry(key, result, options, data, error=self._error(view, data, options))},
-                          timings=timings)
+        # its seconds join the change's timings unannounced: the status line, drawn with the four views,
+        # would otherwise be sent again in a message of its own, which the browser applies and lays out
+        # (a Div re-renders) before it paints the change; the line shows them when it is next drawn (the
+        # change's first job result)
+        with param.parameterized.discard_events(self):
+            self.timings = {**self.timings, view: time.perf_counter() - start}
+        self.param.update(**{slot: Entry(key, result, options, data, error=self._error(view, data, options))})
 
     def _show_stand_ins(self, data, options: AnalysisOptions, deferred: list) -> None:
         """(On the session's thread, after the change's other views were published) The stand-ins of a
