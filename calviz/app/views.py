@@ -36,6 +36,7 @@ from calviz import plots
 from calviz._data import message_for
 from calviz.analysis import is_distributed, resolve_target, scalar_target
 from calviz.analysis.views import card_title, view
+from calviz.app.store import redecision_of
 from calviz.app.texts import Text, alert
 from calviz.present import frames, labels, progress, text
 from calviz.present.verdict import overall_verdict
@@ -568,6 +569,7 @@ class TCalView(_View):
         self.panel = card(card_title("tcal"), self.pane, self.note, self.extra, view="tcal")
         self.discrete: bool | None = None
         self.target: str | None = None  # the target whose caption is shown
+        self.shown: tuple | None = None  # (store key, result) of the test the figure shows (None: none)
         super().__init__(store)
 
     def _build(self, discrete: bool) -> None:
@@ -604,6 +606,10 @@ class TCalView(_View):
             return
         self.target = target
         result = entry.result
+        if result is None and entry.pending and self.shown and redecision_of(entry.key, self.shown[0]):
+            self._draw_redeciding(entry)
+            return
+        self.shown = None if result is None else (entry.key, result)
         frame = frames.tcal_frame(result)
         if frame["discrete"] != self.discrete:
             self._build(frame["discrete"])
@@ -624,6 +630,16 @@ class TCalView(_View):
         colour = frames.NEUTRAL if result is None else (
             frames.MISCALIBRATED if result.reject else frames.CALIBRATED)
         _text(self.note, f"<b style='color:{colour}'>{html.escape(note)}{running}</b>" + _error_text(entry))
+
+    def _draw_redeciding(self, entry) -> None:
+        """A new α whose test re-decides the one drawn (the same statistics, other critical values and
+        decisions) in a background job, with no stand-in to show meanwhile: the figure keeps the test drawn
+        until the job's result replaces it.  Emptied, its source and both axes would be sent twice — empty,
+        then all over again with the same scales and statistics — and the figure would flash empty.  The
+        title and the caption say what runs."""
+        self.figure.title.text = entry.pending
+        running = text.running_note(entry.options.resampling, self.shown[1], alpha=entry.options.alpha)
+        _text(self.note, f"<b style='color:{frames.NEUTRAL}'>{html.escape(running)}</b>" + _error_text(entry))
 
 
 class ClassicalView(_View):
