@@ -292,6 +292,41 @@ def test_an_alpha_change_sends_only_what_it_changes(monkeypatch):
         assert _sent(events, source) == ["data"]
 
 
+def test_a_target_switch_empties_the_tcal_figure_but_keeps_its_axes(monkeypatch):
+    """Back to top-1 from a class (large data: nothing to show while T-Cal runs for the target): the T-Cal
+    figure is emptied while its test runs, its axes are left as they are — the top-1 test's scales are the
+    class's, so its x axis sends nothing, instead of a reset to the empty figure's and back."""
+    from bokeh.document import Document
+
+    import calviz.analysis.views as registry
+
+    monkeypatch.setattr(registry, "LARGE_ROWS", 1000)
+    app = CalvizApp(_data(3000, classes=4), n_resamples=100, target="classwise", class_index=2)
+    doc = Document()
+    doc.add_root(app.layout().get_root(doc))
+    app.start()
+    app.wait()
+    tcal = app.views[1]
+    events, release, original = [], threading.Event(), store_module._run_remote
+
+    def run(view, data, options, **kwargs):
+        if view == "tcal_resampled":
+            release.wait()  # the job waits until its pending state has been checked (an event, no clock)
+        return original(view, data, options, **kwargs)
+
+    monkeypatch.setattr(store_module, "_run_remote", run)
+    doc.on_change(events.append)
+    try:
+        app.controls.target = "top1"
+        assert app.store.tcal.pending and app.store.tcal.result is None and not tcal.source.data["bins"].size
+    finally:
+        release.set()
+    app.wait()
+    assert app.store.tcal.result.target == "top1" and tcal.source.data["bins"].size
+    assert _sent(events, tcal.source) == ["data", "data"]  # emptied, then the top-1 test
+    assert not _sent(events, tcal.figure.x_range)
+
+
 def test_sidebar_applies_data_changes_without_panels_wait(app):
     """Panel applies a browser change to a widget 50 ms after it arrives (``Reactive._debounce``), to fold
     bursts; the controls whose change only updates data apply it on the next tick (the store debounces

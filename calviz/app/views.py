@@ -615,8 +615,10 @@ class TCalView(_View):
             self._build(frame["discrete"])
         self.figure.xaxis.axis_label = labels.tcal_xlabel(frame["discrete"], result)
         _set(self.source, frame["table"])
-        self.figure.x_range.update(start=frame["xlim"][0], end=frame["xlim"][1])
-        self.figure.y_range.update(start=frame["ylim"][0], end=frame["ylim"][1])
+        if result is not None:  # (emptied, the figure keeps its axes: a next test on the same scales, e.g.
+            # of the target shown before, then sends none)
+            self.figure.x_range.update(start=frame["xlim"][0], end=frame["xlim"][1])
+            self.figure.y_range.update(start=frame["ylim"][0], end=frame["ylim"][1])
         title, _ = text.tcal_verdict(result, method=False)
         self.figure.title.text = title if result is not None else (entry.pending or title)
         note = text.tcal_view_note(result, target=target)
