@@ -141,6 +141,14 @@ def redraws_with_its_rows(table: DataTable) -> DataTable:
     return table
 
 
+def _fit(axis: Range1d, lim: tuple, *, drawn: bool) -> None:
+    """Set ``axis`` to ``lim`` where the figure draws something: an emptied figure (still computing, or
+    nothing to show) keeps its axes, so that its next data — often on the same scales: the same test at
+    another α, the target shown before — send none (Bokeh sends only values that change)."""
+    if drawn:
+        axis.update(start=lim[0], end=lim[1])
+
+
 def _text(note: Text, text: str) -> None:
     note.object = text
 
@@ -615,10 +623,8 @@ class TCalView(_View):
             self._build(frame["discrete"])
         self.figure.xaxis.axis_label = labels.tcal_xlabel(frame["discrete"], result)
         _set(self.source, frame["table"])
-        if result is not None:  # (emptied, the figure keeps its axes: a next test on the same scales, e.g.
-            # of the target shown before, then sends none)
-            self.figure.x_range.update(start=frame["xlim"][0], end=frame["xlim"][1])
-            self.figure.y_range.update(start=frame["ylim"][0], end=frame["ylim"][1])
+        _fit(self.figure.x_range, frame["xlim"], drawn=result is not None)
+        _fit(self.figure.y_range, frame["ylim"], drawn=result is not None)
         title, _ = text.tcal_verdict(result, method=False)
         self.figure.title.text = title if result is not None else (entry.pending or title)
         note = text.tcal_view_note(result, target=target)
@@ -743,7 +749,7 @@ class IntervalView(_View):
         interval = entry.result
         frame = frames.interval_frame(interval, boot.result)
         _set(self.source, frame["table"])
-        self.figure.x_range.update(start=frame["xlim"][0], end=frame["xlim"][1])
+        _fit(self.figure.x_range, frame["xlim"], drawn=interval is not None or boot.result is not None)
         if interval is not None:
             level = 100 * float(interval.level)
             bins = text.bins_phrase(interval.n_bins, interval.target, interval.n_classes)
@@ -823,7 +829,7 @@ class DistanceView(_View):
         frame = frames.distance_frame(bounds)
         _set(self.source, self._stems(frame["table"]))
         _set(self.band, frame["band"])
-        self.figure.x_range.update(start=frame["xlim"][0], end=frame["xlim"][1])
+        _fit(self.figure.x_range, frame["xlim"], drawn=bounds is not None)
         title = text.distance_title(bounds)
         if title is None:
             title = "computing the distance bounds…" if entry.pending else text.DISTANCE_MISSING
