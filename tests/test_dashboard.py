@@ -233,6 +233,100 @@ def test_changes_replace_data_not_figures(app):
     assert len(reliability.sources["hist"].data["count"]) == 9
 
 
+def _sent(events, model) -> list:
+    """The changes of ``model`` among recorded document events: ``data`` per data replacement, else the
+    attribute changed."""
+    from bokeh.document.events import ColumnDataChangedEvent, ModelChangedEvent
+
+    return [("data" if isinstance(e, ColumnDataChangedEvent) else e.attr) for e in events
+            if isinstance(e, (ColumnDataChangedEvent, ModelChangedEvent)) and e.model is model]
+
+
+def test_an_alpha_change_sends_only_what_it_changes(monkeypatch):
+    """Large data (the analytic T-Cal is a background job too, so no stand-in is shown while the resampled
+    T-Cal is re-decided at the new α from its stored resamples): the T-Cal figure keeps the test drawn until
+    the new decision arrives — its source is sent once and its x axis (the same scales) never, instead of
+    being emptied and refilled — and the views whose numbers α does not change (the histogram, the smCE
+    witness, the distance bounds, the diagram's axes) send nothing, while those whose numbers it changes
+    (the bars' intervals, the smooth band, T-Cal, the ECE interval) are updated."""
+    from bokeh.document import Document
+
+    import calviz.analysis.views as registry
+
+    monkeypatch.setattr(registry, "LARGE_ROWS", 1000)
+    app = CalvizApp(_data(3000), n_resamples=100)  # (Y-only resampling: T-Cal re-decided in a job)
+    doc = Document()
+    doc.add_root(app.layout().get_root(doc))
+    app.start()
+    app.wait()
+    reliability, tcal, interval, distance = app.views
+    assert tcal.source.data["statistic"].size and "α = 0.05;" in tcal.note.object
+    drawn = tcal.source.data["statistic"]
+    events, release, redecide = [], threading.Event(), app.store._redecided
+
+    def held(view, data, options, slot=None, key=None):
+        if slot == "tcal":
+            release.wait()  # the job waits until its pending state has been checked (an event, no clock)
+        return redecide(view, data, options, slot, key)
+
+    monkeypatch.setattr(app.store, "_redecided", held)
+    doc.on_change(events.append)
+    try:
+        app.controls.alpha = 0.1
+        assert app.store.tcal.pending and app.store.tcal.result is None  # (nothing to show meanwhile)
+        assert "(the test at α = 0.05 is shown meanwhile)" in tcal.note.object
+        assert not _sent(events, tcal.source)
+    finally:
+        release.set()
+    app.wait()
+    assert "α = 0.1;" in tcal.note.object and not app.store.tcal.pending
+    np.testing.assert_array_equal(tcal.source.data["statistic"], drawn)  # (α only re-decides)
+    assert _sent(events, tcal.source) == ["data"]
+    assert not _sent(events, tcal.figure.x_range)
+    assert _sent(events, tcal.figure.title) == ["text", "text"]  # the job running, then its verdict
+    unchanged = [reliability.sources["hist"], reliability.sources["witness"], distance.source, distance.band,
+                 distance.figure.x_range, distance.figure.y_range, distance.figure.title,
+                 *(r for f in reliability.figures for r in (f.x_range, f.y_range))]
+    assert not [m for m in unchanged if _sent(events, m)]
+    for source in (reliability.sources["bars"], reliability.sources["smooth"], interval.source):
+        assert _sent(events, source) == ["data"]
+
+
+def test_a_target_switch_empties_the_tcal_figure_but_keeps_its_axes(monkeypatch):
+    """Back to top-1 from a class (large data: nothing to show while T-Cal runs for the target): the T-Cal
+    figure is emptied while its test runs, its axes are left as they are — the top-1 test's scales are the
+    class's, so its x axis sends nothing, instead of a reset to the empty figure's and back."""
+    from bokeh.document import Document
+
+    import calviz.analysis.views as registry
+
+    monkeypatch.setattr(registry, "LARGE_ROWS", 1000)
+    app = CalvizApp(_data(3000, classes=4), n_resamples=100, target="classwise", class_index=2)
+    doc = Document()
+    doc.add_root(app.layout().get_root(doc))
+    app.start()
+    app.wait()
+    tcal = app.views[1]
+    events, release, original = [], threading.Event(), store_module._run_remote
+
+    def run(view, data, options, **kwargs):
+        if view == "tcal_resampled":
+            release.wait()  # the job waits until its pending state has been checked (an event, no clock)
+        return original(view, data, options, **kwargs)
+
+    monkeypatch.setattr(store_module, "_run_remote", run)
+    doc.on_change(events.append)
+    try:
+        app.controls.target = "top1"
+        assert app.store.tcal.pending and app.store.tcal.result is None and not tcal.source.data["bins"].size
+    finally:
+        release.set()
+    app.wait()
+    assert app.store.tcal.result.target == "top1" and tcal.source.data["bins"].size
+    assert _sent(events, tcal.source) == ["data", "data"]  # emptied, then the top-1 test
+    assert not _sent(events, tcal.figure.x_range)
+
+
 def test_sidebar_applies_data_changes_without_panels_wait(app):
     """Panel applies a browser change to a widget 50 ms after it arrives (``Reactive._debounce``), to fold
     bursts; the controls whose change only updates data apply it on the next tick (the store debounces

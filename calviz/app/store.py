@@ -70,7 +70,7 @@ from calviz.app.workers import (
 )
 from calviz.sampling import estimate_seconds, format_seconds, result_note, sample_for_view, sampled_rows
 
-__all__ = ["Entry", "ResultStore", "VIEW_INPUTS", "view_key", "effective_target"]
+__all__ = ["Entry", "ResultStore", "VIEW_INPUTS", "view_key", "redecision_of", "effective_target"]
 
 #: s: background jobs start this long after the change that wants them: a slider drag sends a value per
 #: frame, and only the value it rests on should occupy the worker processes; and on a 2-core machine a
@@ -123,6 +123,15 @@ def view_key(view: str, data, options: AnalysisOptions) -> tuple:
     if "seed" not in reads and (subsampled or sampled_rows(view, _rows(data, options), options)):
         values.append(("seed", options.seed))  # the subsample depends on the seed
     return (view, id(data), tuple(values))
+
+
+def redecision_of(key: tuple | None, other: tuple | None) -> bool:
+    """Whether cache key ``key`` is the computation of ``other`` with other values of only the options that
+    re-decide it (``View.redecided_by``, e.g. α): the same statistics, other critical values and decisions."""
+    if key is None or other is None or key[0] != other[0]:
+        return False
+    fields = view_record(key[0]).redecided_by
+    return bool(fields) and precomputed.key_without(key, fields) == precomputed.key_without(other, fields)
 
 
 def _rows(data, options: AnalysisOptions) -> int:

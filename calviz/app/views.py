@@ -36,6 +36,7 @@ from calviz import plots
 from calviz._data import message_for
 from calviz.analysis import is_distributed, resolve_target, scalar_target
 from calviz.analysis.views import card_title, view
+from calviz.app.store import redecision_of
 from calviz.app.texts import Text, alert
 from calviz.present import frames, labels, progress, text
 from calviz.present.verdict import overall_verdict
@@ -138,6 +139,14 @@ def redraws_with_its_rows(table: DataTable) -> DataTable:
     if not any(isinstance(c, CustomJS) and c.args.get("table") is table for c in callbacks):
         table.source.js_on_change("data", CustomJS(args={"table": table}, code="table.view.change.emit()"))
     return table
+
+
+def _fit(axis: Range1d, lim: tuple, *, drawn: bool) -> None:
+    """Set ``axis`` to ``lim`` where the figure draws something: an emptied figure (still computing, or
+    nothing to show) keeps its axes, so that its next data — often on the same scales: the same test at
+    another α, the target shown before — send none (Bokeh sends only values that change)."""
+    if drawn:
+        axis.update(start=lim[0], end=lim[1])
 
 
 def _text(note: Text, text: str) -> None:
@@ -568,6 +577,7 @@ class TCalView(_View):
         self.panel = card(card_title("tcal"), self.pane, self.note, self.extra, view="tcal")
         self.discrete: bool | None = None
         self.target: str | None = None  # the target whose caption is shown
+        self.shown: tuple | None = None  # (store key, result) of the test the figure shows (None: none)
         super().__init__(store)
 
     def _build(self, discrete: bool) -> None:
@@ -604,13 +614,17 @@ class TCalView(_View):
             return
         self.target = target
         result = entry.result
+        if result is None and entry.pending and self.shown and redecision_of(entry.key, self.shown[0]):
+            self._draw_redeciding(entry)
+            return
+        self.shown = None if result is None else (entry.key, result)
         frame = frames.tcal_frame(result)
         if frame["discrete"] != self.discrete:
             self._build(frame["discrete"])
         self.figure.xaxis.axis_label = labels.tcal_xlabel(frame["discrete"], result)
         _set(self.source, frame["table"])
-        self.figure.x_range.update(start=frame["xlim"][0], end=frame["xlim"][1])
-        self.figure.y_range.update(start=frame["ylim"][0], end=frame["ylim"][1])
+        _fit(self.figure.x_range, frame["xlim"], drawn=result is not None)
+        _fit(self.figure.y_range, frame["ylim"], drawn=result is not None)
         title, _ = text.tcal_verdict(result, method=False)
         self.figure.title.text = title if result is not None else (entry.pending or title)
         note = text.tcal_view_note(result, target=target)
@@ -624,6 +638,16 @@ class TCalView(_View):
         colour = frames.NEUTRAL if result is None else (
             frames.MISCALIBRATED if result.reject else frames.CALIBRATED)
         _text(self.note, f"<b style='color:{colour}'>{html.escape(note)}{running}</b>" + _error_text(entry))
+
+    def _draw_redeciding(self, entry) -> None:
+        """A new α whose test re-decides the one drawn (the same statistics, other critical values and
+        decisions) in a background job, with no stand-in to show meanwhile: the figure keeps the test drawn
+        until the job's result replaces it.  Emptied, its source and both axes would be sent twice — empty,
+        then all over again with the same scales and statistics — and the figure would flash empty.  The
+        title and the caption say what runs."""
+        self.figure.title.text = entry.pending
+        running = text.running_note(entry.options.resampling, self.shown[1], alpha=entry.options.alpha)
+        _text(self.note, f"<b style='color:{frames.NEUTRAL}'>{html.escape(running)}</b>" + _error_text(entry))
 
 
 class ClassicalView(_View):
@@ -725,7 +749,7 @@ class IntervalView(_View):
         interval = entry.result
         frame = frames.interval_frame(interval, boot.result)
         _set(self.source, frame["table"])
-        self.figure.x_range.update(start=frame["xlim"][0], end=frame["xlim"][1])
+        _fit(self.figure.x_range, frame["xlim"], drawn=interval is not None or boot.result is not None)
         if interval is not None:
             level = 100 * float(interval.level)
             bins = text.bins_phrase(interval.n_bins, interval.target, interval.n_classes)
@@ -805,7 +829,7 @@ class DistanceView(_View):
         frame = frames.distance_frame(bounds)
         _set(self.source, self._stems(frame["table"]))
         _set(self.band, frame["band"])
-        self.figure.x_range.update(start=frame["xlim"][0], end=frame["xlim"][1])
+        _fit(self.figure.x_range, frame["xlim"], drawn=bounds is not None)
         title = text.distance_title(bounds)
         if title is None:
             title = "computing the distance bounds…" if entry.pending else text.DISTANCE_MISSING

@@ -346,7 +346,7 @@ def tcal_view_note(tcal, *, target: str | None = None) -> str:
     return note
 
 
-def running_note(method, shown) -> str:
+def running_note(method, shown, *, alpha: float | None = None) -> str:
     """What a T-Cal view says while its resampled test runs.
 
     Parameters
@@ -354,7 +354,9 @@ def running_note(method, shown) -> str:
     method : str
         The resampling method running.
     shown : TCalResult or None
-        The result shown meanwhile (the analytic test), if any.
+        The result shown meanwhile (the analytic test, or the test drawn at another α), if any.
+    alpha : float, optional
+        The level the running test decides at: a ``shown`` test at another level is named by its own.
 
     Returns
     -------
@@ -367,7 +369,12 @@ def running_note(method, shown) -> str:
     >>> text.running_note("y_only", None)
     'Y-only resampling running… (computing)'
     """
-    meanwhile = "the analytic result is shown meanwhile" if shown is not None else "computing"
+    if shown is None:
+        meanwhile = "computing"
+    elif alpha is not None and float(shown.alpha) != float(alpha):
+        meanwhile = f"the test at α = {float(shown.alpha):g} is shown meanwhile"
+    else:
+        meanwhile = "the analytic result is shown meanwhile"
     return f"{method_name(method)} running… ({meanwhile})"
 
 
