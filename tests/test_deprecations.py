@@ -251,10 +251,12 @@ def test_report_path_by_position_warns_and_writes_the_same_file(tmp_path):
 def _without_run_details(report_html):
     """A report's text without what differs between two runs of the same analysis.
 
-    That is the footer's run time and the ids Bokeh and the embed give each document and model (they count
-    up within the process, so even their lengths differ).
+    That is the footer's run time, the minute the report was generated (two reports can straddle one), and
+    the ids Bokeh and the embed give each document and model (they count up within the process, so even their
+    lengths differ).
     """
     report_html = re.sub(r"<details><summary>Computed in .*?</details>", "", report_html, flags=re.S)
+    report_html = re.sub(r"\b\d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC\b", "<generated>", report_html)
     report_html = re.sub(r"[0-9a-f]{8}(-[0-9a-f]{4}){3}-[0-9a-f]{12}", "<uuid>", report_html)
     return re.sub(r"\bp\d+(?=\\?\")", "<model id>", report_html)
 
