@@ -205,9 +205,10 @@ while (job := next_job()) < len(JOBS):
 
 #: prepended to each cache-filling script: one kernel (a jitted function, every signature of it: numba keeps
 #: them in one index file) is compiled by one fill process at a time, under a lock file of its own.  Two
-#: processes that reach the same kernel at once (a kernel shared by views of both shares, or by a view and
-#: calviz.dask's in-memory part) compiled it twice, and the second index written lost the first one's entry
-#: (numba reads, extends and rewrites the index without a lock); now the second waits, then loads it.  The
+#: processes that reach the same kernel at once (any job may run in any process: a kernel shared by two
+#: views, or by a view and calviz.dask's in-memory part) would compile it twice, and the second index
+#: written would lose the first one's entry (numba reads, extends and rewrites the index without a lock);
+#: now the second waits, then loads it.  The
 #: lock file is taken inside numba's own (per-process) compiler lock, as numba takes it to compile; numba's
 #: own helpers, which are not cached, are compiled by each process that needs them, without a lock.
 COMPILE_ONCE = """
