@@ -40,11 +40,10 @@ def main() -> None:
     sys.path.insert(0, str(ROOT / "tests"))
     import conftest
 
-    scripts = [[conftest.FILL_NUMBA_CACHE + conftest.FILL_PUBLIC_KERNELS * share, str(share), "2"]
-               for share in range(2)] + [[conftest.FILL_DASK_KERNELS]]
-    commands = [[sys.executable, "-c", *script] for script in scripts]
+    commands = conftest.cache_fill_commands()
     cache = tempfile.mkdtemp(prefix="calviz-numba-cache-")
-    env = dict(os.environ, NUMBA_CACHE_DIR=cache, PYTHONPATH=str(ROOT))
+    locks = tempfile.mkdtemp(prefix="calviz-fill-locks-")
+    env = dict(os.environ, NUMBA_CACHE_DIR=cache, PYTHONPATH=str(ROOT), CALVIZ_FILL_LOCKS=locks)
     try:
         for label in ("empty cache", "filled cache", "filled cache"):
             wall, cpu = _timed(commands, env)
@@ -54,6 +53,7 @@ def main() -> None:
         print(f"import only: wall {wall:.1f} s, CPU {cpu:.1f} s")
     finally:
         shutil.rmtree(cache, ignore_errors=True)
+        shutil.rmtree(locks, ignore_errors=True)
 
 
 if __name__ == "__main__":
