@@ -1118,21 +1118,30 @@ def _run_next_ticks(doc) -> None:
                 callback.callback()
 
 
-def test_a_served_page_whose_results_are_all_cached_draws_its_views_into_its_first_document():
-    """When every result of the first page is cached (the server's start computed them, or an earlier tab),
-    the session draws its views on its first tick — before the browser, still loading BokehJS, pulls the
+def test_a_served_page_whose_first_views_the_server_computed_draws_them_into_its_first_document(monkeypatch):
+    """On data whose first page the server's start computed (large data), every result of the page cached, the
+    session draws its views on its first tick — before the browser, still loading BokehJS, pulls the
     document, so they arrive with it — computing nothing and waiting for no kernel warm-up; the other cards
-    wait for the browser's load.  Otherwise the views wait for the page's load, as before."""
+    wait for the browser's load.  Other pages (nothing cached; or small data, computed by an earlier tab)
+    wait for the page's load and say "preparing" meanwhile, as before."""
     from calviz.app import precomputed
 
+    monkeypatch.setattr(precomputed, "PRESORT_MIN_ROWS", 0)  # (the server's start prepares data this small)
     data, params = _data(3000, classes=4), {"n_resamples": 100, "resampling": "analytic"}
     try:
         cold, cold_doc = _served_app(data, **params)
         _run_next_ticks(cold_doc)
         assert not cold.views[0].sources and cold.store.inputs is None  # (nothing drawn before the load)
-        earlier = CalvizApp(data, **params)  # an earlier session: the server's cache holds every result
+        earlier = CalvizApp(data, **params)  # an earlier tab: the server's cache holds every result
         earlier.start()
         earlier.wait()
+        small, small_doc = _served_app(data, **params)
+        assert small.store.all_cached(data, earlier.controls.options(data.n))
+        _run_next_ticks(small_doc)
+        assert small.store.inputs is None and "preparing" in small.status.progress_text.object
+        options = earlier.controls.options(data.n)
+        precomputed.precompute_first_views(data, options).result(timeout=300)
+        assert precomputed.first_views_done(data)
         app, doc = _served_app(data, **params)
         assert app.store.inputs is None
         _run_next_ticks(doc)
@@ -1143,4 +1152,6 @@ def test_a_served_page_whose_results_are_all_cached_draws_its_views_into_its_fir
         assert app.after_paint.waiting is None and app.after_paint.ticket.tags == []  # (the cards: at load)
         assert app.after_paint._queue  # (the other cards' draws, queued for the load)
     finally:
-        precomputed.RESULTS.clear()
+        for cache in (precomputed.RESULTS, precomputed.SORTED, precomputed.ACE_TABLES,
+                      precomputed.BOOTSTRAPS):
+            cache.clear()

@@ -136,11 +136,14 @@ class CalvizApp:
             timeout = self._doc.add_timeout_callback
             self.after_paint = AfterPaint(self.status.text.div, self._schedule, timeout)
             self.draw_after_main_views(self.after_paint)
-            # every result of the first page already computed (by the server's start or an earlier tab): the
-            # views are drawn on the session's first tick, before the browser — still loading BokehJS — asks
-            # for the document, so they arrive in it and are drawn with it, instead of after it in a patch
-            # (computed nothing: they need no kernels, so this waits for no warm-up)
-            self._drawn_first = self.store.all_cached(
+            # data whose first page the server's start computed (large data), every result of this page
+            # cached: the views are drawn on the session's first tick, before the browser — still loading
+            # BokehJS — asks for the document, so they arrive in it and are drawn with it, instead of after it
+            # in a patch (computed nothing: they need no kernels, so this waits for no warm-up).  Other pages
+            # say "preparing" until the kernels are ready and their views are computed.
+            from calviz.app.precomputed import first_views_done
+
+            self._drawn_first = first_views_done(self.data) and self.store.all_cached(
                 self.data, self.controls.options(self.data.n), show_smooth=self.controls.show_smooth)
             if self._drawn_first:
                 self.after_paint.wait_for_load()  # (the other cards: once the browser has drawn the views)
