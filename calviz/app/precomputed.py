@@ -284,6 +284,8 @@ def first_views_done(data) -> bool:
     """Whether the server's start has computed the first page's views of ``data``
     (:func:`precompute_first_views`)."""
     return _FIRST_VIEWS_DONE.get(id(data)) is data
+
+
 #: s: the server's start waits at most this long for its first views' jobs before it lets its session go
 FIRST_VIEWS_LIMIT_S = 3600.0
 
