@@ -1191,3 +1191,102 @@ def test_the_served_page_walks_its_model_graph_once_while_it_is_built(monkeypatc
     assert walks.count(threading.main_thread()) == 1  # (background jobs publish from their own threads here)
     figures = [m for m in doc.models if type(m).__name__ == "figure"]  # (the views' figures joined it)
     assert len(figures) >= 4 and all(f.document is doc for f in figures)
+
+
+def test_callbacks_queued_before_the_browser_has_the_document_wait_for_its_load():
+    """Changes made before the browser has pulled the page's document go out in the document itself, where
+    a ticket would never be answered: the callbacks queued meanwhile send no ticket (and start no fallback)
+    until the page has loaded; then they run after the next paint, as usual."""
+    from bokeh.models import Div
+
+    from calviz.app.painted import AfterPaint
+
+    ticks, timeouts, ran = [], [], []
+    after_paint = AfterPaint(Div(text="status"), ticks.append, lambda cb, ms: timeouts.append(cb))
+    after_paint.wait_for_load()
+    after_paint(lambda: ran.append("card"))
+    after_paint.renew()  # (a change before the load: still nothing sent)
+    assert after_paint.waiting is None and after_paint.ticket.tags == [] and not timeouts and not ticks
+    after_paint.load()
+    ticket = after_paint.waiting
+    assert ticket is not None and after_paint.ticket.tags == [ticket] and len(timeouts) == 1
+    after_paint.answer.tags = [ticket]
+    ticks.pop()()
+    assert ran == ["card"] and after_paint.waiting is None
+    after_paint.load()  # (nothing queued: nothing sent)
+    assert after_paint.waiting is None and len(timeouts) == 1
+
+
+class _SessionContext:
+    """What makes a document a served session's for the app (``Document.session_context``); Panel reads
+    the request's arguments from it."""
+
+    request = types.SimpleNamespace(arguments={}, route_params={}, cookies={}, headers={})
+    token_payload: dict = {}
+    id = "a-session"
+
+
+def _served_app(data, **params):
+    """A CalvizApp built as in a server session (its document has a session context); its document's
+    next-tick callbacks are collected, not run."""
+    import weakref
+
+    from bokeh.document import Document
+    from panel.io.state import set_curdoc
+
+    doc, context = Document(), _SessionContext()
+    doc._session_context = weakref.ref(context)
+    with set_curdoc(doc):
+        app = CalvizApp(data, **params)
+        app.template().server_doc(doc)
+    app._context = context  # (the document holds it weakly)
+    return app, doc
+
+
+def _run_next_ticks(doc) -> None:
+    from panel.io.state import set_curdoc
+
+    with set_curdoc(doc):
+        while callbacks := [cb for cb in doc.session_callbacks if type(cb).__name__ == "NextTickCallback"]:
+            for callback in callbacks:
+                doc.remove_next_tick_callback(callback)
+                callback.callback()
+
+
+def test_a_served_page_whose_first_views_the_server_computed_draws_them_into_its_first_document(monkeypatch):
+    """On data whose first page the server's start computed (large data), every result of the page cached, the
+    session draws its views on its first tick — before the browser, still loading BokehJS, pulls the
+    document, so they arrive with it — computing nothing and waiting for no kernel warm-up; the other cards
+    wait for the browser's load.  Other pages (nothing cached; or small data, computed by an earlier tab)
+    wait for the page's load and say "preparing" meanwhile, as before."""
+    from calviz.app import precomputed
+
+    monkeypatch.setattr(precomputed, "PRESORT_MIN_ROWS", 0)  # (the server's start prepares data this small)
+    data, params = _data(3000, classes=4), {"n_resamples": 100, "resampling": "analytic"}
+    try:
+        cold, cold_doc = _served_app(data, **params)
+        _run_next_ticks(cold_doc)
+        assert not cold.views[0].sources and cold.store.inputs is None  # (nothing drawn before the load)
+        earlier = CalvizApp(data, **params)  # an earlier tab: the server's cache holds every result
+        earlier.start()
+        earlier.wait()
+        small, small_doc = _served_app(data, **params)
+        assert small.store.all_cached(data, earlier.controls.options(data.n))
+        _run_next_ticks(small_doc)
+        assert small.store.inputs is None and "preparing" in small.status.progress_text.object
+        options = earlier.controls.options(data.n)
+        precomputed.precompute_first_views(data, options).result(timeout=300)
+        assert precomputed.first_views_done(data)
+        app, doc = _served_app(data, **params)
+        assert app.store.inputs is None
+        _run_next_ticks(doc)
+        assert app.store.inputs is not None and app.store.calls == {} and not app.store.jobs
+        assert len(app.views[0].sources["hist"].data["count"]) > 0
+        assert "preparing" not in app.status.progress_text.object
+        assert all(figure.document is doc for view in app.views for figure in getattr(view, "figures", []))
+        assert app.after_paint.waiting is None and app.after_paint.ticket.tags == []  # (the cards: at load)
+        assert app.after_paint._queue  # (the other cards' draws, queued for the load)
+    finally:
+        for cache in (precomputed.RESULTS, precomputed.SORTED, precomputed.ACE_TABLES,
+                      precomputed.BOOTSTRAPS):
+            cache.clear()

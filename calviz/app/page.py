@@ -98,6 +98,7 @@ class CalvizApp:
         self._doc = pn.state.curdoc
         served = self._doc is not None and getattr(self._doc, "session_context", None) is not None
         self.served = served
+        self._drawn_first = False  # (served: the first views drawn into the page's first document)
         self.store = ResultStore(
             schedule=self._schedule, debounce=DEBOUNCE_S if served else 0
         )
@@ -135,6 +136,18 @@ class CalvizApp:
             timeout = self._doc.add_timeout_callback
             self.after_paint = AfterPaint(self.status.text.div, self._schedule, timeout)
             self.draw_after_main_views(self.after_paint)
+            # data whose first page the server's start computed (large data), every result of this page
+            # cached: the views are drawn on the session's first tick, before the browser — still loading
+            # BokehJS — asks for the document, so they arrive in it and are drawn with it, instead of after it
+            # in a patch (computed nothing: they need no kernels, so this waits for no warm-up).  Other pages
+            # say "preparing" until the kernels are ready and their views are computed.
+            from calviz.app.precomputed import first_views_done
+
+            self._drawn_first = first_views_done(self.data) and self.store.all_cached(
+                self.data, self.controls.options(self.data.n), show_smooth=self.controls.show_smooth)
+            if self._drawn_first:
+                self.after_paint.wait_for_load()  # (the other cards: once the browser has drawn the views)
+                self._schedule(self._first_refresh)
 
     def draw_after_main_views(self, schedule) -> None:
         """The cards other than the four views and the status line — the overall verdict, the classical
@@ -274,16 +287,28 @@ class CalvizApp:
         if not self.served:
             self.refresh(inline=True)
             return
+        if self._drawn_first:  # (in the document the browser has drawn: the other cards follow its paint)
+            self.after_paint.load()
+            self.store.when_warm(partial(self._schedule, self._say_kernels_ready))
+            return
         self.store.when_warm(partial(self._schedule, self._first_refresh))
 
-    def _first_refresh(self) -> None:
-        """The served page's first update, once the kernels are ready: the status line says how long the
-        compile step (or loading the compiled kernels) took on this machine."""
+    def _say_kernels_ready(self) -> None:
+        """The status line of views drawn before the kernels were ready says how long the kernels took."""
+        self._set_kernels_ready()
+        self.status.draw()
+
+    def _set_kernels_ready(self) -> None:
         from calviz.app.workers import WARMED
         from calviz.present.progress import kernels_ready
 
         if WARMED:
             self.status.kernels = kernels_ready(WARMED["seconds"], WARMED["compiled"])
+
+    def _first_refresh(self) -> None:
+        """The served page's first update, once the kernels are ready: the status line says how long the
+        compile step (or loading the compiled kernels) took on this machine."""
+        self._set_kernels_ready()
         # the views build their figures and tables now: Bokeh walks every model of the document again after
         # each one joins it (5 walks of the page's ~500 models), frozen only once, before the patch is sent
         with self._doc.models.freeze():

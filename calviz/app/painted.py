@@ -58,10 +58,25 @@ class AfterPaint:
         self._queue: list[Callable[[], None]] = []
         self._ticket = 0
         self.waiting: int | None = None  # the ticket sent and not answered yet
+        self.loaded = True  # see wait_for_load
 
     def __call__(self, callback: Callable[[], None]) -> None:
         self._queue.append(callback)
-        if self.waiting is None:
+        if self.waiting is None and self.loaded:
+            self._send_ticket()
+
+    def wait_for_load(self) -> None:
+        """Callbacks queued from now on wait for :meth:`load` (then for the paint of the message being sent
+        then): changes made before the browser has the page's document go out in the document itself, where
+        a ticket would never be answered (its script runs on changes only), and the fallback would draw the
+        other cards into the document the browser is still to load."""
+        self.loaded = False
+
+    def load(self) -> None:
+        """The browser has drawn the page's document: the callbacks queued meanwhile run after its next
+        paint, as usual."""
+        self.loaded = True
+        if self._queue and self.waiting is None:
             self._send_ticket()
 
     def renew(self) -> None:

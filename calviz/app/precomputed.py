@@ -39,7 +39,8 @@ from calviz.analysis import AnalysisOptions, is_distributed
 from calviz.analysis.views import REGISTRY, effective_target, view
 
 __all__ = ["ResultCache", "SortedViews", "answer", "sorted_target", "RESULTS", "SORTED", "ACE_TABLES",
-           "BOOTSTRAPS", "PRESORT_MIN_ROWS", "IN_FLIGHT", "precompute_first_views"]
+           "BOOTSTRAPS", "PRESORT_MIN_ROWS", "IN_FLIGHT", "first_views_done",
+           "precompute_first_views"]
 
 #: rows from which a session's scalar views are answered from a sorted view (below, a direct pass takes
 #: milliseconds: sorting would cost more than it saves)
@@ -275,6 +276,16 @@ class InFlight:
 
 
 IN_FLIGHT = InFlight()
+#: the data whose first page's views the server's start has computed (:func:`precompute_first_views`), by id
+_FIRST_VIEWS_DONE: weakref.WeakValueDictionary = weakref.WeakValueDictionary()
+
+
+def first_views_done(data) -> bool:
+    """Whether the server's start has computed the first page's views of ``data``
+    (:func:`precompute_first_views`)."""
+    return _FIRST_VIEWS_DONE.get(id(data)) is data
+
+
 #: s: the server's start waits at most this long for its first views' jobs before it lets its session go
 FIRST_VIEWS_LIMIT_S = 3600.0
 
@@ -319,6 +330,7 @@ def precompute_first_views(data, options: AnalysisOptions | None = None,
                     concurrent.futures.wait([future], timeout=FIRST_VIEWS_LIMIT_S)
         finally:
             store.close()
+        _FIRST_VIEWS_DONE[id(data)] = data
         if then is not None:
             then(time.perf_counter() - started)
         return store

@@ -523,6 +523,13 @@ class ResultStore(_Slots):
             plans[slot] = _Plan(None) if final is None else _Plan(final.name, final.stand_in)
         return plans
 
+    def all_cached(self, data, options: AnalysisOptions, *, show_smooth: bool = True) -> bool:
+        """Whether every result these inputs show is cached (this session's or the server's: an earlier
+        session, or the server's start, :func:`calviz.app.precomputed.precompute_first_views`): an
+        :meth:`update` then computes nothing and starts no job."""
+        return all(plan.final is None or self._has(plan.final, data, options)
+                   for plan in self.plan(data, options, show_smooth=show_smooth).values())
+
     @staticmethod
     def _in_background(view: str, data, options: AnalysisOptions | None = None) -> bool:
         if is_distributed(data):
