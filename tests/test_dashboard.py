@@ -1005,22 +1005,29 @@ def test_an_n_change_refills_the_tables_in_place():
     assert not [(type(e.model).__name__, e.attr) for e in changed if isinstance(e.model, DataTable)]
 
 
+def _app_drawn_on_a_document(painted: list):
+    """An app on a Bokeh document, started, its jobs done and its later cards drawn; ``painted`` collects
+    what runs once the browser has painted (as :meth:`CalvizApp.draw_after_main_views` schedules it)."""
+    from bokeh.document import Document
+
+    app = CalvizApp(_data(3000, classes=4), n_resamples=100, resampling="analytic")
+    app.draw_after_main_views(painted.append)
+    doc = Document()
+    doc.add_root(app.layout().get_root(doc))
+    app.start()
+    app.wait()
+    while painted:
+        painted.pop(0)()
+    return app, doc
+
+
 def test_a_change_sends_the_four_views_before_the_other_cards():
     """On a served page the cards other than the four views and the status line (the overall verdict, the
     classical tests, the tables, the over-time card) redraw on the next tick: a change's first message to
     the browser carries only the four views' and the status line's changes, which the browser then shows
     without first applying and laying out the other cards; those follow, drawn from the store's state."""
-    from bokeh.document import Document
-
-    app = CalvizApp(_data(3000, classes=4), n_resamples=100, resampling="analytic")
     ticks = []  # what a served page runs on its next tick
-    app.draw_after_main_views(ticks.append)
-    doc = Document()
-    doc.add_root(app.layout().get_root(doc))
-    app.start()
-    app.wait()
-    while ticks:
-        ticks.pop(0)()
+    app, doc = _app_drawn_on_a_document(ticks)
     later = {m for root in (app.verdict.text.div, app.classical.panel.object, app.over_time.pane.object,
                             *(t.pane.object for t in app.tables)) for m in root.references()}
     events = []
@@ -1044,18 +1051,10 @@ def test_a_change_of_n_sends_nothing_between_its_views_and_their_paint():
     seconds join the change's timings without redrawing the status line, which went with the four views
     (a second message there was applied and laid out before the change was painted); the status line
     shows them with the change's next redraw (here the first job's result)."""
-    from bokeh.document import Document
     from bokeh.document.events import ModelChangedEvent
 
-    app = CalvizApp(_data(3000, classes=4), n_resamples=100, resampling="analytic")
     session, painted = [], []  # the session's next ticks; what runs once the browser has painted
-    app.draw_after_main_views(painted.append)
-    doc = Document()
-    doc.add_root(app.layout().get_root(doc))
-    app.start()
-    app.wait()
-    while painted:
-        painted.pop(0)()
+    app, doc = _app_drawn_on_a_document(painted)
     app.store._on_session = session.append  # (from here on, as served: the store's ticks run below)
     status = app.status.text.div
     events = []
