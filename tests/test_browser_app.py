@@ -574,6 +574,82 @@ def test_topk_and_full_reliability_views(served_app, chromium_browser, artifacts
         context.close()
 
 
+def test_rapid_target_switches_keep_the_page_consistent(served_app, chromium_browser):
+    """The target select applies a switch on the session's next tick (no Panel wait).  Switches that build
+    new figures (top-k's rank curves, full's class panels) and switches to the scalar diagram, sent back to
+    back and while the previous one is being drawn, leave the page without an error (a patch naming a model
+    the browser does not know yet would be one) and drawing the last target asked for."""
+    context, page = open_app(chromium_browser, served_app)
+    try:
+        set_widget(page, "dataset", "digits-gnb")
+        page.wait_for_function(f"() => ({JS_TEXT_CONTAINING})('of 719') !== null", timeout=UPDATE_TIMEOUT)
+        for target in ("full", "top1", "topk", "classwise", "full", "topk", "top1"):  # back to back
+            set_widget(page, "calibration target", target)
+        for target, drawn in (("full", f"({JS_CLASS_PANELS})().length > 0"),  # each while the last is drawn
+                              ("topk", f"({JS_RANK_LEGEND})().labels.length > 0"),
+                              ("full", f"({JS_CLASS_PANELS})().length > 0"),
+                              ("classwise", f"({JS_TEXT_CONTAINING})('classwise · ') !== null")):
+            set_widget(page, "calibration target", target)
+            page.wait_for_function(f"() => {drawn}", timeout=UPDATE_TIMEOUT)
+        set_widget(page, "calibration target", "full")
+        page.wait_for_function(f"() => ({JS_CLASS_PANELS})().length === 10", timeout=UPDATE_TIMEOUT)
+        wait_settled(page)
+        assert page.evaluate(JS_RANK_LEGEND)["labels"] == []
+        assert not page.errors, page.errors
+    finally:
+        context.close()
+
+
+# the status line's Div view and a counter of the layouts of its card's root (which a Div's re-render
+# computes in full: every element's style and box, every figure's layout)
+JS_COUNT_STATUS_LAYOUTS = """() => {
+    let found = null;
+    const walk = (v) => {
+        if (!v || found) return;
+        if (v.model && (v.model.css_classes || []).includes('calviz-status')) { found = v; return; }
+        let children = [];
+        try { children = [...v.children()]; } catch (e) { children = v.child_views || []; }
+        for (const c of children) walk(c);
+    };
+    for (const r of Object.values(Bokeh.index)) walk(r);
+    const root = found.root;
+    const compute = root.compute_layout;
+    window.__status = {view: found, layouts: 0};
+    root.compute_layout = function () { window.__status.layouts += 1; return compute.call(this); };
+    return true;
+}"""
+JS_SET_STATUS_TEXT = """async (text) => {
+    const {view} = window.__status;
+    await new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)));
+    window.__status.layouts = 0;
+    const height = view.el.getBoundingClientRect().height;
+    view.model.text = text;
+    await new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)));
+    return {layouts: window.__status.layouts, shown: view.markup_el.innerHTML,
+            grew: view.el.getBoundingClientRect().height - height};
+}"""
+
+
+def test_a_new_text_is_written_in_place_and_a_resized_one_lays_its_card_out(served_app, chromium_browser):
+    """A Div whose text alone changes is written in place: BokehJS would re-render it and lay out its whole
+    card (every element's style and box, every figure), per text.  A new text of the same size lays out
+    nothing; a taller one lays the card out (Bokeh's size observer) and the card grows."""
+    context, page = open_app(chromium_browser, served_app)
+    try:
+        wait_settled(page)
+        assert page.evaluate(JS_COUNT_STATUS_LAYOUTS)
+        page.evaluate(JS_SET_STATUS_TEXT, "one line of text, A")
+        same_size = page.evaluate(JS_SET_STATUS_TEXT, "one line of text, B")
+        assert same_size["shown"] == "one line of text, B"
+        assert same_size["layouts"] == 0 and same_size["grew"] == 0, same_size
+        taller = page.evaluate(JS_SET_STATUS_TEXT, "<br>".join(f"line {i}" for i in range(12)))
+        assert taller["shown"].count("line ") == 12
+        assert taller["layouts"] >= 1 and taller["grew"] > 100, taller
+        assert not page.errors, page.errors
+    finally:
+        context.close()
+
+
 def _children(pid: int) -> set[int]:
     import subprocess
 

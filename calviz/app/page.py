@@ -26,6 +26,7 @@ from calviz.app.draw_more import DrawMore
 from calviz.app.over_time import OWN_CARDS, OverTimeView
 from calviz.app.painted import AfterPaint
 from calviz.app.store import DEBOUNCE_S, ResultStore
+from calviz.app.texts import TEXTS_IN_PLACE_JS
 from calviz.app.views import (
     ClassicalView,
     DistanceView,
@@ -416,7 +417,7 @@ class CalvizApp:
         if self._doc is not None:
             from bokeh.models import CustomJS
 
-            self._doc.js_on_event("document_ready", CustomJS(code=_ACCESSIBLE_NAMES_JS))
+            self._doc.js_on_event("document_ready", CustomJS(code=TEXTS_IN_PLACE_JS + _ACCESSIBLE_NAMES_JS))
         return page
 
     def __panel__(self):

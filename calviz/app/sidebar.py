@@ -133,10 +133,6 @@ def sidebar(app) -> pn.Column:
 #: cut "CORP (isotonic)" beside "equal width" and "equal mass" (the labels, not the padding, are the content)
 _TIGHT_BUTTONS = ".bk-btn { padding-left: 4px; padding-right: 4px; }"
 
-#: the controls whose change adds models to the page (keep Panel's wait: see :func:`_live`)
-_ADDS_MODELS = frozenset({"target"})
-
-
 def option_widget(app, o, **stretch):
     """The widget of one option of the schema (``Option.widget``, ``Option.label``), bound to its control
     (whose bounds are the option's: a slider shows the soft range). The resamples box is a list: the box
@@ -156,18 +152,19 @@ def option_widget(app, o, **stretch):
                 "int_input": w.IntInput}[o.widget]
         extra = {"format": "0.000"} if o.widget == "float_slider" else {}
         widget = kind.from_param(parameter, name=o.label, **extra, **stretch)
-    return widget if o.name in _ADDS_MODELS else _live(widget)
+    return _live(widget)
 
 
 def _live(widget):
     """``widget``, applying a change made in the browser on the session's next tick instead of 50 ms later.
     Panel waits ``Reactive._debounce`` (50 ms) after each browser change before applying it, to fold a
-    burst of changes into one; on this page that wait was a quarter of a change's time to the screen.  A
-    burst still folds: while one change waits for the session's thread, later ones only replace its value
-    (Panel's pending ``_events``), and the store waits before starting background work (``DEBOUNCE_S``).
-    Only for the controls whose change updates data in place: a change that adds models to the page
-    (target, dataset, comparison mode) keeps Panel's wait — without it, Panel 1.9 can send a patch that
-    names a model before the patch that adds it (the browser: "reference … isn't known")."""
+    burst of changes into one; on this page that wait was a quarter of a change's time to the screen (and
+    a sixth of a target switch's at 10⁷ rows).  A burst still folds: while one change waits for the
+    session's thread, later ones only replace its value (Panel's pending ``_events``), and the store waits
+    before starting background work (``DEBOUNCE_S``).  Every option's widget is live, the target's too:
+    a target switch that builds new figures (top-k, full) sends them in the same held message as the
+    views (``test_browser_app.py::test_rapid_target_switches_keep_the_page_consistent``).  The dataset
+    select and the comparison mode's controls keep Panel's wait: they replace the data or add a card."""
     widget._debounce = 0
     return widget
 

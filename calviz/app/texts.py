@@ -7,7 +7,7 @@ import html
 import panel as pn
 from bokeh.models import Div
 
-__all__ = ["Text", "alert", "heading"]
+__all__ = ["TEXTS_IN_PLACE_JS", "Text", "alert", "heading"]
 
 
 class Text:
@@ -15,7 +15,8 @@ class Text:
     ``__panel__``).  A new text is one small property patch; a Panel Markdown pane would render Markdown on
     the server and re-render the pane in the browser on every change — and any Panel Markdown, HTML or
     Alert pane in a served page makes it load MathJax (1.8 MB of JavaScript the browser parses before it
-    draws anything), which no text here needs.  ``object`` is the HTML shown."""
+    draws anything), which no text here needs.  ``object`` is the HTML shown.  On a served page a new text
+    is written into the Div in place (:data:`TEXTS_IN_PLACE_JS`)."""
 
     def __init__(self, text: str = "", *, styles: dict | None = None, margin=(0, 10), visible: bool = True,
                  **kwargs):
@@ -56,3 +57,38 @@ def alert(**kwargs) -> Text:
     box = {"color": "#842029", "background-color": "#f8d7da", "border": "1px solid #f5c2c7",
            "border-radius": "4px", "padding": "8px 12px", "font-size": "13px"}
     return Text(styles=box, visible=False, **kwargs)
+
+
+# BokehJS re-renders a Div on any change and then lays out the whole root it is in, synchronously: every
+# element's computed style and box is read and every figure of the card re-runs its layout (6-12 ms per
+# text here, and one change of target sends six to ten new texts before its paint).  Only a change of the
+# text alone is written in place; any other change (visibility, styles, several properties at once) takes
+# BokehJS's own path, as does a Div that renders math or plain text.  A new text of another size still
+# lays the page out: every Bokeh element watches its own size (a ResizeObserver), and a resized Div lays
+# its root out before the next paint.  Run once, when a served page's document is ready.
+TEXTS_IN_PLACE_JS = """
+if (!window._calviz_texts_in_place) {
+  window._calviz_texts_in_place = true;
+  let Div;
+  try { Div = Bokeh.Models.get('Div'); } catch (e) { Div = undefined; }
+  const View = Div === undefined ? undefined : Div.prototype.default_view;
+  if (View !== undefined && typeof Div.prototype._setv === 'function'
+      && typeof View.prototype.rerender === 'function') {
+    const setv = Div.prototype._setv;
+    Div.prototype._setv = function (changes, options) {
+      const attrs = changes instanceof Map ? [...changes.keys()].map((prop) => prop.attr) : [];
+      this._calviz_text_only = attrs.length === 1 && attrs[0] === 'text';
+      try { return setv.call(this, changes, options); } finally { this._calviz_text_only = false; }
+    };
+    const rerender = View.prototype.rerender;
+    View.prototype.rerender = function () {
+      const m = this.model;
+      if (m._calviz_text_only && this.markup_el != null && !m.render_as_text
+          && typeof this.has_math_disabled === 'function' && this.has_math_disabled())
+        this.markup_el.innerHTML = m.text;
+      else
+        rerender.call(this);
+    };
+  }
+}
+"""
