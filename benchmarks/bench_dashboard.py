@@ -26,8 +26,10 @@ show the change: load-independent).
   checkout N times cold, and reports the medians.
 
 Writes benchmarks/results/bench_dashboard.md.  ``--reps N`` changes per kind (default 15), ``--quick``:
-n = 10⁴, 4 changes per kind, no cold start.  ``--only startup`` measures the start-ups alone (with the
-cold cache unless ``--no-cold``).
+n = 10⁴, 4 changes per kind, no cold start.  ``--only KIND,...``: those kinds (or ``drag``, ``startup``)
+only, written to bench_dashboard_only.md (a partial run does not replace the full run's record);
+``--only startup`` measures the start-ups alone (with the cold cache unless ``--no-cold``), written to
+bench_dashboard_startup.md.
 
 ``--large``: the 10⁷-row scenario (:func:`run_large`): a Parquet file of ``--n`` rows (default 10⁷) × K = 10
 classes, written once into ``--cache-dir`` and read once before measuring (it is in the page cache), served
@@ -37,9 +39,19 @@ this checkout only, for a re-run on a quiet machine).  Per change, ``visible`` (
 new state) and ``settled`` (every view the change touches shows it and no background job runs: the jobs
 line, CSS class ``calviz-jobs``, is empty); bins, binning scheme, α, a target switch to a class never
 shown before and back to top-1 (shown before); first views after the page; the server's process-tree
-memory (RSS and PSS) with two tabs open, and its peak during the run.
-Writes benchmarks/results/bench_dashboard_large.md (another ``--n``: bench_dashboard_large_<n>.md), with the
-document patches the browser received per change (messages, events, bytes, events by kind).
+memory (RSS and PSS) with two tabs open, and its peak during the run.  The implementation before takes
+10–30 s per change at 10⁷ rows: it is measured in the first ``--before-reps`` repetitions only (default 2;
+then its server is stopped and this checkout goes on alone), and each of its steps (a change, its first
+page, its second tab) is limited to ``--before-cap`` seconds (default 60): a time past the limit is
+censored ("> 60 s" in the table; a median that depends on one is its lower bound); the first page gets
+up to :data:`FIRST_PAGE_CAPS` limits in all to settle (untimed: every change is measured on it), a change
+one more limit (untimed), and if it does not settle, the page is replaced by a new one (a new session, as
+a user would reload) and the rest of that repetition is skipped on that side; a page that does not
+settle within its limits ends that side's changes.  ``--only KIND,...``: those kinds of change only
+(the changes they assume are made before them, unmeasured: see :data:`LARGE_NEEDS`).
+Writes benchmarks/results/bench_dashboard_large.md (another ``--n``: bench_dashboard_large_<n>.md; with
+``--only``: …_only.md), with the document patches the browser received per change (messages, events,
+bytes, events by kind).
 """
 
 from __future__ import annotations
@@ -205,12 +217,21 @@ class Server:
         return None
 
     def stop(self) -> None:
+        import psutil
+
+        try:  # (an implementation that ignores SIGTERM is killed: its worker processes must not outlive it)
+            workers = psutil.Process(self.proc.pid).children(recursive=True)
+        except psutil.Error:
+            workers = []
         self.proc.terminate()
         try:
             self.proc.wait(timeout=30)
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
+        _, alive = psutil.wait_procs(workers, timeout=10)
+        for worker in alive:
+            worker.kill()
         self.log.close()
 
 
@@ -223,12 +244,19 @@ def open_page(browser, server: Server):
     return page, time.perf_counter() - start
 
 
-def settle(pages, timeout_ms: int = 120_000) -> None:
-    """Both apps idle: no background job (bootstrap, smooth band, distance) competes with the change."""
+def settle(pages, timeout_ms: int = 120_000, caps: dict | None = None) -> list:
+    """Both apps idle: no background job (bootstrap, smooth band, distance) competes with the change.
+    ``caps``: a page's own limit (page → seconds; no error past it); returns the pages not idle within it."""
+    late = []
     for page in pages:
         page.wait_for_timeout(300)
-        page.wait_for_function(JS_IDLE, timeout=timeout_ms)
+        if caps is not None and page in caps:
+            if not _wait(page, JS_IDLE, caps[page]):
+                late.append(page)
+        else:
+            page.wait_for_function(JS_IDLE, timeout=timeout_ms)
     pages[0].wait_for_timeout(300)
+    return late
 
 
 def timed(page, act, condition: str) -> float:
@@ -333,12 +361,27 @@ def drag(page, seconds: float = 5.0, step_ms: int = 50) -> dict:
     }
 
 
-def summary(values) -> dict:
-    ms = [1000 * v for v in values]
+def summary(values, censored=None, cap: float | None = None) -> dict:
+    """Median, p90 and every value of ``values`` (seconds) in ms.  ``censored[i]``: ``values[i]`` was not
+    reached within ``cap`` seconds (it is longer than the cap, hence than every time that was reached, so
+    the order of all of them is known): each statistic is computed with the censored times at the cap — a
+    lower bound — and flagged (``median_censored``, ``p90_censored``) when it depends on a censored time;
+    ``all`` holds None for a censored time."""
+    censored = censored or [False] * len(values)
+
+    def stats(at: float) -> tuple[float, float]:
+        ms = [1000 * (at if c else v) for v, c in zip(values, censored, strict=True)]
+        return statistics.median(ms), float(np.percentile(ms, 90))
+
+    (median, p90), (median_above, p90_above) = stats(cap or 0.0), stats(2 * (cap or 0.0) + 1)
     return {
-        "median": statistics.median(ms),
-        "p90": float(np.percentile(ms, 90)),
-        "all": [round(v) for v in ms],
+        "median": median,
+        "p90": p90,
+        "median_censored": median != median_above,
+        "p90_censored": p90 != p90_above,
+        "n": len(values),
+        "censored": sum(censored),
+        "all": [None if c else round(1000 * v) for v, c in zip(values, censored, strict=True)],
     }
 
 
@@ -410,9 +453,16 @@ def main(argv=None) -> int:
     parser.add_argument("--n", type=int, default=LARGE_N, help="rows of the --large file (default 10⁷)")
     parser.add_argument("--cache-dir", default=str(LARGE_CACHE), help="where the --large file is kept")
     parser.add_argument("--skip-before", action="store_true", help="--large: this checkout only")
+    parser.add_argument("--before-reps", type=int, default=2,
+                        help="--large: the repetitions in which the checkout before is measured too "
+                             "(default 2)")
+    parser.add_argument("--before-cap", type=float, default=60.0,
+                        help="--large: seconds each step of the checkout before may take (default 60; past "
+                             "it: censored)")
     parser.add_argument("--quick", action="store_true", help="n = 10⁴, 4 changes per kind, no cold start")
     parser.add_argument(
-        "--only", help="comma-separated kinds to measure (e.g. 'target top-1 ↔ classwise,drag')"
+        "--only", help="comma-separated kinds to measure (e.g. 'target top-1 ↔ classwise,drag'; with --large "
+                       "e.g. 'bins,α'); the results go to a file of their own (…_only.md)"
     )
     parser.add_argument("--resume", help="JSON of an earlier run whose results this run completes")
     parser.add_argument("--startup-reps", type=int, default=1, help="start-ups of each implementation")
@@ -477,7 +527,8 @@ def main(argv=None) -> int:
                     ["git", "worktree", "remove", "--force", str(before_repo)], cwd=REPO, capture_output=True
                 )
     results["load"] = (load_before, os.getloadavg())
-    write_markdown(command, n, reps, args.before, results, startup_only=only == {"startup"})
+    write_markdown(command, n, reps, args.before, results, startup_only=only == {"startup"},
+                   stem=latency_stem(only))
     return 0
 
 
@@ -512,7 +563,7 @@ def startups(tmp, npz, repos, sync_playwright, reps: int, *, cold: bool) -> dict
 
 def run(tmp, npz, n, reps, repos, sync_playwright, *, cold: bool, only=None, earlier=None) -> dict:
     results = {"startup": {}, "changes": {}, "drag": {}, **(earlier or {})}
-    saved = RESULTS / "bench_dashboard.json"
+    saved = RESULTS / f"{latency_stem(only)}.json"
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
         if cold:
@@ -576,7 +627,14 @@ TARGETS = {
 }
 
 
-def write_markdown(command, n, reps, before, results, *, startup_only: bool = False):
+def latency_stem(only: set | None) -> str:
+    """The latency run's results file (without suffix): a run of some kinds (``--only``) has its own, so that
+    it does not replace the full run's record."""
+    return "bench_dashboard" if only is None else "bench_dashboard_only"
+
+
+def write_markdown(command, n, reps, before, results, *, startup_only: bool = False,
+                   stem: str = "bench_dashboard"):
     RESULTS.mkdir(parents=True, exist_ok=True)
     (l1, l5, _), (m1, m5, _) = results["load"]
     if startup_only:  # its own section: a start-up run does not replace the latency run's results
@@ -642,8 +700,8 @@ def write_markdown(command, n, reps, before, results, *, startup_only: bool = Fa
         )
     _startup_lines(lines, results)
     lines.append("")
-    (RESULTS / "bench_dashboard.md").write_text("\n".join(lines))
-    print(f"wrote {RESULTS / 'bench_dashboard.md'}")
+    (RESULTS / f"{stem}.md").write_text("\n".join(lines))
+    print(f"wrote {RESULTS / f'{stem}.md'}")
 
 
 def _startup_lines(lines: list, results: dict) -> None:
@@ -701,6 +759,15 @@ LARGE_TARGETS = {
     "target → a class shown before": "visible ≤ 250 ms",
     "target → top-1 (shown before)": "visible ≤ 250 ms",
 }
+#: the first page of a capped implementation may take this many caps (untimed past the first) before its
+#: changes are given up: every change is measured on it
+FIRST_PAGE_CAPS = 5
+_TARGET_KINDS = ("target → a class not shown before", "target → a class shown before",
+                 "target → top-1 (shown before)")
+#: the kinds of change (:func:`large_steps`) a kind assumes were made before it (under ``--only`` they are
+#: made, not measured): a scheme change's condition names the repetition's bin count, a switch to a class
+#: starts from top-1 (where the repetition before ended) and the switch to top-1 from the class
+LARGE_NEEDS = {"binning scheme": {"bins"}, **{kind: set(_TARGET_KINDS) for kind in _TARGET_KINDS}}
 
 
 def large_file(n: int, cache_dir: Path, seed: int = 0) -> Path:
@@ -785,24 +852,45 @@ class MemoryPeaks:
         self._thread.join()
 
 
-def large_page(browser, server: Server) -> tuple:
+def large_page(browser, server: Server, cap: float | None = None) -> tuple:
     """Open the server's page; seconds from the page's request until its response ended, the first view
-    (the reliability diagram) is drawn, all four views are drawn, and no background job runs."""
+    (the reliability diagram) is drawn, all four views are drawn, and no background job runs.  ``cap``
+    (seconds from the request): a stage not reached within it is None (censored) and so are the later
+    ones; the page is returned as it is then."""
+    from playwright.sync_api import Error as PageError
+    from playwright.sync_api import TimeoutError as PageTimeout
+
     page = browser.new_page(viewport={"width": 1280, "height": 800})
     page.frames_received = []  # every WebSocket frame the page receives (see patch_messages)
     page.on("websocket", lambda ws: ws.on("framereceived", lambda frame: page.frames_received.append(frame)))
     opened = time.perf_counter()
-    page.goto(server.url, timeout=LARGE_WAIT_MS, wait_until="commit")
-    page.wait_for_function(_FIRST_VIEW, timeout=LARGE_WAIT_MS, polling="raf")
-    page.evaluate(JS_FRAMES)
-    first = time.perf_counter() - opened
-    page.wait_for_function(JS_FOUR_VIEWS, timeout=LARGE_WAIT_MS, polling="raf")
-    page.evaluate(JS_FRAMES)
-    views = time.perf_counter() - opened
-    page.wait_for_function(JS_IDLE, timeout=LARGE_WAIT_MS, polling=250)
-    settled = time.perf_counter() - opened
-    response = page.evaluate("() => performance.getEntriesByType('navigation')[0].responseEnd") / 1000
-    return page, {"response_s": response, "first_view_s": first, "four_views_s": views, "settled_s": settled}
+    times = {"response_s": None, "first_view_s": None, "four_views_s": None, "settled_s": None}
+    try:
+        page.goto(server.url, timeout=_left_ms(opened, cap), wait_until="commit")
+        for key, condition in (("first_view_s", _FIRST_VIEW), ("four_views_s", JS_FOUR_VIEWS)):
+            page.wait_for_function(condition, timeout=_left_ms(opened, cap), polling="raf")
+            page.evaluate(JS_FRAMES)
+            times[key] = time.perf_counter() - opened
+        page.wait_for_function(JS_IDLE, timeout=_left_ms(opened, cap), polling=250)
+        times["settled_s"] = time.perf_counter() - opened
+    except PageTimeout:
+        if cap is None:
+            raise
+    # (the navigation's entry has no end while the response is still coming: a page not served in the cap)
+    try:
+        response = page.evaluate("() => { const e = performance.getEntriesByType('navigation')[0];"
+                                 " return e && e.responseEnd > 0 ? e.responseEnd : null; }")
+    except PageError:  # (the page navigated meanwhile)
+        response = None
+    times["response_s"] = None if response is None else response / 1000
+    return page, times
+
+
+def _left_ms(start: float, cap: float | None) -> float:
+    """Playwright's timeout (ms) of a wait that must end ``cap`` seconds after ``start`` (no cap: 15 min)."""
+    if cap is None:
+        return LARGE_WAIT_MS
+    return max(1.0, 1000 * (cap - (time.perf_counter() - start)))
 
 
 def large_steps(reps: int):
@@ -875,61 +963,125 @@ def patch_messages(frames: list) -> dict:
     return {"messages": messages, "events": events, "bytes": size, "kinds": dict(kinds.most_common())}
 
 
-def timed_large(page, act, visible: list, settled: list) -> tuple[float, float]:
+def timed_large(page, act, visible: list, settled: list,
+                cap: float | None = None) -> tuple[float | None, float | None]:
     """Seconds from ``act(page)`` until one of ``visible`` holds (painted), and until all of ``settled``
     hold with no background job running (painted); ``page.last_patches``: the change's document patches
-    (:func:`patch_messages`)."""
+    (:func:`patch_messages`).  ``cap`` (seconds from the change): a time not reached within it is None
+    (censored; a visible time past the cap makes the settled one censored too)."""
+    from playwright.sync_api import TimeoutError as PageTimeout
+
     before = len(page.frames_received)
     start = time.perf_counter()
+    shown = done = None
     act(page)
-    page.wait_for_function(f"() => {' || '.join(visible)}", timeout=LARGE_WAIT_MS, polling="raf")
-    page.evaluate(JS_FRAMES)
-    shown = time.perf_counter() - start
-    page.evaluate(JS_FRAMES)  # (the rest of the change's messages: the jobs line comes with its views)
-    page.wait_for_function(f"() => {' && '.join(settled)} && ({JS_IDLE})()", timeout=LARGE_WAIT_MS,
-                           polling="raf")
-    page.evaluate(JS_FRAMES)
-    done = time.perf_counter() - start
+    try:
+        page.wait_for_function(f"() => {' || '.join(visible)}", timeout=_left_ms(start, cap), polling="raf")
+        page.evaluate(JS_FRAMES)
+        shown = time.perf_counter() - start
+        page.evaluate(JS_FRAMES)  # (the rest of the change's messages: the jobs line comes with its views)
+        page.wait_for_function(_settled(settled), timeout=_left_ms(start, cap), polling="raf")
+        page.evaluate(JS_FRAMES)
+        done = time.perf_counter() - start
+    except PageTimeout:
+        if cap is None:
+            raise
     page.last_patches = patch_messages(page.frames_received[before:])
     return shown, done
+
+
+def _settled(conditions: list) -> str:
+    """Every one of ``conditions`` holds and no background job runs (the jobs line is empty)."""
+    return f"() => {' && '.join([*conditions, f'({JS_IDLE})()'])}"
+
+
+def _wait(page, condition: str, seconds: float) -> bool:
+    """Whether ``condition`` holds in the page within ``seconds`` (an untimed wait)."""
+    from playwright.sync_api import TimeoutError as PageTimeout
+
+    try:
+        page.wait_for_function(condition, timeout=1000 * seconds, polling=250)
+    except PageTimeout:
+        return False
+    return True
 
 
 def run_large(args) -> int:
     """``--large``: both implementations serve the same ``--n``-row Parquet file side by side; see the
     module docstring.  Results: benchmarks/results/bench_dashboard_large.{md,json} (another ``--n``:
-    bench_dashboard_large_<n>.{md,json}: the development size does not replace the 10⁷ run)."""
+    bench_dashboard_large_<n>.{md,json}: the development size does not replace the 10⁷ run; with ``--only``:
+    ``…_only.{md,json}``: a partial run does not replace the full one)."""
     from playwright.sync_api import sync_playwright
 
     n, before = args.n, args.before or LARGE_BEFORE
     reps = 10 if args.reps is None else args.reps
+    before_reps, cap = min(reps, args.before_reps), args.before_cap
+    only = large_only(args.only)
+    needed = None if only is None else only | {kind for each in only for kind in LARGE_NEEDS.get(each, ())}
     command = (f"python benchmarks/bench_dashboard.py --large --n {n} --reps {reps}"
-               + (" --skip-before" if args.skip_before else f" --before {before}"))
+               + (" --skip-before" if args.skip_before
+                  else f" --before {before} --before-reps {before_reps} --before-cap {cap:g}")
+               + (f' --only "{args.only}"' if args.only else ""))
     path = large_file(n, Path(args.cache_dir))
     read_s = read_through(path)
     load_before = os.getloadavg()
     print(f"command: {command}; {path} ({path.stat().st_size / 1e6:,.0f} MB, read in {read_s:.1f} s); "
           f"cores = {os.cpu_count()}; load {load_before}", flush=True)
-    results: dict = {"command": command, "n": n, "file_bytes": path.stat().st_size, "startup": {},
-                     "second_tab": {}, "memory": {}, "changes": {}, "status": {}}
-    saved = RESULTS / f"{large_stem(n)}.json"
+    results: dict = {"command": command, "n": n, "file_bytes": path.stat().st_size, "reps": {"now": reps},
+                     "startup": {}, "second_tab": {}, "memory": {}, "changes": {}, "status": {}, "notes": []}
+    saved = RESULTS / f"{large_stem(n, partial=only is not None)}.json"
     RESULTS.mkdir(parents=True, exist_ok=True)
     peaks = MemoryPeaks()
+    # the checkout before is limited: ``cap`` seconds per step (a step past it is censored, "> cap"), and
+    # its changes in the first ``before_reps`` repetitions only (it takes 10–30 s per change at 10⁷ rows)
+    caps = {"now": None}
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         repos = {"now": REPO}
         if not args.skip_before:
             # kept between runs: a new worktree's numba cache is empty (minutes of compiling on 2 cores)
             repos = {"before": Path(args.cache_dir) / f"worktree-{before}", **repos}
+            caps["before"] = cap
+            results["reps"]["before"] = before_reps
+            results["before_cap_s"] = cap
             if not repos["before"].exists():
                 subprocess.run(["git", "worktree", "add", "--detach", str(repos["before"]), before],
                                cwd=REPO, check=True, capture_output=True)
         servers: dict = {}
+        live: set = set()  # the implementations still served (the one before stops early: see stop())
+
+        def note(text: str) -> None:
+            results["notes"].append(text)
+            print(text, flush=True)
+
+        def stop(name: str, why: str) -> None:
+            """Stop ``name``'s server (its memory recorded first): it no longer shares the 2 cores (nor 5 GB
+            of memory) with the measured changes of the other one."""
+            results["memory"][name]["end"] = tree_memory(servers[name].proc.pid)
+            peaks.pids.pop(name, None)
+            servers[name].stop()
+            live.discard(name)
+            note(f"{name}: server stopped ({why})")
+
         try:
             labels, probs = make_predictions(10_000)
             small = tmp / "warm.npz"
             np.savez(small, y_true=labels, y_prob=probs)
             with sync_playwright() as p:
                 browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+
+                def reload(name: str, why: str) -> None:
+                    """A fair next step after a page that is past its cap: a new page (a new session, as a
+                    user would reload); past the cap as well, the implementation is measured no further."""
+                    pages[name].close()
+                    pages[name], times = large_page(browser, servers[name], cap=caps[name])
+                    if times["settled_s"] is None:
+                        stop(name, f"{why}; a new page did not settle within {caps[name]:g} s either: no "
+                                   "further change measured")
+                    else:
+                        note(f"{name}: {why}; a new page opened (settled in {times['settled_s']:.1f} s), the "
+                             "rest of the repetition skipped")
+
                 try:
                     for repo in repos.values():  # fills each checkout's numba cache
                         warm_up(repo, small, tmp, browser)
@@ -937,72 +1089,142 @@ def run_large(args) -> int:
                     for name, repo in repos.items():  # one after the other: each reads the file
                         servers[name] = Server(repo, path, tmp, probe="favicon.ico")
                         peaks.pids[name] = servers[name].proc.pid
+                        live.add(name)
                         # (this checkout computes the first page's views at its start: the page is opened
                         # once it says so; the checkout before says nothing and is opened at once)
                         ready_s = servers[name].wait_log("first views computed") if name == "now" else None
-                        pages[name], times = large_page(browser, servers[name])
+                        pages[name], times = large_page(browser, servers[name], cap=caps[name])
                         results["startup"][name] = {"listening_s": servers[name].http_s,
                                                     "first_views_computed_s": ready_s, **times}
                         print(f"start-up ({name}):", results["startup"][name], flush=True)
                         results["memory"][name] = {"one_tab": tree_memory(servers[name].proc.pid)}
-                    for name, server in servers.items():  # a second tab on each: idle from then on
-                        _, results["second_tab"][name] = large_page(browser, server)
-                        results["memory"][name]["two_tabs"] = tree_memory(server.proc.pid)
+                        if times["settled_s"] is None:  # (only with a cap) the changes need the page drawn
+                            more = (FIRST_PAGE_CAPS - 1) * caps[name]
+                            if _wait(pages[name], _settled([f"({JS_FOUR_VIEWS})()"]), more):
+                                note(f"{name}: the first page settled within another {more:g} s (untimed)")
+                            else:
+                                stop(name, f"the first page not settled within {FIRST_PAGE_CAPS} times the "
+                                           f"cap ({FIRST_PAGE_CAPS * caps[name]:g} s)")
+                    for name in [name for name in servers if name in live]:  # a second tab: idle from then on
+                        second, times = large_page(browser, servers[name], cap=caps[name])
+                        results["second_tab"][name] = times
+                        results["memory"][name]["two_tabs"] = tree_memory(servers[name].proc.pid)
                         print(f"second tab ({name}):", results["second_tab"][name],
                               results["memory"][name], flush=True)
-                    times = {}
+                        if results["second_tab"][name]["settled_s"] is None:  # (only with a cap)
+                            # (a session still being built would compete with the changes measured next)
+                            drawn = _wait(second, _settled([f"({JS_FOUR_VIEWS})()"]), caps[name])
+                            note(f"{name}: the second tab {'settled' if drawn else 'did not settle'} within "
+                                 f"another {caps[name]:g} s (untimed); the changes started then")
+                    changes = {}
                     for i, steps in enumerate(large_steps(reps)):
-                        order = list(pages) if i % 2 == 0 else list(reversed(pages))
+                        if "before" in live and i == before_reps:
+                            stop("before", f"its {before_reps} repetitions made")
+                        order = [name for name in pages if name in live]
+                        order = order if i % 2 == 0 else order[::-1]
+                        skipped: set = set()  # reloaded in this repetition (its next steps assume its state)
                         for kind, act, visible, settled in steps:
+                            if kind is not None and needed is not None and kind not in needed:
+                                continue
                             for name in order:
+                                if name in skipped or name not in live:
+                                    continue
                                 if kind is None:
                                     act(pages[name])
                                     continue
-                                settle(list(pages.values()), timeout_ms=LARGE_WAIT_MS)
-                                shown, done = timed_large(pages[name], act, visible, settled)
-                                row = times.setdefault(kind, {}).setdefault(name, {"visible": [],
-                                                                                   "settled": []})
-                                row["visible"].append(shown)
-                                row["settled"].append(done)
-                                row.setdefault("patches", []).append(pages[name].last_patches)
-                                results["status"].setdefault(name, []).append(
-                                    [kind, round(shown, 3), round(done, 3), pages[name].evaluate(JS_STATUS)])
-                        results["changes"] = {kind: {name: {k: summary(v) for k, v in row.items()
-                                                            if k != "patches"}
+                                capped = {pages[k]: caps[k] for k in live if caps[k] is not None}
+                                for late in settle([pages[k] for k in order if k in live], LARGE_WAIT_MS,
+                                                   caps=capped):
+                                    late_name = next(k for k in live if pages[k] is late)
+                                    reload(late_name, f"repetition {i + 1}: not idle within "
+                                                      f"{caps[late_name]:g} s before {kind}")
+                                    skipped.add(late_name)
+                                if name in skipped or name not in live:
+                                    continue
+                                shown, done = timed_large(pages[name], act, visible, settled, cap=caps[name])
+                                if only is None or kind in only:
+                                    row = changes.setdefault(kind, {}).setdefault(name, {
+                                        "visible": [], "settled": [], "visible_censored": [],
+                                        "settled_censored": [], "patches": []})
+                                    for key, value in (("visible", shown), ("settled", done)):
+                                        row[key].append(caps[name] if value is None else value)
+                                        row[f"{key}_censored"].append(value is None)
+                                    row["patches"].append(pages[name].last_patches)
+                                    results["status"].setdefault(name, []).append(
+                                        [kind, shown and round(shown, 3), done and round(done, 3),
+                                         pages[name].evaluate(JS_STATUS)])
+                                if done is None:  # past the cap: the page gets one more cap to settle
+                                    if _wait(pages[name], _settled(settled), caps[name]):
+                                        note(f"{name}: repetition {i + 1}, {kind}: past {caps[name]:g} s, "
+                                             f"settled within another {caps[name]:g} s (untimed)")
+                                    else:
+                                        reload(name, f"repetition {i + 1}, {kind}: not settled within twice "
+                                                     f"the cap ({2 * caps[name]:g} s)")
+                                        skipped.add(name)
+                        results["changes"] = {kind: {name: {k: summary(row[k], row[f"{k}_censored"],
+                                                                       caps[name])
+                                                            for k in ("visible", "settled")}
                                                      for name, row in by_name.items()}
-                                              for kind, by_name in times.items()}
+                                              for kind, by_name in changes.items()}
                         results["patches"] = {kind: {name: row["patches"] for name, row in by_name.items()}
-                                              for kind, by_name in times.items()}
+                                              for kind, by_name in changes.items()}
                         results["memory_peak"] = dict(peaks.peaks)
                         saved.write_text(json.dumps(results, indent=1))  # (a crash keeps what was measured)
-                        print(f"repetition {i + 1}:", {kind: {name: (round(1000 * r["visible"][-1]),
-                                                                      round(1000 * r["settled"][-1]))
-                                                               for name, r in by_name.items()}
-                                                        for kind, by_name in times.items()}, flush=True)
-                    for name, server in servers.items():
-                        results["memory"][name]["end"] = tree_memory(server.proc.pid)
+                        print(f"repetition {i + 1} (ms; None: past the cap):",
+                              {kind: {name: [s["all"][-1] for s in row.values()]
+                                      for name, row in by_name.items() if name in order}
+                               for kind, by_name in results["changes"].items()}, flush=True)
+                    for name in list(live):
+                        results["memory"][name]["end"] = tree_memory(servers[name].proc.pid)
                 finally:
                     browser.close()
         finally:
             peaks.stop()
-            for server in servers.values():
-                server.stop()
+            for name in live:
+                servers[name].stop()
     results["memory_peak"] = dict(peaks.peaks)
     results["load"] = (load_before, os.getloadavg())
     saved.write_text(json.dumps(results, indent=1))
-    write_large_markdown(results, reps, before)
+    write_large_markdown(results, before, partial=only is not None)
     return 0
 
 
-def large_stem(n: int) -> str:
-    """The results' file name (without suffix) of the ``--large`` run of ``n`` rows."""
-    return "bench_dashboard_large" if n == LARGE_N else f"bench_dashboard_large_{n}"
+def large_only(only: str | None) -> set | None:
+    """The kinds of change ``--only`` names with ``--large`` (None: every kind); an unknown kind is an
+    error."""
+    if only is None:
+        return None
+    kinds = set(only.split(","))
+    known = {kind for steps in large_steps(LARGE_K + 1) for kind, *_ in steps if kind is not None}
+    if not kinds <= known:
+        raise SystemExit(f"--only with --large: {', '.join(sorted(kinds - known))} is not one of "
+                         f"{', '.join(sorted(known))}")
+    return kinds
 
 
-def write_large_markdown(results: dict, reps: int, before: str) -> None:
+def large_stem(n: int, *, partial: bool = False) -> str:
+    """The results' file name (without suffix) of the ``--large`` run of ``n`` rows (``partial``: a run of
+    some kinds, ``--only``)."""
+    stem = "bench_dashboard_large" if n == LARGE_N else f"bench_dashboard_large_{n}"
+    return f"{stem}_only" if partial else stem
+
+
+def write_large_markdown(results: dict, before: str, *, partial: bool = False) -> None:
     (l1, l5, _), (m1, m5, _) = results["load"]
     names = list(results["startup"])
+    reps, cap = results["reps"], results.get("before_cap_s")
     gb = 1 << 30
+
+    def ms(stat: dict, key: str) -> str:  # a statistic that depends on a time past the cap: its lower bound
+        return f"{'> ' if stat[f'{key}_censored'] else ''}{stat[key]:,.0f}"
+
+    def ratio(row: dict, key: str) -> str:
+        b, a = row["before"][key], row["now"][key]
+        return f"{'> ' if b['median_censored'] else ''}{b['median'] / a['median']:.1f}×"
+
+    def sec(value) -> str:  # (None: past the cap)
+        return f"> {cap:g} s" if value is None else f"{value:.1f} s"
+
     lines = [
         f"# Dashboard at {'10⁷' if results['n'] == LARGE_N else format(results['n'], ',')} rows "
         "(`benchmarks/bench_dashboard.py --large`)",
@@ -1010,11 +1232,17 @@ def write_large_markdown(results: dict, reps: int, before: str) -> None:
         f"Command: `{results['command']}`; `calviz serve FILE` of a Parquet file of "
         f"n = {results['n']:,} rows × K = {LARGE_K} ({results['file_bytes'] / 1e6:,.0f} MB, read once "
         "before: in the page cache); "
-        f"`os.cpu_count()` = {os.cpu_count()}; headless Chromium; {reps} changes of each kind, each to a new "
-        "value (no result-cache hit), after both apps were idle"
+        f"`os.cpu_count()` = {os.cpu_count()}; headless Chromium; {reps['now']} changes of each kind, each "
+        "to a new value (no result-cache hit), after both apps were idle"
         + ("" if "before" not in names else
            f"; **before** = a git worktree of `{before}`, **now** = this checkout, served side by side in "
-           "the same run, changes alternating between them")
+           f"the same run, changes alternating between them in the first {reps['before']} repetitions (the "
+           f"before side's changes: n in the table), then the server before stopped and now alone; each "
+           f"step of before (a change, its first page and second tab) limited to {cap:g} s: a time past "
+           "it is censored, \"> x\" (a median or p90 that depends on one is its lower bound, the censored "
+           "times counted at the limit), and a change past it gets another limit to settle, untimed (the "
+           f"first page {FIRST_PAGE_CAPS} limits in all), then a new page (the rest of that repetition "
+           "skipped on before); see the notes")
         + ". Visible: from setting the widget in the page until one view shows the change (painted); "
         "settled: until every view the change touches shows it and no background job runs (the jobs line is "
         "empty). "
@@ -1022,21 +1250,24 @@ def write_large_markdown(results: dict, reps: int, before: str) -> None:
         "",
         "| change | "
         + " | ".join(f"{name}: visible median / p90 | {name}: settled median / p90" for name in names)
-        + (" | ratio before / now (visible, settled medians)" if "before" in names else "") + " | target |",
-        "|---|" + "---|" * (2 * len(names) + ("before" in names) + 1),
+        + (" | ratio before / now (visible, settled medians) | n (before, now)" if "before" in names else "")
+        + " | target |",
+        "|---|" + "---|" * (2 * len(names) + 2 * ("before" in names) + 1),
     ]
     for kind, row in results["changes"].items():
-        cells = [f"{row[name]['visible']['median']:,.0f} / {row[name]['visible']['p90']:,.0f} ms | "
-                 f"{row[name]['settled']['median']:,.0f} / {row[name]['settled']['p90']:,.0f} ms"
-                 for name in names if name in row]
-        ratio = ""
-        if "before" in row and "now" in row:
-            ratio = (f" | {row['before']['visible']['median'] / row['now']['visible']['median']:.1f}×, "
-                     f"{row['before']['settled']['median'] / row['now']['settled']['median']:.1f}×")
-        lines.append(f"| {kind} | " + " | ".join(cells) + ratio + f" | {LARGE_TARGETS.get(kind, '')} |")
+        cells = [f"{ms(row[name]['visible'], 'median')} / {ms(row[name]['visible'], 'p90')} ms | "
+                 f"{ms(row[name]['settled'], 'median')} / {ms(row[name]['settled'], 'p90')} ms"
+                 if name in row else "— | —" for name in names]
+        extra = ""
+        if "before" in names:
+            counts = ", ".join(str(row[name]["visible"]["n"]) if name in row else "0" for name in names)
+            both = "before" in row and "now" in row
+            extra = (f" | {ratio(row, 'visible')}, {ratio(row, 'settled')}" if both else " | —")
+            extra += f" | {counts}"
+        lines.append(f"| {kind} | " + " | ".join(cells) + extra + f" | {LARGE_TARGETS.get(kind, '')} |")
     if results.get("patches"):
         lines += ["", "What the browser applies per change (document patches received from the change until "
-                  "it settled; medians over the changes; load-independent):", "",
+                  "it settled, or until the limit; medians over the changes; load-independent):", "",
                   "| change | implementation | messages | events | bytes | most frequent events (total over "
                   "the changes) |", "|---|---|---:|---:|---:|---|"]
         for kind, by_name in results["patches"].items():
@@ -1052,13 +1283,12 @@ def write_large_markdown(results: dict, reps: int, before: str) -> None:
               "| second tab: first view / four views / no job | target |",
               "|---|---|---|---|---|---|---|---|"]
     for name in names:
-        s, t = results["startup"][name], results["second_tab"].get(name, {})
-        lines.append(
-            f"| {name} | {s['listening_s']:.1f} s | {s['response_s']:.1f} s | {s['first_view_s']:.1f} s | "
-            f"{s['four_views_s']:.1f} s | {s['settled_s']:.1f} s | "
-            f"{t.get('first_view_s', float('nan')):.1f} / {t.get('four_views_s', float('nan')):.1f} / "
-            f"{t.get('settled_s', float('nan')):.1f} s "
-            "| first views ≤ 5 s after the page |")
+        s, t = results["startup"][name], results["second_tab"].get(name)
+        second = ("— (not opened)" if t is None else
+                  f"{sec(t['first_view_s'])} / {sec(t['four_views_s'])} / {sec(t['settled_s'])}")
+        lines.append(f"| {name} | {s['listening_s']:.1f} s | {sec(s['response_s'])} | "
+                     f"{sec(s['first_view_s'])} | {sec(s['four_views_s'])} | {sec(s['settled_s'])} | "
+                     f"{second} | first views ≤ 5 s after the page |")
     lines.append("")
     lines.append("Start-up times: the server from its start until it listens (it reads and validates the "
                  "file first); the page's times from the browser's request.")
@@ -1068,29 +1298,36 @@ def write_large_markdown(results: dict, reps: int, before: str) -> None:
             lines.append(f"{name}: the server said its first page's views were computed {ready:.1f} s after "
                          "its start; the page was opened then.")
     lines += ["", "| server memory (process tree) | one tab: RSS of the server / tree RSS / tree PSS "
-              "| two tabs | peak during the run | shared blocks (/dev/shm) | target |",
-              "|---|---|---|---|---|---|"]
+              "| two tabs | at the end (or when stopped) | peak during the run | shared blocks (/dev/shm), "
+              "two tabs | target |",
+              "|---|---|---|---|---|---|---|"]
 
     def mem(m):
-        return f"{m['server_rss'] / gb:.2f} / {m['rss'] / gb:.2f} / {m['pss'] / gb:.2f} GB"
+        return "—" if not m else f"{m['server_rss'] / gb:.2f} / {m['rss'] / gb:.2f} / {m['pss'] / gb:.2f} GB"
 
     for name in names:
         m = results["memory"][name]
-        peak = results.get("memory_peak", {}).get(name)
-        lines.append(f"| {name} ({m['two_tabs']['processes']} processes) | {mem(m['one_tab'])} | "
-                     f"{mem(m['two_tabs'])} | {mem(peak) if peak else '—'} | "
-                     f"{m['two_tabs']['shm'] / gb:.2f} GB "
+        two = m.get("two_tabs")
+        lines.append(f"| {name} ({(two or m['one_tab'])['processes']} processes) | {mem(m['one_tab'])} | "
+                     f"{mem(two)} | {mem(m.get('end'))} | {mem(results.get('memory_peak', {}).get(name))} | "
+                     f"{'—' if two is None else format(two['shm'] / gb, '.2f') + ' GB'} "
                      "| ≤ 2 GB with two tabs |")
     lines += ["", "Tree RSS counts the shared data once per process mapping it; PSS divides shared pages "
-              "among the processes (the tree's share of the machine's memory).", "",
-              "All times (ms, in order):", ""]
+              "among the processes (the tree's share of the machine's memory)."]
+    if results.get("notes"):
+        lines += ["", "Notes (in order):", ""] + [f"* {text}" for text in results["notes"]]
+    lines += ["", "All times (ms, in order; > x: past the limit):", ""]
+
+    def times(values) -> str:
+        return ", ".join(f"> {1000 * cap:,.0f}" if v is None else f"{v:,}" for v in values)
+
     for kind, row in results["changes"].items():
         for name in names:
             if name in row:
-                lines.append(f"* {kind}, {name}: visible {row[name]['visible']['all']}; settled "
-                             f"{row[name]['settled']['all']}")
+                lines.append(f"* {kind}, {name}: visible {times(row[name]['visible']['all'])}; settled "
+                             f"{times(row[name]['settled']['all'])}")
     lines.append("")
-    written = RESULTS / f"{large_stem(results['n'])}.md"
+    written = RESULTS / f"{large_stem(results['n'], partial=partial)}.md"
     written.write_text("\n".join(lines))
     print("\n".join(lines))
     print(f"wrote {written}")

@@ -40,20 +40,18 @@ def main() -> None:
     sys.path.insert(0, str(ROOT / "tests"))
     import conftest
 
-    commands = conftest.cache_fill_commands()
     cache = tempfile.mkdtemp(prefix="calviz-numba-cache-")
-    locks = tempfile.mkdtemp(prefix="calviz-fill-locks-")
-    env = dict(os.environ, NUMBA_CACHE_DIR=cache, PYTHONPATH=str(ROOT), CALVIZ_FILL_LOCKS=locks)
+    env = dict(os.environ, NUMBA_CACHE_DIR=cache, PYTHONPATH=str(ROOT))
     try:
         for label in ("empty cache", "filled cache", "filled cache"):
-            wall, cpu = _timed(commands, env)
+            with conftest.cache_fill(env) as (commands, fill_env):  # (each fill its own job counter)
+                wall, cpu = _timed(commands, fill_env)
             print(f"{label}: wall {wall:.1f} s, CPU {cpu:.1f} s (3 processes), load {os.getloadavg()}",
                   flush=True)
         wall, cpu = _timed([[sys.executable, "-c", "import calviz, calviz.dask, calviz.app.workers"]], env)
         print(f"import only: wall {wall:.1f} s, CPU {cpu:.1f} s")
     finally:
         shutil.rmtree(cache, ignore_errors=True)
-        shutil.rmtree(locks, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -143,8 +143,6 @@ def cmd_serve(args) -> int:
     )
     from calviz.cli_monitor import with_time_column
 
-    # (SIGTERM and Ctrl+C while the data load: :func:`calviz.cli.main`'s stop; the event loop's own stop is
-    # installed below)
     # a stop ends the process within seconds, before every pool has released its locks: multiprocessing's
     # resource tracker (started later, with this environment) then frees them, as is its job, and need not
     # print a warning about it on the user's terminal

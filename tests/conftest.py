@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import socket
@@ -10,6 +11,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pytest
@@ -242,15 +244,25 @@ _Dispatcher.compile = _compile_once
 """
 
 
-def cache_fill_commands(processes: int = 3) -> list[list[str]]:
-    """The command lines of the cache fill's processes (:data:`FILL_JOBS`); they need ``CALVIZ_FILL_LOCKS``,
-    an empty folder for their lock files and job counter (:data:`COMPILE_ONCE`)."""
-    return [[sys.executable, "-c", COMPILE_ONCE + FILL_JOBS]] * processes
+@contextlib.contextmanager
+def cache_fill(env: Mapping[str, str],
+               processes: int = 3) -> Iterator[tuple[list[list[str]], dict[str, str]]]:
+    """The cache fill's processes (:data:`FILL_JOBS`): their command lines, and ``env`` with
+    ``CALVIZ_FILL_LOCKS``, a new empty folder for their lock files and job counter (:data:`COMPILE_ONCE`)
+    — one per fill: a counter left by an earlier fill says that every job is done — removed on exit."""
+    import tempfile
+
+    locks = tempfile.mkdtemp(prefix="calviz-fill-locks-")
+    try:
+        commands = [[sys.executable, "-c", COMPILE_ONCE + FILL_JOBS]] * processes
+        yield commands, {**env, "CALVIZ_FILL_LOCKS": locks}
+    finally:
+        shutil.rmtree(locks, ignore_errors=True)
 
 
 def pytest_configure(config):
     """Under ``-n N`` (the controller, before its workers start): start filling numba's cache of the
-    kernels (:func:`cache_fill_commands`).
+    kernels (:func:`cache_fill`).
     A fresh checkout has no cache, and each kernel's first use compiles it — about 84 CPU-s for the
     dashboard's views — in every process that gets there before the cache is written: both test workers,
     the served apps' worker processes and the Dask workers, all at the start of the run.  With the cache
@@ -261,13 +273,11 @@ def pytest_configure(config):
             or config.getoption("collectonly")):
         return
     _compile_package()
-    import tempfile
-
-    locks = config._calviz_fill_locks = tempfile.mkdtemp(prefix="calviz-fill-locks-")
-    env = {**_serve_env(REPO), "CALVIZ_FILL_LOCKS": locks}
+    fill = config._calviz_fill = contextlib.ExitStack()  # (closed by _finish_cache_fill)
+    commands, env = fill.enter_context(cache_fill(_serve_env(REPO)))
     config._calviz_cache_fill = [
         subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        for command in cache_fill_commands()]
+        for command in commands]
     _rewrite_test_modules(config)  # (while the fill runs: the workers start when this hook returns)
 
 
@@ -316,10 +326,10 @@ def _finish_cache_fill(config, *, timeout: float) -> None:
         except subprocess.TimeoutExpired:
             each.kill()
             each.wait()
-    locks = getattr(config, "_calviz_fill_locks", None)
-    if locks is not None:
-        config._calviz_fill_locks = None
-        shutil.rmtree(locks, ignore_errors=True)
+    fill = getattr(config, "_calviz_fill", None)
+    if fill is not None:  # (the lock folder)
+        config._calviz_fill = None
+        fill.close()
 
 
 @pytest.hookimpl(optionalhook=True)
