@@ -358,6 +358,15 @@ def _is_narrow_matrix(probs) -> bool:
     return isinstance(probs, np.ndarray) and probs.dtype == np.float32 and probs.ndim == 2
 
 
+#: how many views of one kind a :class:`CalibrationData` keeps (16 bytes a row each, 16·k for top-k): one
+#: class's one-vs-rest view, one top-k view.  Going through the classes (the dashboard's class slider, a
+#: server's sessions) kept every class's pair before, K·n·16 bytes beside the n·K·8 of the matrix (1.6 GB
+#: at 10⁷ × 10, in the server and again in each worker process); a class shown again after another is
+#: formed again, one pass over its column.
+_VIEWS_KEPT = {"classwise": 1, "topk": 1}
+_VIEWS_LOCK = threading.Lock()
+
+
 @dataclass(frozen=True, repr=False)
 class CalibrationData:
     """Validated predictions and labels, the input every calviz function accepts.
@@ -432,9 +441,19 @@ class CalibrationData:
         return self.probs if stored is None else stored
 
     def _cached(self, key, make):
-        if key not in self._cache:
-            self._cache[key] = tuple(_readonly_view(np.ascontiguousarray(a)) for a in make())
-        return self._cache[key]
+        cache = self._cache
+        kept = cache.get(key)
+        if kept is None:
+            kept = tuple(_readonly_view(np.ascontiguousarray(a)) for a in make())
+        kind = key[0] if isinstance(key, tuple) else None
+        with _VIEWS_LOCK:  # (sessions and jobs share one data: a view formed twice meanwhile is kept once)
+            kept = cache.setdefault(key, kept)
+            if kind in _VIEWS_KEPT:
+                cache[key] = cache.pop(key)  # the most recently used of its kind last
+                same = [k for k in cache if isinstance(k, tuple) and k[0] == kind]
+                for old in same[:-_VIEWS_KEPT[kind]]:
+                    del cache[old]
+        return kept
 
     def full_probs(self) -> np.ndarray:
         """(n, K) probability matrix (binary data as two columns [1-p, p])."""
