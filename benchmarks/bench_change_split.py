@@ -64,14 +64,14 @@ INIT_JS = """
     constructor(...args) {
       super(...args);
       this.addEventListener('message', (e) => log.push(['recv', performance.now(), size(e.data),
-        typeof e.data === 'string' ? e.data.slice(0, 80) : null]));
+        typeof e.data === 'string' ? e.data.slice(0, 200) : null]));
     }
     send(data) {
       if (!this.__after) {
         this.__after = true;
         this.addEventListener('message', () => log.push(['applied', performance.now()]));
       }
-      log.push(['send', performance.now(), size(data), typeof data === 'string' ? data.slice(0, 80) : null]);
+      log.push(['send', performance.now(), size(data), typeof data === 'string' ? data.slice(0, 200) : null]);
       return super.send(data);
     }
   }
@@ -97,6 +97,14 @@ INIT_JS = """
 })();
 """
 
+
+
+def _patch(frame: str | None) -> bool:
+    """Whether ``frame`` (its first characters) is the header of a Bokeh document patch (``{"msgid": …,
+    "msgtype": "PATCH-DOC", …}``; the browser writes it without spaces)."""
+    return bool(frame) and '"msgtype"' in frame and "PATCH-DOC" in frame
+
+
 METRICS = ("ScriptDuration", "LayoutDuration", "RecalcStyleDuration", "TaskDuration", "LayoutCount",
            "RecalcStyleCount")
 
@@ -104,6 +112,19 @@ METRICS = ("ScriptDuration", "LayoutDuration", "RecalcStyleDuration", "TaskDurat
 def metrics(cdp) -> dict:
     got = {m["name"]: m["value"] for m in cdp.send("Performance.getMetrics")["metrics"]}
     return {k: got.get(k, 0.0) for k in METRICS}
+
+
+def _applied(log: list, i: int) -> float | None:
+    """When the browser had applied the message whose header is ``log[i]``: a message is its header,
+    metadata, content and buffers, applied by Bokeh's handler after its last frame (the last mark before the
+    next message's header)."""
+    done = None
+    for entry in log[i + 1:]:
+        if entry[0] == "recv" and entry[3] and '"msgtype"' in entry[3]:
+            break
+        if entry[0] == "applied":
+            done = entry[1]
+    return done
 
 
 def cpu_delta(before: dict, after: dict) -> dict:
@@ -150,9 +171,10 @@ def measure_change(page, cdp, act, condition: str, *, profile: Counter | None = 
     sends = [e for e in log if e[0] == "send" and e[1] >= t_set]
     t_send = sends[0][1] if sends else t_set
     recvs = [e for e in log if e[0] == "recv" and e[1] >= t_send and e[1] <= t_painted]
-    headers = [e for e in recvs if e[3] and '"msgtype":"PATCH-DOC"' in e[3]]
-    first = headers[0][1] if headers else None
-    applied = [e[1] for e in log if e[0] == "applied" and first is not None and e[1] >= first]
+    first_i = next((i for i, e in enumerate(log) if e[0] == "recv" and e[1] >= t_send and _patch(e[3])), None)
+    headers = [e for e in recvs if _patch(e[3])]
+    first = None if first_i is None else log[first_i][1]
+    applied = None if first_i is None else _applied(log, first_i)
     shown_events = [e for e in events if e[0] <= t_shown]
     cpu = cpu_delta(before, after)
     return {
@@ -161,7 +183,7 @@ def measure_change(page, cdp, act, condition: str, *, profile: Counter | None = 
         "set_to_send_ms": t_send - t_set,
         "server_ms": None if first is None else first - t_send,
         "browser_ms": None if first is None else t_painted - first,
-        "first_apply_ms": None if first is None or not applied else applied[min(2, len(applied) - 1)] - first,
+        "first_apply_ms": None if applied is None else applied - first,
         "messages_until_painted": len(headers),
         "bytes_until_painted": sum(e[2] for e in recvs),
         "events_until_shown": len(shown_events),
@@ -197,19 +219,11 @@ def measure_drag(page, cdp, seconds: float = 5.0, step_ms: int = 50, profile: Co
     redraws = page.evaluate("() => window.__redraws")
     walked = page.evaluate("() => window.__walked")
     during = [r for r in redraws[1:] if r[0] <= t_release]
-    sends = [e for e in log if e[0] == "send" and e[1] < t_release and e[3] and "PATCH-DOC" in e[3]]
-    headers = [e[1] for e in log if e[0] == "recv" and e[1] < t_release and e[3]
-               and '"msgtype":"PATCH-DOC"' in e[3]]
-    recv_i = [i for i, e in enumerate(log) if e[0] == "recv" and e[1] < t_release and e[3]
-              and '"msgtype":"PATCH-DOC"' in e[3]]
-    applies = []
-    for i in recv_i:  # the header, metadata, content (and buffers): applied after the message's last frame
-        after = [e[1] for e in log[i + 1:] if e[0] == "applied"]
-        later = [e for e in log[i + 1:] if e[0] == "recv" and e[3] and '"msgtype"' in e[3]]
-        end = later[0][1] if later else float("inf")
-        done = [t for t in after if t < end]
-        if done:
-            applies.append(done[-1] - log[i][1])
+    # (the slider's values: the browser's other patches are its answers to the tickets, plot sizes, ranges)
+    sends = [e for e in log if e[0] == "send" and e[1] < t_release and e[3] and '"attr":"value"' in e[3]]
+    headers = [e[1] for e in log if e[0] == "recv" and e[1] < t_release and _patch(e[3])]
+    recv_i = [i for i, e in enumerate(log) if e[0] == "recv" and e[1] < t_release and _patch(e[3])]
+    applies = [t - log[i][1] for i in recv_i if (t := _applied(log, i)) is not None]
     gaps = np.diff(headers) if len(headers) > 1 else np.array([])
     return {
         "seconds": (t_release - t0) / 1000,
