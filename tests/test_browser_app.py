@@ -783,6 +783,60 @@ def test_slider_drag_ends_on_the_released_value(served_app, chromium_browser, ar
         context.close()
 
 
+# counts the views the page's accessible-names walk visits (calviz.app.page: one query of each view's shadow
+# root for file choosers), from now on, in ``window.__walked``
+JS_COUNT_WALKS = """() => {
+    window.__walked = 0;
+    const query = DocumentFragment.prototype.querySelectorAll;
+    DocumentFragment.prototype.querySelectorAll = function (selector) {
+        if (selector === 'input[type=file]') window.__walked += 1;
+        return query.call(this, selector);
+    };
+}"""
+
+
+# whether a slider handle of the page (in any view's shadow root) has this accessible name
+JS_NAMED = """(name) => {
+    const find = (root) => {
+        for (const el of root.querySelectorAll('*')) {
+            if (el.getAttribute('role') === 'slider' && el.getAttribute('aria-label') === name) return true;
+            if (el.shadowRoot && find(el.shadowRoot)) return true;
+        }
+        return false;
+    };
+    return find(document);
+}"""
+
+
+def test_a_control_value_starts_no_accessible_names_walk(served_app, chromium_browser, artifacts_dir):
+    """The page names its unnamed controls again after a change that may draw one (a widget shown, new
+    children), not after a control's new value and the change it answers: while a slider is dragged, a walk
+    of every view per frame would compete with drawing each step.  A control a change shows has its name."""
+    context, page = open_app(chromium_browser, served_app)
+    try:
+        wait_settled(page)
+        # the cards drawn after the first paint: their tables' columns are new models (and a walk)
+        page.wait_for_function(f"() => ({_ALL_MODELS}).filter((m) => m.type === 'DataTable')"
+                               ".every((m) => m.columns.length > 0)", timeout=UPDATE_TIMEOUT)
+        wait_painted(page)
+        page.evaluate(JS_COUNT_WALKS)
+        for value in (23, 24):  # (the second: its drawing follows the first one's other cards)
+            set_widget(page, "bins (m)", value)
+            wait_hist(page, value)
+            wait_text(page, f"· {value} bins")
+            wait_settled(page)
+            wait_painted(page)
+        assert page.evaluate("() => window.__walked") == 0
+        set_widget(page, "calibration target", "classwise")  # (shows the class slider)
+        wait_text(page, "target <strong>classwise</strong>")
+        wait_painted(page)
+        assert page.evaluate("() => window.__walked") > 0
+        assert page.evaluate(JS_NAMED, "class (classwise)")
+        assert not page.errors, page.errors
+    finally:
+        context.close()
+
+
 def test_stale_resampling_job_is_never_painted(served_app, chromium_browser, artifacts_dir):
     """A resampling job for α = 0.02 is superseded by one for α = 0.03 before it is done: the page ends
     on the α = 0.03 result and never paints a resampled result for α = 0.02 (the analytic preview of

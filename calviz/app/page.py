@@ -493,11 +493,17 @@ if (!window._calviz_names) {
   };
   // new data, a new text, axis range or progress state draws no control: no walk in the frame that paints
   // a live change (every view of the page, searched element by element); nor does the page's answer that it
-  // painted a change (a CustomJS model's tags, calviz.app.painted)
-  const noControl = new Set(['ColumnDataSource', 'Div', 'Title', 'Range1d', 'panel.models.widgets.Progress',
-                             'CustomJS']);
+  // painted a change (a CustomJS model's tags, calviz.app.painted), a control's new value (the user's own
+  // change: while a slider is dragged, a walk per frame would compete with drawing the change), or what the
+  // page reports back after drawing it (a plot's new size, an automatic axis range)
+  const noControl = new Set(['ColumnDataSource', 'Div', 'Title', 'Range1d', 'DataRange1d',
+                             'panel.models.widgets.Progress', 'CustomJS']);
+  const noNewControl = new Set(['value', 'value_throttled', 'value_input', 'active', 'inner_width',
+                                'inner_height', 'outer_width', 'outer_height']);
   for (const doc of Bokeh.documents)
-    doc.on_change((event) => { if (!(event.model && noControl.has(event.model.type))) soon(); });
+    doc.on_change((event) => {
+      if (!(event.model && (noControl.has(event.model.type) || noNewControl.has(event.attr)))) soon();
+    });
   soon();
 }
 """
