@@ -47,9 +47,11 @@ __all__ = ["ResultCache", "SortedViews", "answer", "sorted_target", "RESULTS", "
 PRESORT_MIN_ROWS = 200_000
 #: results the server keeps (all sessions): each is small (bins, scales, a few numbers)
 RESULT_ENTRIES = 512
-#: bytes of sorted views the server keeps: 11.25 bytes per row and target (≈ 4 targets of 10⁷ rows beside
-#: the data's 0.8 GB, so that a server of 10⁷ × 10 stays within 2 GB; older targets are sorted again)
-SORTED_MAX_BYTES = 1 << 29
+#: bytes of sorted views the server keeps: 11.25 bytes per row and target — two targets of 10⁷ rows (top-1
+#: and the class shown), so that a server of 10⁷ × 10 stays within 2 GB beside the data's 0.8 GB however
+#: many classes its sessions go through; older targets are sorted again (a class's first views come from
+#: its bin table meanwhile)
+SORTED_MAX_BYTES = 1 << 28
 #: the views a sorted view answers (their registry record's ``sorted_answer``; scalar targets, every row)
 ANSWERED = tuple(record.name for record in REGISTRY if record.sorted_answer is not None)
 _SCALAR = ("binary", "top1", "classwise")
