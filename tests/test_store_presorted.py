@@ -322,43 +322,6 @@ def test_what_only_the_later_cards_show_is_computed_after_the_change_is_publishe
         store.close()
 
 
-def test_a_change_computes_the_analytic_tcal_on_a_thread_of_its_own_beside_its_other_views(monkeypatch):
-    """A served session's change computes the views whose kernel releases the GIL (the analytic T-Cal, the
-    T-Cal slot's stand-in here) on a job thread while the session's thread computes the others (the
-    diagram, the smooth curve, the interval): results equal to the direct computations, the subsample
-    drawn once."""
-    from calviz._data import CalibrationData
-    from calviz.app import store as store_module
-
-    data = _multiclass(seed=12)
-    threads, draws = {}, []
-    run, subsample = store_module.run_view, CalibrationData.subsample
-
-    def recorded(view, data, options):
-        threads.setdefault(view, threading.current_thread())  # (the first: the change's own computation)
-        return run(view, data, options)
-
-    monkeypatch.setattr(store_module, "run_view", recorded)
-    monkeypatch.setattr(CalibrationData, "subsample", lambda self, *a, **k: draws.append(a) or subsample(
-        self, *a, **k))
-    store = ResultStore(schedule=lambda callback: None, debounce=3600)  # (served; jobs never start)
-    monkeypatch.setattr(store, "_build_sorted", lambda data, target: concurrent.futures.Future())
-    monkeypatch.setattr(store, "_build_table", lambda data, target: concurrent.futures.Future())
-    options = AnalysisOptions(n=2500, seed=3)
-    try:
-        store.update(data, options, show_smooth=True)
-        assert store.tcal.pending is not None  # (the resampled T-Cal: a job, the analytic one meanwhile)
-        main = threading.current_thread()
-        assert threads["tcal"] is not main
-        assert all(threads[v] is main for v in ("reliability", "smooth_curve", "interval"))
-        assert len(draws) == 1
-        for slot, view in (("reliability", "reliability"), ("smooth", "smooth_curve"), ("tcal", "tcal"),
-                           ("interval", "interval")):
-            _same(getattr(store, slot).result, run(view, data, options)[0], slot)
-    finally:
-        store.close()
-
-
 def test_a_bin_change_of_the_classical_tests_is_answered_from_the_sorted_view_and_the_ace_table():
     """With the target's sorted view and the dataset's ACE table built, a bin change shows the classical
     tests at once (no job, no pass over the rows), equal to computing them again; above the table's bin

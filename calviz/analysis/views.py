@@ -192,9 +192,6 @@ class View:
         Its compute function passes the data's sample weights (``CalibrationData.weights``, a file's
         weight column) to engine functions that take them (:data:`calviz._params.WEIGHTED_FUNCTIONS`);
         False: it analyses the rows unweighted, and the surfaces say so (:func:`unweighted_views`).
-    concurrent : bool
-        Most of its time is in a compiled kernel that releases the GIL: a served dashboard computes it on
-        a thread of its own while the session's thread computes the change's other views.
     """
 
     name: str
@@ -230,7 +227,6 @@ class View:
     redecide: Callable[[Any, Any, AnalysisOptions], Any] | None = None
     redecide_reads_rows: bool = False
     weighted: bool = False
-    concurrent: bool = False
 
     def __post_init__(self):
         if not self.results and self.in_analysis:
@@ -341,7 +337,6 @@ REGISTRY: tuple[View, ...] = (
         targets=TargetRule("full", why="top-k has no T-Cal: the top-k and full targets are tested for full "
                                        "calibration on the simplex partition"),
         label="T-Cal (analytic)", in_check=True, seconds_per_row=3e-7, background="when_large",
-        concurrent=True,  # (its kernel, calviz._kernels.tcal.analytic_terms, is ~80 % of it at 10⁵ rows)
         sorted_answer=lambda view, options: view.tcal(options.alpha),
         slot="tcal", job_label="T-Cal", title="Multi-scale T-Cal",
         figure=lambda analysis: _plots().tcal_plot(shown_result(analysis, "tcal")),

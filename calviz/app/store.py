@@ -558,8 +558,6 @@ class ResultStore(_Slots):
         changes, jobs, deferred = {}, dict(self.jobs), []
         plans = self.plan(data, options, show_smooth=show_smooth)
         self._request_sorted(data, options, [v for p in plans.values() for v in (p.final, p.stand_in) if v])
-        now: dict[str, tuple] = {}  # slot → (view, key, pending label): computed on this thread, below
-        submits = []
         for slot, plan in plans.items():
             key = view_key(plan.final, data, options) if plan.final else None
             if key == self._wanted.get(slot, ()) and slot in self._wanted:
@@ -580,31 +578,30 @@ class ResultStore(_Slots):
                     # (scheduled before this update's views schedule their draws: it runs first)
                     self._schedule(partial(self._compute_later, slot, key, plan.final, data, options))
                     continue
-                now[slot] = (plan.final, key, None)
+                result = self.result(plan.final, data, options)
+                error = self._error(plan.final, data, options)
+                changes[slot] = Entry(key, result, options, data, error=error)
                 continue
-            label = job_label(slot, plan.final, data, options)
-            jobs[slot] = label
+            stand_in, error = None, None
             # (the stand-in: when it is cached or fast here; one that passes over many rows is shown after
             # this change's other views: :meth:`_show_stand_ins`.  Not the analytic T-Cal from a sorted view:
             # its first answer per target scans the view — 5.5–11.6 s at 10⁷ rows, load 11–17)
-            if plan.stand_in is not None and (self._has(plan.stand_in, data, options) or (
-                    not self._in_background(plan.stand_in, data, options)
-                    and not (self._debounce and _rows(data, options) >= _views.LARGE_ROWS))):
-                now[slot] = (plan.stand_in, key, label)
-            else:
-                if plan.stand_in is not None and not self._in_background(plan.stand_in, data, options):
+            if plan.stand_in is not None and self._has(plan.stand_in, data, options):
+                stand_in = self.result(plan.stand_in, data, options)
+                error = self._error(plan.stand_in, data, options)
+            elif plan.stand_in is not None and not self._in_background(plan.stand_in, data, options):
+                if self._debounce and _rows(data, options) >= _views.LARGE_ROWS:
                     deferred.append((slot, key, plan.stand_in))
-                changes[slot] = Entry(key, None, options, data, pending=label)
+                else:
+                    stand_in = self.result(plan.stand_in, data, options)
+                    error = self._error(plan.stand_in, data, options)
+            label = job_label(slot, plan.final, data, options)
+            changes[slot] = Entry(key, stand_in, options, data, pending=label, error=error)
+            jobs[slot] = label
             delay = 0.0 if start_now else self._debounce
             if self.drawn(plan.final, data, options) is not None:  # (a re-decision from stored resamples)
                 delay = min(delay, REDECIDE_DEBOUNCE_S)
-            submits.append((slot, key, plan.final, delay))
-        results = self._compute_now([name for name, _, _ in now.values()], data, options, inline=inline)
-        for slot, (name, key, label) in now.items():
-            changes[slot] = Entry(key, results[name], options, data, pending=label,
-                                  error=self._error(name, data, options))
-        for slot, key, final, delay in submits:  # (after this change's own computations: none competes)
-            self._submit(slot, key, final, data, options, delay)
+            self._submit(slot, key, plan.final, data, options, delay)
         if changes or self._pending_timings:
             # a new change: its own computations (none when every result came from the cache), not the
             # previous change's
@@ -617,25 +614,6 @@ class ResultStore(_Slots):
         if deferred:
             self._schedule(partial(self._show_stand_ins, data, options, deferred))
         self._prefetch_other_scheme(data, options)
-
-    def _compute_now(self, views, data, options: AnalysisOptions, *, inline: bool) -> dict:
-        """The results of ``views`` for a change, computed now.  A served session computes those whose
-        kernel releases the GIL (``View.concurrent``: the analytic T-Cal) on job threads while this thread
-        computes the others: on two cores the change's turn is then about its longest computation, not
-        their sum (the numbers are the same: each result is computed as alone)."""
-        early = {}
-        if self._debounce and not inline and len(views) > 1:
-            concurrent_views = [v for v in views if view_record(v).concurrent
-                                and not self._has(v, data, options)]
-            if concurrent_views:
-                try:  # (the subsample, drawn once here: every view reads the same rows)
-                    prepare(data, options)
-                except InputError:
-                    pass  # (each view's computation refuses it, with its message)
-                early = {v: _in_thread(self.result, v, data, options) for v in concurrent_views}
-        results = {v: self.result(v, data, options) for v in views if v not in early}
-        results.update({v: future.result() for v, future in early.items()})
-        return results
 
     def _schedule(self, callback) -> None:
         """Run ``callback`` on the session's thread (the ``schedule`` given), one callback at a time.  The
