@@ -494,12 +494,13 @@ def test_two_sessions_do_not_share_state(served_app, chromium_browser, artifacts
 
 # models the page currently draws: the models of the live views under Bokeh.index's roots (a document's
 # all_models may still list figures a pane has just replaced)
-_LIVE_MODELS = (
+_LIVE_VIEWS = (
     "(() => { const out = [], seen = new Set();"
-    " const walk = (v) => { if (!v || seen.has(v)) return; seen.add(v); out.push(v.model);"
+    " const walk = (v) => { if (!v || seen.has(v)) return; seen.add(v); out.push(v);"
     " if (typeof v.children === 'function') for (const c of v.children()) walk(c); };"
     " for (const r of Object.values(Bokeh.index)) walk(r); return out; })()"
 )
+_LIVE_MODELS = f"({_LIVE_VIEWS}).map((v) => v.model)"
 
 # distinct legend labels of the reliability diagram's rank curves ("rank 1 (top-1)", "rank 2", …) and the
 # number of glyph renderers behind them (LegendItem.label is a value spec {value: …} or a plain string)
@@ -602,22 +603,15 @@ def test_rapid_target_switches_keep_the_page_consistent(served_app, chromium_bro
 
 # the status line's Div view and a counter of the layouts of its card's root (which a Div's re-render
 # computes in full: every element's style and box, every figure's layout)
-JS_COUNT_STATUS_LAYOUTS = """() => {
-    let found = null;
-    const walk = (v) => {
-        if (!v || found) return;
-        if (v.model && (v.model.css_classes || []).includes('calviz-status')) { found = v; return; }
-        let children = [];
-        try { children = [...v.children()]; } catch (e) { children = v.child_views || []; }
-        for (const c of children) walk(c);
-    };
-    for (const r of Object.values(Bokeh.index)) walk(r);
+JS_COUNT_STATUS_LAYOUTS = f"""() => {{
+    const found = ({_LIVE_VIEWS}).find(
+        (v) => v.model && (v.model.css_classes || []).includes('calviz-status'));
     const root = found.root;
     const compute = root.compute_layout;
-    window.__status = {view: found, layouts: 0};
-    root.compute_layout = function () { window.__status.layouts += 1; return compute.call(this); };
+    window.__status = {{view: found, layouts: 0}};
+    root.compute_layout = function () {{ window.__status.layouts += 1; return compute.call(this); }};
     return true;
-}"""
+}}"""
 JS_SET_STATUS_TEXT = """async (text) => {
     const {view} = window.__status;
     await new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)));
