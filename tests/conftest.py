@@ -501,10 +501,43 @@ def free_port() -> int:
 
 def _serve_env(cache_dir: Path) -> dict:
     """The server's environment: this working tree importable; the run's dataset cache (inherited:
-    :func:`dataset_cache`)."""
+    :func:`dataset_cache`); thread stacks on SIGUSR1 (:data:`STACK_DUMPS`)."""
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    path = [str(REPO), str(STACK_DUMPS), env.get("PYTHONPATH", "")]
+    env["PYTHONPATH"] = os.pathsep.join(path).rstrip(os.pathsep)
     return env
+
+
+#: a folder whose ``sitecustomize`` makes SIGUSR1 write every thread's stack to the server's log
+STACK_DUMPS = Path(__file__).parent / "stack_dumps"
+
+
+def thread_stacks(proc, *, settle: float = 1.0, limit: float = 15.0) -> str:
+    """Every thread's stack of the server ``proc`` (of :func:`launch_server`) and of its child processes,
+    as they write them to the server's log on SIGUSR1 (:data:`STACK_DUMPS`): the log's new text once it
+    has not grown for ``settle`` seconds (at most ``limit`` seconds)."""
+    import signal
+
+    log = Path(proc._calviz_log.name)
+    start = log.stat().st_size
+    pids = [proc.pid]
+    for pid in pids:  # (the list grows: the children's children are visited too)
+        for task in Path(f"/proc/{pid}/task").glob("*/children"):
+            with contextlib.suppress(OSError):
+                pids.extend(int(child) for child in task.read_text().split())
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGUSR1)
+    size, still, waited = start, 0.0, 0.0
+    while still < settle and waited < limit:
+        time.sleep(0.1)
+        waited += 0.1
+        now = log.stat().st_size
+        still = still + 0.1 if now == size else 0.0
+        size = now
+    with open(log, "rb") as f:
+        f.seek(start)
+        return f"processes {pids}:\n" + f.read().decode(errors="replace")[-30_000:]
 
 
 def _cli_can_serve() -> bool:
@@ -598,10 +631,26 @@ def served_app(tmp_path_factory):
     xdist worker (:data:`_SERVED_APP_GROUP`), so the run starts one server."""
     cache_dir = tmp_path_factory.mktemp("calviz-serve")
     proc, url = start_server(cache_dir)
+    _SERVED_APP.append(proc)
     try:
         yield url
     finally:
+        _SERVED_APP.remove(proc)
         stop_server(proc)
+
+
+#: the process of :func:`served_app` while it runs
+_SERVED_APP: list = []
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A failed test of the served app reports the server's and its workers' thread stacks (a wait that
+    ended in a timeout shows where the session was)."""
+    outcome = yield
+    report = outcome.get_result()
+    if report.failed and call.when == "call" and _SERVED_APP and "served_app" in item.fixturenames:
+        report.sections.append(("the served app's threads", thread_stacks(_SERVED_APP[-1])))
 
 
 @pytest.fixture(scope="session")
