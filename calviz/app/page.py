@@ -24,7 +24,7 @@ from calviz.app import sources
 from calviz.app.controls import Controls
 from calviz.app.draw_more import DrawMore
 from calviz.app.over_time import OWN_CARDS, OverTimeView
-from calviz.app.painted import AfterPaint
+from calviz.app.painted import AfterPaint, after_sent
 from calviz.app.store import DEBOUNCE_S, ResultStore
 from calviz.app.texts import TEXTS_IN_PLACE_JS
 from calviz.app.views import (
@@ -237,14 +237,15 @@ class CalvizApp:
         return pn.io.hold(self._doc) if self.served else _notebook_hold()
 
     def _schedule(self, callback) -> None:
-        """Run ``callback`` on the session's thread, its patches sent together."""
+        """Run ``callback`` on the session's thread, its patches sent together; on a served page once the
+        patch being sent has left (:func:`~calviz.app.painted.after_sent`)."""
 
         def held():
             with self._hold():
                 callback()
 
         if self.served:
-            self._doc.add_next_tick_callback(held)
+            after_sent(self._doc, held)
         else:
             held()
 

@@ -1,4 +1,5 @@
-"""Callbacks of a served page that run once the browser has painted the message being sent.
+"""Callbacks of a served page that run once the message being sent has left the server
+(:func:`after_sent`), or once the browser has painted it (:class:`AfterPaint`).
 
 A change's first message carries the four views and the status line; the other cards (overall verdict,
 classical tests, tables, over time) follow in a message of their own.  Sent on the session's next tick, that
@@ -15,11 +16,47 @@ callbacks wait for the paint of the newest change.
 
 from __future__ import annotations
 
+import asyncio
+import time
 from collections.abc import Callable
 
 from bokeh.models import CustomJS, Model
 
-__all__ = ["AfterPaint", "FALLBACK_MS"]
+__all__ = ["AfterPaint", "FALLBACK_MS", "after_sent"]
+
+#: s: the longest a callback waits for a patch that Panel has still to write (it retries every 10 ms while the
+#: socket is busy); then it runs anyway
+SENT_WAIT_S = 0.5
+_SENT_POLL_S = 0.002
+
+
+def after_sent(doc, callback: Callable[[], None]) -> None:
+    """Run ``callback`` on ``doc``'s next tick once the patch being sent to its browser has been written.
+
+    Panel sends the changes made while the browser's own message is being answered (every widget change)
+    from a task of its own, on a later turn of the event loop.  A callback scheduled for the next tick during
+    such a change ran before that task and held the change's patch back: at 10⁷ rows, the smooth curve
+    computed for a class not shown before kept the class's diagram on the server for 0.46 s.  Any thread
+    may call this."""
+    from panel.io import document as panel_document
+
+    pending = getattr(panel_document, "_WRITE_BLOCK", None)  # the documents with a patch still to write
+    try:
+        loop = doc.session_context.server_context.application_context.io_loop
+    except AttributeError:  # (a document made to look served, without a server)
+        loop = None
+    if pending is None or loop is None:  # (no such state: a Panel that writes every patch at once)
+        doc.add_next_tick_callback(callback)
+        return
+
+    async def when_sent() -> None:
+        deadline = time.monotonic() + SENT_WAIT_S
+        while doc in pending and time.monotonic() < deadline:
+            await asyncio.sleep(_SENT_POLL_S)
+        doc.add_next_tick_callback(callback)
+
+    loop.add_callback(when_sent)
+
 
 FALLBACK_MS = 2000  # no answer from the browser in this time: run the queued callbacks anyway
 

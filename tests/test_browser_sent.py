@@ -1,0 +1,96 @@
+"""A served change's patch leaves the server before the work the change schedules for after it
+(:func:`calviz.app.painted.after_sent`), in a real Panel server and a real Chromium page.
+
+Panel writes the changes made while the browser's own message is being answered from a task of its own, on a
+later turn of the event loop; work scheduled for the session's next tick during such a change used to run
+first and hold the change's patch back (at 10⁷ rows, a class shown for the first time waited 0.46 s on the
+server for its smooth curve)."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+import pytest
+from test_browser_app import LOAD_TIMEOUT, set_widget, wait_text
+
+#: s: how long the scheduled work waits for the test to see the change in the page (a hang guard: the work
+#: is released by the test as soon as the page shows the change)
+RELEASE_GUARD_S = 90.0
+
+
+@pytest.fixture
+def change_then_work_server():
+    """``(url, seen, outcome)``: a Panel server in this process whose page has a live slider (the dashboard's
+    controls apply a change at once, :func:`calviz.app.sidebar._live`); a change of it sets a Div's text and
+    schedules work through :func:`~calviz.app.painted.after_sent` that blocks the session's thread until
+    ``seen`` is set; ``outcome["released"]`` says whether ``seen`` (True) or the guard (False) ended it."""
+    import panel as pn
+    from bokeh.models import Div
+    from conftest import free_port
+
+    from calviz.app.painted import after_sent
+    from calviz.app.sidebar import _live
+
+    port, seen, ready, outcome = free_port(), threading.Event(), threading.Event(), {}
+
+    def new_session():
+        doc = pn.state.curdoc
+        div = Div(text="no change yet", name="shown")
+        slider = _live(pn.widgets.IntSlider(name="value", start=0, end=10, value=0))
+
+        def wait_for_the_page() -> None:
+            outcome["released"] = seen.wait(RELEASE_GUARD_S)
+
+        def changed(event) -> None:
+            with pn.io.hold(doc):
+                div.text = f"value {event.new}"
+                after_sent(doc, wait_for_the_page)
+
+        slider.param.watch(changed, "value")
+        return pn.Column(slider, pn.pane.Bokeh(div))
+
+    held = {}
+
+    def run():
+        asyncio.set_event_loop(asyncio.new_event_loop())
+        server = pn.serve({"/": new_session}, port=port, address="127.0.0.1", show=False, start=False,
+                          websocket_origin=[f"127.0.0.1:{port}"], verbose=False)
+        held["server"] = server
+        server.start()
+        ready.set()
+        server.io_loop.start()
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    assert ready.wait(300)  # a hang guard, not a speed requirement
+    try:
+        yield f"http://127.0.0.1:{port}/", seen, outcome
+    finally:
+        seen.set()
+        server = held["server"]
+        server.io_loop.add_callback(server.io_loop.stop)
+        thread.join(30)
+
+
+def test_a_change_is_sent_before_the_work_scheduled_after_it(change_then_work_server, chromium_browser):
+    """The page shows a change of a live control while the work that change scheduled still blocks the
+    session's thread: the test, not the guard, releases that work.  (Scheduled for the plain next tick, the
+    work ran before Panel wrote the change, which reached the page only once the guard had released it.)"""
+    url, seen, outcome = change_then_work_server
+    context = chromium_browser.new_context(viewport={"width": 800, "height": 400})
+    try:
+        page = context.new_page()
+        page.goto(url, timeout=LOAD_TIMEOUT)
+        wait_text(page, "no change yet")
+        set_widget(page, "value", 5)
+        wait_text(page, "value 5")  # (the change's patch has reached the page)
+        seen.set()
+    finally:
+        seen.set()
+        context.close()
+    for _ in range(600):  # (the session's thread records how the work ended: at most the guard's time)
+        if "released" in outcome:
+            break
+        threading.Event().wait(0.2)
+    assert outcome.get("released") is True, outcome
