@@ -540,6 +540,39 @@ def thread_stacks(proc, *, settle: float = 1.0, limit: float = 15.0) -> str:
         return f"processes {pids}:\n" + f.read().decode(errors="replace")[-30_000:]
 
 
+@contextlib.contextmanager
+def panel_server_in_thread(new_session, *, prepare=None):
+    """A Panel server of ``new_session`` (a function building a session's page) on a free loopback port, run
+    by a thread of this process; yields ``(url, prepared)``: ``prepare(server)``'s result (run before the
+    server starts), or None.  The server is stopped on exit."""
+    import asyncio
+    import threading
+
+    import panel as pn
+
+    port, ready, held = free_port(), threading.Event(), {}
+
+    def run():
+        asyncio.set_event_loop(asyncio.new_event_loop())
+        server = pn.serve({"/": new_session}, port=port, address="127.0.0.1", show=False, start=False,
+                          websocket_origin=[f"127.0.0.1:{port}"], verbose=False)
+        held["prepared"] = None if prepare is None else prepare(server)
+        held["server"] = server
+        server.start()
+        ready.set()
+        server.io_loop.start()
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    assert ready.wait(300)  # a hang guard, not a speed requirement
+    try:
+        yield f"http://127.0.0.1:{port}/", held["prepared"]
+    finally:
+        server = held["server"]
+        server.io_loop.add_callback(server.io_loop.stop)
+        thread.join(30)
+
+
 def _cli_can_serve() -> bool:
     try:
         from calviz import cli

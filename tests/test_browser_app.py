@@ -276,41 +276,25 @@ def slow_session_server():
     """``(url, release)``: a Panel server set up as ``calviz serve`` sets it up (:func:`say_preparing_first`),
     in this process, whose sessions are built only after ``release`` is set (a session built while a first
     run compiles); each session is a Fast template with one card, as the dashboard's page."""
-    import asyncio
     import threading
 
     import panel as pn
-    from conftest import free_port
+    from conftest import panel_server_in_thread
 
     from calviz.app.page import say_preparing_first
 
-    port, release, ready, held = free_port(), threading.Event(), threading.Event(), {}
+    release = threading.Event()
 
     def new_session():
         release.wait(120)
         return pn.template.FastListTemplate(title="slow", main=[pn.pane.Markdown("the session's card")])
 
-    def run():
-        asyncio.set_event_loop(asyncio.new_event_loop())
-        server = pn.serve({"/": new_session}, port=port, address="127.0.0.1", show=False, start=False,
-                          websocket_origin=[f"127.0.0.1:{port}"], verbose=False)
-        held["installed"] = say_preparing_first(server)
-        held["server"] = server
-        server.start()
-        ready.set()
-        server.io_loop.start()
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    assert ready.wait(300)  # a hang guard, not a speed requirement
-    assert held["installed"], "the page handler of the Panel server was not found"
-    try:
-        yield f"http://127.0.0.1:{port}/", release
-    finally:
-        release.set()
-        server = held["server"]
-        server.io_loop.add_callback(server.io_loop.stop)
-        thread.join(30)
+    with panel_server_in_thread(new_session, prepare=say_preparing_first) as (url, installed):
+        assert installed, "the page handler of the Panel server was not found"
+        try:
+            yield url, release
+        finally:
+            release.set()
 
 
 def test_first_bytes_say_preparing_before_the_session_is_built(slow_session_server):

@@ -8,7 +8,6 @@ server for its smooth curve)."""
 
 from __future__ import annotations
 
-import asyncio
 import threading
 
 import pytest
@@ -27,12 +26,12 @@ def change_then_work_server():
     ``seen`` is set; ``outcome["released"]`` says whether ``seen`` (True) or the guard (False) ended it."""
     import panel as pn
     from bokeh.models import Div
-    from conftest import free_port
+    from conftest import panel_server_in_thread
 
     from calviz.app.painted import after_sent
     from calviz.app.sidebar import _live
 
-    port, seen, ready, outcome = free_port(), threading.Event(), threading.Event(), {}
+    seen, outcome = threading.Event(), {}
 
     def new_session():
         doc = pn.state.curdoc
@@ -50,27 +49,11 @@ def change_then_work_server():
         slider.param.watch(changed, "value")
         return pn.Column(slider, pn.pane.Bokeh(div))
 
-    held = {}
-
-    def run():
-        asyncio.set_event_loop(asyncio.new_event_loop())
-        server = pn.serve({"/": new_session}, port=port, address="127.0.0.1", show=False, start=False,
-                          websocket_origin=[f"127.0.0.1:{port}"], verbose=False)
-        held["server"] = server
-        server.start()
-        ready.set()
-        server.io_loop.start()
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    assert ready.wait(300)  # a hang guard, not a speed requirement
-    try:
-        yield f"http://127.0.0.1:{port}/", seen, outcome
-    finally:
-        seen.set()
-        server = held["server"]
-        server.io_loop.add_callback(server.io_loop.stop)
-        thread.join(30)
+    with panel_server_in_thread(new_session) as (url, _):
+        try:
+            yield url, seen, outcome
+        finally:
+            seen.set()
 
 
 def test_a_change_is_sent_before_the_work_scheduled_after_it(change_then_work_server, chromium_browser):
