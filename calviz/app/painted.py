@@ -25,8 +25,10 @@ from bokeh.models import CustomJS, Model
 __all__ = ["AfterPaint", "FALLBACK_MS", "after_sent"]
 
 #: s: the longest a callback waits for a patch that Panel has still to write (it retries every 10 ms while the
-#: socket is busy); then it runs anyway
-SENT_WAIT_S = 0.5
+#: socket is busy); then it runs anyway.  The wait ends as soon as the patch is written (a few ms); the bound
+#: is for a socket that stays busy, and is wide enough that a loaded machine's pauses of the event loop do not
+#: reach it before Panel's own retry has run
+SENT_WAIT_S = 2.0
 _SENT_POLL_S = 0.002
 
 
