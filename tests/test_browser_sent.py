@@ -20,10 +20,11 @@ RELEASE_GUARD_S = 90.0
 
 @pytest.fixture
 def change_then_work_server():
-    """``(url, seen, outcome)``: a Panel server in this process whose page has a live slider (the dashboard's
-    controls apply a change at once, :func:`calviz.app.sidebar._live`); a change of it sets a Div's text and
-    schedules work through :func:`~calviz.app.painted.after_sent` that blocks the session's thread until
-    ``seen`` is set; ``outcome["released"]`` says whether ``seen`` (True) or the guard (False) ended it."""
+    """``(url, seen, ended, outcome)``: a Panel server in this process whose page has a live slider (the
+    dashboard's controls apply a change at once, :func:`calviz.app.sidebar._live`); a change of it sets a
+    Div's text and schedules work through :func:`~calviz.app.painted.after_sent` that blocks the session's
+    thread until ``seen`` is set; when that work ends it sets ``ended``, and ``outcome["released"]`` says
+    whether ``seen`` (True) or the guard (False) ended it."""
     import panel as pn
     from bokeh.models import Div
     from conftest import panel_server_in_thread
@@ -31,7 +32,7 @@ def change_then_work_server():
     from calviz.app.painted import after_sent
     from calviz.app.sidebar import _live
 
-    seen, outcome = threading.Event(), {}
+    seen, ended, outcome = threading.Event(), threading.Event(), {}
 
     def new_session():
         doc = pn.state.curdoc
@@ -40,6 +41,7 @@ def change_then_work_server():
 
         def wait_for_the_page() -> None:
             outcome["released"] = seen.wait(RELEASE_GUARD_S)
+            ended.set()
 
         def changed(event) -> None:
             with pn.io.hold(doc):
@@ -51,7 +53,7 @@ def change_then_work_server():
 
     with panel_server_in_thread(new_session) as (url, _):
         try:
-            yield url, seen, outcome
+            yield url, seen, ended, outcome
         finally:
             seen.set()
 
@@ -60,7 +62,7 @@ def test_a_change_is_sent_before_the_work_scheduled_after_it(change_then_work_se
     """The page shows a change of a live control while the work that change scheduled still blocks the
     session's thread: the test, not the guard, releases that work.  (Scheduled for the plain next tick, the
     work ran before Panel wrote the change, which reached the page only once the guard had released it.)"""
-    url, seen, outcome = change_then_work_server
+    url, seen, ended, outcome = change_then_work_server
     context = chromium_browser.new_context(viewport={"width": 800, "height": 400})
     try:
         page = context.new_page()
@@ -72,8 +74,5 @@ def test_a_change_is_sent_before_the_work_scheduled_after_it(change_then_work_se
     finally:
         seen.set()
         context.close()
-    for _ in range(600):  # (the session's thread records how the work ended: at most the guard's time)
-        if "released" in outcome:
-            break
-        threading.Event().wait(0.2)
-    assert outcome.get("released") is True, outcome
+    assert ended.wait(2 * RELEASE_GUARD_S), "the scheduled work never ran"  # (a hang guard)
+    assert outcome["released"] is True, outcome
