@@ -102,7 +102,7 @@ def sidebar(app) -> pn.Column:
         made["scheme"],
         made["n_bins"],
         heading("Smooth curve"),
-        _live(w.Checkbox.from_param(p.show_smooth, name="smooth reliability curve")),
+        _live(w.Checkbox.from_param(p.show_smooth, name="smooth reliability curve"), app),
         kernel,
         bandwidth,
         heading("Testing"),
@@ -152,11 +152,12 @@ def option_widget(app, o, **stretch):
                 "int_input": w.IntInput}[o.widget]
         extra = {"format": "0.000"} if o.widget == "float_slider" else {}
         widget = kind.from_param(parameter, name=o.label, **extra, **stretch)
-    return _live(widget)
+    return _live(widget, app)
 
 
-def _live(widget):
-    """``widget``, applying a change made in the browser on the session's next tick instead of 50 ms later.
+def _live(widget, app):
+    """``widget``, applying a change made in the browser on the session's next tick instead of 50 ms later,
+    and on a served page under the page's hold.
     Panel waits ``Reactive._debounce`` (50 ms) after each browser change before applying it, to fold a
     burst of changes into one; on this page that wait was a quarter of a change's time to the screen (and
     a sixth of a target switch's at 10⁷ rows).  A burst still folds: while one change waits for the
@@ -164,8 +165,21 @@ def _live(widget):
     before starting background work (``DEBOUNCE_S``).  Every option's widget is live, the target's too:
     a target switch that builds new figures (top-k, full) sends them in the same held message as the
     views (``test_browser_app.py::test_rapid_target_switches_keep_the_page_consistent``).  The dataset
-    select and the comparison mode's controls keep Panel's wait: they replace the data or add a card."""
+    select and the comparison mode's controls keep Panel's wait: they replace the data or add a card.
+
+    Under the hold, all that a change alters leaves in one message: the views, and the sidebar's inputs
+    that follow the target (the class slider, the k input), whose own watcher runs after the views' and
+    sent its change in a message of its own, which the browser applied and laid out before it painted the
+    views."""
     widget._debounce = 0
+    if app.served:
+        process = widget._process_events
+
+        def process_held(events) -> None:
+            with app._hold():
+                process(events)
+
+        widget._process_events = process_held
     return widget
 
 
@@ -176,7 +190,7 @@ def _resamples_input(app, controls, *, label: str, **kwargs) -> list:
     box = _live(pn.widgets.IntInput(
         name=label, value=controls.n_resamples, start=low, end=high, step=100, **kwargs,
         description=f"between {low} and {high}: resamples of the bootstrap ECE interval and of the smooth "
-                    "curve's band (T-Cal resamples until its decision is settled, whatever this says)"))
+                    "curve's band (T-Cal resamples until its decision is settled, whatever this says)"), app)
     note = Text(visible=False, styles={"color": "#8a6d3b"})
 
     def on_box(event) -> None:
