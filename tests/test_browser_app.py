@@ -628,6 +628,52 @@ def test_a_new_text_is_written_in_place_and_a_resized_one_lays_its_card_out(serv
         context.close()
 
 
+# the confidence histogram's PlotView: the figure whose y-axis is "count"
+_HISTOGRAM_VIEW = (
+    f"({_LIVE_VIEWS}).find((v) => v.model && Array.isArray(v.model.left)"
+    " && v.model.left.some((a) => a.axis_label === 'count'))"
+)
+# a counter of the histogram's layouts
+JS_COUNT_HISTOGRAM_LAYOUTS = f"""() => {{
+    const view = {_HISTOGRAM_VIEW};
+    if (view === undefined) return false;
+    const compute = view.compute_layout;
+    window.__histogram = {{layouts: 0}};
+    view.compute_layout = function () {{ window.__histogram.layouts += 1; return compute.call(this); }};
+    return true;
+}}"""
+# the largest count of the histogram's bins
+JS_HISTOGRAM_PEAK = f"""() => {{
+    const data = {_HISTOGRAM_VIEW}.model.renderers[0].data_source.data;
+    return Math.max(...(data instanceof Map ? data.get('count') : data.count));
+}}"""
+
+
+def test_new_counts_do_not_lay_the_histogram_out_again(served_app, chromium_browser):
+    """The histogram's count labels are written along its y-axis: counts with another number of digits (a
+    smaller subsample, another target) do not resize the axis.  Written across it, a wider or narrower
+    label resized the axis, and BokehJS laid the whole figure out again before it painted the change
+    (40-60 ms of a change of target at 10⁷ rows)."""
+    context, page = open_app(chromium_browser, served_app)
+    try:
+        wait_settled(page)
+        assert page.evaluate(JS_COUNT_HISTOGRAM_LAYOUTS)
+        full = page.evaluate(JS_WIDGET_VALUE, "sample size n (subsample)")
+        peaks = [page.evaluate(JS_HISTOGRAM_PEAK)]
+        for title, value in (("sample size n (subsample)", 40), ("calibration target", "classwise"),
+                             ("sample size n (subsample)", full), ("calibration target", "top1")):
+            set_widget(page, title, value)
+            page.wait_for_function("(before) => (" + JS_HISTOGRAM_PEAK + ")() !== before", arg=peaks[-1],
+                                   timeout=UPDATE_TIMEOUT)
+            wait_settled(page)
+            peaks.append(page.evaluate(JS_HISTOGRAM_PEAK))
+        assert len({len(str(int(peak))) for peak in peaks}) > 1, peaks  # (labels of other widths were drawn)
+        assert page.evaluate("() => window.__histogram.layouts") == 0
+        assert not page.errors, page.errors
+    finally:
+        context.close()
+
+
 def _children(pid: int) -> set[int]:
     import subprocess
 

@@ -100,15 +100,17 @@ def _figure(height: int, *, title: str = "", small: bool = False, **kwargs):
 
 
 def _count_figure(height: int, *, x_range, ticks: int = 3):
-    """A histogram's figure: the count per bin on the y-axis, its labels compact ("1.2m") and written
+    """A histogram's figure: the count per bin on the y-axis, its labels compact ("2 k", "1.5 m") and written
     along the axis.  The counts change with the target, the class and the subsample; written across the
-    axis, a label of another width resizes the axis, and BokehJS then lays the whole figure out again
-    before it paints (40-60 ms of a change of target at 10⁷ rows).  Along the axis, every label takes the
-    font's height."""
+    axis, a label of another width resized the axis, and BokehJS then laid the whole figure out again before
+    it painted the change (40-60 ms of a change of target at 10⁷ rows).  Along the axis, a label takes the
+    height of its text, the same for every label set: BokehJS measures labels of digits alone by the
+    digits' height and any other by the font's ascent and descent, and numbro's "0.[0] a" puts a space in
+    every label ("0 ", "5 ", "2 k")."""
     fig = _figure(height, x_range=x_range)
     fig.yaxis.axis_label = "count"
     fig.yaxis.ticker.desired_num_ticks = ticks
-    fig.yaxis.formatter = NumeralTickFormatter(format="0.[0]a")
+    fig.yaxis.formatter = NumeralTickFormatter(format="0.[0] a")
     fig.yaxis.major_label_orientation = "vertical"
     return fig
 
