@@ -34,19 +34,8 @@ from bokeh.palettes import Category10
 
 from calviz._results import format_pvalue
 from calviz.app.comparison_store import ComparisonStore
-from calviz.app.views import (
-    LOW_HEIGHT,
-    _diagram_axes,
-    _figure,
-    _hover,
-    _legend_above,
-    _set,
-    _set_rows,
-    _text,
-    card,
-    interval_glyphs,
-    redraws_with_its_rows,
-)
+from calviz.app.figures import _diagram_axes, _figure, _hover, _legend_above, interval_glyphs
+from calviz.app.views import LOW_HEIGHT, _set, _set_rows, _text, card, redraws_with_its_rows
 from calviz.present import comparisons, frames, text
 
 #: the comparison's note is Markdown (its verdict lists items); the live views' captions are plain HTML

@@ -18,7 +18,8 @@ from bokeh.layouts import column
 from bokeh.models import ColumnDataSource, Div, Range1d, Span, TapTool
 
 from calviz._timed import has_time
-from calviz.app.views import _diagonal, _error_text, _figure, _hover, _legend_above, _set, _View, card
+from calviz.app.figures import _diagonal, _figure, _hover, _legend_above
+from calviz.app.views import _error_text, _set, _View, card
 from calviz.present.over_time import over_time_caption, over_time_windows, window_diagram, window_label
 
 __all__ = ["OverTimeView", "OWN_CARDS"]

@@ -18,25 +18,32 @@ import numpy as np
 import panel as pn
 from bokeh.layouts import column, gridplot
 from bokeh.models import (
-    BasicTickFormatter,
     ColumnDataSource,
     CustomJS,
     DataTable,
     Div,
     FixedTicker,
-    HoverTool,
     HTMLTemplateFormatter,
-    NumeralTickFormatter,
     Range1d,
     Span,
     TableColumn,
 )
-from bokeh.plotting import figure
 
 from calviz import plots
 from calviz._data import message_for
 from calviz.analysis import is_distributed, resolve_target, scalar_target
 from calviz.analysis.views import card_title, view
+from calviz.app.figures import (
+    _bars,
+    _count_figure,
+    _diagonal,
+    _diagram_axes,
+    _figure,
+    _hover,
+    _legend_above,
+    _whiskers,
+    interval_glyphs,
+)
 from calviz.app.store import redecision_of
 from calviz.app.texts import Text, alert
 from calviz.present import frames, labels, progress, text
@@ -51,7 +58,6 @@ __all__ = [
 REL_HEIGHT = 430  # first row: reliability diagram (3 stacked panels) beside T-Cal
 LOW_HEIGHT = 280  # second row: ECE interval beside the distance bounds
 CLASS_PANEL_HEIGHT = 150  # full target: height of each per-class reliability panel (the pane grows)
-_TOOLS = "pan,wheel_zoom,box_zoom,reset,save"
 
 
 # a small circled "i" drawn with CSS (the character ⓘ is missing from many fonts)
@@ -78,45 +84,6 @@ def card(title: str, *parts, view: str | None = None) -> pn.Column:
     heading = Text(css_classes=["calviz-card-head"])
     heading.object = head
     return pn.Column(heading, *parts, sizing_mode="stretch_width", margin=(5, 5))
-
-
-def _figure(height: int, *, title: str = "", small: bool = False, **kwargs):
-    fig = figure(
-        height=height,
-        sizing_mode="stretch_width",
-        min_width=110 if small else 300,
-        tools=_TOOLS,
-        toolbar_location=None if small else "right",
-        title=title,
-        **kwargs,
-    )
-    fig.title.text_font_size = "9pt" if small else "11pt"
-    for axis in (fig.xaxis, fig.yaxis):
-        if type(axis[0].formatter) is BasicTickFormatter:  # linear axes: never "7.000e-3"
-            axis[0].formatter = frames.readable_ticks()
-        axis.axis_label_text_font_size = "10pt"
-        axis.major_label_text_font_size = "8pt" if small else "9pt"
-    return fig
-
-
-def _count_figure(height: int, *, x_range, ticks: int = 3):
-    """A histogram's figure: the count per bin on the y-axis, its labels compact ("2 k", "1.5 m") and written
-    along the axis.  The counts change with the target, the class and the subsample; written across the
-    axis, a label of another width resized the axis, and BokehJS then laid the whole figure out again before
-    it painted the change (40-60 ms of a change of target at 10⁷ rows).  Along the axis, a label takes the
-    height of its text, the same for every label set: BokehJS measures labels of digits alone by the
-    digits' height and any other by the font's ascent and descent, and numbro's "0.[0] a" puts a space in
-    every label ("0 ", "5 ", "2 k")."""
-    fig = _figure(height, x_range=x_range)
-    fig.yaxis.axis_label = "count"
-    fig.yaxis.ticker.desired_num_ticks = ticks
-    fig.yaxis.formatter = NumeralTickFormatter(format="0.[0] a")
-    fig.yaxis.major_label_orientation = "vertical"
-    return fig
-
-
-def _hover(fig, renderer, tooltips) -> None:
-    fig.add_tools(HoverTool(renderers=[renderer], tooltips=list(tooltips)))
 
 
 def _holds(source: ColumnDataSource, table: dict) -> bool:
@@ -170,16 +137,6 @@ def _text(note: Text, text: str) -> None:
     note.object = text
 
 
-def interval_glyphs(fig, source: ColumnDataSource):
-    """One interval per row of ``source`` (low, high, estimate, row, color): a bar with the point estimate
-    as an open circle; returns the bars' renderer (for the hover tool)."""
-    segs = fig.segment(x0="low", y0="row", x1="high", y1="row", source=source, color="color", line_width=6,
-                       alpha=0.7)
-    fig.scatter("estimate", "row", source=source, fill_color="white", line_color="color", size=11,
-                line_width=2)
-    return segs
-
-
 def _same(old, new: np.ndarray) -> bool:
     old = np.asarray(old)
     if old.shape != new.shape or old.dtype.kind != new.dtype.kind:
@@ -196,53 +153,6 @@ def _error_text(*entries) -> str:
     # the fixes named as sidebar controls, not API keywords
     return "<br><span style='color:#8a6d3b'>" + "<br>".join(
         html.escape(message_for(m, "app")) for m in msgs) + "</span>"
-
-
-def _diagram_axes(height: int, **kwargs):
-    """A reliability diagram's frame: observed frequency against predicted probability on [0, 1]²."""
-    return _figure(height, y_range=Range1d(-0.02, 1.02), **kwargs)
-
-
-def _bars(fig, source: ColumnDataSource, **legend) -> None:
-    """A diagram's bars (teal / crimson per bin), the diagonal and the per-bin whiskers."""
-    quads = fig.quad(
-        left="x0",
-        right="x1",
-        bottom="y0",
-        top="y1",
-        source=source,
-        fill_color="color",
-        line_color="white",
-        fill_alpha=0.55,
-        line_width=1,
-    )
-    _hover(fig, quads, frames.BIN_TOOLTIPS)
-    _diagonal(fig, **legend)
-    _whiskers(fig, source, frames.NEUTRAL)
-
-
-def _legend_above(fig, **style) -> None:
-    """The figure's legend in one row above the axes, where it never covers bars, band or lines; entries
-    14 px apart so that labels such as "rank 1 (top-1)" and "rank 2" do not run together."""
-    fig.legend.update(orientation="horizontal", label_text_font_size="8pt", spacing=14, **style)
-    fig.add_layout(fig.legend[0], "above")
-
-
-def _diagonal(fig, **legend) -> None:
-    fig.line([0, 1], [0, 1], color=frames.NEUTRAL, line_dash="dashed", line_width=1.5, **legend)
-
-
-def _whiskers(fig, source: ColumnDataSource, color: str, **kwargs) -> None:
-    fig.segment(
-        x0="confidence",
-        y0="low",
-        x1="confidence",
-        y1="high",
-        source=source,
-        color=color,
-        line_width=1.2,
-        **kwargs,
-    )
 
 
 class _View:
