@@ -144,4 +144,4 @@ def test_a_change_leaves_in_one_message(two_watcher_server, chromium_browser):
     changed = [{event["new"] for event in json.loads(patch)["events"] if isinstance(event.get("new"), str)}
                for patch in patches]
     carrying = [texts for texts in changed if texts & {"views: value 7", "inputs: value 7"}]
-    assert carrying == [carrying[0]] and {"views: value 7", "inputs: value 7"} <= carrying[0], changed
+    assert len(carrying) == 1 and {"views: value 7", "inputs: value 7"} <= carrying[0], changed
