@@ -279,6 +279,21 @@ def test_the_refusal_filter_drops_only_refusals():
     assert _not_a_refusal(record("Worker %s: %s", "w", refusal))
 
 
+def test_the_lost_scheduler_filter_drops_only_the_heartbeats_failure():
+    """The other filter the local cluster's workers get: a heartbeat that found the scheduler gone (calviz
+    stopping, the scheduler in its process) is not logged; the worker's other records still are."""
+    import logging
+
+    from calviz.dask._app import _not_a_lost_scheduler
+
+    def record(msg):
+        return logging.LogRecord("distributed.worker", logging.ERROR, __file__, 1, msg, (), None)
+
+    assert not _not_a_lost_scheduler(record("Failed to communicate with scheduler during heartbeat."))
+    assert _not_a_lost_scheduler(record("Compute Failed\nKey: %s"))
+    assert _not_a_lost_scheduler(record("Heartbeat to scheduler failed"))
+
+
 @pytest.mark.parametrize("where", ["threads", "cluster"])
 def test_dask_messages_name_the_files_columns(client, tmp_path, where):
     """A bad value in Parquet or DataFrame data analysed on Dask: the message names the file's columns as

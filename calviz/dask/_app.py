@@ -146,18 +146,28 @@ def _not_a_refusal(record: logging.LogRecord) -> bool:
                 and any(refused(arg) for arg in record.args))
 
 
+def _not_a_lost_scheduler(record: logging.LogRecord) -> bool:
+    """Filter of the ``distributed.worker`` logger: False for the traceback of a heartbeat that found the
+    scheduler gone, True for every other record.  The local cluster's scheduler runs in the calviz process:
+    it is gone only when calviz stops, and a Ctrl+C or SIGTERM closes it while a worker's heartbeat may be
+    on its way (the worker then stops as well)."""
+    return not str(record.msg).startswith("Failed to communicate with scheduler during heartbeat")
+
+
 def _quiet_refusals():
     """The worker plugin of the local cluster of :func:`get_client`: its workers' ``distributed.worker``
     logger gets :func:`_not_a_refusal`, so bad data is reported once, by the client, and not also as a
-    worker failure on the terminal the workers share with the user, and they ignore Ctrl+C.  Other
-    clusters keep their logging and signals."""
+    worker failure on the terminal the workers share with the user, and :func:`_not_a_lost_scheduler`, so
+    a stop the user asked for prints no traceback there; and they ignore Ctrl+C.  Other clusters keep their
+    logging and signals."""
     from distributed.diagnostics.plugin import WorkerPlugin
 
     class QuietRefusals(WorkerPlugin):
         def setup(self, worker):
             logger = logging.getLogger("distributed.worker")
-            if _not_a_refusal not in logger.filters:
-                logger.addFilter(_not_a_refusal)
+            for keep in (_not_a_refusal, _not_a_lost_scheduler):
+                if keep not in logger.filters:
+                    logger.addFilter(keep)
             # Ctrl+C reaches the whole foreground process group: calviz stops the cluster itself, so a
             # worker ignores it instead of printing a KeyboardInterrupt traceback on the user's terminal
             if threading.current_thread() is threading.main_thread():
